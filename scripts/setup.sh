@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Installs what TrainScope needs on Debian 12 / Ubuntu, finds or installs LibTorch 2.11,
+# configures and builds. Sourced by start.sh and test.sh; runnable on its own.
+#   TRAINSCOPE_BUILD_DIR   build folder (default: build/default)
+#   TRAINSCOPE_CMAKE_ARGS  extra CMake arguments (e.g. -DTRAINSCOPE_UI=OFF)
+#   TRAINSCOPE_SKIP_APT=1  do not install system packages
+#   TORCH_PREFIX           a LibTorch / torch cmake prefix to use instead of searching
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${TRAINSCOPE_BUILD_DIR:-$ROOT/build/default}"
+TORCH_VERSION_WANTED="2.11.0"
+say() { printf '\033[1m[trainscope]\033[0m %s\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_system_packages() {
+    [ "${TRAINSCOPE_SKIP_APT:-0}" = 1 ] && return
+    command -v apt-get >/dev/null || { say "no apt-get: install the packages in scripts/setup.sh by hand"; return; }
+    local pkgs=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv python3-pip
+                libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+                qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6-dev libxkbcommon-dev
+                libgl-dev libqcustomplot-dev xvfb xauth)
+    local missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        say "installing system packages: ${missing[*]}"
+        as_root apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+}
+
+# Prints the cmake prefix of a torch 2.11 in the given python, or nothing.
+torch_prefix_of() {
+    "$1" - <<'PY' 2>/dev/null || true
+import torch, torch.utils
+if torch.__version__.split('+')[0].startswith('2.11'):
+    print(torch.utils.cmake_prefix_path)
+PY
+}
+
+find_torch() {
+    if [ -n "${TORCH_PREFIX:-}" ]; then echo "$TORCH_PREFIX"; return; fi
+    local prefix=""
+    # 1. A PyTorch install already there (a GPU workstation's usual LibTorch).
+    if command -v python3 >/dev/null; then prefix="$(torch_prefix_of python3)"; fi
+    if [ -n "$prefix" ]; then say "using the LibTorch of $(command -v python3)"; echo "$prefix"; return; fi
+    # 2. The project's own virtual environment, created on first use.
+    local venv="$ROOT/.venv"
+    if [ ! -x "$venv/bin/python" ]; then
+        say "creating $venv"
+        python3 -m venv "$venv"
+    fi
+    prefix="$(torch_prefix_of "$venv/bin/python")"
+    if [ -z "$prefix" ]; then
+        say "installing PyTorch $TORCH_VERSION_WANTED from PyPI into .venv (large download, once)"
+        "$venv/bin/python" -m pip install -q --upgrade pip
+        "$venv/bin/python" -m pip install -q "torch==$TORCH_VERSION_WANTED" numpy
+        prefix="$(torch_prefix_of "$venv/bin/python")"
+    fi
+    [ -n "$prefix" ] || { say "could not install PyTorch $TORCH_VERSION_WANTED"; exit 1; }
+    echo "$prefix"
+}
+
+configure_and_build() {
+    local prefix="$1"
+    local gen=()
+    command -v ninja >/dev/null && gen=(-G Ninja)
+    if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+        say "configuring in $BUILD_DIR"
+        # shellcheck disable=SC2086
+        cmake -S "$ROOT" -B "$BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+            -DCMAKE_PREFIX_PATH="$prefix" ${TRAINSCOPE_CMAKE_ARGS:-} >/dev/null
+    fi
+    say "building (first build takes a while on few cores)"
+    cmake --build "$BUILD_DIR" --parallel "${TRAINSCOPE_JOBS:-$(nproc)}"
+}
+
+install_system_packages
+TORCH_CMAKE_PREFIX="$(find_torch)"
+export TORCH_CMAKE_PREFIX
+configure_and_build "$TORCH_CMAKE_PREFIX"
+export TRAINSCOPE_BUILD_DIR="$BUILD_DIR"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One call on a GPU machine that has a PyTorch 2.11 install (no network needed): builds the
+# engine, kernels, distributed, CLI and tests without the UI against that PyTorch's
+# LibTorch, runs the tests labelled `gpu`, and prints a short benchmark table.
+#   scripts/gpu-check.sh [tests] [e2e] [attention] [all]     (default: tests e2e)
+# Logs and full results go to $OUT (or build/gpu-out).
+#   GPU_ARCHS   CUDA architectures to build (default "80;90")
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+OUTDIR="${OUT:-$ROOT/build/gpu-out}"
+mkdir -p "$OUTDIR"
+BUILD="$ROOT/build/gpu"
+sections=("$@"); [ ${#sections[@]} -eq 0 ] && sections=(tests e2e)
+want() { for s in "${sections[@]}"; do [ "$s" = "$1" ] || [ "$s" = all ] && return 0; done; return 1; }
+say() { printf '\n== %s\n' "$*"; }
+
+# Small build dependencies the GPU machine may lack, carried as Debian packages (.deps/debs,
+# made by scripts/gpu-deps.sh) and unpacked into .deps/root.
+PREFIXES="$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
+if [ -d .deps/debs ]; then
+    mkdir -p .deps/root
+    for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done
+    PREFIXES="$PREFIXES;$ROOT/.deps/root/usr"
+    export LD_LIBRARY_PATH="$ROOT/.deps/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+fi
+
+say "build ($(nproc) cores)"
+t0=$(date +%s)
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINSCOPE_UI=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="${GPU_ARCHS:-80;90}" -DCMAKE_PREFIX_PATH="$PREFIXES" \
+    > "$OUTDIR/configure.log" 2>&1 || { tail -40 "$OUTDIR/configure.log"; exit 1; }
+cmake --build "$BUILD" --parallel "$(nproc)" > "$OUTDIR/build.log" 2>&1 \
+    || { grep -E 'error|Error' "$OUTDIR/build.log" | head -40; exit 1; }
+echo "built in $(( $(date +%s) - t0 )) s"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+status=0
+if want tests; then
+    say "GPU tests (ctest -L gpu)"
+    ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 600 > "$OUTDIR/ctest-gpu.log" 2>&1 || status=1
+    grep -E 'Test +#|tests passed|tests failed|Failed|Passed|SKIPPED|Not Run' "$OUTDIR/ctest-gpu.log" | tail -40
+fi
+if want e2e; then
+    say "end-to-end: TrainScope vs the PyTorch reference"
+    bash scripts/bench-e2e.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
+fi
+if want attention && [ -x scripts/bench-attention.sh ]; then
+    say "attention benchmark"
+    bash scripts/bench-attention.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
+fi
+exit $status

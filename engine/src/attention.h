@@ -29,4 +29,7 @@ at::Tensor tiledAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
 at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           bool causal);
 
+// Whether this build has the CUDA attention kernels (attention_flash.cpp).
+bool flashKernelsAvailable();
+
 }  // namespace ts

@@ -1,1 +1,98 @@
-// placeholder, being written
+#include "model.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "attention.h"
+
+namespace ts {
+namespace {
+
+// Truncated normal at ±3σ, as the course initialises its layers.
+at::Tensor truncNormal(at::IntArrayRef shape, double std, const at::TensorOptions& options) {
+    return at::empty(shape, options).normal_(0.0, std).clamp_(-3.0 * std, 3.0 * std);
+}
+
+at::Tensor linearWeight(int64_t out, int64_t in, const at::TensorOptions& options) {
+    return truncNormal({out, in}, std::sqrt(2.0 / static_cast<double>(in + out)), options);
+}
+
+}  // namespace
+
+at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+    const auto in_dtype = x.scalar_type();
+    at::Tensor y = at::rms_norm(x.to(at::kFloat), {x.size(-1)}, weight, eps);
+    return y.to(in_dtype);
+}
+
+at::Tensor applyRope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+    const int64_t seq = x.size(-2);
+    at::Tensor c = cos.slice(0, 0, seq).to(x.scalar_type());
+    at::Tensor s = sin.slice(0, 0, seq).to(x.scalar_type());
+    at::Tensor pairs = x.unflatten(-1, {-1, 2});
+    at::Tensor x0 = pairs.select(-1, 0), x1 = pairs.select(-1, 1);
+    return at::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).flatten(-2);
+}
+
+at::Tensor crossEntropy(const at::Tensor& logits, const at::Tensor& targets) {
+    return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
+}
+
+TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& cfg,
+                                           const at::TensorOptions& options)
+    : d_model_(cfg.d_model), num_heads_(cfg.num_heads), d_ff_(cfg.d_ff) {
+    const int64_t d = cfg.d_model, f = cfg.d_ff;
+    norm1_ = register_parameter("norm1", at::ones({d}, options));
+    w_qkv_ = register_parameter("w_qkv", linearWeight(3 * d, d, options));
+    w_o_ = register_parameter("w_o", linearWeight(d, d, options));
+    norm2_ = register_parameter("norm2", at::ones({d}, options));
+    w_13_ = register_parameter("w_13", linearWeight(2 * f, d, options));
+    w_2_ = register_parameter("w_2", linearWeight(d, f, options));
+}
+
+at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& cos,
+                                         const at::Tensor& sin, Attention attention) {
+    const int64_t b = x.size(0), s = x.size(1), h = num_heads_, dh = d_model_ / num_heads_;
+    at::Tensor qkv = at::linear(rmsNorm(x, norm1_), w_qkv_).view({b, s, 3, h, dh});
+    at::Tensor q = qkv.select(2, 0).transpose(1, 2);
+    at::Tensor k = qkv.select(2, 1).transpose(1, 2);
+    at::Tensor v = qkv.select(2, 2).transpose(1, 2);
+    q = applyRope(q, cos, sin);
+    k = applyRope(k, cos, sin);
+    at::Tensor a = attend(q, k, v, attention, /*causal=*/true);
+    at::Tensor y = x + at::linear(a.transpose(1, 2).reshape({b, s, d_model_}), w_o_);
+    at::Tensor gu = at::linear(rmsNorm(y, norm2_), w_13_);
+    auto halves = gu.chunk(2, -1);
+    return y + at::linear(at::silu(halves[0]) * halves[1], w_2_);
+}
+
+TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, Attention attention,
+                                     const at::TensorOptions& options)
+    : cfg_(cfg), attention_(attention) {
+    embedding_ = register_parameter("embedding", truncNormal({cfg.vocab_size, cfg.d_model}, 1.0, options));
+    for (int64_t i = 0; i < cfg.num_layers; ++i)
+        blocks_.push_back(register_module("block" + std::to_string(i), TransformerBlock(cfg, options)));
+    norm_final_ = register_parameter("norm_final", at::ones({cfg.d_model}, options));
+    lm_head_ = register_parameter("lm_head", linearWeight(cfg.vocab_size, cfg.d_model, options));
+
+    // θ_k = theta^(-2k/d) for pair k; angle = position · θ_k.
+    const int64_t half = cfg.headDim() / 2;
+    auto f64 = options.dtype(at::kDouble);
+    at::Tensor k = at::arange(half, f64);
+    at::Tensor inv_freq = at::pow(cfg.rope_theta, -2.0 * k / static_cast<double>(cfg.headDim()));
+    at::Tensor pos = at::arange(cfg.context_length, f64);
+    at::Tensor angles = at::outer(pos, inv_freq);
+    rope_cos_ = register_buffer("rope_cos", angles.cos().to(at::kFloat));
+    rope_sin_ = register_buffer("rope_sin", angles.sin().to(at::kFloat));
+}
+
+at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
+    TORCH_CHECK(tokens.size(1) <= cfg_.context_length, "sequence of ", tokens.size(1),
+                " tokens is longer than the context length ", cfg_.context_length);
+    at::Tensor x = at::embedding(embedding_, tokens);
+    for (auto& block : blocks_) x = block->forward(x, rope_cos_, rope_sin_, attention_);
+    return at::linear(rmsNorm(x, norm_final_), lm_head_);
+}
+
+}  // namespace ts

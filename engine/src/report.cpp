@@ -1,0 +1,208 @@
+#include "trainscope/engine/report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+
+namespace ts {
+namespace {
+
+struct Column {
+    std::string header;
+    std::function<std::string(const BenchResult&)> text;  // for Text and Markdown
+    std::function<std::string(const BenchResult&)> csv;   // raw value
+    bool right_align = true;
+};
+
+std::string timeCell(const BenchResult& r, const Stats& s, bool applies) {
+    if (r.status == RunStatus::OOM) return "OOM";
+    if (r.status == RunStatus::Failed) return "failed";
+    if (!applies || s.count == 0) return "-";
+    return fmt::format("{:.2f} ± {:.2f}", s.mean, s.std);
+}
+
+std::string mib(int64_t bytes) { return bytes > 0 ? fmt::format("{:.0f}", bytes / 1048576.0) : "-"; }
+
+std::string csvEscape(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
+    auto num = [](auto f) { return [f](const BenchResult& r) { return fmt::format("{}", f(r)); }; };
+    std::vector<Column> cols = {
+        {"size", num([](const BenchResult& r) { return r.config.model.name; }), {}, false},
+        {"d_model", num([](const BenchResult& r) { return r.config.model.d_model; }), {}},
+        {"d_ff", num([](const BenchResult& r) { return r.config.model.d_ff; }), {}},
+        {"layers", num([](const BenchResult& r) { return r.config.model.num_layers; }), {}},
+        {"heads", num([](const BenchResult& r) { return r.config.model.num_heads; }), {}},
+    };
+    // Configuration columns shown only when they vary (or always, for CSV).
+    struct Optional {
+        const char* header;
+        std::function<std::string(const BenchResult&)> f;
+        bool right;
+    };
+    const Optional optional[] = {
+        {"params", num([](const BenchResult& r) { return r.parameter_count; }), true},
+        {"batch", num([](const BenchResult& r) { return r.config.batch_size; }), true},
+        {"context", num([](const BenchResult& r) { return r.config.model.context_length; }), true},
+        {"precision", num([](const BenchResult& r) { return toString(r.config.precision); }), false},
+        {"attention", num([](const BenchResult& r) { return toString(r.config.attention); }), false},
+        {"mode", num([](const BenchResult& r) { return toString(r.config.mode); }), false},
+        {"warmup", num([](const BenchResult& r) { return r.config.warmup; }), true},
+        {"steps", num([](const BenchResult& r) { return r.config.steps; }), true},
+        {"device", num([](const BenchResult& r) { return r.config.device; }), false},
+    };
+    for (const auto& o : optional) {
+        bool varies = false;
+        for (const auto& r : results) varies |= o.f(r) != o.f(results.front());
+        if (all || varies) cols.push_back({o.header, o.f, {}, o.right});
+    }
+    const bool any_backward = std::any_of(results.begin(), results.end(),
+                                          [](const BenchResult& r) { return r.config.mode != Mode::Forward; });
+    const bool any_optimizer = std::any_of(results.begin(), results.end(),
+                                           [](const BenchResult& r) { return r.config.mode == Mode::Train; });
+    auto timeCol = [](const char* header, Stats BenchResult::*stats, auto applies) {
+        return Column{header,
+                      [=](const BenchResult& r) { return timeCell(r, r.*stats, applies(r)); },
+                      [=](const BenchResult& r) {
+                          const Stats& s = r.*stats;
+                          return s.count && applies(r) ? fmt::format("{:.4f},{:.4f}", s.mean, s.std) : std::string(",");
+                      }};
+    };
+    cols.push_back(timeCol("forward (ms)", &BenchResult::forward, [](const BenchResult&) { return true; }));
+    if (all || any_backward)
+        cols.push_back(timeCol("backward (ms)", &BenchResult::backward,
+                               [](const BenchResult& r) { return r.config.mode != Mode::Forward; }));
+    if (all || any_optimizer)
+        cols.push_back(timeCol("optimizer (ms)", &BenchResult::optimizer,
+                               [](const BenchResult& r) { return r.config.mode == Mode::Train; }));
+    cols.push_back(timeCol("total (ms)", &BenchResult::total, [](const BenchResult&) { return true; }));
+    cols.push_back({"peak MiB", [](const BenchResult& r) { return mib(r.peak_memory); },
+                    [](const BenchResult& r) { return fmt::format("{}", r.peak_memory); }});
+    cols.push_back({"status", [](const BenchResult& r) { return std::string(toString(r.status)); }, {}, false});
+    return cols;
+}
+
+std::string csvTable(const std::vector<BenchResult>& results) {
+    auto cols = columns(results, true);
+    std::string out;
+    std::vector<std::string> headers;
+    for (const auto& c : cols) {
+        if (c.header.find("(ms)") != std::string::npos) {
+            const std::string base = c.header.substr(0, c.header.find(' '));
+            headers.push_back(base + "_ms_mean");
+            headers.push_back(base + "_ms_std");
+        } else if (c.header == "peak MiB") {
+            headers.push_back("peak_memory_bytes");
+        } else {
+            headers.push_back(c.header);
+        }
+    }
+    headers.push_back("error");
+    out += fmt::format("{}\n", fmt::join(headers, ","));
+    for (const auto& r : results) {
+        std::vector<std::string> cells;
+        for (const auto& c : cols) cells.push_back(c.csv ? c.csv(r) : csvEscape(c.text(r)));
+        cells.push_back(csvEscape(r.error));
+        out += fmt::format("{}\n", fmt::join(cells, ","));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string formatResults(const std::vector<BenchResult>& results, TableFormat format) {
+    if (format == TableFormat::Csv) return csvTable(results);
+    if (results.empty()) return "(no results)\n";
+    auto cols = columns(results, false);
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : results) {
+        std::vector<std::string> row;
+        for (const auto& c : cols) row.push_back(c.text(r));
+        rows.push_back(std::move(row));
+    }
+    // Display width: "±" is two bytes in UTF-8 but one column.
+    auto width = [](const std::string& s) {
+        size_t w = 0;
+        for (unsigned char ch : s) w += (ch & 0xC0) != 0x80;
+        return w;
+    };
+    std::vector<size_t> widths;
+    for (size_t i = 0; i < cols.size(); ++i) {
+        size_t w = width(cols[i].header);
+        for (const auto& row : rows) w = std::max(w, width(row[i]));
+        widths.push_back(w);
+    }
+    auto pad = [&](const std::string& s, size_t i, bool right) {
+        const std::string fill(widths[i] - width(s), ' ');
+        return right ? fill + s : s + fill;
+    };
+    std::string out;
+    const bool md = format == TableFormat::Markdown;
+    auto line = [&](const std::vector<std::string>& cells, bool header) {
+        std::vector<std::string> padded;
+        for (size_t i = 0; i < cells.size(); ++i) padded.push_back(pad(cells[i], i, !header && cols[i].right_align));
+        out += md ? fmt::format("| {} |\n", fmt::join(padded, " | ")) : fmt::format("{}\n", fmt::join(padded, "  "));
+    };
+    std::vector<std::string> headers;
+    for (const auto& c : cols) headers.push_back(c.header);
+    line(headers, true);
+    std::vector<std::string> rule;
+    for (size_t i = 0; i < cols.size(); ++i) {
+        std::string dashes(widths[i], '-');
+        if (md && cols[i].right_align) dashes.back() = ':';
+        rule.push_back(dashes);
+    }
+    if (md)
+        out += fmt::format("|-{}-|\n", fmt::join(rule, "-|-"));
+    else
+        out += fmt::format("{}\n", fmt::join(rule, "  "));
+    for (const auto& row : rows) line(row, false);
+    return out;
+}
+
+std::string formatEnvironment(const Environment& e, TableFormat format) {
+    const std::pair<const char*, std::string> items[] = {
+        {"device", e.device_name},   {"driver", e.driver_version.empty() ? "-" : e.driver_version},
+        {"CUDA", e.cuda_version.empty() ? "-" : e.cuda_version},
+        {"LibTorch", e.torch_version}, {"CPU", e.cpu}, {"host", e.hostname}, {"date", e.date},
+        {"TrainScope", fmt::format("{} ({})", e.trainscope_version, e.git_commit)},
+    };
+    std::string out;
+    for (const auto& [k, v] : items) {
+        switch (format) {
+            case TableFormat::Text: out += fmt::format("{:<12}{}\n", std::string(k) + ":", v); break;
+            case TableFormat::Markdown: out += fmt::format("- **{}**: {}\n", k, v); break;
+            case TableFormat::Csv: out += fmt::format("{},{}\n", k, csvEscape(v)); break;
+        }
+    }
+    return out;
+}
+
+std::string markdownReport(const std::string& title, const std::vector<BenchResult>& results) {
+    std::string out = fmt::format("# {}\n\n", title);
+    if (results.empty()) return out + "No results.\n";
+    out += "## Environment\n\n" + formatEnvironment(results.front().environment, TableFormat::Markdown);
+    out += "\n## Results\n\nTimes are mean ± sample standard deviation over the measured steps "
+           "(warm-up steps excluded).\n\n";
+    out += formatResults(results, TableFormat::Markdown);
+    for (const auto& r : results) {
+        if (!r.error.empty()) out += fmt::format("\n- {} {}: {}\n", r.config.model.name, toString(r.status), r.error);
+    }
+    out += "\n## Steps\n\n| point | step | warm-up | forward (ms) | backward (ms) | optimizer (ms) | total (ms) | loss |\n"
+           "|---:|---:|:---:|---:|---:|---:|---:|---:|\n";
+    for (size_t p = 0; p < results.size(); ++p)
+        for (const auto& s : results[p].steps)
+            out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.4f} |\n", p + 1,
+                               s.index, s.warmup ? "yes" : "", s.forward_ms, s.backward_ms,
+                               s.optimizer_ms, s.total_ms, s.loss);
+    return out;
+}
+
+}  // namespace ts

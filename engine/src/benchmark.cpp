@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/DeviceAccelerator.h>
-#include <ATen/autocast_mode.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/Event.h>
 #include <fmt/format.h>
@@ -13,6 +12,7 @@
 #include <chrono>
 #include <regex>
 
+#include "autocast.h"
 #include "model.h"
 #include "optimizer.h"
 #include "testing.h"
@@ -30,33 +30,6 @@ void injectOomAtStep(int step) { g_oom_step.store(step); }
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Enables autocast for one device type for its lifetime (no-op for fp32).
-class AutocastScope {
-public:
-    AutocastScope(at::DeviceType type, Precision p) : type_(type) {
-        if (p == Precision::FP32) return;
-        active_ = true;
-        prev_enabled_ = at::autocast::is_autocast_enabled(type);
-        prev_dtype_ = at::autocast::get_autocast_dtype(type);
-        at::autocast::set_autocast_enabled(type, true);
-        at::autocast::set_autocast_dtype(type, p == Precision::BF16 ? at::kBFloat16 : at::kHalf);
-        at::autocast::increment_nesting();
-    }
-    ~AutocastScope() {
-        if (!active_) return;
-        if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-        at::autocast::set_autocast_enabled(type_, prev_enabled_);
-        at::autocast::set_autocast_dtype(type_, prev_dtype_);
-    }
-    AutocastScope(const AutocastScope&) = delete;
-    AutocastScope& operator=(const AutocastScope&) = delete;
-
-private:
-    at::DeviceType type_;
-    bool active_ = false, prev_enabled_ = false;
-    at::ScalarType prev_dtype_ = at::kFloat;
-};
 
 // Marks the phase boundaries of a step. On a GPU these are device events on the current
 // stream, so the times are the device's, not the host's launch times; on the CPU, where

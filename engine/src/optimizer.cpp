@@ -31,6 +31,8 @@ void FusedAdamW::step(const std::optional<at::Tensor>& grad_scale,
     }
     if (p.empty()) return;
     at::NoGradGuard no_grad;
+    // The fused kernel reads the step count; PyTorch's optimizer advances it beforehand.
+    at::_foreach_add_(s, 1);
     at::_fused_adamw_(p, g, m, v, /*max_exp_avg_sqs=*/{}, s, lr_, beta1_, beta2_, weight_decay_,
                       eps_, /*amsgrad=*/false, /*maximize=*/false, grad_scale, found_inf);
     ++steps_taken_;

@@ -1,0 +1,188 @@
+// The benchmark runner on the CPU: what the observer sees, OOM as a result, cancellation,
+// refusal of configurations the machine cannot run, and sweeps into the store.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+
+#include "testing.h"
+#include "trainscope/engine/benchmark.h"
+#include "trainscope/engine/environment.h"
+#include "trainscope/engine/store.h"
+
+namespace {
+
+ts::BenchConfig tinyConfig() {
+    ts::BenchConfig c;
+    c.model = *ts::modelPreset("tiny");
+    c.model.context_length = 16;
+    c.batch_size = 2;
+    c.warmup = 2;
+    c.steps = 3;
+    c.device = "cpu";
+    return c;
+}
+
+// Records every call, in order.
+struct Recorder : ts::Observer {
+    std::vector<std::string> calls;
+    std::vector<ts::StepSample> steps;
+    std::vector<double> fractions;
+    std::function<void(const ts::StepSample&)> on_step;
+    void pointStarted(int i, int n, const ts::BenchConfig&) override { calls.push_back("start " + std::to_string(i) + "/" + std::to_string(n)); }
+    void stepFinished(int, const ts::StepSample& s) override {
+        calls.push_back("step " + std::to_string(s.index));
+        steps.push_back(s);
+        if (on_step) on_step(s);
+    }
+    void pointFinished(int i, const ts::BenchResult&) override { calls.push_back("finish " + std::to_string(i)); }
+    void progress(double f, double) override { fractions.push_back(f); }
+};
+
+TEST(Benchmark, TrainModeReportsEveryPhaseOfEveryStep) {
+    Recorder rec;
+    ts::CancelToken cancel;
+    ts::BenchResult r = ts::runBenchmark(tinyConfig(), rec, cancel);
+    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    ASSERT_EQ(r.steps.size(), 5u);
+    EXPECT_EQ(rec.calls.front(), "start 0/1");
+    EXPECT_EQ(rec.calls.back(), "finish 0");
+    EXPECT_EQ(rec.calls.size(), 7u);
+    for (int i = 0; i < 5; ++i) {
+        const auto& s = r.steps[static_cast<size_t>(i)];
+        EXPECT_EQ(s.index, i);
+        EXPECT_EQ(s.warmup, i < 2);
+        EXPECT_GT(s.forward_ms, 0);
+        EXPECT_GT(s.backward_ms, 0);
+        EXPECT_GT(s.optimizer_ms, 0);
+        EXPECT_GE(s.total_ms, s.forward_ms + s.backward_ms);
+        EXPECT_TRUE(std::isfinite(s.loss));
+    }
+    // Statistics over the three measured steps only.
+    EXPECT_EQ(r.total.count, 3);
+    EXPECT_EQ(r.forward.count, 3);
+    EXPECT_NEAR(r.forward.mean, (r.steps[2].forward_ms + r.steps[3].forward_ms + r.steps[4].forward_ms) / 3, 1e-9);
+    EXPECT_EQ(r.parameter_count, ts::parameterCount(r.config.model));
+    EXPECT_FALSE(r.environment.torch_version.empty());
+    EXPECT_FALSE(r.environment.date.empty());
+    EXPECT_DOUBLE_EQ(rec.fractions.back(), 1.0);
+}
+
+TEST(Benchmark, ForwardModeHasNoBackwardOrOptimizerTime) {
+    Recorder rec;
+    ts::CancelToken cancel;
+    auto c = tinyConfig();
+    c.mode = ts::Mode::Forward;
+    auto r = ts::runBenchmark(c, rec, cancel);
+    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    for (const auto& s : r.steps) {
+        EXPECT_EQ(s.backward_ms, 0);
+        EXPECT_EQ(s.optimizer_ms, 0);
+    }
+    c.mode = ts::Mode::ForwardBackward;
+    r = ts::runBenchmark(c, rec, cancel);
+    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    EXPECT_GT(r.backward.mean, 0);
+    EXPECT_EQ(r.optimizer.mean, 0);
+}
+
+TEST(Benchmark, EveryPrecisionAndAttentionRunsOnTheCpu) {
+    ts::CancelToken cancel;
+    for (auto p : {ts::Precision::FP32, ts::Precision::BF16, ts::Precision::FP16}) {
+        for (auto a : {ts::Attention::Naive, ts::Attention::Sdpa}) {
+            Recorder rec;
+            auto c = tinyConfig();
+            c.precision = p;
+            c.attention = a;
+            auto r = ts::runBenchmark(c, rec, cancel);
+            EXPECT_EQ(r.status, ts::RunStatus::Ok) << ts::toString(p) << " " << ts::toString(a) << ": " << r.error;
+        }
+    }
+}
+
+TEST(Benchmark, OutOfMemoryIsAResultAndTheNextRunWorks) {
+    Recorder rec;
+    ts::CancelToken cancel;
+    ts::testing::injectOomAtStep(1);
+    auto r = ts::runBenchmark(tinyConfig(), rec, cancel);
+    EXPECT_EQ(r.status, ts::RunStatus::OOM);
+    EXPECT_EQ(r.oom_bytes, int64_t{2} << 30);
+    EXPECT_NE(r.error.find("out of memory"), std::string::npos) << r.error;
+    EXPECT_EQ(r.steps.size(), 1u);  // the step before the failure is kept
+    EXPECT_EQ(rec.calls.back(), "finish 0");
+    auto again = ts::runBenchmark(tinyConfig(), rec, cancel);
+    EXPECT_EQ(again.status, ts::RunStatus::Ok) << again.error;
+}
+
+TEST(Benchmark, CancelStopsWithinOneStepAndKeepsTheSteps) {
+    Recorder rec;
+    ts::CancelToken cancel;
+    rec.on_step = [&](const ts::StepSample& s) {
+        if (s.index == 1) cancel.cancel();
+    };
+    auto c = tinyConfig();
+    c.steps = 50;
+    auto r = ts::runBenchmark(c, rec, cancel);
+    EXPECT_EQ(r.status, ts::RunStatus::Cancelled);
+    EXPECT_EQ(r.steps.size(), 2u);
+}
+
+TEST(Benchmark, UnrunnableConfigurationsFailWithTheReason) {
+    Recorder rec;
+    ts::CancelToken cancel;
+    auto c = tinyConfig();
+    c.model.num_heads = 3;
+    auto r = ts::runBenchmark(c, rec, cancel);
+    EXPECT_EQ(r.status, ts::RunStatus::Failed);
+    EXPECT_NE(r.error.find("not divisible by num_heads 3"), std::string::npos) << r.error;
+    if (!ts::capabilities().cuda_available) {
+        c = tinyConfig();
+        c.device = "cuda:0";
+        r = ts::runBenchmark(c, rec, cancel);
+        EXPECT_EQ(r.status, ts::RunStatus::Failed);
+        EXPECT_NE(r.error.find("device 'cuda:0'"), std::string::npos) << r.error;
+    }
+}
+
+TEST(Benchmark, SweepStoresEachPointAsItFinishes) {
+    const auto path = std::filesystem::temp_directory_path() / ("tst_benchmark_" + std::to_string(::getpid()) + ".db");
+    std::filesystem::remove(path);
+    {
+        ts::ResultStore store(path.string());
+        ts::SweepSpec spec;
+        spec.base = tinyConfig();
+        spec.precisions = {ts::Precision::FP32, ts::Precision::BF16};
+        spec.modes = {ts::Mode::Forward, ts::Mode::Train};
+        auto points = ts::expandSweep(spec);
+        const int64_t run = store.createRun("bench", "test", "{}", "cpu");
+        Recorder rec;
+        ts::CancelToken cancel;
+        // The observer sees each point only after it was stored.
+        size_t stored_when_finished = 0;
+        struct Checking : Recorder {
+            ts::ResultStore* store;
+            int64_t run;
+            size_t* seen;
+            void pointFinished(int i, const ts::BenchResult& r) override {
+                *seen = store->points(run).size();
+                EXPECT_EQ(*seen, static_cast<size_t>(i) + 1);
+                Recorder::pointFinished(i, r);
+            }
+        } checking;
+        checking.store = &store;
+        checking.run = run;
+        checking.seen = &stored_when_finished;
+        auto results = ts::runSweep(points, checking, cancel, &store, run);
+        ASSERT_EQ(results.size(), 4u);
+        EXPECT_EQ(stored_when_finished, 4u);
+        auto back = store.points(run);
+        ASSERT_EQ(back.size(), 4u);
+        EXPECT_EQ(back[1].config.mode, ts::Mode::Train);
+        EXPECT_EQ(back[2].config.precision, ts::Precision::BF16);
+        EXPECT_EQ(back[3].steps.size(), 5u);
+    }
+    std::filesystem::remove(path);
+}
+
+}  // namespace

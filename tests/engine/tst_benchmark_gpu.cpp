@@ -1,0 +1,91 @@
+// The benchmark on a CUDA device (label gpu; SKIPPED without one).
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "trainscope/engine/benchmark.h"
+#include "trainscope/engine/environment.h"
+
+namespace {
+
+struct Quiet : ts::Observer {};
+
+ts::BenchConfig tinyCuda() {
+    ts::BenchConfig c;
+    c.model = *ts::modelPreset("mini");
+    c.model.context_length = 128;
+    c.batch_size = 4;
+    c.warmup = 2;
+    c.steps = 5;
+    c.device = "cuda";
+    return c;
+}
+
+TEST(BenchmarkGpu, EveryPrecisionModeAndAttentionRuns) {
+    Quiet q;
+    ts::CancelToken cancel;
+    for (auto p : {ts::Precision::FP32, ts::Precision::BF16, ts::Precision::FP16})
+        for (auto m : {ts::Mode::Forward, ts::Mode::ForwardBackward, ts::Mode::Train})
+            for (auto a : {ts::Attention::Naive, ts::Attention::Sdpa}) {
+                auto c = tinyCuda();
+                c.precision = p;
+                c.mode = m;
+                c.attention = a;
+                auto r = ts::runBenchmark(c, q, cancel);
+                ASSERT_EQ(r.status, ts::RunStatus::Ok) << ts::toString(p) << " " << ts::toString(m) << ": " << r.error;
+                for (const auto& s : r.steps) {
+                    EXPECT_GT(s.forward_ms, 0);
+                    EXPECT_EQ(s.backward_ms > 0, m != ts::Mode::Forward);
+                    EXPECT_EQ(s.optimizer_ms > 0, m == ts::Mode::Train);
+                    EXPECT_GT(s.memory_allocated, 0);
+                    EXPECT_GE(s.memory_reserved, s.memory_allocated);
+                    EXPECT_GE(s.memory_peak, s.memory_allocated);
+                    EXPECT_TRUE(std::isfinite(s.loss));
+                }
+                EXPECT_GT(r.peak_memory, 0);
+                EXPECT_NE(r.environment.device_name.find("NVIDIA"), std::string::npos) << r.environment.device_name;
+                EXPECT_FALSE(r.environment.driver_version.empty());
+            }
+}
+
+TEST(BenchmarkGpu, Fp16TrainingWithLossScalingLearns) {
+    Quiet q;
+    ts::CancelToken cancel;
+    auto c = tinyCuda();
+    c.precision = ts::Precision::FP16;
+    c.learning_rate = 3e-3;
+    c.warmup = 0;
+    c.steps = 30;
+    auto r = ts::runBenchmark(c, q, cancel);
+    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    EXPECT_LT(r.steps.back().loss, r.steps.front().loss - 0.5);
+}
+
+TEST(BenchmarkGpu, RealOutOfMemoryIsAResultAndTheNextRunWorks) {
+    Quiet q;
+    ts::CancelToken cancel;
+    auto c = tinyCuda();
+    // ~1.5 TB of attention scores: far past any GPU's memory.
+    c.model.context_length = 65536;
+    c.batch_size = 64;
+    c.warmup = 0;
+    c.steps = 1;
+    auto r = ts::runBenchmark(c, q, cancel);
+    EXPECT_EQ(r.status, ts::RunStatus::OOM) << r.error;
+    EXPECT_GT(r.oom_bytes, int64_t{1} << 30);
+    auto ok = ts::runBenchmark(tinyCuda(), q, cancel);
+    EXPECT_EQ(ok.status, ts::RunStatus::Ok) << ok.error;
+}
+
+TEST(BenchmarkGpu, DeviceTimesAddUp) {
+    Quiet q;
+    ts::CancelToken cancel;
+    auto c = tinyCuda();
+    auto r = ts::runBenchmark(c, q, cancel);
+    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    for (const auto& s : r.steps)
+        EXPECT_NEAR(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms, 1e-3 + 1e-6 * s.total_ms);
+}
+
+}  // namespace

@@ -1,0 +1,138 @@
+// The Transformer LM: parameter counts, shapes, that it learns, autocast dtypes, the optimizer.
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <gtest/gtest.h>
+#include <torch/optim/adamw.h>
+
+#include "autocast.h"
+#include "model.h"
+#include "optimizer.h"
+
+namespace {
+
+int64_t countParameters(ts::TransformerLM& model) {
+    int64_t n = 0;
+    for (const auto& p : model->parameters()) n += p.numel();
+    return n;
+}
+
+TEST(Model, EveryPresetHasTheFormulaParameterCount) {
+    // On the meta device: shapes without memory, so even 2.7B is instant.
+    for (const auto& name : ts::modelPresetNames()) {
+        ts::ModelConfig cfg = *ts::modelPreset(name);
+        ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions().device(at::kMeta));
+        EXPECT_EQ(countParameters(model), ts::parameterCount(cfg)) << name;
+    }
+}
+
+TEST(Model, OutputShapes) {
+    ts::ModelConfig cfg = *ts::modelPreset("tiny");
+    cfg.context_length = 16;
+    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    at::Tensor tokens = at::randint(cfg.vocab_size, {3, 16}, at::kLong);
+    at::Tensor logits = model->forward(tokens);
+    EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{3, 16, cfg.vocab_size}));
+    EXPECT_EQ(logits.scalar_type(), at::kFloat);
+    // Shorter sequences than the context work; longer ones are refused.
+    EXPECT_EQ(model->forward(tokens.slice(1, 0, 5)).size(1), 5);
+    EXPECT_THROW(model->forward(at::randint(10, {1, 17}, at::kLong)), c10::Error);
+}
+
+TEST(Model, CausalNoFutureLeak) {
+    ts::ModelConfig cfg = *ts::modelPreset("tiny");
+    cfg.context_length = 12;
+    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    at::Tensor a = at::randint(cfg.vocab_size, {1, 12}, at::kLong);
+    at::Tensor b = a.clone();
+    b.index_put_({0, 11}, (a.index({0, 11}) + 1) % cfg.vocab_size);  // change only the last token
+    at::Tensor la = model->forward(a), lb = model->forward(b);
+    EXPECT_TRUE(at::allclose(la.slice(1, 0, 11), lb.slice(1, 0, 11), 1e-5, 1e-5));
+    EXPECT_FALSE(at::allclose(la.slice(1, 11, 12), lb.slice(1, 11, 12), 1e-5, 1e-5));
+}
+
+TEST(Model, NaiveAndSdpaAttentionAgree) {
+    ts::ModelConfig cfg = *ts::modelPreset("tiny");
+    cfg.context_length = 20;
+    at::manual_seed(1);
+    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    at::Tensor tokens = at::randint(cfg.vocab_size, {2, 20}, at::kLong);
+    at::Tensor naive = model->forward(tokens);
+    model->setAttention(ts::Attention::Sdpa);
+    EXPECT_TRUE(at::allclose(naive, model->forward(tokens), 1e-4, 1e-4));
+}
+
+TEST(Model, LossFallsOverAdamWStepsOnAFixedBatch) {
+    ts::ModelConfig cfg = *ts::modelPreset("tiny");
+    cfg.context_length = 32;
+    at::manual_seed(0);
+    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    ts::FusedAdamW opt(model->parameters(), 3e-3);
+    at::Tensor x = at::randint(cfg.vocab_size, {4, 32}, at::kLong);
+    at::Tensor y = at::randint(cfg.vocab_size, {4, 32}, at::kLong);
+    double first = 0, last = 0;
+    for (int i = 0; i < 30; ++i) {
+        opt.zeroGrad();
+        at::Tensor loss = ts::crossEntropy(model->forward(x), y);
+        loss.backward();
+        opt.step();
+        (i == 0 ? first : last) = loss.item<double>();
+    }
+    EXPECT_NEAR(first, std::log(10000.0), 1.5);  // about uniform at the start
+    EXPECT_LT(last, first - 1.0);
+}
+
+TEST(Optimizer, FusedAdamWMatchesLibTorchAdamW) {
+    at::manual_seed(3);
+    std::vector<at::Tensor> a = {at::randn({5, 7}).requires_grad_(), at::randn({3}).requires_grad_()};
+    std::vector<at::Tensor> b = {a[0].detach().clone().requires_grad_(), a[1].detach().clone().requires_grad_()};
+    ts::FusedAdamW ours(a, 1e-2, 0.9, 0.999, 1e-8, 0.01);
+    torch::optim::AdamW theirs(b, torch::optim::AdamWOptions(1e-2).betas({0.9, 0.999}).eps(1e-8).weight_decay(0.01));
+    for (int step = 0; step < 5; ++step) {
+        std::vector<at::Tensor> g = {at::randn({5, 7}), at::randn({3})};
+        for (size_t i = 0; i < 2; ++i) {
+            a[i].mutable_grad() = g[i].clone();
+            b[i].mutable_grad() = g[i].clone();
+        }
+        ours.step();
+        theirs.step();
+    }
+    for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(at::allclose(a[i], b[i], 1e-5, 1e-6)) << i;
+    EXPECT_EQ(ours.stepCount(), 5);
+}
+
+TEST(Optimizer, GradScalerSkipsAStepWithInfAndBacksOff) {
+    at::Tensor p = at::ones({4}).requires_grad_();
+    ts::FusedAdamW opt({p}, 0.1);
+    ts::GradScaler scaler(at::TensorOptions(), 1024.0);
+    p.mutable_grad() = at::full({4}, std::numeric_limits<float>::infinity());
+    scaler.step(opt, {p});
+    EXPECT_TRUE(at::equal(p.detach(), at::ones({4})));  // skipped
+    EXPECT_DOUBLE_EQ(scaler.currentScale(), 512.0);
+    p.mutable_grad() = at::full({4}, 512.0f);  // scaled gradient of 1.0
+    scaler.step(opt, {p});
+    EXPECT_TRUE(at::all(p.detach() < 1.0).item<bool>());  // stepped
+    EXPECT_DOUBLE_EQ(scaler.currentScale(), 512.0);
+}
+
+TEST(Autocast, Bf16OnTheCpu) {
+    ts::ModelConfig cfg = *ts::modelPreset("tiny");
+    cfg.context_length = 8;
+    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    at::Tensor tokens = at::randint(cfg.vocab_size, {2, 8}, at::kLong);
+    at::Tensor logits, loss;
+    {
+        ts::AutocastScope scope(at::kCPU, ts::Precision::BF16);
+        EXPECT_TRUE(at::autocast::is_autocast_enabled(at::kCPU));
+        logits = model->forward(tokens);
+        loss = ts::crossEntropy(logits, at::randint(cfg.vocab_size, {2, 8}, at::kLong));
+        // Matmuls run in bf16; the norm and the loss stay in fp32.
+        EXPECT_EQ(at::linear(at::randn({2, 4}), at::randn({3, 4})).scalar_type(), at::kBFloat16);
+        EXPECT_EQ(ts::rmsNorm(at::randn({2, 4}), at::ones({4})).scalar_type(), at::kFloat);
+    }
+    EXPECT_FALSE(at::autocast::is_autocast_enabled(at::kCPU));
+    EXPECT_EQ(logits.scalar_type(), at::kBFloat16);
+    EXPECT_EQ(loss.scalar_type(), at::kFloat);
+    EXPECT_EQ(model->forward(tokens).scalar_type(), at::kFloat);  // off again after the scope
+}
+
+}  // namespace

@@ -323,6 +323,7 @@ int main(int argc, char** argv) {
     auto* bench = app.add_subcommand("bench", "Time forward, backward and optimizer steps of the Transformer LM. "
                                               "A comma list in --size, --context-length, --precision, --attention, "
                                               "--mode, --warmup or --device sweeps it.");
+    bench->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
     bench->add_option("--size", bo.size, "Model size: " + fmt::format("{}", fmt::join(ts::modelPresetNames(), ", ")) + ", custom")->capture_default_str();
     bench->add_option("--d-model", bo.d_model, "Custom model width (overrides the size)");
     bench->add_option("--d-ff", bo.d_ff, "Custom feed-forward width");

@@ -1,1 +1,329 @@
-// placeholder, being written
+#include "trainscope/engine/store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+
+#include "trainscope/engine/json.h"
+
+namespace ts {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+constexpr int kBusyTimeoutMs = 10000;  // the window and a CLI run may write at the same time
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS runs(
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reuse an id a window may still hold
+    kind TEXT NOT NULL,
+    label TEXT NOT NULL DEFAULT '',
+    created TEXT NOT NULL,
+    device_name TEXT NOT NULL DEFAULT '',
+    spec_json TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS points(
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    config_json TEXT NOT NULL,
+    result_json TEXT NOT NULL,
+    PRIMARY KEY(run_id, idx)
+);
+)sql";
+
+std::string nowIso8601() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::string columnText(sqlite3_stmt* st, int col) {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st, col));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(st, col))) : std::string();
+}
+
+// A prepared statement, finalized on scope exit; every value goes through bind().
+class Statement {
+public:
+    Statement(sqlite3* db, const std::string& path, const char* sql) : db_(db), path_(path) {
+        check(sqlite3_prepare_v2(db, sql, -1, &st_, nullptr), "prepare");
+    }
+    ~Statement() { sqlite3_finalize(st_); }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    Statement& bind(int i, int64_t v) {
+        check(sqlite3_bind_int64(st_, i, v), "bind");
+        return *this;
+    }
+    Statement& bind(int i, std::string_view v) {
+        check(sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT),
+              "bind");
+        return *this;
+    }
+    // True while there is a row; false when done.
+    bool step() {
+        const int rc = sqlite3_step(st_);
+        if (rc == SQLITE_ROW) return true;
+        if (rc == SQLITE_DONE) return false;
+        check(rc, "step");
+        return false;
+    }
+    sqlite3_stmt* get() const { return st_; }
+
+    void check(int rc, const char* what) const {
+        if (rc != SQLITE_OK)
+            throw std::runtime_error(fmt::format("results store {}: {} failed: {}", path_, what,
+                                                 sqlite3_errmsg(db_)));
+    }
+
+private:
+    sqlite3* db_;
+    const std::string& path_;
+    sqlite3_stmt* st_ = nullptr;
+};
+
+// The statement for an error message: the schema script is long, its first line says enough.
+std::string_view firstLine(std::string_view sql) {
+    while (!sql.empty() && (sql.front() == '\n' || sql.front() == ' ')) sql.remove_prefix(1);
+    return sql.substr(0, sql.find('\n'));
+}
+
+void exec(sqlite3* db, const std::string& path, const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err ? err : sqlite3_errmsg(db);
+        sqlite3_free(err);
+        throw std::runtime_error(fmt::format("results store {}: {}: {}", path, firstLine(sql), msg));
+    }
+}
+
+RunInfo runFromRow(sqlite3_stmt* st) {
+    RunInfo r;
+    r.id = sqlite3_column_int64(st, 0);
+    r.kind = columnText(st, 1);
+    r.label = columnText(st, 2);
+    r.created = columnText(st, 3);
+    r.device_name = columnText(st, 4);
+    r.spec_json = columnText(st, 5);
+    r.point_count = sqlite3_column_int(st, 6);
+    r.ok_count = sqlite3_column_int(st, 7);
+    return r;
+}
+
+// Holds the connection's own (recursive) mutex for a whole call, so that calls from several
+// threads on one store do not interleave statements: an autocommit INSERT commits only when
+// no other statement on the connection is active, and sqlite3_errmsg must be our error.
+class Locked {
+public:
+    explicit Locked(sqlite3* db) : m_(sqlite3_db_mutex(db)) { sqlite3_mutex_enter(m_); }
+    ~Locked() { sqlite3_mutex_leave(m_); }
+    Locked(const Locked&) = delete;
+    Locked& operator=(const Locked&) = delete;
+
+private:
+    sqlite3_mutex* m_;
+};
+
+constexpr const char* kRunSelect =
+    "SELECT r.id, r.kind, r.label, r.created, r.device_name, r.spec_json, COUNT(p.idx), "
+    "COALESCE(SUM(p.status = ?1), 0) FROM runs r LEFT JOIN points p ON p.run_id = r.id ";
+
+}  // namespace
+
+ResultStore::ResultStore(const std::string& path) : path_(path) {
+    // FULLMUTEX: one store may be used from the UI thread and a worker thread.
+    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+    if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+        std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+        throw std::runtime_error(fmt::format("results store {}: cannot open: {}", path, msg));
+    }
+    try {
+        sqlite3_extended_result_codes(db_, 1);
+        sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+        // WAL: readers (the window) never block the writer (a CLI run). synchronous=NORMAL in
+        // WAL mode keeps every commit through a process kill (it is in the WAL file once
+        // the commit returns); only an OS crash or power loss may drop the last few commits.
+        // Switching a file to WAL needs it to itself, and SQLite does not call the busy
+        // handler for that (two processes opening a new file at once): retry here.
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+        for (;;) {
+            const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+            const bool busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+            if (!busy || std::chrono::steady_clock::now() > deadline) {
+                if (rc != SQLITE_OK)
+                    throw std::runtime_error(fmt::format("results store {}: journal_mode=WAL: {}",
+                                                         path_, sqlite3_errmsg(db_)));
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        exec(db_, path_, "PRAGMA synchronous=NORMAL");
+        exec(db_, path_, "PRAGMA foreign_keys=ON");
+
+        auto userVersion = [this] {
+            Statement st(db_, path_, "PRAGMA user_version");
+            return st.step() ? sqlite3_column_int(st.get(), 0) : 0;
+        };
+        auto checkNotNewer = [this](int version) {
+            if (version > kSchemaVersion)
+                throw std::runtime_error(fmt::format(
+                    "results store {}: schema version {} is newer than this build's {}; "
+                    "update TrainScope",
+                    path_, version, kSchemaVersion));
+        };
+        int version = userVersion();
+        checkNotNewer(version);
+        if (version < kSchemaVersion) {
+            // IMMEDIATE, then look again: two processes opening a fresh file must not both
+            // create the schema.
+            exec(db_, path_, "BEGIN IMMEDIATE");
+            try {
+                version = userVersion();
+                checkNotNewer(version);
+                if (version < kSchemaVersion) {
+                    exec(db_, path_, kSchema);
+                    // PRAGMA takes no bound parameters; the value is our own constant.
+                    exec(db_, path_,
+                         fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
+                }
+                exec(db_, path_, "COMMIT");
+            } catch (...) {
+                sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+                throw;
+            }
+        }
+    } catch (...) {
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+        throw;
+    }
+}
+
+ResultStore::~ResultStore() {
+    if (db_) sqlite3_close_v2(db_);
+}
+
+std::string ResultStore::defaultPath() {
+    namespace fs = std::filesystem;
+    auto env = [](const char* name) -> std::string {
+        const char* v = std::getenv(name);
+        return v ? v : "";
+    };
+    fs::path p;
+    if (auto db = env("TRAINSCOPE_DB"); !db.empty()) {
+        p = db;
+    } else if (auto xdg = env("XDG_DATA_HOME"); !xdg.empty() && fs::path(xdg).is_absolute()) {
+        p = fs::path(xdg) / "trainscope" / "results.db";  // the XDG spec ignores relative paths
+    } else {
+        const std::string home = env("HOME");
+        if (home.empty())
+            throw std::runtime_error("results store: neither TRAINSCOPE_DB nor HOME is set");
+        p = fs::path(home) / ".local" / "share" / "trainscope" / "results.db";
+    }
+    if (p.has_parent_path()) {
+        std::error_code ec;
+        fs::create_directories(p.parent_path(), ec);
+        if (ec)
+            throw std::runtime_error(fmt::format("results store {}: cannot create {}: {}",
+                                                 p.string(), p.parent_path().string(),
+                                                 ec.message()));
+    }
+    return p.string();
+}
+
+int64_t ResultStore::createRun(const std::string& kind, const std::string& label,
+                               const std::string& spec_json, const std::string& device_name) {
+    Locked lock(db_);
+    // RETURNING rather than last_insert_rowid(): the connection may be shared between threads.
+    Statement st(db_, path_,
+                 "INSERT INTO runs(kind, label, created, device_name, spec_json) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5) RETURNING id");
+    st.bind(1, kind).bind(2, label).bind(3, nowIso8601()).bind(4, device_name).bind(5, spec_json);
+    if (!st.step()) throw std::runtime_error(fmt::format("results store {}: no run id", path_));
+    const int64_t id = sqlite3_column_int64(st.get(), 0);
+    while (st.step()) {
+    }
+    return id;
+}
+
+void ResultStore::addPoint(int64_t run_id, int index, const BenchResult& result) {
+    Locked lock(db_);
+    // One autocommit INSERT: its own transaction, durable once this returns.
+    const std::string config = toJson(result.config).dump();
+    const std::string body = toJson(result).dump();
+    Statement st(db_, path_,
+                 "INSERT INTO points(run_id, idx, status, config_json, result_json) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5)");
+    st.bind(1, run_id).bind(2, int64_t{index}).bind(3, toString(result.status));
+    st.bind(4, config).bind(5, body);
+    try {
+        st.step();
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(
+            fmt::format("{} (adding point {} to run {})", e.what(), index, run_id));
+    }
+}
+
+std::vector<RunInfo> ResultStore::listRuns() const {
+    Locked lock(db_);
+    const std::string sql = std::string(kRunSelect) + "GROUP BY r.id ORDER BY r.id DESC";
+    Statement st(db_, path_, sql.c_str());
+    st.bind(1, toString(RunStatus::Ok));
+    std::vector<RunInfo> runs;
+    while (st.step()) runs.push_back(runFromRow(st.get()));
+    return runs;
+}
+
+std::optional<RunInfo> ResultStore::run(int64_t id) const {
+    Locked lock(db_);
+    const std::string sql = std::string(kRunSelect) + "WHERE r.id = ?2 GROUP BY r.id";
+    Statement st(db_, path_, sql.c_str());
+    st.bind(1, toString(RunStatus::Ok)).bind(2, id);
+    if (!st.step()) return std::nullopt;
+    return runFromRow(st.get());
+}
+
+std::vector<BenchResult> ResultStore::points(int64_t run_id) const {
+    Locked lock(db_);
+    Statement st(db_, path_, "SELECT idx, result_json FROM points WHERE run_id = ?1 ORDER BY idx");
+    st.bind(1, run_id);
+    std::vector<BenchResult> out;
+    while (st.step()) {
+        const int idx = sqlite3_column_int(st.get(), 0);
+        try {
+            out.push_back(resultFromJson(nlohmann::json::parse(columnText(st.get(), 1))));
+        } catch (const std::exception& e) {
+            throw std::runtime_error(fmt::format("results store {}: run {} point {}: {}", path_,
+                                                 run_id, idx, e.what()));
+        }
+    }
+    return out;
+}
+
+bool ResultStore::removeRun(int64_t id) {
+    Locked lock(db_);
+    // The points go with it through ON DELETE CASCADE (foreign_keys is on for this connection).
+    // RETURNING rather than sqlite3_changes(): the connection may be shared between threads.
+    Statement st(db_, path_, "DELETE FROM runs WHERE id = ?1 RETURNING id");
+    st.bind(1, id);
+    bool removed = false;
+    while (st.step()) removed = true;
+    return removed;
+}
+
+}  // namespace ts

@@ -1,0 +1,509 @@
+// The SQLite results store: runs and points, reopening, concurrent use, and durability of
+// every finished point through a SIGKILL.
+#include <ftw.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "trainscope/engine/json.h"
+#include "trainscope/engine/store.h"
+
+using namespace ts;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory per test, removed afterwards.
+class StoreTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string tmpl = (fs::temp_directory_path() / "tst_store_XXXXXX").string();
+        ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override {
+        // Not fs::remove_all: libtorch.so exports its own copy of it, which interposes on
+        // libstdc++'s and segfaults (pip torch 2.11). nftw, depth first, does the same.
+        nftw(
+            dir_.c_str(),
+            [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
+            FTW_DEPTH | FTW_PHYS);
+    }
+    std::string dbPath(const std::string& name = "results.db") const {
+        return (dir_ / name).string();
+    }
+    fs::path dir_;
+};
+
+BenchResult makeResult(int i, RunStatus status = RunStatus::Ok) {
+    BenchResult r;
+    r.config.model = *modelPreset(i % 2 ? "tiny" : "mini");
+    r.config.model.context_length = 64 * (1 + i % 3);
+    r.config.batch_size = 1 + i;
+    r.config.precision = i % 2 ? Precision::BF16 : Precision::FP32;
+    r.config.seed = static_cast<uint64_t>(i) * 7919;
+    r.status = status;
+    if (status != RunStatus::Ok) r.error = "point " + std::to_string(i) + " failed: 'quoted'";
+    r.parameter_count = parameterCount(r.config.model);
+    for (int s = 0; s < 4; ++s) {
+        StepSample st;
+        st.index = s;
+        st.warmup = s == 0;
+        st.forward_ms = 1.0 / (i + 3) + s;
+        st.total_ms = st.forward_ms * 2;
+        st.loss = 10.0 - 0.1 * s;
+        st.memory_peak = (int64_t{1} << 32) + i;
+        r.steps.push_back(st);
+    }
+    summarize(r);
+    r.environment.device_name = "test device";
+    r.environment.hostname = "host-" + std::to_string(i);
+    return r;
+}
+
+// Compared through their JSON form: every field, doubles bit for bit.
+void expectSame(const BenchResult& got, const BenchResult& want) {
+    EXPECT_EQ(toJson(got), toJson(want));
+}
+
+// Direct SQLite access, to look at what the store wrote.
+struct RawDb {
+    explicit RawDb(const std::string& path) {
+        if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("open");
+        sqlite3_busy_timeout(db, 5000);
+    }
+    ~RawDb() { sqlite3_close(db); }
+    std::string text(const char* sql) {
+        sqlite3_stmt* st = nullptr;
+        if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK)
+            throw std::runtime_error(sqlite3_errmsg(db));
+        std::string out;
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        return out;
+    }
+    void exec(const char* sql) {
+        if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
+            throw std::runtime_error(sqlite3_errmsg(db));
+    }
+    sqlite3* db = nullptr;
+};
+
+template <typename F>
+std::string runtimeErrorOf(F&& f) {
+    try {
+        f();
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+    return "(no exception)";
+}
+
+}  // namespace
+
+TEST_F(StoreTest, CreateAddListPoints) {
+    ResultStore store(dbPath());
+    EXPECT_EQ(store.path(), dbPath());
+    EXPECT_TRUE(store.listRuns().empty());
+
+    const int64_t id = store.createRun("bench", "first try", R"({"sizes":["tiny"]})", "cpu model");
+    std::optional<RunInfo> info = store.run(id);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->id, id);
+    EXPECT_EQ(info->kind, "bench");
+    EXPECT_EQ(info->label, "first try");
+    EXPECT_EQ(info->spec_json, R"({"sizes":["tiny"]})");
+    EXPECT_EQ(info->device_name, "cpu model");
+    EXPECT_EQ(info->point_count, 0);
+    EXPECT_EQ(info->ok_count, 0);
+    // ISO 8601 UTC: 2025-01-02T03:04:05Z
+    ASSERT_EQ(info->created.size(), 20u) << info->created;
+    EXPECT_EQ(info->created[4], '-');
+    EXPECT_EQ(info->created[10], 'T');
+    EXPECT_EQ(info->created.back(), 'Z');
+
+    const std::vector<BenchResult> want = {makeResult(0), makeResult(1, RunStatus::OOM),
+                                           makeResult(2), makeResult(3, RunStatus::Failed),
+                                           makeResult(4, RunStatus::Cancelled)};
+    // Added out of order: points() returns them by index.
+    for (int i : {2, 0, 4, 1, 3}) store.addPoint(id, i, want[i]);
+
+    const auto got = store.points(id);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) expectSame(got[i], want[i]);
+
+    info = store.run(id);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->point_count, 5);
+    EXPECT_EQ(info->ok_count, 2);
+    const auto runs = store.listRuns();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].point_count, 5);
+    EXPECT_EQ(runs[0].ok_count, 2);
+
+    EXPECT_FALSE(store.run(id + 1000));
+    EXPECT_TRUE(store.points(id + 1000).empty());
+}
+
+TEST_F(StoreTest, ListRunsNewestFirstWithOwnCounts) {
+    ResultStore store(dbPath());
+    const int64_t a = store.createRun("bench", "a", "{}", "d");
+    const int64_t b = store.createRun("attention", "b", "{}", "d");
+    const int64_t c = store.createRun("bench", "c", "{}", "d");
+    store.addPoint(a, 0, makeResult(0));
+    store.addPoint(a, 1, makeResult(1));
+    store.addPoint(c, 0, makeResult(2, RunStatus::OOM));
+    const auto runs = store.listRuns();
+    ASSERT_EQ(runs.size(), 3u);
+    EXPECT_EQ(runs[0].id, c);
+    EXPECT_EQ(runs[1].id, b);
+    EXPECT_EQ(runs[2].id, a);
+    EXPECT_EQ(runs[0].label, "c");
+    EXPECT_EQ(runs[1].kind, "attention");
+    EXPECT_EQ(runs[0].point_count, 1);
+    EXPECT_EQ(runs[0].ok_count, 0);
+    EXPECT_EQ(runs[1].point_count, 0);
+    EXPECT_EQ(runs[2].point_count, 2);
+    EXPECT_EQ(runs[2].ok_count, 2);
+}
+
+TEST_F(StoreTest, RemoveRunDeletesItsPointsOnly) {
+    ResultStore store(dbPath());
+    const int64_t keep = store.createRun("bench", "keep", "{}", "d");
+    const int64_t drop = store.createRun("bench", "drop", "{}", "d");
+    for (int i = 0; i < 3; ++i) {
+        store.addPoint(keep, i, makeResult(i));
+        store.addPoint(drop, i, makeResult(i + 10));
+    }
+    EXPECT_TRUE(store.removeRun(drop));
+    EXPECT_FALSE(store.removeRun(drop));
+    EXPECT_FALSE(store.removeRun(12345));
+    EXPECT_FALSE(store.run(drop));
+    EXPECT_TRUE(store.points(drop).empty());
+    ASSERT_EQ(store.listRuns().size(), 1u);
+    EXPECT_EQ(store.points(keep).size(), 3u);
+
+    // The rows are gone from the file (cascade), not merely hidden.
+    RawDb raw(dbPath());
+    EXPECT_EQ(raw.text("SELECT COUNT(*) FROM points"), "3");
+
+    // A removed id is not handed out again (a window may still hold it).
+    const int64_t next = store.createRun("bench", "next", "{}", "d");
+    EXPECT_GT(next, drop);
+}
+
+TEST_F(StoreTest, BadPointsRejected) {
+    ResultStore store(dbPath());
+    const int64_t id = store.createRun("bench", "", "{}", "d");
+    store.addPoint(id, 0, makeResult(0));
+    const std::string dup = runtimeErrorOf([&] { store.addPoint(id, 0, makeResult(1)); });
+    EXPECT_NE(dup.find(dbPath()), std::string::npos) << dup;
+    EXPECT_NE(dup.find("UNIQUE"), std::string::npos) << dup;
+    // The first one is still the one stored.
+    ASSERT_EQ(store.points(id).size(), 1u);
+    expectSame(store.points(id)[0], makeResult(0));
+
+    const std::string orphan = runtimeErrorOf([&] { store.addPoint(id + 99, 0, makeResult(0)); });
+    EXPECT_NE(orphan.find("FOREIGN KEY"), std::string::npos) << orphan;
+}
+
+TEST_F(StoreTest, SchemaVersionAndWal) {
+    { ResultStore store(dbPath()); }
+    RawDb raw(dbPath());
+    EXPECT_EQ(raw.text("PRAGMA user_version"), "1");
+    EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
+    EXPECT_EQ(raw.text("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN "
+                       "('runs','points')"),
+              "2");
+    EXPECT_NE(raw.text("SELECT sql FROM sqlite_master WHERE name='points'").find("ON DELETE CASCADE"),
+              std::string::npos);
+}
+
+TEST_F(StoreTest, ReopenSeesData) {
+    int64_t id = 0;
+    {
+        ResultStore store(dbPath());
+        id = store.createRun("bench", "persisted", "{\"x\":1}", "dev");
+        for (int i = 0; i < 4; ++i) store.addPoint(id, i, makeResult(i));
+    }
+    ResultStore again(dbPath());
+    const auto info = again.run(id);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->label, "persisted");
+    EXPECT_EQ(info->point_count, 4);
+    const auto pts = again.points(id);
+    ASSERT_EQ(pts.size(), 4u);
+    for (int i = 0; i < 4; ++i) expectSame(pts[i], makeResult(i));
+}
+
+TEST_F(StoreTest, SecondOpenStoreSeesWritesAtOnce) {
+    ResultStore writer(dbPath());
+    ResultStore reader(dbPath());
+    const int64_t id = writer.createRun("bench", "live", "{}", "d");
+    ASSERT_TRUE(reader.run(id));
+    for (int i = 0; i < 3; ++i) {
+        writer.addPoint(id, i, makeResult(i));
+        EXPECT_EQ(reader.run(id)->point_count, i + 1);
+        ASSERT_EQ(reader.points(id).size(), static_cast<size_t>(i + 1));
+        expectSame(reader.points(id).back(), makeResult(i));
+    }
+    EXPECT_TRUE(reader.removeRun(id));
+    EXPECT_FALSE(writer.run(id));
+}
+
+TEST_F(StoreTest, ConcurrentReadersWhileWriting) {
+    constexpr int kPoints = 150;
+    int64_t id = 0;
+    {
+        ResultStore s(dbPath());
+        id = s.createRun("bench", "concurrent", "{}", "d");
+    }
+    std::atomic<bool> done{false};
+    std::mutex m;
+    std::vector<std::string> errors;
+    std::atomic<bool> failed{false};
+    auto record = [&](const std::string& e) {
+        std::lock_guard lock(m);
+        errors.push_back(e);
+        failed = true;
+    };
+
+    std::vector<std::thread> readers;
+    std::atomic<int> reads{0}, started{0};
+    for (int t = 0; t < 3; ++t) {
+        readers.emplace_back([&, t] {
+            try {
+                ResultStore s(dbPath());  // each reader its own connection, like another process
+                size_t last = 0;
+                bool first = true;
+                while (!done) {
+                    const auto pts = s.points(id);
+                    const auto runs = s.listRuns();
+                    if (pts.size() < last) record("point count went backwards");
+                    last = pts.size();
+                    for (size_t i = 0; i < pts.size(); ++i)
+                        if (toJson(pts[i]) != toJson(makeResult(static_cast<int>(i))))
+                            record("reader " + std::to_string(t) + ": point differs");
+                    if (runs.size() != 1 || runs[0].point_count < static_cast<int>(pts.size()))
+                        record("listRuns behind points()");
+                    if (first) ++started;
+                    first = false;
+                    ++reads;
+                }
+            } catch (const std::exception& e) {
+                record(std::string("reader: ") + e.what());
+            }
+        });
+    }
+    std::thread writer([&] {
+        try {
+            ResultStore s(dbPath());
+            // Start once every reader is reading, so that reads and writes overlap.
+            while (started < 3 && !failed) std::this_thread::yield();
+            for (int i = 0; i < kPoints; ++i) s.addPoint(id, i, makeResult(i));
+        } catch (const std::exception& e) {
+            record(std::string("writer: ") + e.what());
+        }
+        done = true;
+    });
+    writer.join();
+    for (auto& r : readers) r.join();
+
+    EXPECT_TRUE(errors.empty()) << errors.size() << " errors, first: " << errors.front();
+    EXPECT_GT(reads.load(), 3);
+    ResultStore s(dbPath());
+    EXPECT_EQ(s.run(id)->point_count, kPoints);
+}
+
+TEST_F(StoreTest, ConcurrentWritersAndFreshOpen) {
+    // Several connections open a file that does not exist yet and write at once (the window
+    // and a CLI run): the busy timeout makes them wait for each other instead of failing.
+    constexpr int kWriters = 4, kPoints = 40;
+    std::mutex m;
+    std::vector<std::string> errors;
+    std::vector<int64_t> ids(kWriters);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kWriters; ++t) {
+        threads.emplace_back([&, t] {
+            try {
+                ResultStore s(dbPath());
+                ids[t] = s.createRun("bench", "writer " + std::to_string(t), "{}", "d");
+                for (int i = 0; i < kPoints; ++i) s.addPoint(ids[t], i, makeResult(i));
+            } catch (const std::exception& e) {
+                std::lock_guard lock(m);
+                errors.push_back(e.what());
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    ASSERT_TRUE(errors.empty()) << errors.front();
+    ResultStore s(dbPath());
+    const auto runs = s.listRuns();
+    ASSERT_EQ(runs.size(), static_cast<size_t>(kWriters));
+    for (const auto& r : runs) {
+        EXPECT_EQ(r.point_count, kPoints);
+        EXPECT_EQ(r.ok_count, kPoints);
+    }
+}
+
+TEST_F(StoreTest, OneStoreSharedBetweenThreads) {
+    ResultStore store(dbPath());
+    const int64_t id = store.createRun("bench", "", "{}", "d");
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            try {
+                for (int i = 0; i < 20; ++i) {
+                    store.addPoint(id, t * 100 + i, makeResult(i));
+                    store.listRuns();
+                }
+            } catch (const std::exception&) {
+                ++failures;
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(store.run(id)->point_count, 80);
+}
+
+TEST_F(StoreTest, SurvivesSigkillAfterAddPoint) {
+    // A child adds points one by one; after the k-th addPoint returns it tells the parent,
+    // which kills it at once (usually in the middle of a later write). Every point whose
+    // addPoint returned must be there, whole, after reopening.
+    for (int k : {1, 5, 40, 200}) {
+        SCOPED_TRACE("k = " + std::to_string(k));
+        const std::string path = dbPath("kill" + std::to_string(k) + ".db");
+        int64_t id = 0;
+        {
+            ResultStore s(path);  // closed before fork: SQLite connections must not cross it
+            id = s.createRun("bench", "killed", "{}", "d");
+        }
+        int fds[2];
+        ASSERT_EQ(pipe(fds), 0);
+        const pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            close(fds[0]);
+            try {
+                ResultStore s(path);
+                for (int i = 0; i < 1000000; ++i) {
+                    s.addPoint(id, i, makeResult(i));
+                    if (i + 1 == k && write(fds[1], "k", 1) != 1) _exit(3);
+                }
+            } catch (...) {
+                _exit(2);
+            }
+            _exit(0);  // not reached in practice: the parent kills it first
+        }
+        close(fds[1]);
+        char c = 0;
+        const ssize_t n = read(fds[0], &c, 1);
+        if (n == 1) kill(pid, SIGKILL);
+        close(fds[0]);
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_EQ(n, 1) << "child exited before adding " << k << " points, status " << status;
+        ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+
+        {
+            RawDb raw(path);
+            EXPECT_EQ(raw.text("PRAGMA integrity_check"), "ok");
+        }
+        ResultStore s(path);
+        const auto info = s.run(id);
+        ASSERT_TRUE(info);
+        const auto pts = s.points(id);  // throws if any stored point does not parse
+        EXPECT_GE(pts.size(), static_cast<size_t>(k));
+        EXPECT_EQ(info->point_count, static_cast<int>(pts.size()));
+        // Written in order, one transaction each: what survived is a prefix, each whole.
+        for (size_t i = 0; i < pts.size(); ++i) expectSame(pts[i], makeResult(static_cast<int>(i)));
+        // And the store still takes writes after the crash.
+        s.addPoint(id, static_cast<int>(pts.size()), makeResult(0));
+    }
+}
+
+TEST_F(StoreTest, OpenErrorsNameThePath) {
+    const std::string missing = (dir_ / "no" / "such" / "dir" / "x.db").string();
+    std::string msg = runtimeErrorOf([&] { ResultStore s(missing); });
+    EXPECT_NE(msg.find(missing), std::string::npos) << msg;
+    EXPECT_NE(msg.find("unable to open"), std::string::npos) << msg;
+
+    const std::string junk = dbPath("junk.db");
+    {
+        std::ofstream f(junk);
+        for (int i = 0; i < 200; ++i) f << "this is not a database, just some text\n";
+    }
+    msg = runtimeErrorOf([&] { ResultStore s(junk); });
+    EXPECT_NE(msg.find(junk), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not a database"), std::string::npos) << msg;
+}
+
+TEST_F(StoreTest, NewerSchemaRefused) {
+    {
+        RawDb raw(dbPath());
+        raw.exec("CREATE TABLE runs(id INTEGER PRIMARY KEY); PRAGMA user_version=7");
+    }
+    const std::string msg = runtimeErrorOf([&] { ResultStore s(dbPath()); });
+    EXPECT_NE(msg.find(dbPath()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("7"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("newer"), std::string::npos) << msg;
+}
+
+TEST_F(StoreTest, DefaultPathFollowsEnvironmentAndCreatesDirectory) {
+    struct SavedEnv {
+        const char* name;
+        std::optional<std::string> value;
+    };
+    std::vector<SavedEnv> saved;
+    for (const char* name : {"TRAINSCOPE_DB", "XDG_DATA_HOME", "HOME"}) {
+        const char* v = std::getenv(name);
+        saved.push_back({name, v ? std::optional<std::string>(v) : std::nullopt});
+    }
+
+    const fs::path explicitDb = dir_ / "explicit" / "sub" / "mine.db";
+    setenv("TRAINSCOPE_DB", explicitDb.c_str(), 1);
+    setenv("XDG_DATA_HOME", (dir_ / "xdg").c_str(), 1);
+    setenv("HOME", (dir_ / "home").c_str(), 1);
+    EXPECT_EQ(ResultStore::defaultPath(), explicitDb.string());
+    EXPECT_TRUE(fs::is_directory(explicitDb.parent_path()));
+
+    unsetenv("TRAINSCOPE_DB");
+    EXPECT_EQ(ResultStore::defaultPath(), (dir_ / "xdg" / "trainscope" / "results.db").string());
+    EXPECT_TRUE(fs::is_directory(dir_ / "xdg" / "trainscope"));
+
+    setenv("TRAINSCOPE_DB", "", 1);           // empty counts as unset
+    setenv("XDG_DATA_HOME", "relative", 1);  // the XDG spec says to ignore relative paths
+    const fs::path homeDb = dir_ / "home" / ".local" / "share" / "trainscope" / "results.db";
+    EXPECT_EQ(ResultStore::defaultPath(), homeDb.string());
+    EXPECT_TRUE(fs::is_directory(homeDb.parent_path()));
+    EXPECT_FALSE(fs::exists("relative"));
+
+    // And a store opens there.
+    { ResultStore s(ResultStore::defaultPath()); }
+    EXPECT_TRUE(fs::exists(homeDb));
+
+    for (const auto& e : saved) {
+        if (e.value)
+            setenv(e.name, e.value->c_str(), 1);
+        else
+            unsetenv(e.name);
+    }
+}

@@ -79,6 +79,8 @@ configure_and_build() {
 }
 
 install_system_packages
+# Paths relative to the source tree, so that ccache hits across clones of the project.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
 TORCH_CMAKE_PREFIX="$(find_torch)"
 export TORCH_CMAKE_PREFIX
 configure_and_build "$TORCH_CMAKE_PREFIX"

@@ -155,12 +155,13 @@ std::string formatResults(const std::vector<BenchResult>& results, TableFormat f
     line(headers, true);
     std::vector<std::string> rule;
     for (size_t i = 0; i < cols.size(); ++i) {
-        std::string dashes(widths[i], '-');
+        // Markdown wants the alignment colon next to the pipe: "|----:|".
+        std::string dashes(md ? widths[i] + 2 : widths[i], '-');
         if (md && cols[i].right_align) dashes.back() = ':';
         rule.push_back(dashes);
     }
     if (md)
-        out += fmt::format("|-{}-|\n", fmt::join(rule, "-|-"));
+        out += fmt::format("|{}|\n", fmt::join(rule, "|"));
     else
         out += fmt::format("{}\n", fmt::join(rule, "  "));
     for (const auto& row : rows) line(row, false);

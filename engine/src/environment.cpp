@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <torch/cuda.h>
 #include <torch/headeronly/version.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -44,6 +45,26 @@ std::string isoNowUtc() {
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
+}
+
+// The NVIDIA driver's version ("580.159.04"), from NVML loaded at run time so that no
+// build needs it; empty where there is none.
+std::string nvidiaDriverVersion() {
+    void* nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!nvml) return {};
+    using InitFn = int (*)();
+    using VersionFn = int (*)(char*, unsigned);
+    auto init = reinterpret_cast<InitFn>(dlsym(nvml, "nvmlInit_v2"));
+    auto version = reinterpret_cast<VersionFn>(dlsym(nvml, "nvmlSystemGetDriverVersion"));
+    auto shutdown = reinterpret_cast<InitFn>(dlsym(nvml, "nvmlShutdown"));
+    std::string out;
+    char buf[96] = {};
+    if (init && version && init() == 0) {
+        if (version(buf, sizeof buf) == 0) out = buf;
+        if (shutdown) shutdown();
+    }
+    dlclose(nvml);
+    return out;
 }
 
 // -1 for the CPU, the GPU index otherwise ("cuda" is the current device, 0).
@@ -115,9 +136,11 @@ Environment currentEnvironment(const std::string& device) {
 #ifdef TRAINSCOPE_TORCH_CUDA
     e.cuda_version = fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
     if (caps.cuda_available) {
+        static const std::string nvidia = nvidiaDriverVersion();
         int v = 0;
-        if (cudaDriverGetVersion(&v) == cudaSuccess)
-            e.driver_version = fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+        std::string api;
+        if (cudaDriverGetVersion(&v) == cudaSuccess) api = fmt::format("CUDA {}.{}", v / 1000, (v % 1000) / 10);
+        e.driver_version = nvidia.empty() ? api : fmt::format("{} ({})", nvidia, api);
     }
 #endif
     return e;

@@ -1,5 +1,6 @@
 // trainscope-cli: the headless front end of the engine.
 //   trainscope-cli bench ...      time training steps (a comma list in a flag sweeps it)
+//   trainscope-cli attention ...  naive vs fused vs our FlashAttention-2 kernels
 //   trainscope-cli runs ...       list, show, export and delete stored runs
 //   trainscope-cli info           what this machine can run
 // Exit codes: 0 success, 2 bad input (message on stderr), 3 a run that failed, 130 stopped.
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_attention.h"
 #include "trainscope/engine/benchmark.h"
 #include "trainscope/engine/environment.h"
 #include "trainscope/engine/json.h"
@@ -394,6 +396,8 @@ int main(int argc, char** argv) {
         store->removeRun(delete_id);
         code = kOk;
     });
+
+    addAttentionCommand(app, code);
 
     app.add_subcommand("info", "What this machine can run: LibTorch, devices, bf16, kernels")->callback([&] { code = infoCommand(); });
 

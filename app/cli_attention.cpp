@@ -1,0 +1,178 @@
+#include "cli_attention.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/engine/attention_bench.h"
+#include "trainscope/engine/environment.h"
+
+namespace {
+
+using namespace ts;
+
+struct AttentionOptions {
+    std::vector<std::string> impl, seq, head_dim, batch, heads, dtype, pass;
+    std::string preset, device;
+    bool causal = false, no_causal = false;
+    std::optional<int> warmup, steps;
+    std::optional<uint64_t> seed;
+    bool markdown = false, csv = false, jsonl = false;
+};
+
+struct BadInput {
+    std::string message;
+};
+
+std::vector<int64_t> positiveInts(const std::vector<std::string>& values, const char* flag) {
+    std::vector<int64_t> out;
+    for (const auto& s : values) {
+        int64_t x = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+        if (ec != std::errc() || end != s.data() + s.size() || x < 1)
+            throw BadInput{fmt::format("{}: '{}' is not a positive integer", flag, s)};
+        out.push_back(x);
+    }
+    return out;
+}
+
+template <typename T, typename Parse>
+std::vector<T> parsed(const std::vector<std::string>& values, const char* flag, Parse parse, const char* choices) {
+    std::vector<T> out;
+    for (const auto& s : values) {
+        const auto v = parse(s);
+        if (!v) throw BadInput{fmt::format("{}: unknown value '{}' (choose from {})", flag, s, choices)};
+        out.push_back(*v);
+    }
+    return out;
+}
+
+AttentionBenchSpec buildSpec(const AttentionOptions& o) {
+    AttentionBenchSpec spec;
+    if (!o.preset.empty()) {
+        const auto p = attentionPreset(o.preset);
+        if (!p) throw BadInput{fmt::format("--preset: unknown preset '{}' (choose a or b)", o.preset)};
+        spec = *p;
+    }
+    if (!o.impl.empty())
+        spec.impls = parsed<AttentionImpl>(o.impl, "--impl", parseAttentionImpl,
+                                           "naive, tiled, sdpa, sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math, flash");
+    if (!o.seq.empty()) spec.seq_lens = positiveInts(o.seq, "--seq");
+    if (!o.head_dim.empty()) spec.head_dims = positiveInts(o.head_dim, "--head-dim");
+    if (!o.batch.empty()) spec.batches = positiveInts(o.batch, "--batch");
+    if (!o.heads.empty()) spec.heads = positiveInts(o.heads, "--heads");
+    if (!o.dtype.empty()) spec.dtypes = parsed<Precision>(o.dtype, "--dtype", parsePrecision, "fp32, bf16, fp16");
+    if (!o.pass.empty())
+        spec.passes = parsed<AttentionPass>(o.pass, "--pass", parseAttentionPass, "forward, backward, forward-backward");
+    if (o.causal && o.no_causal) spec.causal = {false, true};
+    else if (o.causal) spec.causal = {true};
+    else if (o.no_causal) spec.causal = {false};
+    if (o.warmup) spec.warmup = *o.warmup;
+    if (o.steps) spec.steps = *o.steps;
+    if (o.seed) spec.seed = *o.seed;
+    if (!o.device.empty()) spec.device = o.device;
+    if (const auto errors = validateAttentionSpec(spec); !errors.empty()) throw BadInput{errors.front()};
+    return spec;
+}
+
+enum class Format { Markdown, Csv, Jsonl };
+
+// Streams CSV / JSON rows to stdout as cells finish, progress lines to stderr.
+class CliObserver : public AttentionObserver {
+public:
+    explicit CliObserver(Format f) : format_(f) {}
+    void cellFinished(int index, int count, const AttentionCell& c) override {
+        std::string what = c.status == CellStatus::Ok
+                               ? fmt::format("fwd {:.3f} ms, bwd {:.3f} ms", c.forward_ms, c.backward_ms)
+                               : fmt::format("{}: {}", toString(c.status), c.error);
+        std::fprintf(stderr, "[%d/%d] %s %s causal=%d %lldx%lld d=%lld seq=%lld: %s\n", index + 1, count,
+                     std::string(toString(c.impl)).c_str(), std::string(toString(c.dtype)).c_str(), c.causal ? 1 : 0,
+                     static_cast<long long>(c.batch), static_cast<long long>(c.heads), static_cast<long long>(c.head_dim),
+                     static_cast<long long>(c.seq), what.c_str());
+        if (format_ == Format::Csv) std::printf("%s\n", attentionCsvRow(c).c_str());
+        if (format_ == Format::Jsonl) std::printf("%s\n", attentionJsonLine(c).c_str());
+        std::fflush(stdout);
+    }
+    void log(LogLevel, const std::string& message) override { std::fprintf(stderr, "%s\n", message.c_str()); }
+
+private:
+    Format format_;
+};
+
+int runAttention(const AttentionOptions& o) {
+    AttentionBenchSpec spec;
+    try {
+        spec = buildSpec(o);
+    } catch (const BadInput& e) {
+        std::fprintf(stderr, "trainscope-cli attention: %s\n", e.message.c_str());
+        return 2;
+    }
+    if (static_cast<int>(o.markdown) + static_cast<int>(o.csv) + static_cast<int>(o.jsonl) > 1) {
+        std::fprintf(stderr, "trainscope-cli attention: choose one of --markdown, --csv, --jsonl\n");
+        return 2;
+    }
+    const Format format = o.csv ? Format::Csv : o.jsonl ? Format::Jsonl : Format::Markdown;
+    if (spec.device != "cpu" && !capabilities().cuda_available) {
+        std::fprintf(stderr, "trainscope-cli attention: device '%s' asked for, but no CUDA device is available\n",
+                     spec.device.c_str());
+        return 3;
+    }
+    if (format == Format::Csv) std::printf("%s\n", attentionCsvHeader().c_str());
+    CliObserver obs(format);
+    CancelToken cancel;
+    AttentionBenchResult r;
+    try {
+        r = runAttentionBench(spec, obs, cancel);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "trainscope-cli attention: run failed: %s\n", e.what());
+        return 3;
+    }
+    const auto& env = r.environment;
+    if (format == Format::Markdown) {
+        std::printf("Attention benchmark on %s (torch %s, CUDA %s, driver %s), %s, commit %s; median of %d steps after %d warm-up.\n\n",
+                    env.device_name.c_str(), env.torch_version.c_str(), env.cuda_version.c_str(),
+                    env.driver_version.c_str(), env.date.c_str(), env.git_commit.c_str(), spec.steps, spec.warmup);
+        std::printf("%s", attentionMarkdown(r.cells, spec.passes).c_str());
+    }
+    int failed = 0;
+    for (const auto& c : r.cells) failed += c.status == CellStatus::Failed;
+    if (failed) {
+        std::fprintf(stderr, "trainscope-cli attention: %d cell(s) failed\n", failed);
+        return 3;
+    }
+    return 0;
+}
+
+}  // namespace
+
+void addAttentionCommand(CLI::App& app, int& exit_code) {
+    auto o = std::make_shared<AttentionOptions>();
+    CLI::App* sub = app.add_subcommand(
+        "attention", "Attention benchmark: naive, tiled, LibTorch SDPA backends and this project's kernels");
+    sub->add_option("--impl", o->impl,
+                    "implementations: naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash")
+        ->delimiter(',');
+    sub->add_option("--seq", o->seq, "sequence lengths, comma-separated")->delimiter(',');
+    sub->add_option("--head-dim", o->head_dim, "head dims, comma-separated")->delimiter(',');
+    sub->add_option("--batch", o->batch, "batch sizes")->delimiter(',');
+    sub->add_option("--heads", o->heads, "head counts")->delimiter(',');
+    sub->add_option("--dtype", o->dtype, "fp32,bf16,fp16")->delimiter(',');
+    sub->add_flag("--causal", o->causal, "causal mask (with --no-causal too: both)");
+    sub->add_flag("--no-causal", o->no_causal, "no mask");
+    sub->add_option("--preset", o->preset, "the course's set-ups: a or b (other flags override)");
+    sub->add_option("--pass", o->pass, "forward,backward,forward-backward")->delimiter(',');
+    sub->add_option("--warmup", o->warmup, "warm-up steps per cell");
+    sub->add_option("--steps", o->steps, "measured steps per cell (the median is reported)");
+    sub->add_option("--seed", o->seed, "random seed of the inputs");
+    sub->add_option("--device", o->device, "cpu, cuda or cuda:N (default cuda)");
+    sub->add_flag("--markdown", o->markdown, "a markdown table at the end (default)");
+    sub->add_flag("--csv", o->csv, "CSV rows as cells finish");
+    sub->add_flag("--jsonl", o->jsonl, "one JSON object a cell, as cells finish");
+    sub->callback([o, &exit_code] { exit_code = runAttention(*o); });
+}

@@ -1,0 +1,109 @@
+// The attention benchmark: implementation × sequence length × head dim × dtype × causal ×
+// batch/heads, timing forward and backward and recording memory. Each implementation is
+// checked against a float64 reference on the same inputs before it is timed. Plain value
+// types, no LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainscope/engine/config.h"
+#include "trainscope/engine/observer.h"
+#include "trainscope/engine/result.h"
+
+namespace ts {
+
+enum class AttentionImpl {
+    Naive,          // QKᵀ/√d, mask, softmax, ·V as the course writes it
+    Tiled,          // FlashAttention-2's algorithm in LibTorch ops (the reference)
+    Sdpa,           // scaled_dot_product_attention, LibTorch picks the backend
+    SdpaFlash,      // ... forced to one backend
+    SdpaEfficient,
+    SdpaCudnn,
+    SdpaMath,
+    Flash,          // this project's CUDA kernels
+};
+std::string_view toString(AttentionImpl i);  // "naive", "tiled", "sdpa", "sdpa-flash", ... "flash"
+std::optional<AttentionImpl> parseAttentionImpl(std::string_view s);
+const std::vector<AttentionImpl>& allAttentionImpls();
+
+enum class AttentionPass { Forward, Backward, ForwardBackward };
+std::string_view toString(AttentionPass p);  // "forward", "backward", "forward-backward"
+std::optional<AttentionPass> parseAttentionPass(std::string_view s);
+
+struct AttentionBenchSpec {
+    std::vector<AttentionImpl> impls{AttentionImpl::Naive, AttentionImpl::Flash};
+    std::vector<int64_t> seq_lens{1024};
+    std::vector<int64_t> head_dims{64};
+    std::vector<Precision> dtypes{Precision::BF16};
+    std::vector<bool> causal{true};
+    std::vector<int64_t> batches{1};
+    std::vector<int64_t> heads{1};
+    std::vector<AttentionPass> passes{AttentionPass::Forward, AttentionPass::Backward};
+    int warmup = 3;
+    int steps = 10;
+    std::string device = "cuda";
+    uint64_t seed = 0;
+    bool check = true;  // correctness check before timing (a failing cell is not timed)
+};
+
+// The course's two set-ups. "a": batch 8, one head, d 16…128, seq 256…16384, fp32, not
+// causal, forward and backward with the memory in use before backward. "b": batch 1, one
+// head, causal, seq 128…65536, d 16…128, bf16 and fp32, forward, backward and both.
+std::optional<AttentionBenchSpec> attentionPreset(std::string_view name);
+
+// Every problem with a spec, each naming the bad value; empty if valid.
+std::vector<std::string> validateAttentionSpec(const AttentionBenchSpec& spec);
+
+enum class CellStatus { Ok, OOM, Failed, Unsupported, Cancelled };
+std::string_view toString(CellStatus s);  // "ok", "OOM", "failed", "unsupported", "cancelled"
+
+struct AttentionCell {
+    AttentionImpl impl = AttentionImpl::Naive;
+    int64_t batch = 1, heads = 1, seq = 0, head_dim = 0;
+    Precision dtype = Precision::FP32;
+    bool causal = false;
+    CellStatus status = CellStatus::Ok;
+    std::string error;  // why OOM / failed / unsupported
+    // Correctness against the float64 reference (relative Frobenius error on checked slices);
+    // negative when not checked.
+    double err_out = -1, err_grad = -1, tolerance = 0;
+    // Medians over the measured steps, ms; 0 when not measured.
+    double forward_ms = 0, backward_ms = 0, forward_backward_ms = 0;
+    double forward_tflops = 0, backward_tflops = 0, forward_backward_tflops = 0;
+    int64_t memory_before_backward = 0;  // bytes allocated after forward (0 on the CPU)
+    int64_t peak_memory = 0;             // peak bytes allocated during the measured steps
+};
+
+// 4·b·h·s_q·s_k·d, halved when causal; backward 2.5×, forward+backward 3.5×.
+double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, bool causal, AttentionPass pass);
+
+class AttentionObserver {
+public:
+    virtual ~AttentionObserver() = default;
+    virtual void cellStarted(int index, int count, const AttentionCell& cell) {}
+    virtual void cellFinished(int index, int count, const AttentionCell& cell) {}
+    virtual void log(LogLevel level, const std::string& message) {}
+};
+
+struct AttentionBenchResult {
+    std::vector<AttentionCell> cells;
+    Environment environment;
+    bool cancelled = false;
+};
+
+// Runs every cell of the spec in order (problems outermost, implementations innermost). An
+// out-of-memory cell is marked OOM and the sweep goes on; cancel() stops within one step.
+AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, AttentionObserver& observer,
+                                       const CancelToken& cancel);
+
+// Reports: a markdown table (the passes' ms and TFLOP/s, memory), CSV, one JSON object a line.
+std::string attentionMarkdown(const std::vector<AttentionCell>& cells, const std::vector<AttentionPass>& passes);
+std::string attentionCsvHeader();
+std::string attentionCsvRow(const AttentionCell& cell);
+std::string attentionJsonLine(const AttentionCell& cell);
+
+}  // namespace ts

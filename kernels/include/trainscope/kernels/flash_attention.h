@@ -1,0 +1,42 @@
+// This project's FlashAttention-2 CUDA kernels, behind a LibTorch adapter that checks the
+// tensors and fills the kernels' parameter structs. Layout (batch, heads, seq, head_dim);
+// q and k/v may have different lengths; head_dim 16, 32, 64 or 128; fp32, bf16 or fp16.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace ts::kernels {
+
+// Whether this build has the kernels (a CUDA toolkit and a CUDA LibTorch were found).
+bool flashKernelsBuilt();
+
+// Why flashForward would refuse these inputs, or empty if it would run them.
+std::string flashUnsupportedReason(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+struct FlashForwardResult {
+    at::Tensor out;  // like q
+    at::Tensor lse;  // (batch, heads, seqlen_q) fp32, natural-log row logsumexp of the scaled scores
+};
+
+// Forward. `out` / `lse`, when given, are written in place (tests poison them first).
+// `scale` defaults to 1/sqrt(head_dim). Throws std::invalid_argument on bad inputs and
+// std::runtime_error on a CUDA error.
+FlashForwardResult flashForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
+                                std::optional<double> scale = std::nullopt, at::Tensor out = {},
+                                at::Tensor lse = {});
+
+struct FlashBackwardResult {
+    at::Tensor dq, dk, dv;
+};
+
+// Backward from the forward's out and lse: preprocess, dQ/dK/dV loop, dQ conversion.
+FlashBackwardResult flashBackward(const at::Tensor& dout, const at::Tensor& q, const at::Tensor& k,
+                                  const at::Tensor& v, const at::Tensor& out, const at::Tensor& lse,
+                                  bool causal, std::optional<double> scale = std::nullopt,
+                                  at::Tensor dq = {}, at::Tensor dk = {}, at::Tensor dv = {});
+
+}  // namespace ts::kernels

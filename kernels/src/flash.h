@@ -1,0 +1,63 @@
+// Plain parameter structs for the attention kernels: what the launch code and the kernels
+// see. No LibTorch here (flash_api.cpp fills these from tensors), so the .cu files compile
+// with nvcc alone and quickly.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace ts::kernels {
+
+enum class DType { FP32, BF16, FP16 };
+
+// Layout (batch, heads, seq, head_dim); the last dimension is contiguous, the other three
+// strides are in elements. Causal masks key j > query i (aligned at position 0).
+struct FlashFwdParams {
+    const void* q = nullptr;
+    const void* k = nullptr;
+    const void* v = nullptr;
+    void* o = nullptr;
+    float* lse = nullptr;  // (batch, heads, seqlen_q), natural log, contiguous
+    int64_t q_batch_stride = 0, q_head_stride = 0, q_row_stride = 0;
+    int64_t k_batch_stride = 0, k_head_stride = 0, k_row_stride = 0;
+    int64_t v_batch_stride = 0, v_head_stride = 0, v_row_stride = 0;
+    int64_t o_batch_stride = 0, o_head_stride = 0, o_row_stride = 0;
+    int batch = 0, heads = 0, seqlen_q = 0, seqlen_k = 0, head_dim = 0;
+    float scale = 1.f;       // softmax scale, usually 1/sqrt(head_dim)
+    float scale_log2 = 1.f;  // scale * log2(e): the kernels use exp2
+    bool causal = false;
+    DType dtype = DType::BF16;
+};
+
+struct FlashBwdParams : FlashFwdParams {
+    const void* dout = nullptr;
+    void* dq = nullptr;
+    void* dk = nullptr;
+    void* dv = nullptr;
+    // Work buffers, (batch*heads, seqlen_q_padded[, head_dim]), fp32, contiguous:
+    float* dq_accum = nullptr;  // zeroed by the caller; the dQ/dK/dV loop adds into it
+    float* dsum = nullptr;      // rowsum(dO * O), 0 on padded rows
+    float* lse_log2 = nullptr;  // lse * log2(e), +inf on padded rows (so P = 0 there)
+    int seqlen_q_padded = 0;    // seqlen_q rounded up to kSeqPad
+    int64_t do_batch_stride = 0, do_head_stride = 0, do_row_stride = 0;
+    int64_t dq_batch_stride = 0, dq_head_stride = 0, dq_row_stride = 0;
+    int64_t dk_batch_stride = 0, dk_head_stride = 0, dk_row_stride = 0;
+    int64_t dv_batch_stride = 0, dv_head_stride = 0, dv_row_stride = 0;
+};
+
+// Query rows of the backward work buffers are padded to this, so that the dQ/dK/dV loop
+// reads whole tiles without bounds checks.
+constexpr int kSeqPad = 128;
+
+// One entry per dtype; each dispatches on head dim and causal (flash_*.cu).
+void launchFwdBf16(const FlashFwdParams& p, cudaStream_t stream);
+void launchFwdFp16(const FlashFwdParams& p, cudaStream_t stream);
+void launchFwdFp32(const FlashFwdParams& p, cudaStream_t stream);
+// The three backward launches: preprocess (D and the padded LSE), the dQ/dK/dV loop, dQ
+// conversion.
+void launchBwdBf16(const FlashBwdParams& p, cudaStream_t stream);
+void launchBwdFp16(const FlashBwdParams& p, cudaStream_t stream);
+void launchBwdFp32(const FlashBwdParams& p, cudaStream_t stream);
+
+}  // namespace ts::kernels

@@ -1,0 +1,134 @@
+// Device helpers shared by the attention kernels: error checks, async copies, ldmatrix and
+// the m16n8k16 tensor-core instruction (sm_80+).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace ts::kernels {
+
+// Every CUDA call and launch is checked, with the file and line of the call.
+[[noreturn]] inline void cudaFail(cudaError_t err, const char* what, const char* file, int line) {
+    throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorString(err) + " (" + what +
+                             ") at " + file + ":" + std::to_string(line));
+}
+#define TS_CUDA_CHECK(call)                                                    \
+    do {                                                                       \
+        cudaError_t err_ = (call);                                             \
+        if (err_ != cudaSuccess) ::ts::kernels::cudaFail(err_, #call, __FILE__, __LINE__); \
+    } while (0)
+#define TS_CUDA_CHECK_LAUNCH() TS_CUDA_CHECK(cudaGetLastError())
+
+// Runtime flags become compile-time constants (one kernel per value).
+#define TS_BOOL_SWITCH(cond, NAME, ...)      \
+    [&] {                                    \
+        if (cond) {                          \
+            constexpr bool NAME = true;      \
+            return __VA_ARGS__();            \
+        } else {                             \
+            constexpr bool NAME = false;     \
+            return __VA_ARGS__();            \
+        }                                    \
+    }()
+
+#define TS_HEADDIM_SWITCH(d, NAME, ...)                                              \
+    [&] {                                                                            \
+        switch (d) {                                                                 \
+            case 16: { constexpr int NAME = 16; return __VA_ARGS__(); }              \
+            case 32: { constexpr int NAME = 32; return __VA_ARGS__(); }              \
+            case 64: { constexpr int NAME = 64; return __VA_ARGS__(); }              \
+            case 128: { constexpr int NAME = 128; return __VA_ARGS__(); }            \
+            default: throw std::invalid_argument("head_dim must be 16, 32, 64 or 128"); \
+        }                                                                            \
+    }()
+
+// Raises a kernel's dynamic shared-memory limit once (above 48 KB it must be asked for).
+template <typename Kernel>
+inline void setSmem(Kernel kernel, int bytes) {
+    if (bytes > 48 * 1024)
+        TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
+__device__ __forceinline__ uint32_t smemAddr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte global -> shared copy; when !pred the destination is zero-filled (src unread).
+__device__ __forceinline__ void cpAsync16(void* dst, const void* src, bool pred) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(dst)), "l"(src),
+                 "r"(pred ? 16 : 0));
+}
+__device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smemAddr(p)));
+}
+__device__ __forceinline__ void ldmatrixX4T(uint32_t (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smemAddr(p)));
+}
+
+// D = A·B + D, m16n8k16, fp32 accumulators.
+template <typename T>
+__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    } else {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+}
+
+// Two floats packed into one register of two 16-bit values (lo first).
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t*>(&v);
+    } else {
+        __half2 v = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t*>(&v);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ float toFloat(T x) {
+    if constexpr (std::is_same_v<T, float>) return x;
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
+    else return __half2float(x);
+}
+template <typename T>
+__device__ __forceinline__ T fromFloat(float x) {
+    if constexpr (std::is_same_v<T, float>) return x;
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(x);
+    else return __float2half_rn(x);
+}
+
+__device__ __forceinline__ float quadMax(float x) {
+    x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
+    return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
+}
+__device__ __forceinline__ float quadSum(float x) {
+    x += __shfl_xor_sync(0xffffffff, x, 1);
+    return x + __shfl_xor_sync(0xffffffff, x, 2);
+}
+
+}  // namespace ts::kernels

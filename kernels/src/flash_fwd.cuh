@@ -1,0 +1,249 @@
+// FlashAttention-2 forward on tensor cores (bf16 / fp16 in, fp32 accumulate), mma.sync
+// m16n8k16. One block owns kBlockM query rows, each warp 16 of them with its Q fragments in
+// registers; key/value tiles of kBlockN rows stream through shared memory (cp.async, two
+// buffers) while the warp keeps the running row max m, row sum l and the output O.
+#pragma once
+
+#include "flash.h"
+#include "flash_common.cuh"
+
+namespace ts::kernels {
+
+template <int D_, int kNWarps_, int kMTiles_, int kBlockN_, int kMinBlocks_>
+struct FwdTraits {
+    static constexpr int D = D_;
+    static constexpr int kNWarps = kNWarps_;
+    static constexpr int kThreads = 32 * kNWarps;
+    // Each warp owns kMTiles × 16 query rows: with 2, every K/V fragment read from shared
+    // memory feeds two MMAs, halving shared-memory traffic per FLOP (it bounds version 1).
+    static constexpr int kMTiles = kMTiles_;
+    static constexpr int kBlockM = 16 * kMTiles * kNWarps;
+    static constexpr int kBlockN = kBlockN_;
+    static constexpr int kMinBlocks = kMinBlocks_;
+    // With one m-tile, Q's fragments stay in registers; with two they would not fit.
+    static constexpr bool kQInRegs = kMTiles == 1;
+    // Rows padded by 16 bytes: the 8 row addresses of an ldmatrix land in 8 distinct bank groups.
+    static constexpr int kPitch = D + 8;
+    static constexpr int kSmemBytes = (kBlockM + 4 * kBlockN) * kPitch * 2;  // Q, K[2], V[2]
+};
+
+// Tile shapes per head dim (tuned on H100, sm_90; the same shapes fit sm_80's 164 KB).
+template <int D> struct FwdTraitsFor;
+template <> struct FwdTraitsFor<16> : FwdTraits<16, 4, 1, 128, 3> {};
+template <> struct FwdTraitsFor<32> : FwdTraits<32, 4, 1, 128, 3> {};
+template <> struct FwdTraitsFor<64> : FwdTraits<64, 4, 2, 64, 2> {};
+template <> struct FwdTraitsFor<128> : FwdTraits<128, 4, 2, 32, 2> {};
+
+// Copies a tile of kRows rows × D (16-bit) into shared memory; rows >= valid are zero-filled.
+template <typename T, int D, int kRows, int kThreads, int kPitch>
+__device__ __forceinline__ void loadTile(T* smem, const T* gmem, int64_t row_stride, int valid, int tid) {
+    constexpr int kChunks = D / 8;  // 16-byte pieces per row
+    constexpr int kTotal = kRows * kChunks;
+#pragma unroll
+    for (int i = 0; i < (kTotal + kThreads - 1) / kThreads; ++i) {
+        const int c = tid + i * kThreads;
+        if (kTotal % kThreads == 0 || c < kTotal) {
+            const int r = c / kChunks, col = (c % kChunks) * 8;
+            const bool ok = r < valid;
+            cpAsync16(smem + r * kPitch + col, ok ? gmem + r * row_stride + col : gmem, ok);
+        }
+    }
+}
+
+template <typename T, typename Tr, bool Causal>
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(const FlashFwdParams p) {
+    constexpr int D = Tr::D, BM = Tr::kBlockM, BN = Tr::kBlockN, P = Tr::kPitch, NT = Tr::kThreads;
+    constexpr int MT = Tr::kMTiles;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T* sQ = reinterpret_cast<T*>(smem_raw);
+    T* sK = sQ + BM * P;      // [2][BN][P]
+    T* sV = sK + 2 * BN * P;  // [2][BN][P]
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    // Causal blocks with more rows have more key tiles: start those first.
+    const int m_block = Causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const int bh = blockIdx.y, b = bh / p.heads, h = bh % p.heads;
+    const int m0 = m_block * BM;
+    const int sq = p.seqlen_q, sk = p.seqlen_k;
+    const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
+    const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride;
+    const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride;
+    T* o = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
+
+    int n_end = (sk + BN - 1) / BN;
+    if (Causal) n_end = min(n_end, (min(m0 + BM, sq) - 1) / BN + 1);  // tiles past the diagonal skipped
+
+    loadTile<T, D, BM, NT, P>(sQ, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
+    loadTile<T, D, BN, NT, P>(sK, k, p.k_row_stride, sk, tid);
+    loadTile<T, D, BN, NT, P>(sV, v, p.v_row_stride, sk, tid);
+    cpAsyncCommit();
+    cpAsyncWait<0>();
+    __syncthreads();
+
+    const int wrow = warp * 16 * MT;  // first row of this warp within the block
+    uint32_t qf[Tr::kQInRegs ? D / 16 : 1][4];
+    if constexpr (Tr::kQInRegs) {
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+            ldmatrixX4(qf[kk], sQ + (wrow + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
+    }
+
+    float acc[MT][D / 8][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int i = 0; i < D / 8; ++i) acc[mt][i][0] = acc[mt][i][1] = acc[mt][i][2] = acc[mt][i][3] = 0.f;
+    float row_max[MT][2], row_sum[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) row_max[mt][0] = row_max[mt][1] = -INFINITY, row_sum[mt][0] = row_sum[mt][1] = 0.f;
+    const int row0 = m0 + wrow + (lane >> 2);  // this thread's rows: row0 + 16·mt + {0, 8}
+    const int col_in = 2 * (lane & 3);
+
+    for (int n = 0; n < n_end; ++n) {
+        const int buf = n & 1;
+        if (n + 1 < n_end) {
+            const int nn = (n + 1) * BN;
+            loadTile<T, D, BN, NT, P>(sK + (buf ^ 1) * BN * P, k + nn * p.k_row_stride, p.k_row_stride, sk - nn, tid);
+            loadTile<T, D, BN, NT, P>(sV + (buf ^ 1) * BN * P, v + nn * p.v_row_stride, p.v_row_stride, sk - nn, tid);
+        }
+        cpAsyncCommit();
+        cpAsyncWait<1>();
+        __syncthreads();
+        const T* cK = sK + buf * BN * P;
+        const T* cV = sV + buf * BN * P;
+
+        // S = Q Kᵀ (16·MT rows × BN keys per warp)
+        float s[MT][BN / 8][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int i = 0; i < BN / 8; ++i) s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+            uint32_t qa[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                if constexpr (Tr::kQInRegs) {
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) qa[mt][i] = qf[kk][i];
+                } else {
+                    ldmatrixX4(qa[mt], sQ + (wrow + mt * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
+                }
+            }
+#pragma unroll
+            for (int np = 0; np < BN / 16; ++np) {
+                uint32_t bf[4];
+                ldmatrixX4(bf, cK + (np * 16 + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                for (int mt = 0; mt < MT; ++mt) {
+                    mma16816<T>(s[mt][2 * np], qa[mt], bf[0], bf[1]);
+                    mma16816<T>(s[mt][2 * np + 1], qa[mt], bf[2], bf[3]);
+                }
+            }
+        }
+
+        const int n0 = n * BN;
+        if (n0 + BN > sk || (Causal && n0 + BN - 1 > m0)) {
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+                for (int nt = 0; nt < BN / 8; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int key = n0 + nt * 8 + col_in + (e & 1);
+                        const int row = row0 + mt * 16 + (e >> 1) * 8;
+                        if (key >= sk || (Causal && key > row)) s[mt][nt][e] = -INFINITY;
+                    }
+        }
+
+        // Online softmax, in base 2 with the scale folded in.
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                float mx = row_max[mt][r];
+#pragma unroll
+                for (int nt = 0; nt < BN / 8; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
+                mx = quadMax(mx);
+                const float m_scaled = mx == -INFINITY ? 0.f : mx * p.scale_log2;
+                const float corr = exp2f(row_max[mt][r] * p.scale_log2 - m_scaled);
+                row_max[mt][r] = mx;
+                float sum = 0.f;
+#pragma unroll
+                for (int nt = 0; nt < BN / 8; ++nt) {
+#pragma unroll
+                    for (int e = 2 * r; e < 2 * r + 2; ++e) {
+                        s[mt][nt][e] = exp2f(fmaf(s[mt][nt][e], p.scale_log2, -m_scaled));
+                        sum += s[mt][nt][e];
+                    }
+                }
+                row_sum[mt][r] = row_sum[mt][r] * corr + sum;  // per-thread partial; quad summed at the end
+#pragma unroll
+                for (int dt = 0; dt < D / 8; ++dt) {
+                    acc[mt][dt][2 * r] *= corr;
+                    acc[mt][dt][2 * r + 1] *= corr;
+                }
+            }
+
+        // O += P V: P's accumulator layout is already the A operand layout.
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk) {
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                a[mt][0] = pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+                a[mt][1] = pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+                a[mt][2] = pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+                a[mt][3] = pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+            }
+#pragma unroll
+            for (int dp = 0; dp < D / 16; ++dp) {
+                uint32_t bf[4];
+                ldmatrixX4T(bf, cV + (kk * 16 + (lane & 15)) * P + dp * 16 + (lane >> 4) * 8);
+#pragma unroll
+                for (int mt = 0; mt < MT; ++mt) {
+                    mma16816<T>(acc[mt][2 * dp], a[mt], bf[0], bf[1]);
+                    mma16816<T>(acc[mt][2 * dp + 1], a[mt], bf[2], bf[3]);
+                }
+            }
+        }
+        __syncthreads();  // this buffer is refilled next iteration
+    }
+
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const float l = quadSum(row_sum[mt][r]);
+            const float inv = l > 0.f ? 1.f / l : 0.f;
+            const int row = row0 + mt * 16 + r * 8;
+            if (row < sq) {
+                T* orow = o + row * p.o_row_stride + col_in;
+#pragma unroll
+                for (int dt = 0; dt < D / 8; ++dt)
+                    *reinterpret_cast<uint32_t*>(orow + dt * 8) =
+                        pack2<T>(acc[mt][dt][2 * r] * inv, acc[mt][dt][2 * r + 1] * inv);
+                if ((lane & 3) == 0)
+                    p.lse[static_cast<int64_t>(bh) * sq + row] = l > 0.f ? row_max[mt][r] * p.scale + logf(l) : INFINITY;
+            }
+        }
+}
+
+template <typename T, int D, bool Causal>
+void runFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
+    using Tr = FwdTraitsFor<D>;
+    auto kernel = flashFwdKernel<T, Tr, Causal>;
+    setSmem(kernel, Tr::kSmemBytes);
+    const dim3 grid((p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM, p.batch * p.heads);
+    kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(p);
+    TS_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void dispatchFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
+    TS_HEADDIM_SWITCH(p.head_dim, D, [&] {
+        TS_BOOL_SWITCH(p.causal, C, [&] { runFlashFwd<T, D, C>(p, stream); });
+    });
+}
+
+}  // namespace ts::kernels

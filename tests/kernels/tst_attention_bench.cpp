@@ -1,0 +1,116 @@
+// The attention benchmark engine on the CPU: names, presets, validation, FLOP counts, and a
+// small sweep where every implementation is checked and timed or marked unsupported.
+#include <gtest/gtest.h>
+
+#include "trainscope/engine/attention_bench.h"
+
+namespace {
+
+using namespace ts;
+
+TEST(AttentionBench, NamesRoundTrip) {
+    for (AttentionImpl i : allAttentionImpls()) EXPECT_EQ(parseAttentionImpl(toString(i)), i);
+    EXPECT_EQ(parseAttentionImpl("sdpa-cudnn"), AttentionImpl::SdpaCudnn);
+    EXPECT_FALSE(parseAttentionImpl("fast"));
+    EXPECT_EQ(parseAttentionPass("forward-backward"), AttentionPass::ForwardBackward);
+}
+
+TEST(AttentionBench, PresetsAreTheCoursesSetups) {
+    const auto a = attentionPreset("a");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->batches, std::vector<int64_t>{8});
+    EXPECT_EQ(a->heads, std::vector<int64_t>{1});
+    EXPECT_EQ(a->head_dims, (std::vector<int64_t>{16, 32, 64, 128}));
+    EXPECT_EQ(a->seq_lens, (std::vector<int64_t>{256, 1024, 4096, 8192, 16384}));
+    const auto b = attentionPreset("b");
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->seq_lens.front(), 128);
+    EXPECT_EQ(b->seq_lens.back(), 65536);
+    EXPECT_EQ(b->causal, std::vector<bool>{true});
+    EXPECT_EQ(b->passes.size(), 3u);
+    EXPECT_FALSE(attentionPreset("c"));
+}
+
+TEST(AttentionBench, ValidationNamesTheBadValue) {
+    AttentionBenchSpec s;
+    s.seq_lens = {128, 0};
+    s.steps = 0;
+    const auto e = validateAttentionSpec(s);
+    ASSERT_EQ(e.size(), 2u);
+    EXPECT_NE(e[0].find("0"), std::string::npos);
+}
+
+TEST(AttentionBench, FlopCount) {
+    EXPECT_DOUBLE_EQ(attentionFlops(2, 3, 10, 16, false, AttentionPass::Forward), 4.0 * 2 * 3 * 100 * 16);
+    EXPECT_DOUBLE_EQ(attentionFlops(2, 3, 10, 16, true, AttentionPass::Forward), 2.0 * 2 * 3 * 100 * 16);
+    EXPECT_DOUBLE_EQ(attentionFlops(1, 1, 10, 16, true, AttentionPass::Backward), 2.5 * 2 * 100 * 16);
+    EXPECT_DOUBLE_EQ(attentionFlops(1, 1, 10, 16, false, AttentionPass::ForwardBackward), 3.5 * 4 * 100 * 16);
+}
+
+struct Recorder : AttentionObserver {
+    int started = 0, finished = 0;
+    void cellStarted(int, int, const AttentionCell&) override { ++started; }
+    void cellFinished(int, int, const AttentionCell&) override { ++finished; }
+};
+
+TEST(AttentionBench, CpuSweepChecksTimesAndMarksUnsupported) {
+    AttentionBenchSpec s;
+    s.impls = {AttentionImpl::Naive, AttentionImpl::Tiled, AttentionImpl::Sdpa, AttentionImpl::SdpaMath,
+               AttentionImpl::SdpaFlash, AttentionImpl::Flash};
+    s.seq_lens = {33, 64};
+    s.head_dims = {16};
+    s.dtypes = {Precision::FP32};
+    s.causal = {false, true};
+    s.batches = {2};
+    s.heads = {3};
+    s.passes = {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward};
+    s.warmup = 1;
+    s.steps = 2;
+    s.device = "cpu";
+    Recorder rec;
+    CancelToken cancel;
+    const auto r = runAttentionBench(s, rec, cancel);
+    ASSERT_EQ(r.cells.size(), 2u * 2u * 6u);
+    EXPECT_EQ(rec.started, 24);
+    EXPECT_EQ(rec.finished, 24);
+    for (const auto& c : r.cells) {
+        SCOPED_TRACE(std::string(toString(c.impl)) + " seq " + std::to_string(c.seq) + " " + c.error);
+        if (c.impl == AttentionImpl::Flash) {  // our kernels need CUDA tensors
+            EXPECT_EQ(c.status, CellStatus::Unsupported);
+            continue;
+        }
+        EXPECT_EQ(c.status, CellStatus::Ok);
+        EXPECT_GE(c.err_out, 0);
+        EXPECT_LE(c.err_out, c.tolerance);
+        EXPECT_LE(c.err_grad, c.tolerance);
+        EXPECT_GT(c.forward_ms, 0);
+        EXPECT_GT(c.backward_ms, 0);
+        EXPECT_GT(c.forward_tflops, 0);
+    }
+    const std::string md = attentionMarkdown(r.cells, s.passes);
+    EXPECT_NE(md.find("| tiled | fp32 | yes | 2×3 | 16 | 64 |"), std::string::npos) << md;
+    EXPECT_NE(md.find("unsupported"), std::string::npos);
+    EXPECT_NE(attentionJsonLine(r.cells.front()).find("\"impl\":\"naive\""), std::string::npos);
+    const std::string header = attentionCsvHeader(), row = attentionCsvRow(r.cells.front());
+    EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(row.begin(), row.end(), ','));
+}
+
+TEST(AttentionBench, CancelStopsTheSweep) {
+    AttentionBenchSpec s;
+    s.impls = {AttentionImpl::Naive};
+    s.seq_lens = {16, 32, 64};
+    s.head_dims = {16};
+    s.dtypes = {Precision::FP32};
+    s.device = "cpu";
+    struct Canceller : AttentionObserver {
+        CancelToken* token = nullptr;
+        void cellFinished(int, int, const AttentionCell&) override { token->cancel(); }
+    } obs;
+    CancelToken cancel;
+    obs.token = &cancel;
+    const auto r = runAttentionBench(s, obs, cancel);
+    EXPECT_TRUE(r.cancelled);
+    EXPECT_EQ(r.cells.size(), 1u);
+}
+
+}  // namespace

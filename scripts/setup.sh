@@ -5,6 +5,8 @@
 #   TRAINSCOPE_CMAKE_ARGS  extra CMake arguments (e.g. -DTRAINSCOPE_UI=OFF)
 #   TRAINSCOPE_SKIP_APT=1  do not install system packages
 #   TORCH_PREFIX           a LibTorch / torch cmake prefix to use instead of searching
+#   TRAINSCOPE_VENV        where PyTorch is installed when none is found
+#                          (default: ~/.cache/trainscope/venv-torch-2.11.0, shared by clones)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,15 +49,17 @@ find_torch() {
     # 1. A PyTorch install already there (a GPU workstation's usual LibTorch).
     if command -v python3 >/dev/null; then prefix="$(torch_prefix_of python3)"; fi
     if [ -n "$prefix" ]; then say "using the LibTorch of $(command -v python3)"; echo "$prefix"; return; fi
-    # 2. The project's own virtual environment, created on first use.
-    local venv="$ROOT/.venv"
+    # 2. The project's own virtual environment, created on first use; outside the checkout so
+    #    that every clone (and every CI run on this machine) shares the 4 GB install.
+    local venv="${TRAINSCOPE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/trainscope/venv-torch-$TORCH_VERSION_WANTED}"
     if [ ! -x "$venv/bin/python" ]; then
         say "creating $venv"
+        mkdir -p "$(dirname "$venv")"
         python3 -m venv "$venv"
     fi
     prefix="$(torch_prefix_of "$venv/bin/python")"
     if [ -z "$prefix" ]; then
-        say "installing PyTorch $TORCH_VERSION_WANTED from PyPI into .venv (large download, once)"
+        say "installing PyTorch $TORCH_VERSION_WANTED from PyPI into $venv (large download, once)"
         "$venv/bin/python" -m pip install -q --upgrade pip
         "$venv/bin/python" -m pip install -q "torch==$TORCH_VERSION_WANTED" numpy
         prefix="$(torch_prefix_of "$venv/bin/python")"

@@ -1,0 +1,70 @@
+// trainscope: the workbench window. Options script it for screenshots and demos.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFile>
+#include <QJsonDocument>
+
+#include "mainwindow.h"
+#include "screenshot.h"
+#include "theme.h"
+
+int main(int argc, char** argv) {
+    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("TrainScope"));
+    QApplication::setApplicationName(QStringLiteral("TrainScope"));
+    QApplication::setApplicationVersion(QStringLiteral(TRAINSCOPE_UI_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("trainscope"));
+
+    QCommandLineParser cli;
+    cli.setApplicationDescription(QStringLiteral("TrainScope: GPU experiments on Transformer training"));
+    cli.addHelpOption();
+    cli.addVersionOption();
+    QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)."), QStringLiteral("path"));
+    QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("light, dark or system."), QStringLiteral("mode"));
+    QCommandLineOption presentation(QStringLiteral("presentation"), QStringLiteral("Start in presentation mode."));
+    QCommandLineOption fresh(QStringLiteral("no-restore"), QStringLiteral("Ignore and keep the saved window state and configuration."));
+    QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1600x1000."), QStringLiteral("WxH"));
+    QCommandLineOption experiment(QStringLiteral("experiment"), QStringLiteral("Select an experiment: bench or attention."), QStringLiteral("id"));
+    QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("Load a classroom preset (e.g. warmup-matters)."), QStringLiteral("id"));
+    QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Panel state as JSON, or a file holding it."), QStringLiteral("json"));
+    QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Press Run once ready."));
+    QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare two stored runs: A,B (ids; 'last' and 'previous' allowed)."), QStringLiteral("A,B"));
+    QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("After the run, grab a tab: TAB=file.png (steps, sweep, speedup, results, memory, compare, attention). Repeatable; quits after."), QStringLiteral("tab=png"));
+    QCommandLineOption report(QStringLiteral("report"), QStringLiteral("After the run, write a Markdown report and quit."), QStringLiteral("file.md"));
+    for (const auto* o : {&db, &theme, &presentation, &fresh, &size, &experiment, &preset, &config, &run, &compare, &shot, &report})
+        cli.addOption(*o);
+    cli.process(app);
+
+    ts::ui::MainWindow::Options options;
+    options.storePath = cli.value(db);
+    options.restoreSettings = !cli.isSet(fresh);
+    ts::ui::MainWindow window(options);
+    if (cli.isSet(theme)) ts::ui::Theme::instance().setMode(ts::ui::themeModeFromKey(cli.value(theme)));
+    if (cli.isSet(presentation)) ts::ui::Theme::instance().setPresentation(true);
+    if (cli.isSet(size)) {
+        const QStringList wh = cli.value(size).split(QLatin1Char('x'));
+        if (wh.size() == 2) window.resize(wh[0].toInt(), wh[1].toInt());
+    }
+    window.show();
+
+    ts::ui::AutomationOptions script;
+    script.experiment = cli.value(experiment);
+    script.preset = cli.value(preset);
+    if (cli.isSet(config)) {
+        QByteArray json = cli.value(config).toUtf8();
+        if (QFile f(cli.value(config)); !json.trimmed().startsWith('{') && f.open(QIODevice::ReadOnly)) json = f.readAll();
+        script.config = QJsonDocument::fromJson(json).object();
+    }
+    script.run = cli.isSet(run);
+    for (const QString& id : cli.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts))
+        script.compare << (id == QLatin1String("last") ? -1 : id == QLatin1String("previous") ? -2 : id.toLongLong());
+    for (const QString& s : cli.values(shot)) {
+        const int eq = static_cast<int>(s.indexOf(QLatin1Char('=')));
+        if (eq > 0) script.shots.append({s.left(eq), s.mid(eq + 1)});
+    }
+    script.report = cli.value(report);
+    script.quit = !script.shots.isEmpty() || !script.report.isEmpty();
+    if (ts::ui::hasWork(script)) ts::ui::startAutomation(&window, script);
+    return app.exec();
+}

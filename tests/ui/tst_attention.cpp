@@ -1,0 +1,209 @@
+// The attention benchmark in the window: its panel (the one added through the registry
+// alone), its cell model and series, a real CPU run through the adapter, and the window
+// showing the cells in the experiment's own tab, with exports.
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QtTest>
+
+#include "attentionmodel.h"
+#include "attentionpanel.h"
+#include "attentionview.h"
+#include "mainwindow.h"
+#include "runcontroller.h"
+#include "sweepchart.h"
+#include "tableview.h"
+#include "trainscope/engine/environment.h"
+
+using namespace ts;
+using namespace ts::ui;
+
+namespace {
+AttentionCell cell(AttentionImpl impl, int64_t seq, double fwd, CellStatus status = CellStatus::Ok) {
+    AttentionCell c;
+    c.impl = impl;
+    c.seq = seq;
+    c.head_dim = 16;
+    c.status = status;
+    c.forward_ms = status == CellStatus::Ok ? fwd : 0;
+    c.backward_ms = status == CellStatus::Ok ? 2 * fwd : 0;
+    c.err_out = 1e-6;
+    c.tolerance = 1e-4;
+    if (status != CellStatus::Ok) c.error = "CUDA out of memory";
+    return c;
+}
+
+QJsonObject tinyState() {
+    return QJsonObject{{"impls", QJsonArray{"naive", "tiled"}}, {"seq", "32, 64"}, {"head_dims", "16"},
+                       {"batches", "1"}, {"heads", "2"}, {"dtypes", QJsonArray{"fp32"}},
+                       {"causal", QJsonArray{"causal"}}, {"passes", QJsonArray{"forward", "backward"}},
+                       {"warmup", 1}, {"steps", 2}, {"device", "cpu"}, {"check", true}};
+}
+}  // namespace
+
+class TestAttention : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { caps_ = capabilities(); }
+    void cellModelAndSeries();
+    void panelValidatesAndDisablesWhatIsMissing();
+    void realCpuRunThroughTheAdapter();
+    void windowShowsCellsInTheExperimentsOwnTab();
+
+private:
+    Capabilities caps_;
+};
+
+void TestAttention::cellModelAndSeries() {
+    AttentionModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    AttentionSeriesModel series(&m);
+    QAbstractItemModelTester seriesTester(&series, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.addCell(cell(AttentionImpl::Naive, 128, 1.0));
+    m.addCell(cell(AttentionImpl::Flash, 128, 0.25));
+    m.addCell(cell(AttentionImpl::Naive, 256, 4.0));
+    m.addCell(cell(AttentionImpl::Flash, 256, 0.0, CellStatus::OOM));
+    QCOMPARE(m.rowCount(), 4);
+    QCOMPARE(m.data(m.index(1, AttentionModel::Impl)).toString(), QStringLiteral("flash"));
+    QCOMPARE(m.data(m.index(3, AttentionModel::Status)).toString(), QStringLiteral("OOM"));
+    QCOMPARE(m.data(m.index(3, AttentionModel::Forward)).toString(), QStringLiteral("—"));
+    QVERIFY(m.data(m.index(3, AttentionModel::Status), Qt::ToolTipRole).toString().contains(QStringLiteral("memory")));
+    QCOMPARE(m.data(m.index(2, AttentionModel::Backward), AttentionModel::ValueRole).toDouble(), 8.0);
+    QCOMPARE(series.seriesNames(), QStringList({"naive", "flash"}));
+    QCOMPARE(series.rowCount(), 3);
+    QCOMPARE(series.missingPoints(), 1);
+    series.setPass(AttentionPass::Backward);
+    QCOMPARE(series.rows()[1].mean, 8.0);  // naive at 256, backward
+    QVERIFY(series.chartTitle().contains(QStringLiteral("backward")));
+    m.clear();
+    QCOMPARE(series.rowCount(), 0);
+}
+
+void TestAttention::panelValidatesAndDisablesWhatIsMissing() {
+    AttentionPanel p;
+    QVERIFY(!p.makeJob());  // not before the machine is known
+    p.setCapabilities(caps_);
+    p.setState(tinyState());
+    QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
+    QCOMPARE(p.cellCount(), 4);
+    const auto job = p.makeJob();
+    QVERIFY(job);
+    QCOMPARE(job->kind, QStringLiteral("attention"));
+    QVERIFY(!job->stored);
+    auto* seq = qobject_cast<QLineEdit*>(p.fieldWidget("seq"));
+    seq->setText(QStringLiteral("32, 0"));
+    QVERIFY(!p.isValid());
+    QVERIFY(seq->property("invalid").toBool());
+    QVERIFY(seq->toolTip().contains(QStringLiteral("sequence length 0")));
+    seq->setText(QStringLiteral("32, sixty-four"));
+    QVERIFY(seq->toolTip().contains(QStringLiteral("'sixty-four'")));
+    seq->setText(QStringLiteral("32"));
+    QVERIFY(p.isValid());
+    QJsonObject none = tinyState();
+    none["impls"] = QJsonArray{};
+    p.setState(none);
+    QVERIFY(p.fieldWidget("impls")->property("invalid").toBool());
+    // What this build or machine lacks is disabled, with the engine's reason.
+    QCheckBox* flash = nullptr;
+    for (QCheckBox* cb : p.findChildren<QCheckBox*>())
+        if (cb->text() == QLatin1String("flash")) flash = cb;
+    QVERIFY(flash);
+    if (!caps_.cuda_available || !caps_.flash_kernels) {
+        QVERIFY(!flash->isEnabled());
+        QVERIFY(flash->toolTip().contains(QStringLiteral("flash")));
+        QJsonObject s = tinyState();
+        s["impls"] = QJsonArray{"naive", "flash"};
+        QStringList notes;
+        p.setState(s, &notes);
+        QVERIFY2(notes.join(' ').contains(QStringLiteral("flash left out")), qPrintable(notes.join('\n')));
+        QVERIFY(p.isValid());
+    }
+    // The course's set-ups fill the fields.
+    auto* setup = p.findChild<QComboBox*>(QStringLiteral("setup"));
+    QVERIFY(setup);
+    const auto a = attentionPreset("a");
+    QVERIFY(a);
+    setup->setCurrentIndex(setup->findData(QStringLiteral("a")));
+    Q_EMIT setup->activated(setup->currentIndex());
+    QStringList seqs;
+    for (int64_t v : a->seq_lens) seqs << QString::number(v);
+    QCOMPARE(p.state().value("seq").toString(), seqs.join(QStringLiteral(", ")));
+    QCOMPARE(p.spec().seq_lens, a->seq_lens);
+    QCOMPARE(p.spec().head_dims, a->head_dims);
+    QCOMPARE(p.state().value("steps").toInt(), a->steps);
+}
+
+void TestAttention::realCpuRunThroughTheAdapter() {
+    AttentionPanel p;
+    p.setCapabilities(caps_);
+    p.setState(tinyState());
+    auto job = p.makeJob();
+    QVERIFY(job);
+    RunController c;
+    QList<AttentionCell> cells;
+    connect(&c, &RunController::itemArrived, this, [&](quint64, const QVariant& v) { cells << v.value<AttentionCell>(); });
+    QSignalSpy done(&c, &RunController::runFinished);
+    QSignalSpy progress(&c, &RunController::progress);
+    c.start(std::move(*job));
+    QVERIFY(done.wait(120000) || !done.isEmpty());
+    QVERIFY(done[0][1].value<RunOutcome>() == RunOutcome::Completed);
+    QCOMPARE(cells.size(), 4);
+    for (const auto& cell : cells) {
+        QVERIFY2(cell.status == CellStatus::Ok, cell.error.c_str());
+        QVERIFY(cell.forward_ms > 0 && cell.backward_ms > 0);
+        QVERIFY(cell.err_out >= 0 && cell.err_out <= cell.tolerance);  // checked before timing
+        QCOMPARE(cell.head_dim, int64_t(16));
+    }
+    QVERIFY(!progress.isEmpty());
+    QCOMPARE(progress.last()[1].toDouble(), 1.0);
+}
+
+void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
+    QTemporaryDir dir;
+    MainWindow w(MainWindow::Options{dir.filePath("results.db"), false});
+    w.resize(1400, 900);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
+    // The registry's second panel brought its own tab.
+    const int tab = w.viewTab("attention");
+    QVERIFY(tab > MainWindow::CompareTab);
+    auto* view = qobject_cast<AttentionView*>(w.view("attention"));
+    QVERIFY(view);
+    auto* experiment = w.findChild<QComboBox*>(QStringLiteral("experiment"));
+    experiment->setCurrentIndex(experiment->findData(QStringLiteral("attention")));
+    QCOMPARE(w.currentPanel(), w.panel("attention"));
+    w.currentPanel()->setState(tinyState());
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    w.runAction()->trigger();
+    QVERIFY(w.isRunning());
+    QVERIFY(finished.wait(120000) || !finished.isEmpty());
+    QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
+    QCOMPARE(view->model()->rowCount(), 4);
+    view->sweepChart()->flushRedraw();
+    QCOMPARE(view->sweepChart()->seriesCount(), 2);
+    QCOMPARE(view->sweepChart()->plottedPoints(), 4);
+    QString error;
+    QVERIFY2(w.exportTab(tab, dir.filePath("attention.csv"), {}, &error), qPrintable(error));
+    QFile csv(dir.filePath("attention.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QStringList rows;
+    for (const QString& line : QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts))
+        if (!line.startsWith('#')) rows << line;
+    QCOMPARE(rows.size(), 5);
+    QVERIFY(rows[0].startsWith(QStringLiteral("Implementation,Batch,Heads,Seq")));
+    QVERIFY2(w.exportTab(tab, dir.filePath("attention.png"), {900, 500}, &error), qPrintable(error));
+    QImage img;
+    QVERIFY(img.load(dir.filePath("attention.png")));
+    QCOMPARE(img.size(), QSize(900, 500));
+    QVERIFY2(w.exportReport(dir.filePath("report.md"), {800, 450}, &error), qPrintable(error));
+    QFile md(dir.filePath("report.md"));
+    QVERIFY(md.open(QIODevice::ReadOnly));
+    QVERIFY(md.readAll().contains("| Implementation |"));
+    // Not stored: the results store keeps benchmark points only.
+    QCOMPARE(w.document()->storeRunId(), qint64(0));
+}
+
+QTEST_MAIN(TestAttention)
+#include "tst_attention.moc"

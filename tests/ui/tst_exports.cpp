@@ -1,0 +1,349 @@
+// Charts and exports on hand-made data: every chart writes a PNG that decodes at the asked
+// size, an SVG that parses and a PDF; tables go to CSV (environment comments, header, rows)
+// and Markdown; a report links images that exist. The memory chart takes a million points
+// and still replots quickly; chart redraws stay throttled.
+#include <QApplication>
+#include <QClipboard>
+#include <QSvgRenderer>
+#include <QXmlStreamReader>
+#include <QtCharts/QChart>
+#include <QtCharts/QLineSeries>
+#include <QtTest>
+
+#include <ctime>
+
+#include "exporter.h"
+#include "fakedata.h"
+#include "memorychart.h"
+#include "qcp.h"
+#include "resultmodel.h"
+#include "speedupmodel.h"
+#include "stepchart.h"
+#include "stepmodel.h"
+#include "sweepchart.h"
+#include "sweepmodel.h"
+
+using namespace ts;
+using namespace ts::ui;
+
+namespace {
+
+// CPU time of this thread, ms: what the UI thread itself spends, whatever else the machine
+// runs (wall time on a shared two-core box mostly measures the neighbours).
+double threadCpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+ExportContext context() {
+    ExportContext ctx;
+    ctx.runLabel = QStringLiteral("test run");
+    ctx.storeRunId = 42;
+    ctx.environment = fake::result(fake::config("tiny", 32, Precision::FP32), 1).environment;
+    ctx.configs = {fake::config("small", 256, Precision::FP32), fake::config("small", 256, Precision::BF16)};
+    return ctx;
+}
+
+QString readAll(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
+void verifyPng(const QString& path, QSize size) {
+    QImage img;
+    QVERIFY2(img.load(path, "PNG"), qPrintable(path));
+    QCOMPARE(img.size(), size);
+    QVERIFY(img.text(QStringLiteral("Description")).contains(QStringLiteral("NVIDIA Test GPU")));
+    // Not blank: a chart has more than a couple of colours.
+    QSet<QRgb> colours;
+    for (int y = 0; y < img.height(); y += 7)
+        for (int x = 0; x < img.width(); x += 7) colours.insert(img.pixel(x, y));
+    QVERIFY2(colours.size() > 5, qPrintable(QString::number(colours.size())));
+}
+
+void verifySvg(const QString& path) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&f);
+    while (!xml.atEnd()) xml.readNext();
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QSvgRenderer svg(path);
+    QVERIFY(svg.isValid());
+    QVERIFY(readAll(path).contains(QStringLiteral("LibTorch: 2.11.0")));
+}
+
+void verifyPdf(const QString& path) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    QVERIFY(bytes.startsWith("%PDF-"));
+    QVERIFY(bytes.trimmed().endsWith("%%EOF"));
+    QVERIFY(bytes.size() > 1000);
+}
+
+}  // namespace
+
+class TestExports : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void chartsExportToPngSvgPdf_data();
+    void chartsExportToPngSvgPdf();
+    void badExportsAreRefusedNotCrashed();
+    void csvCarriesEnvironmentHeaderAndRows();
+    void markdownAndClipboard();
+    void reportLinksImagesThatExist();
+    void stepChartShowsWarmupAndFollowsPoints();
+    void sweepChartDrawsSeriesWithErrorBars();
+    void redrawsAreThrottled();
+    void memoryChartTakesAMillionPoints();
+
+private:
+    QTemporaryDir dir_;
+    StepModel steps_;
+    ResultModel results_;
+    std::unique_ptr<SweepModel> sweep_;
+    std::unique_ptr<StepChart> stepChart_;
+    std::unique_ptr<SweepChart> sweepChart_;
+    std::unique_ptr<MemoryChart> memoryChart_;
+};
+
+void TestExports::initTestCase() {
+    QVERIFY(dir_.isValid());
+    sweep_ = std::make_unique<SweepModel>(&results_);
+    const std::vector<BenchResult> rs = {
+        fake::result(fake::config("tiny", 256, Precision::FP32), 2, 0.2),
+        fake::result(fake::config("mini", 256, Precision::FP32), 6, 0.4),
+        fake::result(fake::config("small", 256, Precision::FP32), 30, 2),
+        fake::result(fake::config("tiny", 256, Precision::BF16), 1.5, 0.1),
+        fake::result(fake::config("mini", 256, Precision::BF16), 3, 0.3),
+        fake::result(fake::config("small", 256, Precision::BF16), 0, 0, RunStatus::OOM)};
+    for (size_t i = 0; i < rs.size(); ++i) {
+        results_.setRunning(int(i), rs[i].config);
+        steps_.appendSteps(int(i), QList<StepSample>(rs[i].steps.begin(), rs[i].steps.end()));
+        results_.setResult(int(i), rs[i]);
+    }
+    stepChart_ = std::make_unique<StepChart>(&steps_, &results_);
+    sweepChart_ = std::make_unique<SweepChart>(sweep_.get());
+    memoryChart_ = std::make_unique<MemoryChart>(&steps_);
+    for (QWidget* w : {static_cast<QWidget*>(stepChart_.get()), static_cast<QWidget*>(sweepChart_.get()),
+                       static_cast<QWidget*>(memoryChart_.get())}) {
+        w->resize(900, 550);
+        w->show();
+    }
+    stepChart_->setPoint(0);
+}
+
+void TestExports::chartsExportToPngSvgPdf_data() {
+    QTest::addColumn<int>("chart");
+    QTest::addColumn<QString>("ext");
+    for (int c = 0; c < 3; ++c)
+        for (const char* ext : {"png", "svg", "pdf"})
+            QTest::addRow("%s.%s", c == 0 ? "steps" : c == 1 ? "sweep" : "memory", ext) << c << QString::fromLatin1(ext);
+}
+
+void TestExports::chartsExportToPngSvgPdf() {
+    QFETCH(int, chart);
+    QFETCH(QString, ext);
+    ExportableChart* charts[] = {stepChart_.get(), sweepChart_.get(), memoryChart_.get()};
+    ExportableChart* c = charts[chart];
+    const QString path = dir_.filePath(c->chartFileStem() + QLatin1Char('.') + ext);
+    const QSize size(1280, 720);
+    QString error;
+    QVERIFY2(exportChart(*c, path, size, context(), &error), qPrintable(error));
+    if (ext == QLatin1String("png")) verifyPng(path, size);
+    else if (ext == QLatin1String("svg")) verifySvg(path);
+    else verifyPdf(path);
+    // The on-screen chart is back at its own size after painting at another.
+    QCOMPARE(dynamic_cast<QWidget*>(c)->size(), QSize(900, 550));
+}
+
+void TestExports::badExportsAreRefusedNotCrashed() {
+    QString error;
+    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("x.bmp")), {800, 600}, context(), &error));
+    QVERIFY(error.contains(QStringLiteral(".png")));
+    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("x.png")), {10, 10}, context(), &error));
+    QVERIFY(error.contains(QStringLiteral("size")));
+    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("missing/dir/x.png")), {800, 600}, context(), &error));
+    QVERIFY(!exportTable(results_, dir_.filePath(QStringLiteral("x.xlsx")), context(), &error));
+    QVERIFY(!exportTable(results_, dir_.filePath(QStringLiteral("missing/dir/x.csv")), context(), &error));
+    QVERIFY(!error.isEmpty());
+}
+
+void TestExports::csvCarriesEnvironmentHeaderAndRows() {
+    const QString path = dir_.filePath(QStringLiteral("results.csv"));
+    QString error;
+    QVERIFY2(exportTable(results_, path, context(), &error), qPrintable(error));
+    QStringList lines = readAll(path).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QStringList comments;
+    while (!lines.isEmpty() && lines.front().startsWith(QLatin1String("# "))) comments << lines.takeFirst();
+    const QString env = comments.join(QLatin1Char('\n'));
+    for (const char* want : {"Run: Run 42 — test run", "Device: NVIDIA Test GPU", "Driver: 550.1", "CUDA: 12.4",
+                             "LibTorch: 2.11.0", "commit abc123", "Date: 2026-01-01", "Configuration: 2 points"})
+        QVERIFY2(env.contains(QString::fromUtf8(want)), want);
+    QStringList header;
+    for (int c = 0; c < results_.columnCount(); ++c) header << results_.headerData(c, Qt::Horizontal).toString();
+    QCOMPARE(lines.front(), header.join(QLatin1Char(',')));
+    QCOMPARE(lines.size(), 1 + results_.rowCount());
+    // Raw numbers, so a spreadsheet can compute: the total mean of the first point.
+    const QStringList row = lines[1].split(QLatin1Char(','));
+    QCOMPARE(row.size(), header.size());
+    QCOMPARE(row[ResultModel::Total].toDouble(), results_.entries()[0].result.total.mean);
+    QCOMPARE(lines.last().split(QLatin1Char(','))[ResultModel::Status], QStringLiteral("OOM"));
+}
+
+void TestExports::markdownAndClipboard() {
+    SpeedupModel speedup(&results_);
+    const QString md = tableToMarkdown(speedup, context());
+    const QStringList lines = md.split(QLatin1Char('\n'));
+    QVERIFY2(lines[0].startsWith(QStringLiteral("| Configuration | fp32 ms | bf16 ms | bf16 vs fp32 ×")), qPrintable(lines[0]));
+    QVERIFY(lines[1].startsWith(QLatin1String("| --- |")));
+    QCOMPARE(lines.filter(QRegularExpression(QStringLiteral("^\\| (tiny|mini|small) \\|"))).size(), 3);
+    QVERIFY(md.contains(QStringLiteral("| OOM |")));
+    QVERIFY(md.contains(QStringLiteral("- Device: NVIDIA Test GPU")));
+    copyTableToClipboard(speedup, context());
+    const QString text = QApplication::clipboard()->text();
+    QVERIFY(text.startsWith(QStringLiteral("Configuration\tfp32 ms\tbf16 ms")));
+    QVERIFY(text.contains(QStringLiteral("# Device: NVIDIA Test GPU")));
+    copyChartToClipboard(*sweepChart_, {640, 400}, context());
+    QCOMPARE(QApplication::clipboard()->image().size(), QSize(640, 400));
+}
+
+void TestExports::reportLinksImagesThatExist() {
+    SpeedupModel speedup(&results_);
+    const QString path = dir_.filePath(QStringLiteral("report.md"));
+    QString error;
+    QVERIFY2(exportReport(path, {{QStringLiteral("Steps"), stepChart_.get(), nullptr},
+                                 {QStringLiteral("Sweep"), sweepChart_.get(), nullptr},
+                                 {QStringLiteral("Speedup"), nullptr, &speedup},
+                                 {QStringLiteral("Memory"), memoryChart_.get(), nullptr}},
+                             context(), {1000, 600}, &error),
+             qPrintable(error));
+    const QString md = readAll(path);
+    QVERIFY(md.startsWith(QStringLiteral("# TrainScope report: Run 42 — test run")));
+    QVERIFY(md.contains(QStringLiteral("- Device: NVIDIA Test GPU")));
+    QVERIFY(md.contains(QStringLiteral("```json")));
+    QVERIFY(md.contains(QStringLiteral("\"precision\"")));
+    const QRegularExpression img(QStringLiteral("!\\[[^\\]]*\\]\\(([^)]+)\\)"));
+    int images = 0;
+    for (auto it = img.globalMatch(md); it.hasNext();) {
+        const QString file = dir_.filePath(it.next().captured(1));
+        QImage i;
+        QVERIFY2(i.load(file), qPrintable(file));
+        QCOMPARE(i.size(), QSize(1000, 600));
+        QVERIFY(QFileInfo::exists(QString(file).replace(QStringLiteral(".png"), QStringLiteral(".svg"))));
+        ++images;
+    }
+    QCOMPARE(images, 3);
+}
+
+void TestExports::stepChartShowsWarmupAndFollowsPoints() {
+    stepChart_->setPoint(1);
+    stepChart_->flushRedraw();
+    QCOMPARE(stepChart_->shownPoint(), 1);
+    QCOMPARE(stepChart_->plottedSteps(), 5);  // 1 warm-up + 4 measured
+    QCOMPARE(stepChart_->shadedWarmupSteps(), 1);
+    QCOMPARE(stepChart_->totalSeries()->at(0).y(), 60.0);  // the warm-up spike: 10 × 6 ms
+    stepChart_->setPoint(-1);  // follow the newest
+    stepChart_->flushRedraw();
+    QCOMPARE(stepChart_->shownPoint(), 5);
+    QCOMPARE(stepChart_->plottedSteps(), 0);  // the OOM point has no steps
+    QVERIFY(stepChart_->chart()->title().contains(QStringLiteral("point 6 of 6")));
+}
+
+void TestExports::sweepChartDrawsSeriesWithErrorBars() {
+    sweepChart_->flushRedraw();
+    QCOMPARE(sweepChart_->seriesCount(), 2);
+    QCOMPARE(sweepChart_->plottedPoints(), 5);
+    QCOMPARE(sweepChart_->errorBarCount(), 5);
+    QVERIFY(sweepChart_->chart()->title().contains(QStringLiteral("1 point(s) OOM")));
+    sweepChart_->setLogY(true);
+    sweepChart_->flushRedraw();
+    QCOMPARE(sweepChart_->plottedPoints(), 5);
+}
+
+void TestExports::redrawsAreThrottled() {
+    StepModel steps;
+    ResultModel results;
+    StepChart chart(&steps, &results);
+    MemoryChart memory(&steps);
+    chart.resize(600, 400);
+    chart.show();
+    const int chartBefore = chart.redrawCount(), memBefore = memory.redrawCount();
+    // A batch per event loop turn for half a second: thousands of batches, far more than
+    // 20 a second.
+    int batches = 0;
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 500) {
+        steps.appendSteps(0, {fake::step(batches, false, 1, 2, 0.5, 1 << 20)});
+        ++batches;
+        QCoreApplication::processEvents();
+    }
+    QTest::qWait(120);
+    const double seconds = t.elapsed() / 1000.0;
+    double c0 = threadCpuMs();
+    chart.setPoint(0);
+    chart.flushRedraw();
+    const double redrawMs = threadCpuMs() - c0;
+    c0 = threadCpuMs();
+    chart.grab();
+    const double paintMs = threadCpuMs() - c0;
+    qInfo("%d batches, %d chart redraws, %d memory redraws; step chart of %d steps: redraw %.1f ms, paint %.1f ms",
+          batches, chart.redrawCount() - chartBefore, memory.redrawCount() - memBefore, batches, redrawMs, paintMs);
+    QVERIFY2(redrawMs + paintMs < 50, "a redraw of the step chart must fit in a frame budget");
+    QVERIFY(batches > 100);
+    // At most 20 redraws a second (+1 for the last pending one), however many batches came.
+    QVERIFY2(chart.redrawCount() - chartBefore <= 20 * seconds + 1, qPrintable(QString::number(chart.redrawCount())));
+    QVERIFY2(memory.redrawCount() - memBefore <= 20 * seconds + 1, qPrintable(QString::number(memory.redrawCount())));
+    QVERIFY(chart.redrawCount() - chartBefore >= 5);  // but they keep up while data flows
+    QCOMPARE(chart.shownSteps(), batches);
+    QVERIFY(chart.plottedSteps() <= 2000);  // min/max decimation keeps Qt Charts fast
+    QCOMPARE(memory.plottedPoints(), batches);
+}
+
+void TestExports::memoryChartTakesAMillionPoints() {
+    StepModel steps;
+    MemoryChart chart(&steps);
+    chart.resize(1200, 600);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    constexpr int kTotal = 1'000'000, kBatch = 50'000;
+    QElapsedTimer t;
+    t.start();
+    double slowestAppend = 0;
+    for (int first = 0; first < kTotal; first += kBatch) {
+        QList<StepSample> batch;
+        batch.reserve(kBatch);
+        for (int i = first; i < first + kBatch; ++i)
+            batch << fake::step(i, false, 1, 2, 0.5, int64_t(1000 + (i % 5000)) << 20);
+        const double c0 = threadCpuMs();
+        steps.appendSteps(0, batch);  // the chart appends these rows to its graphs
+        slowestAppend = std::max(slowestAppend, threadCpuMs() - c0);
+    }
+    chart.flushRedraw();
+    QCOMPARE(chart.plottedPoints(), kTotal);
+    // Replot the full million at screen size: adaptive sampling keeps it interactive.
+    QList<double> times;
+    for (int i = 0; i < 5; ++i) {
+        const double c0 = threadCpuMs();
+        chart.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        times << threadCpuMs() - c0;
+    }
+    std::sort(times.begin(), times.end());
+    qInfo("1M points: appended in %lld ms wall (slowest batch of 50k: %.1f ms CPU), replot median %.1f ms CPU",
+          t.elapsed(), slowestAppend, times[2]);
+    QVERIFY2(times[2] < 50, qPrintable(QStringLiteral("replot took %1 ms").arg(times[2])));
+    // Live batches hold the steps of one drain (a few); even 50k rows at once stay short.
+    QVERIFY2(slowestAppend < 100, qPrintable(QStringLiteral("appending 50k rows took %1 ms").arg(slowestAppend)));
+    // Zoomed in, the single steps are there.
+    chart.plot()->xAxis->setRange(1000, 1100);
+    chart.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const QString png = dir_.filePath(QStringLiteral("memory-1m.png"));
+    QVERIFY(exportChart(chart, png, {1200, 600}, context()));
+    verifyPng(png, {1200, 600});
+}
+
+QTEST_MAIN(TestExports)
+#include "tst_exports.moc"

@@ -1,0 +1,98 @@
+// The UI thread never stalls more than 50 ms while a run is in progress: the window is shown
+// with a live view in front, a sweep of real CPU benchmark points runs, and a 5 ms timer on
+// the UI thread records the longest gap between its ticks.
+//
+// A gap has three parts: the UI thread working, waiting in the event loop, and waiting for a
+// CPU while other threads (the benchmark's own LibTorch threads, other processes) hold them.
+// The last is the operating system's doing, not a stall of the UI thread, and on a busy
+// two-core machine it alone can exceed 50 ms; Linux reports it per thread in schedstat, so
+// it is taken out of each gap. The raw gaps are printed too.
+#include <QAction>
+#include <QElapsedTimer>
+#include <QTimer>
+#include <QFile>
+#include <QtTest>
+
+#include "experimentpanel.h"
+#include "mainwindow.h"
+
+using namespace ts::ui;
+
+namespace {
+// Nanoseconds this thread has waited on a run queue (ready, but no CPU free); -1 if unknown.
+qint64 runQueueWaitNs() {
+    QFile f(QStringLiteral("/proc/thread-self/schedstat"));
+    if (!f.open(QIODevice::ReadOnly)) return -1;
+    const QList<QByteArray> fields = f.readAll().simplified().split(' ');
+    return fields.size() >= 2 ? fields[1].toLongLong() : -1;
+}
+}  // namespace
+
+class TestResponsiveness : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void uiThreadNeverStallsDuringARun_data();
+    void uiThreadNeverStallsDuringARun();
+};
+
+void TestResponsiveness::uiThreadNeverStallsDuringARun_data() {
+    QTest::addColumn<int>("tab");
+    QTest::newRow("steps") << int(MainWindow::StepsTab);
+    QTest::newRow("memory") << int(MainWindow::MemoryTab);
+    QTest::newRow("sweep") << int(MainWindow::SweepTab);
+}
+
+void TestResponsiveness::uiThreadNeverStallsDuringARun() {
+    QFETCH(int, tab);
+    QTemporaryDir dir;
+    MainWindow w(MainWindow::Options{dir.filePath("results.db"), false});
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
+    w.showTab(static_cast<MainWindow::Tab>(tab));
+    // A sweep: points start and finish, steps stream in, tables and charts update.
+    w.currentPanel()->setState(QJsonObject{
+        {"sizes", QJsonArray{"tiny", "mini"}}, {"context", "32, 64"}, {"batch", "2"},
+        {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}}, {"attentions", QJsonArray{"naive"}},
+        {"warmup", "1"}, {"steps", 15}, {"device", "cpu"}});
+    QVERIFY2(w.currentPanel()->isValid(), qPrintable(w.currentPanel()->problems().join('\n')));
+
+    QElapsedTimer clock;
+    qint64 lastNs = -1, lastWaitNs = runQueueWaitNs(), worstGapNs = 0, worstStallNs = 0, ticks = 0;
+    QTimer probe;
+    probe.setTimerType(Qt::PreciseTimer);
+    probe.setInterval(5);
+    QObject::connect(&probe, &QTimer::timeout, [&] {
+        const qint64 now = clock.nsecsElapsed();
+        const qint64 wait = runQueueWaitNs();
+        if (lastNs >= 0) {
+            const qint64 gap = now - lastNs;
+            const qint64 queued = (wait >= 0 && lastWaitNs >= 0) ? std::clamp<qint64>(wait - lastWaitNs, 0, gap) : 0;
+            worstGapNs = std::max(worstGapNs, gap);
+            worstStallNs = std::max(worstStallNs, gap - queued);
+        }
+        lastNs = now;
+        lastWaitNs = wait;
+        ++ticks;
+    });
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    clock.start();
+    probe.start();
+    w.runAction()->trigger();  // the press itself is part of the measurement
+    QVERIFY(w.isRunning());
+    while (finished.isEmpty() && clock.elapsed() < 240000) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    probe.stop();
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
+    QCOMPARE(w.document()->results()->rowCount(), 4);
+    QCOMPARE(w.document()->steps()->rowCount(), 4 * 16);
+    const qint64 worstGap = worstGapNs / 1'000'000, worstStall = worstStallNs / 1'000'000;
+    qInfo("run of %lld ms: %lld UI ticks; longest gap %lld ms, of which the UI thread's own %lld ms",
+          clock.elapsed(), ticks, worstGap, worstStall);
+    QVERIFY(ticks > clock.elapsed() / 50);  // the probe really ran throughout
+    QVERIFY2(worstStall <= 50, qPrintable(QStringLiteral("the UI thread stalled for %1 ms").arg(worstStall)));
+}
+
+QTEST_MAIN(TestResponsiveness)
+#include "tst_responsiveness.moc"

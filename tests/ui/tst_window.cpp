@@ -1,0 +1,351 @@
+// The window end to end, offscreen, with the real engine on the CPU: a tiny benchmark runs in
+// the background; the step chart holds its steps, the tables its result; every export writes
+// a valid file; Stop keeps what was measured; stored runs reopen, replay and compare; presets
+// load; the last configuration comes back.
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QGroupBox>
+#include <QLineEdit>
+#include <QSettings>
+#include <QSvgRenderer>
+#include <QTabWidget>
+#include <QTableView>
+#include <QXmlStreamReader>
+#include <QtCharts/QChart>
+#include <QtCharts/QLineSeries>
+#include <QtTest>
+
+#include "experimentpanel.h"
+#include "historywidget.h"
+#include "mainwindow.h"
+#include "memorychart.h"
+#include "stepchart.h"
+#include "sweepchart.h"
+#include "tableview.h"
+#include "theme.h"
+
+using namespace ts;
+using namespace ts::ui;
+
+namespace {
+
+QJsonObject tinyCpu(int steps = 3, const QString& label = QStringLiteral("tiny cpu")) {
+    return QJsonObject{{"label", label}, {"sizes", QJsonArray{"tiny"}}, {"context", "32"}, {"batch", "2"},
+                       {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}},
+                       {"attentions", QJsonArray{"naive"}}, {"warmup", "1"}, {"steps", steps},
+                       {"device", "cpu"}};
+}
+
+QStringList csvRows(const QString& path, QStringList* comments = nullptr) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    QStringList rows;
+    for (const QString& line : QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts)) {
+        if (line.startsWith(QLatin1String("# "))) {
+            if (comments) *comments << line;
+        } else {
+            rows << line;
+        }
+    }
+    return rows;
+}
+
+QString header(const QAbstractItemModel& m) {
+    QStringList h;
+    for (int c = 0; c < m.columnCount(); ++c) h << m.headerData(c, Qt::Horizontal).toString();
+    return h.join(',');
+}
+
+}  // namespace
+
+class TestWindow : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void runsATinyCpuBenchmark();
+    void everyExportWritesAValidFile();
+    void invalidValuesBlockRun();
+    void stopKeepsWhatWasMeasured();
+    void storedRunsReopenReplayAndCompare();
+    void presetsLoadAndPresentationModeToggles();
+    void lastConfigurationIsRestored();
+
+private:
+    bool runAndWait(int timeoutMs = 180000);
+    QTemporaryDir dir_;
+    std::unique_ptr<MainWindow> w_;
+    QList<qint64> storedRuns_;
+};
+
+void TestWindow::initTestCase() {
+    QVERIFY(dir_.isValid());
+    QApplication::setOrganizationName(QStringLiteral("TrainScopeTest"));
+    QApplication::setApplicationName(QStringLiteral("tst_window"));
+    QSettings().clear();
+    w_ = std::make_unique<MainWindow>(MainWindow::Options{dir_.filePath("results.db"), false});
+    w_->resize(1400, 900);
+    w_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
+    QTRY_VERIFY_WITH_TIMEOUT(w_->capabilitiesReady(), 60000);
+}
+
+void TestWindow::cleanupTestCase() { w_.reset(); }
+
+bool TestWindow::runAndWait(int timeoutMs) {
+    QSignalSpy finished(w_.get(), &MainWindow::runFinished);
+    w_->runAction()->trigger();
+    if (!w_->isRunning()) return false;
+    if (!finished.wait(timeoutMs) && finished.isEmpty()) return false;
+    storedRuns_ << w_->document()->storeRunId();
+    return true;
+}
+
+void TestWindow::runsATinyCpuBenchmark() {
+    ExperimentPanel* panel = w_->currentPanel();
+    QVERIFY(panel);
+    panel->setState(tinyCpu());
+    QVERIFY2(panel->isValid(), qPrintable(panel->problems().join('\n')));
+    QVERIFY(w_->runAction()->isEnabled());
+    QSignalSpy finished(w_.get(), &MainWindow::runFinished);
+    w_->runAction()->trigger();
+    QVERIFY(w_->isRunning());
+    QVERIFY(w_->stopAction()->isEnabled());
+    QVERIFY(!w_->runAction()->isEnabled());
+    QVERIFY(finished.wait(180000) || !finished.isEmpty());
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
+    QVERIFY(!w_->isRunning());
+    QVERIFY(w_->runAction()->isEnabled());
+    storedRuns_ << w_->document()->storeRunId();
+
+    // The step table: 1 warm-up + 3 measured steps, in order, with times.
+    StepModel* steps = w_->document()->steps();
+    QCOMPARE(steps->rowCount(), 4);
+    for (int i = 0; i < 4; ++i) {
+        QCOMPARE(steps->sample(i).index, i);
+        QCOMPARE(steps->sample(i).warmup, i == 0);
+        QVERIFY(steps->sample(i).total_ms > 0);
+        QVERIFY(steps->sample(i).forward_ms > 0 && steps->sample(i).backward_ms > 0);
+    }
+    // The chart holds the steps, warm-up shaded.
+    w_->stepChart()->flushRedraw();
+    QCOMPARE(w_->stepChart()->plottedSteps(), 4);
+    QCOMPARE(w_->stepChart()->shadedWarmupSteps(), 1);
+    QCOMPARE(w_->stepChart()->totalSeries()->at(3).y(), steps->sample(3).total_ms);
+    w_->memoryChart()->flushRedraw();
+    QCOMPARE(w_->memoryChart()->plottedPoints(), 4);
+    // The results table: one point, ok, the statistics over the 3 measured steps.
+    ResultModel* results = w_->document()->results();
+    QCOMPARE(results->rowCount(), 1);
+    QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(), QStringLiteral("ok"));
+    const BenchResult& r = results->entries()[0].result;
+    QCOMPARE(r.total.count, 3);
+    double sum = 0;
+    for (int i = 1; i < 4; ++i) sum += steps->sample(i).total_ms;
+    QVERIFY(qAbs(r.total.mean - sum / 3) < 1e-6 * sum);
+    QCOMPARE(results->data(results->index(0, ResultModel::Total), ResultModel::ValueRole).toDouble(), r.total.mean);
+    // Stored, with its environment; the history lists it.
+    QVERIFY(w_->document()->storeRunId() > 0);
+    QVERIFY(!w_->document()->environment().torch_version.empty());
+    QTRY_VERIFY_WITH_TIMEOUT(w_->runList()->rowOf(w_->document()->storeRunId()) >= 0, 10000);
+    QVERIFY(w_->windowTitle().contains(QStringLiteral("tiny cpu")));
+    QVERIFY(w_->logText().contains(QStringLiteral("Point 1/1")));
+}
+
+void TestWindow::everyExportWritesAValidFile() {
+    QVERIFY(w_->document()->results()->rowCount() == 1);
+    const QSize size(1024, 640);
+    QString error;
+    // Charts: PNG decodes at the size, SVG parses, PDF is a PDF.
+    for (auto [tab, stem] : {std::pair{MainWindow::StepsTab, "steps"}, std::pair{MainWindow::SweepTab, "sweep"},
+                             std::pair{MainWindow::MemoryTab, "memory"}}) {
+        const QString base = dir_.filePath(QString::fromLatin1(stem));
+        QVERIFY2(w_->exportTab(tab, base + ".png", size, &error), qPrintable(error));
+        QImage img;
+        QVERIFY(img.load(base + ".png", "PNG"));
+        QCOMPARE(img.size(), size);
+        QVERIFY(img.text("Description").contains(QStringLiteral("LibTorch")));
+        QVERIFY2(w_->exportTab(tab, base + ".svg", size, &error), qPrintable(error));
+        QFile svg(base + ".svg");
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&svg);
+        while (!xml.atEnd()) xml.readNext();
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QVERIFY(QSvgRenderer(base + ".svg").isValid());
+        QVERIFY2(w_->exportTab(tab, base + ".pdf", size, &error), qPrintable(error));
+        QFile pdf(base + ".pdf");
+        QVERIFY(pdf.open(QIODevice::ReadOnly));
+        QVERIFY(pdf.readAll().startsWith("%PDF-"));
+    }
+    // Tables: CSV with the environment as comments, then the header and the rows.
+    QStringList comments;
+    QVERIFY2(w_->exportTab(MainWindow::ResultsTab, dir_.filePath("results.csv"), {}, &error), qPrintable(error));
+    QStringList rows = csvRows(dir_.filePath("results.csv"), &comments);
+    QCOMPARE(rows.size(), 2);
+    QCOMPARE(rows[0], header(*w_->document()->results()));
+    QVERIFY(rows[1].contains(QStringLiteral(",ok,")));
+    const QString env = comments.join('\n');
+    QVERIFY(env.contains(QStringLiteral("# Device: ")));
+    QVERIFY(env.contains(QStringLiteral("# LibTorch: ")));
+    QVERIFY(env.contains(QStringLiteral("# Date: ")));
+    QVERIFY(env.contains(QStringLiteral("# Configuration: tiny · ctx 32 · bs 2 · fp32 · naive · train · warm-up 1 · steps 3 · cpu")));
+    QVERIFY2(w_->exportTab(MainWindow::StepsTab, dir_.filePath("steps.csv"), {}, &error), qPrintable(error));
+    rows = csvRows(dir_.filePath("steps.csv"));
+    QCOMPARE(rows.size(), 5);
+    QCOMPARE(rows[0], header(*w_->document()->steps()));
+    QVERIFY2(w_->exportTab(MainWindow::SpeedupTab, dir_.filePath("speedup.md"), {}, &error), qPrintable(error));
+    QFile md(dir_.filePath("speedup.md"));
+    QVERIFY(md.open(QIODevice::ReadOnly));
+    QVERIFY(md.readAll().startsWith("| Configuration |"));
+    QVERIFY(!w_->exportTab(MainWindow::MemoryTab, dir_.filePath("memory.csv"), {}, &error));  // no table there
+    // Clipboard.
+    Q_EMIT w_->resultTable()->copyRequested();
+    QVERIFY(QApplication::clipboard()->text().startsWith(QStringLiteral("Point\tModel")));
+    // The whole run as a report: Markdown whose images exist and decode.
+    QVERIFY2(w_->exportReport(dir_.filePath("report.md"), {900, 500}, &error), qPrintable(error));
+    QFile report(dir_.filePath("report.md"));
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(report.readAll());
+    QVERIFY(text.contains(QStringLiteral("## Results")));
+    QVERIFY(text.contains(QStringLiteral("| Point | Model |")));
+    int images = 0;
+    const QRegularExpression img(QStringLiteral("!\\[[^\\]]*\\]\\(([^)]+)\\)"));
+    for (auto it = img.globalMatch(text); it.hasNext(); ++images) {
+        QImage i;
+        QVERIFY(i.load(dir_.filePath(it.next().captured(1))));
+        QCOMPARE(i.size(), QSize(900, 500));
+    }
+    QVERIFY(images >= 2);
+}
+
+void TestWindow::invalidValuesBlockRun() {
+    ExperimentPanel* panel = w_->currentPanel();
+    panel->setState(tinyCpu());
+    QVERIFY(w_->runAction()->isEnabled());
+    auto* ctx = panel->findChild<QLineEdit*>(QStringLiteral("context"));
+    QVERIFY(ctx);
+    ctx->setText(QStringLiteral("thirty-two"));
+    QVERIFY(!panel->isValid());
+    QVERIFY(ctx->property("invalid").toBool());
+    QVERIFY(!w_->runAction()->isEnabled());
+    QVERIFY(w_->runAction()->toolTip().contains(QStringLiteral("thirty-two")));
+    QVERIFY(!w_->startRun());
+    QVERIFY(!w_->isRunning());
+    ctx->setText(QStringLiteral("32"));
+    QVERIFY(w_->runAction()->isEnabled());
+}
+
+void TestWindow::stopKeepsWhatWasMeasured() {
+    w_->currentPanel()->setState(tinyCpu(100000, QStringLiteral("long run")));
+    QSignalSpy finished(w_.get(), &MainWindow::runFinished);
+    w_->runAction()->trigger();
+    QVERIFY(w_->isRunning());
+    QTRY_VERIFY_WITH_TIMEOUT(w_->document()->steps()->rowCount() >= 3, 120000);
+    w_->stopAction()->trigger();
+    QVERIFY(finished.wait(30000) || !finished.isEmpty());
+    QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Stopped);
+    storedRuns_ << w_->document()->storeRunId();
+    const int measured = w_->document()->steps()->rowCount();
+    QVERIFY(measured >= 3 && measured < 100001);
+    ResultModel* results = w_->document()->results();
+    QCOMPARE(results->rowCount(), 1);
+    QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(), QStringLiteral("cancelled"));
+    // What was measured was also stored.
+    const StoredRun stored = loadRun(w_->storePath(), w_->document()->storeRunId());
+    QVERIFY2(stored.error.isEmpty(), qPrintable(stored.error));
+    QCOMPARE(stored.points.size(), size_t(1));
+    QCOMPARE(int(stored.points[0].steps.size()), measured);
+}
+
+void TestWindow::storedRunsReopenReplayAndCompare() {
+    QVERIFY(storedRuns_.size() >= 2);
+    const qint64 first = storedRuns_[0], second = storedRuns_[1];
+    QVERIFY(first > 0 && second > first);
+    // Reopen the first run into the views.
+    QSignalSpy opened(w_.get(), &MainWindow::storedRunOpened);
+    w_->openStoredRun(first);
+    QVERIFY(opened.wait(10000) || !opened.isEmpty());
+    QCOMPARE(w_->document()->storeRunId(), first);
+    QCOMPARE(w_->document()->steps()->rowCount(), 4);
+    QCOMPARE(w_->document()->results()->rowCount(), 1);
+    w_->stepChart()->flushRedraw();
+    QCOMPARE(w_->stepChart()->plottedSteps(), 4);
+    // Replay it fast: the same steps arrive through the live path, no GPU needed.
+    QSignalSpy replayed(w_.get(), &MainWindow::replayFinished);
+    w_->replayStoredRun(first, 1000.0);
+    QVERIFY(replayed.wait(20000) || !replayed.isEmpty());
+    QVERIFY(w_->document()->source() == RunDocument::Source::Replay);
+    QCOMPARE(w_->document()->steps()->rowCount(), 4);
+    QCOMPARE(w_->document()->results()->data(w_->document()->results()->index(0, ResultModel::Status)).toString(),
+             QStringLiteral("ok"));
+    // Compare the first (3 steps) with the stopped one: same point, ratio shown.
+    QSignalSpy compared(w_.get(), &MainWindow::comparisonReady);
+    w_->compareStoredRuns(first, second);
+    QVERIFY(compared.wait(10000) || !compared.isEmpty());
+    CompareModel* cmp = w_->compareModel();
+    QVERIFY(cmp->rowCount() >= 1);
+    QCOMPARE(cmp->sideA().info.id, first);
+    QCOMPARE(cmp->sideB().info.id, second);
+    QVERIFY(cmp->data(cmp->index(0, CompareModel::TimeA), CompareModel::ValueRole).toDouble() > 0);
+    QString error;
+    QVERIFY2(w_->exportTab(MainWindow::CompareTab, dir_.filePath("compare.csv"), {}, &error), qPrintable(error));
+    QStringList comments;
+    const QStringList rows = csvRows(dir_.filePath("compare.csv"), &comments);
+    QCOMPARE(rows[0], header(*cmp));
+    QVERIFY(comments.join('\n').contains(QStringLiteral("Run B environment")));
+    // The history filter.
+    w_->history()->filter()->setText(QStringLiteral("long run"));
+    QCOMPARE(w_->history()->proxy()->rowCount(), 1);
+    w_->history()->filter()->clear();
+    QVERIFY(w_->history()->proxy()->rowCount() >= 2);
+}
+
+void TestWindow::presetsLoadAndPresentationModeToggles() {
+    const auto presets = loadPresets();
+    QVERIFY(presets.size() >= 5);
+    for (const auto& p : presets) {
+        w_->loadPreset(p);
+        QVERIFY2(w_->currentPanel()->isValid(), qPrintable(p.id + ": " + w_->currentPanel()->problems().join('\n')));
+        QVERIFY(w_->runAction()->isEnabled());
+        // The custom dimensions are editable only when "custom" is one of the sizes.
+        auto* custom = w_->currentPanel()->findChild<QGroupBox*>(QStringLiteral("customDimensions"));
+        QVERIFY(custom);
+        const bool wantsCustom = w_->currentPanel()->state().value("sizes").toArray().contains(QJsonValue("custom"));
+        QCOMPARE(custom->isEnabled(), wantsCustom);
+    }
+    const QFont before = QApplication::font();
+    Theme::instance().setPresentation(true);
+    QVERIFY(QApplication::font().pointSizeF() > before.pointSizeF() * 1.3);
+    Theme::instance().setMode(ThemeMode::Dark);
+    QVERIFY(QApplication::palette().color(QPalette::Window).lightnessF() < 0.3);
+    QVERIFY(w_->stepChart()->backgroundColor().lightnessF() < 0.3);
+    Theme::instance().setPresentation(false);
+    Theme::instance().setMode(ThemeMode::Light);
+    QCOMPARE(QApplication::font().pointSizeF(), before.pointSizeF());
+    QVERIFY(w_->stepChart()->backgroundColor().lightnessF() > 0.9);
+}
+
+void TestWindow::lastConfigurationIsRestored() {
+    QJsonObject state = tinyCpu(7, QStringLiteral("remember me"));
+    QJsonObject saved;
+    {
+        MainWindow a(MainWindow::Options{dir_.filePath("results.db"), true});
+        QTRY_VERIFY_WITH_TIMEOUT(a.capabilitiesReady(), 60000);
+        a.currentPanel()->setState(state);
+        saved = a.currentPanel()->state();
+        a.show();
+        a.showTab(MainWindow::MemoryTab);
+        a.close();  // saves window state and configuration
+    }
+    MainWindow b(MainWindow::Options{dir_.filePath("results.db"), true});
+    QTRY_VERIFY_WITH_TIMEOUT(b.capabilitiesReady(), 60000);
+    QCOMPARE(b.currentPanel()->state().value("label").toString(), QStringLiteral("remember me"));
+    QCOMPARE(b.currentPanel()->state().value("steps").toInt(), 7);
+    QCOMPARE(b.currentPanel()->state(), saved);
+    QCOMPARE(b.findChild<QTabWidget*>(QStringLiteral("views"))->currentIndex(), int(MainWindow::MemoryTab));
+}
+
+QTEST_MAIN(TestWindow)
+#include "tst_window.moc"

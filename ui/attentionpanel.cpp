@@ -1,0 +1,515 @@
+#include "attentionpanel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QLabel>
+#include <QLineEdit>
+#include <QShortcut>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "attentionmodel.h"
+#include "attentionview.h"
+#include "benchpanel.h"  // parseIntList
+#include "format.h"
+#include "trainscope/engine/environment.h"
+
+namespace ts::ui {
+
+namespace {
+constexpr int kMaxCells = 2000;
+const QList<Precision> kDtypes = {Precision::FP32, Precision::BF16, Precision::FP16};
+const QList<AttentionPass> kPasses = {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward};
+
+QStringList fromArray(const QJsonValue& v) {
+    QStringList out;
+    for (const auto& x : v.toArray()) out << x.toString();
+    return out;
+}
+
+QString joinInts(const std::vector<int64_t>& v) {
+    QStringList parts;
+    for (int64_t x : v) parts << QString::number(x);
+    return parts.join(QStringLiteral(", "));
+}
+
+// The engine's attention observer, forwarded to the job's: each finished cell becomes an
+// item for the view, and progress is estimated from the cells done so far.
+class CellForwarder final : public AttentionObserver {
+public:
+    explicit CellForwarder(JobObserver& out) : out_(out) { clock_.start(); }
+    void cellStarted(int index, int count, const AttentionCell&) override {
+        if (index == 0) out_.progress(0, -1);
+        Q_UNUSED(count);
+    }
+    void cellFinished(int index, int count, const AttentionCell& cell) override {
+        std::string line = "cell " + std::to_string(index + 1) + "/" + std::to_string(count) + ": " +
+                           std::string(toString(cell.impl)) + " seq " + std::to_string(cell.seq) + " d " +
+                           std::to_string(cell.head_dim) + " " + std::string(toString(cell.dtype)) + ": " +
+                           std::string(toString(cell.status));
+        if (cell.status == CellStatus::Ok)
+            line += " (forward " + formatMs(cell.forward_ms).toStdString() + " ms, backward " +
+                    formatMs(cell.backward_ms).toStdString() + " ms)";
+        else if (!cell.error.empty())
+            line += ": " + cell.error;
+        out_.log(LogLevel::Info, line);
+        out_.item(QVariant::fromValue(cell));
+        const double done = index + 1;
+        const double secs = clock_.elapsed() / 1000.0;
+        out_.progress(done / count, secs / done * (count - done));
+    }
+    void log(LogLevel level, const std::string& message) override { out_.log(level, message); }
+
+private:
+    JobObserver& out_;
+    QElapsedTimer clock_;
+};
+}  // namespace
+
+AttentionPanel::AttentionPanel(QWidget* parent) : ExperimentPanel(parent) {
+    qRegisterMetaType<AttentionCell>();
+    build();
+    revalidate();
+}
+
+void AttentionPanel::build() {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(6, 6, 6, 6);
+    auto* top = new QFormLayout;
+    label_ = new QLineEdit(this);
+    label_->setPlaceholderText(tr("optional; shown in the log and exports"));
+    preset_ = new QComboBox(this);
+    preset_->addItem(tr("custom"), QString());
+    preset_->addItem(tr("course set-up a: b 8, d 16…128, seq 256…16384, fp32"), QStringLiteral("a"));
+    preset_->addItem(tr("course set-up b: causal, seq 128…65536, bf16 and fp32"), QStringLiteral("b"));
+    preset_->setToolTip(tr("Fills the fields with one of the course's two set-ups"));
+    preset_->setObjectName(QStringLiteral("setup"));
+    top->addRow(tr("&Label:"), label_);
+    top->addRow(tr("Set-&up:"), preset_);
+    outer->addLayout(top);
+    summary_ = new QLabel(this);
+    summary_->setWordWrap(true);
+    problemsLabel_ = new QLabel(this);
+    problemsLabel_->setObjectName(QStringLiteral("problems"));
+    problemsLabel_->setWordWrap(true);
+    problemsLabel_->setStyleSheet(QStringLiteral("QLabel#problems { color: #e53935; }"));
+    outer->addWidget(summary_);
+    outer->addWidget(problemsLabel_);
+
+    implBox_ = new QGroupBox(tr("Implementations"), this);
+    auto* implGrid = new QGridLayout(implBox_);
+    int i = 0;
+    for (AttentionImpl impl : allAttentionImpls()) {
+        auto* cb = new QCheckBox(qstr(toString(impl)), implBox_);
+        impls_.insert(impl, cb);
+        implGrid->addWidget(cb, i / 3, i % 3);
+        ++i;
+    }
+    outer->addWidget(implBox_);
+
+    auto* probBox = new QGroupBox(tr("Problem"), this);
+    auto* form = new QFormLayout(probBox);
+    seq_ = new QLineEdit(probBox);
+    seq_->setToolTip(tr("Sequence lengths; a list sweeps"));
+    headDims_ = new QLineEdit(probBox);
+    headDims_->setToolTip(tr("Head dimensions; a list sweeps"));
+    batches_ = new QLineEdit(probBox);
+    heads_ = new QLineEdit(probBox);
+    form->addRow(tr("&Sequence lengths:"), seq_);
+    form->addRow(tr("&Head dims:"), headDims_);
+    form->addRow(tr("&Batch sizes:"), batches_);
+    form->addRow(tr("Head &counts:"), heads_);
+    dtypeBox_ = new QGroupBox(probBox);
+    dtypeBox_->setFlat(true);
+    auto* dRow = new QHBoxLayout(dtypeBox_);
+    dRow->setContentsMargins(0, 0, 0, 0);
+    for (Precision p : kDtypes) {
+        auto* cb = new QCheckBox(qstr(toString(p)), dtypeBox_);
+        dtypes_.insert(p, cb);
+        dRow->addWidget(cb);
+    }
+    dRow->addStretch();
+    form->addRow(tr("Dtypes:"), dtypeBox_);
+    causalBox_ = new QGroupBox(probBox);
+    causalBox_->setFlat(true);
+    auto* cRow = new QHBoxLayout(causalBox_);
+    cRow->setContentsMargins(0, 0, 0, 0);
+    causal_ = new QCheckBox(tr("causal"), causalBox_);
+    full_ = new QCheckBox(tr("full"), causalBox_);
+    cRow->addWidget(causal_);
+    cRow->addWidget(full_);
+    cRow->addStretch();
+    form->addRow(tr("Mask:"), causalBox_);
+    outer->addWidget(probBox);
+
+    auto* runBox = new QGroupBox(tr("Execution"), this);
+    auto* rform = new QFormLayout(runBox);
+    passBox_ = new QGroupBox(runBox);
+    passBox_->setFlat(true);
+    auto* pRow = new QHBoxLayout(passBox_);
+    pRow->setContentsMargins(0, 0, 0, 0);
+    for (AttentionPass p : kPasses) {
+        auto* cb = new QCheckBox(qstr(toString(p)), passBox_);
+        passes_.insert(p, cb);
+        pRow->addWidget(cb);
+    }
+    pRow->addStretch();
+    device_ = new QComboBox(runBox);
+    device_->addItem(tr("cpu"), QStringLiteral("cpu"));
+    warmup_ = new QSpinBox(runBox);
+    warmup_->setRange(0, 100000);
+    steps_ = new QSpinBox(runBox);
+    steps_->setRange(1, 100000);
+    check_ = new QCheckBox(tr("check against a float64 reference before timing"), runBox);
+    rform->addRow(tr("Passes:"), passBox_);
+    rform->addRow(tr("&Device:"), device_);
+    rform->addRow(tr("&Warm-up steps:"), warmup_);
+    rform->addRow(tr("Measured s&teps:"), steps_);
+    rform->addRow(QString(), check_);
+    outer->addWidget(runBox);
+    outer->addStretch();
+
+    fields_ = {{QStringLiteral("impls"), implBox_},     {QStringLiteral("seq"), seq_},
+               {QStringLiteral("head_dims"), headDims_}, {QStringLiteral("batches"), batches_},
+               {QStringLiteral("heads"), heads_},        {QStringLiteral("dtypes"), dtypeBox_},
+               {QStringLiteral("causal"), causalBox_},   {QStringLiteral("passes"), passBox_},
+               {QStringLiteral("warmup"), warmup_},      {QStringLiteral("steps"), steps_},
+               {QStringLiteral("device"), device_}};
+    for (auto it = fields_.begin(); it != fields_.end(); ++it) {
+        it.value()->setObjectName(it.key());
+        baseTooltips_.insert(it.value(), it.value()->toolTip());
+    }
+
+    // Defaults: seconds on a CPU.
+    impls_[AttentionImpl::Naive]->setChecked(true);
+    impls_[AttentionImpl::Tiled]->setChecked(true);
+    impls_[AttentionImpl::Sdpa]->setChecked(true);
+    seq_->setText(QStringLiteral("64, 128, 256"));
+    headDims_->setText(QStringLiteral("32"));
+    batches_->setText(QStringLiteral("1"));
+    heads_->setText(QStringLiteral("4"));
+    dtypes_[Precision::FP32]->setChecked(true);
+    causal_->setChecked(true);
+    passes_[AttentionPass::Forward]->setChecked(true);
+    passes_[AttentionPass::Backward]->setChecked(true);
+    warmup_->setValue(2);
+    steps_->setValue(5);
+    check_->setChecked(true);
+
+    auto changed = [this] {
+        if (updating_) return;
+        updateAvailability();
+        revalidate();
+    };
+    for (QLineEdit* e : {label_, seq_, headDims_, batches_, heads_}) connect(e, &QLineEdit::textChanged, this, changed);
+    for (auto* cb : impls_) connect(cb, &QCheckBox::toggled, this, changed);
+    for (auto* cb : dtypes_) connect(cb, &QCheckBox::toggled, this, changed);
+    for (auto* cb : passes_) connect(cb, &QCheckBox::toggled, this, changed);
+    for (QCheckBox* cb : {causal_, full_, check_}) connect(cb, &QCheckBox::toggled, this, changed);
+    for (QSpinBox* sb : {warmup_, steps_}) connect(sb, &QSpinBox::valueChanged, this, changed);
+    connect(device_, &QComboBox::currentIndexChanged, this, changed);
+    connect(preset_, &QComboBox::activated, this, [this] { applyPreset(preset_->currentData().toString()); });
+    auto* run = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
+    run->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(run, &QShortcut::activated, this, &ExperimentPanel::runRequested);
+    updateAvailability();
+}
+
+ExperimentView* AttentionPanel::createView(QWidget* parent) { return new AttentionView(parent); }
+
+void AttentionPanel::applyPreset(const QString& name) {
+    auto spec = name.isEmpty() ? std::nullopt : attentionPreset(name.toStdString());
+    if (!spec) return;
+    QJsonObject o;
+    QJsonArray impls, dtypes, passes, causal;
+    for (AttentionImpl i : spec->impls) impls << qstr(toString(i));
+    for (Precision p : spec->dtypes) dtypes << qstr(toString(p));
+    for (AttentionPass p : spec->passes) passes << qstr(toString(p));
+    for (bool c : spec->causal) causal << (c ? QStringLiteral("causal") : QStringLiteral("full"));
+    o[QStringLiteral("impls")] = impls;
+    o[QStringLiteral("seq")] = joinInts(spec->seq_lens);
+    o[QStringLiteral("head_dims")] = joinInts(spec->head_dims);
+    o[QStringLiteral("batches")] = joinInts(spec->batches);
+    o[QStringLiteral("heads")] = joinInts(spec->heads);
+    o[QStringLiteral("dtypes")] = dtypes;
+    o[QStringLiteral("causal")] = causal;
+    o[QStringLiteral("passes")] = passes;
+    o[QStringLiteral("warmup")] = spec->warmup;
+    o[QStringLiteral("steps")] = spec->steps;
+    o[QStringLiteral("check")] = spec->check;
+    setState(o);
+}
+
+void AttentionPanel::setCapabilities(const Capabilities& caps) {
+    caps_ = caps;
+    capsKnown_ = true;
+    updating_ = true;
+    const QString current = device_->currentData().toString();
+    device_->clear();
+    for (const DeviceInfo& d : caps.devices) {
+        QString text = qstr(d.id);
+        if (!d.name.empty()) text += QStringLiteral(" — ") + qstr(d.name);
+        device_->addItem(text, qstr(d.id));
+    }
+    if (device_->findData(QStringLiteral("cpu")) < 0) device_->insertItem(0, tr("cpu"), QStringLiteral("cpu"));
+    auto* model = qobject_cast<QStandardItemModel*>(device_->model());
+    if (!caps.cuda_available) {
+        device_->addItem(tr("cuda"), QStringLiteral("cuda"));
+        const int i = device_->count() - 1;
+        if (model) model->item(i)->setEnabled(false);
+        device_->setItemData(i, caps.torch_cuda_build ? tr("No CUDA device found on this machine")
+                                                      : tr("This LibTorch was built without CUDA"),
+                             Qt::ToolTipRole);
+    } else if (device_->findData(QStringLiteral("cuda")) < 0) {
+        device_->addItem(tr("cuda (current device)"), QStringLiteral("cuda"));
+    }
+    int idx = device_->findData(current);
+    if (idx < 0 || (model && !model->item(idx)->isEnabled())) idx = 0;
+    device_->setCurrentIndex(idx);
+    updating_ = false;
+    updateAvailability();
+    revalidate();
+}
+
+void AttentionPanel::updateAvailability() {
+    // The engine's own checks say what this machine lacks: the flash kernels and half
+    // precisions are probed as a benchmark point on the chosen device would be.
+    const bool was = updating_;
+    updating_ = true;
+    BenchConfig probe;
+    if (auto tiny = modelPreset("tiny")) probe.model = *tiny;
+    probe.model.context_length = 64;
+    probe.device = device_->currentData().toString().toStdString();
+    auto reason = [&](BenchConfig c) -> QString {
+        if (!capsKnown_) return tr("Checking what this machine can run…");
+        QStringList msgs;
+        for (const auto& m : checkRunnable(c)) msgs << qstr(m);
+        return msgs.join(QLatin1Char('\n'));
+    };
+    {
+        BenchConfig c = probe;
+        c.attention = Attention::Flash;
+        c.precision = Precision::BF16;
+        const QString why = reason(c);
+        QCheckBox* cb = impls_[AttentionImpl::Flash];
+        cb->setEnabled(why.isEmpty());
+        cb->setToolTip(why.isEmpty() ? tr("TrainScope's own CUDA kernels") : why);
+        if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
+    }
+    for (Precision p : {Precision::BF16, Precision::FP16}) {
+        BenchConfig c = probe;
+        c.precision = p;
+        const QString why = reason(c);
+        QCheckBox* cb = dtypes_[p];
+        cb->setEnabled(why.isEmpty());
+        cb->setToolTip(why);
+        if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
+    }
+    updating_ = was;
+}
+
+void AttentionPanel::flag(QWidget* w, const QStringList& messages) {
+    const bool invalid = !messages.isEmpty();
+    if (w->property("invalid").toBool() != invalid) {
+        w->setProperty("invalid", invalid);
+        w->setStyleSheet(invalid ? QStringLiteral("%1#%2 { border: 2px solid #e53935; border-radius: 3px; }")
+                                       .arg(QLatin1String(w->metaObject()->className()), w->objectName())
+                                 : QString());
+    }
+    const QString base = baseTooltips_.value(w);
+    w->setToolTip(invalid ? messages.join(QLatin1Char('\n')) + (base.isEmpty() ? QString() : QStringLiteral("\n\n") + base)
+                          : base);
+}
+
+void AttentionPanel::revalidate() {
+    QHash<QWidget*, QStringList> byField;
+    QStringList general;
+    auto add = [&](QWidget* w, const QString& m) {
+        if (w && !byField[w].contains(m)) byField[w] << m;
+        else if (!w && !general.contains(m)) general << m;
+    };
+    AttentionBenchSpec s;
+    QString err;
+    auto list = [&](QLineEdit* e, const QString& what, std::vector<int64_t>* out) {
+        if (!parseIntList(e->text(), out, &err)) add(e, tr("%1: %2").arg(what, err));
+    };
+    list(seq_, tr("Sequence lengths"), &s.seq_lens);
+    list(headDims_, tr("Head dims"), &s.head_dims);
+    list(batches_, tr("Batch sizes"), &s.batches);
+    list(heads_, tr("Head counts"), &s.heads);
+    s.impls.clear();
+    for (AttentionImpl i : allAttentionImpls())
+        if (impls_[i]->isChecked()) s.impls.push_back(i);
+    s.dtypes.clear();
+    for (Precision p : kDtypes)
+        if (dtypes_[p]->isChecked()) s.dtypes.push_back(p);
+    s.causal.clear();
+    if (causal_->isChecked()) s.causal.push_back(true);
+    if (full_->isChecked()) s.causal.push_back(false);
+    s.passes.clear();
+    for (AttentionPass p : kPasses)
+        if (passes_[p]->isChecked()) s.passes.push_back(p);
+    s.warmup = warmup_->value();
+    s.steps = steps_->value();
+    s.device = device_->currentData().toString().toStdString();
+    s.check = check_->isChecked();
+    // The engine names the bad value; map its words to the field.
+    const QList<QPair<QString, QWidget*>> keys = {
+        {QStringLiteral("sequence length"), seq_}, {QStringLiteral("head dim"), headDims_},
+        {QStringLiteral("batch size"), batches_},  {QStringLiteral("head count"), heads_},
+        {QStringLiteral("implementation"), implBox_}, {QStringLiteral("dtype"), dtypeBox_},
+        {QStringLiteral("causal"), causalBox_},    {QStringLiteral("pass"), passBox_},
+        {QStringLiteral("warm-up"), warmup_},      {QStringLiteral("steps"), steps_},
+        {QStringLiteral("device"), device_}};
+    for (const auto& m : validateAttentionSpec(s)) {
+        const QString msg = qstr(m);
+        QWidget* target = nullptr;
+        for (const auto& [k, w] : keys)
+            if (msg.contains(k)) {
+                target = w;
+                break;
+            }
+        // A list that did not parse is already flagged; "no ... given" adds nothing there.
+        if (target && byField.contains(target)) continue;
+        add(target, msg);
+    }
+    cells_ = static_cast<int>(s.impls.size() * s.seq_lens.size() * s.head_dims.size() * s.dtypes.size() *
+                              s.causal.size() * s.batches.size() * s.heads.size());
+    if (byField.isEmpty() && general.isEmpty() && cells_ > kMaxCells)
+        general << tr("%1 cells; at most %2 can run at once").arg(cells_).arg(kMaxCells);
+    spec_ = s;
+    problems_.clear();
+    for (QWidget* w : fields_) {
+        flag(w, byField.value(w));
+        for (const QString& m : byField.value(w))
+            if (!problems_.contains(m)) problems_ << m;
+    }
+    problems_ << general;
+    problemsLabel_->setText(problems_.join(QLatin1Char('\n')));
+    problemsLabel_->setVisible(!problems_.isEmpty());
+    summary_->setText(capsKnown_ || !problems_.isEmpty() ? summary() : tr("Checking what this machine can run…"));
+    Q_EMIT changed();
+}
+
+QString AttentionPanel::summary() const {
+    if (!problems_.isEmpty()) return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+    QStringList impls;
+    for (AttentionImpl i : spec_.impls) impls << qstr(toString(i));
+    return tr("%1 cells: %2 × %3 problem(s)").arg(cells_).arg(impls.join(QStringLiteral(", "))).arg(cells_ / std::max<int>(1, static_cast<int>(spec_.impls.size())));
+}
+
+std::optional<ExperimentJob> AttentionPanel::makeJob() const {
+    if (!problems_.isEmpty() || !capsKnown_ || cells_ == 0) return std::nullopt;
+    ExperimentJob job;
+    job.kind = QStringLiteral("attention");
+    job.label = label_->text().trimmed();
+    job.point_count = cells_;
+    job.device = spec_.device;
+    job.stored = false;  // the results store keeps benchmark points only (see the report)
+    nlohmann::json j;
+    j["command"] = "attention";
+    j["cells"] = cells_;
+    job.spec_json = j.dump();
+    const std::string device = spec_.device;
+    job.environment = [device] { return currentEnvironment(device); };
+    job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore*, int64_t) {
+        CellForwarder forward(obs);
+        const AttentionBenchResult r = runAttentionBench(spec, forward, cancel);
+        Q_UNUSED(r);
+    };
+    return job;
+}
+
+QJsonObject AttentionPanel::state() const {
+    QJsonObject o;
+    QJsonArray impls, dtypes, passes, causal;
+    for (AttentionImpl i : allAttentionImpls())
+        if (impls_[i]->isChecked()) impls << qstr(toString(i));
+    for (Precision p : kDtypes)
+        if (dtypes_[p]->isChecked()) dtypes << qstr(toString(p));
+    for (AttentionPass p : kPasses)
+        if (passes_[p]->isChecked()) passes << qstr(toString(p));
+    if (causal_->isChecked()) causal << QStringLiteral("causal");
+    if (full_->isChecked()) causal << QStringLiteral("full");
+    o[QStringLiteral("label")] = label_->text();
+    o[QStringLiteral("impls")] = impls;
+    o[QStringLiteral("seq")] = seq_->text();
+    o[QStringLiteral("head_dims")] = headDims_->text();
+    o[QStringLiteral("batches")] = batches_->text();
+    o[QStringLiteral("heads")] = heads_->text();
+    o[QStringLiteral("dtypes")] = dtypes;
+    o[QStringLiteral("causal")] = causal;
+    o[QStringLiteral("passes")] = passes;
+    o[QStringLiteral("warmup")] = warmup_->value();
+    o[QStringLiteral("steps")] = steps_->value();
+    o[QStringLiteral("device")] = device_->currentData().toString();
+    o[QStringLiteral("check")] = check_->isChecked();
+    return o;
+}
+
+void AttentionPanel::setState(const QJsonObject& o, QStringList* notes) {
+    updating_ = true;
+    auto text = [&](const char* key, QLineEdit* e) {
+        if (o.contains(QLatin1String(key))) e->setText(o.value(QLatin1String(key)).toVariant().toString());
+    };
+    if (o.contains(QLatin1String("label"))) label_->setText(o.value(QLatin1String("label")).toString());
+    text("seq", seq_);
+    text("head_dims", headDims_);
+    text("batches", batches_);
+    text("heads", heads_);
+    if (o.contains(QLatin1String("impls"))) {
+        const QStringList want = fromArray(o.value(QLatin1String("impls")));
+        for (AttentionImpl i : allAttentionImpls()) impls_[i]->setChecked(want.contains(qstr(toString(i))));
+    }
+    if (o.contains(QLatin1String("dtypes"))) {
+        const QStringList want = fromArray(o.value(QLatin1String("dtypes")));
+        for (Precision p : kDtypes) dtypes_[p]->setChecked(want.contains(qstr(toString(p))));
+    }
+    if (o.contains(QLatin1String("passes"))) {
+        const QStringList want = fromArray(o.value(QLatin1String("passes")));
+        for (AttentionPass p : kPasses) passes_[p]->setChecked(want.contains(qstr(toString(p))));
+    }
+    if (o.contains(QLatin1String("causal"))) {
+        const QStringList want = fromArray(o.value(QLatin1String("causal")));
+        causal_->setChecked(want.contains(QStringLiteral("causal")));
+        full_->setChecked(want.contains(QStringLiteral("full")));
+    }
+    if (o.contains(QLatin1String("warmup"))) warmup_->setValue(o.value(QLatin1String("warmup")).toInt());
+    if (o.contains(QLatin1String("steps"))) steps_->setValue(o.value(QLatin1String("steps")).toInt());
+    if (o.contains(QLatin1String("check"))) check_->setChecked(o.value(QLatin1String("check")).toBool());
+    if (o.contains(QLatin1String("device"))) {
+        const QString dev = o.value(QLatin1String("device")).toString();
+        auto* model = qobject_cast<QStandardItemModel*>(device_->model());
+        const int i = device_->findData(dev);
+        if (i >= 0 && (!model || model->item(i)->isEnabled())) device_->setCurrentIndex(i);
+        else if (notes && capsKnown_) *notes << tr("device '%1' is not available here; using %2").arg(dev, device_->currentData().toString());
+    }
+    const bool flashWanted = impls_[AttentionImpl::Flash]->isChecked();
+    QStringList halfWanted;
+    for (Precision p : {Precision::BF16, Precision::FP16})
+        if (dtypes_[p]->isChecked()) halfWanted << qstr(toString(p));
+    updateAvailability();
+    if (notes && capsKnown_) {
+        if (flashWanted && !impls_[AttentionImpl::Flash]->isChecked())
+            *notes << tr("flash left out: %1").arg(impls_[AttentionImpl::Flash]->toolTip());
+        for (Precision p : {Precision::BF16, Precision::FP16})
+            if (halfWanted.contains(qstr(toString(p))) && !dtypes_[p]->isChecked())
+                *notes << tr("%1 left out: %2").arg(qstr(toString(p)), dtypes_[p]->toolTip());
+    }
+    bool anyDtype = false;
+    for (auto* cb : dtypes_) anyDtype |= cb->isChecked();
+    if (!anyDtype && capsKnown_) dtypes_[Precision::FP32]->setChecked(true);
+    updating_ = false;
+    revalidate();
+}
+
+}  // namespace ts::ui

@@ -1,0 +1,67 @@
+// The attention benchmark's panel: implementations, sequence lengths, head dims, dtypes,
+// causal or not, batch and head counts, passes, warm-up and steps, device; the course's two
+// set-ups as presets. Its cells go to its own view (AttentionView).
+#pragma once
+
+#include <QHash>
+#include <QMap>
+
+#include "experimentpanel.h"
+#include "trainscope/engine/attention_bench.h"
+
+class QCheckBox;
+class QComboBox;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace ts::ui {
+
+class AttentionPanel : public ExperimentPanel {
+    Q_OBJECT
+public:
+    explicit AttentionPanel(QWidget* parent = nullptr);
+
+    void setCapabilities(const Capabilities& caps) override;
+    QStringList problems() const override { return problems_; }
+    std::optional<ExperimentJob> makeJob() const override;
+    QString summary() const override;
+    QJsonObject state() const override;
+    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
+    ExperimentView* createView(QWidget* parent) override;
+
+    // The spec the fields make (valid only when problems() is empty).
+    AttentionBenchSpec spec() const { return spec_; }
+    int cellCount() const { return cells_; }
+    QWidget* fieldWidget(const QString& field) const { return fields_.value(field); }
+
+private:
+    void build();
+    void applyPreset(const QString& name);
+    void revalidate();
+    void updateAvailability();
+    void flag(QWidget* w, const QStringList& messages);
+
+    QComboBox* preset_;
+    QLineEdit *label_, *seq_, *headDims_, *batches_, *heads_;
+    QMap<AttentionImpl, QCheckBox*> impls_;
+    QMap<Precision, QCheckBox*> dtypes_;
+    QCheckBox *causal_, *full_, *check_;
+    QMap<AttentionPass, QCheckBox*> passes_;
+    QSpinBox *warmup_, *steps_;
+    QComboBox* device_;
+    QGroupBox *implBox_, *dtypeBox_, *causalBox_, *passBox_;
+    QLabel *summary_, *problemsLabel_;
+    QHash<QString, QWidget*> fields_;
+    QHash<QWidget*, QString> baseTooltips_;
+
+    Capabilities caps_;
+    bool capsKnown_ = false;
+    bool updating_ = false;
+    QStringList problems_;
+    AttentionBenchSpec spec_;
+    int cells_ = 0;
+};
+
+}  // namespace ts::ui

@@ -1,0 +1,678 @@
+#include "benchpanel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QRegularExpression>
+#include <QShortcut>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStyle>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "format.h"
+#include "trainscope/engine/benchmark.h"
+#include "trainscope/engine/json.h"
+
+namespace ts::ui {
+
+namespace {
+constexpr int kMaxPoints = 1000;
+
+const QList<Mode> kModes = {Mode::Forward, Mode::ForwardBackward, Mode::Train};
+const QList<Precision> kPrecisions = {Precision::FP32, Precision::BF16, Precision::FP16};
+const QList<Attention> kAttentions = {Attention::Naive, Attention::Sdpa, Attention::Tiled,
+                                      Attention::Flash};
+
+QString attentionHint(Attention a) {
+    switch (a) {
+        case Attention::Naive: return QObject::tr("matmul, masked softmax, matmul, as the course writes it");
+        case Attention::Sdpa: return QObject::tr("LibTorch's fused scaled_dot_product_attention");
+        case Attention::Tiled: return QObject::tr("FlashAttention-2's algorithm in LibTorch ops");
+        case Attention::Flash: return QObject::tr("TrainScope's own CUDA kernels");
+    }
+    return {};
+}
+
+QJsonArray toArray(const QStringList& l) { return QJsonArray::fromStringList(l); }
+QStringList fromArray(const QJsonValue& v) {
+    QStringList out;
+    for (const auto& x : v.toArray()) out << x.toString();
+    return out;
+}
+}  // namespace
+
+bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error) {
+    out->clear();
+    const QStringList tokens =
+        text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
+    if (tokens.isEmpty()) {
+        if (error) *error = QObject::tr("enter at least one value");
+        return false;
+    }
+    for (const QString& t : tokens) {
+        bool ok = false;
+        const qlonglong v = t.toLongLong(&ok);
+        if (!ok) {
+            if (error) *error = QObject::tr("'%1' is not a whole number").arg(t);
+            return false;
+        }
+        if (std::find(out->begin(), out->end(), v) == out->end()) out->push_back(v);
+    }
+    return true;
+}
+
+BenchPanel::BenchPanel(QWidget* parent) : ExperimentPanel(parent) {
+    build();
+    revalidate();
+}
+
+void BenchPanel::build() {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(6, 6, 6, 6);
+
+    auto* runBox = new QFormLayout;
+    label_ = new QLineEdit(this);
+    label_->setPlaceholderText(tr("optional; shown in the history"));
+    runBox->addRow(tr("&Label:"), label_);
+    outer->addLayout(runBox);
+    // What Run will do, and what blocks it, at the top where it is always seen.
+    summary_ = new QLabel(this);
+    summary_->setWordWrap(true);
+    summary_->setObjectName(QStringLiteral("summary"));
+    problemsLabel_ = new QLabel(this);
+    problemsLabel_->setWordWrap(true);
+    problemsLabel_->setObjectName(QStringLiteral("problems"));
+    problemsLabel_->setStyleSheet(QStringLiteral("QLabel#problems { color: #e53935; }"));
+    problemsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    outer->addWidget(summary_);
+    outer->addWidget(problemsLabel_);
+
+    // Model: presets (several = a size sweep) and custom dimensions.
+    auto* modelBox = new QGroupBox(tr("Model"), this);
+    auto* modelLayout = new QVBoxLayout(modelBox);
+    sizes_ = new QListWidget(modelBox);
+    sizes_->setObjectName(QStringLiteral("sizes"));
+    for (const auto& name : modelPresetNames()) {
+        auto m = modelPreset(name);
+        auto* item = new QListWidgetItem(
+            tr("%1  (%2 layers, d_model %3)").arg(qstr(name)).arg(m->num_layers).arg(m->d_model), sizes_);
+        item->setData(Qt::UserRole, qstr(name));
+        item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+        item->setCheckState(Qt::Unchecked);
+    }
+    auto* custom = new QListWidgetItem(tr("custom (dimensions below)"), sizes_);
+    custom->setData(Qt::UserRole, QStringLiteral("custom"));
+    custom->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+    custom->setCheckState(Qt::Unchecked);
+    sizes_->setToolTip(tr("Tick several sizes to sweep over them"));
+    sizes_->setMaximumHeight(sizes_->sizeHintForRow(0) * 8 + 2 * sizes_->frameWidth() + 4);
+    modelLayout->addWidget(sizes_);
+    customBox_ = new QGroupBox(tr("Custom dimensions"), modelBox);
+    customBox_->setObjectName(QStringLiteral("customDimensions"));
+    auto* customForm = new QFormLayout(customBox_);
+    auto spin = [&](int lo, int hi, int value, const QString& tip) {
+        auto* s = new QSpinBox(customBox_);
+        s->setRange(lo, hi);
+        s->setValue(value);
+        s->setToolTip(tip);
+        s->setAccelerated(true);
+        return s;
+    };
+    vocab_ = spin(1, 1'000'000, 10000, tr("vocabulary size (all sizes use it)"));
+    dModel_ = spin(1, 65536, 768, tr("model width"));
+    dFf_ = spin(1, 262144, 3072, tr("feed-forward width"));
+    layers_ = spin(1, 512, 12, tr("Transformer blocks"));
+    heads_ = spin(1, 512, 12, tr("attention heads; d_model must divide by it"));
+    customForm->addRow(tr("Vocabulary:"), vocab_);
+    customForm->addRow(tr("d_model:"), dModel_);
+    customForm->addRow(tr("d_ff:"), dFf_);
+    customForm->addRow(tr("Layers:"), layers_);
+    customForm->addRow(tr("Heads:"), heads_);
+    modelLayout->addWidget(customBox_);
+    outer->addWidget(modelBox);
+
+    auto* workBox = new QGroupBox(tr("Workload"), this);
+    auto* workForm = new QFormLayout(workBox);
+    context_ = new QLineEdit(workBox);
+    context_->setToolTip(tr("Context length; a list (128, 256, 512) sweeps over it"));
+    batch_ = new QLineEdit(workBox);
+    batch_->setToolTip(tr("Batch size; a list sweeps over it"));
+    workForm->addRow(tr("&Context length:"), context_);
+    workForm->addRow(tr("&Batch size:"), batch_);
+    modeBox_ = new QGroupBox(workBox);
+    modeBox_->setFlat(true);
+    auto* modeRow = new QHBoxLayout(modeBox_);
+    modeRow->setContentsMargins(0, 0, 0, 0);
+    for (Mode m : kModes) {
+        auto* cb = new QCheckBox(qstr(toString(m)), modeBox_);
+        modes_.insert(m, cb);
+        modeRow->addWidget(cb);
+    }
+    modes_[Mode::Forward]->setToolTip(tr("forward pass only"));
+    modes_[Mode::ForwardBackward]->setToolTip(tr("forward and backward"));
+    modes_[Mode::Train]->setToolTip(tr("forward, backward and an AdamW step"));
+    modeRow->addStretch();
+    workForm->addRow(tr("Mode:"), modeBox_);
+    outer->addWidget(workBox);
+
+    auto* numBox = new QGroupBox(tr("Precision and attention"), this);
+    auto* numForm = new QFormLayout(numBox);
+    precisionBox_ = new QGroupBox(numBox);
+    precisionBox_->setFlat(true);
+    auto* precRow = new QHBoxLayout(precisionBox_);
+    precRow->setContentsMargins(0, 0, 0, 0);
+    for (Precision p : kPrecisions) {
+        auto* cb = new QCheckBox(qstr(toString(p)), precisionBox_);
+        precisions_.insert(p, cb);
+        precRow->addWidget(cb);
+    }
+    precRow->addStretch();
+    attentionBox_ = new QGroupBox(numBox);
+    attentionBox_->setFlat(true);
+    auto* attRow = new QHBoxLayout(attentionBox_);
+    attRow->setContentsMargins(0, 0, 0, 0);
+    for (Attention a : kAttentions) {
+        auto* cb = new QCheckBox(qstr(toString(a)), attentionBox_);
+        cb->setToolTip(attentionHint(a));
+        attentions_.insert(a, cb);
+        attRow->addWidget(cb);
+    }
+    attRow->addStretch();
+    numForm->addRow(tr("Precision:"), precisionBox_);
+    numForm->addRow(tr("Attention:"), attentionBox_);
+    outer->addWidget(numBox);
+
+    auto* execBox = new QGroupBox(tr("Execution"), this);
+    auto* execForm = new QFormLayout(execBox);
+    device_ = new QComboBox(execBox);
+    device_->addItem(tr("cpu"), QStringLiteral("cpu"));
+    strategy_ = new QComboBox(execBox);
+    strategy_->addItem(tr("single device"), QStringLiteral("single"));
+    for (const char* s : {"naive", "flat", "overlapped", "bucketed"})
+        strategy_->addItem(tr("DDP — %1").arg(QLatin1String(s)), QStringLiteral("ddp-") + QLatin1String(s));
+    warmup_ = new QLineEdit(execBox);
+    warmup_->setToolTip(tr("Steps run and recorded but left out of the statistics; a list (0, 1, 5) sweeps over it"));
+    steps_ = new QSpinBox(execBox);
+    steps_->setRange(1, 1'000'000);
+    steps_->setToolTip(tr("Steps measured after the warm-up"));
+    execForm->addRow(tr("&Device:"), device_);
+    execForm->addRow(tr("Parallel &strategy:"), strategy_);
+    execForm->addRow(tr("&Warm-up steps:"), warmup_);
+    execForm->addRow(tr("&Measured steps:"), steps_);
+    outer->addWidget(execBox);
+
+    outer->addStretch();
+
+    fields_ = {{QStringLiteral("sizes"), sizes_},      {QStringLiteral("vocab"), vocab_},
+               {QStringLiteral("d_model"), dModel_},   {QStringLiteral("d_ff"), dFf_},
+               {QStringLiteral("layers"), layers_},    {QStringLiteral("heads"), heads_},
+               {QStringLiteral("context"), context_},  {QStringLiteral("batch"), batch_},
+               {QStringLiteral("modes"), modeBox_},    {QStringLiteral("precisions"), precisionBox_},
+               {QStringLiteral("attentions"), attentionBox_}, {QStringLiteral("device"), device_},
+               {QStringLiteral("strategy"), strategy_}, {QStringLiteral("warmup"), warmup_},
+               {QStringLiteral("steps"), steps_}};
+    for (auto it = fields_.begin(); it != fields_.end(); ++it) {
+        it.value()->setObjectName(it.key());
+        baseTooltips_.insert(it.value(), it.value()->toolTip());
+    }
+
+    // Defaults: a run of seconds on any machine.
+    for (int i = 0; i < sizes_->count(); ++i)
+        if (sizes_->item(i)->data(Qt::UserRole).toString() == QLatin1String("tiny"))
+            sizes_->item(i)->setCheckState(Qt::Checked);
+    context_->setText(QStringLiteral("64"));
+    batch_->setText(QStringLiteral("2"));
+    warmup_->setText(QStringLiteral("2"));
+    steps_->setValue(8);
+    modes_[Mode::Train]->setChecked(true);
+    precisions_[Precision::FP32]->setChecked(true);
+    attentions_[Attention::Naive]->setChecked(true);
+
+    auto changedSlot = [this] {
+        if (updating_) return;
+        updateAvailability();
+        revalidate();
+    };
+    connect(sizes_, &QListWidget::itemChanged, this, changedSlot);
+    for (QSpinBox* s : {vocab_, dModel_, dFf_, layers_, heads_, steps_})
+        connect(s, &QSpinBox::valueChanged, this, changedSlot);
+    for (QLineEdit* e : {label_, context_, batch_, warmup_})
+        connect(e, &QLineEdit::textChanged, this, changedSlot);
+    for (auto* cb : modes_) connect(cb, &QCheckBox::toggled, this, changedSlot);
+    for (auto* cb : precisions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
+    for (auto* cb : attentions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
+    connect(device_, &QComboBox::currentIndexChanged, this, changedSlot);
+    connect(strategy_, &QComboBox::currentIndexChanged, this, changedSlot);
+    auto* runShortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
+    runShortcut->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(runShortcut, &QShortcut::activated, this, &ExperimentPanel::runRequested);
+
+    // GPU-only options wait for the device probe.
+    updateAvailability();
+}
+
+void BenchPanel::setCapabilities(const Capabilities& caps) {
+    caps_ = caps;
+    capsKnown_ = true;
+    updating_ = true;
+    const QString current = device_->currentData().toString();
+    device_->clear();
+    auto* model = qobject_cast<QStandardItemModel*>(device_->model());
+    for (const DeviceInfo& d : caps.devices) {
+        QString text = qstr(d.id);
+        if (!d.name.empty()) text += QStringLiteral(" — ") + qstr(d.name);
+        if (d.total_memory > 0) text += tr(" (%1 GiB)").arg(d.total_memory / double(1 << 30), 0, 'f', 0);
+        device_->addItem(text, qstr(d.id));
+    }
+    if (device_->findData(QStringLiteral("cpu")) < 0) device_->insertItem(0, tr("cpu"), QStringLiteral("cpu"));
+    if (!caps.cuda_available) {
+        device_->addItem(tr("cuda"), QStringLiteral("cuda"));
+        const int i = device_->count() - 1;
+        const QString why = caps.torch_cuda_build
+                                ? tr("No CUDA device found on this machine")
+                                : tr("This LibTorch was built without CUDA (torch %1)").arg(qstr(caps.torch_version));
+        if (model) model->item(i)->setEnabled(false);
+        device_->setItemData(i, why, Qt::ToolTipRole);
+    } else if (device_->findData(QStringLiteral("cuda")) < 0) {
+        // "cuda" = the current CUDA device; most presets name it.
+        device_->addItem(tr("cuda (current device)"), QStringLiteral("cuda"));
+    }
+    int idx = device_->findData(current);
+    if (idx < 0 || (model && !model->item(idx)->isEnabled())) idx = 0;
+    device_->setCurrentIndex(idx);
+    updating_ = false;
+    updateAvailability();
+    revalidate();
+}
+
+BenchConfig BenchPanel::baseConfig() const {
+    BenchConfig c;
+    c.model.vocab_size = vocab_->value();
+    c.model.d_model = dModel_->value();
+    c.model.d_ff = dFf_->value();
+    c.model.num_layers = layers_->value();
+    c.model.num_heads = heads_->value();
+    c.model.name = "custom";
+    std::vector<int64_t> v;
+    if (parseIntList(context_->text(), &v, nullptr)) c.model.context_length = v.front();
+    if (parseIntList(batch_->text(), &v, nullptr)) c.batch_size = v.front();
+    if (parseIntList(warmup_->text(), &v, nullptr)) c.warmup = static_cast<int>(v.front());
+    c.steps = steps_->value();
+    c.device = device_->currentData().toString().toStdString();
+    for (Mode m : kModes)
+        if (modes_[m]->isChecked()) { c.mode = m; break; }
+    for (Precision p : kPrecisions)
+        if (precisions_[p]->isChecked()) { c.precision = p; break; }
+    for (Attention a : kAttentions)
+        if (attentions_[a]->isChecked()) { c.attention = a; break; }
+    return c;
+}
+
+void BenchPanel::updateAvailability() {
+    // Each option is probed on the current device; the engine's reason becomes the tooltip.
+    const bool wasUpdating = updating_;
+    updating_ = true;
+    BenchConfig probe = baseConfig();
+    // A small, valid model for probing: the reasons must be about the option, not the sizes.
+    if (auto tiny = modelPreset("tiny")) {
+        tiny->context_length = 64;
+        probe.model = *tiny;
+    }
+    probe.batch_size = 1;
+    probe.warmup = 0;
+    probe.steps = 1;
+    auto reasonFor = [&](const BenchConfig& c) -> QString {
+        if (!capsKnown_) return tr("Checking what this machine can run…");
+        QStringList msgs;
+        for (const auto& m : checkRunnable(c)) msgs << qstr(m);
+        return msgs.join(QLatin1Char('\n'));
+    };
+    for (Precision p : kPrecisions) {
+        BenchConfig c = probe;
+        c.precision = p;
+        c.attention = Attention::Naive;
+        const QString why = p == Precision::FP32 ? QString() : reasonFor(c);
+        QCheckBox* cb = precisions_[p];
+        cb->setEnabled(why.isEmpty());
+        cb->setToolTip(why.isEmpty() ? tr("autocast to %1").arg(qstr(toString(p))) : why);
+        if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
+    }
+    for (Attention a : kAttentions) {
+        BenchConfig c = probe;
+        c.precision = Precision::FP32;
+        c.attention = a;
+        // The flash kernels run in half precision only; probe them as they would be used.
+        if (a == Attention::Flash) c.precision = Precision::BF16;
+        const QString why = a == Attention::Naive ? QString() : reasonFor(c);
+        QCheckBox* cb = attentions_[a];
+        cb->setEnabled(why.isEmpty());
+        cb->setToolTip(why.isEmpty() ? attentionHint(a) : attentionHint(a) + QStringLiteral("\n") + why);
+        if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
+    }
+    // DDP needs several GPUs; the window runs single-device experiments for now.
+    int gpus = 0;
+    for (const auto& d : caps_.devices)
+        if (d.id != "cpu") ++gpus;
+    auto* model = qobject_cast<QStandardItemModel*>(strategy_->model());
+    for (int i = 1; i < strategy_->count(); ++i) {
+        const QString why = !capsKnown_ ? tr("Checking what this machine can run…")
+                            : gpus < 2
+                                ? tr("DDP needs two or more CUDA devices; this machine has %1").arg(gpus)
+                                : tr("DDP runs are started from trainscope-cli; the window does not run them yet");
+        if (model) model->item(i)->setEnabled(false);
+        strategy_->setItemData(i, why, Qt::ToolTipRole);
+    }
+    if (strategy_->currentIndex() != 0) strategy_->setCurrentIndex(0);
+    updating_ = wasUpdating;
+}
+
+void BenchPanel::flag(QWidget* w, const QStringList& messages) {
+    const bool invalid = !messages.isEmpty();
+    if (w->property("invalid").toBool() != invalid) {
+        w->setProperty("invalid", invalid);
+        // A style sheet on the flagged widget only: a panel-wide one would stop the
+        // application font (presentation mode) from reaching the fields.
+        w->setStyleSheet(invalid ? QStringLiteral("%1#%2 { border: 2px solid #e53935; border-radius: 3px; }")
+                                       .arg(QLatin1String(w->metaObject()->className()), w->objectName())
+                                 : QString());
+    }
+    const QString base = baseTooltips_.value(w);
+    w->setToolTip(invalid ? messages.join(QLatin1Char('\n')) + (base.isEmpty() ? QString() : QStringLiteral("\n\n") + base)
+                          : base);
+}
+
+QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
+    // The engine names the bad value in each message; map the names to their fields. A
+    // message about two values ("d_model 100 is not divisible by num_heads 3") flags both.
+    if (m.startsWith(QLatin1String("device '"))) return {device_};
+    if (m.contains(QLatin1String("attention '"))) return {attentionBox_};
+    if (m.contains(QLatin1String("bf16")) || m.contains(QLatin1String("fp16"))) return {precisionBox_};
+    const QList<QPair<QString, QWidget*>> keys = {
+        {QStringLiteral("vocab_size"), vocab_},   {QStringLiteral("context_length"), context_},
+        {QStringLiteral("d_model"), dModel_},     {QStringLiteral("head dimension"), heads_},
+        {QStringLiteral("num_heads"), heads_},    {QStringLiteral("d_ff"), dFf_},
+        {QStringLiteral("num_layers"), layers_},  {QStringLiteral("batch_size"), batch_},
+        {QStringLiteral("warmup"), warmup_},      {QStringLiteral("steps"), steps_},
+        {QStringLiteral("device"), device_}};
+    QList<QWidget*> out;
+    for (const auto& [key, w] : keys)
+        if (m.contains(key) && !out.contains(w)) out << w;
+    return out;
+}
+
+void BenchPanel::revalidate() {
+    QHash<QWidget*, QStringList> byField;
+    QStringList general;
+    points_.clear();
+    batches_.clear();
+    auto add = [&](QWidget* w, const QString& msg) {
+        if (w) {
+            if (!byField[w].contains(msg)) byField[w] << msg;
+        } else if (!general.contains(msg)) {
+            general << msg;
+        }
+    };
+    auto addAll = [&](const QList<QWidget*>& ws, const QString& msg) {
+        if (ws.isEmpty()) add(nullptr, msg);
+        for (QWidget* w : ws) add(w, msg);
+    };
+
+    SweepSpec spec;
+    spec.base = baseConfig();
+    QString err;
+    std::vector<int64_t> ctx, warm;
+    // A list that does not parse is flagged; the other fields are still checked, with the
+    // base value standing in for it.
+    if (!parseIntList(context_->text(), &ctx, &err)) {
+        add(context_, tr("Context length: %1").arg(err));
+        ctx = {spec.base.model.context_length};
+    }
+    if (!parseIntList(batch_->text(), &batches_, &err)) {
+        add(batch_, tr("Batch size: %1").arg(err));
+        batches_ = {spec.base.batch_size};
+    }
+    if (!parseIntList(warmup_->text(), &warm, &err)) {
+        add(warmup_, tr("Warm-up steps: %1").arg(err));
+        warm = {spec.base.warmup};
+    }
+    for (int64_t w : warm)
+        if (w > 1'000'000) add(warmup_, tr("Warm-up steps: %1 is too many").arg(w));
+    spec.context_lengths.assign(ctx.begin(), ctx.end());
+    for (int64_t w : warm) spec.warmups.push_back(static_cast<int>(std::clamp<int64_t>(w, -1, 1'000'000)));
+    for (int i = 0; i < sizes_->count(); ++i)
+        if (sizes_->item(i)->checkState() == Qt::Checked)
+            spec.sizes.push_back(sizes_->item(i)->data(Qt::UserRole).toString().toStdString());
+    if (spec.sizes.empty()) add(sizes_, tr("Pick at least one model size"));
+    for (Mode m : kModes)
+        if (modes_[m]->isChecked()) spec.modes.push_back(m);
+    if (spec.modes.empty()) add(modeBox_, tr("Pick at least one mode"));
+    for (Precision p : kPrecisions)
+        if (precisions_[p]->isChecked()) spec.precisions.push_back(p);
+    if (spec.precisions.empty()) add(precisionBox_, tr("Pick at least one precision"));
+    for (Attention a : kAttentions)
+        if (attentions_[a]->isChecked()) spec.attentions.push_back(a);
+    if (spec.attentions.empty()) add(attentionBox_, tr("Pick at least one attention backend"));
+    customBox_->setEnabled(std::find(spec.sizes.begin(), spec.sizes.end(), "custom") != spec.sizes.end());
+
+    const QHash<QWidget*, QStringList> parseProblems = byField;
+    if (!spec.sizes.empty()) {
+        // The sweep's size, before expanding it: a typo like "1-1000" must not allocate.
+        const size_t count = spec.sizes.size() * spec.context_lengths.size() * spec.precisions.size() *
+                             spec.attentions.size() * spec.modes.size() * spec.warmups.size() *
+                             batches_.size();
+        if (count > static_cast<size_t>(kMaxPoints)) {
+            general << tr("The sweep has %1 points; at most %2 can run at once").arg(count).arg(kMaxPoints);
+        } else {
+            try {
+                for (int64_t b : batches_) {
+                    SweepSpec s = spec;
+                    s.base.batch_size = b;
+                    for (auto& p : expandSweep(s)) points_.push_back(std::move(p));
+                }
+            } catch (const std::exception& e) {
+                general << qstr(std::string(e.what()));
+            }
+        }
+        // The engine's checks, except on fields already flagged as unreadable (their
+        // stand-in value says nothing about what was typed).
+        auto addChecked = [&](const std::string& m) {
+            const QString msg = qstr(m);
+            QList<QWidget*> ws = widgetsForMessage(msg);
+            for (QWidget* w : ws)
+                if (parseProblems.contains(w)) return;
+            addAll(ws, msg);
+        };
+        for (const auto& p : points_) {
+            for (const auto& m : validateBench(p)) addChecked(m);
+            if (capsKnown_)
+                for (const auto& m : checkRunnable(p)) addChecked(m);
+        }
+    }
+    spec_ = spec;
+
+    for (QWidget* w : fields_) flag(w, byField.value(w));
+    problems_.clear();
+    for (QWidget* w : fields_)
+        for (const QString& m : byField.value(w))
+            if (!problems_.contains(m)) problems_ << m;
+    for (const QString& m : general)
+        if (!problems_.contains(m)) problems_ << m;
+    if (!capsKnown_ && problems_.isEmpty())
+        summary_->setText(tr("Checking what this machine can run…"));
+    if (!problems_.isEmpty()) points_.clear();
+    problemsLabel_->setText(problems_.join(QLatin1Char('\n')));
+    problemsLabel_->setVisible(!problems_.isEmpty());
+    if (capsKnown_ || !problems_.isEmpty()) summary_->setText(summary());
+    Q_EMIT changed();
+}
+
+QString BenchPanel::summary() const {
+    if (!problems_.isEmpty())
+        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+    if (points_.empty()) return tr("Nothing to run");
+    if (points_.size() == 1) return tr("1 point: %1").arg(describeConfig(points_.front()));
+    return describeSweep(points_);
+}
+
+std::optional<ExperimentJob> BenchPanel::makeJob() const {
+    if (!problems_.isEmpty() || points_.empty() || !capsKnown_) return std::nullopt;
+    ExperimentJob job;
+    job.kind = QStringLiteral("bench");
+    job.label = label_->text().trimmed();
+    job.point_count = static_cast<int>(points_.size());
+    job.device = points_.front().device;
+    // The sweep as asked for: the CLI's sweep-file fields, plus the batch sizes (a window-only
+    // list), the point count and the command, as the CLI stores them.
+    nlohmann::json spec;
+    spec["base"] = toJson(spec_.base);
+    spec["sizes"] = spec_.sizes;
+    spec["context_lengths"] = spec_.context_lengths;
+    spec["warmups"] = spec_.warmups;
+    spec["batch_sizes"] = batches_;
+    auto names = [](const auto& values) {
+        std::vector<std::string> out;
+        for (auto v : values) out.emplace_back(toString(v));
+        return out;
+    };
+    spec["precisions"] = names(spec_.precisions);
+    spec["attentions"] = names(spec_.attentions);
+    spec["modes"] = names(spec_.modes);
+    spec["points"] = points_.size();
+    spec["command"] = "bench";
+    spec["source"] = "window";
+    job.spec_json = spec.dump();
+    const std::string device = job.device;
+    job.environment = [device] { return currentEnvironment(device); };
+    job.run = [points = points_](Observer& obs, const CancelToken& cancel, ResultStore* store,
+                                 int64_t runId) { runSweep(points, obs, cancel, store, runId); };
+    return job;
+}
+
+QJsonObject BenchPanel::state() const {
+    QJsonObject o;
+    o[QLatin1String("label")] = label_->text();
+    QStringList sizes;
+    for (int i = 0; i < sizes_->count(); ++i)
+        if (sizes_->item(i)->checkState() == Qt::Checked) sizes << sizes_->item(i)->data(Qt::UserRole).toString();
+    o[QLatin1String("sizes")] = toArray(sizes);
+    o[QLatin1String("custom")] = QJsonObject{{QStringLiteral("vocab"), vocab_->value()},
+                                            {QStringLiteral("d_model"), dModel_->value()},
+                                            {QStringLiteral("d_ff"), dFf_->value()},
+                                            {QStringLiteral("layers"), layers_->value()},
+                                            {QStringLiteral("heads"), heads_->value()}};
+    o[QLatin1String("context")] = context_->text();
+    o[QLatin1String("batch")] = batch_->text();
+    o[QLatin1String("warmup")] = warmup_->text();
+    o[QLatin1String("steps")] = steps_->value();
+    QStringList modes, precs, atts;
+    for (Mode m : kModes)
+        if (modes_[m]->isChecked()) modes << qstr(toString(m));
+    for (Precision p : kPrecisions)
+        if (precisions_[p]->isChecked()) precs << qstr(toString(p));
+    for (Attention a : kAttentions)
+        if (attentions_[a]->isChecked()) atts << qstr(toString(a));
+    o[QLatin1String("modes")] = toArray(modes);
+    o[QLatin1String("precisions")] = toArray(precs);
+    o[QLatin1String("attentions")] = toArray(atts);
+    o[QLatin1String("device")] = device_->currentData().toString();
+    o[QLatin1String("strategy")] = strategy_->currentData().toString();
+    return o;
+}
+
+void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
+    updating_ = true;
+    auto text = [&](const char* key, QLineEdit* e) {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isString()) e->setText(v.toString());
+        else if (v.isDouble()) e->setText(QString::number(v.toInteger()));
+        else if (v.isArray()) {
+            QStringList parts;
+            for (const auto& x : v.toArray()) parts << (x.isString() ? x.toString() : QString::number(x.toInteger()));
+            e->setText(parts.join(QStringLiteral(", ")));
+        }
+    };
+    if (o.contains(QLatin1String("label"))) label_->setText(o.value(QLatin1String("label")).toString());
+    if (o.contains(QLatin1String("sizes"))) {
+        const QStringList sizes = fromArray(o.value(QLatin1String("sizes")));
+        for (int i = 0; i < sizes_->count(); ++i) {
+            const QString id = sizes_->item(i)->data(Qt::UserRole).toString();
+            sizes_->item(i)->setCheckState(sizes.contains(id) ? Qt::Checked : Qt::Unchecked);
+        }
+        for (const QString& s : sizes) {
+            bool known = false;
+            for (int i = 0; i < sizes_->count(); ++i) known |= sizes_->item(i)->data(Qt::UserRole).toString() == s;
+            if (!known && notes) *notes << tr("model size '%1' is unknown; left out").arg(s);
+        }
+    }
+    const QJsonObject custom = o.value(QLatin1String("custom")).toObject();
+    auto setSpin = [&](const char* key, QSpinBox* s) {
+        if (custom.contains(QLatin1String(key))) s->setValue(custom.value(QLatin1String(key)).toInt(s->value()));
+    };
+    setSpin("vocab", vocab_);
+    setSpin("d_model", dModel_);
+    setSpin("d_ff", dFf_);
+    setSpin("layers", layers_);
+    setSpin("heads", heads_);
+    text("context", context_);
+    text("batch", batch_);
+    text("warmup", warmup_);
+    if (o.contains(QLatin1String("steps"))) steps_->setValue(o.value(QLatin1String("steps")).toInt(steps_->value()));
+    auto checks = [&](const char* key, auto& boxes, const auto& all) {
+        if (!o.contains(QLatin1String(key))) return;
+        const QStringList wanted = fromArray(o.value(QLatin1String(key)));
+        for (auto v : all) boxes[v]->setChecked(wanted.contains(qstr(toString(v))));
+    };
+    checks("modes", modes_, kModes);
+    checks("precisions", precisions_, kPrecisions);
+    checks("attentions", attentions_, kAttentions);
+    if (o.contains(QLatin1String("device"))) {
+        const QString dev = o.value(QLatin1String("device")).toString();
+        const int i = device_->findData(dev);
+        auto* model = qobject_cast<QStandardItemModel*>(device_->model());
+        if (i >= 0 && (!model || model->item(i)->isEnabled())) {
+            device_->setCurrentIndex(i);
+        } else if (capsKnown_ && dev != device_->currentData().toString()) {
+            if (notes) *notes << tr("device '%1' is not available here; using %2").arg(dev, device_->currentData().toString());
+        } else if (!capsKnown_ && i < 0) {
+            // Not probed yet: keep the wish, the probe decides.
+            device_->addItem(dev, dev);
+            device_->setCurrentIndex(device_->count() - 1);
+        }
+    }
+    // Options this machine lacks are dropped, and said so.
+    QStringList before;
+    for (Precision p : kPrecisions)
+        if (precisions_[p]->isChecked()) before << qstr(toString(p));
+    for (Attention a : kAttentions)
+        if (attentions_[a]->isChecked()) before << qstr(toString(a));
+    updateAvailability();
+    if (notes && capsKnown_) {
+        for (Precision p : kPrecisions)
+            if (before.contains(qstr(toString(p))) && !precisions_[p]->isChecked())
+                *notes << tr("%1 left out: %2").arg(qstr(toString(p)), precisions_[p]->toolTip());
+        for (Attention a : kAttentions)
+            if (before.contains(qstr(toString(a))) && !attentions_[a]->isChecked())
+                *notes << tr("%1 left out: %2").arg(qstr(toString(a)), attentions_[a]->toolTip().section(QLatin1Char('\n'), 1));
+    }
+    // A preset whose only precision is unavailable still needs one.
+    bool anyPrecision = false;
+    for (auto* cb : precisions_) anyPrecision |= cb->isChecked();
+    if (!anyPrecision && capsKnown_) precisions_[Precision::FP32]->setChecked(true);
+    bool anyAttention = false;
+    for (auto* cb : attentions_) anyAttention |= cb->isChecked();
+    if (!anyAttention && capsKnown_) attentions_[Attention::Naive]->setChecked(true);
+    updating_ = false;
+    revalidate();
+}
+
+}  // namespace ts::ui

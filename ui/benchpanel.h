@@ -1,0 +1,78 @@
+// The end-to-end benchmark's panel: model sizes (presets and custom dimensions), context
+// lengths, batch sizes, modes, precisions, attention backends, device, parallel strategy,
+// warm-up and measured steps. Lists of values make a sweep. Options this machine cannot run
+// are disabled with the engine's reason as tooltip; invalid values are flagged in place.
+#pragma once
+
+#include <QHash>
+#include <QMap>
+#include <QPointer>
+
+#include "experimentpanel.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QSpinBox;
+class QGroupBox;
+
+namespace ts::ui {
+
+class BenchPanel : public ExperimentPanel {
+    Q_OBJECT
+public:
+    explicit BenchPanel(QWidget* parent = nullptr);
+
+    void setCapabilities(const Capabilities& caps) override;
+    QStringList problems() const override { return problems_; }
+    std::optional<ExperimentJob> makeJob() const override;
+    QString summary() const override;
+    QJsonObject state() const override;
+    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
+
+    // The points the current fields expand to (empty when a field does not parse).
+    std::vector<BenchConfig> points() const { return points_; }
+    bool capabilitiesKnown() const { return capsKnown_; }
+    // The widget flagged for `field` ("context", "batch", ...), for tests.
+    QWidget* fieldWidget(const QString& field) const { return fields_.value(field); }
+
+private:
+    void build();
+    void revalidate();
+    void updateAvailability();
+    void flag(QWidget* w, const QStringList& messages);
+    QList<QWidget*> widgetsForMessage(const QString& message) const;
+    BenchConfig baseConfig() const;
+
+    QLineEdit* label_;
+    QListWidget* sizes_;
+    QSpinBox *vocab_, *dModel_, *dFf_, *layers_, *heads_;
+    QGroupBox* customBox_;
+    QLineEdit *context_, *batch_, *warmup_;
+    QSpinBox* steps_;
+    QMap<Mode, QCheckBox*> modes_;
+    QMap<Precision, QCheckBox*> precisions_;
+    QMap<Attention, QCheckBox*> attentions_;
+    QComboBox* device_;
+    QComboBox* strategy_;
+    QLabel* summary_;
+    QLabel* problemsLabel_;
+    QGroupBox *modeBox_, *precisionBox_, *attentionBox_;
+    QHash<QString, QWidget*> fields_;
+    QHash<QWidget*, QString> baseTooltips_;
+
+    Capabilities caps_;
+    bool capsKnown_ = false;
+    bool updating_ = false;
+    QStringList problems_;
+    std::vector<BenchConfig> points_;
+    std::vector<int64_t> batches_;
+    SweepSpec spec_;
+};
+
+// "256, 512 1024" → numbers; false with `error` naming the bad token.
+bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error);
+
+}  // namespace ts::ui

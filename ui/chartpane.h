@@ -1,0 +1,48 @@
+// Base of the Qt Charts views: a QChartView in a widget that redraws at most 20 times a
+// second, follows the theme, offers Export / Copy on right-click, and paints itself at any
+// size for exports.
+#pragma once
+
+#include <QWidget>
+
+#include "chartstyle.h"
+#include "exporter.h"
+
+class QChart;
+class QChartView;
+
+namespace ts::ui {
+
+class ChartPane : public QWidget, public ExportableChart {
+    Q_OBJECT
+public:
+    explicit ChartPane(QWidget* parent = nullptr);
+
+    QChart* chart() const { return chart_; }
+    QChartView* chartView() const { return view_; }
+    void paintChart(QPainter& painter, const QRectF& target) override;
+    QColor backgroundColor() const override { return style_.background; }
+    // Draws any pending change now (exports, tests).
+    void flushRedraw() { throttle_->flush(); }
+    int redrawCount() const { return throttle_->redraws(); }
+
+Q_SIGNALS:
+    void exportRequested();
+    void copyRequested();
+
+protected:
+    void requestRedraw() { throttle_->request(); }
+    virtual void redraw() = 0;
+    // Colours of the subclass's own series; the base styles chart, legend and axes.
+    virtual void restyle() {}
+    const ChartStyle& style() const { return style_; }
+
+private:
+    void applyTheme();
+    QChart* chart_;
+    QChartView* view_;
+    RedrawThrottle* throttle_;
+    ChartStyle style_;
+};
+
+}  // namespace ts::ui

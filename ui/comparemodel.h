@@ -1,0 +1,57 @@
+// Two runs side by side: points matched by configuration, each run's time, the difference
+// and the ratio; plus the environment fields in which the runs differ.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QStringList>
+
+#include <vector>
+
+#include "speedupmodel.h"
+#include "trainscope/engine/store.h"
+
+namespace ts::ui {
+
+class CompareModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Configuration, TimeA, TimeB, Difference, Ratio, ColumnCount };
+    static constexpr int ValueRole = Qt::UserRole + 1;
+
+    struct Side {
+        RunInfo info;
+        std::vector<BenchResult> points;
+    };
+
+    explicit CompareModel(QObject* parent = nullptr);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+    void setRuns(Side a, Side b);
+    void clear();
+    void setMetric(Metric m);
+    Metric metric() const { return metric_; }
+    bool hasRuns() const { return hasRuns_; }
+    const Side& sideA() const { return a_; }
+    const Side& sideB() const { return b_; }
+
+    // Environment fields that differ: {field, value in A, value in B}.
+    QList<QStringList> environmentDifferences() const;
+
+private:
+    void rebuild();
+    struct Row {
+        QString label;
+        const BenchResult* a = nullptr;
+        const BenchResult* b = nullptr;
+    };
+    Side a_, b_;
+    bool hasRuns_ = false;
+    Metric metric_ = Metric::Total;
+    std::vector<Row> rows_;
+};
+
+}  // namespace ts::ui

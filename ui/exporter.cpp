@@ -1,0 +1,369 @@
+#include "exporter.h"
+
+#include <QAbstractItemModel>
+#include <QApplication>
+#include <QClipboard>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QFontMetricsF>
+#include <QMimeData>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QPalette>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <QTextStream>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "format.h"
+#include "trainscope/engine/json.h"
+
+namespace ts::ui {
+
+// Raw numbers behind cells: every model of the window uses this role for them.
+static constexpr int kValueRole = Qt::UserRole + 1;
+
+QColor ExportableChart::backgroundColor() const {
+    return QApplication::palette().color(QPalette::Base);
+}
+
+QString ExportContext::runTitle() const {
+    QString t = storeRunId > 0 ? QStringLiteral("Run %1").arg(storeRunId) : QStringLiteral("Unsaved run");
+    if (!runLabel.isEmpty()) t += QStringLiteral(" — ") + runLabel;
+    return t;
+}
+
+QString ExportContext::configurationLine() const { return describeSweep(configs); }
+
+QStringList ExportContext::lines() const {
+    QStringList out;
+    out << QStringLiteral("Run: ") + runTitle();
+    out << environmentLines(environment);
+    if (!configs.empty()) out << QStringLiteral("Configuration: ") + configurationLine();
+    out << notes;
+    return out;
+}
+
+std::optional<ImageFormat> imageFormatFor(const QString& path) {
+    const QString s = QFileInfo(path).suffix().toLower();
+    if (s == QLatin1String("png")) return ImageFormat::Png;
+    if (s == QLatin1String("svg")) return ImageFormat::Svg;
+    if (s == QLatin1String("pdf")) return ImageFormat::Pdf;
+    return std::nullopt;
+}
+
+std::optional<TableFormat> tableFormatFor(const QString& path) {
+    const QString s = QFileInfo(path).suffix().toLower();
+    if (s == QLatin1String("csv")) return TableFormat::Csv;
+    if (s == QLatin1String("md") || s == QLatin1String("markdown")) return TableFormat::Markdown;
+    return std::nullopt;
+}
+
+namespace {
+
+void setError(QString* error, const QString& message) {
+    if (error) *error = message;
+}
+
+// The footer: run, environment and configuration in a small font under the chart.
+QString footerText(const ExportContext& ctx) {
+    QStringList env = environmentLines(ctx.environment);
+    QString text = ctx.runTitle();
+    if (!env.isEmpty()) text += QStringLiteral("  ·  ") + env.join(QStringLiteral("  ·  "));
+    if (!ctx.configs.empty()) text += QStringLiteral("\n") + ctx.configurationLine();
+    for (const QString& n : ctx.notes) text += QStringLiteral("\n") + n;
+    return text;
+}
+
+QFont footerFont(const QSizeF& size) {
+    QFont f = QApplication::font();
+    f.setPixelSize(std::max(9, static_cast<int>(std::lround(size.width() / 120.0))));
+    return f;
+}
+
+// Paints chart and footer into `target`; the background comes from the chart's own colours
+// (the chart paints it), the footer takes a colour readable on it.
+void paintWithFooter(QPainter& p, ExportableChart& chart, const QRectF& target,
+                     const ExportContext& ctx, const QColor& background) {
+    const QString text = footerText(ctx);
+    const QFont font = footerFont(target.size());
+    const QFontMetricsF fm(font);
+    const qreal margin = std::max<qreal>(6, target.width() / 160.0);
+    const QRectF textArea(target.left() + margin, 0, target.width() - 2 * margin, target.height());
+    const QRectF bounds = fm.boundingRect(textArea, Qt::TextWordWrap | Qt::AlignLeft, text);
+    const qreal footerH = std::min(bounds.height() + 2 * margin, target.height() / 3);
+    p.fillRect(target, background);
+    const QRectF chartRect(target.left(), target.top(), target.width(), target.height() - footerH);
+    p.save();
+    chart.paintChart(p, chartRect);
+    p.restore();
+    p.save();
+    p.setFont(font);
+    const bool dark = background.lightnessF() < 0.5;
+    p.setPen(dark ? QColor(0xc8, 0xc8, 0xc8) : QColor(0x44, 0x44, 0x44));
+    p.drawText(QRectF(target.left() + margin, chartRect.bottom() + margin * 0.5,
+                      target.width() - 2 * margin, footerH - margin),
+               Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, text);
+    p.restore();
+}
+
+
+QString cellText(const QAbstractItemModel& m, int row, int col, bool preferRaw) {
+    const QModelIndex idx = m.index(row, col);
+    if (preferRaw) {
+        const QVariant raw = m.data(idx, kValueRole);
+        if (raw.isValid() && (raw.typeId() == QMetaType::Double || raw.typeId() == QMetaType::Int ||
+                              raw.typeId() == QMetaType::LongLong || raw.typeId() == QMetaType::Bool)) {
+            if (raw.typeId() == QMetaType::Double) return QString::number(raw.toDouble(), 'g', 10);
+            return raw.toString();
+        }
+    }
+    return m.data(idx, Qt::DisplayRole).toString();
+}
+
+QString csvField(QString s) {
+    if (s.contains(QLatin1Char(',')) || s.contains(QLatin1Char('"')) ||
+        s.contains(QLatin1Char('\n')) || s.startsWith(QLatin1Char('#'))) {
+        s.replace(QLatin1String("\""), QLatin1String("\"\""));
+        return QLatin1Char('"') + s + QLatin1Char('"');
+    }
+    return s;
+}
+
+QString mdCell(QString s) {
+    s.replace(QLatin1Char('|'), QLatin1String("\\|"));
+    s.replace(QLatin1Char('\n'), QLatin1Char(' '));
+    return s;
+}
+
+QString htmlEscape(const QString& s) { return s.toHtmlEscaped(); }
+
+bool writeText(const QString& path, const QString& text, QString* error) {
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Text)) {
+        setError(error, QObject::tr("cannot write %1: %2").arg(path, f.errorString()));
+        return false;
+    }
+    f.write(text.toUtf8());
+    if (!f.commit()) {
+        setError(error, QObject::tr("cannot write %1: %2").arg(path, f.errorString()));
+        return false;
+    }
+    return true;
+}
+
+QString configurationJson(const ExportContext& ctx) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& c : ctx.configs) arr.push_back(toJson(c));
+    return QString::fromStdString(arr.dump(2));
+}
+
+}  // namespace
+
+QImage renderChartImage(ExportableChart& chart, QSize size, const ExportContext& ctx,
+                        qreal dpr) {
+    QImage img(size * dpr, QImage::Format_ARGB32_Premultiplied);
+    img.setDevicePixelRatio(dpr);
+    img.fill(chart.backgroundColor());
+    {
+        QPainter p(&img);
+        p.setRenderHint(QPainter::Antialiasing);
+        p.setRenderHint(QPainter::TextAntialiasing);
+        paintWithFooter(p, chart, QRectF(QPointF(0, 0), QSizeF(size)), ctx, chart.backgroundColor());
+    }
+    // The environment also travels as PNG text chunks.
+    img.setText(QStringLiteral("Title"), chart.chartTitle());
+    img.setText(QStringLiteral("Description"), ctx.lines().join(QLatin1Char('\n')));
+    img.setText(QStringLiteral("Software"), QStringLiteral("TrainScope"));
+    return img;
+}
+
+bool exportChart(ExportableChart& chart, const QString& path, QSize size, const ExportContext& ctx,
+                 QString* error) {
+    if (size.width() < 100 || size.height() < 80 || size.width() > 20000 || size.height() > 20000) {
+        setError(error, QObject::tr("size %1×%2 is outside 100×80 … 20000×20000")
+                            .arg(size.width()).arg(size.height()));
+        return false;
+    }
+    const auto format = imageFormatFor(path);
+    if (!format) {
+        setError(error, QObject::tr("%1: use .png, .svg or .pdf").arg(path));
+        return false;
+    }
+    const QRectF target(QPointF(0, 0), QSizeF(size));
+    switch (*format) {
+        case ImageFormat::Png: {
+            const QImage img = renderChartImage(chart, size, ctx);
+            if (!img.save(path, "PNG")) {
+                setError(error, QObject::tr("cannot write %1").arg(path));
+                return false;
+            }
+            return true;
+        }
+        case ImageFormat::Svg: {
+            QSvgGenerator svg;
+            svg.setFileName(path);
+            svg.setSize(size);
+            svg.setViewBox(QRect(QPoint(0, 0), size));
+            svg.setResolution(96);
+            svg.setTitle(chart.chartTitle());
+            svg.setDescription(ctx.lines().join(QLatin1Char('\n')));
+            QPainter p;
+            if (!p.begin(&svg)) {
+                setError(error, QObject::tr("cannot write %1").arg(path));
+                return false;
+            }
+            p.setRenderHint(QPainter::Antialiasing);
+            paintWithFooter(p, chart, target, ctx, chart.backgroundColor());
+            p.end();
+            break;
+        }
+        case ImageFormat::Pdf: {
+            QPdfWriter pdf(path);
+            pdf.setResolution(96);  // one unit = one pixel of the chosen size
+            pdf.setPageSize(QPageSize(QSizeF(size) * 72.0 / 96.0, QPageSize::Point,
+                                      QString(), QPageSize::ExactMatch));
+            pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+            pdf.setTitle(chart.chartTitle());
+            pdf.setCreator(QStringLiteral("TrainScope — ") + ctx.lines().join(QStringLiteral("; ")));
+            QPainter p;
+            if (!p.begin(&pdf)) {
+                setError(error, QObject::tr("cannot write %1").arg(path));
+                return false;
+            }
+            p.setRenderHint(QPainter::Antialiasing);
+            paintWithFooter(p, chart, target, ctx, chart.backgroundColor());
+            p.end();
+            break;
+        }
+    }
+    if (!QFileInfo(path).isFile() || QFileInfo(path).size() == 0) {
+        setError(error, QObject::tr("cannot write %1").arg(path));
+        return false;
+    }
+    return true;
+}
+
+QString tableToCsv(const QAbstractItemModel& m, const ExportContext& ctx) {
+    QString out;
+    for (const QString& line : ctx.lines()) out += QStringLiteral("# ") + line + QLatin1Char('\n');
+    QStringList header;
+    for (int c = 0; c < m.columnCount(); ++c)
+        header << csvField(m.headerData(c, Qt::Horizontal).toString());
+    out += header.join(QLatin1Char(',')) + QLatin1Char('\n');
+    for (int r = 0; r < m.rowCount(); ++r) {
+        QStringList row;
+        for (int c = 0; c < m.columnCount(); ++c) row << csvField(cellText(m, r, c, true));
+        out += row.join(QLatin1Char(',')) + QLatin1Char('\n');
+    }
+    return out;
+}
+
+QString tableToMarkdown(const QAbstractItemModel& m, const ExportContext& ctx, bool withEnvironment) {
+    QString out;
+    QStringList header, sep;
+    for (int c = 0; c < m.columnCount(); ++c) {
+        header << mdCell(m.headerData(c, Qt::Horizontal).toString());
+        const QVariant align = m.rowCount() ? m.data(m.index(0, c), Qt::TextAlignmentRole) : QVariant();
+        sep << ((align.isValid() && (align.toInt() & Qt::AlignRight)) ? QStringLiteral("---:")
+                                                                       : QStringLiteral("---"));
+    }
+    out += QStringLiteral("| ") + header.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
+    out += QStringLiteral("| ") + sep.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
+    for (int r = 0; r < m.rowCount(); ++r) {
+        QStringList row;
+        for (int c = 0; c < m.columnCount(); ++c) row << mdCell(cellText(m, r, c, false));
+        out += QStringLiteral("| ") + row.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
+    }
+    if (withEnvironment) {
+        out += QLatin1Char('\n');
+        for (const QString& line : ctx.lines()) out += QStringLiteral("- ") + line + QLatin1Char('\n');
+    }
+    return out;
+}
+
+bool exportTable(const QAbstractItemModel& m, const QString& path, const ExportContext& ctx,
+                 QString* error) {
+    const auto format = tableFormatFor(path);
+    if (!format) {
+        setError(error, QObject::tr("%1: use .csv or .md").arg(path));
+        return false;
+    }
+    return writeText(path, *format == TableFormat::Csv ? tableToCsv(m, ctx) : tableToMarkdown(m, ctx),
+                     error);
+}
+
+void copyTableToClipboard(const QAbstractItemModel& m, const ExportContext& ctx) {
+    QString tsv, html = QStringLiteral("<table><thead><tr>");
+    QStringList header;
+    for (int c = 0; c < m.columnCount(); ++c) {
+        const QString h = m.headerData(c, Qt::Horizontal).toString();
+        header << h;
+        html += QStringLiteral("<th>") + htmlEscape(h) + QStringLiteral("</th>");
+    }
+    html += QStringLiteral("</tr></thead><tbody>");
+    tsv += header.join(QLatin1Char('\t')) + QLatin1Char('\n');
+    for (int r = 0; r < m.rowCount(); ++r) {
+        QStringList row;
+        html += QStringLiteral("<tr>");
+        for (int c = 0; c < m.columnCount(); ++c) {
+            const QString cell = cellText(m, r, c, false);
+            row << cell;
+            html += QStringLiteral("<td>") + htmlEscape(cell) + QStringLiteral("</td>");
+        }
+        html += QStringLiteral("</tr>");
+        tsv += row.join(QLatin1Char('\t')) + QLatin1Char('\n');
+    }
+    html += QStringLiteral("</tbody></table><p><small>") +
+            htmlEscape(ctx.lines().join(QStringLiteral(" · "))) + QStringLiteral("</small></p>");
+    for (const QString& line : ctx.lines()) tsv += QStringLiteral("# ") + line + QLatin1Char('\n');
+    auto* mime = new QMimeData;
+    mime->setText(tsv);
+    mime->setHtml(html);
+    QApplication::clipboard()->setMimeData(mime);
+}
+
+void copyChartToClipboard(ExportableChart& chart, QSize size, const ExportContext& ctx) {
+    QApplication::clipboard()->setImage(renderChartImage(chart, size, ctx));
+}
+
+bool exportReport(const QString& path, const QList<ReportPart>& parts, const ExportContext& ctx,
+                  QSize chartSize, QString* error) {
+    const QFileInfo info(path);
+    const QString filesName = info.completeBaseName() + QStringLiteral("_files");
+    QDir dir = info.absoluteDir();
+    if (!dir.mkpath(filesName)) {
+        setError(error, QObject::tr("cannot create %1").arg(dir.filePath(filesName)));
+        return false;
+    }
+    QString md;
+    md += QStringLiteral("# TrainScope report: ") + ctx.runTitle() + QStringLiteral("\n\n");
+    md += QStringLiteral("## Environment\n\n");
+    for (const QString& line : ctx.lines()) md += QStringLiteral("- ") + line + QLatin1Char('\n');
+    md += QLatin1Char('\n');
+    int n = 0;
+    for (const ReportPart& part : parts) {
+        md += QStringLiteral("## ") + part.title + QStringLiteral("\n\n");
+        if (part.chart) {
+            const QString stem = QStringLiteral("%1-%2").arg(++n, 2, 10, QLatin1Char('0'))
+                                     .arg(part.chart->chartFileStem());
+            for (const char* ext : {"png", "svg"}) {
+                const QString file = dir.filePath(filesName + QLatin1Char('/') + stem +
+                                                  QLatin1Char('.') + QLatin1String(ext));
+                if (!exportChart(*part.chart, file, chartSize, ctx, error)) return false;
+            }
+            md += QStringLiteral("![%1](%2/%3.png)\n\n[SVG](%2/%3.svg)\n\n")
+                      .arg(part.title, filesName, stem);
+        }
+        if (part.table) md += tableToMarkdown(*part.table, ctx, false) + QLatin1Char('\n');
+    }
+    md += QStringLiteral("## Configuration\n\n```json\n") + configurationJson(ctx) +
+          QStringLiteral("\n```\n");
+    return writeText(path, md, error);
+}
+
+}  // namespace ts::ui

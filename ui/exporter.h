@@ -1,0 +1,80 @@
+// Exports: any chart to PNG, SVG or PDF at a chosen size, any table to CSV, Markdown or the
+// clipboard, a whole run as a Markdown report. Every export carries the run's environment
+// and configuration (a footer on charts, comment lines in CSV, a section in Markdown).
+#pragma once
+
+#include <QColor>
+#include <QImage>
+#include <QList>
+#include <QSize>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <vector>
+
+#include "trainscope/engine/result.h"
+
+class QAbstractItemModel;
+class QPainter;
+class QRectF;
+
+namespace ts::ui {
+
+// A chart that can paint itself laid out for any size (not a scaled screenshot).
+class ExportableChart {
+public:
+    virtual ~ExportableChart() = default;
+    virtual QString chartTitle() const = 0;
+    virtual QString chartFileStem() const = 0;  // "steps", "sweep", "memory"
+    virtual void paintChart(QPainter& painter, const QRectF& target) = 0;
+    // The colour behind the chart; the export's footer strip takes it too.
+    virtual QColor backgroundColor() const;
+};
+
+// What every export says about where its numbers come from.
+struct ExportContext {
+    QString runLabel;
+    qint64 storeRunId = 0;
+    Environment environment;
+    std::vector<BenchConfig> configs;
+    QStringList notes;  // more lines, e.g. the second run's environment in a comparison
+
+    QString runTitle() const;          // "Run 12 — label", "Unsaved run"
+    QString configurationLine() const;  // the sweep in one line
+    QStringList lines() const;          // run, environment, configuration
+};
+
+enum class ImageFormat { Png, Svg, Pdf };
+enum class TableFormat { Csv, Markdown };
+std::optional<ImageFormat> imageFormatFor(const QString& path);
+std::optional<TableFormat> tableFormatFor(const QString& path);
+
+// The chart with the environment footer, `size` in device-independent pixels.
+QImage renderChartImage(ExportableChart& chart, QSize size, const ExportContext& ctx,
+                        qreal devicePixelRatio = 1.0);
+// Writes PNG, SVG or PDF by the file's suffix. False with `error` set when it cannot.
+bool exportChart(ExportableChart& chart, const QString& path, QSize size,
+                 const ExportContext& ctx, QString* error = nullptr);
+
+// CSV: "# key: value" comment lines with the environment, then the header and the rows
+// (raw numbers where the model has them, so that a spreadsheet can compute with them).
+QString tableToCsv(const QAbstractItemModel& model, const ExportContext& ctx);
+QString tableToMarkdown(const QAbstractItemModel& model, const ExportContext& ctx,
+                        bool withEnvironment = true);
+bool exportTable(const QAbstractItemModel& model, const QString& path, const ExportContext& ctx,
+                 QString* error = nullptr);
+// Tab-separated text (pastes into a spreadsheet) and an HTML table (pastes into a document).
+void copyTableToClipboard(const QAbstractItemModel& model, const ExportContext& ctx);
+void copyChartToClipboard(ExportableChart& chart, QSize size, const ExportContext& ctx);
+
+struct ReportPart {
+    QString title;
+    ExportableChart* chart = nullptr;             // one of the two
+    const QAbstractItemModel* table = nullptr;
+};
+// `path`.md plus a folder `<stem>_files/` holding a PNG and an SVG per chart.
+bool exportReport(const QString& path, const QList<ReportPart>& parts, const ExportContext& ctx,
+                  QSize chartSize, QString* error = nullptr);
+
+}  // namespace ts::ui

@@ -1,0 +1,89 @@
+#include "format.h"
+
+#include <QLocale>
+#include <QStringList>
+
+#include <cmath>
+
+#include "dimensions.h"
+
+namespace ts::ui {
+
+QString formatMs(double ms) {
+    if (!std::isfinite(ms)) return QStringLiteral("—");
+    const double a = std::abs(ms);
+    const int decimals = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : 3;
+    return QString::number(ms, 'f', decimals);
+}
+
+QString formatMiB(int64_t bytes) {
+    return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 1);
+}
+
+QString formatParams(int64_t count) {
+    const double n = static_cast<double>(count);
+    if (n >= 1e9) return QString::number(n / 1e9, 'f', 2) + QStringLiteral(" B");
+    if (n >= 1e6) return QString::number(n / 1e6, 'f', 1) + QStringLiteral(" M");
+    if (n >= 1e3) return QString::number(n / 1e3, 'f', 1) + QStringLiteral(" k");
+    return QString::number(count);
+}
+
+QString formatDuration(double seconds) {
+    if (!(seconds >= 0) || !std::isfinite(seconds)) return QStringLiteral("—");
+    const auto s = static_cast<long long>(std::llround(seconds));
+    if (s < 60) return QStringLiteral("%1 s").arg(s);
+    if (s < 3600) return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+    return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+}
+
+QString sizeLabel(const ModelConfig& m) {
+    if (m.name != "custom" && !m.name.empty()) {
+        // A preset name only if the dimensions still match the preset.
+        if (auto p = modelPreset(m.name); p && p->d_model == m.d_model && p->d_ff == m.d_ff &&
+                                          p->num_layers == m.num_layers &&
+                                          p->num_heads == m.num_heads)
+            return qstr(m.name);
+    }
+    return QStringLiteral("custom d%1 L%2 H%3").arg(m.d_model).arg(m.num_layers).arg(m.num_heads);
+}
+
+QString describeConfig(const BenchConfig& c) {
+    QStringList parts;
+    for (Dimension d : allDimensions()) parts << dimensionLabel(d, c);
+    return parts.join(QStringLiteral(" · "));
+}
+
+QString describeSweep(const std::vector<BenchConfig>& points) {
+    if (points.empty()) return {};
+    if (points.size() == 1) return describeConfig(points.front());
+    QStringList parts;
+    for (Dimension d : allDimensions()) {
+        QStringList values;
+        for (const auto& p : points) {
+            const QString v = dimensionValue(d, p);
+            if (!values.contains(v)) values << v;
+        }
+        parts << QStringLiteral("%1 %2").arg(dimensionName(d), values.join(QStringLiteral(", ")));
+    }
+    return QStringLiteral("%1 points: %2").arg(points.size()).arg(parts.join(QStringLiteral("; ")));
+}
+
+QStringList environmentLines(const Environment& e) {
+    QStringList lines;
+    auto add = [&](const char* key, const std::string& value) {
+        if (!value.empty()) lines << QStringLiteral("%1: %2").arg(QLatin1String(key), qstr(value));
+    };
+    add("Device", e.device_name);
+    add("Driver", e.driver_version);
+    add("CUDA", e.cuda_version);
+    add("LibTorch", e.torch_version);
+    add("CPU", e.cpu);
+    add("Host", e.hostname);
+    std::string build = e.trainscope_version;
+    if (!e.git_commit.empty()) build += (build.empty() ? "" : " ") + ("commit " + e.git_commit);
+    add("TrainScope", build);
+    add("Date", e.date);
+    return lines;
+}
+
+}  // namespace ts::ui

@@ -1,0 +1,38 @@
+// Small text helpers shared by the models, the exports and the widgets.
+#pragma once
+
+#include <QString>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainscope/engine/config.h"
+#include "trainscope/engine/result.h"
+
+namespace ts::ui {
+
+inline QString qstr(const std::string& s) { return QString::fromStdString(s); }
+inline QString qstr(std::string_view s) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+inline std::string sstr(const QString& s) { return s.toStdString(); }
+
+QString formatMs(double ms);             // "12.34", fewer decimals for large values
+QString formatMiB(int64_t bytes);        // "1536.0"
+QString formatParams(int64_t count);     // "128.6 M"
+QString formatDuration(double seconds);  // "1 min 12 s", "—" when unknown (< 0)
+
+// "tiny", or "custom d768 L12 H12" for dimensions that are no preset.
+QString sizeLabel(const ModelConfig& m);
+// One line naming every value of a point.
+QString describeConfig(const BenchConfig& c);
+// One line for a whole sweep: each dimension with its values, in sweep order.
+QString describeSweep(const std::vector<BenchConfig>& points);
+
+// The environment of a run as "Key: value" lines (device, driver, CUDA, LibTorch, commit,
+// date, ...), empty values left out.
+QStringList environmentLines(const Environment& env);
+
+}  // namespace ts::ui

@@ -1,0 +1,68 @@
+#include "presets.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+#include <algorithm>
+
+// Q_INIT_RESOURCE must be called outside a namespace. Calling it also makes the linker
+// keep the resources of the static library.
+static void initTrainscopeResources() { Q_INIT_RESOURCE(trainscope); }
+
+namespace ts::ui {
+
+void ensureResources() {
+    static const bool once = (initTrainscopeResources(), true);
+    (void)once;
+}
+
+std::optional<ClassroomPreset> readPreset(const QString& path, QString* error) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error) *error = QObject::tr("cannot read %1").arg(path);
+        return std::nullopt;
+    }
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &pe);
+    if (pe.error != QJsonParseError::NoError || !doc.isObject()) {
+        if (error) *error = QObject::tr("%1: %2").arg(path, pe.errorString());
+        return std::nullopt;
+    }
+    const QJsonObject o = doc.object();
+    if (!o.value(QLatin1String("config")).isObject()) {
+        if (error) *error = QObject::tr("%1: no \"config\" object").arg(path);
+        return std::nullopt;
+    }
+    ClassroomPreset p;
+    p.id = QFileInfo(path).completeBaseName();
+    p.title = o.value(QLatin1String("title")).toString(p.id);
+    p.description = o.value(QLatin1String("description")).toString();
+    p.experiment = o.value(QLatin1String("experiment")).toString(QStringLiteral("bench"));
+    p.config = o.value(QLatin1String("config")).toObject();
+    p.cpuConfig = o.value(QLatin1String("cpu")).toObject();
+    p.view = o.value(QLatin1String("view")).toObject();
+    p.order = o.value(QLatin1String("order")).toInt(100);
+    return p;
+}
+
+QList<ClassroomPreset> loadPresets(const QString& dir) {
+    ensureResources();
+    QList<ClassroomPreset> out;
+    const QDir d(dir);
+    for (const QString& name : d.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name))
+        if (auto p = readPreset(d.filePath(name))) out.append(*p);
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.order < b.order; });
+    return out;
+}
+
+std::optional<ClassroomPreset> findPreset(const QString& id) {
+    for (const auto& p : loadPresets())
+        if (p.id == id) return p;
+    return std::nullopt;
+}
+
+}  // namespace ts::ui

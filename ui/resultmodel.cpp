@@ -1,0 +1,173 @@
+#include "resultmodel.h"
+
+#include <QBrush>
+#include <QColor>
+
+#include "dimensions.h"
+#include "format.h"
+
+namespace ts::ui {
+
+ResultModel::ResultModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int ResultModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(entries_.size());
+}
+
+int ResultModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant ResultModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+        case Point: return tr("Point");
+        case Size: return tr("Model");
+        case Params: return tr("Parameters");
+        case Context: return tr("Context");
+        case Batch: return tr("Batch");
+        case Precision: return tr("Precision");
+        case Attention: return tr("Attention");
+        case Mode: return tr("Mode");
+        case Device: return tr("Device");
+        case Warmup: return tr("Warm-up");
+        case Steps: return tr("Steps");
+        case Status: return tr("Status");
+        case Forward: return tr("Forward ms");
+        case Backward: return tr("Backward ms");
+        case Optimizer: return tr("Optimizer ms");
+        case Total: return tr("Total ms");
+        case TotalStd: return tr("Total std ms");
+        case TotalCv: return tr("Total CV %");
+        case PeakMemory: return tr("Peak MiB");
+    }
+    return {};
+}
+
+static QString statusText(const ResultModel::Entry& e) {
+    return e.finished ? qstr(toString(e.result.status)) : QStringLiteral("running");
+}
+
+QVariant ResultModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const Entry& e = entries_[static_cast<size_t>(index.row())];
+    const BenchResult& r = e.result;
+    const BenchConfig& c = r.config;
+    const bool stats = e.finished && r.total.count > 0;
+    const int col = index.column();
+    if (role == StatusRole) return statusText(e);
+    if (role == Qt::ToolTipRole) {
+        if (!r.error.empty()) return qstr(r.error);
+        return describeConfig(c);
+    }
+    if (role == Qt::ForegroundRole && col == Status && e.finished &&
+        r.status != RunStatus::Ok)
+        return QBrush(QColor(0xd3, 0x2f, 0x2f));
+    if (role == Qt::TextAlignmentRole) {
+        const bool text = col == Size || col == Precision || col == Attention || col == Mode ||
+                          col == Device || col == Status;
+        return text ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                    : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    if (role != Qt::DisplayRole && role != ValueRole) return {};
+    const bool raw = role == ValueRole;
+    auto ms = [&](const Stats& s) -> QVariant {
+        if (!stats) return raw ? QVariant() : QVariant(QString());
+        return raw ? QVariant(s.mean) : QVariant(formatMs(s.mean));
+    };
+    switch (col) {
+        case Point: return index.row() + 1;
+        case Size: return sizeLabel(c.model);
+        case Params: {
+            const auto n = parameterCount(c.model);
+            return raw ? QVariant(static_cast<qlonglong>(n)) : QVariant(formatParams(n));
+        }
+        case Context: return static_cast<qlonglong>(c.model.context_length);
+        case Batch: return static_cast<qlonglong>(c.batch_size);
+        case Precision: return qstr(toString(c.precision));
+        case Attention: return qstr(toString(c.attention));
+        case Mode: return qstr(toString(c.mode));
+        case Device: return qstr(c.device);
+        case Warmup: return c.warmup;
+        case Steps: return c.steps;
+        case Status: return statusText(e);
+        case Forward: return ms(r.forward);
+        case Backward: return ms(r.backward);
+        case Optimizer: return ms(r.optimizer);
+        case Total: return ms(r.total);
+        case TotalStd:
+            if (!stats) return raw ? QVariant() : QVariant(QString());
+            return raw ? QVariant(r.total.std) : QVariant(formatMs(r.total.std));
+        case TotalCv:
+            if (!stats) return raw ? QVariant() : QVariant(QString());
+            return raw ? QVariant(r.total.cv * 100) : QVariant(QString::number(r.total.cv * 100, 'f', 1));
+        case PeakMemory:
+            if (!e.finished) return raw ? QVariant() : QVariant(QString());
+            return raw ? QVariant(static_cast<qlonglong>(r.peak_memory))
+                       : QVariant(formatMiB(r.peak_memory));
+    }
+    return {};
+}
+
+void ResultModel::clear() {
+    if (entries_.empty()) return;
+    beginResetModel();
+    entries_.clear();
+    endResetModel();
+}
+
+void ResultModel::ensureRows(int count) {
+    const int have = static_cast<int>(entries_.size());
+    if (count <= have) return;
+    beginInsertRows({}, have, count - 1);
+    entries_.resize(static_cast<size_t>(count));
+    endInsertRows();
+}
+
+void ResultModel::setRunning(int index, const BenchConfig& config) {
+    if (index < 0) return;
+    ensureRows(index + 1);
+    Entry& e = entries_[static_cast<size_t>(index)];
+    e.result = BenchResult{};
+    e.result.config = config;
+    e.finished = false;
+    Q_EMIT dataChanged(this->index(index, 0), this->index(index, ColumnCount - 1));
+}
+
+void ResultModel::setResult(int index, const BenchResult& result) {
+    if (index < 0) return;
+    ensureRows(index + 1);
+    Entry& e = entries_[static_cast<size_t>(index)];
+    e.result = result;
+    e.result.steps.clear();  // the steps live in the step model; keep rows light
+    e.result.steps.shrink_to_fit();
+    e.finished = true;
+    Q_EMIT dataChanged(this->index(index, 0), this->index(index, ColumnCount - 1));
+}
+
+void ResultModel::setResults(const std::vector<BenchResult>& results) {
+    beginResetModel();
+    entries_.clear();
+    for (const auto& r : results) {
+        Entry e{r, true};
+        e.result.steps.clear();
+        entries_.push_back(std::move(e));
+    }
+    endResetModel();
+}
+
+std::vector<BenchResult> ResultModel::finishedResults() const {
+    std::vector<BenchResult> out;
+    for (const auto& e : entries_)
+        if (e.finished) out.push_back(e.result);
+    return out;
+}
+
+std::vector<BenchConfig> ResultModel::configs() const {
+    std::vector<BenchConfig> out;
+    for (const auto& e : entries_) out.push_back(e.result.config);
+    return out;
+}
+
+}  // namespace ts::ui

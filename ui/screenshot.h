@@ -1,0 +1,33 @@
+// Scripted sessions for documentation and demos: load a preset or a configuration, run it,
+// compare stored runs, then grab the window's tabs to PNG files and quit. Used under Xvfb
+// to make the screenshots in docs/.
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+#include <QPair>
+#include <QSize>
+#include <QString>
+
+namespace ts::ui {
+
+class MainWindow;
+
+struct AutomationOptions {
+    QString experiment;                    // panel id to select ("bench", "attention")
+    QString preset;                        // classroom preset id
+    QJsonObject config;                    // panel state applied after the preset
+    bool run = false;                      // press Run and wait for the end
+    QList<qint64> compare;                 // two stored run ids ("last" = -1, "previous" = -2)
+    QList<QPair<QString, QString>> shots;  // {tab, png path}
+    QString report;                        // write a Markdown report here
+    int settleMs = 700;                    // wait before each grab (throttled redraws)
+    bool quit = true;
+};
+
+// True when at least one option asks for something.
+bool hasWork(const AutomationOptions& o);
+// Starts the script; the window must be shown. Failures go to stderr and exit code 1.
+void startAutomation(MainWindow* window, const AutomationOptions& options);
+
+}  // namespace ts::ui

@@ -1,0 +1,188 @@
+#include "stepchart.h"
+
+#include <QtCharts/QAreaSeries>
+#include <QtCharts/QChart>
+#include <QtCharts/QLegend>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+#include "dimensions.h"
+#include "resultmodel.h"
+#include "stepmodel.h"
+
+namespace ts::ui {
+
+QList<QPointF> decimateMinMax(const QList<QPointF>& points, int maxPoints) {
+    if (points.size() <= maxPoints || maxPoints < 4) return points;
+    QList<QPointF> out;
+    const qsizetype buckets = maxPoints / 2;
+    const double per = static_cast<double>(points.size()) / static_cast<double>(buckets);
+    out.reserve(maxPoints);
+    for (qsizetype b = 0; b < buckets; ++b) {
+        const auto lo = static_cast<qsizetype>(b * per);
+        const auto hi = std::min(points.size(), static_cast<qsizetype>((b + 1) * per));
+        if (lo >= hi) continue;
+        qsizetype imin = lo, imax = lo;
+        for (qsizetype i = lo; i < hi; ++i) {
+            if (points[i].y() < points[imin].y()) imin = i;
+            if (points[i].y() > points[imax].y()) imax = i;
+        }
+        out << points[std::min(imin, imax)];
+        if (imin != imax) out << points[std::max(imin, imax)];
+    }
+    return out;
+}
+
+// A "nice" tick interval giving about `ticks` ticks over `range`.
+static double niceInterval(double range, int ticks) {
+    if (range <= 0) return 1;
+    const double raw = range / ticks;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (raw <= m * mag) return std::max(1.0, m * mag);
+    return std::max(1.0, 10 * mag);
+}
+
+StepChart::StepChart(StepModel* steps, ResultModel* results, QWidget* parent)
+    : ChartPane(parent), steps_(steps), results_(results) {
+    QChart* c = chart();
+    warmTop_ = new QLineSeries(this);
+    warmBottom_ = new QLineSeries(this);
+    warmup_ = new QAreaSeries(warmTop_, warmBottom_);
+    warmup_->setName(tr("warm-up"));
+    forward_ = new QLineSeries;
+    forward_->setName(tr("forward"));
+    backward_ = new QLineSeries;
+    backward_->setName(tr("backward"));
+    optimizer_ = new QLineSeries;
+    optimizer_->setName(tr("optimizer"));
+    total_ = new QLineSeries;
+    total_->setName(tr("total"));
+    c->addSeries(warmup_);
+    for (QLineSeries* s : {forward_, backward_, optimizer_, total_}) {
+        s->setPointsVisible(true);
+        c->addSeries(s);
+    }
+    x_ = new QValueAxis;
+    x_->setTitleText(tr("step"));
+    x_->setLabelFormat(QStringLiteral("%d"));
+    x_->setTickType(QValueAxis::TicksDynamic);
+    y_ = new QValueAxis;
+    y_->setTitleText(tr("time (ms)"));
+    y_->setLabelFormat(QStringLiteral("%.5g"));
+    c->addAxis(x_, Qt::AlignBottom);
+    c->addAxis(y_, Qt::AlignLeft);
+    for (QAbstractSeries* s : c->series()) {
+        s->attachAxis(x_);
+        s->attachAxis(y_);
+    }
+    restyle();
+    connect(steps, &QAbstractItemModel::rowsInserted, this, [this] { requestRedraw(); });
+    connect(steps, &QAbstractItemModel::modelReset, this, [this] { requestRedraw(); });
+    connect(results, &QAbstractItemModel::dataChanged, this, [this] { requestRedraw(); });
+    connect(results, &QAbstractItemModel::modelReset, this, [this] { requestRedraw(); });
+    redraw();
+}
+
+void StepChart::setPoint(int point) {
+    point_ = point;
+    requestRedraw();
+}
+
+int StepChart::plottedSteps() const { return static_cast<int>(total_->count()); }
+
+void StepChart::restyle() {
+    applyChartStyle(chart(), style());
+    const QList<QLineSeries*> lines = {forward_, backward_, optimizer_, total_};
+    for (int i = 0; i < lines.size(); ++i) {
+        QPen pen(style().seriesColor(i));
+        pen.setWidthF(i == 3 ? style().lineWidth * 1.3 : style().lineWidth);
+        lines[i]->setPen(pen);
+        lines[i]->setMarkerSize(style().markerSize);
+        lines[i]->setColor(style().seriesColor(i));
+    }
+    warmup_->setBrush(style().warmup);
+    warmup_->setPen(Qt::NoPen);
+    warmup_->setBorderColor(Qt::transparent);
+}
+
+void StepChart::redraw() {
+    if (!steps_) return;
+    // Following: the newest point that started, even before (or without) any step.
+    const int newest = results_ && results_->rowCount() > 0 ? results_->rowCount() - 1 : steps_->lastPoint();
+    const int point = point_ >= 0 ? point_ : newest;
+    shown_ = point;
+    const auto [first, count] = point >= 0 ? steps_->rowsOfPoint(point) : std::pair<int, int>{0, 0};
+    QList<QPointF> f, b, o, t;
+    f.reserve(count);
+    b.reserve(count);
+    o.reserve(count);
+    t.reserve(count);
+    int warm = 0;
+    double ymax = 0;
+    bool anyBackward = false, anyOptimizer = false;
+    for (int r = first; r < first + count; ++r) {
+        const StepSample& s = steps_->sample(r);
+        const double x = s.index;
+        f << QPointF(x, s.forward_ms);
+        b << QPointF(x, s.backward_ms);
+        o << QPointF(x, s.optimizer_ms);
+        t << QPointF(x, s.total_ms);
+        anyBackward |= s.backward_ms > 0;
+        anyOptimizer |= s.optimizer_ms > 0;
+        if (s.warmup) ++warm;
+        ymax = std::max({ymax, s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms});
+    }
+    constexpr int kMaxPoints = 2000;  // more would only slow Qt Charts down; spikes are kept
+    forward_->replace(decimateMinMax(f, kMaxPoints));
+    backward_->replace(decimateMinMax(b, kMaxPoints));
+    optimizer_->replace(decimateMinMax(o, kMaxPoints));
+    total_->replace(decimateMinMax(t, kMaxPoints));
+    // Markers help to count a few steps; on thousands they only cost (Qt Charts lays out
+    // each one).
+    for (QLineSeries* line : {forward_, backward_, optimizer_, total_}) line->setPointsVisible(count <= 200);
+    // Phases a mode does not have (backward in forward mode) stay out of the legend.
+    backward_->setVisible(anyBackward || count == 0);
+    optimizer_->setVisible(anyOptimizer || count == 0);
+    for (QLegendMarker* m : chart()->legend()->markers(backward_)) m->setVisible(backward_->isVisible());
+    for (QLegendMarker* m : chart()->legend()->markers(optimizer_)) m->setVisible(optimizer_->isVisible());
+
+    const double top = ymax > 0 ? ymax * 1.12 : 1.0;
+    shadedWarmup_ = warm;
+    shownSteps_ = count;
+    const double w1 = warm - 0.5;
+    warmTop_->replace({QPointF(-0.5, top), QPointF(w1, top)});
+    warmBottom_->replace({QPointF(-0.5, 0), QPointF(w1, 0)});
+    warmup_->setVisible(warm > 0);
+    for (QLegendMarker* m : chart()->legend()->markers(warmup_)) m->setVisible(warm > 0);
+
+    const double n = std::max(1, count);
+    // Interval before range: the old interval over the new range could mean thousands of
+    // ticks, each a graphics item Qt Charts creates and destroys.
+    x_->setTickAnchor(0);
+    x_->setTickInterval(niceInterval(n, 10));
+    x_->setRange(-0.5, n - 0.5);
+    y_->setRange(0, top);
+    y_->applyNiceNumbers();  // round ticks (0, 10, 20 …), not 12.2, 24.5 …
+    warmTop_->replace({QPointF(-0.5, y_->max()), QPointF(w1, y_->max())});
+
+    QString title = tr("Step timings");
+    if (results_ && point >= 0 && point < results_->rowCount()) {
+        const BenchConfig& c = results_->entries()[static_cast<size_t>(point)].result.config;
+        title += tr(" — point %1 of %2: %3")
+                     .arg(point + 1)
+                     .arg(results_->rowCount())
+                     .arg(labelOver(c, {Dimension::Size, Dimension::Context, Dimension::Batch,
+                                        Dimension::Precision, Dimension::Attention,
+                                        Dimension::Mode, Dimension::Device}));
+    } else if (count == 0) {
+        title += tr(" — press Run");
+    }
+    chart()->setTitle(title);
+}
+
+}  // namespace ts::ui

@@ -1,0 +1,56 @@
+// Per-step timings of one point (forward, backward, optimizer, total) with the warm-up
+// steps shaded, so that the first-step spike is plain to see. Views the step model.
+#pragma once
+
+#include <QPointer>
+
+#include "chartpane.h"
+
+class QAreaSeries;
+class QLineSeries;
+class QValueAxis;
+
+namespace ts::ui {
+
+class ResultModel;
+class StepModel;
+
+class StepChart : public ChartPane {
+    Q_OBJECT
+public:
+    StepChart(StepModel* steps, ResultModel* results, QWidget* parent = nullptr);
+
+    // The point to show; -1 follows the newest point.
+    void setPoint(int point);
+    int requestedPoint() const { return point_; }
+    int shownPoint() const { return shown_; }
+
+    QString chartTitle() const override { return tr("Step timings"); }
+    QString chartFileStem() const override { return QStringLiteral("steps"); }
+
+    // What is drawn, for tests: points per series and the shaded warm-up steps.
+    int plottedSteps() const;                       // points drawn (decimated beyond 2000)
+    int shownSteps() const { return shownSteps_; }  // steps of the shown point
+    int shadedWarmupSteps() const { return shadedWarmup_; }
+    QLineSeries* totalSeries() const { return total_; }
+
+private:
+    void redraw() override;
+    void restyle() override;
+
+    QPointer<StepModel> steps_;
+    QPointer<ResultModel> results_;
+    int point_ = -1;
+    int shown_ = -1;
+    int shadedWarmup_ = 0;
+    int shownSteps_ = 0;
+    QLineSeries *forward_, *backward_, *optimizer_, *total_;
+    QLineSeries *warmTop_, *warmBottom_;
+    QAreaSeries* warmup_;
+    QValueAxis *x_, *y_;
+};
+
+// At most `maxPoints` points: the min and max of each bucket, so spikes survive.
+QList<QPointF> decimateMinMax(const QList<QPointF>& points, int maxPoints);
+
+}  // namespace ts::ui

@@ -1,0 +1,65 @@
+#include "storeaccess.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "format.h"
+
+namespace ts::ui {
+
+QString defaultStorePath() {
+    try {
+        return qstr(ResultStore::defaultPath());
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+RunList listRuns(const QString& storePath) {
+    RunList out;
+    try {
+        ResultStore store(storePath.toStdString());
+        out.runs = store.listRuns();
+    } catch (const std::exception& e) {
+        out.error = qstr(std::string(e.what()));
+    }
+    return out;
+}
+
+StoredRun loadRun(const QString& storePath, qint64 runId) {
+    StoredRun out;
+    try {
+        ResultStore store(storePath.toStdString());
+        auto info = store.run(runId);
+        if (!info) {
+            out.error = QObject::tr("run %1 is not in the store").arg(runId);
+            return out;
+        }
+        out.info = *info;
+        out.points = store.points(runId);
+    } catch (const std::exception& e) {
+        out.error = qstr(std::string(e.what()));
+    }
+    return out;
+}
+
+QFuture<RunList> listRunsAsync(const QString& storePath) {
+    return QtConcurrent::run([storePath] { return listRuns(storePath); });
+}
+
+QFuture<StoredRun> loadRunAsync(const QString& storePath, qint64 runId) {
+    return QtConcurrent::run([storePath, runId] { return loadRun(storePath, runId); });
+}
+
+QFuture<QString> removeRunAsync(const QString& storePath, qint64 runId) {
+    return QtConcurrent::run([storePath, runId]() -> QString {
+        try {
+            ResultStore store(storePath.toStdString());
+            if (!store.removeRun(runId)) return QObject::tr("run %1 is not in the store").arg(runId);
+            return {};
+        } catch (const std::exception& e) {
+            return qstr(std::string(e.what()));
+        }
+    });
+}
+
+}  // namespace ts::ui

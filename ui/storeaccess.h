@@ -1,0 +1,34 @@
+// The results store, off the UI thread: each call opens its own connection in a pool
+// thread (SQLite connections are not shared across threads) and hands back a value.
+#pragma once
+
+#include <QFuture>
+#include <QString>
+
+#include <vector>
+
+#include "trainscope/engine/store.h"
+
+namespace ts::ui {
+
+struct StoredRun {
+    RunInfo info;
+    std::vector<BenchResult> points;
+    QString error;  // set when the store could not be read
+};
+
+struct RunList {
+    std::vector<RunInfo> runs;
+    QString error;
+};
+
+QString defaultStorePath();
+QFuture<RunList> listRunsAsync(const QString& storePath);
+QFuture<StoredRun> loadRunAsync(const QString& storePath, qint64 runId);
+QFuture<QString> removeRunAsync(const QString& storePath, qint64 runId);  // error or empty
+
+// The same, blocking: for worker threads and tests.
+RunList listRuns(const QString& storePath);
+StoredRun loadRun(const QString& storePath, qint64 runId);
+
+}  // namespace ts::ui

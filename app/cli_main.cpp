@@ -124,9 +124,8 @@ private:
 
 struct BenchOptions {
     std::string size = "small", context = "256", precision = "fp32", attention = "naive";
-    std::string mode = "train", warmup = "5", device, sweep_file, db, label;
+    std::string mode = "train", warmup = "5", batch_size = "4", device, sweep_file, db, label;
     std::optional<int64_t> d_model, d_ff, num_layers, num_heads, vocab_size;
-    int64_t batch_size = 4;
     int steps = 10;
     uint64_t seed = 0;
     double lr = 1e-4;
@@ -171,6 +170,11 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
             if (!v) throw BadInput(fmt::format("--context-length: '{}' is not a whole number", c));
             spec.context_lengths.push_back(*v);
         }
+        for (const auto& bs : splitList(o.batch_size)) {
+            auto v = parseInt(bs);
+            if (!v) throw BadInput(fmt::format("--batch-size: '{}' is not a whole number", bs));
+            spec.batch_sizes.push_back(*v);
+        }
         for (const auto& w : splitList(o.warmup)) {
             auto v = parseInt(w);
             if (!v) throw BadInput(fmt::format("--warmup: '{}' is not a whole number", w));
@@ -182,7 +186,6 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
         spec.modes = parseList<ts::Mode>("--mode", o.mode, ts::parseMode, "forward, forward-backward, train");
         const std::string device = o.device.empty() ? (ts::capabilities().cuda_available ? "cuda" : "cpu") : o.device;
         spec.devices = splitList(device);
-        b.batch_size = o.batch_size;
         b.steps = o.steps;
         b.seed = o.seed;
         b.learning_rate = o.lr;
@@ -333,7 +336,7 @@ int main(int argc, char** argv) {
     bench->add_option("--num-heads", bo.num_heads, "Custom number of heads");
     bench->add_option("--vocab-size", bo.vocab_size, "Vocabulary size (default 10000)");
     bench->add_option("--context-length", bo.context, "Context length(s)")->capture_default_str();
-    bench->add_option("--batch-size", bo.batch_size, "Batch size")->capture_default_str();
+    bench->add_option("--batch-size", bo.batch_size, "Batch size(s)")->capture_default_str();
     bench->add_option("--warmup", bo.warmup, "Warm-up steps, left out of the statistics")->capture_default_str();
     bench->add_option("--steps", bo.steps, "Measured steps")->capture_default_str();
     bench->add_option("--mode", bo.mode, "forward | forward-backward | train")->capture_default_str();

@@ -151,6 +151,7 @@ std::vector<BenchConfig> expandSweep(const SweepSpec& spec) {
     std::vector<BenchConfig> points;
     for (const auto& model : models)
         for (int64_t ctx : orBase(spec.context_lengths, spec.base.model.context_length))
+          for (int64_t batch : orBase(spec.batch_sizes, spec.base.batch_size))
             for (Precision p : orBase(spec.precisions, spec.base.precision))
                 for (Attention a : orBase(spec.attentions, spec.base.attention))
                     for (Mode mode : orBase(spec.modes, spec.base.mode))
@@ -159,6 +160,7 @@ std::vector<BenchConfig> expandSweep(const SweepSpec& spec) {
                                 BenchConfig c = spec.base;
                                 c.model = model;
                                 c.model.context_length = ctx;
+                                c.batch_size = batch;
                                 c.precision = p;
                                 c.attention = a;
                                 c.mode = mode;

@@ -393,13 +393,14 @@ BenchResult resultFromJson(const json& j) {
 
 SweepSpec sweepFromJson(const json& j) {
     requireObject(j, "");
-    rejectUnknown(j, "", {"base", "sizes", "context_lengths", "precisions", "attentions", "modes",
-                          "warmups", "devices"});
+    rejectUnknown(j, "", {"base", "sizes", "context_lengths", "batch_sizes", "precisions",
+                          "attentions", "modes", "warmups", "devices"});
     SweepSpec s;
     if (auto it = j.find("base"); it != j.end()) s.base = benchFrom(*it, "base", true);
     readList(j, "sizes", s.sizes,
              [](const json& v, std::string_view f) { return toSize(v, f, true); });
     readList(j, "context_lengths", s.context_lengths, kInt64);
+    readList(j, "batch_sizes", s.batch_sizes, kInt64);
     readList(j, "precisions", s.precisions, toPrecision);
     readList(j, "attentions", s.attentions, toAttention);
     readList(j, "modes", s.modes, toMode);

@@ -38,6 +38,9 @@ class Cli(unittest.TestCase):
             self.assertIn("Usage", p.stdout + p.stderr, args)
 
     def test_jsonl_streams_steps_then_result(self):
+        p = run("bench", *TINY, "--batch-size", "1,2", "--mode", "forward", "--jsonl", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([json.loads(l)["config"]["batch_size"] for l in p.stdout.splitlines() if '"result"' in l], [1, 2])
         p = run("bench", *TINY, "--precision", "fp32,bf16", "--jsonl", db=self.db)
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = [json.loads(l) for l in p.stdout.splitlines()]

@@ -90,6 +90,14 @@ TEST(Config, SweepExpandsEveryCombinationInOrder) {
     EXPECT_EQ(points[2].model.context_length, 256);
     EXPECT_EQ(points[4].model.name, "medium");
     EXPECT_EQ(points[4].model.d_model, 1024);
+    s.sizes = {"small"};
+    s.context_lengths = {};
+    s.precisions = {};
+    s.batch_sizes = {1, 8};
+    const auto batches = ts::expandSweep(s);
+    ASSERT_EQ(batches.size(), 2u);
+    EXPECT_EQ(batches[0].batch_size, 1);
+    EXPECT_EQ(batches[1].batch_size, 8);
     s.sizes = {"enormous"};
     EXPECT_THROW(ts::expandSweep(s), std::invalid_argument);
 }

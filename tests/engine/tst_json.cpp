@@ -325,6 +325,7 @@ TEST(JsonSweep, ParsesEveryList) {
         "base": {"size": "tiny", "batch_size": 2, "steps": 3, "device": "cpu"},
         "sizes": ["tiny", "mini", "custom"],
         "context_lengths": [64, 128],
+        "batch_sizes": [1, 4],
         "precisions": ["fp32", "bf16"],
         "attentions": ["naive", "sdpa", "tiled"],
         "modes": ["forward", "train"],
@@ -336,13 +337,14 @@ TEST(JsonSweep, ParsesEveryList) {
     EXPECT_EQ(s.base.steps, 3);
     EXPECT_EQ(s.sizes, (std::vector<std::string>{"tiny", "mini", "custom"}));
     EXPECT_EQ(s.context_lengths, (std::vector<int64_t>{64, 128}));
+    EXPECT_EQ(s.batch_sizes, (std::vector<int64_t>{1, 4}));
     EXPECT_EQ(s.precisions, (std::vector<Precision>{Precision::FP32, Precision::BF16}));
     EXPECT_EQ(s.attentions,
               (std::vector<Attention>{Attention::Naive, Attention::Sdpa, Attention::Tiled}));
     EXPECT_EQ(s.modes, (std::vector<Mode>{Mode::Forward, Mode::Train}));
     EXPECT_EQ(s.warmups, (std::vector<int>{0, 2}));
     EXPECT_EQ(s.devices, (std::vector<std::string>{"cpu", "cuda:0"}));
-    EXPECT_EQ(expandSweep(s).size(), 3u * 2 * 2 * 3 * 2 * 2 * 2);
+    EXPECT_EQ(expandSweep(s).size(), 3u * 2 * 2 * 2 * 3 * 2 * 2 * 2);
 }
 
 TEST(JsonSweep, EmptyAndBaseOnly) {

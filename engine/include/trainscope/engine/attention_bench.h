@@ -84,9 +84,9 @@ double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_di
 class AttentionObserver {
 public:
     virtual ~AttentionObserver() = default;
-    virtual void cellStarted(int index, int count, const AttentionCell& cell) {}
-    virtual void cellFinished(int index, int count, const AttentionCell& cell) {}
-    virtual void log(LogLevel level, const std::string& message) {}
+    virtual void cellStarted(int /*index*/, int /*count*/, const AttentionCell& /*cell*/) {}
+    virtual void cellFinished(int /*index*/, int /*count*/, const AttentionCell& /*cell*/) {}
+    virtual void log(LogLevel /*level*/, const std::string& /*message*/) {}
 };
 
 struct AttentionBenchResult {

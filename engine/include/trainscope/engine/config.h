@@ -72,12 +72,13 @@ struct BenchConfig {
 std::vector<std::string> validateBench(const BenchConfig& c);
 
 // A sweep: every combination of the listed values, in this nesting order (outermost first):
-// size, context length, precision, attention, mode, warm-up. An empty list means "the base
-// value". `sizes` holds preset names; "custom" keeps the base model's dimensions.
+// size, context length, batch size, precision, attention, mode, warm-up, device. An empty
+// list means "the base value". `sizes` holds preset names; "custom" keeps the base model's dimensions.
 struct SweepSpec {
     BenchConfig base;
     std::vector<std::string> sizes;
     std::vector<int64_t> context_lengths;
+    std::vector<int64_t> batch_sizes;
     std::vector<Precision> precisions;
     std::vector<Attention> attentions;
     std::vector<Mode> modes;

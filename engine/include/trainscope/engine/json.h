@@ -24,6 +24,7 @@ Environment environmentFromJson(const nlohmann::json& j);
 BenchResult resultFromJson(const nlohmann::json& j);
 
 // A sweep file: {"base": {...BenchConfig fields...}, "sizes": [...], "context_lengths": [...],
+// "batch_sizes": [...],
 // "precisions": [...], "attentions": [...], "modes": [...], "warmups": [...], "devices": [...]}.
 SweepSpec sweepFromJson(const nlohmann::json& j);
 

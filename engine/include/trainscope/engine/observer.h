@@ -16,14 +16,14 @@ class Observer {
 public:
     virtual ~Observer() = default;
     // A sweep point starts: `index` of `count` (0-based).
-    virtual void pointStarted(int index, int count, const BenchConfig& config) {}
+    virtual void pointStarted(int /*index*/, int /*count*/, const BenchConfig& /*config*/) {}
     // Every step as it finishes, warm-up steps included.
-    virtual void stepFinished(int index, const StepSample& sample) {}
+    virtual void stepFinished(int /*index*/, const StepSample& /*sample*/) {}
     // A point is done (whatever its status); it has been stored when a store is in use.
-    virtual void pointFinished(int index, const BenchResult& result) {}
+    virtual void pointFinished(int /*index*/, const BenchResult& /*result*/) {}
     // Fraction of the whole run done (0..1) and the estimated seconds left (< 0: unknown).
-    virtual void progress(double fraction, double eta_seconds) {}
-    virtual void log(LogLevel level, const std::string& message) {}
+    virtual void progress(double /*fraction*/, double /*eta_seconds*/) {}
+    virtual void log(LogLevel /*level*/, const std::string& /*message*/) {}
 };
 
 // Shared between the thread that asks for a stop and the engine, which polls it between

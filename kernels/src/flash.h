@@ -28,6 +28,9 @@ struct FlashFwdParams {
     float scale_log2 = 1.f;  // scale * log2(e): the kernels use exp2
     bool causal = false;
     DType dtype = DType::BF16;
+    // Set by the launch code, not the caller: grid (batch·heads, row blocks) instead of
+    // (row blocks, batch·heads), so that the longest causal blocks of every head start first.
+    bool heads_fastest = false;
 };
 
 struct FlashBwdParams : FlashFwdParams {

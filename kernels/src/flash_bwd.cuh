@@ -1,8 +1,9 @@
 // FlashAttention-2 backward on tensor cores, in three launches:
 //   1. preprocess: D = rowsum(dO ∘ O), and L·log2(e) padded with +inf (so padded rows get P = 0);
-//   2. the main loop: one block per kBlockN keys (16 per warp), dK and dV in registers, looping
-//      over query tiles; P is recomputed from L, dS = P ∘ (dP − D); dQ is accumulated into an
-//      fp32 buffer with atomic adds;
+//   2. the main loop: one block per kBlockN keys, dK and dV in registers, looping over query
+//      tiles; P is recomputed from L, dS = P ∘ (dP − D); dQ is accumulated into an fp32
+//      buffer with atomic adds. d ≤ 64: 16 keys per warp, each warp both dK and dV; d 128 on
+//      sm_90: pairs of warps on 32 keys, one computing dV, the other dK (flashBwdSplitKernel);
 //   3. convert dQ: scale and cast to the output dtype.
 // Each warp computes Sᵀ = K Qᵀ for its own keys, so Pᵀ and dSᵀ come out of the accumulators
 // in the A-operand layout of dV += Pᵀ dO and dK += dSᵀ Q. dQ = dS K sums over the keys of
@@ -96,8 +97,9 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
     float* sD = sL + 2 * BM;                               // [2][BM]
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int bh = blockIdx.y, b = bh / p.heads, h = bh % p.heads;
-    const int n0 = blockIdx.x * BN;
+    // Key block 0 sees every query (causal: the longest); heads_fastest: see runFlashBwd.
+    const int bh = p.heads_fastest ? blockIdx.x : blockIdx.y, b = bh / p.heads, h = bh % p.heads;
+    const int n0 = (p.heads_fastest ? blockIdx.y : blockIdx.x) * BN;
     const int sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
     const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
     const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride;
@@ -190,14 +192,22 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
 #pragma unroll
             for (int qt = 0; qt < BM / 8; ++qt)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int qc = qt * 8 + col_in + (e & 1);
-                    const int key = key0 + (e >> 1) * 8;
-                    float pv = exp2f(fmaf(st[qt][e], p.scale_log2, -cL[qc]));
-                    if (need_mask && (key >= sk || (Causal && key > m0 + qc))) pv = 0.f;
-                    st[qt][e] = pv;
-                    dpt[qt][e] = pv * (dpt[qt][e] - cD[qc]);
-                }
+                for (int e = 0; e < 4; ++e)
+                    st[qt][e] = exp2Fast(fmaf(st[qt][e], p.scale_log2, -cL[qt * 8 + col_in + (e & 1)]));
+            if (need_mask) {  // a branch: inline, the compares ran (predicated) on every tile
+#pragma unroll
+                for (int qt = 0; qt < BM / 8; ++qt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int qc = qt * 8 + col_in + (e & 1);
+                        const int key = key0 + (e >> 1) * 8;
+                        if (key >= sk || (Causal && key > m0 + qc)) st[qt][e] = 0.f;
+                    }
+            }
+#pragma unroll
+            for (int qt = 0; qt < BM / 8; ++qt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) dpt[qt][e] = st[qt][e] * (dpt[qt][e] - cD[qt * 8 + col_in + (e & 1)]);
 
             // dV += Pᵀ dO, dK += dSᵀ Q (B operands: rows of dO and Q, transposed by ldmatrix)
 #pragma unroll
@@ -253,10 +263,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
                 if (row < sq) {
                     float* dst = dq_accum + static_cast<int64_t>(row) * D + cg * C + col_in;
 #pragma unroll
-                    for (int dt = 0; dt < C / 8; ++dt) {
-                        atomicAdd(dst + dt * 8, dq[dt][2 * r]);
-                        atomicAdd(dst + dt * 8 + 1, dq[dt][2 * r + 1]);
-                    }
+                    for (int dt = 0; dt < C / 8; ++dt) atomicAdd2(dst + dt * 8, dq[dt][2 * r], dq[dt][2 * r + 1]);
                 }
             }
         }
@@ -281,6 +288,321 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
     }
 }
 
+// Launch 2, warp-specialised (d 128). Eight warps own 128 keys as four pairs of 32; in each
+// pair one warp computes Sᵀ = K Qᵀ, Pᵀ and dV += Pᵀ dO, the other dPᵀ = V dOᵀ, dSᵀ and
+// dK += dSᵀ Q. A warp thus holds one 32-key × D accumulator (dV or dK) where the version above
+// holds two of 16 keys, so every Q / dO fragment it reads from shared memory feeds two MMAs
+// instead of one, and query tiles grow to 64 rows. Pᵀ goes to the partner in fp32 through
+// shared memory (dS = P ∘ (dP − D) keeps fp32 P, as before). The dS warp signals dSᵀ with a
+// non-blocking barrier arrive, so the dV warps start on dQ while it computes dK. Shared-memory
+// bytes per MMA, the exchange counted, 0.41 ldmatrix.x4's worth against 0.66 for the version
+// above (docs/ATTENTION.md, v3 and v4: predicted and measured).
+template <int D_, int kBlockM_>
+struct BwdSplitTraits {
+    static constexpr int D = D_;
+    static constexpr int kNWarps = 8;
+    static constexpr int kThreads = 32 * kNWarps;
+    static constexpr int kPairs = kNWarps / 2;
+    static constexpr int kPairKeys = 32;  // two m16 tiles
+    static constexpr int kBlockN = kPairs * kPairKeys;
+    static constexpr int kBlockM = kBlockM_;
+    static constexpr int kMinBlocks = 1;
+    static constexpr int kPitch = D + 8;
+    static constexpr int kPitchS = kBlockM + 8;
+    // dQ tile (kBlockM × D): warps in row groups of 32 rows × column groups.
+    static constexpr int kRowGroups = kBlockM / 32;
+    static constexpr int kColGroups = kNWarps / kRowGroups;
+    static constexpr int kDqCols = D / kColGroups;
+    static_assert(kBlockM % 32 == 0 && kNWarps % kRowGroups == 0 && kDqCols % 16 == 0, "dQ split");
+    static_assert(kSeqPad % kBlockM == 0, "padded work buffers cover whole tiles");
+    // Pᵀ exchange, per pair: 32 keys × kBlockM fp32, in accumulator order (one float4 per lane
+    // and m16n8 tile).
+    static constexpr int kXBytes = kPairs * kPairKeys * kBlockM * 4;
+    static constexpr int kSmemBytes =
+        (2 * kBlockN * kPitch + 4 * kBlockM * kPitch + kBlockN * kPitchS) * 2 + kXBytes + 4 * kBlockM * 4;
+};
+
+template <typename T, typename Tr, bool Causal>
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKernel(const FlashBwdParams p) {
+    constexpr int D = Tr::D, BM = Tr::kBlockM, BN = Tr::kBlockN, P = Tr::kPitch, PS = Tr::kPitchS;
+    constexpr int NT = Tr::kThreads, NQ = BM / 8;  // n8 tiles of queries
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T* sK = reinterpret_cast<T*>(smem_raw);
+    T* sV = sK + BN * P;
+    T* sQ = sV + BN * P;        // [2][BM][P]
+    T* sdO = sQ + 2 * BM * P;   // [2][BM][P]
+    T* sdS = sdO + 2 * BM * P;  // [BN][PS]: dSᵀ, keys × queries
+    float4* sX = reinterpret_cast<float4*>(sdS + BN * PS);             // [pairs][2][NQ][32]: Pᵀ
+    float* sL = reinterpret_cast<float*>(sX) + Tr::kXBytes / 4;        // [2][BM]
+    float* sD = sL + 2 * BM;                                            // [2][BM]
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int role = warp / Tr::kPairs, pair = warp % Tr::kPairs;  // role 0: P, dV; role 1: dS, dK
+    const int bh = p.heads_fastest ? blockIdx.x : blockIdx.y, b = bh / p.heads, h = bh % p.heads;
+    const int n0 = (p.heads_fastest ? blockIdx.y : blockIdx.x) * BN;
+    const int sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
+    const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
+    const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride;
+    const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride;
+    const T* dout = static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride;
+    float* dq_accum = p.dq_accum + static_cast<int64_t>(bh) * sqp * D;
+    const float* lse2 = p.lse_log2 + static_cast<int64_t>(bh) * sqp;
+    const float* dsum = p.dsum + static_cast<int64_t>(bh) * sqp;
+
+    const int m_tiles = (sq + BM - 1) / BM;
+    const int m_begin = Causal ? n0 / BM : 0;  // earlier queries see none of these keys
+    const int pk0 = pair * Tr::kPairKeys;      // the pair's first key within the block
+    const int key0 = n0 + pk0 + (lane >> 2);   // this thread's keys: key0 + 16·mi + 8·(e / 2)
+    const int col_in = 2 * (lane & 3);
+    float4* xp = sX + pair * 2 * NQ * 32 + lane;  // this lane's Pᵀ slots: xp[(mi·NQ + nt)·32]
+
+    // dV (role 0) or dK (role 1) for the pair's 32 keys: one array, so that the two roles'
+    // loops do not both keep one live.
+    float acc[2][D / 8][4];
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+        for (int i = 0; i < D / 8; ++i)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[mi][i][e] = 0.f;
+
+    auto loadQTile = [&](int mt, int buf) {
+        const int m0 = mt * BM;
+        loadTile<T, D, BM, NT, P>(sQ + buf * BM * P, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
+        loadTile<T, D, BM, NT, P>(sdO + buf * BM * P, dout + m0 * p.do_row_stride, p.do_row_stride, sq - m0, tid);
+        if (tid < BM / 4) cpAsync16(sL + buf * BM + tid * 4, lse2 + m0 + tid * 4, true);
+        else if (tid < BM / 2) cpAsync16(sD + buf * BM + (tid - BM / 4) * 4, dsum + m0 + (tid - BM / 4) * 4, true);
+    };
+
+    // Loop top: the next tile's copy in flight, this tile's complete and visible.
+    // Warps leave a tile at different times (role 1 goes on to dK while role 0 starts dQ), so
+    // the next tile's copy starts only after the barrier: every warp is done with its buffer.
+    auto beginTile = [&](int mt) {
+        cpAsyncWait<0>();
+        __syncthreads();
+        if (mt + 1 < m_tiles) loadQTile(mt + 1, (mt + 1 - m_begin) & 1);
+        cpAsyncCommit();
+    };
+
+    // 32 keys × BM queries: acc2 = A_pair · Bᵀ over D, A = K or V rows (keys), B = Q or dO rows.
+    auto keyQueryProduct = [&](float (&s)[2][NQ][4], const T* sA, const T* sB) {
+#pragma unroll
+        for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+            for (int i = 0; i < NQ; ++i) s[mi][i][0] = s[mi][i][1] = s[mi][i][2] = s[mi][i][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+            uint32_t a[2][4];
+#pragma unroll
+            for (int mi = 0; mi < 2; ++mi)
+                ldmatrixX4(a[mi], sA + (pk0 + mi * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+            for (int qp = 0; qp < BM / 16; ++qp) {
+                uint32_t bq[4];
+                ldmatrixX4(bq, sB + (qp * 16 + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                for (int mi = 0; mi < 2; ++mi) {
+                    mma16816<T>(s[mi][2 * qp], a[mi], bq[0], bq[1]);
+                    mma16816<T>(s[mi][2 * qp + 1], a[mi], bq[2], bq[3]);
+                }
+            }
+        }
+    };
+
+    // acc (32 keys × D) += Xᵀ B, Xᵀ the packed A fragments (keys × queries), B rows = queries.
+    auto keyDimProduct = [&](const uint32_t (&xa)[BM / 16][2][4], const T* sB) {
+#pragma unroll
+        for (int kq = 0; kq < BM / 16; ++kq)
+#pragma unroll
+            for (int dp = 0; dp < D / 16; ++dp) {
+                uint32_t bd[4];
+                ldmatrixX4T(bd, sB + (kq * 16 + (lane & 15)) * P + dp * 16 + (lane >> 4) * 8);
+#pragma unroll
+                for (int mi = 0; mi < 2; ++mi) {
+                    mma16816<T>(acc[mi][2 * dp], xa[kq][mi], bd[0], bd[1]);
+                    mma16816<T>(acc[mi][2 * dp + 1], xa[kq][mi], bd[2], bd[3]);
+                }
+            }
+    };
+
+    auto pack = [&](uint32_t (&xa)[BM / 16][2][4], const float (&s)[2][NQ][4]) {
+#pragma unroll
+        for (int kq = 0; kq < BM / 16; ++kq)
+#pragma unroll
+            for (int mi = 0; mi < 2; ++mi) {
+                xa[kq][mi][0] = pack2<T>(s[mi][2 * kq][0], s[mi][2 * kq][1]);
+                xa[kq][mi][1] = pack2<T>(s[mi][2 * kq][2], s[mi][2 * kq][3]);
+                xa[kq][mi][2] = pack2<T>(s[mi][2 * kq + 1][0], s[mi][2 * kq + 1][1]);
+                xa[kq][mi][3] = pack2<T>(s[mi][2 * kq + 1][2], s[mi][2 * kq + 1][3]);
+            }
+    };
+
+    // dQ (BM × D) += dS K over the block's 128 keys; each warp 32 rows × kDqCols, into fp32.
+    auto dqProduct = [&](int m0) {
+        constexpr int C = Tr::kDqCols;
+        const int rg = warp % Tr::kRowGroups, cg = warp / Tr::kRowGroups;
+        float dq[2][C / 8][4];
+#pragma unroll
+        for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+            for (int i = 0; i < C / 8; ++i) dq[mi][i][0] = dq[mi][i][1] = dq[mi][i][2] = dq[mi][i][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk) {
+            uint32_t a[2][4];
+#pragma unroll
+            for (int mi = 0; mi < 2; ++mi)
+                ldmatrixX4T(a[mi], sdS + (kk * 16 + (lane & 7) + (lane >> 4) * 8) * PS + rg * 32 + mi * 16 +
+                                       ((lane >> 3) & 1) * 8);
+#pragma unroll
+            for (int dp = 0; dp < C / 16; ++dp) {
+                uint32_t bk[4];
+                ldmatrixX4T(bk, sK + (kk * 16 + (lane & 15)) * P + cg * C + dp * 16 + (lane >> 4) * 8);
+#pragma unroll
+                for (int mi = 0; mi < 2; ++mi) {
+                    mma16816<T>(dq[mi][2 * dp], a[mi], bk[0], bk[1]);
+                    mma16816<T>(dq[mi][2 * dp + 1], a[mi], bk[2], bk[3]);
+                }
+            }
+        }
+        // Rows up to the padded length exist in dq_accum (padded rows add zeros: P = 0 there).
+#pragma unroll
+        for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const int row = m0 + rg * 32 + mi * 16 + (lane >> 2) + r * 8;
+                float* dst = dq_accum + static_cast<int64_t>(row) * D + cg * C + col_in;
+#pragma unroll
+                for (int dt = 0; dt < C / 8; ++dt) atomicAdd2(dst + dt * 8, dq[mi][dt][2 * r], dq[mi][dt][2 * r + 1]);
+            }
+    };
+
+    auto pairSync = [&] { asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair) : "memory"); };
+    // Barrier 5: dSᵀ written (role 1 arrives without waiting, role 0 waits); 6: role 1 alone.
+    auto dsArrive = [] { asm volatile("bar.arrive 5, %0;\n" ::"n"(Tr::kThreads) : "memory"); };
+    auto dsWait = [] { asm volatile("bar.sync 5, %0;\n" ::"n"(Tr::kThreads) : "memory"); };
+    auto role1Sync = [] { asm volatile("bar.sync 6, %0;\n" ::"n"(Tr::kThreads / 2) : "memory"); };
+
+    if (m_begin < m_tiles) {
+        loadTile<T, D, BN, NT, P>(sK, k + n0 * p.k_row_stride, p.k_row_stride, sk - n0, tid);
+        loadTile<T, D, BN, NT, P>(sV, v + n0 * p.v_row_stride, p.v_row_stride, sk - n0, tid);
+        cpAsyncCommit();
+        loadQTile(m_begin, 0);
+        cpAsyncCommit();
+
+        // One loop per role (warp-uniform), with the same barriers in the same order.
+        if (role == 0) {
+            for (int mt = m_begin; mt < m_tiles; ++mt) {
+                beginTile(mt);
+                const int buf = (mt - m_begin) & 1, m0 = mt * BM;
+                const T* cQ = sQ + buf * BM * P;
+                const T* cdO = sdO + buf * BM * P;
+                const float* cL = sL + buf * BM;
+                float s[2][NQ][4];
+                keyQueryProduct(s, sK, cQ);  // Sᵀ
+                // Pᵀ = exp(S·scale − L), 0 where masked; to the partner in fp32.
+                const bool need_mask = n0 + pk0 + Tr::kPairKeys > sk || (Causal && n0 + pk0 + Tr::kPairKeys - 1 > m0);
+#pragma unroll
+                for (int nt = 0; nt < NQ; ++nt) {
+                    const float l0 = cL[nt * 8 + col_in], l1 = cL[nt * 8 + col_in + 1];
+#pragma unroll
+                    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) s[mi][nt][e] = exp2Fast(fmaf(s[mi][nt][e], p.scale_log2, -(e & 1 ? l1 : l0)));
+                }
+                if (need_mask) {  // a branch: inline, the compares ran (predicated) on every tile
+#pragma unroll
+                    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+                        for (int nt = 0; nt < NQ; ++nt)
+#pragma unroll
+                            for (int e = 0; e < 4; ++e) {
+                                const int key = key0 + mi * 16 + (e >> 1) * 8, qr = m0 + nt * 8 + col_in + (e & 1);
+                                if (key >= sk || (Causal && key > qr)) s[mi][nt][e] = 0.f;
+                            }
+                }
+#pragma unroll
+                for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+                    for (int nt = 0; nt < NQ; ++nt)
+                        xp[(mi * NQ + nt) * 32] = make_float4(s[mi][nt][0], s[mi][nt][1], s[mi][nt][2], s[mi][nt][3]);
+                pairSync();
+                uint32_t pa[BM / 16][2][4];
+                pack(pa, s);
+                keyDimProduct(pa, cdO);  // dV += Pᵀ dO
+                dsWait();  // every dSᵀ written
+                dqProduct(m0);
+            }
+        } else {
+            for (int mt = m_begin; mt < m_tiles; ++mt) {
+                beginTile(mt);
+                const int buf = (mt - m_begin) & 1, m0 = mt * BM;
+                const T* cQ = sQ + buf * BM * P;
+                const T* cdO = sdO + buf * BM * P;
+                const float* cD = sD + buf * BM;
+                float s[2][NQ][4];
+                keyQueryProduct(s, sV, cdO);  // dPᵀ
+#pragma unroll
+                for (int nt = 0; nt < NQ; ++nt) {  // dPᵀ − D while the partner computes Pᵀ
+                    const float d0 = cD[nt * 8 + col_in], d1 = cD[nt * 8 + col_in + 1];
+#pragma unroll
+                    for (int mi = 0; mi < 2; ++mi) {
+                        s[mi][nt][0] -= d0;
+                        s[mi][nt][1] -= d1;
+                        s[mi][nt][2] -= d0;
+                        s[mi][nt][3] -= d1;
+                    }
+                }
+                pairSync();
+                // dSᵀ = Pᵀ ∘ (dPᵀ − D), to shared memory (rows keys) for dQ.
+#pragma unroll
+                for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+                    for (int nt = 0; nt < NQ; ++nt) {
+                        const float4 pv = xp[(mi * NQ + nt) * 32];
+                        s[mi][nt][0] *= pv.x;
+                        s[mi][nt][1] *= pv.y;
+                        s[mi][nt][2] *= pv.z;
+                        s[mi][nt][3] *= pv.w;
+                    }
+                uint32_t sa[BM / 16][2][4];
+                pack(sa, s);
+#pragma unroll
+                for (int kq = 0; kq < BM / 16; ++kq)
+#pragma unroll
+                    for (int mi = 0; mi < 2; ++mi) {
+                        T* srow = sdS + (pk0 + mi * 16 + (lane >> 2)) * PS + kq * 16 + col_in;
+                        *reinterpret_cast<uint32_t*>(srow) = sa[kq][mi][0];
+                        *reinterpret_cast<uint32_t*>(srow + 8 * PS) = sa[kq][mi][1];
+                        *reinterpret_cast<uint32_t*>(srow + 8) = sa[kq][mi][2];
+                        *reinterpret_cast<uint32_t*>(srow + 8 * PS + 8) = sa[kq][mi][3];
+                    }
+                dsArrive();             // role 0 may start dQ while this warp does dK
+                keyDimProduct(sa, cQ);  // dK += dSᵀ Q
+                role1Sync();            // every dSᵀ written
+                dqProduct(m0);
+            }
+        }
+    }
+
+    // Role 0 writes dV, role 1 dK (scaled), for the pair's keys; zeros for keys no query sees.
+    T* dst = role == 0 ? static_cast<T*>(p.dv) + b * p.dv_batch_stride + h * p.dv_head_stride
+                       : static_cast<T*>(p.dk) + b * p.dk_batch_stride + h * p.dk_head_stride;
+    const int64_t row_stride = role == 0 ? p.dv_row_stride : p.dk_row_stride;
+    const float sc = role == 0 ? 1.f : p.scale;
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const int key = key0 + mi * 16 + r * 8;
+            if (key < sk) {
+                T* row = dst + key * row_stride + col_in;
+#pragma unroll
+                for (int dt = 0; dt < D / 8; ++dt)
+                    *reinterpret_cast<uint32_t*>(row + dt * 8) = pack2<T>(acc[mi][dt][2 * r] * sc, acc[mi][dt][2 * r + 1] * sc);
+            }
+        }
+}
+
 // Launch 3: dQ = dq_accum · scale, cast; four columns per thread.
 template <typename T>
 __global__ void __launch_bounds__(256) bwdConvertDqKernel(const FlashBwdParams p) {
@@ -297,15 +619,44 @@ __global__ void __launch_bounds__(256) bwdConvertDqKernel(const FlashBwdParams p
     dst[3] = fromFloat<T>(a.w * p.scale);
 }
 
+// One launch of the dQ/dK/dV loop. Causal key block 0 is the longest; on small grids whose
+// Q and dO (what every block streams) fit in L2 for all heads at once, heads go fastest so
+// that every head's long blocks start first.
+template <typename Tr, typename Kernel>
+void launchBwdMain(Kernel kernel, const FlashBwdParams& p, int elem_bytes, cudaStream_t stream) {
+    setSmem(kernel, Tr::kSmemBytes);
+    const unsigned n_blocks = (p.seqlen_k + Tr::kBlockN - 1) / Tr::kBlockN, bh = p.batch * p.heads;
+    const int64_t bytes = int64_t{bh} * 2 * p.seqlen_q * Tr::D * elem_bytes;
+    FlashBwdParams pp = p;
+    pp.heads_fastest = headsFastest(deviceSize(), p.causal, int64_t{n_blocks} * bh, bytes);
+    const dim3 grid = pp.heads_fastest ? dim3(bh, n_blocks) : dim3(n_blocks, bh);
+    kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(pp);
+    TS_CUDA_CHECK_LAUNCH();
+}
+
+// The warp-specialised kernel (d 128) needs 187 KB of shared memory: sm_90 has 227 KB per
+// block, sm_80 164 KB (that gets the one-warp-per-16-keys kernel).
+template <int D> struct BwdSplitFor { static constexpr bool kUse = false; };
+template <> struct BwdSplitFor<128> : BwdSplitTraits<128, 64> { static constexpr bool kUse = true; };
+
 template <typename T, int D, bool Causal>
 void runFlashBwd(const FlashBwdParams& p, cudaStream_t stream) {
     runBwdPreprocess<T, D>(p, stream);
-    using Tr = BwdTraitsFor<D>;
-    auto kernel = flashBwdKernel<T, Tr, Causal>;
-    setSmem(kernel, Tr::kSmemBytes);
-    const dim3 grid((p.seqlen_k + Tr::kBlockN - 1) / Tr::kBlockN, p.batch * p.heads);
-    kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(p);
-    TS_CUDA_CHECK_LAUNCH();
+    bool split = false;
+    if constexpr (BwdSplitFor<D>::kUse) {
+        int dev = 0, optin = 0;
+        TS_CUDA_CHECK(cudaGetDevice(&dev));
+        TS_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        if (optin >= BwdSplitFor<D>::kSmemBytes) {
+            using Tr = BwdSplitFor<D>;
+            launchBwdMain<Tr>(flashBwdSplitKernel<T, Tr, Causal>, p, sizeof(T), stream);
+            split = true;
+        }
+    }
+    if (!split) {
+        using Tr = BwdTraitsFor<D>;
+        launchBwdMain<Tr>(flashBwdKernel<T, Tr, Causal>, p, sizeof(T), stream);
+    }
     const int64_t n4 = static_cast<int64_t>(p.seqlen_q) * D / 4;
     const dim3 cgrid(static_cast<unsigned>((n4 + 255) / 256), p.batch * p.heads);
     bwdConvertDqKernel<T><<<cgrid, 256, 0, stream>>>(p);

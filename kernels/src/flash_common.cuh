@@ -55,6 +55,47 @@ inline void setSmem(Kernel kernel, int bytes) {
         TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
+// Launch planning from the current device's size (cudaDeviceGetAttribute is a cheap host
+// lookup, no device round trip).
+struct DeviceSize {
+    int sms = 0;
+    int l2_bytes = 0;
+};
+inline DeviceSize deviceSize() {
+    int dev = 0;
+    DeviceSize ds;
+    TS_CUDA_CHECK(cudaGetDevice(&dev));
+    TS_CUDA_CHECK(cudaDeviceGetAttribute(&ds.sms, cudaDevAttrMultiProcessorCount, dev));
+    TS_CUDA_CHECK(cudaDeviceGetAttribute(&ds.l2_bytes, cudaDevAttrL2CacheSize, dev));
+    return ds;
+}
+
+// A grid of at most this many blocks per multiprocessor runs in a few waves: the order in
+// which its blocks start decides when the last one ends (headsFastest).
+constexpr int kSmallGridBlocksPerSm = 10;
+
+inline bool smallGrid(const DeviceSize& ds, int64_t blocks) {
+    return blocks <= int64_t{kSmallGridBlocksPerSm} * ds.sms;
+}
+
+// At most this many blocks per SM (one wave of the two-blocks-per-SM forward), the longest
+// causal block's serial work sets the time: the forward then takes 16 rows per warp.
+// Measured (H100, b 4 × h 1, causal, heads fastest): at 1.9 blocks per SM the 16-row layout
+// was 17-27% faster, at 3.9 the 32-row layout 8-27% faster (docs/ATTENTION.md, v3).
+constexpr int kLatencyGridBlocksPerSm = 2;
+inline bool latencyGrid(const DeviceSize& ds, int64_t blocks) {
+    return blocks <= int64_t{kLatencyGridBlocksPerSm} * ds.sms;
+}
+
+// Causal blocks differ in length. In (blocks, batch·heads) order the long blocks of the last
+// heads start only after the short blocks of the first heads and, on a small grid, finish
+// last. Heads-fastest order starts the longest blocks of every head first; each wave then
+// touches all heads, so only when what every block streams (K, V forward; Q, dO backward)
+// fits in L2 for all heads together.
+inline bool headsFastest(const DeviceSize& ds, bool causal, int64_t blocks, int64_t streamed_bytes_all_heads) {
+    return causal && smallGrid(ds, blocks) && streamed_bytes_all_heads <= ds.l2_bytes;
+}
+
 __device__ __forceinline__ uint32_t smemAddr(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -120,6 +161,27 @@ __device__ __forceinline__ T fromFloat(float x) {
     if constexpr (std::is_same_v<T, float>) return x;
     else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(x);
     else return __float2half_rn(x);
+}
+
+// 2^x on the special-function unit, subnormal results flushed to zero (-inf gives 0). Same
+// 2-ulp accuracy as exp2f on normal results; exp2f without -use_fast_math wraps the same
+// instruction in a compare and two predicated multiplies to keep subnormal results, which P
+// (rounded to bf16/fp16 for the next product) has no use for. FlashAttention's own kernels,
+// built with -use_fast_math, compile exp2f to this instruction.
+__device__ __forceinline__ float exp2Fast(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// dst[0] += a, dst[1] += b in global memory (8-byte aligned): one vector reduction on sm_90.
+__device__ __forceinline__ void atomicAdd2(float* dst, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd(reinterpret_cast<float2*>(dst), make_float2(a, b));
+#else
+    atomicAdd(dst, a);
+    atomicAdd(dst + 1, b);
+#endif
 }
 
 __device__ __forceinline__ float quadMax(float x) {

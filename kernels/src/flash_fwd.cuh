@@ -1,7 +1,8 @@
 // FlashAttention-2 forward on tensor cores (bf16 / fp16 in, fp32 accumulate), mma.sync
-// m16n8k16. One block owns kBlockM query rows, each warp 16 of them with its Q fragments in
-// registers; key/value tiles of kBlockN rows stream through shared memory (cp.async, two
-// buffers) while the warp keeps the running row max m, row sum l and the output O.
+// m16n8k16. One block owns kBlockM query rows, each warp 16 of them (Q fragments in registers)
+// or 32 (Q re-read from shared memory); key/value tiles of kBlockN rows stream through shared
+// memory (cp.async, two buffers) while the warp keeps the running row max m, row sum l and the
+// output O. The launch picks the layout and the block order from the grid's size.
 #pragma once
 
 #include "flash.h"
@@ -28,25 +29,42 @@ struct FwdTraits {
 };
 
 // Tile shapes per head dim (tuned on H100, sm_90; the same shapes fit sm_80's 164 KB).
+// FwdTraitsFor: large grids, where throughput counts: two m-tiles per warp (shared-memory
+// reads per MMA: 0.31 for d 128 with 64-key tiles, as FlashAttention-2's 128 × 64 tile).
+// FwdTraitsSmall: grids of at most kSmallGridBlocksPerSm blocks per SM, where the longest
+// causal block's latency counts: 16 rows per warp halve each warp's serial work (notes:
+// docs/ATTENTION.md, v1 and v3).
 template <int D> struct FwdTraitsFor;
 template <> struct FwdTraitsFor<16> : FwdTraits<16, 4, 1, 128, 3> {};
 template <> struct FwdTraitsFor<32> : FwdTraits<32, 4, 1, 128, 3> {};
-template <> struct FwdTraitsFor<64> : FwdTraits<64, 4, 2, 64, 2> {};
-template <> struct FwdTraitsFor<128> : FwdTraits<128, 4, 2, 32, 2> {};
+template <> struct FwdTraitsFor<64> : FwdTraits<64, 4, 2, 128, 2> {};
+template <> struct FwdTraitsFor<128> : FwdTraits<128, 4, 2, 64, 2> {};
+template <int D> struct FwdTraitsSmall;  // d 16 and 32 have one layout (one m-tile already)
+template <> struct FwdTraitsSmall<64> : FwdTraits<64, 8, 1, 64, 1> {};
+template <> struct FwdTraitsSmall<128> : FwdTraits<128, 8, 1, 64, 1> {};
 
 // Copies a tile of kRows rows × D (16-bit) into shared memory; rows >= valid are zero-filled.
+// Thread t copies the 16-byte chunk (t % kChunks) of rows t / kChunks + i·kRowStep: one
+// global pointer and one shared offset per thread, the per-chunk offsets are a running
+// pointer and immediates (per-chunk addresses computed up front stayed live across the
+// main loop and spilled).
 template <typename T, int D, int kRows, int kThreads, int kPitch>
 __device__ __forceinline__ void loadTile(T* smem, const T* gmem, int64_t row_stride, int valid, int tid) {
     constexpr int kChunks = D / 8;  // 16-byte pieces per row
-    constexpr int kTotal = kRows * kChunks;
+    static_assert(kThreads % kChunks == 0, "whole rows per pass");
+    constexpr int kRowStep = kThreads / kChunks;
+    constexpr int kIters = (kRows + kRowStep - 1) / kRowStep;
+    const int r0 = tid / kChunks, col = (tid % kChunks) * 8;
+    const T* src = gmem + r0 * row_stride + col;
+    T* dst = smem + r0 * kPitch + col;
+    const int left = valid - r0;  // rows of this thread's column still valid
 #pragma unroll
-    for (int i = 0; i < (kTotal + kThreads - 1) / kThreads; ++i) {
-        const int c = tid + i * kThreads;
-        if (kTotal % kThreads == 0 || c < kTotal) {
-            const int r = c / kChunks, col = (c % kChunks) * 8;
-            const bool ok = r < valid;
-            cpAsync16(smem + r * kPitch + col, ok ? gmem + r * row_stride + col : gmem, ok);
+    for (int i = 0; i < kIters; ++i) {
+        if (kRows % kRowStep == 0 || r0 + i * kRowStep < kRows) {
+            const bool ok = i * kRowStep < left;
+            cpAsync16(dst + i * kRowStep * kPitch, ok ? src : gmem, ok);
         }
+        src += kRowStep * row_stride;
     }
 }
 
@@ -61,8 +79,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     // Causal blocks with more rows have more key tiles: start those first.
-    const int m_block = Causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    const int bh = blockIdx.y, b = bh / p.heads, h = bh % p.heads;
+    const int m_idx = p.heads_fastest ? blockIdx.y : blockIdx.x;
+    const int m_count = p.heads_fastest ? gridDim.y : gridDim.x;
+    const int m_block = Causal ? m_count - 1 - m_idx : m_idx;
+    const int bh = p.heads_fastest ? blockIdx.x : blockIdx.y, b = bh / p.heads, h = bh % p.heads;
     const int m0 = m_block * BM;
     const int sq = p.seqlen_q, sk = p.seqlen_k;
     const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
@@ -156,9 +176,13 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
                     }
         }
 
-        // Online softmax, in base 2 with the scale folded in.
+        // Online softmax, in base 2 with the scale folded in. O is rescaled only when a row
+        // max of the warp's 16-row tile grew: along a long row the max settles, and most tiles
+        // then skip the D/4 multiplies per row (exact: the factor would be 1).
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
+        for (int mt = 0; mt < MT; ++mt) {
+            float corr[2];
+            bool grew = false;
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
                 float mx = row_max[mt][r];
@@ -166,24 +190,31 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
                 for (int nt = 0; nt < BN / 8; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
                 mx = quadMax(mx);
                 const float m_scaled = mx == -INFINITY ? 0.f : mx * p.scale_log2;
-                const float corr = exp2f(row_max[mt][r] * p.scale_log2 - m_scaled);
+                const bool up = mx > row_max[mt][r];
+                corr[r] = up ? exp2Fast(row_max[mt][r] * p.scale_log2 - m_scaled) : 1.f;
+                grew |= up;
                 row_max[mt][r] = mx;
                 float sum = 0.f;
 #pragma unroll
                 for (int nt = 0; nt < BN / 8; ++nt) {
 #pragma unroll
                     for (int e = 2 * r; e < 2 * r + 2; ++e) {
-                        s[mt][nt][e] = exp2f(fmaf(s[mt][nt][e], p.scale_log2, -m_scaled));
+                        s[mt][nt][e] = exp2Fast(fmaf(s[mt][nt][e], p.scale_log2, -m_scaled));
                         sum += s[mt][nt][e];
                     }
                 }
-                row_sum[mt][r] = row_sum[mt][r] * corr + sum;  // per-thread partial; quad summed at the end
+                row_sum[mt][r] = row_sum[mt][r] * corr[r] + sum;  // per-thread partial; quad summed at the end
+            }
+            if (__any_sync(0xffffffff, grew)) {
 #pragma unroll
                 for (int dt = 0; dt < D / 8; ++dt) {
-                    acc[mt][dt][2 * r] *= corr;
-                    acc[mt][dt][2 * r + 1] *= corr;
+                    acc[mt][dt][0] *= corr[0];
+                    acc[mt][dt][1] *= corr[0];
+                    acc[mt][dt][2] *= corr[1];
+                    acc[mt][dt][3] *= corr[1];
                 }
             }
+        }
 
         // O += P V: P's accumulator layout is already the A operand layout.
 #pragma unroll
@@ -229,14 +260,29 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
         }
 }
 
-template <typename T, int D, bool Causal>
-void runFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
-    using Tr = FwdTraitsFor<D>;
+template <typename T, typename Tr, bool Causal>
+void launchFlashFwd(const FlashFwdParams& p, bool heads_fastest, cudaStream_t stream) {
     auto kernel = flashFwdKernel<T, Tr, Causal>;
     setSmem(kernel, Tr::kSmemBytes);
-    const dim3 grid((p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM, p.batch * p.heads);
-    kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(p);
+    const unsigned m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM, bh = p.batch * p.heads;
+    FlashFwdParams pp = p;
+    pp.heads_fastest = heads_fastest;
+    const dim3 grid = heads_fastest ? dim3(bh, m_blocks) : dim3(m_blocks, bh);
+    kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(pp);
     TS_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int D, bool Causal>
+void runFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
+    const DeviceSize ds = deviceSize();
+    const int64_t blocks = int64_t{(p.seqlen_q + FwdTraitsFor<D>::kBlockM - 1) / FwdTraitsFor<D>::kBlockM} * p.batch * p.heads;
+    const int64_t kv_bytes = int64_t{p.batch} * p.heads * p.seqlen_k * D * 2 * static_cast<int64_t>(sizeof(T));
+    const bool heads_fastest = headsFastest(ds, Causal, blocks, kv_bytes);
+    if constexpr (D >= 64) {
+        static_assert(FwdTraitsFor<D>::kBlockM == FwdTraitsSmall<D>::kBlockM, "one grid size for both layouts");
+        if (latencyGrid(ds, blocks)) return launchFlashFwd<T, FwdTraitsSmall<D>, Causal>(p, heads_fastest, stream);
+    }
+    launchFlashFwd<T, FwdTraitsFor<D>, Causal>(p, heads_fastest, stream);
 }
 
 template <typename T>

@@ -402,6 +402,9 @@ int main(int argc, char** argv) {
 
     addAttentionCommand(app, code);
 
+    // `runs list --db X` and `runs --db X list` both work.
+    for (auto* sub : {list, show, exp, del}) sub->fallthrough();
+
     app.add_subcommand("info", "What this machine can run: LibTorch, devices, bf16, kernels")->callback([&] { code = infoCommand(); });
 
     try {

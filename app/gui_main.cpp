@@ -30,9 +30,10 @@ int main(int argc, char** argv) {
     QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Panel state as JSON, or a file holding it."), QStringLiteral("json"));
     QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Press Run once ready."));
     QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare two stored runs: A,B (ids; 'last' and 'previous' allowed)."), QStringLiteral("A,B"));
+    QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open a stored run into the views (its id)."), QStringLiteral("id"));
     QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("After the run, grab a tab: TAB=file.png (steps, sweep, speedup, results, memory, compare, attention). Repeatable; quits after."), QStringLiteral("tab=png"));
     QCommandLineOption report(QStringLiteral("report"), QStringLiteral("After the run, write a Markdown report and quit."), QStringLiteral("file.md"));
-    for (const auto* o : {&db, &theme, &presentation, &fresh, &size, &experiment, &preset, &config, &run, &compare, &shot, &report})
+    for (const auto* o : {&db, &theme, &presentation, &fresh, &size, &experiment, &preset, &config, &run, &compare, &open, &shot, &report})
         cli.addOption(*o);
     cli.process(app);
 
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
     script.run = cli.isSet(run);
     for (const QString& id : cli.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts))
         script.compare << (id == QLatin1String("last") ? -1 : id == QLatin1String("previous") ? -2 : id.toLongLong());
+    script.open = cli.value(open).toLongLong();
     for (const QString& s : cli.values(shot)) {
         const int eq = static_cast<int>(s.indexOf(QLatin1Char('=')));
         if (eq > 0) script.shots.append({s.left(eq), s.mid(eq + 1)});

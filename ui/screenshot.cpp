@@ -16,7 +16,7 @@
 namespace ts::ui {
 
 bool hasWork(const AutomationOptions& o) {
-    return !o.experiment.isEmpty() || !o.preset.isEmpty() || !o.config.isEmpty() || o.run || !o.compare.isEmpty() ||
+    return !o.experiment.isEmpty() || !o.preset.isEmpty() || !o.config.isEmpty() || o.run || !o.compare.isEmpty() || o.open > 0 ||
            !o.shots.isEmpty() || !o.report.isEmpty();
 }
 
@@ -62,6 +62,21 @@ struct Script : std::enable_shared_from_this<Script> {
     }
 
     void afterRun() {
+        if (o.open > 0) {
+            auto self = shared_from_this();
+            auto opened = std::make_shared<bool>(false);
+            QObject::connect(w, &MainWindow::storedRunOpened, w, [self, opened] {
+                *opened = true;
+                self->shoot(0);
+            }, Qt::SingleShotConnection);
+            QTimer::singleShot(15000, w, [self, opened] {  // the window logs why it could not
+                if (*opened) return;
+                self->fail(QStringLiteral("could not open run %1").arg(self->o.open));
+                self->finish();
+            });
+            w->openStoredRun(o.open);
+            return;
+        }
         if (o.compare.size() != 2) {
             shoot(0);
             return;

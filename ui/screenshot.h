@@ -19,6 +19,7 @@ struct AutomationOptions {
     QJsonObject config;                    // panel state applied after the preset
     bool run = false;                      // press Run and wait for the end
     QList<qint64> compare;                 // two stored run ids ("last" = -1, "previous" = -2)
+    qint64 open = 0;                       // a stored run to open into the views (0: none)
     QList<QPair<QString, QString>> shots;  // {tab, png path}
     QString report;                        // write a Markdown report here
     int settleMs = 700;                    // wait before each grab (throttled redraws)

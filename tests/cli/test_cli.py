@@ -116,6 +116,9 @@ class Cli(unittest.TestCase):
         self.assertEqual(runs[0]["label"], "first")
         self.assertEqual(runs[0]["points"], 1)
         rid = str(runs[0]["id"])
+        # --db before or after the subcommand
+        self.assertEqual(json.loads(run("runs", "list", "--json", "--db", self.db).stdout)[0]["id"], runs[0]["id"])
+        self.assertEqual(json.loads(run("runs", "--db", self.db, "list", "--json").stdout)[0]["id"], runs[0]["id"])
         p = run("runs", "show", rid, "--format", "json", db=self.db)
         self.assertEqual(json.loads(p.stdout)["results"][0]["status"], "ok")
         out = os.path.join(self.tmp.name, "report.md")

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "trainscope/engine/attention_bench.h"
 #include "trainscope/engine/environment.h"
+#include "trainscope/engine/store.h"
 
 namespace {
 
@@ -24,7 +26,12 @@ struct AttentionOptions {
     std::optional<int> warmup, steps;
     std::optional<uint64_t> seed;
     bool markdown = false, csv = false, jsonl = false;
+    std::string db, label;
+    bool no_store = false;
 };
+
+CancelToken g_cancel;
+extern "C" void onAttentionSignal(int) { g_cancel.cancel(); }
 
 struct BadInput {
     std::string message;
@@ -77,17 +84,26 @@ AttentionBenchSpec buildSpec(const AttentionOptions& o) {
     if (o.steps) spec.steps = *o.steps;
     if (o.seed) spec.seed = *o.seed;
     if (!o.device.empty()) spec.device = o.device;
+    else if (!capabilities().cuda_available) spec.device = "cpu";  // the default, where there is no GPU
     if (const auto errors = validateAttentionSpec(spec); !errors.empty()) throw BadInput{errors.front()};
     return spec;
 }
 
 enum class Format { Markdown, Csv, Jsonl };
 
-// Streams CSV / JSON rows to stdout as cells finish, progress lines to stderr.
+// Streams CSV / JSON rows to stdout as cells finish, progress lines to stderr, and stores each
+// cell the moment it is done.
 class CliObserver : public AttentionObserver {
 public:
-    explicit CliObserver(Format f) : format_(f) {}
+    CliObserver(Format f, ResultStore* store, int64_t run_id) : format_(f), store_(store), run_id_(run_id) {}
     void cellFinished(int index, int count, const AttentionCell& c) override {
+        if (store_) {
+            try {
+                store_->addAttentionCell(run_id_, index, c);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "could not store cell %d: %s\n", index + 1, e.what());
+            }
+        }
         std::string what = c.status == CellStatus::Ok
                                ? fmt::format("fwd {:.3f} ms, bwd {:.3f} ms", c.forward_ms, c.backward_ms)
                                : fmt::format("{}: {}", toString(c.status), c.error);
@@ -103,6 +119,8 @@ public:
 
 private:
     Format format_;
+    ResultStore* store_;
+    int64_t run_id_;
 };
 
 int runAttention(const AttentionOptions& o) {
@@ -119,16 +137,31 @@ int runAttention(const AttentionOptions& o) {
     }
     const Format format = o.csv ? Format::Csv : o.jsonl ? Format::Jsonl : Format::Markdown;
     if (spec.device != "cpu" && !capabilities().cuda_available) {
-        std::fprintf(stderr, "trainscope-cli attention: device '%s' asked for, but no CUDA device is available\n",
-                     spec.device.c_str());
-        return 3;
+        std::fprintf(stderr, "trainscope-cli attention: device '%s' asked for, but no CUDA device is available "
+                             "(use --device cpu)\n", spec.device.c_str());
+        return 2;
+    }
+    std::unique_ptr<ResultStore> store;
+    int64_t run_id = 0;
+    if (!o.no_store) {
+        const std::string path = o.db.empty() ? ResultStore::defaultPath() : o.db;
+        try {
+            store = std::make_unique<ResultStore>(path);
+            run_id = store->createRun("attention", o.label, fmt::format(R"({{"command":"attention","device":"{}"}})", spec.device),
+                                      currentEnvironment(spec.device).device_name);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "trainscope-cli attention: --db: %s\n", e.what());
+            return 2;
+        }
+        std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), path.c_str());
     }
     if (format == Format::Csv) std::printf("%s\n", attentionCsvHeader().c_str());
-    CliObserver obs(format);
-    CancelToken cancel;
+    CliObserver obs(format, store.get(), run_id);
+    std::signal(SIGINT, onAttentionSignal);
+    std::signal(SIGTERM, onAttentionSignal);
     AttentionBenchResult r;
     try {
-        r = runAttentionBench(spec, obs, cancel);
+        r = runAttentionBench(spec, obs, g_cancel);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "trainscope-cli attention: run failed: %s\n", e.what());
         return 3;
@@ -140,6 +173,7 @@ int runAttention(const AttentionOptions& o) {
                     env.driver_version.c_str(), env.date.c_str(), env.git_commit.c_str(), spec.steps, spec.warmup);
         std::printf("%s", attentionMarkdown(r.cells, spec.passes).c_str());
     }
+    if (g_cancel.cancelled()) return 130;
     int failed = 0;
     for (const auto& c : r.cells) failed += c.status == CellStatus::Failed;
     if (failed) {
@@ -170,7 +204,10 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     sub->add_option("--warmup", o->warmup, "warm-up steps per cell");
     sub->add_option("--steps", o->steps, "measured steps per cell (the median is reported)");
     sub->add_option("--seed", o->seed, "random seed of the inputs");
-    sub->add_option("--device", o->device, "cpu, cuda or cuda:N (default cuda)");
+    sub->add_option("--device", o->device, "cpu, cuda or cuda:N (default: cuda when present)");
+    sub->add_option("--db", o->db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    sub->add_option("--label", o->label, "A label for this run in the store");
+    sub->add_flag("--no-store", o->no_store, "Do not store the results");
     sub->add_flag("--markdown", o->markdown, "a markdown table at the end (default)");
     sub->add_flag("--csv", o->csv, "CSV rows as cells finish");
     sub->add_flag("--jsonl", o->jsonl, "one JSON object a cell, as cells finish");

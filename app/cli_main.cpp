@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "cli_attention.h"
+#include "trainscope/engine/attention_bench.h"
 #include "trainscope/engine/benchmark.h"
 #include "trainscope/engine/environment.h"
 #include "trainscope/engine/json.h"
@@ -271,16 +272,52 @@ int runsList(const std::string& db, bool as_json) {
         std::cout << "no runs in " << store->path() << '\n';
         return kOk;
     }
-    std::cout << fmt::format("{:>5}  {:<20}  {:<6}  {:>6}  {:>4}  {:<28}  {}\n", "id", "created", "kind", "points", "ok", "device", "label");
+    std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", "id", "created", "kind", "points", "ok", "device", "label");
     for (const auto& r : runs)
-        std::cout << fmt::format("{:>5}  {:<20}  {:<6}  {:>6}  {:>4}  {:<28}  {}\n", r.id, r.created, r.kind,
+        std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", r.id, r.created, r.kind,
                                  r.point_count, r.ok_count, r.device_name.substr(0, 28), r.label);
+    return kOk;
+}
+
+// The passes an attention run measured, read off its cells.
+std::vector<ts::AttentionPass> measuredPasses(const std::vector<ts::AttentionCell>& cells) {
+    bool f = false, b = false, fb = false;
+    for (const auto& c : cells) {
+        f |= c.forward_ms > 0;
+        b |= c.backward_ms > 0;
+        fb |= c.forward_backward_ms > 0;
+    }
+    std::vector<ts::AttentionPass> passes;
+    if (f) passes.push_back(ts::AttentionPass::Forward);
+    if (b) passes.push_back(ts::AttentionPass::Backward);
+    if (fb) passes.push_back(ts::AttentionPass::ForwardBackward);
+    if (passes.empty()) passes.push_back(ts::AttentionPass::Forward);
+    return passes;
+}
+
+int showAttentionRun(const ts::ResultStore& store, const ts::RunInfo& info, const std::string& format) {
+    const auto cells = store.attentionCells(info.id);
+    if (format == "json") {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& c : cells) arr.push_back(ts::toJson(c));
+        std::cout << nlohmann::json{{"id", info.id}, {"kind", info.kind}, {"label", info.label},
+                                    {"created", info.created}, {"device", info.device_name}, {"cells", arr}}.dump(2) << '\n';
+    } else if (format == "csv") {
+        std::cout << ts::attentionCsvHeader() << '\n';
+        for (const auto& c : cells) std::cout << ts::attentionCsvRow(c) << '\n';
+    } else {
+        if (format == "markdown") std::cout << fmt::format("# TrainScope attention run {}\n\n", info.id);
+        std::cout << fmt::format("run {} (attention), {} on {} — {} cell(s){}\n\n", info.id, info.created,
+                                 info.device_name, cells.size(), info.label.empty() ? "" : ", " + info.label);
+        std::cout << ts::attentionMarkdown(cells, measuredPasses(cells));
+    }
     return kOk;
 }
 
 int runsShow(const std::string& db, int64_t id, const std::string& format) {
     auto store = openStore(db);
     const auto info = requireRun(*store, id);
+    if (info.kind == "attention") return showAttentionRun(*store, info, format);
     const auto results = store->points(id);
     if (format == "json") {
         nlohmann::json arr = nlohmann::json::array();

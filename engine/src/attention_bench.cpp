@@ -504,28 +504,6 @@ std::string attentionCsvRow(const AttentionCell& c) {
                        c.err_grad, c.tolerance, err);
 }
 
-std::string attentionJsonLine(const AttentionCell& c) {
-    nlohmann::json j{{"impl", toString(c.impl)},
-                     {"dtype", toString(c.dtype)},
-                     {"causal", c.causal},
-                     {"batch", c.batch},
-                     {"heads", c.heads},
-                     {"head_dim", c.head_dim},
-                     {"seq", c.seq},
-                     {"status", toString(c.status)},
-                     {"error", c.error},
-                     {"forward_ms", c.forward_ms},
-                     {"backward_ms", c.backward_ms},
-                     {"forward_backward_ms", c.forward_backward_ms},
-                     {"forward_tflops", c.forward_tflops},
-                     {"backward_tflops", c.backward_tflops},
-                     {"forward_backward_tflops", c.forward_backward_tflops},
-                     {"memory_before_backward", c.memory_before_backward},
-                     {"peak_memory", c.peak_memory},
-                     {"err_out", c.err_out},
-                     {"err_grad", c.err_grad},
-                     {"tolerance", c.tolerance}};
-    return j.dump();
-}
+std::string attentionJsonLine(const AttentionCell& c) { return toJson(c).dump(); }
 
 }  // namespace ts

@@ -140,6 +140,20 @@ std::string toSize(const json& v, std::string_view field, bool allow_custom) {
     fail(field, fmt::format("'{}' is not one of {}", s, names));
 }
 
+AttentionImpl toAttentionImpl(const json& v, std::string_view f) {
+    const std::string s = toStr(v, f);
+    if (auto e = parseAttentionImpl(s)) return *e;
+    fail(f, fmt::format("'{}' is not an attention implementation", s));
+}
+
+CellStatus toCellStatus(const json& v, std::string_view f) {
+    const std::string s = toStr(v, f);
+    for (CellStatus c : {CellStatus::Ok, CellStatus::OOM, CellStatus::Failed, CellStatus::Unsupported,
+                         CellStatus::Cancelled})
+        if (s == toString(c)) return c;
+    fail(f, fmt::format("'{}' is not a cell status", s));
+}
+
 // Reads j[key] into out when present; leaves the default otherwise.
 template <typename T, typename Conv>
 void read(const json& j, std::string_view prefix, const char* key, T& out, Conv conv) {
@@ -358,6 +372,55 @@ json toJson(const BenchResult& r) {
             {"total", toJson(r.total)},
             {"peak_memory", r.peak_memory},
             {"environment", toJson(r.environment)}};
+}
+
+json toJson(const AttentionCell& c) {
+    return {{"impl", toString(c.impl)},
+            {"dtype", toString(c.dtype)},
+            {"causal", c.causal},
+            {"batch", c.batch},
+            {"heads", c.heads},
+            {"head_dim", c.head_dim},
+            {"seq", c.seq},
+            {"status", toString(c.status)},
+            {"error", c.error},
+            {"forward_ms", number(c.forward_ms)},
+            {"backward_ms", number(c.backward_ms)},
+            {"forward_backward_ms", number(c.forward_backward_ms)},
+            {"forward_tflops", number(c.forward_tflops)},
+            {"backward_tflops", number(c.backward_tflops)},
+            {"forward_backward_tflops", number(c.forward_backward_tflops)},
+            {"memory_before_backward", c.memory_before_backward},
+            {"peak_memory", c.peak_memory},
+            {"err_out", number(c.err_out)},
+            {"err_grad", number(c.err_grad)},
+            {"tolerance", number(c.tolerance)}};
+}
+
+AttentionCell attentionCellFromJson(const json& j) {
+    requireObject(j, "");
+    AttentionCell c;
+    read(j, "", "impl", c.impl, toAttentionImpl);
+    read(j, "", "dtype", c.dtype, toPrecision);
+    read(j, "", "causal", c.causal, toBool);
+    read(j, "", "batch", c.batch, kInt64);
+    read(j, "", "heads", c.heads, kInt64);
+    read(j, "", "head_dim", c.head_dim, kInt64);
+    read(j, "", "seq", c.seq, kInt64);
+    read(j, "", "status", c.status, toCellStatus);
+    read(j, "", "error", c.error, toStr);
+    read(j, "", "forward_ms", c.forward_ms, toDouble);
+    read(j, "", "backward_ms", c.backward_ms, toDouble);
+    read(j, "", "forward_backward_ms", c.forward_backward_ms, toDouble);
+    read(j, "", "forward_tflops", c.forward_tflops, toDouble);
+    read(j, "", "backward_tflops", c.backward_tflops, toDouble);
+    read(j, "", "forward_backward_tflops", c.forward_backward_tflops, toDouble);
+    read(j, "", "memory_before_backward", c.memory_before_backward, kInt64);
+    read(j, "", "peak_memory", c.peak_memory, kInt64);
+    read(j, "", "err_out", c.err_out, toDouble);
+    read(j, "", "err_grad", c.err_grad, toDouble);
+    read(j, "", "tolerance", c.tolerance, toDouble);
+    return c;
 }
 
 ModelConfig modelFromJson(const json& j) { return modelFrom(j, "", true); }

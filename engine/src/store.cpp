@@ -261,22 +261,66 @@ int64_t ResultStore::createRun(const std::string& kind, const std::string& label
     return id;
 }
 
-void ResultStore::addPoint(int64_t run_id, int index, const BenchResult& result) {
+void ResultStore::insertPoint(int64_t run_id, int index, std::string_view status,
+                              const std::string& config_json, const std::string& result_json) {
     Locked lock(db_);
     // One autocommit INSERT: its own transaction, durable once this returns.
-    const std::string config = toJson(result.config).dump();
-    const std::string body = toJson(result).dump();
     Statement st(db_, path_,
                  "INSERT INTO points(run_id, idx, status, config_json, result_json) "
                  "VALUES(?1, ?2, ?3, ?4, ?5)");
-    st.bind(1, run_id).bind(2, int64_t{index}).bind(3, toString(result.status));
-    st.bind(4, config).bind(5, body);
+    st.bind(1, run_id).bind(2, int64_t{index}).bind(3, status);
+    st.bind(4, config_json).bind(5, result_json);
     try {
         st.step();
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(
             fmt::format("{} (adding point {} to run {})", e.what(), index, run_id));
     }
+}
+
+template <typename T, typename Parse>
+std::vector<T> ResultStore::readPoints(int64_t run_id, std::string_view kind, Parse parse) const {
+    Locked lock(db_);
+    {
+        // Each kind has its own point shape; reading one as another would invent values.
+        Statement k(db_, path_, "SELECT kind FROM runs WHERE id = ?1");
+        k.bind(1, run_id);
+        if (k.step() && columnText(k.get(), 0) != kind)
+            throw std::runtime_error(fmt::format("results store {}: run {} is of kind '{}', not '{}'", path_,
+                                                 run_id, columnText(k.get(), 0), kind));
+    }
+    Statement st(db_, path_, "SELECT idx, result_json FROM points WHERE run_id = ?1 ORDER BY idx");
+    st.bind(1, run_id);
+    std::vector<T> out;
+    while (st.step()) {
+        const int idx = sqlite3_column_int(st.get(), 0);
+        try {
+            out.push_back(parse(nlohmann::json::parse(columnText(st.get(), 1))));
+        } catch (const std::exception& e) {
+            throw std::runtime_error(fmt::format("results store {}: run {} point {}: {}", path_,
+                                                 run_id, idx, e.what()));
+        }
+    }
+    return out;
+}
+
+void ResultStore::addPoint(int64_t run_id, int index, const BenchResult& result) {
+    insertPoint(run_id, index, toString(result.status), toJson(result.config).dump(),
+                toJson(result).dump());
+}
+
+void ResultStore::addAttentionCell(int64_t run_id, int index, const AttentionCell& cell) {
+    // The cell's problem (everything but its measurements) doubles as its configuration.
+    nlohmann::json config = toJson(cell);
+    for (const char* k : {"status", "error", "forward_ms", "backward_ms", "forward_backward_ms",
+                          "forward_tflops", "backward_tflops", "forward_backward_tflops",
+                          "memory_before_backward", "peak_memory", "err_out", "err_grad", "tolerance"})
+        config.erase(k);
+    insertPoint(run_id, index, toString(cell.status), config.dump(), toJson(cell).dump());
+}
+
+std::vector<AttentionCell> ResultStore::attentionCells(int64_t run_id) const {
+    return readPoints<AttentionCell>(run_id, "attention", [](const nlohmann::json& j) { return attentionCellFromJson(j); });
 }
 
 std::vector<RunInfo> ResultStore::listRuns() const {
@@ -299,20 +343,7 @@ std::optional<RunInfo> ResultStore::run(int64_t id) const {
 }
 
 std::vector<BenchResult> ResultStore::points(int64_t run_id) const {
-    Locked lock(db_);
-    Statement st(db_, path_, "SELECT idx, result_json FROM points WHERE run_id = ?1 ORDER BY idx");
-    st.bind(1, run_id);
-    std::vector<BenchResult> out;
-    while (st.step()) {
-        const int idx = sqlite3_column_int(st.get(), 0);
-        try {
-            out.push_back(resultFromJson(nlohmann::json::parse(columnText(st.get(), 1))));
-        } catch (const std::exception& e) {
-            throw std::runtime_error(fmt::format("results store {}: run {} point {}: {}", path_,
-                                                 run_id, idx, e.what()));
-        }
-    }
-    return out;
+    return readPoints<BenchResult>(run_id, "bench", [](const nlohmann::json& j) { return resultFromJson(j); });
 }
 
 bool ResultStore::removeRun(int64_t id) {

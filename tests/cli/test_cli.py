@@ -169,6 +169,19 @@ class Cli(unittest.TestCase):
         self.assertEqual(result["status"], "cancelled")
         self.assertGreaterEqual(len(result["steps"]), 3)
 
+    def test_attention_run_is_stored_and_shown(self):
+        p = run("attention", "--device", "cpu", "--impl", "naive,tiled", "--seq", "32", "--head-dim", "16",
+                "--dtype", "fp32", "--causal", "--warmup", "0", "--steps", "1", "--jsonl", "--label", "att", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        streamed = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual([c["impl"] for c in streamed], ["naive", "tiled"])
+        runs = json.loads(run("runs", "list", "--json", db=self.db).stdout)
+        self.assertEqual((runs[0]["kind"], runs[0]["label"], runs[0]["points"], runs[0]["ok"]), ("attention", "att", 2, 2))
+        shown = json.loads(run("runs", "show", str(runs[0]["id"]), "--format", "json", db=self.db).stdout)
+        self.assertEqual(shown["cells"], streamed)
+        p = run("runs", "show", str(runs[0]["id"]), db=self.db)
+        self.assertIn("| tiled | fp32 | yes |", p.stdout)
+
     def test_info(self):
         p = run("info")
         self.assertEqual(p.returncode, 0)

@@ -320,6 +320,32 @@ TEST(JsonParse, StoredResultsToleratesNewerFields) {
     expectSameResult(resultFromJson(j), sampleResult());
 }
 
+TEST(JsonAttention, CellRoundTripAndErrors) {
+    AttentionCell c;
+    c.impl = AttentionImpl::SdpaCudnn;
+    c.dtype = Precision::FP16;
+    c.causal = true;
+    c.batch = 4;
+    c.seq = 8192;
+    c.head_dim = 64;
+    c.status = CellStatus::Unsupported;
+    c.error = "Invalid backend";
+    c.forward_ms = 0.5;
+    c.err_out = std::numeric_limits<double>::quiet_NaN();
+    const AttentionCell back = attentionCellFromJson(json::parse(toJson(c).dump()));
+    EXPECT_EQ(back.impl, c.impl);
+    EXPECT_EQ(back.dtype, c.dtype);
+    EXPECT_EQ(back.causal, c.causal);
+    EXPECT_EQ(back.batch, 4);
+    EXPECT_EQ(back.seq, 8192);
+    EXPECT_EQ(back.status, CellStatus::Unsupported);
+    EXPECT_EQ(back.error, "Invalid backend");
+    EXPECT_DOUBLE_EQ(back.forward_ms, 0.5);
+    EXPECT_TRUE(std::isnan(back.err_out));
+    expectInvalid([] { attentionCellFromJson(json::parse(R"({"impl": "fastest"})")); }, {"impl", "fastest"});
+    expectInvalid([] { attentionCellFromJson(json::parse(R"({"status": "great"})")); }, {"status", "great"});
+}
+
 TEST(JsonSweep, ParsesEveryList) {
     const SweepSpec s = sweepFromJson(json::parse(R"({
         "base": {"size": "tiny", "batch_size": 2, "steps": 3, "device": "cpu"},

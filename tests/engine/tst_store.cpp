@@ -161,6 +161,53 @@ TEST_F(StoreTest, CreateAddListPoints) {
     EXPECT_TRUE(store.points(id + 1000).empty());
 }
 
+TEST_F(StoreTest, AttentionCellsRoundTripAndCount) {
+    ResultStore store(dbPath());
+    const int64_t id = store.createRun("attention", "cells", "{}", "gpu");
+    AttentionCell a;
+    a.impl = AttentionImpl::Flash;
+    a.dtype = Precision::BF16;
+    a.causal = true;
+    a.batch = 8;
+    a.heads = 16;
+    a.head_dim = 128;
+    a.seq = 4096;
+    a.forward_ms = 1.25;
+    a.backward_ms = 3.5;
+    a.forward_tflops = 220.5;
+    a.peak_memory = 123456789;
+    a.err_out = 2e-3;
+    a.err_grad = 2.5e-3;
+    a.tolerance = 1e-2;
+    AttentionCell b = a;
+    b.impl = AttentionImpl::Naive;
+    b.status = CellStatus::OOM;
+    b.error = "CUDA out of memory";
+    store.addAttentionCell(id, 1, b);
+    store.addAttentionCell(id, 0, a);
+    const auto cells = store.attentionCells(id);
+    ASSERT_EQ(cells.size(), 2u);
+    EXPECT_EQ(cells[0].impl, AttentionImpl::Flash);
+    EXPECT_EQ(cells[0].dtype, Precision::BF16);
+    EXPECT_TRUE(cells[0].causal);
+    EXPECT_EQ(cells[0].head_dim, 128);
+    EXPECT_EQ(cells[0].seq, 4096);
+    EXPECT_DOUBLE_EQ(cells[0].forward_ms, 1.25);
+    EXPECT_DOUBLE_EQ(cells[0].backward_ms, 3.5);
+    EXPECT_DOUBLE_EQ(cells[0].forward_tflops, 220.5);
+    EXPECT_EQ(cells[0].peak_memory, 123456789);
+    EXPECT_DOUBLE_EQ(cells[0].err_grad, 2.5e-3);
+    EXPECT_EQ(cells[1].status, CellStatus::OOM);
+    EXPECT_EQ(cells[1].error, "CUDA out of memory");
+    const auto info = store.run(id);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->kind, "attention");
+    EXPECT_EQ(info->point_count, 2);
+    EXPECT_EQ(info->ok_count, 1);
+    // A bench reader on an attention run says what is wrong instead of inventing results.
+    EXPECT_NE(runtimeErrorOf([&] { store.points(id); }).find("is of kind 'attention', not 'bench'"), std::string::npos);
+}
+
 TEST_F(StoreTest, ListRunsNewestFirstWithOwnCounts) {
     ResultStore store(dbPath());
     const int64_t a = store.createRun("bench", "a", "{}", "d");

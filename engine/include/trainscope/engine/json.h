@@ -4,6 +4,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "trainscope/engine/attention_bench.h"
 #include "trainscope/engine/config.h"
 #include "trainscope/engine/result.h"
 
@@ -15,6 +16,7 @@ nlohmann::json toJson(const StepSample& s);
 nlohmann::json toJson(const Stats& s);
 nlohmann::json toJson(const Environment& e);
 nlohmann::json toJson(const BenchResult& r);
+nlohmann::json toJson(const AttentionCell& c);
 
 ModelConfig modelFromJson(const nlohmann::json& j);
 BenchConfig benchFromJson(const nlohmann::json& j);
@@ -22,6 +24,7 @@ StepSample stepFromJson(const nlohmann::json& j);
 Stats statsFromJson(const nlohmann::json& j);
 Environment environmentFromJson(const nlohmann::json& j);
 BenchResult resultFromJson(const nlohmann::json& j);
+AttentionCell attentionCellFromJson(const nlohmann::json& j);
 
 // A sweep file: {"base": {...BenchConfig fields...}, "sizes": [...], "context_lengths": [...],
 // "batch_sizes": [...],

@@ -7,8 +7,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "trainscope/engine/attention_bench.h"
 #include "trainscope/engine/result.h"
 
 struct sqlite3;
@@ -17,7 +19,7 @@ namespace ts {
 
 struct RunInfo {
     int64_t id = 0;
-    std::string kind;        // "bench", later "attention", "ddp", ...
+    std::string kind;        // "bench" or "attention" (later "ddp", ...)
     std::string label;       // free text given by the user
     std::string created;     // ISO 8601 UTC
     std::string device_name;
@@ -45,13 +47,22 @@ public:
 
     std::vector<RunInfo> listRuns() const;
     std::optional<RunInfo> run(int64_t id) const;
+    // The points of a "bench" run (throws for a run of another kind).
     std::vector<BenchResult> points(int64_t run_id) const;
+    // Attention runs keep one cell per point, stored the same way (own transaction each).
+    void addAttentionCell(int64_t run_id, int index, const AttentionCell& cell);
+    std::vector<AttentionCell> attentionCells(int64_t run_id) const;
     // Deletes a run and its points; false if there was none.
     bool removeRun(int64_t id);
 
     const std::string& path() const { return path_; }
 
 private:
+    void insertPoint(int64_t run_id, int index, std::string_view status,
+                     const std::string& config_json, const std::string& result_json);
+    template <typename T, typename Parse>
+    std::vector<T> readPoints(int64_t run_id, std::string_view kind, Parse parse) const;
+
     std::string path_;
     sqlite3* db_ = nullptr;
 };

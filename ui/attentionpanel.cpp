@@ -22,6 +22,7 @@
 #include "benchpanel.h"  // parseIntList
 #include "format.h"
 #include "trainscope/engine/environment.h"
+#include "trainscope/engine/store.h"
 
 namespace ts::ui {
 
@@ -46,12 +47,23 @@ QString joinInts(const std::vector<int64_t>& v) {
 // item for the view, and progress is estimated from the cells done so far.
 class CellForwarder final : public AttentionObserver {
 public:
-    explicit CellForwarder(JobObserver& out) : out_(out) { clock_.start(); }
+    CellForwarder(JobObserver& out, ResultStore* store, int64_t run_id)
+        : out_(out), store_(store), runId_(run_id) {
+        clock_.start();
+    }
     void cellStarted(int index, int count, const AttentionCell&) override {
         if (index == 0) out_.progress(0, -1);
         Q_UNUSED(count);
     }
     void cellFinished(int index, int count, const AttentionCell& cell) override {
+        // Stored the moment it finishes, in this worker thread, as benchmark points are.
+        if (store_) {
+            try {
+                store_->addAttentionCell(runId_, index, cell);
+            } catch (const std::exception& e) {
+                out_.log(LogLevel::Error, "could not store cell " + std::to_string(index + 1) + ": " + e.what());
+            }
+        }
         std::string line = "cell " + std::to_string(index + 1) + "/" + std::to_string(count) + ": " +
                            std::string(toString(cell.impl)) + " seq " + std::to_string(cell.seq) + " d " +
                            std::to_string(cell.head_dim) + " " + std::string(toString(cell.dtype)) + ": " +
@@ -71,6 +83,8 @@ public:
 
 private:
     JobObserver& out_;
+    ResultStore* store_;
+    int64_t runId_;
     QElapsedTimer clock_;
 };
 }  // namespace
@@ -414,15 +428,33 @@ std::optional<ExperimentJob> AttentionPanel::makeJob() const {
     job.label = label_->text().trimmed();
     job.point_count = cells_;
     job.device = spec_.device;
-    job.stored = false;  // the results store keeps benchmark points only (see the report)
+    // The spec as asked for, with the CLI's "command" and "device" fields.
+    auto names = [](const auto& values) {
+        std::vector<std::string> out;
+        for (auto v : values) out.emplace_back(toString(v));
+        return out;
+    };
     nlohmann::json j;
     j["command"] = "attention";
+    j["source"] = "window";
+    j["device"] = spec_.device;
+    j["impls"] = names(spec_.impls);
+    j["seq_lens"] = spec_.seq_lens;
+    j["head_dims"] = spec_.head_dims;
+    j["batches"] = spec_.batches;
+    j["heads"] = spec_.heads;
+    j["dtypes"] = names(spec_.dtypes);
+    j["causal"] = spec_.causal;
+    j["passes"] = names(spec_.passes);
+    j["warmup"] = spec_.warmup;
+    j["steps"] = spec_.steps;
+    j["check"] = spec_.check;
     j["cells"] = cells_;
     job.spec_json = j.dump();
     const std::string device = spec_.device;
     job.environment = [device] { return currentEnvironment(device); };
-    job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore*, int64_t) {
-        CellForwarder forward(obs);
+    job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+        CellForwarder forward(obs, store, runId);
         const AttentionBenchResult r = runAttentionBench(spec, forward, cancel);
         Q_UNUSED(r);
     };

@@ -78,7 +78,8 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     });
     connect(refresh_, &QPushButton::clicked, this, &HistoryWidget::refreshRequested);
     connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& idx) {
-        if (!busy_) Q_EMIT openRequested(idx.data(RunListModel::RunIdRole).toLongLong());
+        const qint64 id = idx.data(RunListModel::RunIdRole).toLongLong();
+        if (!busy_ && openable_.contains(kindOf(id))) Q_EMIT openRequested(id);
     });
     connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &HistoryWidget::updateButtons);
     connect(proxy_, &QAbstractItemModel::modelReset, this, &HistoryWidget::updateButtons);
@@ -113,16 +114,42 @@ void HistoryWidget::setMessage(const QString& text) {
     message_->setVisible(!text.isEmpty());
 }
 
+void HistoryWidget::setOpenableKinds(const QStringList& kinds) {
+    openable_ = kinds;
+    updateButtons();
+}
+
+QString HistoryWidget::benchOnlyReason() {
+    return tr("Replay and Compare work on benchmark runs only: other runs have no recorded steps "
+              "or comparable points; open them instead");
+}
+
+QString HistoryWidget::kindOf(qint64 id) const {
+    const RunInfo* r = runs_->runById(id);
+    return r ? QString::fromStdString(r->kind) : QString();
+}
+
 void HistoryWidget::updateButtons() {
-    const int n = static_cast<int>(selectedRuns().size());
+    const QList<qint64> ids = selectedRuns();
+    const int n = static_cast<int>(ids.size());
+    bool allBench = true;
+    for (qint64 id : ids) allBench &= kindOf(id) == QLatin1String("bench");
+    const QString kind = n == 1 ? kindOf(ids.front()) : QString();
+    const bool openable = n == 1 && openable_.contains(kind);
     const QString wait = tr("Wait for the run to finish, or stop it");
-    open_->setEnabled(n == 1 && !busy_);
-    replay_->setEnabled(n == 1 && !busy_);
-    compare_->setEnabled(n == 2);
+    open_->setEnabled(openable && !busy_);
+    replay_->setEnabled(n == 1 && allBench && !busy_);
+    compare_->setEnabled(n == 2 && allBench);
     delete_->setEnabled(n == 1 && !busy_);
-    open_->setToolTip(busy_ ? wait : tr("Show the selected run in the views"));
-    replay_->setToolTip(busy_ ? wait : tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
-    compare_->setToolTip(n == 2 ? tr("Compare the two selected runs") : tr("Select exactly two runs to compare"));
+    open_->setToolTip(busy_ ? wait
+                      : n == 1 && !openable ? tr("Runs of kind '%1' cannot be shown in this window").arg(kind)
+                                            : tr("Show the selected run in the views"));
+    replay_->setToolTip(busy_ ? wait
+                        : !allBench ? benchOnlyReason()
+                                    : tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
+    compare_->setToolTip(n != 2     ? tr("Select exactly two runs to compare")
+                         : allBench ? tr("Compare the two selected runs")
+                                    : benchOnlyReason());
 }
 
 }  // namespace ts::ui

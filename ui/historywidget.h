@@ -23,6 +23,10 @@ public:
     void selectRuns(const QList<qint64>& ids);
     void setBusy(bool running);  // opening and replaying wait for a live run to end
     void setMessage(const QString& text);
+    // The run kinds the window can show (others cannot be opened); only "bench" runs have
+    // steps to replay and points to compare.
+    void setOpenableKinds(const QStringList& kinds);
+    static QString benchOnlyReason();
     QTableView* view() const { return view_; }
     QLineEdit* filter() const { return filter_; }
     QSortFilterProxyModel* proxy() const { return proxy_; }
@@ -36,7 +40,9 @@ Q_SIGNALS:
 
 private:
     void updateButtons();
+    QString kindOf(qint64 id) const;
     RunListModel* runs_;
+    QStringList openable_{QStringLiteral("bench")};
     QSortFilterProxyModel* proxy_;
     QTableView* view_;
     QLineEdit* filter_;

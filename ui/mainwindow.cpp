@@ -35,6 +35,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "attentionmodel.h"  // AttentionCell in a QVariant
 #include "chartstyle.h"
 #include "comparewidget.h"
 #include "experimentpanel.h"
@@ -298,6 +299,12 @@ void MainWindow::buildDocks() {
     addDockWidget(Qt::LeftDockWidgetArea, experimentDock_);
 
     history_ = new HistoryWidget(&runs_, this);
+    {
+        QStringList openable{QStringLiteral("bench")};
+        for (int i = 0; i < panelList_.size(); ++i)
+            if (views_.value(i)) openable << panelList_[i].first;
+        history_->setOpenableKinds(openable);
+    }
     historyDock_ = new QDockWidget(tr("History"), this);
     historyDock_->setObjectName(QStringLiteral("historyDock"));
     historyDock_->setWidget(history_);
@@ -700,6 +707,24 @@ void MainWindow::openStoredRun(qint64 id) {
             return;
         }
         if (isRunning()) return;  // a run started meanwhile owns the views
+        // A run of an experiment with its own view (the panel's id is the store's kind) goes
+        // there; the benchmark views are left empty, so exports and the report use the view.
+        if (ExperimentView* v = run.info.kind == "bench" ? nullptr : view(qstr(run.info.kind))) {
+            doc_.begin(RunDocument::Source::Stored, qstr(run.info.label), 0);
+            doc_.setStoreRunId(run.info.id);
+            Environment env;
+            env.device_name = run.info.device_name;
+            doc_.setEnvironment(env);
+            runningView_ = v;
+            v->clear();
+            for (const AttentionCell& c : run.cells) v->addItem(QVariant::fromValue(c));
+            tabs_->setCurrentWidget(v);
+            setProgress(1.0, 0);
+            statusLabel_->setText(tr("Showing stored run %1").arg(id));
+            appendLog(tr("Opened %1 run %2 (%3 cells)").arg(qstr(run.info.kind)).arg(id).arg(run.cells.size()));
+            Q_EMIT storedRunOpened(id);
+            return;
+        }
         runningView_ = nullptr;
         doc_.load(run);
         setProgress(1.0, 0);
@@ -715,6 +740,10 @@ void MainWindow::replayStoredRun(qint64 id, double speed) {
         statusBar()->showMessage(tr("Wait for the run to finish, or stop it"), 4000);
         return;
     }
+    if (const RunInfo* r = runs_.runById(id); r && r->kind != "bench") {
+        statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
+        return;
+    }
     auto* w = new QFutureWatcher<StoredRun>(this);
     connect(w, &QFutureWatcherBase::finished, this, [this, w, id, speed] {
         StoredRun run = w->result();
@@ -724,6 +753,10 @@ void MainWindow::replayStoredRun(qint64 id, double speed) {
             return;
         }
         if (isRunning()) return;
+        if (run.info.kind != "bench") {  // the history list was stale
+            statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
+            return;
+        }
         runningView_ = nullptr;
         doc_.begin(RunDocument::Source::Replay, qstr(run.info.label), static_cast<int>(run.points.size()));
         doc_.setStoreRunId(run.info.id);
@@ -738,6 +771,11 @@ void MainWindow::replayStoredRun(qint64 id, double speed) {
 }
 
 void MainWindow::compareStoredRuns(qint64 a, qint64 b) {
+    for (qint64 id : {a, b})
+        if (const RunInfo* r = runs_.runById(id); r && r->kind != "bench") {
+            statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
+            return;
+        }
     const QString path = controller_.storePath();
     auto* w = new QFutureWatcher<std::pair<StoredRun, StoredRun>>(this);
     connect(w, &QFutureWatcherBase::finished, this, [this, w, a, b] {
@@ -748,6 +786,10 @@ void MainWindow::compareStoredRuns(qint64 a, qint64 b) {
                 appendLog(tr("Could not compare: %1").arg(r->error));
                 return;
             }
+        if (ra.info.kind != "bench" || rb.info.kind != "bench") {  // the history list was stale
+            statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
+            return;
+        }
         compare_.setRuns({ra.info, std::move(ra.points)}, {rb.info, std::move(rb.points)});
         showTab(CompareTab);
         appendLog(tr("Comparing run %1 (A) with run %2 (B)").arg(a).arg(b));

@@ -13,7 +13,8 @@ namespace ts::ui {
 
 struct StoredRun {
     RunInfo info;
-    std::vector<BenchResult> points;
+    std::vector<BenchResult> points;   // a "bench" run
+    std::vector<AttentionCell> cells;  // an "attention" run
     QString error;  // set when the store could not be read
 };
 

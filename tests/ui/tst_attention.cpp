@@ -1,21 +1,26 @@
 // The attention benchmark in the window: its panel (the one added through the registry
-// alone), its cell model and series, a real CPU run through the adapter, and the window
-// showing the cells in the experiment's own tab, with exports.
+// alone), its cell model and series, a real CPU run through the adapter, the window showing
+// the cells in the experiment's own tab, with exports, and stored runs reopened from History.
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QtTest>
+
+#include <nlohmann/json.hpp>
 
 #include "attentionmodel.h"
 #include "attentionpanel.h"
 #include "attentionview.h"
+#include "historywidget.h"
 #include "mainwindow.h"
 #include "runcontroller.h"
 #include "sweepchart.h"
 #include "tableview.h"
 #include "trainscope/engine/environment.h"
+#include "trainscope/engine/store.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -51,6 +56,7 @@ private Q_SLOTS:
     void panelValidatesAndDisablesWhatIsMissing();
     void realCpuRunThroughTheAdapter();
     void windowShowsCellsInTheExperimentsOwnTab();
+    void storedAttentionRunsReopenBesideBenchmarkRuns();
 
 private:
     Capabilities caps_;
@@ -91,7 +97,7 @@ void TestAttention::panelValidatesAndDisablesWhatIsMissing() {
     const auto job = p.makeJob();
     QVERIFY(job);
     QCOMPARE(job->kind, QStringLiteral("attention"));
-    QVERIFY(!job->stored);
+    QVERIFY(job->stored);
     auto* seq = qobject_cast<QLineEdit*>(p.fieldWidget("seq"));
     seq->setText(QStringLiteral("32, 0"));
     QVERIFY(!p.isValid());
@@ -201,8 +207,146 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     QFile md(dir.filePath("report.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     QVERIFY(md.readAll().contains("| Implementation |"));
-    // Not stored: the results store keeps benchmark points only.
-    QCOMPARE(w.document()->storeRunId(), qint64(0));
+    // Stored, cell by cell, under a run of kind "attention".
+    const qint64 stored = w.document()->storeRunId();
+    QVERIFY(stored > 0);
+    ResultStore store(dir.filePath("results.db").toStdString());
+    QCOMPARE(store.run(stored)->kind, std::string("attention"));
+    QCOMPARE(store.attentionCells(stored).size(), size_t(4));
+}
+
+void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("results.db");
+    MainWindow w(MainWindow::Options{db, false});
+    w.resize(1400, 900);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    // A benchmark run first, so that the store holds both kinds.
+    QVERIFY(w.selectExperiment("bench"));
+    w.currentPanel()->setState(QJsonObject{{"label", "bench beside"}, {"sizes", QJsonArray{"tiny"}}, {"context", "32"},
+                                           {"batch", "2"}, {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}},
+                                           {"attentions", QJsonArray{"naive"}}, {"warmup", "1"}, {"steps", 2},
+                                           {"device", "cpu"}});
+    QVERIFY(w.startRun());
+    QVERIFY(finished.wait(180000) || !finished.isEmpty());
+    QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
+    const qint64 benchRun = w.document()->storeRunId();
+    QVERIFY(benchRun > 0);
+    // The attention run, through the window.
+    QVERIFY(w.selectExperiment("attention"));
+    w.currentPanel()->setState(QJsonObject{{"label", "stored attention"}, {"impls", QJsonArray{"naive", "tiled"}},
+                                           {"seq", "32"}, {"head_dims", "16"}, {"batches", "1"}, {"heads", "2"},
+                                           {"dtypes", QJsonArray{"fp32"}}, {"causal", QJsonArray{"causal"}},
+                                           {"passes", QJsonArray{"forward", "backward"}}, {"warmup", 0}, {"steps", 1},
+                                           {"device", "cpu"}, {"check", true}});
+    QVERIFY2(w.currentPanel()->isValid(), qPrintable(w.currentPanel()->problems().join('\n')));
+    QVERIFY(w.startRun());
+    QVERIFY(finished.wait(120000) || finished.count() > 1);
+    QCOMPARE(finished.count(), 2);
+    QVERIFY(finished[1][0].value<RunOutcome>() == RunOutcome::Completed);
+    const qint64 attRun = w.document()->storeRunId();
+    QVERIFY(attRun > benchRun);
+    QVERIFY(w.logText().contains(QStringLiteral("Stored as run %1").arg(attRun)));
+    auto* view = qobject_cast<AttentionView*>(w.view("attention"));
+    QVERIFY(view);
+    const std::vector<AttentionCell> live = view->model()->cells();
+    QCOMPARE(live.size(), size_t(2));
+
+    // In the store: the run's kind, label and every cell as the view showed it.
+    std::vector<AttentionCell> cells;
+    {
+        ResultStore store(db.toStdString());
+        const auto info = store.run(attRun);
+        QVERIFY(info);
+        QCOMPARE(info->kind, std::string("attention"));
+        QCOMPARE(info->label, std::string("stored attention"));
+        QCOMPARE(info->point_count, 2);
+        QVERIFY(nlohmann::json::parse(info->spec_json).at("command") == "attention");
+        cells = store.attentionCells(attRun);
+    }
+    QCOMPARE(cells.size(), size_t(2));
+    for (size_t i = 0; i < cells.size(); ++i) {
+        QVERIFY(cells[i].impl == live[i].impl);
+        QCOMPARE(cells[i].seq, int64_t(32));
+        QCOMPARE(cells[i].head_dim, int64_t(16));
+        QVERIFY2(cells[i].status == CellStatus::Ok, cells[i].error.c_str());
+        QCOMPARE(cells[i].forward_ms, live[i].forward_ms);
+    }
+
+    // In the history, with its kind.
+    QSignalSpy refreshed(&w, &MainWindow::historyRefreshed);
+    w.refreshHistory();
+    QVERIFY(refreshed.wait(10000) || !refreshed.isEmpty());
+    RunListModel* runs = w.runList();
+    const int row = runs->rowOf(attRun);
+    QVERIFY(row >= 0);
+    QCOMPARE(runs->data(runs->index(row, RunListModel::Kind)).toString(), QStringLiteral("attention"));
+    QCOMPARE(runs->data(runs->index(runs->rowOf(benchRun), RunListModel::Kind)).toString(), QStringLiteral("bench"));
+
+    // Replay and Compare are for benchmark runs: disabled for an attention run, saying why.
+    HistoryWidget* h = w.history();
+    auto button = [h](const QString& text) {
+        for (QPushButton* b : h->findChildren<QPushButton*>())
+            if (b->text() == text) return b;
+        return static_cast<QPushButton*>(nullptr);
+    };
+    QPushButton *open = button(QObject::tr("&Open")), *replay = button(QObject::tr("Re&play")),
+                *compare = button(QObject::tr("Co&mpare"));
+    QVERIFY(open && replay && compare);
+    h->selectRuns({attRun});
+    QVERIFY(open->isEnabled());
+    QVERIFY(!replay->isEnabled());
+    QVERIFY(replay->toolTip().contains(QStringLiteral("benchmark runs only")));
+    h->selectRuns({benchRun});
+    QVERIFY(replay->isEnabled());
+    h->selectRuns({attRun, benchRun});
+    QVERIFY(!compare->isEnabled());
+    QVERIFY(compare->toolTip().contains(QStringLiteral("benchmark runs only")));
+
+    // Reopen: the Attention tab shows the same cells, and is the tab shown.
+    view->clear();
+    w.showTab(MainWindow::StepsTab);
+    QVERIFY(!view->isVisible());
+    QSignalSpy opened(&w, &MainWindow::storedRunOpened);
+    h->selectRuns({attRun});
+    open->click();
+    QVERIFY(opened.wait(10000) || !opened.isEmpty());
+    QCOMPARE(opened.last()[0].toLongLong(), attRun);
+    QVERIFY(view->isVisible());  // its tab is the current one
+    QCOMPARE(w.document()->storeRunId(), attRun);
+    const std::vector<AttentionCell>& reopened = view->model()->cells();
+    QCOMPARE(reopened.size(), cells.size());
+    for (size_t i = 0; i < cells.size(); ++i) {
+        QVERIFY(reopened[i].impl == cells[i].impl);
+        QCOMPARE(reopened[i].seq, cells[i].seq);
+        QCOMPARE(reopened[i].forward_ms, cells[i].forward_ms);
+        QCOMPARE(reopened[i].backward_ms, cells[i].backward_ms);
+    }
+    // The report of a reopened attention run is the attention view's.
+    QString error;
+    QVERIFY2(w.exportReport(dir.filePath("reopened.md"), {800, 450}, &error), qPrintable(error));
+    QFile md(dir.filePath("reopened.md"));
+    QVERIFY(md.open(QIODevice::ReadOnly));
+    QVERIFY(md.readAll().contains("| Implementation |"));
+
+    // Replay or compare asked for anyway (the menu): nothing starts, no error is logged.
+    w.replayStoredRun(attRun, 1000.0);
+    w.compareStoredRuns(benchRun, attRun);
+    QTest::qWait(300);
+    QVERIFY(!w.isRunning());
+    QVERIFY(!w.logText().contains(QStringLiteral("Could not")));
+
+    // A benchmark run still opens into the benchmark views.
+    h->selectRuns({benchRun});
+    open->click();
+    QVERIFY(opened.wait(10000) || opened.count() > 1);
+    QCOMPARE(opened.last()[0].toLongLong(), benchRun);
+    QCOMPARE(w.document()->storeRunId(), benchRun);
+    QCOMPARE(w.document()->results()->rowCount(), 1);
+    QCOMPARE(w.document()->steps()->rowCount(), 3);  // warm-up included
+    QVERIFY(!w.logText().contains(QStringLiteral("Could not")));
 }
 
 QTEST_MAIN(TestAttention)

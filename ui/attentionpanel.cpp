@@ -20,6 +20,7 @@
 #include "attentionmodel.h"
 #include "attentionview.h"
 #include "benchpanel.h"  // parseIntList
+#include "checkrow.h"
 #include "format.h"
 #include "trainscope/engine/environment.h"
 #include "trainscope/engine/store.h"
@@ -142,16 +143,7 @@ void AttentionPanel::build() {
     form->addRow(tr("&Head dims:"), headDims_);
     form->addRow(tr("&Batch sizes:"), batches_);
     form->addRow(tr("Head &counts:"), heads_);
-    dtypeBox_ = new QGroupBox(probBox);
-    dtypeBox_->setFlat(true);
-    auto* dRow = new QHBoxLayout(dtypeBox_);
-    dRow->setContentsMargins(0, 0, 0, 0);
-    for (Precision p : kDtypes) {
-        auto* cb = new QCheckBox(qstr(toString(p)), dtypeBox_);
-        dtypes_.insert(p, cb);
-        dRow->addWidget(cb);
-    }
-    dRow->addStretch();
+    dtypeBox_ = makeCheckRow(probBox, kDtypes, dtypes_);
     form->addRow(tr("Dtypes:"), dtypeBox_);
     causalBox_ = new QGroupBox(probBox);
     causalBox_->setFlat(true);
@@ -167,16 +159,7 @@ void AttentionPanel::build() {
 
     auto* runBox = new QGroupBox(tr("Execution"), this);
     auto* rform = new QFormLayout(runBox);
-    passBox_ = new QGroupBox(runBox);
-    passBox_->setFlat(true);
-    auto* pRow = new QHBoxLayout(passBox_);
-    pRow->setContentsMargins(0, 0, 0, 0);
-    for (AttentionPass p : kPasses) {
-        auto* cb = new QCheckBox(qstr(toString(p)), passBox_);
-        passes_.insert(p, cb);
-        pRow->addWidget(cb);
-    }
-    pRow->addStretch();
+    passBox_ = makeCheckRow(runBox, kPasses, passes_);
     device_ = new QComboBox(runBox);
     device_->addItem(tr("cpu"), QStringLiteral("cpu"));
     warmup_ = new QSpinBox(runBox);

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "checkrow.h"
 #include "format.h"
 #include "trainscope/engine/benchmark.h"
 #include "trainscope/engine/json.h"
@@ -149,45 +150,18 @@ void BenchPanel::build() {
     batch_->setToolTip(tr("Batch size; a list sweeps over it"));
     workForm->addRow(tr("&Context length:"), context_);
     workForm->addRow(tr("&Batch size:"), batch_);
-    modeBox_ = new QGroupBox(workBox);
-    modeBox_->setFlat(true);
-    auto* modeRow = new QHBoxLayout(modeBox_);
-    modeRow->setContentsMargins(0, 0, 0, 0);
-    for (Mode m : kModes) {
-        auto* cb = new QCheckBox(qstr(toString(m)), modeBox_);
-        modes_.insert(m, cb);
-        modeRow->addWidget(cb);
-    }
+    modeBox_ = makeCheckRow(workBox, kModes, modes_);
     modes_[Mode::Forward]->setToolTip(tr("forward pass only"));
     modes_[Mode::ForwardBackward]->setToolTip(tr("forward and backward"));
     modes_[Mode::Train]->setToolTip(tr("forward, backward and an AdamW step"));
-    modeRow->addStretch();
     workForm->addRow(tr("Mode:"), modeBox_);
     outer->addWidget(workBox);
 
     auto* numBox = new QGroupBox(tr("Precision and attention"), this);
     auto* numForm = new QFormLayout(numBox);
-    precisionBox_ = new QGroupBox(numBox);
-    precisionBox_->setFlat(true);
-    auto* precRow = new QHBoxLayout(precisionBox_);
-    precRow->setContentsMargins(0, 0, 0, 0);
-    for (Precision p : kPrecisions) {
-        auto* cb = new QCheckBox(qstr(toString(p)), precisionBox_);
-        precisions_.insert(p, cb);
-        precRow->addWidget(cb);
-    }
-    precRow->addStretch();
-    attentionBox_ = new QGroupBox(numBox);
-    attentionBox_->setFlat(true);
-    auto* attRow = new QHBoxLayout(attentionBox_);
-    attRow->setContentsMargins(0, 0, 0, 0);
-    for (Attention a : kAttentions) {
-        auto* cb = new QCheckBox(qstr(toString(a)), attentionBox_);
-        cb->setToolTip(attentionHint(a));
-        attentions_.insert(a, cb);
-        attRow->addWidget(cb);
-    }
-    attRow->addStretch();
+    precisionBox_ = makeCheckRow(numBox, kPrecisions, precisions_);
+    attentionBox_ = makeCheckRow(numBox, kAttentions, attentions_);
+    for (Attention a : kAttentions) attentions_[a]->setToolTip(attentionHint(a));
     numForm->addRow(tr("Precision:"), precisionBox_);
     numForm->addRow(tr("Attention:"), attentionBox_);
     outer->addWidget(numBox);

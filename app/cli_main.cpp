@@ -344,7 +344,9 @@ int runsShow(const std::string& db, int64_t id, const std::string& format) {
 int infoCommand() {
     const auto& caps = ts::capabilities();
     std::cout << fmt::format("LibTorch {} ({} build)\n", caps.torch_version, caps.torch_cuda_build ? "CUDA" : "CPU-only");
-    std::cout << fmt::format("FlashAttention kernels: {}\n", caps.flash_kernels ? "built" : "not built");
+    std::cout << fmt::format("FlashAttention kernels: {}\n",
+                             !caps.flash_kernels ? "not built"
+                             : caps.cuda_available ? "built" : "built (they need a CUDA GPU; none here)");
     for (const auto& d : caps.devices) {
         std::cout << fmt::format("{:<7} {}", d.id, d.name);
         if (d.total_memory) std::cout << fmt::format(", {:.1f} GiB, sm_{}{}", d.total_memory / 1073741824.0, d.compute_major, d.compute_minor);

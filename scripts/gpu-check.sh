@@ -26,6 +26,11 @@ if [ -d .deps/debs ]; then
     export LD_LIBRARY_PATH="$ROOT/.deps/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
 
+# Without a git checkout the build takes the commit from .deps/commit (scripts/gpu-deps.sh).
+if [ ! -e .git ] && [ -z "${TRAINSCOPE_GIT_COMMIT:-}" ] && [ -f .deps/commit ]; then
+    export TRAINSCOPE_GIT_COMMIT="$(cat .deps/commit)"
+fi
+
 say "build ($(nproc) cores)"
 t0=$(date +%s)
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINSCOPE_UI=OFF \

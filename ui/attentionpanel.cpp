@@ -314,19 +314,6 @@ void AttentionPanel::updateAvailability() {
     updating_ = was;
 }
 
-void AttentionPanel::flag(QWidget* w, const QStringList& messages) {
-    const bool invalid = !messages.isEmpty();
-    if (w->property("invalid").toBool() != invalid) {
-        w->setProperty("invalid", invalid);
-        w->setStyleSheet(invalid ? QStringLiteral("%1#%2 { border: 2px solid #e53935; border-radius: 3px; }")
-                                       .arg(QLatin1String(w->metaObject()->className()), w->objectName())
-                                 : QString());
-    }
-    const QString base = baseTooltips_.value(w);
-    w->setToolTip(invalid ? messages.join(QLatin1Char('\n')) + (base.isEmpty() ? QString() : QStringLiteral("\n\n") + base)
-                          : base);
-}
-
 void AttentionPanel::revalidate() {
     QHash<QWidget*, QStringList> byField;
     QStringList general;
@@ -386,7 +373,7 @@ void AttentionPanel::revalidate() {
     spec_ = s;
     problems_.clear();
     for (QWidget* w : fields_) {
-        flag(w, byField.value(w));
+        flagField(w, byField.value(w), baseTooltips_.value(w));
         for (const QString& m : byField.value(w))
             if (!problems_.contains(m)) problems_ << m;
     }

@@ -41,7 +41,6 @@ private:
     void applyPreset(const QString& name);
     void revalidate();
     void updateAvailability();
-    void flag(QWidget* w, const QStringList& messages);
 
     QComboBox* preset_;
     QLineEdit *label_, *seq_, *headDims_, *batches_, *heads_;

@@ -350,21 +350,6 @@ void BenchPanel::updateAvailability() {
     updating_ = wasUpdating;
 }
 
-void BenchPanel::flag(QWidget* w, const QStringList& messages) {
-    const bool invalid = !messages.isEmpty();
-    if (w->property("invalid").toBool() != invalid) {
-        w->setProperty("invalid", invalid);
-        // A style sheet on the flagged widget only: a panel-wide one would stop the
-        // application font (presentation mode) from reaching the fields.
-        w->setStyleSheet(invalid ? QStringLiteral("%1#%2 { border: 2px solid #e53935; border-radius: 3px; }")
-                                       .arg(QLatin1String(w->metaObject()->className()), w->objectName())
-                                 : QString());
-    }
-    const QString base = baseTooltips_.value(w);
-    w->setToolTip(invalid ? messages.join(QLatin1Char('\n')) + (base.isEmpty() ? QString() : QStringLiteral("\n\n") + base)
-                          : base);
-}
-
 QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
     // The engine names the bad value in each message; map the names to their fields. A
     // message about two values ("d_model 100 is not divisible by num_heads 3") flags both.
@@ -474,7 +459,7 @@ void BenchPanel::revalidate() {
     }
     spec_ = spec;
 
-    for (QWidget* w : fields_) flag(w, byField.value(w));
+    for (QWidget* w : fields_) flagField(w, byField.value(w), baseTooltips_.value(w));
     problems_.clear();
     for (QWidget* w : fields_)
         for (const QString& m : byField.value(w))

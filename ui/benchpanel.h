@@ -42,7 +42,6 @@ private:
     void build();
     void revalidate();
     void updateAvailability();
-    void flag(QWidget* w, const QStringList& messages);
     QList<QWidget*> widgetsForMessage(const QString& message) const;
     BenchConfig baseConfig() const;
 

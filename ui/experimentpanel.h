@@ -59,6 +59,11 @@ public:
         return nullptr;
     }
 
+protected:
+    // Marks a field invalid (red frame, the messages in its tooltip above `base_tooltip`) or
+    // valid again (no frame, `base_tooltip` alone).
+    static void flagField(QWidget* w, const QStringList& messages, const QString& base_tooltip);
+
 Q_SIGNALS:
     // Any field changed; `problems()` may have changed too.
     void changed();

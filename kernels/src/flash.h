@@ -39,7 +39,7 @@ struct FlashBwdParams : FlashFwdParams {
     void* dk = nullptr;
     void* dv = nullptr;
     // Work buffers, (batch*heads, seqlen_q_padded[, head_dim]), fp32, contiguous:
-    float* dq_accum = nullptr;  // zeroed by the caller; the dQ/dK/dV loop adds into it
+    float* dq_accum = nullptr;  // cleared by the preprocess launch; the dQ/dK/dV loop adds into it
     float* dsum = nullptr;      // rowsum(dO * O), 0 on padded rows
     float* lse_log2 = nullptr;  // lse * log2(e), +inf on padded rows (so P = 0 there)
     int seqlen_q_padded = 0;    // seqlen_q rounded up to kSeqPad
@@ -62,5 +62,12 @@ void launchFwdFp32(const FlashFwdParams& p, cudaStream_t stream);
 void launchBwdBf16(const FlashBwdParams& p, cudaStream_t stream);
 void launchBwdFp16(const FlashBwdParams& p, cudaStream_t stream);
 void launchBwdFp32(const FlashBwdParams& p, cudaStream_t stream);
+// Hopper's wgmma kernels (sm_90a; head dims 64 and 128): the forward, and the backward's
+// dQ/dK/dV loop alone, in files built only for sm_90a (flash_*_sm90_*.cu); called by
+// launchFwd* / launchBwd* where sm90Usable().
+void launchFwdSm90Bf16(const FlashFwdParams& p, bool heads_fastest, cudaStream_t stream);
+void launchFwdSm90Fp16(const FlashFwdParams& p, bool heads_fastest, cudaStream_t stream);
+void launchBwdSm90Bf16(const FlashBwdParams& p, cudaStream_t stream);
+void launchBwdSm90Fp16(const FlashBwdParams& p, cudaStream_t stream);
 
 }  // namespace ts::kernels

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 #ifdef TRAINSCOPE_FLASH_CUDA
@@ -35,6 +36,19 @@ bool flashKernelsBuilt() {
 #else
     return false;
 #endif
+}
+
+std::string flashKernelPath(int major, int minor) {
+    if (!flashKernelsBuilt() || major < 8) return {};
+#ifdef TRAINSCOPE_FLASH_SM90A
+    const char* env = std::getenv("TRAINSCOPE_FLASH_SM90");
+    const bool off = env && std::string(env) == "0";
+    if (major == 9 && minor == 0 && !off)
+        return "wgmma (sm_90a) for bf16/fp16 at head dims 64 and 128, mma.sync otherwise";
+    if (major == 9 && minor == 0)
+        return "mma.sync (sm_80+); the wgmma kernels are off (TRAINSCOPE_FLASH_SM90=0)";
+#endif
+    return "mma.sync (sm_80+)";
 }
 
 std::string flashUnsupportedReason(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
@@ -184,7 +198,7 @@ FlashBackwardResult flashBackward(const at::Tensor& dout_in, const at::Tensor& q
     at::Tensor lse2 = at::empty({bh, p.seqlen_q_padded}, f32);
     at::Tensor dq_accum;
     if (p.dtype != DType::FP32) {
-        dq_accum = at::zeros({bh, p.seqlen_q_padded, q.size(3)}, f32);
+        dq_accum = at::empty({bh, p.seqlen_q_padded, q.size(3)}, f32);  // cleared by the preprocess launch
         p.dq_accum = dq_accum.data_ptr<float>();
     }
     p.dsum = dsum.data_ptr<float>();

@@ -1,5 +1,6 @@
 // FlashAttention-2 backward on tensor cores, in three launches:
-//   1. preprocess: D = rowsum(dO ∘ O), and L·log2(e) padded with +inf (so padded rows get P = 0);
+//   1. preprocess: D = rowsum(dO ∘ O), L·log2(e) padded with +inf (so padded rows get P = 0),
+//      and the fp32 dQ accumulator cleared;
 //   2. the main loop: one block per kBlockN keys, dK and dV in registers, looping over query
 //      tiles; P is recomputed from L, dS = P ∘ (dP − D); dQ is accumulated into an fp32
 //      buffer with atomic adds. d ≤ 64: 16 keys per warp, each warp both dK and dV; d 128 on
@@ -67,6 +68,12 @@ __global__ void __launch_bounds__(256) bwdPreprocessKernel(const FlashBwdParams 
     }
 #pragma unroll
     for (int off = G / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffff, acc, off);
+    // dQ's fp32 accumulator starts at zero: cleared here rather than by a separate fill launch.
+    if (p.dq_accum && row < p.seqlen_q_padded) {
+        float4* z = reinterpret_cast<float4*>(p.dq_accum + (static_cast<int64_t>(bh) * p.seqlen_q_padded + row) * D);
+#pragma unroll
+        for (int i = c; i < D / 4; i += G) z[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
     if (c == 0 && row < p.seqlen_q_padded) {
         const int64_t i = static_cast<int64_t>(bh) * p.seqlen_q_padded + row;
         p.dsum[i] = row < sq ? acc : 0.f;
@@ -619,21 +626,6 @@ __global__ void __launch_bounds__(256) bwdConvertDqKernel(const FlashBwdParams p
     dst[3] = fromFloat<T>(a.w * p.scale);
 }
 
-// One launch of the dQ/dK/dV loop. Causal key block 0 is the longest; on small grids whose
-// Q and dO (what every block streams) fit in L2 for all heads at once, heads go fastest so
-// that every head's long blocks start first.
-template <typename Tr, typename Kernel>
-void launchBwdMain(Kernel kernel, const FlashBwdParams& p, int elem_bytes, cudaStream_t stream) {
-    setSmem(kernel, Tr::kSmemBytes);
-    const unsigned n_blocks = (p.seqlen_k + Tr::kBlockN - 1) / Tr::kBlockN, bh = p.batch * p.heads;
-    const int64_t bytes = int64_t{bh} * 2 * p.seqlen_q * Tr::D * elem_bytes;
-    FlashBwdParams pp = p;
-    pp.heads_fastest = headsFastest(deviceSize(), p.causal, int64_t{n_blocks} * bh, bytes);
-    const dim3 grid = pp.heads_fastest ? dim3(bh, n_blocks) : dim3(n_blocks, bh);
-    kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(pp);
-    TS_CUDA_CHECK_LAUNCH();
-}
-
 // The warp-specialised kernel (d 128) needs 187 KB of shared memory: sm_90 has 227 KB per
 // block, sm_80 164 KB (that gets the one-warp-per-16-keys kernel).
 template <int D> struct BwdSplitFor { static constexpr bool kUse = false; };
@@ -642,18 +634,27 @@ template <> struct BwdSplitFor<128> : BwdSplitTraits<128, 64> { static constexpr
 template <typename T, int D, bool Causal>
 void runFlashBwd(const FlashBwdParams& p, cudaStream_t stream) {
     runBwdPreprocess<T, D>(p, stream);
-    bool split = false;
+    // Which dQ/dK/dV loop: Hopper's wgmma kernel; else, for d 128 where 187 KB of shared memory
+    // can be had, the warp-specialised kernel; else the one-warp-per-16-keys kernel.
+    bool launched = false;
+    if constexpr (D == 64 || D == 128) {
+        if (sm90Usable()) {
+            if constexpr (std::is_same_v<T, __nv_bfloat16>) launchBwdSm90Bf16(p, stream);
+            else launchBwdSm90Fp16(p, stream);
+            launched = true;
+        }
+    }
     if constexpr (BwdSplitFor<D>::kUse) {
         int dev = 0, optin = 0;
         TS_CUDA_CHECK(cudaGetDevice(&dev));
         TS_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        if (optin >= BwdSplitFor<D>::kSmemBytes) {
+        if (!launched && optin >= BwdSplitFor<D>::kSmemBytes) {
             using Tr = BwdSplitFor<D>;
             launchBwdMain<Tr>(flashBwdSplitKernel<T, Tr, Causal>, p, sizeof(T), stream);
-            split = true;
+            launched = true;
         }
     }
-    if (!split) {
+    if (!launched) {
         using Tr = BwdTraitsFor<D>;
         launchBwdMain<Tr>(flashBwdKernel<T, Tr, Causal>, p, sizeof(T), stream);
     }

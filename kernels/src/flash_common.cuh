@@ -7,9 +7,13 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include "flash.h"
 
 namespace ts::kernels {
 
@@ -94,6 +98,39 @@ inline bool latencyGrid(const DeviceSize& ds, int64_t blocks) {
 // fits in L2 for all heads together.
 inline bool headsFastest(const DeviceSize& ds, bool causal, int64_t blocks, int64_t streamed_bytes_all_heads) {
     return causal && smallGrid(ds, blocks) && streamed_bytes_all_heads <= ds.l2_bytes;
+}
+
+// The dQ/dK/dV loop of the backward; see flash_bwd.cuh.
+// One launch of the dQ/dK/dV loop. Causal key block 0 is the longest; on small grids whose
+// Q and dO (what every block streams) fit in L2 for all heads at once, heads go fastest so
+// that every head's long blocks start first.
+template <typename Tr, typename Kernel>
+void launchBwdMain(Kernel kernel, const FlashBwdParams& p, int elem_bytes, cudaStream_t stream) {
+    setSmem(kernel, Tr::kSmemBytes);
+    const unsigned n_blocks = (p.seqlen_k + Tr::kBlockN - 1) / Tr::kBlockN, bh = p.batch * p.heads;
+    const int64_t bytes = int64_t{bh} * 2 * p.seqlen_q * Tr::D * elem_bytes;
+    FlashBwdParams pp = p;
+    pp.heads_fastest = headsFastest(deviceSize(), p.causal, int64_t{n_blocks} * bh, bytes);
+    const dim3 grid = pp.heads_fastest ? dim3(bh, n_blocks) : dim3(n_blocks, bh);
+    kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(pp);
+    TS_CUDA_CHECK_LAUNCH();
+}
+
+
+// The Hopper kernels (flash_*_sm90.cu, built for sm_90a when the CUDA architectures include
+// 90) run on compute capability 9.0 unless TRAINSCOPE_FLASH_SM90=0 (then the mma.sync kernels
+// run: for A/B comparisons and tests of both paths).
+inline bool sm90Usable() {
+#ifdef TRAINSCOPE_FLASH_SM90A
+    if (const char* env = std::getenv("TRAINSCOPE_FLASH_SM90"); env && std::strcmp(env, "0") == 0) return false;
+    int dev = 0, major = 0, minor = 0;
+    TS_CUDA_CHECK(cudaGetDevice(&dev));
+    TS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    TS_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    return major == 9 && minor == 0;
+#else
+    return false;
+#endif
 }
 
 __device__ __forceinline__ uint32_t smemAddr(const void* p) {

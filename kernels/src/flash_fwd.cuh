@@ -279,6 +279,11 @@ void runFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
     const int64_t kv_bytes = int64_t{p.batch} * p.heads * p.seqlen_k * D * 2 * static_cast<int64_t>(sizeof(T));
     const bool heads_fastest = headsFastest(ds, Causal, blocks, kv_bytes);
     if constexpr (D >= 64) {
+        if (sm90Usable()) {  // Hopper: the wgmma kernel (flash_fwd_sm90.cuh), also 128 rows per block
+            if constexpr (std::is_same_v<T, __nv_bfloat16>) launchFwdSm90Bf16(p, heads_fastest, stream);
+            else launchFwdSm90Fp16(p, heads_fastest, stream);
+            return;
+        }
         static_assert(FwdTraitsFor<D>::kBlockM == FwdTraitsSmall<D>::kBlockM, "one grid size for both layouts");
         if (latencyGrid(ds, blocks)) return launchFlashFwd<T, FwdTraitsSmall<D>, Causal>(p, heads_fastest, stream);
     }

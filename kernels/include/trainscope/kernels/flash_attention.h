@@ -14,6 +14,12 @@ namespace ts::kernels {
 // Whether this build has the kernels (a CUDA toolkit and a CUDA LibTorch were found).
 bool flashKernelsBuilt();
 
+// Which kernels run on a GPU of this compute capability, in words: on sm_90 (H100, H200) the
+// wgmma kernels for bf16 / fp16 at head dims 64 and 128 and the mma.sync kernels for the rest;
+// elsewhere (sm_80+) the mma.sync kernels. Environment TRAINSCOPE_FLASH_SM90=0 turns the
+// wgmma kernels off. Empty when this build has no kernels or the GPU is too old.
+std::string flashKernelPath(int compute_major, int compute_minor);
+
 // Why flashForward would refuse these inputs, or empty if it would run them.
 std::string flashUnsupportedReason(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 

@@ -171,6 +171,11 @@ int runAttention(const AttentionOptions& o) {
         std::printf("Attention benchmark on %s (torch %s, CUDA %s, driver %s), %s, commit %s; median of %d steps after %d warm-up.\n\n",
                     env.device_name.c_str(), env.torch_version.c_str(), env.cuda_version.c_str(),
                     env.driver_version.c_str(), env.date.c_str(), env.git_commit.c_str(), spec.steps, spec.warmup);
+        for (const auto& d : ts::capabilities().devices)
+            if (d.name == env.device_name && !d.flash_kernels.empty()) {
+                std::printf("Our kernels (flash) on this GPU: %s.\n\n", d.flash_kernels.c_str());
+                break;
+            }
         std::printf("%s", attentionMarkdown(r.cells, spec.passes).c_str());
     }
     if (g_cancel.cancelled()) return 130;

@@ -351,6 +351,7 @@ int infoCommand() {
         std::cout << fmt::format("{:<7} {}", d.id, d.name);
         if (d.total_memory) std::cout << fmt::format(", {:.1f} GiB, sm_{}{}", d.total_memory / 1073741824.0, d.compute_major, d.compute_minor);
         std::cout << fmt::format(", bf16 {}\n", d.bf16 ? "yes" : "no");
+        if (!d.flash_kernels.empty()) std::cout << fmt::format("        attention kernels: {}\n", d.flash_kernels);
     }
     return kOk;
 }

@@ -31,5 +31,7 @@ at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
 
 // Whether this build has the CUDA attention kernels (attention_flash.cpp).
 bool flashKernelsAvailable();
+// Which of our kernels run on a GPU of this compute capability (kernels::flashKernelPath).
+std::string flashKernelPath(int compute_major, int compute_minor);
 
 }  // namespace ts

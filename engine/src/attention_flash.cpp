@@ -45,5 +45,8 @@ at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
 }
 
 bool flashKernelsAvailable() { return kernels::flashKernelsBuilt(); }
+std::string flashKernelPath(int compute_major, int compute_minor) {
+    return kernels::flashKernelPath(compute_major, compute_minor);
+}
 
 }  // namespace ts

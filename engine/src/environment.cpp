@@ -100,6 +100,7 @@ Capabilities query() {
             d.compute_minor = p->minor;
             d.bf16 = p->major >= 8;
             d.fp16 = p->major >= 6;
+            d.flash_kernels = flashKernelPath(p->major, p->minor);
             c.devices.push_back(d);
         }
     }

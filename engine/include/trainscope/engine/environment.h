@@ -15,6 +15,7 @@ struct DeviceInfo {
     int compute_major = 0, compute_minor = 0;
     bool bf16 = false;  // bf16 autocast usable
     bool fp16 = false;  // fp16 autocast usable
+    std::string flash_kernels;  // which of our attention kernels run here; empty: none
 };
 
 struct Capabilities {

@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "trainscope/engine/benchmark.h"
@@ -47,6 +48,42 @@ TEST(BenchmarkGpu, EveryPrecisionModeAndAttentionRuns) {
                 EXPECT_NE(r.environment.device_name.find("NVIDIA"), std::string::npos) << r.environment.device_name;
                 EXPECT_FALSE(r.environment.driver_version.empty());
             }
+}
+
+// The LM with our attention kernels (head dims 64 and 128: on an H100 the wgmma kernels) trains
+// like the same LM with LibTorch's SDPA: same seed, so the same weights and batch; the losses
+// agree (exactly enough at the first step, within bf16 drift later) and both fall.
+TEST(BenchmarkGpu, FlashAttentionTrainsLikeSdpa) {
+    Quiet q;
+    ts::CancelToken cancel;
+    for (int64_t heads : {4, 2}) {  // d_model 256: head dims 64 and 128
+        auto c = tinyCuda();
+        c.model.name = "custom";
+        c.model.d_model = 256;
+        c.model.d_ff = 1024;
+        c.model.num_layers = 2;
+        c.model.num_heads = heads;
+        c.model.context_length = 200;  // not a multiple of the kernels' tiles
+        c.precision = ts::Precision::BF16;
+        c.mode = ts::Mode::Train;
+        c.learning_rate = 3e-3;
+        c.warmup = 0;
+        c.steps = 30;
+        c.seed = 5;
+        c.attention = ts::Attention::Flash;
+        const auto flash = ts::runBenchmark(c, q, cancel);
+        c.attention = ts::Attention::Sdpa;
+        const auto sdpa = ts::runBenchmark(c, q, cancel);
+        ASSERT_EQ(flash.status, ts::RunStatus::Ok) << flash.error;
+        ASSERT_EQ(sdpa.status, ts::RunStatus::Ok) << sdpa.error;
+        ASSERT_EQ(flash.steps.size(), sdpa.steps.size());
+        // Step 0 is the same weights on the same batch; later steps may drift apart a little.
+        EXPECT_NEAR(flash.steps[0].loss, sdpa.steps[0].loss, 5e-3 * sdpa.steps[0].loss) << "head dim " << 256 / heads;
+        for (size_t i = 0; i < flash.steps.size(); ++i)
+            EXPECT_NEAR(flash.steps[i].loss, sdpa.steps[i].loss, std::max(0.05, 0.05 * sdpa.steps[i].loss))
+                << "head dim " << 256 / heads << ", step " << i;
+        EXPECT_LT(flash.steps.back().loss, flash.steps.front().loss - 0.5) << "head dim " << 256 / heads;
+    }
 }
 
 TEST(BenchmarkGpu, Fp16TrainingWithLossScalingLearns) {

@@ -3,10 +3,10 @@
 // a row max grew, L = m·scale + log l); only the tensor-core instructions and the
 // shared-memory layout differ.
 //
-// A block owns 128 query rows; its two warpgroups own 64 each. K/V tiles of 128 keys stream
-// through shared memory (cp.async; K double-, V triple-buffered so that O += P V of one tile
+// A block owns 128 query rows; its two warpgroups own 64 each. K/V tiles (128 keys at d 128,
+// 64 at d 64) stream through shared memory (cp.async; K double-, V triple-buffered so that O += P V of one tile
 // can still run while the next tile's copies start):
-//   S  = Q Kᵀ  (64 × 128 per warpgroup; A = Q, B = K, both K-major from shared memory)
+//   S  = Q Kᵀ  (64 × tile per warpgroup; A = Q, B = K, both K-major from shared memory)
 //   P  = exp2(S·scale·log2e − m), masked, online
 //   O += P V   (A = P from registers, B = V, MN-major)
 #pragma once
@@ -18,13 +18,14 @@
 
 namespace ts::kernels {
 
-template <int D_>
+template <int D_, int kBlockN_ = 128, int kMinBlocks_ = 1>
 struct FwdSm90Traits {
     static constexpr int D = D_;
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
     static constexpr int kThreads = 256;  // two warpgroups
     static constexpr int kBlockM = 128;   // query rows per block, 64 per warpgroup
-    static constexpr int kBlockN = 128;   // keys per tile
+    static constexpr int kBlockN = kBlockN_;  // keys per tile
+    static constexpr int kMinBlocks = kMinBlocks_;
     static constexpr int kQBytes = kBlockM * D * 2;
     static constexpr int kKVBytes = kBlockN * D * 2;
     static constexpr int kOffQ = 0;
@@ -33,8 +34,16 @@ struct FwdSm90Traits {
     static constexpr int kSmemBytes = kOffV + 3 * kKVBytes + 1024;  // + slack to align to 1024
 };
 
+// Tile shapes per head dim (A/B on H100, docs/ATTENTION.md v5): d 128 takes K/V tiles of 128
+// keys, one block per SM (193 KB); d 64 tiles of 64 keys, two blocks per SM (57 KB and at most
+// 128 registers each): 8–13% faster at b 8 × 16 than 128-key tiles at one block per SM. d 128
+// with 64-key tiles at two blocks per SM was 4–30% slower than its 128-key tiles.
+template <int D> struct FwdSm90For;
+template <> struct FwdSm90For<64> : FwdSm90Traits<64, 64, 2> {};
+template <> struct FwdSm90For<128> : FwdSm90Traits<128, 128, 1> {};
+
 template <typename T, typename Tr, bool Causal>
-__global__ void __launch_bounds__(256, 1) flashFwdSm90Kernel(const FlashFwdParams p) {
+__global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const FlashFwdParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int D = Tr::D, BM = Tr::kBlockM, BN = Tr::kBlockN, NT = Tr::kThreads;
     constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
@@ -182,6 +191,9 @@ void launchFwdSm90(const FlashFwdParams& p, bool heads_fastest, cudaStream_t str
         auto go = [&](auto kernel, auto traits) {
             using Tr = decltype(traits);
             setSmem(kernel, Tr::kSmemBytes);
+            if constexpr (Tr::kMinBlocks > 1)  // two blocks need (nearly) all of the SM's shared memory
+                TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                   cudaSharedmemCarveoutMaxShared));
             const unsigned m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM, bh = p.batch * p.heads;
             FlashFwdParams pp = p;
             pp.heads_fastest = heads_fastest;
@@ -189,8 +201,8 @@ void launchFwdSm90(const FlashFwdParams& p, bool heads_fastest, cudaStream_t str
             kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(pp);
             TS_CUDA_CHECK_LAUNCH();
         };
-        if (p.head_dim == 128) go(flashFwdSm90Kernel<T, FwdSm90Traits<128>, C>, FwdSm90Traits<128>{});
-        else if (p.head_dim == 64) go(flashFwdSm90Kernel<T, FwdSm90Traits<64>, C>, FwdSm90Traits<64>{});
+        if (p.head_dim == 128) go(flashFwdSm90Kernel<T, FwdSm90For<128>, C>, FwdSm90For<128>{});
+        else if (p.head_dim == 64) go(flashFwdSm90Kernel<T, FwdSm90For<64>, C>, FwdSm90For<64>{});
         else throw std::invalid_argument("the sm_90a forward takes head dims 64 and 128");
     });
 }

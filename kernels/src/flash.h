@@ -62,6 +62,12 @@ void launchFwdFp32(const FlashFwdParams& p, cudaStream_t stream);
 void launchBwdBf16(const FlashBwdParams& p, cudaStream_t stream);
 void launchBwdFp16(const FlashBwdParams& p, cudaStream_t stream);
 void launchBwdFp32(const FlashBwdParams& p, cudaStream_t stream);
+// Whether the Hopper kernels run on a GPU of this compute capability: built (the CUDA
+// architectures include 90), compute capability 9.0, and TRAINSCOPE_FLASH_SM90 is not "0" (then
+// the mma.sync kernels run: for A/B comparisons and tests of both paths). sm90Usable(): the
+// current device. Defined in flash_api.cpp.
+bool sm90KernelsOn(int compute_major, int compute_minor);
+bool sm90Usable();
 // Hopper's wgmma kernels (sm_90a; head dims 64 and 128): the forward, and the backward's
 // dQ/dK/dV loop alone, in files built only for sm_90a (flash_*_sm90_*.cu); called by
 // launchFwd* / launchBwd* where sm90Usable().

@@ -38,14 +38,47 @@ bool flashKernelsBuilt() {
 #endif
 }
 
+#ifdef TRAINSCOPE_FLASH_CUDA
+namespace {
+bool sm90Off() {
+    const char* env = std::getenv("TRAINSCOPE_FLASH_SM90");
+    return env && std::string(env) == "0";
+}
+constexpr bool kSm90Built =
+#ifdef TRAINSCOPE_FLASH_SM90A
+    true;
+#else
+    false;
+#endif
+}  // namespace
+
+bool sm90KernelsOn(int major, int minor) { return kSm90Built && major == 9 && minor == 0 && !sm90Off(); }
+
+bool sm90Usable() {
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return false;
+    return sm90KernelsOn(major, minor);
+}
+#endif
+
+#if defined(TRAINSCOPE_FLASH_CUDA) && !defined(TRAINSCOPE_FLASH_SM90A)
+// Built without sm_90a code (the CUDA architectures leave out 90): sm90KernelsOn() is false, so
+// the launch code never calls these.
+[[noreturn]] static void noSm90() { throw std::logic_error("flash attention: the sm_90a kernels are not built"); }
+void launchFwdSm90Bf16(const FlashFwdParams&, bool, cudaStream_t) { noSm90(); }
+void launchFwdSm90Fp16(const FlashFwdParams&, bool, cudaStream_t) { noSm90(); }
+void launchBwdSm90Bf16(const FlashBwdParams&, cudaStream_t) { noSm90(); }
+void launchBwdSm90Fp16(const FlashBwdParams&, cudaStream_t) { noSm90(); }
+#endif
+
 std::string flashKernelPath(int major, int minor) {
     if (!flashKernelsBuilt() || major < 8) return {};
-#ifdef TRAINSCOPE_FLASH_SM90A
-    const char* env = std::getenv("TRAINSCOPE_FLASH_SM90");
-    const bool off = env && std::string(env) == "0";
-    if (major == 9 && minor == 0 && !off)
-        return "wgmma (sm_90a) for bf16/fp16 at head dims 64 and 128, mma.sync otherwise";
-    if (major == 9 && minor == 0)
+#ifdef TRAINSCOPE_FLASH_CUDA
+    if (sm90KernelsOn(major, minor)) return "wgmma (sm_90a) for bf16/fp16 at head dims 64 and 128, mma.sync otherwise";
+    if (kSm90Built && major == 9 && minor == 0)
         return "mma.sync (sm_80+); the wgmma kernels are off (TRAINSCOPE_FLASH_SM90=0)";
 #endif
     return "mma.sync (sm_80+)";

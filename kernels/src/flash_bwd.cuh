@@ -105,13 +105,13 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     // Key block 0 sees every query (causal: the longest); heads_fastest: see runFlashBwd.
-    const int bh = p.heads_fastest ? blockIdx.x : blockIdx.y, b = bh / p.heads, h = bh % p.heads;
-    const int n0 = (p.heads_fastest ? blockIdx.y : blockIdx.x) * BN;
+    const BlockIndex bi = blockIndex(p, false);
+    const int bh = bi.bh, n0 = bi.block * BN;
     const int sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
-    const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
-    const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride;
-    const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride;
-    const T* dout = static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride;
+    const T* q = headBase<const T>(p.q, bi, p.q_batch_stride, p.q_head_stride);
+    const T* k = headBase<const T>(p.k, bi, p.k_batch_stride, p.k_head_stride);
+    const T* v = headBase<const T>(p.v, bi, p.v_batch_stride, p.v_head_stride);
+    const T* dout = headBase<const T>(p.dout, bi, p.do_batch_stride, p.do_head_stride);
     float* dq_accum = p.dq_accum + static_cast<int64_t>(bh) * sqp * D;
     const float* lse2 = p.lse_log2 + static_cast<int64_t>(bh) * sqp;
     const float* dsum = p.dsum + static_cast<int64_t>(bh) * sqp;
@@ -277,8 +277,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
     }
 
     // dK, dV for this block's keys; zeros for keys no query attends to.
-    T* dkp = static_cast<T*>(p.dk) + b * p.dk_batch_stride + h * p.dk_head_stride;
-    T* dvp = static_cast<T*>(p.dv) + b * p.dv_batch_stride + h * p.dv_head_stride;
+    T* dkp = headBase<T>(p.dk, bi, p.dk_batch_stride, p.dk_head_stride);
+    T* dvp = headBase<T>(p.dv, bi, p.dv_batch_stride, p.dv_head_stride);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         const int key = key0 + r * 8;
@@ -345,13 +345,13 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int role = warp / Tr::kPairs, pair = warp % Tr::kPairs;  // role 0: P, dV; role 1: dS, dK
-    const int bh = p.heads_fastest ? blockIdx.x : blockIdx.y, b = bh / p.heads, h = bh % p.heads;
-    const int n0 = (p.heads_fastest ? blockIdx.y : blockIdx.x) * BN;
+    const BlockIndex bi = blockIndex(p, false);
+    const int bh = bi.bh, n0 = bi.block * BN;
     const int sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
-    const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
-    const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride;
-    const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride;
-    const T* dout = static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride;
+    const T* q = headBase<const T>(p.q, bi, p.q_batch_stride, p.q_head_stride);
+    const T* k = headBase<const T>(p.k, bi, p.k_batch_stride, p.k_head_stride);
+    const T* v = headBase<const T>(p.v, bi, p.v_batch_stride, p.v_head_stride);
+    const T* dout = headBase<const T>(p.dout, bi, p.do_batch_stride, p.do_head_stride);
     float* dq_accum = p.dq_accum + static_cast<int64_t>(bh) * sqp * D;
     const float* lse2 = p.lse_log2 + static_cast<int64_t>(bh) * sqp;
     const float* dsum = p.dsum + static_cast<int64_t>(bh) * sqp;
@@ -592,8 +592,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
     }
 
     // Role 0 writes dV, role 1 dK (scaled), for the pair's keys; zeros for keys no query sees.
-    T* dst = role == 0 ? static_cast<T*>(p.dv) + b * p.dv_batch_stride + h * p.dv_head_stride
-                       : static_cast<T*>(p.dk) + b * p.dk_batch_stride + h * p.dk_head_stride;
+    T* dst = role == 0 ? headBase<T>(p.dv, bi, p.dv_batch_stride, p.dv_head_stride)
+                       : headBase<T>(p.dk, bi, p.dk_batch_stride, p.dk_head_stride);
     const int64_t row_stride = role == 0 ? p.dv_row_stride : p.dk_row_stride;
     const float sc = role == 0 ? 1.f : p.scale;
 #pragma unroll

@@ -61,13 +61,13 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
 
     const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32;
     // Key block 0 sees every query (causal: the longest); heads_fastest: see launchBwdMain.
-    const int bh = p.heads_fastest ? blockIdx.x : blockIdx.y, b = bh / p.heads, h = bh % p.heads;
-    const int n0 = (p.heads_fastest ? blockIdx.y : blockIdx.x) * BN;
+    const BlockIndex bi = blockIndex(p, false);
+    const int bh = bi.bh, n0 = bi.block * BN;
     const int sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
-    const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
-    const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride;
-    const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride;
-    const T* dout = static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride;
+    const T* q = headBase<const T>(p.q, bi, p.q_batch_stride, p.q_head_stride);
+    const T* k = headBase<const T>(p.k, bi, p.k_batch_stride, p.k_head_stride);
+    const T* v = headBase<const T>(p.v, bi, p.v_batch_stride, p.v_head_stride);
+    const T* dout = headBase<const T>(p.dout, bi, p.do_batch_stride, p.do_head_stride);
     float* dq_accum = p.dq_accum + static_cast<int64_t>(bh) * sqp * D;
     const float* lse2 = p.lse_log2 + static_cast<int64_t>(bh) * sqp;
     const float* dsum = p.dsum + static_cast<int64_t>(bh) * sqp;
@@ -150,13 +150,7 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
             }
             // Pᵀ as A fragments (queries are the K dimension of dV += Pᵀ dO).
             uint32_t pa[BM / 16][4];
-#pragma unroll
-            for (int kq = 0; kq < BM / 16; ++kq) {
-                pa[kq][0] = pack2<T>(st[8 * kq + 0], st[8 * kq + 1]);
-                pa[kq][1] = pack2<T>(st[8 * kq + 2], st[8 * kq + 3]);
-                pa[kq][2] = pack2<T>(st[8 * kq + 4], st[8 * kq + 5]);
-                pa[kq][3] = pack2<T>(st[8 * kq + 6], st[8 * kq + 7]);
-            }
+            accToA<T>(st, pa);
             sm90::fence();
 #pragma unroll
             for (int kq = 0; kq < BM / 16; ++kq)
@@ -169,12 +163,9 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
 #pragma unroll
             for (int i = 0; i < BM / 2; ++i) dpt[i] = st[i] * (dpt[i] - cD[(i / 4) * 8 + col_in + (i & 1)]);
             uint32_t sa[BM / 16][4];
+            accToA<T>(dpt, sa);
 #pragma unroll
             for (int kq = 0; kq < BM / 16; ++kq) {
-                sa[kq][0] = pack2<T>(dpt[8 * kq + 0], dpt[8 * kq + 1]);
-                sa[kq][1] = pack2<T>(dpt[8 * kq + 2], dpt[8 * kq + 3]);
-                sa[kq][2] = pack2<T>(dpt[8 * kq + 4], dpt[8 * kq + 5]);
-                sa[kq][3] = pack2<T>(dpt[8 * kq + 6], dpt[8 * kq + 7]);
                 const int row = wg * 64 + row_in;
 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
@@ -215,8 +206,8 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
     }
 
     // dK, dV for this warpgroup's keys; zeros for keys no query attends to.
-    T* dkp = static_cast<T*>(p.dk) + b * p.dk_batch_stride + h * p.dk_head_stride;
-    T* dvp = static_cast<T*>(p.dv) + b * p.dv_batch_stride + h * p.dv_head_stride;
+    T* dkp = headBase<T>(p.dk, bi, p.dk_batch_stride, p.dk_head_stride);
+    T* dvp = headBase<T>(p.dv, bi, p.dv_batch_stride, p.dv_head_stride);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         const int key = key0 + r * 8;

@@ -7,8 +7,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -100,6 +98,19 @@ inline bool headsFastest(const DeviceSize& ds, bool causal, int64_t blocks, int6
     return causal && smallGrid(ds, blocks) && streamed_bytes_all_heads <= ds.l2_bytes;
 }
 
+// One forward launch: one block per kBlockM query rows of every (batch, head); heads_fastest:
+// see headsFastest.
+template <typename Tr, typename Kernel>
+void launchFwdMain(Kernel kernel, const FlashFwdParams& p, bool heads_fastest, cudaStream_t stream) {
+    setSmem(kernel, Tr::kSmemBytes);
+    const unsigned m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM, bh = p.batch * p.heads;
+    FlashFwdParams pp = p;
+    pp.heads_fastest = heads_fastest;
+    const dim3 grid = heads_fastest ? dim3(bh, m_blocks) : dim3(m_blocks, bh);
+    kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(pp);
+    TS_CUDA_CHECK_LAUNCH();
+}
+
 // The dQ/dK/dV loop of the backward; see flash_bwd.cuh.
 // One launch of the dQ/dK/dV loop. Causal key block 0 is the longest; on small grids whose
 // Q and dO (what every block streams) fit in L2 for all heads at once, heads go fastest so
@@ -117,20 +128,27 @@ void launchBwdMain(Kernel kernel, const FlashBwdParams& p, int elem_bytes, cudaS
 }
 
 
-// The Hopper kernels (flash_*_sm90.cu, built for sm_90a when the CUDA architectures include
-// 90) run on compute capability 9.0 unless TRAINSCOPE_FLASH_SM90=0 (then the mma.sync kernels
-// run: for A/B comparisons and tests of both paths).
-inline bool sm90Usable() {
-#ifdef TRAINSCOPE_FLASH_SM90A
-    if (const char* env = std::getenv("TRAINSCOPE_FLASH_SM90"); env && std::strcmp(env, "0") == 0) return false;
-    int dev = 0, major = 0, minor = 0;
-    TS_CUDA_CHECK(cudaGetDevice(&dev));
-    TS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    TS_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    return major == 9 && minor == 0;
-#else
-    return false;
-#endif
+
+// The (batch·head, block) of this thread block. Grid (blocks, batch·heads), or (batch·heads,
+// blocks) when p.heads_fastest; longest_first reverses the block order (causal forward: the
+// last query block has the most keys; causal backward's key block 0 is the longest already).
+struct BlockIndex {
+    int bh, b, h, block;
+};
+__device__ __forceinline__ BlockIndex blockIndex(const FlashFwdParams& p, bool longest_first) {
+    BlockIndex i;
+    i.bh = p.heads_fastest ? blockIdx.x : blockIdx.y;
+    i.b = i.bh / p.heads;
+    i.h = i.bh % p.heads;
+    const int idx = p.heads_fastest ? blockIdx.y : blockIdx.x;
+    const int count = p.heads_fastest ? gridDim.y : gridDim.x;
+    i.block = longest_first ? count - 1 - idx : idx;
+    return i;
+}
+// Start of this block's (batch, head) in a (batch, heads, seq, d) tensor.
+template <typename T>
+__device__ __forceinline__ T* headBase(const void* base, const BlockIndex& i, int64_t batch_stride, int64_t head_stride) {
+    return static_cast<T*>(const_cast<void*>(base)) + i.b * batch_stride + i.h * head_stride;
 }
 
 __device__ __forceinline__ uint32_t smemAddr(const void* p) {
@@ -185,6 +203,17 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
         __half2 v = __floats2half2_rn(lo, hi);
         return *reinterpret_cast<uint32_t*>(&v);
     }
+}
+
+// Accumulators of an m16 × N tile per warp (mma.sync's and wgmma's D layout, N/8 n8 tiles of 4
+// floats) as the A fragments of a next product whose K is that N: k16 step kk takes n8 tiles
+// 2kk and 2kk + 1. This is how P and dS feed P·V, Pᵀ·dO and dSᵀ·Q without shared memory.
+template <typename T, int N>
+__device__ __forceinline__ void accToA(const float (&acc)[N], uint32_t (&a)[N / 8][4]) {
+#pragma unroll
+    for (int kk = 0; kk < N / 8; ++kk)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) a[kk][r] = pack2<T>(acc[8 * kk + 2 * r], acc[8 * kk + 2 * r + 1]);
 }
 
 template <typename T>

@@ -79,16 +79,13 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     // Causal blocks with more rows have more key tiles: start those first.
-    const int m_idx = p.heads_fastest ? blockIdx.y : blockIdx.x;
-    const int m_count = p.heads_fastest ? gridDim.y : gridDim.x;
-    const int m_block = Causal ? m_count - 1 - m_idx : m_idx;
-    const int bh = p.heads_fastest ? blockIdx.x : blockIdx.y, b = bh / p.heads, h = bh % p.heads;
-    const int m0 = m_block * BM;
+    const BlockIndex bi = blockIndex(p, Causal);
+    const int bh = bi.bh, m0 = bi.block * BM;
     const int sq = p.seqlen_q, sk = p.seqlen_k;
-    const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
-    const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride;
-    const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride;
-    T* o = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
+    const T* q = headBase<const T>(p.q, bi, p.q_batch_stride, p.q_head_stride);
+    const T* k = headBase<const T>(p.k, bi, p.k_batch_stride, p.k_head_stride);
+    const T* v = headBase<const T>(p.v, bi, p.v_batch_stride, p.v_head_stride);
+    T* o = headBase<T>(p.o, bi, p.o_batch_stride, p.o_head_stride);
 
     int n_end = (sk + BN - 1) / BN;
     if (Causal) n_end = min(n_end, (min(m0 + BM, sq) - 1) / BN + 1);  // tiles past the diagonal skipped
@@ -262,14 +259,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
 
 template <typename T, typename Tr, bool Causal>
 void launchFlashFwd(const FlashFwdParams& p, bool heads_fastest, cudaStream_t stream) {
-    auto kernel = flashFwdKernel<T, Tr, Causal>;
-    setSmem(kernel, Tr::kSmemBytes);
-    const unsigned m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM, bh = p.batch * p.heads;
-    FlashFwdParams pp = p;
-    pp.heads_fastest = heads_fastest;
-    const dim3 grid = heads_fastest ? dim3(bh, m_blocks) : dim3(m_blocks, bh);
-    kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(pp);
-    TS_CUDA_CHECK_LAUNCH();
+    launchFwdMain<Tr>(flashFwdKernel<T, Tr, Causal>, p, heads_fastest, stream);
 }
 
 template <typename T, int D, bool Causal>

@@ -53,13 +53,13 @@ __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const 
     const uint32_t sQ = base + Tr::kOffQ, sK = base + Tr::kOffK, sV = base + Tr::kOffV;
 
     const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32;
-    const int bh = p.heads_fastest ? blockIdx.x : blockIdx.y, b = bh / p.heads, h = bh % p.heads;
-    const int m0 = (p.heads_fastest ? blockIdx.y : blockIdx.x) * BM;
+    const BlockIndex bi = blockIndex(p, Causal);  // causal: the longest blocks first
+    const int bh = bi.bh, m0 = bi.block * BM;
     const int sq = p.seqlen_q, sk = p.seqlen_k;
-    const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
-    const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride;
-    const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride;
-    T* o = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
+    const T* q = headBase<const T>(p.q, bi, p.q_batch_stride, p.q_head_stride);
+    const T* k = headBase<const T>(p.k, bi, p.k_batch_stride, p.k_head_stride);
+    const T* v = headBase<const T>(p.v, bi, p.v_batch_stride, p.v_head_stride);
+    T* o = headBase<T>(p.o, bi, p.o_batch_stride, p.o_head_stride);
 
     const int n_tiles = (sk + BN - 1) / BN;
     // Causal: keys past the block's last row are masked for all of it.
@@ -148,13 +148,7 @@ __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const 
 #pragma unroll
             for (int i = 0; i < D / 2; ++i) acc[i] *= corr[(i >> 1) & 1];
         }
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk) {
-            pa[kk][0] = pack2<T>(s[8 * kk + 0], s[8 * kk + 1]);
-            pa[kk][1] = pack2<T>(s[8 * kk + 2], s[8 * kk + 3]);
-            pa[kk][2] = pack2<T>(s[8 * kk + 4], s[8 * kk + 5]);
-            pa[kk][3] = pack2<T>(s[8 * kk + 6], s[8 * kk + 7]);
-        }
+        accToA<T>(s, pa);
         // O += P V; left running into the next tile.
         sm90::fence();
 #pragma unroll
@@ -190,16 +184,10 @@ void launchFwdSm90(const FlashFwdParams& p, bool heads_fastest, cudaStream_t str
     TS_BOOL_SWITCH(p.causal, C, [&] {
         auto go = [&](auto kernel, auto traits) {
             using Tr = decltype(traits);
-            setSmem(kernel, Tr::kSmemBytes);
             if constexpr (Tr::kMinBlocks > 1)  // two blocks need (nearly) all of the SM's shared memory
                 TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                                    cudaSharedmemCarveoutMaxShared));
-            const unsigned m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM, bh = p.batch * p.heads;
-            FlashFwdParams pp = p;
-            pp.heads_fastest = heads_fastest;
-            const dim3 grid = heads_fastest ? dim3(bh, m_blocks) : dim3(m_blocks, bh);
-            kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(pp);
-            TS_CUDA_CHECK_LAUNCH();
+            launchFwdMain<Tr>(kernel, p, heads_fastest, stream);
         };
         if (p.head_dim == 128) go(flashFwdSm90Kernel<T, FwdSm90For<128>, C>, FwdSm90For<128>{});
         else if (p.head_dim == 64) go(flashFwdSm90Kernel<T, FwdSm90For<64>, C>, FwdSm90For<64>{});

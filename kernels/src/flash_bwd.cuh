@@ -104,21 +104,9 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
     float* sD = sL + 2 * BM;                               // [2][BM]
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    // Key block 0 sees every query (causal: the longest); heads_fastest: see runFlashBwd.
-    const BlockIndex bi = blockIndex(p, false);
-    const int bh = bi.bh, n0 = bi.block * BN;
-    const int sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
-    const T* q = headBase<const T>(p.q, bi, p.q_batch_stride, p.q_head_stride);
-    const T* k = headBase<const T>(p.k, bi, p.k_batch_stride, p.k_head_stride);
-    const T* v = headBase<const T>(p.v, bi, p.v_batch_stride, p.v_head_stride);
-    const T* dout = headBase<const T>(p.dout, bi, p.do_batch_stride, p.do_head_stride);
-    float* dq_accum = p.dq_accum + static_cast<int64_t>(bh) * sqp * D;
-    const float* lse2 = p.lse_log2 + static_cast<int64_t>(bh) * sqp;
-    const float* dsum = p.dsum + static_cast<int64_t>(bh) * sqp;
-
-    const int m_tiles = (sq + BM - 1) / BM;
-    const int m_begin = Causal ? n0 / BM : 0;  // earlier queries see none of these keys
-    const int key0 = n0 + warp * 16 + (lane >> 2);  // this thread's keys: key0 and key0 + 8
+    const auto blk = bwdBlock<T, Tr, Causal>(p);
+    const int sq = blk.sq, sk = blk.sk;
+    const int key0 = blk.n0 + warp * 16 + (lane >> 2);  // this thread's keys: key0 and key0 + 8
     const int col_in = 2 * (lane & 3);
 
     float dk[D / 8][4], dv[D / 8][4];
@@ -129,17 +117,16 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
 
     auto loadQTile = [&](int mt, int buf) {
         const int m0 = mt * BM;
-        loadTile<T, D, BM, NT, P>(sQ + buf * BM * P, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
-        loadTile<T, D, BM, NT, P>(sdO + buf * BM * P, dout + m0 * p.do_row_stride, p.do_row_stride, sq - m0, tid);
-        if (tid < BM / 4) cpAsync16(sL + buf * BM + tid * 4, lse2 + m0 + tid * 4, true);
-        else if (tid < BM / 2) cpAsync16(sD + buf * BM + (tid - BM / 4) * 4, dsum + m0 + (tid - BM / 4) * 4, true);
+        loadTile<T, D, BM, NT, P>(sQ + buf * BM * P, blk.q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
+        loadTile<T, D, BM, NT, P>(sdO + buf * BM * P, blk.dout + m0 * p.do_row_stride, p.do_row_stride, sq - m0, tid);
+        blk.loadLD(sL, sD, buf, m0, tid);
     };
 
-    if (m_begin < m_tiles) {
-        loadTile<T, D, BN, NT, P>(sK, k + n0 * p.k_row_stride, p.k_row_stride, sk - n0, tid);
-        loadTile<T, D, BN, NT, P>(sV, v + n0 * p.v_row_stride, p.v_row_stride, sk - n0, tid);
+    if (blk.m_begin < blk.m_tiles) {
+        loadTile<T, D, BN, NT, P>(sK, blk.k + blk.n0 * p.k_row_stride, p.k_row_stride, sk - blk.n0, tid);
+        loadTile<T, D, BN, NT, P>(sV, blk.v + blk.n0 * p.v_row_stride, p.v_row_stride, sk - blk.n0, tid);
         cpAsyncCommit();
-        loadQTile(m_begin, 0);
+        loadQTile(blk.m_begin, 0);
         cpAsyncCommit();
         cpAsyncWait<1>();
         __syncthreads();
@@ -153,10 +140,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
             }
         }
 
-        for (int mt = m_begin; mt < m_tiles; ++mt) {
-            const int buf = (mt - m_begin) & 1;
+        for (int mt = blk.m_begin; mt < blk.m_tiles; ++mt) {
+            const int buf = (mt - blk.m_begin) & 1;
             const int m0 = mt * BM;
-            if (mt + 1 < m_tiles) loadQTile(mt + 1, buf ^ 1);
+            if (mt + 1 < blk.m_tiles) loadQTile(mt + 1, buf ^ 1);
             cpAsyncCommit();
             cpAsyncWait<1>();
             __syncthreads();
@@ -195,7 +182,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
             }
 
             // Pᵀ = exp(S·scale − L) recomputed; dSᵀ = Pᵀ ∘ (dPᵀ − D).
-            const bool need_mask = n0 + BN > sk || (Causal && n0 + BN - 1 > m0);
+            const bool need_mask = blk.n0 + BN > sk || (Causal && blk.n0 + BN - 1 > m0);
 #pragma unroll
             for (int qt = 0; qt < BM / 8; ++qt)
 #pragma unroll
@@ -268,7 +255,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
             for (int r = 0; r < 2; ++r) {
                 const int row = m0 + rg * 16 + (lane >> 2) + r * 8;
                 if (row < sq) {
-                    float* dst = dq_accum + static_cast<int64_t>(row) * D + cg * C + col_in;
+                    float* dst = blk.dqRow(row) + cg * C + col_in;
 #pragma unroll
                     for (int dt = 0; dt < C / 8; ++dt) atomicAdd2(dst + dt * 8, dq[dt][2 * r], dq[dt][2 * r + 1]);
                 }
@@ -277,8 +264,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
     }
 
     // dK, dV for this block's keys; zeros for keys no query attends to.
-    T* dkp = headBase<T>(p.dk, bi, p.dk_batch_stride, p.dk_head_stride);
-    T* dvp = headBase<T>(p.dv, bi, p.dv_batch_stride, p.dv_head_stride);
+    T* dkp = headBase<T>(p.dk, blk.bi, p.dk_batch_stride, p.dk_head_stride);
+    T* dvp = headBase<T>(p.dv, blk.bi, p.dv_batch_stride, p.dv_head_stride);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         const int key = key0 + r * 8;
@@ -345,21 +332,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int role = warp / Tr::kPairs, pair = warp % Tr::kPairs;  // role 0: P, dV; role 1: dS, dK
-    const BlockIndex bi = blockIndex(p, false);
-    const int bh = bi.bh, n0 = bi.block * BN;
-    const int sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
-    const T* q = headBase<const T>(p.q, bi, p.q_batch_stride, p.q_head_stride);
-    const T* k = headBase<const T>(p.k, bi, p.k_batch_stride, p.k_head_stride);
-    const T* v = headBase<const T>(p.v, bi, p.v_batch_stride, p.v_head_stride);
-    const T* dout = headBase<const T>(p.dout, bi, p.do_batch_stride, p.do_head_stride);
-    float* dq_accum = p.dq_accum + static_cast<int64_t>(bh) * sqp * D;
-    const float* lse2 = p.lse_log2 + static_cast<int64_t>(bh) * sqp;
-    const float* dsum = p.dsum + static_cast<int64_t>(bh) * sqp;
-
-    const int m_tiles = (sq + BM - 1) / BM;
-    const int m_begin = Causal ? n0 / BM : 0;  // earlier queries see none of these keys
-    const int pk0 = pair * Tr::kPairKeys;      // the pair's first key within the block
-    const int key0 = n0 + pk0 + (lane >> 2);   // this thread's keys: key0 + 16·mi + 8·(e / 2)
+    const auto blk = bwdBlock<T, Tr, Causal>(p);
+    const int sq = blk.sq, sk = blk.sk;
+    const int pk0 = pair * Tr::kPairKeys;         // the pair's first key within the block
+    const int key0 = blk.n0 + pk0 + (lane >> 2);  // this thread's keys: key0 + 16·mi + 8·(e / 2)
     const int col_in = 2 * (lane & 3);
     float4* xp = sX + pair * 2 * NQ * 32 + lane;  // this lane's Pᵀ slots: xp[(mi·NQ + nt)·32]
 
@@ -375,10 +351,9 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
 
     auto loadQTile = [&](int mt, int buf) {
         const int m0 = mt * BM;
-        loadTile<T, D, BM, NT, P>(sQ + buf * BM * P, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
-        loadTile<T, D, BM, NT, P>(sdO + buf * BM * P, dout + m0 * p.do_row_stride, p.do_row_stride, sq - m0, tid);
-        if (tid < BM / 4) cpAsync16(sL + buf * BM + tid * 4, lse2 + m0 + tid * 4, true);
-        else if (tid < BM / 2) cpAsync16(sD + buf * BM + (tid - BM / 4) * 4, dsum + m0 + (tid - BM / 4) * 4, true);
+        loadTile<T, D, BM, NT, P>(sQ + buf * BM * P, blk.q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
+        loadTile<T, D, BM, NT, P>(sdO + buf * BM * P, blk.dout + m0 * p.do_row_stride, p.do_row_stride, sq - m0, tid);
+        blk.loadLD(sL, sD, buf, m0, tid);
     };
 
     // Loop top: the next tile's copy in flight, this tile's complete and visible.
@@ -387,7 +362,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
     auto beginTile = [&](int mt) {
         cpAsyncWait<0>();
         __syncthreads();
-        if (mt + 1 < m_tiles) loadQTile(mt + 1, (mt + 1 - m_begin) & 1);
+        if (mt + 1 < blk.m_tiles) loadQTile(mt + 1, (mt + 1 - blk.m_begin) & 1);
         cpAsyncCommit();
     };
 
@@ -477,7 +452,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
                 const int row = m0 + rg * 32 + mi * 16 + (lane >> 2) + r * 8;
-                float* dst = dq_accum + static_cast<int64_t>(row) * D + cg * C + col_in;
+                float* dst = blk.dqRow(row) + cg * C + col_in;
 #pragma unroll
                 for (int dt = 0; dt < C / 8; ++dt) atomicAdd2(dst + dt * 8, dq[mi][dt][2 * r], dq[mi][dt][2 * r + 1]);
             }
@@ -489,25 +464,26 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
     auto dsWait = [] { asm volatile("bar.sync 5, %0;\n" ::"n"(Tr::kThreads) : "memory"); };
     auto role1Sync = [] { asm volatile("bar.sync 6, %0;\n" ::"n"(Tr::kThreads / 2) : "memory"); };
 
-    if (m_begin < m_tiles) {
-        loadTile<T, D, BN, NT, P>(sK, k + n0 * p.k_row_stride, p.k_row_stride, sk - n0, tid);
-        loadTile<T, D, BN, NT, P>(sV, v + n0 * p.v_row_stride, p.v_row_stride, sk - n0, tid);
+    if (blk.m_begin < blk.m_tiles) {
+        loadTile<T, D, BN, NT, P>(sK, blk.k + blk.n0 * p.k_row_stride, p.k_row_stride, sk - blk.n0, tid);
+        loadTile<T, D, BN, NT, P>(sV, blk.v + blk.n0 * p.v_row_stride, p.v_row_stride, sk - blk.n0, tid);
         cpAsyncCommit();
-        loadQTile(m_begin, 0);
+        loadQTile(blk.m_begin, 0);
         cpAsyncCommit();
 
         // One loop per role (warp-uniform), with the same barriers in the same order.
         if (role == 0) {
-            for (int mt = m_begin; mt < m_tiles; ++mt) {
+            for (int mt = blk.m_begin; mt < blk.m_tiles; ++mt) {
                 beginTile(mt);
-                const int buf = (mt - m_begin) & 1, m0 = mt * BM;
+                const int buf = (mt - blk.m_begin) & 1, m0 = mt * BM;
                 const T* cQ = sQ + buf * BM * P;
                 const T* cdO = sdO + buf * BM * P;
                 const float* cL = sL + buf * BM;
                 float s[2][NQ][4];
                 keyQueryProduct(s, sK, cQ);  // Sᵀ
                 // Pᵀ = exp(S·scale − L), 0 where masked; to the partner in fp32.
-                const bool need_mask = n0 + pk0 + Tr::kPairKeys > sk || (Causal && n0 + pk0 + Tr::kPairKeys - 1 > m0);
+                const bool need_mask =
+                    blk.n0 + pk0 + Tr::kPairKeys > sk || (Causal && blk.n0 + pk0 + Tr::kPairKeys - 1 > m0);
 #pragma unroll
                 for (int nt = 0; nt < NQ; ++nt) {
                     const float l0 = cL[nt * 8 + col_in], l1 = cL[nt * 8 + col_in + 1];
@@ -540,9 +516,9 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
                 dqProduct(m0);
             }
         } else {
-            for (int mt = m_begin; mt < m_tiles; ++mt) {
+            for (int mt = blk.m_begin; mt < blk.m_tiles; ++mt) {
                 beginTile(mt);
-                const int buf = (mt - m_begin) & 1, m0 = mt * BM;
+                const int buf = (mt - blk.m_begin) & 1, m0 = mt * BM;
                 const T* cQ = sQ + buf * BM * P;
                 const T* cdO = sdO + buf * BM * P;
                 const float* cD = sD + buf * BM;
@@ -592,8 +568,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
     }
 
     // Role 0 writes dV, role 1 dK (scaled), for the pair's keys; zeros for keys no query sees.
-    T* dst = role == 0 ? headBase<T>(p.dv, bi, p.dv_batch_stride, p.dv_head_stride)
-                       : headBase<T>(p.dk, bi, p.dk_batch_stride, p.dk_head_stride);
+    T* dst = role == 0 ? headBase<T>(p.dv, blk.bi, p.dv_batch_stride, p.dv_head_stride)
+                       : headBase<T>(p.dk, blk.bi, p.dk_batch_stride, p.dk_head_stride);
     const int64_t row_stride = role == 0 ? p.dv_row_stride : p.dk_row_stride;
     const float sc = role == 0 ? 1.f : p.scale;
 #pragma unroll

@@ -60,22 +60,10 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
     float* sD = reinterpret_cast<float*>(gbase + Tr::kOffD);
 
     const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32;
-    // Key block 0 sees every query (causal: the longest); heads_fastest: see launchBwdMain.
-    const BlockIndex bi = blockIndex(p, false);
-    const int bh = bi.bh, n0 = bi.block * BN;
-    const int sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
-    const T* q = headBase<const T>(p.q, bi, p.q_batch_stride, p.q_head_stride);
-    const T* k = headBase<const T>(p.k, bi, p.k_batch_stride, p.k_head_stride);
-    const T* v = headBase<const T>(p.v, bi, p.v_batch_stride, p.v_head_stride);
-    const T* dout = headBase<const T>(p.dout, bi, p.do_batch_stride, p.do_head_stride);
-    float* dq_accum = p.dq_accum + static_cast<int64_t>(bh) * sqp * D;
-    const float* lse2 = p.lse_log2 + static_cast<int64_t>(bh) * sqp;
-    const float* dsum = p.dsum + static_cast<int64_t>(bh) * sqp;
-
-    const int m_tiles = (sq + BM - 1) / BM;
-    const int m_begin = Causal ? n0 / BM : 0;     // earlier queries see none of these keys
+    const auto blk = bwdBlock<T, Tr, Causal>(p);
+    const int sq = blk.sq, sk = blk.sk;
     const int row_in = warp * 16 + (lane >> 2);   // first row of this thread in a 64-row tile
-    const int wkey0 = n0 + wg * 64;               // first key of this warpgroup
+    const int wkey0 = blk.n0 + wg * 64;           // first key of this warpgroup
     const int key0 = wkey0 + row_in;              // this thread's keys: key0 and key0 + 8
     const int col_in = 2 * (lane & 3);
 
@@ -85,26 +73,26 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
 
     auto loadQTile = [&](int mt, int buf) {
         const int m0 = mt * BM;
-        sm90::loadSwizzled<T, D, BM, NT>(sQ + buf * Tr::kQBytes, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
-        sm90::loadSwizzled<T, D, BM, NT>(sdO + buf * Tr::kQBytes, dout + m0 * p.do_row_stride, p.do_row_stride,
+        sm90::loadSwizzled<T, D, BM, NT>(sQ + buf * Tr::kQBytes, blk.q + m0 * p.q_row_stride, p.q_row_stride,
                                          sq - m0, tid);
-        if (tid < BM / 4) cpAsync16(sL + buf * BM + tid * 4, lse2 + m0 + tid * 4, true);
-        else if (tid < BM / 2) cpAsync16(sD + buf * BM + (tid - BM / 4) * 4, dsum + m0 + (tid - BM / 4) * 4, true);
+        sm90::loadSwizzled<T, D, BM, NT>(sdO + buf * Tr::kQBytes, blk.dout + m0 * p.do_row_stride, p.do_row_stride,
+                                         sq - m0, tid);
+        blk.loadLD(sL, sD, buf, m0, tid);
     };
 
-    if (m_begin < m_tiles) {
-        sm90::loadSwizzled<T, D, BN, NT>(sK, k + n0 * p.k_row_stride, p.k_row_stride, sk - n0, tid);
-        sm90::loadSwizzled<T, D, BN, NT>(sV, v + n0 * p.v_row_stride, p.v_row_stride, sk - n0, tid);
-        loadQTile(m_begin, 0);
+    if (blk.m_begin < blk.m_tiles) {
+        sm90::loadSwizzled<T, D, BN, NT>(sK, blk.k + blk.n0 * p.k_row_stride, p.k_row_stride, sk - blk.n0, tid);
+        sm90::loadSwizzled<T, D, BN, NT>(sV, blk.v + blk.n0 * p.v_row_stride, p.v_row_stride, sk - blk.n0, tid);
+        loadQTile(blk.m_begin, 0);
         cpAsyncCommit();
 
-        for (int mt = m_begin; mt < m_tiles; ++mt) {
-            const int buf = (mt - m_begin) & 1;
+        for (int mt = blk.m_begin; mt < blk.m_tiles; ++mt) {
+            const int buf = (mt - blk.m_begin) & 1;
             const int m0 = mt * BM;
             cpAsyncWait<0>();
             sm90::fenceProxyAsync();
             __syncthreads();  // this tile is in; every thread is done with the previous one
-            if (mt + 1 < m_tiles) {
+            if (mt + 1 < blk.m_tiles) {
                 loadQTile(mt + 1, buf ^ 1);
                 cpAsyncCommit();
             }
@@ -198,7 +186,7 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
             sm90::fenceRegs(sa);
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
-                float* dst = dq_accum + static_cast<int64_t>(m0 + row_in + r * 8) * D + wg * DQ + col_in;
+                float* dst = blk.dqRow(m0 + row_in + r * 8) + wg * DQ + col_in;
 #pragma unroll
                 for (int n8 = 0; n8 < DQ / 8; ++n8) atomicAdd2(dst + n8 * 8, dq[n8 * 4 + 2 * r], dq[n8 * 4 + 2 * r + 1]);
             }
@@ -206,8 +194,8 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
     }
 
     // dK, dV for this warpgroup's keys; zeros for keys no query attends to.
-    T* dkp = headBase<T>(p.dk, bi, p.dk_batch_stride, p.dk_head_stride);
-    T* dvp = headBase<T>(p.dv, bi, p.dv_batch_stride, p.dv_head_stride);
+    T* dkp = headBase<T>(p.dk, blk.bi, p.dk_batch_stride, p.dk_head_stride);
+    T* dvp = headBase<T>(p.dv, blk.bi, p.dv_batch_stride, p.dv_head_stride);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         const int key = key0 + r * 8;

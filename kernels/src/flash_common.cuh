@@ -164,6 +164,56 @@ __device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_
 template <int N>
 __device__ __forceinline__ void cpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+// The prologue of the backward's dQ/dK/dV kernels (flash_bwd.cuh, flash_bwd_sm90.cuh): the
+// block's Tr::kBlockN keys, its (batch, head) in the inputs and the work buffers, and the query
+// tiles of Tr::kBlockM rows it visits. All inline: it compiles to what the kernels wrote out.
+template <typename T, typename Tr>
+struct BwdBlock {
+    BlockIndex bi;
+    int n0;                    // first key of the block
+    int sq, sk;                // p.seqlen_q, p.seqlen_k
+    int m_begin, m_tiles;      // query tiles [m_begin, m_tiles); none when no query sees the keys
+    const T *q, *k, *v, *dout;
+    const float *lse2, *dsum;  // this head's seqlen_q_padded rows
+    // dq_accum + dq_off: this head's (seqlen_q_padded, D) rows. Apart, not one pointer: so the
+    // row address in dqRow folds as it did written inline (one pointer cost registers on sm_80).
+    float* dq_accum;
+    int64_t dq_off;
+
+    __device__ __forceinline__ float* dqRow(int row) const {
+        return dq_accum + dq_off + static_cast<int64_t>(row) * Tr::D;
+    }
+    // L and D of the query tile from row m0 into stage buf of sL, sD ([2][kBlockM]; padded
+    // buffers: no bounds check), 16 bytes per thread of the first kBlockM / 2.
+    __device__ __forceinline__ void loadLD(float* sL, float* sD, int buf, int m0, int tid) const {
+        constexpr int BM = Tr::kBlockM;
+        if (tid < BM / 4) cpAsync16(sL + buf * BM + tid * 4, lse2 + m0 + tid * 4, true);
+        else if (tid < BM / 2) cpAsync16(sD + buf * BM + (tid - BM / 4) * 4, dsum + m0 + (tid - BM / 4) * 4, true);
+    }
+};
+template <typename T, typename Tr, bool Causal>
+__device__ __forceinline__ BwdBlock<T, Tr> bwdBlock(const FlashBwdParams& p) {
+    constexpr int BM = Tr::kBlockM;
+    BwdBlock<T, Tr> w;
+    // Key block 0 sees every query (causal: the longest); heads_fastest: see launchBwdMain.
+    w.bi = blockIndex(p, false);
+    w.n0 = w.bi.block * Tr::kBlockN;
+    w.sq = p.seqlen_q;
+    w.sk = p.seqlen_k;
+    const int sqp = p.seqlen_q_padded;
+    w.q = headBase<const T>(p.q, w.bi, p.q_batch_stride, p.q_head_stride);
+    w.k = headBase<const T>(p.k, w.bi, p.k_batch_stride, p.k_head_stride);
+    w.v = headBase<const T>(p.v, w.bi, p.v_batch_stride, p.v_head_stride);
+    w.dout = headBase<const T>(p.dout, w.bi, p.do_batch_stride, p.do_head_stride);
+    w.dq_accum = p.dq_accum;
+    w.dq_off = static_cast<int64_t>(w.bi.bh) * sqp * Tr::D;
+    w.lse2 = p.lse_log2 + static_cast<int64_t>(w.bi.bh) * sqp;
+    w.dsum = p.dsum + static_cast<int64_t>(w.bi.bh) * sqp;
+    w.m_tiles = (w.sq + BM - 1) / BM;
+    w.m_begin = Causal ? w.n0 / BM : 0;  // earlier queries see none of these keys
+    return w;
+}
+
 __device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], const void* p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

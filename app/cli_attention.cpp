@@ -1,19 +1,19 @@
-#include "cli_attention.h"
-
+// `trainscope-cli attention`: the attention lab from the command line.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <charconv>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "trainscope/engine/attention_bench.h"
-#include "trainscope/engine/environment.h"
-#include "trainscope/engine/store.h"
+#include "attention/attention_lab.h"
+#include "attention/attention_report.h"
+#include "cli_common.h"
+#include "runtime/environment.h"
+#include "core/store.h"
 
 namespace {
 
@@ -30,20 +30,13 @@ struct AttentionOptions {
     bool no_store = false;
 };
 
-CancelToken g_cancel;
-extern "C" void onAttentionSignal(int) { g_cancel.cancel(); }
-
-struct BadInput {
-    std::string message;
-};
-
 std::vector<int64_t> positiveInts(const std::vector<std::string>& values, const char* flag) {
     std::vector<int64_t> out;
     for (const auto& s : values) {
         int64_t x = 0;
         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
         if (ec != std::errc() || end != s.data() + s.size() || x < 1)
-            throw BadInput{fmt::format("{}: '{}' is not a positive integer", flag, s)};
+            throw cli::BadInput(fmt::format("{}: '{}' is not a positive integer", flag, s));
         out.push_back(x);
     }
     return out;
@@ -54,7 +47,7 @@ std::vector<T> parsed(const std::vector<std::string>& values, const char* flag, 
     std::vector<T> out;
     for (const auto& s : values) {
         const auto v = parse(s);
-        if (!v) throw BadInput{fmt::format("{}: unknown value '{}' (choose from {})", flag, s, choices)};
+        if (!v) throw cli::BadInput(fmt::format("{}: unknown value '{}' (choose from {})", flag, s, choices));
         out.push_back(*v);
     }
     return out;
@@ -64,7 +57,7 @@ AttentionBenchSpec buildSpec(const AttentionOptions& o) {
     AttentionBenchSpec spec;
     if (!o.preset.empty()) {
         const auto p = attentionPreset(o.preset);
-        if (!p) throw BadInput{fmt::format("--preset: unknown preset '{}' (choose a or b)", o.preset)};
+        if (!p) throw cli::BadInput(fmt::format("--preset: unknown preset '{}' (choose a or b)", o.preset));
         spec = *p;
     }
     if (!o.impl.empty())
@@ -85,26 +78,19 @@ AttentionBenchSpec buildSpec(const AttentionOptions& o) {
     if (o.seed) spec.seed = *o.seed;
     if (!o.device.empty()) spec.device = o.device;
     else if (!capabilities().cuda_available) spec.device = "cpu";  // the default, where there is no GPU
-    if (const auto errors = validateAttentionSpec(spec); !errors.empty()) throw BadInput{errors.front()};
+    if (const auto errors = validateAttentionSpec(spec); !errors.empty()) throw cli::BadInput(errors.front());
     return spec;
 }
 
 enum class Format { Markdown, Csv, Jsonl };
 
-// Streams CSV / JSON rows to stdout as cells finish, progress lines to stderr, and stores each
-// cell the moment it is done.
+// Streams CSV / JSON rows to stdout as cells finish (the engine has stored each by then),
+// progress lines to stderr.
 class CliObserver : public AttentionObserver {
 public:
-    CliObserver(Format f, ResultStore* store, int64_t run_id) : format_(f), store_(store), run_id_(run_id) {}
+    explicit CliObserver(Format f) : format_(f) {}
     void cellFinished(int index, int count, const AttentionCell& c) override {
-        if (store_) {
-            try {
-                store_->addAttentionCell(run_id_, index, c);
-            } catch (const std::exception& e) {
-                std::fprintf(stderr, "could not store cell %d: %s\n", index + 1, e.what());
-            }
-        }
-        std::string what = c.status == CellStatus::Ok
+        std::string what = c.status == Status::Ok
                                ? fmt::format("fwd {:.3f} ms, bwd {:.3f} ms", c.forward_ms, c.backward_ms)
                                : fmt::format("{}: {}", toString(c.status), c.error);
         std::fprintf(stderr, "[%d/%d] %s %s causal=%d %lldx%lld d=%lld seq=%lld: %s\n", index + 1, count,
@@ -119,16 +105,14 @@ public:
 
 private:
     Format format_;
-    ResultStore* store_;
-    int64_t run_id_;
 };
 
 int runAttention(const AttentionOptions& o) {
     AttentionBenchSpec spec;
     try {
         spec = buildSpec(o);
-    } catch (const BadInput& e) {
-        std::fprintf(stderr, "trainscope-cli attention: %s\n", e.message.c_str());
+    } catch (const cli::BadInput& e) {
+        std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
         return 2;
     }
     if (static_cast<int>(o.markdown) + static_cast<int>(o.csv) + static_cast<int>(o.jsonl) > 1) {
@@ -136,9 +120,11 @@ int runAttention(const AttentionOptions& o) {
         return 2;
     }
     const Format format = o.csv ? Format::Csv : o.jsonl ? Format::Jsonl : Format::Markdown;
-    if (spec.device != "cpu" && !capabilities().cuda_available) {
-        std::fprintf(stderr, "trainscope-cli attention: device '%s' asked for, but no CUDA device is available "
-                             "(use --device cpu)\n", spec.device.c_str());
+    // Only the device is refused up front: a cell this machine cannot compute (our kernels on
+    // the CPU, bf16 on an old GPU) is reported in the table as unsupported or failed.
+    if (const auto problems = checkRunnable({spec.device, {}, {}}); !problems.empty()) {
+        std::fprintf(stderr, "trainscope-cli attention: %s%s\n", problems.front().c_str(),
+                     spec.device != "cpu" && !capabilities().cuda_available ? " (use --device cpu)" : "");
         return 2;
     }
     std::unique_ptr<ResultStore> store;
@@ -147,7 +133,7 @@ int runAttention(const AttentionOptions& o) {
         const std::string path = o.db.empty() ? ResultStore::defaultPath() : o.db;
         try {
             store = std::make_unique<ResultStore>(path);
-            run_id = store->createRun("attention", o.label, fmt::format(R"({{"command":"attention","device":"{}"}})", spec.device),
+            run_id = store->createRun(kAttentionLab, o.label, attentionSpecJson(spec),
                                       currentEnvironment(spec.device).device_name);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "trainscope-cli attention: --db: %s\n", e.what());
@@ -156,12 +142,11 @@ int runAttention(const AttentionOptions& o) {
         std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), path.c_str());
     }
     if (format == Format::Csv) std::printf("%s\n", attentionCsvHeader().c_str());
-    CliObserver obs(format, store.get(), run_id);
-    std::signal(SIGINT, onAttentionSignal);
-    std::signal(SIGTERM, onAttentionSignal);
+    CliObserver obs(format);
+    cli::catchInterrupts();
     AttentionBenchResult r;
     try {
-        r = runAttentionBench(spec, obs, g_cancel);
+        r = runAttentionBench(spec, obs, cli::interruptToken(), store.get(), run_id);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "trainscope-cli attention: run failed: %s\n", e.what());
         return 3;
@@ -178,9 +163,9 @@ int runAttention(const AttentionOptions& o) {
             }
         std::printf("%s", attentionMarkdown(r.cells, spec.passes).c_str());
     }
-    if (g_cancel.cancelled()) return 130;
+    if (cli::interruptToken().cancelled()) return cli::kInterrupted;
     int failed = 0;
-    for (const auto& c : r.cells) failed += c.status == CellStatus::Failed;
+    for (const auto& c : r.cells) failed += c.status == Status::Failed;
     if (failed) {
         std::fprintf(stderr, "trainscope-cli attention: %d cell(s) failed\n", failed);
         return 3;
@@ -189,6 +174,8 @@ int runAttention(const AttentionOptions& o) {
 }
 
 }  // namespace
+
+namespace {
 
 void addAttentionCommand(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<AttentionOptions>();
@@ -218,3 +205,7 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     sub->add_flag("--jsonl", o->jsonl, "one JSON object a cell, as cells finish");
     sub->callback([o, &exit_code] { exit_code = runAttention(*o); });
 }
+
+const cli::CommandRegistration registration(20, addAttentionCommand);
+
+}  // namespace

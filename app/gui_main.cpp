@@ -4,9 +4,9 @@
 #include <QFile>
 #include <QJsonDocument>
 
-#include "mainwindow.h"
-#include "screenshot.h"
-#include "theme.h"
+#include "shell/mainwindow.h"
+#include "shell/screenshot.h"
+#include "common/theme.h"
 
 int main(int argc, char** argv) {
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);

@@ -1,7 +1,7 @@
 // One line per experiment. The window builds its experiment chooser from this list.
-#include "attentionpanel.h"
-#include "benchpanel.h"
-#include "experimentpanel.h"
+#include "attention/attentionpanel.h"
+#include "benchmark/benchpanel.h"
+#include "common/experimentpanel.h"
 
 namespace ts::ui {
 

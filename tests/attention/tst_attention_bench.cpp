@@ -2,7 +2,8 @@
 // small sweep where every implementation is checked and timed or marked unsupported.
 #include <gtest/gtest.h>
 
-#include "trainscope/engine/attention_bench.h"
+#include "attention/attention_lab.h"
+#include "attention/attention_report.h"
 
 namespace {
 
@@ -76,10 +77,10 @@ TEST(AttentionBench, CpuSweepChecksTimesAndMarksUnsupported) {
     for (const auto& c : r.cells) {
         SCOPED_TRACE(std::string(toString(c.impl)) + " seq " + std::to_string(c.seq) + " " + c.error);
         if (c.impl == AttentionImpl::Flash) {  // our kernels need CUDA tensors
-            EXPECT_EQ(c.status, CellStatus::Unsupported);
+            EXPECT_EQ(c.status, Status::Unsupported);
             continue;
         }
-        EXPECT_EQ(c.status, CellStatus::Ok);
+        EXPECT_EQ(c.status, Status::Ok);
         EXPECT_GE(c.err_out, 0);
         EXPECT_LE(c.err_out, c.tolerance);
         EXPECT_LE(c.err_grad, c.tolerance);

@@ -6,9 +6,9 @@
 #include <ATen/ATen.h>
 #include <torch/torch.h>
 
-#include "attention.h"
-#include "attention_testing.h"
-#include "attention_tiled.h"
+#include "nn/attention.h"
+#include "kernels/attention_testing.h"
+#include "nn/attention_tiled.h"
 
 namespace {
 
@@ -53,7 +53,7 @@ TEST(TiledReference, Float32ThroughAutogradAndAttend) {
         at::Tensor v = at::randn({2, 2, 150, 32}).requires_grad_(true);
         at::Tensor dout = at::randn({2, 2, 150, 32});
         const auto ref = ts::test::float64Reference(q, k, v, dout, causal);
-        at::Tensor out = ts::attend(q, k, v, ts::Attention::Tiled, causal);
+        at::Tensor out = ts::attend(q, k, v, ts::AttentionImpl::Tiled, causal);
         EXPECT_EQ(out.scalar_type(), at::kFloat);
         out.backward(dout);
         EXPECT_LT(ts::test::maxAbsErr(out, ref.out), 1e-5);
@@ -67,8 +67,8 @@ TEST(TiledReference, AgreesWithNaiveBackend) {
     at::manual_seed(3);
     at::Tensor q = at::randn({1, 4, 77, 16}), k = at::randn({1, 4, 77, 16}), v = at::randn({1, 4, 77, 16});
     for (bool causal : {false, true}) {
-        const at::Tensor a = ts::attend(q, k, v, ts::Attention::Tiled, causal);
-        const at::Tensor b = ts::attend(q, k, v, ts::Attention::Naive, causal);
+        const at::Tensor a = ts::attend(q, k, v, ts::AttentionImpl::Tiled, causal);
+        const at::Tensor b = ts::attend(q, k, v, ts::AttentionImpl::Naive, causal);
         EXPECT_LT(ts::test::maxAbsErr(a, b), 1e-5);
     }
 }
@@ -76,7 +76,7 @@ TEST(TiledReference, AgreesWithNaiveBackend) {
 TEST(FlashBackend, ReportsWhyItCannotRunOnTheCpu) {
     at::Tensor q = at::randn({1, 1, 8, 16});
     try {
-        ts::attend(q, q, q, ts::Attention::Flash, false);
+        ts::attend(q, q, q, ts::AttentionImpl::Flash, false);
         FAIL() << "expected an error on CPU tensors";
     } catch (const std::exception& e) {
         const std::string msg = e.what();

@@ -11,32 +11,33 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attentionmodel.h"
-#include "attentionpanel.h"
-#include "attentionview.h"
-#include "historywidget.h"
-#include "mainwindow.h"
-#include "runcontroller.h"
-#include "sweepchart.h"
-#include "tableview.h"
-#include "trainscope/engine/environment.h"
-#include "trainscope/engine/store.h"
+#include "attention/attentionmodel.h"
+#include "attention/attention_json.h"
+#include "attention/attentionpanel.h"
+#include "attention/attentionview.h"
+#include "shell/historywidget.h"
+#include "shell/mainwindow.h"
+#include "common/runcontroller.h"
+#include "benchmark/sweepchart.h"
+#include "common/tableview.h"
+#include "runtime/environment.h"
+#include "core/store.h"
 
 using namespace ts;
 using namespace ts::ui;
 
 namespace {
-AttentionCell cell(AttentionImpl impl, int64_t seq, double fwd, CellStatus status = CellStatus::Ok) {
+AttentionCell cell(AttentionImpl impl, int64_t seq, double fwd, Status status = Status::Ok) {
     AttentionCell c;
     c.impl = impl;
     c.seq = seq;
     c.head_dim = 16;
     c.status = status;
-    c.forward_ms = status == CellStatus::Ok ? fwd : 0;
-    c.backward_ms = status == CellStatus::Ok ? 2 * fwd : 0;
+    c.forward_ms = status == Status::Ok ? fwd : 0;
+    c.backward_ms = status == Status::Ok ? 2 * fwd : 0;
     c.err_out = 1e-6;
     c.tolerance = 1e-4;
-    if (status != CellStatus::Ok) c.error = "CUDA out of memory";
+    if (status != Status::Ok) c.error = "CUDA out of memory";
     return c;
 }
 
@@ -70,7 +71,7 @@ void TestAttention::cellModelAndSeries() {
     m.addCell(cell(AttentionImpl::Naive, 128, 1.0));
     m.addCell(cell(AttentionImpl::Flash, 128, 0.25));
     m.addCell(cell(AttentionImpl::Naive, 256, 4.0));
-    m.addCell(cell(AttentionImpl::Flash, 256, 0.0, CellStatus::OOM));
+    m.addCell(cell(AttentionImpl::Flash, 256, 0.0, Status::OOM));
     QCOMPARE(m.rowCount(), 4);
     QCOMPARE(m.data(m.index(1, AttentionModel::Impl)).toString(), QStringLiteral("flash"));
     QCOMPARE(m.data(m.index(3, AttentionModel::Status)).toString(), QStringLiteral("OOM"));
@@ -96,7 +97,7 @@ void TestAttention::panelValidatesAndDisablesWhatIsMissing() {
     QCOMPARE(p.cellCount(), 4);
     const auto job = p.makeJob();
     QVERIFY(job);
-    QCOMPARE(job->kind, QStringLiteral("attention"));
+    QCOMPARE(job->lab, QStringLiteral("attention"));
     QVERIFY(job->stored);
     auto* seq = qobject_cast<QLineEdit*>(p.fieldWidget("seq"));
     seq->setText(QStringLiteral("32, 0"));
@@ -157,7 +158,7 @@ void TestAttention::realCpuRunThroughTheAdapter() {
     QVERIFY(done[0][1].value<RunOutcome>() == RunOutcome::Completed);
     QCOMPARE(cells.size(), 4);
     for (const auto& cell : cells) {
-        QVERIFY2(cell.status == CellStatus::Ok, cell.error.c_str());
+        QVERIFY2(cell.status == Status::Ok, cell.error.c_str());
         QVERIFY(cell.forward_ms > 0 && cell.backward_ms > 0);
         QVERIFY(cell.err_out >= 0 && cell.err_out <= cell.tolerance);  // checked before timing
         QCOMPARE(cell.head_dim, int64_t(16));
@@ -211,8 +212,8 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     const qint64 stored = w.document()->storeRunId();
     QVERIFY(stored > 0);
     ResultStore store(dir.filePath("results.db").toStdString());
-    QCOMPARE(store.run(stored)->kind, std::string("attention"));
-    QCOMPARE(store.attentionCells(stored).size(), size_t(4));
+    QCOMPARE(store.run(stored)->lab, std::string("attention"));
+    QCOMPARE(loadAttentionCells(store, stored).size(), size_t(4));
 }
 
 void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
@@ -260,18 +261,18 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
         ResultStore store(db.toStdString());
         const auto info = store.run(attRun);
         QVERIFY(info);
-        QCOMPARE(info->kind, std::string("attention"));
+        QCOMPARE(info->lab, std::string("attention"));
         QCOMPARE(info->label, std::string("stored attention"));
         QCOMPARE(info->point_count, 2);
         QVERIFY(nlohmann::json::parse(info->spec_json).at("command") == "attention");
-        cells = store.attentionCells(attRun);
+        cells = loadAttentionCells(store, attRun);
     }
     QCOMPARE(cells.size(), size_t(2));
     for (size_t i = 0; i < cells.size(); ++i) {
         QVERIFY(cells[i].impl == live[i].impl);
         QCOMPARE(cells[i].seq, int64_t(32));
         QCOMPARE(cells[i].head_dim, int64_t(16));
-        QVERIFY2(cells[i].status == CellStatus::Ok, cells[i].error.c_str());
+        QVERIFY2(cells[i].status == Status::Ok, cells[i].error.c_str());
         QCOMPARE(cells[i].forward_ms, live[i].forward_ms);
     }
 
@@ -350,4 +351,4 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
 }
 
 QTEST_MAIN(TestAttention)
-#include "tst_attention.moc"
+#include "tst_attention_window.moc"

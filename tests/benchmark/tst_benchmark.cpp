@@ -6,10 +6,11 @@
 #include <filesystem>
 #include <mutex>
 
-#include "testing.h"
-#include "trainscope/engine/benchmark.h"
-#include "trainscope/engine/environment.h"
-#include "trainscope/engine/store.h"
+#include "benchmark/benchmark_testing.h"
+#include "benchmark/benchmark.h"
+#include "runtime/environment.h"
+#include "benchmark/benchmark_json.h"
+#include "core/store.h"
 
 namespace {
 
@@ -25,7 +26,7 @@ ts::BenchConfig tinyConfig() {
 }
 
 // Records every call, in order.
-struct Recorder : ts::Observer {
+struct Recorder : ts::BenchObserver {
     std::vector<std::string> calls;
     std::vector<ts::StepSample> steps;
     std::vector<double> fractions;
@@ -44,7 +45,7 @@ TEST(Benchmark, TrainModeReportsEveryPhaseOfEveryStep) {
     Recorder rec;
     ts::CancelToken cancel;
     ts::BenchResult r = ts::runBenchmark(tinyConfig(), rec, cancel);
-    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
     ASSERT_EQ(r.steps.size(), 5u);
     EXPECT_EQ(rec.calls.front(), "start 0/1");
     EXPECT_EQ(rec.calls.back(), "finish 0");
@@ -75,14 +76,14 @@ TEST(Benchmark, ForwardModeHasNoBackwardOrOptimizerTime) {
     auto c = tinyConfig();
     c.mode = ts::Mode::Forward;
     auto r = ts::runBenchmark(c, rec, cancel);
-    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
     for (const auto& s : r.steps) {
         EXPECT_EQ(s.backward_ms, 0);
         EXPECT_EQ(s.optimizer_ms, 0);
     }
     c.mode = ts::Mode::ForwardBackward;
     r = ts::runBenchmark(c, rec, cancel);
-    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
     EXPECT_GT(r.backward.mean, 0);
     EXPECT_EQ(r.optimizer.mean, 0);
 }
@@ -90,13 +91,13 @@ TEST(Benchmark, ForwardModeHasNoBackwardOrOptimizerTime) {
 TEST(Benchmark, EveryPrecisionAndAttentionRunsOnTheCpu) {
     ts::CancelToken cancel;
     for (auto p : {ts::Precision::FP32, ts::Precision::BF16, ts::Precision::FP16}) {
-        for (auto a : {ts::Attention::Naive, ts::Attention::Sdpa}) {
+        for (auto a : {ts::AttentionImpl::Naive, ts::AttentionImpl::Sdpa}) {
             Recorder rec;
             auto c = tinyConfig();
             c.precision = p;
             c.attention = a;
             auto r = ts::runBenchmark(c, rec, cancel);
-            EXPECT_EQ(r.status, ts::RunStatus::Ok) << ts::toString(p) << " " << ts::toString(a) << ": " << r.error;
+            EXPECT_EQ(r.status, ts::Status::Ok) << ts::toString(p) << " " << ts::toString(a) << ": " << r.error;
         }
     }
 }
@@ -106,13 +107,13 @@ TEST(Benchmark, OutOfMemoryIsAResultAndTheNextRunWorks) {
     ts::CancelToken cancel;
     ts::testing::injectOomAtStep(1);
     auto r = ts::runBenchmark(tinyConfig(), rec, cancel);
-    EXPECT_EQ(r.status, ts::RunStatus::OOM);
+    EXPECT_EQ(r.status, ts::Status::OOM);
     EXPECT_EQ(r.oom_bytes, int64_t{2} << 30);
     EXPECT_NE(r.error.find("out of memory"), std::string::npos) << r.error;
     EXPECT_EQ(r.steps.size(), 1u);  // the step before the failure is kept
     EXPECT_EQ(rec.calls.back(), "finish 0");
     auto again = ts::runBenchmark(tinyConfig(), rec, cancel);
-    EXPECT_EQ(again.status, ts::RunStatus::Ok) << again.error;
+    EXPECT_EQ(again.status, ts::Status::Ok) << again.error;
 }
 
 TEST(Benchmark, CancelStopsWithinOneStepAndKeepsTheSteps) {
@@ -124,7 +125,7 @@ TEST(Benchmark, CancelStopsWithinOneStepAndKeepsTheSteps) {
     auto c = tinyConfig();
     c.steps = 50;
     auto r = ts::runBenchmark(c, rec, cancel);
-    EXPECT_EQ(r.status, ts::RunStatus::Cancelled);
+    EXPECT_EQ(r.status, ts::Status::Cancelled);
     EXPECT_EQ(r.steps.size(), 2u);
 }
 
@@ -134,13 +135,13 @@ TEST(Benchmark, UnrunnableConfigurationsFailWithTheReason) {
     auto c = tinyConfig();
     c.model.num_heads = 3;
     auto r = ts::runBenchmark(c, rec, cancel);
-    EXPECT_EQ(r.status, ts::RunStatus::Failed);
+    EXPECT_EQ(r.status, ts::Status::Failed);
     EXPECT_NE(r.error.find("not divisible by num_heads 3"), std::string::npos) << r.error;
     if (!ts::capabilities().cuda_available) {
         c = tinyConfig();
         c.device = "cuda:0";
         r = ts::runBenchmark(c, rec, cancel);
-        EXPECT_EQ(r.status, ts::RunStatus::Failed);
+        EXPECT_EQ(r.status, ts::Status::Failed);
         EXPECT_NE(r.error.find("device 'cuda:0'"), std::string::npos) << r.error;
     }
 }
@@ -165,7 +166,7 @@ TEST(Benchmark, SweepStoresEachPointAsItFinishes) {
             int64_t run;
             size_t* seen;
             void pointFinished(int i, const ts::BenchResult& r) override {
-                *seen = store->points(run).size();
+                *seen = loadBenchPoints(*store, run).size();
                 EXPECT_EQ(*seen, static_cast<size_t>(i) + 1);
                 Recorder::pointFinished(i, r);
             }
@@ -176,7 +177,7 @@ TEST(Benchmark, SweepStoresEachPointAsItFinishes) {
         auto results = ts::runSweep(points, checking, cancel, &store, run);
         ASSERT_EQ(results.size(), 4u);
         EXPECT_EQ(stored_when_finished, 4u);
-        auto back = store.points(run);
+        auto back = loadBenchPoints(store, run);
         ASSERT_EQ(back.size(), 4u);
         EXPECT_EQ(back[1].config.mode, ts::Mode::Train);
         EXPECT_EQ(back[2].config.precision, ts::Precision::BF16);

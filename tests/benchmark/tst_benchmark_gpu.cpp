@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "trainscope/engine/benchmark.h"
-#include "trainscope/engine/environment.h"
+#include "benchmark/benchmark.h"
+#include "runtime/environment.h"
 
 namespace {
 
-struct Quiet : ts::Observer {};
+struct Quiet : ts::BenchObserver {};
 
 ts::BenchConfig tinyCuda() {
     ts::BenchConfig c;
@@ -28,13 +28,13 @@ TEST(BenchmarkGpu, EveryPrecisionModeAndAttentionRuns) {
     ts::CancelToken cancel;
     for (auto p : {ts::Precision::FP32, ts::Precision::BF16, ts::Precision::FP16})
         for (auto m : {ts::Mode::Forward, ts::Mode::ForwardBackward, ts::Mode::Train})
-            for (auto a : {ts::Attention::Naive, ts::Attention::Sdpa}) {
+            for (auto a : {ts::AttentionImpl::Naive, ts::AttentionImpl::Sdpa}) {
                 auto c = tinyCuda();
                 c.precision = p;
                 c.mode = m;
                 c.attention = a;
                 auto r = ts::runBenchmark(c, q, cancel);
-                ASSERT_EQ(r.status, ts::RunStatus::Ok) << ts::toString(p) << " " << ts::toString(m) << ": " << r.error;
+                ASSERT_EQ(r.status, ts::Status::Ok) << ts::toString(p) << " " << ts::toString(m) << ": " << r.error;
                 for (const auto& s : r.steps) {
                     EXPECT_GT(s.forward_ms, 0);
                     EXPECT_EQ(s.backward_ms > 0, m != ts::Mode::Forward);
@@ -70,12 +70,12 @@ TEST(BenchmarkGpu, FlashAttentionTrainsLikeSdpa) {
         c.warmup = 0;
         c.steps = 30;
         c.seed = 5;
-        c.attention = ts::Attention::Flash;
+        c.attention = ts::AttentionImpl::Flash;
         const auto flash = ts::runBenchmark(c, q, cancel);
-        c.attention = ts::Attention::Sdpa;
+        c.attention = ts::AttentionImpl::Sdpa;
         const auto sdpa = ts::runBenchmark(c, q, cancel);
-        ASSERT_EQ(flash.status, ts::RunStatus::Ok) << flash.error;
-        ASSERT_EQ(sdpa.status, ts::RunStatus::Ok) << sdpa.error;
+        ASSERT_EQ(flash.status, ts::Status::Ok) << flash.error;
+        ASSERT_EQ(sdpa.status, ts::Status::Ok) << sdpa.error;
         ASSERT_EQ(flash.steps.size(), sdpa.steps.size());
         // Step 0 is the same weights on the same batch; later steps may drift apart a little.
         EXPECT_NEAR(flash.steps[0].loss, sdpa.steps[0].loss, 5e-3 * sdpa.steps[0].loss) << "head dim " << 256 / heads;
@@ -95,7 +95,7 @@ TEST(BenchmarkGpu, Fp16TrainingWithLossScalingLearns) {
     c.warmup = 0;
     c.steps = 30;
     auto r = ts::runBenchmark(c, q, cancel);
-    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
     EXPECT_LT(r.steps.back().loss, r.steps.front().loss - 0.5);
 }
 
@@ -109,10 +109,10 @@ TEST(BenchmarkGpu, RealOutOfMemoryIsAResultAndTheNextRunWorks) {
     c.warmup = 0;
     c.steps = 1;
     auto r = ts::runBenchmark(c, q, cancel);
-    EXPECT_EQ(r.status, ts::RunStatus::OOM) << r.error;
+    EXPECT_EQ(r.status, ts::Status::OOM) << r.error;
     EXPECT_GT(r.oom_bytes, int64_t{1} << 30);
     auto ok = ts::runBenchmark(tinyCuda(), q, cancel);
-    EXPECT_EQ(ok.status, ts::RunStatus::Ok) << ok.error;
+    EXPECT_EQ(ok.status, ts::Status::Ok) << ok.error;
 }
 
 TEST(BenchmarkGpu, DeviceTimesAddUp) {
@@ -120,7 +120,7 @@ TEST(BenchmarkGpu, DeviceTimesAddUp) {
     ts::CancelToken cancel;
     auto c = tinyCuda();
     auto r = ts::runBenchmark(c, q, cancel);
-    ASSERT_EQ(r.status, ts::RunStatus::Ok) << r.error;
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
     for (const auto& s : r.steps)
         EXPECT_NEAR(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms, 1e-3 + 1e-6 * s.total_ms);
 }

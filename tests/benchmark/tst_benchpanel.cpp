@@ -9,9 +9,9 @@
 #include <QStandardItemModel>
 #include <QtTest>
 
-#include "benchpanel.h"
-#include "presets.h"
-#include "trainscope/engine/environment.h"
+#include "benchmark/benchpanel.h"
+#include "shell/presets.h"
+#include "runtime/environment.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -52,7 +52,7 @@ void TestBenchPanel::validConfigurationMakesAJob() {
     const auto job = p.makeJob();
     QVERIFY(job);
     QCOMPARE(job->point_count, 1);
-    QCOMPARE(job->kind, QStringLiteral("bench"));
+    QCOMPARE(job->lab, QStringLiteral("bench"));
     QVERIFY(job->run && job->environment);
     const auto pts = p.points();
     QCOMPARE(pts.size(), size_t(1));

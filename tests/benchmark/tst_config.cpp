@@ -1,7 +1,7 @@
 // Presets, validation messages, parameter counts and sweep expansion (no LibTorch needed).
 #include <gtest/gtest.h>
 
-#include "trainscope/engine/config.h"
+#include "benchmark/benchmark.h"
 
 namespace {
 
@@ -71,8 +71,8 @@ TEST(Config, EnumNamesRoundTrip) {
         EXPECT_EQ(ts::parseMode(ts::toString(m)), m);
     for (auto p : {ts::Precision::FP32, ts::Precision::BF16, ts::Precision::FP16})
         EXPECT_EQ(ts::parsePrecision(ts::toString(p)), p);
-    for (auto a : {ts::Attention::Naive, ts::Attention::Sdpa, ts::Attention::Tiled, ts::Attention::Flash})
-        EXPECT_EQ(ts::parseAttention(ts::toString(a)), a);
+    for (auto a : {ts::AttentionImpl::Naive, ts::AttentionImpl::Sdpa, ts::AttentionImpl::Tiled, ts::AttentionImpl::Flash})
+        EXPECT_EQ(ts::parseAttentionImpl(ts::toString(a)), a);
     EXPECT_FALSE(ts::parsePrecision("fp8"));
 }
 

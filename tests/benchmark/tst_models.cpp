@@ -3,16 +3,17 @@
 #include <QAbstractItemModelTester>
 #include <QtTest>
 
-#include "benchpanel.h"
-#include "comparemodel.h"
-#include "dimensions.h"
-#include "fakedata.h"
-#include "resultmodel.h"
-#include "runlistmodel.h"
-#include "speedupmodel.h"
-#include "stepchart.h"
-#include "stepmodel.h"
-#include "sweepmodel.h"
+#include "benchmark/benchpanel.h"
+#include "common/format.h"
+#include "benchmark/comparemodel.h"
+#include "benchmark/dimensions.h"
+#include "common/fakedata.h"
+#include "benchmark/resultmodel.h"
+#include "shell/runlistmodel.h"
+#include "benchmark/speedupmodel.h"
+#include "benchmark/stepchart.h"
+#include "benchmark/stepmodel.h"
+#include "benchmark/sweepmodel.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -68,7 +69,7 @@ void TestModels::resultModelFillsPointByPoint() {
     QVERIFY(!m.data(m.index(0, ResultModel::Total), ResultModel::ValueRole).isValid());
     m.setResult(0, fake::result(c0, 10.0));
     m.setRunning(1, c1);
-    m.setResult(1, fake::result(c1, 0, 0, RunStatus::OOM));
+    m.setResult(1, fake::result(c1, 0, 0, Status::OOM));
     QCOMPARE(m.rowCount(), 2);
     QCOMPARE(m.data(m.index(0, ResultModel::Status)).toString(), QStringLiteral("ok"));
     QCOMPARE(m.data(m.index(0, ResultModel::Total), ResultModel::ValueRole).toDouble(), 10.0);
@@ -94,7 +95,7 @@ void TestModels::speedupAgainstBaselineWithOom() {
     const auto s32 = fake::config("small", 256, Precision::FP32), s16 = fake::config("small", 256, Precision::BF16);
     const auto m32 = fake::config("medium", 256, Precision::FP32), m16 = fake::config("medium", 256, Precision::BF16);
     results.setResults({fake::result(s32, 12.0), fake::result(s16, 4.0), fake::result(m32, 30.0),
-                        fake::result(m16, 0, 0, RunStatus::OOM)});
+                        fake::result(m16, 0, 0, Status::OOM)});
     QVERIFY(m.dimension() == Dimension::Precision);  // the first varying of the preferred ones
     QCOMPARE(m.values(), QStringList({"fp32", "bf16"}));
     QCOMPARE(m.baseline(), QStringLiteral("fp32"));
@@ -122,9 +123,9 @@ void TestModels::speedupFollowsDimensionAndBaseline() {
     SpeedupModel m(&results);
     Tester tester(&m, Tester::FailureReportingMode::QtTest);
     QSignalSpy shape(&m, &SpeedupModel::shapeChanged);
-    results.setResults({fake::result(fake::config("small", 256, Precision::BF16, Attention::Naive), 8.0),
-                        fake::result(fake::config("small", 256, Precision::BF16, Attention::Sdpa), 4.0),
-                        fake::result(fake::config("small", 256, Precision::BF16, Attention::Flash), 2.0)});
+    results.setResults({fake::result(fake::config("small", 256, Precision::BF16, AttentionImpl::Naive), 8.0),
+                        fake::result(fake::config("small", 256, Precision::BF16, AttentionImpl::Sdpa), 4.0),
+                        fake::result(fake::config("small", 256, Precision::BF16, AttentionImpl::Flash), 2.0)});
     QVERIFY(m.dimension() == Dimension::Attention);
     QVERIFY(shape.count() >= 1);
     QCOMPARE(m.rowCount(), 1);
@@ -152,7 +153,7 @@ void TestModels::sweepSeriesPerPrecisionWithErrors() {
     results.setResults({fake::result(fake::config("small", 256, Precision::FP32), 10, 1),
                         fake::result(fake::config("medium", 256, Precision::FP32), 30, 2),
                         fake::result(fake::config("small", 256, Precision::BF16), 4, 0.5),
-                        fake::result(fake::config("medium", 256, Precision::BF16), 0, 0, RunStatus::OOM)});
+                        fake::result(fake::config("medium", 256, Precision::BF16), 0, 0, Status::OOM)});
     QVERIFY(m.xDimension() == Dimension::Size);
     QCOMPARE(m.seriesNames(), QStringList({"fp32", "bf16"}));
     QCOMPARE(m.rowCount(), 3);  // the OOM point is left out ...
@@ -207,7 +208,7 @@ void TestModels::compareMatchesPointsAndShowsRatios() {
     const auto s32 = fake::config("small", 256, Precision::FP32), s16 = fake::config("small", 256, Precision::BF16);
     const auto m32 = fake::config("medium", 256, Precision::FP32);
     a.points = {fake::result(s32, 10), fake::result(s16, 5)};
-    b.points = {fake::result(s16, 4), fake::result(s32, 12), fake::result(m32, 0, 0, RunStatus::OOM)};
+    b.points = {fake::result(s16, 4), fake::result(s32, 12), fake::result(m32, 0, 0, Status::OOM)};
     b.points[0].environment.driver_version = "560.2";
     m.setRuns(a, b);
     QCOMPARE(m.rowCount(), 3);  // matched by configuration, whatever the order

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "trainscope/engine/config.h"
-#include "trainscope/engine/result.h"
+#include "core/config.h"
+#include "benchmark/benchmark.h"
 
 namespace fake {
 
@@ -26,7 +26,7 @@ inline ts::StepSample step(int index, bool warmup, double fwd, double bwd, doubl
 }
 
 inline ts::BenchConfig config(const std::string& size, int64_t ctx, ts::Precision p,
-                              ts::Attention a = ts::Attention::Naive) {
+                              ts::AttentionImpl a = ts::AttentionImpl::Naive) {
     ts::BenchConfig c;
     c.model = *ts::modelPreset(size);
     c.model.context_length = ctx;
@@ -41,12 +41,12 @@ inline ts::BenchConfig config(const std::string& size, int64_t ctx, ts::Precisio
 
 // A finished point whose measured steps take `totalMs` each, ± `spread`.
 inline ts::BenchResult result(const ts::BenchConfig& c, double totalMs, double spread = 0.1,
-                              ts::RunStatus status = ts::RunStatus::Ok) {
+                              ts::Status status = ts::Status::Ok) {
     ts::BenchResult r;
     r.config = c;
     r.status = status;
     r.parameter_count = ts::parameterCount(c.model);
-    if (status == ts::RunStatus::OOM) {
+    if (status == ts::Status::OOM) {
         r.error = "CUDA out of memory. Tried to allocate 2.00 GiB";
         r.oom_bytes = int64_t(2) << 30;
         return r;

@@ -8,7 +8,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "trainscope/engine/json.h"
+#include "attention/attention_json.h"
+#include "benchmark/benchmark_json.h"
+#include "core/json.h"
 
 using nlohmann::json;
 using namespace ts;
@@ -38,7 +40,7 @@ BenchConfig unusualBench() {
     c.steps = 17;
     c.mode = Mode::ForwardBackward;
     c.precision = Precision::BF16;
-    c.attention = Attention::Flash;
+    c.attention = AttentionImpl::Flash;
     c.device = "cuda:1";
     c.seed = std::numeric_limits<uint64_t>::max();  // beyond int64: must stay unsigned
     c.learning_rate = 3.0e-4 / 7.0;                 // needs all 17 digits to round-trip
@@ -63,7 +65,7 @@ StepSample sampleStep(int i, bool warm) {
 BenchResult sampleResult() {
     BenchResult r;
     r.config = unusualBench();
-    r.status = RunStatus::OOM;
+    r.status = Status::OOM;
     r.error = "CUDA out of memory. Tried to allocate 2.00 GiB \"quoted\" \n newline";
     r.oom_bytes = int64_t{2} << 30;
     r.parameter_count = parameterCount(r.config.model);
@@ -153,7 +155,7 @@ TEST(JsonRoundTrip, BenchConfigDefaultAndUnusual) {
 TEST(JsonRoundTrip, EveryEnumValue) {
     for (Mode m : {Mode::Forward, Mode::ForwardBackward, Mode::Train})
         for (Precision p : {Precision::FP32, Precision::BF16, Precision::FP16})
-            for (Attention a : {Attention::Naive, Attention::Sdpa, Attention::Tiled, Attention::Flash}) {
+            for (AttentionImpl a : {AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled, AttentionImpl::Flash}) {
                 BenchConfig c;
                 c.mode = m;
                 c.precision = p;
@@ -164,7 +166,7 @@ TEST(JsonRoundTrip, EveryEnumValue) {
                 EXPECT_EQ(j["attention"], std::string(toString(a)));
                 EXPECT_EQ(benchFromJson(viaText(j)), c);
             }
-    for (RunStatus s : {RunStatus::Ok, RunStatus::OOM, RunStatus::Failed, RunStatus::Cancelled}) {
+    for (Status s : {Status::Ok, Status::OOM, Status::Failed, Status::Cancelled}) {
         BenchResult r;
         r.status = s;
         const json j = toJson(r);
@@ -218,7 +220,7 @@ TEST(JsonParse, MissingFieldsTakeDefaults) {
     EXPECT_FALSE(s.warmup);
     EXPECT_EQ(s.forward_ms, 0);
     const BenchResult r = resultFromJson(json::parse(R"({"status": "failed", "error": "boom"})"));
-    EXPECT_EQ(r.status, RunStatus::Failed);
+    EXPECT_EQ(r.status, Status::Failed);
     EXPECT_EQ(r.error, "boom");
     EXPECT_EQ(r.config, BenchConfig{});
     EXPECT_TRUE(r.steps.empty());
@@ -328,7 +330,7 @@ TEST(JsonAttention, CellRoundTripAndErrors) {
     c.batch = 4;
     c.seq = 8192;
     c.head_dim = 64;
-    c.status = CellStatus::Unsupported;
+    c.status = Status::Unsupported;
     c.error = "Invalid backend";
     c.forward_ms = 0.5;
     c.err_out = std::numeric_limits<double>::quiet_NaN();
@@ -338,7 +340,7 @@ TEST(JsonAttention, CellRoundTripAndErrors) {
     EXPECT_EQ(back.causal, c.causal);
     EXPECT_EQ(back.batch, 4);
     EXPECT_EQ(back.seq, 8192);
-    EXPECT_EQ(back.status, CellStatus::Unsupported);
+    EXPECT_EQ(back.status, Status::Unsupported);
     EXPECT_EQ(back.error, "Invalid backend");
     EXPECT_DOUBLE_EQ(back.forward_ms, 0.5);
     EXPECT_TRUE(std::isnan(back.err_out));
@@ -366,7 +368,7 @@ TEST(JsonSweep, ParsesEveryList) {
     EXPECT_EQ(s.batch_sizes, (std::vector<int64_t>{1, 4}));
     EXPECT_EQ(s.precisions, (std::vector<Precision>{Precision::FP32, Precision::BF16}));
     EXPECT_EQ(s.attentions,
-              (std::vector<Attention>{Attention::Naive, Attention::Sdpa, Attention::Tiled}));
+              (std::vector<AttentionImpl>{AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled}));
     EXPECT_EQ(s.modes, (std::vector<Mode>{Mode::Forward, Mode::Train}));
     EXPECT_EQ(s.warmups, (std::vector<int>{0, 2}));
     EXPECT_EQ(s.devices, (std::vector<std::string>{"cpu", "cuda:0"}));

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "trainscope/engine/result.h"
+#include "benchmark/benchmark.h"
 
 using namespace ts;
 

@@ -20,8 +20,10 @@
 #include <thread>
 #include <vector>
 
-#include "trainscope/engine/json.h"
-#include "trainscope/engine/store.h"
+#include "attention/attention_json.h"
+#include "benchmark/benchmark_json.h"
+#include "core/json.h"
+#include "core/store.h"
 
 using namespace ts;
 namespace fs = std::filesystem;
@@ -50,7 +52,7 @@ protected:
     fs::path dir_;
 };
 
-BenchResult makeResult(int i, RunStatus status = RunStatus::Ok) {
+BenchResult makeResult(int i, Status status = Status::Ok) {
     BenchResult r;
     r.config.model = *modelPreset(i % 2 ? "tiny" : "mini");
     r.config.model.context_length = 64 * (1 + i % 3);
@@ -58,7 +60,7 @@ BenchResult makeResult(int i, RunStatus status = RunStatus::Ok) {
     r.config.precision = i % 2 ? Precision::BF16 : Precision::FP32;
     r.config.seed = static_cast<uint64_t>(i) * 7919;
     r.status = status;
-    if (status != RunStatus::Ok) r.error = "point " + std::to_string(i) + " failed: 'quoted'";
+    if (status != Status::Ok) r.error = "point " + std::to_string(i) + " failed: 'quoted'";
     r.parameter_count = parameterCount(r.config.model);
     for (int s = 0; s < 4; ++s) {
         StepSample st;
@@ -126,7 +128,7 @@ TEST_F(StoreTest, CreateAddListPoints) {
     std::optional<RunInfo> info = store.run(id);
     ASSERT_TRUE(info);
     EXPECT_EQ(info->id, id);
-    EXPECT_EQ(info->kind, "bench");
+    EXPECT_EQ(info->lab, "bench");
     EXPECT_EQ(info->label, "first try");
     EXPECT_EQ(info->spec_json, R"({"sizes":["tiny"]})");
     EXPECT_EQ(info->device_name, "cpu model");
@@ -138,13 +140,13 @@ TEST_F(StoreTest, CreateAddListPoints) {
     EXPECT_EQ(info->created[10], 'T');
     EXPECT_EQ(info->created.back(), 'Z');
 
-    const std::vector<BenchResult> want = {makeResult(0), makeResult(1, RunStatus::OOM),
-                                           makeResult(2), makeResult(3, RunStatus::Failed),
-                                           makeResult(4, RunStatus::Cancelled)};
+    const std::vector<BenchResult> want = {makeResult(0), makeResult(1, Status::OOM),
+                                           makeResult(2), makeResult(3, Status::Failed),
+                                           makeResult(4, Status::Cancelled)};
     // Added out of order: points() returns them by index.
-    for (int i : {2, 0, 4, 1, 3}) store.addPoint(id, i, want[i]);
+    for (int i : {2, 0, 4, 1, 3}) storeBenchPoint(store, id, i, want[i]);
 
-    const auto got = store.points(id);
+    const auto got = loadBenchPoints(store, id);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) expectSame(got[i], want[i]);
 
@@ -158,7 +160,7 @@ TEST_F(StoreTest, CreateAddListPoints) {
     EXPECT_EQ(runs[0].ok_count, 2);
 
     EXPECT_FALSE(store.run(id + 1000));
-    EXPECT_TRUE(store.points(id + 1000).empty());
+    EXPECT_TRUE(loadBenchPoints(store, id + 1000).empty());
 }
 
 TEST_F(StoreTest, AttentionCellsRoundTripAndCount) {
@@ -181,11 +183,11 @@ TEST_F(StoreTest, AttentionCellsRoundTripAndCount) {
     a.tolerance = 1e-2;
     AttentionCell b = a;
     b.impl = AttentionImpl::Naive;
-    b.status = CellStatus::OOM;
+    b.status = Status::OOM;
     b.error = "CUDA out of memory";
-    store.addAttentionCell(id, 1, b);
-    store.addAttentionCell(id, 0, a);
-    const auto cells = store.attentionCells(id);
+    storeAttentionCell(store, id, 1, b);
+    storeAttentionCell(store, id, 0, a);
+    const auto cells = loadAttentionCells(store, id);
     ASSERT_EQ(cells.size(), 2u);
     EXPECT_EQ(cells[0].impl, AttentionImpl::Flash);
     EXPECT_EQ(cells[0].dtype, Precision::BF16);
@@ -197,15 +199,15 @@ TEST_F(StoreTest, AttentionCellsRoundTripAndCount) {
     EXPECT_DOUBLE_EQ(cells[0].forward_tflops, 220.5);
     EXPECT_EQ(cells[0].peak_memory, 123456789);
     EXPECT_DOUBLE_EQ(cells[0].err_grad, 2.5e-3);
-    EXPECT_EQ(cells[1].status, CellStatus::OOM);
+    EXPECT_EQ(cells[1].status, Status::OOM);
     EXPECT_EQ(cells[1].error, "CUDA out of memory");
     const auto info = store.run(id);
     ASSERT_TRUE(info);
-    EXPECT_EQ(info->kind, "attention");
+    EXPECT_EQ(info->lab, "attention");
     EXPECT_EQ(info->point_count, 2);
     EXPECT_EQ(info->ok_count, 1);
     // A bench reader on an attention run says what is wrong instead of inventing results.
-    EXPECT_NE(runtimeErrorOf([&] { store.points(id); }).find("is of kind 'attention', not 'bench'"), std::string::npos);
+    EXPECT_NE(runtimeErrorOf([&] { loadBenchPoints(store, id); }).find("is of kind 'attention', not 'bench'"), std::string::npos);
 }
 
 TEST_F(StoreTest, ListRunsNewestFirstWithOwnCounts) {
@@ -213,16 +215,16 @@ TEST_F(StoreTest, ListRunsNewestFirstWithOwnCounts) {
     const int64_t a = store.createRun("bench", "a", "{}", "d");
     const int64_t b = store.createRun("attention", "b", "{}", "d");
     const int64_t c = store.createRun("bench", "c", "{}", "d");
-    store.addPoint(a, 0, makeResult(0));
-    store.addPoint(a, 1, makeResult(1));
-    store.addPoint(c, 0, makeResult(2, RunStatus::OOM));
+    storeBenchPoint(store, a, 0, makeResult(0));
+    storeBenchPoint(store, a, 1, makeResult(1));
+    storeBenchPoint(store, c, 0, makeResult(2, Status::OOM));
     const auto runs = store.listRuns();
     ASSERT_EQ(runs.size(), 3u);
     EXPECT_EQ(runs[0].id, c);
     EXPECT_EQ(runs[1].id, b);
     EXPECT_EQ(runs[2].id, a);
     EXPECT_EQ(runs[0].label, "c");
-    EXPECT_EQ(runs[1].kind, "attention");
+    EXPECT_EQ(runs[1].lab, "attention");
     EXPECT_EQ(runs[0].point_count, 1);
     EXPECT_EQ(runs[0].ok_count, 0);
     EXPECT_EQ(runs[1].point_count, 0);
@@ -235,16 +237,16 @@ TEST_F(StoreTest, RemoveRunDeletesItsPointsOnly) {
     const int64_t keep = store.createRun("bench", "keep", "{}", "d");
     const int64_t drop = store.createRun("bench", "drop", "{}", "d");
     for (int i = 0; i < 3; ++i) {
-        store.addPoint(keep, i, makeResult(i));
-        store.addPoint(drop, i, makeResult(i + 10));
+        storeBenchPoint(store, keep, i, makeResult(i));
+        storeBenchPoint(store, drop, i, makeResult(i + 10));
     }
     EXPECT_TRUE(store.removeRun(drop));
     EXPECT_FALSE(store.removeRun(drop));
     EXPECT_FALSE(store.removeRun(12345));
     EXPECT_FALSE(store.run(drop));
-    EXPECT_TRUE(store.points(drop).empty());
+    EXPECT_TRUE(loadBenchPoints(store, drop).empty());
     ASSERT_EQ(store.listRuns().size(), 1u);
-    EXPECT_EQ(store.points(keep).size(), 3u);
+    EXPECT_EQ(loadBenchPoints(store, keep).size(), 3u);
 
     // The rows are gone from the file (cascade), not merely hidden.
     RawDb raw(dbPath());
@@ -258,15 +260,15 @@ TEST_F(StoreTest, RemoveRunDeletesItsPointsOnly) {
 TEST_F(StoreTest, BadPointsRejected) {
     ResultStore store(dbPath());
     const int64_t id = store.createRun("bench", "", "{}", "d");
-    store.addPoint(id, 0, makeResult(0));
-    const std::string dup = runtimeErrorOf([&] { store.addPoint(id, 0, makeResult(1)); });
+    storeBenchPoint(store, id, 0, makeResult(0));
+    const std::string dup = runtimeErrorOf([&] { storeBenchPoint(store, id, 0, makeResult(1)); });
     EXPECT_NE(dup.find(dbPath()), std::string::npos) << dup;
     EXPECT_NE(dup.find("UNIQUE"), std::string::npos) << dup;
     // The first one is still the one stored.
-    ASSERT_EQ(store.points(id).size(), 1u);
-    expectSame(store.points(id)[0], makeResult(0));
+    ASSERT_EQ(loadBenchPoints(store, id).size(), 1u);
+    expectSame(loadBenchPoints(store, id)[0], makeResult(0));
 
-    const std::string orphan = runtimeErrorOf([&] { store.addPoint(id + 99, 0, makeResult(0)); });
+    const std::string orphan = runtimeErrorOf([&] { storeBenchPoint(store, id + 99, 0, makeResult(0)); });
     EXPECT_NE(orphan.find("FOREIGN KEY"), std::string::npos) << orphan;
 }
 
@@ -287,14 +289,14 @@ TEST_F(StoreTest, ReopenSeesData) {
     {
         ResultStore store(dbPath());
         id = store.createRun("bench", "persisted", "{\"x\":1}", "dev");
-        for (int i = 0; i < 4; ++i) store.addPoint(id, i, makeResult(i));
+        for (int i = 0; i < 4; ++i) storeBenchPoint(store, id, i, makeResult(i));
     }
     ResultStore again(dbPath());
     const auto info = again.run(id);
     ASSERT_TRUE(info);
     EXPECT_EQ(info->label, "persisted");
     EXPECT_EQ(info->point_count, 4);
-    const auto pts = again.points(id);
+    const auto pts = loadBenchPoints(again, id);
     ASSERT_EQ(pts.size(), 4u);
     for (int i = 0; i < 4; ++i) expectSame(pts[i], makeResult(i));
 }
@@ -305,10 +307,10 @@ TEST_F(StoreTest, SecondOpenStoreSeesWritesAtOnce) {
     const int64_t id = writer.createRun("bench", "live", "{}", "d");
     ASSERT_TRUE(reader.run(id));
     for (int i = 0; i < 3; ++i) {
-        writer.addPoint(id, i, makeResult(i));
+        storeBenchPoint(writer, id, i, makeResult(i));
         EXPECT_EQ(reader.run(id)->point_count, i + 1);
-        ASSERT_EQ(reader.points(id).size(), static_cast<size_t>(i + 1));
-        expectSame(reader.points(id).back(), makeResult(i));
+        ASSERT_EQ(loadBenchPoints(reader, id).size(), static_cast<size_t>(i + 1));
+        expectSame(loadBenchPoints(reader, id).back(), makeResult(i));
     }
     EXPECT_TRUE(reader.removeRun(id));
     EXPECT_FALSE(writer.run(id));
@@ -340,7 +342,7 @@ TEST_F(StoreTest, ConcurrentReadersWhileWriting) {
                 size_t last = 0;
                 bool first = true;
                 while (!done) {
-                    const auto pts = s.points(id);
+                    const auto pts = loadBenchPoints(s, id);
                     const auto runs = s.listRuns();
                     if (pts.size() < last) record("point count went backwards");
                     last = pts.size();
@@ -363,7 +365,7 @@ TEST_F(StoreTest, ConcurrentReadersWhileWriting) {
             ResultStore s(dbPath());
             // Start once every reader is reading, so that reads and writes overlap.
             while (started < 3 && !failed) std::this_thread::yield();
-            for (int i = 0; i < kPoints; ++i) s.addPoint(id, i, makeResult(i));
+            for (int i = 0; i < kPoints; ++i) storeBenchPoint(s, id, i, makeResult(i));
         } catch (const std::exception& e) {
             record(std::string("writer: ") + e.what());
         }
@@ -391,7 +393,7 @@ TEST_F(StoreTest, ConcurrentWritersAndFreshOpen) {
             try {
                 ResultStore s(dbPath());
                 ids[t] = s.createRun("bench", "writer " + std::to_string(t), "{}", "d");
-                for (int i = 0; i < kPoints; ++i) s.addPoint(ids[t], i, makeResult(i));
+                for (int i = 0; i < kPoints; ++i) storeBenchPoint(s, ids[t], i, makeResult(i));
             } catch (const std::exception& e) {
                 std::lock_guard lock(m);
                 errors.push_back(e.what());
@@ -418,7 +420,7 @@ TEST_F(StoreTest, OneStoreSharedBetweenThreads) {
         threads.emplace_back([&, t] {
             try {
                 for (int i = 0; i < 20; ++i) {
-                    store.addPoint(id, t * 100 + i, makeResult(i));
+                    storeBenchPoint(store, id, t * 100 + i, makeResult(i));
                     store.listRuns();
                 }
             } catch (const std::exception&) {
@@ -452,7 +454,7 @@ TEST_F(StoreTest, SurvivesSigkillAfterAddPoint) {
             try {
                 ResultStore s(path);
                 for (int i = 0; i < 1000000; ++i) {
-                    s.addPoint(id, i, makeResult(i));
+                    storeBenchPoint(s, id, i, makeResult(i));
                     if (i + 1 == k && write(fds[1], "k", 1) != 1) _exit(3);
                 }
             } catch (...) {
@@ -477,13 +479,13 @@ TEST_F(StoreTest, SurvivesSigkillAfterAddPoint) {
         ResultStore s(path);
         const auto info = s.run(id);
         ASSERT_TRUE(info);
-        const auto pts = s.points(id);  // throws if any stored point does not parse
+        const auto pts = loadBenchPoints(s, id);  // throws if any stored point does not parse
         EXPECT_GE(pts.size(), static_cast<size_t>(k));
         EXPECT_EQ(info->point_count, static_cast<int>(pts.size()));
         // Written in order, one transaction each: what survived is a prefix, each whole.
         for (size_t i = 0; i < pts.size(); ++i) expectSame(pts[i], makeResult(static_cast<int>(i)));
         // And the store still takes writes after the crash.
-        s.addPoint(id, static_cast<int>(pts.size()), makeResult(0));
+        storeBenchPoint(s, id, static_cast<int>(pts.size()), makeResult(0));
     }
 }
 

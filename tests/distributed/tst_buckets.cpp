@@ -11,7 +11,7 @@ TEST(Buckets, ReverseOrderClosedAtTheLimit) {
     EXPECT_EQ(b[2], (std::vector<int>{1, 0}));
 }
 
-TEST(Buckets, LargeParameterGetsItsOwnBucketAndNothingIsLost) {
+TEST(Buckets, LargeParameterClosesTheBucketItJoinsAndNothingIsLost) {
     auto b = ts::dist::assignBuckets({1, 100, 1, 1}, 10, 10);
     int seen = 0;
     for (const auto& bucket : b) seen += static_cast<int>(bucket.size());

@@ -12,9 +12,9 @@
 #include <cstdio>
 #include <limits>
 
-#include "attention.h"
-#include "attention_testing.h"
-#include "attention_tiled.h"
+#include "nn/attention.h"
+#include "kernels/attention_testing.h"
+#include "nn/attention_tiled.h"
 #include "trainscope/kernels/flash_attention.h"
 
 namespace {
@@ -120,7 +120,7 @@ TEST(FlashBackend, AutogradOnStridedInputs) {
             at::Tensor v = at::randn({2, 150, 4, 64}, opts).transpose(1, 2).requires_grad_(true);
             at::Tensor dout = at::randn({2, 4, 150, 64}, opts);
             const auto ref = ts::test::float64Reference(q, k, v, dout, causal);
-            at::Tensor out = ts::attend(q, k, v, ts::Attention::Flash, causal);
+            at::Tensor out = ts::attend(q, k, v, ts::AttentionImpl::Flash, causal);
             out.backward(dout);
             const double tol = dt == at::kFloat ? 1e-4 : 5e-2;
             EXPECT_LT(maxAbsErr(out, ref.out), tol);

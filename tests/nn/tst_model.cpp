@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <torch/optim/adamw.h>
 
-#include "autocast.h"
-#include "model.h"
-#include "optimizer.h"
+#include "nn/autocast.h"
+#include "nn/model.h"
+#include "nn/optimizer.h"
 
 namespace {
 
@@ -20,7 +20,7 @@ TEST(Model, EveryPresetHasTheFormulaParameterCount) {
     // On the meta device: shapes without memory, so even 2.7B is instant.
     for (const auto& name : ts::modelPresetNames()) {
         ts::ModelConfig cfg = *ts::modelPreset(name);
-        ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions().device(at::kMeta));
+        ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions().device(at::kMeta));
         EXPECT_EQ(countParameters(model), ts::parameterCount(cfg)) << name;
     }
 }
@@ -28,7 +28,7 @@ TEST(Model, EveryPresetHasTheFormulaParameterCount) {
 TEST(Model, OutputShapes) {
     ts::ModelConfig cfg = *ts::modelPreset("tiny");
     cfg.context_length = 16;
-    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions());
     at::Tensor tokens = at::randint(cfg.vocab_size, {3, 16}, at::kLong);
     at::Tensor logits = model->forward(tokens);
     EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{3, 16, cfg.vocab_size}));
@@ -41,7 +41,7 @@ TEST(Model, OutputShapes) {
 TEST(Model, CausalNoFutureLeak) {
     ts::ModelConfig cfg = *ts::modelPreset("tiny");
     cfg.context_length = 12;
-    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions());
     at::Tensor a = at::randint(cfg.vocab_size, {1, 12}, at::kLong);
     at::Tensor b = a.clone();
     b.index_put_({0, 11}, (a.index({0, 11}) + 1) % cfg.vocab_size);  // change only the last token
@@ -54,10 +54,10 @@ TEST(Model, NaiveAndSdpaAttentionAgree) {
     ts::ModelConfig cfg = *ts::modelPreset("tiny");
     cfg.context_length = 20;
     at::manual_seed(1);
-    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions());
     at::Tensor tokens = at::randint(cfg.vocab_size, {2, 20}, at::kLong);
     at::Tensor naive = model->forward(tokens);
-    model->setAttention(ts::Attention::Sdpa);
+    model->setAttention(ts::AttentionImpl::Sdpa);
     EXPECT_TRUE(at::allclose(naive, model->forward(tokens), 1e-4, 1e-4));
 }
 
@@ -65,7 +65,7 @@ TEST(Model, LossFallsOverAdamWStepsOnAFixedBatch) {
     ts::ModelConfig cfg = *ts::modelPreset("tiny");
     cfg.context_length = 32;
     at::manual_seed(0);
-    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions());
     ts::FusedAdamW opt(model->parameters(), 3e-3);
     at::Tensor x = at::randint(cfg.vocab_size, {4, 32}, at::kLong);
     at::Tensor y = at::randint(cfg.vocab_size, {4, 32}, at::kLong);
@@ -117,7 +117,7 @@ TEST(Optimizer, GradScalerSkipsAStepWithInfAndBacksOff) {
 TEST(Autocast, Bf16OnTheCpu) {
     ts::ModelConfig cfg = *ts::modelPreset("tiny");
     cfg.context_length = 8;
-    ts::TransformerLM model(cfg, ts::Attention::Naive, at::TensorOptions());
+    ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions());
     at::Tensor tokens = at::randint(cfg.vocab_size, {2, 8}, at::kLong);
     at::Tensor logits, loss;
     {

@@ -12,16 +12,16 @@
 
 #include <ctime>
 
-#include "exporter.h"
-#include "fakedata.h"
-#include "memorychart.h"
-#include "qcp.h"
-#include "resultmodel.h"
-#include "speedupmodel.h"
-#include "stepchart.h"
-#include "stepmodel.h"
-#include "sweepchart.h"
-#include "sweepmodel.h"
+#include "common/exporter.h"
+#include "common/fakedata.h"
+#include "benchmark/memorychart.h"
+#include "common/qcp.h"
+#include "benchmark/resultmodel.h"
+#include "benchmark/speedupmodel.h"
+#include "benchmark/stepchart.h"
+#include "benchmark/stepmodel.h"
+#include "benchmark/sweepchart.h"
+#include "benchmark/sweepmodel.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -118,7 +118,7 @@ void TestExports::initTestCase() {
         fake::result(fake::config("small", 256, Precision::FP32), 30, 2),
         fake::result(fake::config("tiny", 256, Precision::BF16), 1.5, 0.1),
         fake::result(fake::config("mini", 256, Precision::BF16), 3, 0.3),
-        fake::result(fake::config("small", 256, Precision::BF16), 0, 0, RunStatus::OOM)};
+        fake::result(fake::config("small", 256, Precision::BF16), 0, 0, Status::OOM)};
     for (size_t i = 0; i < rs.size(); ++i) {
         results_.setRunning(int(i), rs[i].config);
         steps_.appendSteps(int(i), QList<StepSample>(rs[i].steps.begin(), rs[i].steps.end()));

@@ -13,8 +13,8 @@
 #include <QFile>
 #include <QtTest>
 
-#include "experimentpanel.h"
-#include "mainwindow.h"
+#include "common/experimentpanel.h"
+#include "shell/mainwindow.h"
 
 using namespace ts::ui;
 

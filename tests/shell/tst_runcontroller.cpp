@@ -3,14 +3,17 @@
 // results of a superseded or abandoned run never surface, bursts are coalesced.
 #include <QtTest>
 
+#include "benchmark/storedbenchrun.h"
+
 #include <atomic>
 #include <chrono>
 #include <thread>
 
-#include "fakedata.h"
-#include "runcontroller.h"
-#include "storeaccess.h"
-#include "trainscope/engine/store.h"
+#include "common/fakedata.h"
+#include "common/runcontroller.h"
+#include "common/storeaccess.h"
+#include "benchmark/benchmark_json.h"
+#include "core/store.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -37,7 +40,7 @@ struct FakeSweep {
             e.device_name = "Fake device";
             return e;
         };
-        j.run = [*this](Observer& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+        j.run = [*this](BenchObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
             for (int p = 0; p < points; ++p) {
                 BenchConfig c = fake::config("tiny", 32, Precision::FP32);
                 c.batch_size = marker;
@@ -55,9 +58,9 @@ struct FakeSweep {
                     ++*ran;
                     obs.stepFinished(p, sample);
                 }
-                r.status = cancel.cancelled() ? RunStatus::Cancelled : RunStatus::Ok;
+                r.status = cancel.cancelled() ? Status::Cancelled : Status::Ok;
                 summarize(r);
-                if (store) store->addPoint(runId, p, r);
+                if (store) storeBenchPoint(*store, runId, p, r);
                 obs.pointFinished(p, r);
                 obs.progress(double(p + 1) / points, (points - p - 1) * 0.1);
                 obs.log(LogLevel::Info, "point done");
@@ -183,7 +186,7 @@ void TestRunController::stopEndsWithinAStepAndKeepsWhatWasMeasured() {
     // Everything measured arrived, and the point came back as cancelled with those steps.
     QCOMPARE(rec.steps.size(), f.ran->load());
     QCOMPARE(rec.results.size(), 1);
-    QVERIFY(rec.results[0].status == RunStatus::Cancelled);
+    QVERIFY(rec.results[0].status == Status::Cancelled);
     QCOMPARE(int(rec.results[0].steps.size()), f.ran->load());
 }
 
@@ -266,7 +269,7 @@ void TestRunController::runsAreStoredUnderTheirId() {
     c.start(f.job());
     QTRY_VERIFY_WITH_TIMEOUT(rec.events.contains(QStringLiteral("finished")), 10000);
     QVERIFY(rec.storeRun > 0);
-    const StoredRun run = loadRun(db, rec.storeRun);
+    const StoredBenchRun run = benchRunFrom(loadRun(db, rec.storeRun));
     QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
     QCOMPARE(run.info.label, std::string("fake"));
     QCOMPARE(run.info.device_name, std::string("Fake device"));

@@ -16,14 +16,16 @@
 #include <QtCharts/QLineSeries>
 #include <QtTest>
 
-#include "experimentpanel.h"
-#include "historywidget.h"
-#include "mainwindow.h"
-#include "memorychart.h"
-#include "stepchart.h"
-#include "sweepchart.h"
-#include "tableview.h"
-#include "theme.h"
+#include "benchmark/storedbenchrun.h"
+
+#include "common/experimentpanel.h"
+#include "shell/historywidget.h"
+#include "shell/mainwindow.h"
+#include "benchmark/memorychart.h"
+#include "benchmark/stepchart.h"
+#include "benchmark/sweepchart.h"
+#include "common/tableview.h"
+#include "common/theme.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -253,7 +255,7 @@ void TestWindow::stopKeepsWhatWasMeasured() {
     QCOMPARE(results->rowCount(), 1);
     QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(), QStringLiteral("cancelled"));
     // What was measured was also stored.
-    const StoredRun stored = loadRun(w_->storePath(), w_->document()->storeRunId());
+    const StoredBenchRun stored = benchRunFrom(loadRun(w_->storePath(), w_->document()->storeRunId()));
     QVERIFY2(stored.error.isEmpty(), qPrintable(stored.error));
     QCOMPARE(stored.points.size(), size_t(1));
     QCOMPARE(int(stored.points[0].steps.size()), measured);

@@ -1,10 +1,10 @@
-#include "attentionmodel.h"
+#include "attention/attentionmodel.h"
 
 #include <QBrush>
 #include <QColor>
 #include <QStringList>
 
-#include "format.h"
+#include "common/format.h"
 
 namespace ts::ui {
 
@@ -59,7 +59,7 @@ QVariant AttentionModel::data(const QModelIndex& index, int role) const {
         return {};
     const AttentionCell& c = cells_[static_cast<size_t>(index.row())];
     const int col = index.column();
-    const bool ok = c.status == CellStatus::Ok;
+    const bool ok = c.status == Status::Ok;
     if (role == Qt::ToolTipRole) return c.error.empty() ? QVariant() : QVariant(qstr(c.error));
     if (role == Qt::BackgroundRole && col == Status && !ok) return QBrush(QColor(0xd3, 0x2f, 0x2f, 60));
     if (role == Qt::TextAlignmentRole)
@@ -155,7 +155,7 @@ void AttentionSeriesModel::rebuild() {
         const bool bV = varies([](const AttentionCell& c) { return c.batch * 100000 + c.heads; });
         for (const auto& c : cells) {
             const double ms = passMs(c, pass_);
-            if (c.status != CellStatus::Ok || !(ms > 0)) {
+            if (c.status != Status::Ok || !(ms > 0)) {
                 ++missing_;
                 continue;
             }

@@ -9,8 +9,8 @@
 
 #include <vector>
 
-#include "seriesmodel.h"
-#include "trainscope/engine/attention_bench.h"
+#include "benchmark/seriesmodel.h"
+#include "attention/attention_lab.h"
 
 Q_DECLARE_METATYPE(ts::AttentionCell)
 

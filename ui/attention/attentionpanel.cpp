@@ -1,8 +1,7 @@
-#include "attentionpanel.h"
+#include "attention/attentionpanel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QElapsedTimer>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -15,15 +14,14 @@
 #include <QVBoxLayout>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 
-#include "attentionmodel.h"
-#include "attentionview.h"
-#include "benchpanel.h"  // parseIntList
-#include "checkrow.h"
-#include "format.h"
-#include "trainscope/engine/environment.h"
-#include "trainscope/engine/store.h"
+#include "attention/attentionmodel.h"
+#include "attention/attention_json.h"
+#include "attention/attentionview.h"
+#include "common/checkrow.h"
+#include "common/format.h"
+#include "runtime/environment.h"
+#include "core/store.h"
 
 namespace ts::ui {
 
@@ -44,49 +42,30 @@ QString joinInts(const std::vector<int64_t>& v) {
     return parts.join(QStringLiteral(", "));
 }
 
-// The engine's attention observer, forwarded to the job's: each finished cell becomes an
-// item for the view, and progress is estimated from the cells done so far.
+// The engine's attention observer, forwarded to the job's: each finished cell (stored by
+// the engine by then) becomes an item for the view and a line in the log; progress and its
+// ETA come from the engine.
 class CellForwarder final : public AttentionObserver {
 public:
-    CellForwarder(JobObserver& out, ResultStore* store, int64_t run_id)
-        : out_(out), store_(store), runId_(run_id) {
-        clock_.start();
-    }
-    void cellStarted(int index, int count, const AttentionCell&) override {
-        if (index == 0) out_.progress(0, -1);
-        Q_UNUSED(count);
-    }
+    explicit CellForwarder(JobObserver& out) : out_(out) {}
     void cellFinished(int index, int count, const AttentionCell& cell) override {
-        // Stored the moment it finishes, in this worker thread, as benchmark points are.
-        if (store_) {
-            try {
-                store_->addAttentionCell(runId_, index, cell);
-            } catch (const std::exception& e) {
-                out_.log(LogLevel::Error, "could not store cell " + std::to_string(index + 1) + ": " + e.what());
-            }
-        }
         std::string line = "cell " + std::to_string(index + 1) + "/" + std::to_string(count) + ": " +
                            std::string(toString(cell.impl)) + " seq " + std::to_string(cell.seq) + " d " +
                            std::to_string(cell.head_dim) + " " + std::string(toString(cell.dtype)) + ": " +
                            std::string(toString(cell.status));
-        if (cell.status == CellStatus::Ok)
+        if (cell.status == Status::Ok)
             line += " (forward " + formatMs(cell.forward_ms).toStdString() + " ms, backward " +
                     formatMs(cell.backward_ms).toStdString() + " ms)";
         else if (!cell.error.empty())
             line += ": " + cell.error;
         out_.log(LogLevel::Info, line);
         out_.item(QVariant::fromValue(cell));
-        const double done = index + 1;
-        const double secs = clock_.elapsed() / 1000.0;
-        out_.progress(done / count, secs / done * (count - done));
     }
+    void progress(double fraction, double eta) override { out_.progress(fraction, eta); }
     void log(LogLevel level, const std::string& message) override { out_.log(level, message); }
 
 private:
     JobObserver& out_;
-    ResultStore* store_;
-    int64_t runId_;
-    QElapsedTimer clock_;
 };
 }  // namespace
 
@@ -282,30 +261,30 @@ void AttentionPanel::updateAvailability() {
     // precisions are probed as a benchmark point on the chosen device would be.
     const bool was = updating_;
     updating_ = true;
-    BenchConfig probe;
-    if (auto tiny = modelPreset("tiny")) probe.model = *tiny;
-    probe.model.context_length = 64;
+    AttentionBenchSpec probe;
     probe.device = device_->currentData().toString().toStdString();
-    auto reason = [&](BenchConfig c) -> QString {
+    probe.dtypes = {Precision::FP32};
+    probe.impls = {AttentionImpl::Naive};
+    auto reason = [&](AttentionBenchSpec s) -> QString {
         if (!capsKnown_) return tr("Checking what this machine can run…");
         QStringList msgs;
-        for (const auto& m : checkRunnable(c)) msgs << qstr(m);
+        for (const auto& m : checkAttentionRunnable(s)) msgs << qstr(m);
         return msgs.join(QLatin1Char('\n'));
     };
     {
-        BenchConfig c = probe;
-        c.attention = Attention::Flash;
-        c.precision = Precision::BF16;
-        const QString why = reason(c);
+        AttentionBenchSpec s = probe;
+        s.impls = {AttentionImpl::Flash};
+        s.dtypes = {Precision::BF16};
+        const QString why = reason(s);
         QCheckBox* cb = impls_[AttentionImpl::Flash];
         cb->setEnabled(why.isEmpty());
         cb->setToolTip(why.isEmpty() ? tr("TrainScope's own CUDA kernels") : why);
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
     for (Precision p : {Precision::BF16, Precision::FP16}) {
-        BenchConfig c = probe;
-        c.precision = p;
-        const QString why = reason(c);
+        AttentionBenchSpec s = probe;
+        s.dtypes = {p};
+        const QString why = reason(s);
         QCheckBox* cb = dtypes_[p];
         cb->setEnabled(why.isEmpty());
         cb->setToolTip(why);
@@ -394,39 +373,16 @@ QString AttentionPanel::summary() const {
 std::optional<ExperimentJob> AttentionPanel::makeJob() const {
     if (!problems_.isEmpty() || !capsKnown_ || cells_ == 0) return std::nullopt;
     ExperimentJob job;
-    job.kind = QStringLiteral("attention");
+    job.lab = QString::fromLatin1(kAttentionLab);
     job.label = label_->text().trimmed();
     job.point_count = cells_;
     job.device = spec_.device;
-    // The spec as asked for, with the CLI's "command" and "device" fields.
-    auto names = [](const auto& values) {
-        std::vector<std::string> out;
-        for (auto v : values) out.emplace_back(toString(v));
-        return out;
-    };
-    nlohmann::json j;
-    j["command"] = "attention";
-    j["source"] = "window";
-    j["device"] = spec_.device;
-    j["impls"] = names(spec_.impls);
-    j["seq_lens"] = spec_.seq_lens;
-    j["head_dims"] = spec_.head_dims;
-    j["batches"] = spec_.batches;
-    j["heads"] = spec_.heads;
-    j["dtypes"] = names(spec_.dtypes);
-    j["causal"] = spec_.causal;
-    j["passes"] = names(spec_.passes);
-    j["warmup"] = spec_.warmup;
-    j["steps"] = spec_.steps;
-    j["check"] = spec_.check;
-    j["cells"] = cells_;
-    job.spec_json = j.dump();
+    job.spec_json = attentionSpecJson(spec_);
     const std::string device = spec_.device;
     job.environment = [device] { return currentEnvironment(device); };
     job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
-        CellForwarder forward(obs, store, runId);
-        const AttentionBenchResult r = runAttentionBench(spec, forward, cancel);
-        Q_UNUSED(r);
+        CellForwarder forward(obs);
+        runAttentionBench(spec, forward, cancel, store, runId);
     };
     return job;
 }

@@ -6,8 +6,8 @@
 #include <QHash>
 #include <QMap>
 
-#include "experimentpanel.h"
-#include "trainscope/engine/attention_bench.h"
+#include "common/experimentpanel.h"
+#include "attention/attention_lab.h"
 
 class QCheckBox;
 class QComboBox;

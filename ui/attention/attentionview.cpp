@@ -1,4 +1,4 @@
-#include "attentionview.h"
+#include "attention/attentionview.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -7,10 +7,10 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
-#include "attentionmodel.h"
-#include "format.h"
-#include "sweepchart.h"
-#include "tableview.h"
+#include "attention/attentionmodel.h"
+#include "common/format.h"
+#include "benchmark/sweepchart.h"
+#include "common/tableview.h"
 
 namespace ts::ui {
 

@@ -2,7 +2,7 @@
 // every cell with its correctness check, times, TFLOP/s and memory.
 #pragma once
 
-#include "experimentpanel.h"
+#include "common/experimentpanel.h"
 
 class QComboBox;
 

@@ -1,4 +1,4 @@
-#include "benchpanel.h"
+#include "benchmark/benchpanel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -19,10 +19,10 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "checkrow.h"
-#include "format.h"
-#include "trainscope/engine/benchmark.h"
-#include "trainscope/engine/json.h"
+#include "common/checkrow.h"
+#include "common/format.h"
+#include "benchmark/benchmark.h"
+#include "core/json.h"
 
 namespace ts::ui {
 
@@ -31,15 +31,15 @@ constexpr int kMaxPoints = 1000;
 
 const QList<Mode> kModes = {Mode::Forward, Mode::ForwardBackward, Mode::Train};
 const QList<Precision> kPrecisions = {Precision::FP32, Precision::BF16, Precision::FP16};
-const QList<Attention> kAttentions = {Attention::Naive, Attention::Sdpa, Attention::Tiled,
-                                      Attention::Flash};
+const QList<AttentionImpl> kAttentions = {AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled,
+                                      AttentionImpl::Flash};
 
-QString attentionHint(Attention a) {
+QString attentionHint(AttentionImpl a) {
     switch (a) {
-        case Attention::Naive: return QObject::tr("matmul, masked softmax, matmul, as the course writes it");
-        case Attention::Sdpa: return QObject::tr("LibTorch's fused scaled_dot_product_attention");
-        case Attention::Tiled: return QObject::tr("FlashAttention-2's algorithm in LibTorch ops");
-        case Attention::Flash: return QObject::tr("TrainScope's own CUDA kernels");
+        case AttentionImpl::Naive: return QObject::tr("matmul, masked softmax, matmul, as the course writes it");
+        case AttentionImpl::Sdpa: return QObject::tr("LibTorch's fused scaled_dot_product_attention");
+        case AttentionImpl::Tiled: return QObject::tr("FlashAttention-2's algorithm in LibTorch ops");
+        case AttentionImpl::Flash: return QObject::tr("TrainScope's own CUDA kernels");
     }
     return {};
 }
@@ -51,26 +51,6 @@ QStringList fromArray(const QJsonValue& v) {
     return out;
 }
 }  // namespace
-
-bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error) {
-    out->clear();
-    const QStringList tokens =
-        text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
-    if (tokens.isEmpty()) {
-        if (error) *error = QObject::tr("enter at least one value");
-        return false;
-    }
-    for (const QString& t : tokens) {
-        bool ok = false;
-        const qlonglong v = t.toLongLong(&ok);
-        if (!ok) {
-            if (error) *error = QObject::tr("'%1' is not a whole number").arg(t);
-            return false;
-        }
-        if (std::find(out->begin(), out->end(), v) == out->end()) out->push_back(v);
-    }
-    return true;
-}
 
 BenchPanel::BenchPanel(QWidget* parent) : ExperimentPanel(parent) {
     build();
@@ -161,7 +141,7 @@ void BenchPanel::build() {
     auto* numForm = new QFormLayout(numBox);
     precisionBox_ = makeCheckRow(numBox, kPrecisions, precisions_);
     attentionBox_ = makeCheckRow(numBox, kAttentions, attentions_);
-    for (Attention a : kAttentions) attentions_[a]->setToolTip(attentionHint(a));
+    for (AttentionImpl a : kAttentions) attentions_[a]->setToolTip(attentionHint(a));
     numForm->addRow(tr("Precision:"), precisionBox_);
     numForm->addRow(tr("Attention:"), attentionBox_);
     outer->addWidget(numBox);
@@ -210,7 +190,7 @@ void BenchPanel::build() {
     steps_->setValue(8);
     modes_[Mode::Train]->setChecked(true);
     precisions_[Precision::FP32]->setChecked(true);
-    attentions_[Attention::Naive]->setChecked(true);
+    attentions_[AttentionImpl::Naive]->setChecked(true);
 
     auto changedSlot = [this] {
         if (updating_) return;
@@ -287,7 +267,7 @@ BenchConfig BenchPanel::baseConfig() const {
         if (modes_[m]->isChecked()) { c.mode = m; break; }
     for (Precision p : kPrecisions)
         if (precisions_[p]->isChecked()) { c.precision = p; break; }
-    for (Attention a : kAttentions)
+    for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) { c.attention = a; break; }
     return c;
 }
@@ -308,26 +288,26 @@ void BenchPanel::updateAvailability() {
     auto reasonFor = [&](const BenchConfig& c) -> QString {
         if (!capsKnown_) return tr("Checking what this machine can run…");
         QStringList msgs;
-        for (const auto& m : checkRunnable(c)) msgs << qstr(m);
+        for (const auto& m : checkBenchRunnable(c)) msgs << qstr(m);
         return msgs.join(QLatin1Char('\n'));
     };
     for (Precision p : kPrecisions) {
         BenchConfig c = probe;
         c.precision = p;
-        c.attention = Attention::Naive;
+        c.attention = AttentionImpl::Naive;
         const QString why = p == Precision::FP32 ? QString() : reasonFor(c);
         QCheckBox* cb = precisions_[p];
         cb->setEnabled(why.isEmpty());
         cb->setToolTip(why.isEmpty() ? tr("autocast to %1").arg(qstr(toString(p))) : why);
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
-    for (Attention a : kAttentions) {
+    for (AttentionImpl a : kAttentions) {
         BenchConfig c = probe;
         c.precision = Precision::FP32;
         c.attention = a;
         // The flash kernels run in half precision only; probe them as they would be used.
-        if (a == Attention::Flash) c.precision = Precision::BF16;
-        const QString why = a == Attention::Naive ? QString() : reasonFor(c);
+        if (a == AttentionImpl::Flash) c.precision = Precision::BF16;
+        const QString why = a == AttentionImpl::Naive ? QString() : reasonFor(c);
         QCheckBox* cb = attentions_[a];
         cb->setEnabled(why.isEmpty());
         cb->setToolTip(why.isEmpty() ? attentionHint(a) : attentionHint(a) + QStringLiteral("\n") + why);
@@ -418,7 +398,7 @@ void BenchPanel::revalidate() {
     for (Precision p : kPrecisions)
         if (precisions_[p]->isChecked()) spec.precisions.push_back(p);
     if (spec.precisions.empty()) add(precisionBox_, tr("Pick at least one precision"));
-    for (Attention a : kAttentions)
+    for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) spec.attentions.push_back(a);
     if (spec.attentions.empty()) add(attentionBox_, tr("Pick at least one attention backend"));
     customBox_->setEnabled(std::find(spec.sizes.begin(), spec.sizes.end(), "custom") != spec.sizes.end());
@@ -454,7 +434,7 @@ void BenchPanel::revalidate() {
         for (const auto& p : points_) {
             for (const auto& m : validateBench(p)) addChecked(m);
             if (capsKnown_)
-                for (const auto& m : checkRunnable(p)) addChecked(m);
+                for (const auto& m : checkBenchRunnable(p)) addChecked(m);
         }
     }
     spec_ = spec;
@@ -486,33 +466,16 @@ QString BenchPanel::summary() const {
 std::optional<ExperimentJob> BenchPanel::makeJob() const {
     if (!problems_.isEmpty() || points_.empty() || !capsKnown_) return std::nullopt;
     ExperimentJob job;
-    job.kind = QStringLiteral("bench");
+    job.lab = QString::fromLatin1(kBenchLab);
     job.label = label_->text().trimmed();
     job.point_count = static_cast<int>(points_.size());
     job.device = points_.front().device;
-    // The sweep as asked for: the CLI's sweep-file fields, plus the batch sizes (a window-only
-    // list), the point count and the command, as the CLI stores them.
-    nlohmann::json spec;
-    spec["base"] = toJson(spec_.base);
-    spec["sizes"] = spec_.sizes;
-    spec["context_lengths"] = spec_.context_lengths;
-    spec["warmups"] = spec_.warmups;
-    spec["batch_sizes"] = batches_;
-    auto names = [](const auto& values) {
-        std::vector<std::string> out;
-        for (auto v : values) out.emplace_back(toString(v));
-        return out;
-    };
-    spec["precisions"] = names(spec_.precisions);
-    spec["attentions"] = names(spec_.attentions);
-    spec["modes"] = names(spec_.modes);
-    spec["points"] = points_.size();
-    spec["command"] = "bench";
-    spec["source"] = "window";
-    job.spec_json = spec.dump();
+    SweepSpec asked = spec_;
+    asked.batch_sizes = batches_;
+    job.spec_json = benchSpecJson(asked, points_.size());
     const std::string device = job.device;
     job.environment = [device] { return currentEnvironment(device); };
-    job.run = [points = points_](Observer& obs, const CancelToken& cancel, ResultStore* store,
+    job.run = [points = points_](BenchObserver& obs, const CancelToken& cancel, ResultStore* store,
                                  int64_t runId) { runSweep(points, obs, cancel, store, runId); };
     return job;
 }
@@ -538,7 +501,7 @@ QJsonObject BenchPanel::state() const {
         if (modes_[m]->isChecked()) modes << qstr(toString(m));
     for (Precision p : kPrecisions)
         if (precisions_[p]->isChecked()) precs << qstr(toString(p));
-    for (Attention a : kAttentions)
+    for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) atts << qstr(toString(a));
     o[QLatin1String("modes")] = toArray(modes);
     o[QLatin1String("precisions")] = toArray(precs);
@@ -612,14 +575,14 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     QStringList before;
     for (Precision p : kPrecisions)
         if (precisions_[p]->isChecked()) before << qstr(toString(p));
-    for (Attention a : kAttentions)
+    for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) before << qstr(toString(a));
     updateAvailability();
     if (notes && capsKnown_) {
         for (Precision p : kPrecisions)
             if (before.contains(qstr(toString(p))) && !precisions_[p]->isChecked())
                 *notes << tr("%1 left out: %2").arg(qstr(toString(p)), precisions_[p]->toolTip());
-        for (Attention a : kAttentions)
+        for (AttentionImpl a : kAttentions)
             if (before.contains(qstr(toString(a))) && !attentions_[a]->isChecked())
                 *notes << tr("%1 left out: %2").arg(qstr(toString(a)), attentions_[a]->toolTip().section(QLatin1Char('\n'), 1));
     }
@@ -629,7 +592,7 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     if (!anyPrecision && capsKnown_) precisions_[Precision::FP32]->setChecked(true);
     bool anyAttention = false;
     for (auto* cb : attentions_) anyAttention |= cb->isChecked();
-    if (!anyAttention && capsKnown_) attentions_[Attention::Naive]->setChecked(true);
+    if (!anyAttention && capsKnown_) attentions_[AttentionImpl::Naive]->setChecked(true);
     updating_ = false;
     revalidate();
 }

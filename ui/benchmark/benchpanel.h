@@ -8,7 +8,7 @@
 #include <QMap>
 #include <QPointer>
 
-#include "experimentpanel.h"
+#include "common/experimentpanel.h"
 
 class QCheckBox;
 class QComboBox;
@@ -53,7 +53,7 @@ private:
     QSpinBox* steps_;
     QMap<Mode, QCheckBox*> modes_;
     QMap<Precision, QCheckBox*> precisions_;
-    QMap<Attention, QCheckBox*> attentions_;
+    QMap<AttentionImpl, QCheckBox*> attentions_;
     QComboBox* device_;
     QComboBox* strategy_;
     QLabel* summary_;
@@ -71,7 +71,5 @@ private:
     SweepSpec spec_;
 };
 
-// "256, 512 1024" → numbers; false with `error` naming the bad token.
-bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error);
 
 }  // namespace ts::ui

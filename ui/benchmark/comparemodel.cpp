@@ -1,11 +1,11 @@
-#include "comparemodel.h"
+#include "benchmark/comparemodel.h"
 
 #include <QBrush>
 #include <QColor>
 #include <QHash>
 
-#include "dimensions.h"
-#include "format.h"
+#include "benchmark/dimensions.h"
+#include "common/format.h"
 
 namespace ts::ui {
 
@@ -33,7 +33,7 @@ QVariant CompareModel::headerData(int section, Qt::Orientation o, int role) cons
 }
 
 static bool usable(const BenchResult* r, Metric m) {
-    return r && r->status == RunStatus::Ok && metricStats(*r, m).count > 0;
+    return r && r->status == Status::Ok && metricStats(*r, m).count > 0;
 }
 
 QVariant CompareModel::data(const QModelIndex& index, int role) const {

@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "speedupmodel.h"
-#include "trainscope/engine/store.h"
+#include "benchmark/speedupmodel.h"
+#include "core/store.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "comparewidget.h"
+#include "benchmark/comparewidget.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -6,9 +6,9 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
-#include "comparemodel.h"
-#include "format.h"
-#include "tableview.h"
+#include "benchmark/comparemodel.h"
+#include "common/format.h"
+#include "common/tableview.h"
 
 namespace ts::ui {
 

@@ -1,10 +1,10 @@
-#include "dimensions.h"
+#include "benchmark/dimensions.h"
 
 #include <QStringList>
 
 #include <algorithm>
 
-#include "format.h"
+#include "common/format.h"
 
 namespace ts::ui {
 

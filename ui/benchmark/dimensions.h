@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "trainscope/engine/config.h"
+#include "benchmark/benchmark.h"
 
 namespace ts::ui {
 

@@ -1,12 +1,12 @@
-#include "memorychart.h"
+#include "benchmark/memorychart.h"
 
 #include <QMenu>
 #include <QPicture>
 #include <QVBoxLayout>
 
-#include "qcp.h"
-#include "stepmodel.h"
-#include "theme.h"
+#include "common/qcp.h"
+#include "benchmark/stepmodel.h"
+#include "common/theme.h"
 
 namespace ts::ui {
 

@@ -6,8 +6,8 @@
 #include <QPointer>
 #include <QWidget>
 
-#include "chartstyle.h"
-#include "exporter.h"
+#include "common/chartstyle.h"
+#include "common/exporter.h"
 
 class QCustomPlot;
 class QCPGraph;

@@ -1,4 +1,4 @@
-#include "replayer.h"
+#include "benchmark/replayer.h"
 
 #include <algorithm>
 
@@ -9,7 +9,7 @@ Replayer::Replayer(QObject* parent) : QObject(parent) {
     connect(&timer_, &QTimer::timeout, this, &Replayer::tick);
 }
 
-void Replayer::start(StoredRun run, double speed, double minStepMs) {
+void Replayer::start(StoredBenchRun run, double speed, double minStepMs) {
     stop();
     run_ = std::move(run);
     speed_ = speed > 0 ? speed : 1;

@@ -6,7 +6,7 @@
 #include <QObject>
 #include <QTimer>
 
-#include "storeaccess.h"
+#include "benchmark/storedbenchrun.h"
 
 namespace ts::ui {
 
@@ -16,10 +16,10 @@ public:
     explicit Replayer(QObject* parent = nullptr);
 
     // `speed`: multiple of the recorded pace; every step shows for at least `minStepMs`.
-    void start(StoredRun run, double speed = 1.0, double minStepMs = 40.0);
+    void start(StoredBenchRun run, double speed = 1.0, double minStepMs = 40.0);
     void stop();
     bool isActive() const { return timer_.isActive(); }
-    const StoredRun& run() const { return run_; }
+    const StoredBenchRun& run() const { return run_; }
 
 Q_SIGNALS:
     void pointStarted(int index, int count, const ts::BenchConfig& config);
@@ -32,7 +32,7 @@ private:
     void tick();
     QTimer timer_;
     QElapsedTimer clock_;
-    StoredRun run_;
+    StoredBenchRun run_;
     double speed_ = 1, minStepMs_ = 40;
     size_t point_ = 0, step_ = 0;
     double due_ = 0;        // ms after start at which the next step shows

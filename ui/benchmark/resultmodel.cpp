@@ -1,10 +1,10 @@
-#include "resultmodel.h"
+#include "benchmark/resultmodel.h"
 
 #include <QBrush>
 #include <QColor>
 
-#include "dimensions.h"
-#include "format.h"
+#include "benchmark/dimensions.h"
+#include "common/format.h"
 
 namespace ts::ui {
 
@@ -62,7 +62,7 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         return describeConfig(c);
     }
     if (role == Qt::ForegroundRole && col == Status && e.finished &&
-        r.status != RunStatus::Ok)
+        r.status != Status::Ok)
         return QBrush(QColor(0xd3, 0x2f, 0x2f));
     if (role == Qt::TextAlignmentRole) {
         const bool text = col == Size || col == Precision || col == Attention || col == Mode ||

@@ -1,6 +1,6 @@
-#include "rundocument.h"
+#include "benchmark/rundocument.h"
 
-#include "format.h"
+#include "common/format.h"
 
 namespace ts::ui {
 
@@ -47,7 +47,7 @@ void RunDocument::finishPoint(int index, const BenchResult& result) {
     if (env_.device_name.empty() && env_.torch_version.empty()) setEnvironment(result.environment);
 }
 
-void RunDocument::load(const StoredRun& run) {
+void RunDocument::load(const StoredBenchRun& run) {
     begin(Source::Stored, qstr(run.info.label), static_cast<int>(run.points.size()));
     storeRunId_ = run.info.id;
     for (size_t i = 0; i < run.points.size(); ++i) {

@@ -5,12 +5,12 @@
 #include <QList>
 #include <QObject>
 
-#include "exporter.h"
-#include "resultmodel.h"
-#include "speedupmodel.h"
-#include "stepmodel.h"
-#include "storeaccess.h"
-#include "sweepmodel.h"
+#include "common/exporter.h"
+#include "benchmark/resultmodel.h"
+#include "benchmark/speedupmodel.h"
+#include "benchmark/stepmodel.h"
+#include "benchmark/storedbenchrun.h"
+#include "benchmark/sweepmodel.h"
 
 namespace ts::ui {
 
@@ -34,7 +34,7 @@ public:
     void addSteps(int point, const QList<StepSample>& steps);
     void finishPoint(int index, const BenchResult& result);
     // A stored run, all at once.
-    void load(const StoredRun& run);
+    void load(const StoredBenchRun& run);
     void clear();
 
     Source source() const { return source_; }

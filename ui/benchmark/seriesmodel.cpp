@@ -1,8 +1,8 @@
-#include "seriesmodel.h"
+#include "benchmark/seriesmodel.h"
 
 #include <algorithm>
 
-#include "format.h"
+#include "common/format.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "speedupmodel.h"
+#include "benchmark/speedupmodel.h"
 
 #include <QBrush>
 #include <QColor>
@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "format.h"
-#include "resultmodel.h"
+#include "common/format.h"
+#include "benchmark/resultmodel.h"
 
 namespace ts::ui {
 
@@ -93,14 +93,14 @@ QVariant SpeedupModel::timeData(const Cell& c, int role) const {
                            : !c.finished  ? QStringLiteral("running")
                                           : qstr(toString(c.status));
     if (role == StatusRole) return status;
-    const bool ok = c.present && c.finished && c.status == RunStatus::Ok;
+    const bool ok = c.present && c.finished && c.status == Status::Ok;
     if (role == ValueRole) return ok ? QVariant(c.mean) : QVariant();
     if (role == Qt::ToolTipRole) {
         if (!c.error.isEmpty()) return c.error;
         if (ok) return tr("mean %1 ms, std %2 ms").arg(formatMs(c.mean), formatMs(c.std));
         return {};
     }
-    if (role == Qt::BackgroundRole && c.present && c.finished && c.status != RunStatus::Ok)
+    if (role == Qt::BackgroundRole && c.present && c.finished && c.status != Status::Ok)
         return QBrush(QColor(0xd3, 0x2f, 0x2f, 60));
     if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole) return {};
@@ -111,11 +111,11 @@ QVariant SpeedupModel::timeData(const Cell& c, int role) const {
 }
 
 QVariant SpeedupModel::speedupData(const Cell& base, const Cell& c, int role) const {
-    const bool baseOk = base.present && base.finished && base.status == RunStatus::Ok;
-    const bool ok = c.present && c.finished && c.status == RunStatus::Ok;
+    const bool baseOk = base.present && base.finished && base.status == Status::Ok;
+    const bool ok = c.present && c.finished && c.status == Status::Ok;
     if (role == StatusRole) {
-        if (c.present && c.finished && c.status != RunStatus::Ok) return qstr(toString(c.status));
-        if (base.present && base.finished && base.status != RunStatus::Ok)
+        if (c.present && c.finished && c.status != Status::Ok) return qstr(toString(c.status));
+        if (base.present && base.finished && base.status != Status::Ok)
             return QStringLiteral("baseline ") + qstr(toString(base.status));
         return ok && baseOk ? QStringLiteral("ok") : QStringLiteral("missing");
     }
@@ -124,7 +124,7 @@ QVariant SpeedupModel::speedupData(const Cell& base, const Cell& c, int role) co
     if (role == ValueRole) return have ? QVariant(ratio) : QVariant();
     if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::BackgroundRole) {
-        if (c.present && c.finished && c.status != RunStatus::Ok)
+        if (c.present && c.finished && c.status != Status::Ok)
             return QBrush(QColor(0xd3, 0x2f, 0x2f, 60));
         if (have) return QBrush(ratio >= 1 ? QColor(0x2e, 0x7d, 0x32, 50) : QColor(0xef, 0x6c, 0x00, 50));
         return {};
@@ -132,8 +132,8 @@ QVariant SpeedupModel::speedupData(const Cell& base, const Cell& c, int role) co
     if (role == Qt::ToolTipRole && have)
         return tr("%1 ms / %2 ms").arg(formatMs(base.mean), formatMs(c.mean));
     if (role != Qt::DisplayRole) return {};
-    if (c.present && c.finished && c.status != RunStatus::Ok) return qstr(toString(c.status));
-    if (base.present && base.finished && base.status != RunStatus::Ok)
+    if (c.present && c.finished && c.status != Status::Ok) return qstr(toString(c.status));
+    if (base.present && base.finished && base.status != Status::Ok)
         return tr("baseline %1").arg(qstr(toString(base.status)));
     if (!have) return QStringLiteral("—");
     return QString::number(ratio, 'f', 2) + QStringLiteral("×");

@@ -10,8 +10,8 @@
 #include <optional>
 #include <vector>
 
-#include "dimensions.h"
-#include "trainscope/engine/result.h"
+#include "benchmark/dimensions.h"
+#include "benchmark/benchmark.h"
 
 namespace ts::ui {
 
@@ -58,7 +58,7 @@ private:
     void rebuild();
     struct Cell {
         bool present = false, finished = false;
-        RunStatus status = RunStatus::Ok;
+        Status status = Status::Ok;
         double mean = 0, std = 0;
         QString error;
     };

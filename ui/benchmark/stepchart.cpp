@@ -1,4 +1,4 @@
-#include "stepchart.h"
+#include "benchmark/stepchart.h"
 
 #include <QtCharts/QAreaSeries>
 #include <QtCharts/QChart>
@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dimensions.h"
-#include "resultmodel.h"
-#include "stepmodel.h"
+#include "benchmark/dimensions.h"
+#include "benchmark/resultmodel.h"
+#include "benchmark/stepmodel.h"
 
 namespace ts::ui {
 

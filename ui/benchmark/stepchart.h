@@ -4,7 +4,7 @@
 
 #include <QPointer>
 
-#include "chartpane.h"
+#include "common/chartpane.h"
 
 class QAreaSeries;
 class QLineSeries;

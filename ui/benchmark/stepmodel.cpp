@@ -1,8 +1,8 @@
-#include "stepmodel.h"
+#include "benchmark/stepmodel.h"
 
 #include <algorithm>
 
-#include "format.h"
+#include "common/format.h"
 
 namespace ts::ui {
 

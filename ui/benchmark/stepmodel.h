@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "trainscope/engine/result.h"
+#include "benchmark/benchmark.h"
 
 namespace ts::ui {
 

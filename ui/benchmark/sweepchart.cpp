@@ -1,4 +1,4 @@
-#include "sweepchart.h"
+#include "benchmark/sweepchart.h"
 
 #include <QGraphicsItem>
 #include <QPainter>
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "seriesmodel.h"
+#include "benchmark/seriesmodel.h"
 
 namespace ts::ui {
 

@@ -5,7 +5,7 @@
 
 #include <QPointer>
 
-#include "chartpane.h"
+#include "common/chartpane.h"
 
 class QAbstractAxis;
 class QLineSeries;

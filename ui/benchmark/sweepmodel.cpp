@@ -1,9 +1,9 @@
-#include "sweepmodel.h"
+#include "benchmark/sweepmodel.h"
 
 #include <algorithm>
 
-#include "format.h"
-#include "resultmodel.h"
+#include "common/format.h"
+#include "benchmark/resultmodel.h"
 
 namespace ts::ui {
 
@@ -78,7 +78,7 @@ void SweepModel::rebuild() {
         for (const auto& e : source_->entries()) {
             if (!e.finished) continue;
             const Stats& s = metricStats(e.result, metric_);
-            if (e.result.status != RunStatus::Ok || s.count == 0) {
+            if (e.result.status != Status::Ok || s.count == 0) {
                 ++missing_;
                 continue;
             }

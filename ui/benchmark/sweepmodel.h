@@ -5,9 +5,9 @@
 
 #include <QPointer>
 
-#include "dimensions.h"
-#include "seriesmodel.h"
-#include "speedupmodel.h"
+#include "benchmark/dimensions.h"
+#include "benchmark/seriesmodel.h"
+#include "benchmark/speedupmodel.h"
 
 namespace ts::ui {
 

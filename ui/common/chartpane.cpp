@@ -1,11 +1,11 @@
-#include "chartpane.h"
+#include "common/chartpane.h"
 
 #include <QMenu>
 #include <QVBoxLayout>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 
-#include "theme.h"
+#include "common/theme.h"
 
 namespace ts::ui {
 

@@ -5,8 +5,8 @@
 
 #include <QWidget>
 
-#include "chartstyle.h"
-#include "exporter.h"
+#include "common/chartstyle.h"
+#include "common/exporter.h"
 
 class QChart;
 class QChartView;

@@ -1,4 +1,4 @@
-#include "chartstyle.h"
+#include "common/chartstyle.h"
 
 #include <QApplication>
 #include <QCoreApplication>
@@ -9,7 +9,7 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QLegend>
 
-#include "theme.h"
+#include "common/theme.h"
 
 namespace ts::ui {
 

@@ -7,7 +7,7 @@
 #include <QHBoxLayout>
 #include <QMap>
 
-#include "format.h"
+#include "common/format.h"
 
 namespace ts::ui {
 

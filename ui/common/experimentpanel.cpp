@@ -1,5 +1,5 @@
 // The interface and the helpers its panels share; this file also keeps moc's output for it.
-#include "experimentpanel.h"
+#include "common/experimentpanel.h"
 
 #include <QVariant>
 

@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
-#include "runcontroller.h"
-#include "trainscope/engine/environment.h"
+#include "common/runcontroller.h"
+#include "runtime/environment.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "exporter.h"
+#include "common/exporter.h"
 
 #include <QAbstractItemModel>
 #include <QApplication>
@@ -19,8 +19,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "format.h"
-#include "trainscope/engine/json.h"
+#include "common/format.h"
+#include "benchmark/benchmark_json.h"
+#include "core/json.h"
 
 namespace ts::ui {
 

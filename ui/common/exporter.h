@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "trainscope/engine/result.h"
+#include "benchmark/benchmark.h"
 
 class QAbstractItemModel;
 class QPainter;

@@ -1,11 +1,14 @@
-#include "format.h"
+#include "common/format.h"
+
+#include <QRegularExpression>
+#include <algorithm>
 
 #include <QLocale>
 #include <QStringList>
 
 #include <cmath>
 
-#include "dimensions.h"
+#include "benchmark/dimensions.h"
 
 namespace ts::ui {
 
@@ -84,6 +87,26 @@ QStringList environmentLines(const Environment& e) {
     add("TrainScope", build);
     add("Date", e.date);
     return lines;
+}
+
+bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error) {
+    out->clear();
+    const QStringList tokens =
+        text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
+    if (tokens.isEmpty()) {
+        if (error) *error = QObject::tr("enter at least one value");
+        return false;
+    }
+    for (const QString& t : tokens) {
+        bool ok = false;
+        const qlonglong v = t.toLongLong(&ok);
+        if (!ok) {
+            if (error) *error = QObject::tr("'%1' is not a whole number").arg(t);
+            return false;
+        }
+        if (std::find(out->begin(), out->end(), v) == out->end()) out->push_back(v);
+    }
+    return true;
 }
 
 }  // namespace ts::ui

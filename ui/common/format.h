@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "trainscope/engine/config.h"
-#include "trainscope/engine/result.h"
+#include "core/config.h"
+#include "benchmark/benchmark.h"
 
 namespace ts::ui {
 
@@ -34,5 +34,8 @@ QString describeSweep(const std::vector<BenchConfig>& points);
 // The environment of a run as "Key: value" lines (device, driver, CUDA, LibTorch, commit,
 // date, ...), empty values left out.
 QStringList environmentLines(const Environment& env);
+
+// "256, 512 1024" → numbers; false with `error` naming the bad token.
+bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error);
 
 }  // namespace ts::ui

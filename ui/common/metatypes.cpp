@@ -1,4 +1,4 @@
-#include "metatypes.h"
+#include "common/metatypes.h"
 
 namespace ts::ui {
 

@@ -4,10 +4,10 @@
 #include <QList>
 #include <QMetaType>
 
-#include "trainscope/engine/config.h"
-#include "trainscope/engine/environment.h"
-#include "trainscope/engine/result.h"
-#include "trainscope/engine/store.h"
+#include "core/config.h"
+#include "runtime/environment.h"
+#include "benchmark/benchmark.h"
+#include "core/store.h"
 
 Q_DECLARE_METATYPE(ts::BenchConfig)
 Q_DECLARE_METATYPE(ts::StepSample)

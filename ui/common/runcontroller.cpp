@@ -1,4 +1,4 @@
-#include "runcontroller.h"
+#include "common/runcontroller.h"
 
 #include <QDeadlineTimer>
 #include <QMetaObject>
@@ -7,8 +7,8 @@
 #include <variant>
 #include <vector>
 
-#include "format.h"
-#include "trainscope/engine/store.h"
+#include "common/format.h"
+#include "core/store.h"
 
 namespace ts::ui {
 
@@ -113,7 +113,7 @@ quint64 RunController::start(ExperimentJob job) {
         if (!store_path.empty() && job.stored) {
             try {
                 store = std::make_unique<ResultStore>(store_path);
-                store_run = store->createRun(job.kind.toStdString(), job.label.toStdString(),
+                store_run = store->createRun(job.lab.toStdString(), job.label.toStdString(),
                                              job.spec_json, env.device_name);
             } catch (const std::exception& e) {
                 store.reset();

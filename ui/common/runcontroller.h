@@ -15,8 +15,9 @@
 #include <memory>
 #include <string>
 
-#include "metatypes.h"
-#include "trainscope/engine/observer.h"
+#include "common/metatypes.h"
+#include "benchmark/benchmark.h"
+#include "core/observer.h"
 
 namespace ts {
 class ResultStore;
@@ -27,7 +28,7 @@ namespace ts::ui {
 // What a job reports through: the engine's observer, plus a channel for results the
 // observer has no call for (an experiment's own value types, wrapped in a QVariant). Items
 // travel in order with the other calls.
-class JobObserver : public Observer {
+class JobObserver : public BenchObserver {
 public:
     virtual void item(const QVariant& value) = 0;
 };
@@ -35,7 +36,7 @@ public:
 // The work a panel hands over: built on the UI thread, `environment` and `run` execute in
 // the worker. `run` reports through the observer and polls the token between steps.
 struct ExperimentJob {
-    QString kind = QStringLiteral("bench");  // the store's run kind
+    QString lab = QString::fromLatin1(kBenchLab);  // the lab's id, the store's run kind
     QString label;                           // free text, shown in the history
     std::string spec_json;                   // the experiment as asked for, stored with the run
     std::string device = "cpu";              // where it runs (for the environment)

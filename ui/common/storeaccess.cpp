@@ -1,8 +1,8 @@
-#include "storeaccess.h"
+#include "common/storeaccess.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "format.h"
+#include "common/format.h"
 
 namespace ts::ui {
 
@@ -35,10 +35,7 @@ StoredRun loadRun(const QString& storePath, qint64 runId) {
             return out;
         }
         out.info = *info;
-        // Each kind has its own reader (points() throws for a run that is not "bench").
-        if (info->kind == "bench") out.points = store.points(runId);
-        else if (info->kind == "attention") out.cells = store.attentionCells(runId);
-        else out.error = QObject::tr("run %1 is of kind '%2', which this window cannot show").arg(runId).arg(qstr(info->kind));
+        out.rows = store.rows(runId, info->lab);
     } catch (const std::exception& e) {
         out.error = qstr(std::string(e.what()));
     }

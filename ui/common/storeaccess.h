@@ -7,14 +7,14 @@
 
 #include <vector>
 
-#include "trainscope/engine/store.h"
+#include "core/store.h"
 
 namespace ts::ui {
 
+// A stored run as the store holds it: its info and its rows, which the lab's view reads.
 struct StoredRun {
     RunInfo info;
-    std::vector<BenchResult> points;   // a "bench" run
-    std::vector<AttentionCell> cells;  // an "attention" run
+    std::vector<StoredRow> rows;
     QString error;  // set when the store could not be read
 };
 

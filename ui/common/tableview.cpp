@@ -1,4 +1,4 @@
-#include "tableview.h"
+#include "common/tableview.h"
 
 #include <QHeaderView>
 #include <QKeyEvent>

@@ -1,4 +1,4 @@
-#include "theme.h"
+#include "common/theme.h"
 
 #include <QApplication>
 #include <QPalette>

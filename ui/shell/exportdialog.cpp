@@ -1,4 +1,4 @@
-#include "exportdialog.h"
+#include "shell/exportdialog.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

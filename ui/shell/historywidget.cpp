@@ -1,4 +1,4 @@
-#include "historywidget.h"
+#include "shell/historywidget.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -11,7 +11,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "runlistmodel.h"
+#include "shell/runlistmodel.h"
 
 namespace ts::ui {
 
@@ -126,7 +126,7 @@ QString HistoryWidget::benchOnlyReason() {
 
 QString HistoryWidget::kindOf(qint64 id) const {
     const RunInfo* r = runs_->runById(id);
-    return r ? QString::fromStdString(r->kind) : QString();
+    return r ? QString::fromStdString(r->lab) : QString();
 }
 
 void HistoryWidget::updateButtons() {

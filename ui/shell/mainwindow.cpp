@@ -1,4 +1,4 @@
-#include "mainwindow.h"
+#include "shell/mainwindow.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -35,18 +35,20 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "attentionmodel.h"  // AttentionCell in a QVariant
-#include "chartstyle.h"
-#include "comparewidget.h"
-#include "experimentpanel.h"
-#include "exportdialog.h"
-#include "format.h"
-#include "historywidget.h"
-#include "memorychart.h"
-#include "stepchart.h"
-#include "sweepchart.h"
-#include "tableview.h"
-#include "theme.h"
+#include "attention/attentionmodel.h"  // AttentionCell in a QVariant
+#include "common/chartstyle.h"
+#include "benchmark/comparewidget.h"
+#include "common/experimentpanel.h"
+#include "shell/exportdialog.h"
+#include "common/format.h"
+#include "shell/historywidget.h"
+#include "benchmark/memorychart.h"
+#include "benchmark/stepchart.h"
+#include "benchmark/sweepchart.h"
+#include "common/tableview.h"
+#include "common/theme.h"
+#include "attention/attention_report.h"
+#include "benchmark/storedbenchrun.h"
 
 namespace ts::ui {
 
@@ -545,7 +547,7 @@ void MainWindow::connectRun() {
             [this](quint64, int point, const QList<StepSample>& steps) { doc_.addSteps(point, steps); });
     connect(&controller_, &RunController::pointFinished, this, [this](quint64, int index, const BenchResult& r) {
         doc_.finishPoint(index, r);
-        if (r.status == RunStatus::Ok)
+        if (r.status == Status::Ok)
             appendLog(tr("Point %1: total %2 ± %3 ms per step (forward %4, backward %5, optimizer %6)")
                           .arg(index + 1)
                           .arg(formatMs(r.total.mean), formatMs(r.total.std), formatMs(r.forward.mean),
@@ -709,7 +711,7 @@ void MainWindow::openStoredRun(qint64 id) {
         if (isRunning()) return;  // a run started meanwhile owns the views
         // A run of an experiment with its own view (the panel's id is the store's kind) goes
         // there; the benchmark views are left empty, so exports and the report use the view.
-        if (ExperimentView* v = run.info.kind == "bench" ? nullptr : view(qstr(run.info.kind))) {
+        if (ExperimentView* v = run.info.lab == "bench" ? nullptr : view(qstr(run.info.lab))) {
             doc_.begin(RunDocument::Source::Stored, qstr(run.info.label), 0);
             doc_.setStoreRunId(run.info.id);
             Environment env;
@@ -717,19 +719,31 @@ void MainWindow::openStoredRun(qint64 id) {
             doc_.setEnvironment(env);
             runningView_ = v;
             v->clear();
-            for (const AttentionCell& c : run.cells) v->addItem(QVariant::fromValue(c));
+            std::vector<AttentionCell> cells;
+            try {
+                cells = attentionCellsFromRows(run.info, run.rows);
+            } catch (const std::exception& e) {
+                appendLog(tr("Could not open run %1: %2").arg(id).arg(qstr(std::string(e.what()))));
+                return;
+            }
+            for (const AttentionCell& c : cells) v->addItem(QVariant::fromValue(c));
             tabs_->setCurrentWidget(v);
             setProgress(1.0, 0);
             statusLabel_->setText(tr("Showing stored run %1").arg(id));
-            appendLog(tr("Opened %1 run %2 (%3 cells)").arg(qstr(run.info.kind)).arg(id).arg(run.cells.size()));
+            appendLog(tr("Opened %1 run %2 (%3 cells)").arg(qstr(run.info.lab)).arg(id).arg(cells.size()));
             Q_EMIT storedRunOpened(id);
             return;
         }
+        const StoredBenchRun bench = benchRunFrom(run);
+        if (!bench.error.isEmpty()) {
+            appendLog(tr("Could not open run %1: %2").arg(id).arg(bench.error));
+            return;
+        }
         runningView_ = nullptr;
-        doc_.load(run);
+        doc_.load(bench);
         setProgress(1.0, 0);
         statusLabel_->setText(tr("Showing stored run %1").arg(id));
-        appendLog(tr("Opened run %1 (%2 points)").arg(id).arg(run.points.size()));
+        appendLog(tr("Opened run %1 (%2 points)").arg(id).arg(bench.points.size()));
         Q_EMIT storedRunOpened(id);
     });
     w->setFuture(loadRunAsync(controller_.storePath(), id));
@@ -740,20 +754,20 @@ void MainWindow::replayStoredRun(qint64 id, double speed) {
         statusBar()->showMessage(tr("Wait for the run to finish, or stop it"), 4000);
         return;
     }
-    if (const RunInfo* r = runs_.runById(id); r && r->kind != "bench") {
+    if (const RunInfo* r = runs_.runById(id); r && r->lab != kBenchLab) {
         statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
         return;
     }
     auto* w = new QFutureWatcher<StoredRun>(this);
     connect(w, &QFutureWatcherBase::finished, this, [this, w, id, speed] {
-        StoredRun run = w->result();
+        StoredBenchRun run = benchRunFrom(w->result());
         w->deleteLater();
         if (!run.error.isEmpty()) {
             appendLog(tr("Could not replay run %1: %2").arg(id).arg(run.error));
             return;
         }
         if (isRunning()) return;
-        if (run.info.kind != "bench") {  // the history list was stale
+        if (run.info.lab != "bench") {  // the history list was stale
             statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
             return;
         }
@@ -772,21 +786,22 @@ void MainWindow::replayStoredRun(qint64 id, double speed) {
 
 void MainWindow::compareStoredRuns(qint64 a, qint64 b) {
     for (qint64 id : {a, b})
-        if (const RunInfo* r = runs_.runById(id); r && r->kind != "bench") {
+        if (const RunInfo* r = runs_.runById(id); r && r->lab != kBenchLab) {
             statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
             return;
         }
     const QString path = controller_.storePath();
     auto* w = new QFutureWatcher<std::pair<StoredRun, StoredRun>>(this);
     connect(w, &QFutureWatcherBase::finished, this, [this, w, a, b] {
-        auto [ra, rb] = w->result();
+        auto [sa, sb] = w->result();
         w->deleteLater();
-        for (const StoredRun* r : {&ra, &rb})
+        StoredBenchRun ra = benchRunFrom(sa), rb = benchRunFrom(sb);
+        for (const StoredBenchRun* r : {&ra, &rb})
             if (!r->error.isEmpty()) {
                 appendLog(tr("Could not compare: %1").arg(r->error));
                 return;
             }
-        if (ra.info.kind != "bench" || rb.info.kind != "bench") {  // the history list was stale
+        if (ra.info.lab != "bench" || rb.info.lab != "bench") {  // the history list was stale
             statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
             return;
         }

@@ -11,12 +11,12 @@
 
 #include <optional>
 
-#include "comparemodel.h"
-#include "presets.h"
-#include "replayer.h"
-#include "rundocument.h"
-#include "runcontroller.h"
-#include "runlistmodel.h"
+#include "benchmark/comparemodel.h"
+#include "shell/presets.h"
+#include "benchmark/replayer.h"
+#include "benchmark/rundocument.h"
+#include "common/runcontroller.h"
+#include "shell/runlistmodel.h"
 
 class QAction;
 class QCheckBox;

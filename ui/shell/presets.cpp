@@ -1,4 +1,4 @@
-#include "presets.h"
+#include "shell/presets.h"
 
 #include <QDir>
 #include <QFile>

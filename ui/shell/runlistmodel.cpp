@@ -1,6 +1,6 @@
-#include "runlistmodel.h"
+#include "shell/runlistmodel.h"
 
-#include "format.h"
+#include "common/format.h"
 
 namespace ts::ui {
 
@@ -38,7 +38,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     switch (index.column()) {
         case Id: return static_cast<qlonglong>(r.id);
         case Created: return qstr(r.created);
-        case Kind: return qstr(r.kind);
+        case Kind: return qstr(r.lab);
         case Label: return qstr(r.label);
         case Device: return qstr(r.device_name);
         case Points: return r.point_count;

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "trainscope/engine/store.h"
+#include "core/store.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "screenshot.h"
+#include "shell/screenshot.h"
 
 #include <QApplication>
 #include <QFileInfo>
@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "experimentpanel.h"
-#include "historywidget.h"
-#include "mainwindow.h"
+#include "common/experimentpanel.h"
+#include "shell/historywidget.h"
+#include "shell/mainwindow.h"
 
 namespace ts::ui {
 

@@ -1,7 +1,7 @@
-// The attention benchmark: implementation × sequence length × head dim × dtype × causal ×
+// The attention lab: implementation × sequence length × head dim × dtype × causal ×
 // batch/heads, timing forward and backward and recording memory. Each implementation is
-// checked against a float64 reference on the same inputs before it is timed. Plain value
-// types, no LibTorch.
+// checked against a float64 reference on the same inputs before it is timed. Its spec, its
+// cells (results), its observer and its runner. Plain value types, no LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -10,25 +10,16 @@
 #include <string_view>
 #include <vector>
 
-#include "trainscope/engine/config.h"
-#include "trainscope/engine/observer.h"
-#include "trainscope/engine/result.h"
+#include "core/config.h"
+#include "core/observer.h"
+#include "core/result.h"
 
 namespace ts {
 
-enum class AttentionImpl {
-    Naive,          // QKᵀ/√d, mask, softmax, ·V as the course writes it
-    Tiled,          // FlashAttention-2's algorithm in LibTorch ops (the reference)
-    Sdpa,           // scaled_dot_product_attention, LibTorch picks the backend
-    SdpaFlash,      // ... forced to one backend
-    SdpaEfficient,
-    SdpaCudnn,
-    SdpaMath,
-    Flash,          // this project's CUDA kernels
-};
-std::string_view toString(AttentionImpl i);  // "naive", "tiled", "sdpa", "sdpa-flash", ... "flash"
-std::optional<AttentionImpl> parseAttentionImpl(std::string_view s);
-const std::vector<AttentionImpl>& allAttentionImpls();
+class ResultStore;
+
+// The lab's id: the store's run kind, the window's and the presets' name for it.
+inline constexpr const char* kAttentionLab = "attention";
 
 enum class AttentionPass { Forward, Backward, ForwardBackward };
 std::string_view toString(AttentionPass p);  // "forward", "backward", "forward-backward"
@@ -55,18 +46,18 @@ struct AttentionBenchSpec {
 // head, causal, seq 128…65536, d 16…128, bf16 and fp32, forward, backward and both.
 std::optional<AttentionBenchSpec> attentionPreset(std::string_view name);
 
-// Every problem with a spec, each naming the bad value; empty if valid.
+// Every problem with a spec, each naming the bad value; empty if valid. Does not check the
+// machine: checkAttentionRunnable() does.
 std::vector<std::string> validateAttentionSpec(const AttentionBenchSpec& spec);
-
-enum class CellStatus { Ok, OOM, Failed, Unsupported, Cancelled };
-std::string_view toString(CellStatus s);  // "ok", "OOM", "failed", "unsupported", "cancelled"
+// Why this machine cannot run the spec (runtime/environment.h), empty if it can.
+std::vector<std::string> checkAttentionRunnable(const AttentionBenchSpec& spec);
 
 struct AttentionCell {
     AttentionImpl impl = AttentionImpl::Naive;
     int64_t batch = 1, heads = 1, seq = 0, head_dim = 0;
     Precision dtype = Precision::FP32;
     bool causal = false;
-    CellStatus status = CellStatus::Ok;
+    Status status = Status::Ok;
     std::string error;  // why OOM / failed / unsupported
     // Correctness against the float64 reference (relative Frobenius error on checked slices);
     // negative when not checked.
@@ -81,12 +72,11 @@ struct AttentionCell {
 // 4·b·h·s_q·s_k·d, halved when causal; backward 2.5×, forward+backward 3.5×.
 double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, bool causal, AttentionPass pass);
 
-class AttentionObserver {
+class AttentionObserver : public Observer {
 public:
-    virtual ~AttentionObserver() = default;
     virtual void cellStarted(int /*index*/, int /*count*/, const AttentionCell& /*cell*/) {}
+    // A cell is done (whatever its status); it has been stored when a store is in use.
     virtual void cellFinished(int /*index*/, int /*count*/, const AttentionCell& /*cell*/) {}
-    virtual void log(LogLevel /*level*/, const std::string& /*message*/) {}
 };
 
 struct AttentionBenchResult {
@@ -95,15 +85,18 @@ struct AttentionBenchResult {
     bool cancelled = false;
 };
 
+// The number of cells the spec asks for.
+size_t attentionCellCount(const AttentionBenchSpec& spec);
+
 // Runs every cell of the spec in order (problems outermost, implementations innermost). An
 // out-of-memory cell is marked OOM and the sweep goes on; cancel() stops within one step.
+// Each finished cell goes to `store` (when given, under `run_id`) before the observer hears
+// of it. Throws std::invalid_argument for an invalid spec.
 AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, AttentionObserver& observer,
-                                       const CancelToken& cancel);
+                                       const CancelToken& cancel, ResultStore* store = nullptr,
+                                       int64_t run_id = 0);
 
-// Reports: a markdown table (the passes' ms and TFLOP/s, memory), CSV, one JSON object a line.
-std::string attentionMarkdown(const std::vector<AttentionCell>& cells, const std::vector<AttentionPass>& passes);
-std::string attentionCsvHeader();
-std::string attentionCsvRow(const AttentionCell& cell);
-std::string attentionJsonLine(const AttentionCell& cell);
+// The run as asked for, stored with it.
+std::string attentionSpecJson(const AttentionBenchSpec& spec);
 
 }  // namespace ts

@@ -1,28 +1,117 @@
-// The end-to-end benchmark: forward, backward and optimizer step of the Transformer LM.
+// The benchmark lab: end-to-end timing of forward, backward and optimizer step of the
+// Transformer LM. Its spec (a point, a sweep), its results (steps, statistics), its observer
+// and its runner. Plain value types, no LibTorch.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
-#include "trainscope/engine/config.h"
-#include "trainscope/engine/observer.h"
-#include "trainscope/engine/result.h"
+#include "core/config.h"
+#include "core/observer.h"
+#include "core/result.h"
 
 namespace ts {
 
 class ResultStore;
 
+// The lab's id: the store's run kind, the window's and the presets' name for it.
+inline constexpr const char* kBenchLab = "bench";
+
+// One benchmark point: a model, a batch, a precision, an attention implementation, a device.
+struct BenchConfig {
+    ModelConfig model;
+    int64_t batch_size = 4;
+    int warmup = 5;  // steps run and recorded but left out of the statistics
+    int steps = 10;  // measured steps
+    Mode mode = Mode::Train;
+    Precision precision = Precision::FP32;
+    AttentionImpl attention = AttentionImpl::Naive;
+    std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
+    uint64_t seed = 0;
+    double learning_rate = 1e-4;  // AdamW, train mode
+
+    bool operator==(const BenchConfig&) const = default;
+};
+
+// Every problem with a point (model dimensions included); empty if valid. Does not check
+// that the device exists: checkBenchRunnable() does.
+std::vector<std::string> validateBench(const BenchConfig& c);
+// Why this machine cannot run the point (runtime/environment.h), empty if it can.
+std::vector<std::string> checkBenchRunnable(const BenchConfig& c);
+
+// A sweep: every combination of the listed values, in this nesting order (outermost first):
+// size, context length, batch size, precision, attention, mode, warm-up, device. An empty
+// list means "the base value". `sizes` holds preset names; "custom" keeps the base model's dimensions.
+struct SweepSpec {
+    BenchConfig base;
+    std::vector<std::string> sizes;
+    std::vector<int64_t> context_lengths;
+    std::vector<int64_t> batch_sizes;
+    std::vector<Precision> precisions;
+    std::vector<AttentionImpl> attentions;
+    std::vector<Mode> modes;
+    std::vector<int> warmups;
+    std::vector<std::string> devices;
+};
+
+// Expands a sweep into its points. Throws std::invalid_argument naming an unknown size.
+std::vector<BenchConfig> expandSweep(const SweepSpec& spec);
+
+// One training step as measured. Times in milliseconds; memory in bytes (0 on the CPU).
+struct StepSample {
+    int index = 0;        // 0-based over warm-up and measured steps together
+    bool warmup = false;  // warm-up steps are recorded but not in the statistics
+    double forward_ms = 0;
+    double backward_ms = 0;   // 0 in forward mode
+    double optimizer_ms = 0;  // 0 unless train mode
+    double total_ms = 0;
+    double loss = 0;
+    int64_t memory_allocated = 0;  // after the step
+    int64_t memory_reserved = 0;
+    int64_t memory_peak = 0;  // peak allocated during the step
+};
+
+struct BenchResult {
+    BenchConfig config;
+    Status status = Status::Ok;  // never Unsupported
+    std::string error;       // the message for OOM / Failed
+    int64_t oom_bytes = 0;   // bytes the failed allocation asked for, when known
+    int64_t parameter_count = 0;
+    std::vector<StepSample> steps;  // warm-up and measured, in order
+    Stats forward, backward, optimizer, total;  // over measured steps only
+    int64_t peak_memory = 0;  // bytes, over the whole run (0 on the CPU)
+    Environment environment;
+};
+
+// Recomputes the four Stats of `r` from its measured (non-warm-up) steps.
+void summarize(BenchResult& r);
+
+class BenchObserver : public Observer {
+public:
+    // A sweep point starts: `index` of `count` (0-based).
+    virtual void pointStarted(int /*index*/, int /*count*/, const BenchConfig& /*config*/) {}
+    // Every step as it finishes, warm-up steps included.
+    virtual void stepFinished(int /*index*/, const StepSample& /*sample*/) {}
+    // A point is done (whatever its status); it has been stored when a store is in use.
+    virtual void pointFinished(int /*index*/, const BenchResult& /*result*/) {}
+};
+
 // Runs one point. Never throws for a run-time failure: an out-of-memory becomes status OOM
 // (its memory released), any other error status Failed with the message, a cancel status
 // Cancelled with the steps measured so far. Invalid configurations are reported as Failed
 // with the validation messages; callers should validate first for a better message.
-BenchResult runBenchmark(const BenchConfig& config, Observer& observer, const CancelToken& cancel,
+BenchResult runBenchmark(const BenchConfig& config, BenchObserver& observer, const CancelToken& cancel,
                          int point_index = 0, int point_count = 1);
 
 // Runs the points in order. Each finished point goes to `store` (when given, under `run_id`)
 // before the next starts, so a crash or kill loses no finished point. Stops early when
 // cancelled; returns the results of the points that ran.
-std::vector<BenchResult> runSweep(const std::vector<BenchConfig>& points, Observer& observer,
+std::vector<BenchResult> runSweep(const std::vector<BenchConfig>& points, BenchObserver& observer,
                                   const CancelToken& cancel, ResultStore* store = nullptr,
                                   int64_t run_id = 0);
+
+// The run as asked for, stored with it: the base point and the number of points.
+std::string benchSpecJson(const SweepSpec& spec, size_t point_count);
 
 }  // namespace ts

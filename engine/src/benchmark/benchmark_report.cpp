@@ -1,10 +1,15 @@
-#include "trainscope/engine/report.h"
+#include "benchmark/benchmark_report.h"
+
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
+
+#include "benchmark/benchmark_json.h"
+#include "core/json.h"
 
 namespace ts {
 namespace {
@@ -17,20 +22,14 @@ struct Column {
 };
 
 std::string timeCell(const BenchResult& r, const Stats& s, bool applies) {
-    if (r.status == RunStatus::OOM) return "OOM";
-    if (r.status == RunStatus::Failed) return "failed";
+    if (r.status == Status::OOM) return "OOM";
+    if (r.status == Status::Failed) return "failed";
     if (!applies || s.count == 0) return "-";
     return fmt::format("{:.2f} ± {:.2f}", s.mean, s.std);
 }
 
 std::string mib(int64_t bytes) { return bytes > 0 ? fmt::format("{:.0f}", bytes / 1048576.0) : "-"; }
 
-std::string csvEscape(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
 
 std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
     auto num = [](auto f) { return [f](const BenchResult& r) { return fmt::format("{}", f(r)); }; };
@@ -168,24 +167,6 @@ std::string formatResults(const std::vector<BenchResult>& results, TableFormat f
     return out;
 }
 
-std::string formatEnvironment(const Environment& e, TableFormat format) {
-    const std::pair<const char*, std::string> items[] = {
-        {"device", e.device_name},   {"driver", e.driver_version.empty() ? "-" : e.driver_version},
-        {"CUDA", e.cuda_version.empty() ? "-" : e.cuda_version},
-        {"LibTorch", e.torch_version}, {"CPU", e.cpu}, {"host", e.hostname}, {"date", e.date},
-        {"TrainScope", fmt::format("{} ({})", e.trainscope_version, e.git_commit)},
-    };
-    std::string out;
-    for (const auto& [k, v] : items) {
-        switch (format) {
-            case TableFormat::Text: out += fmt::format("{:<12}{}\n", std::string(k) + ":", v); break;
-            case TableFormat::Markdown: out += fmt::format("- **{}**: {}\n", k, v); break;
-            case TableFormat::Csv: out += fmt::format("{},{}\n", k, csvEscape(v)); break;
-        }
-    }
-    return out;
-}
-
 std::string markdownReport(const std::string& title, const std::vector<BenchResult>& results) {
     std::string out = fmt::format("# {}\n\n", title);
     if (results.empty()) return out + "No results.\n";
@@ -205,5 +186,31 @@ std::string markdownReport(const std::string& title, const std::vector<BenchResu
                                s.optimizer_ms, s.total_ms, s.loss);
     return out;
 }
+
+std::vector<BenchResult> benchResultsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
+    return parseRows<BenchResult>(run, rows, [](const std::string& s) { return resultFromJson(nlohmann::json::parse(s)); });
+}
+
+std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
+    const auto results = benchResultsFromRows(info, rows);
+    switch (format) {
+        case ReportFormat::Json: {
+            nlohmann::json arr = nlohmann::json::array();
+            for (const auto& r : results) arr.push_back(toJson(r));
+            return nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
+                                  {"created", info.created}, {"results", arr}}.dump(2) + "\n";
+        }
+        case ReportFormat::Markdown:
+            return markdownReport(fmt::format("TrainScope run {}{}", info.id, info.label.empty() ? "" : " — " + info.label),
+                                  results);
+        case ReportFormat::Csv: return formatResults(results, TableFormat::Csv);
+        case ReportFormat::Table: break;
+    }
+    std::string out = runHeadline(info, results.size(), "point") + "\n\n" + formatResults(results, TableFormat::Text);
+    if (!results.empty()) out += "\n" + formatEnvironment(results.front().environment, TableFormat::Text);
+    return out;
+}
+
+Lab benchmarkLab() { return {kBenchLab, "End-to-end benchmark", benchRunReport}; }
 
 }  // namespace ts

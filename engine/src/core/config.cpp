@@ -1,9 +1,6 @@
-#include "trainscope/engine/config.h"
+#include "core/config.h"
 
 #include <fmt/format.h>
-
-#include <map>
-#include <stdexcept>
 
 namespace ts {
 namespace {
@@ -31,15 +28,38 @@ constexpr std::pair<std::string_view, Mode> kModes[] = {
     {"forward", Mode::Forward}, {"forward-backward", Mode::ForwardBackward}, {"train", Mode::Train}};
 constexpr std::pair<std::string_view, Precision> kPrecisions[] = {
     {"fp32", Precision::FP32}, {"bf16", Precision::BF16}, {"fp16", Precision::FP16}};
-constexpr std::pair<std::string_view, Attention> kAttentions[] = {
-    {"naive", Attention::Naive}, {"sdpa", Attention::Sdpa}, {"tiled", Attention::Tiled},
-    {"flash", Attention::Flash}};
+constexpr std::pair<std::string_view, AttentionImpl> kAttentionImpls[] = {
+    {"naive", AttentionImpl::Naive},
+    {"tiled", AttentionImpl::Tiled},
+    {"sdpa", AttentionImpl::Sdpa},
+    {"sdpa-flash", AttentionImpl::SdpaFlash},
+    {"sdpa-efficient", AttentionImpl::SdpaEfficient},
+    {"sdpa-cudnn", AttentionImpl::SdpaCudnn},
+    {"sdpa-math", AttentionImpl::SdpaMath},
+    {"flash", AttentionImpl::Flash}};
 
 template <typename Table, typename T>
 std::string_view nameOf(const Table& table, T value) {
     for (const auto& [name, v] : table)
         if (v == value) return name;
     return "?";
+}
+
+template <typename T, typename Table>
+const std::vector<T>& valuesOf(const Table& table) {
+    static const std::vector<T> values = [&] {
+        std::vector<T> v;
+        for (const auto& [name, value] : table) v.push_back(value);
+        return v;
+    }();
+    return values;
+}
+
+template <typename T>
+std::string joinNames(const std::vector<T>& values) {
+    std::string out;
+    for (T v : values) out += (out.empty() ? "" : ", ") + std::string(toString(v));
+    return out;
 }
 
 }  // namespace
@@ -102,73 +122,24 @@ int64_t parameterCount(const ModelConfig& m) {
 
 std::string_view toString(Mode m) { return nameOf(kModes, m); }
 std::string_view toString(Precision p) { return nameOf(kPrecisions, p); }
-std::string_view toString(Attention a) { return nameOf(kAttentions, a); }
+std::string_view toString(AttentionImpl a) { return nameOf(kAttentionImpls, a); }
 std::optional<Mode> parseMode(std::string_view s) { return lookup<Mode>(s, kModes); }
-std::optional<Precision> parsePrecision(std::string_view s) {
-    return lookup<Precision>(s, kPrecisions);
+std::optional<Precision> parsePrecision(std::string_view s) { return lookup<Precision>(s, kPrecisions); }
+std::optional<AttentionImpl> parseAttentionImpl(std::string_view s) {
+    return lookup<AttentionImpl>(s, kAttentionImpls);
 }
-std::optional<Attention> parseAttention(std::string_view s) {
-    return lookup<Attention>(s, kAttentions);
-}
+const std::vector<Mode>& allModes() { return valuesOf<Mode>(kModes); }
+const std::vector<Precision>& allPrecisions() { return valuesOf<Precision>(kPrecisions); }
+const std::vector<AttentionImpl>& allAttentionImpls() { return valuesOf<AttentionImpl>(kAttentionImpls); }
+std::string namesOf(const std::vector<Mode>& v) { return joinNames(v); }
+std::string namesOf(const std::vector<Precision>& v) { return joinNames(v); }
+std::string namesOf(const std::vector<AttentionImpl>& v) { return joinNames(v); }
 
-std::vector<std::string> validateBench(const BenchConfig& c) {
-    std::vector<std::string> errors = validateModel(c.model);
-    if (c.batch_size <= 0)
-        errors.push_back(fmt::format("batch_size must be positive (got {})", c.batch_size));
-    if (c.warmup < 0)
-        errors.push_back(fmt::format("warmup must be zero or more (got {})", c.warmup));
-    if (c.steps <= 0) errors.push_back(fmt::format("steps must be positive (got {})", c.steps));
-    if (!(c.learning_rate > 0))
-        errors.push_back(fmt::format("learning_rate must be positive (got {})", c.learning_rate));
-    const std::string& dev = c.device;
-    bool device_ok = dev == "cpu" || dev == "cuda";
-    if (!device_ok && dev.rfind("cuda:", 0) == 0 && dev.size() > 5) {
-        device_ok = dev.find_first_not_of("0123456789", 5) == std::string::npos;
-    }
-    if (!device_ok)
-        errors.push_back(fmt::format("device '{}' is not one of cpu, cuda, cuda:N", dev));
-    return errors;
-}
-
-std::vector<BenchConfig> expandSweep(const SweepSpec& spec) {
-    std::vector<ModelConfig> models;
-    if (spec.sizes.empty()) models.push_back(spec.base.model);
-    for (const auto& s : spec.sizes) {
-        if (s == "custom") {
-            models.push_back(spec.base.model);
-            continue;
-        }
-        auto m = modelPreset(s);
-        if (!m) throw std::invalid_argument(fmt::format("unknown model size '{}'", s));
-        m->context_length = spec.base.model.context_length;
-        m->vocab_size = spec.base.model.vocab_size;
-        m->rope_theta = spec.base.model.rope_theta;
-        models.push_back(*m);
-    }
-    auto orBase = [](const auto& list, auto base) {
-        return list.empty() ? std::vector<decltype(base)>{base} : list;
-    };
-    std::vector<BenchConfig> points;
-    for (const auto& model : models)
-        for (int64_t ctx : orBase(spec.context_lengths, spec.base.model.context_length))
-          for (int64_t batch : orBase(spec.batch_sizes, spec.base.batch_size))
-            for (Precision p : orBase(spec.precisions, spec.base.precision))
-                for (Attention a : orBase(spec.attentions, spec.base.attention))
-                    for (Mode mode : orBase(spec.modes, spec.base.mode))
-                        for (int w : orBase(spec.warmups, spec.base.warmup))
-                            for (const std::string& dev : orBase(spec.devices, spec.base.device)) {
-                                BenchConfig c = spec.base;
-                                c.model = model;
-                                c.model.context_length = ctx;
-                                c.batch_size = batch;
-                                c.precision = p;
-                                c.attention = a;
-                                c.mode = mode;
-                                c.warmup = w;
-                                c.device = dev;
-                                points.push_back(c);
-                            }
-    return points;
+std::string validateDevice(const std::string& dev) {
+    bool ok = dev == "cpu" || dev == "cuda";
+    if (!ok && dev.rfind("cuda:", 0) == 0 && dev.size() > 5 && dev.size() < 9)
+        ok = dev.find_first_not_of("0123456789", 5) == std::string::npos;
+    return ok ? std::string() : fmt::format("device '{}' is not one of cpu, cuda, cuda:N", dev);
 }
 
 }  // namespace ts

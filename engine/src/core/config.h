@@ -1,5 +1,5 @@
-// Experiment configuration: plain value types, no LibTorch and no Qt, so that the CLI, the
-// window and the results store can use them without the heavy headers.
+// Configuration shared by every lab: the model, precisions, attention implementations,
+// devices. Plain value types, no LibTorch and no Qt.
 #pragma once
 
 #include <cstdint>
@@ -39,54 +39,36 @@ int64_t parameterCount(const ModelConfig& m);
 
 enum class Mode { Forward, ForwardBackward, Train };
 enum class Precision { FP32, BF16, FP16 };
-// Naive: matmul + masked softmax + matmul as the course writes it. Sdpa: LibTorch's fused
-// scaled_dot_product_attention (it picks flash / memory-efficient / cuDNN / math itself).
-// Tiled: FlashAttention-2's algorithm in LibTorch ops. Flash: this project's CUDA kernels.
-enum class Attention { Naive, Sdpa, Tiled, Flash };
+// One list of attention implementations for every lab. The model runs any of them; the
+// attention lab compares them.
+enum class AttentionImpl {
+    Naive,          // QKᵀ/√d, mask, softmax, ·V as the course writes it
+    Tiled,          // FlashAttention-2's algorithm in LibTorch ops (the reference)
+    Sdpa,           // LibTorch's scaled_dot_product_attention; it picks the backend
+    SdpaFlash,      // ... forced to one backend
+    SdpaEfficient,
+    SdpaCudnn,
+    SdpaMath,
+    Flash,          // this project's CUDA kernels
+};
 
+// Names, one table each (config.cpp): toString gives the name the CLI, JSON files and the
+// store use; parse* reads it back; all* lists every value in display order.
 std::string_view toString(Mode m);
 std::string_view toString(Precision p);
-std::string_view toString(Attention a);
+std::string_view toString(AttentionImpl a);  // "naive", "tiled", "sdpa", "sdpa-flash", ... "flash"
 std::optional<Mode> parseMode(std::string_view s);
 std::optional<Precision> parsePrecision(std::string_view s);
-std::optional<Attention> parseAttention(std::string_view s);
+std::optional<AttentionImpl> parseAttentionImpl(std::string_view s);
+const std::vector<Mode>& allModes();
+const std::vector<Precision>& allPrecisions();
+const std::vector<AttentionImpl>& allAttentionImpls();
+// "a, b, c": every name of an enum, for messages.
+std::string namesOf(const std::vector<Mode>&);
+std::string namesOf(const std::vector<Precision>&);
+std::string namesOf(const std::vector<AttentionImpl>&);
 
-// One benchmark point: a model, a batch, a precision, an attention backend, a device.
-struct BenchConfig {
-    ModelConfig model;
-    int64_t batch_size = 4;
-    int warmup = 5;  // steps run and recorded but left out of the statistics
-    int steps = 10;  // measured steps
-    Mode mode = Mode::Train;
-    Precision precision = Precision::FP32;
-    Attention attention = Attention::Naive;
-    std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
-    uint64_t seed = 0;
-    double learning_rate = 1e-4;  // AdamW, train mode
-
-    bool operator==(const BenchConfig&) const = default;
-};
-
-// Every problem with a point (model dimensions included); empty if valid. Does not check
-// that the device exists: that is a run-time failure with its own message.
-std::vector<std::string> validateBench(const BenchConfig& c);
-
-// A sweep: every combination of the listed values, in this nesting order (outermost first):
-// size, context length, batch size, precision, attention, mode, warm-up, device. An empty
-// list means "the base value". `sizes` holds preset names; "custom" keeps the base model's dimensions.
-struct SweepSpec {
-    BenchConfig base;
-    std::vector<std::string> sizes;
-    std::vector<int64_t> context_lengths;
-    std::vector<int64_t> batch_sizes;
-    std::vector<Precision> precisions;
-    std::vector<Attention> attentions;
-    std::vector<Mode> modes;
-    std::vector<int> warmups;
-    std::vector<std::string> devices;
-};
-
-// Expands a sweep into its points. Throws std::invalid_argument naming an unknown size.
-std::vector<BenchConfig> expandSweep(const SweepSpec& spec);
+// A device string: "cpu", "cuda" or "cuda:N". Empty when valid, else a sentence naming it.
+std::string validateDevice(const std::string& device);
 
 }  // namespace ts

@@ -1,29 +1,42 @@
-// How a running experiment reports, and how it is stopped. The engine calls the observer
+// How a running lab reports, and how it is stopped. The engine calls the observer
 // from the thread it runs on; a UI adapter turns these calls into queued signals.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <string>
 
-#include "trainscope/engine/config.h"
-#include "trainscope/engine/result.h"
 
 namespace ts {
 
 enum class LogLevel { Info, Warning, Error };
 
+// What every lab reports. Each lab's observer adds the calls for its own results
+// (BenchObserver: points and steps; AttentionObserver: cells).
 class Observer {
 public:
     virtual ~Observer() = default;
-    // A sweep point starts: `index` of `count` (0-based).
-    virtual void pointStarted(int /*index*/, int /*count*/, const BenchConfig& /*config*/) {}
-    // Every step as it finishes, warm-up steps included.
-    virtual void stepFinished(int /*index*/, const StepSample& /*sample*/) {}
-    // A point is done (whatever its status); it has been stored when a store is in use.
-    virtual void pointFinished(int /*index*/, const BenchResult& /*result*/) {}
     // Fraction of the whole run done (0..1) and the estimated seconds left (< 0: unknown).
     virtual void progress(double /*fraction*/, double /*eta_seconds*/) {}
     virtual void log(LogLevel /*level*/, const std::string& /*message*/) {}
+};
+
+// Turns "done of total" into progress() calls with an ETA from the time since construction.
+class ProgressMeter {
+public:
+    explicit ProgressMeter(Observer& observer)
+        : observer_(observer), start_(std::chrono::steady_clock::now()) {}
+    void report(double done, double total) {
+        const double fraction = total > 0 ? std::min(1.0, done / total) : 1.0;
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        observer_.progress(fraction, fraction > 0 ? elapsed * (1.0 - fraction) / fraction : -1.0);
+    }
+
+private:
+    Observer& observer_;
+    std::chrono::steady_clock::time_point start_;
 };
 
 // Shared between the thread that asks for a stop and the engine, which polls it between

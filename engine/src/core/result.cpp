@@ -1,4 +1,4 @@
-#include "trainscope/engine/result.h"
+#include "core/result.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,29 +26,39 @@ Stats computeStats(const std::vector<double>& values) {
     return s;
 }
 
-std::string_view toString(RunStatus s) {
-    switch (s) {
-        case RunStatus::Ok: return "ok";
-        case RunStatus::OOM: return "OOM";
-        case RunStatus::Failed: return "failed";
-        case RunStatus::Cancelled: return "cancelled";
-    }
+namespace {
+constexpr std::pair<std::string_view, Status> kStatuses[] = {{"ok", Status::Ok},
+                                                             {"OOM", Status::OOM},
+                                                             {"failed", Status::Failed},
+                                                             {"unsupported", Status::Unsupported},
+                                                             {"cancelled", Status::Cancelled}};
+}  // namespace
+
+std::string_view toString(Status s) {
+    for (const auto& [name, v] : kStatuses)
+        if (v == s) return name;
     return "?";
 }
 
-void summarize(BenchResult& r) {
-    std::vector<double> f, b, o, t;
-    for (const auto& s : r.steps) {
-        if (s.warmup) continue;
-        f.push_back(s.forward_ms);
-        b.push_back(s.backward_ms);
-        o.push_back(s.optimizer_ms);
-        t.push_back(s.total_ms);
-    }
-    r.forward = computeStats(f);
-    r.backward = computeStats(b);
-    r.optimizer = computeStats(o);
-    r.total = computeStats(t);
+std::optional<Status> parseStatus(std::string_view s) {
+    for (const auto& [name, v] : kStatuses)
+        if (name == s) return v;
+    return std::nullopt;
+}
+
+const std::vector<Status>& allStatuses() {
+    static const std::vector<Status> all = [] {
+        std::vector<Status> v;
+        for (const auto& [name, s] : kStatuses) v.push_back(s);
+        return v;
+    }();
+    return all;
+}
+
+std::string namesOf(const std::vector<Status>& all) {
+    std::string out;
+    for (Status s : all) out += (out.empty() ? "" : ", ") + std::string(toString(s));
+    return out;
 }
 
 }  // namespace ts

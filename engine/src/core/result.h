@@ -1,12 +1,13 @@
-// Results of a run: plain value types (no LibTorch, no Qt), streamed through the observer
-// and stored as they arrive.
+// What every lab's results share: where they were measured, statistics, status. Plain
+// value types (no LibTorch, no Qt).
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
-#include "trainscope/engine/config.h"
 
 namespace ts {
 
@@ -23,20 +24,6 @@ struct Environment {
     std::string trainscope_version;
 };
 
-// One training step as measured. Times in milliseconds; memory in bytes (0 on the CPU).
-struct StepSample {
-    int index = 0;        // 0-based over warm-up and measured steps together
-    bool warmup = false;  // warm-up steps are recorded but not in the statistics
-    double forward_ms = 0;
-    double backward_ms = 0;   // 0 in forward mode
-    double optimizer_ms = 0;  // 0 unless train mode
-    double total_ms = 0;
-    double loss = 0;
-    int64_t memory_allocated = 0;  // after the step
-    int64_t memory_reserved = 0;
-    int64_t memory_peak = 0;  // peak allocated during the step
-};
-
 struct Stats {
     int count = 0;
     double mean = 0, std = 0, median = 0, min = 0, max = 0;
@@ -46,22 +33,11 @@ struct Stats {
 // Sample statistics (std with Bessel's correction; 0 for fewer than two values).
 Stats computeStats(const std::vector<double>& values);
 
-enum class RunStatus { Ok, OOM, Failed, Cancelled };
-std::string_view toString(RunStatus s);
-
-struct BenchResult {
-    BenchConfig config;
-    RunStatus status = RunStatus::Ok;
-    std::string error;       // the message for OOM / Failed
-    int64_t oom_bytes = 0;   // bytes the failed allocation asked for, when known
-    int64_t parameter_count = 0;
-    std::vector<StepSample> steps;  // warm-up and measured, in order
-    Stats forward, backward, optimizer, total;  // over measured steps only
-    int64_t peak_memory = 0;  // bytes, over the whole run (0 on the CPU)
-    Environment environment;
-};
-
-// Recomputes the four Stats of `r` from its measured (non-warm-up) steps.
-void summarize(BenchResult& r);
+// How a point, cell or step of any lab ended. Failures are results, not exceptions.
+enum class Status { Ok, OOM, Failed, Unsupported, Cancelled };
+std::string_view toString(Status s);  // "ok", "OOM", "failed", "unsupported", "cancelled"
+std::optional<Status> parseStatus(std::string_view s);
+const std::vector<Status>& allStatuses();
+std::string namesOf(const std::vector<Status>&);
 
 }  // namespace ts

@@ -1,4 +1,4 @@
-#include "trainscope/engine/store.h"
+#include "core/store.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -7,12 +7,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 
-#include "trainscope/engine/json.h"
 
 namespace ts {
 namespace {
@@ -112,7 +110,7 @@ void exec(sqlite3* db, const std::string& path, const char* sql) {
 RunInfo runFromRow(sqlite3_stmt* st) {
     RunInfo r;
     r.id = sqlite3_column_int64(st, 0);
-    r.kind = columnText(st, 1);
+    r.lab = columnText(st, 1);
     r.label = columnText(st, 2);
     r.created = columnText(st, 3);
     r.device_name = columnText(st, 4);
@@ -261,73 +259,51 @@ int64_t ResultStore::createRun(const std::string& kind, const std::string& label
     return id;
 }
 
-void ResultStore::insertPoint(int64_t run_id, int index, std::string_view status,
-                              const std::string& config_json, const std::string& result_json) {
+void ResultStore::addRow(int64_t run_id, const StoredRow& row) {
     Locked lock(db_);
     // One autocommit INSERT: its own transaction, durable once this returns.
     Statement st(db_, path_,
                  "INSERT INTO points(run_id, idx, status, config_json, result_json) "
                  "VALUES(?1, ?2, ?3, ?4, ?5)");
-    st.bind(1, run_id).bind(2, int64_t{index}).bind(3, status);
-    st.bind(4, config_json).bind(5, result_json);
+    st.bind(1, run_id).bind(2, int64_t{row.index}).bind(3, toString(row.status));
+    st.bind(4, row.config_json).bind(5, row.result_json);
     try {
         st.step();
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(
-            fmt::format("{} (adding point {} to run {})", e.what(), index, run_id));
+            fmt::format("{} (adding point {} to run {})", e.what(), row.index, run_id));
     }
 }
 
-template <typename T, typename Parse>
-std::vector<T> ResultStore::readPoints(int64_t run_id, std::string_view kind, Parse parse) const {
+std::vector<StoredRow> ResultStore::rows(int64_t run_id, std::string_view lab) const {
     Locked lock(db_);
     {
-        // Each kind has its own point shape; reading one as another would invent values.
         Statement k(db_, path_, "SELECT kind FROM runs WHERE id = ?1");
         k.bind(1, run_id);
-        if (k.step() && columnText(k.get(), 0) != kind)
+        if (k.step() && columnText(k.get(), 0) != lab)
             throw std::runtime_error(fmt::format("results store {}: run {} is of kind '{}', not '{}'", path_,
-                                                 run_id, columnText(k.get(), 0), kind));
+                                                 run_id, columnText(k.get(), 0), lab));
     }
-    Statement st(db_, path_, "SELECT idx, result_json FROM points WHERE run_id = ?1 ORDER BY idx");
+    Statement st(db_, path_,
+                 "SELECT idx, status, config_json, result_json FROM points WHERE run_id = ?1 ORDER BY idx");
     st.bind(1, run_id);
-    std::vector<T> out;
+    std::vector<StoredRow> out;
     while (st.step()) {
-        const int idx = sqlite3_column_int(st.get(), 0);
-        try {
-            out.push_back(parse(nlohmann::json::parse(columnText(st.get(), 1))));
-        } catch (const std::exception& e) {
-            throw std::runtime_error(fmt::format("results store {}: run {} point {}: {}", path_,
-                                                 run_id, idx, e.what()));
-        }
+        StoredRow r;
+        r.index = sqlite3_column_int(st.get(), 0);
+        r.status = parseStatus(columnText(st.get(), 1)).value_or(Status::Failed);
+        r.config_json = columnText(st.get(), 2);
+        r.result_json = columnText(st.get(), 3);
+        out.push_back(std::move(r));
     }
     return out;
-}
-
-void ResultStore::addPoint(int64_t run_id, int index, const BenchResult& result) {
-    insertPoint(run_id, index, toString(result.status), toJson(result.config).dump(),
-                toJson(result).dump());
-}
-
-void ResultStore::addAttentionCell(int64_t run_id, int index, const AttentionCell& cell) {
-    // The cell's problem (everything but its measurements) doubles as its configuration.
-    nlohmann::json config = toJson(cell);
-    for (const char* k : {"status", "error", "forward_ms", "backward_ms", "forward_backward_ms",
-                          "forward_tflops", "backward_tflops", "forward_backward_tflops",
-                          "memory_before_backward", "peak_memory", "err_out", "err_grad", "tolerance"})
-        config.erase(k);
-    insertPoint(run_id, index, toString(cell.status), config.dump(), toJson(cell).dump());
-}
-
-std::vector<AttentionCell> ResultStore::attentionCells(int64_t run_id) const {
-    return readPoints<AttentionCell>(run_id, "attention", [](const nlohmann::json& j) { return attentionCellFromJson(j); });
 }
 
 std::vector<RunInfo> ResultStore::listRuns() const {
     Locked lock(db_);
     const std::string sql = std::string(kRunSelect) + "GROUP BY r.id ORDER BY r.id DESC";
     Statement st(db_, path_, sql.c_str());
-    st.bind(1, toString(RunStatus::Ok));
+    st.bind(1, toString(Status::Ok));
     std::vector<RunInfo> runs;
     while (st.step()) runs.push_back(runFromRow(st.get()));
     return runs;
@@ -337,13 +313,9 @@ std::optional<RunInfo> ResultStore::run(int64_t id) const {
     Locked lock(db_);
     const std::string sql = std::string(kRunSelect) + "WHERE r.id = ?2 GROUP BY r.id";
     Statement st(db_, path_, sql.c_str());
-    st.bind(1, toString(RunStatus::Ok)).bind(2, id);
+    st.bind(1, toString(Status::Ok)).bind(2, id);
     if (!st.step()) return std::nullopt;
     return runFromRow(st.get());
-}
-
-std::vector<BenchResult> ResultStore::points(int64_t run_id) const {
-    return readPoints<BenchResult>(run_id, "bench", [](const nlohmann::json& j) { return resultFromJson(j); });
 }
 
 bool ResultStore::removeRun(int64_t id) {

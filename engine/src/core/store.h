@@ -1,6 +1,7 @@
-// The results store: one SQLite file. A run (one CLI call or one press of Run) holds its
-// points; each point is written in its own transaction the moment it finishes, so a crash
-// or a kill loses no finished point.
+// The results store: one SQLite file. A run (one CLI call or one press of Run) of some lab
+// holds its rows (points, cells, ...); each row is written in its own transaction the moment
+// it finishes, so a crash or a kill loses no finished row. The store knows labs only by their
+// id and rows only as JSON text: each lab reads its own rows (benchmark_report.h, ...).
 #pragma once
 
 #include <cstdint>
@@ -10,20 +11,26 @@
 #include <string_view>
 #include <vector>
 
-#include "trainscope/engine/attention_bench.h"
-#include "trainscope/engine/result.h"
+#include "core/result.h"
 
 struct sqlite3;
 
 namespace ts {
 
+struct StoredRow {
+    int index = 0;
+    Status status = Status::Ok;
+    std::string config_json;  // what the row measured
+    std::string result_json;  // the whole result
+};
+
 struct RunInfo {
     int64_t id = 0;
-    std::string kind;        // "bench" or "attention" (later "ddp", ...)
+    std::string lab;         // the lab's id: "bench", "attention", ... (the column "kind")
     std::string label;       // free text given by the user
     std::string created;     // ISO 8601 UTC
     std::string device_name;
-    int point_count = 0;     // points stored so far
+    int point_count = 0;     // rows stored so far
     int ok_count = 0;        // of those, status Ok
     std::string spec_json;   // the sweep as asked for
 };
@@ -41,28 +48,22 @@ public:
     // else ~/.local/share/trainscope/results.db.
     static std::string defaultPath();
 
-    int64_t createRun(const std::string& kind, const std::string& label,
+    int64_t createRun(const std::string& lab, const std::string& label,
                       const std::string& spec_json, const std::string& device_name);
-    void addPoint(int64_t run_id, int index, const BenchResult& result);
+    // One row, in its own transaction: durable once this returns.
+    void addRow(int64_t run_id, const StoredRow& row);
 
     std::vector<RunInfo> listRuns() const;
     std::optional<RunInfo> run(int64_t id) const;
-    // The points of a "bench" run (throws for a run of another kind).
-    std::vector<BenchResult> points(int64_t run_id) const;
-    // Attention runs keep one cell per point, stored the same way (own transaction each).
-    void addAttentionCell(int64_t run_id, int index, const AttentionCell& cell);
-    std::vector<AttentionCell> attentionCells(int64_t run_id) const;
+    // The rows of a run of `lab`, in order. Throws for a run of another lab: each lab has
+    // its own row shape, and reading one as another would invent values.
+    std::vector<StoredRow> rows(int64_t run_id, std::string_view lab) const;
     // Deletes a run and its points; false if there was none.
     bool removeRun(int64_t id);
 
     const std::string& path() const { return path_; }
 
 private:
-    void insertPoint(int64_t run_id, int index, std::string_view status,
-                     const std::string& config_json, const std::string& result_json);
-    template <typename T, typename Parse>
-    std::vector<T> readPoints(int64_t run_id, std::string_view kind, Parse parse) const;
-
     std::string path_;
     sqlite3* db_ = nullptr;
 };

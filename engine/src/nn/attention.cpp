@@ -1,11 +1,49 @@
-#include "attention.h"
+#include "nn/attention.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
+
+#include <array>
 
 #include <cmath>
 #include <limits>
 
 namespace ts {
+
+namespace {
+
+// Enables exactly one of LibTorch's fused attention backends for its lifetime.
+class SdpaBackendScope {
+public:
+    explicit SdpaBackendScope(AttentionImpl impl) {
+        auto& c = at::globalContext();
+        prev_ = {c.userEnabledFlashSDP(), c.userEnabledMemEfficientSDP(), c.userEnabledCuDNNSDP(),
+                 c.userEnabledMathSDP()};
+        if (impl == AttentionImpl::Sdpa) return;
+        active_ = true;
+        set(impl == AttentionImpl::SdpaFlash, impl == AttentionImpl::SdpaEfficient, impl == AttentionImpl::SdpaCudnn,
+            impl == AttentionImpl::SdpaMath);
+    }
+    ~SdpaBackendScope() {
+        if (active_) set(prev_[0], prev_[1], prev_[2], prev_[3]);
+    }
+    SdpaBackendScope(const SdpaBackendScope&) = delete;
+    SdpaBackendScope& operator=(const SdpaBackendScope&) = delete;
+
+private:
+    static void set(bool flash, bool efficient, bool cudnn, bool math) {
+        auto& c = at::globalContext();
+        c.setSDPUseFlash(flash);
+        c.setSDPUseMemEfficient(efficient);
+        c.setSDPUseCuDNN(cudnn);
+        c.setSDPUseMath(math);
+    }
+    std::array<bool, 4> prev_{};
+    bool active_ = false;
+};
+
+}  // namespace
+
 
 at::Tensor naiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           bool causal) {
@@ -25,13 +63,19 @@ at::Tensor sdpaAttention(const at::Tensor& q, const at::Tensor& k, const at::Ten
                                             /*is_causal=*/causal);
 }
 
-at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                  Attention backend, bool causal) {
-    switch (backend) {
-        case Attention::Naive: return naiveAttention(q, k, v, causal);
-        case Attention::Sdpa: return sdpaAttention(q, k, v, causal);
-        case Attention::Tiled: return tiledAttention(q, k, v, causal);
-        case Attention::Flash: return flashAttention(q, k, v, causal);
+at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, AttentionImpl impl, bool causal) {
+    switch (impl) {
+        case AttentionImpl::Naive: return naiveAttention(q, k, v, causal);
+        case AttentionImpl::Tiled: return tiledAttention(q, k, v, causal);
+        case AttentionImpl::Flash: return flashAttention(q, k, v, causal);
+        case AttentionImpl::Sdpa:
+        case AttentionImpl::SdpaFlash:
+        case AttentionImpl::SdpaEfficient:
+        case AttentionImpl::SdpaCudnn:
+        case AttentionImpl::SdpaMath: {
+            SdpaBackendScope scope(impl);
+            return sdpaAttention(q, k, v, causal);
+        }
     }
     return naiveAttention(q, k, v, causal);
 }

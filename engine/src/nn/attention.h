@@ -4,14 +4,14 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "trainscope/engine/config.h"
+#include "core/config.h"
 
 namespace ts {
 
 // Scaled dot-product attention with the chosen backend; `causal` masks key j > query i
 // (aligned at the start when query and key lengths differ). Differentiable for every backend.
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                  Attention backend, bool causal);
+                  AttentionImpl impl, bool causal);
 
 // QKᵀ/√d, causal mask, softmax, ·V, as the course writes it.
 at::Tensor naiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

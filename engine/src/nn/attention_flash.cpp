@@ -7,7 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attention.h"
+#include "nn/attention.h"
 #include "trainscope/kernels/flash_attention.h"
 
 namespace ts {

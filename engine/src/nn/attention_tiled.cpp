@@ -1,6 +1,6 @@
 // FlashAttention-2 (Dao, 2023), algorithms 1 and 2, in LibTorch ops: the reference for the
 // CUDA kernels. Causal masks key j > query i, aligned at position 0 as in naiveAttention.
-#include "attention_tiled.h"
+#include "nn/attention_tiled.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attention.h"
+#include "nn/attention.h"
 
 namespace ts {
 

@@ -3,7 +3,7 @@
 
 #include <ATen/autocast_mode.h>
 
-#include "trainscope/engine/config.h"
+#include "core/config.h"
 
 namespace ts {
 

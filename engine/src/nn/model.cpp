@@ -1,10 +1,10 @@
-#include "model.h"
+#include "nn/model.h"
 
 #include <ATen/ATen.h>
 
 #include <cmath>
 
-#include "attention.h"
+#include "nn/attention.h"
 
 namespace ts {
 namespace {
@@ -52,7 +52,7 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& cfg,
 }
 
 at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& cos,
-                                         const at::Tensor& sin, Attention attention) {
+                                         const at::Tensor& sin, AttentionImpl attention) {
     const int64_t b = x.size(0), s = x.size(1), h = num_heads_, dh = d_model_ / num_heads_;
     at::Tensor qkv = at::linear(rmsNorm(x, norm1_), w_qkv_).view({b, s, 3, h, dh});
     at::Tensor q = qkv.select(2, 0).transpose(1, 2);
@@ -67,7 +67,7 @@ at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& 
     return y + at::linear(at::silu(halves[0]) * halves[1], w_2_);
 }
 
-TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, Attention attention,
+TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, AttentionImpl attention,
                                      const at::TensorOptions& options)
     : cfg_(cfg), attention_(attention) {
     embedding_ = register_parameter("embedding", truncNormal({cfg.vocab_size, cfg.d_model}, 1.0, options));

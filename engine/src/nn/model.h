@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "trainscope/engine/config.h"
+#include "core/config.h"
 
 namespace ts {
 
@@ -20,7 +20,7 @@ class TransformerBlockImpl : public torch::nn::Module {
 public:
     TransformerBlockImpl(const ModelConfig& cfg, const at::TensorOptions& options);
     at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                       Attention attention);
+                       AttentionImpl attention);
 
 private:
     int64_t d_model_, num_heads_, d_ff_;
@@ -32,16 +32,16 @@ class TransformerLMImpl : public torch::nn::Module {
 public:
     // Random weights, created directly on the device of `options` (a 2.7B model never
     // passes through host memory).
-    TransformerLMImpl(const ModelConfig& cfg, Attention attention,
+    TransformerLMImpl(const ModelConfig& cfg, AttentionImpl attention,
                       const at::TensorOptions& options);
     // tokens (batch, seq) int64 → logits (batch, seq, vocab).
     at::Tensor forward(const at::Tensor& tokens);
     const ModelConfig& config() const { return cfg_; }
-    void setAttention(Attention a) { attention_ = a; }
+    void setAttention(AttentionImpl a) { attention_ = a; }
 
 private:
     ModelConfig cfg_;
-    Attention attention_;
+    AttentionImpl attention_;
     at::Tensor embedding_, norm_final_, lm_head_;
     at::Tensor rope_cos_, rope_sin_;  // (context_length, head_dim / 2), buffers
     std::vector<TransformerBlock> blocks_;

@@ -1,4 +1,4 @@
-#include "optimizer.h"
+#include "nn/optimizer.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>

@@ -1,4 +1,4 @@
-#include "trainscope/engine/environment.h"
+#include "runtime/environment.h"
 
 #include <ATen/Context.h>
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#include "attention.h"
+#include "nn/attention.h"
 
 namespace ts {
 namespace {
@@ -147,25 +147,29 @@ Environment currentEnvironment(const std::string& device) {
     return e;
 }
 
-std::vector<std::string> checkRunnable(const BenchConfig& config) {
+std::vector<std::string> checkRunnable(const RunNeeds& needs) {
     std::vector<std::string> problems;
     const Capabilities& caps = capabilities();
-    const DeviceInfo* d = findDevice(config.device);
+    if (auto e = validateDevice(needs.device); !e.empty()) return {e};
+    const DeviceInfo* d = findDevice(needs.device);
     if (!d) {
         if (!caps.torch_cuda_build)
-            problems.push_back(fmt::format("device '{}': this LibTorch is a CPU-only build", config.device));
+            problems.push_back(fmt::format("device '{}': this LibTorch is a CPU-only build", needs.device));
         else if (!caps.cuda_available)
-            problems.push_back(fmt::format("device '{}': no CUDA device is available", config.device));
+            problems.push_back(fmt::format("device '{}': no CUDA device is available", needs.device));
         else
             problems.push_back(fmt::format("device '{}': there are only {} CUDA device(s)",
-                                           config.device, caps.devices.size() - 1));
+                                           needs.device, caps.devices.size() - 1));
         return problems;
     }
-    if (config.precision == Precision::BF16 && !d->bf16)
-        problems.push_back(fmt::format("{} does not support bf16 (needs compute capability 8.0)", d->name));
-    if (config.precision == Precision::FP16 && !d->fp16)
-        problems.push_back(fmt::format("{} does not support fp16 autocast", d->name));
-    if (config.attention == Attention::Flash) {
+    for (Precision p : needs.precisions) {
+        if (p == Precision::BF16 && !d->bf16)
+            problems.push_back(fmt::format("{} does not support bf16 (needs compute capability 8.0)", d->name));
+        if (p == Precision::FP16 && !d->fp16)
+            problems.push_back(fmt::format("{} does not support fp16 autocast", d->name));
+    }
+    for (AttentionImpl a : needs.attentions) {
+        if (a != AttentionImpl::Flash) continue;
         if (!caps.flash_kernels)
             problems.push_back("attention 'flash': this build has no CUDA attention kernels");
         else if (d->id == "cpu")

@@ -4,7 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "trainscope/engine/result.h"
+#include "core/config.h"
+#include "core/result.h"
 
 namespace ts {
 
@@ -32,8 +33,16 @@ const Capabilities& capabilities();
 // The environment of a run on `device` ("cpu", "cuda", "cuda:N"), dated now.
 Environment currentEnvironment(const std::string& device);
 
-// Why `config` cannot run on this machine, or empty if it can (device present, dtype
-// supported, backend built). Complements validateBench(), which checks the values alone.
-std::vector<std::string> checkRunnable(const BenchConfig& config);
+// What a run needs of this machine: a device, the precisions it computes in, the attention
+// implementations it calls. Every lab asks through this one check.
+struct RunNeeds {
+    std::string device = "cpu";
+    std::vector<Precision> precisions;
+    std::vector<AttentionImpl> attentions;
+};
+
+// Why a run with these needs cannot run here (device absent, dtype unsupported, kernels not
+// built), each a sentence; empty if it can. Complements each lab's validation of its values.
+std::vector<std::string> checkRunnable(const RunNeeds& needs);
 
 }  // namespace ts

@@ -1,0 +1,236 @@
+// `trainscope-cli bench`: the benchmark lab from the command line. A comma list in a flag
+// sweeps it; every finished point is stored.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "benchmark/benchmark.h"
+#include "benchmark/benchmark_json.h"
+#include "benchmark/benchmark_report.h"
+#include "cli_common.h"
+#include "core/store.h"
+#include "runtime/environment.h"
+
+namespace {
+
+using namespace ts::cli;
+
+template <typename T, typename Parse>
+std::vector<T> parseList(const std::string& flag, const std::string& value, Parse parse,
+                         const char* allowed) {
+    std::vector<T> out;
+    for (const auto& item : splitList(value)) {
+        auto v = parse(item);
+        if (!v) throw BadInput(fmt::format("{}: '{}' is not one of {}", flag, item, allowed));
+        out.push_back(*v);
+    }
+    if (out.empty()) throw BadInput(fmt::format("{}: no value given", flag));
+    return out;
+}
+
+// Prints progress on stderr and, with --jsonl, every step and result on stdout.
+class CliObserver : public ts::BenchObserver {
+public:
+    CliObserver(bool jsonl, bool quiet) : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
+    void pointStarted(int index, int count, const ts::BenchConfig& c) override {
+        count_ = count;
+        current_ = c;
+        if (!quiet_)
+            std::fprintf(stderr, "%s[%d/%d] %s ctx=%lld batch=%lld %s %s %s on %s\n", tty_ ? "\r\033[K" : "",
+                         index + 1, count, c.model.name.c_str(), static_cast<long long>(c.model.context_length),
+                         static_cast<long long>(c.batch_size), std::string(ts::toString(c.precision)).c_str(),
+                         std::string(ts::toString(c.attention)).c_str(), std::string(ts::toString(c.mode)).c_str(),
+                         c.device.c_str());
+    }
+    void stepFinished(int point, const ts::StepSample& s) override {
+        if (jsonl_) {
+            nlohmann::json j = ts::toJson(s);
+            j["type"] = "step";
+            j["point"] = point;
+            std::cout << j.dump() << '\n' << std::flush;
+        }
+        if (!quiet_ && tty_)
+            std::fprintf(stderr, "\r\033[K    step %d/%d%s  %.2f ms  loss %.4f", s.index + 1,
+                         current_.warmup + current_.steps, s.warmup ? " (warm-up)" : "", s.total_ms, s.loss);
+    }
+    void pointFinished(int point, const ts::BenchResult& r) override {
+        if (jsonl_) {
+            nlohmann::json j = ts::toJson(r);
+            j["type"] = "result";
+            j["point"] = point;
+            std::cout << j.dump() << '\n' << std::flush;
+        }
+        if (!quiet_) {
+            if (tty_) std::fputs("\r\033[K", stderr);
+            if (r.status == ts::Status::Ok)
+                std::fprintf(stderr, "    total %.2f ± %.2f ms per step\n", r.total.mean, r.total.std);
+            else
+                std::fprintf(stderr, "    %s: %s\n", std::string(ts::toString(r.status)).c_str(), r.error.c_str());
+        }
+    }
+    void log(ts::LogLevel level, const std::string& message) override {
+        if (level != ts::LogLevel::Info || !quiet_) {
+            if (level == ts::LogLevel::Error) std::fprintf(stderr, "error: %s\n", message.c_str());
+        }
+    }
+
+private:
+    bool jsonl_, quiet_, tty_;
+    int count_ = 0;
+    ts::BenchConfig current_;
+};
+
+struct BenchOptions {
+    std::string size = "small", context = "256", precision = "fp32", attention = "naive";
+    std::string mode = "train", warmup = "5", batch_size = "4", device, sweep_file, db, label;
+    std::optional<int64_t> d_model, d_ff, num_layers, num_heads, vocab_size;
+    int steps = 10;
+    uint64_t seed = 0;
+    double lr = 1e-4;
+    bool markdown = false, csv = false, jsonl = false, no_store = false, quiet = false;
+};
+
+std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spec_json) {
+    ts::SweepSpec spec;
+    if (!o.sweep_file.empty()) {
+        std::ifstream in(o.sweep_file);
+        if (!in) throw BadInput(fmt::format("--sweep: cannot read '{}'", o.sweep_file));
+        try {
+            spec = ts::sweepFromJson(nlohmann::json::parse(in));
+        } catch (const nlohmann::json::exception& e) {
+            throw BadInput(fmt::format("--sweep {}: not valid JSON: {}", o.sweep_file, e.what()));
+        } catch (const std::invalid_argument& e) {
+            throw BadInput(fmt::format("--sweep {}: {}", o.sweep_file, e.what()));
+        }
+    } else {
+        ts::BenchConfig& b = spec.base;
+        const bool custom = o.d_model || o.d_ff || o.num_layers || o.num_heads;
+        for (const auto& s : splitList(o.size)) {
+            if (s != "custom" && !ts::modelPreset(s))
+                throw BadInput(fmt::format("--size: '{}' is not one of {}, custom", s,
+                                           fmt::join(ts::modelPresetNames(), ", ")));
+            spec.sizes.push_back(s);
+        }
+        if (custom) {
+            // Custom dimensions start from the (single) size given and override it.
+            if (spec.sizes.size() > 1) throw BadInput("--d-model/--d-ff/--num-layers/--num-heads need a single --size");
+            b.model = spec.sizes.empty() || spec.sizes[0] == "custom" ? ts::ModelConfig{} : *ts::modelPreset(spec.sizes[0]);
+            b.model.name = "custom";
+            if (o.d_model) b.model.d_model = *o.d_model;
+            if (o.d_ff) b.model.d_ff = *o.d_ff;
+            if (o.num_layers) b.model.num_layers = *o.num_layers;
+            if (o.num_heads) b.model.num_heads = *o.num_heads;
+            spec.sizes = {"custom"};
+        }
+        if (o.vocab_size) b.model.vocab_size = *o.vocab_size;
+        for (const auto& c : splitList(o.context)) {
+            auto v = parseInt(c);
+            if (!v) throw BadInput(fmt::format("--context-length: '{}' is not a whole number", c));
+            spec.context_lengths.push_back(*v);
+        }
+        for (const auto& bs : splitList(o.batch_size)) {
+            auto v = parseInt(bs);
+            if (!v) throw BadInput(fmt::format("--batch-size: '{}' is not a whole number", bs));
+            spec.batch_sizes.push_back(*v);
+        }
+        for (const auto& w : splitList(o.warmup)) {
+            auto v = parseInt(w);
+            if (!v) throw BadInput(fmt::format("--warmup: '{}' is not a whole number", w));
+            spec.warmups.push_back(static_cast<int>(*v));
+        }
+        spec.precisions = parseList<ts::Precision>("--precision", o.precision, ts::parsePrecision, "fp32, bf16, fp16");
+        spec.attentions = parseList<ts::AttentionImpl>("--attention", o.attention, ts::parseAttentionImpl,
+                                                       ts::namesOf(ts::allAttentionImpls()).c_str());
+        spec.modes = parseList<ts::Mode>("--mode", o.mode, ts::parseMode, "forward, forward-backward, train");
+        const std::string device = o.device.empty() ? (ts::capabilities().cuda_available ? "cuda" : "cpu") : o.device;
+        spec.devices = splitList(device);
+        b.steps = o.steps;
+        b.seed = o.seed;
+        b.learning_rate = o.lr;
+    }
+    std::vector<ts::BenchConfig> points;
+    try {
+        points = ts::expandSweep(spec);
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(e.what());
+    }
+    for (const auto& p : points) {
+        auto problems = ts::validateBench(p);
+        if (problems.empty()) problems = ts::checkBenchRunnable(p);
+        if (!problems.empty())
+            throw BadInput(fmt::format("{} (size {}, context {}, {} on {})", fmt::join(problems, "; "), p.model.name,
+                                       p.model.context_length, ts::toString(p.precision), p.device));
+    }
+    spec_json = ts::benchSpecJson(spec, points.size());
+    return points;
+}
+
+int runBench(const BenchOptions& o) {
+    std::string spec_json;
+    const std::vector<ts::BenchConfig> points = benchPoints(o, spec_json);
+    std::unique_ptr<ts::ResultStore> store;
+    int64_t run_id = 0;
+    if (!o.no_store) {
+        store = openStore(o.db);
+        run_id = store->createRun(ts::kBenchLab, o.label, spec_json, ts::currentEnvironment(points.front().device).device_name);
+        if (!o.quiet) std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
+    }
+    catchInterrupts();
+    CliObserver observer(o.jsonl, o.quiet);
+    const auto results = ts::runSweep(points, observer, interruptToken(), store.get(), run_id);
+    if (!o.jsonl) {
+        const auto format = o.csv ? ts::TableFormat::Csv : o.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text;
+        std::cout << ts::formatResults(results, format);
+        if (!o.csv && !results.empty())
+            std::cout << '\n' << ts::formatEnvironment(results.front().environment, o.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text);
+    }
+    if (interruptToken().cancelled()) return kInterrupted;
+    for (const auto& r : results)
+        if (r.status == ts::Status::Failed) return kRunFailed;
+    return kOk;
+}
+
+void addBenchCommand(CLI::App& app, int& code) {
+    auto o = std::make_shared<BenchOptions>();
+    auto* bench = app.add_subcommand("bench", "Time forward, backward and optimizer steps of the Transformer LM. "
+                                              "A comma list in --size, --context-length, --precision, --attention, "
+                                              "--mode, --warmup or --device sweeps it.");
+    bench->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
+    bench->add_option("--size", o->size, "Model size: " + fmt::format("{}", fmt::join(ts::modelPresetNames(), ", ")) + ", custom")->capture_default_str();
+    bench->add_option("--d-model", o->d_model, "Custom model width (overrides the size)");
+    bench->add_option("--d-ff", o->d_ff, "Custom feed-forward width");
+    bench->add_option("--num-layers", o->num_layers, "Custom number of layers");
+    bench->add_option("--num-heads", o->num_heads, "Custom number of heads");
+    bench->add_option("--vocab-size", o->vocab_size, "Vocabulary size (default 10000)");
+    bench->add_option("--context-length", o->context, "Context length(s)")->capture_default_str();
+    bench->add_option("--batch-size", o->batch_size, "Batch size(s)")->capture_default_str();
+    bench->add_option("--warmup", o->warmup, "Warm-up steps, left out of the statistics")->capture_default_str();
+    bench->add_option("--steps", o->steps, "Measured steps")->capture_default_str();
+    bench->add_option("--mode", o->mode, "forward | forward-backward | train")->capture_default_str();
+    bench->add_option("--precision", o->precision, "fp32 | bf16 | fp16 (autocast; fp16 training uses loss scaling)")->capture_default_str();
+    bench->add_option("--attention", o->attention, "naive | sdpa | tiled | flash")->capture_default_str();
+    bench->add_option("--device", o->device, "cpu | cuda | cuda:N (default: cuda when present)");
+    bench->add_option("--seed", o->seed, "Random seed for weights and batch")->capture_default_str();
+    bench->add_option("--lr", o->lr, "AdamW learning rate")->capture_default_str();
+    bench->add_option("--sweep", o->sweep_file, "A JSON sweep file instead of the flags (see docs/)");
+    bench->add_option("--db", o->db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    bench->add_option("--label", o->label, "A label for this run in the store");
+    bench->add_flag("--no-store", o->no_store, "Do not store the results");
+    auto* fmt_group = bench->add_option_group("output", "Output format (default: aligned table)");
+    fmt_group->add_flag("--markdown", o->markdown, "Markdown table shaped like the course writeups");
+    fmt_group->add_flag("--csv", o->csv, "CSV with every column");
+    fmt_group->add_flag("--jsonl", o->jsonl, "One JSON line per step and per result, streamed");
+    fmt_group->require_option(0, 1);
+    bench->add_flag("-q,--quiet", o->quiet, "No progress on stderr");
+    bench->callback([o, &code] { code = runBench(*o); });
+}
+
+const CommandRegistration registration(10, addBenchCommand);
+
+}  // namespace

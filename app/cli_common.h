@@ -1,0 +1,54 @@
+// What the CLI's commands share: exit codes, the bad-input error, list parsing, the store,
+// Ctrl-C, and the registry through which each lab's command file (cli_<lab>.cpp) adds its
+// subcommand without an edit anywhere else.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/observer.h"
+
+namespace CLI {
+class App;
+}
+
+namespace ts {
+class ResultStore;
+}
+
+namespace ts::cli {
+
+inline constexpr int kOk = 0, kBadInput = 2, kRunFailed = 3, kInterrupted = 130;
+
+// Bad input: the message names the bad value; main() prints it and exits with kBadInput.
+struct BadInput : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// "a, b,c" → {"a", "b", "c"}; blanks trimmed, empty items dropped.
+std::vector<std::string> splitList(const std::string& s);
+// A whole number, or nullopt ("12abc", "").
+std::optional<int64_t> parseInt(const std::string& s);
+
+// Opens the store at `db` (empty: the default); a failure is bad input naming --db.
+std::unique_ptr<ResultStore> openStore(const std::string& db);
+
+// Ctrl-C and SIGTERM cancel this token from now on.
+CancelToken& interruptToken();
+void catchInterrupts();
+
+// A lab's subcommand: `add` registers it on the app; when it runs it sets `exit_code`.
+using AddCommand = void (*)(CLI::App& app, int& exit_code);
+// Registers a command at start-up (a static object in the command's file); `order` sorts
+// the commands in --help.
+struct CommandRegistration {
+    CommandRegistration(int order, AddCommand add);
+};
+// Every registered command, in order.
+std::vector<AddCommand> registeredCommands();
+
+}  // namespace ts::cli

@@ -1,0 +1,103 @@
+// JSON of the attention lab's value types.
+#include "attention/attention_json.h"
+
+#include "attention/attention_report.h"
+#include "core/json_read.h"
+
+namespace ts {
+using namespace jsonio;
+
+json toJson(const AttentionCell& c) {
+    return {{"impl", toString(c.impl)},
+            {"dtype", toString(c.dtype)},
+            {"causal", c.causal},
+            {"batch", c.batch},
+            {"heads", c.heads},
+            {"head_dim", c.head_dim},
+            {"seq", c.seq},
+            {"status", toString(c.status)},
+            {"error", c.error},
+            {"forward_ms", number(c.forward_ms)},
+            {"backward_ms", number(c.backward_ms)},
+            {"forward_backward_ms", number(c.forward_backward_ms)},
+            {"forward_tflops", number(c.forward_tflops)},
+            {"backward_tflops", number(c.backward_tflops)},
+            {"forward_backward_tflops", number(c.forward_backward_tflops)},
+            {"memory_before_backward", c.memory_before_backward},
+            {"peak_memory", c.peak_memory},
+            {"err_out", number(c.err_out)},
+            {"err_grad", number(c.err_grad)},
+            {"tolerance", number(c.tolerance)}};
+}
+
+AttentionCell attentionCellFromJson(const json& j) {
+    requireObject(j, "");
+    AttentionCell c;
+    read(j, "", "impl", c.impl, toAttentionImpl);
+    read(j, "", "dtype", c.dtype, toPrecision);
+    read(j, "", "causal", c.causal, toBool);
+    read(j, "", "batch", c.batch, kInt64);
+    read(j, "", "heads", c.heads, kInt64);
+    read(j, "", "head_dim", c.head_dim, kInt64);
+    read(j, "", "seq", c.seq, kInt64);
+    read(j, "", "status", c.status, toStatus);
+    read(j, "", "error", c.error, toStr);
+    read(j, "", "forward_ms", c.forward_ms, toDouble);
+    read(j, "", "backward_ms", c.backward_ms, toDouble);
+    read(j, "", "forward_backward_ms", c.forward_backward_ms, toDouble);
+    read(j, "", "forward_tflops", c.forward_tflops, toDouble);
+    read(j, "", "backward_tflops", c.backward_tflops, toDouble);
+    read(j, "", "forward_backward_tflops", c.forward_backward_tflops, toDouble);
+    read(j, "", "memory_before_backward", c.memory_before_backward, kInt64);
+    read(j, "", "peak_memory", c.peak_memory, kInt64);
+    read(j, "", "err_out", c.err_out, toDouble);
+    read(j, "", "err_grad", c.err_grad, toDouble);
+    read(j, "", "tolerance", c.tolerance, toDouble);
+    return c;
+}
+
+std::string attentionProblemJson(const AttentionCell& cell) {
+    // The cell's problem (everything but its measurements) is its configuration.
+    json config = toJson(cell);
+    for (const char* k : {"status", "error", "forward_ms", "backward_ms", "forward_backward_ms", "forward_tflops",
+                          "backward_tflops", "forward_backward_tflops", "memory_before_backward", "peak_memory",
+                          "err_out", "err_grad", "tolerance"})
+        config.erase(k);
+    return config.dump();
+}
+
+json toJson(const AttentionBenchSpec& s) {
+    auto names = [](const auto& values) {
+        std::vector<std::string> out;
+        for (auto v : values) out.emplace_back(toString(v));
+        return out;
+    };
+    return {{"command", "attention"},
+            {"device", s.device},
+            {"impls", names(s.impls)},
+            {"seq_lens", s.seq_lens},
+            {"head_dims", s.head_dims},
+            {"batches", s.batches},
+            {"heads", s.heads},
+            {"dtypes", names(s.dtypes)},
+            {"causal", s.causal},
+            {"passes", names(s.passes)},
+            {"warmup", s.warmup},
+            {"steps", s.steps},
+            {"seed", s.seed},
+            {"check", s.check},
+            {"cells", attentionCellCount(s)}};
+}
+
+void storeAttentionCell(ResultStore& store, int64_t run_id, int index, const AttentionCell& cell) {
+    store.addRow(run_id, {index, cell.status, attentionProblemJson(cell), toJson(cell).dump()});
+}
+
+std::vector<AttentionCell> loadAttentionCells(const ResultStore& store, int64_t run_id) {
+    RunInfo info;
+    info.id = run_id;
+    info.lab = kAttentionLab;
+    return attentionCellsFromRows(info, store.rows(run_id, kAttentionLab));
+}
+
+}  // namespace ts

@@ -1,0 +1,96 @@
+// The attention lab's spec: pass names, the course's presets, validation, FLOP counts.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attention/attention_json.h"
+#include "attention/attention_lab.h"
+
+namespace ts {
+
+std::string_view toString(AttentionPass p) {
+    switch (p) {
+        case AttentionPass::Forward: return "forward";
+        case AttentionPass::Backward: return "backward";
+        case AttentionPass::ForwardBackward: return "forward-backward";
+    }
+    return "?";
+}
+
+std::optional<AttentionPass> parseAttentionPass(std::string_view s) {
+    for (auto p : {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward})
+        if (toString(p) == s) return p;
+    return std::nullopt;
+}
+
+std::optional<AttentionBenchSpec> attentionPreset(std::string_view name) {
+    AttentionBenchSpec s;
+    if (name == "a") {
+        s.impls = {AttentionImpl::Naive, AttentionImpl::Tiled, AttentionImpl::Sdpa, AttentionImpl::Flash};
+        s.seq_lens = {256, 1024, 4096, 8192, 16384};
+        s.head_dims = {16, 32, 64, 128};
+        s.dtypes = {Precision::FP32};
+        s.causal = {false};
+        s.batches = {8};
+        s.heads = {1};
+        s.passes = {AttentionPass::Forward, AttentionPass::Backward};
+        s.warmup = 2;
+        s.steps = 10;
+        return s;
+    }
+    if (name == "b") {
+        s.impls = {AttentionImpl::Naive, AttentionImpl::SdpaFlash, AttentionImpl::SdpaCudnn, AttentionImpl::Flash};
+        s.seq_lens = {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
+        s.head_dims = {16, 32, 64, 128};
+        s.dtypes = {Precision::BF16, Precision::FP32};
+        s.causal = {true};
+        s.batches = {1};
+        s.heads = {1};
+        s.passes = {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward};
+        s.warmup = 2;
+        s.steps = 5;
+        return s;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> validateAttentionSpec(const AttentionBenchSpec& s) {
+    std::vector<std::string> e;
+    auto positive = [&](const std::vector<int64_t>& v, const char* what) {
+        if (v.empty()) e.push_back(fmt::format("no {} given", what));
+        for (int64_t x : v)
+            if (x < 1) e.push_back(fmt::format("{} {} must be at least 1", what, x));
+    };
+    positive(s.seq_lens, "sequence length");
+    positive(s.head_dims, "head dim");
+    positive(s.batches, "batch size");
+    positive(s.heads, "head count");
+    if (s.impls.empty()) e.push_back("no implementation given");
+    if (s.dtypes.empty()) e.push_back("no dtype given");
+    if (s.causal.empty()) e.push_back("no causal setting given");
+    if (s.passes.empty()) e.push_back("no pass given");
+    if (s.warmup < 0) e.push_back(fmt::format("warm-up {} must be 0 or more", s.warmup));
+    if (s.steps < 1) e.push_back(fmt::format("steps {} must be at least 1", s.steps));
+    if (auto d = validateDevice(s.device); !d.empty()) e.push_back(d);
+    return e;
+}
+
+double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, bool causal, AttentionPass pass) {
+    double f = 4.0 * batch * heads * static_cast<double>(seq) * seq * head_dim;
+    if (causal) f /= 2;
+    switch (pass) {
+        case AttentionPass::Forward: return f;
+        case AttentionPass::Backward: return 2.5 * f;
+        case AttentionPass::ForwardBackward: return 3.5 * f;
+    }
+    return f;
+}
+
+size_t attentionCellCount(const AttentionBenchSpec& s) {
+    return s.batches.size() * s.heads.size() * s.dtypes.size() * s.causal.size() * s.head_dims.size() *
+           s.seq_lens.size() * s.impls.size();
+}
+
+std::string attentionSpecJson(const AttentionBenchSpec& s) { return toJson(s).dump(); }
+
+}  // namespace ts

@@ -1,0 +1,58 @@
+// The labs the engine offers, each known to the shared code (the store, `runs show/export`,
+// the window's History) by its id alone. Registering a lab is one line in engine/src/labs.cpp.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/store.h"
+
+namespace ts {
+
+enum class TableFormat { Text, Markdown, Csv };
+// How a stored run is shown: the table formats, or the run as one JSON document.
+enum class ReportFormat { Table, Markdown, Csv, Json };
+
+struct Lab {
+    std::string id;     // the store's run kind, the presets' and the window's name: "bench"
+    std::string title;  // "End-to-end benchmark"
+    // A stored run (its info and rows) in a format; throws std::runtime_error naming a row
+    // that cannot be read.
+    std::function<std::string(const RunInfo&, const std::vector<StoredRow>&, ReportFormat)> report;
+};
+
+// Every lab, in display order (engine/src/labs.cpp).
+const std::vector<Lab>& labs();
+// The lab of a stored run, or nullptr (a store written by a newer TrainScope).
+const Lab* findLab(std::string_view id);
+
+std::string rowError(const RunInfo& run, const StoredRow& row, const char* what);
+
+// Parses every row's result JSON with `parse`; an error names the run and the row.
+template <typename T, typename Parse>
+std::vector<T> parseRows(const RunInfo& run, const std::vector<StoredRow>& rows, Parse parse) {
+    std::vector<T> out;
+    out.reserve(rows.size());
+    for (const auto& row : rows) {
+        try {
+            out.push_back(parse(row.result_json));
+        } catch (const std::exception& e) {
+            throw std::runtime_error(rowError(run, row, e.what()));
+        }
+    }
+    return out;
+}
+
+// A CSV field, quoted where it must be.
+std::string csvEscape(const std::string& s);
+
+// The environment as "key: value" lines (Text), a Markdown list, or CSV "key,value" rows.
+std::string formatEnvironment(const Environment& env, TableFormat format);
+
+// The header line of a shown run: "run 3 (bench), 2026-11-23T10:00:00Z — 4 point(s), label".
+std::string runHeadline(const RunInfo& run, size_t row_count, std::string_view rows_word);
+
+}  // namespace ts

@@ -1,0 +1,68 @@
+#include "nn/training_step.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "nn/autocast.h"
+#include "runtime/device.h"
+
+namespace ts {
+
+namespace {
+at::TensorOptions floatOn(const c10::Device& device, uint64_t seed) {
+    at::manual_seed(seed);  // before any random tensor of the step: weights, then the batch
+    return at::TensorOptions().device(device).dtype(at::kFloat);
+}
+}  // namespace
+
+TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device)
+    : setup_(setup),
+      device_(device),
+      model_(setup.model, setup.attention, floatOn(device, setup.seed)),
+      params_(model_->parameters()),
+      optimizer_(params_, setup.learning_rate) {
+    const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
+    if (setup.precision == Precision::FP16 && setup.mode == Mode::Train) scaler_.emplace(options);
+    const auto tok = options.dtype(at::kLong);
+    const std::vector<int64_t> shape{setup.batch_size, setup.model.context_length};
+    inputs_ = at::randint(setup.model.vocab_size, shape, tok);
+    targets_ = at::randint(setup.model.vocab_size, shape, tok);
+}
+
+StepTimes TrainingStep::run(DeviceTimer& timer) {
+    resetPeakMemory(device_);
+    optimizer_.zeroGrad();
+    timer.mark(0);
+    at::Tensor loss;
+    {
+        std::optional<at::NoGradGuard> no_grad;
+        if (setup_.mode == Mode::Forward) no_grad.emplace();
+        AutocastScope autocast(device_.type(), setup_.precision);
+        loss = crossEntropy(model_->forward(inputs_), targets_);
+    }
+    timer.mark(1);
+    if (setup_.mode != Mode::Forward) (scaler_ ? scaler_->scale(loss) : loss).backward();
+    timer.mark(2);
+    if (setup_.mode == Mode::Train) {
+        if (scaler_)
+            scaler_->step(optimizer_, params_);
+        else
+            optimizer_.step();
+    }
+    timer.mark(3);
+    timer.wait(3);
+    StepTimes t;
+    t.forward_ms = timer.ms(0, 1);
+    t.backward_ms = setup_.mode == Mode::Forward ? 0.0 : timer.ms(1, 2);
+    t.optimizer_ms = setup_.mode == Mode::Train ? timer.ms(2, 3) : 0.0;
+    t.total_ms = timer.ms(0, 3);
+    t.loss = loss.item<double>();
+    const MemoryStats m = memoryStats(device_);
+    t.memory_allocated = m.allocated;
+    t.memory_reserved = m.reserved;
+    t.memory_peak = m.peak;
+    return t;
+}
+
+}  // namespace ts

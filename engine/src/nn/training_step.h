@@ -1,0 +1,62 @@
+// One training step of the Transformer LM, as every lab runs it: the model and its fused
+// AdamW built on the device, autocast, fp16 loss scaling, a random batch; each step marks its
+// phase boundaries on a DeviceTimer (0 before forward, 1 after forward and loss, 2 after
+// backward, 3 after the optimizer) and returns the phase times, loss and memory. The
+// benchmark times it; the profiler, memory and distributed labs wrap the same step.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <optional>
+#include <vector>
+
+#include "core/config.h"
+#include "nn/model.h"
+#include "nn/optimizer.h"
+
+namespace ts {
+
+class DeviceTimer;
+
+struct TrainingSetup {
+    ModelConfig model;
+    int64_t batch_size = 4;
+    Mode mode = Mode::Train;
+    Precision precision = Precision::FP32;
+    AttentionImpl attention = AttentionImpl::Naive;
+    uint64_t seed = 0;
+    double learning_rate = 1e-4;
+};
+
+// What one step measured. Times in ms; memory in bytes (0 on the CPU).
+struct StepTimes {
+    double forward_ms = 0, backward_ms = 0, optimizer_ms = 0, total_ms = 0;
+    double loss = 0;
+    int64_t memory_allocated = 0, memory_reserved = 0, memory_peak = 0;
+};
+
+class TrainingStep {
+public:
+    // Builds everything on `device` with the setup's seed. Throws LibTorch's errors (an
+    // out-of-memory among them) as they come.
+    TrainingStep(const TrainingSetup& setup, const c10::Device& device);
+
+    // Runs one step; the device's peak-memory counter is reset at its start.
+    StepTimes run(DeviceTimer& timer);
+
+    TransformerLM& model() { return model_; }
+    FusedAdamW& optimizer() { return optimizer_; }
+    const std::vector<at::Tensor>& parameters() const { return params_; }
+
+private:
+    TrainingSetup setup_;
+    c10::Device device_;
+    TransformerLM model_;
+    std::vector<at::Tensor> params_;
+    FusedAdamW optimizer_;
+    std::optional<GradScaler> scaler_;
+    at::Tensor inputs_, targets_;
+};
+
+}  // namespace ts

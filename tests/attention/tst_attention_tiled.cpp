@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
-#include <torch/torch.h>
 
 #include "nn/attention.h"
 #include "kernels/attention_testing.h"

@@ -7,7 +7,6 @@
 
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
-#include <torch/torch.h>
 
 #include <cstdio>
 #include <limits>

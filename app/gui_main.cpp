@@ -5,7 +5,7 @@
 #include <QJsonDocument>
 
 #include "shell/mainwindow.h"
-#include "shell/screenshot.h"
+#include "shell/automation.h"
 #include "common/theme.h"
 
 int main(int argc, char** argv) {

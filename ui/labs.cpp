@@ -1,23 +1,26 @@
-// One line per experiment. The window builds its experiment chooser from this list.
+// One line per lab. The window builds its lab chooser, its views and History's abilities
+// from this list.
+#include "labs.h"
+
 #include "attention/attentionpanel.h"
+#include "attention/attentionview.h"
 #include "benchmark/benchpanel.h"
-#include "common/experimentpanel.h"
+#include "benchmark/benchview.h"
 
 namespace ts::ui {
 
-template <typename Panel>
-static PanelEntry entry(const char* id, const char* title) {
-    return {QString::fromLatin1(id), QObject::tr(title),
-            [](QWidget* parent) -> ExperimentPanel* { return new Panel(parent); }};
+template <typename Panel, typename View>
+static LabEntry entry(const char* id, const char* title) {
+    return {QString::fromLatin1(id), QObject::tr(title), [] { return static_cast<LabPanel*>(new Panel); },
+            [] { return static_cast<LabView*>(new View); }};
 }
 
-const std::vector<PanelEntry>& experimentPanels() {
-    static const std::vector<PanelEntry> panels = {
-        entry<BenchPanel>("bench", "End-to-end benchmark"),
-        entry<AttentionPanel>("attention", "Attention benchmark"),
-        // entry<DdpPanel>("ddp", "Data parallel training"),  ← the next one: one line
+const std::vector<LabEntry>& uiLabs() {
+    static const std::vector<LabEntry> labs = {
+        entry<BenchPanel, BenchView>(kBenchLab, "End-to-end benchmark"),
+        entry<AttentionPanel, AttentionView>(kAttentionLab, "Attention benchmark"),
     };
-    return panels;
+    return labs;
 }
 
 }  // namespace ts::ui

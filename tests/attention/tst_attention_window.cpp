@@ -9,6 +9,8 @@
 #include <QPushButton>
 #include <QtTest>
 
+#include "common/windowtesting.h"
+
 #include <nlohmann/json.hpp>
 
 #include "attention/attentionmodel.h"
@@ -150,7 +152,9 @@ void TestAttention::realCpuRunThroughTheAdapter() {
     QVERIFY(job);
     RunController c;
     QList<AttentionCell> cells;
-    connect(&c, &RunController::itemArrived, this, [&](quint64, const QVariant& v) { cells << v.value<AttentionCell>(); });
+    connect(&c, &RunController::itemsArrived, this, [&](quint64, const QList<QVariant>& items) {
+        for (const QVariant& v : items) cells << v.value<AttentionCell>();
+    });
     QSignalSpy done(&c, &RunController::runFinished);
     QSignalSpy progress(&c, &RunController::progress);
     c.start(std::move(*job));
@@ -173,10 +177,10 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     w.resize(1400, 900);
     w.show();
     QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
-    // The registry's second panel brought its own tab.
-    const int tab = w.viewTab("attention");
-    QVERIFY(tab > MainWindow::CompareTab);
-    auto* view = qobject_cast<AttentionView*>(w.view("attention"));
+    // The registry's second lab brought its own view.
+    const QString tab = QStringLiteral("attention");
+    QVERIFY(w.labView("attention")->paneIndex(tab) >= 0);
+    auto* view = qobject_cast<AttentionView*>(w.labView("attention"));
     QVERIFY(view);
     auto* experiment = w.findChild<QComboBox*>(QStringLiteral("experiment"));
     experiment->setCurrentIndex(experiment->findData(QStringLiteral("attention")));
@@ -209,7 +213,7 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     QVERIFY(md.open(QIODevice::ReadOnly));
     QVERIFY(md.readAll().contains("| Implementation |"));
     // Stored, cell by cell, under a run of kind "attention".
-    const qint64 stored = w.document()->storeRunId();
+    const qint64 stored = attentionViewOf(&w)->storeRunId();
     QVERIFY(stored > 0);
     ResultStore store(dir.filePath("results.db").toStdString());
     QCOMPARE(store.run(stored)->lab, std::string("attention"));
@@ -233,7 +237,7 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     QVERIFY(w.startRun());
     QVERIFY(finished.wait(180000) || !finished.isEmpty());
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
-    const qint64 benchRun = w.document()->storeRunId();
+    const qint64 benchRun = benchViewOf(&w)->document()->storeRunId();
     QVERIFY(benchRun > 0);
     // The attention run, through the window.
     QVERIFY(w.selectExperiment("attention"));
@@ -247,10 +251,10 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     QVERIFY(finished.wait(120000) || finished.count() > 1);
     QCOMPARE(finished.count(), 2);
     QVERIFY(finished[1][0].value<RunOutcome>() == RunOutcome::Completed);
-    const qint64 attRun = w.document()->storeRunId();
+    const qint64 attRun = attentionViewOf(&w)->storeRunId();
     QVERIFY(attRun > benchRun);
     QVERIFY(w.logText().contains(QStringLiteral("Stored as run %1").arg(attRun)));
-    auto* view = qobject_cast<AttentionView*>(w.view("attention"));
+    auto* view = qobject_cast<AttentionView*>(w.labView("attention"));
     QVERIFY(view);
     const std::vector<AttentionCell> live = view->model()->cells();
     QCOMPARE(live.size(), size_t(2));
@@ -308,7 +312,7 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
 
     // Reopen: the Attention tab shows the same cells, and is the tab shown.
     view->clear();
-    w.showTab(MainWindow::StepsTab);
+    w.showTab(QStringLiteral("steps"));
     QVERIFY(!view->isVisible());
     QSignalSpy opened(&w, &MainWindow::storedRunOpened);
     h->selectRuns({attRun});
@@ -316,7 +320,7 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
     QCOMPARE(opened.last()[0].toLongLong(), attRun);
     QVERIFY(view->isVisible());  // its tab is the current one
-    QCOMPARE(w.document()->storeRunId(), attRun);
+    QCOMPARE(attentionViewOf(&w)->storeRunId(), attRun);
     const std::vector<AttentionCell>& reopened = view->model()->cells();
     QCOMPARE(reopened.size(), cells.size());
     for (size_t i = 0; i < cells.size(); ++i) {
@@ -332,9 +336,13 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     QVERIFY(md.open(QIODevice::ReadOnly));
     QVERIFY(md.readAll().contains("| Implementation |"));
 
-    // Replay or compare asked for anyway (the menu): nothing starts, no error is logged.
+    // Replay or compare asked for anyway (the menu): nothing starts, no error is logged, and
+    // Compare says why it refused (a scripted --compare ends on it instead of waiting).
+    QSignalSpy refused(&w, &MainWindow::comparisonFailed);
     w.replayStoredRun(attRun, 1000.0);
     w.compareStoredRuns(benchRun, attRun);
+    QVERIFY(refused.wait(10000) || !refused.isEmpty());
+    QVERIFY(refused[0][0].toString().contains(QStringLiteral("only runs of one kind")));
     QTest::qWait(300);
     QVERIFY(!w.isRunning());
     QVERIFY(!w.logText().contains(QStringLiteral("Could not")));
@@ -344,10 +352,15 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     open->click();
     QVERIFY(opened.wait(10000) || opened.count() > 1);
     QCOMPARE(opened.last()[0].toLongLong(), benchRun);
-    QCOMPARE(w.document()->storeRunId(), benchRun);
-    QCOMPARE(w.document()->results()->rowCount(), 1);
-    QCOMPARE(w.document()->steps()->rowCount(), 3);  // warm-up included
+    QCOMPARE(benchViewOf(&w)->document()->storeRunId(), benchRun);
+    QCOMPARE(benchViewOf(&w)->document()->results()->rowCount(), 1);
+    QCOMPARE(benchViewOf(&w)->document()->steps()->rowCount(), 3);  // warm-up included
     QVERIFY(!w.logText().contains(QStringLiteral("Could not")));
+
+    // A run that is not in the store: Compare fails, and says so.
+    w.compareStoredRuns(benchRun, 999999);
+    QVERIFY(refused.wait(10000) || refused.count() > 1);
+    QVERIFY(refused[1][0].toString().contains(QStringLiteral("not in the store")));
 }
 
 QTEST_MAIN(TestAttention)

@@ -85,7 +85,7 @@ void TestBenchPanel::badValuesAreFlaggedInPlace() {
     BenchPanel p;
     p.setCapabilities(caps_);
     p.setState(tinyState());
-    QSignalSpy changed(&p, &ExperimentPanel::changed);
+    QSignalSpy changed(&p, &LabPanel::changed);
     auto* ctx = qobject_cast<QLineEdit*>(p.fieldWidget("context"));
     QVERIFY(ctx);
     ctx->setText(QStringLiteral("32, abc"));

@@ -13,6 +13,8 @@
 #include <ctime>
 
 #include "common/exporter.h"
+#include "common/format.h"
+#include "benchmark/benchformat.h"
 #include "common/fakedata.h"
 #include "benchmark/memorychart.h"
 #include "common/qcp.h"
@@ -41,7 +43,10 @@ ExportContext context() {
     ctx.runLabel = QStringLiteral("test run");
     ctx.storeRunId = 42;
     ctx.environment = fake::result(fake::config("tiny", 32, Precision::FP32), 1).environment;
-    ctx.configs = {fake::config("small", 256, Precision::FP32), fake::config("small", 256, Precision::BF16)};
+    const std::vector<BenchConfig> configs{fake::config("small", 256, Precision::FP32),
+                                           fake::config("small", 256, Precision::BF16)};
+    ctx.configuration = describeSweep(configs);
+    ctx.configurationJson = configurationJson(configs);
     return ctx;
 }
 

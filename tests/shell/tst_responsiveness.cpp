@@ -13,7 +13,9 @@
 #include <QFile>
 #include <QtTest>
 
-#include "common/experimentpanel.h"
+#include "common/windowtesting.h"
+
+#include "common/labpanel.h"
 #include "shell/mainwindow.h"
 
 using namespace ts::ui;
@@ -36,21 +38,21 @@ private Q_SLOTS:
 };
 
 void TestResponsiveness::uiThreadNeverStallsDuringARun_data() {
-    QTest::addColumn<int>("tab");
-    QTest::newRow("steps") << int(MainWindow::StepsTab);
-    QTest::newRow("memory") << int(MainWindow::MemoryTab);
-    QTest::newRow("sweep") << int(MainWindow::SweepTab);
+    QTest::addColumn<QString>("tab");
+    QTest::newRow("steps") << QStringLiteral("steps");
+    QTest::newRow("memory") << QStringLiteral("memory");
+    QTest::newRow("sweep") << QStringLiteral("sweep");
 }
 
 void TestResponsiveness::uiThreadNeverStallsDuringARun() {
-    QFETCH(int, tab);
+    QFETCH(QString, tab);
     QTemporaryDir dir;
     MainWindow w(MainWindow::Options{dir.filePath("results.db"), false});
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
-    w.showTab(static_cast<MainWindow::Tab>(tab));
+    w.showTab(tab);
     // A sweep: points start and finish, steps stream in, tables and charts update.
     w.currentPanel()->setState(QJsonObject{
         {"sizes", QJsonArray{"tiny", "mini"}}, {"context", "32, 64"}, {"batch", "2"},
@@ -85,8 +87,8 @@ void TestResponsiveness::uiThreadNeverStallsDuringARun() {
     probe.stop();
     QCOMPARE(finished.count(), 1);
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
-    QCOMPARE(w.document()->results()->rowCount(), 4);
-    QCOMPARE(w.document()->steps()->rowCount(), 4 * 16);
+    QCOMPARE(benchViewOf(&w)->document()->results()->rowCount(), 4);
+    QCOMPARE(benchViewOf(&w)->document()->steps()->rowCount(), 4 * 16);
     const qint64 worstGap = worstGapNs / 1'000'000, worstStall = worstStallNs / 1'000'000;
     qInfo("run of %lld ms: %lld UI ticks; longest gap %lld ms, of which the UI thread's own %lld ms",
           clock.elapsed(), ticks, worstGap, worstStall);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/fakedata.h"
+#include "benchmark/benchitems.h"
 #include "common/runcontroller.h"
 #include "common/storeaccess.h"
 #include "benchmark/benchmark_json.h"
@@ -31,8 +32,8 @@ struct FakeSweep {
     std::shared_ptr<std::atomic<int>> afterCancel = std::make_shared<std::atomic<int>>(0);
     bool ignoreCancel = false;  // a run that keeps sending after it was cancelled
 
-    ExperimentJob job() const {
-        ExperimentJob j;
+    LabJob job() const {
+        LabJob j;
         j.label = QStringLiteral("fake");
         j.point_count = points;
         j.environment = [] {
@@ -40,7 +41,9 @@ struct FakeSweep {
             e.device_name = "Fake device";
             return e;
         };
-        j.run = [*this](BenchObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+        j.lab = QString::fromLatin1(kBenchLab);
+        j.run = [*this](JobObserver& job, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+            BenchItemForwarder obs(job);  // as the benchmark panel's job reports
             for (int p = 0; p < points; ++p) {
                 BenchConfig c = fake::config("tiny", 32, Precision::FP32);
                 c.batch_size = marker;
@@ -92,20 +95,38 @@ struct Recorder {
             storeRun = id;
             mark(r, QStringLiteral("started"));
         });
-        QObject::connect(&c, &RunController::pointStarted, [this, mark](quint64 r, int i, int, const BenchConfig& cfg) {
-            mark(r, QStringLiteral("point %1 bs%2").arg(i).arg(cfg.batch_size));
-        });
-        QObject::connect(&c, &RunController::stepsArrived, [this, mark](quint64 r, int p, const QList<StepSample>& s) {
-            ++stepBatches;
-            for (const auto& x : s) {
-                steps << x;
-                events << QStringLiteral("step %1.%2").arg(p).arg(x.index);
+        // The benchmark's items, as the benchmark view takes them: steps of one point in a
+        // row are one batch.
+        QObject::connect(&c, &RunController::itemsArrived, [this, mark](quint64 r, const QList<QVariant>& items) {
+            int stepsPoint = -1;
+            bool inSteps = false;
+            auto endBatch = [&] {
+                if (!inSteps) return;
+                ++stepBatches;
+                mark(r, QStringLiteral("batch"));
+                inSteps = false;
+            };
+            for (const QVariant& v : items) {
+                if (v.canConvert<BenchStep>()) {
+                    const auto s = v.value<BenchStep>();
+                    if (inSteps && s.point != stepsPoint) endBatch();
+                    stepsPoint = s.point;
+                    inSteps = true;
+                    steps << s.sample;
+                    events << QStringLiteral("step %1.%2").arg(s.point).arg(s.sample.index);
+                    continue;
+                }
+                endBatch();
+                if (v.canConvert<BenchPointStarted>()) {
+                    const auto p = v.value<BenchPointStarted>();
+                    mark(r, QStringLiteral("point %1 bs%2").arg(p.index).arg(p.config.batch_size));
+                } else if (v.canConvert<BenchPointFinished>()) {
+                    const auto f = v.value<BenchPointFinished>();
+                    results << f.result;
+                    mark(r, QStringLiteral("done %1").arg(f.index));
+                }
             }
-            mark(r, QStringLiteral("batch"));
-        });
-        QObject::connect(&c, &RunController::pointFinished, [this, mark](quint64 r, int i, const BenchResult& res) {
-            results << res;
-            mark(r, QStringLiteral("done %1").arg(i));
+            endBatch();
         });
         QObject::connect(&c, &RunController::progress, [this, mark](quint64 r, double, double) { mark(r, QStringLiteral("progress")); });
         QObject::connect(&c, &RunController::logMessage, [this, mark](quint64 r, int, const QString&) { mark(r, QStringLiteral("log")); });
@@ -244,7 +265,7 @@ void TestRunController::abandonDropsEverything() {
 void TestRunController::failingJobReportsFailed() {
     RunController c;
     Recorder rec(c);
-    ExperimentJob j;
+    LabJob j;
     j.run = [](Observer& obs, const CancelToken&, ResultStore*, int64_t) {
         obs.log(LogLevel::Error, "about to fail");
         throw std::runtime_error("boom");

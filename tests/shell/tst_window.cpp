@@ -16,9 +16,11 @@
 #include <QtCharts/QLineSeries>
 #include <QtTest>
 
+#include "common/windowtesting.h"
+
 #include "benchmark/storedbenchrun.h"
 
-#include "common/experimentpanel.h"
+#include "common/labpanel.h"
 #include "shell/historywidget.h"
 #include "shell/mainwindow.h"
 #include "benchmark/memorychart.h"
@@ -100,12 +102,12 @@ bool TestWindow::runAndWait(int timeoutMs) {
     w_->runAction()->trigger();
     if (!w_->isRunning()) return false;
     if (!finished.wait(timeoutMs) && finished.isEmpty()) return false;
-    storedRuns_ << w_->document()->storeRunId();
+    storedRuns_ << benchViewOf(w_.get())->document()->storeRunId();
     return true;
 }
 
 void TestWindow::runsATinyCpuBenchmark() {
-    ExperimentPanel* panel = w_->currentPanel();
+    LabPanel* panel = w_->currentPanel();
     QVERIFY(panel);
     panel->setState(tinyCpu());
     QVERIFY2(panel->isValid(), qPrintable(panel->problems().join('\n')));
@@ -120,10 +122,10 @@ void TestWindow::runsATinyCpuBenchmark() {
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
     QVERIFY(!w_->isRunning());
     QVERIFY(w_->runAction()->isEnabled());
-    storedRuns_ << w_->document()->storeRunId();
+    storedRuns_ << benchViewOf(w_.get())->document()->storeRunId();
 
     // The step table: 1 warm-up + 3 measured steps, in order, with times.
-    StepModel* steps = w_->document()->steps();
+    StepModel* steps = benchViewOf(w_.get())->document()->steps();
     QCOMPARE(steps->rowCount(), 4);
     for (int i = 0; i < 4; ++i) {
         QCOMPARE(steps->sample(i).index, i);
@@ -132,14 +134,14 @@ void TestWindow::runsATinyCpuBenchmark() {
         QVERIFY(steps->sample(i).forward_ms > 0 && steps->sample(i).backward_ms > 0);
     }
     // The chart holds the steps, warm-up shaded.
-    w_->stepChart()->flushRedraw();
-    QCOMPARE(w_->stepChart()->plottedSteps(), 4);
-    QCOMPARE(w_->stepChart()->shadedWarmupSteps(), 1);
-    QCOMPARE(w_->stepChart()->totalSeries()->at(3).y(), steps->sample(3).total_ms);
-    w_->memoryChart()->flushRedraw();
-    QCOMPARE(w_->memoryChart()->plottedPoints(), 4);
+    benchViewOf(w_.get())->stepChart()->flushRedraw();
+    QCOMPARE(benchViewOf(w_.get())->stepChart()->plottedSteps(), 4);
+    QCOMPARE(benchViewOf(w_.get())->stepChart()->shadedWarmupSteps(), 1);
+    QCOMPARE(benchViewOf(w_.get())->stepChart()->totalSeries()->at(3).y(), steps->sample(3).total_ms);
+    benchViewOf(w_.get())->memoryChart()->flushRedraw();
+    QCOMPARE(benchViewOf(w_.get())->memoryChart()->plottedPoints(), 4);
     // The results table: one point, ok, the statistics over the 3 measured steps.
-    ResultModel* results = w_->document()->results();
+    ResultModel* results = benchViewOf(w_.get())->document()->results();
     QCOMPARE(results->rowCount(), 1);
     QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(), QStringLiteral("ok"));
     const BenchResult& r = results->entries()[0].result;
@@ -149,20 +151,20 @@ void TestWindow::runsATinyCpuBenchmark() {
     QVERIFY(qAbs(r.total.mean - sum / 3) < 1e-6 * sum);
     QCOMPARE(results->data(results->index(0, ResultModel::Total), ResultModel::ValueRole).toDouble(), r.total.mean);
     // Stored, with its environment; the history lists it.
-    QVERIFY(w_->document()->storeRunId() > 0);
-    QVERIFY(!w_->document()->environment().torch_version.empty());
-    QTRY_VERIFY_WITH_TIMEOUT(w_->runList()->rowOf(w_->document()->storeRunId()) >= 0, 10000);
+    QVERIFY(benchViewOf(w_.get())->document()->storeRunId() > 0);
+    QVERIFY(!benchViewOf(w_.get())->document()->environment().torch_version.empty());
+    QTRY_VERIFY_WITH_TIMEOUT(w_->runList()->rowOf(benchViewOf(w_.get())->document()->storeRunId()) >= 0, 10000);
     QVERIFY(w_->windowTitle().contains(QStringLiteral("tiny cpu")));
     QVERIFY(w_->logText().contains(QStringLiteral("Point 1/1")));
 }
 
 void TestWindow::everyExportWritesAValidFile() {
-    QVERIFY(w_->document()->results()->rowCount() == 1);
+    QVERIFY(benchViewOf(w_.get())->document()->results()->rowCount() == 1);
     const QSize size(1024, 640);
     QString error;
     // Charts: PNG decodes at the size, SVG parses, PDF is a PDF.
-    for (auto [tab, stem] : {std::pair{MainWindow::StepsTab, "steps"}, std::pair{MainWindow::SweepTab, "sweep"},
-                             std::pair{MainWindow::MemoryTab, "memory"}}) {
+    for (auto [tab, stem] : {std::pair{QStringLiteral("steps"), "steps"}, std::pair{QStringLiteral("sweep"), "sweep"},
+                             std::pair{QStringLiteral("memory"), "memory"}}) {
         const QString base = dir_.filePath(QString::fromLatin1(stem));
         QVERIFY2(w_->exportTab(tab, base + ".png", size, &error), qPrintable(error));
         QImage img;
@@ -183,27 +185,27 @@ void TestWindow::everyExportWritesAValidFile() {
     }
     // Tables: CSV with the environment as comments, then the header and the rows.
     QStringList comments;
-    QVERIFY2(w_->exportTab(MainWindow::ResultsTab, dir_.filePath("results.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w_->exportTab(QStringLiteral("results"), dir_.filePath("results.csv"), {}, &error), qPrintable(error));
     QStringList rows = csvRows(dir_.filePath("results.csv"), &comments);
     QCOMPARE(rows.size(), 2);
-    QCOMPARE(rows[0], header(*w_->document()->results()));
+    QCOMPARE(rows[0], header(*benchViewOf(w_.get())->document()->results()));
     QVERIFY(rows[1].contains(QStringLiteral(",ok,")));
     const QString env = comments.join('\n');
     QVERIFY(env.contains(QStringLiteral("# Device: ")));
     QVERIFY(env.contains(QStringLiteral("# LibTorch: ")));
     QVERIFY(env.contains(QStringLiteral("# Date: ")));
     QVERIFY(env.contains(QStringLiteral("# Configuration: tiny · ctx 32 · bs 2 · fp32 · naive · train · warm-up 1 · steps 3 · cpu")));
-    QVERIFY2(w_->exportTab(MainWindow::StepsTab, dir_.filePath("steps.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w_->exportTab(QStringLiteral("steps"), dir_.filePath("steps.csv"), {}, &error), qPrintable(error));
     rows = csvRows(dir_.filePath("steps.csv"));
     QCOMPARE(rows.size(), 5);
-    QCOMPARE(rows[0], header(*w_->document()->steps()));
-    QVERIFY2(w_->exportTab(MainWindow::SpeedupTab, dir_.filePath("speedup.md"), {}, &error), qPrintable(error));
+    QCOMPARE(rows[0], header(*benchViewOf(w_.get())->document()->steps()));
+    QVERIFY2(w_->exportTab(QStringLiteral("speedup"), dir_.filePath("speedup.md"), {}, &error), qPrintable(error));
     QFile md(dir_.filePath("speedup.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     QVERIFY(md.readAll().startsWith("| Configuration |"));
-    QVERIFY(!w_->exportTab(MainWindow::MemoryTab, dir_.filePath("memory.csv"), {}, &error));  // no table there
+    QVERIFY(!w_->exportTab(QStringLiteral("memory"), dir_.filePath("memory.csv"), {}, &error));  // no table there
     // Clipboard.
-    Q_EMIT w_->resultTable()->copyRequested();
+    Q_EMIT benchViewOf(w_.get())->resultTable()->copyRequested();
     QVERIFY(QApplication::clipboard()->text().startsWith(QStringLiteral("Point\tModel")));
     // The whole run as a report: Markdown whose images exist and decode.
     QVERIFY2(w_->exportReport(dir_.filePath("report.md"), {900, 500}, &error), qPrintable(error));
@@ -223,7 +225,7 @@ void TestWindow::everyExportWritesAValidFile() {
 }
 
 void TestWindow::invalidValuesBlockRun() {
-    ExperimentPanel* panel = w_->currentPanel();
+    LabPanel* panel = w_->currentPanel();
     panel->setState(tinyCpu());
     QVERIFY(w_->runAction()->isEnabled());
     auto* ctx = panel->findChild<QLineEdit*>(QStringLiteral("context"));
@@ -244,18 +246,18 @@ void TestWindow::stopKeepsWhatWasMeasured() {
     QSignalSpy finished(w_.get(), &MainWindow::runFinished);
     w_->runAction()->trigger();
     QVERIFY(w_->isRunning());
-    QTRY_VERIFY_WITH_TIMEOUT(w_->document()->steps()->rowCount() >= 3, 120000);
+    QTRY_VERIFY_WITH_TIMEOUT(benchViewOf(w_.get())->document()->steps()->rowCount() >= 3, 120000);
     w_->stopAction()->trigger();
     QVERIFY(finished.wait(30000) || !finished.isEmpty());
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Stopped);
-    storedRuns_ << w_->document()->storeRunId();
-    const int measured = w_->document()->steps()->rowCount();
+    storedRuns_ << benchViewOf(w_.get())->document()->storeRunId();
+    const int measured = benchViewOf(w_.get())->document()->steps()->rowCount();
     QVERIFY(measured >= 3 && measured < 100001);
-    ResultModel* results = w_->document()->results();
+    ResultModel* results = benchViewOf(w_.get())->document()->results();
     QCOMPARE(results->rowCount(), 1);
     QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(), QStringLiteral("cancelled"));
     // What was measured was also stored.
-    const StoredBenchRun stored = benchRunFrom(loadRun(w_->storePath(), w_->document()->storeRunId()));
+    const StoredBenchRun stored = benchRunFrom(loadRun(w_->storePath(), benchViewOf(w_.get())->document()->storeRunId()));
     QVERIFY2(stored.error.isEmpty(), qPrintable(stored.error));
     QCOMPARE(stored.points.size(), size_t(1));
     QCOMPARE(int(stored.points[0].steps.size()), measured);
@@ -269,30 +271,30 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
     QSignalSpy opened(w_.get(), &MainWindow::storedRunOpened);
     w_->openStoredRun(first);
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
-    QCOMPARE(w_->document()->storeRunId(), first);
-    QCOMPARE(w_->document()->steps()->rowCount(), 4);
-    QCOMPARE(w_->document()->results()->rowCount(), 1);
-    w_->stepChart()->flushRedraw();
-    QCOMPARE(w_->stepChart()->plottedSteps(), 4);
+    QCOMPARE(benchViewOf(w_.get())->document()->storeRunId(), first);
+    QCOMPARE(benchViewOf(w_.get())->document()->steps()->rowCount(), 4);
+    QCOMPARE(benchViewOf(w_.get())->document()->results()->rowCount(), 1);
+    benchViewOf(w_.get())->stepChart()->flushRedraw();
+    QCOMPARE(benchViewOf(w_.get())->stepChart()->plottedSteps(), 4);
     // Replay it fast: the same steps arrive through the live path, no GPU needed.
     QSignalSpy replayed(w_.get(), &MainWindow::replayFinished);
     w_->replayStoredRun(first, 1000.0);
     QVERIFY(replayed.wait(20000) || !replayed.isEmpty());
-    QVERIFY(w_->document()->source() == RunDocument::Source::Replay);
-    QCOMPARE(w_->document()->steps()->rowCount(), 4);
-    QCOMPARE(w_->document()->results()->data(w_->document()->results()->index(0, ResultModel::Status)).toString(),
+    QVERIFY(benchViewOf(w_.get())->document()->source() == RunDocument::Source::Replay);
+    QCOMPARE(benchViewOf(w_.get())->document()->steps()->rowCount(), 4);
+    QCOMPARE(benchViewOf(w_.get())->document()->results()->data(benchViewOf(w_.get())->document()->results()->index(0, ResultModel::Status)).toString(),
              QStringLiteral("ok"));
     // Compare the first (3 steps) with the stopped one: same point, ratio shown.
     QSignalSpy compared(w_.get(), &MainWindow::comparisonReady);
     w_->compareStoredRuns(first, second);
     QVERIFY(compared.wait(10000) || !compared.isEmpty());
-    CompareModel* cmp = w_->compareModel();
+    CompareModel* cmp = benchViewOf(w_.get())->compareModel();
     QVERIFY(cmp->rowCount() >= 1);
     QCOMPARE(cmp->sideA().info.id, first);
     QCOMPARE(cmp->sideB().info.id, second);
     QVERIFY(cmp->data(cmp->index(0, CompareModel::TimeA), CompareModel::ValueRole).toDouble() > 0);
     QString error;
-    QVERIFY2(w_->exportTab(MainWindow::CompareTab, dir_.filePath("compare.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w_->exportTab(QStringLiteral("compare"), dir_.filePath("compare.csv"), {}, &error), qPrintable(error));
     QStringList comments;
     const QStringList rows = csvRows(dir_.filePath("compare.csv"), &comments);
     QCOMPARE(rows[0], header(*cmp));
@@ -322,11 +324,11 @@ void TestWindow::presetsLoadAndPresentationModeToggles() {
     QVERIFY(QApplication::font().pointSizeF() > before.pointSizeF() * 1.3);
     Theme::instance().setMode(ThemeMode::Dark);
     QVERIFY(QApplication::palette().color(QPalette::Window).lightnessF() < 0.3);
-    QVERIFY(w_->stepChart()->backgroundColor().lightnessF() < 0.3);
+    QVERIFY(benchViewOf(w_.get())->stepChart()->backgroundColor().lightnessF() < 0.3);
     Theme::instance().setPresentation(false);
     Theme::instance().setMode(ThemeMode::Light);
     QCOMPARE(QApplication::font().pointSizeF(), before.pointSizeF());
-    QVERIFY(w_->stepChart()->backgroundColor().lightnessF() > 0.9);
+    QVERIFY(benchViewOf(w_.get())->stepChart()->backgroundColor().lightnessF() > 0.9);
 }
 
 void TestWindow::lastConfigurationIsRestored() {
@@ -338,7 +340,7 @@ void TestWindow::lastConfigurationIsRestored() {
         a.currentPanel()->setState(state);
         saved = a.currentPanel()->state();
         a.show();
-        a.showTab(MainWindow::MemoryTab);
+        a.showTab(QStringLiteral("memory"));
         a.close();  // saves window state and configuration
     }
     MainWindow b(MainWindow::Options{dir_.filePath("results.db"), true});
@@ -346,7 +348,7 @@ void TestWindow::lastConfigurationIsRestored() {
     QCOMPARE(b.currentPanel()->state().value("label").toString(), QStringLiteral("remember me"));
     QCOMPARE(b.currentPanel()->state().value("steps").toInt(), 7);
     QCOMPARE(b.currentPanel()->state(), saved);
-    QCOMPARE(b.findChild<QTabWidget*>(QStringLiteral("views"))->currentIndex(), int(MainWindow::MemoryTab));
+    QCOMPARE(benchViewOf(&b)->currentPane(), benchViewOf(&b)->paneIndex(QStringLiteral("memory")));
 }
 
 QTEST_MAIN(TestWindow)

@@ -69,7 +69,7 @@ private:
 };
 }  // namespace
 
-AttentionPanel::AttentionPanel(QWidget* parent) : ExperimentPanel(parent) {
+AttentionPanel::AttentionPanel(QWidget* parent) : LabPanel(parent) {
     qRegisterMetaType<AttentionCell>();
     build();
     revalidate();
@@ -196,11 +196,10 @@ void AttentionPanel::build() {
     connect(preset_, &QComboBox::activated, this, [this] { applyPreset(preset_->currentData().toString()); });
     auto* run = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
     run->setContext(Qt::WidgetWithChildrenShortcut);
-    connect(run, &QShortcut::activated, this, &ExperimentPanel::runRequested);
+    connect(run, &QShortcut::activated, this, &LabPanel::runRequested);
     updateAvailability();
 }
 
-ExperimentView* AttentionPanel::createView(QWidget* parent) { return new AttentionView(parent); }
 
 void AttentionPanel::applyPreset(const QString& name) {
     auto spec = name.isEmpty() ? std::nullopt : attentionPreset(name.toStdString());
@@ -370,9 +369,9 @@ QString AttentionPanel::summary() const {
     return tr("%1 cells: %2 × %3 problem(s)").arg(cells_).arg(impls.join(QStringLiteral(", "))).arg(cells_ / std::max<int>(1, static_cast<int>(spec_.impls.size())));
 }
 
-std::optional<ExperimentJob> AttentionPanel::makeJob() const {
+std::optional<LabJob> AttentionPanel::makeJob() const {
     if (!problems_.isEmpty() || !capsKnown_ || cells_ == 0) return std::nullopt;
-    ExperimentJob job;
+    LabJob job;
     job.lab = QString::fromLatin1(kAttentionLab);
     job.label = label_->text().trimmed();
     job.point_count = cells_;

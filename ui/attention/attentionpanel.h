@@ -6,7 +6,7 @@
 #include <QHash>
 #include <QMap>
 
-#include "common/experimentpanel.h"
+#include "common/labpanel.h"
 #include "attention/attention_lab.h"
 
 class QCheckBox;
@@ -18,18 +18,17 @@ class QSpinBox;
 
 namespace ts::ui {
 
-class AttentionPanel : public ExperimentPanel {
+class AttentionPanel : public LabPanel {
     Q_OBJECT
 public:
     explicit AttentionPanel(QWidget* parent = nullptr);
 
     void setCapabilities(const Capabilities& caps) override;
     QStringList problems() const override { return problems_; }
-    std::optional<ExperimentJob> makeJob() const override;
+    std::optional<LabJob> makeJob() const override;
     QString summary() const override;
     QJsonObject state() const override;
     void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
-    ExperimentView* createView(QWidget* parent) override;
 
     // The spec the fields make (valid only when problems() is empty).
     AttentionBenchSpec spec() const { return spec_; }

@@ -7,6 +7,9 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include <nlohmann/json.hpp>
+
+#include "attention/attention_report.h"
 #include "attention/attentionmodel.h"
 #include "common/format.h"
 #include "benchmark/sweepchart.h"
@@ -14,7 +17,7 @@
 
 namespace ts::ui {
 
-AttentionView::AttentionView(QWidget* parent) : ExperimentView(parent) {
+AttentionView::AttentionView(QWidget* parent) : LabView(parent) {
     model_ = new AttentionModel(this);
     series_ = new AttentionSeriesModel(model_, this);
     chart_ = new SweepChart(series_, this, QStringLiteral("attention"));
@@ -39,18 +42,89 @@ AttentionView::AttentionView(QWidget* parent) : ExperimentView(parent) {
     split->addWidget(table_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
-    auto* layout = new QVBoxLayout(this);
+    auto* page = new QWidget(this);
+    auto* layout = new QVBoxLayout(page);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(controls);
     layout->addWidget(split, 1);
+    addPane({QStringLiteral("attention"), tr("&Attention"), page, chart_, table_});
 }
 
-void AttentionView::clear() { model_->clear(); }
-
-void AttentionView::addItem(const QVariant& item) {
-    if (item.metaType() == QMetaType::fromType<AttentionCell>()) model_->addCell(item.value<AttentionCell>());
+void AttentionView::begin(const QString& label, const std::string& spec_json) {
+    model_->clear();
+    label_ = label;
+    storeRunId_ = 0;
+    env_ = {};
+    // The spec as the engine stored it (attentionSpecJson): one line, and the JSON itself.
+    configuration_.clear();
+    configurationJson_.clear();
+    const auto spec = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
+    if (spec.is_object()) {
+        QStringList parts;
+        auto list = [&](const char* key, const QString& name) {
+            const auto it = spec.find(key);
+            if (it == spec.end() || !it->is_array()) return;
+            QStringList v;
+            for (const auto& x : *it) v << (x.is_string() ? qstr(x.get<std::string>()) : qstr(x.dump()));
+            parts << name.arg(v.join(QLatin1Char(',')));
+        };
+        list("impls", tr("impl %1"));
+        list("dtypes", tr("%1"));
+        list("seq_lens", tr("seq %1"));
+        list("head_dims", tr("d %1"));
+        list("batches", tr("batch %1"));
+        list("heads", tr("heads %1"));
+        list("causal", tr("causal %1"));
+        configuration_ = parts.join(QStringLiteral("; "));
+        configurationJson_ = qstr(spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
+    Q_EMIT titleChanged();
 }
 
-ExportableChart* AttentionView::chart() { return chart_; }
+void AttentionView::beginRun(const LabJob& job) { begin(job.label, job.spec_json); }
+
+void AttentionView::runStarted(qint64 storeRunId, const Environment& env) {
+    storeRunId_ = storeRunId;
+    env_ = env;
+    Q_EMIT titleChanged();
+}
+
+void AttentionView::addItems(const QList<QVariant>& items) {
+    for (const QVariant& item : items)
+        if (item.metaType() == QMetaType::fromType<AttentionCell>()) model_->addCell(item.value<AttentionCell>());
+}
+
+bool AttentionView::showStored(const StoredRun& run, QString* error) {
+    std::vector<AttentionCell> cells;
+    try {
+        cells = attentionCellsFromRows(run.info, run.rows);
+    } catch (const std::exception& e) {
+        if (error) *error = qstr(std::string(e.what()));
+        return false;
+    }
+    begin(qstr(run.info.label), run.info.spec_json);
+    storeRunId_ = run.info.id;
+    env_.device_name = run.info.device_name;
+    for (const AttentionCell& c : cells) model_->addCell(c);
+    Q_EMIT logLine(tr("Opened %1 run %2 (%3 cells)").arg(qstr(run.info.lab)).arg(run.info.id).arg(cells.size()));
+    Q_EMIT titleChanged();
+    return true;
+}
+
+ExportContext AttentionView::exportContext(int) const {
+    ExportContext ctx;
+    ctx.runLabel = label_;
+    ctx.storeRunId = storeRunId_;
+    ctx.environment = env_;
+    ctx.configuration = configuration_;
+    ctx.configurationJson = configurationJson_;
+    return ctx;
+}
+
+QList<ReportPart> AttentionView::reportParts() const {
+    return {ReportPart{tr("Attention"), chart_, nullptr}, ReportPart{tr("Attention cells"), nullptr, model_}};
+}
+
+QString AttentionView::runTitle() const { return exportContext(0).runTitle(); }
 
 }  // namespace ts::ui

@@ -1,8 +1,8 @@
-// The attention benchmark's own tab: time against sequence length per implementation, and
-// every cell with its correctness check, times, TFLOP/s and memory.
+// The attention lab's results: time against sequence length per implementation, and every
+// cell with its correctness check, times, TFLOP/s and memory.
 #pragma once
 
-#include "common/experimentpanel.h"
+#include "common/labview.h"
 
 class QComboBox;
 
@@ -12,27 +12,38 @@ class AttentionModel;
 class AttentionSeriesModel;
 class SweepChart;
 
-class AttentionView : public ExperimentView {
+class AttentionView : public LabView {
     Q_OBJECT
 public:
     explicit AttentionView(QWidget* parent = nullptr);
 
-    QString title() const override { return tr("&Attention"); }
-    void clear() override;
-    void addItem(const QVariant& item) override;
-    ExportableChart* chart() override;
-    DataTableView* table() override { return table_; }
+    void beginRun(const LabJob& job) override;
+    void runStarted(qint64 storeRunId, const Environment& env) override;
+    void addItems(const QList<QVariant>& items) override;
+    bool showStored(const StoredRun& run, QString* error) override;
+    ExportContext exportContext(int pane) const override;
+    QList<ReportPart> reportParts() const override;
+    QString runTitle() const override;
+    qint64 storeRunId() const override { return storeRunId_; }
 
+    void clear() { begin({}, {}); }
     AttentionModel* model() const { return model_; }
     AttentionSeriesModel* seriesModel() const { return series_; }
     SweepChart* sweepChart() const { return chart_; }
+    DataTableView* table() const { return table_; }
 
 private:
+    void begin(const QString& label, const std::string& spec_json);
+
     AttentionModel* model_;
     AttentionSeriesModel* series_;
     SweepChart* chart_;
     DataTableView* table_;
     QComboBox* pass_;
+    QString label_;
+    qint64 storeRunId_ = 0;
+    Environment env_;
+    QString configuration_, configurationJson_;
 };
 
 }  // namespace ts::ui

@@ -1,5 +1,7 @@
 #include "benchmark/benchpanel.h"
 
+#include "benchmark/benchitems.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -21,6 +23,7 @@
 
 #include "common/checkrow.h"
 #include "common/format.h"
+#include "benchmark/benchformat.h"
 #include "benchmark/benchmark.h"
 #include "core/json.h"
 
@@ -52,7 +55,7 @@ QStringList fromArray(const QJsonValue& v) {
 }
 }  // namespace
 
-BenchPanel::BenchPanel(QWidget* parent) : ExperimentPanel(parent) {
+BenchPanel::BenchPanel(QWidget* parent) : LabPanel(parent) {
     build();
     revalidate();
 }
@@ -209,7 +212,7 @@ void BenchPanel::build() {
     connect(strategy_, &QComboBox::currentIndexChanged, this, changedSlot);
     auto* runShortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
     runShortcut->setContext(Qt::WidgetWithChildrenShortcut);
-    connect(runShortcut, &QShortcut::activated, this, &ExperimentPanel::runRequested);
+    connect(runShortcut, &QShortcut::activated, this, &LabPanel::runRequested);
 
     // GPU-only options wait for the device probe.
     updateAvailability();
@@ -463,9 +466,9 @@ QString BenchPanel::summary() const {
     return describeSweep(points_);
 }
 
-std::optional<ExperimentJob> BenchPanel::makeJob() const {
+std::optional<LabJob> BenchPanel::makeJob() const {
     if (!problems_.isEmpty() || points_.empty() || !capsKnown_) return std::nullopt;
-    ExperimentJob job;
+    LabJob job;
     job.lab = QString::fromLatin1(kBenchLab);
     job.label = label_->text().trimmed();
     job.point_count = static_cast<int>(points_.size());
@@ -475,8 +478,10 @@ std::optional<ExperimentJob> BenchPanel::makeJob() const {
     job.spec_json = benchSpecJson(asked, points_.size());
     const std::string device = job.device;
     job.environment = [device] { return currentEnvironment(device); };
-    job.run = [points = points_](BenchObserver& obs, const CancelToken& cancel, ResultStore* store,
-                                 int64_t runId) { runSweep(points, obs, cancel, store, runId); };
+    job.run = [points = points_](JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+        BenchItemForwarder forward(obs);
+        runSweep(points, forward, cancel, store, runId);
+    };
     return job;
 }
 

@@ -8,7 +8,8 @@
 #include <QMap>
 #include <QPointer>
 
-#include "common/experimentpanel.h"
+#include "benchmark/benchmark.h"
+#include "common/labpanel.h"
 
 class QCheckBox;
 class QComboBox;
@@ -20,14 +21,14 @@ class QGroupBox;
 
 namespace ts::ui {
 
-class BenchPanel : public ExperimentPanel {
+class BenchPanel : public LabPanel {
     Q_OBJECT
 public:
     explicit BenchPanel(QWidget* parent = nullptr);
 
     void setCapabilities(const Capabilities& caps) override;
     QStringList problems() const override { return problems_; }
-    std::optional<ExperimentJob> makeJob() const override;
+    std::optional<LabJob> makeJob() const override;
     QString summary() const override;
     QJsonObject state() const override;
     void setState(const QJsonObject& state, QStringList* notes = nullptr) override;

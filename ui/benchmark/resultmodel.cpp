@@ -5,6 +5,7 @@
 
 #include "benchmark/dimensions.h"
 #include "common/format.h"
+#include "benchmark/benchformat.h"
 
 namespace ts::ui {
 

@@ -1,6 +1,7 @@
 #include "benchmark/rundocument.h"
 
 #include "common/format.h"
+#include "benchmark/benchformat.h"
 
 namespace ts::ui {
 
@@ -77,7 +78,9 @@ ExportContext RunDocument::exportContext() const {
     ctx.runLabel = label_;
     ctx.storeRunId = storeRunId_;
     ctx.environment = env_;
-    ctx.configs = results_.configs();
+    const std::vector<BenchConfig> configs = results_.configs();
+    ctx.configuration = describeSweep(configs);
+    ctx.configurationJson = configurationJson(configs);
     return ctx;
 }
 

@@ -17,10 +17,8 @@
 #include <QTextStream>
 
 #include <cmath>
-#include <nlohmann/json.hpp>
 
 #include "common/format.h"
-#include "benchmark/benchmark_json.h"
 #include "core/json.h"
 
 namespace ts::ui {
@@ -38,13 +36,11 @@ QString ExportContext::runTitle() const {
     return t;
 }
 
-QString ExportContext::configurationLine() const { return describeSweep(configs); }
-
 QStringList ExportContext::lines() const {
     QStringList out;
     out << QStringLiteral("Run: ") + runTitle();
     out << environmentLines(environment);
-    if (!configs.empty()) out << QStringLiteral("Configuration: ") + configurationLine();
+    if (!configuration.isEmpty()) out << QStringLiteral("Configuration: ") + configuration;
     out << notes;
     return out;
 }
@@ -75,7 +71,7 @@ QString footerText(const ExportContext& ctx) {
     QStringList env = environmentLines(ctx.environment);
     QString text = ctx.runTitle();
     if (!env.isEmpty()) text += QStringLiteral("  ·  ") + env.join(QStringLiteral("  ·  "));
-    if (!ctx.configs.empty()) text += QStringLiteral("\n") + ctx.configurationLine();
+    if (!ctx.configuration.isEmpty()) text += QStringLiteral("\n") + ctx.configuration;
     for (const QString& n : ctx.notes) text += QStringLiteral("\n") + n;
     return text;
 }
@@ -157,11 +153,6 @@ bool writeText(const QString& path, const QString& text, QString* error) {
     return true;
 }
 
-QString configurationJson(const ExportContext& ctx) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& c : ctx.configs) arr.push_back(toJson(c));
-    return QString::fromStdString(arr.dump(2));
-}
 
 }  // namespace
 
@@ -362,8 +353,8 @@ bool exportReport(const QString& path, const QList<ReportPart>& parts, const Exp
         }
         if (part.table) md += tableToMarkdown(*part.table, ctx, false) + QLatin1Char('\n');
     }
-    md += QStringLiteral("## Configuration\n\n```json\n") + configurationJson(ctx) +
-          QStringLiteral("\n```\n");
+    if (!ctx.configurationJson.isEmpty())
+        md += QStringLiteral("## Configuration\n\n```json\n") + ctx.configurationJson + QStringLiteral("\n```\n");
     return writeText(path, md, error);
 }
 

@@ -13,7 +13,8 @@
 #include <optional>
 #include <vector>
 
-#include "benchmark/benchmark.h"
+#include "core/lab.h"  // TableFormat
+#include "core/result.h"
 
 class QAbstractItemModel;
 class QPainter;
@@ -37,16 +38,17 @@ struct ExportContext {
     QString runLabel;
     qint64 storeRunId = 0;
     Environment environment;
-    std::vector<BenchConfig> configs;
+    // What was run, as the lab says it: one line for charts and tables, and JSON for the
+    // report's appendix (empty: none).
+    QString configuration;
+    QString configurationJson;
     QStringList notes;  // more lines, e.g. the second run's environment in a comparison
 
-    QString runTitle() const;          // "Run 12 — label", "Unsaved run"
-    QString configurationLine() const;  // the sweep in one line
+    QString runTitle() const;  // "Run 12 — label", "Unsaved run"
     QStringList lines() const;          // run, environment, configuration
 };
 
 enum class ImageFormat { Png, Svg, Pdf };
-enum class TableFormat { Csv, Markdown };
 std::optional<ImageFormat> imageFormatFor(const QString& path);
 std::optional<TableFormat> tableFormatFor(const QString& path);
 

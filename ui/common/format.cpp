@@ -1,14 +1,12 @@
 #include "common/format.h"
 
-#include <QRegularExpression>
-#include <algorithm>
-
 #include <QLocale>
+#include <QRegularExpression>
 #include <QStringList>
 
+#include <algorithm>
 #include <cmath>
 
-#include "benchmark/dimensions.h"
 
 namespace ts::ui {
 
@@ -48,27 +46,6 @@ QString sizeLabel(const ModelConfig& m) {
             return qstr(m.name);
     }
     return QStringLiteral("custom d%1 L%2 H%3").arg(m.d_model).arg(m.num_layers).arg(m.num_heads);
-}
-
-QString describeConfig(const BenchConfig& c) {
-    QStringList parts;
-    for (Dimension d : allDimensions()) parts << dimensionLabel(d, c);
-    return parts.join(QStringLiteral(" · "));
-}
-
-QString describeSweep(const std::vector<BenchConfig>& points) {
-    if (points.empty()) return {};
-    if (points.size() == 1) return describeConfig(points.front());
-    QStringList parts;
-    for (Dimension d : allDimensions()) {
-        QStringList values;
-        for (const auto& p : points) {
-            const QString v = dimensionValue(d, p);
-            if (!values.contains(v)) values << v;
-        }
-        parts << QStringLiteral("%1 %2").arg(dimensionName(d), values.join(QStringLiteral(", ")));
-    }
-    return QStringLiteral("%1 points: %2").arg(points.size()).arg(parts.join(QStringLiteral("; ")));
 }
 
 QStringList environmentLines(const Environment& e) {

@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "core/config.h"
-#include "benchmark/benchmark.h"
+#include "core/config.h"
+#include "core/result.h"
 
 namespace ts::ui {
 
@@ -26,10 +27,6 @@ QString formatDuration(double seconds);  // "1 min 12 s", "—" when unknown (< 
 
 // "tiny", or "custom d768 L12 H12" for dimensions that are no preset.
 QString sizeLabel(const ModelConfig& m);
-// One line naming every value of a point.
-QString describeConfig(const BenchConfig& c);
-// One line for a whole sweep: each dimension with its values, in sweep order.
-QString describeSweep(const std::vector<BenchConfig>& points);
 
 // The environment of a run as "Key: value" lines (device, driver, CUDA, LibTorch, commit,
 // date, ...), empty values left out.

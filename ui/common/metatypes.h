@@ -1,17 +1,13 @@
-// The engine's value types travel through queued signals, so Qt must know them.
+// The shared value types that travel through queued signals, so Qt must know them. Each lab
+// declares its own (benchmark/benchitems.h, ...).
 #pragma once
 
 #include <QList>
 #include <QMetaType>
 
-#include "core/config.h"
-#include "runtime/environment.h"
-#include "benchmark/benchmark.h"
 #include "core/store.h"
+#include "runtime/environment.h"
 
-Q_DECLARE_METATYPE(ts::BenchConfig)
-Q_DECLARE_METATYPE(ts::StepSample)
-Q_DECLARE_METATYPE(ts::BenchResult)
 Q_DECLARE_METATYPE(ts::Environment)
 Q_DECLARE_METATYPE(ts::RunInfo)
 Q_DECLARE_METATYPE(ts::Capabilities)

@@ -14,20 +14,16 @@ namespace ts::ui {
 
 namespace {
 struct RunStartedEv { qint64 store_run; Environment env; };
-struct PointStartedEv { int index, count; BenchConfig config; };
-struct StepEv { int point; StepSample sample; };
-struct PointFinishedEv { int index; BenchResult result; };
 struct ProgressEv { double fraction, eta; };
 struct LogEv { int level; std::string text; };
 struct FinishedEv { RunOutcome outcome; std::string message; };
 struct ItemEv { QVariant value; };
-using Event = std::variant<RunStartedEv, PointStartedEv, StepEv, PointFinishedEv, ProgressEv,
-                           LogEv, FinishedEv, ItemEv>;
+using Event = std::variant<RunStartedEv, ProgressEv, LogEv, FinishedEv, ItemEv>;
 }  // namespace
 
 // Events of one run, in the order the worker produced them. The worker posts one drain
-// call when the queue goes from empty to non-empty, so a burst of steps costs one queued
-// call, not one per step: the UI thread is never flooded, whatever the step rate.
+// call when the queue goes from empty to non-empty, so a burst of items costs one queued
+// call, not one per item: the UI thread is never flooded, whatever the step rate.
 struct RunController::Channel {
     std::mutex mutex;
     std::vector<Event> events;
@@ -57,15 +53,6 @@ public:
         }
     }
 
-    void pointStarted(int index, int count, const BenchConfig& config) override {
-        push(PointStartedEv{index, count, config});
-    }
-    void stepFinished(int index, const StepSample& sample) override {
-        push(StepEv{index, sample});
-    }
-    void pointFinished(int index, const BenchResult& result) override {
-        push(PointFinishedEv{index, result});
-    }
     void progress(double fraction, double eta_seconds) override {
         push(ProgressEv{fraction, eta_seconds});
     }
@@ -88,7 +75,7 @@ RunController::~RunController() {
     waitForWorkers(-1);
 }
 
-quint64 RunController::start(ExperimentJob job) {
+quint64 RunController::start(LabJob job) {
     abandon();
     const quint64 id = nextId_++;
     current_ = id;
@@ -181,12 +168,11 @@ void RunController::drain(quint64 run, const std::shared_ptr<Channel>& channel) 
     for (size_t i = 0; i < events.size(); ++i)
         if (std::holds_alternative<ProgressEv>(events[i])) last_progress = i;
 
-    QList<StepSample> steps;
-    int steps_point = -1;
-    auto flushSteps = [&] {
-        if (steps.isEmpty()) return;
-        Q_EMIT stepsArrived(run, steps_point, steps);
-        steps.clear();
+    QList<QVariant> items;
+    auto flushItems = [&] {
+        if (items.isEmpty()) return;
+        Q_EMIT itemsArrived(run, items);
+        items.clear();
     };
     for (size_t i = 0; i < events.size(); ++i) {
         // A slot may start or abandon a run: stop delivering the moment this one is stale.
@@ -195,32 +181,24 @@ void RunController::drain(quint64 run, const std::shared_ptr<Channel>& channel) 
             return;
         }
         auto& ev = events[i];
-        if (auto* s = std::get_if<StepEv>(&ev)) {
-            if (s->point != steps_point) flushSteps();
-            steps_point = s->point;
-            steps.append(s->sample);
+        if (auto* it = std::get_if<ItemEv>(&ev)) {
+            items.append(std::move(it->value));
             continue;
         }
-        flushSteps();
+        flushItems();
         if (auto* e = std::get_if<RunStartedEv>(&ev)) {
             Q_EMIT runStarted(run, e->store_run, e->env);
-        } else if (auto* e = std::get_if<PointStartedEv>(&ev)) {
-            Q_EMIT pointStarted(run, e->index, e->count, e->config);
-        } else if (auto* e = std::get_if<PointFinishedEv>(&ev)) {
-            Q_EMIT pointFinished(run, e->index, e->result);
         } else if (auto* e = std::get_if<ProgressEv>(&ev)) {
             if (i == last_progress) Q_EMIT progress(run, e->fraction, e->eta);
         } else if (auto* e = std::get_if<LogEv>(&ev)) {
             Q_EMIT logMessage(run, e->level, qstr(e->text));
-        } else if (auto* e = std::get_if<ItemEv>(&ev)) {
-            Q_EMIT itemArrived(run, e->value);
         } else if (auto* e = std::get_if<FinishedEv>(&ev)) {
             running_ = false;
             cancel_.reset();
             Q_EMIT runFinished(run, e->outcome, qstr(e->message));
         }
     }
-    if (run == current_) flushSteps();
+    if (run == current_) flushItems();
 }
 
 }  // namespace ts::ui

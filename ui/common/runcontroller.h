@@ -16,8 +16,8 @@
 #include <string>
 
 #include "common/metatypes.h"
-#include "benchmark/benchmark.h"
 #include "core/observer.h"
+#include "core/result.h"
 
 namespace ts {
 class ResultStore;
@@ -25,18 +25,18 @@ class ResultStore;
 
 namespace ts::ui {
 
-// What a job reports through: the engine's observer, plus a channel for results the
-// observer has no call for (an experiment's own value types, wrapped in a QVariant). Items
-// travel in order with the other calls.
-class JobObserver : public BenchObserver {
+// What a job reports through: the engine's progress and log, plus its lab's results as items
+// (the lab's own value types in QVariants: a step, a finished point, a cell). Items travel in
+// order with the other calls and reach the lab's view in batches.
+class JobObserver : public Observer {
 public:
     virtual void item(const QVariant& value) = 0;
 };
 
 // The work a panel hands over: built on the UI thread, `environment` and `run` execute in
 // the worker. `run` reports through the observer and polls the token between steps.
-struct ExperimentJob {
-    QString lab = QString::fromLatin1(kBenchLab);  // the lab's id, the store's run kind
+struct LabJob {
+    QString lab;  // the lab's id, the store's run kind
     QString label;                           // free text, shown in the history
     std::string spec_json;                   // the experiment as asked for, stored with the run
     std::string device = "cpu";              // where it runs (for the environment)
@@ -60,7 +60,7 @@ public:
     QString storePath() const { return storePath_; }
 
     // Starts `job` and returns its id. A run still going is abandoned first.
-    quint64 start(ExperimentJob job);
+    quint64 start(LabJob job);
     // Ends the current run within a step; what it measured is still delivered.
     void stop();
     // Cancels the current run and drops everything it still sends.
@@ -75,13 +75,10 @@ public:
 
 Q_SIGNALS:
     void runStarted(quint64 run, qint64 storeRunId, const ts::Environment& environment);
-    void pointStarted(quint64 run, int index, int count, const ts::BenchConfig& config);
-    // Steps arrive in batches (all that came in since the last delivery), in order.
-    void stepsArrived(quint64 run, int point, const QList<ts::StepSample>& steps);
-    void pointFinished(quint64 run, int index, const ts::BenchResult& result);
+    // Items arrive in batches (all that came in since the last delivery), in order.
+    void itemsArrived(quint64 run, const QList<QVariant>& items);
     void progress(quint64 run, double fraction, double etaSeconds);
     void logMessage(quint64 run, int level, const QString& text);
-    void itemArrived(quint64 run, const QVariant& value);
     void runFinished(quint64 run, ts::ui::RunOutcome outcome, const QString& message);
 
 private:

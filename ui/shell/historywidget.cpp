@@ -119,7 +119,12 @@ void HistoryWidget::setOpenableKinds(const QStringList& kinds) {
     updateButtons();
 }
 
-QString HistoryWidget::benchOnlyReason() {
+void HistoryWidget::setReplayableKinds(const QStringList& kinds) {
+    replayable_ = kinds;
+    updateButtons();
+}
+
+QString HistoryWidget::replayReason() {
     return tr("Replay and Compare work on benchmark runs only: other runs have no recorded steps "
               "or comparable points; open them instead");
 }
@@ -132,8 +137,8 @@ QString HistoryWidget::kindOf(qint64 id) const {
 void HistoryWidget::updateButtons() {
     const QList<qint64> ids = selectedRuns();
     const int n = static_cast<int>(ids.size());
-    bool allBench = true;
-    for (qint64 id : ids) allBench &= kindOf(id) == QLatin1String("bench");
+    bool allBench = true;  // every selected run replayable and comparable
+    for (qint64 id : ids) allBench &= replayable_.contains(kindOf(id));
     const QString kind = n == 1 ? kindOf(ids.front()) : QString();
     const bool openable = n == 1 && openable_.contains(kind);
     const QString wait = tr("Wait for the run to finish, or stop it");
@@ -145,11 +150,11 @@ void HistoryWidget::updateButtons() {
                       : n == 1 && !openable ? tr("Runs of kind '%1' cannot be shown in this window").arg(kind)
                                             : tr("Show the selected run in the views"));
     replay_->setToolTip(busy_ ? wait
-                        : !allBench ? benchOnlyReason()
+                        : !allBench ? replayReason()
                                     : tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
     compare_->setToolTip(n != 2     ? tr("Select exactly two runs to compare")
                          : allBench ? tr("Compare the two selected runs")
-                                    : benchOnlyReason());
+                                    : replayReason());
 }
 
 }  // namespace ts::ui

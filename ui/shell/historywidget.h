@@ -23,10 +23,11 @@ public:
     void selectRuns(const QList<qint64>& ids);
     void setBusy(bool running);  // opening and replaying wait for a live run to end
     void setMessage(const QString& text);
-    // The run kinds the window can show (others cannot be opened); only "bench" runs have
-    // steps to replay and points to compare.
+    // The run kinds (lab ids) the window can show (others cannot be opened), and those whose
+    // runs can be replayed and compared (their steps were recorded, their points compare).
     void setOpenableKinds(const QStringList& kinds);
-    static QString benchOnlyReason();
+    void setReplayableKinds(const QStringList& kinds);
+    static QString replayReason();
     QTableView* view() const { return view_; }
     QLineEdit* filter() const { return filter_; }
     QSortFilterProxyModel* proxy() const { return proxy_; }
@@ -42,7 +43,7 @@ private:
     void updateButtons();
     QString kindOf(qint64 id) const;
     RunListModel* runs_;
-    QStringList openable_{QStringLiteral("bench")};
+    QStringList openable_, replayable_;
     QSortFilterProxyModel* proxy_;
     QTableView* view_;
     QLineEdit* filter_;

@@ -3,7 +3,6 @@
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
-#include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
@@ -12,8 +11,8 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QMenu>
@@ -23,47 +22,32 @@
 #include <QProgressBar>
 #include <QScrollArea>
 #include <QScrollBar>
-#include <QTimer>
 #include <QSettings>
-#include <QSplitter>
 #include <QStackedWidget>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "attention/attentionmodel.h"  // AttentionCell in a QVariant
+#include "common/chartpane.h"
 #include "common/chartstyle.h"
-#include "benchmark/comparewidget.h"
-#include "common/experimentpanel.h"
-#include "shell/exportdialog.h"
 #include "common/format.h"
-#include "shell/historywidget.h"
-#include "benchmark/memorychart.h"
-#include "benchmark/stepchart.h"
-#include "benchmark/sweepchart.h"
+#include "common/labpanel.h"
+#include "common/labview.h"
+#include "common/storeaccess.h"
 #include "common/tableview.h"
 #include "common/theme.h"
-#include "attention/attention_report.h"
-#include "benchmark/storedbenchrun.h"
+#include "labs.h"
+#include "shell/exportdialog.h"
+#include "shell/historywidget.h"
 
 namespace ts::ui {
 
 namespace {
-const char* const kTabNames[] = {"steps", "sweep", "speedup", "results", "memory", "compare"};
-
-QWidget* withControls(QWidget* parent, QLayout* controls, QWidget* body) {
-    auto* w = new QWidget(parent);
-    auto* l = new QVBoxLayout(w);
-    l->setContentsMargins(4, 4, 4, 4);
-    if (controls) l->addLayout(controls);
-    l->addWidget(body, 1);
-    return w;
-}
-
 QString outcomeText(RunOutcome o) {
     switch (o) {
         case RunOutcome::Completed: return QObject::tr("finished");
@@ -84,7 +68,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     if (!store.isEmpty()) QDir().mkpath(QFileInfo(store).absolutePath());
     controller_.setStorePath(store);
 
-    buildViews();
+    buildLabs();
     buildDocks();
     buildActions();
     buildStatusBar();
@@ -106,147 +90,52 @@ MainWindow::~MainWindow() {
     controller_.abandon();
 }
 
-// ---------------------------------------------------------------- views
+// ---------------------------------------------------------------- labs and docks
 
-void MainWindow::buildViews() {
-    tabs_ = new QTabWidget(this);
-    tabs_->setDocumentMode(true);
-    tabs_->setObjectName(QStringLiteral("views"));
-    setCentralWidget(tabs_);
+void MainWindow::buildLabs() {
+    views_ = new QStackedWidget(this);
+    views_->setObjectName(QStringLiteral("labViews"));
+    setCentralWidget(views_);
+    for (const LabEntry& e : uiLabs()) {
+        LabPanel* p = e.createPanel();
+        p->setObjectName(e.id + QStringLiteral("Panel"));
+        LabView* v = e.createView();
+        v->setObjectName(e.id + QStringLiteral("View"));
+        v->setParent(views_);
+        views_->addWidget(v);
+        labs_.append({e.id, e.title, p, v});
+        connectView(v);
+        connect(p, &LabPanel::changed, this, &MainWindow::updateRunState);
+        connect(p, &LabPanel::runRequested, this, &MainWindow::startRun);
+    }
+}
 
-    // Steps: the chart of one point above the table of every step.
-    stepChart_ = new StepChart(doc_.steps(), doc_.results(), this);
-    stepChart_->setObjectName(QStringLiteral("stepChart"));
-    stepTable_ = new DataTableView(this);
-    stepTable_->setObjectName(QStringLiteral("stepTable"));
-    stepTable_->setTitle(tr("Steps"), QStringLiteral("steps"));
-    stepTable_->setModel(doc_.steps());
-    pointCombo_ = new QComboBox(this);
-    pointCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    pointCombo_->setToolTip(tr("Which sweep point the chart shows"));
-    auto* stepControls = new QHBoxLayout;
-    stepControls->addWidget(new QLabel(tr("Point:"), this));
-    stepControls->addWidget(pointCombo_);
-    stepControls->addStretch();
-    stepChart_->setMinimumHeight(280);
-    auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(stepChart_);
-    split->addWidget(stepTable_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
-    tabs_->addTab(withControls(this, stepControls, split), tr("&Steps"));
-    connect(pointCombo_, &QComboBox::currentIndexChanged, this,
-            [this] { stepChart_->setPoint(pointCombo_->currentData().toInt()); });
-
-    // Sweep: time against size / context / batch, one series per other varying value.
-    sweepChart_ = new SweepChart(doc_.sweep(), this);
-    sweepChart_->setObjectName(QStringLiteral("sweepChart"));
-    sweepX_ = new QComboBox(this);
-    for (Dimension d : {Dimension::Size, Dimension::Context, Dimension::Batch})
-        sweepX_->addItem(dimensionName(d), static_cast<int>(d));
-    sweepMetric_ = new QComboBox(this);
-    for (Metric m : {Metric::Total, Metric::Forward, Metric::Backward, Metric::Optimizer})
-        sweepMetric_->addItem(metricName(m), static_cast<int>(m));
-    sweepLogY_ = new QCheckBox(tr("log time axis"), this);
-    auto* sweepControls = new QHBoxLayout;
-    sweepControls->addWidget(new QLabel(tr("Time against:"), this));
-    sweepControls->addWidget(sweepX_);
-    sweepControls->addWidget(new QLabel(tr("Phase:"), this));
-    sweepControls->addWidget(sweepMetric_);
-    sweepControls->addWidget(sweepLogY_);
-    sweepControls->addStretch();
-    tabs_->addTab(withControls(this, sweepControls, sweepChart_), tr("S&weep"));
-    connect(sweepX_, &QComboBox::currentIndexChanged, this,
-            [this] { doc_.sweep()->setXDimension(static_cast<Dimension>(sweepX_->currentData().toInt())); });
-    connect(sweepMetric_, &QComboBox::currentIndexChanged, this,
-            [this] { doc_.sweep()->setMetric(static_cast<Metric>(sweepMetric_->currentData().toInt())); });
-    connect(sweepLogY_, &QCheckBox::toggled, sweepChart_, &SweepChart::setLogY);
-
-    // Speedup: a baseline column against the others.
-    speedupTable_ = new DataTableView(this);
-    speedupTable_->setObjectName(QStringLiteral("speedupTable"));
-    speedupTable_->setTitle(tr("Speedup"), QStringLiteral("speedup"));
-    speedupTable_->setModel(doc_.speedup());
-    speedupTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    speedupTable_->horizontalHeader()->setStretchLastSection(false);
-    speedupDim_ = new QComboBox(this);
-    speedupBaseline_ = new QComboBox(this);
-    speedupMetric_ = new QComboBox(this);
-    for (Metric m : {Metric::Total, Metric::Forward, Metric::Backward, Metric::Optimizer})
-        speedupMetric_->addItem(metricName(m), static_cast<int>(m));
-    auto* speedControls = new QHBoxLayout;
-    speedControls->addWidget(new QLabel(tr("Compare:"), this));
-    speedControls->addWidget(speedupDim_);
-    speedControls->addWidget(new QLabel(tr("Baseline:"), this));
-    speedControls->addWidget(speedupBaseline_);
-    speedControls->addWidget(new QLabel(tr("Phase:"), this));
-    speedControls->addWidget(speedupMetric_);
-    speedControls->addStretch();
-    tabs_->addTab(withControls(this, speedControls, speedupTable_), tr("S&peedup"));
-    connect(speedupDim_, &QComboBox::activated, this, [this] {
-        doc_.speedup()->setDimension(static_cast<Dimension>(speedupDim_->currentData().toInt()));
+void MainWindow::connectView(LabView* v) {
+    connect(v, &LabView::exportRequested, this, [this, v](int pane) { exportPaneInteractive(v, pane); });
+    connect(v, &LabView::copyRequested, this, [this, v](int pane) { copyPane(v, pane); });
+    connect(v, &LabView::titleChanged, this, &MainWindow::updateTitle);
+    connect(v, &LabView::logLine, this, &MainWindow::appendLog);
+    connect(v, &LabView::statusText, this, [this](const QString& t) { statusLabel_->setText(t); });
+    connect(v, &LabView::progress, this, &MainWindow::setProgress);
+    connect(v, &LabView::replayFinished, this, [this] {
+        eta_->clear();
+        updateRunState();
+        Q_EMIT replayFinished();
     });
-    connect(speedupBaseline_, &QComboBox::activated, this,
-            [this] { doc_.speedup()->setBaseline(speedupBaseline_->currentText()); });
-    connect(speedupMetric_, &QComboBox::currentIndexChanged, this,
-            [this] { doc_.speedup()->setMetric(static_cast<Metric>(speedupMetric_->currentData().toInt())); });
-    connect(doc_.speedup(), &SpeedupModel::shapeChanged, this, &MainWindow::refillSpeedupControls);
-
-    // Results: one row per point.
-    resultTable_ = new DataTableView(this);
-    resultTable_->setObjectName(QStringLiteral("resultTable"));
-    resultTable_->setTitle(tr("Results"), QStringLiteral("results"));
-    resultTable_->setModel(doc_.results());
-    resultTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    resultTable_->horizontalHeader()->setStretchLastSection(false);
-    tabs_->addTab(withControls(this, nullptr, resultTable_), tr("&Results"));
-
-    memoryChart_ = new MemoryChart(doc_.steps(), this);
-    memoryChart_->setObjectName(QStringLiteral("memoryChart"));
-    tabs_->addTab(withControls(this, nullptr, memoryChart_), tr("&Memory"));
-
-    compareWidget_ = new CompareWidget(&compare_, this);
-    tabs_->addTab(compareWidget_, tr("&Compare"));
-
-    for (ExportableChart* chart : {static_cast<ExportableChart*>(stepChart_), static_cast<ExportableChart*>(sweepChart_)}) {
-        auto* pane = dynamic_cast<ChartPane*>(chart);
-        connect(pane, &ChartPane::exportRequested, this, [this, pane] { exportChartInteractive(pane, pane); });
-        connect(pane, &ChartPane::copyRequested, this,
-                [this, pane] { copyChartToClipboard(*pane, pane->size(), doc_.exportContext()); });
-    }
-    connect(memoryChart_, &MemoryChart::exportRequested, this,
-            [this] { exportChartInteractive(memoryChart_, memoryChart_); });
-    connect(memoryChart_, &MemoryChart::copyRequested, this,
-            [this] { copyChartToClipboard(*memoryChart_, memoryChart_->size(), doc_.exportContext()); });
-    for (DataTableView* t : {stepTable_, speedupTable_, resultTable_, compareWidget_->table()}) {
-        connect(t, &DataTableView::exportRequested, this, [this, t] { exportTableInteractive(t); });
-        connect(t, &DataTableView::copyRequested, this, [this, t] {
-            ExportContext ctx = doc_.exportContext();
-            copyTableToClipboard(*t->model(), ctx);
-            statusBar()->showMessage(tr("%1 table copied").arg(t->tableTitle()), 3000);
-        });
-    }
-
-    connect(&doc_, &RunDocument::infoChanged, this, &MainWindow::updateTitle);
-    connect(doc_.results(), &QAbstractItemModel::rowsInserted, this, &MainWindow::refillPointCombo);
-    connect(doc_.results(), &QAbstractItemModel::modelReset, this, &MainWindow::refillPointCombo);
-    refillPointCombo();
-    refillSpeedupControls();
 }
 
 void MainWindow::buildDocks() {
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
 
-    // Experiment: the chooser and one panel per registered experiment.
+    // The lab chooser and one panel per lab.
     auto* expWidget = new QWidget(this);
     auto* expLayout = new QVBoxLayout(expWidget);
     expLayout->setContentsMargins(4, 4, 4, 4);
     experimentCombo_ = new QComboBox(expWidget);
     experimentCombo_->setObjectName(QStringLiteral("experiment"));
     panels_ = new QStackedWidget(expWidget);
-    for (const PanelEntry& e : experimentPanels()) {
-        ExperimentPanel* p = e.create(nullptr);
-        p->setObjectName(e.id + QStringLiteral("Panel"));
+    for (const Lab& lab : labs_) {
+        LabPanel* p = lab.panel;
         auto* scroll = new QScrollArea(panels_);
         scroll->setWidget(p);
         scroll->setWidgetResizable(true);
@@ -260,41 +149,19 @@ void MainWindow::buildDocks() {
         fitWidth();
         connect(&Theme::instance(), &Theme::changed, scroll, [fitWidth] { QTimer::singleShot(0, fitWidth); });
         panels_->addWidget(scroll);
-        experimentCombo_->addItem(e.title, e.id);
-        panelList_.append({e.id, p});
-        // An experiment with results of its own gets its own tab; the window needs no edit.
-        ExperimentView* v = p->createView(this);
-        if (v) {
-            v->setObjectName(e.id + QStringLiteral("View"));
-            tabs_->addTab(v, v->title());
-            if (ExportableChart* c = v->chart()) {
-                if (auto* pane = dynamic_cast<ChartPane*>(c)) {
-                    connect(pane, &ChartPane::exportRequested, this, [this, pane] { exportChartInteractive(pane, pane); });
-                    connect(pane, &ChartPane::copyRequested, this,
-                            [this, pane] { copyChartToClipboard(*pane, pane->size(), doc_.exportContext()); });
-                }
-            }
-            if (DataTableView* t = v->table()) {
-                connect(t, &DataTableView::exportRequested, this, [this, t] { exportTableInteractive(t); });
-                connect(t, &DataTableView::copyRequested, this, [this, t] {
-                    copyTableToClipboard(*t->model(), doc_.exportContext());
-                    statusBar()->showMessage(tr("%1 table copied").arg(t->tableTitle()), 3000);
-                });
-            }
-        }
-        views_.append(v);
-        connect(p, &ExperimentPanel::changed, this, &MainWindow::updateRunState);
-        connect(p, &ExperimentPanel::runRequested, this, &MainWindow::startRun);
+        experimentCombo_->addItem(lab.title, lab.id);
     }
-    connect(experimentCombo_, &QComboBox::currentIndexChanged, panels_, &QStackedWidget::setCurrentIndex);
-    connect(experimentCombo_, &QComboBox::currentIndexChanged, this, &MainWindow::updateRunState);
+    connect(experimentCombo_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        panels_->setCurrentIndex(i);
+        views_->setCurrentIndex(i);
+        updateRunState();
+        updateTitle();
+    });
     auto* chooser = new QHBoxLayout;
     chooser->addWidget(new QLabel(tr("Experiment:"), expWidget));
     chooser->addWidget(experimentCombo_, 1);
     expLayout->addLayout(chooser);
     expLayout->addWidget(panels_, 1);
-    auto* buttons = new QHBoxLayout;
-    expLayout->addLayout(buttons);
     experimentDock_ = new QDockWidget(tr("Experiment"), this);
     experimentDock_->setObjectName(QStringLiteral("experimentDock"));
     experimentDock_->setWidget(expWidget);
@@ -302,10 +169,13 @@ void MainWindow::buildDocks() {
 
     history_ = new HistoryWidget(&runs_, this);
     {
-        QStringList openable{QStringLiteral("bench")};
-        for (int i = 0; i < panelList_.size(); ++i)
-            if (views_.value(i)) openable << panelList_[i].first;
+        QStringList openable, replayable;
+        for (const Lab& lab : labs_) {
+            openable << lab.id;
+            if (lab.view->replayUnavailable().isEmpty()) replayable << lab.id;
+        }
         history_->setOpenableKinds(openable);
+        history_->setReplayableKinds(replayable);
     }
     historyDock_ = new QDockWidget(tr("History"), this);
     historyDock_->setObjectName(QStringLiteral("historyDock"));
@@ -367,13 +237,13 @@ void MainWindow::buildActions() {
     auto* exportView = new QAction(tr("&Export Current View…"), this);
     exportView->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     connect(exportView, &QAction::triggered, this, [this] {
-        const int tab = tabs_->currentIndex();
-        if (ExportableChart* c = chartOf(tab)) exportChartInteractive(c, tabs_->currentWidget());
-        else if (DataTableView* t = tableOf(tab)) exportTableInteractive(t);
+        if (LabView* v = currentView()) exportPaneInteractive(v, v->currentPane());
     });
     auto* copyView = new QAction(tr("&Copy Current View"), this);
     copyView->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
-    connect(copyView, &QAction::triggered, this, &MainWindow::copyCurrentView);
+    connect(copyView, &QAction::triggered, this, [this] {
+        if (LabView* v = currentView()) copyPane(v, v->currentPane());
+    });
     auto* report = new QAction(tr("Export Run &Report…"), this);
     report->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     connect(report, &QAction::triggered, this, &MainWindow::exportReportInteractive);
@@ -430,12 +300,14 @@ void MainWindow::buildActions() {
                    &MainWindow::refreshHistory);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (int i = 0; i < tabs_->count(); ++i) {
-        QString text = tabs_->tabText(i);
-        text.remove(QLatin1Char('&'));
-        view->addAction(text, QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)), this,
-                        [this, i] { tabs_->setCurrentIndex(i); });
-    }
+    int shortcut = 0;  // Ctrl+1, Ctrl+2, ... over every lab's panes, in order
+    for (const Lab& lab : labs_)
+        for (const LabView::Pane& pane : lab.view->panes()) {
+            QString text = pane.title;
+            text.remove(QLatin1Char('&'));
+            QAction* a = view->addAction(text, this, [this, key = pane.key] { showTab(key); });
+            if (shortcut < 9) a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + shortcut++)));
+        }
     view->addSeparator();
     view->addAction(experimentDock_->toggleViewAction());
     view->addAction(historyDock_->toggleViewAction());
@@ -531,32 +403,13 @@ void MainWindow::buildStatusBar() {
 void MainWindow::connectRun() {
     connect(&controller_, &RunController::runStarted, this,
             [this](quint64, qint64 storeRun, const Environment& env) {
-                doc_.setStoreRunId(storeRun);
-                doc_.setEnvironment(env);
+                if (runningView_) runningView_->runStarted(storeRun, env);
                 appendLog(storeRun > 0 ? tr("Stored as run %1 in %2").arg(storeRun).arg(controller_.storePath())
                                        : tr("This run is not stored"));
                 if (!env.device_name.empty()) appendLog(environmentLines(env).join(QStringLiteral(" · ")));
             });
-    connect(&controller_, &RunController::pointStarted, this,
-            [this](quint64, int index, int count, const BenchConfig& c) {
-                doc_.startPoint(index, c);
-                statusLabel_->setText(tr("Running point %1 of %2: %3").arg(index + 1).arg(count).arg(describeConfig(c)));
-                appendLog(tr("Point %1/%2: %3").arg(index + 1).arg(count).arg(describeConfig(c)));
-            });
-    connect(&controller_, &RunController::stepsArrived, this,
-            [this](quint64, int point, const QList<StepSample>& steps) { doc_.addSteps(point, steps); });
-    connect(&controller_, &RunController::pointFinished, this, [this](quint64, int index, const BenchResult& r) {
-        doc_.finishPoint(index, r);
-        if (r.status == Status::Ok)
-            appendLog(tr("Point %1: total %2 ± %3 ms per step (forward %4, backward %5, optimizer %6)")
-                          .arg(index + 1)
-                          .arg(formatMs(r.total.mean), formatMs(r.total.std), formatMs(r.forward.mean),
-                               formatMs(r.backward.mean), formatMs(r.optimizer.mean)));
-        else
-            appendLog(tr("Point %1: %2 %3").arg(index + 1).arg(qstr(toString(r.status)), qstr(r.error)));
-    });
-    connect(&controller_, &RunController::itemArrived, this, [this](quint64, const QVariant& item) {
-        if (runningView_) runningView_->addItem(item);
+    connect(&controller_, &RunController::itemsArrived, this, [this](quint64, const QList<QVariant>& items) {
+        if (runningView_) runningView_->addItems(items);
     });
     connect(&controller_, &RunController::progress, this,
             [this](quint64, double f, double eta) { setProgress(f, eta); });
@@ -577,34 +430,17 @@ void MainWindow::connectRun() {
                 refreshHistory();
                 Q_EMIT runFinished(outcome);
             });
-
-    connect(&replayer_, &Replayer::pointStarted, this, [this](int index, int count, const BenchConfig& c) {
-        doc_.startPoint(index, c);
-        statusLabel_->setText(tr("Replaying point %1 of %2: %3").arg(index + 1).arg(count).arg(describeConfig(c)));
-    });
-    connect(&replayer_, &Replayer::stepsArrived, this,
-            [this](int point, const QList<StepSample>& steps) { doc_.addSteps(point, steps); });
-    connect(&replayer_, &Replayer::pointFinished, this,
-            [this](int index, const BenchResult& r) { doc_.finishPoint(index, r); });
-    connect(&replayer_, &Replayer::progress, this, &MainWindow::setProgress);
-    connect(&replayer_, &Replayer::finished, this, [this](bool stopped) {
-        appendLog(stopped ? tr("Replay stopped") : tr("Replay finished"));
-        statusLabel_->setText(stopped ? tr("Replay stopped") : tr("Replay finished"));
-        eta_->clear();
-        updateRunState();
-        Q_EMIT replayFinished();
-    });
 }
 
 bool MainWindow::startRun() {
     if (isRunning()) return false;
-    ExperimentPanel* p = currentPanel();
+    LabPanel* p = currentPanel();
     if (!p) return false;
     if (!capsReady_) {
         statusBar()->showMessage(tr("Still checking what this machine can run"), 3000);
         return false;
     }
-    std::optional<ExperimentJob> job = p->makeJob();
+    std::optional<LabJob> job = p->makeJob();
     if (!job) {
         const QStringList problems = p->problems();
         appendLog(tr("Cannot run: %1").arg(problems.isEmpty() ? tr("nothing to run") : problems.join(QStringLiteral("; "))));
@@ -612,13 +448,8 @@ bool MainWindow::startRun() {
         return false;
     }
     saveSettings();  // the last configuration survives a crash of the run
-    doc_.begin(RunDocument::Source::Live, job->label, job->point_count);
-    pointCombo_->setCurrentIndex(0);
-    runningView_ = views_.value(experimentCombo_->currentIndex(), nullptr);
-    if (runningView_) {
-        runningView_->clear();
-        tabs_->setCurrentWidget(runningView_);
-    }
+    runningView_ = currentView();
+    runningView_->beginRun(*job);
     appendLog(tr("— Run: %1").arg(p->summary()));
     setProgress(0, -1);
     runClock_.start();
@@ -628,10 +459,11 @@ bool MainWindow::startRun() {
 }
 
 void MainWindow::stopRun() {
-    if (replayer_.isActive()) {
-        replayer_.stop();
-        return;
-    }
+    for (const Lab& lab : labs_)
+        if (lab.view->isReplaying()) {
+            lab.view->stopReplay();
+            return;
+        }
     if (!controller_.isRunning()) return;
     controller_.stop();
     appendLog(tr("Stopping after the current step…"));
@@ -639,7 +471,12 @@ void MainWindow::stopRun() {
     stopAct_->setEnabled(false);
 }
 
-bool MainWindow::isRunning() const { return controller_.isRunning() || replayer_.isActive(); }
+bool MainWindow::isRunning() const {
+    if (controller_.isRunning()) return true;
+    for (const Lab& lab : labs_)
+        if (lab.view->isReplaying()) return true;
+    return false;
+}
 
 void MainWindow::probeCapabilities() {
     auto* watcher = new QFutureWatcher<std::pair<Capabilities, QString>>(this);
@@ -649,7 +486,7 @@ void MainWindow::probeCapabilities() {
         caps_ = caps;
         capsReady_ = true;
         if (!error.isEmpty()) appendLog(tr("warning: could not query LibTorch: %1").arg(error));
-        for (const auto& [id, panel] : panelList_) panel->setCapabilities(caps_);
+        for (const Lab& lab : labs_) lab.panel->setCapabilities(caps_);
         QStringList devs;
         for (const auto& d : caps_.devices) devs << qstr(d.id) + (d.name.empty() ? QString() : QStringLiteral(" (%1)").arg(qstr(d.name)));
         appendLog(tr("LibTorch %1; devices: %2").arg(qstr(caps_.torch_version), devs.join(QStringLiteral(", "))));
@@ -695,58 +532,44 @@ void MainWindow::refreshHistory() {
     w->setFuture(listRunsAsync(controller_.storePath()));
 }
 
+void MainWindow::withStoredRun(qint64 id, const QString& what, std::function<void(const StoredRun&)> use) {
+    auto* w = new QFutureWatcher<StoredRun>(this);
+    connect(w, &QFutureWatcherBase::finished, this, [this, w, id, what, use = std::move(use)] {
+        const StoredRun run = w->result();
+        w->deleteLater();
+        if (!run.error.isEmpty()) {
+            appendLog(tr("Could not %1 run %2: %3").arg(what).arg(id).arg(run.error));
+            return;
+        }
+        if (isRunning()) return;  // a run started meanwhile owns the views
+        if (labIndex(qstr(run.info.lab)) < 0) {
+            appendLog(tr("Could not %1 run %2: it is of kind '%3', which this window cannot show")
+                          .arg(what).arg(id).arg(qstr(run.info.lab)));
+            return;
+        }
+        use(run);
+    });
+    w->setFuture(loadRunAsync(controller_.storePath(), id));
+}
+
 void MainWindow::openStoredRun(qint64 id) {
     if (isRunning()) {
         statusBar()->showMessage(tr("Wait for the run to finish, or stop it"), 4000);
         return;
     }
-    auto* w = new QFutureWatcher<StoredRun>(this);
-    connect(w, &QFutureWatcherBase::finished, this, [this, w, id] {
-        const StoredRun run = w->result();
-        w->deleteLater();
-        if (!run.error.isEmpty()) {
-            appendLog(tr("Could not open run %1: %2").arg(id).arg(run.error));
-            return;
-        }
-        if (isRunning()) return;  // a run started meanwhile owns the views
-        // A run of an experiment with its own view (the panel's id is the store's kind) goes
-        // there; the benchmark views are left empty, so exports and the report use the view.
-        if (ExperimentView* v = run.info.lab == "bench" ? nullptr : view(qstr(run.info.lab))) {
-            doc_.begin(RunDocument::Source::Stored, qstr(run.info.label), 0);
-            doc_.setStoreRunId(run.info.id);
-            Environment env;
-            env.device_name = run.info.device_name;
-            doc_.setEnvironment(env);
-            runningView_ = v;
-            v->clear();
-            std::vector<AttentionCell> cells;
-            try {
-                cells = attentionCellsFromRows(run.info, run.rows);
-            } catch (const std::exception& e) {
-                appendLog(tr("Could not open run %1: %2").arg(id).arg(qstr(std::string(e.what()))));
-                return;
-            }
-            for (const AttentionCell& c : cells) v->addItem(QVariant::fromValue(c));
-            tabs_->setCurrentWidget(v);
-            setProgress(1.0, 0);
-            statusLabel_->setText(tr("Showing stored run %1").arg(id));
-            appendLog(tr("Opened %1 run %2 (%3 cells)").arg(qstr(run.info.lab)).arg(id).arg(cells.size()));
-            Q_EMIT storedRunOpened(id);
-            return;
-        }
-        const StoredBenchRun bench = benchRunFrom(run);
-        if (!bench.error.isEmpty()) {
-            appendLog(tr("Could not open run %1: %2").arg(id).arg(bench.error));
+    withStoredRun(id, tr("open"), [this, id](const StoredRun& run) {
+        selectExperiment(qstr(run.info.lab));
+        QString error;
+        if (!currentView()->showStored(run, &error)) {
+            appendLog(tr("Could not open run %1: %2").arg(id).arg(error));
             return;
         }
         runningView_ = nullptr;
-        doc_.load(bench);
         setProgress(1.0, 0);
         statusLabel_->setText(tr("Showing stored run %1").arg(id));
-        appendLog(tr("Opened run %1 (%2 points)").arg(id).arg(bench.points.size()));
+        updateTitle();
         Q_EMIT storedRunOpened(id);
     });
-    w->setFuture(loadRunAsync(controller_.storePath(), id));
 }
 
 void MainWindow::replayStoredRun(qint64 id, double speed) {
@@ -754,66 +577,59 @@ void MainWindow::replayStoredRun(qint64 id, double speed) {
         statusBar()->showMessage(tr("Wait for the run to finish, or stop it"), 4000);
         return;
     }
-    if (const RunInfo* r = runs_.runById(id); r && r->lab != kBenchLab) {
-        statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
-        return;
+    if (const RunInfo* r = runs_.runById(id)) {
+        const int i = labIndex(qstr(r->lab));
+        if (i >= 0 && !labs_[i].view->replayUnavailable().isEmpty()) {
+            statusBar()->showMessage(labs_[i].view->replayUnavailable(), 4000);
+            return;
+        }
     }
-    auto* w = new QFutureWatcher<StoredRun>(this);
-    connect(w, &QFutureWatcherBase::finished, this, [this, w, id, speed] {
-        StoredBenchRun run = benchRunFrom(w->result());
-        w->deleteLater();
-        if (!run.error.isEmpty()) {
-            appendLog(tr("Could not replay run %1: %2").arg(id).arg(run.error));
+    withStoredRun(id, tr("replay"), [this, speed](const StoredRun& run) {
+        LabView* v = labView(qstr(run.info.lab));
+        if (!v->replayUnavailable().isEmpty()) {  // the history list was stale
+            statusBar()->showMessage(v->replayUnavailable(), 4000);
             return;
         }
-        if (isRunning()) return;
-        if (run.info.lab != "bench") {  // the history list was stale
-            statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
-            return;
-        }
+        selectExperiment(qstr(run.info.lab));
         runningView_ = nullptr;
-        doc_.begin(RunDocument::Source::Replay, qstr(run.info.label), static_cast<int>(run.points.size()));
-        doc_.setStoreRunId(run.info.id);
-        if (!run.points.empty()) doc_.setEnvironment(run.points.front().environment);
-        pointCombo_->setCurrentIndex(0);
-        appendLog(tr("Replaying run %1 at %2× its recorded pace").arg(id).arg(speed));
-        showTab(StepsTab);
-        replayer_.start(std::move(run), speed);
+        v->replay(run, speed);
         updateRunState();
     });
-    w->setFuture(loadRunAsync(controller_.storePath(), id));
 }
 
 void MainWindow::compareStoredRuns(qint64 a, qint64 b) {
-    for (qint64 id : {a, b})
-        if (const RunInfo* r = runs_.runById(id); r && r->lab != kBenchLab) {
-            statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
-            return;
-        }
     const QString path = controller_.storePath();
     auto* w = new QFutureWatcher<std::pair<StoredRun, StoredRun>>(this);
-    connect(w, &QFutureWatcherBase::finished, this, [this, w, a, b] {
-        auto [sa, sb] = w->result();
+    connect(w, &QFutureWatcherBase::finished, this, [this, w] {
+        const auto [ra, rb] = w->result();
         w->deleteLater();
-        StoredBenchRun ra = benchRunFrom(sa), rb = benchRunFrom(sb);
-        for (const StoredBenchRun* r : {&ra, &rb})
+        for (const StoredRun* r : {&ra, &rb})
             if (!r->error.isEmpty()) {
                 appendLog(tr("Could not compare: %1").arg(r->error));
+                Q_EMIT comparisonFailed(r->error);
                 return;
             }
-        if (ra.info.lab != "bench" || rb.info.lab != "bench") {  // the history list was stale
-            statusBar()->showMessage(HistoryWidget::benchOnlyReason(), 4000);
-            return;
+        LabView* v = labView(qstr(ra.info.lab));
+        QString error;
+        if (ra.info.lab != rb.info.lab)
+            error = tr("run %1 is of kind '%2' and run %3 of kind '%4': only runs of one kind compare")
+                        .arg(ra.info.id).arg(qstr(ra.info.lab)).arg(rb.info.id).arg(qstr(rb.info.lab));
+        else if (!v)
+            error = tr("runs of kind '%1' cannot be shown in this window").arg(qstr(ra.info.lab));
+        else if (!v->replayUnavailable().isEmpty())
+            error = v->replayUnavailable();
+        if (error.isEmpty()) {
+            if (!isRunning()) selectExperiment(qstr(ra.info.lab));
+            if (v->compare(ra, rb, &error)) {
+                Q_EMIT comparisonReady();
+                return;
+            }
         }
-        compare_.setRuns({ra.info, std::move(ra.points)}, {rb.info, std::move(rb.points)});
-        showTab(CompareTab);
-        appendLog(tr("Comparing run %1 (A) with run %2 (B)").arg(a).arg(b));
-        Q_EMIT comparisonReady();
+        statusBar()->showMessage(error, 6000);  // a refusal, not a failure: nothing for the log
+        Q_EMIT comparisonFailed(error);
     });
     w->setFuture(QtConcurrent::run([path, a, b] { return std::pair{loadRun(path, a), loadRun(path, b)}; }));
 }
-
-// ---------------------------------------------------------------- presets
 
 void MainWindow::loadPreset(const ClassroomPreset& preset) {
     if (isRunning()) {
@@ -824,9 +640,7 @@ void MainWindow::loadPreset(const ClassroomPreset& preset) {
         pendingPreset_ = preset;  // CPU or GPU variant: decided once the probe is back
         return;
     }
-    int index = -1;
-    for (int i = 0; i < panelList_.size(); ++i)
-        if (panelList_[i].first == preset.experiment) index = i;
+    const int index = labIndex(preset.experiment);
     if (index < 0) {
         appendLog(tr("Preset '%1' needs the experiment '%2', which this build lacks").arg(preset.title, preset.experiment));
         return;
@@ -838,35 +652,20 @@ void MainWindow::loadPreset(const ClassroomPreset& preset) {
         for (auto it = preset.cpuConfig.begin(); it != preset.cpuConfig.end(); ++it) config[it.key()] = it.value();
     if (!config.contains(QLatin1String("label"))) config[QStringLiteral("label")] = preset.title;
     QStringList notes;
-    panelList_[index].second->setState(config, &notes);
+    labs_[index].panel->setState(config, &notes);
     appendLog(tr("— Preset: %1").arg(preset.title));
     if (!preset.description.isEmpty()) appendLog(preset.description);
     if (cpuVariant) appendLog(tr("No CUDA device: loaded the preset's smaller CPU variant"));
     for (const QString& n : notes) appendLog(tr("note: %1").arg(n));
-    applyPresetView(preset.view);
+    labs_[index].view->applyPresetView(preset.view);
     statusLabel_->setText(tr("Preset loaded: %1. Press Run.").arg(preset.title));
-}
-
-void MainWindow::applyPresetView(const QJsonObject& view) {
-    if (auto d = dimensionFromKey(view.value(QLatin1String("dimension")).toString())) {
-        doc_.speedup()->setDimension(*d);
-        const QString baseline = view.value(QLatin1String("baseline")).toString();
-        if (!baseline.isEmpty()) doc_.speedup()->setBaseline(baseline);
-    }
-    if (auto x = dimensionFromKey(view.value(QLatin1String("x")).toString())) {
-        const int i = sweepX_->findData(static_cast<int>(*x));
-        if (i >= 0) sweepX_->setCurrentIndex(i);
-    }
-    if (view.value(QLatin1String("log_time")).isBool()) sweepLogY_->setChecked(view.value(QLatin1String("log_time")).toBool());
-    const QString tab = view.value(QLatin1String("tab")).toString();
-    if (!tab.isEmpty()) showTab(tab);
 }
 
 // ---------------------------------------------------------------- state
 
 void MainWindow::updateRunState() {
     const bool running = isRunning();
-    ExperimentPanel* p = currentPanel();
+    LabPanel* p = currentPanel();
     const bool valid = p && p->isValid();
     runAct_->setEnabled(!running && capsReady_ && valid);
     runAct_->setToolTip(!capsReady_ ? tr("Checking what this machine can run…")
@@ -881,39 +680,8 @@ void MainWindow::updateRunState() {
 }
 
 void MainWindow::updateTitle() {
-    setWindowTitle(tr("TrainScope — %1").arg(doc_.title()));
-}
-
-void MainWindow::refillPointCombo() {
-    const int wanted = pointCombo_->currentData().toInt();
-    const QSignalBlocker block(pointCombo_);
-    pointCombo_->clear();
-    pointCombo_->addItem(tr("follow the running point"), -1);
-    const auto& entries = doc_.results()->entries();
-    for (size_t i = 0; i < entries.size(); ++i)
-        pointCombo_->addItem(QStringLiteral("%1: %2").arg(i + 1).arg(describeConfig(entries[i].result.config)),
-                             static_cast<int>(i));
-    const int idx = pointCombo_->findData(wanted);
-    pointCombo_->setCurrentIndex(idx < 0 ? 0 : idx);
-    stepChart_->setPoint(pointCombo_->currentData().toInt());
-}
-
-void MainWindow::refillSpeedupControls() {
-    SpeedupModel* m = doc_.speedup();
-    {
-        const QSignalBlocker b1(speedupDim_);
-        speedupDim_->clear();
-        auto candidates = m->candidates();
-        if (candidates.empty()) candidates.push_back(m->dimension());
-        for (Dimension d : candidates) speedupDim_->addItem(dimensionName(d), static_cast<int>(d));
-        speedupDim_->setCurrentIndex(std::max(0, speedupDim_->findData(static_cast<int>(m->dimension()))));
-    }
-    {
-        const QSignalBlocker b2(speedupBaseline_);
-        speedupBaseline_->clear();
-        speedupBaseline_->addItems(m->values());
-        speedupBaseline_->setCurrentIndex(std::max(0, static_cast<int>(m->values().indexOf(m->baseline()))));
-    }
+    const LabView* v = currentView();
+    setWindowTitle(tr("TrainScope — %1").arg(v ? v->runTitle() : tr("No run")));
 }
 
 void MainWindow::appendLog(const QString& line) {
@@ -931,30 +699,44 @@ void MainWindow::setProgress(double fraction, double eta) {
     eta_->setText(eta >= 0 && fraction < 1 ? tr("ETA %1").arg(formatDuration(eta)) : QString());
 }
 
-ExperimentPanel* MainWindow::currentPanel() const {
+int MainWindow::labIndex(const QString& id) const {
+    for (int i = 0; i < labs_.size(); ++i)
+        if (labs_[i].id == id) return i;
+    return -1;
+}
+
+LabPanel* MainWindow::currentPanel() const {
     const int i = experimentCombo_ ? experimentCombo_->currentIndex() : -1;
-    return i >= 0 && i < panelList_.size() ? panelList_[i].second : nullptr;
+    return i >= 0 && i < labs_.size() ? labs_[i].panel : nullptr;
 }
 
-ExperimentPanel* MainWindow::panel(const QString& id) const {
-    for (const auto& [pid, p] : panelList_)
-        if (pid == id) return p;
-    return nullptr;
+LabView* MainWindow::currentView() const {
+    const int i = experimentCombo_ ? experimentCombo_->currentIndex() : -1;
+    return i >= 0 && i < labs_.size() ? labs_[i].view : nullptr;
 }
 
-void MainWindow::showTab(Tab tab) { tabs_->setCurrentIndex(static_cast<int>(tab)); }
+LabPanel* MainWindow::panel(const QString& id) const {
+    const int i = labIndex(id);
+    return i < 0 ? nullptr : labs_[i].panel;
+}
 
-bool MainWindow::showTab(const QString& name) {
-    for (int i = 0; i < 6; ++i)
-        if (name == QLatin1String(kTabNames[i])) {
-            showTab(static_cast<Tab>(i));
-            return true;
-        }
-    if (const int t = viewTab(name); t >= 0) {
-        tabs_->setCurrentIndex(t);
-        return true;
-    }
-    return false;
+LabView* MainWindow::labView(const QString& id) const {
+    const int i = labIndex(id);
+    return i < 0 ? nullptr : labs_[i].view;
+}
+
+std::pair<int, int> MainWindow::findPane(const QString& key) const {
+    for (int i = 0; i < labs_.size(); ++i)
+        if (const int p = labs_[i].view->paneIndex(key); p >= 0) return {i, p};
+    return {-1, -1};
+}
+
+bool MainWindow::showTab(const QString& key) {
+    const auto [lab, pane] = findPane(key);
+    if (lab < 0) return false;
+    if (experimentCombo_->currentIndex() != lab && !selectExperiment(labs_[lab].id)) return false;
+    labs_[lab].view->showPane(pane);
+    return true;
 }
 
 bool MainWindow::selectExperiment(const QString& id) {
@@ -964,30 +746,19 @@ bool MainWindow::selectExperiment(const QString& id) {
     return true;
 }
 
-ExperimentView* MainWindow::view(const QString& experimentId) const {
-    for (int i = 0; i < panelList_.size(); ++i)
-        if (panelList_[i].first == experimentId) return views_.value(i, nullptr);
-    return nullptr;
-}
-
-int MainWindow::viewTab(const QString& experimentId) const {
-    ExperimentView* v = view(experimentId);
-    return v ? tabs_->indexOf(v) : -1;
-}
-
 void MainWindow::restoreSettings() {
     QSettings s;
     Theme::instance().setMode(themeModeFromKey(s.value(QStringLiteral("theme"), QStringLiteral("system")).toString()));
     Theme::instance().setPresentation(s.value(QStringLiteral("presentation"), false).toBool());
     if (!restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray())) resize(1500, 950);
     restoreState(s.value(QStringLiteral("window/state")).toByteArray());
-    for (const auto& [id, p] : panelList_) {
-        const QByteArray json = s.value(QStringLiteral("panels/") + id).toByteArray();
-        if (!json.isEmpty()) p->setState(QJsonDocument::fromJson(json).object());
+    for (const Lab& lab : labs_) {
+        const QByteArray json = s.value(QStringLiteral("panels/") + lab.id).toByteArray();
+        if (!json.isEmpty()) lab.panel->setState(QJsonDocument::fromJson(json).object());
     }
     const int exp = experimentCombo_->findData(s.value(QStringLiteral("experiment")).toString());
     if (exp >= 0) experimentCombo_->setCurrentIndex(exp);
-    tabs_->setCurrentIndex(std::clamp(s.value(QStringLiteral("tab"), 0).toInt(), 0, tabs_->count() - 1));
+    showTab(s.value(QStringLiteral("tab")).toString());  // a pane key; older settings held an index
 }
 
 void MainWindow::saveSettings() const {
@@ -997,10 +768,11 @@ void MainWindow::saveSettings() const {
     s.setValue(QStringLiteral("presentation"), Theme::instance().presentation());
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
     s.setValue(QStringLiteral("window/state"), saveState());
-    for (const auto& [id, p] : panelList_)
-        s.setValue(QStringLiteral("panels/") + id, QJsonDocument(p->state()).toJson(QJsonDocument::Compact));
+    for (const Lab& lab : labs_)
+        s.setValue(QStringLiteral("panels/") + lab.id, QJsonDocument(lab.panel->state()).toJson(QJsonDocument::Compact));
     s.setValue(QStringLiteral("experiment"), experimentCombo_->currentData().toString());
-    s.setValue(QStringLiteral("tab"), tabs_->currentIndex());
+    if (const LabView* v = currentView(); v && v->currentPane() >= 0)
+        s.setValue(QStringLiteral("tab"), v->panes()[v->currentPane()].key);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
@@ -1013,90 +785,51 @@ void MainWindow::closeEvent(QCloseEvent* e) {
         }
     }
     saveSettings();
-    replayer_.stop();
+    for (const Lab& lab : labs_) lab.view->stopReplay();
     controller_.abandon();
     e->accept();
 }
 
 // ---------------------------------------------------------------- exports
 
-ExportableChart* MainWindow::chartOf(int tab) const {
-    switch (tab) {
-        case StepsTab: return stepChart_;
-        case SweepTab: return sweepChart_;
-        case MemoryTab: return memoryChart_;
-        default: break;
+bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error) {
+    if (pane < 0 || pane >= view->panes().size()) {
+        if (error) *error = tr("no view to export");
+        return false;
     }
-    auto* v = qobject_cast<ExperimentView*>(tabs_->widget(tab));
-    return v ? v->chart() : nullptr;
-}
-
-DataTableView* MainWindow::tableOf(int tab) const {
-    switch (tab) {
-        case StepsTab: return stepTable_;
-        case SpeedupTab: return speedupTable_;
-        case ResultsTab: return resultTable_;
-        case CompareTab: return compareWidget_->table();
-        default: break;
-    }
-    auto* v = qobject_cast<ExperimentView*>(tabs_->widget(tab));
-    return v ? v->table() : nullptr;
-}
-
-int MainWindow::tabOf(const ExportableChart* chart) const {
-    for (int i = 0; i < tabs_->count(); ++i)
-        if (chartOf(i) == chart) return i;
-    return -1;
-}
-
-static ExportContext compareContext(const CompareModel& m) {
-    ExportContext ctx;
-    if (!m.hasRuns()) return ctx;
-    ctx.runLabel = QObject::tr("comparison of run %1 (A) and run %2 (B)").arg(m.sideA().info.id).arg(m.sideB().info.id);
-    if (!m.sideA().points.empty()) ctx.environment = m.sideA().points.front().environment;
-    for (const auto& p : m.sideA().points) ctx.configs.push_back(p.config);
-    if (!m.sideB().points.empty())
-        ctx.notes << QObject::tr("Run B environment: %1")
-                         .arg(environmentLines(m.sideB().points.front().environment).join(QStringLiteral("; ")));
-    return ctx;
-}
-
-bool MainWindow::exportTab(int tab, const QString& path, QSize size, QString* error) {
-    const ExportContext ctx = tab == CompareTab ? compareContext(compare_) : doc_.exportContext();
+    const LabView::Pane& p = view->panes()[pane];
+    const ExportContext ctx = view->exportContext(pane);
     if (tableFormatFor(path)) {
-        DataTableView* t = tableOf(tab);
-        if (!t) {
+        if (!p.table) {
             if (error) *error = tr("this view has no table");
             return false;
         }
-        return exportTable(*t->model(), path, ctx, error);
+        return exportTable(*p.table->model(), path, ctx, error);
     }
-    ExportableChart* c = chartOf(tab);
-    if (!c) {
+    if (!p.chart) {
         if (error) *error = tr("this view has no chart");
         return false;
     }
-    if (!size.isValid()) size = dynamic_cast<QWidget*>(c)->size();
-    return exportChart(*c, path, size, ctx, error);
+    if (!size.isValid()) size = dynamic_cast<QWidget*>(p.chart)->size();
+    return exportChart(*p.chart, path, size, ctx, error);
+}
+
+bool MainWindow::exportTab(const QString& key, const QString& path, QSize size, QString* error) {
+    const auto [lab, pane] = findPane(key);
+    if (lab < 0) {
+        if (error) *error = tr("there is no view '%1'").arg(key);
+        return false;
+    }
+    return exportPane(labs_[lab].view, pane, path, size, error);
 }
 
 bool MainWindow::exportReport(const QString& path, QSize chartSize, QString* error) {
-    QList<ReportPart> parts;
-    // An experiment with its own view: its chart and table are the report.
-    if (runningView_ && doc_.results()->rowCount() == 0) {
-        if (runningView_->chart()) parts << ReportPart{runningView_->title(), runningView_->chart(), nullptr};
-        if (runningView_->table()) parts << ReportPart{runningView_->title() + tr(" (table)"), nullptr, runningView_->table()->model()};
-        return ts::ui::exportReport(path, parts, doc_.exportContext(), chartSize, error);
+    LabView* v = currentView();
+    if (!v) {
+        if (error) *error = tr("no lab is shown");
+        return false;
     }
-    parts << ReportPart{tr("Step timings"), stepChart_, nullptr};
-    if (!doc_.sweep()->rows().empty() && doc_.results()->rowCount() > 1)
-        parts << ReportPart{tr("Sweep"), sweepChart_, nullptr};
-    if (!doc_.speedup()->candidates().empty())
-        parts << ReportPart{tr("Speedup (%1, baseline %2)").arg(dimensionName(doc_.speedup()->dimension()), doc_.speedup()->baseline()),
-                            nullptr, doc_.speedup()};
-    parts << ReportPart{tr("Results"), nullptr, doc_.results()};
-    parts << ReportPart{tr("Memory per step"), memoryChart_, nullptr};
-    return ts::ui::exportReport(path, parts, doc_.exportContext(), chartSize, error);
+    return ts::ui::exportReport(path, v->reportParts(), v->exportContext(-1), chartSize, error);
 }
 
 QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const {
@@ -1104,36 +837,42 @@ QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const
     QString dir = s.value(QStringLiteral("export/dir")).toString();
     if (dir.isEmpty() || !QFileInfo(dir).isDir())
         dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    const QString run = doc_.storeRunId() > 0 ? QStringLiteral("run%1").arg(doc_.storeRunId()) : QStringLiteral("run");
+    const LabView* v = currentView();
+    const qint64 id = v ? v->storeRunId() : 0;
+    const QString run = id > 0 ? QStringLiteral("run%1").arg(id) : QStringLiteral("run");
     return QDir(dir).filePath(QStringLiteral("trainscope-%1-%2.%3").arg(run, stem, ext));
 }
 
-void MainWindow::exportChartInteractive(ExportableChart* chart, QWidget* source) {
-    ExportDialog dlg(ExportDialog::Kind::Chart, suggestedPath(chart->chartFileStem(), QStringLiteral("png")),
-                     source->size(), this);
+void MainWindow::exportPaneInteractive(LabView* view, int pane) {
+    if (pane < 0 || pane >= view->panes().size()) return;
+    const LabView::Pane& p = view->panes()[pane];
+    const bool chart = p.chart != nullptr;
+    const QString stem = chart ? p.chart->chartFileStem() : p.table->fileStem();
+    ExportDialog dlg(chart ? ExportDialog::Kind::Chart : ExportDialog::Kind::Table,
+                     suggestedPath(stem, chart ? QStringLiteral("png") : QStringLiteral("csv")),
+                     chart ? p.widget->size() : QSize(), this);
     if (dlg.exec() != QDialog::Accepted) return;
     QString error;
-    if (!exportTab(tabOf(chart), dlg.path(), dlg.size(), &error)) {
+    if (!exportPane(view, pane, dlg.path(), chart ? dlg.size() : QSize(), &error)) {
         QMessageBox::warning(this, tr("Export"), error);
         return;
     }
     QSettings().setValue(QStringLiteral("export/dir"), QFileInfo(dlg.path()).absolutePath());
-    appendLog(tr("Exported %1 to %2").arg(chart->chartTitle(), dlg.path()));
+    appendLog(tr("Exported %1 to %2").arg(chart ? p.chart->chartTitle() : p.table->tableTitle(), dlg.path()));
     statusBar()->showMessage(tr("Saved %1").arg(dlg.path()), 5000);
 }
 
-void MainWindow::exportTableInteractive(DataTableView* table) {
-    ExportDialog dlg(ExportDialog::Kind::Table, suggestedPath(table->fileStem(), QStringLiteral("csv")), {}, this);
-    if (dlg.exec() != QDialog::Accepted) return;
-    const ExportContext ctx = table == compareWidget_->table() ? compareContext(compare_) : doc_.exportContext();
-    QString error;
-    if (!exportTable(*table->model(), dlg.path(), ctx, &error)) {
-        QMessageBox::warning(this, tr("Export"), error);
-        return;
+void MainWindow::copyPane(LabView* view, int pane) {
+    if (pane < 0 || pane >= view->panes().size()) return;
+    const LabView::Pane& p = view->panes()[pane];
+    const ExportContext ctx = view->exportContext(pane);
+    if (p.chart) {
+        copyChartToClipboard(*p.chart, dynamic_cast<QWidget*>(p.chart)->size(), ctx);
+        statusBar()->showMessage(tr("%1 copied as an image").arg(p.chart->chartTitle()), 3000);
+    } else if (p.table) {
+        copyTableToClipboard(*p.table->model(), ctx);
+        statusBar()->showMessage(tr("%1 table copied").arg(p.table->tableTitle()), 3000);
     }
-    QSettings().setValue(QStringLiteral("export/dir"), QFileInfo(dlg.path()).absolutePath());
-    appendLog(tr("Exported %1 table to %2").arg(table->tableTitle(), dlg.path()));
-    statusBar()->showMessage(tr("Saved %1").arg(dlg.path()), 5000);
 }
 
 void MainWindow::exportReportInteractive() {
@@ -1147,17 +886,6 @@ void MainWindow::exportReportInteractive() {
     }
     appendLog(tr("Report written to %1").arg(dlg.path()));
     statusBar()->showMessage(tr("Saved %1").arg(dlg.path()), 5000);
-}
-
-void MainWindow::copyCurrentView() {
-    const int tab = tabs_->currentIndex();
-    if (ExportableChart* c = chartOf(tab)) {
-        copyChartToClipboard(*c, dynamic_cast<QWidget*>(c)->size(), doc_.exportContext());
-        statusBar()->showMessage(tr("%1 copied as an image").arg(c->chartTitle()), 3000);
-    } else if (DataTableView* t = tableOf(tab)) {
-        copyTableToClipboard(*t->model(), tab == CompareTab ? compareContext(compare_) : doc_.exportContext());
-        statusBar()->showMessage(tr("%1 table copied").arg(t->tableTitle()), 3000);
-    }
 }
 
 }  // namespace ts::ui

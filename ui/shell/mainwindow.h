@@ -1,47 +1,40 @@
-// The workbench window: experiment panels (from the registry) in a dock, Run / Stop, live
-// views of the run document in tabs, the run history, the log, exports, classroom presets,
-// presentation mode and themes. Engine work runs in RunController's worker threads and store
-// access in pool threads; this class only wires signals and keeps the UI state.
+// The workbench window, the shell around the labs: a dock with the lab chooser and each
+// lab's configuration panel, the lab's results view in the centre, Run / Stop, History, the
+// log, exports and the run report, classroom presets, presentation mode and themes. It knows
+// labs only through the registry (ui/labs.cpp): a LabPanel makes the job, a LabView shows
+// its runs. Engine work runs in RunController's worker threads and store access in pool
+// threads; this class only wires signals and keeps the UI state.
 #pragma once
 
 #include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QMainWindow>
 #include <QPointer>
 
 #include <optional>
 
-#include "benchmark/comparemodel.h"
-#include "shell/presets.h"
-#include "benchmark/replayer.h"
-#include "benchmark/rundocument.h"
 #include "common/runcontroller.h"
+#include "runtime/environment.h"
+#include "shell/presets.h"
 #include "shell/runlistmodel.h"
 
 class QAction;
-class QCheckBox;
 class QComboBox;
 class QDockWidget;
-class QMenu;
 class QLabel;
+class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
 class QStackedWidget;
-class QTabWidget;
-class QToolButton;
 
 namespace ts::ui {
 
-class CompareWidget;
 class DataTableView;
-class ExperimentPanel;
-class ExperimentView;
-class HistoryWidget;
-class MemoryChart;
-class RedrawThrottle;
-class StepChart;
-class SweepChart;
 class ExportableChart;
+class HistoryWidget;
+class LabPanel;
+class LabView;
+class RedrawThrottle;
+struct StoredRun;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -50,45 +43,36 @@ public:
         QString storePath;            // empty: ResultStore::defaultPath()
         bool restoreSettings = true;  // window state, theme and last configuration
     };
-    enum Tab { StepsTab, SweepTab, SpeedupTab, ResultsTab, MemoryTab, CompareTab };
 
     explicit MainWindow(Options options, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Starts the current panel's experiment; false (with the reason in the log) if invalid.
+    // Starts the current lab's run; false (with the reason in the log) if invalid.
     bool startRun();
     void stopRun();
     bool isRunning() const;
     bool capabilitiesReady() const { return capsReady_; }
 
     void loadPreset(const ClassroomPreset& preset);
+    // Shows lab `id`'s panel and view; false when unknown or while a run goes on.
     bool selectExperiment(const QString& id);
     void openStoredRun(qint64 id);
     void replayStoredRun(qint64 id, double speed = 1.0);
     void compareStoredRuns(qint64 a, qint64 b);
     void refreshHistory();
-    void showTab(Tab tab);
-    bool showTab(const QString& name);  // "steps", "sweep", ...
+    // Shows the pane named `key` ("steps", "attention", ...) of whichever lab has it.
+    bool showTab(const QString& key);
 
-    // Exports the chart or table of a tab; false with `error` when it cannot.
-    bool exportTab(int tab, const QString& path, QSize size = {}, QString* error = nullptr);
-    // The results tab of an experiment that brings its own (see ExperimentView), or -1.
-    int viewTab(const QString& experimentId) const;
-    ExperimentView* view(const QString& experimentId) const;
+    // Exports the chart or table of pane `key`; false with `error` when it cannot.
+    bool exportTab(const QString& key, const QString& path, QSize size = {}, QString* error = nullptr);
     bool exportReport(const QString& path, QSize chartSize = QSize(1200, 700), QString* error = nullptr);
 
     RunController* controller() { return &controller_; }
-    RunDocument* document() { return &doc_; }
     RunListModel* runList() { return &runs_; }
-    CompareModel* compareModel() { return &compare_; }
-    ExperimentPanel* currentPanel() const;
-    ExperimentPanel* panel(const QString& id) const;
-    StepChart* stepChart() const { return stepChart_; }
-    SweepChart* sweepChart() const { return sweepChart_; }
-    MemoryChart* memoryChart() const { return memoryChart_; }
-    DataTableView* resultTable() const { return resultTable_; }
-    DataTableView* speedupTable() const { return speedupTable_; }
-    DataTableView* stepTable() const { return stepTable_; }
+    LabPanel* currentPanel() const;
+    LabView* currentView() const;
+    LabPanel* panel(const QString& id) const;
+    LabView* labView(const QString& id) const;
     HistoryWidget* history() const { return history_; }
     QAction* runAction() const { return runAct_; }
     QAction* stopAction() const { return stopAct_; }
@@ -101,69 +85,57 @@ Q_SIGNALS:
     void historyRefreshed();
     void storedRunOpened(qint64 id);
     void comparisonReady();
+    // Compare could not be done (a run missing or unreadable, runs of two kinds): why.
+    void comparisonFailed(const QString& reason);
     void replayFinished();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
 
 private:
-    void buildViews();
+    struct Lab {
+        QString id, title;
+        LabPanel* panel;
+        LabView* view;
+    };
+
+    void buildLabs();
     void buildDocks();
     void buildActions();
     void buildStatusBar();
     void connectRun();
+    void connectView(LabView* view);
     void probeCapabilities();
     void restoreSettings();
     void saveSettings() const;
     void updateRunState();
     void updateTitle();
-    void refillPointCombo();
-    void refillSpeedupControls();
     void appendLog(const QString& line);
     void setProgress(double fraction, double eta);
-    ExportableChart* chartOf(int tab) const;
-    DataTableView* tableOf(int tab) const;
-    int tabOf(const ExportableChart* chart) const;
-    void exportChartInteractive(ExportableChart* chart, QWidget* source);
-    void exportTableInteractive(DataTableView* table);
+    int labIndex(const QString& id) const;
+    // Loads a stored run in a pool thread, then hands it to `use` (errors go to the log).
+    void withStoredRun(qint64 id, const QString& what, std::function<void(const StoredRun&)> use);
+    // The lab and pane showing `key`, or {-1, -1}.
+    std::pair<int, int> findPane(const QString& key) const;
+    bool exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error);
+    void exportPaneInteractive(LabView* view, int pane);
+    void copyPane(LabView* view, int pane);
     void exportReportInteractive();
-    void copyCurrentView();
     QString suggestedPath(const QString& stem, const QString& ext) const;
-    void applyPresetView(const QJsonObject& view);
 
     Options options_;
     RunController controller_;
-    RunDocument doc_;
-    Replayer replayer_;
     RunListModel runs_;
-    CompareModel compare_;
     Capabilities caps_;
     bool capsReady_ = false;
-    bool restoring_ = false;
     std::optional<ClassroomPreset> pendingPreset_;
     QElapsedTimer runClock_;
 
-    QTabWidget* tabs_ = nullptr;
-    StepChart* stepChart_ = nullptr;
-    QComboBox* pointCombo_ = nullptr;
-    DataTableView* stepTable_ = nullptr;
-    SweepChart* sweepChart_ = nullptr;
-    QComboBox* sweepX_ = nullptr;
-    QComboBox* sweepMetric_ = nullptr;
-    QCheckBox* sweepLogY_ = nullptr;
-    DataTableView* speedupTable_ = nullptr;
-    QComboBox* speedupDim_ = nullptr;
-    QComboBox* speedupBaseline_ = nullptr;
-    QComboBox* speedupMetric_ = nullptr;
-    DataTableView* resultTable_ = nullptr;
-    MemoryChart* memoryChart_ = nullptr;
-    CompareWidget* compareWidget_ = nullptr;
-
+    QList<Lab> labs_;
     QComboBox* experimentCombo_ = nullptr;
     QStackedWidget* panels_ = nullptr;
-    QList<QPair<QString, ExperimentPanel*>> panelList_;
-    QList<ExperimentView*> views_;          // per panel, nullptr: the benchmark views
-    QPointer<ExperimentView> runningView_;  // receives the items of the live run
+    QStackedWidget* views_ = nullptr;
+    QPointer<LabView> runningView_;  // receives the items of the live run
     HistoryWidget* history_ = nullptr;
     QPlainTextEdit* log_ = nullptr;
     QStringList pendingLog_;

@@ -1,5 +1,7 @@
 #include "shell/presets.h"
 
+#include "labs.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -40,7 +42,8 @@ std::optional<ClassroomPreset> readPreset(const QString& path, QString* error) {
     p.id = QFileInfo(path).completeBaseName();
     p.title = o.value(QLatin1String("title")).toString(p.id);
     p.description = o.value(QLatin1String("description")).toString();
-    p.experiment = o.value(QLatin1String("experiment")).toString(QStringLiteral("bench"));
+    // Presets from before there were several labs name none: they are the first lab's.
+    p.experiment = o.value(QLatin1String("experiment")).toString(uiLabs().front().id);
     p.config = o.value(QLatin1String("config")).toObject();
     p.cpuConfig = o.value(QLatin1String("cpu")).toObject();
     p.view = o.value(QLatin1String("view")).toObject();

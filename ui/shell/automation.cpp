@@ -1,4 +1,4 @@
-#include "shell/screenshot.h"
+#include "shell/automation.h"
 
 #include <QApplication>
 #include <QFileInfo>
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "common/experimentpanel.h"
+#include "common/labpanel.h"
 #include "shell/historywidget.h"
 #include "shell/mainwindow.h"
 
@@ -95,8 +95,19 @@ struct Script : std::enable_shared_from_this<Script> {
                 self->shoot(0);
                 return;
             }
-            QObject::connect(self->w, &MainWindow::comparisonReady, self->w, [self] { self->shoot(0); },
-                             Qt::SingleShotConnection);
+            // Exactly one of the two answers comes; the other connection is dropped with it.
+            auto ready = std::make_shared<QMetaObject::Connection>();
+            auto failed = std::make_shared<QMetaObject::Connection>();
+            *ready = QObject::connect(self->w, &MainWindow::comparisonReady, self->w, [self, failed] {
+                QObject::disconnect(*failed);
+                self->shoot(0);
+            }, Qt::SingleShotConnection);
+            *failed = QObject::connect(self->w, &MainWindow::comparisonFailed, self->w,
+                                       [self, ready](const QString& why) {
+                                           QObject::disconnect(*ready);
+                                           self->fail(QStringLiteral("cannot compare: ") + why);
+                                           self->finish();
+                                       }, Qt::SingleShotConnection);
             self->w->history()->selectRuns({a, b});
             self->w->compareStoredRuns(std::min(a, b), std::max(a, b));
         }, Qt::SingleShotConnection);

@@ -1,11 +1,11 @@
 // The interface and the helpers its panels share; this file also keeps moc's output for it.
-#include "common/experimentpanel.h"
+#include "common/labpanel.h"
 
 #include <QVariant>
 
 namespace ts::ui {
 
-void ExperimentPanel::flagField(QWidget* w, const QStringList& messages, const QString& base_tooltip) {
+void LabPanel::flagField(QWidget* w, const QStringList& messages, const QString& base_tooltip) {
     const bool invalid = !messages.isEmpty();
     if (w->property("invalid").toBool() != invalid) {
         w->setProperty("invalid", invalid);

@@ -1,0 +1,38 @@
+#include "benchmark/benchformat.h"
+
+#include <nlohmann/json.hpp>
+
+#include "benchmark/benchmark_json.h"
+#include "benchmark/dimensions.h"
+#include "common/format.h"
+
+namespace ts::ui {
+
+QString describeConfig(const BenchConfig& c) {
+    QStringList parts;
+    for (Dimension d : allDimensions()) parts << dimensionLabel(d, c);
+    return parts.join(QStringLiteral(" · "));
+}
+
+QString describeSweep(const std::vector<BenchConfig>& points) {
+    if (points.empty()) return {};
+    if (points.size() == 1) return describeConfig(points.front());
+    QStringList parts;
+    for (Dimension d : allDimensions()) {
+        QStringList values;
+        for (const auto& p : points) {
+            const QString v = dimensionValue(d, p);
+            if (!values.contains(v)) values << v;
+        }
+        parts << QStringLiteral("%1 %2").arg(dimensionName(d), values.join(QStringLiteral(", ")));
+    }
+    return QStringLiteral("%1 points: %2").arg(points.size()).arg(parts.join(QStringLiteral("; ")));
+}
+
+QString configurationJson(const std::vector<BenchConfig>& configs) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& c : configs) arr.push_back(toJson(c));
+    return QString::fromStdString(arr.dump(2));
+}
+
+}  // namespace ts::ui

@@ -1,0 +1,19 @@
+// The benchmark's configurations as text for people: a point, a sweep, and as JSON.
+#pragma once
+
+#include <QString>
+
+#include <vector>
+
+#include "benchmark/benchmark.h"
+
+namespace ts::ui {
+
+// One line naming every value of a point.
+QString describeConfig(const BenchConfig& c);
+// One line for a whole sweep: each dimension with its values, in sweep order.
+QString describeSweep(const std::vector<BenchConfig>& points);
+// The points' configurations as JSON, for a report's appendix.
+QString configurationJson(const std::vector<BenchConfig>& points);
+
+}  // namespace ts::ui

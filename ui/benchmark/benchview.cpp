@@ -1,0 +1,340 @@
+#include "benchmark/benchview.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "benchmark/benchitems.h"
+#include "benchmark/comparewidget.h"
+#include "benchmark/dimensions.h"
+#include "benchmark/memorychart.h"
+#include "benchmark/stepchart.h"
+#include "benchmark/storedbenchrun.h"
+#include "benchmark/sweepchart.h"
+#include "common/format.h"
+#include "benchmark/benchformat.h"
+#include "common/tableview.h"
+
+namespace ts::ui {
+
+namespace {
+QWidget* withControls(QWidget* parent, QLayout* controls, QWidget* body) {
+    auto* w = new QWidget(parent);
+    auto* l = new QVBoxLayout(w);
+    l->setContentsMargins(4, 4, 4, 4);
+    if (controls) l->addLayout(controls);
+    l->addWidget(body, 1);
+    return w;
+}
+}  // namespace
+
+BenchView::BenchView(QWidget* parent) : LabView(parent) {
+    qRegisterMetaType<BenchConfig>();
+    qRegisterMetaType<StepSample>();
+    qRegisterMetaType<QList<StepSample>>();
+    qRegisterMetaType<BenchResult>();
+    qRegisterMetaType<BenchPointStarted>();
+    qRegisterMetaType<BenchStep>();
+    qRegisterMetaType<BenchPointFinished>();
+
+    // Steps: the chart of one point above the table of every step.
+    stepChart_ = new StepChart(doc_.steps(), doc_.results(), this);
+    stepChart_->setObjectName(QStringLiteral("stepChart"));
+    stepTable_ = new DataTableView(this);
+    stepTable_->setObjectName(QStringLiteral("stepTable"));
+    stepTable_->setTitle(tr("Steps"), QStringLiteral("steps"));
+    stepTable_->setModel(doc_.steps());
+    pointCombo_ = new QComboBox(this);
+    pointCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    pointCombo_->setToolTip(tr("Which sweep point the chart shows"));
+    auto* stepControls = new QHBoxLayout;
+    stepControls->addWidget(new QLabel(tr("Point:"), this));
+    stepControls->addWidget(pointCombo_);
+    stepControls->addStretch();
+    stepChart_->setMinimumHeight(280);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(stepChart_);
+    split->addWidget(stepTable_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    addPane({QStringLiteral("steps"), tr("&Steps"), withControls(this, stepControls, split), stepChart_, stepTable_});
+    connect(pointCombo_, &QComboBox::currentIndexChanged, this,
+            [this] { stepChart_->setPoint(pointCombo_->currentData().toInt()); });
+
+    // Sweep: time against size / context / batch, one series per other varying value.
+    sweepChart_ = new SweepChart(doc_.sweep(), this);
+    sweepChart_->setObjectName(QStringLiteral("sweepChart"));
+    sweepX_ = new QComboBox(this);
+    for (Dimension d : {Dimension::Size, Dimension::Context, Dimension::Batch})
+        sweepX_->addItem(dimensionName(d), static_cast<int>(d));
+    sweepMetric_ = new QComboBox(this);
+    for (Metric m : {Metric::Total, Metric::Forward, Metric::Backward, Metric::Optimizer})
+        sweepMetric_->addItem(metricName(m), static_cast<int>(m));
+    sweepLogY_ = new QCheckBox(tr("log time axis"), this);
+    auto* sweepControls = new QHBoxLayout;
+    sweepControls->addWidget(new QLabel(tr("Time against:"), this));
+    sweepControls->addWidget(sweepX_);
+    sweepControls->addWidget(new QLabel(tr("Phase:"), this));
+    sweepControls->addWidget(sweepMetric_);
+    sweepControls->addWidget(sweepLogY_);
+    sweepControls->addStretch();
+    addPane({QStringLiteral("sweep"), tr("S&weep"), withControls(this, sweepControls, sweepChart_), sweepChart_, nullptr});
+    connect(sweepX_, &QComboBox::currentIndexChanged, this,
+            [this] { doc_.sweep()->setXDimension(static_cast<Dimension>(sweepX_->currentData().toInt())); });
+    connect(sweepMetric_, &QComboBox::currentIndexChanged, this,
+            [this] { doc_.sweep()->setMetric(static_cast<Metric>(sweepMetric_->currentData().toInt())); });
+    connect(sweepLogY_, &QCheckBox::toggled, sweepChart_, &SweepChart::setLogY);
+
+    // Speedup: a baseline column against the others.
+    speedupTable_ = new DataTableView(this);
+    speedupTable_->setObjectName(QStringLiteral("speedupTable"));
+    speedupTable_->setTitle(tr("Speedup"), QStringLiteral("speedup"));
+    speedupTable_->setModel(doc_.speedup());
+    speedupTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    speedupTable_->horizontalHeader()->setStretchLastSection(false);
+    speedupDim_ = new QComboBox(this);
+    speedupBaseline_ = new QComboBox(this);
+    speedupMetric_ = new QComboBox(this);
+    for (Metric m : {Metric::Total, Metric::Forward, Metric::Backward, Metric::Optimizer})
+        speedupMetric_->addItem(metricName(m), static_cast<int>(m));
+    auto* speedControls = new QHBoxLayout;
+    speedControls->addWidget(new QLabel(tr("Compare:"), this));
+    speedControls->addWidget(speedupDim_);
+    speedControls->addWidget(new QLabel(tr("Baseline:"), this));
+    speedControls->addWidget(speedupBaseline_);
+    speedControls->addWidget(new QLabel(tr("Phase:"), this));
+    speedControls->addWidget(speedupMetric_);
+    speedControls->addStretch();
+    addPane({QStringLiteral("speedup"), tr("S&peedup"), withControls(this, speedControls, speedupTable_), nullptr,
+             speedupTable_});
+    connect(speedupDim_, &QComboBox::activated, this, [this] {
+        doc_.speedup()->setDimension(static_cast<Dimension>(speedupDim_->currentData().toInt()));
+    });
+    connect(speedupBaseline_, &QComboBox::activated, this,
+            [this] { doc_.speedup()->setBaseline(speedupBaseline_->currentText()); });
+    connect(speedupMetric_, &QComboBox::currentIndexChanged, this,
+            [this] { doc_.speedup()->setMetric(static_cast<Metric>(speedupMetric_->currentData().toInt())); });
+    connect(doc_.speedup(), &SpeedupModel::shapeChanged, this, &BenchView::refillSpeedupControls);
+
+    // Results: one row per point.
+    resultTable_ = new DataTableView(this);
+    resultTable_->setObjectName(QStringLiteral("resultTable"));
+    resultTable_->setTitle(tr("Results"), QStringLiteral("results"));
+    resultTable_->setModel(doc_.results());
+    resultTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    resultTable_->horizontalHeader()->setStretchLastSection(false);
+    addPane({QStringLiteral("results"), tr("&Results"), withControls(this, nullptr, resultTable_), nullptr, resultTable_});
+
+    memoryChart_ = new MemoryChart(doc_.steps(), this);
+    memoryChart_->setObjectName(QStringLiteral("memoryChart"));
+    addPane({QStringLiteral("memory"), tr("&Memory"), withControls(this, nullptr, memoryChart_), memoryChart_, nullptr});
+
+    compareWidget_ = new CompareWidget(&compare_, this);
+    comparePane_ = addPane({QStringLiteral("compare"), tr("&Compare"), compareWidget_, nullptr, compareWidget_->table()});
+
+    connect(&doc_, &RunDocument::infoChanged, this, &BenchView::titleChanged);
+    connect(doc_.results(), &QAbstractItemModel::rowsInserted, this, &BenchView::refillPointCombo);
+    connect(doc_.results(), &QAbstractItemModel::modelReset, this, &BenchView::refillPointCombo);
+    refillPointCombo();
+    refillSpeedupControls();
+    connectReplayer();
+}
+
+// ---------------------------------------------------------------- runs
+
+void BenchView::beginRun(const LabJob& job) {
+    replayer_.stop();
+    doc_.begin(RunDocument::Source::Live, job.label, job.point_count);
+    pointCombo_->setCurrentIndex(0);
+}
+
+void BenchView::runStarted(qint64 storeRunId, const Environment& env) {
+    doc_.setStoreRunId(storeRunId);
+    doc_.setEnvironment(env);
+}
+
+void BenchView::addItems(const QList<QVariant>& items) {
+    // Steps come in bursts: consecutive steps of one point go to the models together.
+    QList<StepSample> steps;
+    int stepsPoint = -1;
+    auto flush = [&] {
+        if (!steps.isEmpty()) doc_.addSteps(stepsPoint, steps);
+        steps.clear();
+    };
+    for (const QVariant& item : items) {
+        if (item.canConvert<BenchStep>()) {
+            const auto s = item.value<BenchStep>();
+            if (s.point != stepsPoint) flush();
+            stepsPoint = s.point;
+            steps.append(s.sample);
+            continue;
+        }
+        flush();
+        if (item.canConvert<BenchPointStarted>()) {
+            const auto p = item.value<BenchPointStarted>();
+            doc_.startPoint(p.index, p.config);
+            Q_EMIT statusText(tr("Running point %1 of %2: %3").arg(p.index + 1).arg(p.count).arg(describeConfig(p.config)));
+            Q_EMIT logLine(tr("Point %1/%2: %3").arg(p.index + 1).arg(p.count).arg(describeConfig(p.config)));
+        } else if (item.canConvert<BenchPointFinished>()) {
+            const auto f = item.value<BenchPointFinished>();
+            const BenchResult& r = f.result;
+            doc_.finishPoint(f.index, r);
+            if (r.status == Status::Ok)
+                Q_EMIT logLine(tr("Point %1: total %2 ± %3 ms per step (forward %4, backward %5, optimizer %6)")
+                                   .arg(f.index + 1)
+                                   .arg(formatMs(r.total.mean), formatMs(r.total.std), formatMs(r.forward.mean),
+                                        formatMs(r.backward.mean), formatMs(r.optimizer.mean)));
+            else
+                Q_EMIT logLine(tr("Point %1: %2 %3").arg(f.index + 1).arg(qstr(toString(r.status)), qstr(r.error)));
+        }
+    }
+    flush();
+}
+
+bool BenchView::showStored(const StoredRun& run, QString* error) {
+    const StoredBenchRun bench = benchRunFrom(run);
+    if (!bench.error.isEmpty()) {
+        if (error) *error = bench.error;
+        return false;
+    }
+    replayer_.stop();
+    doc_.load(bench);
+    Q_EMIT logLine(tr("Opened run %1 (%2 points)").arg(run.info.id).arg(bench.points.size()));
+    return true;
+}
+
+void BenchView::replay(const StoredRun& stored, double speed) {
+    StoredBenchRun run = benchRunFrom(stored);
+    if (!run.error.isEmpty()) {
+        Q_EMIT logLine(tr("Could not replay run %1: %2").arg(stored.info.id).arg(run.error));
+        Q_EMIT replayFinished(true);
+        return;
+    }
+    doc_.begin(RunDocument::Source::Replay, qstr(run.info.label), static_cast<int>(run.points.size()));
+    doc_.setStoreRunId(run.info.id);
+    if (!run.points.empty()) doc_.setEnvironment(run.points.front().environment);
+    pointCombo_->setCurrentIndex(0);
+    Q_EMIT logLine(tr("Replaying run %1 at %2× its recorded pace").arg(run.info.id).arg(speed));
+    showPane(paneIndex(QStringLiteral("steps")));
+    replayer_.start(std::move(run), speed);
+}
+
+void BenchView::connectReplayer() {
+    connect(&replayer_, &Replayer::pointStarted, this, [this](int index, int count, const BenchConfig& c) {
+        doc_.startPoint(index, c);
+        Q_EMIT statusText(tr("Replaying point %1 of %2: %3").arg(index + 1).arg(count).arg(describeConfig(c)));
+    });
+    connect(&replayer_, &Replayer::stepsArrived, this,
+            [this](int point, const QList<StepSample>& steps) { doc_.addSteps(point, steps); });
+    connect(&replayer_, &Replayer::pointFinished, this,
+            [this](int index, const BenchResult& r) { doc_.finishPoint(index, r); });
+    connect(&replayer_, &Replayer::progress, this, &BenchView::progress);
+    connect(&replayer_, &Replayer::finished, this, [this](bool stopped) {
+        Q_EMIT logLine(stopped ? tr("Replay stopped") : tr("Replay finished"));
+        Q_EMIT statusText(stopped ? tr("Replay stopped") : tr("Replay finished"));
+        Q_EMIT replayFinished(stopped);
+    });
+}
+
+bool BenchView::compare(const StoredRun& a, const StoredRun& b, QString* error) {
+    StoredBenchRun ra = benchRunFrom(a), rb = benchRunFrom(b);
+    for (const StoredBenchRun* r : {&ra, &rb})
+        if (!r->error.isEmpty()) {
+            if (error) *error = r->error;
+            return false;
+        }
+    compare_.setRuns({ra.info, std::move(ra.points)}, {rb.info, std::move(rb.points)});
+    showPane(comparePane_);
+    Q_EMIT logLine(tr("Comparing run %1 (A) with run %2 (B)").arg(a.info.id).arg(b.info.id));
+    return true;
+}
+
+void BenchView::applyPresetView(const QJsonObject& view) {
+    if (auto d = dimensionFromKey(view.value(QLatin1String("dimension")).toString())) {
+        doc_.speedup()->setDimension(*d);
+        const QString baseline = view.value(QLatin1String("baseline")).toString();
+        if (!baseline.isEmpty()) doc_.speedup()->setBaseline(baseline);
+    }
+    if (auto x = dimensionFromKey(view.value(QLatin1String("x")).toString())) {
+        const int i = sweepX_->findData(static_cast<int>(*x));
+        if (i >= 0) sweepX_->setCurrentIndex(i);
+    }
+    if (view.value(QLatin1String("log_time")).isBool()) sweepLogY_->setChecked(view.value(QLatin1String("log_time")).toBool());
+    LabView::applyPresetView(view);
+}
+
+// ---------------------------------------------------------------- exports
+
+ExportContext BenchView::compareContext() const {
+    ExportContext ctx;
+    if (!compare_.hasRuns()) return ctx;
+    const auto& a = compare_.sideA();
+    const auto& b = compare_.sideB();
+    ctx.runLabel = tr("comparison of run %1 (A) and run %2 (B)").arg(a.info.id).arg(b.info.id);
+    if (!a.points.empty()) ctx.environment = a.points.front().environment;
+    std::vector<BenchConfig> configs;
+    for (const auto& p : a.points) configs.push_back(p.config);
+    ctx.configuration = describeSweep(configs);
+    if (!b.points.empty())
+        ctx.notes << tr("Run B environment: %1").arg(environmentLines(b.points.front().environment).join(QStringLiteral("; ")));
+    return ctx;
+}
+
+ExportContext BenchView::exportContext(int pane) const {
+    return pane == comparePane_ ? compareContext() : doc_.exportContext();
+}
+
+QList<ReportPart> BenchView::reportParts() const {
+    QList<ReportPart> parts;
+    auto& doc = const_cast<RunDocument&>(doc_);  // the models are read, not changed
+    parts << ReportPart{tr("Step timings"), stepChart_, nullptr};
+    if (!doc.sweep()->rows().empty() && doc.results()->rowCount() > 1)
+        parts << ReportPart{tr("Sweep"), sweepChart_, nullptr};
+    auto* speedup = doc.speedup();
+    if (!speedup->candidates().empty())
+        parts << ReportPart{tr("Speedup (%1, baseline %2)").arg(dimensionName(speedup->dimension()), speedup->baseline()),
+                            nullptr, speedup};
+    parts << ReportPart{tr("Results"), nullptr, doc.results()};
+    parts << ReportPart{tr("Memory per step"), memoryChart_, nullptr};
+    return parts;
+}
+
+// ---------------------------------------------------------------- controls
+
+void BenchView::refillPointCombo() {
+    const int wanted = pointCombo_->currentData().toInt();
+    const QSignalBlocker block(pointCombo_);
+    pointCombo_->clear();
+    pointCombo_->addItem(tr("follow the running point"), -1);
+    const auto& entries = doc_.results()->entries();
+    for (size_t i = 0; i < entries.size(); ++i)
+        pointCombo_->addItem(QStringLiteral("%1: %2").arg(i + 1).arg(describeConfig(entries[i].result.config)),
+                             static_cast<int>(i));
+    const int idx = pointCombo_->findData(wanted);
+    pointCombo_->setCurrentIndex(idx < 0 ? 0 : idx);
+    stepChart_->setPoint(pointCombo_->currentData().toInt());
+}
+
+void BenchView::refillSpeedupControls() {
+    SpeedupModel* m = doc_.speedup();
+    {
+        const QSignalBlocker b1(speedupDim_);
+        speedupDim_->clear();
+        auto candidates = m->candidates();
+        if (candidates.empty()) candidates.push_back(m->dimension());
+        for (Dimension d : candidates) speedupDim_->addItem(dimensionName(d), static_cast<int>(d));
+        speedupDim_->setCurrentIndex(std::max(0, speedupDim_->findData(static_cast<int>(m->dimension()))));
+    }
+    {
+        const QSignalBlocker b2(speedupBaseline_);
+        speedupBaseline_->clear();
+        speedupBaseline_->addItems(m->values());
+        speedupBaseline_->setCurrentIndex(std::max(0, static_cast<int>(m->values().indexOf(m->baseline()))));
+    }
+}
+
+}  // namespace ts::ui

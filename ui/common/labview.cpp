@@ -1,0 +1,71 @@
+#include "common/labview.h"
+
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "common/tableview.h"
+
+namespace ts::ui {
+
+LabView::LabView(QWidget* parent) : QWidget(parent), tabs_(new QTabWidget(this)) {
+    tabs_->setDocumentMode(true);
+    tabs_->setObjectName(QStringLiteral("views"));
+    auto* l = new QVBoxLayout(this);
+    l->setContentsMargins(0, 0, 0, 0);
+    l->addWidget(tabs_);
+}
+
+int LabView::addPane(const Pane& pane) {
+    const int index = tabs_->addTab(pane.widget, pane.title);
+    panes_.append(pane);
+    // Charts and tables of every kind (Qt Charts, QCustomPlot, tables) have these two signals.
+    for (QObject* o : {dynamic_cast<QObject*>(pane.chart), static_cast<QObject*>(pane.table)}) {
+        if (!o) continue;
+        connect(o, SIGNAL(exportRequested()), this, SLOT(onPaneExport()));
+        connect(o, SIGNAL(copyRequested()), this, SLOT(onPaneCopy()));
+    }
+    return index;
+}
+
+int LabView::paneOf(const QObject* sender) const {
+    for (int i = 0; i < panes_.size(); ++i)
+        if (dynamic_cast<const QObject*>(panes_[i].chart) == sender || panes_[i].table == sender) return i;
+    return -1;
+}
+
+void LabView::onPaneExport() {
+    if (const int i = paneOf(sender()); i >= 0) Q_EMIT exportRequested(i);
+}
+
+void LabView::onPaneCopy() {
+    if (const int i = paneOf(sender()); i >= 0) Q_EMIT copyRequested(i);
+}
+
+int LabView::paneIndex(const QString& key) const {
+    for (int i = 0; i < panes_.size(); ++i)
+        if (panes_[i].key == key) return i;
+    return -1;
+}
+
+int LabView::currentPane() const { return tabs_->currentIndex(); }
+
+void LabView::showPane(int index) { tabs_->setCurrentIndex(index); }
+
+QString LabView::replayUnavailable() const {
+    return tr("Replay and Compare work on benchmark runs only: other runs have no recorded steps "
+              "or comparable points; open them instead");
+}
+
+void LabView::replay(const StoredRun&, double) {}
+
+bool LabView::compare(const StoredRun&, const StoredRun&, QString* error) {
+    if (error) *error = replayUnavailable();
+    return false;
+}
+
+void LabView::applyPresetView(const QJsonObject& view) {
+    const int i = paneIndex(view.value(QLatin1String("tab")).toString());
+    if (i >= 0) showPane(i);
+}
+
+}  // namespace ts::ui

@@ -1,0 +1,90 @@
+// What a lab shows of its runs: a view with one tab (pane) per chart or table. The main
+// window hands it the events of its live runs, its stored runs and its replays, and asks it
+// what an export or the run report holds; the window knows no lab by name.
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QVariant>
+#include <QWidget>
+
+#include "common/exporter.h"
+#include "common/runcontroller.h"
+#include "common/storeaccess.h"
+
+class QTabWidget;
+
+namespace ts::ui {
+
+class DataTableView;
+class ExportableChart;
+
+class LabView : public QWidget {
+    Q_OBJECT
+public:
+    struct Pane {
+        QString key;    // for scripts and presets: "steps", "attention"
+        QString title;  // the tab's text: "&Steps"
+        QWidget* widget = nullptr;
+        ExportableChart* chart = nullptr;  // what Export and Copy take (chart first)
+        DataTableView* table = nullptr;
+    };
+
+    explicit LabView(QWidget* parent = nullptr);
+
+    const QList<Pane>& panes() const { return panes_; }
+    int paneIndex(const QString& key) const;  // -1 when absent
+    int currentPane() const;
+    void showPane(int index);
+    QTabWidget* tabs() const { return tabs_; }
+
+    // A live run of this lab starts (the view empties itself).
+    virtual void beginRun(const LabJob& job) = 0;
+    virtual void runStarted(qint64 storeRunId, const Environment& env) = 0;
+    // The items the run's job posted (JobObserver::item), in order, in batches.
+    virtual void addItems(const QList<QVariant>& items) = 0;
+    // A stored run, all at once; false with `error` when its rows cannot be read.
+    virtual bool showStored(const StoredRun& run, QString* error) = 0;
+
+    // History's Replay and Compare. The default: this lab has neither, and says why.
+    virtual QString replayUnavailable() const;
+    virtual void replay(const StoredRun& run, double speed);
+    virtual bool isReplaying() const { return false; }
+    virtual void stopReplay() {}
+    virtual bool compare(const StoredRun& a, const StoredRun& b, QString* error);
+
+    // A classroom preset's "view" settings; the default shows the pane named by "tab".
+    virtual void applyPresetView(const QJsonObject& view);
+
+    // What exporting pane `pane` carries besides its data, and the run report's parts.
+    virtual ExportContext exportContext(int pane) const = 0;
+    virtual QList<ReportPart> reportParts() const = 0;
+    // The shown run in a few words, for the window title.
+    virtual QString runTitle() const = 0;
+    virtual qint64 storeRunId() const = 0;
+
+Q_SIGNALS:
+    void exportRequested(int pane);  // a pane's own Export… button
+    void copyRequested(int pane);
+    void titleChanged();
+    void logLine(const QString& text);
+    void statusText(const QString& text);
+    void progress(double fraction, double etaSeconds);  // of a replay
+    void replayFinished(bool stopped);
+
+protected:
+    // Adds a tab; its chart's and table's Export… and Copy buttons reach the window.
+    int addPane(const Pane& pane);
+
+private Q_SLOTS:
+    void onPaneExport();
+    void onPaneCopy();
+
+private:
+    int paneOf(const QObject* sender) const;
+    QTabWidget* tabs_;
+    QList<Pane> panes_;
+};
+
+}  // namespace ts::ui

@@ -1,0 +1,26 @@
+// Every lab the window offers: its id (the engine's lab id, the store's run kind), its
+// title, its configuration panel and its results view. Adding a lab to the window is one
+// line in labs.cpp.
+#pragma once
+
+#include <QString>
+
+#include <functional>
+#include <vector>
+
+namespace ts::ui {
+
+class LabPanel;
+class LabView;
+
+struct LabEntry {
+    QString id;     // "bench"
+    QString title;  // "End-to-end benchmark"
+    std::function<LabPanel*()> createPanel;
+    std::function<LabView*()> createView;
+};
+
+// In menu order.
+const std::vector<LabEntry>& uiLabs();
+
+}  // namespace ts::ui

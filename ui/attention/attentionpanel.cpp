@@ -90,14 +90,7 @@ void AttentionPanel::build() {
     top->addRow(tr("&Label:"), label_);
     top->addRow(tr("Set-&up:"), preset_);
     outer->addLayout(top);
-    summary_ = new QLabel(this);
-    summary_->setWordWrap(true);
-    problemsLabel_ = new QLabel(this);
-    problemsLabel_->setObjectName(QStringLiteral("problems"));
-    problemsLabel_->setWordWrap(true);
-    problemsLabel_->setStyleSheet(QStringLiteral("QLabel#problems { color: #e53935; }"));
-    outer->addWidget(summary_);
-    outer->addWidget(problemsLabel_);
+    addStatusLabels(outer);
 
     implBox_ = new QGroupBox(tr("Implementations"), this);
     auto* implGrid = new QGridLayout(implBox_);
@@ -139,8 +132,7 @@ void AttentionPanel::build() {
     auto* runBox = new QGroupBox(tr("Execution"), this);
     auto* rform = new QFormLayout(runBox);
     passBox_ = makeCheckRow(runBox, kPasses, passes_);
-    device_ = new QComboBox(runBox);
-    device_->addItem(tr("cpu"), QStringLiteral("cpu"));
+    makeDeviceCombo(runBox);
     warmup_ = new QSpinBox(runBox);
     warmup_->setRange(0, 100000);
     steps_ = new QSpinBox(runBox);
@@ -154,16 +146,12 @@ void AttentionPanel::build() {
     outer->addWidget(runBox);
     outer->addStretch();
 
-    fields_ = {{QStringLiteral("impls"), implBox_},     {QStringLiteral("seq"), seq_},
-               {QStringLiteral("head_dims"), headDims_}, {QStringLiteral("batches"), batches_},
-               {QStringLiteral("heads"), heads_},        {QStringLiteral("dtypes"), dtypeBox_},
-               {QStringLiteral("causal"), causalBox_},   {QStringLiteral("passes"), passBox_},
-               {QStringLiteral("warmup"), warmup_},      {QStringLiteral("steps"), steps_},
-               {QStringLiteral("device"), device_}};
-    for (auto it = fields_.begin(); it != fields_.end(); ++it) {
-        it.value()->setObjectName(it.key());
-        baseTooltips_.insert(it.value(), it.value()->toolTip());
-    }
+    registerFields({{QStringLiteral("impls"), implBox_},     {QStringLiteral("seq"), seq_},
+                    {QStringLiteral("head_dims"), headDims_}, {QStringLiteral("batches"), batches_},
+                    {QStringLiteral("heads"), heads_},        {QStringLiteral("dtypes"), dtypeBox_},
+                    {QStringLiteral("causal"), causalBox_},   {QStringLiteral("passes"), passBox_},
+                    {QStringLiteral("warmup"), warmup_},      {QStringLiteral("steps"), steps_},
+                    {QStringLiteral("device"), device_}});
 
     // Defaults: seconds on a CPU.
     impls_[AttentionImpl::Naive]->setChecked(true);
@@ -194,9 +182,7 @@ void AttentionPanel::build() {
     for (QSpinBox* sb : {warmup_, steps_}) connect(sb, &QSpinBox::valueChanged, this, changed);
     connect(device_, &QComboBox::currentIndexChanged, this, changed);
     connect(preset_, &QComboBox::activated, this, [this] { applyPreset(preset_->currentData().toString()); });
-    auto* run = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
-    run->setContext(Qt::WidgetWithChildrenShortcut);
-    connect(run, &QShortcut::activated, this, &LabPanel::runRequested);
+    installRunShortcut();
     updateAvailability();
 }
 
@@ -224,36 +210,6 @@ void AttentionPanel::applyPreset(const QString& name) {
     setState(o);
 }
 
-void AttentionPanel::setCapabilities(const Capabilities& caps) {
-    caps_ = caps;
-    capsKnown_ = true;
-    updating_ = true;
-    const QString current = device_->currentData().toString();
-    device_->clear();
-    for (const DeviceInfo& d : caps.devices) {
-        QString text = qstr(d.id);
-        if (!d.name.empty()) text += QStringLiteral(" — ") + qstr(d.name);
-        device_->addItem(text, qstr(d.id));
-    }
-    if (device_->findData(QStringLiteral("cpu")) < 0) device_->insertItem(0, tr("cpu"), QStringLiteral("cpu"));
-    auto* model = qobject_cast<QStandardItemModel*>(device_->model());
-    if (!caps.cuda_available) {
-        device_->addItem(tr("cuda"), QStringLiteral("cuda"));
-        const int i = device_->count() - 1;
-        if (model) model->item(i)->setEnabled(false);
-        device_->setItemData(i, caps.torch_cuda_build ? tr("No CUDA device found on this machine")
-                                                      : tr("This LibTorch was built without CUDA"),
-                             Qt::ToolTipRole);
-    } else if (device_->findData(QStringLiteral("cuda")) < 0) {
-        device_->addItem(tr("cuda (current device)"), QStringLiteral("cuda"));
-    }
-    int idx = device_->findData(current);
-    if (idx < 0 || (model && !model->item(idx)->isEnabled())) idx = 0;
-    device_->setCurrentIndex(idx);
-    updating_ = false;
-    updateAvailability();
-    revalidate();
-}
 
 void AttentionPanel::updateAvailability() {
     // The engine's own checks say what this machine lacks: the flash kernels and half
@@ -349,16 +305,7 @@ void AttentionPanel::revalidate() {
     if (byField.isEmpty() && general.isEmpty() && cells_ > kMaxCells)
         general << tr("%1 cells; at most %2 can run at once").arg(cells_).arg(kMaxCells);
     spec_ = s;
-    problems_.clear();
-    for (QWidget* w : fields_) {
-        flagField(w, byField.value(w), baseTooltips_.value(w));
-        for (const QString& m : byField.value(w))
-            if (!problems_.contains(m)) problems_ << m;
-    }
-    problems_ << general;
-    problemsLabel_->setText(problems_.join(QLatin1Char('\n')));
-    problemsLabel_->setVisible(!problems_.isEmpty());
-    summary_->setText(capsKnown_ || !problems_.isEmpty() ? summary() : tr("Checking what this machine can run…"));
+    showProblems(byField, general);
     Q_EMIT changed();
 }
 

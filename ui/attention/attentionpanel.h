@@ -23,8 +23,6 @@ class AttentionPanel : public LabPanel {
 public:
     explicit AttentionPanel(QWidget* parent = nullptr);
 
-    void setCapabilities(const Capabilities& caps) override;
-    QStringList problems() const override { return problems_; }
     std::optional<LabJob> makeJob() const override;
     QString summary() const override;
     QJsonObject state() const override;
@@ -33,13 +31,12 @@ public:
     // The spec the fields make (valid only when problems() is empty).
     AttentionBenchSpec spec() const { return spec_; }
     int cellCount() const { return cells_; }
-    QWidget* fieldWidget(const QString& field) const { return fields_.value(field); }
 
 private:
     void build();
     void applyPreset(const QString& name);
-    void revalidate();
-    void updateAvailability();
+    void revalidate() override;
+    void updateAvailability() override;
 
     QComboBox* preset_;
     QLineEdit *label_, *seq_, *headDims_, *batches_, *heads_;
@@ -48,16 +45,8 @@ private:
     QCheckBox *causal_, *full_, *check_;
     QMap<AttentionPass, QCheckBox*> passes_;
     QSpinBox *warmup_, *steps_;
-    QComboBox* device_;
     QGroupBox *implBox_, *dtypeBox_, *causalBox_, *passBox_;
-    QLabel *summary_, *problemsLabel_;
-    QHash<QString, QWidget*> fields_;
-    QHash<QWidget*, QString> baseTooltips_;
 
-    Capabilities caps_;
-    bool capsKnown_ = false;
-    bool updating_ = false;
-    QStringList problems_;
     AttentionBenchSpec spec_;
     int cells_ = 0;
 };

@@ -70,16 +70,7 @@ void BenchPanel::build() {
     runBox->addRow(tr("&Label:"), label_);
     outer->addLayout(runBox);
     // What Run will do, and what blocks it, at the top where it is always seen.
-    summary_ = new QLabel(this);
-    summary_->setWordWrap(true);
-    summary_->setObjectName(QStringLiteral("summary"));
-    problemsLabel_ = new QLabel(this);
-    problemsLabel_->setWordWrap(true);
-    problemsLabel_->setObjectName(QStringLiteral("problems"));
-    problemsLabel_->setStyleSheet(QStringLiteral("QLabel#problems { color: #e53935; }"));
-    problemsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    outer->addWidget(summary_);
-    outer->addWidget(problemsLabel_);
+    addStatusLabels(outer);
 
     // Model: presets (several = a size sweep) and custom dimensions.
     auto* modelBox = new QGroupBox(tr("Model"), this);
@@ -151,8 +142,7 @@ void BenchPanel::build() {
 
     auto* execBox = new QGroupBox(tr("Execution"), this);
     auto* execForm = new QFormLayout(execBox);
-    device_ = new QComboBox(execBox);
-    device_->addItem(tr("cpu"), QStringLiteral("cpu"));
+    makeDeviceCombo(execBox);
     strategy_ = new QComboBox(execBox);
     strategy_->addItem(tr("single device"), QStringLiteral("single"));
     for (const char* s : {"naive", "flat", "overlapped", "bucketed"})
@@ -170,18 +160,14 @@ void BenchPanel::build() {
 
     outer->addStretch();
 
-    fields_ = {{QStringLiteral("sizes"), sizes_},      {QStringLiteral("vocab"), vocab_},
-               {QStringLiteral("d_model"), dModel_},   {QStringLiteral("d_ff"), dFf_},
-               {QStringLiteral("layers"), layers_},    {QStringLiteral("heads"), heads_},
-               {QStringLiteral("context"), context_},  {QStringLiteral("batch"), batch_},
-               {QStringLiteral("modes"), modeBox_},    {QStringLiteral("precisions"), precisionBox_},
-               {QStringLiteral("attentions"), attentionBox_}, {QStringLiteral("device"), device_},
-               {QStringLiteral("strategy"), strategy_}, {QStringLiteral("warmup"), warmup_},
-               {QStringLiteral("steps"), steps_}};
-    for (auto it = fields_.begin(); it != fields_.end(); ++it) {
-        it.value()->setObjectName(it.key());
-        baseTooltips_.insert(it.value(), it.value()->toolTip());
-    }
+    registerFields({{QStringLiteral("sizes"), sizes_},      {QStringLiteral("vocab"), vocab_},
+                    {QStringLiteral("d_model"), dModel_},   {QStringLiteral("d_ff"), dFf_},
+                    {QStringLiteral("layers"), layers_},    {QStringLiteral("heads"), heads_},
+                    {QStringLiteral("context"), context_},  {QStringLiteral("batch"), batch_},
+                    {QStringLiteral("modes"), modeBox_},    {QStringLiteral("precisions"), precisionBox_},
+                    {QStringLiteral("attentions"), attentionBox_}, {QStringLiteral("device"), device_},
+                    {QStringLiteral("strategy"), strategy_}, {QStringLiteral("warmup"), warmup_},
+                    {QStringLiteral("steps"), steps_}});
 
     // Defaults: a run of seconds on any machine.
     for (int i = 0; i < sizes_->count(); ++i)
@@ -210,46 +196,10 @@ void BenchPanel::build() {
     for (auto* cb : attentions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     connect(device_, &QComboBox::currentIndexChanged, this, changedSlot);
     connect(strategy_, &QComboBox::currentIndexChanged, this, changedSlot);
-    auto* runShortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
-    runShortcut->setContext(Qt::WidgetWithChildrenShortcut);
-    connect(runShortcut, &QShortcut::activated, this, &LabPanel::runRequested);
+    installRunShortcut();
 
     // GPU-only options wait for the device probe.
     updateAvailability();
-}
-
-void BenchPanel::setCapabilities(const Capabilities& caps) {
-    caps_ = caps;
-    capsKnown_ = true;
-    updating_ = true;
-    const QString current = device_->currentData().toString();
-    device_->clear();
-    auto* model = qobject_cast<QStandardItemModel*>(device_->model());
-    for (const DeviceInfo& d : caps.devices) {
-        QString text = qstr(d.id);
-        if (!d.name.empty()) text += QStringLiteral(" — ") + qstr(d.name);
-        if (d.total_memory > 0) text += tr(" (%1 GiB)").arg(d.total_memory / double(1 << 30), 0, 'f', 0);
-        device_->addItem(text, qstr(d.id));
-    }
-    if (device_->findData(QStringLiteral("cpu")) < 0) device_->insertItem(0, tr("cpu"), QStringLiteral("cpu"));
-    if (!caps.cuda_available) {
-        device_->addItem(tr("cuda"), QStringLiteral("cuda"));
-        const int i = device_->count() - 1;
-        const QString why = caps.torch_cuda_build
-                                ? tr("No CUDA device found on this machine")
-                                : tr("This LibTorch was built without CUDA (torch %1)").arg(qstr(caps.torch_version));
-        if (model) model->item(i)->setEnabled(false);
-        device_->setItemData(i, why, Qt::ToolTipRole);
-    } else if (device_->findData(QStringLiteral("cuda")) < 0) {
-        // "cuda" = the current CUDA device; most presets name it.
-        device_->addItem(tr("cuda (current device)"), QStringLiteral("cuda"));
-    }
-    int idx = device_->findData(current);
-    if (idx < 0 || (model && !model->item(idx)->isEnabled())) idx = 0;
-    device_->setCurrentIndex(idx);
-    updating_ = false;
-    updateAvailability();
-    revalidate();
 }
 
 BenchConfig BenchPanel::baseConfig() const {
@@ -442,19 +392,8 @@ void BenchPanel::revalidate() {
     }
     spec_ = spec;
 
-    for (QWidget* w : fields_) flagField(w, byField.value(w), baseTooltips_.value(w));
-    problems_.clear();
-    for (QWidget* w : fields_)
-        for (const QString& m : byField.value(w))
-            if (!problems_.contains(m)) problems_ << m;
-    for (const QString& m : general)
-        if (!problems_.contains(m)) problems_ << m;
-    if (!capsKnown_ && problems_.isEmpty())
-        summary_->setText(tr("Checking what this machine can run…"));
-    if (!problems_.isEmpty()) points_.clear();
-    problemsLabel_->setText(problems_.join(QLatin1Char('\n')));
-    problemsLabel_->setVisible(!problems_.isEmpty());
-    if (capsKnown_ || !problems_.isEmpty()) summary_->setText(summary());
+    if (!byField.isEmpty() || !general.isEmpty()) points_.clear();  // before summary() reads them
+    showProblems(byField, general);
     Q_EMIT changed();
 }
 

@@ -26,8 +26,6 @@ class BenchPanel : public LabPanel {
 public:
     explicit BenchPanel(QWidget* parent = nullptr);
 
-    void setCapabilities(const Capabilities& caps) override;
-    QStringList problems() const override { return problems_; }
     std::optional<LabJob> makeJob() const override;
     QString summary() const override;
     QJsonObject state() const override;
@@ -35,14 +33,11 @@ public:
 
     // The points the current fields expand to (empty when a field does not parse).
     std::vector<BenchConfig> points() const { return points_; }
-    bool capabilitiesKnown() const { return capsKnown_; }
-    // The widget flagged for `field` ("context", "batch", ...), for tests.
-    QWidget* fieldWidget(const QString& field) const { return fields_.value(field); }
 
 private:
     void build();
-    void revalidate();
-    void updateAvailability();
+    void revalidate() override;
+    void updateAvailability() override;
     QList<QWidget*> widgetsForMessage(const QString& message) const;
     BenchConfig baseConfig() const;
 
@@ -55,18 +50,9 @@ private:
     QMap<Mode, QCheckBox*> modes_;
     QMap<Precision, QCheckBox*> precisions_;
     QMap<AttentionImpl, QCheckBox*> attentions_;
-    QComboBox* device_;
     QComboBox* strategy_;
-    QLabel* summary_;
-    QLabel* problemsLabel_;
     QGroupBox *modeBox_, *precisionBox_, *attentionBox_;
-    QHash<QString, QWidget*> fields_;
-    QHash<QWidget*, QString> baseTooltips_;
 
-    Capabilities caps_;
-    bool capsKnown_ = false;
-    bool updating_ = false;
-    QStringList problems_;
     std::vector<BenchConfig> points_;
     std::vector<int64_t> batches_;
     SweepSpec spec_;

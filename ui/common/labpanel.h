@@ -3,6 +3,7 @@
 // this interface (the registry is ui/labs.cpp).
 #pragma once
 
+#include <QHash>
 #include <QJsonObject>
 #include <QStringList>
 #include <QWidget>
@@ -14,6 +15,10 @@
 #include "common/runcontroller.h"
 #include "runtime/environment.h"
 
+class QComboBox;
+class QLabel;
+class QVBoxLayout;
+
 namespace ts::ui {
 
 class LabPanel : public QWidget {
@@ -22,10 +27,14 @@ public:
     using QWidget::QWidget;
 
     // What this machine can run; until it is known the panel offers only what needs no probe.
-    virtual void setCapabilities(const Capabilities& caps) = 0;
+    // Fills the device list, then asks the lab what else the machine allows.
+    void setCapabilities(const Capabilities& caps);
+    bool capabilitiesKnown() const { return capsKnown_; }
     // The problems that block Run, each a sentence; empty when the configuration can run.
-    virtual QStringList problems() const = 0;
-    bool isValid() const { return problems().isEmpty(); }
+    QStringList problems() const { return problems_; }
+    bool isValid() const { return problems_.isEmpty(); }
+    // The widget of field `name` ("context", "seq", ...): flagged when invalid; for tests.
+    QWidget* fieldWidget(const QString& name) const { return fields_.value(name); }
     // The run, or nullopt when invalid.
     virtual std::optional<LabJob> makeJob() const = 0;
     // One line for the status bar: "6 points: ...".
@@ -35,15 +44,44 @@ public:
     // Values the machine cannot run are dropped; `notes` says which and why.
     virtual void setState(const QJsonObject& state, QStringList* notes = nullptr) = 0;
 protected:
+    // The lab's own checks: what this machine offers (options disabled with the reason), and
+    // the fields' validation, which ends in showProblems().
+    virtual void updateAvailability() = 0;
+    virtual void revalidate() = 0;
+
+    // The summary line and the problems below it, at the top of the panel.
+    void addStatusLabels(QVBoxLayout* layout);
+    // The device chooser every lab has: cpu, then each GPU; without one, "cuda" disabled with
+    // the reason in its tooltip.
+    QComboBox* makeDeviceCombo(QWidget* parent);
+    // Names the fields (object names) and keeps their tooltips, to flag them later.
+    void registerFields(const QHash<QString, QWidget*>& fields);
+    // Ctrl+Enter in any field asks for Run.
+    void installRunShortcut();
+    // Flags every field with its messages, collects problems() (fields first, in registration
+    // order, then `general`) and shows them with the summary. Emits nothing.
+    void showProblems(const QHash<QWidget*, QStringList>& byField, const QStringList& general);
     // Marks a field invalid (red frame, the messages in its tooltip above `base_tooltip`) or
     // valid again (no frame, `base_tooltip` alone).
     static void flagField(QWidget* w, const QStringList& messages, const QString& base_tooltip);
+
+    Capabilities caps_;
+    bool capsKnown_ = false;
+    bool updating_ = false;  // set while the panel changes its own fields
+    QStringList problems_;
+    QComboBox* device_ = nullptr;
 
 Q_SIGNALS:
     // Any field changed; `problems()` may have changed too.
     void changed();
     // Ctrl+Enter in a field.
     void runRequested();
+
+private:
+    QHash<QString, QWidget*> fields_;
+    QHash<QWidget*, QString> baseTooltips_;
+    QLabel* summary_ = nullptr;
+    QLabel* problemsLabel_ = nullptr;
 };
 
 }  // namespace ts::ui

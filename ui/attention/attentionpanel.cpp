@@ -27,14 +27,7 @@ namespace ts::ui {
 
 namespace {
 constexpr int kMaxCells = 2000;
-const QList<Precision> kDtypes = {Precision::FP32, Precision::BF16, Precision::FP16};
-const QList<AttentionPass> kPasses = {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward};
 
-QStringList fromArray(const QJsonValue& v) {
-    QStringList out;
-    for (const auto& x : v.toArray()) out << x.toString();
-    return out;
-}
 
 QString joinInts(const std::vector<int64_t>& v) {
     QStringList parts;
@@ -115,7 +108,7 @@ void AttentionPanel::build() {
     form->addRow(tr("&Head dims:"), headDims_);
     form->addRow(tr("&Batch sizes:"), batches_);
     form->addRow(tr("Head &counts:"), heads_);
-    dtypeBox_ = makeCheckRow(probBox, kDtypes, dtypes_);
+    dtypeBox_ = makeCheckRow(probBox, allPrecisions(), dtypes_);
     form->addRow(tr("Dtypes:"), dtypeBox_);
     causalBox_ = new QGroupBox(probBox);
     causalBox_->setFlat(true);
@@ -131,7 +124,7 @@ void AttentionPanel::build() {
 
     auto* runBox = new QGroupBox(tr("Execution"), this);
     auto* rform = new QFormLayout(runBox);
-    passBox_ = makeCheckRow(runBox, kPasses, passes_);
+    passBox_ = makeCheckRow(runBox, allAttentionPasses(), passes_);
     makeDeviceCombo(runBox);
     warmup_ = new QSpinBox(runBox);
     warmup_->setRange(0, 100000);
@@ -268,13 +261,13 @@ void AttentionPanel::revalidate() {
     for (AttentionImpl i : allAttentionImpls())
         if (impls_[i]->isChecked()) s.impls.push_back(i);
     s.dtypes.clear();
-    for (Precision p : kDtypes)
+    for (Precision p : allPrecisions())
         if (dtypes_[p]->isChecked()) s.dtypes.push_back(p);
     s.causal.clear();
     if (causal_->isChecked()) s.causal.push_back(true);
     if (full_->isChecked()) s.causal.push_back(false);
     s.passes.clear();
-    for (AttentionPass p : kPasses)
+    for (AttentionPass p : allAttentionPasses())
         if (passes_[p]->isChecked()) s.passes.push_back(p);
     s.warmup = warmup_->value();
     s.steps = steps_->value();
@@ -338,9 +331,9 @@ QJsonObject AttentionPanel::state() const {
     QJsonArray impls, dtypes, passes, causal;
     for (AttentionImpl i : allAttentionImpls())
         if (impls_[i]->isChecked()) impls << qstr(toString(i));
-    for (Precision p : kDtypes)
+    for (Precision p : allPrecisions())
         if (dtypes_[p]->isChecked()) dtypes << qstr(toString(p));
-    for (AttentionPass p : kPasses)
+    for (AttentionPass p : allAttentionPasses())
         if (passes_[p]->isChecked()) passes << qstr(toString(p));
     if (causal_->isChecked()) causal << QStringLiteral("causal");
     if (full_->isChecked()) causal << QStringLiteral("full");
@@ -371,19 +364,19 @@ void AttentionPanel::setState(const QJsonObject& o, QStringList* notes) {
     text("batches", batches_);
     text("heads", heads_);
     if (o.contains(QLatin1String("impls"))) {
-        const QStringList want = fromArray(o.value(QLatin1String("impls")));
+        const QStringList want = stringsOf(o.value(QLatin1String("impls")));
         for (AttentionImpl i : allAttentionImpls()) impls_[i]->setChecked(want.contains(qstr(toString(i))));
     }
     if (o.contains(QLatin1String("dtypes"))) {
-        const QStringList want = fromArray(o.value(QLatin1String("dtypes")));
-        for (Precision p : kDtypes) dtypes_[p]->setChecked(want.contains(qstr(toString(p))));
+        const QStringList want = stringsOf(o.value(QLatin1String("dtypes")));
+        for (Precision p : allPrecisions()) dtypes_[p]->setChecked(want.contains(qstr(toString(p))));
     }
     if (o.contains(QLatin1String("passes"))) {
-        const QStringList want = fromArray(o.value(QLatin1String("passes")));
-        for (AttentionPass p : kPasses) passes_[p]->setChecked(want.contains(qstr(toString(p))));
+        const QStringList want = stringsOf(o.value(QLatin1String("passes")));
+        for (AttentionPass p : allAttentionPasses()) passes_[p]->setChecked(want.contains(qstr(toString(p))));
     }
     if (o.contains(QLatin1String("causal"))) {
-        const QStringList want = fromArray(o.value(QLatin1String("causal")));
+        const QStringList want = stringsOf(o.value(QLatin1String("causal")));
         causal_->setChecked(want.contains(QStringLiteral("causal")));
         full_->setChecked(want.contains(QStringLiteral("full")));
     }

@@ -32,8 +32,8 @@ namespace ts::ui {
 namespace {
 constexpr int kMaxPoints = 1000;
 
-const QList<Mode> kModes = {Mode::Forward, Mode::ForwardBackward, Mode::Train};
-const QList<Precision> kPrecisions = {Precision::FP32, Precision::BF16, Precision::FP16};
+// The model's attention backends this panel offers; the forced SDPA backends belong to the
+// attention lab, which compares them.
 const QList<AttentionImpl> kAttentions = {AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled,
                                       AttentionImpl::Flash};
 
@@ -43,16 +43,11 @@ QString attentionHint(AttentionImpl a) {
         case AttentionImpl::Sdpa: return QObject::tr("LibTorch's fused scaled_dot_product_attention");
         case AttentionImpl::Tiled: return QObject::tr("FlashAttention-2's algorithm in LibTorch ops");
         case AttentionImpl::Flash: return QObject::tr("TrainScope's own CUDA kernels");
+        default: return {};
     }
-    return {};
 }
 
 QJsonArray toArray(const QStringList& l) { return QJsonArray::fromStringList(l); }
-QStringList fromArray(const QJsonValue& v) {
-    QStringList out;
-    for (const auto& x : v.toArray()) out << x.toString();
-    return out;
-}
 }  // namespace
 
 BenchPanel::BenchPanel(QWidget* parent) : LabPanel(parent) {
@@ -124,7 +119,7 @@ void BenchPanel::build() {
     batch_->setToolTip(tr("Batch size; a list sweeps over it"));
     workForm->addRow(tr("&Context length:"), context_);
     workForm->addRow(tr("&Batch size:"), batch_);
-    modeBox_ = makeCheckRow(workBox, kModes, modes_);
+    modeBox_ = makeCheckRow(workBox, allModes(), modes_);
     modes_[Mode::Forward]->setToolTip(tr("forward pass only"));
     modes_[Mode::ForwardBackward]->setToolTip(tr("forward and backward"));
     modes_[Mode::Train]->setToolTip(tr("forward, backward and an AdamW step"));
@@ -133,7 +128,7 @@ void BenchPanel::build() {
 
     auto* numBox = new QGroupBox(tr("Precision and attention"), this);
     auto* numForm = new QFormLayout(numBox);
-    precisionBox_ = makeCheckRow(numBox, kPrecisions, precisions_);
+    precisionBox_ = makeCheckRow(numBox, allPrecisions(), precisions_);
     attentionBox_ = makeCheckRow(numBox, kAttentions, attentions_);
     for (AttentionImpl a : kAttentions) attentions_[a]->setToolTip(attentionHint(a));
     numForm->addRow(tr("Precision:"), precisionBox_);
@@ -216,9 +211,9 @@ BenchConfig BenchPanel::baseConfig() const {
     if (parseIntList(warmup_->text(), &v, nullptr)) c.warmup = static_cast<int>(v.front());
     c.steps = steps_->value();
     c.device = device_->currentData().toString().toStdString();
-    for (Mode m : kModes)
+    for (Mode m : allModes())
         if (modes_[m]->isChecked()) { c.mode = m; break; }
-    for (Precision p : kPrecisions)
+    for (Precision p : allPrecisions())
         if (precisions_[p]->isChecked()) { c.precision = p; break; }
     for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) { c.attention = a; break; }
@@ -244,7 +239,7 @@ void BenchPanel::updateAvailability() {
         for (const auto& m : checkBenchRunnable(c)) msgs << qstr(m);
         return msgs.join(QLatin1Char('\n'));
     };
-    for (Precision p : kPrecisions) {
+    for (Precision p : allPrecisions()) {
         BenchConfig c = probe;
         c.precision = p;
         c.attention = AttentionImpl::Naive;
@@ -345,10 +340,10 @@ void BenchPanel::revalidate() {
         if (sizes_->item(i)->checkState() == Qt::Checked)
             spec.sizes.push_back(sizes_->item(i)->data(Qt::UserRole).toString().toStdString());
     if (spec.sizes.empty()) add(sizes_, tr("Pick at least one model size"));
-    for (Mode m : kModes)
+    for (Mode m : allModes())
         if (modes_[m]->isChecked()) spec.modes.push_back(m);
     if (spec.modes.empty()) add(modeBox_, tr("Pick at least one mode"));
-    for (Precision p : kPrecisions)
+    for (Precision p : allPrecisions())
         if (precisions_[p]->isChecked()) spec.precisions.push_back(p);
     if (spec.precisions.empty()) add(precisionBox_, tr("Pick at least one precision"));
     for (AttentionImpl a : kAttentions)
@@ -441,9 +436,9 @@ QJsonObject BenchPanel::state() const {
     o[QLatin1String("warmup")] = warmup_->text();
     o[QLatin1String("steps")] = steps_->value();
     QStringList modes, precs, atts;
-    for (Mode m : kModes)
+    for (Mode m : allModes())
         if (modes_[m]->isChecked()) modes << qstr(toString(m));
-    for (Precision p : kPrecisions)
+    for (Precision p : allPrecisions())
         if (precisions_[p]->isChecked()) precs << qstr(toString(p));
     for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) atts << qstr(toString(a));
@@ -469,7 +464,7 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     };
     if (o.contains(QLatin1String("label"))) label_->setText(o.value(QLatin1String("label")).toString());
     if (o.contains(QLatin1String("sizes"))) {
-        const QStringList sizes = fromArray(o.value(QLatin1String("sizes")));
+        const QStringList sizes = stringsOf(o.value(QLatin1String("sizes")));
         for (int i = 0; i < sizes_->count(); ++i) {
             const QString id = sizes_->item(i)->data(Qt::UserRole).toString();
             sizes_->item(i)->setCheckState(sizes.contains(id) ? Qt::Checked : Qt::Unchecked);
@@ -495,11 +490,11 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     if (o.contains(QLatin1String("steps"))) steps_->setValue(o.value(QLatin1String("steps")).toInt(steps_->value()));
     auto checks = [&](const char* key, auto& boxes, const auto& all) {
         if (!o.contains(QLatin1String(key))) return;
-        const QStringList wanted = fromArray(o.value(QLatin1String(key)));
+        const QStringList wanted = stringsOf(o.value(QLatin1String(key)));
         for (auto v : all) boxes[v]->setChecked(wanted.contains(qstr(toString(v))));
     };
-    checks("modes", modes_, kModes);
-    checks("precisions", precisions_, kPrecisions);
+    checks("modes", modes_, allModes());
+    checks("precisions", precisions_, allPrecisions());
     checks("attentions", attentions_, kAttentions);
     if (o.contains(QLatin1String("device"))) {
         const QString dev = o.value(QLatin1String("device")).toString();
@@ -517,13 +512,13 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     }
     // Options this machine lacks are dropped, and said so.
     QStringList before;
-    for (Precision p : kPrecisions)
+    for (Precision p : allPrecisions())
         if (precisions_[p]->isChecked()) before << qstr(toString(p));
     for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) before << qstr(toString(a));
     updateAvailability();
     if (notes && capsKnown_) {
-        for (Precision p : kPrecisions)
+        for (Precision p : allPrecisions())
             if (before.contains(qstr(toString(p))) && !precisions_[p]->isChecked())
                 *notes << tr("%1 left out: %2").arg(qstr(toString(p)), precisions_[p]->toolTip());
         for (AttentionImpl a : kAttentions)

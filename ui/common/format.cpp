@@ -1,5 +1,6 @@
 #include "common/format.h"
 
+#include <QJsonArray>
 #include <QLocale>
 #include <QRegularExpression>
 #include <QStringList>
@@ -84,6 +85,12 @@ bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error
         if (std::find(out->begin(), out->end(), v) == out->end()) out->push_back(v);
     }
     return true;
+}
+
+QStringList stringsOf(const QJsonValue& v) {
+    QStringList out;
+    for (const auto& x : v.toArray()) out << x.toString();
+    return out;
 }
 
 }  // namespace ts::ui

@@ -1,6 +1,8 @@
 // Small text helpers shared by the models, the exports and the widgets.
 #pragma once
 
+#include <QJsonValue>
+
 #include <QString>
 
 #include <cstdint>
@@ -34,5 +36,8 @@ QStringList environmentLines(const Environment& env);
 
 // "256, 512 1024" → numbers; false with `error` naming the bad token.
 bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error);
+
+// The strings of a JSON array (a panel's saved state); anything else gives none.
+QStringList stringsOf(const QJsonValue& v);
 
 }  // namespace ts::ui

@@ -24,6 +24,7 @@ inline constexpr const char* kAttentionLab = "attention";
 enum class AttentionPass { Forward, Backward, ForwardBackward };
 std::string_view toString(AttentionPass p);  // "forward", "backward", "forward-backward"
 std::optional<AttentionPass> parseAttentionPass(std::string_view s);
+const std::vector<AttentionPass>& allAttentionPasses();
 
 struct AttentionBenchSpec {
     std::vector<AttentionImpl> impls{AttentionImpl::Naive, AttentionImpl::Flash};

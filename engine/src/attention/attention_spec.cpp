@@ -17,8 +17,14 @@ std::string_view toString(AttentionPass p) {
     return "?";
 }
 
+const std::vector<AttentionPass>& allAttentionPasses() {
+    static const std::vector<AttentionPass> all{AttentionPass::Forward, AttentionPass::Backward,
+                                                AttentionPass::ForwardBackward};
+    return all;
+}
+
 std::optional<AttentionPass> parseAttentionPass(std::string_view s) {
-    for (auto p : {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward})
+    for (auto p : allAttentionPasses())
         if (toString(p) == s) return p;
     return std::nullopt;
 }

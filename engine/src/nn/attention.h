@@ -29,9 +29,4 @@ at::Tensor tiledAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
 at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           bool causal);
 
-// Whether this build has the CUDA attention kernels (attention_flash.cpp).
-bool flashKernelsAvailable();
-// Which of our kernels run on a GPU of this compute capability (kernels::flashKernelPath).
-std::string flashKernelPath(int compute_major, int compute_minor);
-
 }  // namespace ts

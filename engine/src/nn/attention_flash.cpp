@@ -44,9 +44,4 @@ at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
     return FlashFunction::apply(q, kk, vv, causal);
 }
 
-bool flashKernelsAvailable() { return kernels::flashKernelsBuilt(); }
-std::string flashKernelPath(int compute_major, int compute_minor) {
-    return kernels::flashKernelPath(compute_major, compute_minor);
-}
-
 }  // namespace ts

@@ -16,7 +16,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#include "nn/attention.h"
+#include "trainscope/kernels/flash_attention.h"
 
 namespace ts {
 namespace {
@@ -80,7 +80,7 @@ Capabilities query() {
 #ifdef TRAINSCOPE_TORCH_CUDA
     c.torch_cuda_build = true;
 #endif
-    c.flash_kernels = flashKernelsAvailable();
+    c.flash_kernels = kernels::flashKernelsBuilt();
     DeviceInfo cpu;
     cpu.id = "cpu";
     cpu.name = cpuModel();
@@ -100,7 +100,7 @@ Capabilities query() {
             d.compute_minor = p->minor;
             d.bf16 = p->major >= 8;
             d.fp16 = p->major >= 6;
-            d.flash_kernels = flashKernelPath(p->major, p->minor);
+            d.flash_kernels = kernels::flashKernelPath(p->major, p->minor);
             c.devices.push_back(d);
         }
     }

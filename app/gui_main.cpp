@@ -4,17 +4,33 @@
 #include <QFile>
 #include <QJsonDocument>
 
+#include <cstdio>
+
 #include "shell/mainwindow.h"
 #include "shell/automation.h"
 #include "common/theme.h"
 
+namespace {
+
+void nameTheApplication() {
+    QCoreApplication::setOrganizationName(QStringLiteral("TrainScope"));
+    QCoreApplication::setApplicationName(QStringLiteral("TrainScope"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(TRAINSCOPE_UI_VERSION));
+}
+
+// Qt aborts when no window system can be reached; say what to do before it tries.
+bool displayReachable(int argc, char** argv) {
+    if (!qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") || !qEnvironmentVariableIsEmpty("DISPLAY") ||
+        !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        return true;
+    for (int i = 1; i < argc; ++i)
+        if (qstrcmp(argv[i], "-platform") == 0 || qstrcmp(argv[i], "--platform") == 0) return true;
+    return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("TrainScope"));
-    QApplication::setApplicationName(QStringLiteral("TrainScope"));
-    QApplication::setApplicationVersion(QStringLiteral(TRAINSCOPE_UI_VERSION));
-    QApplication::setDesktopFileName(QStringLiteral("trainscope"));
 
     QCommandLineParser cli;
     cli.setApplicationDescription(QStringLiteral("TrainScope: GPU experiments on Transformer training"));
@@ -35,7 +51,24 @@ int main(int argc, char** argv) {
     QCommandLineOption report(QStringLiteral("report"), QStringLiteral("After the run, write a Markdown report and quit."), QStringLiteral("file.md"));
     for (const auto* o : {&db, &theme, &presentation, &fresh, &size, &experiment, &preset, &config, &run, &compare, &open, &shot, &report})
         cli.addOption(*o);
-    cli.process(app);
+    {
+        // Options first, with no window system: --help, --version and a bad option answer
+        // anywhere, a terminal without a display included.
+        QCoreApplication options(argc, argv);
+        nameTheApplication();
+        cli.process(options);
+    }
+    if (!displayReachable(argc, argv)) {
+        std::fprintf(stderr,
+                     "trainscope: no display to open the window on: run it in a desktop session, under "
+                     "xvfb-run, or with QT_QPA_PLATFORM=offscreen for scripted screenshots (trainscope-cli "
+                     "needs no display).\n");
+        return 2;
+    }
+    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+    QApplication app(argc, argv);
+    nameTheApplication();
+    QApplication::setDesktopFileName(QStringLiteral("trainscope"));
 
     ts::ui::MainWindow::Options options;
     options.storePath = cli.value(db);

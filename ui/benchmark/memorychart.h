@@ -29,6 +29,7 @@ public:
 
     QCustomPlot* plot() const { return plot_; }
     int plottedPoints() const;
+    double maxPlottedMiB() const { return maxValue_; }  // the largest value on the chart
     void flushRedraw() { throttle_->flush(); }
     int redrawCount() const { return throttle_->redraws(); }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The whole app, window included, on a GPU machine that has PyTorch 2.11 but no Qt and no
+# network, in one call: unpacks the Qt packages carried in .deps/window (made here by
+# `scripts/gpu-deps.sh --window`; carry `.deps`), builds everything against that machine's
+# LibTorch, runs the window's tests offscreen (the `ui` label, the GPU window test among them)
+# and leaves their log and the GPU screenshots in $OUT (or build/gpu-out).
+#   GPU_ARCHS  CUDA architectures (default 90);  UI_TESTS  a ctest -R regex (default: all `ui`)
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+OUTDIR="${OUT:-$ROOT/build/gpu-out}"
+mkdir -p "$OUTDIR"
+[ -d .deps/window ] || { echo "no .deps/window: run scripts/gpu-deps.sh --window where apt works, and carry .deps"; exit 2; }
+say() { printf '\n== %s\n' "$*"; }
+
+# Debian's packages into a prefix of their own: nothing of the machine's is replaced.
+QT="$ROOT/.deps/window-root"
+DEPS="$ROOT/.deps/root"
+mkdir -p "$QT" "$DEPS"
+for d in .deps/window/*.deb; do dpkg -x "$d" "$QT"; done
+for d in .deps/debs/*.deb; do dpkg -x "$d" "$DEPS"; done
+export LD_LIBRARY_PATH="$QT/usr/lib/x86_64-linux-gnu:$DEPS/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+export QT_PLUGIN_PATH="$QT/usr/lib/x86_64-linux-gnu/qt6/plugins"
+export QT_QPA_PLATFORM=offscreen
+# Text needs fonts and a fontconfig file that names them.
+cat > "$QT/fonts.conf" <<CONF
+<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig>
+  <dir>$QT/usr/share/fonts</dir>
+  <cachedir>/tmp/trainscope-fontconfig</cachedir>
+</fontconfig>
+CONF
+export FONTCONFIG_FILE="$QT/fonts.conf"
+if [ ! -e .git ] && [ -z "${TRAINSCOPE_GIT_COMMIT:-}" ] && [ -f .deps/commit ]; then
+    export TRAINSCOPE_GIT_COMMIT="$(cat .deps/commit)"
+fi
+
+say "build with the window ($(nproc) cores)"
+BUILD="$ROOT/build/gpu-window"
+TORCH="$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
+t0=$(date +%s)
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${GPU_ARCHS:-90}" \
+    -DCMAKE_PREFIX_PATH="$TORCH;$DEPS/usr;$QT/usr" \
+    > "$OUTDIR/window-configure.log" 2>&1 || { tail -40 "$OUTDIR/window-configure.log"; exit 1; }
+grep -E "window|Qt 6|QCustomPlot" "$OUTDIR/window-configure.log" | head -5
+if ! cmake --build "$BUILD" --parallel "$(nproc)" -- -k 0 > "$OUTDIR/window-build.log" 2>&1; then
+    echo "BUILD ERRORS:"; grep -E 'error|FAILED' "$OUTDIR/window-build.log" | head -30
+    [ -x "$BUILD/app/trainscope" ] || exit 1
+fi
+echo "built in $(( $(date +%s) - t0 )) s"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+"$BUILD/app/trainscope" --version
+
+say "window tests (ctest -L ui)"
+status=0
+TRAINSCOPE_SHOTS="$OUTDIR" ctest --test-dir "$BUILD" -L ui ${UI_TESTS:+-R "$UI_TESTS"} --output-on-failure \
+    --timeout 900 > "$OUTDIR/ctest-ui.log" 2>&1 || status=1
+grep -E 'Test +#|tests passed|tests failed|longest stall|SKIPPED' "$OUTDIR/ctest-ui.log" | tail -30
+exit $status

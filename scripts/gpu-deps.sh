@@ -21,7 +21,8 @@ if [ "${1:-}" = --window ]; then
     mkdir -p "$ROOT/.deps/window"
     cd "$ROOT/.deps/window"
     apt-get download \
-        qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqcustomplot-dev \
+        qt6-base-dev qt6-base-dev-tools qmake6 qmake6-bin qt6-charts-dev qt6-svg-dev libqt6opengl6-dev \
+        libqcustomplot-dev \
         libgl-dev libglx-dev libegl-dev libopengl-dev libxkbcommon-dev libvulkan-dev \
         libqt6core6 libqt6gui6 libqt6widgets6 libqt6charts6 libqt6svg6 libqt6opengl6 \
         libqt6openglwidgets6 libqt6printsupport6 libqt6dbus6 libqt6test6 libqt6concurrent6 \

@@ -30,7 +30,7 @@ if [ "${1:-}" = --window ]; then
         libb2-1 libbrotli1 libdouble-conversion3 libicu72 libmd4c0 libpcre2-16-0 libpcre2-8-0 \
         libglib2.0-0 libharfbuzz0b libgraphite2-3 libfreetype6 libpng16-16 libfontconfig1 \
         libxkbcommon0 libx11-6 libxau6 libxcb1 libxdmcp6 libbsd0 libmd0 libzstd1 liblz4-1 \
-        libsystemd0 libgcrypt20 libgpg-error0 libegl1 libgl1 libglx0 libglvnd0 libopengl0 \
+        libsystemd0 libgcrypt20 libgpg-error0 libdbus-1-3 libexpat1 libegl1 libgl1 libglx0 libglvnd0 libopengl0 \
         fonts-dejavu-core fontconfig-config 2>/dev/null
     du -sh "$ROOT/.deps/window"
 fi

@@ -19,7 +19,8 @@ DEPS="$ROOT/.deps/root"
 mkdir -p "$QT" "$DEPS"
 for d in .deps/window/*.deb; do dpkg -x "$d" "$QT"; done
 for d in .deps/debs/*.deb; do dpkg -x "$d" "$DEPS"; done
-export LD_LIBRARY_PATH="$QT/usr/lib/x86_64-linux-gnu:$DEPS/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+# Debian 12 still ships some libraries under /lib (libdbus, libexpat): both folders.
+export LD_LIBRARY_PATH="$QT/usr/lib/x86_64-linux-gnu:$QT/lib/x86_64-linux-gnu:$DEPS/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export QT_PLUGIN_PATH="$QT/usr/lib/x86_64-linux-gnu/qt6/plugins"
 export QT_QPA_PLATFORM=offscreen
 # Text needs fonts and a fontconfig file that names them.

@@ -27,7 +27,8 @@ if [ -d .deps/debs ]; then
 fi
 
 # Without a git checkout the build takes the commit from .deps/commit (scripts/gpu-deps.sh).
-if [ ! -e .git ] && [ -z "${TRAINSCOPE_GIT_COMMIT:-}" ] && [ -f .deps/commit ]; then
+# The commit gpu-deps.sh recorded where the tree was copied from (a copied .git may be stale).
+if [ -z "${TRAINSCOPE_GIT_COMMIT:-}" ] && [ -f .deps/commit ]; then
     export TRAINSCOPE_GIT_COMMIT="$(cat .deps/commit)"
 fi
 

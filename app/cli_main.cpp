@@ -8,11 +8,12 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "core/atomic_file.h"
 #include "core/lab.h"
 #include "core/store.h"
 #include "runtime/environment.h"
@@ -49,14 +50,54 @@ int runsList(const std::string& db, bool as_json) {
     return kOk;
 }
 
-int runsShow(const std::string& db, int64_t id, ts::ReportFormat format) {
-    auto store = openStore(db);
-    const auto info = requireRun(*store, id);
+// A stored run in a format. Throws before anything is printed or written when the run does
+// not exist or is of a lab this build does not know.
+std::string runReport(const ts::ResultStore& store, int64_t id, ts::ReportFormat format) {
+    const auto info = requireRun(store, id);
     const ts::Lab* lab = ts::findLab(info.lab);
     if (!lab)
         throw BadInput(fmt::format("run {} is of kind '{}', which this TrainScope does not know; update TrainScope",
                                    id, info.lab));
-    std::cout << lab->report(info, store->rows(id, info.lab), format);
+    return lab->report(info, store.rows(id, info.lab), format);
+}
+
+int runsShow(const std::string& db, int64_t id, ts::ReportFormat format) {
+    auto store = openStore(db);
+    std::cout << runReport(*store, id, format);
+    return kOk;
+}
+
+// The export must never land on the store it reads (nor its WAL files): that would destroy
+// every stored run.
+void refuseStoreFiles(const std::string& out, const ts::ResultStore& store) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        if (ts::sameFile(out, store.path() + suffix))
+            throw BadInput(fmt::format("--output: '{}' is the results store {} itself; choose another file", out,
+                                       store.path() + suffix));
+}
+
+// A missing folder or a folder as the target is the user's mistake (exit 2); a write that
+// fails on the way (a full disk) is the run's failure (exit 3).
+void checkOutputPath(const std::string& out) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(out, ec)) throw BadInput(fmt::format("--output: '{}' is a directory", out));
+    const fs::path parent = fs::path(out).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+        throw BadInput(fmt::format("--output: the folder of '{}' does not exist", out));
+}
+
+int runsExport(const std::string& db, int64_t id, ts::ReportFormat format, const std::string& out) {
+    auto store = openStore(db);
+    const std::string text = runReport(*store, id, format);  // before the target is touched
+    if (out.empty()) {
+        std::cout << text;
+        return kOk;
+    }
+    checkOutputPath(out);
+    refuseStoreFiles(out, *store);
+    ts::writeFileAtomically(out, text);
+    std::fprintf(stderr, "wrote %s\n", out.c_str());
     return kOk;
 }
 
@@ -113,18 +154,7 @@ int main(int argc, char** argv) {
     exp->add_option("id", export_id, "Run id")->required();
     exp->add_option("--format", export_format, "markdown | csv | json")->check(CLI::IsMember({"markdown", "csv", "json"}))->capture_default_str();
     exp->add_option("-o,--output", export_out, "Output file (default: stdout)");
-    exp->callback([&] {
-        std::streambuf* old = nullptr;
-        std::ofstream file;
-        if (!export_out.empty()) {
-            file.open(export_out);
-            if (!file) throw BadInput(fmt::format("--output: cannot write '{}'", export_out));
-            old = std::cout.rdbuf(file.rdbuf());
-        }
-        code = runsShow(db, export_id, reportFormat(export_format));
-        if (old) std::cout.rdbuf(old);
-        if (!export_out.empty()) std::fprintf(stderr, "wrote %s\n", export_out.c_str());
-    });
+    exp->callback([&] { code = runsExport(db, export_id, reportFormat(export_format), export_out); });
     int64_t delete_id = 0;
     auto* del = runs->add_subcommand("delete", "Delete one run and its results");
     del->add_option("id", delete_id, "Run id")->required();
@@ -158,6 +188,11 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         std::fprintf(stderr, "trainscope-cli: %s\n", e.what());
         return kRunFailed;
+    }
+    // A report into a full disk or a closed pipe must not pass for success.
+    if (!(std::cout << std::flush)) {
+        std::fprintf(stderr, "trainscope-cli: cannot write to standard output\n");
+        return code == kOk ? kRunFailed : code;
     }
     return code;
 }

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""trainscope-cli against hostile or unlucky input: exports that fail half-way, files that are
+the store, labels with invalid UTF-8 or terminal codes, a store that fails mid-run.
+Usage: test_cli_hardening.py path/to/trainscope-cli"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CLI = None
+TINY = ["--size", "tiny", "--device", "cpu", "--context-length", "8", "--batch-size", "1", "--steps", "1",
+        "--warmup", "0", "-q"]
+
+
+def run(*args, db=None, env_extra=None, timeout=300):
+    env = dict(os.environ)
+    if db:
+        env["TRAINSCOPE_DB"] = db
+    env.update(env_extra or {})
+    return subprocess.run([CLI, *args], capture_output=True, timeout=timeout, env=env)
+
+
+def text(b):
+    return b.decode("utf-8", "replace")
+
+
+class Hardening(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.db = os.path.join(self.tmp.name, "results.db")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def tiny_run(self, *extra):
+        p = run("bench", *TINY, *extra, db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        return str(json.loads(run("runs", "list", "--json", db=self.db).stdout)[0]["id"])
+
+    def run_count(self):
+        if not os.path.exists(self.db):
+            return 0
+        with sqlite3.connect(self.db) as c:
+            return c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+    def set_label(self, rid, label_bytes):
+        with sqlite3.connect(self.db) as c:
+            c.execute("UPDATE runs SET label = CAST(? AS TEXT) WHERE id = ?", (label_bytes, int(rid)))
+
+    # Item 1: exports
+    def test_export_of_a_missing_run_leaves_the_target_alone(self):
+        self.tiny_run()
+        keep = self.path("keep.md")
+        with open(keep, "w") as f:
+            f.write("notes\n")
+        p = run("runs", "export", "999", "-o", keep, db=self.db)
+        self.assertEqual(p.returncode, 2, text(p.stderr))
+        self.assertIn("run 999 does not exist", text(p.stderr))
+        self.assertNotIn("wrote", text(p.stderr))
+        with open(keep) as f:
+            self.assertEqual(f.read(), "notes\n")
+
+    def test_export_refuses_to_overwrite_the_store(self):
+        rid = self.tiny_run()
+        for target in (self.db, os.path.join(self.tmp.name, ".", "results.db")):
+            p = run("runs", "export", rid, "-o", target, db=self.db)
+            self.assertEqual(p.returncode, 2, text(p.stderr))
+            self.assertIn("results store", text(p.stderr))
+        link = self.path("link.md")
+        os.symlink(self.db, link)
+        self.assertEqual(run("runs", "export", rid, "-o", link, db=self.db).returncode, 2)
+        p = run("runs", "list", "--json", db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        self.assertEqual(len(json.loads(p.stdout)), 1, "the store survived")
+
+    def test_export_write_errors_fail(self):
+        rid = self.tiny_run()
+        p = run("runs", "export", rid, "-o", "/dev/full", db=self.db)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertNotIn("wrote", text(p.stderr))
+        self.assertIn("/dev/full", text(p.stderr))
+        self.assertGreater(p.returncode, 0, "an error exit, not a signal")
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([CLI, "runs", "show", rid], stdout=full, stderr=subprocess.PIPE,
+                               env=dict(os.environ, TRAINSCOPE_DB=self.db))
+        self.assertEqual(p.returncode, 3, text(p.stderr))
+        self.assertIn("standard output", text(p.stderr))
+
+    def test_export_into_a_missing_folder_names_it(self):
+        rid = self.tiny_run()
+        target = self.path("no/such/dir/out.md")
+        p = run("runs", "export", rid, "-o", target, db=self.db)
+        self.assertEqual(p.returncode, 2, text(p.stderr))
+        self.assertIn(target, text(p.stderr))
+
+    def test_export_replaces_a_file_whole(self):
+        rid = self.tiny_run()
+        out = self.path("report.csv")
+        with open(out, "w") as f:
+            f.write("old " * 10000)
+        p = run("runs", "export", rid, "--format", "csv", "-o", out, db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        self.assertIn("wrote", text(p.stderr))
+        with open(out) as f:
+            self.assertTrue(f.read().startswith("size,"))
+        self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith(".report")], [], "no temporary left")
+
+
+if __name__ == "__main__":
+    CLI = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

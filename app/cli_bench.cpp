@@ -6,14 +6,17 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "benchmark/benchmark.h"
 #include "benchmark/benchmark_json.h"
 #include "benchmark/benchmark_report.h"
 #include "cli_common.h"
+#include "core/json.h"
 #include "core/store.h"
 #include "runtime/environment.h"
 
@@ -96,13 +99,24 @@ struct BenchOptions {
     bool markdown = false, csv = false, jsonl = false, no_store = false, quiet = false;
 };
 
+// The sweep file's text. A folder opens as a stream on Linux and fails later with no name
+// attached, so it is refused here.
+std::string readSweepFile(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw BadInput(fmt::format("--sweep: '{}' is a directory, not a JSON file", path));
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || in.bad()) throw BadInput(fmt::format("--sweep: cannot read '{}'", path));
+    return text.str();
+}
+
 std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spec_json) {
     ts::SweepSpec spec;
     if (!o.sweep_file.empty()) {
-        std::ifstream in(o.sweep_file);
-        if (!in) throw BadInput(fmt::format("--sweep: cannot read '{}'", o.sweep_file));
         try {
-            spec = ts::sweepFromJson(nlohmann::json::parse(in));
+            spec = ts::sweepFromJson(ts::parseJson(readSweepFile(o.sweep_file)));
         } catch (const nlohmann::json::exception& e) {
             throw BadInput(fmt::format("--sweep {}: not valid JSON: {}", o.sweep_file, e.what()));
         } catch (const std::invalid_argument& e) {

@@ -111,6 +111,23 @@ class Hardening(unittest.TestCase):
             self.assertTrue(f.read().startswith("size,"))
         self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith(".report")], [], "no temporary left")
 
+    # Item 2: a sweep file nested 100k levels deep
+    def test_deeply_nested_sweep_is_refused(self):
+        sweep = self.path("deep.json")
+        with open(sweep, "w") as f:
+            f.write('{"sizes":' + "[" * 200000 + "]" * 200000 + "}")
+        p = run("bench", "--sweep", sweep, db=self.db)
+        self.assertEqual(p.returncode, 2, text(p.stderr))
+        self.assertIn("nested more than 64 levels", text(p.stderr))
+        self.assertIn(sweep, text(p.stderr))
+        self.assertEqual(self.run_count(), 0)
+
+    # Item 13: a folder as the sweep file
+    def test_sweep_folder_is_named(self):
+        p = run("bench", "--sweep", self.tmp.name, db=self.db)
+        self.assertEqual(p.returncode, 2, text(p.stderr))
+        self.assertIn(self.tmp.name, text(p.stderr))
+
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))

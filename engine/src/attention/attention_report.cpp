@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/attention_json.h"
+#include "core/json.h"
 
 namespace ts {
 
@@ -111,7 +112,7 @@ std::string attentionJsonLine(const AttentionCell& c) { return toJson(c).dump();
 
 std::vector<AttentionCell> attentionCellsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
     return parseRows<AttentionCell>(run, rows,
-                                    [](const std::string& s) { return attentionCellFromJson(nlohmann::json::parse(s)); });
+                                    [](const std::string& s) { return attentionCellFromJson(parseJson(s)); });
 }
 
 Lab attentionLab() { return {kAttentionLab, "Attention benchmark", attentionRunReport}; }

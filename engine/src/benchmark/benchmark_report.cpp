@@ -188,7 +188,7 @@ std::string markdownReport(const std::string& title, const std::vector<BenchResu
 }
 
 std::vector<BenchResult> benchResultsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
-    return parseRows<BenchResult>(run, rows, [](const std::string& s) { return resultFromJson(nlohmann::json::parse(s)); });
+    return parseRows<BenchResult>(run, rows, [](const std::string& s) { return resultFromJson(parseJson(s)); });
 }
 
 std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {

@@ -163,6 +163,7 @@ int runAttention(const AttentionOptions& o) {
             }
         std::printf("%s", attentionMarkdown(r.cells, spec.passes).c_str());
     }
+    if (!r.store_error.empty()) return cli::kRunFailed;  // the observer printed it
     if (cli::interruptToken().cancelled()) return cli::kInterrupted;
     int failed = 0;
     for (const auto& c : r.cells) failed += c.status == Status::Failed;

@@ -69,22 +69,29 @@ public:
             j["point"] = point;
             std::cout << j.dump() << '\n' << std::flush;
         }
+        const std::string status(ts::toString(r.status));
         if (!quiet_) {
             if (tty_) std::fputs("\r\033[K", stderr);
             if (r.status == ts::Status::Ok)
                 std::fprintf(stderr, "    total %.2f ± %.2f ms per step\n", r.total.mean, r.total.std);
             else
-                std::fprintf(stderr, "    %s: %s\n", std::string(ts::toString(r.status)).c_str(), r.error.c_str());
+                std::fprintf(stderr, "    %s: %s\n", status.c_str(), r.error.c_str());
+        } else if (r.status != ts::Status::Ok && r.status != ts::Status::Cancelled) {
+            // Quiet hides progress, not the reason for a failure.
+            std::fprintf(stderr, "point %d: %s: %s\n", point + 1, status.c_str(), r.error.c_str());
         }
     }
     void log(ts::LogLevel level, const std::string& message) override {
-        if (level != ts::LogLevel::Info || !quiet_) {
-            if (level == ts::LogLevel::Error) std::fprintf(stderr, "error: %s\n", message.c_str());
-        }
+        if (level != ts::LogLevel::Error) return;
+        std::fprintf(stderr, "error: %s\n", message.c_str());
+        error_ = true;
     }
+    // An Error was logged (a point that could not be stored): the run failed.
+    bool sawError() const { return error_; }
 
 private:
     bool jsonl_, quiet_, tty_;
+    bool error_ = false;
     int count_ = 0;
     ts::BenchConfig current_;
 };
@@ -204,6 +211,7 @@ int runBench(const BenchOptions& o) {
         if (!o.csv && !results.empty())
             std::cout << '\n' << ts::formatEnvironment(results.front().environment, o.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text);
     }
+    if (observer.sawError()) return kRunFailed;
     if (interruptToken().cancelled()) return kInterrupted;
     for (const auto& r : results)
         if (r.status == ts::Status::Failed) return kRunFailed;

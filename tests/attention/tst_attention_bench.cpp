@@ -1,9 +1,13 @@
 // The attention benchmark engine on the CPU: names, presets, validation, FLOP counts, and a
 // small sweep where every implementation is checked and timed or marked unsupported.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "attention/attention_lab.h"
 #include "attention/attention_report.h"
+#include "core/store.h"
 
 namespace {
 
@@ -112,6 +116,40 @@ TEST(AttentionBench, CancelStopsTheSweep) {
     const auto r = runAttentionBench(s, obs, cancel);
     EXPECT_TRUE(r.cancelled);
     EXPECT_EQ(r.cells.size(), 1u);
+}
+
+TEST(AttentionBench, ACellThatCannotBeStoredStopsTheSweep) {
+    const auto path = std::filesystem::temp_directory_path() / ("tst_attention_lost_" + std::to_string(::getpid()) + ".db");
+    std::filesystem::remove(path);
+    {
+        ResultStore store(path.string());
+        const int64_t run = store.createRun(kAttentionLab, "", "{}", "cpu");
+        ASSERT_TRUE(store.removeRun(run));  // the foreign key now refuses every cell
+        AttentionBenchSpec s;
+        s.impls = {AttentionImpl::Naive};
+        s.seq_lens = {16, 32};
+        s.head_dims = {16};
+        s.dtypes = {Precision::FP32};
+        s.device = "cpu";
+        s.warmup = 0;
+        s.steps = 1;
+        struct Logging : AttentionObserver {
+            std::vector<std::string> errors;
+            int finished = 0;
+            void cellFinished(int, int, const AttentionCell&) override { ++finished; }
+            void log(LogLevel level, const std::string& m) override {
+                if (level == LogLevel::Error) errors.push_back(m);
+            }
+        } obs;
+        CancelToken cancel;
+        const auto r = runAttentionBench(s, obs, cancel, &store, run);
+        EXPECT_EQ(r.cells.size(), 1u);
+        EXPECT_EQ(obs.finished, 1);
+        ASSERT_EQ(obs.errors.size(), 1u);
+        EXPECT_EQ(obs.errors[0], r.store_error);
+        EXPECT_NE(r.store_error.find("could not store cell 1 of 2"), std::string::npos) << r.store_error;
+    }
+    std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -128,6 +128,29 @@ class Hardening(unittest.TestCase):
         self.assertEqual(p.returncode, 2, text(p.stderr))
         self.assertIn(self.tmp.name, text(p.stderr))
 
+    # Item 3: a store that fails mid-run (the run is deleted under it) stops the run, exit 3
+    def test_a_point_that_cannot_be_stored_fails_the_run(self):
+        env = dict(os.environ, TRAINSCOPE_DB=self.db)
+        proc = subprocess.Popen([CLI, "bench", "--size", "tiny", "--device", "cpu", "--context-length", "16,32,48,64",
+                                 "--batch-size", "1", "--warmup", "0", "--steps", "300", "--jsonl", "-q"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        first = proc.stdout.readline()  # the first step: the run exists by now
+        self.assertIn(b'"step"', first)
+        rid = str(json.loads(run("runs", "list", "--json", db=self.db).stdout)[0]["id"])
+        self.assertEqual(run("runs", "delete", rid, db=self.db).returncode, 0)
+        out, err = proc.communicate(timeout=300)
+        self.assertEqual(proc.returncode, 3, text(err))
+        self.assertIn("could not store point 1 of 4", text(err))
+        results = [json.loads(l) for l in (first + out).splitlines() if b'"result"' in l]
+        self.assertEqual(len(results), 1, "the measurement is still shown, and the run stopped")
+        self.assertEqual(results[0]["status"], "ok")
+
+    # Item 13: -q still says why a point failed
+    def test_quiet_still_names_a_failure(self):
+        p = run("bench", *TINY, "--vocab-size", "2000000000", db=self.db)
+        self.assertEqual(p.returncode, 3, text(p.stderr))
+        self.assertIn("point 1: failed", text(p.stderr))
+
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))

@@ -83,6 +83,7 @@ struct AttentionBenchResult {
     std::vector<AttentionCell> cells;
     Environment environment;
     bool cancelled = false;
+    std::string store_error;  // set when a cell could not be stored: the run stopped there
 };
 
 // The number of cells the spec asks for.

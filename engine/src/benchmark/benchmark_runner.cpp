@@ -127,17 +127,21 @@ std::vector<BenchResult> runSweep(const std::vector<BenchConfig>& points, BenchO
         if (cancel.cancelled()) break;
         const Progress progress{meter, static_cast<int>(i), static_cast<int>(points.size()), steps};
         BenchResult r = runPoint(points[i], observer, cancel, progress);
+        // A point that cannot be stored (a full disk, a deleted run) stops the run: going on
+        // would spend the machine's time on points that are lost as well.
+        bool stored = true;
         if (store) {
             try {
                 storeBenchPoint(*store, run_id, static_cast<int>(i), r);
             } catch (const std::exception& e) {
-                observer.log(LogLevel::Error, fmt::format("could not store point {}: {}", i + 1, e.what()));
+                stored = false;
+                observer.log(LogLevel::Error, storeFailure("point", i, points.size(), e));
             }
         }
         observer.pointFinished(static_cast<int>(i), r);
         const bool cancelled = r.status == Status::Cancelled;
         results.push_back(std::move(r));
-        if (cancelled) break;
+        if (cancelled || !stored) break;
     }
     return results;
 }

@@ -11,7 +11,7 @@ const Lab* findLab(std::string_view id) {
 }
 
 std::string rowError(const RunInfo& run, const StoredRow& row, const char* what) {
-    return fmt::format("run {} point {}: {}", run.id, row.index, what);
+    return fmt::format("run {} point {}: {}", run.id, row.index + 1, what);
 }
 
 std::string runHeadline(const RunInfo& run, size_t row_count, std::string_view rows_word) {

@@ -271,7 +271,7 @@ void ResultStore::addRow(int64_t run_id, const StoredRow& row) {
         st.step();
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(
-            fmt::format("{} (adding point {} to run {})", e.what(), row.index, run_id));
+            fmt::format("{} (adding point {} to run {})", e.what(), row.index + 1, run_id));
     }
 }
 

@@ -56,7 +56,7 @@ public:
             nlohmann::json j = ts::toJson(s);
             j["type"] = "step";
             j["point"] = point;
-            std::cout << j.dump() << '\n' << std::flush;
+            std::cout << ts::dumpJson(j) << '\n' << std::flush;
         }
         if (!quiet_ && tty_)
             std::fprintf(stderr, "\r\033[K    step %d/%d%s  %.2f ms  loss %.4f", s.index + 1,
@@ -67,7 +67,7 @@ public:
             nlohmann::json j = ts::toJson(r);
             j["type"] = "result";
             j["point"] = point;
-            std::cout << j.dump() << '\n' << std::flush;
+            std::cout << ts::dumpJson(j) << '\n' << std::flush;
         }
         const std::string status(ts::toString(r.status));
         if (!quiet_) {

@@ -14,6 +14,7 @@
 
 #include "cli_common.h"
 #include "core/atomic_file.h"
+#include "core/json.h"
 #include "core/lab.h"
 #include "core/store.h"
 #include "runtime/environment.h"
@@ -36,7 +37,7 @@ int runsList(const std::string& db, bool as_json) {
         for (const auto& r : runs)
             arr.push_back({{"id", r.id}, {"kind", r.lab}, {"label", r.label}, {"created", r.created},
                            {"device", r.device_name}, {"points", r.point_count}, {"ok", r.ok_count}});
-        std::cout << arr.dump(2) << '\n';
+        std::cout << ts::dumpJson(arr, 2) << '\n';
         return kOk;
     }
     if (runs.empty()) {
@@ -45,8 +46,9 @@ int runsList(const std::string& db, bool as_json) {
     }
     std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", "id", "created", "kind", "points", "ok", "device", "label");
     for (const auto& r : runs)
-        std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", r.id, r.created, r.lab,
-                                 r.point_count, r.ok_count, r.device_name.substr(0, 28), r.label);
+        std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", r.id, ts::printable(r.created),
+                                 ts::printable(r.lab), r.point_count, r.ok_count,
+                                 ts::printable(r.device_name).substr(0, 28), ts::printable(r.label));
     return kOk;
 }
 

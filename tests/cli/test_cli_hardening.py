@@ -151,6 +151,40 @@ class Hardening(unittest.TestCase):
         self.assertEqual(p.returncode, 3, text(p.stderr))
         self.assertIn("point 1: failed", text(p.stderr))
 
+    # Item 5: one label of invalid UTF-8 must not break listing or showing the store
+    def test_invalid_utf8_label_is_listed_and_shown(self):
+        self.tiny_run("--label", "fine")
+        rid = self.tiny_run("--label", b"bad \xff\xfe label")
+        p = run("runs", "list", "--json", db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        labels = [r["label"] for r in json.loads(p.stdout)]
+        self.assertEqual(labels, ["bad \ufffd\ufffd label", "fine"])
+        for args in (["runs", "show", rid, "--format", "json"], ["runs", "export", rid, "--format", "json"]):
+            p = run(*args, db=self.db)
+            self.assertEqual(p.returncode, 0, (args, text(p.stderr)))
+            self.assertEqual(json.loads(p.stdout)["label"], "bad \ufffd\ufffd label")
+        out = self.path("run.json")
+        p = run("runs", "export", rid, "--format", "json", "-o", out, db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        with open(out) as f:
+            self.assertEqual(json.load(f)["id"], int(rid))
+
+    # Item 12: labels cannot forge rows or send terminal codes through `runs list`
+    def test_labels_cannot_spoof_the_listing(self):
+        self.tiny_run("--label", "real\n  999  2026-01-01T00:00:00Z  bench  fake")
+        self.tiny_run("--label", "\x1b[2J\x1b]0;owned\x07 red\x9b")
+        p = run("runs", "list", db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        lines = text(p.stdout).splitlines()
+        self.assertEqual(len(lines), 3, lines)  # the header and two rows, nothing forged
+        self.assertNotIn("\x1b", p.stdout.decode("utf-8", "replace"))
+        self.assertNotIn(b"\x07", p.stdout)
+        self.assertIn("\\n", lines[-1])
+        self.assertIn("\\x1b[2J", lines[1] + lines[2])
+        rid = str(json.loads(run("runs", "list", "--json", db=self.db).stdout)[0]["id"])
+        p = run("runs", "show", rid, db=self.db)
+        self.assertNotIn(b"\x1b", p.stdout)
+
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))

@@ -45,9 +45,8 @@ std::string attentionRunReport(const RunInfo& info, const std::vector<StoredRow>
         case ReportFormat::Json: {
             nlohmann::json arr = nlohmann::json::array();
             for (const auto& c : cells) arr.push_back(toJson(c));
-            return nlohmann::json{{"id", info.id},       {"kind", info.lab},           {"label", info.label},
-                                  {"created", info.created}, {"device", info.device_name}, {"cells", arr}}
-                       .dump(2) + "\n";
+            return dumpJson(nlohmann::json{{"id", info.id},       {"kind", info.lab},           {"label", info.label},
+                                  {"created", info.created}, {"device", info.device_name}, {"cells", arr}}, 2) + "\n";
         }
         case ReportFormat::Csv:
             out = attentionCsvHeader() + "\n";
@@ -108,7 +107,7 @@ std::string attentionCsvRow(const AttentionCell& c) {
                        c.err_grad, c.tolerance, err);
 }
 
-std::string attentionJsonLine(const AttentionCell& c) { return toJson(c).dump(); }
+std::string attentionJsonLine(const AttentionCell& c) { return dumpJson(toJson(c)); }
 
 std::vector<AttentionCell> attentionCellsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
     return parseRows<AttentionCell>(run, rows,

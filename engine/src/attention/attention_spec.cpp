@@ -5,6 +5,7 @@
 
 #include "attention/attention_json.h"
 #include "attention/attention_lab.h"
+#include "core/json.h"
 
 namespace ts {
 
@@ -91,6 +92,6 @@ size_t attentionCellCount(const AttentionBenchSpec& s) {
            s.seq_lens.size() * s.impls.size();
 }
 
-std::string attentionSpecJson(const AttentionBenchSpec& s) { return toJson(s).dump(); }
+std::string attentionSpecJson(const AttentionBenchSpec& s) { return dumpJson(toJson(s)); }
 
 }  // namespace ts

@@ -197,8 +197,8 @@ std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& ro
         case ReportFormat::Json: {
             nlohmann::json arr = nlohmann::json::array();
             for (const auto& r : results) arr.push_back(toJson(r));
-            return nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
-                                  {"created", info.created}, {"results", arr}}.dump(2) + "\n";
+            return dumpJson(nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
+                                  {"created", info.created}, {"results", arr}}, 2) + "\n";
         }
         case ReportFormat::Markdown:
             return markdownReport(fmt::format("TrainScope run {}{}", info.id, info.label.empty() ? "" : " — " + info.label),

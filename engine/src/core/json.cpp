@@ -17,7 +17,7 @@ constexpr size_t kShownLength = 60;
 void appendShown(const json& v, std::string& out, int depth) {
     if (out.size() > kShownLength) return;
     if (!v.is_structured()) {
-        out += v.dump(-1, ' ', false, json::error_handler_t::replace);
+        out += dumpJson(v);
         return;
     }
     const bool object = v.is_object();
@@ -30,7 +30,7 @@ void appendShown(const json& v, std::string& out, int depth) {
     for (auto it = v.begin(); it != v.end() && out.size() <= kShownLength; ++it) {
         if (!first) out += ',';
         first = false;
-        if (object) out += json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace) + ':';
+        if (object) out += dumpJson(json(it.key())) + ':';
         appendShown(*it, out, depth + 1);
     }
     out += object ? '}' : ']';
@@ -260,6 +260,8 @@ json parseJson(std::string_view text) {
     }
     return json::parse(text);
 }
+
+std::string dumpJson(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 ModelConfig modelFromJson(const json& j) { return modelFrom(j, "", true); }
 Stats statsFromJson(const json& j) { return statsFrom(j, ""); }

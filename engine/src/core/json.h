@@ -22,6 +22,9 @@ nlohmann::json toJson(const Environment& e);
 // nlohmann::json::parse_error.
 inline constexpr int kMaxJsonDepth = 64;
 nlohmann::json parseJson(std::string_view text);
+// JSON text of a value that may hold text from users or stores (a label, an error): invalid
+// UTF-8 is written as U+FFFD instead of throwing, so one bad label cannot break a listing.
+std::string dumpJson(const nlohmann::json& j, int indent = -1);
 
 ModelConfig modelFromJson(const nlohmann::json& j);
 Stats statsFromJson(const nlohmann::json& j);

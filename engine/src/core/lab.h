@@ -46,6 +46,11 @@ std::vector<T> parseRows(const RunInfo& run, const std::vector<StoredRow>& rows,
     return out;
 }
 
+// Text from a store or a user (a label, a device name) made safe for a terminal: control
+// characters (newline, ESC, C1 codes such as CSI) and bytes that are not UTF-8 are written as
+// escapes (\n, \x1b, \u009b, \xff), so a label can neither forge rows nor drive the terminal.
+std::string printable(std::string_view text);
+
 // A CSV field, quoted where it must be.
 std::string csvEscape(const std::string& s);
 

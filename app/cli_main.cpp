@@ -136,40 +136,51 @@ int main(int argc, char** argv) {
     for (AddCommand add : registeredCommands()) add(app, code);  // bench, attention, ...
 
     auto* runs = app.add_subcommand("runs", "List, show, export and delete stored runs");
-    runs->require_subcommand(1);
+    // Checked in the callback below rather than by require_subcommand, whose message does
+    // not name the word that was not a command.
+    runs->require_subcommand(0, 1);
+    runs->allow_extras();
     std::string db;
     runs->add_option("--db", db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     bool list_json = false;
     auto* list = runs->add_subcommand("list", "List the stored runs, newest first");
     list->add_flag("--json", list_json, "As JSON");
     list->callback([&] { code = runsList(db, list_json); });
-    int64_t show_id = 0;
+    std::string show_id;
     std::string show_format = "table";
     auto* show = runs->add_subcommand("show", "Show one run's results");
     show->add_option("id", show_id, "Run id (see `runs list`)")->required();
     show->add_option("--format", show_format, "table | markdown | csv | json")
         ->check(CLI::IsMember({"table", "markdown", "csv", "json"}))->capture_default_str();
-    show->callback([&] { code = runsShow(db, show_id, reportFormat(show_format)); });
-    int64_t export_id = 0;
+    show->callback([&] { code = runsShow(db, parseRunId(show_id), reportFormat(show_format)); });
+    std::string export_id;
     std::string export_format = "markdown", export_out;
     auto* exp = runs->add_subcommand("export", "Export one run to a file (or stdout)");
     exp->add_option("id", export_id, "Run id")->required();
     exp->add_option("--format", export_format, "markdown | csv | json")->check(CLI::IsMember({"markdown", "csv", "json"}))->capture_default_str();
     exp->add_option("-o,--output", export_out, "Output file (default: stdout)");
-    exp->callback([&] { code = runsExport(db, export_id, reportFormat(export_format), export_out); });
-    int64_t delete_id = 0;
+    exp->callback([&] { code = runsExport(db, parseRunId(export_id), reportFormat(export_format), export_out); });
+    std::string delete_id;
     auto* del = runs->add_subcommand("delete", "Delete one run and its results");
     del->add_option("id", delete_id, "Run id")->required();
     del->callback([&] {
+        const int64_t id = parseRunId(delete_id);
         auto store = openStore(db);
-        requireRun(*store, delete_id);
-        store->removeRun(delete_id);
+        requireRun(*store, id);
+        store->removeRun(id);
         code = kOk;
     });
 
 
     // `runs list --db X` and `runs --db X list` both work.
     for (auto* sub : {list, show, exp, del}) sub->fallthrough();
+    // Before the chosen command runs: `runs list --bogus` must not print the list first.
+    runs->parse_complete_callback([runs] {
+        if (const auto extra = runs->remaining(); !extra.empty())
+            throw BadInput(fmt::format("runs: '{}' is not a command or option here (commands: list, show, export, delete)",
+                                       extra.front()));
+        if (runs->get_subcommands().empty()) throw BadInput("runs: no command given (list, show, export or delete)");
+    });
 
     app.add_subcommand("info", "What this machine can run: LibTorch, devices, bf16, kernels")->callback([&] { code = infoCommand(); });
 

@@ -152,4 +152,17 @@ TEST(AttentionBench, ACellThatCannotBeStoredStopsTheSweep) {
     std::filesystem::remove(path);
 }
 
+TEST(AttentionBench, LimitsAreNamed) {
+    AttentionBenchSpec s = *attentionPreset("a");
+    s.steps = 2000000;
+    EXPECT_NE(validateAttentionSpec(s).front().find("at most 1000000"), std::string::npos);
+    s = *attentionPreset("a");
+    s.seq_lens = {int64_t{1} << 40};
+    EXPECT_NE(validateAttentionSpec(s).front().find("2^40 bytes"), std::string::npos) << validateAttentionSpec(s).front();
+    s = *attentionPreset("b");
+    s.batches.assign(1000, 1);  // 1000 × 2 × 4 × 10 × 4 cells
+    EXPECT_NE(validateAttentionSpec(s).front().find("320000 cells, more than the limit of 10000"), std::string::npos)
+        << validateAttentionSpec(s).front();
+}
+
 }  // namespace

@@ -81,7 +81,6 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
     obs.pointStarted(progress.point_index, progress.point_count, cfg);
     BenchResult r;
     r.config = cfg;
-    r.parameter_count = parameterCount(cfg.model);
     r.environment = currentEnvironment(cfg.device);
     std::vector<std::string> problems = validateBench(cfg);
     if (problems.empty()) problems = checkBenchRunnable(cfg);
@@ -90,6 +89,7 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
         r.error = fmt::format("{}", fmt::join(problems, "; "));
         return r;
     }
+    r.parameter_count = parameterCount(cfg.model);  // only once the sizes are known not to overflow it
     const c10::Device device = parseDevice(cfg.device);
     try {
         measure(cfg, device, obs, cancel, progress, r);

@@ -143,16 +143,15 @@ int runAttention(const AttentionOptions& o) {
     std::unique_ptr<ResultStore> store;
     int64_t run_id = 0;
     if (!o.no_store) {
-        const std::string path = o.db.empty() ? ResultStore::defaultPath() : o.db;
         try {
-            store = std::make_unique<ResultStore>(path);
+            store = cli::openStore(o.db);  // the same store and message as every command
             run_id = store->createRun(kAttentionLab, o.label, attentionSpecJson(spec),
                                       currentEnvironment(spec.device).device_name);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "trainscope-cli attention: --db: %s\n", e.what());
+            std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
             return 2;
         }
-        std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), path.c_str());
+        std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
     }
     if (format == Format::Csv) std::printf("%s\n", attentionCsvHeader().c_str());
     CliObserver obs(format);

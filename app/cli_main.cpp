@@ -125,6 +125,14 @@ int infoCommand() {
     return kOk;
 }
 
+// CLI11 answers an unknown command with "A subcommand is required", which does not name it.
+void checkCommandName(CLI::App& app, int argc, char** argv) {
+    if (argc < 2 || argv[1][0] == '-') return;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        if (sub->check_name(argv[1])) return;
+    throw BadInput(fmt::format("'{}' is not a command (commands: bench, attention, runs, info)", argv[1]));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,6 +193,7 @@ int main(int argc, char** argv) {
     app.add_subcommand("info", "What this machine can run: LibTorch, devices, bf16, kernels")->callback([&] { code = infoCommand(); });
 
     try {
+        checkCommandName(app, argc, argv);
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);

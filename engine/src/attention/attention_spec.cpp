@@ -87,12 +87,14 @@ std::vector<std::string> validateAttentionSpec(const AttentionBenchSpec& s) {
         e.push_back(fmt::format("the spec has {:.0f} cells, more than the limit of {}; split it", cells,
                                 kMaxAttentionCells));
     // Every value is at least 1 here, so the biggest input is that of the biggest of each.
-    auto largest = [](const std::vector<int64_t>& v) { return static_cast<double>(*std::max_element(v.begin(), v.end())); };
-    const double biggest = 4.0 * largest(s.batches) * largest(s.heads) * largest(s.seq_lens) * largest(s.head_dims);
+    auto largest = [](const std::vector<int64_t>& v) { return *std::max_element(v.begin(), v.end()); };
+    const int64_t b = largest(s.batches), h = largest(s.heads), seq = largest(s.seq_lens), d = largest(s.head_dims);
+    const double biggest = 4.0 * static_cast<double>(b) * static_cast<double>(h) * static_cast<double>(seq) *
+                           static_cast<double>(d);
     if (biggest > kMaxAttentionTensorBytes)
-        e.push_back(fmt::format("an input (batch × heads × seq × head dim) would take {:.3g} bytes, more than the "
-                                "2^40 bytes (1 TiB) that any device holds; lower the sizes",
-                                biggest));
+        e.push_back(fmt::format("an input (batch {} × heads {} × seq {} × head dim {}) would take {:.3g} bytes, more "
+                                "than the 2^40 bytes (1 TiB) that any device holds; lower the sizes",
+                                b, h, seq, d, biggest));
     return e;
 }
 

@@ -15,17 +15,23 @@ TensorEstimate largestTensor(const BenchConfig& c) {
     const double b = static_cast<double>(c.batch_size), t = static_cast<double>(m.context_length);
     const double v = static_cast<double>(m.vocab_size), d = static_cast<double>(m.d_model);
     const double f = static_cast<double>(m.d_ff), h = static_cast<double>(m.num_heads);
-    const TensorEstimate candidates[] = {
-        {"logits (batch × context × vocab)", b * t * v * 4},
-        {"attention scores (batch × heads × context²)", b * h * t * t * 4},
-        {"feed-forward activation (batch × context × d_ff)", b * t * f * 4},
-        {"embedding (vocab × d_model)", v * d * 4},
-        {"feed-forward weight (d_model × d_ff)", d * f * 4},
+    const struct {
+        const char* what;
+        double bytes;
+    } candidates[] = {
+        {"logits (batch {0} × context {1} × vocab {2})", b * t * v * 4},
+        {"attention scores (batch {0} × heads {5} × context {1}²)", b * h * t * t * 4},
+        {"feed-forward activation (batch {0} × context {1} × d_ff {4})", b * t * f * 4},
+        {"embedding (vocab {2} × d_model {3})", v * d * 4},
+        {"feed-forward weight (d_model {3} × d_ff {4})", d * f * 4},
     };
-    TensorEstimate biggest;
+    const auto* biggest = &candidates[0];
     for (const auto& e : candidates)
-        if (e.bytes > biggest.bytes) biggest = e;
-    return biggest;
+        if (e.bytes > biggest->bytes) biggest = &e;
+    // The shape with its numbers, so that the message names the value to lower.
+    return {fmt::format(fmt::runtime(biggest->what), c.batch_size, m.context_length, m.vocab_size, m.d_model, m.d_ff,
+                        m.num_heads),
+            biggest->bytes};
 }
 
 std::vector<std::string> validateBench(const BenchConfig& c) {

@@ -99,6 +99,8 @@ int64_t parseRunId(const std::string& text) {
 std::unique_ptr<ResultStore> openStore(const std::string& db) {
     try {
         return std::make_unique<ResultStore>(db.empty() ? ResultStore::defaultPath() : db);
+    } catch (const StoreDamaged&) {
+        throw;  // not a mistake in the command: exit 3, like damage found later
     } catch (const std::exception& e) {
         throw BadInput(fmt::format("--db: {}", e.what()));
     }

@@ -52,21 +52,45 @@ int runsList(const std::string& db, bool as_json) {
     return kOk;
 }
 
-// A stored run in a format. Throws before anything is printed or written when the run does
-// not exist or is of a lab this build does not know.
-std::string runReport(const ts::ResultStore& store, int64_t id, ts::ReportFormat format) {
+// A stored run in a format, and the rows left out of it because they cannot be read (each
+// named). Throws before anything is printed or written when the run does not exist or is of
+// a lab this build does not know.
+struct Report {
+    std::string text;
+    std::vector<std::string> bad_rows;
+};
+
+Report runReport(const ts::ResultStore& store, int64_t id, ts::ReportFormat format) {
     const auto info = requireRun(store, id);
     const ts::Lab* lab = ts::findLab(info.lab);
     if (!lab)
         throw BadInput(fmt::format("run {} is of kind '{}', which this TrainScope does not know; update TrainScope",
                                    id, info.lab));
-    return lab->report(info, store.rows(id, info.lab), format);
+    Report report;
+    std::vector<ts::StoredRow> good;
+    for (auto& row : store.rows(id, info.lab)) {
+        if (const std::string problem = lab->row_problem(row); !problem.empty())
+            report.bad_rows.push_back(ts::rowError(info, row, problem.c_str()));
+        else
+            good.push_back(std::move(row));
+    }
+    report.text = lab->report(info, good, format);
+    return report;
+}
+
+// The rows a report left out, on stderr: the run is damaged, so the command fails (exit 3)
+// after showing what could be read.
+int badRowsExit(const Report& report) {
+    for (const auto& bad : report.bad_rows)
+        std::fprintf(stderr, "trainscope-cli: left out, cannot be read: %s\n", bad.c_str());
+    return report.bad_rows.empty() ? kOk : kRunFailed;
 }
 
 int runsShow(const std::string& db, int64_t id, ts::ReportFormat format) {
     auto store = openStore(db);
-    std::cout << runReport(*store, id, format);
-    return kOk;
+    const Report report = runReport(*store, id, format);
+    std::cout << report.text;
+    return badRowsExit(report);
 }
 
 // The export must never land on the store it reads (nor its WAL files): that would destroy
@@ -91,16 +115,16 @@ void checkOutputPath(const std::string& out) {
 
 int runsExport(const std::string& db, int64_t id, ts::ReportFormat format, const std::string& out) {
     auto store = openStore(db);
-    const std::string text = runReport(*store, id, format);  // before the target is touched
+    const Report report = runReport(*store, id, format);  // before the target is touched
     if (out.empty()) {
-        std::cout << text;
-        return kOk;
+        std::cout << report.text;
+        return badRowsExit(report);
     }
     checkOutputPath(out);
     refuseStoreFiles(out, *store);
-    ts::writeFileAtomically(out, text);
+    ts::writeFileAtomically(out, report.text);
     std::fprintf(stderr, "wrote %s\n", out.c_str());
-    return kOk;
+    return badRowsExit(report);
 }
 
 ts::ReportFormat reportFormat(const std::string& name) {

@@ -185,6 +185,31 @@ class Hardening(unittest.TestCase):
         p = run("runs", "show", rid, db=self.db)
         self.assertNotIn(b"\x1b", p.stdout)
 
+    # Item 13: a damaged row leaves the good ones shown and is named; damage always exits 3
+    def test_a_damaged_row_is_named_and_the_rest_shown(self):
+        p = run("bench", *TINY, "--mode", "forward,train", db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        with sqlite3.connect(self.db) as c:
+            c.execute("UPDATE points SET result_json = '{\"steps\": 5' WHERE idx = 1")
+        for fmt in ("table", "csv", "json"):
+            p = run("runs", "show", "1", "--format", fmt, db=self.db)
+            self.assertEqual(p.returncode, 3, text(p.stderr))
+            self.assertIn("run 1 point 2", text(p.stderr))
+            self.assertIn("forward", text(p.stdout))
+        self.assertEqual(len(json.loads(run("runs", "show", "1", "--format", "json", db=self.db).stdout)["results"]), 1)
+        p = run("runs", "list", db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+
+    def test_a_file_that_is_not_a_store_exits_3_everywhere(self):
+        with open(self.db, "w") as f:
+            f.write("this is not a database, just some text\n" * 200)
+        for args in (["runs", "list"], ["runs", "show", "1"], ["runs", "export", "1"], ["runs", "delete", "1"],
+                     ["bench", *TINY]):
+            p = run(*args, db=self.db)
+            self.assertEqual(p.returncode, 3, (args, text(p.stderr)))
+            self.assertIn("not a database", text(p.stderr))
+            self.assertIn(self.db, text(p.stderr))
+
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))

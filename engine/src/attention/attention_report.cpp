@@ -109,11 +109,14 @@ std::string attentionCsvRow(const AttentionCell& c) {
 
 std::string attentionJsonLine(const AttentionCell& c) { return dumpJson(toJson(c)); }
 
+namespace {
+AttentionCell cellFromRow(const std::string& s) { return attentionCellFromJson(parseJson(s)); }
+}  // namespace
+
 std::vector<AttentionCell> attentionCellsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
-    return parseRows<AttentionCell>(run, rows,
-                                    [](const std::string& s) { return attentionCellFromJson(parseJson(s)); });
+    return parseRows<AttentionCell>(run, rows, cellFromRow);
 }
 
-Lab attentionLab() { return {kAttentionLab, "Attention benchmark", attentionRunReport}; }
+Lab attentionLab() { return {kAttentionLab, "Attention benchmark", attentionRunReport, rowProblemOf(cellFromRow)}; }
 
 }  // namespace ts

@@ -187,8 +187,12 @@ std::string markdownReport(const std::string& title, const std::vector<BenchResu
     return out;
 }
 
+namespace {
+BenchResult resultFromRow(const std::string& s) { return resultFromJson(parseJson(s)); }
+}  // namespace
+
 std::vector<BenchResult> benchResultsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
-    return parseRows<BenchResult>(run, rows, [](const std::string& s) { return resultFromJson(parseJson(s)); });
+    return parseRows<BenchResult>(run, rows, resultFromRow);
 }
 
 std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
@@ -211,6 +215,6 @@ std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& ro
     return out;
 }
 
-Lab benchmarkLab() { return {kBenchLab, "End-to-end benchmark", benchRunReport}; }
+Lab benchmarkLab() { return {kBenchLab, "End-to-end benchmark", benchRunReport, rowProblemOf(resultFromRow)}; }
 
 }  // namespace ts

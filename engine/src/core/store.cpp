@@ -37,6 +37,13 @@ CREATE TABLE IF NOT EXISTS points(
 );
 )sql";
 
+// SQLite's error as the exception the caller can tell apart: damage, or anything else.
+[[noreturn]] void raise(int rc, const std::string& message) {
+    const int primary = rc & 0xff;
+    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) throw StoreDamaged(message);
+    throw std::runtime_error(message);
+}
+
 std::string nowIso8601() {
     const std::time_t t = std::time(nullptr);
     std::tm tm{};
@@ -82,8 +89,7 @@ public:
 
     void check(int rc, const char* what) const {
         if (rc != SQLITE_OK)
-            throw std::runtime_error(fmt::format("results store {}: {} failed: {}", path_, what,
-                                                 sqlite3_errmsg(db_)));
+            raise(rc, fmt::format("results store {}: {} failed: {}", path_, what, sqlite3_errmsg(db_)));
     }
 
 private:
@@ -100,10 +106,10 @@ std::string_view firstLine(std::string_view sql) {
 
 void exec(sqlite3* db, const std::string& path, const char* sql) {
     char* err = nullptr;
-    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err); rc != SQLITE_OK) {
         std::string msg = err ? err : sqlite3_errmsg(db);
         sqlite3_free(err);
-        throw std::runtime_error(fmt::format("results store {}: {}: {}", path, firstLine(sql), msg));
+        raise(rc, fmt::format("results store {}: {}: {}", path, firstLine(sql), msg));
     }
 }
 
@@ -164,8 +170,7 @@ ResultStore::ResultStore(const std::string& path) : path_(path) {
             const bool busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
             if (!busy || std::chrono::steady_clock::now() > deadline) {
                 if (rc != SQLITE_OK)
-                    throw std::runtime_error(fmt::format("results store {}: journal_mode=WAL: {}",
-                                                         path_, sqlite3_errmsg(db_)));
+                    raise(rc, fmt::format("results store {}: journal_mode=WAL: {}", path_, sqlite3_errmsg(db_)));
                 break;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(5));

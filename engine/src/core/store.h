@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,12 @@ struct RunInfo {
     int point_count = 0;     // rows stored so far
     int ok_count = 0;        // of those, status Ok
     std::string spec_json;   // the sweep as asked for
+};
+
+// The file is damaged or not a store at all (SQLite's "corrupt" or "not a database"). Unlike a
+// path that cannot be opened, this is no mistake in the command: the CLI exits 3, not 2.
+struct StoreDamaged : std::runtime_error {
+    using std::runtime_error::runtime_error;
 };
 
 class ResultStore {

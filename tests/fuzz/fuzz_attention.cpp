@@ -16,6 +16,7 @@ namespace {
 
 void cell(std::string_view text) {
     const ts::AttentionCell c = ts::attentionCellFromJson(ts::parseJson(text));
+    fuzz::reached("a parsed cell");
     const std::string again = ts::dumpJson(ts::toJson(c));
     fuzz::require(ts::dumpJson(ts::toJson(ts::attentionCellFromJson(ts::parseJson(again)))) == again,
                   "a cell survives its JSON round trip");
@@ -34,7 +35,8 @@ void report(std::string_view text) {
         ts::findLab(ts::kAttentionLab)->report(info, rows, f);
 }
 
-// Reads int64 values off the input, as many as it holds.
+// Reads values off the input: mostly small ones (a spec that may be valid), now and then a
+// whole int64 (the boundaries).
 struct Bytes {
     std::string_view s;
     int64_t next() {
@@ -42,7 +44,7 @@ struct Bytes {
         const size_t n = std::min<size_t>(8, s.size());
         std::memcpy(&v, s.data(), n);
         s.remove_prefix(n);
-        return v;
+        return (v & 0x7) == 0 ? v : 1 + ((v >> 3) & 0x3fff);
     }
     std::vector<int64_t> list() {
         std::vector<int64_t> out(s.empty() ? 0 : static_cast<unsigned char>(s[0]) % 4);
@@ -54,16 +56,19 @@ struct Bytes {
 
 void spec(std::string_view text) {
     ts::attentionPreset(text);
-    const std::string_view name = text.empty() ? "" : text.substr(0, 1);
-    ts::AttentionBenchSpec s = ts::attentionPreset(name).value_or(ts::AttentionBenchSpec{});
-    Bytes b{text.substr(name.size())};
+    const char* presets[] = {"a", "b", ""};
+    ts::AttentionBenchSpec s =
+        ts::attentionPreset(presets[text.empty() ? 2 : static_cast<unsigned char>(text[0]) % 3])
+            .value_or(ts::AttentionBenchSpec{});
+    Bytes b{text.substr(text.empty() ? 0 : 1)};
     for (auto* list : {&s.seq_lens, &s.head_dims, &s.batches, &s.heads})
         if (auto v = b.list(); !v.empty()) *list = v;
-    s.warmup = static_cast<int>(b.next());
-    s.steps = static_cast<int>(b.next());
+    s.warmup = static_cast<int>(b.next() % 40);
+    s.steps = static_cast<int>(b.next() % 40);
     s.seed = static_cast<uint64_t>(b.next());
     const auto errors = ts::validateAttentionSpec(s);
     ts::attentionSpecJson(s);
+    fuzz::reached(errors.empty() ? "a valid spec" : "an invalid spec");
     if (!errors.empty()) return;
     fuzz::require(ts::attentionCellCount(s) <= ts::kMaxAttentionCells, "a valid spec is within the cell limit");
     for (auto pass : s.passes)

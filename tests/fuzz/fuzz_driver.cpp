@@ -6,6 +6,8 @@
 //   fuzz_x [--runs N] [--seconds S] [--seed K] [--max-len B] [--crash-file F] SEED_FILE_OR_DIR...
 #include <sanitizer/common_interface_defs.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,7 +51,74 @@ constexpr std::string_view kTokens[] = {
     "\"learning_rate\"", "\"rope_theta\"", "\"devices\"", "\"cuda:99999\"", "\"tiny\"", ",,", "  ",
 };
 
+using nlohmann::json;
+
+// Values that stress the readers once the text is valid JSON: boundaries, wrong types,
+// non-finite numbers as this project writes them, invalid UTF-8, depth and length.
+json interestingValue(Rng& rng) {
+    switch (rng.below(20)) {
+        case 0: return -1;
+        case 1: return 0;
+        case 2: return 2147483648LL;
+        case 3: return std::numeric_limits<int64_t>::max();
+        case 4: return std::numeric_limits<uint64_t>::max();
+        case 5: return std::numeric_limits<int64_t>::min();
+        case 6: return 1e308;
+        case 7: return 0.5;
+        case 8: return "NaN";
+        case 9: return rng.below(2) ? "Infinity" : "-Infinity";
+        case 10: return "";
+        case 11: return std::string("\xff\xfe\x1b[2J\n");
+        case 12: return json::array();
+        case 13: return json::object();
+        case 14: return nullptr;
+        case 15: return true;
+        case 16: {
+            json deep = json::array();
+            for (size_t i = 0, n = rng.below(80); i < n; ++i) deep = json::array({deep});
+            return deep;
+        }
+        case 17: return json(std::vector<int>(rng.below(20000), 8));
+        case 18: return rng.below(2) ? "tiny" : "custom";
+        default: return static_cast<int64_t>(rng.next() >> rng.below(64));
+    }
+}
+
+// Every node of a document, to pick one from.
+void collect(json& j, std::vector<json*>& out) {
+    out.push_back(&j);
+    if (j.is_structured())
+        for (auto& child : j) collect(child, out);
+}
+
+// Replaces one value of a seed that is JSON, or removes, copies or renames one key: inputs
+// that get past the parser to the checks behind it.
+std::string mutateJson(const std::string& seed, Rng& rng) {
+    json doc = json::parse(seed, nullptr, false);
+    if (doc.is_discarded()) return seed;
+    std::vector<json*> nodes;
+    collect(doc, nodes);
+    json& node = *nodes[rng.below(nodes.size())];
+    if (node.is_object() && !node.empty() && rng.below(2)) {
+        auto it = std::next(node.begin(), static_cast<std::ptrdiff_t>(rng.below(node.size())));
+        const std::string key = it.key();
+        json value = *it;
+        node.erase(key);
+        if (rng.below(2)) node[key + (rng.below(2) ? "z" : "")] = value;  // a typo, or back at the end
+    } else if (node.is_array() && !node.empty() && rng.below(2)) {
+        node.push_back(node[rng.below(node.size())]);
+    } else {
+        node = interestingValue(rng);
+    }
+    return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string mutate(std::string s, const std::vector<std::string>& seeds, Rng& rng, size_t max_len) {
+    if (rng.below(2) == 0) {  // half the inputs stay valid JSON
+        s = mutateJson(s, rng);
+        if (rng.below(2)) return s.size() > max_len * 16 ? s.substr(0, max_len * 16) : mutateJson(s, rng);
+        if (rng.below(2)) return s;
+    }
     const int rounds = 1 + static_cast<int>(rng.below(4));
     for (int r = 0; r < rounds; ++r) {
         const size_t pos = rng.below(s.size() + 1);

@@ -14,6 +14,7 @@ namespace {
 
 void result(std::string_view text) {
     const ts::BenchResult r = ts::resultFromJson(ts::parseJson(text));
+    fuzz::reached("a parsed result");
     const std::string again = ts::dumpJson(ts::toJson(r));
     // Never throws: what this build writes, it reads.
     const ts::BenchResult back = ts::resultFromJson(ts::parseJson(again));

@@ -96,14 +96,30 @@ int64_t parseRunId(const std::string& text) {
     return parseIntIn("run id", text, 1, std::numeric_limits<int64_t>::max());
 }
 
-std::unique_ptr<ResultStore> openStore(const std::string& db) {
+namespace {
+std::unique_ptr<ResultStore> open(const std::string& db, ResultStore::Access access) {
     try {
-        return std::make_unique<ResultStore>(db.empty() ? ResultStore::defaultPath() : db);
+        return std::make_unique<ResultStore>(db.empty() ? ResultStore::defaultPath() : db, access);
     } catch (const StoreDamaged&) {
         throw;  // not a mistake in the command: exit 3, like damage found later
     } catch (const std::exception& e) {
         throw BadInput(fmt::format("--db: {}", e.what()));
     }
+}
+}  // namespace
+
+std::unique_ptr<ResultStore> openStore(const std::string& db) {
+    auto store = open(db, ResultStore::Access::ReadIfNeeded);
+    // Opened for reading only: say why a run or a delete cannot write to it.
+    if (!store->readOnlyReason().empty())
+        throw BadInput(fmt::format("--db: results store {} can only be read here, so nothing can be stored in it "
+                                   "(use --no-store or another --db): {}",
+                                   store->path(), store->readOnlyReason()));
+    return store;
+}
+
+std::unique_ptr<ResultStore> openStoreForReading(const std::string& db) {
+    return open(db, ResultStore::Access::ReadIfNeeded);
 }
 
 CancelToken& interruptToken() {

@@ -49,8 +49,11 @@ std::vector<int64_t> parseIntList(std::string_view what, const std::string& valu
 // The id of a stored run (`runs show ID`).
 int64_t parseRunId(const std::string& text);
 
-// Opens the store at `db` (empty: the default); a failure is bad input naming --db.
+// Opens the store at `db` (empty: the default) for writing; a failure is bad input naming
+// --db (damage is not: StoreDamaged goes on, exit 3).
 std::unique_ptr<ResultStore> openStore(const std::string& db);
+// The same for list/show/export: a store that cannot be written here opens read-only.
+std::unique_ptr<ResultStore> openStoreForReading(const std::string& db);
 
 // Ctrl-C and SIGTERM cancel this token from now on.
 CancelToken& interruptToken();

@@ -30,7 +30,7 @@ ts::RunInfo requireRun(const ts::ResultStore& store, int64_t id) {
 }
 
 int runsList(const std::string& db, bool as_json) {
-    auto store = openStore(db);
+    auto store = openStoreForReading(db);
     const auto runs = store->listRuns();
     if (as_json) {
         nlohmann::json arr = nlohmann::json::array();
@@ -87,7 +87,7 @@ int badRowsExit(const Report& report) {
 }
 
 int runsShow(const std::string& db, int64_t id, ts::ReportFormat format) {
-    auto store = openStore(db);
+    auto store = openStoreForReading(db);
     const Report report = runReport(*store, id, format);
     std::cout << report.text;
     return badRowsExit(report);
@@ -114,7 +114,7 @@ void checkOutputPath(const std::string& out) {
 }
 
 int runsExport(const std::string& db, int64_t id, ts::ReportFormat format, const std::string& out) {
-    auto store = openStore(db);
+    auto store = openStoreForReading(db);
     const Report report = runReport(*store, id, format);  // before the target is touched
     if (out.empty()) {
         std::cout << report.text;

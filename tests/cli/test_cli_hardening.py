@@ -210,6 +210,26 @@ class Hardening(unittest.TestCase):
             self.assertIn("not a database", text(p.stderr))
             self.assertIn(self.db, text(p.stderr))
 
+    # Item 7: a store this build cannot write (here a newer schema) is listed and shown
+    # read-only; a run or a delete says why it cannot write
+    def test_a_store_that_cannot_be_written_is_read(self):
+        rid = self.tiny_run("--label", "old run")
+        with sqlite3.connect(self.db) as c:
+            c.execute("PRAGMA user_version=2")
+        p = run("runs", "list", "--json", db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        self.assertEqual(json.loads(p.stdout)[0]["label"], "old run")
+        p = run("runs", "show", rid, db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        self.assertIn("old run", text(p.stdout))
+        self.assertEqual(run("runs", "export", rid, "--format", "csv", db=self.db).returncode, 0)
+        for args in (["bench", *TINY], ["runs", "delete", rid]):
+            p = run(*args, db=self.db)
+            self.assertEqual(p.returncode, 2, text(p.stderr))
+            self.assertIn("can only be read here", text(p.stderr))
+            self.assertIn("schema version 2 is newer", text(p.stderr))
+        self.assertEqual(run("bench", *TINY, "--no-store", db=self.db).returncode, 0)
+
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))

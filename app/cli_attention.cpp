@@ -195,8 +195,7 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     CLI::App* sub = app.add_subcommand(
         "attention", "Attention benchmark: naive, tiled, LibTorch SDPA backends and this project's kernels");
     sub->add_option("--impl", o->impl,
-                    "implementations: naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash")
-        ;
+                    "implementations: naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash");
     sub->add_option("--seq", o->seq, "sequence lengths, comma-separated");
     sub->add_option("--head-dim", o->head_dim, "head dims, comma-separated");
     sub->add_option("--batch", o->batch, "batch sizes");

@@ -108,4 +108,18 @@ TEST(BenchLimits, SweepsAreCountedBeforeTheyAreExpanded) {
     EXPECT_THROW(ts::expandSweep(huge), std::invalid_argument);
 }
 
+TEST(BenchLimits, TensorsBeyondTheDevicesMemoryAreNamed) {
+    auto c = tiny();
+    c.device = "cuda:1";
+    c.batch_size = 100000;
+    c.model.context_length = 256;  // logits: 100000 × 256 × 10000 × 4 bytes = 953.7 GiB
+    const std::string p = ts::deviceMemoryProblem(c, int64_t{80} << 30, "NVIDIA H100 80GB HBM3");
+    EXPECT_NE(p.find("logits (batch 100000 × context 256 × vocab 10000) would take 953.7 GiB, more than the 80.0 GiB "
+                     "of cuda:1 (NVIDIA H100 80GB HBM3)"),
+              std::string::npos)
+        << p;
+    EXPECT_EQ(ts::deviceMemoryProblem(c, 0, "cpu"), "") << "unknown memory never refuses";
+    EXPECT_EQ(ts::deviceMemoryProblem(tiny(), int64_t{80} << 30, "H100"), "");
+}
+
 }  // namespace

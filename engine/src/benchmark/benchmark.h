@@ -47,6 +47,9 @@ struct TensorEstimate {
     double bytes = 0;
 };
 TensorEstimate largestTensor(const BenchConfig& c);
+// Why the point's largest tensor cannot fit in a device of `device_memory` bytes (named
+// `device_name`), or empty when it may; 0 bytes (unknown, the CPU) never refuses.
+std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory, const std::string& device_name);
 
 // Every problem with a point (model dimensions included); empty if valid. Does not check
 // that the device exists: checkBenchRunnable() does.

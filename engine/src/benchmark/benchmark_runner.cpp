@@ -25,7 +25,15 @@ void injectOomAtStep(int step) { g_oom_step.store(step); }
 }  // namespace testing
 
 std::vector<std::string> checkBenchRunnable(const BenchConfig& c) {
-    return checkRunnable({c.device, {c.precision}, {c.attention}});
+    auto problems = checkRunnable({c.device, {c.precision}, {c.attention}});
+    if (!problems.empty()) return problems;
+    // A tensor bigger than the whole GPU fails in LibTorch with an allocator message; say it
+    // up front. "cuda" is the current device, cuda:0 unless set otherwise.
+    const std::string id = c.device == "cuda" ? "cuda:0" : c.device;
+    for (const auto& d : capabilities().devices)
+        if (d.id == id)
+            if (auto p = deviceMemoryProblem(c, d.total_memory, d.name); !p.empty()) problems.push_back(p);
+    return problems;
 }
 
 namespace {

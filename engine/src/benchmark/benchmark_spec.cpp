@@ -34,6 +34,14 @@ TensorEstimate largestTensor(const BenchConfig& c) {
             biggest->bytes};
 }
 
+std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory, const std::string& device_name) {
+    const TensorEstimate big = largestTensor(c);
+    if (device_memory <= 0 || big.bytes <= static_cast<double>(device_memory)) return {};
+    return fmt::format("the {} would take {:.1f} GiB, more than the {:.1f} GiB of {} ({})", big.name,
+                       big.bytes / 1073741824.0, static_cast<double>(device_memory) / 1073741824.0, c.device,
+                       device_name);
+}
+
 std::vector<std::string> validateBench(const BenchConfig& c) {
     std::vector<std::string> errors = validateModel(c.model);
     if (c.batch_size <= 0)

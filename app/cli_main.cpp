@@ -69,12 +69,14 @@ Report runReport(const ts::ResultStore& store, int64_t id, ts::ReportFormat form
     Report report;
     std::vector<ts::StoredRow> good;
     for (auto& row : store.rows(id, info.lab)) {
-        if (const std::string problem = lab->row_problem(row); !problem.empty())
+        if (const std::string problem = lab->row_problem ? lab->row_problem(row) : ""; !problem.empty())
             report.bad_rows.push_back(ts::rowError(info, row, problem.c_str()));
         else
             good.push_back(std::move(row));
     }
-    report.text = lab->report(info, good, format);
+    // Every field of a stored row (a device or host name, an error) is text from a file anyone
+    // could have edited: no control characters reach the terminal or the export.
+    report.text = ts::printableLines(lab->report(info, good, format));
     return report;
 }
 

@@ -230,6 +230,21 @@ class Hardening(unittest.TestCase):
             self.assertIn("schema version 2 is newer", text(p.stderr))
         self.assertEqual(run("bench", *TINY, "--no-store", db=self.db).returncode, 0)
 
+    # Item 12, the rest of a stored row: fields of a row edited in the file reach no terminal raw
+    def test_stored_fields_cannot_send_terminal_codes(self):
+        rid = self.tiny_run()
+        with sqlite3.connect(self.db) as c:
+            row = json.loads(c.execute("SELECT result_json FROM points").fetchone()[0])
+            row["environment"]["hostname"] = "evil\x1b]0;owned\x07\x1b[2J"
+            row["config"]["model"]["name"] = "tiny\x1b[31m"
+            c.execute("UPDATE points SET result_json = ?", (json.dumps(row),))
+        for fmt in ("table", "markdown", "csv"):
+            p = run("runs", "show", rid, "--format", fmt, db=self.db)
+            self.assertEqual(p.returncode, 0, text(p.stderr))
+            self.assertNotIn(b"\x1b", p.stdout, fmt)
+            self.assertNotIn(b"\x07", p.stdout, fmt)
+        self.assertIn("evil\\x1b]0;owned", text(run("runs", "show", rid, db=self.db).stdout))
+
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))

@@ -21,3 +21,10 @@ TEST(Printable, BytesThatAreNotUtf8AreEscaped) {
     EXPECT_EQ(ts::printable("cut \xe2\x82"), "cut \\xe2\\x82");
     EXPECT_EQ(ts::printable("\xc0\xaf"), "\\xc0\\xaf");  // overlong '/'
 }
+
+TEST(Printable, LinesKeepTheirNewlines) {
+    EXPECT_EQ(ts::printableLines("a\tb\nc\x1b[0m\n"), "a\\tb\nc\\x1b[0m\n");
+    EXPECT_EQ(ts::printableLines(""), "");
+    EXPECT_EQ(ts::printableLines("\n\n"), "\n\n");
+    EXPECT_EQ(ts::printableLines(ts::printableLines("x\x07\n")), "x\\x07\n") << "escaping twice changes nothing";
+}

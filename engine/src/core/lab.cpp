@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ts {
 
 const Lab* findLab(std::string_view id) {
@@ -45,6 +47,18 @@ std::string printable(std::string_view s) {
             out.append(s.substr(i, n));
         }
         i += n;
+    }
+    return out;
+}
+
+std::string printableLines(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t start = 0; start <= text.size();) {
+        const size_t end = std::min(text.find('\n', start), text.size());
+        out += printable(text.substr(start, end - start));
+        if (end < text.size()) out += '\n';
+        start = end + 1;
     }
     return out;
 }

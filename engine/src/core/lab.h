@@ -53,6 +53,8 @@ std::vector<T> parseRows(const RunInfo& run, const std::vector<StoredRow>& rows,
 // characters (newline, ESC, C1 codes such as CSI) and bytes that are not UTF-8 are written as
 // escapes (\n, \x1b, \u009b, \xff), so a label can neither forge rows nor drive the terminal.
 std::string printable(std::string_view text);
+// printable() line by line: the newlines of a report stay, every other control goes.
+std::string printableLines(std::string_view text);
 
 // A Lab::row_problem from the function that parses a row's result JSON.
 template <typename Parse>

@@ -49,6 +49,8 @@ void numbers(const std::string& s) {
 
 void label(const std::string& s) {
     for (unsigned char c : ts::printable(s)) fuzz::require(c >= 0x20 && c != 0x7f, "printable() has no control bytes");
+    for (unsigned char c : ts::printableLines(s))
+        fuzz::require(c == '\n' || (c >= 0x20 && c != 0x7f), "printableLines() keeps newlines alone");
     ts::csvEscape(s);
 }
 

@@ -30,12 +30,11 @@ template <typename T, typename Parse>
 std::vector<T> parseList(const std::string& flag, const std::string& value, Parse parse,
                          const char* allowed) {
     std::vector<T> out;
-    for (const auto& item : splitList(value)) {
+    for (const auto& item : requireList(flag, value)) {
         auto v = parse(item);
         if (!v) throw BadInput(fmt::format("{}: '{}' is not one of {}", flag, item, allowed));
         out.push_back(*v);
     }
-    if (out.empty()) throw BadInput(fmt::format("{}: no value given", flag));
     return out;
 }
 

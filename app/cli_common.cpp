@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <csignal>
 #include <sstream>
 #include <utility>
@@ -27,47 +28,33 @@ std::vector<std::string> splitList(const std::string& s) {
 }
 
 namespace {
-// from_chars takes no '+', stoll did: keep accepting "+5".
-std::string_view withoutPlus(std::string_view s) {
-    return s.size() > 1 && s.front() == '+' && s[1] != '-' ? s.substr(1) : s;
+// A whole number of type T in [lo, hi], or BadInput naming `what`, the text and the limit.
+template <typename T>
+T wholeNumberIn(std::string_view what, const std::string& text, T lo, T hi) {
+    std::string_view t = text;
+    if (t.size() > 1 && t.front() == '+' && t[1] != '-') t.remove_prefix(1);  // as stoll took it
+    // Unsigned from_chars takes no '-': read the digits, and the sign makes them too small.
+    const bool negative_unsigned = std::is_unsigned_v<T> && t.size() > 1 && t.front() == '-';
+    if (negative_unsigned) t.remove_prefix(1);
+    T v{};
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    const bool beyond = ec == std::errc::result_out_of_range;
+    if (t.empty() || end != t.data() + t.size() || (ec != std::errc() && !beyond))
+        throw BadInput(fmt::format("{}: '{}' is not a whole number", what, text));
+    // Beyond the type, from_chars leaves v alone: the sign says which end was passed.
+    const bool too_small = negative_unsigned ? beyond || v != 0 : beyond ? t.front() == '-' : v < lo;
+    if (too_small) throw BadInput(fmt::format("{}: {} is out of range (at least {})", what, text, lo));
+    if (beyond || v > hi) throw BadInput(fmt::format("{}: {} is out of range (at most {})", what, text, hi));
+    return v;
 }
 }  // namespace
 
-std::optional<int64_t> parseInt(const std::string& s) {
-    const std::string_view t = withoutPlus(s);
-    int64_t v = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size() || t.empty()) return std::nullopt;
-    return v;
-}
-
 int64_t parseIntIn(std::string_view what, const std::string& text, int64_t lo, int64_t hi) {
-    const std::string_view t = withoutPlus(text);
-    int64_t v = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    const bool whole = !t.empty() && end == t.data() + t.size();
-    if (!whole || (ec != std::errc() && ec != std::errc::result_out_of_range))
-        throw BadInput(fmt::format("{}: '{}' is not a whole number", what, text));
-    // Beyond int64, from_chars leaves v alone: the sign says which end was passed.
-    const bool too_small = ec == std::errc::result_out_of_range ? t.front() == '-' : v < lo;
-    if (ec == std::errc::result_out_of_range || v > hi || v < lo)
-        throw BadInput(too_small ? fmt::format("{}: {} is out of range (at least {})", what, text, lo)
-                                 : fmt::format("{}: {} is out of range (at most {})", what, text, hi));
-    return v;
+    return wholeNumberIn(what, text, lo, hi);
 }
 
 uint64_t parseSeed(std::string_view what, const std::string& text) {
-    const std::string_view t = withoutPlus(text);
-    uint64_t v = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (!t.empty() && t.front() == '-')
-        throw BadInput(fmt::format("{}: {} is out of range (at least 0)", what, text));
-    if (t.empty() || end != t.data() + t.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
-        throw BadInput(fmt::format("{}: '{}' is not a whole number", what, text));
-    if (ec == std::errc::result_out_of_range)
-        throw BadInput(fmt::format("{}: {} is out of range (at most {})", what, text,
-                                   std::numeric_limits<uint64_t>::max()));
-    return v;
+    return wholeNumberIn(what, text, uint64_t{0}, std::numeric_limits<uint64_t>::max());
 }
 
 double parseFinite(std::string_view what, const std::string& text) {

@@ -32,9 +32,6 @@ struct BadInput : std::runtime_error {
 
 // "a, b,c" → {"a", "b", "c"}; blanks trimmed, empty items dropped.
 std::vector<std::string> splitList(const std::string& s);
-// A whole number, or nullopt ("12abc", "", one beyond int64's range).
-std::optional<int64_t> parseInt(const std::string& s);
-
 // The checked forms: each throws BadInput naming `what` (a flag), the text and the limit.
 // A whole number in [lo, hi].
 int64_t parseIntIn(std::string_view what, const std::string& text, int64_t lo, int64_t hi);

@@ -33,7 +33,6 @@ void lists(const std::string& s) {
 }
 
 void numbers(const std::string& s) {
-    ts::cli::parseInt(s);
     refusedOrFine([&] {
         const int64_t v = ts::cli::parseIntIn("--steps", s, 1, 1000000);
         fuzz::require(v >= 1 && v <= 1000000, "parseIntIn stays in its range");

@@ -245,6 +245,27 @@ class Hardening(unittest.TestCase):
             self.assertNotIn(b"\x07", p.stdout, fmt)
         self.assertIn("evil\\x1b]0;owned", text(run("runs", "show", rid, db=self.db).stdout))
 
+    def test_export_into_a_disk_that_fills_up_keeps_the_old_file(self):
+        import resource
+        import signal
+        rid = self.tiny_run()
+        out = self.path("report.json")
+        with open(out, "w") as f:
+            f.write("old\n")
+
+        def small_disk():  # writes beyond 1 KiB fail with EFBIG, as on a full disk
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+        p = subprocess.run([CLI, "runs", "export", rid, "--format", "json", "-o", out], capture_output=True,
+                           env=dict(os.environ, TRAINSCOPE_DB=self.db), preexec_fn=small_disk)
+        self.assertEqual(p.returncode, 3, text(p.stderr))
+        self.assertIn(out, text(p.stderr))
+        self.assertNotIn("wrote", text(p.stderr))
+        with open(out) as f:
+            self.assertEqual(f.read(), "old\n")
+        self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith(".report")], [])
+
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))

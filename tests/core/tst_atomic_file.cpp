@@ -1,6 +1,11 @@
 // writeFileAtomically: the old file survives every failure; the new one appears whole.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -90,6 +95,32 @@ TEST_F(AtomicFileTest, SameFileSeesThroughLinksAndDots) {
     EXPECT_TRUE(ts::sameFile(p, path("b.db")));
     EXPECT_TRUE(ts::sameFile(p, (dir_ / "." / "a.db").string()));
     EXPECT_FALSE(ts::sameFile(p, path("missing.db")));
+}
+
+// A disk that fills up half-way through the temporary file (here a file-size limit: write()
+// fails with EFBIG): an error naming the path, the old file intact, no temporary left.
+TEST_F(AtomicFileTest, AFullDiskMidWayLeavesTheOldFile) {
+    const std::string p = path("big.csv");
+    write(p, "old\n");
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {  // the limit applies to this process alone
+        std::signal(SIGXFSZ, SIG_IGN);
+        const rlimit limit{4096, 4096};
+        if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(20);
+        try {
+            ts::writeFileAtomically(p, std::string(1 << 20, 'x'));
+            ::_exit(21);
+        } catch (const std::runtime_error& e) {
+            ::_exit(std::string(e.what()).find(p) != std::string::npos ? 0 : 22);
+        }
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "21: no error, 22: the error does not name the path";
+    EXPECT_EQ(read(p), "old\n");
+    EXPECT_EQ(entries(), 1u) << "no temporary file left beside it";
 }
 
 }  // namespace

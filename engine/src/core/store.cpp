@@ -256,7 +256,8 @@ void ResultStore::openReadOnly(const std::string& reason) {
         for (const char* sql : {list.c_str(), "SELECT idx, status, config_json, result_json FROM points LIMIT 1"}) {
             if (!readable) break;
             sqlite3_stmt* st = nullptr;
-            if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) == SQLITE_OK) sqlite3_bind_text(st, 1, "ok", -1, SQLITE_STATIC);
+            if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) == SQLITE_OK)
+                sqlite3_bind_text(st, 1, "ok", -1, SQLITE_STATIC);  // kRunSelect's status parameter
             const int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
             readable = rc == SQLITE_ROW || rc == SQLITE_DONE;
             sqlite3_finalize(st);

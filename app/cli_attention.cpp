@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <memory>
@@ -22,17 +23,28 @@ using namespace ts;
 struct AttentionOptions {
     std::vector<std::string> impl, seq, head_dim, batch, heads, dtype, pass;
     std::string preset, device;
+    bool device_given = false;
     bool causal = false, no_causal = false;
-    std::optional<int> warmup, steps;
-    std::optional<uint64_t> seed;
+    std::optional<std::string> warmup, steps, seed;  // text, checked in buildSpec
     bool markdown = false, csv = false, jsonl = false;
     std::string db, label;
     bool no_store = false;
 };
 
+// The items of a list flag, given as "a,b" or "a b" or repeated. A flag given with nothing in
+// it ("--seq ,") must not fall back to the preset's values. (Split here rather than by CLI11's
+// delimiter, which takes the next flag as the value when the list is empty.)
+std::vector<std::string> requireValues(const std::vector<std::string>& values, const char* flag) {
+    std::vector<std::string> items;
+    for (const auto& v : values)
+        for (auto& item : cli::splitList(v)) items.push_back(std::move(item));
+    if (items.empty()) throw cli::BadInput(fmt::format("{}: no value given", flag));
+    return items;
+}
+
 std::vector<int64_t> positiveInts(const std::vector<std::string>& values, const char* flag) {
     std::vector<int64_t> out;
-    for (const auto& s : values) {
+    for (const auto& s : requireValues(values, flag)) {
         int64_t x = 0;
         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
         if (ec != std::errc() || end != s.data() + s.size() || x < 1)
@@ -45,7 +57,7 @@ std::vector<int64_t> positiveInts(const std::vector<std::string>& values, const 
 template <typename T, typename Parse>
 std::vector<T> parsed(const std::vector<std::string>& values, const char* flag, Parse parse, const char* choices) {
     std::vector<T> out;
-    for (const auto& s : values) {
+    for (const auto& s : requireValues(values, flag)) {
         const auto v = parse(s);
         if (!v) throw cli::BadInput(fmt::format("{}: unknown value '{}' (choose from {})", flag, s, choices));
         out.push_back(*v);
@@ -73,9 +85,10 @@ AttentionBenchSpec buildSpec(const AttentionOptions& o) {
     if (o.causal && o.no_causal) spec.causal = {false, true};
     else if (o.causal) spec.causal = {true};
     else if (o.no_causal) spec.causal = {false};
-    if (o.warmup) spec.warmup = *o.warmup;
-    if (o.steps) spec.steps = *o.steps;
-    if (o.seed) spec.seed = *o.seed;
+    if (o.warmup) spec.warmup = static_cast<int>(cli::parseIntIn("--warmup", *o.warmup, 0, kMaxAttentionSteps));
+    if (o.steps) spec.steps = static_cast<int>(cli::parseIntIn("--steps", *o.steps, 1, kMaxAttentionSteps));
+    if (o.seed) spec.seed = cli::parseSeed("--seed", *o.seed);
+    if (o.device_given && o.device.empty()) throw cli::BadInput("--device: no value given");
     if (!o.device.empty()) spec.device = o.device;
     else if (!capabilities().cuda_available) spec.device = "cpu";  // the default, where there is no GPU
     if (const auto errors = validateAttentionSpec(spec); !errors.empty()) throw cli::BadInput(errors.front());
@@ -130,16 +143,15 @@ int runAttention(const AttentionOptions& o) {
     std::unique_ptr<ResultStore> store;
     int64_t run_id = 0;
     if (!o.no_store) {
-        const std::string path = o.db.empty() ? ResultStore::defaultPath() : o.db;
         try {
-            store = std::make_unique<ResultStore>(path);
+            store = cli::openStore(o.db);  // the same store and message as every command
             run_id = store->createRun(kAttentionLab, o.label, attentionSpecJson(spec),
                                       currentEnvironment(spec.device).device_name);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "trainscope-cli attention: --db: %s\n", e.what());
+            std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
             return 2;
         }
-        std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), path.c_str());
+        std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
     }
     if (format == Format::Csv) std::printf("%s\n", attentionCsvHeader().c_str());
     CliObserver obs(format);
@@ -163,6 +175,7 @@ int runAttention(const AttentionOptions& o) {
             }
         std::printf("%s", attentionMarkdown(r.cells, spec.passes).c_str());
     }
+    if (!r.store_error.empty()) return cli::kRunFailed;  // the observer printed it
     if (cli::interruptToken().cancelled()) return cli::kInterrupted;
     int failed = 0;
     for (const auto& c : r.cells) failed += c.status == Status::Failed;
@@ -182,17 +195,16 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     CLI::App* sub = app.add_subcommand(
         "attention", "Attention benchmark: naive, tiled, LibTorch SDPA backends and this project's kernels");
     sub->add_option("--impl", o->impl,
-                    "implementations: naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash")
-        ->delimiter(',');
-    sub->add_option("--seq", o->seq, "sequence lengths, comma-separated")->delimiter(',');
-    sub->add_option("--head-dim", o->head_dim, "head dims, comma-separated")->delimiter(',');
-    sub->add_option("--batch", o->batch, "batch sizes")->delimiter(',');
-    sub->add_option("--heads", o->heads, "head counts")->delimiter(',');
-    sub->add_option("--dtype", o->dtype, "fp32,bf16,fp16")->delimiter(',');
+                    "implementations: naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash");
+    sub->add_option("--seq", o->seq, "sequence lengths, comma-separated");
+    sub->add_option("--head-dim", o->head_dim, "head dims, comma-separated");
+    sub->add_option("--batch", o->batch, "batch sizes");
+    sub->add_option("--heads", o->heads, "head counts");
+    sub->add_option("--dtype", o->dtype, "fp32,bf16,fp16");
     sub->add_flag("--causal", o->causal, "causal mask (with --no-causal too: both)");
     sub->add_flag("--no-causal", o->no_causal, "no mask");
     sub->add_option("--preset", o->preset, "the course's set-ups: a or b (other flags override)");
-    sub->add_option("--pass", o->pass, "forward,backward,forward-backward")->delimiter(',');
+    sub->add_option("--pass", o->pass, "forward,backward,forward-backward");
     sub->add_option("--warmup", o->warmup, "warm-up steps per cell");
     sub->add_option("--steps", o->steps, "measured steps per cell (the median is reported)");
     sub->add_option("--seed", o->seed, "random seed of the inputs");
@@ -203,7 +215,10 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     sub->add_flag("--markdown", o->markdown, "a markdown table at the end (default)");
     sub->add_flag("--csv", o->csv, "CSV rows as cells finish");
     sub->add_flag("--jsonl", o->jsonl, "one JSON object a cell, as cells finish");
-    sub->callback([o, &exit_code] { exit_code = runAttention(*o); });
+    sub->callback([o, sub, &exit_code] {
+        o->device_given = sub->count("--device") > 0;
+        exit_code = runAttention(*o);
+    });
 }
 
 const cli::CommandRegistration registration(20, addAttentionCommand);

@@ -5,15 +5,20 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "benchmark/benchmark.h"
 #include "benchmark/benchmark_json.h"
 #include "benchmark/benchmark_report.h"
 #include "cli_common.h"
+#include "core/json.h"
 #include "core/store.h"
 #include "runtime/environment.h"
 
@@ -25,12 +30,11 @@ template <typename T, typename Parse>
 std::vector<T> parseList(const std::string& flag, const std::string& value, Parse parse,
                          const char* allowed) {
     std::vector<T> out;
-    for (const auto& item : splitList(value)) {
+    for (const auto& item : requireList(flag, value)) {
         auto v = parse(item);
         if (!v) throw BadInput(fmt::format("{}: '{}' is not one of {}", flag, item, allowed));
         out.push_back(*v);
     }
-    if (out.empty()) throw BadInput(fmt::format("{}: no value given", flag));
     return out;
 }
 
@@ -53,7 +57,7 @@ public:
             nlohmann::json j = ts::toJson(s);
             j["type"] = "step";
             j["point"] = point;
-            std::cout << j.dump() << '\n' << std::flush;
+            std::cout << ts::dumpJson(j) << '\n' << std::flush;
         }
         if (!quiet_ && tty_)
             std::fprintf(stderr, "\r\033[K    step %d/%d%s  %.2f ms  loss %.4f", s.index + 1,
@@ -64,45 +68,90 @@ public:
             nlohmann::json j = ts::toJson(r);
             j["type"] = "result";
             j["point"] = point;
-            std::cout << j.dump() << '\n' << std::flush;
+            std::cout << ts::dumpJson(j) << '\n' << std::flush;
         }
+        const std::string status(ts::toString(r.status));
         if (!quiet_) {
             if (tty_) std::fputs("\r\033[K", stderr);
             if (r.status == ts::Status::Ok)
                 std::fprintf(stderr, "    total %.2f ± %.2f ms per step\n", r.total.mean, r.total.std);
             else
-                std::fprintf(stderr, "    %s: %s\n", std::string(ts::toString(r.status)).c_str(), r.error.c_str());
+                std::fprintf(stderr, "    %s: %s\n", status.c_str(), r.error.c_str());
+        } else if (r.status != ts::Status::Ok && r.status != ts::Status::Cancelled) {
+            // Quiet hides progress, not the reason for a failure.
+            std::fprintf(stderr, "point %d: %s: %s\n", point + 1, status.c_str(), r.error.c_str());
         }
     }
     void log(ts::LogLevel level, const std::string& message) override {
-        if (level != ts::LogLevel::Info || !quiet_) {
-            if (level == ts::LogLevel::Error) std::fprintf(stderr, "error: %s\n", message.c_str());
-        }
+        if (level != ts::LogLevel::Error) return;
+        std::fprintf(stderr, "error: %s\n", message.c_str());
+        error_ = true;
     }
+    // An Error was logged (a point that could not be stored): the run failed.
+    bool sawError() const { return error_; }
 
 private:
     bool jsonl_, quiet_, tty_;
+    bool error_ = false;
     int count_ = 0;
     ts::BenchConfig current_;
 };
 
+// Numbers are kept as text and checked here, so that a message can name the text as typed
+// ("4294967297", "-1") rather than what a conversion made of it.
 struct BenchOptions {
     std::string size = "small", context = "256", precision = "fp32", attention = "naive";
     std::string mode = "train", warmup = "5", batch_size = "4", device, sweep_file, db, label;
-    std::optional<int64_t> d_model, d_ff, num_layers, num_heads, vocab_size;
-    int steps = 10;
-    uint64_t seed = 0;
-    double lr = 1e-4;
+    std::optional<std::string> d_model, d_ff, num_layers, num_heads, vocab_size;
+    std::string steps = "10", seed = "0", lr = "1e-4";
     bool markdown = false, csv = false, jsonl = false, no_store = false, quiet = false;
+    std::vector<std::string> given;  // the options on the command line, as named in --help
 };
+
+// Options that set points: with --sweep the file sets them, so giving one too is refused
+// rather than silently ignored.
+constexpr const char* kPointOptions[] = {"--size", "--d-model", "--d-ff", "--num-layers", "--num-heads",
+                                         "--vocab-size", "--context-length", "--batch-size", "--warmup",
+                                         "--steps", "--mode", "--precision", "--attention", "--device",
+                                         "--seed", "--lr"};
+
+// The sweep file's text. A folder opens as a stream on Linux and fails later with no name
+// attached, so it is refused here.
+std::string readSweepFile(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw BadInput(fmt::format("--sweep: '{}' is a directory, not a JSON file", path));
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || in.bad()) throw BadInput(fmt::format("--sweep: cannot read '{}'", path));
+    return text.str();
+}
+
+bool given(const BenchOptions& o, std::string_view name) {
+    return std::find(o.given.begin(), o.given.end(), name) != o.given.end();
+}
+
+void checkSweepAlone(const BenchOptions& o) {
+    if (o.sweep_file.empty()) throw BadInput("--sweep: no file given");
+    for (const char* name : kPointOptions)
+        if (given(o, name))
+            throw BadInput(fmt::format("--sweep {}: {} cannot be given with --sweep; set it in the file's \"base\" or "
+                                       "its lists",
+                                       o.sweep_file, name));
+}
+
+// A model dimension given on the command line: a positive whole number.
+void readDimension(const std::optional<std::string>& text, const char* flag, int64_t& out) {
+    if (text) out = parseIntIn(flag, *text, 1, std::numeric_limits<int64_t>::max());
+}
 
 std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spec_json) {
     ts::SweepSpec spec;
-    if (!o.sweep_file.empty()) {
-        std::ifstream in(o.sweep_file);
-        if (!in) throw BadInput(fmt::format("--sweep: cannot read '{}'", o.sweep_file));
+    if (given(o, "--sweep")) {
+        checkSweepAlone(o);
         try {
-            spec = ts::sweepFromJson(nlohmann::json::parse(in));
+            spec = ts::sweepFromJson(ts::parseJson(readSweepFile(o.sweep_file)));
         } catch (const nlohmann::json::exception& e) {
             throw BadInput(fmt::format("--sweep {}: not valid JSON: {}", o.sweep_file, e.what()));
         } catch (const std::invalid_argument& e) {
@@ -111,7 +160,7 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
     } else {
         ts::BenchConfig& b = spec.base;
         const bool custom = o.d_model || o.d_ff || o.num_layers || o.num_heads;
-        for (const auto& s : splitList(o.size)) {
+        for (const auto& s : requireList("--size", o.size)) {
             if (s != "custom" && !ts::modelPreset(s))
                 throw BadInput(fmt::format("--size: '{}' is not one of {}, custom", s,
                                            fmt::join(ts::modelPresetNames(), ", ")));
@@ -122,37 +171,27 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
             if (spec.sizes.size() > 1) throw BadInput("--d-model/--d-ff/--num-layers/--num-heads need a single --size");
             b.model = spec.sizes.empty() || spec.sizes[0] == "custom" ? ts::ModelConfig{} : *ts::modelPreset(spec.sizes[0]);
             b.model.name = "custom";
-            if (o.d_model) b.model.d_model = *o.d_model;
-            if (o.d_ff) b.model.d_ff = *o.d_ff;
-            if (o.num_layers) b.model.num_layers = *o.num_layers;
-            if (o.num_heads) b.model.num_heads = *o.num_heads;
+            readDimension(o.d_model, "--d-model", b.model.d_model);
+            readDimension(o.d_ff, "--d-ff", b.model.d_ff);
+            readDimension(o.num_layers, "--num-layers", b.model.num_layers);
+            readDimension(o.num_heads, "--num-heads", b.model.num_heads);
             spec.sizes = {"custom"};
         }
-        if (o.vocab_size) b.model.vocab_size = *o.vocab_size;
-        for (const auto& c : splitList(o.context)) {
-            auto v = parseInt(c);
-            if (!v) throw BadInput(fmt::format("--context-length: '{}' is not a whole number", c));
-            spec.context_lengths.push_back(*v);
-        }
-        for (const auto& bs : splitList(o.batch_size)) {
-            auto v = parseInt(bs);
-            if (!v) throw BadInput(fmt::format("--batch-size: '{}' is not a whole number", bs));
-            spec.batch_sizes.push_back(*v);
-        }
-        for (const auto& w : splitList(o.warmup)) {
-            auto v = parseInt(w);
-            if (!v) throw BadInput(fmt::format("--warmup: '{}' is not a whole number", w));
-            spec.warmups.push_back(static_cast<int>(*v));
-        }
+        readDimension(o.vocab_size, "--vocab-size", b.model.vocab_size);
+        // Zero and negative values pass here so that validateBench names the field.
+        constexpr int64_t kAny = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+        spec.context_lengths = parseIntList("--context-length", o.context, kAny, kMax);
+        spec.batch_sizes = parseIntList("--batch-size", o.batch_size, kAny, kMax);
+        for (int64_t w : parseIntList("--warmup", o.warmup, 0, ts::kMaxSteps)) spec.warmups.push_back(static_cast<int>(w));
         spec.precisions = parseList<ts::Precision>("--precision", o.precision, ts::parsePrecision, "fp32, bf16, fp16");
         spec.attentions = parseList<ts::AttentionImpl>("--attention", o.attention, ts::parseAttentionImpl,
                                                        ts::namesOf(ts::allAttentionImpls()).c_str());
         spec.modes = parseList<ts::Mode>("--mode", o.mode, ts::parseMode, "forward, forward-backward, train");
-        const std::string device = o.device.empty() ? (ts::capabilities().cuda_available ? "cuda" : "cpu") : o.device;
-        spec.devices = splitList(device);
-        b.steps = o.steps;
-        b.seed = o.seed;
-        b.learning_rate = o.lr;
+        spec.devices = given(o, "--device") ? requireList("--device", o.device)
+                                            : std::vector<std::string>{ts::capabilities().cuda_available ? "cuda" : "cpu"};
+        b.steps = static_cast<int>(parseIntIn("--steps", o.steps, 1, ts::kMaxSteps));
+        b.seed = parseSeed("--seed", o.seed);
+        b.learning_rate = parseFinite("--lr", o.lr);
     }
     std::vector<ts::BenchConfig> points;
     try {
@@ -190,6 +229,7 @@ int runBench(const BenchOptions& o) {
         if (!o.csv && !results.empty())
             std::cout << '\n' << ts::formatEnvironment(results.front().environment, o.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text);
     }
+    if (observer.sawError()) return kRunFailed;
     if (interruptToken().cancelled()) return kInterrupted;
     for (const auto& r : results)
         if (r.status == ts::Status::Failed) return kRunFailed;
@@ -217,7 +257,7 @@ void addBenchCommand(CLI::App& app, int& code) {
     bench->add_option("--attention", o->attention, "naive | sdpa | tiled | flash")->capture_default_str();
     bench->add_option("--device", o->device, "cpu | cuda | cuda:N (default: cuda when present)");
     bench->add_option("--seed", o->seed, "Random seed for weights and batch")->capture_default_str();
-    bench->add_option("--lr", o->lr, "AdamW learning rate")->capture_default_str();
+    bench->add_option("--lr,--learning-rate", o->lr, "AdamW learning rate")->capture_default_str();
     bench->add_option("--sweep", o->sweep_file, "A JSON sweep file instead of the flags (see docs/)");
     bench->add_option("--db", o->db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     bench->add_option("--label", o->label, "A label for this run in the store");
@@ -228,7 +268,11 @@ void addBenchCommand(CLI::App& app, int& code) {
     fmt_group->add_flag("--jsonl", o->jsonl, "One JSON line per step and per result, streamed");
     fmt_group->require_option(0, 1);
     bench->add_flag("-q,--quiet", o->quiet, "No progress on stderr");
-    bench->callback([o, &code] { code = runBench(*o); });
+    bench->callback([o, bench, &code] {
+        for (const CLI::Option* opt : bench->get_options())
+            if (opt->count() > 0) o->given.push_back(opt->get_name());
+        code = runBench(*o);
+    });
 }
 
 const CommandRegistration registration(10, addBenchCommand);

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 #include <csignal>
 #include <sstream>
 #include <utility>
@@ -23,23 +27,86 @@ std::vector<std::string> splitList(const std::string& s) {
     return out;
 }
 
-std::optional<int64_t> parseInt(const std::string& s) {
-    try {
-        size_t used = 0;
-        const long long v = std::stoll(s, &used);
-        if (used != s.size()) return std::nullopt;
-        return v;
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
+namespace {
+// A whole number of type T in [lo, hi], or BadInput naming `what`, the text and the limit.
+template <typename T>
+T wholeNumberIn(std::string_view what, const std::string& text, T lo, T hi) {
+    std::string_view t = text;
+    if (t.size() > 1 && t.front() == '+' && t[1] != '-') t.remove_prefix(1);  // as stoll took it
+    // Unsigned from_chars takes no '-': read the digits, and the sign makes them too small.
+    const bool negative_unsigned = std::is_unsigned_v<T> && t.size() > 1 && t.front() == '-';
+    if (negative_unsigned) t.remove_prefix(1);
+    T v{};
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    const bool beyond = ec == std::errc::result_out_of_range;
+    if (t.empty() || end != t.data() + t.size() || (ec != std::errc() && !beyond))
+        throw BadInput(fmt::format("{}: '{}' is not a whole number", what, text));
+    // Beyond the type, from_chars leaves v alone: the sign says which end was passed.
+    const bool too_small = negative_unsigned ? beyond || v != 0 : beyond ? t.front() == '-' : v < lo;
+    if (too_small) throw BadInput(fmt::format("{}: {} is out of range (at least {})", what, text, lo));
+    if (beyond || v > hi) throw BadInput(fmt::format("{}: {} is out of range (at most {})", what, text, hi));
+    return v;
+}
+}  // namespace
+
+int64_t parseIntIn(std::string_view what, const std::string& text, int64_t lo, int64_t hi) {
+    return wholeNumberIn(what, text, lo, hi);
 }
 
-std::unique_ptr<ResultStore> openStore(const std::string& db) {
+uint64_t parseSeed(std::string_view what, const std::string& text) {
+    return wholeNumberIn(what, text, uint64_t{0}, std::numeric_limits<uint64_t>::max());
+}
+
+double parseFinite(std::string_view what, const std::string& text) {
+    double v = 0;
+    const char* first = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
+    const auto [end, ec] = std::from_chars(first, text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        throw BadInput(fmt::format("{}: '{}' is not a number", what, text));
+    if (!std::isfinite(v)) throw BadInput(fmt::format("{}: {} is not a finite number", what, text));
+    return v;
+}
+
+std::vector<std::string> requireList(std::string_view what, const std::string& value) {
+    auto items = splitList(value);
+    if (items.empty()) throw BadInput(fmt::format("{}: no value given", what));
+    return items;
+}
+
+std::vector<int64_t> parseIntList(std::string_view what, const std::string& value, int64_t lo, int64_t hi) {
+    std::vector<int64_t> out;
+    for (const auto& item : requireList(what, value)) out.push_back(parseIntIn(what, item, lo, hi));
+    return out;
+}
+
+int64_t parseRunId(const std::string& text) {
+    return parseIntIn("run id", text, 1, std::numeric_limits<int64_t>::max());
+}
+
+namespace {
+std::unique_ptr<ResultStore> open(const std::string& db, ResultStore::Access access) {
     try {
-        return std::make_unique<ResultStore>(db.empty() ? ResultStore::defaultPath() : db);
+        return std::make_unique<ResultStore>(db.empty() ? ResultStore::defaultPath() : db, access);
+    } catch (const StoreDamaged&) {
+        throw;  // not a mistake in the command: exit 3, like damage found later
     } catch (const std::exception& e) {
         throw BadInput(fmt::format("--db: {}", e.what()));
     }
+}
+}  // namespace
+
+std::unique_ptr<ResultStore> openStore(const std::string& db) {
+    auto store = open(db, ResultStore::Access::ReadIfNeeded);
+    // Opened for reading only: say why a run or a delete cannot write to it.
+    if (!store->readOnlyReason().empty())
+        throw BadInput(fmt::format("--db: results store {} can only be read here, so nothing can be stored in it "
+                                   "(use --no-store or another --db): {}",
+                                   store->path(), store->readOnlyReason()));
+    return store;
+}
+
+std::unique_ptr<ResultStore> openStoreForReading(const std::string& db) {
+    return open(db, ResultStore::Access::ReadIfNeeded);
 }
 
 CancelToken& interruptToken() {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/observer.h"
@@ -31,11 +32,25 @@ struct BadInput : std::runtime_error {
 
 // "a, b,c" → {"a", "b", "c"}; blanks trimmed, empty items dropped.
 std::vector<std::string> splitList(const std::string& s);
-// A whole number, or nullopt ("12abc", "").
-std::optional<int64_t> parseInt(const std::string& s);
+// The checked forms: each throws BadInput naming `what` (a flag), the text and the limit.
+// A whole number in [lo, hi].
+int64_t parseIntIn(std::string_view what, const std::string& text, int64_t lo, int64_t hi);
+// A seed: 0 to 2^64 - 1 ("-1" is refused, not wrapped around).
+uint64_t parseSeed(std::string_view what, const std::string& text);
+// A finite number ("inf" and "nan" are refused).
+double parseFinite(std::string_view what, const std::string& text);
+// splitList, refusing a list with no item ("--size ," or "--size ''").
+std::vector<std::string> requireList(std::string_view what, const std::string& value);
+// Each item of a comma list checked with parseIntIn.
+std::vector<int64_t> parseIntList(std::string_view what, const std::string& value, int64_t lo, int64_t hi);
+// The id of a stored run (`runs show ID`).
+int64_t parseRunId(const std::string& text);
 
-// Opens the store at `db` (empty: the default); a failure is bad input naming --db.
+// Opens the store at `db` (empty: the default) for writing; a failure is bad input naming
+// --db (damage is not: StoreDamaged goes on, exit 3).
 std::unique_ptr<ResultStore> openStore(const std::string& db);
+// The same for list/show/export: a store that cannot be written here opens read-only.
+std::unique_ptr<ResultStore> openStoreForReading(const std::string& db);
 
 // Ctrl-C and SIGTERM cancel this token from now on.
 CancelToken& interruptToken();

@@ -8,11 +8,13 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "core/atomic_file.h"
+#include "core/json.h"
 #include "core/lab.h"
 #include "core/store.h"
 #include "runtime/environment.h"
@@ -28,14 +30,14 @@ ts::RunInfo requireRun(const ts::ResultStore& store, int64_t id) {
 }
 
 int runsList(const std::string& db, bool as_json) {
-    auto store = openStore(db);
+    auto store = openStoreForReading(db);
     const auto runs = store->listRuns();
     if (as_json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& r : runs)
             arr.push_back({{"id", r.id}, {"kind", r.lab}, {"label", r.label}, {"created", r.created},
                            {"device", r.device_name}, {"points", r.point_count}, {"ok", r.ok_count}});
-        std::cout << arr.dump(2) << '\n';
+        std::cout << ts::dumpJson(arr, 2) << '\n';
         return kOk;
     }
     if (runs.empty()) {
@@ -44,20 +46,87 @@ int runsList(const std::string& db, bool as_json) {
     }
     std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", "id", "created", "kind", "points", "ok", "device", "label");
     for (const auto& r : runs)
-        std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", r.id, r.created, r.lab,
-                                 r.point_count, r.ok_count, r.device_name.substr(0, 28), r.label);
+        std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", r.id, ts::printable(r.created),
+                                 ts::printable(r.lab), r.point_count, r.ok_count,
+                                 ts::printable(r.device_name).substr(0, 28), ts::printable(r.label));
     return kOk;
 }
 
-int runsShow(const std::string& db, int64_t id, ts::ReportFormat format) {
-    auto store = openStore(db);
-    const auto info = requireRun(*store, id);
+// A stored run in a format, and the rows left out of it because they cannot be read (each
+// named). Throws before anything is printed or written when the run does not exist or is of
+// a lab this build does not know.
+struct Report {
+    std::string text;
+    std::vector<std::string> bad_rows;
+};
+
+Report runReport(const ts::ResultStore& store, int64_t id, ts::ReportFormat format) {
+    const auto info = requireRun(store, id);
     const ts::Lab* lab = ts::findLab(info.lab);
     if (!lab)
         throw BadInput(fmt::format("run {} is of kind '{}', which this TrainScope does not know; update TrainScope",
                                    id, info.lab));
-    std::cout << lab->report(info, store->rows(id, info.lab), format);
-    return kOk;
+    Report report;
+    std::vector<ts::StoredRow> good;
+    for (auto& row : store.rows(id, info.lab)) {
+        if (const std::string problem = lab->row_problem ? lab->row_problem(row) : ""; !problem.empty())
+            report.bad_rows.push_back(ts::rowError(info, row, problem.c_str()));
+        else
+            good.push_back(std::move(row));
+    }
+    // Every field of a stored row (a device or host name, an error) is text from a file anyone
+    // could have edited: no control characters reach the terminal or the export.
+    report.text = ts::printableLines(lab->report(info, good, format));
+    return report;
+}
+
+// The rows a report left out, on stderr: the run is damaged, so the command fails (exit 3)
+// after showing what could be read.
+int badRowsExit(const Report& report) {
+    for (const auto& bad : report.bad_rows)
+        std::fprintf(stderr, "trainscope-cli: left out, cannot be read: %s\n", bad.c_str());
+    return report.bad_rows.empty() ? kOk : kRunFailed;
+}
+
+int runsShow(const std::string& db, int64_t id, ts::ReportFormat format) {
+    auto store = openStoreForReading(db);
+    const Report report = runReport(*store, id, format);
+    std::cout << report.text;
+    return badRowsExit(report);
+}
+
+// The export must never land on the store it reads (nor its WAL files): that would destroy
+// every stored run.
+void refuseStoreFiles(const std::string& out, const ts::ResultStore& store) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        if (ts::sameFile(out, store.path() + suffix))
+            throw BadInput(fmt::format("--output: '{}' is the results store {} itself; choose another file", out,
+                                       store.path() + suffix));
+}
+
+// A missing folder or a folder as the target is the user's mistake (exit 2); a write that
+// fails on the way (a full disk) is the run's failure (exit 3).
+void checkOutputPath(const std::string& out) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(out, ec)) throw BadInput(fmt::format("--output: '{}' is a directory", out));
+    const fs::path parent = fs::path(out).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+        throw BadInput(fmt::format("--output: the folder of '{}' does not exist", out));
+}
+
+int runsExport(const std::string& db, int64_t id, ts::ReportFormat format, const std::string& out) {
+    auto store = openStoreForReading(db);
+    const Report report = runReport(*store, id, format);  // before the target is touched
+    if (out.empty()) {
+        std::cout << report.text;
+        return badRowsExit(report);
+    }
+    checkOutputPath(out);
+    refuseStoreFiles(out, *store);
+    ts::writeFileAtomically(out, report.text);
+    std::fprintf(stderr, "wrote %s\n", out.c_str());
+    return badRowsExit(report);
 }
 
 ts::ReportFormat reportFormat(const std::string& name) {
@@ -82,6 +151,14 @@ int infoCommand() {
     return kOk;
 }
 
+// CLI11 answers an unknown command with "A subcommand is required", which does not name it.
+void checkCommandName(CLI::App& app, int argc, char** argv) {
+    if (argc < 2 || argv[1][0] == '-') return;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        if (sub->check_name(argv[1])) return;
+    throw BadInput(fmt::format("'{}' is not a command (commands: bench, attention, runs, info)", argv[1]));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,55 +170,56 @@ int main(int argc, char** argv) {
     for (AddCommand add : registeredCommands()) add(app, code);  // bench, attention, ...
 
     auto* runs = app.add_subcommand("runs", "List, show, export and delete stored runs");
-    runs->require_subcommand(1);
+    // Checked in the callback below rather than by require_subcommand, whose message does
+    // not name the word that was not a command.
+    runs->require_subcommand(0, 1);
+    runs->allow_extras();
     std::string db;
     runs->add_option("--db", db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     bool list_json = false;
     auto* list = runs->add_subcommand("list", "List the stored runs, newest first");
     list->add_flag("--json", list_json, "As JSON");
     list->callback([&] { code = runsList(db, list_json); });
-    int64_t show_id = 0;
+    std::string show_id;
     std::string show_format = "table";
     auto* show = runs->add_subcommand("show", "Show one run's results");
     show->add_option("id", show_id, "Run id (see `runs list`)")->required();
     show->add_option("--format", show_format, "table | markdown | csv | json")
         ->check(CLI::IsMember({"table", "markdown", "csv", "json"}))->capture_default_str();
-    show->callback([&] { code = runsShow(db, show_id, reportFormat(show_format)); });
-    int64_t export_id = 0;
+    show->callback([&] { code = runsShow(db, parseRunId(show_id), reportFormat(show_format)); });
+    std::string export_id;
     std::string export_format = "markdown", export_out;
     auto* exp = runs->add_subcommand("export", "Export one run to a file (or stdout)");
     exp->add_option("id", export_id, "Run id")->required();
     exp->add_option("--format", export_format, "markdown | csv | json")->check(CLI::IsMember({"markdown", "csv", "json"}))->capture_default_str();
     exp->add_option("-o,--output", export_out, "Output file (default: stdout)");
-    exp->callback([&] {
-        std::streambuf* old = nullptr;
-        std::ofstream file;
-        if (!export_out.empty()) {
-            file.open(export_out);
-            if (!file) throw BadInput(fmt::format("--output: cannot write '{}'", export_out));
-            old = std::cout.rdbuf(file.rdbuf());
-        }
-        code = runsShow(db, export_id, reportFormat(export_format));
-        if (old) std::cout.rdbuf(old);
-        if (!export_out.empty()) std::fprintf(stderr, "wrote %s\n", export_out.c_str());
-    });
-    int64_t delete_id = 0;
+    exp->callback([&] { code = runsExport(db, parseRunId(export_id), reportFormat(export_format), export_out); });
+    std::string delete_id;
     auto* del = runs->add_subcommand("delete", "Delete one run and its results");
     del->add_option("id", delete_id, "Run id")->required();
     del->callback([&] {
+        const int64_t id = parseRunId(delete_id);
         auto store = openStore(db);
-        requireRun(*store, delete_id);
-        store->removeRun(delete_id);
+        requireRun(*store, id);
+        store->removeRun(id);
         code = kOk;
     });
 
 
     // `runs list --db X` and `runs --db X list` both work.
     for (auto* sub : {list, show, exp, del}) sub->fallthrough();
+    // Before the chosen command runs: `runs list --bogus` must not print the list first.
+    runs->parse_complete_callback([runs] {
+        if (const auto extra = runs->remaining(); !extra.empty())
+            throw BadInput(fmt::format("runs: '{}' is not a command or option here (commands: list, show, export, delete)",
+                                       extra.front()));
+        if (runs->get_subcommands().empty()) throw BadInput("runs: no command given (list, show, export or delete)");
+    });
 
     app.add_subcommand("info", "What this machine can run: LibTorch, devices, bf16, kernels")->callback([&] { code = infoCommand(); });
 
     try {
+        checkCommandName(app, argc, argv);
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
@@ -158,6 +236,11 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         std::fprintf(stderr, "trainscope-cli: %s\n", e.what());
         return kRunFailed;
+    }
+    // A report into a full disk or a closed pipe must not pass for success.
+    if (!(std::cout << std::flush)) {
+        std::fprintf(stderr, "trainscope-cli: cannot write to standard output\n");
+        return code == kOk ? kRunFailed : code;
     }
     return code;
 }

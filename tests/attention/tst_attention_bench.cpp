@@ -1,9 +1,13 @@
 // The attention benchmark engine on the CPU: names, presets, validation, FLOP counts, and a
 // small sweep where every implementation is checked and timed or marked unsupported.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "attention/attention_lab.h"
 #include "attention/attention_report.h"
+#include "core/store.h"
 
 namespace {
 
@@ -112,6 +116,53 @@ TEST(AttentionBench, CancelStopsTheSweep) {
     const auto r = runAttentionBench(s, obs, cancel);
     EXPECT_TRUE(r.cancelled);
     EXPECT_EQ(r.cells.size(), 1u);
+}
+
+TEST(AttentionBench, ACellThatCannotBeStoredStopsTheSweep) {
+    const auto path = std::filesystem::temp_directory_path() / ("tst_attention_lost_" + std::to_string(::getpid()) + ".db");
+    std::filesystem::remove(path);
+    {
+        ResultStore store(path.string());
+        const int64_t run = store.createRun(kAttentionLab, "", "{}", "cpu");
+        ASSERT_TRUE(store.removeRun(run));  // the foreign key now refuses every cell
+        AttentionBenchSpec s;
+        s.impls = {AttentionImpl::Naive};
+        s.seq_lens = {16, 32};
+        s.head_dims = {16};
+        s.dtypes = {Precision::FP32};
+        s.device = "cpu";
+        s.warmup = 0;
+        s.steps = 1;
+        struct Logging : AttentionObserver {
+            std::vector<std::string> errors;
+            int finished = 0;
+            void cellFinished(int, int, const AttentionCell&) override { ++finished; }
+            void log(LogLevel level, const std::string& m) override {
+                if (level == LogLevel::Error) errors.push_back(m);
+            }
+        } obs;
+        CancelToken cancel;
+        const auto r = runAttentionBench(s, obs, cancel, &store, run);
+        EXPECT_EQ(r.cells.size(), 1u);
+        EXPECT_EQ(obs.finished, 1);
+        ASSERT_EQ(obs.errors.size(), 1u);
+        EXPECT_EQ(obs.errors[0], r.store_error);
+        EXPECT_NE(r.store_error.find("could not store cell 1 of 2"), std::string::npos) << r.store_error;
+    }
+    std::filesystem::remove(path);
+}
+
+TEST(AttentionBench, LimitsAreNamed) {
+    AttentionBenchSpec s = *attentionPreset("a");
+    s.steps = 2000000;
+    EXPECT_NE(validateAttentionSpec(s).front().find("at most 1000000"), std::string::npos);
+    s = *attentionPreset("a");
+    s.seq_lens = {int64_t{1} << 40};
+    EXPECT_NE(validateAttentionSpec(s).front().find("2^40 bytes"), std::string::npos) << validateAttentionSpec(s).front();
+    s = *attentionPreset("b");
+    s.batches.assign(1000, 1);  // 1000 × 2 × 4 × 10 × 4 cells
+    EXPECT_NE(validateAttentionSpec(s).front().find("320000 cells, more than the limit of 10000"), std::string::npos)
+        << validateAttentionSpec(s).front();
 }
 
 }  // namespace

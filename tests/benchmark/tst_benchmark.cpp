@@ -186,4 +186,37 @@ TEST(Benchmark, SweepStoresEachPointAsItFinishes) {
     std::filesystem::remove(path);
 }
 
+// A point that cannot be stored (here: its run is gone, so the foreign key refuses it) stops
+// the sweep with an Error naming the point 1-based; the observer still sees its measurement.
+TEST(Benchmark, SweepStopsAtAPointThatCannotBeStored) {
+    const auto path = std::filesystem::temp_directory_path() / ("tst_benchmark_lost_" + std::to_string(::getpid()) + ".db");
+    std::filesystem::remove(path);
+    {
+        ts::ResultStore store(path.string());
+        ts::SweepSpec spec;
+        spec.base = tinyConfig();
+        spec.base.warmup = 0;
+        spec.base.steps = 1;
+        spec.modes = {ts::Mode::Forward, ts::Mode::Train, ts::Mode::ForwardBackward};
+        const int64_t run = store.createRun("bench", "test", "{}", "cpu");
+        ASSERT_TRUE(store.removeRun(run));
+        struct Logging : Recorder {
+            std::vector<std::string> errors;
+            void log(ts::LogLevel level, const std::string& m) override {
+                if (level == ts::LogLevel::Error) errors.push_back(m);
+            }
+        } rec;
+        ts::CancelToken cancel;
+        const auto results = ts::runSweep(ts::expandSweep(spec), rec, cancel, &store, run);
+        ASSERT_EQ(results.size(), 1u);
+        EXPECT_EQ(results[0].status, ts::Status::Ok);
+        EXPECT_EQ(rec.calls.back(), "finish 0");
+        ASSERT_EQ(rec.errors.size(), 1u);
+        EXPECT_NE(rec.errors[0].find("could not store point 1 of 3"), std::string::npos) << rec.errors[0];
+        EXPECT_NE(rec.errors[0].find("adding point 1 to run"), std::string::npos) << rec.errors[0];
+        EXPECT_NE(rec.errors[0].find("stops"), std::string::npos) << rec.errors[0];
+    }
+    std::filesystem::remove(path);
+}
+
 }  // namespace

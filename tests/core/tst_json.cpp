@@ -399,3 +399,45 @@ TEST(JsonSweep, UnknownKeysAndBadElementsNamed) {
                   {"base.mode", "'fwd'"});
     expectInvalid([] { sweepFromJson(json::parse(R"("sweep")")); }, {"expected an object"});
 }
+
+namespace {
+
+std::string nested(int levels, const char* open, const char* close) {
+    std::string s;
+    for (int i = 0; i < levels; ++i) s += open;
+    for (int i = 0; i < levels; ++i) s += close;
+    return s;
+}
+
+}  // namespace
+
+TEST(JsonLimits, DeepNestingIsRefusedNotACrash) {
+    const std::string deep = "{\"sizes\":" + nested(200000, "[", "]") + "}";
+    expectInvalid([&] { parseJson(deep); }, {"nested more than 64 levels"});
+    expectInvalid([&] { parseJson(nested(100000, "{\"a\":", "}")); }, {"64"});
+    // Unbalanced: refused by the depth scan before the parser sees it.
+    expectInvalid([&] { parseJson(std::string(300000, '[')); }, {"nested"});
+    EXPECT_NO_THROW(parseJson(nested(kMaxJsonDepth, "[", "]")));
+    // Brackets inside strings (escaped quotes included) do not count.
+    const std::string text = "{\"label\":\"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
+    EXPECT_EQ(parseJson(text)["label"].get<std::string>().size(), 2001u);
+    EXPECT_THROW(parseJson("{\"a\":"), json::parse_error);
+}
+
+TEST(JsonLimits, ShownValuesStayShortForDeepAndHugeValues) {
+    // Built in memory (no text to scan), as a lab's code could: shown() must not recurse down it.
+    json deep = json::array();
+    for (int i = 0; i < 100000; ++i) deep = json::array({std::move(deep)});
+    expectInvalid([&] { sweepFromJson(json{{"sizes", {deep}}}); }, {"sizes[0]", "[[[["});
+    json big = json::array();
+    for (int i = 0; i < 100000; ++i) big.push_back(i);
+    expectInvalid([&] { sweepFromJson(json{{"sizes", json::array({big})}}); }, {"sizes[0]", "[0,1,2", "..."});
+    expectInvalid([&] { benchFromJson(json{{"steps", big}}); }, {"steps", "[0,1,2,3"});
+    // A string of invalid UTF-8 is shown, not thrown on.
+    expectInvalid([&] { benchFromJson(json{{"steps", std::string("\xff\xfe bad")}}); }, {"steps", "bad"});
+    // Let the deep value go without recursing, in case the library's destructor does.
+    while (deep.is_array() && !deep.empty()) {
+        json inner = std::move(deep[0]);
+        deep = std::move(inner);
+    }
+}

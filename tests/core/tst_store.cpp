@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -555,4 +556,80 @@ TEST_F(StoreTest, DefaultPathFollowsEnvironmentAndCreatesDirectory) {
         else
             unsetenv(e.name);
     }
+}
+
+// A store this build may not write (a newer schema) still opens for reading when asked to,
+// and every write says why it cannot.
+TEST_F(StoreTest, NewerSchemaOpensReadOnlyForReading) {
+    {
+        ResultStore store(dbPath());
+        const int64_t id = store.createRun("bench", "kept", "{}", "cpu");
+        storeBenchPoint(store, id, 0, makeResult(0));
+    }
+    RawDb(dbPath()).exec("PRAGMA user_version=2");
+    EXPECT_NE(runtimeErrorOf([&] { ResultStore s(dbPath()); }).find("newer"), std::string::npos);
+    ResultStore store(dbPath(), ResultStore::Access::ReadIfNeeded);
+    EXPECT_NE(store.readOnlyReason().find("schema version 2 is newer"), std::string::npos) << store.readOnlyReason();
+    ASSERT_EQ(store.listRuns().size(), 1u);
+    EXPECT_EQ(store.listRuns()[0].label, "kept");
+    EXPECT_EQ(loadBenchPoints(store, store.listRuns()[0].id).size(), 1u);
+    for (auto write : std::initializer_list<std::function<void()>>{
+             [&] { store.createRun("bench", "", "{}", "cpu"); },
+             [&] { storeBenchPoint(store, 1, 1, makeResult(1)); },
+             [&] { store.removeRun(1); }}) {
+        const std::string msg = runtimeErrorOf(write);
+        EXPECT_NE(msg.find("can only be read here"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("newer"), std::string::npos) << msg;
+    }
+}
+
+TEST_F(StoreTest, NewerSchemaThatCannotBeReadSaysWhy) {
+    RawDb(dbPath()).exec("CREATE TABLE runs(id INTEGER PRIMARY KEY); PRAGMA user_version=7");
+    const std::string msg = runtimeErrorOf([&] { ResultStore s(dbPath(), ResultStore::Access::ReadIfNeeded); });
+    EXPECT_NE(msg.find("newer"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("cannot read it"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("no such table: points"), std::string::npos) << msg;
+}
+
+// A store on a medium this process cannot write (here: a folder and file it does not own,
+// as another user when the test runs as root) is listed, read-only, with the reason.
+TEST_F(StoreTest, ReadOnlyMediumIsListedReadOnly) {
+    {
+        ResultStore store(dbPath());
+        const int64_t id = store.createRun("bench", "on a CD", "{}", "cpu");
+        storeBenchPoint(store, id, 0, makeResult(0));
+    }
+    ASSERT_FALSE(fs::exists(dbPath() + "-wal")) << "closing checkpoints the WAL";
+    fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+    auto check = [&] {
+        ResultStore store(dbPath(), ResultStore::Access::ReadIfNeeded);
+        if (store.readOnlyReason().empty()) return 10;
+        if (store.listRuns().size() != 1 || store.listRuns()[0].label != "on a CD") return 11;
+        if (loadBenchPoints(store, store.listRuns()[0].id).size() != 1) return 12;
+        if (runtimeErrorOf([&] { store.createRun("bench", "", "{}", "cpu"); }).find("can only be read here") ==
+            std::string::npos)
+            return 13;
+        if (runtimeErrorOf([&] { ResultStore s(dbPath()); }) == "(no exception)") return 14;
+        return 0;
+    };
+    if (::geteuid() != 0) {
+        fs::permissions(dbPath(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+        fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);
+        const int rc = check();
+        fs::permissions(dir_, fs::perms::owner_all);
+        EXPECT_EQ(rc, 0);
+        return;
+    }
+    // Root writes anywhere: check as nobody, in a child, on root's folder and file.
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) ::_exit(20);
+        ::_exit(check());
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "10: opened writable, 11/12: not listed, 13: wrote, 14: Access::Write opened";
 }

@@ -2,6 +2,7 @@
 #include "attention/attention_json.h"
 
 #include "attention/attention_report.h"
+#include "core/json.h"
 #include "core/json_read.h"
 
 namespace ts {
@@ -63,7 +64,7 @@ std::string attentionProblemJson(const AttentionCell& cell) {
                           "backward_tflops", "forward_backward_tflops", "memory_before_backward", "peak_memory",
                           "err_out", "err_grad", "tolerance"})
         config.erase(k);
-    return config.dump();
+    return dumpJson(config);
 }
 
 json toJson(const AttentionBenchSpec& s) {
@@ -90,7 +91,7 @@ json toJson(const AttentionBenchSpec& s) {
 }
 
 void storeAttentionCell(ResultStore& store, int64_t run_id, int index, const AttentionCell& cell) {
-    store.addRow(run_id, {index, cell.status, attentionProblemJson(cell), toJson(cell).dump()});
+    store.addRow(run_id, {index, cell.status, attentionProblemJson(cell), dumpJson(toJson(cell))});
 }
 
 std::vector<AttentionCell> loadAttentionCells(const ResultStore& store, int64_t run_id) {

@@ -47,6 +47,11 @@ struct AttentionBenchSpec {
 // head, causal, seq 128…65536, d 16…128, bf16 and fp32, forward, backward and both.
 std::optional<AttentionBenchSpec> attentionPreset(std::string_view name);
 
+// Limits named in the messages that refuse a spec beyond them.
+inline constexpr int kMaxAttentionSteps = 1'000'000;
+inline constexpr size_t kMaxAttentionCells = 10'000;
+inline constexpr double kMaxAttentionTensorBytes = 1099511627776.0;  // 2^40
+
 // Every problem with a spec, each naming the bad value; empty if valid. Does not check the
 // machine: checkAttentionRunnable() does.
 std::vector<std::string> validateAttentionSpec(const AttentionBenchSpec& spec);
@@ -84,6 +89,7 @@ struct AttentionBenchResult {
     std::vector<AttentionCell> cells;
     Environment environment;
     bool cancelled = false;
+    std::string store_error;  // set when a cell could not be stored: the run stopped there
 };
 
 // The number of cells the spec asks for.

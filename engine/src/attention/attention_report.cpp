@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/attention_json.h"
+#include "core/json.h"
 
 namespace ts {
 
@@ -44,9 +45,8 @@ std::string attentionRunReport(const RunInfo& info, const std::vector<StoredRow>
         case ReportFormat::Json: {
             nlohmann::json arr = nlohmann::json::array();
             for (const auto& c : cells) arr.push_back(toJson(c));
-            return nlohmann::json{{"id", info.id},       {"kind", info.lab},           {"label", info.label},
-                                  {"created", info.created}, {"device", info.device_name}, {"cells", arr}}
-                       .dump(2) + "\n";
+            return dumpJson(nlohmann::json{{"id", info.id},       {"kind", info.lab},           {"label", info.label},
+                                  {"created", info.created}, {"device", info.device_name}, {"cells", arr}}, 2) + "\n";
         }
         case ReportFormat::Csv:
             out = attentionCsvHeader() + "\n";
@@ -107,13 +107,16 @@ std::string attentionCsvRow(const AttentionCell& c) {
                        c.err_grad, c.tolerance, err);
 }
 
-std::string attentionJsonLine(const AttentionCell& c) { return toJson(c).dump(); }
+std::string attentionJsonLine(const AttentionCell& c) { return dumpJson(toJson(c)); }
+
+namespace {
+AttentionCell cellFromRow(const std::string& s) { return attentionCellFromJson(parseJson(s)); }
+}  // namespace
 
 std::vector<AttentionCell> attentionCellsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
-    return parseRows<AttentionCell>(run, rows,
-                                    [](const std::string& s) { return attentionCellFromJson(nlohmann::json::parse(s)); });
+    return parseRows<AttentionCell>(run, rows, cellFromRow);
 }
 
-Lab attentionLab() { return {kAttentionLab, "Attention benchmark", attentionRunReport}; }
+Lab attentionLab() { return {kAttentionLab, "Attention benchmark", attentionRunReport, rowProblemOf(cellFromRow)}; }
 
 }  // namespace ts

@@ -242,17 +242,20 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
             cell.head_dim = shape.head_dim, cell.dtype = shape.dtype, cell.causal = shape.causal;
             obs.cellStarted(index, count, cell);
             runCell(cell, spec, prob, input_failure, device, cancel);
+            // As in the benchmark's runSweep: a cell that cannot be stored stops the run.
             if (store) {
                 try {
                     storeAttentionCell(*store, run_id, index, cell);
                 } catch (const std::exception& e) {
-                    obs.log(LogLevel::Error, fmt::format("could not store cell {}: {}", index + 1, e.what()));
+                    result.store_error = storeFailure("cell", static_cast<size_t>(index), static_cast<size_t>(count), e);
+                    obs.log(LogLevel::Error, result.store_error);
                 }
             }
             obs.cellFinished(index, count, cell);
             meter.report(index + 1, count);
             result.cells.push_back(cell);
             ++index;
+            if (!result.store_error.empty()) return result;
             if (cell.status == Status::Cancelled) {
                 result.cancelled = true;
                 return result;

@@ -3,8 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "attention/attention_json.h"
 #include "attention/attention_lab.h"
+#include "core/json.h"
 
 namespace ts {
 
@@ -77,7 +80,27 @@ std::vector<std::string> validateAttentionSpec(const AttentionBenchSpec& s) {
     if (s.passes.empty()) e.push_back("no pass given");
     if (s.warmup < 0) e.push_back(fmt::format("warm-up {} must be 0 or more", s.warmup));
     if (s.steps < 1) e.push_back(fmt::format("steps {} must be at least 1", s.steps));
+    if (s.warmup > kMaxAttentionSteps || s.steps > kMaxAttentionSteps)
+        e.push_back(fmt::format("warm-up {} and steps {} must each be at most {}", s.warmup, s.steps, kMaxAttentionSteps));
     if (auto d = validateDevice(s.device); !d.empty()) e.push_back(d);
+    if (!e.empty()) return e;
+    // Counted in doubles: absurd lists or sizes must not overflow the check itself.
+    double cells = 1;
+    for (size_t n : {s.batches.size(), s.heads.size(), s.dtypes.size(), s.causal.size(), s.head_dims.size(),
+                     s.seq_lens.size(), s.impls.size()})
+        cells *= static_cast<double>(n);
+    if (cells > static_cast<double>(kMaxAttentionCells))
+        e.push_back(fmt::format("the spec has {:.0f} cells, more than the limit of {}; split it", cells,
+                                kMaxAttentionCells));
+    // Every value is at least 1 here, so the biggest input is that of the biggest of each.
+    auto largest = [](const std::vector<int64_t>& v) { return *std::max_element(v.begin(), v.end()); };
+    const int64_t b = largest(s.batches), h = largest(s.heads), seq = largest(s.seq_lens), d = largest(s.head_dims);
+    const double biggest = 4.0 * static_cast<double>(b) * static_cast<double>(h) * static_cast<double>(seq) *
+                           static_cast<double>(d);
+    if (biggest > kMaxAttentionTensorBytes)
+        e.push_back(fmt::format("an input (batch {} × heads {} × seq {} × head dim {}) would take {:.3g} bytes, more "
+                                "than the 2^40 bytes (1 TiB) that any device holds; lower the sizes",
+                                b, h, seq, d, biggest));
     return e;
 }
 
@@ -97,6 +120,6 @@ size_t attentionCellCount(const AttentionBenchSpec& s) {
            s.seq_lens.size() * s.impls.size();
 }
 
-std::string attentionSpecJson(const AttentionBenchSpec& s) { return toJson(s).dump(); }
+std::string attentionSpecJson(const AttentionBenchSpec& s) { return dumpJson(toJson(s)); }
 
 }  // namespace ts

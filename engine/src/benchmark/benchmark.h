@@ -34,6 +34,23 @@ struct BenchConfig {
     bool operator==(const BenchConfig&) const = default;
 };
 
+// Limits that keep values from overflowing and requests from asking the impossible, each
+// named in the message that refuses it.
+inline constexpr int kMaxSteps = 1'000'000;            // warm-up or measured steps of a point
+inline constexpr size_t kMaxSweepPoints = 10'000;      // points of one sweep
+inline constexpr double kMaxTensorBytes = 1099511627776.0;  // 2^40: no device holds a bigger tensor
+
+// The biggest fp32 tensor a point allocates, estimated from the shapes (in doubles, so that
+// absurd sizes do not overflow): logits, attention scores, an activation or a weight.
+struct TensorEstimate {
+    std::string name;  // "logits (batch × context × vocab)"
+    double bytes = 0;
+};
+TensorEstimate largestTensor(const BenchConfig& c);
+// Why the point's largest tensor cannot fit in a device of `device_memory` bytes (named
+// `device_name`), or empty when it may; 0 bytes (unknown, the CPU) never refuses.
+std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory, const std::string& device_name);
+
 // Every problem with a point (model dimensions included); empty if valid. Does not check
 // that the device exists: checkBenchRunnable() does.
 std::vector<std::string> validateBench(const BenchConfig& c);
@@ -55,7 +72,10 @@ struct SweepSpec {
     std::vector<std::string> devices;
 };
 
-// Expands a sweep into its points. Throws std::invalid_argument naming an unknown size.
+// The number of points the sweep expands to (saturating at SIZE_MAX).
+size_t sweepPointCount(const SweepSpec& spec);
+// Expands a sweep into its points. Throws std::invalid_argument naming an unknown size, or a
+// sweep of more than kMaxSweepPoints points (counted before anything is expanded).
 std::vector<BenchConfig> expandSweep(const SweepSpec& spec);
 
 // One training step as measured. Times in milliseconds; memory in bytes (0 on the CPU).

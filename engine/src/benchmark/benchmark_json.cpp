@@ -159,7 +159,7 @@ std::string benchSpecJson(const SweepSpec& s, size_t point_count) {
         for (auto v : values) out.emplace_back(toString(v));
         return out;
     };
-    return json{{"base", toJson(s.base)},
+    return dumpJson(json{{"base", toJson(s.base)},
                 {"sizes", s.sizes},
                 {"context_lengths", s.context_lengths},
                 {"batch_sizes", s.batch_sizes},
@@ -169,12 +169,11 @@ std::string benchSpecJson(const SweepSpec& s, size_t point_count) {
                 {"warmups", s.warmups},
                 {"devices", s.devices},
                 {"points", point_count},
-                {"command", "bench"}}
-        .dump();
+                {"command", "bench"}});
 }
 
 void storeBenchPoint(ResultStore& store, int64_t run_id, int index, const BenchResult& r) {
-    store.addRow(run_id, {index, r.status, toJson(r.config).dump(), toJson(r).dump()});
+    store.addRow(run_id, {index, r.status, dumpJson(toJson(r.config)), dumpJson(toJson(r))});
 }
 
 std::vector<BenchResult> loadBenchPoints(const ResultStore& store, int64_t run_id) {

@@ -187,8 +187,12 @@ std::string markdownReport(const std::string& title, const std::vector<BenchResu
     return out;
 }
 
+namespace {
+BenchResult resultFromRow(const std::string& s) { return resultFromJson(parseJson(s)); }
+}  // namespace
+
 std::vector<BenchResult> benchResultsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
-    return parseRows<BenchResult>(run, rows, [](const std::string& s) { return resultFromJson(nlohmann::json::parse(s)); });
+    return parseRows<BenchResult>(run, rows, resultFromRow);
 }
 
 std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
@@ -197,8 +201,8 @@ std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& ro
         case ReportFormat::Json: {
             nlohmann::json arr = nlohmann::json::array();
             for (const auto& r : results) arr.push_back(toJson(r));
-            return nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
-                                  {"created", info.created}, {"results", arr}}.dump(2) + "\n";
+            return dumpJson(nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
+                                  {"created", info.created}, {"results", arr}}, 2) + "\n";
         }
         case ReportFormat::Markdown:
             return markdownReport(fmt::format("TrainScope run {}{}", info.id, info.label.empty() ? "" : " — " + info.label),
@@ -211,6 +215,6 @@ std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& ro
     return out;
 }
 
-Lab benchmarkLab() { return {kBenchLab, "End-to-end benchmark", benchRunReport}; }
+Lab benchmarkLab() { return {kBenchLab, "End-to-end benchmark", benchRunReport, rowProblemOf(resultFromRow)}; }
 
 }  // namespace ts

@@ -25,7 +25,15 @@ void injectOomAtStep(int step) { g_oom_step.store(step); }
 }  // namespace testing
 
 std::vector<std::string> checkBenchRunnable(const BenchConfig& c) {
-    return checkRunnable({c.device, {c.precision}, {c.attention}});
+    auto problems = checkRunnable({c.device, {c.precision}, {c.attention}});
+    if (!problems.empty()) return problems;
+    // A tensor bigger than the whole GPU fails in LibTorch with an allocator message; say it
+    // up front. "cuda" is the current device, cuda:0 unless set otherwise.
+    const std::string id = c.device == "cuda" ? "cuda:0" : c.device;
+    for (const auto& d : capabilities().devices)
+        if (d.id == id)
+            if (auto p = deviceMemoryProblem(c, d.total_memory, d.name); !p.empty()) problems.push_back(p);
+    return problems;
 }
 
 namespace {
@@ -81,7 +89,6 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
     obs.pointStarted(progress.point_index, progress.point_count, cfg);
     BenchResult r;
     r.config = cfg;
-    r.parameter_count = parameterCount(cfg.model);
     r.environment = currentEnvironment(cfg.device);
     std::vector<std::string> problems = validateBench(cfg);
     if (problems.empty()) problems = checkBenchRunnable(cfg);
@@ -90,6 +97,7 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
         r.error = fmt::format("{}", fmt::join(problems, "; "));
         return r;
     }
+    r.parameter_count = parameterCount(cfg.model);  // only once the sizes are known not to overflow it
     const c10::Device device = parseDevice(cfg.device);
     try {
         measure(cfg, device, obs, cancel, progress, r);
@@ -127,17 +135,21 @@ std::vector<BenchResult> runSweep(const std::vector<BenchConfig>& points, BenchO
         if (cancel.cancelled()) break;
         const Progress progress{meter, static_cast<int>(i), static_cast<int>(points.size()), steps};
         BenchResult r = runPoint(points[i], observer, cancel, progress);
+        // A point that cannot be stored (a full disk, a deleted run) stops the run: going on
+        // would spend the machine's time on points that are lost as well.
+        bool stored = true;
         if (store) {
             try {
                 storeBenchPoint(*store, run_id, static_cast<int>(i), r);
             } catch (const std::exception& e) {
-                observer.log(LogLevel::Error, fmt::format("could not store point {}: {}", i + 1, e.what()));
+                stored = false;
+                observer.log(LogLevel::Error, storeFailure("point", i, points.size(), e));
             }
         }
         observer.pointFinished(static_cast<int>(i), r);
         const bool cancelled = r.status == Status::Cancelled;
         results.push_back(std::move(r));
-        if (cancelled) break;
+        if (cancelled || !stored) break;
     }
     return results;
 }

@@ -1,11 +1,46 @@
 // The benchmark's configuration: validation and sweep expansion.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include "benchmark/benchmark.h"
 
 namespace ts {
+
+TensorEstimate largestTensor(const BenchConfig& c) {
+    const auto& m = c.model;
+    const double b = static_cast<double>(c.batch_size), t = static_cast<double>(m.context_length);
+    const double v = static_cast<double>(m.vocab_size), d = static_cast<double>(m.d_model);
+    const double f = static_cast<double>(m.d_ff), h = static_cast<double>(m.num_heads);
+    const struct {
+        const char* what;
+        double bytes;
+    } candidates[] = {
+        {"logits (batch {0} × context {1} × vocab {2})", b * t * v * 4},
+        {"attention scores (batch {0} × heads {5} × context {1}²)", b * h * t * t * 4},
+        {"feed-forward activation (batch {0} × context {1} × d_ff {4})", b * t * f * 4},
+        {"embedding (vocab {2} × d_model {3})", v * d * 4},
+        {"feed-forward weight (d_model {3} × d_ff {4})", d * f * 4},
+    };
+    const auto* biggest = &candidates[0];
+    for (const auto& e : candidates)
+        if (e.bytes > biggest->bytes) biggest = &e;
+    // The shape with its numbers, so that the message names the value to lower.
+    return {fmt::format(fmt::runtime(biggest->what), c.batch_size, m.context_length, m.vocab_size, m.d_model, m.d_ff,
+                        m.num_heads),
+            biggest->bytes};
+}
+
+std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory, const std::string& device_name) {
+    const TensorEstimate big = largestTensor(c);
+    if (device_memory <= 0 || big.bytes <= static_cast<double>(device_memory)) return {};
+    return fmt::format("the {} would take {:.1f} GiB, more than the {:.1f} GiB of {} ({})", big.name,
+                       big.bytes / 1073741824.0, static_cast<double>(device_memory) / 1073741824.0, c.device,
+                       device_name);
+}
 
 std::vector<std::string> validateBench(const BenchConfig& c) {
     std::vector<std::string> errors = validateModel(c.model);
@@ -13,14 +48,39 @@ std::vector<std::string> validateBench(const BenchConfig& c) {
         errors.push_back(fmt::format("batch_size must be positive (got {})", c.batch_size));
     if (c.warmup < 0)
         errors.push_back(fmt::format("warmup must be zero or more (got {})", c.warmup));
+    if (c.warmup > kMaxSteps)
+        errors.push_back(fmt::format("warmup {} is more than the limit of {} steps", c.warmup, kMaxSteps));
     if (c.steps <= 0) errors.push_back(fmt::format("steps must be positive (got {})", c.steps));
-    if (!(c.learning_rate > 0))
-        errors.push_back(fmt::format("learning_rate must be positive (got {})", c.learning_rate));
+    if (c.steps > kMaxSteps)
+        errors.push_back(fmt::format("steps {} is more than the limit of {} steps", c.steps, kMaxSteps));
+    if (!(c.learning_rate > 0) || !std::isfinite(c.learning_rate))
+        errors.push_back(fmt::format("learning_rate must be a positive finite number (got {})", c.learning_rate));
     if (auto e = validateDevice(c.device); !e.empty()) errors.push_back(e);
+    if (errors.empty()) {
+        const TensorEstimate big = largestTensor(c);
+        if (big.bytes > kMaxTensorBytes)
+            errors.push_back(fmt::format("the {} would take {:.3g} bytes, more than the 2^40 bytes (1 TiB) that any "
+                                         "device holds; lower the sizes",
+                                         big.name, big.bytes));
+    }
     return errors;
 }
 
+size_t sweepPointCount(const SweepSpec& spec) {
+    const size_t sizes[] = {spec.sizes.size(),     spec.context_lengths.size(), spec.batch_sizes.size(),
+                            spec.precisions.size(), spec.attentions.size(),      spec.modes.size(),
+                            spec.warmups.size(),    spec.devices.size()};
+    size_t n = 1;
+    for (size_t s : sizes)
+        if (__builtin_mul_overflow(n, std::max<size_t>(s, 1), &n)) return SIZE_MAX;  // an empty list is the base value
+    return n;
+}
+
 std::vector<BenchConfig> expandSweep(const SweepSpec& spec) {
+    if (const size_t n = sweepPointCount(spec); n > kMaxSweepPoints)
+        throw std::invalid_argument(fmt::format("the sweep has {} points, more than the limit of {}; split it",
+                                                n == SIZE_MAX ? std::string("too many") : std::to_string(n),
+                                                kMaxSweepPoints));
     std::vector<ModelConfig> models;
     if (spec.sizes.empty()) models.push_back(spec.base.model);
     for (const auto& s : spec.sizes) {

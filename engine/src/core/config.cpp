@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace ts {
 namespace {
 
@@ -109,8 +111,8 @@ std::vector<std::string> validateModel(const ModelConfig& m) {
                 m.headDim()));
         }
     }
-    if (!(m.rope_theta > 0))
-        errors.push_back(fmt::format("rope_theta must be positive (got {})", m.rope_theta));
+    if (!(m.rope_theta > 0) || !std::isfinite(m.rope_theta))
+        errors.push_back(fmt::format("rope_theta must be a positive finite number (got {})", m.rope_theta));
     return errors;
 }
 

@@ -9,9 +9,38 @@ namespace jsonio {
     throw std::invalid_argument(fmt::format("{}: {}", field, problem));
 }
 
+namespace {
+constexpr size_t kShownLength = 60;
+
+// Compact JSON, as dump() writes it, that stops once `out` is long enough and does not
+// descend below a few levels: the value may be huge or deep, the message needs its start.
+void appendShown(const json& v, std::string& out, int depth) {
+    if (out.size() > kShownLength) return;
+    if (!v.is_structured()) {
+        out += dumpJson(v);
+        return;
+    }
+    const bool object = v.is_object();
+    if (depth >= 4) {
+        out += object ? "{...}" : "[...]";
+        return;
+    }
+    out += object ? '{' : '[';
+    bool first = true;
+    for (auto it = v.begin(); it != v.end() && out.size() <= kShownLength; ++it) {
+        if (!first) out += ',';
+        first = false;
+        if (object) out += dumpJson(json(it.key())) + ':';
+        appendShown(*it, out, depth + 1);
+    }
+    out += object ? '}' : ']';
+}
+}  // namespace
+
 std::string shown(const json& v) {
-    std::string s = v.dump();
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
+    std::string s;
+    appendShown(v, s, 0);
+    if (s.size() > kShownLength) s = s.substr(0, kShownLength - 3) + "...";
     return s;
 }
 
@@ -208,6 +237,31 @@ json toJson(const Environment& e) {
             {"git_commit", e.git_commit},
             {"trainscope_version", e.trainscope_version}};
 }
+
+json parseJson(std::string_view text) {
+    // Brackets inside strings do not nest; a backslash escapes the next character there.
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxJsonDepth)
+                throw std::invalid_argument(fmt::format("nested more than {} levels deep (at byte {})",
+                                                        kMaxJsonDepth, i + 1));
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return json::parse(text);
+}
+
+std::string dumpJson(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 ModelConfig modelFromJson(const json& j) { return modelFrom(j, "", true); }
 Stats statsFromJson(const json& j) { return statsFrom(j, ""); }

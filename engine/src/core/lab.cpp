@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ts {
 
 const Lab* findLab(std::string_view id) {
@@ -11,12 +13,60 @@ const Lab* findLab(std::string_view id) {
 }
 
 std::string rowError(const RunInfo& run, const StoredRow& row, const char* what) {
-    return fmt::format("run {} point {}: {}", run.id, row.index, what);
+    return fmt::format("run {} point {}: {}", run.id, row.index + 1, what);
+}
+
+namespace {
+// The length of the valid UTF-8 sequence at s[i], or 0 when there is none.
+size_t utf8Length(std::string_view s, size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || c == 0xC0 || c == 0xC1 || c > 0xF4 || i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+    return n;
+}
+}  // namespace
+
+std::string printable(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const size_t n = utf8Length(s, i);
+        if (n == 0) {
+            out += fmt::format("\\x{:02x}", c);
+            ++i;
+            continue;
+        }
+        if (n == 1 && (c < 0x20 || c == 0x7f)) {
+            out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : fmt::format("\\x{:02x}", c);
+        } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+            out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));  // C1: U+0080..U+009F
+        } else {
+            out.append(s.substr(i, n));
+        }
+        i += n;
+    }
+    return out;
+}
+
+std::string printableLines(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t start = 0; start <= text.size();) {
+        const size_t end = std::min(text.find('\n', start), text.size());
+        out += printable(text.substr(start, end - start));
+        if (end < text.size()) out += '\n';
+        start = end + 1;
+    }
+    return out;
 }
 
 std::string runHeadline(const RunInfo& run, size_t row_count, std::string_view rows_word) {
-    return fmt::format("run {} ({}), {} on {} — {} {}(s){}", run.id, run.lab, run.created, run.device_name,
-                       row_count, rows_word, run.label.empty() ? "" : ", " + run.label);
+    return fmt::format("run {} ({}), {} on {} — {} {}(s){}", run.id, printable(run.lab), printable(run.created),
+                       printable(run.device_name), row_count, rows_word,
+                       run.label.empty() ? "" : ", " + printable(run.label));
 }
 
 std::string csvEscape(const std::string& s) {

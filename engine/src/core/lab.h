@@ -22,6 +22,9 @@ struct Lab {
     // A stored run (its info and rows) in a format; throws std::runtime_error naming a row
     // that cannot be read.
     std::function<std::string(const RunInfo&, const std::vector<StoredRow>&, ReportFormat)> report;
+    // Why a stored row cannot be read (damaged JSON, a bad value), or empty when it can: lets
+    // `runs show` report the good rows of a run and name the bad ones.
+    std::function<std::string(const StoredRow&)> row_problem;
 };
 
 // Every lab, in display order (engine/src/labs.cpp).
@@ -44,6 +47,26 @@ std::vector<T> parseRows(const RunInfo& run, const std::vector<StoredRow>& rows,
         }
     }
     return out;
+}
+
+// Text from a store or a user (a label, a device name) made safe for a terminal: control
+// characters (newline, ESC, C1 codes such as CSI) and bytes that are not UTF-8 are written as
+// escapes (\n, \x1b, \u009b, \xff), so a label can neither forge rows nor drive the terminal.
+std::string printable(std::string_view text);
+// printable() line by line: the newlines of a report stay, every other control goes.
+std::string printableLines(std::string_view text);
+
+// A Lab::row_problem from the function that parses a row's result JSON.
+template <typename Parse>
+std::function<std::string(const StoredRow&)> rowProblemOf(Parse parse) {
+    return [parse](const StoredRow& row) -> std::string {
+        try {
+            parse(row.result_json);
+            return {};
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    };
 }
 
 // A CSV field, quoted where it must be.

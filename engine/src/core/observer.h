@@ -5,12 +5,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <string>
 
 
 namespace ts {
 
 enum class LogLevel { Info, Warning, Error };
+
+// The Error a runner logs when a finished row (point, cell) cannot be stored; the run stops
+// after it. `index` is 0-based, the message 1-based like every message a user reads.
+std::string storeFailure(const char* what, size_t index, size_t count, const std::exception& e);
 
 // What every lab reports. Each lab's observer adds the calls for its own results
 // (BenchObserver: points and steps; AttentionObserver: cells).

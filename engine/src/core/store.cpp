@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -36,6 +38,13 @@ CREATE TABLE IF NOT EXISTS points(
     PRIMARY KEY(run_id, idx)
 );
 )sql";
+
+// SQLite's error as the exception the caller can tell apart: damage, or anything else.
+[[noreturn]] void raise(int rc, const std::string& message) {
+    const int primary = rc & 0xff;
+    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) throw StoreDamaged(message);
+    throw std::runtime_error(message);
+}
 
 std::string nowIso8601() {
     const std::time_t t = std::time(nullptr);
@@ -82,8 +91,7 @@ public:
 
     void check(int rc, const char* what) const {
         if (rc != SQLITE_OK)
-            throw std::runtime_error(fmt::format("results store {}: {} failed: {}", path_, what,
-                                                 sqlite3_errmsg(db_)));
+            raise(rc, fmt::format("results store {}: {} failed: {}", path_, what, sqlite3_errmsg(db_)));
     }
 
 private:
@@ -100,10 +108,10 @@ std::string_view firstLine(std::string_view sql) {
 
 void exec(sqlite3* db, const std::string& path, const char* sql) {
     char* err = nullptr;
-    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err); rc != SQLITE_OK) {
         std::string msg = err ? err : sqlite3_errmsg(db);
         sqlite3_free(err);
-        throw std::runtime_error(fmt::format("results store {}: {}: {}", path, firstLine(sql), msg));
+        raise(rc, fmt::format("results store {}: {}: {}", path, firstLine(sql), msg));
     }
 }
 
@@ -140,14 +148,24 @@ constexpr const char* kRunSelect =
 
 }  // namespace
 
-ResultStore::ResultStore(const std::string& path) : path_(path) {
+ResultStore::ResultStore(const std::string& path, Access access) : path_(path) {
+    try {
+        openReadWrite();
+    } catch (const StoreDamaged&) {
+        throw;  // damage is not cured by reading only
+    } catch (const std::exception& e) {
+        if (access == Access::Write) throw;
+        openReadOnly(e.what());
+    }
+}
+
+void ResultStore::openReadWrite() {
     // FULLMUTEX: one store may be used from the UI thread and a worker thread.
     const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
-    if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
         std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-        sqlite3_close_v2(db_);
-        db_ = nullptr;
-        throw std::runtime_error(fmt::format("results store {}: cannot open: {}", path, msg));
+        close();
+        throw std::runtime_error(fmt::format("results store {}: cannot open: {}", path_, msg));
     }
     try {
         sqlite3_extended_result_codes(db_, 1);
@@ -164,8 +182,7 @@ ResultStore::ResultStore(const std::string& path) : path_(path) {
             const bool busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
             if (!busy || std::chrono::steady_clock::now() > deadline) {
                 if (rc != SQLITE_OK)
-                    throw std::runtime_error(fmt::format("results store {}: journal_mode=WAL: {}",
-                                                         path_, sqlite3_errmsg(db_)));
+                    raise(rc, fmt::format("results store {}: journal_mode=WAL: {}", path_, sqlite3_errmsg(db_)));
                 break;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -206,15 +223,62 @@ ResultStore::ResultStore(const std::string& path) : path_(path) {
             }
         }
     } catch (...) {
-        sqlite3_close_v2(db_);
-        db_ = nullptr;
+        close();
         throw;
     }
 }
 
-ResultStore::~ResultStore() {
+void ResultStore::close() {
     if (db_) sqlite3_close_v2(db_);
+    db_ = nullptr;
 }
+
+void ResultStore::openReadOnly(const std::string& reason) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_regular_file(path_, ec)) throw std::runtime_error(reason);  // nothing to read
+    // A URI, so that read-only and immutable can be asked for. mode=ro still needs the WAL
+    // index (-shm) beside the file; on a read-only medium that cannot be made, and
+    // immutable=1 reads the main file alone (no one can be writing to it there).
+    std::string uri = "file:";
+    for (unsigned char c : fs::absolute(path_, ec).string())
+        uri += std::isalnum(c) || std::strchr("/-_.~", c) ? std::string(1, static_cast<char>(c))
+                                                          : fmt::format("%{:02X}", c);
+    for (const char* query : {"?mode=ro", "?mode=ro&immutable=1"}) {
+        close();
+        const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX;
+        if (sqlite3_open_v2((uri + query).c_str(), &db_, flags, nullptr) != SQLITE_OK) continue;
+        sqlite3_extended_result_codes(db_, 1);
+        sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+        // The queries this build reads with: a newer schema may have changed them.
+        const std::string list = std::string(kRunSelect) + "GROUP BY r.id LIMIT 1";
+        bool readable = true;
+        for (const char* sql : {list.c_str(), "SELECT idx, status, config_json, result_json FROM points LIMIT 1"}) {
+            if (!readable) break;
+            sqlite3_stmt* st = nullptr;
+            if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) == SQLITE_OK)
+                sqlite3_bind_text(st, 1, "ok", -1, SQLITE_STATIC);  // kRunSelect's status parameter
+            const int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
+            readable = rc == SQLITE_ROW || rc == SQLITE_DONE;
+            sqlite3_finalize(st);
+        }
+        if (readable) {
+            read_only_reason_ = reason;
+            return;
+        }
+    }
+    const std::string why = db_ ? sqlite3_errmsg(db_) : "cannot open";
+    close();
+    throw std::runtime_error(fmt::format("{}; and this build cannot read it read-only either: {}", reason, why));
+}
+
+void ResultStore::requireWritable(const char* what) const {
+    if (!read_only_reason_.empty())
+        throw std::runtime_error(fmt::format("results store {} can only be read here, so it cannot {} ({})", path_,
+                                             what, read_only_reason_));
+}
+
+ResultStore::~ResultStore() { close(); }
 
 std::string ResultStore::defaultPath() {
     namespace fs = std::filesystem;
@@ -246,6 +310,7 @@ std::string ResultStore::defaultPath() {
 
 int64_t ResultStore::createRun(const std::string& kind, const std::string& label,
                                const std::string& spec_json, const std::string& device_name) {
+    requireWritable("store a run");
     Locked lock(db_);
     // RETURNING rather than last_insert_rowid(): the connection may be shared between threads.
     Statement st(db_, path_,
@@ -260,6 +325,7 @@ int64_t ResultStore::createRun(const std::string& kind, const std::string& label
 }
 
 void ResultStore::addRow(int64_t run_id, const StoredRow& row) {
+    requireWritable("store a point");
     Locked lock(db_);
     // One autocommit INSERT: its own transaction, durable once this returns.
     Statement st(db_, path_,
@@ -271,7 +337,7 @@ void ResultStore::addRow(int64_t run_id, const StoredRow& row) {
         st.step();
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(
-            fmt::format("{} (adding point {} to run {})", e.what(), row.index, run_id));
+            fmt::format("{} (adding point {} to run {})", e.what(), row.index + 1, run_id));
     }
 }
 
@@ -319,6 +385,7 @@ std::optional<RunInfo> ResultStore::run(int64_t id) const {
 }
 
 bool ResultStore::removeRun(int64_t id) {
+    requireWritable("delete a run");
     Locked lock(db_);
     // The points go with it through ON DELETE CASCADE (foreign_keys is on for this connection).
     // RETURNING rather than sqlite3_changes(): the connection may be shared between threads.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,11 +36,23 @@ struct RunInfo {
     std::string spec_json;   // the sweep as asked for
 };
 
+// The file is damaged or not a store at all (SQLite's "corrupt" or "not a database"). Unlike a
+// path that cannot be opened, this is no mistake in the command: the CLI exits 3, not 2.
+struct StoreDamaged : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 class ResultStore {
 public:
+    enum class Access {
+        Write,          // open read-write (creating when needed), or throw
+        ReadIfNeeded,   // the same, but where that fails open the file read-only for reading
+    };
     // Opens (creating when needed) the store at `path`. Throws std::runtime_error with the
-    // path and SQLite's message when it cannot.
-    explicit ResultStore(const std::string& path);
+    // path and SQLite's message when it cannot. With ReadIfNeeded, a store that cannot be
+    // written here (a read-only medium, a newer schema) opens read-only instead: listing and
+    // showing work, writing throws naming readOnlyReason().
+    explicit ResultStore(const std::string& path, Access access = Access::Write);
     ~ResultStore();
     ResultStore(const ResultStore&) = delete;
     ResultStore& operator=(const ResultStore&) = delete;
@@ -62,9 +75,17 @@ public:
     bool removeRun(int64_t id);
 
     const std::string& path() const { return path_; }
+    // Why this store is open read-only; empty when it can be written.
+    const std::string& readOnlyReason() const { return read_only_reason_; }
 
 private:
+    void openReadWrite();
+    void openReadOnly(const std::string& reason);
+    void close();
+    void requireWritable(const char* what) const;
+
     std::string path_;
+    std::string read_only_reason_;
     sqlite3* db_ = nullptr;
 };
 

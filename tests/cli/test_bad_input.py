@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""A table of bad invocations of every trainscope-cli command. Each must exit 2, say on stderr
+what was wrong by naming the bad value, never crash, and leave the results store as it was.
+Usage: test_bad_input.py path/to/trainscope-cli"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CLI = None
+TINY = ["--size", "tiny", "--device", "cpu", "--context-length", "8", "--batch-size", "1", "--steps", "1",
+        "--warmup", "0", "-q"]
+
+
+def write(path, content):
+    with open(path, "w") as f:
+        f.write(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+class BadInput(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = cls.tmp.name
+        cls.db = os.path.join(d, "results.db")
+        p = cls.cli("bench", *TINY, "--label", "the only run")
+        assert p.returncode == 0, p.stderr
+        base = {"size": "tiny", "device": "cpu", "context_length": 8, "batch_size": 1, "steps": 1, "warmup": 0}
+        cls.files = {
+            "good": write(os.path.join(d, "good.json"), {"base": base}),
+            "syntax": write(os.path.join(d, "syntax.json"), '{"base": {"size": "tiny",}'),
+            "deep": write(os.path.join(d, "deep.json"), '{"sizes":' + "[" * 100000 + "]" * 100000 + "}"),
+            "typo": write(os.path.join(d, "typo.json"), {"base": base, "precisionz": ["fp32"]}),
+            "size": write(os.path.join(d, "size.json"), {"base": base, "sizes": ["enormous"]}),
+            "big": write(os.path.join(d, "big.json"), {"base": base, "context_lengths": [8] * 1000,
+                                                      "batch_sizes": [1] * 1000, "warmups": [0] * 63}),
+            "lr": write(os.path.join(d, "lr.json"), {"base": dict(base, learning_rate="Infinity")}),
+            "rope": write(os.path.join(d, "rope.json"), {"base": dict(base, rope_theta="Infinity")}),
+            "array": write(os.path.join(d, "array.json"), [1, 2, 3]),
+            "steps": write(os.path.join(d, "steps.json"), {"base": dict(base, steps=2147483647)}),
+            "seed": write(os.path.join(d, "seed.json"), {"base": dict(base, seed=-1)}),
+            "ctx": write(os.path.join(d, "ctx.json"), {"base": base, "context_lengths": [99999999999999]}),
+        }
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @classmethod
+    def cli(cls, *args, env=None):
+        e = dict(os.environ, TRAINSCOPE_DB=cls.db) if env is None else env
+        return subprocess.run([CLI, *args], capture_output=True, timeout=120, env=e)
+
+    def stored(self):
+        with sqlite3.connect(self.db) as c:
+            return (c.execute("SELECT COUNT(*) FROM runs").fetchone()[0],
+                    c.execute("SELECT COUNT(*) FROM points").fetchone()[0])
+
+    def cases(self):
+        f, d = self.files, self.tmp.name
+        rid = "1"
+        return [
+            # bench: values
+            (["bench", *TINY, "--size", "huge"], "huge"),
+            (["bench", *TINY, "--size", ","], "--size: no value given"),
+            (["bench", *TINY, "--size", ""], "--size: no value given"),
+            (["bench", *TINY, "--precision", "fp8"], "fp8"),
+            (["bench", *TINY, "--precision", ","], "--precision: no value given"),
+            (["bench", *TINY, "--mode", "sideways"], "sideways"),
+            (["bench", *TINY, "--attention", "fastest"], "fastest"),
+            (["bench", *TINY, "--device", "tpu"], "tpu"),
+            (["bench", *TINY, "--device", ","], "--device: no value given"),
+            (["bench", *TINY, "--device", "cuda:x"], "cuda:x"),
+            (["bench", *TINY, "--context-length", "abc"], "abc"),
+            (["bench", *TINY, "--context-length", "0"], "context_length must be positive (got 0)"),
+            (["bench", *TINY, "--context-length", ","], "--context-length: no value given"),
+            (["bench", *TINY, "--context-length", "99999999999999"], "context 99999999999999"),
+            (["bench", *TINY, "--context-length", "99999999999999999999"], "99999999999999999999"),
+            (["bench", *TINY, "--batch-size", "-1"], "batch_size must be positive (got -1)"),
+            (["bench", *TINY, "--batch-size", ","], "--batch-size: no value given"),
+            (["bench", *TINY, "--batch-size", "100000000"], "batch 100000000"),
+            (["bench", *TINY, "--warmup", "-1"], "--warmup: -1"),
+            (["bench", *TINY, "--warmup", "4294967297"], "4294967297"),
+            (["bench", *TINY, "--warmup", "x1"], "x1"),
+            (["bench", *TINY, "--steps", "0"], "--steps: 0"),
+            (["bench", *TINY, "--warmup", "1", "--steps", "2147483647"], "2147483647"),
+            (["bench", *TINY, "--steps", "-5"], "-5"),
+            (["bench", *TINY, "--steps", "1.5"], "1.5"),
+            (["bench", *TINY, "--seed", "-1"], "--seed: -1"),
+            (["bench", *TINY, "--seed", "abc"], "abc"),
+            (["bench", *TINY, "--seed", "18446744073709551616"], "18446744073709551616"),
+            (["bench", *TINY, "--lr", "-1"], "(got -1)"),
+            (["bench", *TINY, "--learning-rate", "0"], "(got 0)"),
+            (["bench", *TINY, "--lr", "inf"], "inf"),
+            (["bench", *TINY, "--lr", "nan"], "nan"),
+            (["bench", *TINY, "--lr", "1e999"], "1e999"),
+            (["bench", *TINY, "--num-heads", "7"], "not divisible by num_heads 7"),
+            (["bench", *TINY, "--d-model", "-5"], "-5"),
+            (["bench", *TINY, "--d-model", "0"], "--d-model: 0"),
+            (["bench", *TINY, "--num-layers", "abc"], "abc"),
+            (["bench", *TINY, "--vocab-size", "0"], "--vocab-size: 0"),
+            (["bench", *TINY, "--d-ff", "99999999999999"], "d_ff 99999999999999"),
+            (["bench", *TINY, "--d-model", "128", "--size", "tiny,mini"], "single --size"),
+            (["bench", *TINY, "--no-such-flag"], "--no-such-flag"),
+            (["bench", *TINY, "--markdown", "--csv"], "--csv"),
+            # bench: sweep files
+            (["bench", "--sweep", "/nonexistent.json"], "/nonexistent.json"),
+            (["bench", "--sweep", d], d),
+            (["bench", "--sweep", ""], "--sweep: no file given"),
+            (["bench", "--sweep", f["syntax"]], f["syntax"]),
+            (["bench", "--sweep", f["deep"]], "nested more than 64 levels"),
+            (["bench", "--sweep", f["typo"]], "precisionz"),
+            (["bench", "--sweep", f["size"]], "enormous"),
+            (["bench", "--sweep", f["big"]], "63000000 points"),
+            (["bench", "--sweep", f["lr"]], "learning_rate must be a positive finite number (got inf)"),
+            (["bench", "--sweep", f["rope"]], "rope_theta must be a positive finite number (got inf)"),
+            (["bench", "--sweep", f["array"]], "(top level)"),
+            (["bench", "--sweep", f["steps"]], "steps 2147483647"),
+            (["bench", "--sweep", f["seed"]], "-1"),
+            (["bench", "--sweep", f["ctx"]], "context 99999999999999"),
+            (["bench", "--sweep", f["good"], "--size", "bogus"], "--size cannot be given with --sweep"),
+            (["bench", "--sweep", f["good"], "--steps", "-5"], "--steps cannot be given with --sweep"),
+            (["bench", "--sweep", f["good"], "--lr", "1"], "--lr cannot be given with --sweep"),
+            # attention
+            (["attention", "--device", "cpu", "--impl", "fastest"], "fastest"),
+            (["attention", "--device", "cpu", "--seq", "128,abc"], "abc"),
+            (["attention", "--device", "cpu", "--seq", ","], "--seq: no value given"),
+            (["attention", "--device", "cpu", "--seq", "0"], "'0'"),
+            (["attention", "--device", "cpu", "--head-dim", "-4"], "-4"),
+            (["attention", "--device", "cpu", "--dtype", "fp8"], "fp8"),
+            (["attention", "--device", "cpu", "--pass", "sideways"], "sideways"),
+            (["attention", "--device", "cpu", "--preset", "c"], "'c'"),
+            (["attention", "--device", "tpu"], "tpu"),
+            (["attention", "--device", "cpu", "--steps", "0"], "--steps: 0"),
+            (["attention", "--device", "cpu", "--warmup", "-1"], "--warmup: -1"),
+            (["attention", "--device", "cpu", "--seed", "-1"], "--seed: -1"),
+            (["attention", "--device", "cpu", "--steps", "99999999999"], "99999999999"),
+            (["attention", "--device", "cpu", "--seq", "1099511627776"], "seq 1099511627776"),
+            (["attention", "--device", "cpu", "--markdown", "--csv"], "--csv"),
+            (["attention", "--device", "cpu", "--bogus"], "--bogus"),
+            # runs
+            (["runs", "frob"], "frob"),
+            (["runs"], "runs: no command given"),
+            (["runs", "list", "--bogus"], "--bogus"),
+            (["runs", "list", "extra"], "extra"),
+            (["runs", "show", "999"], "run 999 does not exist"),
+            (["runs", "show", "abc"], "abc"),
+            (["runs", "show", "0"], "run id: 0"),
+            (["runs", "show", "-1"], "-1"),
+            (["runs", "show", "99999999999999999999"], "99999999999999999999"),
+            (["runs", "show", rid, "--format", "yaml"], "yaml"),
+            (["runs", "show"], "id"),
+            (["runs", "export", "999", "-o", os.path.join(d, "out.md")], "run 999 does not exist"),
+            (["runs", "export", rid, "--format", "table"], "table"),
+            (["runs", "export", rid, "-o", self.db], "results store"),
+            (["runs", "export", rid, "-o", self.db + "-wal"], "results store"),
+            (["runs", "export", rid, "-o", d], d),
+            (["runs", "export", rid, "-o", "/no/such/dir/x.md"], "/no/such/dir/x.md"),
+            (["runs", "delete", "999"], "run 999 does not exist"),
+            (["runs", "delete", "abc"], "abc"),
+            (["runs", "delete", "1.5"], "1.5"),
+            (["runs", "list", "--db", d], d),
+            (["runs", "show", rid, "--db", "/no/such/dir/x.db"], "/no/such/dir/x.db"),
+            # info and the top level
+            (["info", "extra"], "extra"),
+            (["info", "--bogus"], "--bogus"),
+            (["frob"], "frob"),
+        ]
+
+    def test_every_bad_invocation_exits_2_names_the_value_and_stores_nothing(self):
+        cases = self.cases()
+        self.assertGreaterEqual(len(cases), 60)
+        before = self.stored()
+        commands = set()
+        for args, needle in cases:
+            commands.add(tuple(a for a in args[:2] if not a.startswith("-")))
+            with self.subTest(args=args):
+                p = self.cli(*args)
+                err = p.stderr.decode("utf-8", "replace")
+                self.assertEqual(p.returncode, 2, err)
+                self.assertIn(needle, err)
+                for crash in ("terminate", "Segmentation", "what():", "enforce fail"):
+                    self.assertNotIn(crash, err)
+                self.assertEqual(self.stored(), before, "the store changed")
+        for c in ("bench", "attention", "info"):
+            self.assertIn((c,), {k[:1] for k in commands})
+        for sub in ("list", "show", "export", "delete"):
+            self.assertIn(("runs", sub), commands)
+
+    def test_without_a_store_location_every_command_exits_2(self):
+        env = {k: v for k, v in os.environ.items() if k not in ("HOME", "TRAINSCOPE_DB", "XDG_DATA_HOME")}
+        for args in (["bench", *TINY], ["runs", "list"], ["runs", "show", "1"],
+                     ["attention", "--device", "cpu", "--seq", "16", "--head-dim", "16", "--impl", "naive",
+                      "--steps", "1", "--warmup", "0"]):
+            with self.subTest(args=args):
+                p = self.cli(*args, env=env)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("neither TRAINSCOPE_DB nor HOME", p.stderr.decode())
+
+
+if __name__ == "__main__":
+    CLI = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

@@ -32,7 +32,7 @@ QString describeSweep(const std::vector<BenchConfig>& points) {
 QString configurationJson(const std::vector<BenchConfig>& configs) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& c : configs) arr.push_back(toJson(c));
-    return QString::fromStdString(arr.dump(2));
+    return QString::fromStdString(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace ts::ui

@@ -187,18 +187,25 @@ bool exportChart(ExportableChart& chart, const QString& path, QSize size, const 
         return false;
     }
     const QRectF target(QPointF(0, 0), QSizeF(size));
+    // Written beside the target and renamed into place when complete: a failed export never
+    // leaves a truncated file where a good one stood.
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly)) {
+        setError(error, QObject::tr("cannot write %1: %2").arg(path, out.errorString()));
+        return false;
+    }
     switch (*format) {
         case ImageFormat::Png: {
             const QImage img = renderChartImage(chart, size, ctx);
-            if (!img.save(path, "PNG")) {
+            if (!img.save(&out, "PNG")) {
                 setError(error, QObject::tr("cannot write %1").arg(path));
                 return false;
             }
-            return true;
+            break;
         }
         case ImageFormat::Svg: {
             QSvgGenerator svg;
-            svg.setFileName(path);
+            svg.setOutputDevice(&out);
             svg.setSize(size);
             svg.setViewBox(QRect(QPoint(0, 0), size));
             svg.setResolution(96);
@@ -215,7 +222,7 @@ bool exportChart(ExportableChart& chart, const QString& path, QSize size, const 
             break;
         }
         case ImageFormat::Pdf: {
-            QPdfWriter pdf(path);
+            QPdfWriter pdf(&out);
             pdf.setResolution(96);  // one unit = one pixel of the chosen size
             pdf.setPageSize(QPageSize(QSizeF(size) * 72.0 / 96.0, QPageSize::Point,
                                       QString(), QPageSize::ExactMatch));
@@ -233,8 +240,8 @@ bool exportChart(ExportableChart& chart, const QString& path, QSize size, const 
             break;
         }
     }
-    if (!QFileInfo(path).isFile() || QFileInfo(path).size() == 0) {
-        setError(error, QObject::tr("cannot write %1").arg(path));
+    if (out.size() == 0 || !out.commit()) {
+        setError(error, QObject::tr("cannot write %1: %2").arg(path, out.errorString()));
         return false;
     }
     return true;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <sqlite3.h>
 #include <thread>
 
 #include "common/fakedata.h"
@@ -154,6 +155,7 @@ private Q_SLOTS:
     void abandonDropsEverything();
     void failingJobReportsFailed();
     void runsAreStoredUnderTheirId();
+    void aNewerStoreIsReadOnly();
     void burstsAreCoalesced();
     void destructorCancelsAndWaits();
 };
@@ -276,6 +278,30 @@ void TestRunController::failingJobReportsFailed() {
     QVERIFY(finished[0][1].value<RunOutcome>() == RunOutcome::Failed);
     QCOMPARE(finished[0][2].toString(), QStringLiteral("boom"));
     QVERIFY(!c.isRunning());
+}
+
+void TestRunController::aNewerStoreIsReadOnly() {
+    // A store written by a newer TrainScope: History still lists it and opens its runs, and
+    // says why nothing can be stored there.
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("newer.db"));
+    qint64 id = 0;
+    {
+        ResultStore store(db.toStdString());
+        id = store.createRun(kBenchLab, "from the future", "{}", "Fake device");
+        storeBenchPoint(store, id, 0, fake::result(fake::config("tiny", 32, Precision::FP32), 3));
+    }
+    sqlite3* raw = nullptr;
+    QCOMPARE(sqlite3_open(db.toUtf8().constData(), &raw), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(raw, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    const RunList list = listRuns(db);
+    QVERIFY2(list.error.isEmpty(), qPrintable(list.error));
+    QCOMPARE(list.runs.size(), size_t(1));
+    QVERIFY2(list.readOnly.contains(QStringLiteral("newer")), qPrintable(list.readOnly));
+    const StoredBenchRun run = benchRunFrom(loadRun(db, id));
+    QVERIFY2(run.error.isEmpty(), qPrintable(run.error));
+    QCOMPARE(run.points.size(), size_t(1));
 }
 
 void TestRunController::runsAreStoredUnderTheirId() {

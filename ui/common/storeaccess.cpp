@@ -17,8 +17,10 @@ QString defaultStorePath() {
 RunList listRuns(const QString& storePath) {
     RunList out;
     try {
-        ResultStore store(storePath.toStdString());
+        // A store this window cannot write (a read-only medium, a newer TrainScope's) still lists.
+        ResultStore store(storePath.toStdString(), ResultStore::Access::ReadIfNeeded);
         out.runs = store.listRuns();
+        out.readOnly = qstr(store.readOnlyReason());
     } catch (const std::exception& e) {
         out.error = qstr(std::string(e.what()));
     }
@@ -28,7 +30,7 @@ RunList listRuns(const QString& storePath) {
 StoredRun loadRun(const QString& storePath, qint64 runId) {
     StoredRun out;
     try {
-        ResultStore store(storePath.toStdString());
+        ResultStore store(storePath.toStdString(), ResultStore::Access::ReadIfNeeded);
         auto info = store.run(runId);
         if (!info) {
             out.error = QObject::tr("run %1 is not in the store").arg(runId);

@@ -21,6 +21,7 @@ struct StoredRun {
 struct RunList {
     std::vector<RunInfo> runs;
     QString error;
+    QString readOnly;  // why the store opened read-only (runs are not stored then); empty: writable
 };
 
 QString defaultStorePath();

@@ -523,7 +523,9 @@ void MainWindow::refreshHistory() {
         if (!list.error.isEmpty()) {
             history_->setMessage(tr("Store not readable: %1").arg(list.error));
         } else {
-            history_->setMessage(list.runs.empty() ? tr("No stored runs yet. Press Run.") : QString());
+            history_->setMessage(!list.readOnly.isEmpty() ? tr("Read-only: %1").arg(list.readOnly)
+                                 : list.runs.empty()      ? tr("No stored runs yet. Press Run.")
+                                                          : QString());
             runs_.setRuns(std::move(list.runs));
             history_->selectRuns(selected);
         }

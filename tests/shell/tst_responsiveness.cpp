@@ -13,6 +13,7 @@
 #include <QFile>
 #include <QtTest>
 
+#include "common/stallprobe.h"
 #include "common/windowtesting.h"
 
 #include "common/labpanel.h"
@@ -20,15 +21,6 @@
 
 using namespace ts::ui;
 
-namespace {
-// Nanoseconds this thread has waited on a run queue (ready, but no CPU free); -1 if unknown.
-qint64 runQueueWaitNs() {
-    QFile f(QStringLiteral("/proc/thread-self/schedstat"));
-    if (!f.open(QIODevice::ReadOnly)) return -1;
-    const QList<QByteArray> fields = f.readAll().simplified().split(' ');
-    return fields.size() >= 2 ? fields[1].toLongLong() : -1;
-}
-}  // namespace
 
 class TestResponsiveness : public QObject {
     Q_OBJECT
@@ -60,39 +52,21 @@ void TestResponsiveness::uiThreadNeverStallsDuringARun() {
         {"warmup", "1"}, {"steps", 15}, {"device", "cpu"}});
     QVERIFY2(w.currentPanel()->isValid(), qPrintable(w.currentPanel()->problems().join('\n')));
 
-    QElapsedTimer clock;
-    qint64 lastNs = -1, lastWaitNs = runQueueWaitNs(), worstGapNs = 0, worstStallNs = 0, ticks = 0;
-    QTimer probe;
-    probe.setTimerType(Qt::PreciseTimer);
-    probe.setInterval(5);
-    QObject::connect(&probe, &QTimer::timeout, [&] {
-        const qint64 now = clock.nsecsElapsed();
-        const qint64 wait = runQueueWaitNs();
-        if (lastNs >= 0) {
-            const qint64 gap = now - lastNs;
-            const qint64 queued = (wait >= 0 && lastWaitNs >= 0) ? std::clamp<qint64>(wait - lastWaitNs, 0, gap) : 0;
-            worstGapNs = std::max(worstGapNs, gap);
-            worstStallNs = std::max(worstStallNs, gap - queued);
-        }
-        lastNs = now;
-        lastWaitNs = wait;
-        ++ticks;
-    });
+    StallProbe probe;
     QSignalSpy finished(&w, &MainWindow::runFinished);
-    clock.start();
     probe.start();
     w.runAction()->trigger();  // the press itself is part of the measurement
     QVERIFY(w.isRunning());
-    while (finished.isEmpty() && clock.elapsed() < 240000) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    while (finished.isEmpty() && probe.elapsedMs() < 240000) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
     probe.stop();
     QCOMPARE(finished.count(), 1);
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
     QCOMPARE(benchViewOf(&w)->document()->results()->rowCount(), 4);
     QCOMPARE(benchViewOf(&w)->document()->steps()->rowCount(), 4 * 16);
-    const qint64 worstGap = worstGapNs / 1'000'000, worstStall = worstStallNs / 1'000'000;
+    const qint64 worstGap = probe.worstGapNs() / 1'000'000, worstStall = probe.worstStallNs() / 1'000'000;
     qInfo("run of %lld ms: %lld UI ticks; longest gap %lld ms, of which the UI thread's own %lld ms",
-          clock.elapsed(), ticks, worstGap, worstStall);
-    QVERIFY(ticks > clock.elapsed() / 50);  // the probe really ran throughout
+          probe.elapsedMs(), probe.ticks(), worstGap, worstStall);
+    QVERIFY(probe.ticks() > probe.elapsedMs() / 50);  // the probe really ran throughout
     QVERIFY2(worstStall <= 50, qPrintable(QStringLiteral("the UI thread stalled for %1 ms").arg(worstStall)));
 }
 

@@ -19,6 +19,7 @@
 #include "benchmark/stepchart.h"
 #include "benchmark/stepmodel.h"
 #include "common/labpanel.h"
+#include "common/stallprobe.h"
 #include "common/windowtesting.h"
 #include "runtime/environment.h"
 
@@ -26,14 +27,6 @@ using namespace ts;
 using namespace ts::ui;
 
 namespace {
-
-// Nanoseconds this thread has waited on a run queue (ready, but no CPU free); -1 if unknown.
-qint64 runQueueWaitNs() {
-    QFile f(QStringLiteral("/proc/thread-self/schedstat"));
-    if (!f.open(QIODevice::ReadOnly)) return -1;
-    const QList<QByteArray> fields = f.readAll().simplified().split(' ');
-    return fields.size() >= 2 ? fields[1].toLongLong() : -1;
-}
 
 void shoot(MainWindow& w, const QString& name) {
     const QString dir = qEnvironmentVariable("TRAINSCOPE_SHOTS");
@@ -140,44 +133,26 @@ void TestWindowGpu::uiStaysResponsiveWhileALargeModelStreams() {
         {"warmup", "2"}, {"steps", 20}, {"device", "cuda"}});
     QVERIFY2(w_->currentPanel()->isValid(), qPrintable(w_->currentPanel()->problems().join('\n')));
     QVERIFY(w_->showTab(QStringLiteral("memory")));
-    QElapsedTimer clock;
-    qint64 lastNs = -1, lastWaitNs = runQueueWaitNs(), ticks = 0;
-    std::vector<qint64> stalls;  // the UI thread's own share of each gap
-    QTimer probe;
-    probe.setTimerType(Qt::PreciseTimer);
-    probe.setInterval(5);
-    QObject::connect(&probe, &QTimer::timeout, [&] {
-        const qint64 now = clock.nsecsElapsed();
-        const qint64 wait = runQueueWaitNs();
-        if (lastNs >= 0) {
-            const qint64 gap = now - lastNs;
-            const qint64 queued = (wait >= 0 && lastWaitNs >= 0) ? std::clamp<qint64>(wait - lastWaitNs, 0, gap) : 0;
-            stalls.push_back(gap - queued);
-        }
-        lastNs = now;
-        lastWaitNs = wait;
-        ++ticks;
-    });
+    StallProbe probe;
     QSignalSpy finished(w_.get(), &MainWindow::runFinished);
-    clock.start();
     probe.start();
     w_->runAction()->trigger();
     QVERIFY(w_->isRunning());
-    while (finished.isEmpty() && clock.elapsed() < 400000)
+    while (finished.isEmpty() && probe.elapsedMs() < 400000)
         QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
     probe.stop();
     QCOMPARE(finished.count(), 1);
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
     BenchView* v = benchViewOf(w_.get());
     QCOMPARE(v->document()->steps()->rowCount(), 22);
-    QVERIFY(!stalls.empty());
-    std::vector<qint64> sorted = stalls;
+    QVERIFY(!probe.stalls().empty());
+    std::vector<qint64> sorted = probe.stalls();
     std::sort(sorted.begin(), sorted.end());
     const double worst = sorted.back() / 1e6, p99 = sorted[sorted.size() * 99 / 100] / 1e6;
     std::printf("xl bf16 run of %lld ms on %s: %lld UI ticks; the UI thread's own longest stall %.1f ms, p99 %.1f ms\n",
-                static_cast<long long>(clock.elapsed()), v->document()->environment().device_name.c_str(),
-                static_cast<long long>(ticks), worst, p99);
-    QVERIFY(ticks > clock.elapsed() / 50);  // the probe really ran throughout
+                static_cast<long long>(probe.elapsedMs()), v->document()->environment().device_name.c_str(),
+                static_cast<long long>(probe.ticks()), worst, p99);
+    QVERIFY(probe.ticks() > probe.elapsedMs() / 50);  // the probe really ran throughout
     QVERIFY2(worst <= 50.0, qPrintable(QStringLiteral("the UI thread stalled for %1 ms").arg(worst)));
     QVERIFY2(p99 < 20.0, qPrintable(QStringLiteral("p99 stall %1 ms").arg(p99)));
     shoot(*w_, QStringLiteral("memory-xl-gpu.png"));

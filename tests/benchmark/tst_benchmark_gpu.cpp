@@ -103,9 +103,14 @@ TEST(BenchmarkGpu, RealOutOfMemoryIsAResultAndTheNextRunWorks) {
     Quiet q;
     ts::CancelToken cancel;
     auto c = tinyCuda();
-    // ~1.5 TB of attention scores: far past any GPU's memory.
-    c.model.context_length = 65536;
-    c.batch_size = 64;
+    // Attention scores of 60% of the GPU's memory each: every single tensor fits (so the
+    // up-front size check lets the point run), but the scores and their scaled copy do not
+    // fit together, and the device itself runs out of memory.
+    c.model.context_length = 16384;
+    const double scores_per_batch = 4.0 * c.model.num_heads * 16384.0 * 16384.0;
+    const int64_t memory = ts::capabilities().devices.at(1).total_memory;
+    c.batch_size = std::max<int64_t>(1, static_cast<int64_t>(0.6 * static_cast<double>(memory) / scores_per_batch));
+    ASSERT_TRUE(ts::checkBenchRunnable(c).empty()) << ts::checkBenchRunnable(c).front();
     c.warmup = 0;
     c.steps = 1;
     auto r = ts::runBenchmark(c, q, cancel);

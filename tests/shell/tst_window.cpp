@@ -185,6 +185,16 @@ void TestWindow::everyExportWritesAValidFile() {
     }
     // Tables: CSV with the environment as comments, then the header and the rows.
     QStringList comments;
+    {
+        // Never over the results store: it holds every run.
+        const QString store = w_->storePath();
+        const qint64 before = QFileInfo(store).size();
+        QString refused;
+        QVERIFY(!w_->exportTab(QStringLiteral("results"), store, {}, &refused));
+        QVERIFY2(refused.contains(QStringLiteral("results store")), qPrintable(refused));
+        QVERIFY(!w_->exportReport(store, {800, 450}, &refused));
+        QCOMPARE(QFileInfo(store).size(), before);
+    }
     QVERIFY2(w_->exportTab(QStringLiteral("results"), dir_.filePath("results.csv"), {}, &error), qPrintable(error));
     QStringList rows = csvRows(dir_.filePath("results.csv"), &comments);
     QCOMPARE(rows.size(), 2);

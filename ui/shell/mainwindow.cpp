@@ -794,7 +794,20 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 
 // ---------------------------------------------------------------- exports
 
+bool MainWindow::overwritesStore(const QString& path, QString* error) const {
+    const QString store = QFileInfo(controller_.storePath()).canonicalFilePath();
+    const QString target = QFileInfo(path).canonicalFilePath();  // empty for a new file
+    if (store.isEmpty() || target.isEmpty()) return false;
+    for (const QString& f : {store, store + QStringLiteral("-wal"), store + QStringLiteral("-shm")})
+        if (target == f) {
+            if (error) *error = tr("%1 is the results store this window uses; choose another file").arg(path);
+            return true;
+        }
+    return false;
+}
+
 bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error) {
+    if (overwritesStore(path, error)) return false;
     if (pane < 0 || pane >= view->panes().size()) {
         if (error) *error = tr("no view to export");
         return false;
@@ -826,6 +839,7 @@ bool MainWindow::exportTab(const QString& key, const QString& path, QSize size, 
 }
 
 bool MainWindow::exportReport(const QString& path, QSize chartSize, QString* error) {
+    if (overwritesStore(path, error)) return false;
     LabView* v = currentView();
     if (!v) {
         if (error) *error = tr("no lab is shown");

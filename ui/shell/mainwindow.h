@@ -117,6 +117,8 @@ private:
     void withStoredRun(qint64 id, const QString& what, std::function<void(const StoredRun&)> use);
     // The lab and pane showing `key`, or {-1, -1}.
     std::pair<int, int> findPane(const QString& key) const;
+    // True (with `error`) when `path` is the open results store or one of its files.
+    bool overwritesStore(const QString& path, QString* error) const;
     bool exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error);
     void exportPaneInteractive(LabView* view, int pane);
     void copyPane(LabView* view, int pane);

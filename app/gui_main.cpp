@@ -1,8 +1,6 @@
 // trainscope: the workbench window. Options script it for screenshots and demos.
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QFile>
-#include <QJsonDocument>
 
 #include <cstdio>
 
@@ -70,36 +68,31 @@ int main(int argc, char** argv) {
     nameTheApplication();
     QApplication::setDesktopFileName(QStringLiteral("trainscope"));
 
+    ts::ui::AutomationArgs args;
+    args.experiment = cli.value(experiment);
+    args.preset = cli.value(preset);
+    args.config = cli.value(config);
+    args.run = cli.isSet(run);
+    args.compare = cli.value(compare);
+    args.open = cli.value(open);
+    args.size = cli.value(size);
+    args.theme = cli.value(theme);
+    args.shots = cli.values(shot);
+    args.report = cli.value(report);
+    ts::ui::AutomationOptions script;
+    if (const QString error = ts::ui::parseAutomation(args, &script); !error.isEmpty()) {
+        std::fprintf(stderr, "trainscope: %s\n", qPrintable(error));
+        return 2;
+    }
+
     ts::ui::MainWindow::Options options;
     options.storePath = cli.value(db);
     options.restoreSettings = !cli.isSet(fresh);
     ts::ui::MainWindow window(options);
-    if (cli.isSet(theme)) ts::ui::Theme::instance().setMode(ts::ui::themeModeFromKey(cli.value(theme)));
+    if (!script.theme.isEmpty()) ts::ui::Theme::instance().setMode(ts::ui::themeModeFromKey(script.theme));
     if (cli.isSet(presentation)) ts::ui::Theme::instance().setPresentation(true);
-    if (cli.isSet(size)) {
-        const QStringList wh = cli.value(size).split(QLatin1Char('x'));
-        if (wh.size() == 2) window.resize(wh[0].toInt(), wh[1].toInt());
-    }
+    if (script.size.isValid()) window.resize(script.size);
     window.show();
-
-    ts::ui::AutomationOptions script;
-    script.experiment = cli.value(experiment);
-    script.preset = cli.value(preset);
-    if (cli.isSet(config)) {
-        QByteArray json = cli.value(config).toUtf8();
-        if (QFile f(cli.value(config)); !json.trimmed().startsWith('{') && f.open(QIODevice::ReadOnly)) json = f.readAll();
-        script.config = QJsonDocument::fromJson(json).object();
-    }
-    script.run = cli.isSet(run);
-    for (const QString& id : cli.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts))
-        script.compare << (id == QLatin1String("last") ? -1 : id == QLatin1String("previous") ? -2 : id.toLongLong());
-    script.open = cli.value(open).toLongLong();
-    for (const QString& s : cli.values(shot)) {
-        const int eq = static_cast<int>(s.indexOf(QLatin1Char('=')));
-        if (eq > 0) script.shots.append({s.left(eq), s.mid(eq + 1)});
-    }
-    script.report = cli.value(report);
-    script.quit = !script.shots.isEmpty() || !script.report.isEmpty();
     if (ts::ui::hasWork(script)) ts::ui::startAutomation(&window, script);
     return app.exec();
 }

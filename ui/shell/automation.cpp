@@ -1,19 +1,108 @@
 #include "shell/automation.h"
 
 #include <QApplication>
-#include <QFileInfo>
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QRegularExpression>
 #include <QPixmap>
 #include <QTimer>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
 #include "common/labpanel.h"
+#include "labs.h"
 #include "shell/historywidget.h"
 #include "shell/mainwindow.h"
+#include "shell/presets.h"
 
 namespace ts::ui {
+
+namespace {
+
+// "last" = -1, "previous" = -2, a positive id as it is; 0 for anything else.
+qint64 runReference(const QString& text) {
+    if (text == QLatin1String("last")) return -1;
+    if (text == QLatin1String("previous")) return -2;
+    bool ok = false;
+    const qint64 id = text.toLongLong(&ok);
+    return ok && id > 0 ? id : 0;
+}
+
+QString checkConfig(const QString& text, QJsonObject* out) {
+    QByteArray json = text.toUtf8();
+    if (const QByteArray t = json.trimmed(); !t.startsWith('{') && !t.startsWith('[')) {
+        QFile f(text);
+        if (!f.open(QIODevice::ReadOnly))
+            return QStringLiteral("--config: '%1' is neither a JSON object nor a readable file (%2)").arg(text, f.errorString());
+        json = f.readAll();
+    }
+    QJsonParseError err{};
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &err);
+    if (err.error != QJsonParseError::NoError)
+        return QStringLiteral("--config: not valid JSON at offset %1: %2").arg(err.offset).arg(err.errorString());
+    if (!doc.isObject()) return QStringLiteral("--config: expected a JSON object ({...})");
+    *out = doc.object();
+    return {};
+}
+
+QString labIds() {
+    QStringList ids;
+    for (const LabEntry& lab : uiLabs()) ids << lab.id;
+    return ids.join(QStringLiteral(", "));
+}
+
+QString presetIds() {
+    QStringList ids;
+    for (const ClassroomPreset& p : loadPresets()) ids << p.id;
+    return ids.join(QStringLiteral(", "));
+}
+
+}  // namespace
+
+QString parseAutomation(const AutomationArgs& a, AutomationOptions* out) {
+    AutomationOptions o;
+    o.experiment = a.experiment;
+    if (!o.experiment.isEmpty() &&
+        std::none_of(uiLabs().begin(), uiLabs().end(), [&](const LabEntry& l) { return l.id == o.experiment; }))
+        return QStringLiteral("--experiment: no experiment '%1' (one of: %2)").arg(o.experiment, labIds());
+    o.preset = a.preset;
+    if (!o.preset.isEmpty() && !findPreset(o.preset))
+        return QStringLiteral("--preset: no preset '%1' (one of: %2)").arg(o.preset, presetIds());
+    if (!a.config.isEmpty())
+        if (QString e = checkConfig(a.config, &o.config); !e.isEmpty()) return e;
+    o.run = a.run;
+    if (!a.compare.isEmpty()) {
+        const QStringList ids = a.compare.split(QLatin1Char(','));
+        for (const QString& id : ids) o.compare << runReference(id.trimmed());
+        if (ids.size() != 2 || o.compare.contains(0))
+            return QStringLiteral("--compare: expected two runs as A,B (run ids, 'last' or 'previous'), got '%1'").arg(a.compare);
+    }
+    if (!a.open.isEmpty() && (o.open = runReference(a.open)) <= 0)
+        return QStringLiteral("--open: expected a run id (a positive whole number), got '%1'").arg(a.open);
+    if (!o.compare.isEmpty() && o.open > 0) return QStringLiteral("--open and --compare: choose one");
+    for (const QString& s : a.shots) {
+        const qsizetype eq = s.indexOf(QLatin1Char('='));
+        if (eq <= 0 || eq == s.size() - 1)
+            return QStringLiteral("--screenshot: expected TAB=file.png, got '%1'").arg(s);
+        o.shots.append({s.left(eq), s.mid(eq + 1)});
+    }
+    o.report = a.report;
+    if (!a.size.isEmpty()) {
+        const auto m = QRegularExpression(QStringLiteral("^(\\d{2,5})x(\\d{2,5})$")).match(a.size);
+        if (!m.hasMatch()) return QStringLiteral("--size: expected WIDTHxHEIGHT in pixels, e.g. 1600x1000, got '%1'").arg(a.size);
+        o.size = QSize(m.captured(1).toInt(), m.captured(2).toInt());
+    }
+    if (!a.theme.isEmpty() && !QStringList{QStringLiteral("light"), QStringLiteral("dark"), QStringLiteral("system")}.contains(a.theme))
+        return QStringLiteral("--theme: expected light, dark or system, got '%1'").arg(a.theme);
+    o.theme = a.theme;
+    o.quit = !o.shots.isEmpty() || !o.report.isEmpty();
+    *out = o;
+    return {};
+}
 
 bool hasWork(const AutomationOptions& o) {
     return !o.experiment.isEmpty() || !o.preset.isEmpty() || !o.config.isEmpty() || o.run || !o.compare.isEmpty() || o.open > 0 ||
@@ -47,7 +136,15 @@ struct Script : std::enable_shared_from_this<Script> {
             if (auto p = findPreset(o.preset)) w->loadPreset(*p);
             else fail(QStringLiteral("no preset '%1'").arg(o.preset));
         }
-        if (!o.config.isEmpty() && w->currentPanel()) w->currentPanel()->setState(o.config);
+        if (!o.config.isEmpty() && w->currentPanel()) {
+            QStringList notes;
+            w->currentPanel()->setState(o.config, &notes);
+            for (const QString& n : notes) fail(QStringLiteral("--config: ") + n);
+        }
+        if (failures) {  // a script that did not configure what it asked for runs nothing
+            finish();
+            return;
+        }
         auto self = shared_from_this();
         if (o.run) {
             QObject::connect(w, &MainWindow::runFinished, w, [self] { QTimer::singleShot(200, self->w, [self] { self->afterRun(); }); },
@@ -92,7 +189,7 @@ struct Script : std::enable_shared_from_this<Script> {
             const qint64 a = resolve(self->o.compare[0]), b = resolve(self->o.compare[1]);
             if (a <= 0 || b <= 0) {
                 self->fail(QStringLiteral("not enough stored runs to compare"));
-                self->shoot(0);
+                self->finish();
                 return;
             }
             // Exactly one of the two answers comes; the other connection is dropped with it.
@@ -120,7 +217,11 @@ struct Script : std::enable_shared_from_this<Script> {
             return;
         }
         const auto& [tab, path] = o.shots[i];
-        if (!w->showTab(tab)) fail(QStringLiteral("no tab '%1'").arg(tab));
+        if (!w->showTab(tab)) {
+            fail(QStringLiteral("--screenshot: no tab '%1' (one of: %2)").arg(tab, w->tabKeys().join(QStringLiteral(", "))));
+            finish();
+            return;
+        }
         auto self = shared_from_this();
         QTimer::singleShot(o.settleMs, w, [self, i, path = path] {
             QDir().mkpath(QFileInfo(path).absolutePath());

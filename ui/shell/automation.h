@@ -8,6 +8,7 @@
 #include <QPair>
 #include <QSize>
 #include <QString>
+#include <QStringList>
 
 namespace ts::ui {
 
@@ -24,7 +25,22 @@ struct AutomationOptions {
     QString report;                        // write a Markdown report here
     int settleMs = 700;                    // wait before each grab (throttled redraws)
     bool quit = true;
+    QSize size;                            // window size; invalid: the saved one
+    QString theme;                         // "light", "dark", "system"; empty: the saved one
 };
+
+// The scripting options as typed on the command line, before they are checked.
+struct AutomationArgs {
+    QString experiment, preset, config, compare, open, size, theme;
+    QStringList shots;  // "tab=file.png"
+    QString report;
+    bool run = false;
+};
+
+// Checks every scripting option before the window opens, so that a mistyped one runs
+// nothing: fills `out` and returns an empty string, or returns one sentence saying what is
+// wrong (the caller prints it and exits non-zero).
+QString parseAutomation(const AutomationArgs& args, AutomationOptions* out);
 
 // True when at least one option asks for something.
 bool hasWork(const AutomationOptions& o);

@@ -733,6 +733,13 @@ std::pair<int, int> MainWindow::findPane(const QString& key) const {
     return {-1, -1};
 }
 
+QStringList MainWindow::tabKeys() const {
+    QStringList keys;
+    for (const Lab& lab : labs_)
+        for (const LabView::Pane& pane : lab.view->panes()) keys << pane.key;
+    return keys;
+}
+
 bool MainWindow::showTab(const QString& key) {
     const auto [lab, pane] = findPane(key);
     if (lab < 0) return false;

@@ -62,6 +62,8 @@ public:
     void refreshHistory();
     // Shows the pane named `key` ("steps", "attention", ...) of whichever lab has it.
     bool showTab(const QString& key);
+    // Every pane's key, lab by lab.
+    QStringList tabKeys() const;
 
     // Exports the chart or table of pane `key`; false with `error` when it cannot.
     bool exportTab(const QString& key, const QString& path, QSize size = {}, QString* error = nullptr);

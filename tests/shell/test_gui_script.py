@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""The window's scripted sessions (--preset, --config, --run, --compare, --screenshot, --report)
+end with a clear message and a non-zero exit when they cannot do their job: a mistyped option
+runs nothing, an impossible comparison does not hang.
+Usage: test_gui_script.py path/to/trainscope path/to/trainscope-cli"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+GUI = CLI = None
+
+
+class GuiScript(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.db = os.path.join(self.tmp.name, "results.db")
+        self.env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TRAINSCOPE_DB=self.db,
+                        XDG_CONFIG_HOME=os.path.join(self.tmp.name, "config"),
+                        HOME=self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def gui(self, *args, timeout=120):
+        # A hang fails the test through the timeout instead of blocking the suite.
+        return subprocess.run([GUI, "--no-restore", *args], capture_output=True, text=True, timeout=timeout,
+                              env=self.env)
+
+    def cli(self, *args):
+        p = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300, env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p
+
+    def stored_runs(self):
+        if not os.path.exists(self.db):
+            return []
+        return json.loads(self.cli("runs", "list", "--json").stdout)
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def test_unknown_preset_runs_nothing(self):
+        p = self.gui("--preset", "nonexistent", "--run", "--report", self.path("bad.md"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("no preset 'nonexistent' (one of: ", p.stderr)
+        self.assertEqual(p.stderr.count("no preset"), 1, p.stderr)
+        self.assertFalse(os.path.exists(self.path("bad.md")))
+        self.assertEqual(self.stored_runs(), [])
+
+    def test_malformed_options_are_refused_before_the_window_opens(self):
+        cases = [
+            (["--experiment", "nope"], "--experiment: no experiment 'nope'"),
+            (["--config", "{not json"], "--config: not valid JSON"),
+            (["--config", self.path("missing.json")], "is neither a JSON object nor a readable file"),
+            (["--config", "[1, 2]"], "--config: expected a JSON object"),
+            (["--compare", "3"], "--compare: expected two runs as A,B"),
+            (["--compare", "last,x"], "--compare: expected two runs as A,B"),
+            (["--open", "-4"], "--open: expected a run id"),
+            (["--screenshot", "steps"], "--screenshot: expected TAB=file.png"),
+            (["--size", "big"], "--size: expected WIDTHxHEIGHT"),
+            (["--theme", "purple"], "--theme: expected light, dark or system"),
+        ]
+        for args, message in cases:
+            p = self.gui(*args, "--run", "--report", self.path("r.md"))
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(message, p.stderr, args)
+        self.assertFalse(os.path.exists(self.path("r.md")))
+        self.assertEqual(self.stored_runs(), [])
+
+    def test_compare_with_a_missing_run_ends(self):
+        self.cli("bench", "--size", "tiny", "--context-length", "8", "--batch-size", "1", "--warmup", "0",
+                 "--steps", "1", "--device", "cpu", "-q")
+        p = self.gui("--compare", "1,999", "--screenshot", "compare=" + self.path("x.png"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("cannot compare", p.stderr)
+        self.assertIn("999", p.stderr)
+        self.assertFalse(os.path.exists(self.path("x.png")))
+
+    def test_compare_of_two_kinds_ends_with_the_reason(self):
+        self.cli("bench", "--size", "tiny", "--context-length", "8", "--batch-size", "1", "--warmup", "0",
+                 "--steps", "1", "--device", "cpu", "-q")
+        self.cli("attention", "--impl", "naive", "--seq", "16", "--head-dim", "16", "--batch", "1", "--heads", "1",
+                 "--dtype", "fp32", "--pass", "forward", "--warmup", "0", "--steps", "1", "--device", "cpu")
+        p = self.gui("--compare", "last,previous", "--screenshot", "compare=" + self.path("x.png"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("only runs of one kind compare", p.stderr)
+        self.assertFalse(os.path.exists(self.path("x.png")))
+
+    def test_compare_without_enough_runs_ends(self):
+        p = self.gui("--compare", "last,previous", "--report", self.path("r.md"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("not enough stored runs to compare", p.stderr)
+        self.assertFalse(os.path.exists(self.path("r.md")))
+
+    def test_unknown_tab_ends_without_a_picture(self):
+        p = self.gui("--screenshot", "nosuchtab=" + self.path("x.png"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("--screenshot: no tab 'nosuchtab' (one of: ", p.stderr)
+        self.assertFalse(os.path.exists(self.path("x.png")))
+
+
+if __name__ == "__main__":
+    GUI, CLI = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -129,6 +129,22 @@ void TestAttention::panelValidatesAndDisablesWhatIsMissing() {
         QVERIFY2(notes.join(' ').contains(QStringLiteral("flash left out")), qPrintable(notes.join('\n')));
         QVERIFY(p.isValid());
     }
+    // LibTorch's memory-efficient and cuDNN backends have no CPU version: on the CPU they are
+    // disabled with that reason, not offered to fail in every cell.
+    for (const char* name : {"sdpa-efficient", "sdpa-cudnn"}) {
+        QCheckBox* cb = nullptr;
+        for (QCheckBox* c : p.findChildren<QCheckBox*>())
+            if (c->text() == QLatin1String(name)) cb = c;
+        QVERIFY(cb);
+        QVERIFY2(!cb->isEnabled(), name);  // the panel's device is the CPU here
+        QVERIFY2(cb->toolTip().contains(QStringLiteral("runs on CUDA devices only")), qPrintable(cb->toolTip()));
+        QJsonObject s = tinyState();
+        s["impls"] = QJsonArray{"naive", name};
+        QStringList notes;
+        p.setState(s, &notes);
+        QVERIFY2(notes.join(' ').contains(QStringLiteral("%1 left out: ").arg(QLatin1String(name))), qPrintable(notes.join('\n')));
+        QVERIFY(p.isValid());
+    }
     // The course's set-ups fill the fields.
     auto* setup = p.findChild<QComboBox*>(QStringLiteral("setup"));
     QVERIFY(setup);

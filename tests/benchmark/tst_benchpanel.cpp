@@ -3,9 +3,14 @@
 // with the reason, and the state round-trips (settings, presets).
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
+#include <QVBoxLayout>
+#include <QWheelEvent>
 #include <QStandardItemModel>
 #include <QtTest>
 
@@ -36,6 +41,12 @@ private Q_SLOTS:
     void unavailableOptionsAreDisabledWithTheReason();
     void stateRoundTrips();
     void everyPresetLoadsAndIsValidHere();
+    void presetLabelLastsAsLongAsThePresetsConfiguration();
+    void presetLabelSurvivesARestartOnlyUnchanged();
+    void wheelOverAnUnfocusedFieldLeavesItsValue();
+    void invalidFieldsKeepTheirArrowsAndGetAFrame();
+    void problemsGrowBelowTheFields();
+    void tooLargeANumberIsCalledTooLarge();
 
 private:
     Capabilities caps_;
@@ -103,7 +114,9 @@ void TestBenchPanel::badValuesAreFlaggedInPlace() {
     batch->setText(QStringLiteral("0"));
     QVERIFY(!p.isValid());
     QVERIFY(flagged(batch));
-    QVERIFY(batch->toolTip().contains(QStringLiteral("batch_size")));
+    // ... in the panel's words, not the engine's JSON key.
+    QVERIFY2(batch->toolTip().startsWith(QStringLiteral("Batch size must be positive")), qPrintable(batch->toolTip()));
+    QVERIFY(!p.problems().join(' ').contains(QStringLiteral("batch_size")));
     batch->setText(QStringLiteral("2"));
     // Nothing ticked is a problem too.
     QJsonObject s = tinyState();
@@ -123,7 +136,9 @@ void TestBenchPanel::engineMessagesLandOnTheirField() {
     p.setState(s);
     QVERIFY(!p.isValid());
     QVERIFY(flagged(p.fieldWidget("heads")));  // "d_model 100 is not divisible by num_heads 3"
-    QVERIFY(p.fieldWidget("heads")->toolTip().contains(QStringLiteral("num_heads")));
+    // In the panel's words: "Heads", as the field's label says, not the engine's "num_heads".
+    QVERIFY2(p.fieldWidget("heads")->toolTip().contains(QStringLiteral("is not divisible by heads 3")),
+             qPrintable(p.fieldWidget("heads")->toolTip()));
     QVERIFY(!flagged(p.fieldWidget("layers")));
     qobject_cast<QSpinBox*>(p.fieldWidget("heads"))->setValue(5);  // head dim 20: fine
     QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
@@ -204,6 +219,162 @@ void TestBenchPanel::everyPresetLoadsAndIsValidHere() {
         QVERIFY2(p.isValid(), qPrintable(preset.id + ": " + p.problems().join('\n')));
         QVERIFY2(!preset.description.isEmpty(), qPrintable(preset.id));
     }
+}
+
+namespace {
+QString jobLabel(const BenchPanel& p) {
+    const auto job = p.makeJob();
+    return job ? job->label : QStringLiteral("<no job>");
+}
+QLineEdit* lineField(const BenchPanel& p, const char* name) { return qobject_cast<QLineEdit*>(p.fieldWidget(name)); }
+}  // namespace
+
+void TestBenchPanel::presetLabelLastsAsLongAsThePresetsConfiguration() {
+    BenchPanel p;
+    p.setCapabilities(caps_);
+    p.applyPreset(tinyState(), QStringLiteral("Warm-up matters"));
+    QCOMPARE(jobLabel(p), QStringLiteral("Warm-up matters"));
+    // The first change of the configuration: the run is not the preset's any more.
+    lineField(p, "context")->setText(QStringLiteral("48"));
+    QCOMPARE(jobLabel(p), QString());
+    QCOMPARE(p.state().value("label").toString(), QString());
+    lineField(p, "context")->setText(QStringLiteral("32"));  // back again: the label stays gone
+    QCOMPARE(jobLabel(p), QString());
+    // A label the user typed is theirs: changes keep it.
+    p.applyPreset(tinyState(), QStringLiteral("Warm-up matters"));
+    lineField(p, "label")->setText(QStringLiteral("my run"));
+    lineField(p, "context")->setText(QStringLiteral("48"));
+    QCOMPARE(jobLabel(p), QStringLiteral("my run"));
+    // A preset that names its own label is labelled so, and the label goes the same way.
+    QJsonObject s = tinyState();
+    s["label"] = "own";
+    p.applyPreset(s, QStringLiteral("Title"));
+    QCOMPARE(jobLabel(p), QStringLiteral("own"));
+    qobject_cast<QSpinBox*>(p.fieldWidget("steps"))->setValue(9);
+    QCOMPARE(jobLabel(p), QString());
+}
+
+void TestBenchPanel::presetLabelSurvivesARestartOnlyUnchanged() {
+    BenchPanel a;
+    a.setCapabilities(caps_);
+    a.applyPreset(tinyState(), QStringLiteral("Warm-up matters"));
+    {
+        BenchPanel b;  // the next session, unchanged: still the preset's run, and still tracked
+        b.setCapabilities(caps_);
+        b.restoreState(a.savedState());
+        QCOMPARE(jobLabel(b), QStringLiteral("Warm-up matters"));
+        lineField(b, "batch")->setText(QStringLiteral("3"));
+        QCOMPARE(jobLabel(b), QString());
+    }
+    lineField(a, "batch")->setText(QStringLiteral("3"));
+    BenchPanel c;  // changed before the restart: no label comes back
+    c.setCapabilities(caps_);
+    c.restoreState(a.savedState());
+    QCOMPARE(jobLabel(c), QString());
+    QCOMPARE(c.state().value("batch").toString(), QStringLiteral("3"));
+}
+
+void TestBenchPanel::wheelOverAnUnfocusedFieldLeavesItsValue() {
+    QScrollArea area;
+    auto* p = new BenchPanel;
+    p->setCapabilities(caps_);
+    p->setState(tinyState());
+    area.setWidget(p);
+    area.setWidgetResizable(true);
+    area.resize(420, 300);  // shorter than the panel: it scrolls
+    area.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&area));
+    auto* steps = qobject_cast<QSpinBox*>(p->fieldWidget("steps"));
+    QVERIFY(steps && !steps->hasFocus());
+    QCOMPARE(steps->focusPolicy(), Qt::StrongFocus);
+    auto wheel = [](QWidget* w) {
+        const QPointF at(w->width() / 2.0, w->height() / 2.0);
+        QWheelEvent e(at, w->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+        QApplication::sendEvent(w, &e);
+    };
+    const int before = steps->value();
+    const int scrolled = area.verticalScrollBar()->value();
+    wheel(steps);
+    QCOMPARE(steps->value(), before);
+    QVERIFY2(area.verticalScrollBar()->value() > scrolled,  // the panel scrolled instead
+             qPrintable(QStringLiteral("bar %1 of %2").arg(area.verticalScrollBar()->value()).arg(area.verticalScrollBar()->maximum())));
+    auto* device = qobject_cast<QComboBox*>(p->fieldWidget("device"));
+    const int index = device->currentIndex();
+    wheel(device);
+    QCOMPARE(device->currentIndex(), index);
+    // Clicked into, the field takes the wheel as usual.
+    area.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&area));
+    steps->setFocus();
+    QTRY_VERIFY(steps->hasFocus());
+    wheel(steps);
+    QVERIFY(steps->value() != before);
+}
+
+void TestBenchPanel::invalidFieldsKeepTheirArrowsAndGetAFrame() {
+    BenchPanel p;
+    p.setCapabilities(caps_);
+    QJsonObject s = tinyState();
+    s["sizes"] = QJsonArray{"custom"};
+    s["custom"] = QJsonObject{{"vocab", 1000}, {"d_model", 100}, {"d_ff", 256}, {"layers", 2}, {"heads", 3}};
+    p.setState(s);
+    p.resize(420, 1000);
+    p.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&p));
+    auto* heads = qobject_cast<QSpinBox*>(p.fieldWidget("heads"));
+    QVERIFY(flagged(heads));
+    // No style sheet on the spin box (it would drop the native arrows); a frame around it.
+    QVERIFY(heads->styleSheet().isEmpty());
+    QCOMPARE(heads->buttonSymbols(), QAbstractSpinBox::UpDownArrows);
+    QWidget* frame = nullptr;
+    for (QWidget* w : heads->parentWidget()->findChildren<QWidget*>(QStringLiteral("invalidFrame")))
+        if (w->geometry().contains(heads->geometry())) frame = w;
+    QVERIFY(frame);
+    QVERIFY(frame->isVisible());
+    QVERIFY(frame->testAttribute(Qt::WA_TransparentForMouseEvents));  // clicks reach the field
+    heads->setValue(5);
+    QVERIFY(!flagged(heads));
+    QVERIFY(!frame->isVisible());
+}
+
+void TestBenchPanel::problemsGrowBelowTheFields() {
+    BenchPanel p;
+    p.setCapabilities(caps_);
+    p.setState(tinyState());
+    p.resize(420, 1200);
+    p.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&p));
+    QList<QWidget*> fields;
+    for (const char* name : {"context", "batch", "warmup", "steps", "device"}) fields << p.fieldWidget(name);
+    QList<int> ys;
+    for (QWidget* w : fields) ys << w->mapTo(&p, QPoint()).y();
+    lineField(p, "context")->setText(QStringLiteral("0, x, -5"));
+    lineField(p, "batch")->setText(QStringLiteral("0"));
+    lineField(p, "warmup")->setText(QStringLiteral("-1"));
+    QVERIFY(p.problems().size() >= 2);
+    p.layout()->activate();
+    QApplication::processEvents();
+    for (int i = 0; i < fields.size(); ++i)
+        QVERIFY2(fields[i]->mapTo(&p, QPoint()).y() == ys[i],
+                 qPrintable(QStringLiteral("%1 moved from y %2 to %3").arg(fields[i]->objectName()).arg(ys[i])
+                                .arg(fields[i]->mapTo(&p, QPoint()).y())));
+    auto* problems = p.findChild<QLabel*>(QStringLiteral("problems"));
+    QVERIFY(problems && problems->isVisible());
+    for (QWidget* w : fields) QVERIFY(problems->mapTo(&p, QPoint()).y() > w->mapTo(&p, QPoint()).y());
+}
+
+void TestBenchPanel::tooLargeANumberIsCalledTooLarge() {
+    BenchPanel p;
+    p.setCapabilities(caps_);
+    p.setState(tinyState());
+    lineField(p, "context")->setText(QStringLiteral("99999999999999999999"));
+    QVERIFY(flagged(p.fieldWidget("context")));
+    const QString tip = p.fieldWidget("context")->toolTip();
+    QVERIFY2(tip.contains(QStringLiteral("'99999999999999999999' is too large")), qPrintable(tip));
+    QVERIFY(!tip.contains(QStringLiteral("not a whole number")));
+    lineField(p, "context")->setText(QStringLiteral("1e5"));
+    QVERIFY(p.fieldWidget("context")->toolTip().contains(QStringLiteral("not a whole number")));
 }
 
 QTEST_MAIN(TestBenchPanel)

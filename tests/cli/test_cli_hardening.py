@@ -4,6 +4,7 @@ the store, labels with invalid UTF-8 or terminal codes, a store that fails mid-r
 Usage: test_cli_hardening.py path/to/trainscope-cli"""
 import json
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -146,10 +147,25 @@ class Hardening(unittest.TestCase):
         self.assertEqual(results[0]["status"], "ok")
 
     # Item 13: -q still says why a point failed
-    def test_quiet_still_names_a_failure(self):
+    def test_quiet_still_names_a_point_that_ran_out_of_memory(self):
+        # An embedding of half this machine's memory passes the up-front size check; a cap on
+        # the address space makes its allocation fail, as a full machine would. That is a
+        # result (OOM, exit 0), said in words, not LibTorch's "[enforce fail at alloc_cpu.cpp]".
+        ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        vocab = str(int(0.5 * ram / 256))  # d_model 64 × 4 bytes
+        cap = lambda: resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+        env = dict(os.environ, TRAINSCOPE_DB=self.db)
+        p = subprocess.run([CLI, "bench", *TINY, "--vocab-size", vocab], capture_output=True, timeout=300,
+                           env=env, preexec_fn=cap)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        self.assertIn("point 1: OOM: out of memory on the CPU: tried to allocate", text(p.stderr))
+        self.assertNotIn("enforce fail", text(p.stderr))
+
+    def test_a_point_bigger_than_the_machine_is_refused_before_it_runs(self):
         p = run("bench", *TINY, "--vocab-size", "2000000000", db=self.db)
-        self.assertEqual(p.returncode, 3, text(p.stderr))
-        self.assertIn("point 1: failed", text(p.stderr))
+        self.assertEqual(p.returncode, 2, text(p.stderr))
+        self.assertIn("more than the", text(p.stderr))
+        self.assertIn("this machine's memory", text(p.stderr))
 
     # Item 5: one label of invalid UTF-8 must not break listing or showing the store
     def test_invalid_utf8_label_is_listed_and_shown(self):

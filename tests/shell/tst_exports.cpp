@@ -13,6 +13,10 @@
 #include <ctime>
 
 #include "common/exporter.h"
+#include "shell/exportdialog.h"
+#include <QComboBox>
+#include <QLabel>
+#include <QSpinBox>
 #include "common/format.h"
 #include "benchmark/benchformat.h"
 #include "common/fakedata.h"
@@ -96,6 +100,9 @@ private Q_SLOTS:
     void chartsExportToPngSvgPdf_data();
     void chartsExportToPngSvgPdf();
     void badExportsAreRefusedNotCrashed();
+    void missingFoldersAreMade();
+    void reportHeadingsAreReadable();
+    void exportDialogKeepsThePresetSize();
     void csvCarriesEnvironmentHeaderAndRows();
     void markdownAndClipboard();
     void reportLinksImagesThatExist();
@@ -170,10 +177,29 @@ void TestExports::badExportsAreRefusedNotCrashed() {
     QVERIFY(error.contains(QStringLiteral(".png")));
     QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("x.png")), {10, 10}, context(), &error));
     QVERIFY(error.contains(QStringLiteral("size")));
-    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("missing/dir/x.png")), {800, 600}, context(), &error));
     QVERIFY(!exportTable(results_, dir_.filePath(QStringLiteral("x.xlsx")), context(), &error));
-    QVERIFY(!exportTable(results_, dir_.filePath(QStringLiteral("missing/dir/x.csv")), context(), &error));
-    QVERIFY(!error.isEmpty());
+    QVERIFY(error.contains(QStringLiteral(".csv")));
+    // A folder that cannot be made (a file stands where it would go) is refused, with the reason.
+    QFile blocker(dir_.filePath(QStringLiteral("blocker")));
+    QVERIFY(blocker.open(QIODevice::WriteOnly));
+    blocker.close();
+    error.clear();
+    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("blocker/dir/x.png")), {800, 600}, context(), &error));
+    QVERIFY2(error.contains(QStringLiteral("does not exist and cannot be created")), qPrintable(error));
+    error.clear();
+    QVERIFY(!exportTable(results_, dir_.filePath(QStringLiteral("blocker/x.csv")), context(), &error));
+    QVERIFY2(error.contains(QStringLiteral("cannot be created")), qPrintable(error));
+}
+
+void TestExports::missingFoldersAreMade() {
+    // A fresh profile has no ~/Documents: the first export makes the folder it needs.
+    QString error;
+    const QString png = dir_.filePath(QStringLiteral("missing/dir/x.png"));
+    QVERIFY2(exportChart(*stepChart_, png, {800, 600}, context(), &error), qPrintable(error));
+    QVERIFY(QImage(png).width() == 800);
+    const QString csv = dir_.filePath(QStringLiteral("other/missing/x.csv"));
+    QVERIFY2(exportTable(results_, csv, context(), &error), qPrintable(error));
+    QVERIFY(QFileInfo(csv).size() > 0);
 }
 
 void TestExports::csvCarriesEnvironmentHeaderAndRows() {
@@ -213,6 +239,43 @@ void TestExports::markdownAndClipboard() {
     QVERIFY(text.contains(QStringLiteral("# Device: NVIDIA Test GPU")));
     copyChartToClipboard(*sweepChart_, {640, 400}, context());
     QCOMPARE(QApplication::clipboard()->image().size(), QSize(640, 400));
+}
+
+void TestExports::reportHeadingsAreReadable() {
+    // Pane titles carry "&" for Alt+key; an empty configuration is no section at all.
+    ExportContext ctx = context();
+    ctx.configurationJson = QStringLiteral("[]");
+    const QString path = dir_.filePath(QStringLiteral("headings.md"));
+    QString error;
+    QVERIFY2(exportReport(path, {{QStringLiteral("&Attention"), stepChart_.get(), nullptr},
+                                 {QStringLiteral("Forward && backward"), nullptr, &results_}},
+                             ctx, {800, 500}, &error),
+             qPrintable(error));
+    const QString md = readAll(path);
+    QVERIFY2(md.contains(QStringLiteral("## Attention\n")), qPrintable(md));
+    QVERIFY(md.contains(QStringLiteral("![Attention](")));
+    QVERIFY(md.contains(QStringLiteral("## Forward & backward\n")));
+    QVERIFY(!md.contains(QStringLiteral("## Configuration")));
+    QVERIFY(!md.contains(QStringLiteral("[]")));
+}
+
+void TestExports::exportDialogKeepsThePresetSize() {
+    ExportDialog dlg(ExportDialog::Kind::Chart, dir_.filePath(QStringLiteral("x.png")), QSize(900, 550));
+    auto* preset = dlg.findChild<QComboBox*>();
+    QVERIFY(preset);
+    QComboBox* size = nullptr;  // the second combo: the size presets
+    for (QComboBox* c : dlg.findChildren<QComboBox*>())
+        if (c->findText(QStringLiteral("Paper column"), Qt::MatchStartsWith) >= 0) size = c;
+    QVERIFY(size);
+    size->setCurrentIndex(size->findText(QStringLiteral("Paper column"), Qt::MatchStartsWith));
+    QVERIFY2(size->currentText().startsWith(QStringLiteral("Paper column")), qPrintable(size->currentText()));
+    QCOMPARE(dlg.size(), QSize(800, 500));
+    // Typing a size of one's own is Custom.
+    dlg.findChildren<QSpinBox*>().first()->setValue(801);
+    QCOMPARE(size->currentText(), QStringLiteral("Custom"));
+    // Every row label shows its mnemonic, not a literal "&".
+    for (QLabel* l : dlg.findChildren<QLabel*>())
+        if (l->text().contains(QLatin1Char('&'))) QVERIFY2(l->buddy(), qPrintable(l->text()));
 }
 
 void TestExports::reportLinksImagesThatExist() {

@@ -83,7 +83,6 @@ void AttentionPanel::build() {
     top->addRow(tr("&Label:"), label_);
     top->addRow(tr("Set-&up:"), preset_);
     outer->addLayout(top);
-    addStatusLabels(outer);
 
     implBox_ = new QGroupBox(tr("Implementations"), this);
     auto* implGrid = new QGridLayout(implBox_);
@@ -138,6 +137,7 @@ void AttentionPanel::build() {
     rform->addRow(QString(), check_);
     outer->addWidget(runBox);
     outer->addStretch();
+    addStatusLabels(outer);  // last: when it grows, no field moves
 
     registerFields({{QStringLiteral("impls"), implBox_},     {QStringLiteral("seq"), seq_},
                     {QStringLiteral("head_dims"), headDims_}, {QStringLiteral("batches"), batches_},
@@ -176,6 +176,7 @@ void AttentionPanel::build() {
     connect(device_, &QComboBox::currentIndexChanged, this, changed);
     connect(preset_, &QComboBox::activated, this, [this] { applyPreset(preset_->currentData().toString()); });
     installRunShortcut();
+    setLabelField(label_);
     updateAvailability();
 }
 
@@ -219,14 +220,14 @@ void AttentionPanel::updateAvailability() {
         for (const auto& m : checkAttentionRunnable(s)) msgs << qstr(m);
         return msgs.join(QLatin1Char('\n'));
     };
-    {
+    for (AttentionImpl impl : allAttentionImpls()) {
         AttentionBenchSpec s = probe;
-        s.impls = {AttentionImpl::Flash};
-        s.dtypes = {Precision::BF16};
+        s.impls = {impl};
+        if (impl == AttentionImpl::Flash) s.dtypes = {Precision::BF16};  // as our kernels are mostly used
         const QString why = reason(s);
-        QCheckBox* cb = impls_[AttentionImpl::Flash];
+        QCheckBox* cb = impls_[impl];
         cb->setEnabled(why.isEmpty());
-        cb->setToolTip(why.isEmpty() ? tr("TrainScope's own CUDA kernels") : why);
+        cb->setToolTip(why.isEmpty() ? attentionHint(impl) : attentionHint(impl) + QLatin1Char('\n') + why);
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
     for (Precision p : {Precision::BF16, Precision::FP16}) {
@@ -390,14 +391,17 @@ void AttentionPanel::setState(const QJsonObject& o, QStringList* notes) {
         if (i >= 0 && (!model || model->item(i)->isEnabled())) device_->setCurrentIndex(i);
         else if (notes && capsKnown_) *notes << tr("device '%1' is not available here; using %2").arg(dev, device_->currentData().toString());
     }
-    const bool flashWanted = impls_[AttentionImpl::Flash]->isChecked();
+    QList<AttentionImpl> implsWanted;
+    for (AttentionImpl i : allAttentionImpls())
+        if (impls_[i]->isChecked()) implsWanted << i;
     QStringList halfWanted;
     for (Precision p : {Precision::BF16, Precision::FP16})
         if (dtypes_[p]->isChecked()) halfWanted << qstr(toString(p));
     updateAvailability();
     if (notes && capsKnown_) {
-        if (flashWanted && !impls_[AttentionImpl::Flash]->isChecked())
-            *notes << tr("flash left out: %1").arg(impls_[AttentionImpl::Flash]->toolTip());
+        for (AttentionImpl i : implsWanted)
+            if (!impls_[i]->isChecked())
+                *notes << tr("%1 left out: %2").arg(qstr(toString(i)), impls_[i]->toolTip().section(QLatin1Char('\n'), 1));
         for (Precision p : {Precision::BF16, Precision::FP16})
             if (halfWanted.contains(qstr(toString(p))) && !dtypes_[p]->isChecked())
                 *notes << tr("%1 left out: %2").arg(qstr(toString(p)), dtypes_[p]->toolTip());

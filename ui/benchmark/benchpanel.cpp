@@ -37,14 +37,21 @@ constexpr int kMaxPoints = 1000;
 const QList<AttentionImpl> kAttentions = {AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled,
                                       AttentionImpl::Flash};
 
-QString attentionHint(AttentionImpl a) {
-    switch (a) {
-        case AttentionImpl::Naive: return QObject::tr("matmul, masked softmax, matmul, as the course writes it");
-        case AttentionImpl::Sdpa: return QObject::tr("LibTorch's fused scaled_dot_product_attention");
-        case AttentionImpl::Tiled: return QObject::tr("FlashAttention-2's algorithm in LibTorch ops");
-        case AttentionImpl::Flash: return QObject::tr("TrainScope's own CUDA kernels");
-        default: return {};
-    }
+// The engine names values as the CLI's JSON does ("context_length must be positive"); the
+// panel says them as its own labels do ("Context length must be positive").
+QString inPanelWords(QString m) {
+    static const QList<QPair<QRegularExpression, QString>> words = {
+        {QRegularExpression(QStringLiteral("\\bvocab_size\\b")), QObject::tr("vocabulary size")},
+        {QRegularExpression(QStringLiteral("\\bcontext_length\\b")), QObject::tr("context length")},
+        {QRegularExpression(QStringLiteral("\\bnum_heads\\b")), QObject::tr("heads")},
+        {QRegularExpression(QStringLiteral("\\bnum_layers\\b")), QObject::tr("layers")},
+        {QRegularExpression(QStringLiteral("\\bbatch_size\\b")), QObject::tr("batch size")},
+        {QRegularExpression(QStringLiteral("\\blearning_rate\\b")), QObject::tr("learning rate")},
+        {QRegularExpression(QStringLiteral("^warmup\\b")), QObject::tr("warm-up steps")},
+        {QRegularExpression(QStringLiteral("^steps\\b")), QObject::tr("measured steps")}};
+    for (const auto& [re, word] : words) m.replace(re, word);
+    if (!m.isEmpty()) m[0] = m[0].toUpper();
+    return m;
 }
 
 QJsonArray toArray(const QStringList& l) { return QJsonArray::fromStringList(l); }
@@ -65,7 +72,6 @@ void BenchPanel::build() {
     runBox->addRow(tr("&Label:"), label_);
     outer->addLayout(runBox);
     // What Run will do, and what blocks it, at the top where it is always seen.
-    addStatusLabels(outer);
 
     // Model: presets (several = a size sweep) and custom dimensions.
     auto* modelBox = new QGroupBox(tr("Model"), this);
@@ -85,7 +91,9 @@ void BenchPanel::build() {
     custom->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
     custom->setCheckState(Qt::Unchecked);
     sizes_->setToolTip(tr("Tick several sizes to sweep over them"));
-    sizes_->setMaximumHeight(sizes_->sizeHintForRow(0) * 8 + 2 * sizes_->frameWidth() + 4);
+    // Fixed: a list that could shrink would give way (and move every field below it) when the
+    // problems under the panel grow; the dock scrolls instead.
+    sizes_->setFixedHeight(sizes_->sizeHintForRow(0) * 8 + 2 * sizes_->frameWidth() + 4);
     modelLayout->addWidget(sizes_);
     customBox_ = new QGroupBox(tr("Custom dimensions"), modelBox);
     customBox_->setObjectName(QStringLiteral("customDimensions"));
@@ -154,6 +162,7 @@ void BenchPanel::build() {
     outer->addWidget(execBox);
 
     outer->addStretch();
+    addStatusLabels(outer);  // last: when it grows, no field moves
 
     registerFields({{QStringLiteral("sizes"), sizes_},      {QStringLiteral("vocab"), vocab_},
                     {QStringLiteral("d_model"), dModel_},   {QStringLiteral("d_ff"), dFf_},
@@ -162,7 +171,7 @@ void BenchPanel::build() {
                     {QStringLiteral("modes"), modeBox_},    {QStringLiteral("precisions"), precisionBox_},
                     {QStringLiteral("attentions"), attentionBox_}, {QStringLiteral("device"), device_},
                     {QStringLiteral("strategy"), strategy_}, {QStringLiteral("warmup"), warmup_},
-                    {QStringLiteral("steps"), steps_}});
+                    {QStringLiteral("steps"), steps_},      {QStringLiteral("label"), label_}});
 
     // Defaults: a run of seconds on any machine.
     for (int i = 0; i < sizes_->count(); ++i)
@@ -192,6 +201,7 @@ void BenchPanel::build() {
     connect(device_, &QComboBox::currentIndexChanged, this, changedSlot);
     connect(strategy_, &QComboBox::currentIndexChanged, this, changedSlot);
     installRunShortcut();
+    setLabelField(label_);
 
     // GPU-only options wait for the device probe.
     updateAvailability();
@@ -377,7 +387,7 @@ void BenchPanel::revalidate() {
             QList<QWidget*> ws = widgetsForMessage(msg);
             for (QWidget* w : ws)
                 if (parseProblems.contains(w)) return;
-            addAll(ws, msg);
+            addAll(ws, inPanelWords(msg));
         };
         for (const auto& p : points_) {
             for (const auto& m : validateBench(p)) addChecked(m);

@@ -139,12 +139,37 @@ QString mdCell(QString s) {
 
 QString htmlEscape(const QString& s) { return s.toHtmlEscaped(); }
 
-bool writeText(const QString& path, const QString& text, QString* error) {
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Text)) {
+// Opens `f` (a QSaveFile on `path`), making its folder first: a fresh profile has no
+// ~/Documents, and the first export must not fail for it. Says why when it cannot.
+bool openForWriting(QSaveFile& f, const QString& path, QString* error, QIODevice::OpenMode mode) {
+    const QString folder = QFileInfo(path).absolutePath();
+    if (!QDir().mkpath(folder)) {
+        setError(error, QObject::tr("cannot write %1: the folder %2 does not exist and cannot be created")
+                            .arg(path, folder));
+        return false;
+    }
+    if (QFileInfo(path).isDir()) {
+        setError(error, QObject::tr("cannot write %1: it is a folder").arg(path));
+        return false;
+    }
+    if (!f.open(mode)) {
         setError(error, QObject::tr("cannot write %1: %2").arg(path, f.errorString()));
         return false;
     }
+    return true;
+}
+
+// "&Attention" → "Attention", "A && B" → "A & B".
+QString withoutMnemonic(QString text) {
+    text.replace(QLatin1String("&&"), QStringLiteral("\x01"));
+    text.remove(QLatin1Char('&'));
+    text.replace(QChar(1), QLatin1Char('&'));
+    return text;
+}
+
+bool writeText(const QString& path, const QString& text, QString* error) {
+    QSaveFile f(path);
+    if (!openForWriting(f, path, error, QIODevice::WriteOnly | QIODevice::Text)) return false;
     f.write(text.toUtf8());
     if (!f.commit()) {
         setError(error, QObject::tr("cannot write %1: %2").arg(path, f.errorString()));
@@ -190,10 +215,7 @@ bool exportChart(ExportableChart& chart, const QString& path, QSize size, const 
     // Written beside the target and renamed into place when complete: a failed export never
     // leaves a truncated file where a good one stood.
     QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly)) {
-        setError(error, QObject::tr("cannot write %1: %2").arg(path, out.errorString()));
-        return false;
-    }
+    if (!openForWriting(out, path, error, QIODevice::WriteOnly)) return false;
     switch (*format) {
         case ImageFormat::Png: {
             const QImage img = renderChartImage(chart, size, ctx);
@@ -346,7 +368,8 @@ bool exportReport(const QString& path, const QList<ReportPart>& parts, const Exp
     md += QLatin1Char('\n');
     int n = 0;
     for (const ReportPart& part : parts) {
-        md += QStringLiteral("## ") + part.title + QStringLiteral("\n\n");
+        const QString title = withoutMnemonic(part.title);  // pane titles carry "&" for Alt+key
+        md += QStringLiteral("## ") + title + QStringLiteral("\n\n");
         if (part.chart) {
             const QString stem = QStringLiteral("%1-%2").arg(++n, 2, 10, QLatin1Char('0'))
                                      .arg(part.chart->chartFileStem());
@@ -356,11 +379,12 @@ bool exportReport(const QString& path, const QList<ReportPart>& parts, const Exp
                 if (!exportChart(*part.chart, file, chartSize, ctx, error)) return false;
             }
             md += QStringLiteral("![%1](%2/%3.png)\n\n[SVG](%2/%3.svg)\n\n")
-                      .arg(part.title, filesName, stem);
+                      .arg(title, filesName, stem);
         }
         if (part.table) md += tableToMarkdown(*part.table, ctx, false) + QLatin1Char('\n');
     }
-    if (!ctx.configurationJson.isEmpty())
+    const QString json = ctx.configurationJson.trimmed();
+    if (!json.isEmpty() && json != QLatin1String("[]") && json != QLatin1String("{}"))
         md += QStringLiteral("## Configuration\n\n```json\n") + ctx.configurationJson + QStringLiteral("\n```\n");
     return writeText(path, md, error);
 }

@@ -1,5 +1,7 @@
 #include "common/format.h"
 
+#include <limits>
+
 #include <QJsonArray>
 #include <QLocale>
 #include <QRegularExpression>
@@ -79,7 +81,11 @@ bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error
         bool ok = false;
         const qlonglong v = t.toLongLong(&ok);
         if (!ok) {
-            if (error) *error = QObject::tr("'%1' is not a whole number").arg(t);
+            static const QRegularExpression digits(QStringLiteral("^[+-]?[0-9]+$"));
+            if (error)
+                *error = digits.match(t).hasMatch()
+                             ? QObject::tr("'%1' is too large (at most %2)").arg(t).arg(std::numeric_limits<qlonglong>::max())
+                             : QObject::tr("'%1' is not a whole number").arg(t);
             return false;
         }
         if (std::find(out->begin(), out->end(), v) == out->end()) out->push_back(v);
@@ -91,6 +97,20 @@ QStringList stringsOf(const QJsonValue& v) {
     QStringList out;
     for (const auto& x : v.toArray()) out << x.toString();
     return out;
+}
+
+QString attentionHint(AttentionImpl a) {
+    switch (a) {
+        case AttentionImpl::Naive: return QObject::tr("matmul, masked softmax, matmul, as the course writes it");
+        case AttentionImpl::Tiled: return QObject::tr("FlashAttention-2's algorithm in LibTorch ops");
+        case AttentionImpl::Sdpa: return QObject::tr("LibTorch's fused scaled_dot_product_attention, backend of its choice");
+        case AttentionImpl::SdpaFlash: return QObject::tr("LibTorch's SDPA, forced to its FlashAttention backend");
+        case AttentionImpl::SdpaEfficient: return QObject::tr("LibTorch's SDPA, forced to its memory-efficient backend");
+        case AttentionImpl::SdpaCudnn: return QObject::tr("LibTorch's SDPA, forced to its cuDNN backend");
+        case AttentionImpl::SdpaMath: return QObject::tr("LibTorch's SDPA, forced to its math (unfused) backend");
+        case AttentionImpl::Flash: return QObject::tr("TrainScope's own CUDA kernels");
+    }
+    return {};
 }
 
 }  // namespace ts::ui

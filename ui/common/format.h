@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/config.h"
 #include "core/result.h"
 
 namespace ts::ui {
@@ -39,5 +38,8 @@ bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error
 
 // The strings of a JSON array (a panel's saved state); anything else gives none.
 QStringList stringsOf(const QJsonValue& v);
+
+// What an attention implementation is, in a line, for tooltips.
+QString attentionHint(AttentionImpl a);
 
 }  // namespace ts::ui

@@ -17,6 +17,7 @@
 
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QVBoxLayout;
 
 namespace ts::ui {
@@ -43,7 +44,18 @@ public:
     virtual QJsonObject state() const = 0;
     // Values the machine cannot run are dropped; `notes` says which and why.
     virtual void setState(const QJsonObject& state, QStringList* notes = nullptr) = 0;
+
+    // A classroom preset: its configuration, labelled with its title for as long as the
+    // configuration stays the preset's. The first change of any field (other than the label)
+    // clears that label, so that a changed run is not stored under the preset's name; typing
+    // a label of one's own keeps it.
+    void applyPreset(const QJsonObject& config, const QString& title, QStringList* notes = nullptr);
+    // state() plus where its label came from, for the next session; restoreState() reads it
+    // back (a plain state() is read too).
+    QJsonObject savedState() const;
+    void restoreState(const QJsonObject& saved);
 protected:
+    void showEvent(QShowEvent* e) override;
     // The lab's own checks: what this machine offers (options disabled with the reason), and
     // the fields' validation, which ends in showProblems().
     virtual void updateAvailability() = 0;
@@ -58,6 +70,8 @@ protected:
     void registerFields(const QHash<QString, QWidget*>& fields);
     // Ctrl+Enter in any field asks for Run.
     void installRunShortcut();
+    // The run's label field, which a preset fills (see applyPreset).
+    void setLabelField(QLineEdit* label);
     // Flags every field with its messages, collects problems() (fields first, in registration
     // order, then `general`) and shows them with the summary. Emits nothing.
     void showProblems(const QHash<QWidget*, QStringList>& byField, const QStringList& general);
@@ -78,6 +92,14 @@ Q_SIGNALS:
     void runRequested();
 
 private:
+    QJsonObject configWithoutLabel() const;
+    void forgetPresetOnChange();
+
+    QLineEdit* label_ = nullptr;
+    QString presetTitle_;      // the label a preset set; empty once the configuration changed
+    QJsonObject presetConfig_;  // the configuration it labels
+    bool applyingPreset_ = false;
+    QObject* wheelGuard_ = nullptr;
     QHash<QString, QWidget*> fields_;
     QHash<QWidget*, QString> baseTooltips_;
     QLabel* summary_ = nullptr;

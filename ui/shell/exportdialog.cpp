@@ -59,6 +59,8 @@ ExportDialog::ExportDialog(Kind kind, const QString& suggestedPath, QSize curren
         connect(preset_, &QComboBox::currentIndexChanged, this, [this] {
             const QSize s = preset_->currentData().toSize();
             if (s.isValid()) {
+                // Both at once: the first alone would not match the preset and flip it to Custom.
+                const QSignalBlocker bw(width_), bh(height_);
                 width_->setValue(s.width());
                 height_->setValue(s.height());
             }
@@ -80,7 +82,9 @@ ExportDialog::ExportDialog(Kind kind, const QString& suggestedPath, QSize curren
     auto* pathRow = new QHBoxLayout;
     pathRow->addWidget(path_);
     pathRow->addWidget(browse);
-    form->addRow(tr("&File:"), pathRow);
+    auto* fileLabel = new QLabel(tr("&File:"), this);
+    fileLabel->setBuddy(path_);  // a row label with no buddy would show the "&"
+    form->addRow(fileLabel, pathRow);
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString ext = format_->currentData().toString();
         const QString p = QFileDialog::getSaveFileName(this, windowTitle(), path_->text(),

@@ -652,9 +652,8 @@ void MainWindow::loadPreset(const ClassroomPreset& preset) {
     const bool cpuVariant = !caps_.cuda_available && !preset.cpuConfig.isEmpty();
     if (cpuVariant)
         for (auto it = preset.cpuConfig.begin(); it != preset.cpuConfig.end(); ++it) config[it.key()] = it.value();
-    if (!config.contains(QLatin1String("label"))) config[QStringLiteral("label")] = preset.title;
     QStringList notes;
-    labs_[index].panel->setState(config, &notes);
+    labs_[index].panel->applyPreset(config, preset.title, &notes);
     appendLog(tr("— Preset: %1").arg(preset.title));
     if (!preset.description.isEmpty()) appendLog(preset.description);
     if (cpuVariant) appendLog(tr("No CUDA device: loaded the preset's smaller CPU variant"));
@@ -763,7 +762,7 @@ void MainWindow::restoreSettings() {
     restoreState(s.value(QStringLiteral("window/state")).toByteArray());
     for (const Lab& lab : labs_) {
         const QByteArray json = s.value(QStringLiteral("panels/") + lab.id).toByteArray();
-        if (!json.isEmpty()) lab.panel->setState(QJsonDocument::fromJson(json).object());
+        if (!json.isEmpty()) lab.panel->restoreState(QJsonDocument::fromJson(json).object());
     }
     const int exp = experimentCombo_->findData(s.value(QStringLiteral("experiment")).toString());
     if (exp >= 0) experimentCombo_->setCurrentIndex(exp);
@@ -778,7 +777,7 @@ void MainWindow::saveSettings() const {
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
     s.setValue(QStringLiteral("window/state"), saveState());
     for (const Lab& lab : labs_)
-        s.setValue(QStringLiteral("panels/") + lab.id, QJsonDocument(lab.panel->state()).toJson(QJsonDocument::Compact));
+        s.setValue(QStringLiteral("panels/") + lab.id, QJsonDocument(lab.panel->savedState()).toJson(QJsonDocument::Compact));
     s.setValue(QStringLiteral("experiment"), experimentCombo_->currentData().toString());
     if (const LabView* v = currentView(); v && v->currentPane() >= 0)
         s.setValue(QStringLiteral("tab"), v->panes()[v->currentPane()].key);
@@ -858,8 +857,11 @@ bool MainWindow::exportReport(const QString& path, QSize chartSize, QString* err
 QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const {
     QSettings s;
     QString dir = s.value(QStringLiteral("export/dir")).toString();
-    if (dir.isEmpty() || !QFileInfo(dir).isDir())
+    if (dir.isEmpty() || !QFileInfo(dir).isDir()) {
+        // The usual place, made when missing (a fresh profile has none); else home.
         dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+        if (dir.isEmpty() || !QDir().mkpath(dir)) dir = QDir::homePath();
+    }
     const LabView* v = currentView();
     const qint64 id = v ? v->storeRunId() : 0;
     const QString run = id > 0 ? QStringLiteral("run%1").arg(id) : QStringLiteral("run");
@@ -874,11 +876,11 @@ void MainWindow::exportPaneInteractive(LabView* view, int pane) {
     ExportDialog dlg(chart ? ExportDialog::Kind::Chart : ExportDialog::Kind::Table,
                      suggestedPath(stem, chart ? QStringLiteral("png") : QStringLiteral("csv")),
                      chart ? p.widget->size() : QSize(), this);
-    if (dlg.exec() != QDialog::Accepted) return;
-    QString error;
-    if (!exportPane(view, pane, dlg.path(), chart ? dlg.size() : QSize(), &error)) {
-        QMessageBox::warning(this, tr("Export"), error);
-        return;
+    for (;;) {
+        if (dlg.exec() != QDialog::Accepted) return;
+        QString error;
+        if (exportPane(view, pane, dlg.path(), chart ? dlg.size() : QSize(), &error)) break;
+        QMessageBox::warning(this, tr("Export"), error);  // then the dialog again, as it was
     }
     QSettings().setValue(QStringLiteral("export/dir"), QFileInfo(dlg.path()).absolutePath());
     appendLog(tr("Exported %1 to %2").arg(chart ? p.chart->chartTitle() : p.table->tableTitle(), dlg.path()));
@@ -901,11 +903,11 @@ void MainWindow::copyPane(LabView* view, int pane) {
 void MainWindow::exportReportInteractive() {
     ExportDialog dlg(ExportDialog::Kind::Report, suggestedPath(QStringLiteral("report"), QStringLiteral("md")),
                      QSize(1200, 700), this);
-    if (dlg.exec() != QDialog::Accepted) return;
-    QString error;
-    if (!exportReport(dlg.path(), dlg.size(), &error)) {
+    for (;;) {
+        if (dlg.exec() != QDialog::Accepted) return;
+        QString error;
+        if (exportReport(dlg.path(), dlg.size(), &error)) break;
         QMessageBox::warning(this, tr("Export Report"), error);
-        return;
     }
     appendLog(tr("Report written to %1").arg(dlg.path()));
     statusBar()->showMessage(tr("Saved %1").arg(dlg.path()), 5000);

@@ -30,6 +30,10 @@ std::vector<std::string> checkBenchRunnable(const BenchConfig& c) {
     // A tensor bigger than the whole GPU fails in LibTorch with an allocator message; say it
     // up front. "cuda" is the current device, cuda:0 unless set otherwise.
     const std::string id = c.device == "cuda" ? "cuda:0" : c.device;
+    if (id == "cpu") {
+        if (auto p = deviceMemoryProblem(c, systemMemoryBytes(), "this machine's memory"); !p.empty()) problems.push_back(p);
+        return problems;
+    }
     for (const auto& d : capabilities().devices)
         if (d.id == id)
             if (auto p = deviceMemoryProblem(c, d.total_memory, d.name); !p.empty()) problems.push_back(p);
@@ -61,7 +65,9 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
     for (int i = 0; i < total; ++i) {
         if (cancel.cancelled()) {
             r.status = Status::Cancelled;
-            r.error = fmt::format("cancelled after {} of {} steps", i, total);
+            // Said after the status ("cancelled"); warm-up steps are not measured steps.
+            r.error = i < cfg.warmup ? fmt::format("during warm-up step {} of {}", i + 1, cfg.warmup)
+                                     : fmt::format("after {} of {} measured steps", i - cfg.warmup, cfg.steps);
             return;
         }
         if (i == oom_at)

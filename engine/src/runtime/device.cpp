@@ -4,6 +4,9 @@
 #include <c10/core/Event.h>
 #include <c10/util/Exception.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <regex>
 
 namespace ts {
@@ -73,6 +76,14 @@ int64_t requestedBytes(const std::string& message) {
         if (m[2] == u) return static_cast<int64_t>(std::stod(m[1]) * f);
     return 0;
 }
+
+// LibTorch's CPU allocator: "[enforce fail at alloc_cpu.cpp:127] ... you tried to allocate
+// 640000000000 bytes. ..." → bytes; 0 when the message is not that one.
+int64_t cpuAllocationBytes(const std::string& message) {
+    static const std::regex re(R"(can't allocate memory: you tried to allocate ([0-9]+) bytes)");
+    std::smatch m;
+    return std::regex_search(message, m, re) ? std::stoll(m[1]) : 0;
+}
 }  // namespace
 
 Failure describeFailure(const std::exception& e) {
@@ -82,8 +93,17 @@ Failure describeFailure(const std::exception& e) {
     if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) {
         f.status = Status::OOM;
         f.oom_bytes = requestedBytes(f.message);
+    } else if (const int64_t bytes = cpuAllocationBytes(f.message); bytes > 0) {
+        f.status = Status::OOM;
+        f.oom_bytes = bytes;
+        f.message = fmt::format("out of memory on the CPU: tried to allocate {:.1f} GiB", bytes / 1073741824.0);
     }
     return f;
+}
+
+int64_t systemMemoryBytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
 }
 
 }  // namespace ts

@@ -65,6 +65,9 @@ struct Failure {
 };
 Failure describeFailure(const std::exception& e);
 
+// The machine's physical memory in bytes (0 when unknown): what the CPU "device" holds.
+int64_t systemMemoryBytes();
+
 // The first line of a message.
 std::string firstLine(const std::string& s);
 

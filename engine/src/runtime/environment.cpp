@@ -169,11 +169,15 @@ std::vector<std::string> checkRunnable(const RunNeeds& needs) {
             problems.push_back(fmt::format("{} does not support fp16 autocast", d->name));
     }
     for (AttentionImpl a : needs.attentions) {
-        if (a != AttentionImpl::Flash) continue;
-        if (!caps.flash_kernels)
+        if (a == AttentionImpl::Flash && !caps.flash_kernels)
             problems.push_back("attention 'flash': this build has no CUDA attention kernels");
-        else if (d->id == "cpu")
+        else if (a == AttentionImpl::Flash && d->id == "cpu")
             problems.push_back("attention 'flash' runs on CUDA devices only");
+        // LibTorch's memory-efficient and cuDNN kernels exist for CUDA only (its flash and
+        // math kernels have CPU versions).
+        else if ((a == AttentionImpl::SdpaEfficient || a == AttentionImpl::SdpaCudnn) && d->id == "cpu")
+            problems.push_back(fmt::format("attention '{}' runs on CUDA devices only: LibTorch has no CPU version of it",
+                                           toString(a)));
     }
     return problems;
 }

@@ -15,6 +15,9 @@ ChartPane::ChartPane(QWidget* parent) : QWidget(parent) {
     chart_->legend()->setAlignment(Qt::AlignBottom);
     view_ = new QChartView(chart_, this);
     view_->setRenderHint(QPainter::Antialiasing);
+    // Qt Charts leaves fragments of markers that moved or vanished (a new point's fewer
+    // steps) until something else repaints them: repaint the whole chart on every change.
+    view_->setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
     view_->setContextMenuPolicy(Qt::CustomContextMenu);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);

@@ -103,6 +103,19 @@ void StepChart::setOverlay(bool on) {
     requestRedraw();
 }
 
+void StepChart::paintPoint(int point, QPainter& painter, const QRectF& target) {
+    const int wasPoint = point_;
+    const bool wasOverlay = overlay_;
+    point_ = point;
+    overlay_ = false;
+    requestRedraw();
+    paintChart(painter, target);  // draws the pending change first
+    point_ = wasPoint;
+    overlay_ = wasOverlay;
+    requestRedraw();
+    flushRedraw();
+}
+
 int StepChart::plottedSteps() const { return static_cast<int>(total_->count()); }
 
 QString StepChart::chartTitle() const {

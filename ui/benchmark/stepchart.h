@@ -45,6 +45,9 @@ public:
     QLineSeries* totalSeries() const { return total_; }
 
     QValueAxis* xAxis() const { return x_; }
+    QString pointTitle(int point) const;
+    // Paints the chart of `point` (not overlaid) and goes back to what it showed.
+    void paintPoint(int point, QPainter& painter, const QRectF& target);
 
 private:
     void redraw() override;
@@ -52,7 +55,6 @@ private:
     void drawPoint(int point);
     void drawOverlay();
     void setRanges(int steps, double ymax);
-    QString pointTitle(int point) const;
     QString describeDifference(const BenchConfig& c) const;
 
     QPointer<StepModel> steps_;
@@ -68,6 +70,22 @@ private:
     QLineSeries *warmTop_, *warmBottom_;
     QAreaSeries* warmup_;
     QValueAxis *x_, *y_;
+};
+
+// One point's step chart as an export of its own (the report holds one per point).
+class StepChartAtPoint : public ExportableChart {
+public:
+    StepChartAtPoint(StepChart* chart, int point) : chart_(chart), point_(point) {}
+    QString chartTitle() const override { return chart_ ? chart_->pointTitle(point_) : QString(); }
+    QString chartFileStem() const override { return QStringLiteral("steps-point%1").arg(point_ + 1); }
+    void paintChart(QPainter& painter, const QRectF& target) override {
+        if (chart_) chart_->paintPoint(point_, painter, target);
+    }
+    QColor backgroundColor() const override { return chart_ ? chart_->backgroundColor() : QColor(); }
+
+private:
+    QPointer<StepChart> chart_;
+    int point_;
 };
 
 // At most `maxPoints` points: the min and max of each bucket, so spikes survive.

@@ -53,7 +53,9 @@ QList<double> SpeedupChart::values(int set) const {
 
 QList<int> SpeedupChart::uncertainBars(int set) const {
     if (set < 0 || set >= bars_->count()) return {};
-    return bars_->barSets()[set]->selectedBars();
+    QList<int> bars = bars_->barSets()[set]->selectedBars();
+    std::sort(bars.begin(), bars.end());
+    return bars;
 }
 
 void SpeedupChart::restyle() {

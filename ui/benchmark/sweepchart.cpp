@@ -27,12 +27,13 @@ QList<double> logTicks(double lo, double hi, int base) {
         for (int k = first; k <= last; k += every) ticks << std::ldexp(1.0, k);
         return ticks;
     }
-    const bool fine = std::log10(hi / lo) <= 3;
+    static constexpr double kMantissas[] = {1, 2, 5};
+    const int mantissas = std::log10(hi / lo) <= 3 ? 3 : 1;  // 1-2-5, or decades only
     const int first = static_cast<int>(std::floor(std::log10(lo)));
     const int last = static_cast<int>(std::ceil(std::log10(hi)));
     for (int k = first; k <= last; ++k)
-        for (double m : fine ? std::initializer_list<double>{1, 2, 5} : std::initializer_list<double>{1}) {
-            const double v = m * std::pow(10.0, k);
+        for (int m = 0; m < mantissas; ++m) {
+            const double v = kMantissas[m] * std::pow(10.0, k);
             if (v >= lo * (1 - eps) && v <= hi * (1 + eps)) ticks << v;
         }
     return ticks;

@@ -125,8 +125,7 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     auto* speedSplit = new QSplitter(Qt::Horizontal, this);
     speedSplit->addWidget(speedupTable_);
     speedSplit->addWidget(speedupChart_);
-    speedSplit->setStretchFactor(0, 1);
-    speedSplit->setStretchFactor(1, 1);
+    speedSplit->setSizes({500, 500});  // half and half, whatever the table's own width
     addPane({QStringLiteral("speedup"), tr("S&peedup"), withControls(this, speedControls, speedSplit), speedupChart_,
              speedupTable_});
     connect(speedupDim_, &QComboBox::activated, this, [this] {

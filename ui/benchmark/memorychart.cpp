@@ -60,7 +60,12 @@ MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), s
     plot_->xAxis->setLabel(tr("step (whole run)"));
     plot_->yAxis->setLabel(tr("memory (MiB)"));
     plot_->legend->setVisible(true);
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    // The legend in a row under the plot: the point labels own the plot's top.
+    plot_->axisRect()->insetLayout()->take(plot_->legend);
+    plot_->plotLayout()->addElement(2, 0, plot_->legend);
+    plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    plot_->legend->setMargins(QMargins(6, 2, 6, 2));
     note_ = new QCPItemText(plot_);
     note_->position->setType(QCPItemPosition::ptAxisRectRatio);
     note_->position->setCoords(0.5, 0.5);
@@ -152,8 +157,10 @@ void MemoryChart::drawBoundaries() {
         text->position->setTypeX(QCPItemPosition::ptPlotCoords);
         text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
         text->position->setCoords(key, 0.02);
-        text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-        text->setPadding(QMargins(4, 0, 0, 0));
+        // Along the line, reading downwards, so that narrow points do not overlap labels.
+        text->setRotation(90);
+        text->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        text->setPadding(QMargins(0, 0, 0, 6));
         text->setText(pointLabel(steps_->pointOf(row)));
         text->setColor(style_.muted);
         text->setFont(style_.labelFont);

@@ -88,6 +88,7 @@ void SpeedupChart::redraw() {
             top = std::max(top, ratio.value);
         }
         bars_->append(set);
+        set->setSelectedColor(style().muted);
         set->selectBars(uncertain);
     }
     x_->setCategories(rows);

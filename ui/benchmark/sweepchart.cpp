@@ -129,6 +129,13 @@ SweepChart::SweepChart(SeriesModel* model, QWidget* parent, const QString& fileS
     bars_ = new ErrorBarsItem(chart());
     connect(chart(), &QChart::plotAreaChanged, this, [this] { bars_->geometryChanged(); });
     connect(model, &QAbstractItemModel::modelReset, this, [this] { requestRedraw(); });
+    // Category axes throughout: their labelled ticks can sit anywhere, which log scales
+    // (log10 of the values) and categories need; linear scales get round ticks the same way.
+    for (QCategoryAxis** a : {&x_, &y_}) {
+        *a = new QCategoryAxis;
+        (*a)->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+        chart()->addAxis(*a, a == &x_ ? Qt::AlignBottom : Qt::AlignLeft);
+    }
     interaction()->setValueText([this](const QPointF& v) {
         const QStringList cats = model_ ? model_->xCategories() : QStringList();
         const int i = static_cast<int>(std::lround(v.x()));
@@ -136,7 +143,7 @@ SweepChart::SweepChart(SeriesModel* model, QWidget* parent, const QString& fileS
                                         : ChartInteraction::formatValue(fromAxisX(v.x()));
         return tr("x: %1\ny: %2 ms").arg(x, ChartInteraction::formatValue(fromAxisY(v.y())));
     });
-    rebuildAxes();
+    applyChartStyle(chart(), style());
     redraw();
 }
 
@@ -168,48 +175,37 @@ double SweepChart::toAxisY(double y) const { return yIsLog_ ? std::log10(y) : y;
 double SweepChart::fromAxisX(double x) const { return xLog_ ? std::pow(10.0, x) : x; }
 double SweepChart::fromAxisY(double y) const { return yIsLog_ ? std::pow(10.0, y) : y; }
 
-static QStringList labelsOf(QValueAxis* axis) {
-    if (auto* c = qobject_cast<QCategoryAxis*>(axis)) return c->categoriesLabels();
-    QStringList out;
-    const int n = axis->tickCount();
-    for (int i = 0; i < n; ++i) out << tickLabel(axis->min() + i * (axis->max() - axis->min()) / std::max(1, n - 1));
-    return out;
-}
-
-QStringList SweepChart::xTickLabels() const { return labelsOf(x_); }
-QStringList SweepChart::yTickLabels() const { return labelsOf(y_); }
+QStringList SweepChart::xTickLabels() const { return x_->categoriesLabels(); }
+QStringList SweepChart::yTickLabels() const { return y_->categoriesLabels(); }
 
 // A log axis: linear over log10, a labelled tick (and grid line) at each of logTicks().
+static void clearCategories(QCategoryAxis* axis) {
+    for (const QString& label : axis->categoriesLabels()) axis->remove(label);
+}
+
 void SweepChart::setLogAxis(QCategoryAxis* axis, double lo, double hi, int base) {
+    clearCategories(axis);
     axis->setStartValue(std::log10(lo));
     for (double t : logTicks(lo, hi, base)) axis->append(tickLabel(t), std::log10(t));
     axis->setRange(std::log10(lo), std::log10(hi));
 }
 
-void SweepChart::rebuildAxes() {
-    QChart* c = chart();
-    for (QValueAxis* a : {x_, y_})
-        if (a) {
-            c->removeAxis(a);
-            delete a;
+// A linear axis: round ticks (1-2-5 × 10^k apart), the range out to the ticks around it.
+void SweepChart::setLinearAxis(QCategoryAxis* axis, double lo, double hi) {
+    clearCategories(axis);
+    if (!(hi > lo)) hi = lo + 1;
+    const double raw = (hi - lo) / 6;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = 10 * mag;
+    for (double m : {1.0, 2.0, 5.0})
+        if (raw <= m * mag) {
+            step = m * mag;
+            break;
         }
-    auto axis = [](bool categories) -> QValueAxis* {
-        if (!categories) return new QValueAxis;
-        auto* a = new QCategoryAxis;
-        a->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
-        return a;
-    };
-    x_ = axis(xLog_ || xCategorical_);
-    y_ = axis(yIsLog_);
-    x_->setLabelFormat(QStringLiteral("%g"));
-    y_->setLabelFormat(QStringLiteral("%.5g"));
-    c->addAxis(x_, Qt::AlignBottom);
-    c->addAxis(y_, Qt::AlignLeft);
-    for (QLineSeries* s : lines_) {
-        s->attachAxis(x_);
-        s->attachAxis(y_);
-    }
-    applyChartStyle(c, style());
+    const double first = std::floor(lo / step + 1e-9) * step, last = std::ceil(hi / step - 1e-9) * step;
+    axis->setStartValue(first);
+    for (double v = first; v <= last + step * 1e-6; v += step) axis->append(tickLabel(std::abs(v) < step * 1e-9 ? 0 : v), v);
+    axis->setRange(first, last);
 }
 
 void SweepChart::restyle() {
@@ -240,6 +236,8 @@ void SweepChart::redraw() {
             s->setName(n);
             s->setPointsVisible(true);
             c->addSeries(s);
+            s->attachAxis(x_);
+            s->attachAxis(y_);
             lines_ << s;
         }
         names_ = names;
@@ -260,9 +258,7 @@ void SweepChart::redraw() {
     xCategorical_ = !categories.isEmpty();
     xLog_ = !xCategorical_ && any && xmin > 0 &&
             (model_->alwaysLogX() || xmax / xmin >= (base == 2 ? 4 : 10));
-    xBase_ = base;
     yIsLog_ = logY_;
-    rebuildAxes();
 
     // Which series share each x: those are nudged apart by a fraction of the axis.
     QMap<double, QList<int>> seriesAt;
@@ -296,17 +292,16 @@ void SweepChart::redraw() {
     bars_->setBars(bars, labels.values(), style().lineWidth * 0.75, style().foreground);
 
     if (xCategorical_) {
-        auto* ax = static_cast<QCategoryAxis*>(x_);
-        ax->setStartValue(-0.5);
-        for (int i = 0; i < categories.size(); ++i) ax->append(categories[i], i);
-        ax->setRange(-0.5, categories.size() - 0.5);
+        clearCategories(x_);
+        x_->setStartValue(-0.5);
+        for (int i = 0; i < categories.size(); ++i) x_->append(categories[i], i);
+        x_->setRange(-0.5, categories.size() - 0.5);
     } else if (xLog_) {
-        setLogAxis(static_cast<QCategoryAxis*>(x_), xmin / 1.4, xmax * 1.4, base);
+        setLogAxis(x_, xmin / 1.4, xmax * 1.4, base);
     } else {
         if (!any) xmin = 0, xmax = 100;
         const double pad = xmax > xmin ? 0.12 * (xmax - xmin) : std::max(0.5, 0.5 * std::abs(xmin));
-        x_->setRange(xmin >= 0 ? std::max(0.0, xmin - pad) : xmin - pad, xmax + pad);
-        x_->applyNiceNumbers();
+        setLinearAxis(x_, xmin >= 0 ? std::max(0.0, xmin - pad) : xmin - pad, xmax + pad);
     }
     if (yIsLog_) {
         // From the 1-2-5 tick below the smallest mean to the one above the largest bar:
@@ -315,10 +310,9 @@ void SweepChart::redraw() {
         const double hi = ymax > lo ? ymax * 1.1 : lo * 10;
         const double bottom = std::pow(10.0, std::floor(std::log10(lo)));
         const QList<double> below = logTicks(bottom, lo, 10);
-        setLogAxis(static_cast<QCategoryAxis*>(y_), below.isEmpty() ? bottom : below.back(), hi, 10);
+        setLogAxis(y_, below.isEmpty() ? bottom : below.back(), hi, 10);
     } else {
-        y_->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
-        y_->applyNiceNumbers();
+        setLinearAxis(y_, 0, ymax > 0 ? ymax * 1.1 : 1);
     }
     x_->setTitleText(model_->xAxisTitle());
     y_->setTitleText(model_->yAxisTitle());

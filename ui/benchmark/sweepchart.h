@@ -15,7 +15,6 @@
 
 class QCategoryAxis;
 class QLineSeries;
-class QValueAxis;
 
 namespace ts::ui {
 
@@ -63,18 +62,17 @@ public:
 private:
     void redraw() override;
     void restyle() override;
-    void rebuildAxes();
     void setLogAxis(QCategoryAxis* axis, double lo, double hi, int base);
+    void setLinearAxis(QCategoryAxis* axis, double lo, double hi);
 
     QPointer<SeriesModel> model_;
     QString stem_;
     bool logY_ = false;
     QList<QLineSeries*> lines_;
     QStringList names_;
-    QValueAxis* x_ = nullptr;
-    QValueAxis* y_ = nullptr;
+    QCategoryAxis* x_ = nullptr;
+    QCategoryAxis* y_ = nullptr;
     bool xLog_ = false, yIsLog_ = false, xCategorical_ = false;
-    int xBase_ = 10;
     ErrorBarsItem* bars_;
 };
 

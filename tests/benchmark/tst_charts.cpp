@@ -9,12 +9,15 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtCharts/QChart>
+#include <QtCharts/QChartView>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
 
+#include "attention/attentionmodel.h"
+#include "attention/attentionview.h"
 #include "benchmark/benchitems.h"
 #include "benchmark/benchmark_json.h"
 #include "benchmark/benchmark_report.h"
@@ -113,6 +116,7 @@ class TestCharts : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void stepTitleCountsTheRunsPointsAndNamesWarmup();
+    void replayTitlesCountTheStoredRunsPoints();
     void stepChartKeepsTheLastMarkerInside();
     void overlayDrawsEveryPoint();
     void reportHoldsEveryPointsStepChart();
@@ -124,6 +128,7 @@ private Q_SLOTS:
     void logTimeAxisClipsLongErrorBarsOpen();
     void logTicksAreOneTwoFive();
     void sweepAgainstPrecisionIsCategoricalAndDodged();
+    void attentionChartLabelsItsLogAxes();
     void memoryChartHasWholeTicksAndPointBoundaries();
     void zoomPanResetAndHover();
     void resultsHaveMeanAndStdPerPhaseAndNaForCpu();
@@ -147,7 +152,23 @@ void TestCharts::stepTitleCountsTheRunsPointsAndNamesWarmup() {
     QVERIFY(view.stepChart()->pointTitle(2).contains(QStringLiteral("point 3 of 3")));
 }
 
+void TestCharts::replayTitlesCountTheStoredRunsPoints() {
+    BenchView view;
+    std::vector<BenchResult> six;
+    for (int w : {0, 1, 2, 3, 4, 5}) six.push_back(fake::result(withWarmup(w), 5));
+    view.replay(stored(9, six), 1000);
+    QTRY_VERIFY_WITH_TIMEOUT(view.document()->results()->rowCount() >= 3, 10000);
+    view.stopReplay();
+    const int point = view.document()->results()->rowCount() - 1;
+    view.stepChart()->flushRedraw();
+    QVERIFY2(view.stepChart()->chart()->title().contains(QStringLiteral("point %1 of 6").arg(point + 1)),
+             qPrintable(view.stepChart()->chart()->title()));
+}
+
 void TestCharts::stepChartKeepsTheLastMarkerInside() {
+    BenchView probe;
+    // Fragments of markers that moved are not left behind: every change repaints the chart.
+    QCOMPARE(probe.stepChart()->chartView()->viewportUpdateMode(), QGraphicsView::FullViewportUpdate);
     BenchView view;
     view.resize(900, 600);
     runInto(view, {fake::result(withWarmup(1), 5)}, 1);
@@ -356,6 +377,29 @@ void TestCharts::sweepAgainstPrecisionIsCategoricalAndDodged() {
     // Warm-up is a numeric x.
     view.sweepXCombo()->setCurrentIndex(view.sweepXCombo()->findData(static_cast<int>(Dimension::Warmup)));
     QCOMPARE(view.document()->sweep()->xDimension(), Dimension::Size);  // warm-up does not vary here
+}
+
+void TestCharts::attentionChartLabelsItsLogAxes() {
+    AttentionView view;
+    const double ms[] = {0.06, 0.2, 0.7, 2.5};
+    int i = 0;
+    for (int64_t seq : {128, 256, 512, 1024}) {
+        AttentionCell c;
+        c.impl = AttentionImpl::Naive;
+        c.seq = seq;
+        c.head_dim = 64;
+        c.forward_ms = ms[i++];
+        c.backward_ms = 2 * c.forward_ms;
+        view.model()->addCell(c);
+    }
+    SweepChart* chart = view.sweepChart();
+    chart->flushRedraw();
+    QVERIFY(chart->xIsLog() && chart->yIsLog());
+    QCOMPARE(chart->xTickLabels(), (QStringList{QStringLiteral("128"), QStringLiteral("256"), QStringLiteral("512"),
+                                                QStringLiteral("1024")}));
+    // Not only 1 and 0.1: the 1-2-5 ticks between them.
+    const QStringList y = chart->yTickLabels();
+    for (const char* t : {"0.05", "0.1", "0.2", "0.5", "1", "2"}) QVERIFY2(y.contains(QString::fromLatin1(t)), qPrintable(y.join(',')));
 }
 
 void TestCharts::memoryChartHasWholeTicksAndPointBoundaries() {

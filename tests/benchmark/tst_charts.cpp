@@ -400,6 +400,15 @@ void TestCharts::attentionChartLabelsItsLogAxes() {
     // Not only 1 and 0.1: the 1-2-5 ticks between them.
     const QStringList y = chart->yTickLabels();
     for (const char* t : {"0.05", "0.1", "0.2", "0.5", "1", "2"}) QVERIFY2(y.contains(QString::fromLatin1(t)), qPrintable(y.join(',')));
+    // A CPU run has no device memory: n/a, not 0.0 MiB.
+    QCOMPARE(view.model()->data(view.model()->index(0, AttentionModel::PeakMemory)).toString(), QStringLiteral("0.0"));
+    LabJob job;
+    job.lab = QStringLiteral("attention");
+    job.spec_json = R"({"command": "attention", "device": "cpu", "impls": ["naive"]})";
+    view.beginRun(job);
+    view.model()->addCell(AttentionCell{});
+    QCOMPARE(view.model()->data(view.model()->index(0, AttentionModel::PeakMemory)).toString(), QStringLiteral("n/a"));
+    QVERIFY(!view.model()->data(view.model()->index(0, AttentionModel::MemBeforeBackward), AttentionModel::ValueRole).isValid());
 }
 
 void TestCharts::memoryChartHasWholeTicksAndPointBoundaries() {

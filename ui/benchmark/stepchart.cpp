@@ -13,6 +13,7 @@
 #include "benchmark/dimensions.h"
 #include "benchmark/resultmodel.h"
 #include "benchmark/stepmodel.h"
+#include "common/chartinteraction.h"
 
 namespace ts::ui {
 
@@ -81,6 +82,9 @@ StepChart::StepChart(StepModel* steps, ResultModel* results, QWidget* parent)
         s->attachAxis(y_);
     }
     restyle();
+    interaction()->setValueText([](const QPointF& v) {
+        return tr("step %1\n%2 ms").arg(std::lround(v.x())).arg(ChartInteraction::formatValue(v.y()));
+    });
     connect(steps, &QAbstractItemModel::rowsInserted, this, [this] { requestRedraw(); });
     connect(steps, &QAbstractItemModel::modelReset, this, [this] { requestRedraw(); });
     connect(results, &QAbstractItemModel::dataChanged, this, [this] { requestRedraw(); });

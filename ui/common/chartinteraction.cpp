@@ -1,5 +1,6 @@
 #include "common/chartinteraction.h"
 
+#include <QApplication>
 #include <QGraphicsLineItem>
 #include <QGraphicsSimpleTextItem>
 #include <QMouseEvent>
@@ -222,7 +223,9 @@ bool ChartInteraction::eventFilter(QObject* watched, QEvent* event) {
             const QPointF pos = toChart(e->pos());
             if (banding_) {
                 band_->setGeometry(QRect(pressPos_, e->pos()).normalized());
-            } else if (panning_) {
+            } else if (panning_ && (zoomed_ || (e->pos() - pressPos_).manhattanLength() >= QApplication::startDragDistance())) {
+                // A click is no drag: the view keeps following the data until the mouse
+                // really moves.
                 const QPoint d = e->pos() - lastPos_;
                 pan(QPointF(-d.x(), d.y()));
                 lastPos_ = e->pos();

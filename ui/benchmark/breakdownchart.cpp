@@ -5,7 +5,6 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QValueAxis>
-
 #include <algorithm>
 
 #include "benchmark/dimensions.h"
@@ -14,7 +13,8 @@
 
 namespace ts::ui {
 
-BreakdownChart::BreakdownChart(ResultModel* results, QWidget* parent) : ChartPane(parent), results_(results) {
+BreakdownChart::BreakdownChart(ResultModel* results, QWidget* parent)
+    : ChartPane(parent), results_(results) {
     series_ = new QStackedBarSeries;
     for (const QString& name : {tr("forward"), tr("backward"), tr("optimizer")}) {
         auto* set = new QBarSet(name);
@@ -69,10 +69,13 @@ void BreakdownChart::redraw() {
         const BenchResult& r = e.result;
         QString label = QStringLiteral("%1: %2").arg(i + 1).arg(labelOver(r.config, varying));
         const bool ok = e.finished && r.status == Status::Ok && r.total.count > 0;
-        if (!ok) label += QStringLiteral(" (%1)").arg(e.finished ? qstr(toString(r.status)) : tr("running"));
+        if (!ok)
+            label +=
+                QStringLiteral(" (%1)").arg(e.finished ? qstr(toString(r.status)) : tr("running"));
         categories << label;
         // A phase the mode skips has no time: 0 stacks nothing.
-        const double phases[] = {r.forward.mean, r.config.mode != Mode::Forward ? r.backward.mean : 0.0,
+        const double phases[] = {r.forward.mean,
+                                 r.config.mode != Mode::Forward ? r.backward.mean : 0.0,
                                  r.config.mode == Mode::Train ? r.optimizer.mean : 0.0};
         double sum = 0;
         for (int p = 0; p < sets_.size(); ++p) {
@@ -89,8 +92,9 @@ void BreakdownChart::redraw() {
     x_->setCategories(categories);
     y_->setRange(0, top > 0 ? top * 1.1 : 1);
     y_->applyNiceNumbers();
-    chart()->setTitle(categories.isEmpty() ? tr("Where the time goes — finished points appear here")
-                                           : tr("Where the time goes: forward, backward and optimizer per step"));
+    chart()->setTitle(categories.isEmpty()
+                          ? tr("Where the time goes — finished points appear here")
+                          : tr("Where the time goes: forward, backward and optimizer per step"));
 }
 
 }  // namespace ts::ui

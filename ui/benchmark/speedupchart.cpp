@@ -8,14 +8,14 @@
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
-
 #include <algorithm>
 
 #include "benchmark/speedupmodel.h"
 
 namespace ts::ui {
 
-SpeedupChart::SpeedupChart(SpeedupModel* model, QWidget* parent) : ChartPane(parent), model_(model) {
+SpeedupChart::SpeedupChart(SpeedupModel* model, QWidget* parent)
+    : ChartPane(parent), model_(model) {
     bars_ = new QBarSeries;
     one_ = new QLineSeries;
     one_->setName(tr("1× = baseline"));
@@ -26,7 +26,8 @@ SpeedupChart::SpeedupChart(SpeedupModel* model, QWidget* parent) : ChartPane(par
     y_->setLabelFormat(QStringLiteral("%.3g"));
     chart()->addAxis(x_, Qt::AlignBottom);
     chart()->addAxis(y_, Qt::AlignLeft);
-    for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(bars_), static_cast<QAbstractSeries*>(one_)}) {
+    for (QAbstractSeries* s :
+         {static_cast<QAbstractSeries*>(bars_), static_cast<QAbstractSeries*>(one_)}) {
         s->attachAxis(x_);
         s->attachAxis(y_);
     }
@@ -97,8 +98,9 @@ void SpeedupChart::redraw() {
     y_->setRange(0, top * 1.1);
     y_->applyNiceNumbers();
     restyle();
-    chart()->setTitle(bars_->count() == 0 ? tr("Speedup — no second value to compare against a baseline")
-                                          : chartTitle());
+    chart()->setTitle(bars_->count() == 0
+                          ? tr("Speedup — no second value to compare against a baseline")
+                          : chartTitle());
 }
 
 }  // namespace ts::ui

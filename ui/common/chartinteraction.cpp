@@ -16,14 +16,15 @@
 #include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QValueAxis>
 #include <QtCharts/QXYSeries>
-
 #include <cmath>
 
 namespace ts::ui {
 
 namespace {
 
-double distance(const QPointF& a, const QPointF& b) { return std::hypot(a.x() - b.x(), a.y() - b.y()); }
+double distance(const QPointF& a, const QPointF& b) {
+    return std::hypot(a.x() - b.x(), a.y() - b.y());
+}
 
 // The range of a numeric axis; none for category axes.
 std::optional<QPointF> rangeOf(QAbstractAxis* a) {
@@ -60,10 +61,12 @@ QPointF ChartInteraction::toChart(const QPoint& viewportPos) const {
     return chart_->mapFromScene(view_->mapToScene(viewportPos));
 }
 
-std::optional<ChartInteraction::Hit> ChartInteraction::nearestPoint(const QPointF& chartPos, qreal radius) const {
+std::optional<ChartInteraction::Hit> ChartInteraction::nearestPoint(const QPointF& chartPos,
+                                                                    qreal radius) const {
     std::optional<Hit> best;
     double bestDistance = radius;
-    auto consider = [&](const QString& series, const QString& x, double y, const QPointF& pos, const QPointF& value) {
+    auto consider = [&](const QString& series, const QString& x, double y, const QPointF& pos,
+                        const QPointF& value) {
         const double d = distance(pos, chartPos);
         if (d <= bestDistance) {
             bestDistance = d;
@@ -88,8 +91,8 @@ std::optional<ChartInteraction::Hit> ChartInteraction::nearestPoint(const QPoint
                         for (int k = 0; k < j; ++k) top += sets[k]->at(i);
                     const double x = stacked ? i : i - width / 2 + (j + 0.5) * width / sets.size();
                     const QPointF at(x, stacked ? top - sets[j]->at(i) / 2 : top);
-                    consider(sets[j]->label(), categoryOf(bars, i), sets[j]->at(i), chart_->mapToPosition(at, bars),
-                             QPointF(i, sets[j]->at(i)));
+                    consider(sets[j]->label(), categoryOf(bars, i), sets[j]->at(i),
+                             chart_->mapToPosition(at, bars), QPointF(i, sets[j]->at(i)));
                 }
         }
     }
@@ -154,8 +157,9 @@ void ChartInteraction::ensureCrosshair() {
     hLine_ = new QGraphicsLineItem(chart_);
     vLine_ = new QGraphicsLineItem(chart_);
     label_ = new QGraphicsSimpleTextItem(chart_);
-    for (QGraphicsItem* i : {static_cast<QGraphicsItem*>(hLine_), static_cast<QGraphicsItem*>(vLine_),
-                             static_cast<QGraphicsItem*>(label_)}) {
+    for (QGraphicsItem* i :
+         {static_cast<QGraphicsItem*>(hLine_), static_cast<QGraphicsItem*>(vLine_),
+          static_cast<QGraphicsItem*>(label_)}) {
         i->setZValue(100);
         i->setVisible(false);
     }
@@ -176,12 +180,14 @@ void ChartInteraction::showCrosshair(const QPointF& chartPos) {
     hLine_->setLine(area.left(), chartPos.y(), area.right(), chartPos.y());
     vLine_->setLine(chartPos.x(), area.top(), chartPos.x(), area.bottom());
     const QPointF v = chart_->mapToValue(chartPos);
-    label_->setText(valueText_ ? valueText_(v).replace(QLatin1Char('\n'), QStringLiteral(", "))
-                               : QStringLiteral("%1, %2").arg(formatValue(v.x()), formatValue(v.y())));
+    label_->setText(valueText_
+                        ? valueText_(v).replace(QLatin1Char('\n'), QStringLiteral(", "))
+                        : QStringLiteral("%1, %2").arg(formatValue(v.x()), formatValue(v.y())));
     label_->setBrush(chart_->titleBrush());
     label_->setPos(chartPos + QPointF(6, -label_->boundingRect().height() - 4));
-    for (QGraphicsItem* i : {static_cast<QGraphicsItem*>(hLine_), static_cast<QGraphicsItem*>(vLine_),
-                             static_cast<QGraphicsItem*>(label_)})
+    for (QGraphicsItem* i :
+         {static_cast<QGraphicsItem*>(hLine_), static_cast<QGraphicsItem*>(vLine_),
+          static_cast<QGraphicsItem*>(label_)})
         i->setVisible(true);
 }
 
@@ -223,7 +229,8 @@ bool ChartInteraction::eventFilter(QObject* watched, QEvent* event) {
             const QPointF pos = toChart(e->pos());
             if (banding_) {
                 band_->setGeometry(QRect(pressPos_, e->pos()).normalized());
-            } else if (panning_ && (zoomed_ || (e->pos() - pressPos_).manhattanLength() >= QApplication::startDragDistance())) {
+            } else if (panning_ && (zoomed_ || (e->pos() - pressPos_).manhattanLength() >=
+                                                   QApplication::startDragDistance())) {
                 // A click is no drag: the view keeps following the data until the mouse
                 // really moves.
                 const QPoint d = e->pos() - lastPos_;
@@ -242,7 +249,8 @@ bool ChartInteraction::eventFilter(QObject* watched, QEvent* event) {
             if (banding_) {
                 band_->hide();
                 const QRect r = QRect(pressPos_, e->pos()).normalized();
-                zoomInto(QRectF(toChart(r.topLeft()), toChart(r.bottomRight())).intersected(chart_->plotArea()));
+                zoomInto(QRectF(toChart(r.topLeft()), toChart(r.bottomRight()))
+                             .intersected(chart_->plotArea()));
             }
             banding_ = panning_ = false;
             return e->button() == Qt::LeftButton;
@@ -254,7 +262,8 @@ bool ChartInteraction::eventFilter(QObject* watched, QEvent* event) {
         case QEvent::Leave:
             hideCrosshair();
             return false;
-        default: return false;
+        default:
+            return false;
     }
 }
 

@@ -205,6 +205,16 @@ void TestCharts::overlayDrawsEveryPoint() {
     view.stepChart()->flushRedraw();
     QVERIFY(view.stepChart()->totalSeries()->isVisible());
     QVERIFY(!view.stepChart()->overlaySeries()[0]->isVisible());
+    // A big sweep overlays its first points and says so.
+    std::vector<BenchResult> many;
+    for (int w = 0; w < 30; ++w) many.push_back(fake::result(withWarmup(w), 5));
+    runInto(view, many, 30);
+    view.overlayCheck()->setChecked(true);
+    view.stepChart()->flushRedraw();
+    int visible = 0;
+    for (QLineSeries* s : view.stepChart()->overlaySeries()) visible += s->isVisible();
+    QCOMPARE(visible, 24);
+    QVERIFY(view.stepChart()->chart()->title().contains(QStringLiteral("first 24 of 30")));
 }
 
 void TestCharts::reportHoldsEveryPointsStepChart() {

@@ -115,9 +115,14 @@ MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), s
 
 void MemoryChart::setResults(ResultModel* results) {
     results_ = results;
-    connect(results, &QAbstractItemModel::modelReset, this, [this] { throttle_->request(); });
-    connect(results, &QAbstractItemModel::rowsInserted, this, [this] { throttle_->request(); });
-    throttle_->request();
+    // A new point (or a new run) changes the boundaries' labels.
+    auto relabel = [this] {
+        boundariesDirty_ = true;
+        throttle_->request();
+    };
+    connect(results, &QAbstractItemModel::modelReset, this, relabel);
+    connect(results, &QAbstractItemModel::rowsInserted, this, relabel);
+    relabel();
 }
 
 QList<double> MemoryChart::boundaryKeys() const { return boundaryKeys_; }
@@ -135,8 +140,13 @@ QString MemoryChart::pointLabel(int point) const {
     return dims.empty() ? tr("point %1").arg(point + 1) : QStringLiteral("%1: %2").arg(point + 1).arg(labelOver(c, dims));
 }
 
-// A vertical line where each point's steps start, labelled with the point.
+// A vertical line where each point's steps start, labelled with the point. Redrawn only
+// when points come or go, not at every batch of steps.
 void MemoryChart::drawBoundaries() {
+    const int lastPoint = steps_ ? steps_->lastPoint() : -1;
+    if (!boundariesDirty_ && lastPoint == boundariesUpTo_) return;
+    boundariesDirty_ = false;
+    boundariesUpTo_ = lastPoint;
     for (QCPItemText* t : boundaryTexts_) plot_->removeItem(t);
     boundaryTexts_.clear();
     for (int i = plot_->itemCount() - 1; i >= 0; --i)
@@ -215,6 +225,7 @@ void MemoryChart::appendRows(int first, int last) {
 }
 
 void MemoryChart::reload() {
+    boundariesDirty_ = true;
     for (QCPGraph* g : {allocated_, reserved_, peak_}) g->data()->clear();
     maxValue_ = 0;
     followData_ = true;
@@ -238,6 +249,8 @@ void MemoryChart::redraw() {
 
 void MemoryChart::restyle() {
     style_ = currentChartStyle();
+    boundariesDirty_ = true;  // their colours
+    throttle_->request();
     const ChartStyle& s = style_;
     plot_->setBackground(s.background);
     plot_->axisRect()->setBackground(s.plotBackground);

@@ -64,6 +64,8 @@ private:
     QPointer<ResultModel> results_;
     QList<QCPItemText*> boundaryTexts_;
     QList<double> boundaryKeys_;
+    bool boundariesDirty_ = true;
+    int boundariesUpTo_ = -1;  // the last point the boundaries were drawn for
     QCPItemTracer* tracer_;
     QCustomPlot* plot_;
     QCPGraph *allocated_, *reserved_, *peak_;

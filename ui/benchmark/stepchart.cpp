@@ -229,7 +229,10 @@ void StepChart::drawPoint(int point) {
 
 void StepChart::drawOverlay() {
     const int points = std::max(results_ ? results_->rowCount() : 0, steps_->lastPoint() + 1);
-    while (overlayLines_.size() < points) {
+    // A line per point reads for a few points; a big sweep overlays its first ones.
+    constexpr int kMaxOverlaid = 24;
+    const int overlaid = std::min(points, kMaxOverlaid);
+    while (overlayLines_.size() < overlaid) {
         auto* s = new QLineSeries;
         chart()->addSeries(s);
         s->attachAxis(x_);
@@ -257,7 +260,7 @@ void StepChart::drawOverlay() {
         longest = std::max(longest, count);
         line->replace(decimateMinMax(t, 2000));
         line->setPointsVisible(count <= 200);
-        line->setVisible(p < points);
+        line->setVisible(p < overlaid);
         const BenchConfig* c = results_ && p < results_->rowCount()
                                    ? &results_->entries()[static_cast<size_t>(p)].result.config
                                    : nullptr;
@@ -267,7 +270,9 @@ void StepChart::drawOverlay() {
     shown_ = -1;
     shownSteps_ = longest;
     setRanges(longest, ymax);
-    chart()->setTitle(tr("Step timings, total per step of every point (%n point(s))", "", points));
+    chart()->setTitle(overlaid < points
+                          ? tr("Step timings, total per step of the first %1 of %2 points").arg(overlaid).arg(points)
+                          : tr("Step timings, total per step of every point (%n point(s))", "", points));
 }
 
 // The values of a point that other points of the run may differ in, for an overlay's legend.

@@ -440,6 +440,14 @@ void TestCharts::memoryChartHasWholeTicksAndPointBoundaries() {
     QVERIFY(chart->crosshairVisible());
     chart->hoverAt(-10);
     QVERIFY(!chart->crosshairVisible());
+    // Ctrl+drag draws a box to zoom into; a plain drag pans.
+    const QPoint centre = chart->plot()->axisRect()->rect().center();
+    QTest::mousePress(chart->plot(), Qt::LeftButton, Qt::ControlModifier, centre);
+    QCOMPARE(chart->plot()->selectionRectMode(), QCP::srmZoom);
+    QTest::mouseRelease(chart->plot(), Qt::LeftButton, Qt::ControlModifier, centre);
+    QTest::mousePress(chart->plot(), Qt::LeftButton, {}, centre);
+    QCOMPARE(chart->plot()->selectionRectMode(), QCP::srmNone);
+    QTest::mouseRelease(chart->plot(), Qt::LeftButton, {}, centre);
 }
 
 void TestCharts::zoomPanResetAndHover() {

@@ -252,6 +252,12 @@ void TestCharts::breakdownStacksThePhases() {
     QCOMPARE(chart->phaseValues(2), (QList<double>{0, 0, 1}));
     QVERIFY(chart->valueAxis()->max() >= 7);
     QVERIFY(view.paneIndex(QStringLiteral("breakdown")) >= 0);
+    // The report has the breakdown, and no sweep chart of three modes at one size.
+    QStringList stems;
+    for (const ReportPart& p : view.reportParts())
+        if (p.chart) stems << p.chart->chartFileStem();
+    QVERIFY(stems.contains(QStringLiteral("breakdown")));
+    QVERIFY(!stems.contains(QStringLiteral("sweep")));
 }
 
 void TestCharts::whereTheTimeGoesOpensTheBreakdown() {

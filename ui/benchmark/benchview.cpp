@@ -9,6 +9,8 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "benchmark/benchitems.h"
 #include "benchmark/breakdownchart.h"
 #include "benchmark/speedupchart.h"
@@ -370,7 +372,10 @@ QList<ReportPart> BenchView::reportParts() const {
         parts << ReportPart{tr("Step timings, point %1 of %2").arg(p + 1).arg(points), pointCharts_[static_cast<size_t>(p)].get(),
                             nullptr};
     if (points > 1) parts << ReportPart{tr("Where the time goes"), breakdownChart_, nullptr};
-    if (!doc.sweep()->rows().empty() && doc.results()->rowCount() > 1)
+    // The sweep chart says something when its x varies (not for a sweep over modes only).
+    const std::vector<Dimension> varying = varyingDimensions(doc.results()->configs());
+    if (!doc.sweep()->rows().empty() &&
+        std::find(varying.begin(), varying.end(), doc.sweep()->xDimension()) != varying.end())
         parts << ReportPart{tr("Sweep"), sweepChart_, nullptr};
     auto* speedup = doc.speedup();
     if (!speedup->candidates().empty())

@@ -338,7 +338,11 @@ void TestCharts::sweepSizeIsLogLogWithLabels() {
     chart->flushRedraw();
     QVERIFY(chart->xIsLog());
     QVERIFY(chart->yIsLog());
-    QVERIFY2(chart->xTickLabels().size() >= 2, qPrintable(chart->xTickLabels().join(',')));
+    // Labelled ticks at both ends of the axis, 1-2-5 between.
+    const QStringList xTicks = chart->xTickLabels();
+    QVERIFY2(xTicks.size() >= 3, qPrintable(xTicks.join(',')));
+    QCOMPARE(std::pow(10.0, chart->xAxisMin()), xTicks.front().toDouble());
+    QCOMPARE(std::pow(10.0, chart->xAxisMax()), xTicks.back().toDouble());
     QCOMPARE(chart->pointLabels(), (QStringList{QStringLiteral("tiny"), QStringLiteral("mini")}));
     // Points sit at log10 of their values (millions of parameters).
     const double tiny = parameterCount(fake::config("tiny", 64, Precision::FP32).model) * 1e-6;
@@ -365,6 +369,12 @@ void TestCharts::logTicksAreOneTwoFive() {
     QCOMPARE(logTicks(0.08, 12, 10), (QList<double>{0.1, 0.2, 0.5, 1, 2, 5, 10}));
     QCOMPARE(logTicks(1, 1e6, 10), (QList<double>{1, 10, 100, 1000, 1e4, 1e5, 1e6}));
     QCOMPARE(logTicks(100, 1100, 2), (QList<double>{128, 256, 512, 1024}));
+    QCOMPARE(logTickBelow(1.04, 10), 1.0);
+    QCOMPARE(logTickBelow(4.9, 10), 2.0);
+    QCOMPARE(logTickAbove(5.2, 10), 10.0);
+    QCOMPARE(logTickAbove(0.03, 10), 0.05);
+    QCOMPARE(logTickBelow(1000, 2), 512.0);
+    QCOMPARE(logTickAbove(1025, 2), 2048.0);
     QCOMPARE(tickLabel(0.5), QStringLiteral("0.5"));
     QCOMPARE(tickLabel(2000), QStringLiteral("2000"));
     QCOMPARE(dodgeX(3, 0, 1, 0.1), 3.0);
@@ -411,8 +421,9 @@ void TestCharts::attentionChartLabelsItsLogAxes() {
     SweepChart* chart = view.sweepChart();
     chart->flushRedraw();
     QVERIFY(chart->xIsLog() && chart->yIsLog());
-    QCOMPARE(chart->xTickLabels(), (QStringList{QStringLiteral("128"), QStringLiteral("256"), QStringLiteral("512"),
-                                                QStringLiteral("1024")}));
+    // Every power of two, one beyond the data at each end.
+    QCOMPARE(chart->xTickLabels(), (QStringList{QStringLiteral("64"), QStringLiteral("128"), QStringLiteral("256"),
+                                                QStringLiteral("512"), QStringLiteral("1024"), QStringLiteral("2048")}));
     // Not only 1 and 0.1: the 1-2-5 ticks between them.
     const QStringList y = chart->yTickLabels();
     for (const char* t : {"0.05", "0.1", "0.2", "0.5", "1", "2"}) QVERIFY2(y.contains(QString::fromLatin1(t)), qPrintable(y.join(',')));

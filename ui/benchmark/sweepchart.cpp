@@ -39,6 +39,18 @@ QList<double> logTicks(double lo, double hi, int base) {
     return ticks;
 }
 
+double logTickBelow(double v, int base) {
+    if (base == 2) return std::exp2(std::floor(std::log2(v) + 1e-9));
+    const QList<double> below = logTicks(std::pow(10.0, std::floor(std::log10(v))), v, 10);
+    return below.isEmpty() ? std::pow(10.0, std::floor(std::log10(v))) : below.back();
+}
+
+double logTickAbove(double v, int base) {
+    if (base == 2) return std::exp2(std::ceil(std::log2(v) - 1e-9));
+    const QList<double> above = logTicks(v, std::pow(10.0, std::ceil(std::log10(v))), 10);
+    return above.isEmpty() ? std::pow(10.0, std::ceil(std::log10(v))) : above.front();
+}
+
 QString tickLabel(double v) { return QString::number(v, 'g', 6); }
 
 double dodgeX(double x, int series, int count, double slot) {
@@ -175,6 +187,9 @@ double SweepChart::toAxisY(double y) const { return yIsLog_ ? std::log10(y) : y;
 double SweepChart::fromAxisX(double x) const { return xLog_ ? std::pow(10.0, x) : x; }
 double SweepChart::fromAxisY(double y) const { return yIsLog_ ? std::pow(10.0, y) : y; }
 
+double SweepChart::xAxisMin() const { return x_->min(); }
+double SweepChart::xAxisMax() const { return x_->max(); }
+
 QStringList SweepChart::xTickLabels() const { return x_->categoriesLabels(); }
 QStringList SweepChart::yTickLabels() const { return y_->categoriesLabels(); }
 
@@ -297,7 +312,8 @@ void SweepChart::redraw() {
         for (int i = 0; i < categories.size(); ++i) x_->append(categories[i], i);
         x_->setRange(-0.5, categories.size() - 0.5);
     } else if (xLog_) {
-        setLogAxis(x_, xmin / 1.4, xmax * 1.4, base);
+        // From a labelled tick below the smallest x to one above the largest.
+        setLogAxis(x_, logTickBelow(xmin / 1.15, base), logTickAbove(xmax * 1.15, base), base);
     } else {
         if (!any) xmin = 0, xmax = 100;
         const double pad = xmax > xmin ? 0.12 * (xmax - xmin) : std::max(0.5, 0.5 * std::abs(xmin));
@@ -308,9 +324,7 @@ void SweepChart::redraw() {
         // bars that reach lower run to the bottom edge, open.
         const double lo = std::isfinite(ymin) && ymin > 0 ? ymin / 1.25 : 0.1;
         const double hi = ymax > lo ? ymax * 1.1 : lo * 10;
-        const double bottom = std::pow(10.0, std::floor(std::log10(lo)));
-        const QList<double> below = logTicks(bottom, lo, 10);
-        setLogAxis(y_, below.isEmpty() ? bottom : below.back(), hi, 10);
+        setLogAxis(y_, logTickBelow(lo, 10), logTickAbove(hi, 10), 10);
     } else {
         setLinearAxis(y_, 0, ymax > 0 ? ymax * 1.1 : 1);
     }

@@ -24,7 +24,10 @@ class ErrorBarsItem;
 // Tick values between `lo` and `hi` (both > 0) for a log axis: 1, 2, 5 × 10^k when the range
 // spans at most three decades, else every decade; for base 2, every power of two.
 QList<double> logTicks(double lo, double hi, int base);
-// "1", "20", "0.5", "2k", "1.5M": a tick label.
+// The nearest of those ticks at or below / at or above `v` (1-2-5 × 10^k, or 2^k).
+double logTickBelow(double v, int base);
+double logTickAbove(double v, int base);
+// "1", "20", "0.5", "1024": a tick label.
 QString tickLabel(double v);
 // The x of series `series` of `count` drawn `slot` apart (in axis units) around `x`.
 double dodgeX(double x, int series, int count, double slot);
@@ -50,6 +53,8 @@ public:
     bool yIsLog() const { return yIsLog_; }
     bool xIsCategorical() const { return xCategorical_; }
     QStringList xTickLabels() const;  // the labelled ticks, left to right
+    double xAxisMin() const;          // the axis' range, drawn coordinates
+    double xAxisMax() const;
     QStringList yTickLabels() const;
     QStringList pointLabels() const;  // labels drawn next to points (model sizes)
     QList<QPointF> seriesPoints(int series) const;  // as drawn (log10 on log axes)

@@ -301,7 +301,9 @@ void SweepChart::redraw() {
         if (model_->labelPoints() && (!labels.contains(r.x) || labels[r.x].at.y() < toAxisY(r.mean)))
             labels[r.x] = ErrorBarsItem::Label{lines_[i], QPointF(ax, toAxisY(r.mean)), r.xLabel};
         ymax = std::max(ymax, r.mean + r.std);
-        ymin = std::min(ymin, r.mean);
+        // The axis reaches down to a bar's end within a decade of its mean; longer bars
+        // (std close to or above the mean) run off the bottom, open.
+        ymin = std::min(ymin, lo >= r.mean / 10 ? lo : r.mean);
     }
     for (int i = 0; i < lines_.size(); ++i) lines_[i]->replace(data[i]);
     bars_->setBars(bars, labels.values(), style().lineWidth * 0.75, style().foreground);

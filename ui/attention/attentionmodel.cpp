@@ -93,8 +93,10 @@ QVariant AttentionModel::data(const QModelIndex& index, int role) const {
         case BackwardTflops:
             return num(c.backward_tflops, QString::number(c.backward_tflops, 'f', 2), ok && c.backward_tflops > 0);
         case MemBeforeBackward:
+            if (!measuresMemory_) return raw ? QVariant() : QVariant(QStringLiteral("n/a"));
             return raw ? QVariant(static_cast<qlonglong>(c.memory_before_backward)) : QVariant(formatMiB(c.memory_before_backward));
         case PeakMemory:
+            if (!measuresMemory_) return raw ? QVariant() : QVariant(QStringLiteral("n/a"));
             return raw ? QVariant(static_cast<qlonglong>(c.peak_memory)) : QVariant(formatMiB(c.peak_memory));
     }
     return {};
@@ -103,6 +105,13 @@ QVariant AttentionModel::data(const QModelIndex& index, int role) const {
 void AttentionModel::clear() {
     beginResetModel();
     cells_.clear();
+    endResetModel();
+}
+
+void AttentionModel::setMeasuresMemory(bool measures) {
+    if (measures == measuresMemory_) return;
+    beginResetModel();
+    measuresMemory_ = measures;
     endResetModel();
 }
 

@@ -35,10 +35,13 @@ public:
 
     void clear();
     void addCell(const AttentionCell& cell);
+    // Whether the run records device memory (CUDA); on the CPU the memory cells read "n/a".
+    void setMeasuresMemory(bool measures);
     const std::vector<AttentionCell>& cells() const { return cells_; }
 
 private:
     std::vector<AttentionCell> cells_;
+    bool measuresMemory_ = true;
 };
 
 // Time of one pass against sequence length.

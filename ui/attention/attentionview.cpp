@@ -59,6 +59,10 @@ void AttentionView::begin(const QString& label, const std::string& spec_json) {
     configuration_.clear();
     configurationJson_.clear();
     const auto spec = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
+    // The CPU records no device memory: its zeros are no measurement.
+    const auto device = spec.is_object() ? spec.find("device") : spec.end();
+    model_->setMeasuresMemory(device == spec.end() || !device->is_string() ||
+                              device->get<std::string>().rfind("cuda", 0) == 0);
     if (spec.is_object()) {
         QStringList parts;
         auto list = [&](const char* key, const QString& name) {

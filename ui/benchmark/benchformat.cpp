@@ -29,6 +29,8 @@ QString describeSweep(const std::vector<BenchConfig>& points) {
     return QStringLiteral("%1 points: %2").arg(points.size()).arg(parts.join(QStringLiteral("; ")));
 }
 
+bool measuresDeviceMemory(const BenchConfig& c) { return c.device.rfind("cuda", 0) == 0; }
+
 QString configurationJson(const std::vector<BenchConfig>& configs) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& c : configs) arr.push_back(toJson(c));

@@ -13,6 +13,9 @@ namespace ts::ui {
 QString describeConfig(const BenchConfig& c);
 // One line for a whole sweep: each dimension with its values, in sweep order.
 QString describeSweep(const std::vector<BenchConfig>& points);
+// Whether a point's run records device memory: CUDA devices do, the CPU records none (its
+// memory figures are 0, not a measurement).
+bool measuresDeviceMemory(const BenchConfig& c);
 // The points' configurations as JSON, for a report's appendix.
 QString configurationJson(const std::vector<BenchConfig>& points);
 

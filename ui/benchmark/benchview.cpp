@@ -6,9 +6,14 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "benchmark/benchitems.h"
+#include "benchmark/breakdownchart.h"
+#include "benchmark/speedupchart.h"
 #include "benchmark/comparewidget.h"
 #include "benchmark/dimensions.h"
 #include "benchmark/memorychart.h"
@@ -51,9 +56,13 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     pointCombo_ = new QComboBox(this);
     pointCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     pointCombo_->setToolTip(tr("Which sweep point the chart shows"));
+    overlay_ = new QCheckBox(tr("Overlay all points"), this);
+    overlay_->setObjectName(QStringLiteral("overlayPoints"));
+    overlay_->setToolTip(tr("The total time per step of every point on one chart"));
     auto* stepControls = new QHBoxLayout;
     stepControls->addWidget(new QLabel(tr("Point:"), this));
     stepControls->addWidget(pointCombo_);
+    stepControls->addWidget(overlay_);
     stepControls->addStretch();
     stepChart_->setMinimumHeight(280);
     auto* split = new QSplitter(Qt::Vertical, this);
@@ -64,13 +73,17 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     addPane({QStringLiteral("steps"), tr("&Steps"), withControls(this, stepControls, split), stepChart_, stepTable_});
     connect(pointCombo_, &QComboBox::currentIndexChanged, this,
             [this] { stepChart_->setPoint(pointCombo_->currentData().toInt()); });
+    connect(overlay_, &QCheckBox::toggled, this, [this](bool on) {
+        stepChart_->setOverlay(on);
+        pointCombo_->setEnabled(!on);
+    });
+    connect(&doc_, &RunDocument::infoChanged, this, [this] { stepChart_->setRunPointCount(doc_.pointCount()); });
 
     // Sweep: time against size / context / batch, one series per other varying value.
     sweepChart_ = new SweepChart(doc_.sweep(), this);
     sweepChart_->setObjectName(QStringLiteral("sweepChart"));
     sweepX_ = new QComboBox(this);
-    for (Dimension d : {Dimension::Size, Dimension::Context, Dimension::Batch})
-        sweepX_->addItem(dimensionName(d), static_cast<int>(d));
+    for (Dimension d : SweepModel::xDimensions()) sweepX_->addItem(dimensionName(d), static_cast<int>(d));
     sweepMetric_ = new QComboBox(this);
     for (Metric m : {Metric::Total, Metric::Forward, Metric::Backward, Metric::Optimizer})
         sweepMetric_->addItem(metricName(m), static_cast<int>(m));
@@ -109,7 +122,13 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     speedControls->addWidget(new QLabel(tr("Phase:"), this));
     speedControls->addWidget(speedupMetric_);
     speedControls->addStretch();
-    addPane({QStringLiteral("speedup"), tr("S&peedup"), withControls(this, speedControls, speedupTable_), nullptr,
+    speedupChart_ = new SpeedupChart(doc_.speedup(), this);
+    speedupChart_->setObjectName(QStringLiteral("speedupChart"));
+    auto* speedSplit = new QSplitter(Qt::Horizontal, this);
+    speedSplit->addWidget(speedupTable_);
+    speedSplit->addWidget(speedupChart_);
+    speedSplit->setSizes({500, 500});  // half and half, whatever the table's own width
+    addPane({QStringLiteral("speedup"), tr("S&peedup"), withControls(this, speedControls, speedSplit), speedupChart_,
              speedupTable_});
     connect(speedupDim_, &QComboBox::activated, this, [this] {
         doc_.speedup()->setDimension(static_cast<Dimension>(speedupDim_->currentData().toInt()));
@@ -119,6 +138,12 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     connect(speedupMetric_, &QComboBox::currentIndexChanged, this,
             [this] { doc_.speedup()->setMetric(static_cast<Metric>(speedupMetric_->currentData().toInt())); });
     connect(doc_.speedup(), &SpeedupModel::shapeChanged, this, &BenchView::refillSpeedupControls);
+
+    // Breakdown: forward, backward and optimizer of each point, stacked.
+    breakdownChart_ = new BreakdownChart(doc_.results(), this);
+    breakdownChart_->setObjectName(QStringLiteral("breakdownChart"));
+    addPane({QStringLiteral("breakdown"), tr("&Breakdown"), withControls(this, nullptr, breakdownChart_), breakdownChart_,
+             nullptr});
 
     // Results: one row per point.
     resultTable_ = new DataTableView(this);
@@ -131,12 +156,14 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
 
     memoryChart_ = new MemoryChart(doc_.steps(), this);
     memoryChart_->setObjectName(QStringLiteral("memoryChart"));
+    memoryChart_->setResults(doc_.results());
     addPane({QStringLiteral("memory"), tr("&Memory"), withControls(this, nullptr, memoryChart_), memoryChart_, nullptr});
 
     compareWidget_ = new CompareWidget(&compare_, this);
     comparePane_ = addPane({QStringLiteral("compare"), tr("&Compare"), compareWidget_, nullptr, compareWidget_->table()});
 
     connect(&doc_, &RunDocument::infoChanged, this, &BenchView::titleChanged);
+    connect(tabs(), &QTabWidget::currentChanged, this, &BenchView::titleChanged);
     connect(doc_.results(), &QAbstractItemModel::rowsInserted, this, &BenchView::refillPointCombo);
     connect(doc_.results(), &QAbstractItemModel::modelReset, this, &BenchView::refillPointCombo);
     refillPointCombo();
@@ -146,8 +173,18 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
 
 // ---------------------------------------------------------------- runs
 
+BenchView::~BenchView() = default;
+
+void BenchView::endComparison() {
+    if (!comparing_) return;
+    comparing_ = false;
+    compareWidget_->table()->setTitle(tr("Comparison"), QStringLiteral("compare"));
+    Q_EMIT titleChanged();
+}
+
 void BenchView::beginRun(const LabJob& job) {
     replayer_.stop();
+    endComparison();
     doc_.begin(RunDocument::Source::Live, job.label, job.point_count);
     pointCombo_->setCurrentIndex(0);
 }
@@ -202,6 +239,7 @@ bool BenchView::showStored(const StoredRun& run, QString* error) {
         return false;
     }
     replayer_.stop();
+    endComparison();
     doc_.load(bench);
     Q_EMIT logLine(tr("Opened run %1 (%2 points)").arg(run.info.id).arg(bench.points.size()));
     return true;
@@ -214,6 +252,7 @@ void BenchView::replay(const StoredRun& stored, double speed) {
         Q_EMIT replayFinished(true);
         return;
     }
+    endComparison();
     doc_.begin(RunDocument::Source::Replay, qstr(run.info.label), static_cast<int>(run.points.size()));
     doc_.setStoreRunId(run.info.id);
     if (!run.points.empty()) doc_.setEnvironment(run.points.front().environment);
@@ -248,14 +287,33 @@ bool BenchView::compare(const StoredRun& a, const StoredRun& b, QString* error) 
             return false;
         }
     compare_.setRuns({ra.info, std::move(ra.points)}, {rb.info, std::move(rb.points)});
+    comparing_ = true;
+    compareWidget_->table()->setTitle(tr("Comparison"),
+                                      QStringLiteral("compare-run%1-vs-run%2").arg(a.info.id).arg(b.info.id));
     showPane(comparePane_);
+    Q_EMIT titleChanged();
     Q_EMIT logLine(tr("Comparing run %1 (A) with run %2 (B)").arg(a.info.id).arg(b.info.id));
     return true;
 }
 
+// Every view setting back to its default, so that one preset's choices (a log time axis,
+// a speedup baseline) do not carry over into the next.
+void BenchView::resetViewSettings() {
+    doc_.speedup()->setDimension(std::nullopt);
+    doc_.speedup()->setBaseline({});
+    speedupMetric_->setCurrentIndex(0);
+    sweepX_->setCurrentIndex(0);
+    sweepMetric_->setCurrentIndex(0);
+    sweepLogY_->setChecked(false);
+    overlay_->setChecked(false);
+    pointCombo_->setCurrentIndex(0);
+}
+
 void BenchView::applyPresetView(const QJsonObject& view) {
-    if (auto d = dimensionFromKey(view.value(QLatin1String("dimension")).toString())) {
-        doc_.speedup()->setDimension(*d);
+    resetViewSettings();
+    const auto dimension = dimensionFromKey(view.value(QLatin1String("dimension")).toString());
+    if (dimension) {
+        doc_.speedup()->setDimension(*dimension);
         const QString baseline = view.value(QLatin1String("baseline")).toString();
         if (!baseline.isEmpty()) doc_.speedup()->setBaseline(baseline);
     }
@@ -263,8 +321,13 @@ void BenchView::applyPresetView(const QJsonObject& view) {
         const int i = sweepX_->findData(static_cast<int>(*x));
         if (i >= 0) sweepX_->setCurrentIndex(i);
     }
-    if (view.value(QLatin1String("log_time")).isBool()) sweepLogY_->setChecked(view.value(QLatin1String("log_time")).toBool());
+    sweepLogY_->setChecked(view.value(QLatin1String("log_time")).toBool(false));
+    overlay_->setChecked(view.value(QLatin1String("overlay")).toBool(false));
     LabView::applyPresetView(view);
+    // Modes do different work: a preset that compares them gets the breakdown of the step,
+    // not a speedup.
+    if (dimension && !SpeedupModel::comparesAsSpeedup(*dimension) && currentPane() == paneIndex(QStringLiteral("speedup")))
+        showPane(paneIndex(QStringLiteral("breakdown")));
 }
 
 // ---------------------------------------------------------------- exports
@@ -285,19 +348,39 @@ ExportContext BenchView::compareContext() const {
 }
 
 ExportContext BenchView::exportContext(int pane) const {
-    return pane == comparePane_ ? compareContext() : doc_.exportContext();
+    return pane == comparePane_ && comparing_ ? compareContext() : doc_.exportContext();
 }
+
+bool BenchView::showsComparison() const { return comparing_ && currentPane() == comparePane_; }
+
+QString BenchView::runTitle() const {
+    if (!showsComparison()) return doc_.title();
+    return tr("Comparison of run %1 (A) and run %2 (B)").arg(compare_.sideA().info.id).arg(compare_.sideB().info.id);
+}
+
+qint64 BenchView::storeRunId() const { return showsComparison() ? 0 : doc_.storeRunId(); }
 
 QList<ReportPart> BenchView::reportParts() const {
     QList<ReportPart> parts;
     auto& doc = const_cast<RunDocument&>(doc_);  // the models are read, not changed
-    parts << ReportPart{tr("Step timings"), stepChart_, nullptr};
-    if (!doc.sweep()->rows().empty() && doc.results()->rowCount() > 1)
+    // Every point's step chart, not only the one on screen.
+    const int points = doc.results()->rowCount();
+    while (static_cast<int>(pointCharts_.size()) < points)
+        pointCharts_.push_back(std::make_unique<StepChartAtPoint>(stepChart_, static_cast<int>(pointCharts_.size())));
+    if (points == 0) parts << ReportPart{tr("Step timings"), stepChart_, nullptr};
+    for (int p = 0; p < points; ++p)
+        parts << ReportPart{tr("Step timings, point %1 of %2").arg(p + 1).arg(points), pointCharts_[static_cast<size_t>(p)].get(),
+                            nullptr};
+    if (points > 1) parts << ReportPart{tr("Where the time goes"), breakdownChart_, nullptr};
+    // The sweep chart says something when its x varies (not for a sweep over modes only).
+    const std::vector<Dimension> varying = varyingDimensions(doc.results()->configs());
+    if (!doc.sweep()->rows().empty() &&
+        std::find(varying.begin(), varying.end(), doc.sweep()->xDimension()) != varying.end())
         parts << ReportPart{tr("Sweep"), sweepChart_, nullptr};
     auto* speedup = doc.speedup();
     if (!speedup->candidates().empty())
         parts << ReportPart{tr("Speedup (%1, baseline %2)").arg(dimensionName(speedup->dimension()), speedup->baseline()),
-                            nullptr, speedup};
+                            speedupChart_, speedup};
     parts << ReportPart{tr("Results"), nullptr, doc.results()};
     parts << ReportPart{tr("Memory per step"), memoryChart_, nullptr};
     return parts;

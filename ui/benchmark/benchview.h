@@ -1,5 +1,6 @@
-// The benchmark lab's results: Steps (one point's chart over every step's table), Sweep,
-// Speedup, Results, Memory and Compare. It owns the run document (the item models), the
+// The benchmark lab's results: Steps (one point's chart, or every point overlaid, over every
+// step's table), Sweep, Speedup (table and bars), Breakdown (forward / backward / optimizer
+// per point), Results, Memory and Compare. It owns the run document (the item models), the
 // replayer and the comparison; live runs, stored runs and replays all fill the same models.
 #pragma once
 
@@ -8,12 +9,18 @@
 #include "benchmark/rundocument.h"
 #include "common/labview.h"
 
+#include <memory>
+#include <vector>
+
 class QCheckBox;
 class QComboBox;
 
 namespace ts::ui {
 
+class BreakdownChart;
 class CompareWidget;
+class SpeedupChart;
+class StepChartAtPoint;
 class DataTableView;
 class MemoryChart;
 class StepChart;
@@ -23,6 +30,7 @@ class BenchView : public LabView {
     Q_OBJECT
 public:
     explicit BenchView(QWidget* parent = nullptr);
+    ~BenchView() override;
 
     void beginRun(const LabJob& job) override;
     void runStarted(qint64 storeRunId, const Environment& env) override;
@@ -36,14 +44,22 @@ public:
     void applyPresetView(const QJsonObject& view) override;
     ExportContext exportContext(int pane) const override;
     QList<ReportPart> reportParts() const override;
-    QString runTitle() const override { return doc_.title(); }
-    qint64 storeRunId() const override { return doc_.storeRunId(); }
+    // While the Compare pane shows a comparison, the title and export names are the
+    // comparison's; the other panes still show (and name) the run.
+    QString runTitle() const override;
+    qint64 storeRunId() const override;
+    bool showsComparison() const;
 
     RunDocument* document() { return &doc_; }
     CompareModel* compareModel() { return &compare_; }
     StepChart* stepChart() const { return stepChart_; }
     SweepChart* sweepChart() const { return sweepChart_; }
     MemoryChart* memoryChart() const { return memoryChart_; }
+    BreakdownChart* breakdownChart() const { return breakdownChart_; }
+    SpeedupChart* speedupChart() const { return speedupChart_; }
+    QCheckBox* overlayCheck() const { return overlay_; }
+    QCheckBox* logTimeCheck() const { return sweepLogY_; }
+    QComboBox* sweepXCombo() const { return sweepX_; }
     DataTableView* resultTable() const { return resultTable_; }
     DataTableView* speedupTable() const { return speedupTable_; }
     DataTableView* stepTable() const { return stepTable_; }
@@ -52,21 +68,28 @@ private:
     void connectReplayer();
     void refillPointCombo();
     void refillSpeedupControls();
+    void resetViewSettings();
+    void endComparison();
     ExportContext compareContext() const;
 
     RunDocument doc_;
     Replayer replayer_;
     CompareModel compare_;
     int comparePane_ = -1;
+    bool comparing_ = false;
+    mutable std::vector<std::unique_ptr<StepChartAtPoint>> pointCharts_;  // the report's
 
     StepChart* stepChart_ = nullptr;
     QComboBox* pointCombo_ = nullptr;
+    QCheckBox* overlay_ = nullptr;
     DataTableView* stepTable_ = nullptr;
     SweepChart* sweepChart_ = nullptr;
     QComboBox* sweepX_ = nullptr;
     QComboBox* sweepMetric_ = nullptr;
     QCheckBox* sweepLogY_ = nullptr;
     DataTableView* speedupTable_ = nullptr;
+    SpeedupChart* speedupChart_ = nullptr;
+    BreakdownChart* breakdownChart_ = nullptr;
     QComboBox* speedupDim_ = nullptr;
     QComboBox* speedupBaseline_ = nullptr;
     QComboBox* speedupMetric_ = nullptr;

@@ -4,13 +4,34 @@
 #include <QPicture>
 #include <QVBoxLayout>
 
+#include <QToolTip>
+
+#include "benchmark/dimensions.h"
+#include "benchmark/resultmodel.h"
 #include "common/qcp.h"
 #include "benchmark/stepmodel.h"
+#include "common/format.h"
 #include "common/theme.h"
 
 namespace ts::ui {
 
 static constexpr double kMiB = 1024.0 * 1024.0;
+
+namespace {
+// Ticks at whole 1-2-5 steps (1, 2, 5, 10, 20 …), never 2.5 or 7.5: steps and MiB count.
+class WholeTicker : public QCPAxisTicker {
+protected:
+    double getTickStep(const QCPRange& range) override {
+        const double raw = range.size() / (tickCount() + 1e-10);
+        if (raw <= 1) return 1;
+        const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+        for (double m : {1.0, 2.0, 5.0})
+            if (raw <= m * mag) return m * mag;
+        return 10 * mag;
+    }
+    int getSubTickCount(double step) override { return step >= 5 && std::fmod(step, 5) == 0 ? 4 : step >= 2 ? 1 : 0; }
+};
+}  // namespace
 
 MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), steps_(steps) {
     plot_ = new QCustomPlot(this);
@@ -20,6 +41,12 @@ MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), s
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+    plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new WholeTicker));
+    plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new WholeTicker));
+    tracer_ = new QCPItemTracer(plot_);
+    tracer_->setStyle(QCPItemTracer::tsCrosshair);
+    tracer_->setInterpolating(false);
+    tracer_->setVisible(false);
     plot_->setContextMenuPolicy(Qt::CustomContextMenu);
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Memory per step")));
@@ -33,7 +60,12 @@ MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), s
     plot_->xAxis->setLabel(tr("step (whole run)"));
     plot_->yAxis->setLabel(tr("memory (MiB)"));
     plot_->legend->setVisible(true);
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    // The legend in a row under the plot: the point labels own the plot's top.
+    plot_->axisRect()->insetLayout()->take(plot_->legend);
+    plot_->plotLayout()->addElement(2, 0, plot_->legend);
+    plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    plot_->legend->setMargins(QMargins(6, 2, 6, 2));
     note_ = new QCPItemText(plot_);
     note_->position->setType(QCPItemPosition::ptAxisRectRatio);
     note_->position->setCoords(0.5, 0.5);
@@ -55,8 +87,19 @@ MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), s
         });
         menu.exec(plot_->mapToGlobal(pos));
     });
-    // Once the user drags or zooms, new data no longer moves the view.
-    connect(plot_, &QCustomPlot::mousePress, this, [this] { followData_ = false; });
+    // Once the user drags or zooms, new data no longer moves the view. Ctrl+drag zooms
+    // into a box instead of dragging.
+    connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+        followData_ = false;
+        plot_->setSelectionRectMode(e->modifiers() & Qt::ControlModifier ? QCP::srmZoom : QCP::srmNone);
+    });
+    connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        const double key = plot_->xAxis->pixelToCoord(e->pos().x());
+        hoverAt(key);
+        const QString text = tracer_->visible() ? hoverText(static_cast<int>(std::lround(key))) : QString();
+        if (text.isEmpty()) QToolTip::hideText();
+        else QToolTip::showText(e->globalPosition().toPoint(), text, plot_);
+    });
     connect(plot_, &QCustomPlot::mouseWheel, this, [this] { followData_ = false; });
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] {
         followData_ = true;
@@ -69,6 +112,96 @@ MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), s
     restyle();
     reload();
 }
+
+void MemoryChart::setResults(ResultModel* results) {
+    results_ = results;
+    // A new point (or a new run) changes the boundaries' labels.
+    auto relabel = [this] {
+        boundariesDirty_ = true;
+        throttle_->request();
+    };
+    connect(results, &QAbstractItemModel::modelReset, this, relabel);
+    connect(results, &QAbstractItemModel::rowsInserted, this, relabel);
+    relabel();
+}
+
+QList<double> MemoryChart::boundaryKeys() const { return boundaryKeys_; }
+
+QStringList MemoryChart::boundaryLabels() const {
+    QStringList out;
+    for (const QCPItemText* t : boundaryTexts_) out << t->text();
+    return out;
+}
+
+QString MemoryChart::pointLabel(int point) const {
+    if (!results_ || point >= results_->rowCount()) return tr("point %1").arg(point + 1);
+    std::vector<Dimension> dims = varyingDimensions(results_->configs());
+    const BenchConfig& c = results_->entries()[static_cast<size_t>(point)].result.config;
+    return dims.empty() ? tr("point %1").arg(point + 1) : QStringLiteral("%1: %2").arg(point + 1).arg(labelOver(c, dims));
+}
+
+// A vertical line where each point's steps start, labelled with the point. Redrawn only
+// when points come or go, not at every batch of steps.
+void MemoryChart::drawBoundaries() {
+    const int lastPoint = steps_ ? steps_->lastPoint() : -1;
+    if (!boundariesDirty_ && lastPoint == boundariesUpTo_) return;
+    boundariesDirty_ = false;
+    boundariesUpTo_ = lastPoint;
+    for (QCPItemText* t : boundaryTexts_) plot_->removeItem(t);
+    boundaryTexts_.clear();
+    for (int i = plot_->itemCount() - 1; i >= 0; --i)
+        if (qobject_cast<QCPItemStraightLine*>(plot_->item(i))) plot_->removeItem(i);
+    boundaryKeys_.clear();
+    if (!steps_ || steps_->rowCount() == 0) return;
+    QPen pen(style_.muted);
+    pen.setStyle(Qt::DashLine);
+    for (int row = 0; row < steps_->rowCount();) {
+        const auto [first, count] = steps_->rowsOfPoint(steps_->pointOf(row));
+        const double key = first - 0.5;
+        boundaryKeys_ << key;
+        auto* line = new QCPItemStraightLine(plot_);
+        line->point1->setCoords(key, 0);
+        line->point2->setCoords(key, 1);
+        line->setPen(pen);
+        auto* text = new QCPItemText(plot_);
+        text->position->setTypeX(QCPItemPosition::ptPlotCoords);
+        text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        text->position->setCoords(key, 0.02);
+        // Along the line, reading downwards, so that narrow points do not overlap labels.
+        text->setRotation(90);
+        text->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        text->setPadding(QMargins(0, 0, 0, 6));
+        text->setText(pointLabel(steps_->pointOf(row)));
+        text->setColor(style_.muted);
+        text->setFont(style_.labelFont);
+        text->setClipToAxisRect(true);
+        boundaryTexts_ << text;
+        row = first + std::max(1, count);
+    }
+}
+
+QString MemoryChart::hoverText(int row) const {
+    if (!steps_ || row < 0 || row >= steps_->rowCount()) return {};
+    const StepSample& s = steps_->sample(row);
+    const int point = steps_->pointOf(row);
+    if (!steps_->measuresMemory(point)) return tr("step %1 of %2: no device memory (CPU)").arg(s.index).arg(pointLabel(point));
+    return tr("step %1 of %2\nallocated %3 MiB\nreserved %4 MiB\npeak in step %5 MiB")
+        .arg(s.index)
+        .arg(pointLabel(point), formatMiB(s.memory_allocated), formatMiB(s.memory_reserved), formatMiB(s.memory_peak));
+}
+
+void MemoryChart::hoverAt(double key) {
+    const int row = static_cast<int>(std::lround(key));
+    const bool inside = steps_ && row >= 0 && row < steps_->rowCount();
+    tracer_->setVisible(inside);
+    if (inside) {
+        tracer_->setGraph(allocated_);
+        tracer_->setGraphKey(row);
+    }
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool MemoryChart::crosshairVisible() const { return tracer_->visible(); }
 
 int MemoryChart::plottedPoints() const { return allocated_->dataCount(); }
 
@@ -92,6 +225,7 @@ void MemoryChart::appendRows(int first, int last) {
 }
 
 void MemoryChart::reload() {
+    boundariesDirty_ = true;
     for (QCPGraph* g : {allocated_, reserved_, peak_}) g->data()->clear();
     maxValue_ = 0;
     followData_ = true;
@@ -105,6 +239,7 @@ void MemoryChart::redraw() {
     // points the lines are a band anyway, so they are drawn aliased.
     plot_->setAntialiasedElement(QCP::aePlottables, n <= 5000);
     note_->setVisible(n > 0 && maxValue_ <= 0);
+    drawBoundaries();
     if (followData_) {
         plot_->xAxis->setRange(-0.5, std::max(1, n) - 0.5);
         plot_->yAxis->setRange(0, maxValue_ > 0 ? maxValue_ * 1.1 : 1);
@@ -114,6 +249,8 @@ void MemoryChart::redraw() {
 
 void MemoryChart::restyle() {
     style_ = currentChartStyle();
+    boundariesDirty_ = true;  // their colours
+    throttle_->request();
     const ChartStyle& s = style_;
     plot_->setBackground(s.background);
     plot_->axisRect()->setBackground(s.plotBackground);
@@ -152,12 +289,14 @@ void MemoryChart::restyle() {
         title->setFont(s.titleFont);
     }
     note_->setColor(s.muted);
+    tracer_->setPen(QPen(s.muted, 1, Qt::DashLine));
     note_->setFont(s.labelFont);
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void MemoryChart::paintChart(QPainter& painter, const QRectF& target) {
     flushRedraw();
+    tracer_->setVisible(false);  // the mouse's place is no part of an export
     // QCustomPlot paints through its own painter class: record into a picture (vector
     // commands, so SVG and PDF stay vector) and replay it into the export's painter.
     QPicture picture;

@@ -35,8 +35,11 @@ QVariant ResultModel::headerData(int section, Qt::Orientation o, int role) const
         case Steps: return tr("Steps");
         case Status: return tr("Status");
         case Forward: return tr("Forward ms");
+        case ForwardStd: return tr("Forward std ms");
         case Backward: return tr("Backward ms");
+        case BackwardStd: return tr("Backward std ms");
         case Optimizer: return tr("Optimizer ms");
+        case OptimizerStd: return tr("Optimizer std ms");
         case Total: return tr("Total ms");
         case TotalStd: return tr("Total std ms");
         case TotalCv: return tr("Total CV %");
@@ -47,6 +50,21 @@ QVariant ResultModel::headerData(int section, Qt::Orientation o, int role) const
 
 static QString statusText(const ResultModel::Entry& e) {
     return e.finished ? qstr(toString(e.result.status)) : QStringLiteral("running");
+}
+
+static QString notApplicable() { return QStringLiteral("n/a"); }
+
+// The phase's statistics behind a column, and whether the point's mode runs that phase.
+static std::pair<const Stats*, bool> phaseOf(const BenchResult& r, int col) {
+    switch (col) {
+        case ResultModel::Forward:
+        case ResultModel::ForwardStd: return {&r.forward, true};
+        case ResultModel::Backward:
+        case ResultModel::BackwardStd: return {&r.backward, r.config.mode != Mode::Forward};
+        case ResultModel::Optimizer:
+        case ResultModel::OptimizerStd: return {&r.optimizer, r.config.mode == Mode::Train};
+        default: return {&r.total, true};
+    }
 }
 
 QVariant ResultModel::data(const QModelIndex& index, int role) const {
@@ -60,6 +78,8 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
     if (role == StatusRole) return statusText(e);
     if (role == Qt::ToolTipRole) {
         if (!r.error.empty()) return qstr(r.error);
+        if (col == PeakMemory && e.finished && !measuresDeviceMemory(c))
+            return tr("No device memory on the CPU: memory is measured on CUDA devices only");
         return describeConfig(c);
     }
     if (role == Qt::ForegroundRole && col == Status && e.finished &&
@@ -73,9 +93,14 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
     }
     if (role != Qt::DisplayRole && role != ValueRole) return {};
     const bool raw = role == ValueRole;
-    auto ms = [&](const Stats& s) -> QVariant {
-        if (!stats) return raw ? QVariant() : QVariant(QString());
-        return raw ? QVariant(s.mean) : QVariant(formatMs(s.mean));
+    auto none = [&](const QString& text) { return raw ? QVariant() : QVariant(text); };
+    // Mean or std of a phase: empty until finished, "n/a" for a phase the mode skips.
+    auto phase = [&](bool wantStd) -> QVariant {
+        const auto [s, applies] = phaseOf(r, col);
+        if (!stats) return none(QString());
+        if (!applies) return none(notApplicable());
+        const double v = wantStd ? s->std : s->mean;
+        return raw ? QVariant(v) : QVariant(formatMs(v));
     };
     switch (col) {
         case Point: return index.row() + 1;
@@ -93,18 +118,20 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         case Warmup: return c.warmup;
         case Steps: return c.steps;
         case Status: return statusText(e);
-        case Forward: return ms(r.forward);
-        case Backward: return ms(r.backward);
-        case Optimizer: return ms(r.optimizer);
-        case Total: return ms(r.total);
-        case TotalStd:
-            if (!stats) return raw ? QVariant() : QVariant(QString());
-            return raw ? QVariant(r.total.std) : QVariant(formatMs(r.total.std));
+        case Forward:
+        case Backward:
+        case Optimizer:
+        case Total: return phase(false);
+        case ForwardStd:
+        case BackwardStd:
+        case OptimizerStd:
+        case TotalStd: return phase(true);
         case TotalCv:
-            if (!stats) return raw ? QVariant() : QVariant(QString());
+            if (!stats) return none(QString());
             return raw ? QVariant(r.total.cv * 100) : QVariant(QString::number(r.total.cv * 100, 'f', 1));
         case PeakMemory:
-            if (!e.finished) return raw ? QVariant() : QVariant(QString());
+            if (!e.finished) return none(QString());
+            if (!measuresDeviceMemory(c)) return none(notApplicable());
             return raw ? QVariant(static_cast<qlonglong>(r.peak_memory))
                        : QVariant(formatMiB(r.peak_memory));
     }

@@ -1,6 +1,7 @@
 // One row per sweep point: its configuration, then its statistics once it has finished.
 // A point appears when it starts ("running") and fills in when it ends, so the table
-// grows point by point during a sweep.
+// grows point by point during a sweep. Each phase has its mean and its sample standard
+// deviation; a phase the mode does not run, and memory on the CPU, read "n/a".
 #pragma once
 
 #include <QAbstractTableModel>
@@ -16,7 +17,8 @@ class ResultModel : public QAbstractTableModel {
 public:
     enum Column {
         Point, Size, Params, Context, Batch, Precision, Attention, Mode, Device, Warmup, Steps,
-        Status, Forward, Backward, Optimizer, Total, TotalStd, TotalCv, PeakMemory, ColumnCount
+        Status, Forward, ForwardStd, Backward, BackwardStd, Optimizer, OptimizerStd, Total, TotalStd,
+        TotalCv, PeakMemory, ColumnCount
     };
     static constexpr int ValueRole = Qt::UserRole + 1;  // raw number behind a cell
     static constexpr int StatusRole = Qt::UserRole + 2; // "running", "ok", "OOM", ...

@@ -33,6 +33,7 @@ void RunDocument::setEnvironment(const Environment& env) {
 
 void RunDocument::startPoint(int index, const BenchConfig& config) {
     currentPoint_ = index;
+    steps_.setMeasuresMemory(index, measuresDeviceMemory(config));
     results_.setRunning(index, config);
     Q_EMIT pointStarted(index);
     Q_EMIT infoChanged();
@@ -53,6 +54,7 @@ void RunDocument::load(const StoredBenchRun& run) {
     storeRunId_ = run.info.id;
     for (size_t i = 0; i < run.points.size(); ++i) {
         const auto& p = run.points[i];
+        steps_.setMeasuresMemory(static_cast<int>(i), measuresDeviceMemory(p.config));
         steps_.appendSteps(static_cast<int>(i), QList<StepSample>(p.steps.begin(), p.steps.end()));
     }
     results_.setResults(run.points);

@@ -42,6 +42,12 @@ public:
     virtual QString yAxisTitle() const = 0;
     virtual double xScale() const { return 1.0; }  // x drawn = x × scale
     virtual int xLogBase() const { return 10; }    // when the x values span enough for a log axis
+    // A log x axis whatever the span (parameters: the scaling law reads on log-log).
+    virtual bool alwaysLogX() const { return false; }
+    // Non-empty: x is categorical, a row's x is the index of its category here.
+    virtual QStringList xCategories() const { return {}; }
+    // Whether each x carries its label next to its points (model sizes by name).
+    virtual bool labelPoints() const { return false; }
 
 protected:
     // Subclasses: beginResetModel(), fill these, sortRows(), endResetModel().

@@ -5,6 +5,7 @@
 #include <QHash>
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/format.h"
 #include "benchmark/resultmodel.h"
@@ -110,33 +111,64 @@ QVariant SpeedupModel::timeData(const Cell& c, int role) const {
     return formatMs(c.mean);
 }
 
-QVariant SpeedupModel::speedupData(const Cell& base, const Cell& c, int role) const {
+SpeedupModel::Ratio SpeedupModel::ratioOf(const Cell& base, const Cell& c) const {
+    Ratio r;
     const bool baseOk = base.present && base.finished && base.status == Status::Ok;
     const bool ok = c.present && c.finished && c.status == Status::Ok;
+    if (!ok || !baseOk || !(c.mean > 0) || !(base.mean > 0)) return r;
+    r.present = true;
+    r.value = base.mean / c.mean;
+    const double cvBase = base.std / base.mean, cv = c.std / c.mean;
+    r.spread = r.value * std::sqrt(cvBase * cvBase + cv * cv);
+    QStringList why;
+    if (cvBase > kNoisyCv) why << tr("%1 varies by %2 % between steps").arg(baseline_).arg(cvBase * 100, 0, 'f', 0);
+    if (cv > kNoisyCv) why << tr("this value varies by %1 % between steps").arg(cv * 100, 0, 'f', 0);
+    if (r.value - r.spread <= 1.0 && r.value + r.spread >= 1.0)
+        why << tr("%1 ± %2 includes 1.0: no measurable difference").arg(r.value, 0, 'f', 2).arg(r.spread, 0, 'f', 2);
+    r.uncertain = !why.isEmpty();
+    if (r.uncertain) r.why = tr("Uncertain: %1 (noisy above a coefficient of variation of %2 %)")
+                                 .arg(why.join(QStringLiteral("; ")))
+                                 .arg(kNoisyCv * 100, 0, 'f', 0);
+    return r;
+}
+
+SpeedupModel::Ratio SpeedupModel::ratio(int row, const QString& value) const {
+    const int i = static_cast<int>(values_.indexOf(value));
+    const int b = static_cast<int>(values_.indexOf(baseline_));
+    if (row < 0 || row >= static_cast<int>(cells_.size()) || i < 0 || b < 0 || i == b) return {};
+    const auto& cells = cells_[static_cast<size_t>(row)];
+    return ratioOf(cells[static_cast<size_t>(b)], cells[static_cast<size_t>(i)]);
+}
+
+QVariant SpeedupModel::speedupData(const Cell& base, const Cell& c, int role) const {
+    const bool failed = c.present && c.finished && c.status != Status::Ok;
+    const bool baseFailed = base.present && base.finished && base.status != Status::Ok;
+    const Ratio r = ratioOf(base, c);
     if (role == StatusRole) {
-        if (c.present && c.finished && c.status != Status::Ok) return qstr(toString(c.status));
-        if (base.present && base.finished && base.status != Status::Ok)
-            return QStringLiteral("baseline ") + qstr(toString(base.status));
-        return ok && baseOk ? QStringLiteral("ok") : QStringLiteral("missing");
+        if (failed) return qstr(toString(c.status));
+        if (baseFailed) return QStringLiteral("baseline ") + qstr(toString(base.status));
+        return r.present ? QStringLiteral("ok") : QStringLiteral("missing");
     }
-    const bool have = ok && baseOk && c.mean > 0;
-    const double ratio = have ? base.mean / c.mean : 0;
-    if (role == ValueRole) return have ? QVariant(ratio) : QVariant();
+    if (role == UncertainRole) return r.present && r.uncertain;
+    if (role == ValueRole) return r.present ? QVariant(r.value) : QVariant();
     if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::BackgroundRole) {
-        if (c.present && c.finished && c.status != Status::Ok)
-            return QBrush(QColor(0xd3, 0x2f, 0x2f, 60));
-        if (have) return QBrush(ratio >= 1 ? QColor(0x2e, 0x7d, 0x32, 50) : QColor(0xef, 0x6c, 0x00, 50));
+        if (failed) return QBrush(QColor(0xd3, 0x2f, 0x2f, 60));
+        if (r.present && !r.uncertain)
+            return QBrush(r.value >= 1 ? QColor(0x2e, 0x7d, 0x32, 50) : QColor(0xef, 0x6c, 0x00, 50));
         return {};
     }
-    if (role == Qt::ToolTipRole && have)
-        return tr("%1 ms / %2 ms").arg(formatMs(base.mean), formatMs(c.mean));
+    if (role == Qt::ForegroundRole && r.present && r.uncertain) return QBrush(QColor(0x80, 0x80, 0x80));
+    if (role == Qt::ToolTipRole && r.present) {
+        const QString base_ = tr("%1 ms / %2 ms").arg(formatMs(base.mean), formatMs(c.mean));
+        return r.uncertain ? r.why + QStringLiteral("\n") + base_ : base_;
+    }
     if (role != Qt::DisplayRole) return {};
-    if (c.present && c.finished && c.status != Status::Ok) return qstr(toString(c.status));
-    if (base.present && base.finished && base.status != Status::Ok)
-        return tr("baseline %1").arg(qstr(toString(base.status)));
-    if (!have) return QStringLiteral("—");
-    return QString::number(ratio, 'f', 2) + QStringLiteral("×");
+    if (failed) return qstr(toString(c.status));
+    if (baseFailed) return tr("baseline %1").arg(qstr(toString(base.status)));
+    if (!r.present) return QStringLiteral("—");
+    const QString text = QString::number(r.value, 'f', 2) + QStringLiteral("×");
+    return r.uncertain ? text + QStringLiteral(" ± ") + QString::number(r.spread, 'f', 2) : text;
 }
 
 QVariant SpeedupModel::data(const QModelIndex& index, int role) const {
@@ -166,16 +198,17 @@ void SpeedupModel::rebuild() {
     rowLabels_.clear();
     cells_.clear();
     std::vector<BenchConfig> configs = source_ ? source_->configs() : std::vector<BenchConfig>{};
-    candidates_ = varyingDimensions(configs);
+    candidates_.clear();
+    for (Dimension d : varyingDimensions(configs))
+        if (comparesAsSpeedup(d)) candidates_.push_back(d);
     auto varies = [&](Dimension d) {
         return std::find(candidates_.begin(), candidates_.end(), d) != candidates_.end();
     };
-    if (wanted_ && (varies(*wanted_) || candidates_.empty())) {
+    if (wanted_ && comparesAsSpeedup(*wanted_) && (varies(*wanted_) || candidates_.empty())) {
         dim_ = *wanted_;
     } else {
         dim_ = Dimension::Precision;
-        for (Dimension d : {Dimension::Precision, Dimension::Attention, Dimension::Mode,
-                            Dimension::Warmup, Dimension::Batch, Dimension::Context,
+        for (Dimension d : {Dimension::Precision, Dimension::Attention, Dimension::Warmup, Dimension::Batch, Dimension::Context,
                             Dimension::Size, Dimension::Steps, Dimension::Device})
             if (varies(d)) {
                 dim_ = d;
@@ -186,9 +219,9 @@ void SpeedupModel::rebuild() {
     baseline_ = values_.contains(wantedBaseline_) ? wantedBaseline_
                 : values_.isEmpty()               ? QString()
                                                   : values_.front();
-    // Rows: the other varying dimensions.
+    // Rows: the other varying dimensions (mode included: each mode is its own row).
     std::vector<Dimension> others;
-    for (Dimension d : candidates_)
+    for (Dimension d : varyingDimensions(configs))
         if (d != dim_) others.push_back(d);
     QHash<QString, int> rowOf;
     if (source_) {

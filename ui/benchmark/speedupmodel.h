@@ -1,6 +1,10 @@
 // The speedup table: one row per configuration, one time column per value of a chosen
 // dimension (precision, attention, ...), then the speedup of each value against a chosen
 // baseline value (fp32 → bf16: baseline time / bf16 time). OOM and failed cells say so.
+// Only the same work compares: modes (forward, forward-backward, train) do different work,
+// so mode is never a speedup dimension. A ratio whose sides are noisy (coefficient of
+// variation above 10 %) or whose interval (ratio × (1 ± √(cv_a² + cv_b²))) includes 1 is
+// marked uncertain: grey, with ± and a tooltip that says why.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -26,6 +30,11 @@ class SpeedupModel : public QAbstractTableModel {
 public:
     static constexpr int ValueRole = Qt::UserRole + 1;   // ms or ratio; invalid if none
     static constexpr int StatusRole = Qt::UserRole + 2;  // "ok", "OOM", "failed", "missing"
+    static constexpr int UncertainRole = Qt::UserRole + 3;  // speedup cells: bool
+    static constexpr double kNoisyCv = 0.10;
+
+    // Whether a dimension can be a speedup's: every one but mode.
+    static bool comparesAsSpeedup(Dimension d) { return d != Dimension::Mode; }
 
     explicit SpeedupModel(ResultModel* source, QObject* parent = nullptr);
 
@@ -34,8 +43,8 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
-    // The compared dimension; when unset (or not varying) the first varying one of
-    // precision, attention, mode, warm-up, batch, context, size, device is used.
+    // The compared dimension; when unset (or not varying, or mode) the first varying one of
+    // precision, attention, warm-up, batch, context, size, device is used.
     void setDimension(std::optional<Dimension> d);
     void setBaseline(const QString& value);  // empty: the first value
     void setMetric(Metric m);
@@ -49,6 +58,17 @@ public:
     // Column of the time of `value`, of its speedup (-1 for the baseline / unknown).
     int timeColumn(const QString& value) const;
     int speedupColumn(const QString& value) const;
+
+    // The chart's view of the speedup columns: one label per row, and per non-baseline
+    // value its ratio in each row (0: none) and whether that ratio is uncertain.
+    QStringList rowLabels() const { return rowLabels_; }
+    struct Ratio {
+        bool present = false;
+        double value = 0, spread = 0;  // ratio and its ± (relative spreads combined)
+        bool uncertain = false;
+        QString why;  // empty when certain
+    };
+    Ratio ratio(int row, const QString& value) const;
 
 Q_SIGNALS:
     // The dimension, its values or the baseline changed (controls follow).
@@ -64,6 +84,7 @@ private:
     };
     QVariant timeData(const Cell& c, int role) const;
     QVariant speedupData(const Cell& base, const Cell& c, int role) const;
+    Ratio ratioOf(const Cell& base, const Cell& c) const;
 
     QPointer<ResultModel> source_;
     std::optional<Dimension> wanted_;

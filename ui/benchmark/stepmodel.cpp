@@ -39,6 +39,9 @@ QVariant StepModel::data(const QModelIndex& index, int role) const {
         return {};
     const Row& r = rows_[static_cast<size_t>(index.row())];
     const StepSample& s = r.sample;
+    const bool memory = index.column() == Allocated || index.column() == Reserved || index.column() == Peak;
+    if (memory && !measuresMemory(r.point) && (role == ValueRole || role == Qt::DisplayRole))
+        return role == ValueRole ? QVariant() : QVariant(QStringLiteral("n/a"));
     if (role == ValueRole) {
         switch (index.column()) {
             case Point: return r.point;
@@ -75,7 +78,18 @@ QVariant StepModel::data(const QModelIndex& index, int role) const {
     return {};
 }
 
+void StepModel::setMeasuresMemory(int point, bool measures) {
+    const auto it = std::find(noMemoryPoints_.begin(), noMemoryPoints_.end(), point);
+    if (measures && it != noMemoryPoints_.end()) noMemoryPoints_.erase(it);
+    if (!measures && it == noMemoryPoints_.end()) noMemoryPoints_.push_back(point);
+}
+
+bool StepModel::measuresMemory(int point) const {
+    return std::find(noMemoryPoints_.begin(), noMemoryPoints_.end(), point) == noMemoryPoints_.end();
+}
+
 void StepModel::clear() {
+    noMemoryPoints_.clear();
     if (rows_.empty()) return;
     beginResetModel();
     rows_.clear();

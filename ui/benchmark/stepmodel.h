@@ -30,6 +30,9 @@ public:
 
     void clear();
     void appendSteps(int point, const QList<StepSample>& steps);
+    // Whether `point` records device memory (CUDA); a CPU point's memory cells read "n/a".
+    void setMeasuresMemory(int point, bool measures);
+    bool measuresMemory(int point) const;
 
     // Typed access for the charts, which read many rows at once.
     const StepSample& sample(int row) const { return rows_[row].sample; }
@@ -44,6 +47,7 @@ private:
         StepSample sample;
     };
     std::vector<Row> rows_;
+    std::vector<int> noMemoryPoints_;  // points without device memory figures (CPU)
 };
 
 }  // namespace ts::ui

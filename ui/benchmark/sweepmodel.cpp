@@ -15,6 +15,12 @@ SweepModel::SweepModel(ResultModel* source, QObject* parent) : SeriesModel(paren
     rebuild();
 }
 
+const std::vector<Dimension>& SweepModel::xDimensions() {
+    static const std::vector<Dimension> dims = {Dimension::Size,   Dimension::Context,   Dimension::Batch,
+                                                Dimension::Warmup, Dimension::Precision, Dimension::Attention};
+    return dims;
+}
+
 void SweepModel::setXDimension(Dimension d) {
     wanted_ = d;
     rebuild();
@@ -74,6 +80,7 @@ void SweepModel::rebuild() {
     std::vector<Dimension> others;
     for (Dimension d : varying)
         if (d != x_) others.push_back(d);
+    categories_ = isNumericDimension(x_) ? QStringList() : dimensionValues(configs, x_);
     if (source_) {
         for (const auto& e : source_->entries()) {
             if (!e.finished) continue;
@@ -84,8 +91,8 @@ void SweepModel::rebuild() {
             }
             Row r;
             r.series = others.empty() ? metricName(metric_) : labelOver(e.result.config, others);
-            r.x = dimensionNumber(x_, e.result.config);
             r.xLabel = dimensionValue(x_, e.result.config);
+            r.x = categories_.isEmpty() ? dimensionNumber(x_, e.result.config) : categories_.indexOf(r.xLabel);
             r.mean = s.mean;
             r.std = s.std;
             if (!series_.contains(r.series)) series_ << r.series;

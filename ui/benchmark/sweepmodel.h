@@ -20,7 +20,10 @@ public:
 
     QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
-    // Size, Context or Batch; when the wanted one does not vary, the first that does.
+    // What x can be: size, context, batch, warm-up (numeric), precision, attention
+    // (categorical: one slot per value). When the wanted one does not vary, the first of
+    // size, context, batch that does.
+    static const std::vector<Dimension>& xDimensions();
     void setXDimension(Dimension d);
     void setMetric(Metric m);
     Dimension xDimension() const { return x_; }
@@ -33,6 +36,9 @@ public:
     double xScale() const override { return x_ == Dimension::Size ? 1e-6 : 1.0; }
     // Parameters span decades; context and batch sizes are powers of two in practice.
     int xLogBase() const override { return x_ == Dimension::Size ? 10 : 2; }
+    bool alwaysLogX() const override { return x_ == Dimension::Size; }
+    QStringList xCategories() const override { return categories_; }
+    bool labelPoints() const override { return x_ == Dimension::Size; }
 
 private:
     void rebuild();
@@ -40,6 +46,7 @@ private:
     Dimension wanted_ = Dimension::Size;
     Dimension x_ = Dimension::Size;
     Metric metric_ = Metric::Total;
+    QStringList categories_;  // the values of a categorical x, in sweep order
 };
 
 }  // namespace ts::ui

@@ -5,6 +5,7 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 
+#include "common/chartinteraction.h"
 #include "common/theme.h"
 
 namespace ts::ui {
@@ -15,15 +16,31 @@ ChartPane::ChartPane(QWidget* parent) : QWidget(parent) {
     chart_->legend()->setAlignment(Qt::AlignBottom);
     view_ = new QChartView(chart_, this);
     view_->setRenderHint(QPainter::Antialiasing);
+    // Qt Charts leaves fragments of markers that moved or vanished (a new point's fewer
+    // steps) until something else repaints them: repaint the whole chart on every change.
+    view_->setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
     view_->setContextMenuPolicy(Qt::CustomContextMenu);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(view_);
-    throttle_ = new RedrawThrottle([this] { redraw(); }, this);
+    interaction_ = new ChartInteraction(view_, [this] {
+        requestRedraw();
+        flushRedraw();
+    });
+    // A redraw sets the ranges from the data; a zoomed view keeps the user's ranges.
+    throttle_ = new RedrawThrottle(
+        [this] {
+            redraw();
+            interaction_->restoreZoom();
+        },
+        this);
     connect(view_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
         QMenu menu(this);
         menu.addAction(tr("Export Chart…"), this, &ChartPane::exportRequested);
         menu.addAction(tr("Copy Chart Image"), this, &ChartPane::copyRequested);
+        menu.addSeparator();
+        QAction* reset = menu.addAction(tr("Reset Zoom"), interaction_, &ChartInteraction::resetZoom);
+        reset->setEnabled(interaction_->isZoomed());
         menu.exec(view_->mapToGlobal(pos));
     });
     connect(&Theme::instance(), &Theme::changed, this, &ChartPane::applyTheme);
@@ -39,6 +56,7 @@ void ChartPane::applyTheme() {
 
 void ChartPane::paintChart(QPainter& painter, const QRectF& target) {
     flushRedraw();
+    interaction_->hideCrosshair();  // the mouse's place is no part of an export
     paintChartInto(chart_, painter, target);
 }
 

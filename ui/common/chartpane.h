@@ -1,6 +1,6 @@
 // Base of the Qt Charts views: a QChartView in a widget that redraws at most 20 times a
-// second, follows the theme, offers Export / Copy on right-click, and paints itself at any
-// size for exports.
+// second, follows the theme, offers Export / Copy / Reset Zoom on right-click, zooms, pans
+// and shows hover values (ChartInteraction), and paints itself at any size for exports.
 #pragma once
 
 #include <QWidget>
@@ -12,6 +12,8 @@ class QChart;
 class QChartView;
 
 namespace ts::ui {
+
+class ChartInteraction;
 
 class ChartPane : public QWidget, public ExportableChart {
     Q_OBJECT
@@ -25,6 +27,7 @@ public:
     // Draws any pending change now (exports, tests).
     void flushRedraw() { throttle_->flush(); }
     int redrawCount() const { return throttle_->redraws(); }
+    ChartInteraction* interaction() const { return interaction_; }
 
 Q_SIGNALS:
     void exportRequested();
@@ -42,6 +45,7 @@ private:
     QChart* chart_;
     QChartView* view_;
     RedrawThrottle* throttle_;
+    ChartInteraction* interaction_;
     ChartStyle style_;
 };
 

@@ -28,7 +28,17 @@ std::string timeCell(const BenchResult& r, const Stats& s, bool applies) {
     return fmt::format("{:.2f} ± {:.2f}", s.mean, s.std);
 }
 
-std::string mib(int64_t bytes) { return bytes > 0 ? fmt::format("{:.0f}", bytes / 1048576.0) : "-"; }
+// The CPU records no device memory: its 0 bytes are no measurement, so they read "n/a".
+bool measuresDeviceMemory(const BenchConfig& c) { return c.device.rfind("cuda", 0) == 0; }
+
+std::string mib(const BenchResult& r) {
+    if (!measuresDeviceMemory(r.config)) return "n/a";
+    return r.peak_memory > 0 ? fmt::format("{:.0f}", r.peak_memory / 1048576.0) : "-";
+}
+
+std::string memoryBytes(const BenchResult& r) {
+    return measuresDeviceMemory(r.config) ? fmt::format("{}", r.peak_memory) : "n/a";
+}
 
 
 std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
@@ -82,8 +92,7 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
         cols.push_back(timeCol("optimizer (ms)", &BenchResult::optimizer,
                                [](const BenchResult& r) { return r.config.mode == Mode::Train; }));
     cols.push_back(timeCol("total (ms)", &BenchResult::total, [](const BenchResult&) { return true; }));
-    cols.push_back({"peak MiB", [](const BenchResult& r) { return mib(r.peak_memory); },
-                    [](const BenchResult& r) { return fmt::format("{}", r.peak_memory); }});
+    cols.push_back({"peak MiB", mib, memoryBytes});
     cols.push_back({"status", [](const BenchResult& r) { return std::string(toString(r.status)); }, {}, false});
     return cols;
 }

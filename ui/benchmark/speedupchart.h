@@ -1,0 +1,45 @@
+// The speedup table as bars: one group per row of the table, one bar per compared value
+// (its ratio to the baseline), a line at 1× for the baseline. An uncertain ratio (noisy
+// sides, or an interval that includes 1) is drawn grey. Views the speedup model.
+#pragma once
+
+#include <QPointer>
+#include <QStringList>
+
+#include "common/chartpane.h"
+
+class QBarCategoryAxis;
+class QBarSeries;
+class QLineSeries;
+class QValueAxis;
+
+namespace ts::ui {
+
+class SpeedupModel;
+
+class SpeedupChart : public ChartPane {
+    Q_OBJECT
+public:
+    explicit SpeedupChart(SpeedupModel* model, QWidget* parent = nullptr);
+
+    QString chartTitle() const override;
+    QString chartFileStem() const override { return QStringLiteral("speedup"); }
+
+    // What is drawn, for tests.
+    int barSetCount() const;
+    QStringList categories() const;
+    QList<double> values(int set) const;
+    QList<int> uncertainBars(int set) const;
+
+private:
+    void redraw() override;
+    void restyle() override;
+
+    QPointer<SpeedupModel> model_;
+    QBarSeries* bars_;
+    QLineSeries* one_;
+    QBarCategoryAxis* x_;
+    QValueAxis* y_;
+};
+
+}  // namespace ts::ui

@@ -94,19 +94,9 @@ MainWindow::~MainWindow() {
 // ---------------------------------------------------------------- labs and docks
 
 void MainWindow::buildLabs() {
-    auto* centre = new QWidget(this);
-    auto* centreLayout = new QVBoxLayout(centre);
-    centreLayout->setContentsMargins(0, 0, 0, 0);
-    deletedBanner_ = new QLabel(centre);
-    deletedBanner_->setObjectName(QStringLiteral("deletedBanner"));
-    deletedBanner_->setWordWrap(true);
-    deletedBanner_->setStyleSheet(QStringLiteral("padding: 6px; color: white; background: #b3261e;"));
-    deletedBanner_->hide();
-    views_ = new QStackedWidget(centre);
+    views_ = new QStackedWidget(this);
     views_->setObjectName(QStringLiteral("labViews"));
-    centreLayout->addWidget(deletedBanner_);
-    centreLayout->addWidget(views_, 1);
-    setCentralWidget(centre);
+    setCentralWidget(withDeletedBanner(views_));
     for (const LabEntry& e : uiLabs()) {
         LabPanel* p = e.createPanel();
         p->setObjectName(e.id + QStringLiteral("Panel"));
@@ -836,11 +826,7 @@ bool MainWindow::overwritesStore(const QString& path, QString* error) const {
 }
 
 bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error) {
-    if (overwritesStore(path, error)) return false;
-    if (const QString note = deletedRunNote(view); !note.isEmpty()) {
-        if (error) *error = note;
-        return false;
-    }
+    if (overwritesStore(path, error) || refuseDeleted(view, error)) return false;
     if (pane < 0 || pane >= view->panes().size()) {
         if (error) *error = tr("no view to export");
         return false;
@@ -878,10 +864,7 @@ bool MainWindow::exportReport(const QString& path, QSize chartSize, QString* err
         if (error) *error = tr("no lab is shown");
         return false;
     }
-    if (const QString note = deletedRunNote(v); !note.isEmpty()) {
-        if (error) *error = note;
-        return false;
-    }
+    if (refuseDeleted(v, error)) return false;
     return ts::ui::exportReport(path, v->reportParts(), v->exportContext(-1), chartSize, error);
 }
 
@@ -898,10 +881,7 @@ QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const
 
 void MainWindow::exportPaneInteractive(LabView* view, int pane) {
     if (pane < 0 || pane >= view->panes().size()) return;
-    if (const QString note = deletedRunNote(view); !note.isEmpty()) {
-        QMessageBox::warning(this, tr("Export"), tr("Cannot export: %1.").arg(note));
-        return;
-    }
+    if (QString why; refuseDeleted(view, &why)) return (void)QMessageBox::warning(this, tr("Export"), why);
     const LabView::Pane& p = view->panes()[pane];
     const bool chart = p.chart != nullptr;
     const QString stem = chart ? p.chart->chartFileStem() : p.table->fileStem();
@@ -921,10 +901,7 @@ void MainWindow::exportPaneInteractive(LabView* view, int pane) {
 
 void MainWindow::copyPane(LabView* view, int pane) {
     if (pane < 0 || pane >= view->panes().size()) return;
-    if (const QString note = deletedRunNote(view); !note.isEmpty()) {
-        statusBar()->showMessage(tr("Cannot copy: %1").arg(note), 5000);
-        return;
-    }
+    if (QString why; refuseDeleted(view, &why)) return statusBar()->showMessage(why, 5000);
     const LabView::Pane& p = view->panes()[pane];
     const ExportContext ctx = view->exportContext(pane);
     if (p.chart) {
@@ -937,10 +914,7 @@ void MainWindow::copyPane(LabView* view, int pane) {
 }
 
 void MainWindow::exportReportInteractive() {
-    if (const QString note = deletedRunNote(currentView()); !note.isEmpty()) {
-        QMessageBox::warning(this, tr("Export Report"), tr("Cannot export: %1.").arg(note));
-        return;
-    }
+    if (QString why; refuseDeleted(currentView(), &why)) return (void)QMessageBox::warning(this, tr("Export Report"), why);
     ExportDialog dlg(ExportDialog::Kind::Report, suggestedPath(QStringLiteral("report"), QStringLiteral("md")),
                      QSize(1200, 700), this);
     if (dlg.exec() != QDialog::Accepted) return;

@@ -127,6 +127,10 @@ private:
     // `view` now shows a run of the current store (a live run, an opened one, a replay, a comparison).
     void noteShown(LabView* view);
     void markDeleted(const QString& store, qint64 id);
+    // True, with the reason in `error`, when `view`'s run was deleted (its exports are refused).
+    bool refuseDeleted(const LabView* view, QString* error) const;
+    // `views` under a banner that says when the shown run was deleted.
+    QWidget* withDeletedBanner(QWidget* views);
     void connectRun();
     void connectView(LabView* view);
     void probeCapabilities();

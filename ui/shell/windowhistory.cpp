@@ -9,6 +9,7 @@
 #include <QAction>
 #include <QMessageBox>
 #include <QStatusBar>
+#include <QVBoxLayout>
 
 #include "common/format.h"
 #include "common/labpanel.h"
@@ -94,6 +95,26 @@ QString MainWindow::deletedRunNote(const LabView* view) const {
     if (!view || !deleted_.contains(view)) return {};
     return tr("run %1 was deleted from the results store; open or run another before exporting")
         .arg(view->storeRunId());
+}
+
+bool MainWindow::refuseDeleted(const LabView* view, QString* error) const {
+    const QString note = deletedRunNote(view);
+    if (!note.isEmpty() && error) *error = tr("Cannot export: %1.").arg(note);
+    return !note.isEmpty();
+}
+
+QWidget* MainWindow::withDeletedBanner(QWidget* views) {
+    auto* centre = new QWidget(this);
+    auto* layout = new QVBoxLayout(centre);
+    layout->setContentsMargins(0, 0, 0, 0);
+    deletedBanner_ = new QLabel(centre);
+    deletedBanner_->setObjectName(QStringLiteral("deletedBanner"));
+    deletedBanner_->setWordWrap(true);
+    deletedBanner_->setStyleSheet(QStringLiteral("padding: 6px; color: white; background: #b3261e;"));
+    deletedBanner_->hide();
+    layout->addWidget(deletedBanner_);
+    layout->addWidget(views, 1);
+    return centre;
 }
 
 void MainWindow::openStore(const QString& path) { openStoreAt(path, false); }

@@ -190,7 +190,7 @@ void TestModels::runListModel() {
     m.setRuns({b, a});
     QCOMPARE(m.rowCount(), 2);
     QCOMPARE(m.data(m.index(1, RunListModel::Label)).toString(), QStringLiteral("fp32 vs bf16"));
-    QCOMPARE(m.data(m.index(1, RunListModel::Ok)).toInt(), 3);
+    QCOMPARE(m.data(m.index(1, RunListModel::Status)).toString(), QStringLiteral("3 of 4 ok"));
     QCOMPARE(m.data(m.index(0, 0), RunListModel::RunIdRole).toLongLong(), 7);
     QCOMPARE(m.rowOf(3), 1);
     QVERIFY(m.runById(42) == nullptr);

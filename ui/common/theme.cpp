@@ -1,9 +1,15 @@
 #include "common/theme.h"
 
 #include <QApplication>
+#include <QPainter>
+#include <QPainterPath>
 #include <QPalette>
+#include <QProxyStyle>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QStyleOption>
+
+#include <cmath>
 
 namespace ts::ui {
 
@@ -22,6 +28,86 @@ ThemeMode themeModeFromKey(const QString& key) {
     return ThemeMode::System;
 }
 
+double contrastRatio(const QColor& a, const QColor& b) {
+    auto luminance = [](const QColor& c) {
+        auto lin = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * lin(c.redF()) + 0.7152 * lin(c.greenF()) + 0.0722 * lin(c.blueF());
+    };
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+namespace {
+
+// Fusion, with check-box indicators whose border shows on any field.
+class ThemeStyle : public QProxyStyle {
+public:
+    using QProxyStyle::QProxyStyle;
+    void drawPrimitive(PrimitiveElement pe, const QStyleOption* opt, QPainter* p, const QWidget* w) const override {
+        QProxyStyle::drawPrimitive(pe, opt, p, w);
+        if (pe != PE_IndicatorCheckBox) return;
+        p->save();
+        p->setRenderHint(QPainter::Antialiasing, false);
+        p->setBrush(Qt::NoBrush);
+        QColor border = Theme::indicatorBorder(opt->palette);
+        if (!(opt->state & State_Enabled)) border.setAlphaF(0.5);
+        p->setPen(border);
+        p->drawRect(opt->rect.adjusted(0, 0, -1, -1));
+        p->restore();
+    }
+};
+
+QColor mix(const QColor& a, const QColor& b, double t) {
+    return QColor::fromRgbF(float(a.redF() * t + b.redF() * (1 - t)), float(a.greenF() * t + b.greenF() * (1 - t)),
+                            float(a.blueF() * t + b.blueF() * (1 - t)));
+}
+
+QPixmap drawGlyph(Glyph g, const QColor& color, int size, qreal dpr) {
+    QPixmap pm(QSize(size, size) * dpr);
+    pm.setDevicePixelRatio(dpr);
+    pm.fill(Qt::transparent);
+    QPainter p(&pm);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(Qt::NoPen);
+    p.setBrush(color);
+    const qreal m = size * 0.18, s = size - 2 * m;
+    if (g == Glyph::Run) {
+        QPainterPath path;
+        path.moveTo(m + s * 0.1, m);
+        path.lineTo(m + s, m + s / 2);
+        path.lineTo(m + s * 0.1, m + s);
+        path.closeSubpath();
+        p.drawPath(path);
+    } else {
+        p.drawRoundedRect(QRectF(m + s * 0.05, m + s * 0.05, s * 0.9, s * 0.9), s * 0.12, s * 0.12);
+    }
+    return pm;
+}
+
+}  // namespace
+
+QColor Theme::indicatorBorder(const QPalette& p) {
+    return mix(p.color(QPalette::Text), p.color(QPalette::Base), 0.6);
+}
+
+QColor Theme::glyphColor(Glyph g) const {
+    const bool dark = isDark();
+    if (g == Glyph::Run) return dark ? QColor(0x66, 0xbb, 0x6a) : QColor(0x2e, 0x7d, 0x32);
+    return dark ? QColor(0xef, 0x53, 0x50) : QColor(0xc6, 0x28, 0x28);
+}
+
+QIcon Theme::icon(Glyph g) const {
+    QIcon icon;
+    // Dimmed, yet drawn: a disabled Run (while a run goes on) must still be found.
+    const QPalette pal = QApplication::palette();
+    const QColor disabled = mix(pal.color(QPalette::WindowText), pal.color(QPalette::Window), 0.45);
+    for (int size : {16, 22, 24, 32, 48}) {
+        icon.addPixmap(drawGlyph(g, glyphColor(g), size, 1.0), QIcon::Normal);
+        icon.addPixmap(drawGlyph(g, disabled, size, 1.0), QIcon::Disabled);
+    }
+    return icon;
+}
+
 Theme& Theme::instance() {
     static Theme* theme = new Theme;  // lives as long as the application
     return *theme;
@@ -33,7 +119,7 @@ Theme::Theme() {
     systemDark_ = p.color(QPalette::Window).lightnessF() < 0.5;
     baseFont_ = QApplication::font();
     // Fusion draws the same on every platform and honours the palettes below.
-    if (QStyle* fusion = QStyleFactory::create(QStringLiteral("Fusion"))) QApplication::setStyle(fusion);
+    if (QStyle* fusion = QStyleFactory::create(QStringLiteral("Fusion"))) QApplication::setStyle(new ThemeStyle(fusion));
 }
 
 bool Theme::isDark() const {

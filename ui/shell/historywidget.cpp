@@ -5,40 +5,44 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "shell/historytable.h"
 #include "shell/runlistmodel.h"
 
 namespace ts::ui {
 
 HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(parent), runs_(runs) {
-    proxy_ = new QSortFilterProxyModel(this);
+    proxy_ = new RunFilterProxy(this);
     proxy_->setSourceModel(runs);
-    proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    proxy_->setFilterKeyColumn(-1);
-    proxy_->setSortRole(Qt::DisplayRole);
+    proxy_->setSortRole(RunListModel::SortRole);
     filter_ = new QLineEdit(this);
-    filter_->setPlaceholderText(tr("Filter: label, device, date…"));
+    filter_->setObjectName(QStringLiteral("historyFilter"));
+    filter_->setPlaceholderText(tr("Filter: words from the configuration, label, device, kind… (\"fp32 xl\": both)"));
     filter_->setClearButtonEnabled(true);
-    connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+    connect(filter_, &QLineEdit::textChanged, proxy_, &RunFilterProxy::setWords);
     view_ = new QTableView(this);
     view_->setObjectName(QStringLiteral("historyView"));
+    header_ = new SortArrowHeader(view_);
+    view_->setHorizontalHeader(header_);
     view_->setModel(proxy_);
     view_->setSortingEnabled(true);
     view_->sortByColumn(RunListModel::Id, Qt::DescendingOrder);
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
     view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     view_->verticalHeader()->setVisible(false);
-    view_->horizontalHeader()->setStretchLastSection(true);
     view_->setAlternatingRowColors(true);
     view_->setWordWrap(false);
-    view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // The configuration takes the spare width; the short columns fit their contents.
+    header_->setStretchLastSection(false);
+    header_->setSectionResizeMode(QHeaderView::ResizeToContents);
+    header_->setSectionResizeMode(RunListModel::Configuration, QHeaderView::Stretch);
     view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 8);
-    view_->setToolTip(tr("Double-click opens a run; select two to compare"));
+    view_->setToolTip(tr("Double-click opens a run; right-click for more; select two to compare"));
     message_ = new QLabel(this);
     message_->setWordWrap(true);
     message_->setVisible(false);
@@ -46,13 +50,15 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     open_ = new QPushButton(tr("&Open"), this);
     replay_ = new QPushButton(tr("Re&play"), this);
     compare_ = new QPushButton(tr("Co&mpare"), this);
+    load_ = new QPushButton(tr("&Load Configuration"), this);
+    again_ = new QPushButton(tr("Run &Again"), this);
     delete_ = new QPushButton(tr("Delete"), this);
     refresh_ = new QPushButton(tr("Refresh"), this);
     open_->setToolTip(tr("Show the selected run in the views"));
     replay_->setToolTip(tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
     compare_->setToolTip(tr("Compare two selected runs side by side"));
     auto* buttons = new QHBoxLayout;
-    for (QPushButton* b : {open_, replay_, compare_, delete_}) buttons->addWidget(b);
+    for (QPushButton* b : {open_, replay_, compare_, load_, again_, delete_}) buttons->addWidget(b);
     buttons->addStretch();
     buttons->addWidget(refresh_);
 
@@ -76,7 +82,27 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
             QMessageBox::Yes)
             Q_EMIT deleteRequested(id);
     });
+    connect(load_, &QPushButton::clicked, this, [this, first] { Q_EMIT loadConfigurationRequested(first()); });
+    connect(again_, &QPushButton::clicked, this, [this, first] { Q_EMIT runAgainRequested(first()); });
     connect(refresh_, &QPushButton::clicked, this, &HistoryWidget::refreshRequested);
+
+    // The context menu repeats the buttons; each action belongs to its button and shares its state.
+    menu_ = new QMenu(this);
+    for (QPushButton* b : {open_, replay_, compare_, load_, again_, delete_}) {
+        QString text = b->text();
+        auto* a = new QAction(text.remove(QLatin1Char('&')) + (b == delete_ ? QStringLiteral("…") : QString()), b);
+        connect(a, &QAction::triggered, b, &QPushButton::click);
+        menu_->addAction(a);
+        if (b == compare_ || b == again_) menu_->addSeparator();
+    }
+    view_->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(view_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        const QModelIndex idx = view_->indexAt(pos);
+        if (idx.isValid() && !view_->selectionModel()->isRowSelected(idx.row(), idx.parent()))
+            view_->selectionModel()->select(idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        updateButtons();
+        menu_->popup(view_->viewport()->mapToGlobal(pos));
+    });
     connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& idx) {
         const qint64 id = idx.data(RunListModel::RunIdRole).toLongLong();
         if (!busy_ && openable_.contains(kindOf(id))) Q_EMIT openRequested(id);
@@ -146,6 +172,10 @@ void HistoryWidget::updateButtons() {
     replay_->setEnabled(n == 1 && allBench && !busy_);
     compare_->setEnabled(n == 2 && allBench);
     delete_->setEnabled(n == 1 && !busy_);
+    load_->setEnabled(openable && !busy_);
+    again_->setEnabled(openable && !busy_);
+    load_->setToolTip(busy_ ? wait : tr("Put the selected run's configuration into its experiment's panel"));
+    again_->setToolTip(busy_ ? wait : tr("Load the selected run's configuration and run it now"));
     open_->setToolTip(busy_ ? wait
                       : n == 1 && !openable ? tr("Runs of kind '%1' cannot be shown in this window").arg(kind)
                                             : tr("Show the selected run in the views"));
@@ -155,6 +185,11 @@ void HistoryWidget::updateButtons() {
     compare_->setToolTip(n != 2     ? tr("Select exactly two runs to compare")
                          : allBench ? tr("Compare the two selected runs")
                                     : replayReason());
+    for (QAction* a : menu_->actions())
+        if (auto* b = qobject_cast<QPushButton*>(a->parent())) {
+            a->setEnabled(b->isEnabled());
+            a->setToolTip(b->toolTip());
+        }
 }
 
 }  // namespace ts::ui

@@ -1,13 +1,16 @@
-// The run history: every stored run, filterable; open one into the views, replay it, or
-// pick two and compare them.
+// The run history: every stored run, filterable by its configuration; open one into the
+// views, replay it, load its configuration into the lab's panel or run it again, or pick two
+// and compare them.
 #pragma once
 
 #include <QWidget>
 
+#include "shell/historytable.h"
+
 class QLabel;
 class QLineEdit;
 class QPushButton;
-class QSortFilterProxyModel;
+class QMenu;
 class QTableView;
 
 namespace ts::ui {
@@ -30,13 +33,19 @@ public:
     static QString replayReason();
     QTableView* view() const { return view_; }
     QLineEdit* filter() const { return filter_; }
-    QSortFilterProxyModel* proxy() const { return proxy_; }
+    RunFilterProxy* proxy() const { return proxy_; }
+    SortArrowHeader* header() const { return header_; }
+    // The actions of the selected run (the context menu's and the buttons').
+    QMenu* contextMenu() const { return menu_; }
 
 Q_SIGNALS:
     void openRequested(qint64 run);
     void replayRequested(qint64 run);
     void compareRequested(qint64 a, qint64 b);
     void deleteRequested(qint64 run);
+    // Put the run's configuration into its lab's panel; and start it.
+    void loadConfigurationRequested(qint64 run);
+    void runAgainRequested(qint64 run);
     void refreshRequested();
 
 private:
@@ -44,11 +53,13 @@ private:
     QString kindOf(qint64 id) const;
     RunListModel* runs_;
     QStringList openable_, replayable_;
-    QSortFilterProxyModel* proxy_;
+    RunFilterProxy* proxy_;
+    SortArrowHeader* header_;
+    QMenu* menu_;
     QTableView* view_;
     QLineEdit* filter_;
     QLabel* message_;
-    QPushButton *open_, *replay_, *compare_, *delete_, *refresh_;
+    QPushButton *open_, *replay_, *compare_, *load_, *again_, *delete_, *refresh_;
     bool busy_ = false;
 };
 

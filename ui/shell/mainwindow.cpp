@@ -44,6 +44,7 @@
 #include "labs.h"
 #include "shell/exportdialog.h"
 #include "shell/historywidget.h"
+#include "shell/presentation.h"
 
 namespace ts::ui {
 
@@ -95,7 +96,7 @@ MainWindow::~MainWindow() {
 void MainWindow::buildLabs() {
     views_ = new QStackedWidget(this);
     views_->setObjectName(QStringLiteral("labViews"));
-    setCentralWidget(views_);
+    setCentralWidget(withDeletedBanner(views_));
     for (const LabEntry& e : uiLabs()) {
         LabPanel* p = e.createPanel();
         p->setObjectName(e.id + QStringLiteral("Panel"));
@@ -141,18 +142,24 @@ void MainWindow::buildDocks() {
         scroll->setWidgetResizable(true);
         scroll->setFrameShape(QFrame::NoFrame);
         scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        // Wide enough for the panel's fields (they are never clipped; the dock scrolls
-        // vertically only). Re-applied when the font changes (presentation mode).
-        auto fitWidth = [scroll, p] {
-            scroll->setMinimumWidth(p->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 6);
-        };
-        fitWidth();
-        connect(&Theme::instance(), &Theme::changed, scroll, [fitWidth] { QTimer::singleShot(0, fitWidth); });
         panels_->addWidget(scroll);
         experimentCombo_->addItem(lab.title, lab.id);
     }
-    connect(experimentCombo_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    // The dock is wide enough for the shown panel's fields (they are never clipped; the dock
+    // scrolls vertically only); a hidden panel asks for nothing: its size is stale after a font
+    // change (presentation mode) until it is shown. Re-applied once the new font has settled.
+    auto fitPanels = [this] {
+        for (int i = 0; i < panels_->count(); ++i) {
+            auto* scroll = static_cast<QScrollArea*>(panels_->widget(i));
+            const int fit = scroll->widget()->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 6;
+            scroll->setMinimumWidth(i == panels_->currentIndex() ? fit : 0);
+        }
+    };
+    fitPanels();
+    connect(&Theme::instance(), &Theme::changed, panels_, [this, fitPanels] { QTimer::singleShot(0, panels_, fitPanels); });
+    connect(experimentCombo_, &QComboBox::currentIndexChanged, this, [this, fitPanels](int i) {
         panels_->setCurrentIndex(i);
+        QTimer::singleShot(0, panels_, fitPanels);
         views_->setCurrentIndex(i);
         updateRunState();
         updateTitle();
@@ -185,16 +192,9 @@ void MainWindow::buildDocks() {
     connect(history_, &HistoryWidget::replayRequested, this, [this](qint64 id) { replayStoredRun(id, 1.0); });
     connect(history_, &HistoryWidget::compareRequested, this, &MainWindow::compareStoredRuns);
     connect(history_, &HistoryWidget::refreshRequested, this, &MainWindow::refreshHistory);
-    connect(history_, &HistoryWidget::deleteRequested, this, [this](qint64 id) {
-        auto* w = new QFutureWatcher<QString>(this);
-        connect(w, &QFutureWatcherBase::finished, this, [this, w, id] {
-            const QString err = w->result();
-            w->deleteLater();
-            appendLog(err.isEmpty() ? tr("Run %1 deleted").arg(id) : tr("Could not delete run %1: %2").arg(id).arg(err));
-            refreshHistory();
-        });
-        w->setFuture(removeRunAsync(controller_.storePath(), id));
-    });
+    connect(history_, &HistoryWidget::deleteRequested, this, &MainWindow::deleteStoredRun);
+    connect(history_, &HistoryWidget::loadConfigurationRequested, this, [this](qint64 id) { loadRunConfiguration(id); });
+    connect(history_, &HistoryWidget::runAgainRequested, this, [this](qint64 id) { loadRunConfiguration(id, true); });
 
     log_ = new QPlainTextEdit(this);
     log_->setObjectName(QStringLiteral("log"));
@@ -218,17 +218,18 @@ void MainWindow::buildDocks() {
         log_->appendPlainText(pendingLog_.join(QLatin1Char('\n')));
         pendingLog_.clear();
     }, this, 100);
+    presentation_ = new PresentationMode(this, {experimentDock_, historyDock_, logDock_});
     resizeDocks({experimentDock_}, {400}, Qt::Horizontal);
     resizeDocks({historyDock_}, {230}, Qt::Vertical);
 }
 
 void MainWindow::buildActions() {
     const QStyle* st = style();
-    runAct_ = new QAction(st->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this);
+    runAct_ = new QAction(tr("&Run"), this);
     runAct_->setObjectName(QStringLiteral("runAction"));
     runAct_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_R), QKeySequence(Qt::Key_F5)});
     connect(runAct_, &QAction::triggered, this, &MainWindow::startRun);
-    stopAct_ = new QAction(st->standardIcon(QStyle::SP_MediaStop), tr("&Stop"), this);
+    stopAct_ = new QAction(tr("&Stop"), this);
     stopAct_->setObjectName(QStringLiteral("stopAction"));
     stopAct_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Period), QKeySequence(Qt::SHIFT | Qt::Key_F5)});
     stopAct_->setToolTip(tr("End the run within a step; what was measured is kept"));
@@ -270,6 +271,8 @@ void MainWindow::buildActions() {
     });
 
     QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("Open Results &Store…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
+                    &MainWindow::openStoreInteractive);
     file->addMenu(presetsMenu_);
     file->addSeparator();
     file->addAction(exportView);
@@ -316,8 +319,8 @@ void MainWindow::buildActions() {
     presentationAct_ = view->addAction(tr("&Presentation Mode"));
     presentationAct_->setCheckable(true);
     presentationAct_->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), QKeySequence(Qt::Key_F11)});
-    presentationAct_->setToolTip(tr("Large fonts and high-contrast charts for a projector"));
-    connect(presentationAct_, &QAction::toggled, this, [](bool on) { Theme::instance().setPresentation(on); });
+    presentationAct_->setToolTip(tr("Large fonts, high-contrast charts and the results alone (the docks hidden)"));
+    connect(presentationAct_, &QAction::toggled, this, &MainWindow::setPresentationMode);
     QMenu* theme = view->addMenu(tr("&Theme"));
     auto* group = new QActionGroup(this);
     systemThemeAct_ = theme->addAction(tr("&System"));
@@ -331,13 +334,17 @@ void MainWindow::buildActions() {
     }
     connect(&Theme::instance(), &Theme::changed, this, [this] {
         const ThemeMode m = Theme::instance().mode();
+        runAct_->setIcon(Theme::instance().icon(Glyph::Run));  // drawn in the palette's colours
+        stopAct_->setIcon(Theme::instance().icon(Glyph::Stop));
         systemThemeAct_->setChecked(m == ThemeMode::System);
         lightAct_->setChecked(m == ThemeMode::Light);
         darkAct_->setChecked(m == ThemeMode::Dark);
         const QSignalBlocker block(presentationAct_);
-        presentationAct_->setChecked(Theme::instance().presentation());
+        presentationAct_->setChecked(presentation_->isActive());
     });
     systemThemeAct_->setChecked(true);
+    runAct_->setIcon(Theme::instance().icon(Glyph::Run));
+    stopAct_->setIcon(Theme::instance().icon(Glyph::Stop));
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("What This &Machine Can Run…"), this, [this] {
@@ -393,6 +400,10 @@ void MainWindow::buildStatusBar() {
     progress_->setFormat(QStringLiteral("%p%"));
     eta_ = new QLabel(this);
     statusBar()->addWidget(statusLabel_, 1);
+    storeLabel_ = new QLabel(this);
+    storeLabel_->setObjectName(QStringLiteral("storeLabel"));
+    updateStoreLabel();
+    statusBar()->addPermanentWidget(storeLabel_);
     statusBar()->addPermanentWidget(eta_);
     statusBar()->addPermanentWidget(progress_);
     progress_->setValue(0);
@@ -450,6 +461,7 @@ bool MainWindow::startRun() {
     saveSettings();  // the last configuration survives a crash of the run
     runningView_ = currentView();
     runningView_->beginRun(*job);
+    noteShown(runningView_);
     appendLog(tr("— Run: %1").arg(p->summary()));
     setProgress(0, -1);
     runClock_.start();
@@ -567,6 +579,7 @@ void MainWindow::openStoredRun(qint64 id) {
             return;
         }
         runningView_ = nullptr;
+        noteShown(currentView());
         setProgress(1.0, 0);
         statusLabel_->setText(tr("Showing stored run %1").arg(id));
         updateTitle();
@@ -595,6 +608,7 @@ void MainWindow::replayStoredRun(qint64 id, double speed) {
         selectExperiment(qstr(run.info.lab));
         runningView_ = nullptr;
         v->replay(run, speed);
+        noteShown(v);
         updateRunState();
     });
 }
@@ -623,6 +637,7 @@ void MainWindow::compareStoredRuns(qint64 a, qint64 b) {
         if (error.isEmpty()) {
             if (!isRunning()) selectExperiment(qstr(ra.info.lab));
             if (v->compare(ra, rb, &error)) {
+                noteShown(v);
                 Q_EMIT comparisonReady();
                 return;
             }
@@ -682,7 +697,10 @@ void MainWindow::updateRunState() {
 
 void MainWindow::updateTitle() {
     const LabView* v = currentView();
-    setWindowTitle(tr("TrainScope — %1").arg(v ? v->runTitle() : tr("No run")));
+    const QString deleted = deletedRunNote(v);
+    setWindowTitle(tr("TrainScope — %1").arg(!v ? tr("No run") : deleted.isEmpty() ? v->runTitle() : tr("%1 (deleted)").arg(v->runTitle())));
+    deletedBanner_->setText(deleted.isEmpty() ? QString() : tr("Not stored any more: %1.").arg(deleted));
+    deletedBanner_->setVisible(!deleted.isEmpty());
 }
 
 void MainWindow::appendLog(const QString& line) {
@@ -757,9 +775,10 @@ bool MainWindow::selectExperiment(const QString& id) {
 void MainWindow::restoreSettings() {
     QSettings s;
     Theme::instance().setMode(themeModeFromKey(s.value(QStringLiteral("theme"), QStringLiteral("system")).toString()));
-    Theme::instance().setPresentation(s.value(QStringLiteral("presentation"), false).toBool());
     if (!restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray())) resize(1500, 950);
-    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    const QByteArray layout = s.value(QStringLiteral("window/state")).toByteArray();
+    restoreState(layout);
+    if (s.value(QStringLiteral("presentation"), false).toBool()) presentation_->setActive(true, layout);
     for (const Lab& lab : labs_) {
         const QByteArray json = s.value(QStringLiteral("panels/") + lab.id).toByteArray();
         if (!json.isEmpty()) lab.panel->restoreState(QJsonDocument::fromJson(json).object());
@@ -773,9 +792,9 @@ void MainWindow::saveSettings() const {
     if (!options_.restoreSettings) return;
     QSettings s;
     s.setValue(QStringLiteral("theme"), themeModeKey(Theme::instance().mode()));
-    s.setValue(QStringLiteral("presentation"), Theme::instance().presentation());
+    s.setValue(QStringLiteral("presentation"), presentation_->isActive());
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    s.setValue(QStringLiteral("window/state"), saveState());
+    s.setValue(QStringLiteral("window/state"), presentation_->userLayout());  // never the presentation layout
     for (const Lab& lab : labs_)
         s.setValue(QStringLiteral("panels/") + lab.id, QJsonDocument(lab.panel->savedState()).toJson(QJsonDocument::Compact));
     s.setValue(QStringLiteral("experiment"), experimentCombo_->currentData().toString());
@@ -813,7 +832,7 @@ bool MainWindow::overwritesStore(const QString& path, QString* error) const {
 }
 
 bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error) {
-    if (overwritesStore(path, error)) return false;
+    if (overwritesStore(path, error) || refuseDeleted(view, error)) return false;
     if (pane < 0 || pane >= view->panes().size()) {
         if (error) *error = tr("no view to export");
         return false;
@@ -851,6 +870,7 @@ bool MainWindow::exportReport(const QString& path, QSize chartSize, QString* err
         if (error) *error = tr("no lab is shown");
         return false;
     }
+    if (refuseDeleted(v, error)) return false;
     return ts::ui::exportReport(path, v->reportParts(), v->exportContext(-1), chartSize, error);
 }
 
@@ -870,6 +890,7 @@ QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const
 
 void MainWindow::exportPaneInteractive(LabView* view, int pane) {
     if (pane < 0 || pane >= view->panes().size()) return;
+    if (QString why; refuseDeleted(view, &why)) return (void)QMessageBox::warning(this, tr("Export"), why);
     const LabView::Pane& p = view->panes()[pane];
     const bool chart = p.chart != nullptr;
     const QString stem = chart ? p.chart->chartFileStem() : p.table->fileStem();
@@ -889,6 +910,7 @@ void MainWindow::exportPaneInteractive(LabView* view, int pane) {
 
 void MainWindow::copyPane(LabView* view, int pane) {
     if (pane < 0 || pane >= view->panes().size()) return;
+    if (QString why; refuseDeleted(view, &why)) return statusBar()->showMessage(why, 5000);
     const LabView::Pane& p = view->panes()[pane];
     const ExportContext ctx = view->exportContext(pane);
     if (p.chart) {
@@ -901,6 +923,7 @@ void MainWindow::copyPane(LabView* view, int pane) {
 }
 
 void MainWindow::exportReportInteractive() {
+    if (QString why; refuseDeleted(currentView(), &why)) return (void)QMessageBox::warning(this, tr("Export Report"), why);
     ExportDialog dlg(ExportDialog::Kind::Report, suggestedPath(QStringLiteral("report"), QStringLiteral("md")),
                      QSize(1200, 700), this);
     for (;;) {

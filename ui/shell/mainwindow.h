@@ -3,12 +3,15 @@
 // log, exports and the run report, classroom presets, presentation mode and themes. It knows
 // labs only through the registry (ui/labs.cpp): a LabPanel makes the job, a LabView shows
 // its runs. Engine work runs in RunController's worker threads and store access in pool
-// threads; this class only wires signals and keeps the UI state.
+// threads; this class only wires signals and keeps the UI state. What History does to the store
+// (load a run's configuration, run it again, delete it, open another store) is in
+// windowhistory.cpp; presentation mode in presentation.h.
 #pragma once
 
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QPointer>
+#include <QSet>
 
 #include <optional>
 
@@ -33,6 +36,7 @@ class ExportableChart;
 class HistoryWidget;
 class LabPanel;
 class LabView;
+class PresentationMode;
 class RedrawThrottle;
 struct StoredRun;
 
@@ -60,6 +64,17 @@ public:
     void replayStoredRun(qint64 id, double speed = 1.0);
     void compareStoredRuns(qint64 a, qint64 b);
     void refreshHistory();
+    // Puts stored run `id`'s configuration into its lab's panel (and starts it with `runNow`);
+    // false, with the reason in the log and the status bar, when it cannot.
+    bool loadRunConfiguration(qint64 id, bool runNow = false);
+    void deleteStoredRun(qint64 id);  // storedRunDeleted tells the outcome
+    // Switches to the results store at `path` (an existing file) once it lists; storeOpened or
+    // storeOpenFailed tell the outcome (the current store stays open on failure).
+    void openStore(const QString& path);
+    void setPresentationMode(bool on);
+    bool presentationMode() const;
+    // Why pane exports of `view` are refused (its run was deleted from the store); empty when not.
+    QString deletedRunNote(const LabView* view) const;
     // Shows the pane named `key` ("steps", "attention", ...) of whichever lab has it.
     bool showTab(const QString& key);
     // Every pane's key, lab by lab.
@@ -90,6 +105,9 @@ Q_SIGNALS:
     // Compare could not be done (a run missing or unreadable, runs of two kinds): why.
     void comparisonFailed(const QString& reason);
     void replayFinished();
+    void storedRunDeleted(qint64 id, const QString& error);  // error empty: deleted
+    void storeOpened(const QString& path);
+    void storeOpenFailed(const QString& reason);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -105,6 +123,16 @@ private:
     void buildDocks();
     void buildActions();
     void buildStatusBar();
+    void openStoreInteractive();
+    void openStoreAt(const QString& path, bool interactive);
+    void updateStoreLabel();
+    // `view` now shows a run of the current store (a live run, an opened one, a replay, a comparison).
+    void noteShown(LabView* view);
+    void markDeleted(const QString& store, qint64 id);
+    // True, with the reason in `error`, when `view`'s run was deleted (its exports are refused).
+    bool refuseDeleted(const LabView* view, QString* error) const;
+    // `views` under a banner that says when the shown run was deleted.
+    QWidget* withDeletedBanner(QWidget* views);
     void connectRun();
     void connectView(LabView* view);
     void probeCapabilities();
@@ -151,6 +179,11 @@ private:
     QLabel* statusLabel_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QLabel* eta_ = nullptr;
+    QLabel* storeLabel_ = nullptr;
+    QLabel* deletedBanner_ = nullptr;  // over the views: the run shown was deleted
+    PresentationMode* presentation_ = nullptr;
+    QHash<const LabView*, QString> shownStore_;  // the store of the run each view shows
+    QSet<const LabView*> deleted_;              // views whose run was deleted from it
 
     QAction *runAct_ = nullptr, *stopAct_ = nullptr, *presentationAct_ = nullptr;
     QAction *lightAct_ = nullptr, *darkAct_ = nullptr, *systemThemeAct_ = nullptr;

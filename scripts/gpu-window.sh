@@ -4,8 +4,12 @@
 # `scripts/gpu-deps.sh --window`; carry `.deps`), builds everything against that machine's
 # LibTorch, runs the window's tests offscreen (the `ui` label, the GPU window test among them)
 # and leaves their log and the GPU screenshots in $OUT (or build/gpu-out).
+#   Arguments: `tests` (the window's tests), `live` (scripted sessions of the real app on the
+#   GPU: presets run, screenshots and a report into $OUT); default both. The build is kept,
+#   so a second call on a warm machine only rebuilds what changed.
 #   GPU_ARCHS  CUDA architectures (default 90);  UI_TESTS  a ctest -R regex (default: all `ui`)
 set -uo pipefail
+ARGS=("$@")
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 OUTDIR="${OUT:-$ROOT/build/gpu-out}"
@@ -54,11 +58,47 @@ echo "built in $(( $(date +%s) - t0 )) s"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 "$BUILD/app/trainscope" --version
 
-say "window tests (ctest -L ui)"
+want() {  # no arguments: everything
+    [ ${#ARGS[@]} -eq 0 ] && return 0
+    for a in "${ARGS[@]}"; do [ "$a" = "$1" ] && return 0; done
+    return 1
+}
 status=0
-TRAINSCOPE_SHOTS="$OUTDIR" ctest --test-dir "$BUILD" -L ui ${UI_TESTS:+-R "$UI_TESTS"} --output-on-failure \
-    --timeout 900 > "$OUTDIR/ctest-ui.log" 2>&1 || status=1
-grep -E 'Test +#|tests passed|tests failed' "$OUTDIR/ctest-ui.log" | tail -30
-# What the tests measured (ctest keeps every test's output there).
-grep -hE "xl bf16 run|redraw .* ms|replot median|FAIL!" "$BUILD/Testing/Temporary/LastTest.log" | sort -u
+if want tests; then
+    say "window tests (ctest -L ui)"
+    TRAINSCOPE_SHOTS="$OUTDIR" ctest --test-dir "$BUILD" -L ui ${UI_TESTS:+-R "$UI_TESTS"} --output-on-failure \
+        --timeout 900 > "$OUTDIR/ctest-ui.log" 2>&1 || status=1
+    grep -E 'Test +#|tests passed|tests failed' "$OUTDIR/ctest-ui.log" | tail -30
+    # What the tests measured (ctest keeps every test's output there).
+    grep -hE "xl bf16 run|redraw .* ms|replot median|FAIL!" "$BUILD/Testing/Temporary/LastTest.log" | sort -u
+fi
+
+if want live; then
+    # The real window on the GPU, as a user's scripted session: presets run on cuda, then
+    # their panes are grabbed. A fresh store and settings, so that runs compare predictably.
+    say "live sessions on the GPU (screenshots in \$OUT/live-*)"
+    LIVE="$OUTDIR/live"; mkdir -p "$LIVE"
+    export XDG_CONFIG_HOME="$LIVE/config" TRAINSCOPE_DB="$LIVE/results.db"
+    session() {  # name, then the window's options
+        local name=$1; shift
+        local t=$(date +%s)
+        timeout 300 "$BUILD/app/trainscope" --no-restore --size 1600x1000 "$@" > "$LIVE/$name.log" 2>&1
+        local rc=$?
+        printf '%-24s exit %-3s %4ss  %s\n' "$name" "$rc" "$(( $(date +%s) - t ))" "$(grep -v '^trainscope: wrote\|XDG_RUNTIME' "$LIVE/$name.log" | tail -1)"
+    }
+    session where-the-time-goes --preset where-the-time-goes --run --screenshot "breakdown=$LIVE/breakdown.png" \
+        --screenshot "results=$LIVE/results.png" --report "$LIVE/where-the-time-goes.md"
+    session warmup-matters --preset warmup-matters --run --screenshot "steps=$LIVE/warmup-steps.png"
+    session fp32-vs-bf16 --preset fp32-vs-bf16 --run --screenshot "speedup=$LIVE/fp32-vs-bf16.png" \
+        --screenshot "memory=$LIVE/memory.png"
+    session model-size-scaling --preset model-size-scaling --run --screenshot "sweep=$LIVE/size-sweep.png"
+    session naive-vs-fused --preset naive-vs-fused-attention --run --theme dark --screenshot "speedup=$LIVE/attention-speedup-dark.png"
+    session attention --experiment attention --config '{"impls":["naive","sdpa","sdpa-flash","flash"],"seq":"1024, 4096","head_dims":"64","batches":"4","heads":"16","dtypes":["bf16"],"causal":["causal"],"passes":["forward","backward"],"warmup":3,"steps":10,"device":"cuda","check":true}' \
+        --run --screenshot "attention=$LIVE/attention.png" --report "$LIVE/attention.md"
+    session compare --compare 3,2 --screenshot "compare=$LIVE/compare.png"
+    session compare-two-kinds --compare last,previous --screenshot "compare=$LIVE/should-not-exist.png"
+    session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"
+    ls "$LIVE"/should-not-exist* 2>/dev/null && status=1
+    "$BUILD/app/trainscope-cli" runs list 2>&1 | head -12
+fi
 exit $status

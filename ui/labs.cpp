@@ -1,5 +1,5 @@
-// One line per lab. The window builds its lab chooser, its views and History's abilities
-// from this list.
+// One line per lab. The window builds its lab chooser, its views, History's abilities and
+// its reading of stored configurations from this list.
 #include "labs.h"
 
 #include "attention/attentionpanel.h"
@@ -12,7 +12,7 @@ namespace ts::ui {
 template <typename Panel, typename View>
 static LabEntry entry(const char* id, const char* title) {
     return {QString::fromLatin1(id), QObject::tr(title), [] { return static_cast<LabPanel*>(new Panel); },
-            [] { return static_cast<LabView*>(new View); }};
+            [] { return static_cast<LabView*>(new View); }, &Panel::describeSpec, &Panel::stateFromSpec};
 }
 
 const std::vector<LabEntry>& uiLabs() {

@@ -3,6 +3,7 @@
 // line in labs.cpp.
 #pragma once
 
+#include <QJsonObject>
 #include <QString>
 
 #include <functional>
@@ -18,6 +19,9 @@ struct LabEntry {
     QString title;  // "End-to-end benchmark"
     std::function<LabPanel*()> createPanel;
     std::function<LabView*()> createView;
+    // A stored run's spec JSON: a one-line summary, and the panel state that runs it again.
+    std::function<QString(const QJsonObject& spec)> describeSpec;
+    std::function<QJsonObject(const QJsonObject& spec)> stateFromSpec;
 };
 
 // In menu order.

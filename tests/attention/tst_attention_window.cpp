@@ -227,7 +227,15 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     QVERIFY2(w.exportReport(dir.filePath("report.md"), {800, 450}, &error), qPrintable(error));
     QFile md(dir.filePath("report.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
-    QVERIFY(md.readAll().contains("| Implementation |"));
+    const QString report = QString::fromUtf8(md.readAll());
+    QVERIFY(report.contains(QStringLiteral("| Implementation |")));
+    // A chart for each pass the run timed, headings without the menu's "&", the spec as JSON.
+    const QComboBox* pass = view->findChild<QComboBox*>();
+    const int shown = pass->currentIndex();
+    for (const char* heading : {"## Attention, forward\n", "## Attention, backward\n", "## Configuration\n\n```json\n{"})
+        QVERIFY2(report.contains(QString::fromUtf8(heading)), qPrintable(report.right(600)));
+    QVERIFY(!report.contains(QStringLiteral("&Attention")));
+    QCOMPARE(pass->currentIndex(), shown);  // the pane shows the pass it showed before
     // Stored, cell by cell, under a run of kind "attention".
     const qint64 stored = attentionViewOf(&w)->storeRunId();
     QVERIFY(stored > 0);

@@ -608,7 +608,7 @@ void TestCharts::compareNamesTheComparison() {
     QCOMPARE(view.storeRunId(), 0);  // export names do not say run 7
     const int pane = view.paneIndex(QStringLiteral("compare"));
     QCOMPARE(view.panes()[pane].table->fileStem(), QStringLiteral("compare-run3-vs-run5"));
-    QVERIFY(view.exportContext(pane).runLabel.contains(QStringLiteral("run 3 (A) and run 5 (B)")));
+    QCOMPARE(view.exportContext(pane).runTitle(), QStringLiteral("Comparison of run 3 (A) and run 5 (B)"));
     // The other panes still show, and name, run 7.
     view.showPane(view.paneIndex(QStringLiteral("steps")));
     QVERIFY(view.runTitle().startsWith(QStringLiteral("Run 7")));

@@ -13,6 +13,7 @@
 #include <ctime>
 
 #include "common/exporter.h"
+#include "common/theme.h"
 #include "shell/exportdialog.h"
 #include <QComboBox>
 #include <QLabel>
@@ -103,6 +104,7 @@ private Q_SLOTS:
     void missingFoldersAreMade();
     void reportHeadingsAreReadable();
     void exportDialogKeepsThePresetSize();
+    void darkChartsExportInPrintColours();
     void csvCarriesEnvironmentHeaderAndRows();
     void markdownAndClipboard();
     void reportLinksImagesThatExist();
@@ -276,6 +278,29 @@ void TestExports::exportDialogKeepsThePresetSize() {
     // Every row label shows its mnemonic, not a literal "&".
     for (QLabel* l : dlg.findChildren<QLabel*>())
         if (l->text().contains(QLatin1Char('&'))) QVERIFY2(l->buddy(), qPrintable(l->text()));
+}
+
+void TestExports::darkChartsExportInPrintColours() {
+    Theme& theme = Theme::instance();
+    const ThemeMode was = theme.mode();
+    theme.setMode(ThemeMode::Dark);
+    const QColor screen = renderChartImage(*sweepChart_, {600, 400}, context()).pixelColor(5, 5);
+    QVERIFY(screen.lightnessF() < 0.5);
+    {
+        ExportDialog dlg(ExportDialog::Kind::Chart, dir_.filePath(QStringLiteral("x.png")), QSize(600, 400));
+        auto* colours = dlg.findChild<QComboBox*>(QStringLiteral("colours"));
+        QVERIFY(colours && colours->isEnabled());
+        colours->setCurrentIndex(colours->findData(true));
+        QVERIFY(dlg.printColours());
+        const PrintColours print(dlg.printColours());
+        QVERIFY(!theme.isDark());
+        const QImage paper = renderChartImage(*sweepChart_, {600, 400}, context());
+        QVERIFY2(paper.pixelColor(5, 5).lightnessF() > 0.9, qPrintable(paper.pixelColor(5, 5).name()));
+    }
+    // Afterwards the window's charts are dark again.
+    QVERIFY(theme.isDark());
+    QCOMPARE(renderChartImage(*sweepChart_, {600, 400}, context()).pixelColor(5, 5), screen);
+    theme.setMode(was);
 }
 
 void TestExports::reportLinksImagesThatExist() {

@@ -413,4 +413,48 @@ void AttentionPanel::setState(const QJsonObject& o, QStringList* notes) {
     revalidate();
 }
 
+// ---------------------------------------------------------------- stored specs
+
+namespace {
+QStringList causalNames(const QJsonValue& v) {
+    QStringList out;
+    for (const QJsonValue& x : v.toArray()) out << (x.toBool() ? QStringLiteral("causal") : QStringLiteral("full"));
+    return out;
+}
+}  // namespace
+
+QString AttentionPanel::describeSpec(const QJsonObject& s) {
+    const QString comma = QStringLiteral(", ");
+    QStringList parts;
+    parts << jsonListText(s.value(QLatin1String("impls"))).join(comma)
+          << QStringLiteral("seq ") + jsonListText(s.value(QLatin1String("seq_lens"))).join(comma)
+          << QStringLiteral("d ") + jsonListText(s.value(QLatin1String("head_dims"))).join(comma)
+          << jsonListText(s.value(QLatin1String("dtypes"))).join(comma) << causalNames(s.value(QLatin1String("causal"))).join(comma)
+          << jsonListText(s.value(QLatin1String("passes"))).join(comma)
+          << QStringLiteral("b ") + jsonListText(s.value(QLatin1String("batches"))).join(comma)
+          << QStringLiteral("h ") + jsonListText(s.value(QLatin1String("heads"))).join(comma)
+          << QObject::tr("warm-up %1").arg(s.value(QLatin1String("warmup")).toInteger())
+          << QObject::tr("steps %1").arg(s.value(QLatin1String("steps")).toInteger())
+          << s.value(QLatin1String("device")).toString();
+    return parts.join(QStringLiteral(" · "));
+}
+
+QJsonObject AttentionPanel::stateFromSpec(const QJsonObject& s) {
+    const QString comma = QStringLiteral(", ");
+    QJsonObject o;
+    o[QStringLiteral("impls")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("impls"))));
+    o[QStringLiteral("seq")] = jsonListText(s.value(QLatin1String("seq_lens"))).join(comma);
+    o[QStringLiteral("head_dims")] = jsonListText(s.value(QLatin1String("head_dims"))).join(comma);
+    o[QStringLiteral("batches")] = jsonListText(s.value(QLatin1String("batches"))).join(comma);
+    o[QStringLiteral("heads")] = jsonListText(s.value(QLatin1String("heads"))).join(comma);
+    o[QStringLiteral("dtypes")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("dtypes"))));
+    o[QStringLiteral("causal")] = QJsonArray::fromStringList(causalNames(s.value(QLatin1String("causal"))));
+    o[QStringLiteral("passes")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("passes"))));
+    o[QStringLiteral("warmup")] = s.value(QLatin1String("warmup"));
+    o[QStringLiteral("steps")] = s.value(QLatin1String("steps"));
+    o[QStringLiteral("device")] = s.value(QLatin1String("device"));
+    o[QStringLiteral("check")] = s.value(QLatin1String("check"));
+    return o;
+}
+
 }  // namespace ts::ui

@@ -21,6 +21,10 @@ namespace ts::ui {
 class AttentionPanel : public LabPanel {
     Q_OBJECT
 public:
+    // A stored run's spec JSON (what makeJob's spec_json holds) as one line for History, and
+    // as this panel's state (label left out) that asks for the same run again.
+    static QString describeSpec(const QJsonObject& spec);
+    static QJsonObject stateFromSpec(const QJsonObject& spec);
     explicit AttentionPanel(QWidget* parent = nullptr);
 
     std::optional<LabJob> makeJob() const override;

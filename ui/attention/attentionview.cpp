@@ -1,5 +1,7 @@
 #include "attention/attentionview.h"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -126,7 +128,21 @@ ExportContext AttentionView::exportContext(int) const {
 }
 
 QList<ReportPart> AttentionView::reportParts() const {
-    return {ReportPart{tr("Attention"), chart_, nullptr}, ReportPart{tr("Attention cells"), nullptr, model_}};
+    // One chart for each pass the run timed, then the table, which puts the pass shown back.
+    QList<ReportPart> parts;
+    for (int i = 0; i < pass_->count(); ++i) {
+        const auto pass = static_cast<AttentionPass>(pass_->itemData(i).toInt());
+        const bool timed = std::any_of(model_->cells().begin(), model_->cells().end(),
+                                       [&](const AttentionCell& c) { return passMs(c, pass) > 0; });
+        if (timed)
+            parts << ReportPart{tr("Attention, %1").arg(pass_->itemText(i)), chart_, nullptr,
+                                [this, i] { pass_->setCurrentIndex(i); }};
+    }
+    if (parts.isEmpty()) parts << ReportPart{tr("Attention"), chart_, nullptr, {}};
+    parts << ReportPart{tr("Attention cells"), nullptr, model_, [this, shown = pass_->currentIndex()] {
+                            pass_->setCurrentIndex(shown);
+                        }};
+    return parts;
 }
 
 QString AttentionView::runTitle() const { return exportContext(0).runTitle(); }

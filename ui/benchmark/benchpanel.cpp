@@ -546,4 +546,45 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     revalidate();
 }
 
+// ---------------------------------------------------------------- stored specs
+
+QString BenchPanel::describeSpec(const QJsonObject& s) {
+    const QJsonObject base = s.value(QLatin1String("base")).toObject();
+    const QJsonObject model = base.value(QLatin1String("model")).toObject();
+    const QString dot = QStringLiteral(", ");
+    QStringList parts;
+    parts << jsonListText(s.value(QLatin1String("sizes")), model.value(QLatin1String("name"))).join(dot)
+          << QStringLiteral("ctx ") + jsonListText(s.value(QLatin1String("context_lengths")), model.value(QLatin1String("context_length"))).join(dot)
+          << QStringLiteral("bs ") + jsonListText(s.value(QLatin1String("batch_sizes")), base.value(QLatin1String("batch_size"))).join(dot)
+          << jsonListText(s.value(QLatin1String("precisions")), base.value(QLatin1String("precision"))).join(dot)
+          << jsonListText(s.value(QLatin1String("attentions")), base.value(QLatin1String("attention"))).join(dot)
+          << jsonListText(s.value(QLatin1String("modes")), base.value(QLatin1String("mode"))).join(dot)
+          << QObject::tr("warm-up %1").arg(jsonListText(s.value(QLatin1String("warmups")), base.value(QLatin1String("warmup"))).join(dot))
+          << QObject::tr("steps %1").arg(base.value(QLatin1String("steps")).toInteger())
+          << jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device"))).join(dot);
+    return parts.join(QStringLiteral(" · "));
+}
+
+QJsonObject BenchPanel::stateFromSpec(const QJsonObject& s) {
+    const QJsonObject base = s.value(QLatin1String("base")).toObject();
+    const QJsonObject model = base.value(QLatin1String("model")).toObject();
+    const QString comma = QStringLiteral(", ");
+    QJsonObject o;
+    o[QStringLiteral("sizes")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("sizes")), model.value(QLatin1String("name"))));
+    o[QStringLiteral("custom")] = QJsonObject{{QStringLiteral("vocab"), model.value(QLatin1String("vocab_size"))},
+                                             {QStringLiteral("d_model"), model.value(QLatin1String("d_model"))},
+                                             {QStringLiteral("d_ff"), model.value(QLatin1String("d_ff"))},
+                                             {QStringLiteral("layers"), model.value(QLatin1String("num_layers"))},
+                                             {QStringLiteral("heads"), model.value(QLatin1String("num_heads"))}};
+    o[QStringLiteral("context")] = jsonListText(s.value(QLatin1String("context_lengths")), model.value(QLatin1String("context_length"))).join(comma);
+    o[QStringLiteral("batch")] = jsonListText(s.value(QLatin1String("batch_sizes")), base.value(QLatin1String("batch_size"))).join(comma);
+    o[QStringLiteral("warmup")] = jsonListText(s.value(QLatin1String("warmups")), base.value(QLatin1String("warmup"))).join(comma);
+    o[QStringLiteral("steps")] = base.value(QLatin1String("steps"));
+    o[QStringLiteral("modes")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("modes")), base.value(QLatin1String("mode"))));
+    o[QStringLiteral("precisions")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("precisions")), base.value(QLatin1String("precision"))));
+    o[QStringLiteral("attentions")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("attentions")), base.value(QLatin1String("attention"))));
+    o[QStringLiteral("device")] = jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device"))).value(0);
+    return o;
+}
+
 }  // namespace ts::ui

@@ -337,7 +337,7 @@ ExportContext BenchView::compareContext() const {
     if (!compare_.hasRuns()) return ctx;
     const auto& a = compare_.sideA();
     const auto& b = compare_.sideB();
-    ctx.runLabel = tr("comparison of run %1 (A) and run %2 (B)").arg(a.info.id).arg(b.info.id);
+    ctx.title = tr("Comparison of run %1 (A) and run %2 (B)").arg(a.info.id).arg(b.info.id);
     if (!a.points.empty()) ctx.environment = a.points.front().environment;
     std::vector<BenchConfig> configs;
     for (const auto& p : a.points) configs.push_back(p.config);
@@ -354,8 +354,7 @@ ExportContext BenchView::exportContext(int pane) const {
 bool BenchView::showsComparison() const { return comparing_ && currentPane() == comparePane_; }
 
 QString BenchView::runTitle() const {
-    if (!showsComparison()) return doc_.title();
-    return tr("Comparison of run %1 (A) and run %2 (B)").arg(compare_.sideA().info.id).arg(compare_.sideB().info.id);
+    return showsComparison() ? compareContext().title : doc_.title();
 }
 
 qint64 BenchView::storeRunId() const { return showsComparison() ? 0 : doc_.storeRunId(); }

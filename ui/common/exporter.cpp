@@ -31,6 +31,7 @@ QColor ExportableChart::backgroundColor() const {
 }
 
 QString ExportContext::runTitle() const {
+    if (!title.isEmpty()) return title;
     QString t = storeRunId > 0 ? QStringLiteral("Run %1").arg(storeRunId) : QStringLiteral("Unsaved run");
     if (!runLabel.isEmpty()) t += QStringLiteral(" — ") + runLabel;
     return t;
@@ -368,6 +369,7 @@ bool exportReport(const QString& path, const QList<ReportPart>& parts, const Exp
     md += QLatin1Char('\n');
     int n = 0;
     for (const ReportPart& part : parts) {
+        if (part.prepare) part.prepare();
         const QString title = withoutMnemonic(part.title);  // pane titles carry "&" for Alt+key
         md += QStringLiteral("## ") + title + QStringLiteral("\n\n");
         if (part.chart) {

@@ -10,6 +10,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -44,7 +45,10 @@ struct ExportContext {
     QString configurationJson;
     QStringList notes;  // more lines, e.g. the second run's environment in a comparison
 
-    QString runTitle() const;  // "Run 12 — label", "Unsaved run"
+    // Set for what is no single run (a comparison of two): the title as it is.
+    QString title;
+
+    QString runTitle() const;  // `title`, else "Run 12 — label", "Unsaved run"
     QStringList lines() const;          // run, environment, configuration
 };
 
@@ -74,6 +78,9 @@ struct ReportPart {
     QString title;
     ExportableChart* chart = nullptr;             // one of the two
     const QAbstractItemModel* table = nullptr;
+    // Run just before the part is written: one chart can show several things in turn (the
+    // attention chart's passes). Empty: nothing to do.
+    std::function<void()> prepare;
 };
 // `path`.md plus a folder `<stem>_files/` holding a PNG and an SVG per chart.
 bool exportReport(const QString& path, const QList<ReportPart>& parts, const ExportContext& ctx,

@@ -113,4 +113,15 @@ QString attentionHint(AttentionImpl a) {
     return {};
 }
 
+QStringList jsonListText(const QJsonValue& v, const QJsonValue& fallback) {
+    QStringList out;
+    for (const QJsonValue& x : v.toArray())
+        out << (x.isString() ? x.toString() : x.isBool() ? QString() : QString::number(x.toInteger()));
+    out.removeAll(QString());
+    if (out.isEmpty() && !fallback.isUndefined() && !fallback.isNull())
+        out << (fallback.isString() ? fallback.toString() : QString::number(fallback.toInteger()));
+    return out;
+}
+
+
 }  // namespace ts::ui

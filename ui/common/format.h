@@ -42,4 +42,8 @@ QStringList stringsOf(const QJsonValue& v);
 // What an attention implementation is, in a line, for tooltips.
 QString attentionHint(AttentionImpl a);
 
+// The values of a JSON list as text (numbers as whole numbers); `fallback` (a scalar) when
+// the list is empty or missing. For reading stored spec JSON back into fields.
+QStringList jsonListText(const QJsonValue& v, const QJsonValue& fallback = {});
+
 }  // namespace ts::ui

@@ -123,7 +123,13 @@ Theme::Theme() {
 }
 
 bool Theme::isDark() const {
-    return mode_ == ThemeMode::Dark || (mode_ == ThemeMode::System && systemDark_);
+    return !printColours_ && (mode_ == ThemeMode::Dark || (mode_ == ThemeMode::System && systemDark_));
+}
+
+void Theme::setPrintColours(bool on) {
+    if (printColours_ == on) return;
+    printColours_ = on;
+    Q_EMIT changed();  // the charts restyle; the application palette is left as it is
 }
 
 void Theme::setMode(ThemeMode mode) {

@@ -31,6 +31,10 @@ public:
     ThemeMode mode() const { return mode_; }
     bool presentation() const { return presentation_; }
     bool isDark() const;
+    // Charts in light colours whatever the window's theme, while an export that asked for
+    // print colours is written (the window's own palette stays; see PrintColours).
+    void setPrintColours(bool on);
+    bool printColours() const { return printColours_; }
     // Font scale of presentation mode (1 otherwise).
     double fontScale() const { return presentation_ ? 1.45 : 1.0; }
     // `g` drawn in the current palette's colours (redrawn by whoever listens to `changed`).
@@ -48,8 +52,25 @@ private:
     void apply();
     ThemeMode mode_ = ThemeMode::System;
     bool presentation_ = false;
+    bool printColours_ = false;
     bool systemDark_ = false;
     QFont baseFont_;
+};
+
+// Print colours for as long as it lives, when `on` and the theme is dark (else nothing).
+class PrintColours {
+public:
+    explicit PrintColours(bool on) : on_(on && Theme::instance().isDark()) {
+        if (on_) Theme::instance().setPrintColours(true);
+    }
+    ~PrintColours() {
+        if (on_) Theme::instance().setPrintColours(false);
+    }
+    PrintColours(const PrintColours&) = delete;
+    PrintColours& operator=(const PrintColours&) = delete;
+
+private:
+    bool on_;
 };
 
 }  // namespace ts::ui

@@ -16,6 +16,7 @@
 #include "common/labpanel.h"
 #include "labs.h"
 #include "shell/historywidget.h"
+#include "shell/longruncheck.h"
 #include "shell/mainwindow.h"
 #include "shell/presets.h"
 
@@ -123,6 +124,7 @@ struct Script : std::enable_shared_from_this<Script> {
     }
 
     void start() {
+        w->longRunCheck()->setEnabled(false);  // nobody is there to answer
         auto self = shared_from_this();
         if (w->capabilitiesReady()) QTimer::singleShot(0, w, [self] { self->configure(); });
         else QObject::connect(w, &MainWindow::capabilitiesKnown, w, [self] { self->configure(); },

@@ -10,7 +10,10 @@
 #include <QVBoxLayout>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
+
+#include "common/theme.h"
 
 namespace ts::ui {
 
@@ -56,6 +59,15 @@ ExportDialog::ExportDialog(Kind kind, const QString& suggestedPath, QSize curren
         sizeRow->addWidget(height_);
         form->addRow(kind == Kind::Report ? tr("Chart &size:") : tr("&Size:"), preset_);
         form->addRow(QString(), sizeRow);
+        colours_ = new QComboBox(this);
+        colours_->setObjectName(QStringLiteral("colours"));
+        colours_->addItem(tr("As on screen"), false);
+        colours_->addItem(tr("Light, for print"), true);
+        colours_->setToolTip(tr("A dark theme's charts on white paper: light background, dark text"));
+        if (Theme::instance().isDark() && QSettings().value(QStringLiteral("export/printColours")).toBool())
+            colours_->setCurrentIndex(1);
+        if (!Theme::instance().isDark()) colours_->setEnabled(false);  // already light
+        form->addRow(tr("&Colours:"), colours_);
         connect(preset_, &QComboBox::currentIndexChanged, this, [this] {
             const QSize s = preset_->currentData().toSize();
             if (s.isValid()) {
@@ -112,6 +124,12 @@ void ExportDialog::syncSuffix() {
 }
 
 QString ExportDialog::path() const { return path_->text(); }
+
+bool ExportDialog::printColours() const {
+    const bool on = colours_ && colours_->currentData().toBool();
+    if (colours_ && colours_->isEnabled()) QSettings().setValue(QStringLiteral("export/printColours"), on);
+    return on;
+}
 
 QSize ExportDialog::size() const {
     return width_ ? QSize(width_->value(), height_->value()) : QSize();

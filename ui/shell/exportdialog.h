@@ -19,12 +19,15 @@ public:
 
     QString path() const;
     QSize size() const;
+    // Charts in light colours (for paper and light slides) though the window is dark.
+    bool printColours() const;
 
 private:
     void syncSuffix();
     Kind kind_;
     QComboBox* format_;
     QComboBox* preset_ = nullptr;
+    QComboBox* colours_ = nullptr;
     QSpinBox* width_ = nullptr;
     QSpinBox* height_ = nullptr;
     QLineEdit* path_;

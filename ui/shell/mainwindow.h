@@ -40,6 +40,8 @@ class PresentationMode;
 class RedrawThrottle;
 struct StoredRun;
 
+class LongRunCheck;
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -77,6 +79,8 @@ public:
     QString deletedRunNote(const LabView* view) const;
     // Shows the pane named `key` ("steps", "attention", ...) of whichever lab has it.
     bool showTab(const QString& key);
+    // Asks before a run that will take long goes on (off for scripted sessions).
+    LongRunCheck* longRunCheck() const { return longRun_; }
     // Every pane's key, lab by lab.
     QStringList tabKeys() const;
 
@@ -182,6 +186,7 @@ private:
     QLabel* storeLabel_ = nullptr;
     QLabel* deletedBanner_ = nullptr;  // over the views: the run shown was deleted
     PresentationMode* presentation_ = nullptr;
+    LongRunCheck* longRun_ = nullptr;
     QHash<const LabView*, QString> shownStore_;  // the store of the run each view shows
     QSet<const LabView*> deleted_;              // views whose run was deleted from it
 

@@ -1,0 +1,141 @@
+// MainWindow, continued: exports. A pane's chart or table and the whole report, from the
+// menus (a dialog that opens again, as it was, when the export fails) and from scripts; the
+// default folder; print colours for a dark window.
+#include <QDir>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStatusBar>
+
+#include "common/exporter.h"
+#include "common/labview.h"
+#include "common/tableview.h"
+#include "common/theme.h"
+#include "shell/exportdialog.h"
+#include "shell/mainwindow.h"
+
+namespace ts::ui {
+
+bool MainWindow::overwritesStore(const QString& path, QString* error) const {
+    const QString store = QFileInfo(controller_.storePath()).canonicalFilePath();
+    const QString target = QFileInfo(path).canonicalFilePath();  // empty for a new file
+    if (store.isEmpty() || target.isEmpty()) return false;
+    for (const QString& f : {store, store + QStringLiteral("-wal"), store + QStringLiteral("-shm")})
+        if (target == f) {
+            if (error) *error = tr("%1 is the results store this window uses; choose another file").arg(path);
+            return true;
+        }
+    return false;
+}
+
+bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error) {
+    if (overwritesStore(path, error) || refuseDeleted(view, error)) return false;
+    if (pane < 0 || pane >= view->panes().size()) {
+        if (error) *error = tr("no view to export");
+        return false;
+    }
+    const LabView::Pane& p = view->panes()[pane];
+    const ExportContext ctx = view->exportContext(pane);
+    if (tableFormatFor(path)) {
+        if (!p.table) {
+            if (error) *error = tr("this view has no table");
+            return false;
+        }
+        return exportTable(*p.table->model(), path, ctx, error);
+    }
+    if (!p.chart) {
+        if (error) *error = tr("this view has no chart");
+        return false;
+    }
+    if (!size.isValid()) size = dynamic_cast<QWidget*>(p.chart)->size();
+    return exportChart(*p.chart, path, size, ctx, error);
+}
+
+bool MainWindow::exportTab(const QString& key, const QString& path, QSize size, QString* error) {
+    const auto [lab, pane] = findPane(key);
+    if (lab < 0) {
+        if (error) *error = tr("there is no view '%1'").arg(key);
+        return false;
+    }
+    return exportPane(labs_[lab].view, pane, path, size, error);
+}
+
+bool MainWindow::exportReport(const QString& path, QSize chartSize, QString* error) {
+    if (overwritesStore(path, error)) return false;
+    LabView* v = currentView();
+    if (!v) {
+        if (error) *error = tr("no lab is shown");
+        return false;
+    }
+    if (refuseDeleted(v, error)) return false;
+    return ts::ui::exportReport(path, v->reportParts(), v->exportContext(-1), chartSize, error);
+}
+
+QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const {
+    QSettings s;
+    QString dir = s.value(QStringLiteral("export/dir")).toString();
+    if (dir.isEmpty() || !QFileInfo(dir).isDir()) {
+        // The usual place, made when missing (a fresh profile has none); else home.
+        dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+        if (dir.isEmpty() || !QDir().mkpath(dir)) dir = QDir::homePath();
+    }
+    const LabView* v = currentView();
+    const qint64 id = v ? v->storeRunId() : 0;
+    // "trainscope-run12-steps.png"; an unsaved run or a comparison ("compare-run3-vs-run5")
+    // has no id of its own.
+    const QString name = id > 0 ? QStringLiteral("trainscope-run%1-%2").arg(id).arg(stem) : QStringLiteral("trainscope-") + stem;
+    return QDir(dir).filePath(name + QLatin1Char('.') + ext);
+}
+
+void MainWindow::exportPaneInteractive(LabView* view, int pane) {
+    if (pane < 0 || pane >= view->panes().size()) return;
+    if (QString why; refuseDeleted(view, &why)) return (void)QMessageBox::warning(this, tr("Export"), why);
+    const LabView::Pane& p = view->panes()[pane];
+    const bool chart = p.chart != nullptr;
+    const QString stem = chart ? p.chart->chartFileStem() : p.table->fileStem();
+    ExportDialog dlg(chart ? ExportDialog::Kind::Chart : ExportDialog::Kind::Table,
+                     suggestedPath(stem, chart ? QStringLiteral("png") : QStringLiteral("csv")),
+                     chart ? p.widget->size() : QSize(), this);
+    for (;;) {
+        if (dlg.exec() != QDialog::Accepted) return;
+        QString error;
+        const PrintColours colours(chart && dlg.printColours());
+        if (exportPane(view, pane, dlg.path(), chart ? dlg.size() : QSize(), &error)) break;
+        QMessageBox::warning(this, tr("Export"), error);  // then the dialog again, as it was
+    }
+    QSettings().setValue(QStringLiteral("export/dir"), QFileInfo(dlg.path()).absolutePath());
+    appendLog(tr("Exported %1 to %2").arg(chart ? p.chart->chartTitle() : p.table->tableTitle(), dlg.path()));
+    statusBar()->showMessage(tr("Saved %1").arg(dlg.path()), 5000);
+}
+
+void MainWindow::copyPane(LabView* view, int pane) {
+    if (pane < 0 || pane >= view->panes().size()) return;
+    if (QString why; refuseDeleted(view, &why)) return statusBar()->showMessage(why, 5000);
+    const LabView::Pane& p = view->panes()[pane];
+    const ExportContext ctx = view->exportContext(pane);
+    if (p.chart) {
+        copyChartToClipboard(*p.chart, dynamic_cast<QWidget*>(p.chart)->size(), ctx);
+        statusBar()->showMessage(tr("%1 copied as an image").arg(p.chart->chartTitle()), 3000);
+    } else if (p.table) {
+        copyTableToClipboard(*p.table->model(), ctx);
+        statusBar()->showMessage(tr("%1 table copied").arg(p.table->tableTitle()), 3000);
+    }
+}
+
+void MainWindow::exportReportInteractive() {
+    if (QString why; refuseDeleted(currentView(), &why)) return (void)QMessageBox::warning(this, tr("Export Report"), why);
+    ExportDialog dlg(ExportDialog::Kind::Report, suggestedPath(QStringLiteral("report"), QStringLiteral("md")),
+                     QSize(1200, 700), this);
+    for (;;) {
+        if (dlg.exec() != QDialog::Accepted) return;
+        QString error;
+        const PrintColours colours(dlg.printColours());
+        if (exportReport(dlg.path(), dlg.size(), &error)) break;
+        QMessageBox::warning(this, tr("Export Report"), error);
+    }
+    appendLog(tr("Report written to %1").arg(dlg.path()));
+    statusBar()->showMessage(tr("Saved %1").arg(dlg.path()), 5000);
+}
+
+}  // namespace ts::ui

@@ -76,8 +76,10 @@ fi
 if want live; then
     # The real window on the GPU, as a user's scripted session: presets run on cuda, then
     # their panes are grabbed. A fresh store and settings, so that runs compare predictably.
-    say "live sessions on the GPU (screenshots in \$OUT/live-*)"
-    LIVE="$OUTDIR/live"; mkdir -p "$LIVE"
+    # Kept in build/gpu-live (the device tool brings back a few files a call: copy more out
+    # with a second call); its screenshots are copied to $OUT.
+    say "live sessions on the GPU (build/gpu-live; screenshots to \$OUT)"
+    LIVE="$ROOT/build/gpu-live"; rm -rf "$LIVE"; mkdir -p "$LIVE"
     export XDG_CONFIG_HOME="$LIVE/config" TRAINSCOPE_DB="$LIVE/results.db"
     session() {  # name, then the window's options
         local name=$1; shift
@@ -100,5 +102,6 @@ if want live; then
     session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1
     "$BUILD/app/trainscope-cli" runs list 2>&1 | head -12
+    cp "$LIVE"/*.png "$OUTDIR"/ 2>/dev/null
 fi
 exit $status

@@ -134,7 +134,21 @@ private Q_SLOTS:
     void resultsHaveMeanAndStdPerPhaseAndNaForCpu();
     void engineReportSaysNaForCpuMemory();
     void compareNamesTheComparison();
+    void aPointWithoutStepsSaysWhy();
 };
+
+void TestCharts::aPointWithoutStepsSaysWhy() {
+    BenchView view;
+    runInto(view, {fake::result(withWarmup(0), 5), fake::result(withWarmup(1), 5, 0.1, Status::OOM)}, 2);
+    view.stepChart()->setPoint(1);
+    view.stepChart()->flushRedraw();
+    const QString title = view.stepChart()->chart()->title();
+    QVERIFY2(title.contains(QStringLiteral("point 2 of 2")), qPrintable(title));
+    QVERIFY2(title.contains(QStringLiteral("(OOM, no steps measured: CUDA out of memory")), qPrintable(title));
+    view.stepChart()->setPoint(0);
+    view.stepChart()->flushRedraw();
+    QVERIFY(!view.stepChart()->chart()->title().contains(QStringLiteral("no steps")));
+}
 
 void TestCharts::stepTitleCountsTheRunsPointsAndNamesWarmup() {
     BenchView view;

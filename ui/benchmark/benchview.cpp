@@ -220,12 +220,15 @@ void BenchView::addItems(const QList<QVariant>& items) {
             const auto f = item.value<BenchPointFinished>();
             const BenchResult& r = f.result;
             doc_.finishPoint(f.index, r);
-            if (r.status == Status::Ok)
-                Q_EMIT logLine(tr("Point %1: total %2 ± %3 ms per step (forward %4, backward %5, optimizer %6)")
+            if (r.status == Status::Ok) {
+                // The phases the mode runs: a forward-only point has no backward of 0 ms.
+                QStringList phases{tr("forward %1").arg(formatMs(r.forward.mean))};
+                if (r.config.mode != Mode::Forward) phases << tr("backward %1").arg(formatMs(r.backward.mean));
+                if (r.config.mode == Mode::Train) phases << tr("optimizer %1").arg(formatMs(r.optimizer.mean));
+                Q_EMIT logLine(tr("Point %1: total %2 ± %3 ms per step (%4)")
                                    .arg(f.index + 1)
-                                   .arg(formatMs(r.total.mean), formatMs(r.total.std), formatMs(r.forward.mean),
-                                        formatMs(r.backward.mean), formatMs(r.optimizer.mean)));
-            else
+                                   .arg(formatMs(r.total.mean), formatMs(r.total.std), phases.join(QStringLiteral(", "))));
+            } else
                 Q_EMIT logLine(tr("Point %1: %2 %3").arg(f.index + 1).arg(qstr(toString(r.status)), qstr(r.error)));
         }
     }

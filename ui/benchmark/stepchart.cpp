@@ -148,6 +148,17 @@ void StepChart::restyle() {
     warmup_->setBorderColor(Qt::transparent);
 }
 
+namespace {
+// Why a point has no steps to draw: an empty chart says so instead of staying blank.
+QString noStepsReason(const ResultModel::Entry& e) {
+    if (!e.finished) return QObject::tr("(no step finished yet)");
+    if (e.result.status == Status::Ok) return QObject::tr("(no steps)");
+    const QString why = QString::fromStdString(e.result.error).left(160);
+    return QObject::tr("(%1, no steps measured%2)")
+        .arg(QString::fromUtf8(toString(e.result.status).data(), static_cast<qsizetype>(toString(e.result.status).size())), why.isEmpty() ? QString() : QStringLiteral(": ") + why);
+}
+}  // namespace
+
 // "point 2 of 3: small · ctx 256 · bs 4 · fp32 · naive · train · warm-up 5 · cuda": the
 // index of the run's total, with every value that can set points apart, warm-up included.
 QString StepChart::pointTitle(int point) const {
@@ -224,6 +235,7 @@ void StepChart::drawPoint(int point) {
 
     QString title = pointTitle(point);
     if (count == 0 && (!results_ || point < 0 || point >= results_->rowCount())) title += tr(" — press Run");
+    else if (count == 0) title += '\n' + noStepsReason(results_->entries()[static_cast<size_t>(point)]);
     chart()->setTitle(title);
 }
 
@@ -272,7 +284,7 @@ void StepChart::drawOverlay() {
     setRanges(longest, ymax);
     chart()->setTitle(overlaid < points
                           ? tr("Step timings, total per step of the first %1 of %2 points").arg(overlaid).arg(points)
-                          : tr("Step timings, total per step of every point (%n point(s))", "", points));
+                          : tr("Step timings, total per step of all %1 points").arg(points));
 }
 
 // The values of a point that other points of the run may differ in, for an overlay's legend.

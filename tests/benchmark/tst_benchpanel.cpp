@@ -27,6 +27,13 @@ QJsonObject tinyState() {
                        {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}},
                        {"attentions", QJsonArray{"naive"}}, {"warmup", "1"}, {"steps", 3}, {"device", "cpu"}};
 }
+// d_model 100 with 3 heads: the engine refuses it.
+QJsonObject customStateWithBadHeads() {
+    QJsonObject s = tinyState();
+    s["sizes"] = QJsonArray{"custom"};
+    s["custom"] = QJsonObject{{"vocab", 1000}, {"d_model", 100}, {"d_ff", 256}, {"layers", 2}, {"heads", 3}};
+    return s;
+}
 bool flagged(QWidget* w) { return w && w->property("invalid").toBool(); }
 }  // namespace
 
@@ -130,10 +137,7 @@ void TestBenchPanel::badValuesAreFlaggedInPlace() {
 void TestBenchPanel::engineMessagesLandOnTheirField() {
     BenchPanel p;
     p.setCapabilities(caps_);
-    QJsonObject s = tinyState();
-    s["sizes"] = QJsonArray{"custom"};
-    s["custom"] = QJsonObject{{"vocab", 1000}, {"d_model", 100}, {"d_ff", 256}, {"layers", 2}, {"heads", 3}};
-    p.setState(s);
+    p.setState(customStateWithBadHeads());
     QVERIFY(!p.isValid());
     QVERIFY(flagged(p.fieldWidget("heads")));  // "d_model 100 is not divisible by num_heads 3"
     // In the panel's words: "Heads", as the field's label says, not the engine's "num_heads".
@@ -315,10 +319,7 @@ void TestBenchPanel::wheelOverAnUnfocusedFieldLeavesItsValue() {
 void TestBenchPanel::invalidFieldsKeepTheirArrowsAndGetAFrame() {
     BenchPanel p;
     p.setCapabilities(caps_);
-    QJsonObject s = tinyState();
-    s["sizes"] = QJsonArray{"custom"};
-    s["custom"] = QJsonObject{{"vocab", 1000}, {"d_model", 100}, {"d_ff", 256}, {"layers", 2}, {"heads", 3}};
-    p.setState(s);
+    p.setState(customStateWithBadHeads());
     p.resize(420, 1000);
     p.show();
     QVERIFY(QTest::qWaitForWindowExposed(&p));

@@ -120,12 +120,7 @@ void TestHistory::initTestCase() {
     qputenv("TZ", "Asia/Kolkata");
     tzset();
     QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedKingdom));
-    QApplication::setOrganizationName(QStringLiteral("TrainScopeTest"));
-    QApplication::setApplicationName(QStringLiteral("tst_history"));
-    QSettings().clear();
-    w_ = std::make_unique<MainWindow>(MainWindow::Options{dir_.filePath("results.db"), false});
-    w_->resize(1400, 900);
-    w_->show();
+    w_ = freshWindow("tst_history", dir_.filePath("results.db"));
     QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
     QTRY_VERIFY_WITH_TIMEOUT(w_->capabilitiesReady(), 60000);
 

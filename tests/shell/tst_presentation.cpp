@@ -62,12 +62,7 @@ private:
 
 void TestPresentation::initTestCase() {
     QVERIFY(dir_.isValid());
-    QApplication::setOrganizationName(QStringLiteral("TrainScopeTest"));
-    QApplication::setApplicationName(QStringLiteral("tst_presentation"));
-    QSettings().clear();
-    w_ = std::make_unique<MainWindow>(MainWindow::Options{dir_.filePath("results.db"), false});
-    w_->resize(1400, 900);
-    w_->show();
+    w_ = freshWindow("tst_presentation", dir_.filePath("results.db"));
     QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
 }
 

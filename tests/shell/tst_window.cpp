@@ -85,12 +85,7 @@ private:
 
 void TestWindow::initTestCase() {
     QVERIFY(dir_.isValid());
-    QApplication::setOrganizationName(QStringLiteral("TrainScopeTest"));
-    QApplication::setApplicationName(QStringLiteral("tst_window"));
-    QSettings().clear();
-    w_ = std::make_unique<MainWindow>(MainWindow::Options{dir_.filePath("results.db"), false});
-    w_->resize(1400, 900);
-    w_->show();
+    w_ = freshWindow("tst_window", dir_.filePath("results.db"));
     QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
     QTRY_VERIFY_WITH_TIMEOUT(w_->capabilitiesReady(), 60000);
 }

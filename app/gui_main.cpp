@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Press Run once ready."));
     QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare two stored runs: A,B (ids; 'last' and 'previous' allowed)."), QStringLiteral("A,B"));
     QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open a stored run into the views (its id)."), QStringLiteral("id"));
-    QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("After the run, grab a tab: TAB=file.png (steps, sweep, speedup, results, memory, compare, attention). Repeatable; quits after."), QStringLiteral("tab=png"));
+    QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("After the run, grab a tab: TAB=file.png (steps, sweep, speedup, breakdown, results, memory, compare, attention). Repeatable; quits after."), QStringLiteral("tab=png"));
     QCommandLineOption report(QStringLiteral("report"), QStringLiteral("After the run, write a Markdown report and quit."), QStringLiteral("file.md"));
     for (const auto* o : {&db, &theme, &presentation, &fresh, &size, &experiment, &preset, &config, &run, &compare, &open, &shot, &report})
         cli.addOption(*o);

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QGroupBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
 #include <QSvgRenderer>
@@ -240,10 +241,15 @@ void TestWindow::invalidValuesBlockRun() {
     QVERIFY(ctx->property("invalid").toBool());
     QVERIFY(!w_->runAction()->isEnabled());
     QVERIFY(w_->runAction()->toolTip().contains(QStringLiteral("thirty-two")));
+    // The status bar keeps the problem in sight, however the panel is scrolled.
+    auto* indicator = w_->findChild<QLabel*>(QStringLiteral("problemsIndicator"));
+    QVERIFY(indicator && indicator->isVisible());
+    QVERIFY2(indicator->text().contains(QStringLiteral("thirty-two")), qPrintable(indicator->text()));
     QVERIFY(!w_->startRun());
     QVERIFY(!w_->isRunning());
     ctx->setText(QStringLiteral("32"));
     QVERIFY(w_->runAction()->isEnabled());
+    QVERIFY(!indicator->isVisible());
 }
 
 void TestWindow::stopKeepsWhatWasMeasured() {

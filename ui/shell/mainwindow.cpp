@@ -399,6 +399,13 @@ void MainWindow::buildStatusBar() {
     progress_->setFormat(QStringLiteral("%p%"));
     eta_ = new QLabel(this);
     statusBar()->addWidget(statusLabel_, 1);
+    // The panel lists its problems under its fields, possibly scrolled away: their count and
+    // the first of them stay in sight here.
+    problemsLabel_ = new QLabel(this);
+    problemsLabel_->setObjectName(QStringLiteral("problemsIndicator"));
+    problemsLabel_->setStyleSheet(QStringLiteral("QLabel { color: #e53935; }"));
+    problemsLabel_->hide();
+    statusBar()->addPermanentWidget(problemsLabel_);
     storeLabel_ = new QLabel(this);
     storeLabel_->setObjectName(QStringLiteral("storeLabel"));
     updateStoreLabel();
@@ -693,6 +700,14 @@ void MainWindow::updateRunState() {
                         : running   ? tr("A run is in progress")
                         : valid     ? tr("Run: %1").arg(p->summary())
                                     : tr("Fix first:\n%1").arg(p ? p->problems().join(QLatin1Char('\n')) : QString()));
+    const QStringList problems = p && capsReady_ ? p->problems() : QStringList();
+    problemsLabel_->setVisible(!problems.isEmpty());
+    if (!problems.isEmpty()) {
+        const QString first = problems.front().left(90) + (problems.front().size() > 90 ? QStringLiteral("…") : QString());
+        problemsLabel_->setText(problems.size() == 1 ? tr("⚠ %1").arg(first)
+                                                     : tr("⚠ %1 problems: %2 …").arg(problems.size()).arg(first));
+        problemsLabel_->setToolTip(problems.join(QLatin1Char('\n')));
+    }
     stopAct_->setEnabled(running);
     experimentCombo_->setEnabled(!running);
     panels_->setEnabled(!running);

@@ -181,6 +181,7 @@ private:
     QDockWidget* logDock_ = nullptr;
 
     QLabel* statusLabel_ = nullptr;
+    QLabel* problemsLabel_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QLabel* eta_ = nullptr;
     QLabel* storeLabel_ = nullptr;

@@ -11,6 +11,7 @@
 #include <QMenu>
 #include <QPainter>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QSettings>
 #include <QTableView>
 #include <QtTest>
@@ -265,6 +266,9 @@ void TestHistory::loadConfigurationAsksForTheStoredSpec() {
     QVERIFY2(job, qPrintable(bench->problems().join('\n')));
     QCOMPARE(job->spec_json, benchSpec_);
     QCOMPARE(job->label, QStringLiteral("alpha"));
+    // Changed, it is another run than "alpha": the label goes, as a preset's does.
+    qobject_cast<QSpinBox*>(bench->fieldWidget("steps"))->setValue(bench->state().value("steps").toInt() + 1);
+    QCOMPARE(bench->makeJob()->label, QString());
     // The attention run: into the attention panel, the lab switched.
     LabPanel* att = w_->panel(QStringLiteral("attention"));
     att->setState(QJsonObject{{"seq", "128"}, {"steps", 5}});

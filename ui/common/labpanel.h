@@ -45,7 +45,8 @@ public:
     // Values the machine cannot run are dropped; `notes` says which and why.
     virtual void setState(const QJsonObject& state, QStringList* notes = nullptr) = 0;
 
-    // A classroom preset: its configuration, labelled with its title for as long as the
+    // A classroom preset (or a stored run's configuration, loaded from History): its
+    // configuration, labelled with its title for as long as the
     // configuration stays the preset's. The first change of any field (other than the label)
     // clears that label, so that a changed run is not stored under the preset's name; typing
     // a label of one's own keeps it.

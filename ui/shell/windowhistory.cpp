@@ -41,7 +41,8 @@ bool MainWindow::loadRunConfiguration(qint64 id, bool runNow) {
 
     selectExperiment(labs_[index].id);
     QStringList notes;
-    labs_[index].panel->setState(*state, &notes);
+    // Labelled as the run was, for as long as the configuration stays the run's (as a preset).
+    labs_[index].panel->applyPreset(*state, qstr(run->label), &notes);
     appendLog(tr("— Configuration of run %1 loaded: %2").arg(id).arg(configurationSummary(*run)));
     for (const QString& n : notes) appendLog(tr("note: %1").arg(n));
     if (!runNow) {

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     options.restoreSettings = !cli.isSet(fresh);
     ts::ui::MainWindow window(options);
     if (!script.theme.isEmpty()) ts::ui::Theme::instance().setMode(ts::ui::themeModeFromKey(script.theme));
-    if (cli.isSet(presentation)) ts::ui::Theme::instance().setPresentation(true);
+    if (cli.isSet(presentation)) window.setPresentationMode(true);  // the docks hidden too
     if (script.size.isValid()) window.resize(script.size);
     window.show();
     if (ts::ui::hasWork(script)) ts::ui::startAutomation(&window, script);

@@ -18,6 +18,7 @@
 #include "benchmark/benchmark_json.h"
 #include "benchmark/benchmark_report.h"
 #include "cli_common.h"
+#include "cli_point.h"
 #include "core/json.h"
 #include "core/store.h"
 #include "runtime/environment.h"

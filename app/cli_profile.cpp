@@ -14,6 +14,7 @@
 
 #include "benchmark/benchmark_json.h"
 #include "cli_common.h"
+#include "cli_point.h"
 #include "core/json.h"
 #include "core/store.h"
 #include "profiler/profiler.h"

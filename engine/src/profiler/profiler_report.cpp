@@ -105,7 +105,7 @@ Table opRows(const std::vector<OpRow>& rows, int top, bool gpu, TableFormat form
         t.rows.push_back({shortName(r.name, format), fmt::format("{}", r.calls), fmt::format("{:.1f}", r.cpu_self_us),
                           fmt::format("{:.1f}", r.cpu_total_us), gpu ? fmt::format("{:.1f}", r.device_us) : "-",
                           csv ? fmt::format("{:.0f}", r.flops) : fmtFlops(r.flops),
-                          r.tflops > 0 ? fmt::format("{:.3f}", r.tflops) : "", r.shapes});
+                          r.tflops > 0 ? fmt::format("{:.3g}", r.tflops) : "", r.shapes});
     }
     return t;
 }

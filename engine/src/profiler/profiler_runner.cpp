@@ -6,6 +6,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <kineto/ActivityType.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <set>
@@ -23,16 +24,32 @@ namespace {
 namespace prof = torch::autograd::profiler;
 using torch::profiler::impl::ActivityType;
 
-// libkineto::ActivityType values (kineto/ActivityType.h) of the events we read.
-constexpr uint8_t kCpuOp = 0, kUserAnnotation = 1, kGpuMemcpy = 3, kGpuMemset = 4, kKernel = 5, kCudaRuntime = 7;
+// The libkineto::ActivityType values of the events we read (KinetoEvent::activityType()).
+constexpr auto kind(libkineto::ActivityType t) { return static_cast<uint8_t>(t); }
+constexpr uint8_t kCpuOp = kind(libkineto::ActivityType::CPU_OP),
+                  kUserAnnotation = kind(libkineto::ActivityType::USER_ANNOTATION),
+                  kGpuMemcpy = kind(libkineto::ActivityType::GPU_MEMCPY),
+                  kGpuMemset = kind(libkineto::ActivityType::GPU_MEMSET),
+                  kKernel = kind(libkineto::ActivityType::CONCURRENT_KERNEL),
+                  kCudaRuntime = kind(libkineto::ActivityType::CUDA_RUNTIME);
 
 RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
     RawTrace raw;
     for (const auto& e : events) {
         if (e.isHiddenEvent()) continue;
+        // Kernels, memcpys and memsets are told by their activity type, whatever device type
+        // Kineto gives them (with a PrivateUse1 backend it says PrivateUse1, not CUDA).
         const uint8_t act = e.activityType();
-        if (e.deviceType() == c10::DeviceType::CPU) {
-            if (act != kCpuOp && act != kUserAnnotation && act != kCudaRuntime) continue;
+        if (act == kKernel || act == kGpuMemcpy || act == kGpuMemset) {
+            KernelEvent k;
+            k.name = e.name();
+            k.start_ns = static_cast<int64_t>(e.startNs());
+            k.duration_ns = static_cast<int64_t>(e.durationNs());
+            k.launcher = e.linkedCorrelationId();
+            k.stream = e.deviceResourceId();
+            raw.kernels.push_back(std::move(k));
+        } else if (e.deviceType() == c10::DeviceType::CPU &&
+                   (act == kCpuOp || act == kUserAnnotation || act == kCudaRuntime)) {
             CpuEvent c;
             c.name = e.name();
             c.thread = e.startThreadId();
@@ -47,15 +64,6 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
             if (e.hasShapes())
                 for (const auto& s : e.shapes()) c.shapes.push_back(s);
             raw.cpu.push_back(std::move(c));
-        } else if (e.deviceType() == c10::DeviceType::CUDA) {
-            if (act != kKernel && act != kGpuMemcpy && act != kGpuMemset) continue;
-            KernelEvent k;
-            k.name = e.name();
-            k.start_ns = static_cast<int64_t>(e.startNs());
-            k.duration_ns = static_cast<int64_t>(e.durationNs());
-            k.launcher = e.linkedCorrelationId();
-            k.stream = e.deviceResourceId();
-            raw.kernels.push_back(std::move(k));
         }
     }
     return raw;

@@ -187,6 +187,8 @@ TEST(Categories, ByNameRules) {
         {"void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(...)", C::Gemm},
         {"aten::mm", C::Gemm},
         {"aten::addmm", C::Gemm},
+        {"MmBackward0", C::Gemm},  // autograd's nodes by the op they differentiate
+        {"SoftmaxBackward0", C::ReductionSoftmax},
         {"flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4>>", C::Attention},
         {"fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)", C::Attention},
         {"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>", C::ReductionSoftmax},

@@ -263,7 +263,8 @@ Category categorize(std::string_view name) {
     if (hasAny(s, {"flash", "fmha", "attention", "sdpa", "cudnn_generated_fort_native_sdpa"}))
         return Category::Attention;
     if (hasAny(s, {"gemm", "cutlass", "cublas", "nvjet", "xmma", "aten::mm", "aten::addmm", "aten::bmm",
-                   "aten::baddbmm", "aten::matmul", "aten::linear", "mkldnn_matmul", "dot_kernel"}))
+                   "aten::baddbmm", "aten::matmul", "aten::linear", "mkldnn_matmul", "dot_kernel",
+                   "mmbackward"}))
         return Category::Gemm;
     if (hasAny(s, {"norm"})) return Category::Normalization;
     if (hasAny(s, {"softmax", "reduce", "aten::sum", "aten::mean", "aten::max", "aten::min", "nll_loss",

@@ -40,8 +40,11 @@ class Profile(unittest.TestCase):
             self.assertIn(title, out)
         phases = [l.split()[0] for l in out.split("Phases over")[1].split("\n\n")[0].splitlines()[3:]]
         self.assertEqual(phases[:3], ["forward", "backward", "optimizer"])
-        self.assertIn("aten::mm", out)
-        self.assertIn("aten::_fused_adamw_", out)
+        self.assertIn("aten::mm", out)  # the matmul table lists it whatever the timings
+        # The optimizer's fused op is in its phase and category (the top-10 by time may not
+        # hold it on a busy machine).
+        categories = out.split("Op self time by category")[1]
+        self.assertTrue(any(l.split()[:2] == ["optimizer", "optimizer"] for l in categories.splitlines()), out)
         # The trace parses back and holds the step's ranges and ops.
         with open(trace) as f:
             events = json.load(f)["traceEvents"]
@@ -70,11 +73,13 @@ class Profile(unittest.TestCase):
         self.assertTrue(doc["results"][0]["trace"]["ops"])
 
     def test_phase_range_and_formats(self):
-        p = run("profile", *TINY, "--phase", "backward", "--range", "softmax", "--top", "3", "--no-store")
+        p = run("profile", *TINY, "--phase", "backward", "--range", "softmax", "--top", "0", "--no-store")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("Top ops by self CPU time — backward, range softmax", p.stdout)
         self.assertNotIn("— forward", p.stdout)
-        self.assertIn("softmax", p.stdout.split("range softmax")[1])
+        table = p.stdout.split("range softmax")[1].split("\n\n")[0]
+        self.assertIn("aten::_softmax_backward_data", table)
+        self.assertNotIn("aten::mm ", table)  # the matmuls around the softmax are in other ranges
         p = run("profile", *TINY, "--markdown", "--no-store")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("| op ", p.stdout)

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <ATen/record_function.h>
 
 #include <array>
 
@@ -47,14 +48,24 @@ private:
 
 at::Tensor naiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           bool causal) {
+    // The profiler's ranges for the course's three parts (see Note [profiler ranges]).
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-    at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;
-    if (causal) {
-        const int64_t sq = q.size(-2), sk = k.size(-2);
-        at::Tensor mask = at::ones({sq, sk}, q.options().dtype(at::kBool)).triu(1);
-        scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
+    at::Tensor scores, probs;
+    {
+        RECORD_USER_SCOPE("scores");
+        scores = at::matmul(q, k.transpose(-2, -1)) * scale;
+        if (causal) {
+            const int64_t sq = q.size(-2), sk = k.size(-2);
+            at::Tensor mask = at::ones({sq, sk}, q.options().dtype(at::kBool)).triu(1);
+            scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
+        }
     }
-    return at::matmul(at::softmax(scores, -1), v);
+    {
+        RECORD_USER_SCOPE("softmax");
+        probs = at::softmax(scores, -1);
+    }
+    RECORD_USER_SCOPE("values");
+    return at::matmul(probs, v);
 }
 
 at::Tensor sdpaAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

@@ -1,6 +1,7 @@
 #include "nn/model.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 
 #include <cmath>
 
@@ -51,18 +52,36 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& cfg,
     w_2_ = register_parameter("w_2", linearWeight(d, f, options));
 }
 
+// Note [profiler ranges]: RECORD_USER_SCOPE ranges name the parts of the model for the
+// profiler lab (attention, mlp, norm; lm_head, loss). With no profiler listening a range is a
+// check of a thread-local flag, and its name is not even built.
 at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& cos,
                                          const at::Tensor& sin, AttentionImpl attention) {
     const int64_t b = x.size(0), s = x.size(1), h = num_heads_, dh = d_model_ / num_heads_;
-    at::Tensor qkv = at::linear(rmsNorm(x, norm1_), w_qkv_).view({b, s, 3, h, dh});
-    at::Tensor q = qkv.select(2, 0).transpose(1, 2);
-    at::Tensor k = qkv.select(2, 1).transpose(1, 2);
-    at::Tensor v = qkv.select(2, 2).transpose(1, 2);
-    q = applyRope(q, cos, sin);
-    k = applyRope(k, cos, sin);
-    at::Tensor a = attend(q, k, v, attention, /*causal=*/true);
-    at::Tensor y = x + at::linear(a.transpose(1, 2).reshape({b, s, d_model_}), w_o_);
-    at::Tensor gu = at::linear(rmsNorm(y, norm2_), w_13_);
+    at::Tensor normed1;
+    {
+        RECORD_USER_SCOPE("norm");
+        normed1 = rmsNorm(x, norm1_);
+    }
+    at::Tensor y;
+    {
+        RECORD_USER_SCOPE("attention");
+        at::Tensor qkv = at::linear(normed1, w_qkv_).view({b, s, 3, h, dh});
+        at::Tensor q = qkv.select(2, 0).transpose(1, 2);
+        at::Tensor k = qkv.select(2, 1).transpose(1, 2);
+        at::Tensor v = qkv.select(2, 2).transpose(1, 2);
+        q = applyRope(q, cos, sin);
+        k = applyRope(k, cos, sin);
+        at::Tensor a = attend(q, k, v, attention, /*causal=*/true);
+        y = x + at::linear(a.transpose(1, 2).reshape({b, s, d_model_}), w_o_);
+    }
+    at::Tensor normed2;
+    {
+        RECORD_USER_SCOPE("norm");
+        normed2 = rmsNorm(y, norm2_);
+    }
+    RECORD_USER_SCOPE("mlp");
+    at::Tensor gu = at::linear(normed2, w_13_);
     auto halves = gu.chunk(2, -1);
     return y + at::linear(at::silu(halves[0]) * halves[1], w_2_);
 }
@@ -90,9 +109,21 @@ TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, AttentionImpl atten
 at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
     TORCH_CHECK(tokens.size(1) <= cfg_.context_length, "sequence of ", tokens.size(1),
                 " tokens is longer than the context length ", cfg_.context_length);
-    at::Tensor x = at::embedding(embedding_, tokens);
-    for (auto& block : blocks_) x = block->forward(x, rope_cos_, rope_sin_, attention_);
-    return at::linear(rmsNorm(x, norm_final_), lm_head_);
+    at::Tensor x;
+    {
+        RECORD_USER_SCOPE("embedding");
+        x = at::embedding(embedding_, tokens);
+    }
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+        RECORD_USER_SCOPE("layer." + std::to_string(i));
+        x = blocks_[i]->forward(x, rope_cos_, rope_sin_, attention_);
+    }
+    {
+        RECORD_USER_SCOPE("norm");
+        x = rmsNorm(x, norm_final_);
+    }
+    RECORD_USER_SCOPE("lm_head");
+    return at::linear(x, lm_head_);
 }
 
 }  // namespace ts

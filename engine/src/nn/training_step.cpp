@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/record_function.h>
 #include <c10/core/DeviceGuard.h>
 
 #include "nn/autocast.h"
@@ -34,17 +35,28 @@ StepTimes TrainingStep::run(DeviceTimer& timer) {
     resetPeakMemory(device_);
     optimizer_.zeroGrad();
     timer.mark(0);
+    // The phases as profiler ranges (Note [profiler ranges] in model.cpp): the profiler lab
+    // attributes every op and kernel to one of them.
     at::Tensor loss;
     {
+        RECORD_USER_SCOPE("forward");
         std::optional<at::NoGradGuard> no_grad;
         if (setup_.mode == Mode::Forward) no_grad.emplace();
         AutocastScope autocast(device_.type(), setup_.precision);
-        loss = crossEntropy(model_->forward(inputs_), targets_);
+        at::Tensor logits = model_->forward(inputs_);
+        {
+            RECORD_USER_SCOPE("loss");
+            loss = crossEntropy(logits, targets_);
+        }
     }
     timer.mark(1);
-    if (setup_.mode != Mode::Forward) (scaler_ ? scaler_->scale(loss) : loss).backward();
+    if (setup_.mode != Mode::Forward) {
+        RECORD_USER_SCOPE("backward");
+        (scaler_ ? scaler_->scale(loss) : loss).backward();
+    }
     timer.mark(2);
     if (setup_.mode == Mode::Train) {
+        RECORD_USER_SCOPE("optimizer");
         if (scaler_)
             scaler_->step(optimizer_, params_);
         else

@@ -1,0 +1,203 @@
+// The profiler lab: where the time of a training step goes, op by op and kernel by kernel,
+// phase by phase. A profiling run is one benchmark point: warm-up steps unprofiled, then K
+// steps under LibTorch's Kineto profiler. What the profiler recorded becomes a RawTrace; the
+// pure attribute() gives every op and kernel its phase (forward, backward, optimizer) and its
+// range inside the model ("layer.3/attention/softmax"); the tables below are computed from
+// that. Plain value types, no LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "core/observer.h"
+#include "core/result.h"
+
+namespace ts {
+
+class ResultStore;
+
+// The lab's id: the store's run kind.
+inline constexpr const char* kProfileLab = "profile";
+
+// The phases of a step, as TrainingStep names its ranges; Other is outside them (zeroGrad).
+enum class Phase { Forward, Backward, Optimizer, Other };
+std::string_view toString(Phase p);  // "forward", "backward", "optimizer", "other"
+std::optional<Phase> parsePhase(std::string_view s);
+const std::vector<Phase>& allPhases();
+
+struct ProfileSpec {
+    BenchConfig bench;      // the point; its `steps` are not used, profile_steps are
+    int profile_steps = 3;  // steps run under the profiler, after bench.warmup unprofiled ones
+    bool operator==(const ProfileSpec&) const = default;
+};
+inline constexpr int kMaxProfileSteps = 1000;
+// Every problem with the spec (the point's included); empty if valid.
+std::vector<std::string> validateProfile(const ProfileSpec& spec);
+
+// ---- What the profiler recorded, torch-free (the runner fills it from Kineto's events) ----
+
+// A CPU event on one thread: an op (aten::mm, cudaLaunchKernel) or a named range
+// (RecordFunction user scope: "forward", "layer.0", "attention"). Events of one thread nest.
+struct CpuEvent {
+    std::string name;
+    uint64_t thread = 0;
+    int64_t start_ns = 0, end_ns = 0;
+    bool range = false;
+    uint64_t correlation = 0;   // the op's id; a kernel names its launching op by it
+    int64_t sequence_nr = -1;   // autograd: a forward op and its backward node share it...
+    uint64_t fwd_thread = 0;    // ...and the backward node names the forward op's thread
+    std::vector<std::vector<int64_t>> shapes;  // input shapes (when recorded)
+};
+
+// Something that ran on the GPU: a kernel, a memcpy or a memset.
+struct KernelEvent {
+    std::string name;
+    int64_t start_ns = 0, duration_ns = 0;
+    uint64_t launcher = 0;  // correlation of the CPU op that launched it (0: unknown)
+    int64_t stream = 0;
+};
+
+struct RawTrace {
+    std::vector<CpuEvent> cpu;
+    std::vector<KernelEvent> kernels;
+};
+
+// ---- Attributed events: the stored form of a profile ----
+
+struct ProfiledRange {
+    std::string name;
+    uint64_t thread = 0;
+    int64_t start_ns = 0, end_ns = 0;
+};
+
+struct ProfiledOp {
+    std::string name;
+    uint64_t thread = 0;
+    int64_t start_ns = 0, end_ns = 0;
+    int64_t self_ns = 0;         // its time less its children's
+    int64_t device_ns = 0;       // kernels it or its children launched
+    Phase phase = Phase::Other;
+    std::string range;           // model ranges, outermost first: "layer.0/attention/scores"
+    double flops = 0;            // matmuls (aten::mm, addmm, bmm, baddbmm) from input shapes
+    std::string shapes;          // "[[8, 64], [64, 192]]"
+    bool top_level = false;      // not inside another op
+};
+
+struct ProfiledKernel {
+    std::string name;
+    int64_t start_ns = 0, duration_ns = 0;
+    int64_t stream = 0;
+    Phase phase = Phase::Other;
+    std::string range;
+    std::string op;  // the launching op's name (empty when unknown)
+};
+
+struct AttributedTrace {
+    std::vector<ProfiledRange> ranges;
+    std::vector<ProfiledOp> ops;
+    std::vector<ProfiledKernel> kernels;
+};
+
+// Note [attribution]: an op's phase is the innermost phase range around it on its own thread.
+// Autograd runs backward ops on its own threads (one per device), where no phase range is:
+// those take the phase whose range (on any thread) holds the op's start, so a kernel launched
+// from autograd's thread while the main thread sits in "backward" belongs to backward. An op's
+// range is the path of model ranges around it on its thread; a backward op has none there, so
+// it takes the range of its forward op (same sequence number on the forward thread). A kernel
+// takes the phase and range of the op that launched it (Kineto's correlation id).
+AttributedTrace attribute(const RawTrace& trace);
+
+// FLOPs of a matmul op from its input shapes (2·M·K·N per product), 0 when not a matmul or
+// the shapes do not say.
+double matmulFlops(std::string_view op, const std::vector<std::vector<int64_t>>& shapes);
+
+// ---- Categories: a rule on the name, for kernels and (on the CPU) ops ----
+enum class Category { Gemm, Attention, Elementwise, Normalization, ReductionSoftmax, Optimizer, Memory, Other };
+std::string_view toString(Category c);  // "GEMM", "attention", "element-wise", "normalisation", ...
+const std::vector<Category>& allCategories();
+Category categorize(std::string_view name);
+
+// ---- The profile ----
+struct ProfileResult {
+    ProfileSpec spec;
+    Status status = Status::Ok;
+    std::string error;
+    int64_t oom_bytes = 0;
+    bool gpu = false;                // kernels were recorded (a CUDA device)
+    std::vector<StepSample> steps;   // warm-up, then profiled (CUDA-event phase times)
+    AttributedTrace trace;           // of the profiled steps
+    Environment environment;
+};
+
+// Which events a table takes: a phase (none: the whole step) and a range (empty: all; else
+// any component of the event's range path, "attention" or "layer.0").
+struct EventFilter {
+    std::optional<Phase> phase;
+    std::string range;
+};
+bool matches(const EventFilter& f, Phase phase, const std::string& range);
+
+// Like `nsys stats`' CUDA GPU kernel summary; sorted by total time, descending.
+struct KernelRow {
+    std::string name;
+    Category category = Category::Other;
+    double percent = 0;  // of the filtered kernels' total time
+    double total_us = 0;
+    int64_t instances = 0;
+    double avg_us = 0, median_us = 0, min_us = 0, max_us = 0, std_us = 0;
+};
+std::vector<KernelRow> kernelTable(const std::vector<ProfiledKernel>& kernels, const EventFilter& filter);
+
+// Like key_averages(): per op name; sorted by device time, then self CPU time, descending.
+struct OpRow {
+    std::string name;
+    int64_t calls = 0;
+    double cpu_self_us = 0, cpu_total_us = 0, device_us = 0;
+    double flops = 0;    // summed over calls
+    double tflops = 0;   // flops / device time (on the CPU: / CPU total time); 0 without flops
+    std::string shapes;  // of the first call
+};
+std::vector<OpRow> opTable(const std::vector<ProfiledOp>& ops, const EventFilter& filter, bool gpu);
+
+// Time per category of one phase: kernel time on a GPU, ops' self CPU time on the CPU.
+struct CategoryRow {
+    Phase phase = Phase::Other;
+    Category category = Category::Other;
+    double time_us = 0;
+    double share = 0;  // of the phase's time, 0..1
+};
+std::vector<CategoryRow> categoryRollup(const ProfileResult& r);
+
+// Per phase: the time the profiler saw (kernels on a GPU, top-level ops on the CPU) next to
+// the phase time the step's own timer measured over the same profiled steps.
+struct PhaseTime {
+    Phase phase = Phase::Other;
+    double profiled_us = 0;
+    double measured_us = 0;  // 0 for Other
+    int64_t kernels = 0;
+};
+std::vector<PhaseTime> phaseTimes(const ProfileResult& r);
+
+// The trace as Chrome / Perfetto JSON ("traceEvents"): CPU ranges and ops by thread, GPU
+// kernels by stream, times in µs from the first event.
+std::string chromeTraceJson(const ProfileResult& r);
+
+class ProfileObserver : public Observer {
+public:
+    // Every step, warm-up (unprofiled) ones included.
+    virtual void stepFinished(const StepSample& /*sample*/) {}
+    // The profiled steps are done and their events are being read and attributed.
+    virtual void profileCollected() {}
+};
+
+// Runs the profile. Never throws for a run-time failure (as runBenchmark). When `store` is
+// given the result is stored as row 0 of `run_id` before this returns; a row that cannot be
+// stored is logged as an Error.
+ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer, const CancelToken& cancel,
+                         ResultStore* store = nullptr, int64_t run_id = 0);
+
+}  // namespace ts

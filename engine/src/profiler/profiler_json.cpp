@@ -1,0 +1,146 @@
+#include "profiler/profiler_json.h"
+
+#include <fmt/format.h>
+
+#include "benchmark/benchmark_json.h"
+#include "core/json.h"
+#include "core/json_read.h"
+#include "core/store.h"
+
+namespace ts {
+
+using nlohmann::json;
+
+namespace {
+
+// Events go out as arrays, not objects: a large model's step has tens of thousands of them.
+json rangeJson(const ProfiledRange& e) { return json::array({e.name, e.thread, e.start_ns, e.end_ns}); }
+json opJson(const ProfiledOp& e) {
+    return json::array({e.name, e.thread, e.start_ns, e.end_ns, e.self_ns, e.device_ns, toString(e.phase), e.range,
+                        e.flops, e.shapes, e.top_level});
+}
+json kernelJson(const ProfiledKernel& e) {
+    return json::array({e.name, e.start_ns, e.duration_ns, e.stream, toString(e.phase), e.range, e.op});
+}
+
+Phase phaseFrom(const json& v) {
+    auto p = parsePhase(v.get<std::string>());
+    if (!p) throw std::invalid_argument(fmt::format("unknown phase {}", v.dump()));
+    return *p;
+}
+
+template <typename T, typename F>
+std::vector<T> eventsFrom(const json& j, const char* key, size_t fields, F parse) {
+    std::vector<T> out;
+    const json& list = j.at(key);
+    if (!list.is_array()) throw std::invalid_argument(fmt::format("trace.{}: expected a list", key));
+    out.reserve(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+        const json& e = list[i];
+        try {
+            if (!e.is_array() || e.size() != fields) throw std::invalid_argument(fmt::format("expected {} fields", fields));
+            out.push_back(parse(e));
+        } catch (const std::exception& ex) {
+            throw std::invalid_argument(fmt::format("trace.{}[{}]: {}", key, i, ex.what()));
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+json toJson(const ProfileSpec& s) { return {{"bench", toJson(s.bench)}, {"profile_steps", s.profile_steps}}; }
+
+ProfileSpec profileSpecFromJson(const json& j) {
+    jsonio::requireObject(j, "");
+    jsonio::rejectUnknown(j, "", {"bench", "profile_steps", "command"});
+    ProfileSpec s;
+    if (auto it = j.find("bench"); it != j.end()) {
+        try {
+            s.bench = benchFromJson(*it);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(fmt::format("bench.{}", e.what()));
+        }
+    }
+    if (auto it = j.find("profile_steps"); it != j.end())
+        s.profile_steps = static_cast<int>(jsonio::toInt(*it, "profile_steps", 1, kMaxProfileSteps));
+    return s;
+}
+
+json toJson(const ProfileResult& r) {
+    json steps = json::array(), ranges = json::array(), ops = json::array(), kernels = json::array();
+    for (const auto& s : r.steps) steps.push_back(toJson(s));
+    for (const auto& e : r.trace.ranges) ranges.push_back(rangeJson(e));
+    for (const auto& e : r.trace.ops) ops.push_back(opJson(e));
+    for (const auto& e : r.trace.kernels) kernels.push_back(kernelJson(e));
+    return {{"spec", toJson(r.spec)},
+            {"status", toString(r.status)},
+            {"error", r.error},
+            {"oom_bytes", r.oom_bytes},
+            {"gpu", r.gpu},
+            {"steps", std::move(steps)},
+            {"trace", {{"ranges", std::move(ranges)}, {"ops", std::move(ops)}, {"kernels", std::move(kernels)}}},
+            {"environment", toJson(r.environment)}};
+}
+
+ProfileResult profileResultFromJson(const json& j) {
+    jsonio::requireObject(j, "");
+    ProfileResult r;
+    try {
+        r.spec = profileSpecFromJson(j.at("spec"));
+        auto status = parseStatus(j.at("status").get<std::string>());
+        if (!status) throw std::invalid_argument("status: unknown " + j.at("status").dump());
+        r.status = *status;
+        r.error = j.at("error").get<std::string>();
+        r.oom_bytes = j.at("oom_bytes").get<int64_t>();
+        r.gpu = j.at("gpu").get<bool>();
+        for (const auto& s : j.at("steps")) r.steps.push_back(stepFromJson(s));
+        const json& t = j.at("trace");
+        r.trace.ranges = eventsFrom<ProfiledRange>(t, "ranges", 4, [](const json& e) {
+            return ProfiledRange{e[0].get<std::string>(), e[1].get<uint64_t>(), e[2].get<int64_t>(), e[3].get<int64_t>()};
+        });
+        r.trace.ops = eventsFrom<ProfiledOp>(t, "ops", 11, [](const json& e) {
+            ProfiledOp op;
+            op.name = e[0].get<std::string>();
+            op.thread = e[1].get<uint64_t>();
+            op.start_ns = e[2].get<int64_t>();
+            op.end_ns = e[3].get<int64_t>();
+            op.self_ns = e[4].get<int64_t>();
+            op.device_ns = e[5].get<int64_t>();
+            op.phase = phaseFrom(e[6]);
+            op.range = e[7].get<std::string>();
+            op.flops = e[8].get<double>();
+            op.shapes = e[9].get<std::string>();
+            op.top_level = e[10].get<bool>();
+            return op;
+        });
+        r.trace.kernels = eventsFrom<ProfiledKernel>(t, "kernels", 7, [](const json& e) {
+            ProfiledKernel k;
+            k.name = e[0].get<std::string>();
+            k.start_ns = e[1].get<int64_t>();
+            k.duration_ns = e[2].get<int64_t>();
+            k.stream = e[3].get<int64_t>();
+            k.phase = phaseFrom(e[4]);
+            k.range = e[5].get<std::string>();
+            k.op = e[6].get<std::string>();
+            return k;
+        });
+        r.environment = environmentFromJson(j.at("environment"));
+    } catch (const json::exception& e) {
+        // A missing key or a value of the wrong type in a stored row: name it, do not crash.
+        throw std::invalid_argument(fmt::format("profile result: {}", e.what()));
+    }
+    return r;
+}
+
+std::string profileSpecJson(const ProfileSpec& s) {
+    json j = toJson(s);
+    j["command"] = "profile";
+    return dumpJson(j);
+}
+
+void storeProfile(ResultStore& store, int64_t run_id, const ProfileResult& r) {
+    store.addRow(run_id, {0, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))});
+}
+
+}  // namespace ts

@@ -1,0 +1,228 @@
+#include "profiler/profiler_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/json.h"
+#include "profiler/profiler_json.h"
+
+namespace ts {
+namespace {
+
+struct Table {
+    std::vector<std::string> headers;
+    std::vector<bool> right;  // per column
+    std::vector<std::vector<std::string>> rows;
+};
+
+size_t width(const std::string& s) {  // UTF-8 code points
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+std::string render(const Table& t, TableFormat format) {
+    if (format == TableFormat::Csv) {
+        std::string out = fmt::format("{}\n", fmt::join(t.headers, ","));
+        for (const auto& row : t.rows) {
+            std::vector<std::string> cells;
+            for (const auto& c : row) cells.push_back(csvEscape(c));
+            out += fmt::format("{}\n", fmt::join(cells, ","));
+        }
+        return out;
+    }
+    const bool md = format == TableFormat::Markdown;
+    std::vector<size_t> w(t.headers.size());
+    for (size_t i = 0; i < w.size(); ++i) w[i] = width(t.headers[i]);
+    for (const auto& row : t.rows)
+        for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
+    auto line = [&](const std::vector<std::string>& cells, bool header) {
+        std::vector<std::string> padded;
+        for (size_t i = 0; i < cells.size(); ++i) {
+            const std::string fill(w[i] - width(cells[i]), ' ');
+            padded.push_back(!header && t.right[i] ? fill + cells[i] : cells[i] + fill);
+        }
+        return md ? fmt::format("| {} |\n", fmt::join(padded, " | ")) : fmt::format("{}\n", fmt::join(padded, "  "));
+    };
+    std::string out = line(t.headers, true);
+    std::vector<std::string> rule;
+    for (size_t i = 0; i < w.size(); ++i) {
+        std::string dashes(md ? w[i] + 2 : w[i], '-');
+        if (md && t.right[i]) dashes.back() = ':';
+        rule.push_back(dashes);
+    }
+    out += md ? fmt::format("|{}|\n", fmt::join(rule, "|")) : fmt::format("{}\n", fmt::join(rule, "  "));
+    for (const auto& row : t.rows) out += line(row, false);
+    return out;
+}
+
+std::string heading(const std::string& title, TableFormat format) {
+    return format == TableFormat::Markdown ? fmt::format("\n### {}\n\n", title) : fmt::format("\n{}\n", title);
+}
+
+// Long C++ kernel names fill a screen; the tables cut them (CSV keeps them whole).
+std::string shortName(const std::string& name, TableFormat format) {
+    constexpr size_t kMax = 90;
+    if (format == TableFormat::Csv || width(name) <= kMax) return name;
+    return name.substr(0, kMax - 3) + "...";
+}
+
+std::string fmtFlops(double f) {
+    if (f <= 0) return "";
+    if (f >= 1e12) return fmt::format("{:.2f} T", f / 1e12);
+    if (f >= 1e9) return fmt::format("{:.2f} G", f / 1e9);
+    if (f >= 1e6) return fmt::format("{:.2f} M", f / 1e6);
+    return fmt::format("{:.0f}", f);
+}
+
+Table kernelRows(const std::vector<KernelRow>& rows, int top, TableFormat format) {
+    Table t{{"time %", "total (us)", "instances", "avg (us)", "median (us)", "min (us)", "max (us)", "std (us)",
+             "category", "kernel"},
+            {true, true, true, true, true, true, true, true, false, false},
+            {}};
+    for (size_t i = 0; i < rows.size() && (top <= 0 || i < static_cast<size_t>(top)); ++i) {
+        const auto& r = rows[i];
+        t.rows.push_back({fmt::format("{:.1f}", r.percent), fmt::format("{:.1f}", r.total_us),
+                          fmt::format("{}", r.instances), fmt::format("{:.2f}", r.avg_us),
+                          fmt::format("{:.2f}", r.median_us), fmt::format("{:.2f}", r.min_us),
+                          fmt::format("{:.2f}", r.max_us), fmt::format("{:.2f}", r.std_us),
+                          std::string(toString(r.category)), shortName(r.name, format)});
+    }
+    return t;
+}
+
+Table opRows(const std::vector<OpRow>& rows, int top, bool gpu, TableFormat format) {
+    Table t{{"op", "calls", "CPU self (us)", "CPU total (us)", gpu ? "CUDA (us)" : "device (us)", "FLOPs", "TFLOP/s",
+             "input shapes"},
+            {false, true, true, true, true, true, true, false},
+            {}};
+    const bool csv = format == TableFormat::Csv;
+    for (size_t i = 0; i < rows.size() && (top <= 0 || i < static_cast<size_t>(top)); ++i) {
+        const auto& r = rows[i];
+        t.rows.push_back({shortName(r.name, format), fmt::format("{}", r.calls), fmt::format("{:.1f}", r.cpu_self_us),
+                          fmt::format("{:.1f}", r.cpu_total_us), gpu ? fmt::format("{:.1f}", r.device_us) : "-",
+                          csv ? fmt::format("{:.0f}", r.flops) : fmtFlops(r.flops),
+                          r.tflops > 0 ? fmt::format("{:.3g}", r.tflops) : "", r.shapes});
+    }
+    return t;
+}
+
+// The CPU's table: ops by self time (no kernels to rank).
+std::vector<OpRow> bySelfTime(std::vector<OpRow> rows) {
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.cpu_self_us > b.cpu_self_us; });
+    return rows;
+}
+
+std::string filterTitle(const EventFilter& f) {
+    std::string out = f.phase ? std::string(toString(*f.phase)) : "whole step";
+    if (!f.range.empty()) out += ", range " + f.range;
+    return out;
+}
+
+std::string topTable(const ProfileResult& r, const EventFilter& f, const ProfileReportOptions& o) {
+    if (r.gpu)
+        return heading(fmt::format("Top kernels — {}", filterTitle(f)), o.format) +
+               render(kernelRows(kernelTable(r.trace.kernels, f), o.top, o.format), o.format);
+    return heading(fmt::format("Top ops by self CPU time — {}", filterTitle(f)), o.format) +
+           render(opRows(bySelfTime(opTable(r.trace.ops, f, false)), o.top, false, o.format), o.format);
+}
+
+}  // namespace
+
+std::string profileHeadline(const ProfileResult& r) {
+    const BenchConfig& c = r.spec.bench;
+    return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} profiled step(s) after {} warm-up", c.model.name,
+                       c.model.context_length, c.batch_size, toString(c.precision), toString(c.attention),
+                       toString(c.mode), c.device, r.spec.profile_steps, c.warmup);
+}
+
+std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o) {
+    const EventFilter& f = o.filter;
+    if (o.format == TableFormat::Csv) {
+        if (r.gpu) return render(kernelRows(kernelTable(r.trace.kernels, f), 0, o.format), o.format);
+        return render(opRows(opTable(r.trace.ops, f, false), 0, false, o.format), o.format);
+    }
+    std::string out = o.format == TableFormat::Markdown ? fmt::format("## Profile: {}\n", profileHeadline(r))
+                                                        : fmt::format("profile: {}\n", profileHeadline(r));
+    if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
+    if (r.trace.ops.empty() && r.trace.kernels.empty()) return out;
+
+    Table phases{{"phase", "measured (ms)", r.gpu ? "kernel time (ms)" : "op time (ms)", "share", "kernels"},
+                 {false, true, true, true, true},
+                 {}};
+    for (const auto& p : phaseTimes(r)) {
+        if (p.profiled_us == 0 && p.measured_us == 0) continue;
+        phases.rows.push_back({std::string(toString(p.phase)),
+                               p.phase == Phase::Other ? "-" : fmt::format("{:.3f}", p.measured_us / 1000.0),
+                               fmt::format("{:.3f}", p.profiled_us / 1000.0),
+                               p.measured_us > 0 ? fmt::format("{:.0f}%", 100.0 * p.profiled_us / p.measured_us) : "-",
+                               r.gpu ? fmt::format("{}", p.kernels) : "-"});
+    }
+    out += heading(fmt::format("Phases over {} profiled step(s): measured by the step's timer, and what the profiler saw",
+                               r.spec.profile_steps),
+                   o.format) +
+           render(phases, o.format);
+
+    const bool custom = f.phase || !f.range.empty();
+    if (custom) {
+        out += topTable(r, f, o);
+    } else {
+        out += topTable(r, {Phase::Forward, ""}, o);
+        out += topTable(r, {}, o);
+    }
+
+    std::vector<OpRow> matmuls;
+    for (auto& row : opTable(r.trace.ops, f, r.gpu))
+        if (row.flops > 0) matmuls.push_back(std::move(row));
+    if (!matmuls.empty())
+        out += heading(fmt::format("Matmuls — {}", filterTitle(f)), o.format) +
+               render(opRows(matmuls, o.top, r.gpu, o.format), o.format);
+
+    Table cats{{"phase", "category", "time (ms)", "share"}, {false, false, true, true}, {}};
+    for (const auto& c : categoryRollup(r))
+        if (!f.phase || *f.phase == c.phase)
+            cats.rows.push_back({std::string(toString(c.phase)), std::string(toString(c.category)),
+                                 fmt::format("{:.3f}", c.time_us / 1000.0), fmt::format("{:.1f}%", 100.0 * c.share)});
+    out += heading(r.gpu ? "Kernel time by category" : "Op self time by category", o.format) + render(cats, o.format);
+    return out;
+}
+
+namespace {
+
+ProfileResult resultFromRow(const std::string& s) { return profileResultFromJson(parseJson(s)); }
+
+std::string profileRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
+    const auto results = parseRows<ProfileResult>(info, rows, resultFromRow);
+    if (format == ReportFormat::Json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& r : results) arr.push_back(toJson(r));
+        return dumpJson(nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
+                                       {"created", info.created}, {"results", arr}},
+                        2) +
+               "\n";
+    }
+    ProfileReportOptions o;
+    o.format = format == ReportFormat::Markdown ? TableFormat::Markdown
+               : format == ReportFormat::Csv    ? TableFormat::Csv
+                                                : TableFormat::Text;
+    std::string out;
+    if (format == ReportFormat::Table) out = runHeadline(info, results.size(), "profile") + "\n\n";
+    if (format == ReportFormat::Markdown)
+        out = fmt::format("# TrainScope run {}{}\n\n", info.id, info.label.empty() ? "" : " — " + info.label);
+    for (const auto& r : results) {
+        out += formatProfile(r, o);
+        if (format != ReportFormat::Csv)
+            out += "\n" + formatEnvironment(r.environment, o.format == TableFormat::Markdown ? TableFormat::Markdown
+                                                                                            : TableFormat::Text);
+    }
+    return out;
+}
+
+}  // namespace
+
+Lab profilerLab() { return {kProfileLab, "Profiler", profileRunReport, rowProblemOf(resultFromRow)}; }
+
+}  // namespace ts

@@ -1,0 +1,191 @@
+// The profiler's runner: warm-up steps unprofiled, then K steps of the same TrainingStep under
+// LibTorch's Kineto profiler (CPU ops and ranges; CUDA kernels through CUPTI on a GPU). The
+// step's ranges (forward, backward, optimizer and the model's) come from TrainingStep and the
+// model themselves. Kineto's events become a RawTrace; attribute() does the rest.
+#include <ATen/record_function.h>
+#include <c10/core/DeviceGuard.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <kineto/ActivityType.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <set>
+
+#include "core/store.h"
+#include "nn/training_step.h"
+#include "profiler/profiler.h"
+#include "profiler/profiler_json.h"
+#include "runtime/device.h"
+#include "runtime/environment.h"
+
+namespace ts {
+namespace {
+
+namespace prof = torch::autograd::profiler;
+using torch::profiler::impl::ActivityType;
+
+// The libkineto::ActivityType values of the events we read (KinetoEvent::activityType()).
+constexpr auto kind(libkineto::ActivityType t) { return static_cast<uint8_t>(t); }
+constexpr uint8_t kCpuOp = kind(libkineto::ActivityType::CPU_OP),
+                  kUserAnnotation = kind(libkineto::ActivityType::USER_ANNOTATION),
+                  kGpuMemcpy = kind(libkineto::ActivityType::GPU_MEMCPY),
+                  kGpuMemset = kind(libkineto::ActivityType::GPU_MEMSET),
+                  kKernel = kind(libkineto::ActivityType::CONCURRENT_KERNEL),
+                  kCudaRuntime = kind(libkineto::ActivityType::CUDA_RUNTIME);
+
+RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
+    RawTrace raw;
+    for (const auto& e : events) {
+        if (e.isHiddenEvent()) continue;
+        // Kernels, memcpys and memsets are told by their activity type, whatever device type
+        // Kineto gives them (with a PrivateUse1 backend it says PrivateUse1, not CUDA).
+        const uint8_t act = e.activityType();
+        if (act == kKernel || act == kGpuMemcpy || act == kGpuMemset) {
+            KernelEvent k;
+            k.name = e.name();
+            k.start_ns = static_cast<int64_t>(e.startNs());
+            k.duration_ns = static_cast<int64_t>(e.durationNs());
+            k.launcher = e.linkedCorrelationId();
+            k.stream = e.deviceResourceId();
+            raw.kernels.push_back(std::move(k));
+        } else if (e.deviceType() == c10::DeviceType::CPU &&
+                   (act == kCpuOp || act == kUserAnnotation || act == kCudaRuntime)) {
+            CpuEvent c;
+            c.name = e.name();
+            c.thread = e.startThreadId();
+            c.start_ns = static_cast<int64_t>(e.startNs());
+            c.end_ns = static_cast<int64_t>(e.endNs());
+            c.range = e.scope() == static_cast<uint8_t>(at::RecordScope::USER_SCOPE);
+            // A runtime call's correlation id is CUPTI's, from another counter than the ops':
+            // it must not be taken for an op's.
+            c.correlation = act == kCudaRuntime ? 0 : e.correlationId();
+            c.sequence_nr = e.sequenceNr();
+            c.fwd_thread = e.fwdThreadId();
+            if (e.hasShapes())
+                for (const auto& s : e.shapes()) c.shapes.push_back(s);
+            raw.cpu.push_back(std::move(c));
+        }
+    }
+    return raw;
+}
+
+StepSample sampleOf(const StepTimes& t, int index, bool warmup) {
+    StepSample s;
+    s.index = index;
+    s.warmup = warmup;
+    s.forward_ms = t.forward_ms;
+    s.backward_ms = t.backward_ms;
+    s.optimizer_ms = t.optimizer_ms;
+    s.total_ms = t.total_ms;
+    s.loss = t.loss;
+    s.memory_allocated = t.memory_allocated;
+    s.memory_reserved = t.memory_reserved;
+    s.memory_peak = t.memory_peak;
+    return s;
+}
+
+// Stops the profiler when a step throws (an out-of-memory), so the next run can start one.
+class ProfilerSession {
+public:
+    ProfilerSession(bool cuda) {
+        activities_.insert(ActivityType::CPU);
+        if (cuda) activities_.insert(ActivityType::CUDA);
+        const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO,
+                                                           /*report_input_shapes=*/true);
+        prof::prepareProfiler(config, activities_);
+        prof::enableProfiler(config, activities_);
+        active_ = true;
+    }
+    std::unique_ptr<prof::ProfilerResult> stop() {
+        active_ = false;
+        return prof::disableProfiler();
+    }
+    ~ProfilerSession() {
+        if (active_) {
+            try {
+                prof::disableProfiler();
+            } catch (...) {
+            }
+        }
+    }
+    ProfilerSession(const ProfilerSession&) = delete;
+    ProfilerSession& operator=(const ProfilerSession&) = delete;
+
+private:
+    std::set<ActivityType> activities_;
+    bool active_ = false;
+};
+
+void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver& obs, const CancelToken& cancel,
+             ProfileResult& r) {
+    const BenchConfig& cfg = spec.bench;
+    c10::OptionalDeviceGuard guard;
+    if (device.is_cuda()) guard.reset_device(device);
+    TrainingStep step({cfg.model, cfg.batch_size, cfg.mode, cfg.precision, cfg.attention, cfg.seed, cfg.learning_rate},
+                      device);
+    DeviceTimer timer(device, 4);
+    ProgressMeter meter(obs);
+    const int total = cfg.warmup + spec.profile_steps;
+    auto cancelled = [&](int i) {
+        if (!cancel.cancelled()) return false;
+        r.status = Status::Cancelled;
+        r.error = i < cfg.warmup ? fmt::format("during warm-up step {} of {}", i + 1, cfg.warmup)
+                                 : fmt::format("after {} of {} profiled steps", i - cfg.warmup, spec.profile_steps);
+        return true;
+    };
+    for (int i = 0; i < cfg.warmup; ++i) {
+        if (cancelled(i)) return;
+        r.steps.push_back(sampleOf(step.run(timer), i, true));
+        obs.stepFinished(r.steps.back());
+        meter.report(i + 1, total);
+    }
+    ProfilerSession session(device.is_cuda());
+    for (int i = cfg.warmup; i < total; ++i) {
+        if (cancelled(i)) break;  // the profiled steps so far are kept
+        r.steps.push_back(sampleOf(step.run(timer), i, false));
+        obs.stepFinished(r.steps.back());
+        meter.report(i + 1, total);
+    }
+    const auto result = session.stop();
+    obs.profileCollected();
+    r.gpu = device.is_cuda();
+    r.trace = attribute(fromKineto(result->events()));
+}
+
+}  // namespace
+
+ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer, const CancelToken& cancel,
+                         ResultStore* store, int64_t run_id) {
+    ProfileResult r;
+    r.spec = spec;
+    r.environment = currentEnvironment(spec.bench.device);
+    std::vector<std::string> problems = validateProfile(spec);
+    if (problems.empty()) problems = checkBenchRunnable(spec.bench);
+    if (!problems.empty()) {
+        r.status = Status::Failed;
+        r.error = fmt::format("{}", fmt::join(problems, "; "));
+    } else {
+        const c10::Device device = parseDevice(spec.bench.device);
+        try {
+            profile(spec, device, observer, cancel, r);
+        } catch (const std::exception& e) {
+            const Failure f = describeFailure(e);
+            r.status = f.status;
+            r.error = f.message;
+            r.oom_bytes = f.oom_bytes;
+        }
+        releaseCachedMemory(device);
+    }
+    if (r.status != Status::Ok && r.status != Status::Cancelled)
+        observer.log(LogLevel::Warning, fmt::format("profile: {}: {}", toString(r.status), r.error));
+    if (store) {
+        try {
+            storeProfile(*store, run_id, r);
+        } catch (const std::exception& e) {
+            observer.log(LogLevel::Error, storeFailure("profile", 0, 1, e));
+        }
+    }
+    return r;
+}
+
+}  // namespace ts

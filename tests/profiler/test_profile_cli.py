@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""trainscope-cli profile end to end on the CPU: the default tables, a phase and range filter,
+Markdown/CSV/JSON lines, the Perfetto trace (parsed back), the stored run shown by `runs show`,
+and bad input (exit 2, naming the value).
+Usage: test_profile_cli.py path/to/trainscope-cli"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CLI = None
+TINY = ["--size", "tiny", "--context-length", "16", "--batch-size", "2", "--warmup", "1", "--profile-steps", "2",
+        "--device", "cpu", "--vocab-size", "500"]
+
+
+def run(*args, db=None, timeout=300):
+    env = dict(os.environ)
+    if db:
+        env["TRAINSCOPE_DB"] = db
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+class Profile(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.db = os.path.join(self.tmp.name, "results.db")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_default_tables_trace_and_stored_run(self):
+        trace = os.path.join(self.tmp.name, "step.json")
+        p = run("profile", *TINY, "--trace", trace, "--label", "tiny profile", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout
+        for title in ("Phases over 2 profiled step(s)", "Top ops by self CPU time — forward",
+                      "Top ops by self CPU time — whole step", "Matmuls — whole step", "Op self time by category"):
+            self.assertIn(title, out)
+        phases = [l.split()[0] for l in out.split("Phases over")[1].split("\n\n")[0].splitlines()[3:]]
+        self.assertEqual(phases[:3], ["forward", "backward", "optimizer"])
+        self.assertIn("aten::mm", out)  # the matmul table lists it whatever the timings
+        # The optimizer's fused op is in its phase and category (the top-10 by time may not
+        # hold it on a busy machine).
+        categories = out.split("Op self time by category")[1]
+        self.assertTrue(any(l.split()[:2] == ["optimizer", "optimizer"] for l in categories.splitlines()), out)
+        # The trace parses back and holds the step's ranges and ops.
+        with open(trace) as f:
+            events = json.load(f)["traceEvents"]
+        names = {e["name"] for e in events if e.get("cat") == "range"}
+        for name in ("forward", "backward", "optimizer", "layer.0", "attention", "scores", "softmax", "values", "mlp",
+                     "lm_head", "loss"):
+            self.assertIn(name, names)
+        ops = [e for e in events if e.get("cat") == "op"]
+        self.assertTrue(ops)
+        self.assertTrue(all(e["dur"] >= 0 and e["ts"] >= 0 for e in ops))
+        self.assertIn("backward", {e["args"]["phase"] for e in ops})
+        # Stored as a run of kind profile and shown through its lab.
+        p = run("runs", "list", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("profile", p.stdout)
+        self.assertIn("tiny profile", p.stdout)
+        run_id = p.stdout.splitlines()[1].split()[0]
+        p = run("runs", "show", run_id, db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Top ops by self CPU time — forward", p.stdout)
+        p = run("runs", "show", run_id, "--format", "json", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["kind"], "profile")
+        self.assertEqual(doc["results"][0]["spec"]["profile_steps"], 2)
+        self.assertTrue(doc["results"][0]["trace"]["ops"])
+
+    def test_phase_range_and_formats(self):
+        p = run("profile", *TINY, "--phase", "backward", "--range", "softmax", "--top", "0", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Top ops by self CPU time — backward, range softmax", p.stdout)
+        self.assertNotIn("— forward", p.stdout)
+        table = p.stdout.split("range softmax")[1].split("\n\n")[0]
+        self.assertIn("aten::_softmax_backward_data", table)
+        self.assertNotIn("aten::mm ", table)  # the matmuls around the softmax are in other ranges
+        p = run("profile", *TINY, "--markdown", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("| op ", p.stdout)
+        self.assertIn("### Top ops by self CPU time — forward", p.stdout)
+        p = run("profile", *TINY, "--csv", "--phase", "forward", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = p.stdout.strip().splitlines()
+        self.assertTrue(rows[0].startswith("op,calls,"))
+        mm = [r for r in rows if r.startswith("aten::mm,")]
+        self.assertEqual(len(mm), 1)
+        self.assertGreater(float(mm[0].split(",")[5]), 0)  # FLOPs
+        p = run("profile", *TINY, "--jsonl", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual([l["type"] for l in lines], ["step"] * 3 + ["profile"])
+        summary = lines[-1]
+        self.assertEqual(summary["status"], "ok")
+        self.assertFalse(summary["gpu"])
+        measured = {p["phase"]: p for p in summary["phases"]}
+        self.assertGreater(measured["forward"]["profiled_ms"], 0)
+        self.assertGreater(measured["optimizer"]["measured_ms"], 0)
+        self.assertTrue(any(o["op"] == "aten::mm" and o["flops"] > 0 for o in summary["ops"]))
+
+    def test_bad_input_exits_2_naming_the_value(self):
+        cases = [(["--phase", "sideways"], "sideways"),
+                 (["--profile-steps", "0"], "--profile-steps"),
+                 (["--profile-steps", "x"], "--profile-steps"),
+                 (["--top", "-1"], "--top"),
+                 (["--context-length", "16,32"], "one point"),
+                 (["--precision", "fp8"], "fp8"),
+                 (["--trace", os.path.join("/nonexistent-dir", "t.json")], "--trace"),
+                 (["--trace", "/tmp"], "directory")]
+        for extra, needle in cases:
+            p = run("profile", *TINY, *extra, "--no-store")
+            self.assertEqual(p.returncode, 2, (extra, p.stdout, p.stderr))
+            self.assertIn(needle, p.stderr, extra)
+        p = run("profile", *TINY, "--csv", "--markdown", "--no-store")
+        self.assertNotEqual(p.returncode, 0)
+
+
+if __name__ == "__main__":
+    CLI = sys.argv.pop(1)
+    unittest.main(verbosity=2)

@@ -1,0 +1,345 @@
+// The profiler's torch-free half on synthetic events: attribution (kernels launched from
+// autograd's thread included), categories, kernel-table statistics, the trace and the JSON.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/json.h"
+#include "profiler/profiler.h"
+#include "profiler/profiler_json.h"
+#include "profiler/profiler_report.h"
+
+namespace {
+
+using ts::Phase;
+
+constexpr uint64_t kMain = 1, kAutograd = 7;
+
+ts::CpuEvent range(const char* name, int64_t start, int64_t end, uint64_t thread = kMain) {
+    ts::CpuEvent e;
+    e.name = name;
+    e.thread = thread;
+    e.start_ns = start;
+    e.end_ns = end;
+    e.range = true;
+    return e;
+}
+
+ts::CpuEvent op(const char* name, uint64_t corr, int64_t start, int64_t end, uint64_t thread = kMain) {
+    ts::CpuEvent e;
+    e.name = name;
+    e.thread = thread;
+    e.start_ns = start;
+    e.end_ns = end;
+    e.correlation = corr;
+    return e;
+}
+
+ts::KernelEvent kernel(const char* name, uint64_t launcher, int64_t start, int64_t duration) {
+    ts::KernelEvent k;
+    k.name = name;
+    k.launcher = launcher;
+    k.start_ns = start;
+    k.duration_ns = duration;
+    k.stream = 7;
+    return k;
+}
+
+// One step as Kineto reports it: the phases and the model's ranges on the main thread, the
+// backward ops on autograd's thread (no ranges there), the backward node naming its forward
+// op by sequence number. Events deliberately out of order.
+ts::RawTrace syntheticStep() {
+    ts::RawTrace t;
+    t.cpu.push_back(range("backward", 100'000, 200'000));
+    t.cpu.push_back(range("forward", 0, 100'000));
+    t.cpu.push_back(range("layer.0", 10'000, 60'000));
+    t.cpu.push_back(range("attention", 10'000, 40'000));
+    auto mm = op("aten::mm", 1, 12'000, 20'000);
+    mm.sequence_nr = 5;
+    mm.shapes = {{8, 16}, {16, 32}};
+    t.cpu.push_back(mm);
+    t.cpu.push_back(range("softmax", 22'000, 30'000));
+    t.cpu.push_back(op("aten::_softmax", 2, 23'000, 29'000));
+    t.cpu.push_back(range("optimizer", 200'000, 250'000));
+    t.cpu.push_back(op("aten::_fused_adamw_", 3, 205'000, 245'000));
+    t.cpu.push_back(op("aten::zero_", 9, -10'000, -5'000));
+    auto node = op("MmBackward0", 4, 110'000, 150'000, kAutograd);
+    node.sequence_nr = 5;
+    node.fwd_thread = kMain;
+    t.cpu.push_back(node);
+    t.cpu.push_back(op("aten::mm", 5, 115'000, 125'000, kAutograd));
+    t.cpu.push_back(op("aten::mm", 6, 130'000, 140'000, kAutograd));
+    t.cpu.push_back(op("aten::add", 7, 160'000, 170'000, kAutograd));
+    t.kernels.push_back(kernel("ampere_sgemm_64x32_nn", 1, 1'000'000, 50'000));
+    t.kernels.push_back(kernel("cunn_SoftMaxForward", 2, 1'100'000, 10'000));
+    t.kernels.push_back(kernel("ampere_sgemm_64x32_tn", 5, 1'200'000, 30'000));
+    t.kernels.push_back(kernel("ampere_sgemm_64x32_nt", 6, 1'300'000, 20'000));
+    t.kernels.push_back(kernel("vectorized_elementwise_kernel<CUDAFunctor_add>", 7, 1'400'000, 5'000));
+    t.kernels.push_back(kernel("multi_tensor_apply_kernel<FusedAdamMathFunctor>", 3, 1'500'000, 40'000));
+    t.kernels.push_back(kernel("Memcpy HtoD (Pageable -> Device)", 0, 900'000, 1'000));
+    return t;
+}
+
+const ts::ProfiledOp& findOp(const ts::AttributedTrace& a, const std::string& name, int64_t start) {
+    for (const auto& o : a.ops)
+        if (o.name == name && o.start_ns == start) return o;
+    throw std::runtime_error("no op " + name);
+}
+
+const ts::ProfiledKernel& findKernel(const ts::AttributedTrace& a, const std::string& name) {
+    for (const auto& k : a.kernels)
+        if (k.name == name) return k;
+    throw std::runtime_error("no kernel " + name);
+}
+
+TEST(Attribution, OpsTakeThePhaseAndRangesAroundThemOnTheirThread) {
+    const auto a = ts::attribute(syntheticStep());
+    EXPECT_EQ(a.ranges.size(), 6u);
+    EXPECT_EQ(a.ops.size(), 8u);
+    const auto& mm = findOp(a, "aten::mm", 12'000);
+    EXPECT_EQ(mm.phase, Phase::Forward);
+    EXPECT_EQ(mm.range, "layer.0/attention");
+    EXPECT_DOUBLE_EQ(mm.flops, 2.0 * 8 * 16 * 32);
+    EXPECT_EQ(mm.shapes, "[[8, 16], [16, 32]]");
+    EXPECT_TRUE(mm.top_level);
+    const auto& sm = findOp(a, "aten::_softmax", 23'000);
+    EXPECT_EQ(sm.range, "layer.0/attention/softmax");
+    EXPECT_EQ(findOp(a, "aten::_fused_adamw_", 205'000).phase, Phase::Optimizer);
+    EXPECT_EQ(findOp(a, "aten::zero_", -10'000).phase, Phase::Other);
+}
+
+TEST(Attribution, BackwardOpsOnAnotherThreadTakeThePhaseByTimeAndTheRangeOfTheirForwardOp) {
+    const auto a = ts::attribute(syntheticStep());
+    const auto& node = findOp(a, "MmBackward0", 110'000);
+    EXPECT_EQ(node.phase, Phase::Backward);
+    EXPECT_EQ(node.range, "layer.0/attention");
+    EXPECT_TRUE(node.top_level);
+    EXPECT_EQ(node.self_ns, 40'000 - 20'000);
+    EXPECT_EQ(node.device_ns, 30'000 + 20'000);  // its children's kernels
+    for (int64_t start : {115'000, 130'000}) {
+        const auto& child = findOp(a, "aten::mm", start);
+        EXPECT_EQ(child.phase, Phase::Backward);
+        EXPECT_EQ(child.range, "layer.0/attention");  // inherited from the node
+        EXPECT_FALSE(child.top_level);
+    }
+    const auto& add = findOp(a, "aten::add", 160'000);
+    EXPECT_EQ(add.phase, Phase::Backward);
+    EXPECT_EQ(add.range, "");
+}
+
+TEST(Attribution, KernelsTakeTheirLaunchingOpsPhaseAndRange) {
+    const auto a = ts::attribute(syntheticStep());
+    ASSERT_EQ(a.kernels.size(), 7u);
+    for (size_t i = 1; i < a.kernels.size(); ++i) EXPECT_LE(a.kernels[i - 1].start_ns, a.kernels[i].start_ns);
+    auto check = [&](const char* name, Phase phase, const char* range, const char* op) {
+        const auto& k = findKernel(a, name);
+        EXPECT_EQ(k.phase, phase) << name;
+        EXPECT_EQ(k.range, range) << name;
+        EXPECT_EQ(k.op, op) << name;
+    };
+    check("ampere_sgemm_64x32_nn", Phase::Forward, "layer.0/attention", "aten::mm");
+    check("cunn_SoftMaxForward", Phase::Forward, "layer.0/attention/softmax", "aten::_softmax");
+    // Launched from autograd's thread while the main thread was in "backward".
+    check("ampere_sgemm_64x32_tn", Phase::Backward, "layer.0/attention", "aten::mm");
+    check("ampere_sgemm_64x32_nt", Phase::Backward, "layer.0/attention", "aten::mm");
+    check("vectorized_elementwise_kernel<CUDAFunctor_add>", Phase::Backward, "", "aten::add");
+    check("multi_tensor_apply_kernel<FusedAdamMathFunctor>", Phase::Optimizer, "", "aten::_fused_adamw_");
+    check("Memcpy HtoD (Pageable -> Device)", Phase::Other, "", "");
+    EXPECT_EQ(findOp(a, "aten::mm", 12'000).device_ns, 50'000);
+}
+
+TEST(Attribution, WithoutKernelsTheCpuOpsStillGetPhasesAndRanges) {
+    auto raw = syntheticStep();
+    raw.kernels.clear();
+    const auto a = ts::attribute(raw);
+    EXPECT_TRUE(a.kernels.empty());
+    EXPECT_EQ(findOp(a, "aten::mm", 130'000).phase, Phase::Backward);
+    for (const auto& o : a.ops) EXPECT_EQ(o.device_ns, 0) << o.name;
+}
+
+TEST(Attribution, FilterMatchesAnyComponentOfTheRange) {
+    EXPECT_TRUE(ts::matches({Phase::Forward, "attention"}, Phase::Forward, "layer.3/attention/softmax"));
+    EXPECT_TRUE(ts::matches({std::nullopt, "layer.3"}, Phase::Backward, "layer.3/mlp"));
+    EXPECT_FALSE(ts::matches({std::nullopt, "layer.3"}, Phase::Backward, "layer.30/mlp"));
+    EXPECT_FALSE(ts::matches({Phase::Backward, ""}, Phase::Forward, "lm_head"));
+    EXPECT_FALSE(ts::matches({std::nullopt, "attn"}, Phase::Forward, "layer.0/attention"));
+    EXPECT_TRUE(ts::matches({}, Phase::Other, ""));
+}
+
+TEST(MatmulFlops, FromInputShapes) {
+    EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::mm", {{4, 5}, {5, 6}}), 2.0 * 4 * 5 * 6);
+    EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::addmm", {{6}, {4, 5}, {5, 6}, {}, {}}), 2.0 * 4 * 5 * 6);
+    EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::bmm", {{3, 4, 5}, {3, 5, 6}}), 2.0 * 3 * 4 * 5 * 6);
+    EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::baddbmm", {{3, 4, 6}, {3, 4, 5}, {3, 5, 6}}), 2.0 * 3 * 4 * 5 * 6);
+    EXPECT_EQ(ts::matmulFlops("aten::mm", {{4, 5}, {7, 6}}), 0);  // shapes that do not multiply
+    EXPECT_EQ(ts::matmulFlops("aten::mm", {}), 0);
+    EXPECT_EQ(ts::matmulFlops("aten::matmul", {{4, 5}, {5, 6}}), 0);  // counted in its mm
+    EXPECT_EQ(ts::matmulFlops("aten::add", {{4, 5}, {4, 5}}), 0);
+}
+
+TEST(Categories, ByNameRules) {
+    using C = ts::Category;
+    const std::pair<const char*, C> cases[] = {
+        {"ampere_sgemm_128x64_tn", C::Gemm},
+        {"nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTT", C::Gemm},
+        {"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", C::Gemm},
+        {"void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(...)", C::Gemm},
+        {"aten::mm", C::Gemm},
+        {"aten::addmm", C::Gemm},
+        {"MmBackward0", C::Gemm},  // autograd's nodes by the op they differentiate
+        {"SoftmaxBackward0", C::ReductionSoftmax},
+        {"flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4>>", C::Attention},
+        {"fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)", C::Attention},
+        {"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>", C::ReductionSoftmax},
+        {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps>>", C::ReductionSoftmax},
+        {"aten::_softmax", C::ReductionSoftmax},
+        {"void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float>", C::ReductionSoftmax},
+        {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", C::Elementwise},
+        {"aten::mul", C::Elementwise},
+        {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float>", C::Normalization},
+        {"aten::rms_norm", C::Normalization},
+        {"void at::native::multi_tensor_apply_kernel<at::native::FusedAdamMathFunctor<float, 4>>", C::Optimizer},
+        {"aten::_fused_adamw_", C::Optimizer},
+        {"Memcpy HtoD (Pageable -> Device)", C::Memory},
+        {"Memset (Device)", C::Memory},
+        {"aten::copy_", C::Memory},
+        {"cudaLaunchKernel", C::Other},
+    };
+    for (const auto& [name, expected] : cases)
+        EXPECT_EQ(ts::toString(ts::categorize(name)), ts::toString(expected)) << name;
+}
+
+TEST(KernelTable, StatisticsPerName) {
+    std::vector<ts::ProfiledKernel> ks;
+    for (int64_t us : {10, 20, 30, 40}) ks.push_back({"gemm_a", 0, us * 1000, 7, Phase::Forward, "layer.0/mlp", "aten::mm"});
+    ks.push_back({"softmax_b", 0, 150'000, 7, Phase::Forward, "layer.0/attention/softmax", "aten::_softmax"});
+    ks.push_back({"gemm_a", 0, 500'000, 7, Phase::Backward, "layer.0/mlp", "aten::mm"});
+    const auto rows = ts::kernelTable(ks, {Phase::Forward, ""});
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].name, "softmax_b");  // by total time
+    EXPECT_DOUBLE_EQ(rows[0].percent, 60.0);
+    const auto& g = rows[1];
+    EXPECT_EQ(g.instances, 4);
+    EXPECT_EQ(g.category, ts::Category::Gemm);
+    EXPECT_DOUBLE_EQ(g.total_us, 100.0);
+    EXPECT_DOUBLE_EQ(g.percent, 40.0);
+    EXPECT_DOUBLE_EQ(g.avg_us, 25.0);
+    EXPECT_DOUBLE_EQ(g.median_us, 25.0);
+    EXPECT_DOUBLE_EQ(g.min_us, 10.0);
+    EXPECT_DOUBLE_EQ(g.max_us, 40.0);
+    EXPECT_NEAR(g.std_us, std::sqrt(500.0 / 3.0), 1e-9);
+    const auto mlp = ts::kernelTable(ks, {std::nullopt, "mlp"});
+    ASSERT_EQ(mlp.size(), 1u);
+    EXPECT_EQ(mlp[0].instances, 5);
+    EXPECT_DOUBLE_EQ(mlp[0].percent, 100.0);
+}
+
+ts::ProfileResult syntheticResult() {
+    ts::ProfileResult r;
+    r.spec.bench.model = *ts::modelPreset("tiny");
+    r.spec.bench.device = "cuda";
+    r.spec.profile_steps = 1;
+    r.gpu = true;
+    ts::StepSample s;
+    s.index = 0;
+    s.forward_ms = 0.1;
+    s.backward_ms = 0.1;
+    s.optimizer_ms = 0.05;
+    s.total_ms = 0.25;
+    r.steps = {s};
+    r.trace = ts::attribute(syntheticStep());
+    r.environment.device_name = "synthetic";
+    return r;
+}
+
+TEST(Tables, PhaseTimesAndCategoriesFromKernels) {
+    const auto r = syntheticResult();
+    const auto phases = ts::phaseTimes(r);
+    ASSERT_EQ(phases.size(), 4u);
+    EXPECT_DOUBLE_EQ(phases[0].profiled_us, 60.0);
+    EXPECT_EQ(phases[0].kernels, 2);
+    EXPECT_DOUBLE_EQ(phases[0].measured_us, 100.0);
+    EXPECT_DOUBLE_EQ(phases[1].profiled_us, 55.0);
+    EXPECT_DOUBLE_EQ(phases[2].profiled_us, 40.0);
+    EXPECT_DOUBLE_EQ(phases[3].profiled_us, 1.0);
+    double forward_share = 0;
+    for (const auto& c : ts::categoryRollup(r)) {
+        if (c.phase == Phase::Forward) forward_share += c.share;
+        if (c.phase == Phase::Forward && c.category == ts::Category::Gemm) EXPECT_NEAR(c.share, 50.0 / 60.0, 1e-12);
+        if (c.phase == Phase::Optimizer) EXPECT_EQ(c.category, ts::Category::Optimizer);
+    }
+    EXPECT_NEAR(forward_share, 1.0, 1e-12);
+    const auto ops = ts::opTable(r.trace.ops, {Phase::Forward, ""}, true);
+    ASSERT_FALSE(ops.empty());
+    EXPECT_EQ(ops[0].name, "aten::mm");
+    EXPECT_DOUBLE_EQ(ops[0].device_us, 50.0);
+    EXPECT_NEAR(ops[0].tflops, 2.0 * 8 * 16 * 32 / 50e-6 / 1e12, 1e-12);
+}
+
+TEST(Trace, ChromeJsonParsesBackWithEveryEvent) {
+    const auto r = syntheticResult();
+    const auto j = nlohmann::json::parse(ts::chromeTraceJson(r));
+    const auto& ev = j.at("traceEvents");
+    size_t ranges = 0, ops = 0, kernels = 0;
+    for (const auto& e : ev) {
+        if (e.at("ph") != "X") continue;
+        EXPECT_GE(e.at("ts").get<double>(), 0.0);
+        EXPECT_GE(e.at("dur").get<double>(), 0.0);
+        const std::string cat = e.at("cat");
+        ranges += cat == "range";
+        ops += cat == "op";
+        if (cat == "kernel") {
+            ++kernels;
+            EXPECT_EQ(e.at("pid"), 1);
+            EXPECT_TRUE(e.at("args").contains("phase"));
+        }
+    }
+    EXPECT_EQ(ranges, r.trace.ranges.size());
+    EXPECT_EQ(ops, r.trace.ops.size());
+    EXPECT_EQ(kernels, r.trace.kernels.size());
+}
+
+TEST(Json, ResultRoundTripsAndDamageIsNamed) {
+    const auto r = syntheticResult();
+    const auto back = ts::profileResultFromJson(ts::parseJson(ts::dumpJson(ts::toJson(r))));
+    EXPECT_EQ(back.spec, r.spec);
+    EXPECT_TRUE(back.gpu);
+    ASSERT_EQ(back.trace.ops.size(), r.trace.ops.size());
+    ASSERT_EQ(back.trace.kernels.size(), r.trace.kernels.size());
+    EXPECT_EQ(back.trace.kernels[1].range, r.trace.kernels[1].range);
+    EXPECT_EQ(back.trace.ops[2].flops, r.trace.ops[2].flops);
+    EXPECT_EQ(ts::formatProfile(back, {}), ts::formatProfile(r, {}));
+    auto j = ts::toJson(r);
+    j["trace"]["kernels"][0][4] = "sideways";
+    try {
+        ts::profileResultFromJson(j);
+        FAIL() << "a bad phase was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("trace.kernels[0]"), std::string::npos) << e.what();
+    }
+    j = ts::toJson(r);
+    j.erase("trace");
+    EXPECT_THROW(ts::profileResultFromJson(j), std::invalid_argument);
+}
+
+TEST(Report, DefaultTablesAreForwardAndWholeStepAndCsvHasEveryKernel) {
+    const auto r = syntheticResult();
+    const std::string text = ts::formatProfile(r, {});
+    EXPECT_NE(text.find("Top kernels — forward"), std::string::npos) << text;
+    EXPECT_NE(text.find("Top kernels — whole step"), std::string::npos) << text;
+    EXPECT_NE(text.find("Kernel time by category"), std::string::npos) << text;
+    ts::ProfileReportOptions csv;
+    csv.format = ts::TableFormat::Csv;
+    const std::string c = ts::formatProfile(r, csv);
+    EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 1 + 7);  // header + 7 distinct kernels
+    ts::ProfileReportOptions md;
+    md.format = ts::TableFormat::Markdown;
+    md.filter.phase = Phase::Backward;
+    const std::string m = ts::formatProfile(r, md);
+    EXPECT_NE(m.find("| time % |"), std::string::npos) << m;
+    EXPECT_NE(m.find("Top kernels — backward"), std::string::npos) << m;
+    EXPECT_EQ(m.find("Top kernels — forward"), std::string::npos) << m;
+}
+
+}  // namespace

@@ -1,0 +1,99 @@
+// The profiler on a CUDA device (label gpu; SKIPPED without one): kernels in every phase, each
+// launched by an op of its phase; GEMM kernels dominate the forward of `large` in fp32; the
+// kernel time of each phase is at most the CUDA-event time of the same phase and steps (and
+// at least half of it where the GPU is busy); naive attention's three parts have kernels.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "profiler/profiler.h"
+
+namespace {
+
+struct Quiet : ts::ProfileObserver {};
+
+ts::ProfileSpec cudaSpec(const char* size, int64_t context, int64_t batch) {
+    ts::ProfileSpec s;
+    s.bench.model = *ts::modelPreset(size);
+    s.bench.model.context_length = context;
+    s.bench.batch_size = batch;
+    s.bench.warmup = 2;
+    s.bench.device = "cuda";
+    s.profile_steps = 2;
+    return s;
+}
+
+ts::ProfileResult profiled(const ts::ProfileSpec& spec) {
+    Quiet q;
+    ts::CancelToken cancel;
+    return ts::runProfile(spec, q, cancel);
+}
+
+// Kernel time per phase ≤ the phase's CUDA-event time: events bracket the phase's work on the
+// same stream, so the kernels between them cannot take longer. The slack covers the events'
+// ~0.5 µs resolution and CUPTI's timestamps coming from another clock.
+constexpr double kSlackUs = 5.0, kSlackFactor = 1.01;
+
+TEST(ProfilerGpu, KernelsInEveryPhaseWithinTheMeasuredPhaseTime) {
+    const auto r = profiled(cudaSpec("mini", 128, 4));
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    ASSERT_TRUE(r.gpu);
+    ASSERT_FALSE(r.trace.kernels.empty());
+    size_t attributed = 0;
+    for (const auto& k : r.trace.kernels) attributed += !k.op.empty();
+    // Nearly every kernel names its launching op (a memcpy from outside an op may not).
+    EXPECT_GE(attributed, r.trace.kernels.size() * 95 / 100) << attributed << " of " << r.trace.kernels.size();
+    for (const auto& p : ts::phaseTimes(r)) {
+        if (p.phase == ts::Phase::Other) continue;
+        EXPECT_GT(p.kernels, 0) << ts::toString(p.phase);
+        EXPECT_GT(p.profiled_us, 0) << ts::toString(p.phase);
+        EXPECT_LE(p.profiled_us, p.measured_us * kSlackFactor + kSlackUs) << ts::toString(p.phase);
+    }
+    // Backward kernels come from autograd's thread, yet carry the model's ranges.
+    std::set<std::string> backward_ranges;
+    for (const auto& k : r.trace.kernels)
+        if (k.phase == ts::Phase::Backward) backward_ranges.insert(k.range);
+    EXPECT_TRUE(backward_ranges.count("layer.0/mlp")) << backward_ranges.size();
+    EXPECT_TRUE(backward_ranges.count("lm_head"));
+}
+
+TEST(ProfilerGpu, NaiveAttentionHasKernelsInScoresSoftmaxAndValues) {
+    const auto r = profiled(cudaSpec("mini", 128, 4));
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    for (const char* part : {"scores", "softmax", "values"}) {
+        const auto rows = ts::kernelTable(r.trace.kernels, {ts::Phase::Forward, part});
+        EXPECT_FALSE(rows.empty()) << part;
+    }
+    bool softmax_kernel = false;
+    for (const auto& row : ts::kernelTable(r.trace.kernels, {ts::Phase::Forward, "softmax"}))
+        softmax_kernel |= row.category == ts::Category::ReductionSoftmax;
+    EXPECT_TRUE(softmax_kernel);
+}
+
+TEST(ProfilerGpu, GemmDominatesTheForwardOfLargeInFp32) {
+    const auto r = profiled(cudaSpec("large", 256, 4));
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    std::map<ts::Category, double> share;
+    for (const auto& c : ts::categoryRollup(r))
+        if (c.phase == ts::Phase::Forward) share[c.category] = c.share;
+    for (const auto& [c, s] : share)
+        if (c != ts::Category::Gemm) EXPECT_GT(share[ts::Category::Gemm], s) << ts::toString(c);
+    EXPECT_GT(share[ts::Category::Gemm], 0.5);
+    // A large model keeps the GPU busy: kernels fill most of each phase's measured time.
+    for (const auto& p : ts::phaseTimes(r)) {
+        if (p.phase == ts::Phase::Other) continue;
+        EXPECT_LE(p.profiled_us, p.measured_us * kSlackFactor + kSlackUs) << ts::toString(p.phase);
+        EXPECT_GE(p.profiled_us, 0.5 * p.measured_us) << ts::toString(p.phase);
+    }
+    // The matmul rows carry FLOPs and an achieved rate.
+    double flops = 0;
+    for (const auto& row : ts::opTable(r.trace.ops, {ts::Phase::Forward, ""}, true))
+        if (row.flops > 0) {
+            flops += row.flops;
+            EXPECT_GT(row.tflops, 0) << row.name;
+        }
+    EXPECT_GT(flops, 0);
+}
+
+}  // namespace

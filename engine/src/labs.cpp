@@ -2,6 +2,7 @@
 #include "attention/attention_report.h"
 #include "benchmark/benchmark_report.h"
 #include "core/lab.h"
+#include "precision/precision_report.h"
 
 namespace ts {
 
@@ -9,6 +10,7 @@ const std::vector<Lab>& labs() {
     static const std::vector<Lab> all = {
         benchmarkLab(),
         attentionLab(),
+        precisionLab(),
     };
     return all;
 }

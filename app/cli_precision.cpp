@@ -1,4 +1,4 @@
-// `trainscope-cli precision accumulate|autocast`: the precision lab from the command line.
+// `trainscope-cli precision accumulate|autocast|train`: the precision lab from the command line.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -37,6 +37,13 @@ struct AutocastOptions {
     std::string model = "toy", device = "cpu";
     std::vector<std::string> dtype;
     std::optional<std::string> batch, context_length, seed;
+    OutputOptions out;
+};
+
+struct TrainOptions {
+    std::vector<std::string> dtype;
+    std::string device = "cpu";
+    std::optional<std::string> steps, lr, init_scale, batch, seed;
     OutputOptions out;
 };
 
@@ -97,6 +104,28 @@ std::vector<AutocastSpec> buildAutocastSpecs(const AutocastOptions& o) {
         specs.push_back(s);
     }
     return specs;
+}
+
+TrainNumericsSpec buildTrainSpec(const TrainOptions& o) {
+    TrainNumericsSpec spec;
+    spec.device = o.device;
+    if (!o.dtype.empty()) {
+        spec.precisions.clear();
+        for (const auto& d : dtypeItems(o.dtype)) {
+            const auto p = parsePrecision(d);
+            if (!p) throw cli::BadInput(fmt::format("--dtype: unknown value '{}' (choose from fp32, bf16, fp16)", d));
+            spec.precisions.push_back(*p);
+        }
+    }
+    if (o.steps) spec.steps = static_cast<int>(cli::parseIntIn("--steps", *o.steps, 1, kMaxTrainNumericsSteps));
+    if (o.lr) spec.lr = cli::parseFinite("--lr", *o.lr);
+    if (o.init_scale) spec.init_scale = cli::parseFinite("--init-scale", *o.init_scale);
+    if (o.batch) spec.batch = cli::parseIntIn("--batch", *o.batch, 1, 65536);
+    if (o.seed) spec.seed = cli::parseSeed("--seed", *o.seed);
+    if (const auto errors = validateTrainNumericsSpec(spec); !errors.empty()) throw cli::BadInput(errors.front());
+    if (const auto problems = checkRunnable({spec.device, spec.precisions, {}}); !problems.empty())
+        throw cli::BadInput(problems.front());
+    return spec;
 }
 
 class CliObserver : public Observer {
@@ -213,6 +242,59 @@ int runAutocast(const AutocastOptions& o) {
     return failed ? cli::kRunFailed : cli::kOk;
 }
 
+int runTrain(const TrainOptions& o) {
+    TrainNumericsSpec spec;
+    Format format;
+    try {
+        spec = buildTrainSpec(o);
+        format = formatOf(o.out);
+    } catch (const cli::BadInput& e) {
+        std::fprintf(stderr, "trainscope-cli precision train: %s\n", e.what());
+        return cli::kBadInput;
+    }
+    std::unique_ptr<ResultStore> store;
+    int64_t run_id = 0;
+    try {
+        store = startRun(o.out, trainNumericsSpecJson(spec), spec.device, run_id);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "trainscope-cli precision train: %s\n", e.what());
+        return cli::kBadInput;
+    }
+    CliObserver obs;
+    cli::catchInterrupts();
+    std::vector<TrainNumericsCurve> curves;
+    try {
+        curves = runTrainNumerics(spec, obs, cli::interruptToken(), store.get(), run_id);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "trainscope-cli precision train: run failed: %s\n", e.what());
+        return cli::kRunFailed;
+    }
+    switch (format) {
+        case Format::Jsonl:
+            for (const auto& c : curves) std::printf("%s\n", trainNumericsJsonLine(c).c_str());
+            break;
+        case Format::Json: {
+            std::string out = "{\"curves\": [";
+            for (size_t i = 0; i < curves.size(); ++i) out += (i ? ", " : "") + trainNumericsJsonLine(curves[i]);
+            std::printf("%s]}\n", out.c_str());
+            break;
+        }
+        case Format::Markdown:
+        case Format::Table:
+            std::printf("The toy model trained %d steps on %s (batch %lld, AdamW lr %s):\n\n", spec.steps,
+                        printable(spec.device).c_str(), static_cast<long long>(spec.batch),
+                        fmt::format("{}", spec.lr).c_str());
+            std::printf("%s", trainNumericsTable(curves, format == Format::Markdown ? TableFormat::Markdown
+                                                                                     : TableFormat::Text)
+                                  .c_str());
+            break;
+    }
+    if (cli::interruptToken().cancelled()) return cli::kInterrupted;
+    for (const auto& c : curves)
+        if (c.status == Status::Failed) return cli::kRunFailed;
+    return cli::kOk;
+}
+
 void addOutputOptions(CLI::App* sub, OutputOptions& o) {
     sub->add_flag("--markdown", o.markdown, "a Markdown table");
     sub->add_flag("--json", o.json, "one JSON document");
@@ -224,7 +306,7 @@ void addOutputOptions(CLI::App* sub, OutputOptions& o) {
 
 void addPrecisionCommand(CLI::App& app, int& exit_code) {
     CLI::App* precision =
-        app.add_subcommand("precision", "Precision lab: accumulation in fp32/fp16/bf16, what autocast does");
+        app.add_subcommand("precision", "Precision lab: accumulation in fp32/fp16/bf16, what autocast does, training numerics");
     precision->require_subcommand(1);
 
     auto a = std::make_shared<AccumulateOptions>();
@@ -248,6 +330,19 @@ void addPrecisionCommand(CLI::App& app, int& exit_code) {
     cast->add_option("--seed", c->seed, "random seed of weights and inputs");
     addOutputOptions(cast, c->out);
     cast->callback([c, &exit_code] { exit_code = runAutocast(*c); });
+
+    auto t = std::make_shared<TrainOptions>();
+    CLI::App* train = precision->add_subcommand(
+        "train", "Train the toy model in fp32, bf16 and fp16 (loss scaling) from the same start");
+    train->add_option("--dtype", t->dtype, "precisions: fp32,bf16,fp16 (default all three)");
+    train->add_option("--device", t->device, "cpu, cuda or cuda:N (default cpu)");
+    train->add_option("--steps", t->steps, "training steps (default 50)");
+    train->add_option("--lr", t->lr, "AdamW's learning rate (default 0.01)");
+    train->add_option("--init-scale", t->init_scale, "fp16's first loss scale (default 65536)");
+    train->add_option("--batch", t->batch, "batch size (default 64)");
+    train->add_option("--seed", t->seed, "random seed of weights and data");
+    addOutputOptions(train, t->out);
+    train->callback([t, &exit_code] { exit_code = runTrain(*t); });
 }
 
 const cli::CommandRegistration registration(40, addPrecisionCommand);

@@ -109,6 +109,24 @@ class Precision(unittest.TestCase):
         p = run("runs", "list", "--json", db=self.db)
         self.assertEqual(json.loads(p.stdout)[0]["kind"], "precision")
 
+    def test_train_three_precisions_and_overflow(self):
+        p = run("precision", "train", "--steps", "20", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name in ("fp32", "bf16", "fp16"):
+            self.assertTrue(any(l.startswith(name + " ") for l in p.stdout.splitlines()), p.stdout)
+        p = run("precision", "train", "--dtype", "fp16", "--init-scale", "1e9", "--steps", "30", "--json", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        curve = json.loads(p.stdout)["curves"][0]
+        steps = curve["steps"]
+        self.assertTrue(steps[0]["skipped"])
+        self.assertFalse(steps[-1]["skipped"])
+        self.assertEqual(curve["skipped_steps"], sum(s["skipped"] for s in steps))
+        self.assertEqual(steps[1]["loss_scale"], steps[0]["loss_scale"] / 2)
+        self.assertLess(steps[-1]["loss"], steps[0]["loss"])
+        p = run("runs", "show", "1", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Training, 20 steps", p.stdout)
+
     def test_bad_input_exits_2_with_a_message(self):
         cases = [
             (["precision"], ""),
@@ -123,6 +141,11 @@ class Precision(unittest.TestCase):
             (["precision", "autocast", "--model", "huge"], "--model"),
             (["precision", "autocast", "--device", "tpu"], "tpu"),
             (["precision", "autocast", "--batch", "-1"], "--batch"),
+            (["precision", "train", "--dtype", "fp8"], "--dtype"),
+            (["precision", "train", "--steps", "0"], "--steps"),
+            (["precision", "train", "--lr", "inf"], "--lr"),
+            (["precision", "train", "--init-scale", "0.5"], "loss scale"),
+            (["precision", "train", "--device", "cuda:x"], "cuda:x"),
         ]
         for args, word in cases:
             p = run(*args, db=self.db)

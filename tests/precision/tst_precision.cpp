@@ -8,8 +8,10 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
@@ -202,6 +204,94 @@ TEST(PrecisionStore, RoundTripAndReport) {
     // std::remove, not std::filesystem::remove_all: libtorch.so carries its own copy of the
     // latter, which crashes here.
     for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+}
+
+}  // namespace
+
+namespace {
+
+const ts::TrainNumericsCurve& curveOf(const std::vector<ts::TrainNumericsCurve>& curves, ts::Precision p) {
+    for (const auto& c : curves)
+        if (c.precision == p) return c;
+    throw std::runtime_error("no curve");
+}
+
+// From the same weights and data, fp32, bf16 autocast and fp16 autocast with loss scaling all
+// learn the toy task, and the low-precision curves stay near the fp32 one. With the default
+// scale (2^16) nothing overflows in this model: no step is skipped.
+TEST(PrecisionTrain, ThreePrecisionsLearnAlike) {
+    Quiet q;
+    ts::CancelToken cancel;
+    ts::TrainNumericsSpec spec;
+    spec.steps = 30;
+    const auto curves = ts::runTrainNumerics(spec, q, cancel);
+    ASSERT_EQ(curves.size(), 3u);
+    const auto& fp32 = curveOf(curves, ts::Precision::FP32);
+    for (const auto& c : curves) {
+        ASSERT_EQ(c.status, ts::Status::Ok) << c.error;
+        ASSERT_EQ(c.steps.size(), 30u);
+        EXPECT_LT(c.finalLoss(), c.steps.front().loss / 2) << ts::toString(c.precision);
+        for (size_t i = 0; i < c.steps.size(); ++i) {
+            EXPECT_NEAR(c.steps[i].loss, fp32.steps[i].loss, 0.05) << ts::toString(c.precision) << " step " << i + 1;
+            EXPECT_LE(c.steps[i].fp16_underflow, c.grad_elements);
+        }
+        EXPECT_EQ(c.skippedSteps(), 0);
+        EXPECT_EQ(c.steps.front().loss_scale > 0, c.precision == ts::Precision::FP16);
+    }
+    EXPECT_EQ(fp32.grad_elements, 16 * 10 + 10 + 10 + 10 * 4);
+}
+
+// fp16 started with a loss scale far too large: the scaled gradients overflow, so the scaler
+// skips the update (the weights, hence the loss, stay as they were) and halves the scale,
+// step after step, until the gradients fit; then training goes on and the loss falls. (Near
+// the edge a later step may overflow again and back off once more, as PyTorch's scaler does.)
+TEST(PrecisionTrain, Fp16SkipsOverflowingStepsAndRecovers) {
+    Quiet q;
+    ts::CancelToken cancel;
+    ts::TrainNumericsSpec spec;
+    spec.precisions = {ts::Precision::FP16};
+    spec.steps = 40;
+    spec.init_scale = std::ldexp(1.0, 30);
+    const auto c = ts::runTrainNumerics(spec, q, cancel).at(0);
+    ASSERT_EQ(c.status, ts::Status::Ok) << c.error;
+    const int skipped = c.skippedSteps();
+    ASSERT_GT(skipped, 0);
+    ASSERT_LT(skipped, 40);
+    // Every step uses the scale the previous one left: halved after a skipped step, unchanged
+    // after a clean one (growth needs 2000 clean steps in a row).
+    for (size_t i = 1; i < c.steps.size(); ++i)
+        EXPECT_EQ(c.steps[i].loss_scale, c.steps[i - 1].loss_scale / (c.steps[i - 1].skipped ? 2 : 1)) << i + 1;
+    EXPECT_EQ(c.steps.back().loss_scale * (c.steps.back().skipped ? 0.5 : 1.0), std::ldexp(1.0, 30 - skipped));
+    // The first steps are skipped in a row, without an update: the loss stays the same.
+    size_t first_clean = 0;
+    while (first_clean < c.steps.size() && c.steps[first_clean].skipped) ++first_clean;
+    ASSERT_GT(first_clean, 1u);
+    ASSERT_LT(first_clean, c.steps.size());
+    for (size_t i = 0; i < first_clean; ++i) EXPECT_EQ(c.steps[i].loss, c.steps[0].loss) << i + 1;
+    EXPECT_LT(c.steps[first_clean + 1].loss, c.steps[first_clean].loss);  // the first update lowered it
+    EXPECT_FALSE(c.steps.back().skipped);  // recovered: the scale settled below the overflow
+    EXPECT_LT(c.finalLoss(), c.steps.front().loss * 0.8);
+}
+
+TEST(PrecisionTrain, StoredCurveReadsBack) {
+    Quiet q;
+    ts::CancelToken cancel;
+    ts::TrainNumericsSpec spec;
+    spec.precisions = {ts::Precision::FP16};
+    spec.steps = 5;
+    spec.init_scale = std::ldexp(1.0, 28);
+    const auto c = ts::runTrainNumerics(spec, q, cancel).at(0);
+    const auto row = ts::precisionRowFromJson(ts::parseJson(ts::trainNumericsJsonLine(c)));
+    ASSERT_TRUE(row.train);
+    ASSERT_EQ(row.train->steps.size(), c.steps.size());
+    for (size_t i = 0; i < c.steps.size(); ++i) {
+        EXPECT_EQ(row.train->steps[i].loss, c.steps[i].loss);
+        EXPECT_EQ(row.train->steps[i].loss_scale, c.steps[i].loss_scale);
+        EXPECT_EQ(row.train->steps[i].skipped, c.steps[i].skipped);
+    }
+    EXPECT_EQ(row.train->skippedSteps(), c.skippedSteps());
+    spec.steps = 0;
+    EXPECT_THROW(ts::runTrainNumerics(spec, q, cancel), std::invalid_argument);
 }
 
 }  // namespace

@@ -117,12 +117,50 @@ struct AutocastReport {
     const AutocastRecord* find(std::string_view name) const;
 };
 
+// ---- Training numerics ---------------------------------------------------------------------
+
+// The toy model trained on one fixed batch (a random linear teacher's classes) for `steps`
+// steps with AdamW, once per precision from the same weights and data: fp32, bf16 autocast,
+// fp16 autocast with the dynamic loss scaler.
+struct TrainNumericsSpec {
+    std::vector<Precision> precisions{Precision::FP32, Precision::BF16, Precision::FP16};
+    int steps = 50;
+    double lr = 1e-2;
+    double init_scale = 65536.0;  // the fp16 loss scaler's first scale (PyTorch's default)
+    std::string device = "cpu";
+    int64_t in_features = 16, out_features = 4, batch = 64;
+    uint64_t seed = 0;
+};
+inline constexpr int kMaxTrainNumericsSteps = 100'000;
+std::vector<std::string> validateTrainNumericsSpec(const TrainNumericsSpec& spec);
+
+struct TrainNumericsStep {
+    int step = 0;             // 1-based
+    double loss = 0;          // unscaled, before the update
+    double loss_scale = 0;    // the scale this step's backward used; 0 without a scaler
+    bool skipped = false;     // the scaler found inf/NaN gradients and skipped the update
+    // Gradient elements (unscaled) that are non-zero in fp32 but round to zero in fp16: what
+    // fp16 gradients would lose without loss scaling.
+    int64_t fp16_underflow = 0;
+};
+
+struct TrainNumericsCurve {
+    Precision precision = Precision::FP32;
+    Status status = Status::Ok;
+    std::string error;
+    int64_t grad_elements = 0;  // gradient elements per step (all parameters)
+    std::vector<TrainNumericsStep> steps;
+    int skippedSteps() const;
+    double finalLoss() const;
+};
+
 // ---- Runs -----------------------------------------------------------------------------------
 
 // One stored row of a precision run: an accumulation result or an autocast report.
 struct PrecisionRow {
     std::optional<AccumulationResult> accumulation;
     std::optional<AutocastReport> autocast;
+    std::optional<TrainNumericsCurve> train;
 };
 
 // Runs every variant; each result is stored (when a store is given) before it is returned.
@@ -133,6 +171,13 @@ std::vector<AccumulationResult> runAccumulation(const AccumulationSpec& spec, Ob
 AutocastReport runAutocastInspector(const AutocastSpec& spec, Observer& observer, ResultStore* store = nullptr,
                                     int64_t run_id = 0);
 
+// Trains once per precision; each curve is stored as a row before the next starts. Throws
+// std::invalid_argument for an invalid spec.
+std::vector<TrainNumericsCurve> runTrainNumerics(const TrainNumericsSpec& spec, Observer& observer,
+                                                 const CancelToken& cancel, ResultStore* store = nullptr,
+                                                 int64_t run_id = 0);
+
+std::string trainNumericsSpecJson(const TrainNumericsSpec& spec);
 std::string accumulationSpecJson(const AccumulationSpec& spec);
 std::string autocastSpecJson(const AutocastSpec& spec);
 

@@ -141,4 +141,30 @@ std::vector<std::string> validateAutocastSpec(const AutocastSpec& s) {
     return errors;
 }
 
+std::vector<std::string> validateTrainNumericsSpec(const TrainNumericsSpec& s) {
+    std::vector<std::string> errors;
+    if (s.precisions.empty()) errors.push_back("no precision given");
+    if (s.steps < 1 || s.steps > kMaxTrainNumericsSteps)
+        errors.push_back(fmt::format("steps {} is not in 1..{}", s.steps, kMaxTrainNumericsSteps));
+    if (!(s.lr > 0 && s.lr < 10)) errors.push_back(fmt::format("learning rate {} is not in (0, 10)", s.lr));
+    if (!(s.init_scale >= 1 && s.init_scale <= 1e30))
+        errors.push_back(fmt::format("initial loss scale {} is not in 1..1e30", s.init_scale));
+    if (s.device != "cpu" && s.device.rfind("cuda", 0) != 0)
+        errors.push_back(fmt::format("device '{}' is neither cpu nor cuda[:N]", s.device));
+    for (auto [name, v] : {std::pair{"in features", s.in_features}, std::pair{"out features", s.out_features},
+                           std::pair{"batch", s.batch}})
+        if (v < 1 || v > 65536) errors.push_back(fmt::format("{} {} is not in 1..65536", name, v));
+    return errors;
+}
+
+int TrainNumericsCurve::skippedSteps() const {
+    int n = 0;
+    for (const auto& s : steps) n += s.skipped;
+    return n;
+}
+
+double TrainNumericsCurve::finalLoss() const {
+    return steps.empty() ? std::numeric_limits<double>::quiet_NaN() : steps.back().loss;
+}
+
 }  // namespace ts

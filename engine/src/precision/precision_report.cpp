@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
@@ -100,6 +101,30 @@ AutocastReport autocastFromJson(const json& j) {
     return r;
 }
 
+TrainNumericsCurve trainFromJson(const json& j) {
+    using namespace jsonio;
+    TrainNumericsCurve c;
+    read(j, "", "precision", c.precision, toPrecision);
+    read(j, "", "status", c.status, toStatus);
+    read(j, "", "error", c.error, toStr);
+    read(j, "", "grad_elements", c.grad_elements, kInt64);
+    const auto it = j.find("steps");
+    if (it == j.end() || !it->is_array()) fail("steps", "expected a list");
+    for (size_t i = 0; i < it->size(); ++i) {
+        const json& e = (*it)[i];
+        const std::string p = fmt::format("steps[{}]", i);
+        requireObject(e, p);
+        TrainNumericsStep s;
+        read(e, p, "step", s.step, intIn(1, kMaxTrainNumericsSteps));
+        read(e, p, "loss", s.loss, toDouble);
+        read(e, p, "loss_scale", s.loss_scale, toDouble);
+        read(e, p, "skipped", s.skipped, toBool);
+        read(e, p, "fp16_underflow", s.fp16_underflow, kInt64);
+        c.steps.push_back(s);
+    }
+    return c;
+}
+
 std::string orDash(const std::string& s) { return s.empty() ? "-" : s; }
 
 // Rows of cells as an aligned text table or a Markdown one.
@@ -151,6 +176,24 @@ json toJson(const AutocastReport& r) {
             {"records", recs}};
 }
 
+json toJson(const TrainNumericsCurve& c) {
+    json steps = json::array();
+    for (const auto& s : c.steps)
+        steps.push_back({{"step", s.step},
+                         {"loss", jsonio::number(s.loss)},
+                         {"loss_scale", jsonio::number(s.loss_scale)},
+                         {"skipped", s.skipped},
+                         {"fp16_underflow", s.fp16_underflow}});
+    return {{"type", "train"},
+            {"precision", toString(c.precision)},
+            {"status", toString(c.status)},
+            {"error", c.error},
+            {"grad_elements", c.grad_elements},
+            {"skipped_steps", c.skippedSteps()},
+            {"final_loss", jsonio::number(c.finalLoss())},
+            {"steps", steps}};
+}
+
 PrecisionRow precisionRowFromJson(const json& j) {
     jsonio::requireObject(j, "row");
     const std::string type = jsonio::toStr(j.value("type", json()), "type");
@@ -158,7 +201,8 @@ PrecisionRow precisionRowFromJson(const json& j) {
     try {
         if (type == "accumulation") row.accumulation = accumulationFromJson(j);
         else if (type == "autocast") row.autocast = autocastFromJson(j);
-        else jsonio::fail("type", "expected accumulation or autocast, got " + jsonio::shown(j.at("type")));
+        else if (type == "train") row.train = trainFromJson(j);
+        else jsonio::fail("type", "expected accumulation, autocast or train, got " + jsonio::shown(j.at("type")));
     } catch (const json::exception& e) {
         throw std::runtime_error(e.what());
     }
@@ -173,6 +217,11 @@ void storeAccumulation(ResultStore& store, int64_t run_id, int index, const Accu
 void storeAutocast(ResultStore& store, int64_t run_id, int index, const AutocastReport& r) {
     const json config = {{"model", r.spec.model}, {"device", r.spec.device}, {"dtype", toString(r.spec.dtype)}};
     store.addRow(run_id, {index, r.status, dumpJson(config), dumpJson(toJson(r))});
+}
+
+void storeTrainNumerics(ResultStore& store, int64_t run_id, int index, const TrainNumericsCurve& c) {
+    const json config = {{"precision", toString(c.precision)}};
+    store.addRow(run_id, {index, c.status, dumpJson(config), dumpJson(toJson(c))});
 }
 
 namespace {
@@ -207,6 +256,40 @@ std::string autocastTable(const AutocastReport& report, TableFormat format) {
     return table({"tensor", "kind", "parameters", "input", "output"}, rows, format);
 }
 
+std::string trainNumericsTable(const std::vector<TrainNumericsCurve>& curves, TableFormat format) {
+    const TrainNumericsCurve* fp32 = nullptr;
+    for (const auto& c : curves)
+        if (c.precision == Precision::FP32 && c.status == Status::Ok) fp32 = &c;
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& c : curves) {
+        if (c.status != Status::Ok) {
+            rows.push_back({std::string(toString(c.precision)), std::string(toString(c.status)), printable(c.error), "",
+                            "", "", "", ""});
+            continue;
+        }
+        std::string diff = "-";
+        if (fp32 && &c != fp32) {
+            double d = 0;
+            for (size_t i = 0; i < c.steps.size() && i < fp32->steps.size(); ++i)
+                d = std::max(d, std::fabs(c.steps[i].loss - fp32->steps[i].loss));
+            diff = fmt::format("{:.2e}", d);
+        }
+        int64_t underflow_max = 0;
+        for (const auto& s : c.steps) underflow_max = std::max(underflow_max, s.fp16_underflow);
+        const bool scaled = !c.steps.empty() && c.steps.front().loss_scale > 0;
+        rows.push_back({std::string(toString(c.precision)), "ok",
+                        c.steps.empty() ? "-" : fmt::format("{:.4f}", c.steps.front().loss),
+                        fmt::format("{:.4f}", c.finalLoss()), diff, scaled ? fmt::format("{}", c.skippedSteps()) : "-",
+                        scaled ? fmt::format("{} → {}", c.steps.front().loss_scale, c.steps.back().loss_scale) : "-",
+                        fmt::format("{} of {}", underflow_max, c.grad_elements)});
+    }
+    return table({"precision", "status", "first loss", "final loss", "max Δ loss vs fp32", "skipped steps",
+                  "loss scale", "fp16 underflow (max/step)"},
+                 rows, format);
+}
+
+std::string trainNumericsJsonLine(const TrainNumericsCurve& c) { return dumpJson(toJson(c)); }
+
 std::string accumulationJsonLine(const AccumulationResult& r, bool with_running_error) {
     return dumpJson(accumulationJson(r, with_running_error));
 }
@@ -219,7 +302,9 @@ std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>
     const auto parsed = precisionRowsFromRows(info, rows);
     std::vector<AccumulationResult> sums;
     std::vector<AutocastReport> casts;
+    std::vector<TrainNumericsCurve> curves;
     for (const auto& r : parsed) {
+        if (r.train) curves.push_back(*r.train);
         if (r.accumulation) sums.push_back(*r.accumulation);
         if (r.autocast) casts.push_back(*r.autocast);
     }
@@ -227,6 +312,7 @@ std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>
         json arr = json::array();
         for (const auto& s : sums) arr.push_back(toJson(s));
         for (const auto& c : casts) arr.push_back(toJson(c));
+        for (const auto& c : curves) arr.push_back(toJson(c));
         return dumpJson(json{{"id", info.id}, {"kind", info.lab}, {"label", info.label}, {"created", info.created},
                              {"device", info.device_name}, {"rows", arr}},
                         2) +
@@ -243,6 +329,11 @@ std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>
                 out += fmt::format("{},{},{},{},{},{},{},{}\n", csvEscape(c.spec.model), csvEscape(c.spec.device),
                                    toString(c.spec.dtype), csvEscape(r.name), r.kind, r.param_dtype, r.input_dtype,
                                    r.output_dtype);
+        if (!curves.empty()) out += "precision,step,loss,loss_scale,skipped,fp16_underflow\n";
+        for (const auto& c : curves)
+            for (const auto& st : c.steps)
+                out += fmt::format("{},{},{},{},{},{}\n", toString(c.precision), st.step, st.loss, st.loss_scale,
+                                   st.skipped ? 1 : 0, st.fp16_underflow);
         return out;
     }
     const TableFormat tf = format == ReportFormat::Markdown ? TableFormat::Markdown : TableFormat::Text;
@@ -255,10 +346,26 @@ std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>
                            printable(c.spec.model), c.status == Status::Ok ? "ok" : printable(c.error));
         out += autocastTable(c, tf);
     }
+    if (!curves.empty()) out += fmt::format("\nTraining, {} steps:\n\n", curves.front().steps.size()) + trainNumericsTable(curves, tf);
     return out;
 }
 
 }  // namespace
+
+std::string trainNumericsSpecJson(const TrainNumericsSpec& s) {
+    std::vector<std::string> precisions;
+    for (auto p : s.precisions) precisions.emplace_back(toString(p));
+    return dumpJson(json{{"command", "precision train"},
+                         {"precisions", precisions},
+                         {"steps", s.steps},
+                         {"lr", jsonio::number(s.lr)},
+                         {"init_scale", jsonio::number(s.init_scale)},
+                         {"device", s.device},
+                         {"in_features", s.in_features},
+                         {"out_features", s.out_features},
+                         {"batch", s.batch},
+                         {"seed", s.seed}});
+}
 
 std::string accumulationSpecJson(const AccumulationSpec& s) {
     return dumpJson(json{{"command", "precision accumulate"},

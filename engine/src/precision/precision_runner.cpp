@@ -7,11 +7,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "core/store.h"
 #include "nn/autocast.h"
 #include "nn/model.h"
+#include "nn/optimizer.h"
 #include "precision/precision.h"
 #include "precision/precision_report.h"
 #include "runtime/device.h"
@@ -121,7 +123,82 @@ void inspectLm(const AutocastSpec& spec, const c10::Device& device, AutocastRepo
         report.records.push_back({p.key() + ".grad", "grad", dtypeOf(p.value()), "", dtypeOf(p.value().grad())});
 }
 
+// Non-zero fp32 gradient elements that fp16 rounds to zero.
+int64_t fp16Underflow(const at::Tensor& g) {
+    return (g.ne(0) & g.to(at::kHalf).eq(0)).sum().item<int64_t>();
+}
+
+TrainNumericsCurve trainOnce(const TrainNumericsSpec& spec, Precision precision, const c10::Device& device,
+                             const CancelToken& cancel) {
+    TrainNumericsCurve curve;
+    curve.precision = precision;
+    // The same seed for every precision: the same weights, data and teacher.
+    at::manual_seed(spec.seed);
+    const auto o = at::TensorOptions().device(device).dtype(at::kFloat);
+    ToyModel model(spec.in_features, spec.out_features, o);
+    const at::Tensor x = at::randn({spec.batch, spec.in_features}, o);
+    const at::Tensor teacher = at::randn({spec.out_features, spec.in_features}, o);
+    const at::Tensor y = at::linear(x, teacher).argmax(1);
+    const std::vector<at::Tensor> params{model.fc1, model.ln_weight, model.ln_bias, model.fc2};
+    for (const auto& p : params) curve.grad_elements += p.numel();
+    FusedAdamW optimizer(params, spec.lr);
+    std::optional<GradScaler> scaler;
+    if (precision == Precision::FP16) scaler.emplace(o, spec.init_scale);
+    std::vector<AutocastRecord> unused;
+    for (int step = 1; step <= spec.steps && !cancel.cancelled(); ++step) {
+        optimizer.zeroGrad();
+        at::Tensor loss;
+        {
+            AutocastScope autocast(device.type(), precision);
+            loss = at::cross_entropy_loss(model.forward(x, unused), y);
+            unused.clear();
+        }
+        TrainNumericsStep rec;
+        rec.step = step;
+        rec.loss = loss.item<double>();
+        rec.loss_scale = scaler ? scaler->currentScale() : 0.0;
+        if (scaler) scaler->scale(loss).backward();
+        else loss.backward();
+        for (const auto& p : params)
+            rec.fp16_underflow += fp16Underflow(scaler ? p.grad() / rec.loss_scale : p.grad());
+        if (scaler) {
+            scaler->step(optimizer, params);
+            rec.skipped = scaler->currentScale() < rec.loss_scale;  // the scale backs off only on overflow
+        } else {
+            optimizer.step();
+        }
+        curve.steps.push_back(rec);
+    }
+    if (cancel.cancelled()) curve.status = Status::Cancelled;
+    return curve;
+}
+
 }  // namespace
+
+std::vector<TrainNumericsCurve> runTrainNumerics(const TrainNumericsSpec& spec, Observer& observer,
+                                                 const CancelToken& cancel, ResultStore* store, int64_t run_id) {
+    if (const auto errors = validateTrainNumericsSpec(spec); !errors.empty())
+        throw std::invalid_argument(errors.front());
+    ProgressMeter meter(observer);
+    std::vector<TrainNumericsCurve> out;
+    for (size_t i = 0; i < spec.precisions.size(); ++i) {
+        TrainNumericsCurve curve;
+        try {
+            curve = trainOnce(spec, spec.precisions[i], parseDevice(spec.device), cancel);
+        } catch (const std::exception& e) {
+            curve.precision = spec.precisions[i];
+            curve.status = Status::Failed;
+            const std::string what = e.what();
+            curve.error = what.substr(0, what.find('\n'));
+            observer.log(LogLevel::Error, fmt::format("{}: {}", toString(curve.precision), curve.error));
+        }
+        if (store) storeTrainNumerics(*store, run_id, static_cast<int>(i), curve);
+        out.push_back(std::move(curve));
+        meter.report(static_cast<double>(i + 1), static_cast<double>(spec.precisions.size()));
+        if (cancel.cancelled()) break;
+    }
+    return out;
+}
 
 std::vector<AccumulationResult> runAccumulation(const AccumulationSpec& spec, Observer& observer, ResultStore* store,
                                                 int64_t run_id) {

@@ -2,6 +2,7 @@
 #include "attention/attention_report.h"
 #include "benchmark/benchmark_report.h"
 #include "core/lab.h"
+#include "precision/precision_report.h"
 #include "profiler/profiler_report.h"
 
 namespace ts {
@@ -11,6 +12,7 @@ const std::vector<Lab>& labs() {
         benchmarkLab(),
         attentionLab(),
         profilerLab(),
+        precisionLab(),
     };
     return all;
 }

@@ -1,0 +1,350 @@
+// `trainscope-cli precision accumulate|autocast|train`: the precision lab from the command line.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "core/json.h"
+#include "core/lab.h"
+#include "core/store.h"
+#include "precision/precision.h"
+#include "precision/precision_report.h"
+#include "runtime/environment.h"
+
+namespace {
+
+using namespace ts;
+
+struct OutputOptions {
+    bool markdown = false, json = false, jsonl = false;
+    std::string db, label;
+    bool no_store = false;
+};
+
+struct AccumulateOptions {
+    std::optional<std::string> addend, count;
+    std::vector<std::string> dtype;
+    bool running_error = false;
+    OutputOptions out;
+};
+
+struct AutocastOptions {
+    std::string model = "toy", device = "cpu";
+    std::vector<std::string> dtype;
+    std::optional<std::string> batch, context_length, seed;
+    OutputOptions out;
+};
+
+struct TrainOptions {
+    std::vector<std::string> dtype;
+    std::string device = "cpu";
+    std::optional<std::string> steps, lr, init_scale, batch, seed;
+    OutputOptions out;
+};
+
+enum class Format { Table, Markdown, Json, Jsonl };
+
+Format formatOf(const OutputOptions& o) {
+    if (static_cast<int>(o.markdown) + static_cast<int>(o.json) + static_cast<int>(o.jsonl) > 1)
+        throw cli::BadInput("choose one of --markdown, --json, --jsonl");
+    return o.markdown ? Format::Markdown : o.json ? Format::Json : o.jsonl ? Format::Jsonl : Format::Table;
+}
+
+std::vector<std::string> dtypeItems(const std::vector<std::string>& values) {
+    std::vector<std::string> items;
+    for (const auto& v : values)
+        for (auto& item : cli::splitList(v)) items.push_back(std::move(item));
+    if (items.empty()) throw cli::BadInput("--dtype: no value given");
+    return items;
+}
+
+AccumulationSpec buildAccumulationSpec(const AccumulateOptions& o) {
+    AccumulationSpec spec;
+    if (o.addend) spec.addend = cli::parseFinite("--addend", *o.addend);
+    if (o.count) spec.count = cli::parseIntIn("--count", *o.count, 1, kMaxAccumulationCount);
+    if (!o.dtype.empty()) {
+        spec.fp16 = spec.bf16 = false;
+        for (const auto& d : dtypeItems(o.dtype)) {
+            if (d == "fp16") spec.fp16 = true;
+            else if (d == "bf16") spec.bf16 = true;
+            else if (d != "fp32")
+                throw cli::BadInput(fmt::format("--dtype: unknown value '{}' (choose from fp32, fp16, bf16)", d));
+        }
+    }
+    if (const auto errors = validateAccumulationSpec(spec); !errors.empty())
+        throw cli::BadInput("--addend/--count: " + errors.front());
+    return spec;
+}
+
+std::vector<AutocastSpec> buildAutocastSpecs(const AutocastOptions& o) {
+    AutocastSpec base;
+    base.model = o.model;
+    base.device = o.device;
+    if (o.batch) base.batch = cli::parseIntIn("--batch", *o.batch, 1, 65536);
+    if (o.context_length) base.context_length = cli::parseIntIn("--context-length", *o.context_length, 1, 65536);
+    if (o.seed) base.seed = cli::parseSeed("--seed", *o.seed);
+    if (base.model != "toy" && !modelPreset(base.model))
+        throw cli::BadInput(fmt::format("--model: unknown model '{}' (choose toy or a size: {})", base.model,
+                                        fmt::join(modelPresetNames(), ", ")));
+    std::vector<AutocastSpec> specs;
+    for (const auto& d : o.dtype.empty() ? std::vector<std::string>{"bf16"} : dtypeItems(o.dtype)) {
+        const auto p = parsePrecision(d);
+        if (!p || *p == Precision::FP32)
+            throw cli::BadInput(fmt::format("--dtype: '{}' is no autocast dtype (choose bf16 or fp16)", d));
+        AutocastSpec s = base;
+        s.dtype = *p;
+        if (const auto errors = validateAutocastSpec(s); !errors.empty()) throw cli::BadInput(errors.front());
+        if (const auto problems = checkRunnable({s.device, {s.dtype}, {}}); !problems.empty())
+            throw cli::BadInput(problems.front());
+        specs.push_back(s);
+    }
+    return specs;
+}
+
+TrainNumericsSpec buildTrainSpec(const TrainOptions& o) {
+    TrainNumericsSpec spec;
+    spec.device = o.device;
+    if (!o.dtype.empty()) {
+        spec.precisions.clear();
+        for (const auto& d : dtypeItems(o.dtype)) {
+            const auto p = parsePrecision(d);
+            if (!p) throw cli::BadInput(fmt::format("--dtype: unknown value '{}' (choose from fp32, bf16, fp16)", d));
+            spec.precisions.push_back(*p);
+        }
+    }
+    if (o.steps) spec.steps = static_cast<int>(cli::parseIntIn("--steps", *o.steps, 1, kMaxTrainNumericsSteps));
+    if (o.lr) spec.lr = cli::parseFinite("--lr", *o.lr);
+    if (o.init_scale) spec.init_scale = cli::parseFinite("--init-scale", *o.init_scale);
+    if (o.batch) spec.batch = cli::parseIntIn("--batch", *o.batch, 1, 65536);
+    if (o.seed) spec.seed = cli::parseSeed("--seed", *o.seed);
+    if (const auto errors = validateTrainNumericsSpec(spec); !errors.empty()) throw cli::BadInput(errors.front());
+    if (const auto problems = checkRunnable({spec.device, spec.precisions, {}}); !problems.empty())
+        throw cli::BadInput(problems.front());
+    return spec;
+}
+
+class CliObserver : public Observer {
+public:
+    void log(LogLevel, const std::string& message) override { std::fprintf(stderr, "%s\n", message.c_str()); }
+};
+
+// Opens the store and creates the run, unless --no-store.
+std::unique_ptr<ResultStore> startRun(const OutputOptions& o, const std::string& spec_json, const std::string& device,
+                                      int64_t& run_id) {
+    if (o.no_store) return nullptr;
+    auto store = cli::openStore(o.db);
+    run_id = store->createRun(kPrecisionLab, o.label, spec_json, currentEnvironment(device).device_name);
+    std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
+    return store;
+}
+
+int runAccumulate(const AccumulateOptions& o) {
+    AccumulationSpec spec;
+    Format format;
+    try {
+        spec = buildAccumulationSpec(o);
+        format = formatOf(o.out);
+    } catch (const cli::BadInput& e) {
+        std::fprintf(stderr, "trainscope-cli precision accumulate: %s\n", e.what());
+        return cli::kBadInput;
+    }
+    std::unique_ptr<ResultStore> store;
+    int64_t run_id = 0;
+    try {
+        store = startRun(o.out, accumulationSpecJson(spec), "cpu", run_id);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "trainscope-cli precision accumulate: %s\n", e.what());
+        return cli::kBadInput;
+    }
+    CliObserver obs;
+    std::vector<AccumulationResult> results;
+    try {
+        results = runAccumulation(spec, obs, store.get(), run_id);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "trainscope-cli precision accumulate: run failed: %s\n", e.what());
+        return cli::kRunFailed;
+    }
+    switch (format) {
+        case Format::Jsonl:
+            for (const auto& r : results) std::printf("%s\n", accumulationJsonLine(r, o.running_error).c_str());
+            break;
+        case Format::Json: {
+            std::string out = "{\"sums\": [";
+            for (size_t i = 0; i < results.size(); ++i)
+                out += (i ? ", " : "") + accumulationJsonLine(results[i], o.running_error);
+            std::printf("%s]}\n", out.c_str());
+            break;
+        }
+        case Format::Markdown:
+        case Format::Table:
+            std::printf("Sums of %s × %lld (exact %s):\n\n", fmt::format("{}", spec.addend).c_str(),
+                        static_cast<long long>(spec.count), fmt::format("{}", results.front().exact).c_str());
+            std::printf("%s", accumulationTable(results, format == Format::Markdown ? TableFormat::Markdown
+                                                                                    : TableFormat::Text)
+                                  .c_str());
+            break;
+    }
+    return cli::kOk;
+}
+
+int runAutocast(const AutocastOptions& o) {
+    std::vector<AutocastSpec> specs;
+    Format format;
+    try {
+        specs = buildAutocastSpecs(o);
+        format = formatOf(o.out);
+    } catch (const cli::BadInput& e) {
+        std::fprintf(stderr, "trainscope-cli precision autocast: %s\n", e.what());
+        return cli::kBadInput;
+    }
+    std::unique_ptr<ResultStore> store;
+    int64_t run_id = 0;
+    try {
+        store = startRun(o.out, autocastSpecJson(specs.front()), specs.front().device, run_id);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "trainscope-cli precision autocast: %s\n", e.what());
+        return cli::kBadInput;
+    }
+    CliObserver obs;
+    int failed = 0;
+    std::string json_out;
+    for (size_t i = 0; i < specs.size(); ++i) {
+        AutocastReport r;
+        try {
+            r = runAutocastInspector(specs[i], obs, nullptr);
+            if (store) storeAutocast(*store, run_id, static_cast<int>(i), r);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "trainscope-cli precision autocast: run failed: %s\n", e.what());
+            return cli::kRunFailed;
+        }
+        failed += r.status != Status::Ok;
+        switch (format) {
+            case Format::Jsonl: std::printf("%s\n", autocastJsonLine(r).c_str()); break;
+            case Format::Json: json_out += (i ? ", " : "") + autocastJsonLine(r); break;
+            case Format::Markdown:
+            case Format::Table:
+                std::printf("%sAutocast %s on %s, model %s%s\n\n", i ? "\n" : "",
+                            std::string(toString(r.spec.dtype)).c_str(), printable(r.spec.device).c_str(),
+                            printable(r.spec.model).c_str(),
+                            r.status == Status::Ok ? ":" : (": " + printable(r.error)).c_str());
+                std::printf("%s", autocastTable(r, format == Format::Markdown ? TableFormat::Markdown
+                                                                               : TableFormat::Text)
+                                      .c_str());
+                break;
+        }
+    }
+    if (format == Format::Json) std::printf("{\"reports\": [%s]}\n", json_out.c_str());
+    return failed ? cli::kRunFailed : cli::kOk;
+}
+
+int runTrain(const TrainOptions& o) {
+    TrainNumericsSpec spec;
+    Format format;
+    try {
+        spec = buildTrainSpec(o);
+        format = formatOf(o.out);
+    } catch (const cli::BadInput& e) {
+        std::fprintf(stderr, "trainscope-cli precision train: %s\n", e.what());
+        return cli::kBadInput;
+    }
+    std::unique_ptr<ResultStore> store;
+    int64_t run_id = 0;
+    try {
+        store = startRun(o.out, trainNumericsSpecJson(spec), spec.device, run_id);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "trainscope-cli precision train: %s\n", e.what());
+        return cli::kBadInput;
+    }
+    CliObserver obs;
+    cli::catchInterrupts();
+    std::vector<TrainNumericsCurve> curves;
+    try {
+        curves = runTrainNumerics(spec, obs, cli::interruptToken(), store.get(), run_id);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "trainscope-cli precision train: run failed: %s\n", e.what());
+        return cli::kRunFailed;
+    }
+    switch (format) {
+        case Format::Jsonl:
+            for (const auto& c : curves) std::printf("%s\n", trainNumericsJsonLine(c).c_str());
+            break;
+        case Format::Json: {
+            std::string out = "{\"curves\": [";
+            for (size_t i = 0; i < curves.size(); ++i) out += (i ? ", " : "") + trainNumericsJsonLine(curves[i]);
+            std::printf("%s]}\n", out.c_str());
+            break;
+        }
+        case Format::Markdown:
+        case Format::Table:
+            std::printf("The toy model trained %d steps on %s (batch %lld, AdamW lr %s):\n\n", spec.steps,
+                        printable(spec.device).c_str(), static_cast<long long>(spec.batch),
+                        fmt::format("{}", spec.lr).c_str());
+            std::printf("%s", trainNumericsTable(curves, format == Format::Markdown ? TableFormat::Markdown
+                                                                                     : TableFormat::Text)
+                                  .c_str());
+            break;
+    }
+    if (cli::interruptToken().cancelled()) return cli::kInterrupted;
+    for (const auto& c : curves)
+        if (c.status == Status::Failed) return cli::kRunFailed;
+    return cli::kOk;
+}
+
+void addOutputOptions(CLI::App* sub, OutputOptions& o) {
+    sub->add_flag("--markdown", o.markdown, "a Markdown table");
+    sub->add_flag("--json", o.json, "one JSON document");
+    sub->add_flag("--jsonl", o.jsonl, "one JSON object a line");
+    sub->add_option("--db", o.db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    sub->add_option("--label", o.label, "A label for this run in the store");
+    sub->add_flag("--no-store", o.no_store, "Do not store the results");
+}
+
+void addPrecisionCommand(CLI::App& app, int& exit_code) {
+    CLI::App* precision =
+        app.add_subcommand("precision", "Precision lab: accumulation in fp32/fp16/bf16, what autocast does, training numerics");
+    precision->require_subcommand(1);
+
+    auto a = std::make_shared<AccumulateOptions>();
+    CLI::App* acc = precision->add_subcommand(
+        "accumulate", "The course's sums: s += addend, count times, in fp32, fp16, bf16 and mixed");
+    acc->add_option("--addend", a->addend, "the addend (default 0.01)");
+    acc->add_option("--count", a->count, "how many adds (default 1000)");
+    acc->add_option("--dtype", a->dtype, "low-precision formats besides fp32: fp16,bf16 (default both)");
+    acc->add_flag("--running-error", a->running_error, "with --json/--jsonl: the error after every step");
+    addOutputOptions(acc, a->out);
+    acc->callback([a, &exit_code] { exit_code = runAccumulate(*a); });
+
+    auto c = std::make_shared<AutocastOptions>();
+    CLI::App* cast = precision->add_subcommand(
+        "autocast", "Run a model once under autocast and show every tensor's dtype");
+    cast->add_option("--model", c->model, "toy (the course's Linear→ReLU→LayerNorm→Linear) or an LM size");
+    cast->add_option("--device", c->device, "cpu, cuda or cuda:N (default cpu)");
+    cast->add_option("--dtype", c->dtype, "autocast dtypes: bf16,fp16 (default bf16)");
+    cast->add_option("--batch", c->batch, "batch size (default 8)");
+    cast->add_option("--context-length", c->context_length, "the LM's sequence length (default 16)");
+    cast->add_option("--seed", c->seed, "random seed of weights and inputs");
+    addOutputOptions(cast, c->out);
+    cast->callback([c, &exit_code] { exit_code = runAutocast(*c); });
+
+    auto t = std::make_shared<TrainOptions>();
+    CLI::App* train = precision->add_subcommand(
+        "train", "Train the toy model in fp32, bf16 and fp16 (loss scaling) from the same start");
+    train->add_option("--dtype", t->dtype, "precisions: fp32,bf16,fp16 (default all three)");
+    train->add_option("--device", t->device, "cpu, cuda or cuda:N (default cpu)");
+    train->add_option("--steps", t->steps, "training steps (default 50)");
+    train->add_option("--lr", t->lr, "AdamW's learning rate (default 0.01)");
+    train->add_option("--init-scale", t->init_scale, "fp16's first loss scale (default 65536)");
+    train->add_option("--batch", t->batch, "batch size (default 64)");
+    train->add_option("--seed", t->seed, "random seed of weights and data");
+    addOutputOptions(train, t->out);
+    train->callback([t, &exit_code] { exit_code = runTrain(*t); });
+}
+
+const cli::CommandRegistration registration(40, addPrecisionCommand);
+
+}  // namespace

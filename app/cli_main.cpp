@@ -6,6 +6,7 @@
 // Exit codes: 0 success, 2 bad input (message on stderr), 3 a run that failed, 130 stopped.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -154,9 +155,12 @@ int infoCommand() {
 // CLI11 answers an unknown command with "A subcommand is required", which does not name it.
 void checkCommandName(CLI::App& app, int argc, char** argv) {
     if (argc < 2 || argv[1][0] == '-') return;
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
         if (sub->check_name(argv[1])) return;
-    throw BadInput(fmt::format("'{}' is not a command (commands: bench, attention, runs, info)", argv[1]));
+        names.push_back(sub->get_name());
+    }
+    throw BadInput(fmt::format("'{}' is not a command (commands: {})", argv[1], fmt::join(names, ", ")));
 }
 
 }  // namespace

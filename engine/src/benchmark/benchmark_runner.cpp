@@ -105,14 +105,7 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
     }
     r.parameter_count = parameterCount(cfg.model);  // only once the sizes are known not to overflow it
     const c10::Device device = parseDevice(cfg.device);
-    try {
-        measure(cfg, device, obs, cancel, progress, r);
-    } catch (const std::exception& e) {
-        const Failure f = describeFailure(e);
-        r.status = f.status;
-        r.error = f.message;
-        r.oom_bytes = f.oom_bytes;
-    }
+    runRecordingFailure(r, [&] { measure(cfg, device, obs, cancel, progress, r); });
     // The model, optimizer state and activations are gone with measure()'s frame.
     releaseCachedMemory(device);
     if (r.status != Status::Ok && r.status != Status::Cancelled)

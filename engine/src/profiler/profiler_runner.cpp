@@ -166,14 +166,7 @@ ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer, con
         r.error = fmt::format("{}", fmt::join(problems, "; "));
     } else {
         const c10::Device device = parseDevice(spec.bench.device);
-        try {
-            profile(spec, device, observer, cancel, r);
-        } catch (const std::exception& e) {
-            const Failure f = describeFailure(e);
-            r.status = f.status;
-            r.error = f.message;
-            r.oom_bytes = f.oom_bytes;
-        }
+        runRecordingFailure(r, [&] { profile(spec, device, observer, cancel, r); });
         releaseCachedMemory(device);
     }
     if (r.status != Status::Ok && r.status != Status::Cancelled)

@@ -65,6 +65,20 @@ struct Failure {
 };
 Failure describeFailure(const std::exception& e);
 
+// Runs `work`; an exception it throws becomes `result`'s status, error and oom_bytes (an OOM
+// is a result, not a crash).
+template <typename Result, typename Work>
+void runRecordingFailure(Result& result, Work&& work) {
+    try {
+        work();
+    } catch (const std::exception& e) {
+        const Failure f = describeFailure(e);
+        result.status = f.status;
+        result.error = f.message;
+        result.oom_bytes = f.oom_bytes;
+    }
+}
+
 // The machine's physical memory in bytes (0 when unknown): what the CPU "device" holds.
 int64_t systemMemoryBytes();
 

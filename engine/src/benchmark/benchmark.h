@@ -14,6 +14,7 @@
 namespace ts {
 
 class ResultStore;
+struct StepTimes;
 
 // The lab's id: the store's run kind, the window's and the presets' name for it.
 inline constexpr const char* kBenchLab = "bench";
@@ -91,6 +92,8 @@ struct StepSample {
     int64_t memory_reserved = 0;
     int64_t memory_peak = 0;  // peak allocated during the step
 };
+// A step as TrainingStep::run measured it (defined with the runner, on the LibTorch side).
+StepSample stepSample(const StepTimes& t, int index, bool warmup);
 
 struct BenchResult {
     BenchConfig config;

@@ -24,6 +24,21 @@ std::atomic<int> g_oom_step{-1};
 void injectOomAtStep(int step) { g_oom_step.store(step); }
 }  // namespace testing
 
+StepSample stepSample(const StepTimes& t, int index, bool warmup) {
+    StepSample s;
+    s.index = index;
+    s.warmup = warmup;
+    s.forward_ms = t.forward_ms;
+    s.backward_ms = t.backward_ms;
+    s.optimizer_ms = t.optimizer_ms;
+    s.total_ms = t.total_ms;
+    s.loss = t.loss;
+    s.memory_allocated = t.memory_allocated;
+    s.memory_reserved = t.memory_reserved;
+    s.memory_peak = t.memory_peak;
+    return s;
+}
+
 std::vector<std::string> checkBenchRunnable(const BenchConfig& c) {
     auto problems = checkRunnable({c.device, {c.precision}, {c.attention}});
     if (!problems.empty()) return problems;
@@ -73,18 +88,7 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
         if (i == oom_at)
             throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                                         "CUDA out of memory. Tried to allocate 2.00 GiB (injected by a test)");
-        const StepTimes t = step.run(timer);
-        StepSample s;
-        s.index = i;
-        s.warmup = i < cfg.warmup;
-        s.forward_ms = t.forward_ms;
-        s.backward_ms = t.backward_ms;
-        s.optimizer_ms = t.optimizer_ms;
-        s.total_ms = t.total_ms;
-        s.loss = t.loss;
-        s.memory_allocated = t.memory_allocated;
-        s.memory_reserved = t.memory_reserved;
-        s.memory_peak = t.memory_peak;
+        const StepSample s = stepSample(step.run(timer), i, i < cfg.warmup);
         r.steps.push_back(s);
         obs.stepFinished(progress.point_index, s);
         progress.report(i + 1);

@@ -69,21 +69,6 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
     return raw;
 }
 
-StepSample sampleOf(const StepTimes& t, int index, bool warmup) {
-    StepSample s;
-    s.index = index;
-    s.warmup = warmup;
-    s.forward_ms = t.forward_ms;
-    s.backward_ms = t.backward_ms;
-    s.optimizer_ms = t.optimizer_ms;
-    s.total_ms = t.total_ms;
-    s.loss = t.loss;
-    s.memory_allocated = t.memory_allocated;
-    s.memory_reserved = t.memory_reserved;
-    s.memory_peak = t.memory_peak;
-    return s;
-}
-
 // Stops the profiler when a step throws (an out-of-memory), so the next run can start one.
 class ProfilerSession {
 public:
@@ -135,14 +120,14 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
     };
     for (int i = 0; i < cfg.warmup; ++i) {
         if (cancelled(i)) return;
-        r.steps.push_back(sampleOf(step.run(timer), i, true));
+        r.steps.push_back(stepSample(step.run(timer), i, true));
         obs.stepFinished(r.steps.back());
         meter.report(i + 1, total);
     }
     ProfilerSession session(device.is_cuda());
     for (int i = cfg.warmup; i < total; ++i) {
         if (cancelled(i)) break;  // the profiled steps so far are kept
-        r.steps.push_back(sampleOf(step.run(timer), i, false));
+        r.steps.push_back(stepSample(step.run(timer), i, false));
         obs.stepFinished(r.steps.back());
         meter.report(i + 1, total);
     }

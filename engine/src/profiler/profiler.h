@@ -182,6 +182,56 @@ struct PhaseTime {
 };
 std::vector<PhaseTime> phaseTimes(const ProfileResult& r);
 
+// ---- Attention: scores, softmax and values (naive) against one fused kernel ----
+// Per phase (forward, backward) and per profiled step, summed over layers. Naive attention has
+// the three parts (its ranges "scores", "softmax", "values"); SDPA and our FlashAttention
+// kernels have one, "fused". FLOPs and bytes come from the model's dimensions: scores and
+// values 2·B·H·T²·d each (backward twice that), softmax 5·B·H·T² (backward 3·B·H·T²); bytes
+// are the tensors each part must read and write at the precision it computes in.
+struct AttentionPart {
+    Phase phase = Phase::Forward;
+    std::string part;     // "scores", "softmax", "values", "fused"
+    double time_us = 0;   // kernel time on a GPU, the ops' self CPU time on the CPU
+    double kernels = 0;   // kernels (GPU) or ops (CPU) per step
+    double flops = 0;
+    double bytes = 0;
+    double ns_per_mflop = 0;  // time / FLOPs: the cost of a FLOP in this part (0 without FLOPs)
+};
+std::vector<AttentionPart> attentionBreakdown(const ProfileResult& r);
+
+// ---- The GPU's activity in each profiled step ----
+// A step runs from its "forward" range's start to its last range's end on the main thread.
+// Busy is the union of its kernels' intervals (overlapping streams counted once); idle gaps
+// are the holes between them longer than `kIdleGapNs`; launch-bound is the share of the wall
+// time the GPU sat idle while the CPU was still inside the step (it waited for launches).
+inline constexpr int64_t kIdleGapNs = 5'000;
+struct IdleGap {
+    int64_t start_ns = 0, end_ns = 0;
+};
+struct StepActivity {
+    int step = 0;          // 0-based over the profiled steps
+    int64_t start_ns = 0, end_ns = 0;
+    double wall_us = 0, busy_us = 0, idle_us = 0;
+    double launch_bound = 0;  // 0..1
+    std::vector<IdleGap> gaps;  // the longest first, at most 100
+};
+std::vector<StepActivity> stepActivity(const ProfileResult& r);
+
+// ---- FLOPs and the device's peak ----
+// Model FLOPs of one step from the dimensions (matmuls and attention): forward F, backward 2F,
+// the optimizer none; per mode.
+struct StepFlops {
+    double forward = 0, backward = 0;
+    double total() const { return forward + backward; }
+};
+StepFlops stepFlops(const BenchConfig& cfg);
+// The dense (no sparsity) tensor-core peak, TFLOP/s, of a known GPU for a precision (fp32
+// runs as TF32 only where LibTorch allows it; we report plain FP32's peak for fp32), or
+// nullopt for an unknown GPU or the CPU.
+std::optional<double> densePeakTflops(std::string_view device_name, Precision p);
+// "41.2 TFLOP/s (62% of H100 SXM bf16 dense peak)", or "41.2 TFLOP/s (unknown GPU)".
+std::string achievedText(double flops, double seconds, std::string_view device_name, Precision p);
+
 // The trace as Chrome / Perfetto JSON ("traceEvents"): CPU ranges and ops by thread, GPU
 // kernels by stream, times in µs from the first event.
 std::string chromeTraceJson(const ProfileResult& r);

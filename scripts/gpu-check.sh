@@ -61,6 +61,9 @@ if want attention && [ -x scripts/bench-attention.sh ]; then
 fi
 if want profile; then
     say "profiler: the course's questions, overhead, NVTX"
-    bash scripts/profile-evidence.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
+    # Its many reports travel back as one archive (the device tool returns few files).
+    rm -rf "$ROOT/build/gpu-profile"
+    bash scripts/profile-evidence.sh "$BUILD/app/trainscope-cli" "$ROOT/build/gpu-profile" || status=1
+    tar czf "$OUTDIR/profile-evidence.tgz" --exclude='*.db' -C "$ROOT/build" gpu-profile
 fi
 exit $status

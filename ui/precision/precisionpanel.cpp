@@ -211,15 +211,9 @@ void PrecisionPanel::updateAvailability() {
     // The sums are computed on the CPU whatever the device: the device field says so.
     const bool deviceMatters = s != Study::Accumulate;
     device_->setEnabled(deviceMatters);
-    device_->setToolTip(deviceMatters ? tr("Where the model runs")
-                                      : tr("The sums are computed on the CPU (the arithmetic and LibTorch's CPU tensors)"));
     const bool lm = model_->currentData().toString() != QLatin1String("toy");
-    for (QSpinBox* sb : {inFeatures_, outFeatures_}) {
-        sb->setEnabled(!lm);
-        sb->setToolTip(lm ? tr("The toy model's size; an LM has its own") : QString());
-    }
+    for (QSpinBox* sb : {inFeatures_, outFeatures_}) sb->setEnabled(!lm);
     context_->setEnabled(lm);
-    context_->setToolTip(lm ? tr("The LM's context length") : tr("Only an LM has a context length"));
     // What the chosen device cannot compute in is disabled, with the engine's reason.
     const std::string device = device_->currentData().toString().toStdString();
     auto why = [&](Precision p) -> QString {
@@ -341,6 +335,18 @@ void PrecisionPanel::revalidate() {
         }
     }
     showProblems(byField, general);
+    // showProblems() puts each valid field's registered tooltip back: add why a field is
+    // disabled or unused here.
+    const bool lm = model_->currentData().toString() != QLatin1String("toy");
+    const QList<QPair<QWidget*, QString>> reasons = {
+        {device_, study() == Study::Accumulate
+                      ? tr("The sums are computed on the CPU (the arithmetic here and LibTorch's CPU tensors)")
+                      : tr("Where the model runs")},
+        {inFeatures_, lm ? tr("The toy model's size; an LM has its own") : tr("The toy model's input features")},
+        {outFeatures_, lm ? tr("The toy model's size; an LM has its own") : tr("The toy model's classes")},
+        {context_, lm ? tr("The LM's context length") : tr("Only an LM has a context length")}};
+    for (const auto& [w, tip] : reasons)
+        if (!byField.contains(w)) w->setToolTip(tip);
     Q_EMIT changed();
 }
 

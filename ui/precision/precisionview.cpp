@@ -207,6 +207,17 @@ void PrecisionView::begin(const QString& label, const std::string& spec_json) {
     refreshAutocast();
     refreshTraining();
     refreshNotes();
+    // A run shows a pane of its experiment: the one shown when it is one (a preset's choice
+    // stays), else the experiment's first.
+    const QString first = study_ == QLatin1String("autocast") ? QStringLiteral("autocast")
+                          : study_ == QLatin1String("train")  ? QStringLiteral("training")
+                                                              : QStringLiteral("accumulation");
+    const int shown = currentPane();
+    const QString shownKey = shown >= 0 && shown < panes().size() ? panes()[shown].key : QString();
+    const bool relevant = study_ == QLatin1String("train") ? (shownKey == QLatin1String("training") ||
+                                                              shownKey == QLatin1String("loss-scale"))
+                                                           : shownKey == first;
+    if (!study_.isEmpty() && !relevant) showPane(paneIndex(first));
     Q_EMIT titleChanged();
 }
 

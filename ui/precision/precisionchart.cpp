@@ -67,7 +67,7 @@ void PrecisionChart::redraw() {
     if (logY_) {
         auto* ly = new QLogValueAxis;
         ly->setBase(10);
-        ly->setLabelFormat(QStringLiteral("%.0e"));
+        ly->setLabelFormat(QStringLiteral("%g"));
         ly->setMinorTickCount(-1);
         y = ly;
     } else {
@@ -78,7 +78,7 @@ void PrecisionChart::redraw() {
     y->setTitleText(yTitle_);
     c->addAxis(x, Qt::AlignBottom);
     c->addAxis(y, Qt::AlignLeft);
-    double xmin = 0, xmax = 1, ymin = std::numeric_limits<double>::max(), ymax = std::numeric_limits<double>::lowest();
+    double xmin = 1, xmax = 10, ymin = std::numeric_limits<double>::max(), ymax = std::numeric_limits<double>::lowest();
     bool any = false;
     for (const Line& line : lines_) {
         QList<QPointF> pts;
@@ -113,9 +113,12 @@ void PrecisionChart::redraw() {
         if (hi <= lo) hi = lo * 10;
         y->setRange(lo, hi);
     } else {
-        double pad = (ymax - ymin) * 0.05;
-        if (pad <= 0) pad = std::max(1e-6, std::abs(ymax) * 0.05);
-        y->setRange(ymin - pad, ymax + pad);
+        // Counts and losses start at zero; a difference may go below.
+        double lo = ymin >= 0 ? 0.0 : ymin, hi = ymax;
+        if (hi <= lo) hi = lo + 1;  // all zeros (no underflow): a flat line at the bottom
+        const double pad = (hi - lo) * 0.05;
+        y->setRange(ymin >= 0 ? lo : lo - pad, hi + pad);
+        static_cast<QValueAxis*>(y)->applyNiceNumbers();
     }
     restyle();
 }

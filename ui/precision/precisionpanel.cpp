@@ -68,7 +68,7 @@ void PrecisionPanel::build() {
     study_->addItem(tr("training numerics: fp32, bf16, fp16 with loss scaling"), studyKey(Study::Train));
     study_->setToolTip(tr("Which of the precision lab's three experiments runs"));
     top->addRow(tr("&Label:"), label_);
-    top->addRow(tr("E&xperiment:"), study_);
+    top->addRow(tr("&Study:"), study_);
     outer->addLayout(top);
 
     pages_ = new QStackedWidget(this);

@@ -5,6 +5,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QSplitter>
+#include <QTableView>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -296,6 +297,8 @@ void PrecisionView::refreshAccumulation() {
         title = tr("|sum − step × %1| per step, %2 steps (exact zeros not drawn)").arg(f.addend, 0, 'g', 17).arg(f.count);
     }
     accChart_->setTitles(title, tr("step"), tr("|running error|"));
+    if (auto* t = qobject_cast<QTableView*>(panes()[paneIndex(QStringLiteral("accumulation"))].table))
+        t->resizeColumnsToContents();  // a row a sum: cheap
     accChart_->setLines(lines);
 }
 
@@ -351,7 +354,8 @@ void PrecisionView::refreshTraining() {
     }
     lossChart_->setTitles(tr("Loss per step, each precision from the same weights and data"), tr("step"), tr("loss"));
     lossChart_->setLines(loss);
-    diffChart_->setTitles(ref ? tr("Loss difference to fp32") : tr("Loss difference to fp32 (the run has no fp32 curve)"),
+    diffChart_->setTitles(ref || train_->rowCount() == 0 ? tr("Loss difference to fp32")
+                                                         : tr("Loss difference to fp32 (the run has no fp32 curve)"),
                           tr("step"), tr("loss − fp32 loss"));
     diffChart_->setLines(diff);
     scaleChart_->setTitles(anySkipped ? tr("Loss scale per step; ▲ skipped steps (inf/NaN gradients)")
@@ -361,6 +365,8 @@ void PrecisionView::refreshTraining() {
     underflowChart_->setTitles(tr("Gradient elements lost to fp16 underflow without scaling"), tr("step"),
                                tr("elements"));
     underflowChart_->setLines(underflow);
+    for (const char* key : {"training", "loss-scale"})
+        if (auto* t = qobject_cast<QTableView*>(panes()[paneIndex(QLatin1String(key))].table)) t->resizeColumnsToContents();
 }
 
 QString PrecisionView::emptyNote(const QString& paneKey) const {

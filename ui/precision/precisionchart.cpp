@@ -108,9 +108,13 @@ void PrecisionChart::redraw() {
     if (xmax <= xmin) xmax = xmin + 1;
     x->setRange(xmin, xmax);
     if (logY_) {
-        const double lo = std::pow(10.0, std::floor(std::log10(ymin)));
-        double hi = std::pow(10.0, std::ceil(std::log10(ymax)));
-        if (hi <= lo) hi = lo * 10;
+        // A labelled tick per power of the base: over many decades, a base of 100 or more
+        // keeps the labels apart (Qt Charts elides labels that would overlap).
+        const double dlo = std::floor(std::log10(ymin)), dhi = std::max(dlo + 1, std::ceil(std::log10(ymax)));
+        const int step = std::max(1, static_cast<int>(std::ceil((dhi - dlo) / 5.0)));
+        const double lo = std::pow(10.0, std::floor(dlo / step) * step);
+        const double hi = std::pow(10.0, std::ceil(dhi / step) * step);
+        static_cast<QLogValueAxis*>(y)->setBase(std::pow(10.0, step));
         y->setRange(lo, hi);
     } else {
         // Counts and losses start at zero; a difference may go below.

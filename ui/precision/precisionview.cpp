@@ -77,7 +77,7 @@ PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
         split->addWidget(accChart_);
         split->addWidget(accTable);
         split->setStretchFactor(0, 3);
-        split->setStretchFactor(1, 2);
+        split->setStretchFactor(1, 1);
         auto* page = new QWidget(this);
         auto* l = new QVBoxLayout(page);
         l->setContentsMargins(4, 4, 4, 4);

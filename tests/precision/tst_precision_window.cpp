@@ -119,6 +119,14 @@ void TestPrecisionWindow::panelValidatesWithTheEnginesChecks() {
     QVERIFY(p.fieldWidget("precisions")->property("invalid").toBool());
     p.setState(trainState(QJsonArray{"fp32"}));
     QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
+    auto* steps = qobject_cast<QLineEdit*>(p.fieldWidget("steps"));
+    steps->setText(QStringLiteral("99999999999"));
+    QVERIFY(!p.isValid());
+    QVERIFY2(steps->toolTip().contains(QStringLiteral("steps 99999999999 is not in 1..100000")), qPrintable(steps->toolTip()));
+    steps->setText(QStringLiteral("0"));
+    QVERIFY(steps->toolTip().contains(QStringLiteral("steps 0 is not in 1..")));
+    steps->setText(QStringLiteral("6"));
+    QVERIFY(p.isValid());
     qobject_cast<QLineEdit*>(p.fieldWidget("lr"))->setText(QStringLiteral("-1"));
     QVERIFY(p.fieldWidget("lr")->property("invalid").toBool());
     QVERIFY(p.fieldWidget("lr")->toolTip().contains(QStringLiteral("learning rate -1")));

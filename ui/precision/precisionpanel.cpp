@@ -317,7 +317,11 @@ void PrecisionPanel::revalidate() {
                 if (trainPrecisions_[p]->isChecked()) s.precisions.push_back(p);
             int64_t steps = s.steps;
             parseInt(steps_, tr("Steps"), &steps);
-            s.steps = static_cast<int>(std::clamp<int64_t>(steps, -1, int64_t(kMaxTrainNumericsSteps) + 1));
+            // Beyond an int the engine's spec cannot hold the value to name it: say it here.
+            if (steps < 1 || steps > kMaxTrainNumericsSteps)
+                add(steps_, tr("steps %1 is not in 1..%2").arg(steps).arg(kMaxTrainNumericsSteps));
+            else
+                s.steps = static_cast<int>(steps);
             parseDouble(lr_, tr("Learning rate"), &s.lr);
             parseDouble(initScale_, tr("Initial loss scale"), &s.init_scale);
             s.batch = trainBatch_->value();

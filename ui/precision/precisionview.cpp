@@ -362,8 +362,13 @@ void PrecisionView::refreshTraining() {
                                       : tr("Loss scale per step (no step skipped)"),
                            tr("step"), tr("loss scale"));
     scaleChart_->setLines(scale);
-    underflowChart_->setTitles(tr("Gradient elements lost to fp16 underflow without scaling"), tr("step"),
-                               tr("elements"));
+    double most = 0;
+    for (const auto& l : underflow)
+        for (const QPointF& p : l.points) most = std::max(most, p.y());
+    underflowChart_->setTitles(underflow.isEmpty() || most > 0
+                                   ? tr("Gradient elements lost to fp16 underflow without scaling")
+                                   : tr("Gradient elements lost to fp16 underflow without scaling: none in this run"),
+                               tr("step"), tr("elements"));
     underflowChart_->setLines(underflow);
     for (const char* key : {"training", "loss-scale"})
         if (auto* t = qobject_cast<QTableView*>(panes()[paneIndex(QLatin1String(key))].table)) t->resizeColumnsToContents();

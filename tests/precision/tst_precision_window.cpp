@@ -329,6 +329,43 @@ void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
     QVERIFY(csvBody(dir.filePath("autocast.csv")).contains(QStringLiteral("fc1,linear,fp32,fp32,bf16")));
     QVERIFY(view->emptyNote("training").contains(QStringLiteral("training numerics")));
     QVERIFY(view->emptyNote("autocast").isEmpty());
+
+    // The tiny LM: one module row carrying its gradients' dtype, the gradients grouped by name.
+    QJsonObject lm = autocastState();
+    lm["model"] = "tiny";
+    lm["context"] = 16;
+    lm["batch"] = 2;
+    w->currentPanel()->setState(lm);
+    QVERIFY2(w->currentPanel()->isValid(), qPrintable(w->currentPanel()->problems().join('\n')));
+    QVERIFY(runAndWait(*w, 120000));
+    AutocastSpec lmSpec;
+    lmSpec.model = "tiny";
+    lmSpec.batch = 2;
+    const AutocastReport lmWant = runAutocastInspector(lmSpec, quiet);
+    QVERIFY2(lmWant.status == Status::Ok, lmWant.error.c_str());
+    QCOMPARE(view->autocastTable()->rowCount(), int(lmWant.records.size()));
+    std::string gradDtype;
+    int nested = 0;
+    for (const AutocastRecord& r : lmWant.records) {
+        const QModelIndex at = tree->indexOf(QString::fromStdString(r.name));
+        QVERIFY2(at.isValid(), r.name.c_str());
+        if (r.kind != "grad") {
+            QCOMPARE(cell(r.name, AutocastTreeModel::Output), orDash(r.output_dtype));
+            continue;
+        }
+        gradDtype = gradDtype.empty() || gradDtype == r.output_dtype ? r.output_dtype : "mixed";
+        const QStringList parts = QString::fromStdString(r.name).split('.');
+        if (parts.size() >= 3) {  // "block0.w_qkv.grad": under "block0"
+            ++nested;
+            QCOMPARE(at.parent().data().toString(), parts.front());
+        }
+    }
+    QVERIFY(nested > 0);
+    const AutocastRecord* model = nullptr;
+    for (const AutocastRecord& r : lmWant.records)
+        if (r.kind == "transformer_lm") model = &r;
+    QVERIFY(model);
+    QCOMPARE(cell(model->name, AutocastTreeModel::Grad), QString::fromStdString(gradDtype));
 }
 
 void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {

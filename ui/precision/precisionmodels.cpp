@@ -226,6 +226,13 @@ void AutocastTreeModel::setReport(const AutocastReport& report) {
                 grad = g.output_dtype;
                 break;
             }
+        // The LM is recorded as one module: its gradients are all the run's gradients.
+        if (grad.empty() && r.kind == "transformer_lm")
+            for (const AutocastRecord& g : report.records)
+                if (g.kind == "grad") {
+                    if (grad.empty()) grad = g.output_dtype;
+                    else if (grad != g.output_dtype) grad = "mixed";
+                }
         const bool island = r.output_dtype == "fp32" && isLow(r.input_dtype);
         QString kind = qstr(r.kind);
         if (island) kind += tr("  ◆ fp32 island");

@@ -427,6 +427,26 @@ void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {
     const QString report = QString::fromUtf8(md.readAll());
     for (const char* heading : {"## Training: loss\n", "## Loss scale\n", "## Training numerics\n"})
         QVERIFY2(report.contains(QString::fromUtf8(heading)), qPrintable(report.left(1500)));
+
+    // Stop in the middle of a long run: the curve so far arrives, marked cancelled.
+    QJsonObject longRun = trainState(QJsonArray{"fp32", "fp16"});
+    longRun["steps"] = "100000";
+    w->currentPanel()->setState(longRun);
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QVERIFY(w->startRun());
+    QTest::qWait(1500);
+    w->stopRun();
+    QVERIFY(finished.wait(60000) || !finished.isEmpty());
+    QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Stopped);
+    QCOMPARE(m->rowCount(), 1);  // the fp16 curve never started
+    QVERIFY(m->curves()[0].status == Status::Cancelled);
+    QVERIFY(!m->curves()[0].steps.empty());
+    QVERIFY(m->curves()[0].steps.size() < size_t(100000));
+    view->lossChart()->flushRedraw();
+    const int done = int(m->curves()[0].steps.size());
+    const int plotted = view->lossChart()->plottedPoints("fp32");
+    if (done <= 3000) QCOMPARE(plotted, done);
+    else QVERIFY2(plotted > 1000 && plotted <= 3000, qPrintable(QString::number(plotted)));  // thinned
 }
 
 void TestPrecisionWindow::presetsLoadIntoThePrecisionLab() {

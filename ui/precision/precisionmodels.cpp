@@ -238,6 +238,17 @@ void AutocastTreeModel::setReport(const AutocastReport& report) {
         if (island) kind += tr("  ◆ fp32 island");
         auto row = rowItems(qstr(r.name), kind, r.param_dtype, r.input_dtype, r.output_dtype, grad, qstr(r.name));
         row[Name]->setData(island, IslandRole);
+        // What the dtypes say, in words (read from the record, not from a policy table).
+        QString why;
+        if (r.input_dtype.empty() || r.input_dtype == r.output_dtype)
+            why = tr("%1 in, %1 out").arg(qstr(r.output_dtype));
+        else if (isLow(r.output_dtype))
+            why = tr("%1 in, %2 out: autocast ran it in %2").arg(qstr(r.input_dtype), qstr(r.output_dtype));
+        else
+            why = tr("%1 in, %2 out").arg(qstr(r.input_dtype), qstr(r.output_dtype));
+        if (!r.param_dtype.empty() && r.param_dtype != r.output_dtype && isLow(r.output_dtype))
+            why += tr("; its %1 parameters stay %1 (cast for the op only)").arg(qstr(r.param_dtype));
+        row[Output]->setToolTip(why);
         if (island) {
             QFont f = row[Kind]->font();
             f.setBold(true);

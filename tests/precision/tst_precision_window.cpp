@@ -77,6 +77,7 @@ private Q_SLOTS:
     void autocastRunFillsTheTreeWithTheEnginesDtypes();
     void trainingRunFillsTheLossAndScaleCharts();
     void presetsLoadIntoThePrecisionLab();
+    void onTheGpuLayerNormIsAnFp32Island();
 
 private:
     Capabilities caps_;
@@ -481,6 +482,59 @@ void TestPrecisionWindow::presetsLoadIntoThePrecisionLab() {
     QVERIFY(panel->accumulationSpec().fp16 && panel->accumulationSpec().bf16);
     w->loadPreset(*findPreset("fp16-needs-loss-scaling"));
     QCOMPARE(panel->trainSpec().init_scale, 1073741824.0);
+}
+
+// On a GPU (skipped without one): CUDA's autocast keeps the layer norm in fp32, so the tree
+// marks it as an fp32 island beside the loss; fp16 training there skips steps as on the CPU.
+// A screenshot of each pane goes to $TRAINSCOPE_SHOTS when it is set.
+void TestPrecisionWindow::onTheGpuLayerNormIsAnFp32Island() {
+    if (!caps_.cuda_available) QSKIP("no CUDA device");
+    QTemporaryDir dir;
+    auto w = freshWindow("tst_precision_window", dir.filePath("results.db"));
+    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
+    PrecisionView* view = precisionViewOf(w.get());
+    auto shoot = [&](const QString& pane, const QString& name) {
+        const QString shots = qEnvironmentVariable("TRAINSCOPE_SHOTS");
+        if (shots.isEmpty()) return;
+        view->showPane(view->paneIndex(pane));
+        QTest::qWait(700);  // throttled redraws
+        w->grab().save(shots + QLatin1Char('/') + name);
+    };
+    QVERIFY(w->selectExperiment("precision"));
+    QJsonObject cast = autocastState();
+    cast["device"] = "cuda";
+    w->currentPanel()->setState(cast);
+    QVERIFY2(w->currentPanel()->isValid(), qPrintable(w->currentPanel()->problems().join('\n')));
+    QVERIFY(runAndWait(*w, 120000));
+    AutocastSpec spec;
+    spec.device = "cuda";
+    Observer quiet;
+    const AutocastReport want = runAutocastInspector(spec, quiet);
+    QVERIFY2(want.status == Status::Ok, want.error.c_str());
+    AutocastTreeModel* tree = view->autocastTree();
+    for (const AutocastRecord& r : want.records) {
+        if (r.kind == "grad") continue;
+        QCOMPARE(tree->data(tree->indexOf(QString::fromStdString(r.name), AutocastTreeModel::Output)).toString(),
+                 QString::fromStdString(r.output_dtype));
+    }
+    QCOMPARE(tree->data(tree->indexOf("ln", AutocastTreeModel::Output)).toString(), QStringLiteral("fp32"));
+    QVERIFY(tree->data(tree->indexOf("ln"), AutocastTreeModel::IslandRole).toBool());
+    QVERIFY(tree->data(tree->indexOf("loss"), AutocastTreeModel::IslandRole).toBool());
+    shoot("autocast", "precision-autocast-gpu.png");
+
+    QJsonObject train = trainState(QJsonArray{"fp32", "bf16", "fp16"});
+    train["device"] = "cuda";
+    w->currentPanel()->setState(train);
+    QVERIFY2(w->currentPanel()->isValid(), qPrintable(w->currentPanel()->problems().join('\n')));
+    QVERIFY(runAndWait(*w, 300000));
+    TrainSummaryModel* m = view->trainModel();
+    QCOMPARE(m->rowCount(), 3);
+    for (const auto& c : m->curves()) QVERIFY2(c.status == Status::Ok, c.error.c_str());
+    QVERIFY(m->curves()[2].skippedSteps() > 0);
+    view->lossScaleChart()->flushRedraw();
+    QCOMPARE(view->lossScaleChart()->plottedPoints("fp16 skipped (overflow)"), m->curves()[2].skippedSteps());
+    shoot("training", "precision-training-gpu.png");
+    shoot("loss-scale", "precision-loss-scale-gpu.png");
 }
 
 QTEST_MAIN(TestPrecisionWindow)

@@ -284,6 +284,7 @@ void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
     PrecisionView* view = precisionViewOf(w.get());
     QVERIFY(w->selectExperiment("precision"));
     w->currentPanel()->setState(autocastState());
+    QAbstractItemModelTester flatTester(view->autocastTable(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     QVERIFY(runAndWait(*w, 120000));
     QCOMPARE(view->study(), QStringLiteral("autocast"));
     // The engine, asked directly for the same spec.
@@ -378,8 +379,9 @@ void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {
     QVERIFY(w->selectExperiment("precision"));
     w->currentPanel()->setState(trainState(QJsonArray{"fp32", "fp16"}));
     QVERIFY2(w->currentPanel()->isValid(), qPrintable(w->currentPanel()->problems().join('\n')));
-    QVERIFY(runAndWait(*w, 300000));
     TrainSummaryModel* m = view->trainModel();
+    QAbstractItemModelTester tester(m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(runAndWait(*w, 300000));
     QCOMPARE(m->rowCount(), 2);
     // The engine, asked directly for the same spec: same losses, same skipped steps.
     TrainNumericsSpec spec;

@@ -5,19 +5,17 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QBrush>
-#include <QJsonDocument>
 #include <QComboBox>
 #include <QFile>
+#include <QJsonDocument>
 #include <QLineEdit>
 #include <QStandardItemModel>
 #include <QTreeView>
 #include <QtTest>
-
-#include "common/windowtesting.h"
-
 #include <nlohmann/json.hpp>
 
 #include "common/runcontroller.h"
+#include "common/windowtesting.h"
 #include "core/store.h"
 #include "precision/precision.h"
 #include "precision/precisionchart.h"
@@ -38,16 +36,21 @@ PrecisionView* precisionViewOf(const MainWindow* w) {
 
 // The course's four sums (no bf16), with the LibTorch check.
 QJsonObject courseState() {
-    return QJsonObject{{"study", "accumulate"}, {"addend", "0.01"}, {"count", "1000"},
-                       {"formats", QJsonArray{"fp16"}}, {"check_torch", true}};
+    return QJsonObject{{"study", "accumulate"},
+                       {"addend", "0.01"},
+                       {"count", "1000"},
+                       {"formats", QJsonArray{"fp16"}},
+                       {"check_torch", true}};
 }
 QJsonObject autocastState() {
-    return QJsonObject{{"study", "autocast"}, {"model", "toy"}, {"autocast_dtype", "bf16"}, {"in_features", 16},
-                       {"out_features", 4}, {"batch", 8}, {"device", "cpu"}};
+    return QJsonObject{{"study", "autocast"}, {"model", "toy"},    {"autocast_dtype", "bf16"},
+                       {"in_features", 16},   {"out_features", 4}, {"batch", 8},
+                       {"device", "cpu"}};
 }
 QJsonObject trainState(const QJsonArray& precisions) {
-    return QJsonObject{{"study", "train"}, {"precisions", precisions}, {"steps", "6"}, {"lr", "0.01"},
-                       {"init_scale", "1073741824"}, {"train_batch", 64}, {"device", "cpu"}};
+    return QJsonObject{{"study", "train"}, {"precisions", precisions},   {"steps", "6"},
+                       {"lr", "0.01"},     {"init_scale", "1073741824"}, {"train_batch", 64},
+                       {"device", "cpu"}};
 }
 
 bool runAndWait(MainWindow& w, int timeoutMs) {
@@ -93,7 +96,8 @@ void TestPrecisionWindow::panelValidatesWithTheEnginesChecks() {
     QVERIFY(job);
     QCOMPARE(job->lab, QStringLiteral("precision"));
     QCOMPARE(job->point_count, 4);
-    QCOMPARE(nlohmann::json::parse(job->spec_json).at("command").get<std::string>(), std::string("precision accumulate"));
+    QCOMPARE(nlohmann::json::parse(job->spec_json).at("command").get<std::string>(),
+             std::string("precision accumulate"));
     // A bad count: flagged with the engine's words, no job.
     auto* count = qobject_cast<QLineEdit*>(p.fieldWidget("count"));
     QVERIFY(count);
@@ -101,7 +105,8 @@ void TestPrecisionWindow::panelValidatesWithTheEnginesChecks() {
     QVERIFY(!p.isValid());
     QVERIFY(!p.makeJob());
     QVERIFY(count->property("invalid").toBool());
-    QVERIFY2(count->toolTip().contains(QStringLiteral("count 0 is not in 1..")), qPrintable(count->toolTip()));
+    QVERIFY2(count->toolTip().contains(QStringLiteral("count 0 is not in 1..")),
+             qPrintable(count->toolTip()));
     count->setText(QStringLiteral("a thousand"));
     QVERIFY(count->toolTip().contains(QStringLiteral("'a thousand'")));
     count->setText(QString::number(kMaxAccumulationCount + 1));
@@ -112,7 +117,8 @@ void TestPrecisionWindow::panelValidatesWithTheEnginesChecks() {
     auto* addend = qobject_cast<QLineEdit*>(p.fieldWidget("addend"));
     addend->setText(QStringLiteral("1e300"));  // no fp32 value
     QVERIFY(addend->property("invalid").toBool());
-    QVERIFY2(addend->toolTip().contains(QStringLiteral("does not fit in fp32")), qPrintable(addend->toolTip()));
+    QVERIFY2(addend->toolTip().contains(QStringLiteral("does not fit in fp32")),
+             qPrintable(addend->toolTip()));
     addend->setText(QStringLiteral("0.01"));
     // Training: no precision ticked, a bad learning rate.
     p.setState(trainState(QJsonArray{}));
@@ -123,7 +129,8 @@ void TestPrecisionWindow::panelValidatesWithTheEnginesChecks() {
     auto* steps = qobject_cast<QLineEdit*>(p.fieldWidget("steps"));
     steps->setText(QStringLiteral("99999999999"));
     QVERIFY(!p.isValid());
-    QVERIFY2(steps->toolTip().contains(QStringLiteral("steps 99999999999 is not in 1..100000")), qPrintable(steps->toolTip()));
+    QVERIFY2(steps->toolTip().contains(QStringLiteral("steps 99999999999 is not in 1..100000")),
+             qPrintable(steps->toolTip()));
     steps->setText(QStringLiteral("0"));
     QVERIFY(steps->toolTip().contains(QStringLiteral("steps 0 is not in 1..")));
     steps->setText(QStringLiteral("6"));
@@ -145,7 +152,8 @@ void TestPrecisionWindow::panelValidatesWithTheEnginesChecks() {
         s["device"] = "cuda";
         QStringList notes;
         p.setState(s, &notes);
-        QVERIFY2(notes.join(' ').contains(QStringLiteral("device 'cuda' is not available here")), qPrintable(notes.join('\n')));
+        QVERIFY2(notes.join(' ').contains(QStringLiteral("device 'cuda' is not available here")),
+                 qPrintable(notes.join('\n')));
         QVERIFY(p.isValid());
         QCOMPARE(p.autocastSpec().device, std::string("cpu"));
     }
@@ -161,7 +169,8 @@ void TestPrecisionWindow::panelValidatesWithTheEnginesChecks() {
     QVERIFY(w->selectExperiment("precision"));
     w->currentPanel()->setState(courseState());
     QVERIFY(w->runAction()->isEnabled());
-    qobject_cast<QLineEdit*>(w->currentPanel()->fieldWidget("count"))->setText(QStringLiteral("-5"));
+    qobject_cast<QLineEdit*>(w->currentPanel()->fieldWidget("count"))
+        ->setText(QStringLiteral("-5"));
     QVERIFY(!w->runAction()->isEnabled());
     QVERIFY(!w->startRun());
 }
@@ -170,20 +179,25 @@ void TestPrecisionWindow::specsRoundTripThroughHistory() {
     PrecisionPanel a, b;
     a.setCapabilities(caps_);
     b.setCapabilities(caps_);
-    for (const QJsonObject& s : {courseState(), autocastState(), trainState(QJsonArray{"fp32", "bf16"})}) {
+    for (const QJsonObject& s :
+         {courseState(), autocastState(), trainState(QJsonArray{"fp32", "bf16"})}) {
         a.setState(s);
         QVERIFY2(a.isValid(), qPrintable(a.problems().join('\n')));
         const auto job = a.makeJob();
         QVERIFY(job);
-        const QJsonObject spec = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+        const QJsonObject spec =
+            QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
         const QString line = PrecisionPanel::describeSpec(spec);
         QVERIFY2(!line.contains(QStringLiteral("unknown")), qPrintable(line));
         b.setState(PrecisionPanel::stateFromSpec(spec));
         QVERIFY2(b.isValid(), qPrintable(b.problems().join('\n')));
         QCOMPARE(b.makeJob()->spec_json, job->spec_json);  // "run again" asks for the same run
     }
-    QVERIFY(PrecisionPanel::describeSpec({{"command", "precision accumulate"}, {"addend", 0.01}, {"count", 1000},
-                                          {"fp16", true}, {"bf16", false}})
+    QVERIFY(PrecisionPanel::describeSpec({{"command", "precision accumulate"},
+                                          {"addend", 0.01},
+                                          {"count", 1000},
+                                          {"fp16", true},
+                                          {"bf16", false}})
                 .contains(QStringLiteral("1000 × 0.01")));
 }
 
@@ -206,18 +220,29 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
     const QStringList course = {"10.0001", "9.9531", "10.0021", "10.0021"};
     for (int i = 0; i < 4; ++i) {
         const AccumulationResult want = accumulate(variants[size_t(i)], 0.01, 1000);
-        QCOMPARE(m->data(m->index(i, AccumulationModel::Variant)).toString(), QString::fromStdString(want.variant.name()));
+        QCOMPARE(m->data(m->index(i, AccumulationModel::Variant)).toString(),
+                 QString::fromStdString(want.variant.name()));
         QCOMPARE(m->data(m->index(i, AccumulationModel::Value)).toString(), course[i]);
-        QCOMPARE(m->data(m->index(i, AccumulationModel::Value), AccumulationModel::ValueRole).toDouble(), want.value);
-        QCOMPARE(m->data(m->index(i, AccumulationModel::Error), AccumulationModel::ValueRole).toDouble(), want.error);
-        QCOMPARE(m->data(m->index(i, AccumulationModel::UlpEnd), AccumulationModel::ValueRole).toDouble(), want.ulp_end);
-        QCOMPARE(m->data(m->index(i, AccumulationModel::FirstRounding), AccumulationModel::ValueRole).toLongLong(),
-                 qlonglong(want.first_rounding_step));
-        QCOMPARE(m->data(m->index(i, AccumulationModel::FirstStall), AccumulationModel::ValueRole).toLongLong(),
+        QCOMPARE(
+            m->data(m->index(i, AccumulationModel::Value), AccumulationModel::ValueRole).toDouble(),
+            want.value);
+        QCOMPARE(
+            m->data(m->index(i, AccumulationModel::Error), AccumulationModel::ValueRole).toDouble(),
+            want.error);
+        QCOMPARE(m->data(m->index(i, AccumulationModel::UlpEnd), AccumulationModel::ValueRole)
+                     .toDouble(),
+                 want.ulp_end);
+        QCOMPARE(
+            m->data(m->index(i, AccumulationModel::FirstRounding), AccumulationModel::ValueRole)
+                .toLongLong(),
+            qlonglong(want.first_rounding_step));
+        QCOMPARE(m->data(m->index(i, AccumulationModel::FirstStall), AccumulationModel::ValueRole)
+                     .toLongLong(),
                  qlonglong(want.first_stall_step));
         QCOMPARE(m->data(m->index(i, AccumulationModel::Torch)).toString(), QStringLiteral("same"));
     }
-    QCOMPARE(m->data(m->index(1, AccumulationModel::FirstRounding)).toString(), QStringLiteral("step 3"));
+    QCOMPARE(m->data(m->index(1, AccumulationModel::FirstRounding)).toString(),
+             QStringLiteral("step 3"));
     // A line per sum on a log axis, each with the steps whose error is not exactly zero.
     PrecisionChart* chart = view->accumulationChart();
     chart->flushRedraw();
@@ -227,7 +252,8 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
         int nonZero = 0;
         for (double e : r.running_error) nonZero += e != 0;
         QVERIFY(nonZero > 0);
-        QCOMPARE(chart->plottedPoints(QString::fromStdString(r.variant.name())), std::min(nonZero, 3000));
+        QCOMPARE(chart->plottedPoints(QString::fromStdString(r.variant.name())),
+                 std::min(nonZero, 3000));
     }
     // The other panes say which experiment fills them.
     QVERIFY(view->emptyNote("accumulation").isEmpty());
@@ -238,7 +264,8 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
     const QString csv = csvBody(dir.filePath("acc.csv"));
     QVERIFY2(csv.startsWith(QStringLiteral("Sum,Final value")), qPrintable(csv));
     QCOMPARE(csv.count('\n'), 4);
-    QVERIFY2(w->exportTab("accumulation", dir.filePath("acc.png"), {800, 450}, &error), qPrintable(error));
+    QVERIFY2(w->exportTab("accumulation", dir.filePath("acc.png"), {800, 450}, &error),
+             qPrintable(error));
     QImage img;
     QVERIFY(img.load(dir.filePath("acc.png")));
     QCOMPARE(img.size(), QSize(800, 450));
@@ -246,7 +273,8 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
     QFile md(dir.filePath("report.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     const QString report = QString::fromUtf8(md.readAll());
-    QVERIFY2(report.contains(QStringLiteral("| fp16 += fp16 | 9.9531 |")), qPrintable(report.left(2000)));
+    QVERIFY2(report.contains(QStringLiteral("| fp16 += fp16 | 9.9531 |")),
+             qPrintable(report.left(2000)));
     QVERIFY(report.contains(QStringLiteral("## Accumulation: running error")));
     QVERIFY(report.contains(QStringLiteral("precision accumulate")));
 
@@ -269,7 +297,8 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
     QCOMPARE(m->rowCount(), 4);
     for (int i = 0; i < 4; ++i) {
         QCOMPARE(m->results()[size_t(i)].value, live[size_t(i)].value);
-        QCOMPARE(m->results()[size_t(i)].running_error.size(), live[size_t(i)].running_error.size());
+        QCOMPARE(m->results()[size_t(i)].running_error.size(),
+                 live[size_t(i)].running_error.size());
     }
     chart->flushRedraw();
     QCOMPARE(chart->seriesCount(), 4);
@@ -284,7 +313,8 @@ void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
     PrecisionView* view = precisionViewOf(w.get());
     QVERIFY(w->selectExperiment("precision"));
     w->currentPanel()->setState(autocastState());
-    QAbstractItemModelTester flatTester(view->autocastTable(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester flatTester(view->autocastTable(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
     QVERIFY(runAndWait(*w, 120000));
     QCOMPARE(view->study(), QStringLiteral("autocast"));
     // The engine, asked directly for the same spec.
@@ -297,7 +327,9 @@ void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
     auto cell = [&](const std::string& name, int column) {
         return tree->data(tree->indexOf(QString::fromStdString(name), column)).toString();
     };
-    auto orDash = [](const std::string& s) { return s.empty() ? QStringLiteral("-") : QString::fromStdString(s); };
+    auto orDash = [](const std::string& s) {
+        return s.empty() ? QStringLiteral("-") : QString::fromStdString(s);
+    };
     int grads = 0;
     for (const AutocastRecord& r : want.records) {
         QVERIFY2(tree->indexOf(QString::fromStdString(r.name)).isValid(), r.name.c_str());
@@ -314,21 +346,26 @@ void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
     // The course's facts on the CPU: fc1 computes in bf16 from fp32 weights; its gradient is fp32.
     QCOMPARE(cell("fc1", AutocastTreeModel::Output), QStringLiteral("bf16"));
     QCOMPARE(cell("fc1", AutocastTreeModel::Params), QStringLiteral("fp32"));
-    QCOMPARE(cell("fc1", AutocastTreeModel::Grad), QString::fromStdString(want.find("fc1.weight.grad")->output_dtype));
+    QCOMPARE(cell("fc1", AutocastTreeModel::Grad),
+             QString::fromStdString(want.find("fc1.weight.grad")->output_dtype));
     // Colour per dtype; the loss (fp32 from bf16 logits) is marked as an fp32 island, fc1 not.
     const QModelIndex out = tree->indexOf("fc1", AutocastTreeModel::Output);
     QCOMPARE(tree->data(out, Qt::BackgroundRole).value<QBrush>().color(), dtypeTint("bf16"));
-    QCOMPARE(tree->data(tree->indexOf("fc1", AutocastTreeModel::Params), Qt::BackgroundRole).value<QBrush>().color(),
+    QCOMPARE(tree->data(tree->indexOf("fc1", AutocastTreeModel::Params), Qt::BackgroundRole)
+                 .value<QBrush>()
+                 .color(),
              dtypeTint("fp32"));
     QVERIFY(dtypeTint("bf16") != dtypeTint("fp32") && dtypeTint("fp16") != dtypeTint("bf16"));
-    const bool lossIsland = want.find("loss")->output_dtype == "fp32" && want.find("loss")->input_dtype == "bf16";
+    const bool lossIsland =
+        want.find("loss")->output_dtype == "fp32" && want.find("loss")->input_dtype == "bf16";
     QCOMPARE(tree->data(tree->indexOf("loss"), AutocastTreeModel::IslandRole).toBool(), lossIsland);
     QVERIFY(!tree->data(tree->indexOf("fc1"), AutocastTreeModel::IslandRole).toBool());
     // The flat records export; the training panes explain themselves.
     QCOMPARE(view->autocastTable()->rowCount(), int(want.records.size()));
     QString error;
     QVERIFY2(w->exportTab("autocast", dir.filePath("autocast.csv"), {}, &error), qPrintable(error));
-    QVERIFY(csvBody(dir.filePath("autocast.csv")).contains(QStringLiteral("fc1,linear,fp32,fp32,bf16")));
+    QVERIFY(csvBody(dir.filePath("autocast.csv"))
+                .contains(QStringLiteral("fc1,linear,fp32,fp32,bf16")));
     QVERIFY(view->emptyNote("training").contains(QStringLiteral("training numerics")));
     QVERIFY(view->emptyNote("autocast").isEmpty());
 
@@ -401,7 +438,8 @@ void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {
     QCOMPARE(m->data(m->index(1, TrainSummaryModel::Skipped)).toInt(), skipped);
     QCOMPARE(m->data(m->index(0, TrainSummaryModel::Skipped)).toString(), QStringLiteral("-"));
     // Loss per precision; the difference to fp32; the scale with its skipped steps marked.
-    for (PrecisionChart* c : {view->lossChart(), view->lossDiffChart(), view->lossScaleChart(), view->underflowChart()})
+    for (PrecisionChart* c :
+         {view->lossChart(), view->lossDiffChart(), view->lossScaleChart(), view->underflowChart()})
         c->flushRedraw();
     QCOMPARE(view->lossChart()->seriesCount(), 2);
     QCOMPARE(view->lossChart()->plottedPoints("fp32"), 6);
@@ -448,8 +486,11 @@ void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {
     view->lossChart()->flushRedraw();
     const int done = int(m->curves()[0].steps.size());
     const int plotted = view->lossChart()->plottedPoints("fp32");
-    if (done <= 3000) QCOMPARE(plotted, done);
-    else QVERIFY2(plotted > 1000 && plotted <= 3000, qPrintable(QString::number(plotted)));  // thinned
+    if (done <= 3000)
+        QCOMPARE(plotted, done);
+    else
+        QVERIFY2(plotted > 1000 && plotted <= 3000,
+                 qPrintable(QString::number(plotted)));  // thinned
 }
 
 void TestPrecisionWindow::presetsLoadIntoThePrecisionLab() {
@@ -468,7 +509,8 @@ void TestPrecisionWindow::presetsLoadIntoThePrecisionLab() {
         QVERIFY(!preset->description.isEmpty());
         w->loadPreset(*preset);
         QCOMPARE(w->currentPanel(), w->panel("precision"));
-        QVERIFY2(w->currentPanel()->isValid(), qPrintable(id + ": " + w->currentPanel()->problems().join('\n')));
+        QVERIFY2(w->currentPanel()->isValid(),
+                 qPrintable(id + ": " + w->currentPanel()->problems().join('\n')));
         QVERIFY(w->runAction()->isEnabled());
         QCOMPARE(w->currentPanel()->state().value("study").toString(), want.first);
         QCOMPARE(view->panes()[view->currentPane()].key, want.second);
@@ -516,10 +558,13 @@ void TestPrecisionWindow::onTheGpuLayerNormIsAnFp32Island() {
     AutocastTreeModel* tree = view->autocastTree();
     for (const AutocastRecord& r : want.records) {
         if (r.kind == "grad") continue;
-        QCOMPARE(tree->data(tree->indexOf(QString::fromStdString(r.name), AutocastTreeModel::Output)).toString(),
-                 QString::fromStdString(r.output_dtype));
+        QCOMPARE(
+            tree->data(tree->indexOf(QString::fromStdString(r.name), AutocastTreeModel::Output))
+                .toString(),
+            QString::fromStdString(r.output_dtype));
     }
-    QCOMPARE(tree->data(tree->indexOf("ln", AutocastTreeModel::Output)).toString(), QStringLiteral("fp32"));
+    QCOMPARE(tree->data(tree->indexOf("ln", AutocastTreeModel::Output)).toString(),
+             QStringLiteral("fp32"));
     QVERIFY(tree->data(tree->indexOf("ln"), AutocastTreeModel::IslandRole).toBool());
     QVERIFY(tree->data(tree->indexOf("loss"), AutocastTreeModel::IslandRole).toBool());
     shoot("autocast", "precision-autocast-gpu.png");
@@ -534,7 +579,8 @@ void TestPrecisionWindow::onTheGpuLayerNormIsAnFp32Island() {
     for (const auto& c : m->curves()) QVERIFY2(c.status == Status::Ok, c.error.c_str());
     QVERIFY(m->curves()[2].skippedSteps() > 0);
     view->lossScaleChart()->flushRedraw();
-    QCOMPARE(view->lossScaleChart()->plottedPoints("fp16 skipped (overflow)"), m->curves()[2].skippedSteps());
+    QCOMPARE(view->lossScaleChart()->plottedPoints("fp16 skipped (overflow)"),
+             m->curves()[2].skippedSteps());
     shoot("training", "precision-training-gpu.png");
     shoot("loss-scale", "precision-loss-scale-gpu.png");
 }

@@ -6,7 +6,6 @@
 #include <QtCharts/QLogValueAxis>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
-
 #include <algorithm>
 #include <cmath>
 
@@ -19,7 +18,8 @@ namespace {
 constexpr int kMaxPoints = 3000;  // per line: Qt Charts slows down well beyond
 }
 
-PrecisionChart::PrecisionChart(const QString& fileStem, QWidget* parent) : ChartPane(parent), stem_(fileStem) {
+PrecisionChart::PrecisionChart(const QString& fileStem, QWidget* parent)
+    : ChartPane(parent), stem_(fileStem) {
     interaction()->setValueText([](const QPointF& v) {
         return tr("step %1\n%2").arg(std::lround(v.x())).arg(ChartInteraction::formatValue(v.y()));
     });
@@ -78,7 +78,8 @@ void PrecisionChart::redraw() {
     y->setTitleText(yTitle_);
     c->addAxis(x, Qt::AlignBottom);
     c->addAxis(y, Qt::AlignLeft);
-    double xmin = 1, xmax = 10, ymin = std::numeric_limits<double>::max(), ymax = std::numeric_limits<double>::lowest();
+    double xmin = 1, xmax = 10, ymin = std::numeric_limits<double>::max(),
+           ymax = std::numeric_limits<double>::lowest();
     bool any = false;
     for (const Line& line : lines_) {
         QList<QPointF> pts;
@@ -110,7 +111,8 @@ void PrecisionChart::redraw() {
     if (logY_) {
         // A labelled tick per power of the base: over many decades, a base of 100 or more
         // keeps the labels apart (Qt Charts elides labels that would overlap).
-        const double dlo = std::floor(std::log10(ymin)), dhi = std::max(dlo + 1, std::ceil(std::log10(ymax)));
+        const double dlo = std::floor(std::log10(ymin)),
+                     dhi = std::max(dlo + 1, std::ceil(std::log10(ymax)));
         const int step = std::max(1, static_cast<int>(std::ceil((dhi - dlo) / 5.0)));
         const double lo = std::pow(10.0, std::floor(dlo / step) * step);
         const double hi = std::pow(10.0, std::ceil(dhi / step) * step);

@@ -7,7 +7,6 @@
 #include <QColor>
 #include <QMetaType>
 #include <QStandardItemModel>
-
 #include <vector>
 
 #include "precision/precision.h"
@@ -29,7 +28,18 @@ QColor dtypeTint(const QString& dtype);
 class AccumulationModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Variant, Value, Exact, Error, AddendStored, FirstRounding, FirstStall, UlpEnd, Torch, ColumnCount };
+    enum Column {
+        Variant,
+        Value,
+        Exact,
+        Error,
+        AddendStored,
+        FirstRounding,
+        FirstStall,
+        UlpEnd,
+        Torch,
+        ColumnCount
+    };
     static constexpr int ValueRole = Qt::UserRole + 1;
 
     explicit AccumulationModel(QObject* parent = nullptr);
@@ -91,7 +101,18 @@ private:
 class TrainSummaryModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Precision_, Status_, FirstLoss, FinalLoss, MaxDiff, Skipped, ScaleFirst, ScaleLast, Underflow, ColumnCount };
+    enum Column {
+        Precision_,
+        Status_,
+        FirstLoss,
+        FinalLoss,
+        MaxDiff,
+        Skipped,
+        ScaleFirst,
+        ScaleLast,
+        Underflow,
+        ColumnCount
+    };
     static constexpr int ValueRole = Qt::UserRole + 1;
 
     explicit TrainSummaryModel(QObject* parent = nullptr);

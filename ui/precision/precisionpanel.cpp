@@ -12,7 +12,6 @@
 #include <QStackedWidget>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
-
 #include <nlohmann/json.hpp>
 
 #include "common/checkrow.h"
@@ -43,9 +42,12 @@ QString g17(double v) { return QString::number(v, 'g', 17); }
 
 QString PrecisionPanel::studyKey(Study s) {
     switch (s) {
-        case Study::Accumulate: return QStringLiteral("accumulate");
-        case Study::Autocast: return QStringLiteral("autocast");
-        case Study::Train: return QStringLiteral("train");
+        case Study::Accumulate:
+            return QStringLiteral("accumulate");
+        case Study::Autocast:
+            return QStringLiteral("autocast");
+        case Study::Train:
+            return QStringLiteral("train");
     }
     return {};
 }
@@ -65,7 +67,8 @@ void PrecisionPanel::build() {
     study_ = new QComboBox(this);
     study_->addItem(tr("accumulation: a sum in low precision"), studyKey(Study::Accumulate));
     study_->addItem(tr("autocast inspector: the dtypes of a model"), studyKey(Study::Autocast));
-    study_->addItem(tr("training numerics: fp32, bf16, fp16 with loss scaling"), studyKey(Study::Train));
+    study_->addItem(tr("training numerics: fp32, bf16, fp16 with loss scaling"),
+                    studyKey(Study::Train));
     study_->setToolTip(tr("Which of the precision lab's three experiments runs"));
     top->addRow(tr("&Label:"), label_);
     top->addRow(tr("&Study:"), study_);
@@ -88,7 +91,8 @@ void PrecisionPanel::build() {
     fp32->setEnabled(false);
     fp32->setToolTip(tr("The fp32 sum is always computed: the others are read against it"));
     accFp16_ = new QCheckBox(QStringLiteral("fp16"), accFormats_);
-    accFp16_->setToolTip(tr("fp16 += fp16, fp32 += fp16 and fp32 += fp16 with an explicit cast (the course's four)"));
+    accFp16_->setToolTip(tr(
+        "fp16 += fp16, fp32 += fp16 and fp32 += fp16 with an explicit cast (the course's four)"));
     accBf16_ = new QCheckBox(QStringLiteral("bf16"), accFormats_);
     accBf16_->setToolTip(tr("The same three sums in bf16"));
     fr->addWidget(fp32);
@@ -106,9 +110,11 @@ void PrecisionPanel::build() {
     auto* cf = new QFormLayout(cast);
     model_ = new QComboBox(cast);
     model_->addItem(tr("toy (Linear → ReLU → LayerNorm → Linear)"), QStringLiteral("toy"));
-    for (const std::string& n : modelPresetNames()) model_->addItem(tr("LM %1").arg(qstr(n)), qstr(n));
+    for (const std::string& n : modelPresetNames())
+        model_->addItem(tr("LM %1").arg(qstr(n)), qstr(n));
     castDtype_ = new QComboBox(cast);
-    for (Precision p : {Precision::BF16, Precision::FP16}) castDtype_->addItem(qstr(toString(p)), qstr(toString(p)));
+    for (Precision p : {Precision::BF16, Precision::FP16})
+        castDtype_->addItem(qstr(toString(p)), qstr(toString(p)));
     castDtype_->setToolTip(tr("The dtype autocast casts to"));
     inFeatures_ = new QSpinBox(cast);
     outFeatures_ = new QSpinBox(cast);
@@ -132,8 +138,9 @@ void PrecisionPanel::build() {
     lr_ = new QLineEdit(train);
     lr_->setToolTip(tr("AdamW's learning rate"));
     initScale_ = new QLineEdit(train);
-    initScale_->setToolTip(tr("The fp16 loss scaler's first scale (PyTorch's default 65536); a huge one shows "
-                              "overflow and skipped steps"));
+    initScale_->setToolTip(
+        tr("The fp16 loss scaler's first scale (PyTorch's default 65536); a huge one shows "
+           "overflow and skipped steps"));
     trainBatch_ = new QSpinBox(train);
     trainBatch_->setRange(0, 65536);
     tf->addRow(tr("&Precisions:"), trainPrecisionBox_);
@@ -152,14 +159,22 @@ void PrecisionPanel::build() {
     outer->addStretch();
     addStatusLabels(outer);
 
-    registerFields({{QStringLiteral("study"), study_},          {QStringLiteral("addend"), addend_},
-                    {QStringLiteral("count"), count_},          {QStringLiteral("formats"), accFormats_},
-                    {QStringLiteral("model"), model_},          {QStringLiteral("autocast_dtype"), castDtype_},
-                    {QStringLiteral("in_features"), inFeatures_}, {QStringLiteral("out_features"), outFeatures_},
-                    {QStringLiteral("batch"), batch_},          {QStringLiteral("context"), context_},
-                    {QStringLiteral("precisions"), trainPrecisionBox_}, {QStringLiteral("steps"), steps_},
-                    {QStringLiteral("lr"), lr_},                {QStringLiteral("init_scale"), initScale_},
-                    {QStringLiteral("train_batch"), trainBatch_}, {QStringLiteral("device"), device_}});
+    registerFields({{QStringLiteral("study"), study_},
+                    {QStringLiteral("addend"), addend_},
+                    {QStringLiteral("count"), count_},
+                    {QStringLiteral("formats"), accFormats_},
+                    {QStringLiteral("model"), model_},
+                    {QStringLiteral("autocast_dtype"), castDtype_},
+                    {QStringLiteral("in_features"), inFeatures_},
+                    {QStringLiteral("out_features"), outFeatures_},
+                    {QStringLiteral("batch"), batch_},
+                    {QStringLiteral("context"), context_},
+                    {QStringLiteral("precisions"), trainPrecisionBox_},
+                    {QStringLiteral("steps"), steps_},
+                    {QStringLiteral("lr"), lr_},
+                    {QStringLiteral("init_scale"), initScale_},
+                    {QStringLiteral("train_batch"), trainBatch_},
+                    {QStringLiteral("device"), device_}});
 
     // Defaults: the engine's, which are the course's.
     const AccumulationSpec a;
@@ -185,12 +200,15 @@ void PrecisionPanel::build() {
         updateAvailability();
         revalidate();
     };
-    for (QLineEdit* e : {label_, addend_, count_, steps_, lr_, initScale_}) connect(e, &QLineEdit::textChanged, this, changed);
-    for (QCheckBox* cb : {accFp16_, accBf16_, checkTorch_}) connect(cb, &QCheckBox::toggled, this, changed);
+    for (QLineEdit* e : {label_, addend_, count_, steps_, lr_, initScale_})
+        connect(e, &QLineEdit::textChanged, this, changed);
+    for (QCheckBox* cb : {accFp16_, accBf16_, checkTorch_})
+        connect(cb, &QCheckBox::toggled, this, changed);
     for (auto* cb : trainPrecisions_) connect(cb, &QCheckBox::toggled, this, changed);
     for (QSpinBox* sb : {inFeatures_, outFeatures_, batch_, context_, trainBatch_})
         connect(sb, &QSpinBox::valueChanged, this, changed);
-    for (QComboBox* cb : {study_, model_, castDtype_, device_}) connect(cb, &QComboBox::currentIndexChanged, this, changed);
+    for (QComboBox* cb : {study_, model_, castDtype_, device_})
+        connect(cb, &QComboBox::currentIndexChanged, this, changed);
     installRunShortcut();
     setLabelField(label_);
     updateAvailability();
@@ -224,9 +242,11 @@ void PrecisionPanel::updateAvailability() {
     };
     auto* castModel = qobject_cast<QStandardItemModel*>(castDtype_->model());
     for (int i = 0; i < castDtype_->count(); ++i) {
-        const QString reason = why(*parsePrecision(castDtype_->itemData(i).toString().toStdString()));
+        const QString reason =
+            why(*parsePrecision(castDtype_->itemData(i).toString().toStdString()));
         if (castModel) castModel->item(i)->setEnabled(reason.isEmpty());
-        castDtype_->setItemData(i, reason.isEmpty() ? QVariant() : QVariant(reason), Qt::ToolTipRole);
+        castDtype_->setItemData(i, reason.isEmpty() ? QVariant() : QVariant(reason),
+                                Qt::ToolTipRole);
     }
     if (castModel && !castModel->item(castDtype_->currentIndex())->isEnabled())
         for (int i = 0; i < castDtype_->count(); ++i)
@@ -245,11 +265,14 @@ void PrecisionPanel::revalidate() {
     QHash<QWidget*, QStringList> byField;
     QStringList general;
     auto add = [&](QWidget* w, const QString& m) {
-        if (w && !byField[w].contains(m)) byField[w] << m;
-        else if (!w && !general.contains(m)) general << m;
+        if (w && !byField[w].contains(m))
+            byField[w] << m;
+        else if (!w && !general.contains(m))
+            general << m;
     };
     // Map the engine's words to the field they name.
-    auto route = [&](const std::vector<std::string>& errors, const QList<QPair<QString, QWidget*>>& keys) {
+    auto route = [&](const std::vector<std::string>& errors,
+                     const QList<QPair<QString, QWidget*>>& keys) {
         for (const auto& e : errors) {
             const QString msg = qstr(e);
             QWidget* target = nullptr;
@@ -265,14 +288,18 @@ void PrecisionPanel::revalidate() {
     auto parseDouble = [&](QLineEdit* e, const QString& what, double* out) {
         bool ok = false;
         const double v = e->text().trimmed().toDouble(&ok);
-        if (!ok) add(e, tr("%1: '%2' is not a number").arg(what, e->text().trimmed()));
-        else *out = v;
+        if (!ok)
+            add(e, tr("%1: '%2' is not a number").arg(what, e->text().trimmed()));
+        else
+            *out = v;
     };
     auto parseInt = [&](QLineEdit* e, const QString& what, int64_t* out) {
         bool ok = false;
         const qlonglong v = e->text().trimmed().toLongLong(&ok);
-        if (!ok) add(e, tr("%1: '%2' is not a whole number").arg(what, e->text().trimmed()));
-        else *out = v;
+        if (!ok)
+            add(e, tr("%1: '%2' is not a whole number").arg(what, e->text().trimmed()));
+        else
+            *out = v;
     };
     const std::string device = device_->currentData().toString().toStdString();
     switch (study()) {
@@ -283,14 +310,16 @@ void PrecisionPanel::revalidate() {
             s.fp16 = accFp16_->isChecked();
             s.bf16 = accBf16_->isChecked();
             s.check_torch = checkTorch_->isChecked();
-            route(validateAccumulationSpec(s), {{QStringLiteral("addend"), addend_}, {QStringLiteral("count"), count_}});
+            route(validateAccumulationSpec(s),
+                  {{QStringLiteral("addend"), addend_}, {QStringLiteral("count"), count_}});
             accumulation_ = s;
             break;
         }
         case Study::Autocast: {
             AutocastSpec s;
             s.model = model_->currentData().toString().toStdString();
-            s.dtype = parsePrecision(castDtype_->currentData().toString().toStdString()).value_or(Precision::BF16);
+            s.dtype = parsePrecision(castDtype_->currentData().toString().toStdString())
+                          .value_or(Precision::BF16);
             s.device = device;
             s.in_features = inFeatures_->value();
             s.out_features = outFeatures_->value();
@@ -332,8 +361,9 @@ void PrecisionPanel::revalidate() {
                                                  {QStringLiteral("loss scale"), initScale_},
                                                  {QStringLiteral("batch"), trainBatch_},
                                                  {QStringLiteral("device"), device_}});
-            if (capsKnown_) route(checkRunnable(RunNeeds{device, s.precisions, {}}), {{QStringLiteral("device '"), device_},
-                                                                                      {QString(), trainPrecisionBox_}});
+            if (capsKnown_)
+                route(checkRunnable(RunNeeds{device, s.precisions, {}}),
+                      {{QStringLiteral("device '"), device_}, {QString(), trainPrecisionBox_}});
             train_ = s;
             break;
         }
@@ -343,11 +373,13 @@ void PrecisionPanel::revalidate() {
     // disabled or unused here.
     const bool lm = model_->currentData().toString() != QLatin1String("toy");
     const QList<QPair<QWidget*, QString>> reasons = {
-        {device_, study() == Study::Accumulate
-                      ? tr("The sums are computed on the CPU (the arithmetic here and LibTorch's CPU tensors)")
-                      : tr("Where the model runs")},
-        {inFeatures_, lm ? tr("The toy model's size; an LM has its own") : tr("The toy model's input features")},
-        {outFeatures_, lm ? tr("The toy model's size; an LM has its own") : tr("The toy model's classes")},
+        {device_, study() == Study::Accumulate ? tr("The sums are computed on the CPU (the "
+                                                    "arithmetic here and LibTorch's CPU tensors)")
+                                               : tr("Where the model runs")},
+        {inFeatures_,
+         lm ? tr("The toy model's size; an LM has its own") : tr("The toy model's input features")},
+        {outFeatures_,
+         lm ? tr("The toy model's size; an LM has its own") : tr("The toy model's classes")},
         {context_, lm ? tr("The LM's context length") : tr("Only an LM has a context length")}};
     for (const auto& [w, tip] : reasons)
         if (!byField.contains(w)) w->setToolTip(tip);
@@ -355,18 +387,24 @@ void PrecisionPanel::revalidate() {
 }
 
 QString PrecisionPanel::summary() const {
-    if (!problems_.isEmpty()) return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+    if (!problems_.isEmpty())
+        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
     switch (study()) {
         case Study::Accumulate:
-            return tr("%1 sums of %2 × %3").arg(accumulationVariants(accumulation_.fp16, accumulation_.bf16).size())
-                .arg(accumulation_.count).arg(g17(accumulation_.addend));
+            return tr("%1 sums of %2 × %3")
+                .arg(accumulationVariants(accumulation_.fp16, accumulation_.bf16).size())
+                .arg(accumulation_.count)
+                .arg(g17(accumulation_.addend));
         case Study::Autocast:
             return tr("autocast %1 of the %2 model on %3")
-                .arg(qstr(toString(autocast_.dtype)), qstr(autocast_.model), qstr(autocast_.device));
+                .arg(qstr(toString(autocast_.dtype)), qstr(autocast_.model),
+                     qstr(autocast_.device));
         case Study::Train: {
             QStringList p;
             for (Precision x : train_.precisions) p << qstr(toString(x));
-            return tr("%1 steps in %2 on %3").arg(train_.steps).arg(p.join(QStringLiteral(", ")), qstr(train_.device));
+            return tr("%1 steps in %2 on %3")
+                .arg(train_.steps)
+                .arg(p.join(QStringLiteral(", ")), qstr(train_.device));
         }
     }
     return {};
@@ -379,13 +417,16 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
     job.label = label_->text().trimmed();
     switch (study()) {
         case Study::Accumulate: {
-            job.point_count = static_cast<int>(accumulationVariants(accumulation_.fp16, accumulation_.bf16).size());
+            job.point_count = static_cast<int>(
+                accumulationVariants(accumulation_.fp16, accumulation_.bf16).size());
             job.device = "cpu";
             job.spec_json = accumulationSpecJson(accumulation_);
-            job.run = [spec = accumulation_](JobObserver& obs, const CancelToken&, ResultStore* store, int64_t runId) {
+            job.run = [spec = accumulation_](JobObserver& obs, const CancelToken&,
+                                             ResultStore* store, int64_t runId) {
                 Forwarder forward(obs);
                 for (const AccumulationResult& r : runAccumulation(spec, forward, store, runId)) {
-                    obs.log(LogLevel::Info, r.variant.name() + ": " + QString::number(r.value, 'f', 4).toStdString());
+                    obs.log(LogLevel::Info, r.variant.name() + ": " +
+                                                QString::number(r.value, 'f', 4).toStdString());
                     obs.item(QVariant::fromValue(r));
                 }
             };
@@ -395,10 +436,12 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
             job.point_count = 1;
             job.device = autocast_.device;
             job.spec_json = autocastSpecJson(autocast_);
-            job.run = [spec = autocast_](JobObserver& obs, const CancelToken&, ResultStore* store, int64_t runId) {
+            job.run = [spec = autocast_](JobObserver& obs, const CancelToken&, ResultStore* store,
+                                         int64_t runId) {
                 Forwarder forward(obs);
                 const AutocastReport report = runAutocastInspector(spec, forward, store, runId);
-                obs.log(LogLevel::Info, "autocast: " + std::to_string(report.records.size()) + " tensors recorded");
+                obs.log(LogLevel::Info,
+                        "autocast: " + std::to_string(report.records.size()) + " tensors recorded");
                 obs.item(QVariant::fromValue(report));
             };
             break;
@@ -407,12 +450,18 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
             job.point_count = static_cast<int>(train_.precisions.size());
             job.device = train_.device;
             job.spec_json = trainNumericsSpecJson(train_);
-            job.run = [spec = train_](JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+            job.run = [spec = train_](JobObserver& obs, const CancelToken& cancel,
+                                      ResultStore* store, int64_t runId) {
                 Forwarder forward(obs);
-                for (const TrainNumericsCurve& c : runTrainNumerics(spec, forward, cancel, store, runId)) {
-                    obs.log(LogLevel::Info, std::string(toString(c.precision)) + ": " + std::string(toString(c.status)) +
-                                                (c.steps.empty() ? std::string()
-                                                                 : ", final loss " + QString::number(c.finalLoss(), 'f', 4).toStdString()));
+                for (const TrainNumericsCurve& c :
+                     runTrainNumerics(spec, forward, cancel, store, runId)) {
+                    obs.log(LogLevel::Info,
+                            std::string(toString(c.precision)) + ": " +
+                                std::string(toString(c.status)) +
+                                (c.steps.empty()
+                                     ? std::string()
+                                     : ", final loss " +
+                                           QString::number(c.finalLoss(), 'f', 4).toStdString()));
                     obs.item(QVariant::fromValue(c));
                 }
             };
@@ -466,8 +515,11 @@ void PrecisionPanel::setState(const QJsonObject& o, QStringList* notes) {
     auto combo = [&](const char* k, QComboBox* c, const QString& what) {
         if (!has(k)) return;
         const int i = c->findData(val(k).toString());
-        if (i >= 0) c->setCurrentIndex(i);
-        else if (notes) *notes << tr("%1 '%2' is not one of this panel's; kept %3").arg(what, val(k).toString(), c->currentData().toString());
+        if (i >= 0)
+            c->setCurrentIndex(i);
+        else if (notes)
+            *notes << tr("%1 '%2' is not one of this panel's; kept %3")
+                          .arg(what, val(k).toString(), c->currentData().toString());
     };
     if (has("label")) label_->setText(val("label").toString());
     combo("study", study_, tr("experiment"));
@@ -486,7 +538,8 @@ void PrecisionPanel::setState(const QJsonObject& o, QStringList* notes) {
     spin("context", context_);
     const QStringList wanted = stringsOf(val("precisions"));
     if (has("precisions"))
-        for (Precision p : kTrainPrecisions) trainPrecisions_[p]->setChecked(wanted.contains(qstr(toString(p))));
+        for (Precision p : kTrainPrecisions)
+            trainPrecisions_[p]->setChecked(wanted.contains(qstr(toString(p))));
     text("steps", steps_);
     text("lr", lr_);
     text("init_scale", initScale_);
@@ -495,9 +548,11 @@ void PrecisionPanel::setState(const QJsonObject& o, QStringList* notes) {
         const QString dev = val("device").toString();
         auto* model = qobject_cast<QStandardItemModel*>(device_->model());
         const int i = device_->findData(dev);
-        if (i >= 0 && (!model || model->item(i)->isEnabled())) device_->setCurrentIndex(i);
+        if (i >= 0 && (!model || model->item(i)->isEnabled()))
+            device_->setCurrentIndex(i);
         else if (notes && capsKnown_)
-            *notes << tr("device '%1' is not available here; using %2").arg(dev, device_->currentData().toString());
+            *notes << tr("device '%1' is not available here; using %2")
+                          .arg(dev, device_->currentData().toString());
     }
     // The dtype after the device: what the device cannot compute in is disabled first.
     const QString castWanted = val("autocast_dtype").toString();
@@ -508,12 +563,14 @@ void PrecisionPanel::setState(const QJsonObject& o, QStringList* notes) {
     if (has("autocast_dtype") && ci >= 0 && castModel && !castModel->item(ci)->isEnabled()) {
         updateAvailability();  // moves off the disabled dtype
         if (notes && capsKnown_)
-            *notes << tr("%1 left out: %2").arg(castWanted, castDtype_->itemData(ci, Qt::ToolTipRole).toString());
+            *notes << tr("%1 left out: %2")
+                          .arg(castWanted, castDtype_->itemData(ci, Qt::ToolTipRole).toString());
     }
     if (notes && capsKnown_)
         for (Precision p : kTrainPrecisions)
             if (wanted.contains(qstr(toString(p))) && !trainPrecisions_[p]->isChecked())
-                *notes << tr("%1 left out: %2").arg(qstr(toString(p)), trainPrecisions_[p]->toolTip());
+                *notes
+                    << tr("%1 left out: %2").arg(qstr(toString(p)), trainPrecisions_[p]->toolTip());
     updating_ = false;
     revalidate();
 }
@@ -527,20 +584,26 @@ QString PrecisionPanel::describeSpec(const QJsonObject& s) {
         QStringList formats{QStringLiteral("fp32")};
         if (s.value(QLatin1String("fp16")).toBool()) formats << QStringLiteral("fp16");
         if (s.value(QLatin1String("bf16")).toBool()) formats << QStringLiteral("bf16");
-        return QObject::tr("accumulation: %1 × %2").arg(s.value(QLatin1String("count")).toInteger())
+        return QObject::tr("accumulation: %1 × %2")
+                   .arg(s.value(QLatin1String("count")).toInteger())
                    .arg(g17(s.value(QLatin1String("addend")).toDouble())) +
                dot + formats.join(QStringLiteral(", "));
     }
     if (command == QLatin1String("precision autocast"))
-        return QObject::tr("autocast: %1 model").arg(s.value(QLatin1String("model")).toString()) + dot +
-               s.value(QLatin1String("dtype")).toString() + dot + s.value(QLatin1String("device")).toString();
-    if (command == QLatin1String("precision train"))
-        return QObject::tr("training: %1").arg(jsonListText(s.value(QLatin1String("precisions"))).join(QStringLiteral(", "))) +
-               dot + QObject::tr("%1 steps").arg(s.value(QLatin1String("steps")).toInteger()) + dot +
-               QObject::tr("lr %1").arg(g17(s.value(QLatin1String("lr")).toDouble())) + dot +
-               QObject::tr("loss scale %1").arg(g17(s.value(QLatin1String("init_scale")).toDouble())) + dot +
+        return QObject::tr("autocast: %1 model").arg(s.value(QLatin1String("model")).toString()) +
+               dot + s.value(QLatin1String("dtype")).toString() + dot +
                s.value(QLatin1String("device")).toString();
-    return QObject::tr("precision run (%1)").arg(command.isEmpty() ? QObject::tr("unknown experiment") : command);
+    if (command == QLatin1String("precision train"))
+        return QObject::tr("training: %1")
+                   .arg(jsonListText(s.value(QLatin1String("precisions")))
+                            .join(QStringLiteral(", "))) +
+               dot + QObject::tr("%1 steps").arg(s.value(QLatin1String("steps")).toInteger()) +
+               dot + QObject::tr("lr %1").arg(g17(s.value(QLatin1String("lr")).toDouble())) + dot +
+               QObject::tr("loss scale %1")
+                   .arg(g17(s.value(QLatin1String("init_scale")).toDouble())) +
+               dot + s.value(QLatin1String("device")).toString();
+    return QObject::tr("precision run (%1)")
+        .arg(command.isEmpty() ? QObject::tr("unknown experiment") : command);
 }
 
 QJsonObject PrecisionPanel::stateFromSpec(const QJsonObject& s) {

@@ -8,7 +8,6 @@
 #include <QTableView>
 #include <QTreeView>
 #include <QVBoxLayout>
-
 #include <cmath>
 
 #include "common/format.h"
@@ -24,9 +23,12 @@ namespace {
 
 int colourOf(Precision p) {
     switch (p) {
-        case Precision::FP32: return 0;
-        case Precision::BF16: return 1;
-        case Precision::FP16: return 2;
+        case Precision::FP32:
+            return 0;
+        case Precision::BF16:
+            return 1;
+        case Precision::FP16:
+            return 2;
     }
     return 3;
 }
@@ -103,14 +105,20 @@ PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
     {
         auto swatch = [](const QString& d) {
             const QColor c = dtypeTint(d);
-            return QStringLiteral("<span style=\"background-color: rgba(%1,%2,%3,%4)\">&nbsp;%5&nbsp;</span>")
-                .arg(c.red()).arg(c.green()).arg(c.blue()).arg(c.alphaF(), 0, 'f', 2).arg(d);
+            return QStringLiteral(
+                       "<span style=\"background-color: rgba(%1,%2,%3,%4)\">&nbsp;%5&nbsp;</span>")
+                .arg(c.red())
+                .arg(c.green())
+                .arg(c.blue())
+                .arg(c.alphaF(), 0, 'f', 2)
+                .arg(d);
         };
-        auto* legend = new QLabel(tr("Dtypes: %1 %2 %3 &nbsp; ◆ fp32 island: an op autocast keeps in fp32 although "
-                                     "its input is lower precision")
-                                      .arg(swatch(QStringLiteral("fp32")), swatch(QStringLiteral("bf16")),
-                                           swatch(QStringLiteral("fp16"))),
-                                  this);
+        auto* legend = new QLabel(
+            tr("Dtypes: %1 %2 %3 &nbsp; ◆ fp32 island: an op autocast keeps in fp32 although "
+               "its input is lower precision")
+                .arg(swatch(QStringLiteral("fp32")), swatch(QStringLiteral("bf16")),
+                     swatch(QStringLiteral("fp16"))),
+            this);
         legend->setTextFormat(Qt::RichText);
         legend->setWordWrap(true);
         auto* split = new QSplitter(Qt::Vertical, this);
@@ -215,9 +223,10 @@ void PrecisionView::begin(const QString& label, const std::string& spec_json) {
                                                               : QStringLiteral("accumulation");
     const int shown = currentPane();
     const QString shownKey = shown >= 0 && shown < panes().size() ? panes()[shown].key : QString();
-    const bool relevant = study_ == QLatin1String("train") ? (shownKey == QLatin1String("training") ||
-                                                              shownKey == QLatin1String("loss-scale"))
-                                                           : shownKey == first;
+    const bool relevant =
+        study_ == QLatin1String("train")
+            ? (shownKey == QLatin1String("training") || shownKey == QLatin1String("loss-scale"))
+            : shownKey == first;
     if (!study_.isEmpty() && !relevant) showPane(paneIndex(first));
     Q_EMIT titleChanged();
 }
@@ -287,17 +296,21 @@ void PrecisionView::refreshAccumulation() {
         line.colour = i++;
         line.points.reserve(static_cast<qsizetype>(r.running_error.size()));
         for (size_t k = 0; k < r.running_error.size(); ++k)
-            line.points << QPointF(static_cast<double>((static_cast<int64_t>(k) + 1) * r.running_error_stride),
-                                   std::abs(r.running_error[k]));
+            line.points << QPointF(
+                static_cast<double>((static_cast<int64_t>(k) + 1) * r.running_error_stride),
+                std::abs(r.running_error[k]));
         lines << line;
     }
     QString title = tr("|running error| of each sum (exact zeros not drawn on the log axis)");
     if (!accumulation_->results().empty()) {
         const AccumulationResult& f = accumulation_->results().front();
-        title = tr("|sum − step × %1| per step, %2 steps (exact zeros not drawn)").arg(f.addend, 0, 'g', 17).arg(f.count);
+        title = tr("|sum − step × %1| per step, %2 steps (exact zeros not drawn)")
+                    .arg(f.addend, 0, 'g', 17)
+                    .arg(f.count);
     }
     accChart_->setTitles(title, tr("step"), tr("|running error|"));
-    if (auto* t = qobject_cast<QTableView*>(panes()[paneIndex(QStringLiteral("accumulation"))].table))
+    if (auto* t =
+            qobject_cast<QTableView*>(panes()[paneIndex(QStringLiteral("accumulation"))].table))
         t->resizeColumnsToContents();  // a row a sum: cheap
     accChart_->setLines(lines);
 }
@@ -311,9 +324,11 @@ void PrecisionView::refreshAutocast() {
     }
     QString text = tr("The %1 model under %2 autocast on %3: %n tensor(s) recorded.", "",
                       static_cast<int>(report->records.size()))
-                       .arg(qstr(report->spec.model), qstr(toString(report->spec.dtype)), qstr(report->spec.device));
+                       .arg(qstr(report->spec.model), qstr(toString(report->spec.dtype)),
+                            qstr(report->spec.device));
     if (report->status != Status::Ok)
-        text += QStringLiteral(" <b>%1</b>: %2").arg(qstr(toString(report->status)), qstr(report->error).toHtmlEscaped());
+        text += QStringLiteral(" <b>%1</b>: %2")
+                    .arg(qstr(toString(report->status)), qstr(report->error).toHtmlEscaped());
     castSummary_->setText(text);
     castSummary_->show();
     treeView_->expandAll();
@@ -332,7 +347,8 @@ void PrecisionView::refreshTraining() {
         if (ref && &c != ref) {
             PrecisionChart::Line d{tr("%1 − fp32").arg(name), {}, colour, false};
             const size_t n = std::min(ref->steps.size(), c.steps.size());
-            for (size_t i = 0; i < n; ++i) d.points << QPointF(c.steps[i].step, c.steps[i].loss - ref->steps[i].loss);
+            for (size_t i = 0; i < n; ++i)
+                d.points << QPointF(c.steps[i].step, c.steps[i].loss - ref->steps[i].loss);
             diff << d;
         }
         if (!c.steps.empty() && c.steps.front().loss_scale > 0) {
@@ -349,29 +365,35 @@ void PrecisionView::refreshTraining() {
             }
         }
         PrecisionChart::Line u{tr("%1 gradients").arg(name), {}, colour, false};
-        for (const auto& st : c.steps) u.points << QPointF(st.step, static_cast<double>(st.fp16_underflow));
+        for (const auto& st : c.steps)
+            u.points << QPointF(st.step, static_cast<double>(st.fp16_underflow));
         if (!u.points.isEmpty()) underflow << u;
     }
-    lossChart_->setTitles(tr("Loss per step, each precision from the same weights and data"), tr("step"), tr("loss"));
+    lossChart_->setTitles(tr("Loss per step, each precision from the same weights and data"),
+                          tr("step"), tr("loss"));
     lossChart_->setLines(loss);
-    diffChart_->setTitles(ref || train_->rowCount() == 0 ? tr("Loss difference to fp32")
-                                                         : tr("Loss difference to fp32 (the run has no fp32 curve)"),
+    diffChart_->setTitles(ref || train_->rowCount() == 0
+                              ? tr("Loss difference to fp32")
+                              : tr("Loss difference to fp32 (the run has no fp32 curve)"),
                           tr("step"), tr("loss − fp32 loss"));
     diffChart_->setLines(diff);
-    scaleChart_->setTitles(anySkipped ? tr("Loss scale per step; ▲ skipped steps (inf/NaN gradients)")
-                                      : tr("Loss scale per step (no step skipped)"),
+    scaleChart_->setTitles(anySkipped
+                               ? tr("Loss scale per step; ▲ skipped steps (inf/NaN gradients)")
+                               : tr("Loss scale per step (no step skipped)"),
                            tr("step"), tr("loss scale"));
     scaleChart_->setLines(scale);
     double most = 0;
     for (const auto& l : underflow)
         for (const QPointF& p : l.points) most = std::max(most, p.y());
-    underflowChart_->setTitles(underflow.isEmpty() || most > 0
-                                   ? tr("Gradient elements lost to fp16 underflow without scaling")
-                                   : tr("Gradient elements lost to fp16 underflow without scaling: none in this run"),
-                               tr("step"), tr("elements"));
+    underflowChart_->setTitles(
+        underflow.isEmpty() || most > 0
+            ? tr("Gradient elements lost to fp16 underflow without scaling")
+            : tr("Gradient elements lost to fp16 underflow without scaling: none in this run"),
+        tr("step"), tr("elements"));
     underflowChart_->setLines(underflow);
     for (const char* key : {"training", "loss-scale"})
-        if (auto* t = qobject_cast<QTableView*>(panes()[paneIndex(QLatin1String(key))].table)) t->resizeColumnsToContents();
+        if (auto* t = qobject_cast<QTableView*>(panes()[paneIndex(QLatin1String(key))].table))
+            t->resizeColumnsToContents();
 }
 
 QString PrecisionView::emptyNote(const QString& paneKey) const {
@@ -392,12 +414,15 @@ QString PrecisionView::emptyNote(const QString& paneKey) const {
         for (const auto& c : train_->curves())
             filled |= !c.steps.empty() && c.steps.front().loss_scale > 0;
         if (!filled && train_->rowCount() > 0)
-            return tr("This training run has no fp16 curve: only fp16 uses a loss scaler. Tick fp16 to see the scale.");
+            return tr(
+                "This training run has no fp16 curve: only fp16 uses a loss scaler. Tick fp16 to "
+                "see the scale.");
     }
     if (filled) return {};
     if (study_.isEmpty() || study_ == needed)
         return tr("Run %1 (Precision lab) to fill this pane.").arg(studyTitle(needed));
-    return tr("The shown run is %1; this pane is filled by %2.").arg(studyTitle(study_), studyTitle(needed));
+    return tr("The shown run is %1; this pane is filled by %2.")
+        .arg(studyTitle(study_), studyTitle(needed));
 }
 
 void PrecisionView::refreshNotes() {

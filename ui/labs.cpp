@@ -6,6 +6,8 @@
 #include "attention/attentionview.h"
 #include "benchmark/benchpanel.h"
 #include "benchmark/benchview.h"
+#include "profiler/profilepanel.h"
+#include "profiler/profileview.h"
 
 namespace ts::ui {
 
@@ -19,6 +21,7 @@ const std::vector<LabEntry>& uiLabs() {
     static const std::vector<LabEntry> labs = {
         entry<BenchPanel, BenchView>(kBenchLab, "End-to-end benchmark"),
         entry<AttentionPanel, AttentionView>(kAttentionLab, "Attention benchmark"),
+        entry<ProfilePanel, ProfileView>(kProfileLab, "Profiler"),
     };
     return labs;
 }

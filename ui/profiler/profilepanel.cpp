@@ -88,6 +88,7 @@ void ProfilePanel::build() {
     size_->addItem(tr("custom (dimensions below)"), QStringLiteral("custom"));
     form->addRow(tr("&Model size:"), size_);
     customBox_ = new QGroupBox(tr("Custom dimensions"), modelBox);
+    customBox_->setObjectName(QStringLiteral("customDimensions"));  // as the benchmark's panel names it
     auto* customForm = new QFormLayout(customBox_);
     vocab_ = spinBox(customBox_, 1, 1'000'000, 10000, tr("vocabulary size"));
     dModel_ = spinBox(customBox_, 1, 65536, 768, tr("model width"));

@@ -32,6 +32,8 @@ DataTableView* makeTable(QWidget* parent, QAbstractItemModel* model, const QStri
     t->setObjectName(name);
     t->setTitle(title, stem);
     t->setModel(model);
+    // Sortable by any column, but first in the engine's order (by time, descending).
+    t->horizontalHeader()->setSortIndicator(-1, Qt::DescendingOrder);
     t->setSortingEnabled(sortable);
     t->horizontalHeader()->setStretchLastSection(false);
     return t;
@@ -353,8 +355,13 @@ void ProfileView::show(ProfileAnalysis a) {
         for (const QString& name : analysis_.ranges) f.range->addItem(name, name);
     }
     for (QPushButton* b : traceButtons_) b->setEnabled(true);
-    for (DataTableView* t : {kernelTable_, opTable_, categoryTable_, attentionTable_, phaseTable_, activityTable_})
+    // The small tables fit their contents; the long ones (a row per kernel or op name) are
+    // not measured, their names get room.
+    for (DataTableView* t : {categoryTable_, attentionTable_, phaseTable_, activityTable_}) t->resizeColumnsToContents();
+    for (DataTableView* t : {kernelTable_, opTable_}) {
         t->fitColumnsToHeaders();
+        t->setColumnWidth(0, std::max(t->columnWidth(0), t->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 60));
+    }
     kernelNote_->setVisible(!r.gpu);
     kernelNote_->setText(tr("This profile ran on the CPU, where there are no kernels: the Ops tab has the ops' CPU time."));
     // What the step achieved: the model's FLOPs over the measured time of the profiled steps.

@@ -13,6 +13,7 @@
 #include <QtCharts/QChart>
 #include <QtTest>
 
+#include "benchmark/sweepchart.h"
 #include "common/qcp.h"
 #include "common/tableview.h"
 #include "common/windowtesting.h"
@@ -338,6 +339,16 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
     bench->resultTable()->setCurrentIndex(bench->resultTable()->model()->index(0, 0));
     QVERIFY(bench->profilePointAction()->isEnabled());
     QVERIFY(bench->resultTable()->actions().contains(bench->profilePointAction()));
+    // The sweep chart's point, as its context menu finds it.
+    QVERIFY(w->showTab("sweep"));
+    QApplication::processEvents();
+    bench->sweepChart()->flushRedraw();
+    const auto at = bench->sweepChart()->positionOf(0);
+    QVERIFY(at);
+    QCOMPARE(bench->sweepChart()->sourceAt(*at), 0);
+    QCOMPARE(bench->sweepChart()->sourceAt(*at + QPointF(300, 300)), -1);
+    QVERIFY(!bench->profileSweepPointAt(*at + QPointF(300, 300)));
+    QCOMPARE(bench->sweepChart()->actions().size(), 1);
     auto* view = qobject_cast<ProfileView*>(w->labView("profile"));
     QSignalSpy shown(view, &ProfileView::profileShown);
     bench->profilePointAction()->trigger();
@@ -356,6 +367,16 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
     QCOMPARE(profiled.device, std::string("cpu"));
     QVERIFY(view->runTitle().contains(QStringLiteral("Profile of point 1")));
     QVERIFY(w->logText().contains(QStringLiteral("Profile of point 1")));
+    // From the sweep's point: the same profile again.
+    QVERIFY(w->selectExperiment("bench"));
+    QVERIFY(w->showTab("sweep"));
+    QApplication::processEvents();
+    QVERIFY(bench->profileSweepPointAt(*bench->sweepChart()->positionOf(0)));
+    QCOMPARE(w->currentView(), view);
+    QVERIFY(finished.wait(180000) || finished.count() > 2);
+    QCOMPARE(finished.count(), 3);
+    QCOMPARE(shown.count(), 2);
+    QCOMPARE(view->result()->spec.bench.model.context_length, int64_t(48));
 }
 
 QTEST_MAIN(TestProfilerWindow)

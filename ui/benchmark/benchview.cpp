@@ -170,6 +170,9 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     connect(resultTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { profileAct_->setEnabled(current.isValid()); });
     connect(doc_.results(), &QAbstractItemModel::modelReset, this, [this] { profileAct_->setEnabled(false); });
+    auto* sweepProfile = new QAction(tr("Profile This Point"), sweepChart_);
+    sweepChart_->addAction(sweepProfile);
+    connect(sweepProfile, &QAction::triggered, this, [this] { profileSweepPointAt(sweepChart_->contextMenuPosition()); });
     auto* resultControls = new QHBoxLayout;
     resultControls->addStretch();
     resultControls->addWidget(profileButton);
@@ -451,6 +454,10 @@ bool BenchView::profilePoint(int row) {
     const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(profileSpecJson(spec))).object();
     Q_EMIT openInLab(QString::fromLatin1(kProfileLab), json, tr("Profile of point %1: %2").arg(row + 1).arg(describeConfig(spec.bench)), true);
     return true;
+}
+
+bool BenchView::profileSweepPointAt(const QPointF& chartPos) {
+    return profilePoint(sweepChart_->sourceAt(chartPos));
 }
 
 }  // namespace ts::ui

@@ -68,6 +68,9 @@ public:
     // no such point.
     bool profilePoint(int row);
     QAction* profilePointAction() const { return profileAct_; }
+    // The same for the sweep's point nearest to `chartPos` (the sweep chart's coordinates),
+    // as its context menu's "Profile This Point" does; false when no point is near.
+    bool profileSweepPointAt(const QPointF& chartPos);
 
 private:
     void connectReplayer();

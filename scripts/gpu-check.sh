@@ -2,7 +2,7 @@
 # One call on a GPU machine that has a PyTorch 2.11 install (no network needed): builds the
 # engine, kernels, distributed, CLI and tests without the UI against that PyTorch's
 # LibTorch, runs the tests labelled `gpu`, and prints a short benchmark table.
-#   scripts/gpu-check.sh [tests] [e2e] [attention] [all]     (default: tests e2e)
+#   scripts/gpu-check.sh [tests] [e2e] [attention] [profile] [all]     (default: tests e2e)
 # Logs and full results go to $OUT (or build/gpu-out).
 #   GPU_ARCHS   CUDA architectures to build (default "80;90")
 #   CMAKE_ARGS  extra CMake arguments;  GPU_TESTS  a ctest -R regex to run only some GPU tests
@@ -58,5 +58,9 @@ fi
 if want attention && [ -x scripts/bench-attention.sh ]; then
     say "attention benchmark"
     bash scripts/bench-attention.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
+fi
+if want profile; then
+    say "profiler: the course's questions, overhead, NVTX"
+    bash scripts/profile-evidence.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
 fi
 exit $status

@@ -217,20 +217,7 @@ struct StepActivity {
 };
 std::vector<StepActivity> stepActivity(const ProfileResult& r);
 
-// ---- FLOPs and the device's peak ----
-// Model FLOPs of one step from the dimensions (matmuls and attention): forward F, backward 2F,
-// the optimizer none; per mode.
-struct StepFlops {
-    double forward = 0, backward = 0;
-    double total() const { return forward + backward; }
-};
-StepFlops stepFlops(const BenchConfig& cfg);
-// The dense (no sparsity) tensor-core peak, TFLOP/s, of a known GPU for a precision (fp32
-// runs as TF32 only where LibTorch allows it; we report plain FP32's peak for fp32), or
-// nullopt for an unknown GPU or the CPU.
-std::optional<double> densePeakTflops(std::string_view device_name, Precision p);
-// "41.2 TFLOP/s (62% of H100 SXM bf16 dense peak)", or "41.2 TFLOP/s (unknown GPU)".
-std::string achievedText(double flops, double seconds, std::string_view device_name, Precision p);
+// FLOPs per step and the device's peaks: stepFlops(), densePeakTflops() (benchmark.h).
 
 // The trace as Chrome / Perfetto JSON ("traceEvents"): CPU ranges and ops by thread, GPU
 // kernels by stream, times in µs from the first event.

@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QJsonArray>
+#include <QLabel>
 #include <QJsonDocument>
 #include <QLineEdit>
 #include <QPushButton>
@@ -271,6 +272,18 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     for (const OpRow& r : view->opModel()->rows()) flops |= r.flops > 0;
     QVERIFY(flops);
 
+    // Naive attention's three parts, forward and backward, in the table and the chart.
+    QStringList parts;
+    for (const AttentionPart& p : view->attentionModel()->rows())
+        if (p.phase == Phase::Forward) parts << QString::fromStdString(p.part);
+    QCOMPARE(parts, (QStringList{"scores", "softmax", "values"}));
+    for (const AttentionPart& p : view->attentionModel()->rows()) QVERIFY(p.time_us > 0 && p.flops > 0);
+    auto* partsChart = view->findChild<AttentionPartsChart*>();
+    partsChart->flushRedraw();
+    QCOMPARE(partsChart->partNames(), (QStringList{"scores", "softmax", "values"}));
+    // What the step achieved, from the model's FLOPs.
+    QVERIFY2(view->findChild<QLabel*>("phaseNote")->text().contains(QStringLiteral("Model FLOPs per step")),
+             qPrintable(view->findChild<QLabel*>("phaseNote")->text()));
     // Categories, phases and the timeline have the step.
     QVERIFY(view->categoryModel()->rowCount() > 0);
     QCOMPARE(view->phaseModel()->rowCount(), 4);

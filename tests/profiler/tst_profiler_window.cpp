@@ -14,6 +14,8 @@
 #include <QtCharts/QChart>
 #include <QtTest>
 
+#include "benchmark/resultmodel.h"
+#include "benchmark/speedupmodel.h"
 #include "benchmark/sweepchart.h"
 #include "common/qcp.h"
 #include "common/tableview.h"
@@ -77,6 +79,7 @@ class TestProfilerWindow : public QObject {
 private Q_SLOTS:
     void initTestCase() { caps_ = capabilities(); }
     void tableModelsAndNameFilter();
+    void speedupCellsNameTheirPoint();
     void timelineDrawsOnlyWhatIsVisible();
     void panelValidatesAndRoundTripsItsSpec();
     void storedRunWithoutProfileIsRefused();
@@ -127,6 +130,26 @@ void TestProfilerWindow::tableModelsAndNameFilter() {
     QCOMPARE(gemm.size(), 3);
     QVERIFY2(std::abs(gemm[0] - 100.0 * 300 / 350) < 0.01, qPrintable(QString::number(gemm[0])));
     QVERIFY(chart.chart()->title().contains(QStringLiteral("86%")));
+}
+
+void TestProfilerWindow::speedupCellsNameTheirPoint() {
+    // Two points that differ in precision: one row, a time column per precision.
+    ResultModel results;
+    std::vector<BenchResult> rs(2);
+    for (int i = 0; i < 2; ++i) {
+        rs[i].config.model = *modelPreset("tiny");
+        rs[i].config.precision = i ? Precision::BF16 : Precision::FP32;
+        rs[i].total.count = 3;
+        rs[i].total.mean = i ? 1.0 : 2.0;
+    }
+    results.setResults(rs);
+    SpeedupModel speedup(&results);
+    QCOMPARE(speedup.rowCount(), 1);
+    QCOMPARE(speedup.sourceAt(0, speedup.timeColumn("fp32")), 0);
+    QCOMPARE(speedup.sourceAt(0, speedup.timeColumn("bf16")), 1);
+    QCOMPARE(speedup.sourceAt(0, speedup.speedupColumn("bf16")), 1);
+    QCOMPARE(speedup.sourceAt(0, 0), -1);  // the row's label
+    QCOMPARE(speedup.sourceAt(3, 1), -1);
 }
 
 void TestProfilerWindow::timelineDrawsOnlyWhatIsVisible() {

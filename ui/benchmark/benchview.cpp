@@ -173,6 +173,12 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     auto* sweepProfile = new QAction(tr("Profile This Point"), sweepChart_);
     sweepChart_->addAction(sweepProfile);
     connect(sweepProfile, &QAction::triggered, this, [this] { profileSweepPointAt(sweepChart_->contextMenuPosition()); });
+    auto* speedupProfile = new QAction(tr("Profile This Point"), speedupTable_);
+    speedupTable_->addAction(speedupProfile);
+    connect(speedupProfile, &QAction::triggered, this, [this] {
+        const QModelIndex at = speedupTable_->currentIndex();
+        profilePoint(doc_.speedup()->sourceAt(at.row(), at.column()));
+    });
     auto* resultControls = new QHBoxLayout;
     resultControls->addStretch();
     resultControls->addWidget(profileButton);

@@ -305,7 +305,8 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     partsChart->flushRedraw();
     QCOMPARE(partsChart->partNames(), (QStringList{"scores", "softmax", "values"}));
     // What the step achieved, from the model's FLOPs.
-    QVERIFY2(view->findChild<QLabel*>("phaseNote")->text().contains(QStringLiteral("Model FLOPs per step")),
+    QVERIFY2(view->findChild<QLabel*>("phaseNote")->text().contains(QStringLiteral("Model FLOPs per step")) &&
+                 view->findChild<QLabel*>("phaseNote")->text().contains(QStringLiteral("GFLOP/s on the CPU")),
              qPrintable(view->findChild<QLabel*>("phaseNote")->text()));
     // Categories, phases and the timeline have the step.
     QVERIFY(view->categoryModel()->rowCount() > 0);

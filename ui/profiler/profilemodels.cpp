@@ -7,7 +7,8 @@ namespace ts::ui {
 namespace {
 QString num(double v, int decimals) { return QString::number(v, 'f', decimals); }
 QString us(double v) { return num(v, v >= 1000 ? 0 : v >= 10 ? 1 : 2); }
-QString flopsText(double f) { return f > 0 ? num(f / 1e9, f >= 1e11 ? 0 : 2) : QStringLiteral("—"); }
+// GFLOPs to three figures: a tiny model's attention has thousandths of one.
+QString flopsText(double f) { return f > 0 ? (f >= 1e11 ? num(f / 1e9, 0) : QString::number(f / 1e9, 'g', 3)) : QStringLiteral("—"); }
 QString phaseName(Phase p) { return qstr(toString(p)); }
 }  // namespace
 
@@ -58,7 +59,7 @@ AttentionPartModel* makeAttentionPartModel(QObject* parent) {
         {{QObject::tr("Phase"), [](const R& r) { return QVariant(phaseName(r.phase)); }, {}},
          {QObject::tr("Part"), [](const R& r) { return QVariant(qstr(r.part)); }, {}},
          {QObject::tr("Time per step (µs)"), [](const R& r) { return QVariant(r.time_us); }, [](const R& r) { return us(r.time_us); }},
-         {QObject::tr("Kernels per step"), [](const R& r) { return QVariant(r.kernels); }, [](const R& r) { return num(r.kernels, 1); }},
+         {QObject::tr("Kernels (CPU: ops) per step"), [](const R& r) { return QVariant(r.kernels); }, [](const R& r) { return num(r.kernels, 1); }},
          {QObject::tr("GFLOPs"), [](const R& r) { return QVariant(r.flops / 1e9); }, [](const R& r) { return flopsText(r.flops); }},
          {QObject::tr("MB moved"), [](const R& r) { return QVariant(r.bytes / 1e6); }, [](const R& r) { return num(r.bytes / 1e6, 1); }},
          {QObject::tr("ns per MFLOP"), [](const R& r) { return QVariant(r.ns_per_mflop); },

@@ -144,9 +144,10 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
                                QStringLiteral("activity"), false);
     l->addWidget(phaseNote_);
     l->addWidget(phaseTable_, 1);
-    l->addWidget(new QLabel(tr("The GPU's activity in each profiled step (busy: some kernel running; idle gaps over %1 µs)")
-                                .arg(kIdleGapNs / 1000),
-                            phasePage));
+    activityLabel_ = new QLabel(tr("The GPU's activity in each profiled step (busy: some kernel running; idle gaps over %1 µs)")
+                                    .arg(kIdleGapNs / 1000),
+                                phasePage);
+    l->addWidget(activityLabel_);
     l->addWidget(activityTable_, 1);
     addPane({QStringLiteral("phases"), tr("P&hases"), phasePage, nullptr, phaseTable_});
 
@@ -363,6 +364,9 @@ void ProfileView::show(ProfileAnalysis a) {
         t->setColumnWidth(0, std::max(t->columnWidth(0), t->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 60));
     }
     kernelNote_->setVisible(!r.gpu);
+    // The CPU has no GPU activity to show.
+    activityLabel_->setVisible(r.gpu);
+    activityTable_->setVisible(r.gpu);
     kernelNote_->setText(tr("This profile ran on the CPU, where there are no kernels: the Ops tab has the ops' CPU time."));
     // What the step achieved: the model's FLOPs over the measured time of the profiled steps.
     QStringList notes;
@@ -374,11 +378,14 @@ void ProfileView::show(ProfileAnalysis a) {
         if (!s.warmup) measuredMs += s.total_ms, ++profiled;
     const StepFlops flops = stepFlops(r.spec.bench);
     const double perStep = r.spec.bench.mode == Mode::Forward ? flops.forward : flops.total();
-    if (profiled > 0 && perStep > 0)
+    if (profiled > 0 && perStep > 0 && measuredMs > 0) {
+        const QString achieved =
+            r.gpu ? qstr(achievedText(perStep * profiled, measuredMs / 1e3, r.environment.device_name, r.spec.bench.precision))
+                  : tr("%1 GFLOP/s on the CPU").arg(perStep * profiled / (measuredMs / 1e3) / 1e9, 0, 'f', 1);
         notes << tr("Model FLOPs per step %1 GFLOP; achieved %2 over the %3 profiled step(s) (the profiler's overhead included)")
-                     .arg(perStep / 1e9, 0, 'f', 1)
-                     .arg(qstr(achievedText(perStep * profiled, measuredMs / 1e3, r.environment.device_name, r.spec.bench.precision)))
+                     .arg(QString::number(perStep / 1e9, 'g', 3), achieved)
                      .arg(profiled);
+    }
     phaseNote_->setText(notes.join(QLatin1Char('\n')));
     Q_EMIT statusText(tr("Profile: %1 kernels, %2 ops, %3 ranges")
                           .arg(r.trace.kernels.size())
@@ -434,7 +441,8 @@ QList<ReportPart> ProfileView::reportParts() const {
     parts << ReportPart{tr("Category roll-up, table"), nullptr, categories_, {}};
     if (!attention_->rows().empty()) parts << ReportPart{tr("Attention breakdown"), nullptr, attention_, {}};
     parts << ReportPart{tr("Phases: profiled and measured"), nullptr, phases_, {}};
-    if (!activity_->rows().empty()) parts << ReportPart{tr("GPU activity per profiled step"), nullptr, activity_, {}};
+    if (analysis_.result && analysis_.result->gpu && !activity_->rows().empty())
+        parts << ReportPart{tr("GPU activity per profiled step"), nullptr, activity_, {}};
     parts << ReportPart{tr("Timeline"), timeline_, nullptr, {}};
     return parts;
 }

@@ -101,7 +101,7 @@ private:
     TimelineChart* timeline_;
     DataTableView *kernelTable_, *opTable_, *categoryTable_, *attentionTable_, *phaseTable_, *activityTable_;
     Filters kernelBar_{}, opBar_{};
-    QLabel *kernelNote_, *phaseNote_;
+    QLabel *kernelNote_, *phaseNote_, *activityLabel_;
     QList<QPushButton*> traceButtons_;
 };
 

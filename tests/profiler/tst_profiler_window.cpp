@@ -14,13 +14,17 @@
 #include <QtCharts/QChart>
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include "benchmark/resultmodel.h"
 #include "benchmark/speedupmodel.h"
 #include "benchmark/sweepchart.h"
 #include "common/qcp.h"
 #include "common/tableview.h"
 #include "common/windowtesting.h"
+#include "common/stallprobe.h"
 #include "core/store.h"
+#include "profiler/profiler_json.h"
 #include "profiler/profileanalysis.h"
 #include "profiler/profilecharts.h"
 #include "profiler/profilemodels.h"
@@ -81,6 +85,7 @@ private Q_SLOTS:
     void tableModelsAndNameFilter();
     void speedupCellsNameTheirPoint();
     void timelineDrawsOnlyWhatIsVisible();
+    void largeStoredProfileParsesOffTheUiThread();
     void panelValidatesAndRoundTripsItsSpec();
     void storedRunWithoutProfileIsRefused();
     void cpuProfileThroughTheWindowAndBackFromHistory();
@@ -197,6 +202,50 @@ void TestProfilerWindow::timelineDrawsOnlyWhatIsVisible() {
     // The step chooser shows the step whole again.
     chart.showStep(0);
     QVERIFY(chart.plot()->xAxis->range().lower < 0 && chart.plot()->xAxis->range().upper > 120'000);
+}
+
+void TestProfilerWindow::largeStoredProfileParsesOffTheUiThread() {
+    // A 2.7B model's step as the store holds it: a hundred thousand kernels, tens of MB of JSON.
+    ProfileResult r;
+    r.gpu = true;
+    r.spec.bench.model = *modelPreset("tiny");
+    r.trace.ranges = {{"forward", 1, 0, 40'000'000}, {"backward", 1, 40'000'000, 120'000'000}};
+    const int n = 100'000;
+    for (int i = 0; i < n; ++i)
+        r.trace.kernels.push_back(kernel(i % 3 ? "ampere_bf16_gemm" : "elementwise_kernel", int64_t(i) * 1200, 1000,
+                                         i < 33'000 ? Phase::Forward : Phase::Backward, i % 2 ? "layer.0/mlp" : "layer.1/attention"));
+    StoredRun run;
+    run.info.id = 4;
+    run.info.lab = "profile";
+    run.info.spec_json = profileSpecJson(r.spec);
+    run.rows.push_back({0, Status::Ok, "{}", toJson(r).dump()});
+    ProfileView view;
+    view.resize(1200, 800);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QSignalSpy shown(&view, &ProfileView::profileShown);
+    StallProbe probe;
+    probe.start();
+    QElapsedTimer t;
+    t.start();
+    QString error;
+    QVERIFY(view.showStored(run, &error));
+    const qint64 callMs = t.elapsed();
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 120000);
+    // A phase filter over every kernel, in the pool too.
+    QSignalSpy filtered(&view, &ProfileView::tablesFiltered);
+    view.kernelFilters().phase->setCurrentIndex(view.kernelFilters().phase->findData(QStringLiteral("backward")));
+    QTRY_COMPARE_WITH_TIMEOUT(filtered.count(), 1, 60000);
+    probe.stop();
+    qInfo("showStored returned after %lld ms; parsed and shown after %lld ms; worst UI stall %lld ms", callMs,
+          probe.elapsedMs(), probe.worstStallNs() / 1'000'000);
+    QVERIFY2(callMs < 100, qPrintable(QString::number(callMs)));
+    QVERIFY2(probe.worstStallNs() < 200'000'000, qPrintable(QString::number(probe.worstStallNs() / 1e6)));
+    QCOMPARE(view.timeline()->spanCount(), n + 2);
+    QCOMPARE(view.kernelModel()->rowCount(), 2);
+    int64_t instances = 0;
+    for (const KernelRow& k : view.kernelModel()->rows()) instances += k.instances;
+    QCOMPARE(instances, int64_t(n - 33'000));
 }
 
 void TestProfilerWindow::panelValidatesAndRoundTripsItsSpec() {

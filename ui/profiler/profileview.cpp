@@ -287,7 +287,7 @@ void ProfileView::addItems(const QList<QVariant>& items) {
             Q_EMIT statusText(tr("Step %1 %2: %3 ms").arg(s.index + 1).arg(s.warmup ? tr("(warm-up)") : tr("(profiled)"),
                                                             formatMs(s.total_ms)));
         } else if (item.metaType() == QMetaType::fromType<ProfileAnalysis>()) {
-            show(item.value<ProfileAnalysis>());
+            present(item.value<ProfileAnalysis>());
         }
     }
 }
@@ -320,7 +320,7 @@ bool ProfileView::showStored(const StoredRun& run, QString* error) {
             Q_EMIT statusText(tr("Run %1's profile could not be read (see the log)").arg(id));
             return;
         }
-        show(std::move(p.analysis));
+        present(std::move(p.analysis));
         Q_EMIT logLine(tr("Opened profile run %1").arg(id));
     });
     w->setFuture(QtConcurrent::run([json = run.rows.front().result_json] {
@@ -335,7 +335,7 @@ bool ProfileView::showStored(const StoredRun& run, QString* error) {
     return true;
 }
 
-void ProfileView::show(ProfileAnalysis a) {
+void ProfileView::present(ProfileAnalysis a) {
     analysis_ = std::move(a);
     const ProfileResult& r = *analysis_.result;
     if (!r.environment.device_name.empty() || env_.device_name.empty()) env_ = r.environment;

@@ -74,7 +74,7 @@ Q_SIGNALS:
 
 private:
     void begin(const QString& label, const std::string& specJson);
-    void show(ProfileAnalysis a);
+    void present(ProfileAnalysis a);  // fills every pane
     Filters makeFilterBar(QWidget* parent, QLayout* into, bool kernels);
     void refilter(bool kernels);
     void writeTraceInteractive();

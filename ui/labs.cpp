@@ -6,6 +6,8 @@
 #include "attention/attentionview.h"
 #include "benchmark/benchpanel.h"
 #include "benchmark/benchview.h"
+#include "precision/precisionpanel.h"
+#include "precision/precisionview.h"
 #include "profiler/profilepanel.h"
 #include "profiler/profileview.h"
 
@@ -21,6 +23,7 @@ const std::vector<LabEntry>& uiLabs() {
     static const std::vector<LabEntry> labs = {
         entry<BenchPanel, BenchView>(kBenchLab, "End-to-end benchmark"),
         entry<AttentionPanel, AttentionView>(kAttentionLab, "Attention benchmark"),
+        entry<PrecisionPanel, PrecisionView>(kPrecisionLab, "Precision"),
         entry<ProfilePanel, ProfileView>(kProfileLab, "Profiler"),
     };
     return labs;

@@ -149,6 +149,31 @@ TEST(Attribution, KernelsTakeTheirLaunchingOpsPhaseAndRange) {
     EXPECT_EQ(findOp(a, "aten::mm", 12'000).device_ns, 50'000);
 }
 
+TEST(Attribution, AKernelLaunchedOutsideAnyOpTakesItsRuntimeCallsRanges) {
+    // Our FlashAttention kernels are launched from C++, not from an aten op: Kineto links them
+    // to no op, but CUPTI's correlation names the cudaLaunchKernel call, inside the ranges.
+    ts::RawTrace t;
+    t.cpu.push_back(range("forward", 0, 100'000));
+    t.cpu.push_back(range("layer.0", 1'000, 90'000));
+    t.cpu.push_back(range("attention", 2'000, 80'000));
+    t.cpu.push_back(range("fused", 10'000, 50'000));
+    auto launch = op("cudaLaunchKernel", 0, 20'000, 21'000);
+    launch.runtime_correlation = 777;
+    t.cpu.push_back(launch);
+    auto k = kernel("flash_fwd_kernel", /*launcher=*/0, 30'000, 5'000);
+    k.correlation = 777;
+    t.kernels.push_back(k);
+    t.kernels.push_back(kernel("orphan", 0, 60'000, 1'000));  // no op, no runtime call: unknown
+    const auto a = ts::attribute(t);
+    const auto& flash = findKernel(a, "flash_fwd_kernel");
+    EXPECT_EQ(flash.phase, Phase::Forward);
+    EXPECT_EQ(flash.range, "layer.0/attention/fused");
+    EXPECT_EQ(flash.op, "cudaLaunchKernel");
+    const auto& orphan = findKernel(a, "orphan");
+    EXPECT_EQ(orphan.phase, Phase::Other);
+    EXPECT_EQ(orphan.range, "");
+}
+
 TEST(Attribution, WithoutKernelsTheCpuOpsStillGetPhasesAndRanges) {
     auto raw = syntheticStep();
     raw.kernels.clear();

@@ -6,29 +6,28 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QJsonArray>
-#include <QLabel>
 #include <QJsonDocument>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QtCharts/QChart>
 #include <QtTest>
-
 #include <nlohmann/json.hpp>
 
 #include "benchmark/resultmodel.h"
 #include "benchmark/speedupmodel.h"
 #include "benchmark/sweepchart.h"
 #include "common/qcp.h"
+#include "common/stallprobe.h"
 #include "common/tableview.h"
 #include "common/windowtesting.h"
-#include "common/stallprobe.h"
 #include "core/store.h"
-#include "profiler/profiler_json.h"
 #include "profiler/profileanalysis.h"
 #include "profiler/profilecharts.h"
 #include "profiler/profilemodels.h"
 #include "profiler/profilepanel.h"
+#include "profiler/profiler_json.h"
 #include "profiler/profileview.h"
 #include "profiler/timelinechart.h"
 #include "runtime/environment.h"
@@ -37,7 +36,8 @@ using namespace ts;
 using namespace ts::ui;
 
 namespace {
-ProfiledKernel kernel(const char* name, int64_t start, int64_t dur, Phase p, const char* range, int64_t stream = 7) {
+ProfiledKernel kernel(const char* name, int64_t start, int64_t dur, Phase p, const char* range,
+                      int64_t stream = 7) {
     ProfiledKernel k;
     k.name = name;
     k.start_ns = start;
@@ -54,14 +54,18 @@ ProfileResult syntheticProfile() {
     ProfileResult r;
     r.gpu = true;
     r.spec.bench.model = *modelPreset("tiny");
-    r.trace.ranges = {{"forward", 1, 0, 1000}, {"layer.0", 1, 10, 600}, {"attention", 1, 20, 400},
-                      {"backward", 1, 1000, 3000}, {"optimizer", 1, 3000, 3500}};
-    r.trace.kernels = {kernel("ampere_sgemm_128x64_nn", 30, 100, Phase::Forward, "layer.0/attention"),
-                       kernel("softmax_warp_forward", 140, 50, Phase::Forward, "layer.0/attention"),
-                       kernel("ampere_sgemm_128x64_nn", 700, 200, Phase::Forward, "lm_head"),
-                       kernel("ampere_sgemm_128x64_tn", 1100, 400, Phase::Backward, "layer.0/attention"),
-                       kernel("softmax_warp_backward", 1600, 60, Phase::Backward, "layer.0/attention"),
-                       kernel("multi_tensor_apply_kernel", 3100, 300, Phase::Optimizer, "")};
+    r.trace.ranges = {{"forward", 1, 0, 1000},
+                      {"layer.0", 1, 10, 600},
+                      {"attention", 1, 20, 400},
+                      {"backward", 1, 1000, 3000},
+                      {"optimizer", 1, 3000, 3500}};
+    r.trace.kernels = {
+        kernel("ampere_sgemm_128x64_nn", 30, 100, Phase::Forward, "layer.0/attention"),
+        kernel("softmax_warp_forward", 140, 50, Phase::Forward, "layer.0/attention"),
+        kernel("ampere_sgemm_128x64_nn", 700, 200, Phase::Forward, "lm_head"),
+        kernel("ampere_sgemm_128x64_tn", 1100, 400, Phase::Backward, "layer.0/attention"),
+        kernel("softmax_warp_backward", 1600, 60, Phase::Backward, "layer.0/attention"),
+        kernel("multi_tensor_apply_kernel", 3100, 300, Phase::Optimizer, "")};
     StepSample s;
     s.forward_ms = 0.001;
     s.backward_ms = 0.002;
@@ -72,9 +76,9 @@ ProfileResult syntheticProfile() {
 }
 
 QJsonObject tinyCpuState() {
-    return QJsonObject{{"size", "tiny"},  {"context", 32},         {"batch", 2},           {"mode", "train"},
-                       {"precision", "fp32"}, {"attention", "naive"}, {"device", "cpu"}, {"warmup", 1},
-                       {"profile_steps", 1}};
+    return QJsonObject{{"size", "tiny"},  {"context", 32},       {"batch", 2},
+                       {"mode", "train"}, {"precision", "fp32"}, {"attention", "naive"},
+                       {"device", "cpu"}, {"warmup", 1},         {"profile_steps", 1}};
 }
 }  // namespace
 
@@ -102,12 +106,14 @@ void TestProfilerWindow::tableModelsAndNameFilter() {
     QAbstractItemModelTester tester(m, QAbstractItemModelTester::FailureReportingMode::QtTest);
     NameFilterModel filter;
     filter.setSourceModel(m);
-    QAbstractItemModelTester filterTester(&filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester filterTester(&filter,
+                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
     m->setRows(a.kernels);
     QCOMPARE(m->rowCount(), 5);
     QCOMPARE(m->columnCount(), 10);
     // Sorted by total time: the backward GEMM (400 ns) first.
-    QCOMPARE(m->data(m->index(0, 0), Qt::DisplayRole).toString(), QStringLiteral("ampere_sgemm_128x64_tn"));
+    QCOMPARE(m->data(m->index(0, 0), Qt::DisplayRole).toString(),
+             QStringLiteral("ampere_sgemm_128x64_tn"));
     QCOMPARE(m->data(m->index(0, 1), Qt::DisplayRole).toString(), QStringLiteral("GEMM"));
     QCOMPARE(m->data(m->index(0, 3), KernelTableModel::ValueRole).toDouble(), 0.4);
     // The search keeps names that hold the text, in any case.
@@ -165,8 +171,9 @@ void TestProfilerWindow::timelineDrawsOnlyWhatIsVisible() {
     const int n = 100'000;
     r.trace.kernels.reserve(n);
     for (int i = 0; i < n; ++i)
-        r.trace.kernels.push_back(kernel(i % 3 ? "ampere_bf16_gemm" : "elementwise_kernel", int64_t(i) * 1200, 1000,
-                                         i < 33'000 ? Phase::Forward : Phase::Backward, "", i % 10 ? 7 : 13));
+        r.trace.kernels.push_back(
+            kernel(i % 3 ? "ampere_bf16_gemm" : "elementwise_kernel", int64_t(i) * 1200, 1000,
+                   i < 33'000 ? Phase::Forward : Phase::Backward, "", i % 10 ? 7 : 13));
     StepActivity step;
     step.start_ns = 0;
     step.end_ns = 120'000'000;
@@ -184,17 +191,20 @@ void TestProfilerWindow::timelineDrawsOnlyWhatIsVisible() {
     t.start();
     chart.replotNow();
     const qint64 wholeMs = t.elapsed();
-    QVERIFY2(chart.drawnRects() > 100 && chart.drawnRects() < 5000, qPrintable(QString::number(chart.drawnRects())));
+    QVERIFY2(chart.drawnRects() > 100 && chart.drawnRects() < 5000,
+             qPrintable(QString::number(chart.drawnRects())));
     QCOMPARE(chart.drawnGaps(), 1);
     qInfo("whole step: %lld ms for %d rectangles", wholeMs, chart.drawnRects());
-    QVERIFY2(wholeMs < 250, qPrintable(QStringLiteral("replot of the whole step took %1 ms").arg(wholeMs)));
+    QVERIFY2(wholeMs < 250,
+             qPrintable(QStringLiteral("replot of the whole step took %1 ms").arg(wholeMs)));
     // Zoomed in to 10 µs around kernel 50000: only those drawn.
     chart.plot()->xAxis->setRange(60'000, 60'010);
     t.restart();
     chart.replotNow();
     QVERIFY2(t.elapsed() < 100, qPrintable(QString::number(t.elapsed())));
     // Kernels 50000..50008 (1 µs every 1.2 µs) and the backward range.
-    QVERIFY2(chart.drawnRects() >= 9 && chart.drawnRects() <= 11, qPrintable(QString::number(chart.drawnRects())));
+    QVERIFY2(chart.drawnRects() >= 9 && chart.drawnRects() <= 11,
+             qPrintable(QString::number(chart.drawnRects())));
     // Kernel 50000 runs on stream 13 (the second GPU lane), from 60000 to 60001 µs.
     QCOMPARE(chart.spanAt(60'000.5, 2), QStringLiteral("ampere_bf16_gemm: 1.0 µs"));
     QCOMPARE(chart.spanAt(60'001.1, 2), QString());  // after it, nothing until kernel 50010
@@ -212,8 +222,10 @@ void TestProfilerWindow::largeStoredProfileParsesOffTheUiThread() {
     r.trace.ranges = {{"forward", 1, 0, 40'000'000}, {"backward", 1, 40'000'000, 120'000'000}};
     const int n = 100'000;
     for (int i = 0; i < n; ++i)
-        r.trace.kernels.push_back(kernel(i % 3 ? "ampere_bf16_gemm" : "elementwise_kernel", int64_t(i) * 1200, 1000,
-                                         i < 33'000 ? Phase::Forward : Phase::Backward, i % 2 ? "layer.0/mlp" : "layer.1/attention"));
+        r.trace.kernels.push_back(kernel(i % 3 ? "ampere_bf16_gemm" : "elementwise_kernel",
+                                         int64_t(i) * 1200, 1000,
+                                         i < 33'000 ? Phase::Forward : Phase::Backward,
+                                         i % 2 ? "layer.0/mlp" : "layer.1/attention"));
     StoredRun run;
     run.info.id = 4;
     run.info.lab = "profile";
@@ -234,13 +246,16 @@ void TestProfilerWindow::largeStoredProfileParsesOffTheUiThread() {
     QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 120000);
     // A phase filter over every kernel, in the pool too.
     QSignalSpy filtered(&view, &ProfileView::tablesFiltered);
-    view.kernelFilters().phase->setCurrentIndex(view.kernelFilters().phase->findData(QStringLiteral("backward")));
+    view.kernelFilters().phase->setCurrentIndex(
+        view.kernelFilters().phase->findData(QStringLiteral("backward")));
     QTRY_COMPARE_WITH_TIMEOUT(filtered.count(), 1, 60000);
     probe.stop();
-    qInfo("showStored returned after %lld ms; parsed and shown after %lld ms; worst UI stall %lld ms", callMs,
-          probe.elapsedMs(), probe.worstStallNs() / 1'000'000);
+    qInfo(
+        "showStored returned after %lld ms; parsed and shown after %lld ms; worst UI stall %lld ms",
+        callMs, probe.elapsedMs(), probe.worstStallNs() / 1'000'000);
     QVERIFY2(callMs < 100, qPrintable(QString::number(callMs)));
-    QVERIFY2(probe.worstStallNs() < 200'000'000, qPrintable(QString::number(probe.worstStallNs() / 1e6)));
+    QVERIFY2(probe.worstStallNs() < 200'000'000,
+             qPrintable(QString::number(probe.worstStallNs() / 1e6)));
     QCOMPARE(view.timeline()->spanCount(), n + 2);
     QCOMPARE(view.kernelModel()->rowCount(), 2);
     int64_t instances = 0;
@@ -258,13 +273,17 @@ void TestProfilerWindow::panelValidatesAndRoundTripsItsSpec() {
     QVERIFY(job);
     QCOMPARE(job->lab, QStringLiteral("profile"));
     // The stored spec reads back as the same state, and in words for History.
-    const QJsonObject spec = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QJsonObject spec =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
     QJsonObject back = ProfilePanel::stateFromSpec(spec);
-    for (const QString& key : tinyCpuState().keys()) QCOMPARE(back.value(key), tinyCpuState().value(key));
+    for (const QString& key : tinyCpuState().keys())
+        QCOMPARE(back.value(key), tinyCpuState().value(key));
     const QString words = ProfilePanel::describeSpec(spec);
-    QVERIFY2(words.contains(QStringLiteral("tiny")) && words.contains(QStringLiteral("1 profiled")), qPrintable(words));
+    QVERIFY2(words.contains(QStringLiteral("tiny")) && words.contains(QStringLiteral("1 profiled")),
+             qPrintable(words));
     // Custom dimensions the heads do not divide: flagged on the field, Run refused.
-    panel.setState(QJsonObject{{"size", "custom"}, {"custom", QJsonObject{{"d_model", 100}, {"heads", 3}}}});
+    panel.setState(
+        QJsonObject{{"size", "custom"}, {"custom", QJsonObject{{"d_model", 100}, {"heads", 3}}}});
     QVERIFY(!panel.isValid());
     QVERIFY(!panel.makeJob());
     QVERIFY2(panel.fieldWidget("d_model")->toolTip().contains(QStringLiteral("divisible")) ||
@@ -297,7 +316,8 @@ void TestProfilerWindow::storedRunWithoutProfileIsRefused() {
     QVERIFY(view.showStored(run, &error));
     QTRY_COMPARE(view.pendingJobs(), 0);
     QVERIFY(!log.isEmpty());
-    QVERIFY(log.last()[0].toString().contains(QStringLiteral("Could not read the profile of run 9")));
+    QVERIFY(
+        log.last()[0].toString().contains(QStringLiteral("Could not read the profile of run 9")));
     QVERIFY(!view.result());
 }
 
@@ -349,13 +369,18 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     for (const AttentionPart& p : view->attentionModel()->rows())
         if (p.phase == Phase::Forward) parts << QString::fromStdString(p.part);
     QCOMPARE(parts, (QStringList{"scores", "softmax", "values"}));
-    for (const AttentionPart& p : view->attentionModel()->rows()) QVERIFY(p.time_us > 0 && p.flops > 0);
+    for (const AttentionPart& p : view->attentionModel()->rows())
+        QVERIFY(p.time_us > 0 && p.flops > 0);
     auto* partsChart = view->findChild<AttentionPartsChart*>();
     partsChart->flushRedraw();
     QCOMPARE(partsChart->partNames(), (QStringList{"scores", "softmax", "values"}));
     // What the step achieved, from the model's FLOPs.
-    QVERIFY2(view->findChild<QLabel*>("phaseNote")->text().contains(QStringLiteral("Model FLOPs per step")) &&
-                 view->findChild<QLabel*>("phaseNote")->text().contains(QStringLiteral("GFLOP/s on the CPU")),
+    QVERIFY2(view->findChild<QLabel*>("phaseNote")
+                     ->text()
+                     .contains(QStringLiteral("Model FLOPs per step")) &&
+                 view->findChild<QLabel*>("phaseNote")
+                     ->text()
+                     .contains(QStringLiteral("GFLOP/s on the CPU")),
              qPrintable(view->findChild<QLabel*>("phaseNote")->text()));
     // Categories, phases and the timeline have the step.
     QVERIFY(view->categoryModel()->rowCount() > 0);
@@ -381,15 +406,18 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
 
     // Exports and the report.
     QVERIFY2(w->exportTab("ops", dir.filePath("ops.csv"), {}, &error), qPrintable(error));
-    QVERIFY2(w->exportTab("categories", dir.filePath("categories.png"), {800, 450}, &error), qPrintable(error));
-    QVERIFY2(w->exportTab("timeline", dir.filePath("timeline.png"), {800, 450}, &error), qPrintable(error));
+    QVERIFY2(w->exportTab("categories", dir.filePath("categories.png"), {800, 450}, &error),
+             qPrintable(error));
+    QVERIFY2(w->exportTab("timeline", dir.filePath("timeline.png"), {800, 450}, &error),
+             qPrintable(error));
     QImage img;
     QVERIFY(img.load(dir.filePath("timeline.png")));
     QVERIFY2(w->exportReport(dir.filePath("report.md"), {800, 450}, &error), qPrintable(error));
     QFile md(dir.filePath("report.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     const QString report = QString::fromUtf8(md.readAll());
-    for (const char* part : {"## Ops\n", "| Op |", "## Category roll-up, table\n", "| Phase | Category |", "## Phases: profiled and measured\n"})
+    for (const char* part : {"## Ops\n", "| Op |", "## Category roll-up, table\n",
+                             "| Phase | Category |", "## Phases: profiled and measured\n"})
         QVERIFY2(report.contains(QString::fromUtf8(part)), part);
 
     // Back from History: the same tables, read in a pool thread.
@@ -409,9 +437,14 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
     QVERIFY(QTest::qWaitForWindowExposed(w.get()));
     QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
     QVERIFY(w->selectExperiment("bench"));
-    w->currentPanel()->setState(QJsonObject{{"sizes", QJsonArray{"tiny"}}, {"context", "48"}, {"batch", "2"},
-                                            {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}},
-                                            {"attentions", QJsonArray{"naive"}}, {"warmup", "1"}, {"steps", 2},
+    w->currentPanel()->setState(QJsonObject{{"sizes", QJsonArray{"tiny"}},
+                                            {"context", "48"},
+                                            {"batch", "2"},
+                                            {"modes", QJsonArray{"train"}},
+                                            {"precisions", QJsonArray{"fp32"}},
+                                            {"attentions", QJsonArray{"naive"}},
+                                            {"warmup", "1"},
+                                            {"steps", 2},
                                             {"device", "cpu"}});
     QSignalSpy finished(w.get(), &MainWindow::runFinished);
     QVERIFY(w->startRun());

@@ -2,7 +2,6 @@
 
 #include <QHash>
 #include <QSet>
-
 #include <algorithm>
 #include <map>
 
@@ -11,7 +10,8 @@
 namespace ts::ui {
 
 size_t TimelineLane::firstVisible(double from_us) const {
-    return static_cast<size_t>(std::lower_bound(max_end.begin(), max_end.end(), from_us) - max_end.begin());
+    return static_cast<size_t>(std::lower_bound(max_end.begin(), max_end.end(), from_us) -
+                               max_end.begin());
 }
 
 int Timeline::spanCount() const {
@@ -22,11 +22,12 @@ int Timeline::spanCount() const {
 
 bool rangeNameLess(const QString& a, const QString& b) {
     // "layer.2" before "layer.10"; plain names in the order a step meets them.
-    static const QStringList order = {QStringLiteral("forward"), QStringLiteral("loss"), QStringLiteral("backward"),
-                                      QStringLiteral("optimizer"), QStringLiteral("embedding"), QStringLiteral("layer"),
-                                      QStringLiteral("norm"), QStringLiteral("attention"), QStringLiteral("scores"),
-                                      QStringLiteral("softmax"), QStringLiteral("values"), QStringLiteral("mlp"),
-                                      QStringLiteral("lm_head")};
+    static const QStringList order = {
+        QStringLiteral("forward"),   QStringLiteral("loss"),      QStringLiteral("backward"),
+        QStringLiteral("optimizer"), QStringLiteral("embedding"), QStringLiteral("layer"),
+        QStringLiteral("norm"),      QStringLiteral("attention"), QStringLiteral("scores"),
+        QStringLiteral("softmax"),   QStringLiteral("values"),    QStringLiteral("mlp"),
+        QStringLiteral("lm_head")};
     auto key = [&](const QString& s) {
         const QString stem = s.section(QLatin1Char('.'), 0, 0);
         bool ok = false;
@@ -71,7 +72,8 @@ void placeNested(std::vector<const ProfiledRange*> events, const QString& label,
         int colour = 3;  // other
         for (const PhaseSpan& p : phases)
             if (e->start_ns >= p.start_ns && e->start_ns < p.end_ns) colour = p.phase;
-        depth[d].spans.push_back({(e->start_ns - origin) / 1e3, (e->end_ns - origin) / 1e3, *it, colour});
+        depth[d].spans.push_back(
+            {(e->start_ns - origin) / 1e3, (e->end_ns - origin) / 1e3, *it, colour});
     }
     for (auto& l : depth) t.lanes.push_back(std::move(l));
 }
@@ -80,9 +82,12 @@ std::shared_ptr<const Timeline> buildTimeline(const ProfileResult& r) {
     auto t = std::make_shared<Timeline>();
     const AttributedTrace& tr = r.trace;
     int64_t origin = INT64_MAX, end = INT64_MIN;
-    for (const auto& e : tr.ranges) origin = std::min(origin, e.start_ns), end = std::max(end, e.end_ns);
-    for (const auto& e : tr.ops) origin = std::min(origin, e.start_ns), end = std::max(end, e.end_ns);
-    for (const auto& k : tr.kernels) origin = std::min(origin, k.start_ns), end = std::max(end, k.start_ns + k.duration_ns);
+    for (const auto& e : tr.ranges)
+        origin = std::min(origin, e.start_ns), end = std::max(end, e.end_ns);
+    for (const auto& e : tr.ops)
+        origin = std::min(origin, e.start_ns), end = std::max(end, e.end_ns);
+    for (const auto& k : tr.kernels)
+        origin = std::min(origin, k.start_ns), end = std::max(end, k.start_ns + k.duration_ns);
     if (origin == INT64_MAX) return t;
     t->origin_ns = origin;
     t->end_us = (end - origin) / 1e3;
@@ -90,7 +95,10 @@ std::shared_ptr<const Timeline> buildTimeline(const ProfileResult& r) {
     // The phase ranges colour what starts inside them: forward, backward, optimizer.
     std::vector<PhaseSpan> phaseSpans;
     for (const auto& e : tr.ranges) {
-        const int p = e.name == "forward" ? 0 : e.name == "backward" ? 1 : e.name == "optimizer" ? 2 : -1;
+        const int p = e.name == "forward"     ? 0
+                      : e.name == "backward"  ? 1
+                      : e.name == "optimizer" ? 2
+                                              : -1;
         if (p < 0) continue;
         phaseSpans.push_back({e.start_ns, e.end_ns, p});
     }
@@ -113,15 +121,18 @@ std::shared_ptr<const Timeline> buildTimeline(const ProfileResult& r) {
         if (o.top_level) opRanges.push_back({o.name, o.thread, o.start_ns, o.end_ns});
     int cpuIndex = 0;
     for (const auto& [first, thread] : threads) {
-        const QString name = cpuIndex == 0 ? QObject::tr("CPU main") : QObject::tr("CPU thread %1").arg(cpuIndex);
+        const QString name =
+            cpuIndex == 0 ? QObject::tr("CPU main") : QObject::tr("CPU thread %1").arg(cpuIndex);
         ++cpuIndex;
         std::vector<const ProfiledRange*> ranges, ops;
         for (const auto& e : tr.ranges)
             if (e.thread == thread) ranges.push_back(&e);
         for (const auto& e : opRanges)
             if (e.thread == thread) ops.push_back(&e);
-        if (!ranges.empty()) placeNested(ranges, name + QObject::tr(" ranges"), origin, *t, names, phaseSpans);
-        if (!ops.empty()) placeNested(ops, name + QObject::tr(" ops"), origin, *t, names, phaseSpans);
+        if (!ranges.empty())
+            placeNested(ranges, name + QObject::tr(" ranges"), origin, *t, names, phaseSpans);
+        if (!ops.empty())
+            placeNested(ops, name + QObject::tr(" ops"), origin, *t, names, phaseSpans);
     }
     // GPU: one lane per stream, coloured by category.
     std::map<int64_t, TimelineLane> streams;
@@ -133,19 +144,21 @@ std::shared_ptr<const Timeline> buildTimeline(const ProfileResult& r) {
             it = names.insert(n, static_cast<int>(t->names.size()));
             t->names.push_back(n);
         }
-        l.spans.push_back({(k.start_ns - origin) / 1e3, (k.start_ns + k.duration_ns - origin) / 1e3, *it,
-                           static_cast<int>(categorize(k.name))});
+        l.spans.push_back({(k.start_ns - origin) / 1e3, (k.start_ns + k.duration_ns - origin) / 1e3,
+                           *it, static_cast<int>(categorize(k.name))});
     }
     for (auto& [stream, l] : streams) {
         l.label = QObject::tr("GPU stream %1").arg(stream);
         l.gpu = true;
-        std::sort(l.spans.begin(), l.spans.end(), [](const auto& a, const auto& b) { return a.start_us < b.start_us; });
+        std::sort(l.spans.begin(), l.spans.end(),
+                  [](const auto& a, const auto& b) { return a.start_us < b.start_us; });
         t->lanes.push_back(std::move(l));
     }
     for (auto& l : t->lanes) {
         l.max_end.resize(l.spans.size());
         double m = -1e300;
-        for (size_t i = 0; i < l.spans.size(); ++i) l.max_end[i] = m = std::max(m, l.spans[i].end_us);
+        for (size_t i = 0; i < l.spans.size(); ++i)
+            l.max_end[i] = m = std::max(m, l.spans[i].end_us);
     }
     return t;
 }
@@ -172,7 +185,8 @@ ProfileAnalysis analyzeProfile(ProfileResult result) {
     auto addPath = [&](const std::string& path) {
         if (path.empty() || path == last) return;
         last = path;
-        for (const QString& part : qstr(path).split(QLatin1Char('/'), Qt::SkipEmptyParts)) seen.insert(part);
+        for (const QString& part : qstr(path).split(QLatin1Char('/'), Qt::SkipEmptyParts))
+            seen.insert(part);
     };
     for (const auto& k : r->trace.kernels) addPath(k.range);
     for (const auto& o : r->trace.ops) addPath(o.range);

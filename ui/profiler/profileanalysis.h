@@ -7,7 +7,6 @@
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
-
 #include <memory>
 #include <vector>
 

@@ -6,7 +6,6 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QValueAxis>
-
 #include <algorithm>
 
 #include "common/format.h"
@@ -63,7 +62,8 @@ void CategoryChart::restyle() {
     for (int i = 0; i < sets.size(); ++i) {
         sets[i]->setColor(style().seriesColor(sets[i]->property("category").toInt()));
         sets[i]->setBorderColor(style().background);
-        sets[i]->setLabelColor(style().background.lightness() > 128 ? QColor(Qt::white) : style().foreground);
+        sets[i]->setLabelColor(style().background.lightness() > 128 ? QColor(Qt::white)
+                                                                    : style().foreground);
     }
 }
 
@@ -71,7 +71,8 @@ void CategoryChart::redraw() {
     // Phases that have time, in step order; a category with no time anywhere has no set.
     QList<Phase> phases;
     for (Phase p : allPhases())
-        if (std::any_of(rows_.begin(), rows_.end(), [&](const CategoryRow& r) { return r.phase == p && r.time_us > 0; }))
+        if (std::any_of(rows_.begin(), rows_.end(),
+                        [&](const CategoryRow& r) { return r.phase == p && r.time_us > 0; }))
             phases << p;
     series_->clear();
     QStringList names;
@@ -98,12 +99,13 @@ void CategoryChart::redraw() {
     y_->setRange(0, 100);
     restyle();
     const QString what = gpu_ ? tr("kernel time") : tr("ops' self CPU time");
-    chart()->setTitle(names.isEmpty() ? tr("Categories — a profile's roll-up appears here")
-                      : gemmForward >= 0
-                          ? tr("Share of each phase's %1 by category; matmuls (GEMM) take %2% of forward")
-                                .arg(what)
-                                .arg(gemmForward, 0, 'f', 0)
-                          : tr("Share of each phase's %1 by category").arg(what));
+    chart()->setTitle(
+        names.isEmpty() ? tr("Categories — a profile's roll-up appears here")
+        : gemmForward >= 0
+            ? tr("Share of each phase's %1 by category; matmuls (GEMM) take %2% of forward")
+                  .arg(what)
+                  .arg(gemmForward, 0, 'f', 0)
+            : tr("Share of each phase's %1 by category").arg(what));
 }
 
 // ---------------------------------------------------------------- attention parts
@@ -168,10 +170,12 @@ void AttentionPartsChart::redraw() {
     x_->setCategories(parts);
     y_->setRange(0, top > 0 ? top * 1.15 : 1);
     y_->applyNiceNumbers();
-    y_->setTitleText(gpu_ ? tr("kernel time per step (µs)") : tr("ops' self CPU time per step (µs)"));
+    y_->setTitleText(gpu_ ? tr("kernel time per step (µs)")
+                          : tr("ops' self CPU time per step (µs)"));
     restyle();
     chart()->setTitle(parts.isEmpty() ? tr("Attention — the breakdown of a profile appears here")
-                                      : tr("Attention per step, summed over layers: scores, softmax and values, or one fused kernel"));
+                                      : tr("Attention per step, summed over layers: scores, "
+                                           "softmax and values, or one fused kernel"));
 }
 
 }  // namespace ts::ui

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <QStringList>
-
 #include <vector>
 
 #include "common/chartpane.h"

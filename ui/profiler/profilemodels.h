@@ -6,7 +6,6 @@
 
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
-
 #include <functional>
 #include <vector>
 
@@ -21,10 +20,11 @@ public:
     static constexpr int ValueRole = Qt::UserRole + 1;  // as the exporter reads raw numbers
     struct Column {
         QString title;
-        std::function<QVariant(const Row&)> value;   // a number or a string
-        std::function<QString(const Row&)> text;     // empty: value as text
+        std::function<QVariant(const Row&)> value;  // a number or a string
+        std::function<QString(const Row&)> text;    // empty: value as text
     };
-    RowTableModel(QList<Column> columns, QObject* parent) : QAbstractTableModel(parent), columns_(std::move(columns)) {}
+    RowTableModel(QList<Column> columns, QObject* parent)
+        : QAbstractTableModel(parent), columns_(std::move(columns)) {}
 
     void setRows(std::vector<Row> rows) {
         beginResetModel();
@@ -33,26 +33,37 @@ public:
     }
     const std::vector<Row>& rows() const { return rows_; }
 
-    int rowCount(const QModelIndex& parent = {}) const override { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
-    int columnCount(const QModelIndex& parent = {}) const override { return parent.isValid() ? 0 : static_cast<int>(columns_.size()); }
+    int rowCount(const QModelIndex& parent = {}) const override {
+        return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+    }
+    int columnCount(const QModelIndex& parent = {}) const override {
+        return parent.isValid() ? 0 : static_cast<int>(columns_.size());
+    }
     QVariant data(const QModelIndex& index, int role) const override {
-        if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount()) return {};
+        if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount())
+            return {};
         const Row& r = rows_[static_cast<size_t>(index.row())];
         const Column& c = columns_[index.column()];
         switch (role) {
-        case Qt::DisplayRole: return c.text ? QVariant(c.text(r)) : c.value(r);
-        case ValueRole: return c.value(r);
-        case Qt::ToolTipRole: return index.column() == 0 ? c.value(r) : QVariant();
-        case Qt::TextAlignmentRole: {
-            const QVariant v = c.value(r);
-            return v.typeId() == QMetaType::QString ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
-                                                    : QVariant(Qt::AlignRight | Qt::AlignVCenter);
-        }
-        default: return {};
+            case Qt::DisplayRole:
+                return c.text ? QVariant(c.text(r)) : c.value(r);
+            case ValueRole:
+                return c.value(r);
+            case Qt::ToolTipRole:
+                return index.column() == 0 ? c.value(r) : QVariant();
+            case Qt::TextAlignmentRole: {
+                const QVariant v = c.value(r);
+                return v.typeId() == QMetaType::QString
+                           ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                           : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+            }
+            default:
+                return {};
         }
     }
     QVariant headerData(int section, Qt::Orientation o, int role) const override {
-        if (o == Qt::Horizontal && role == Qt::DisplayRole && section < columns_.size()) return columns_[section].title;
+        if (o == Qt::Horizontal && role == Qt::DisplayRole && section < columns_.size())
+            return columns_[section].title;
         return QAbstractTableModel::headerData(section, o, role);
     }
 

@@ -8,7 +8,6 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
-
 #include <nlohmann/json.hpp>
 
 #include "benchmark/benchformat.h"
@@ -21,8 +20,8 @@ namespace ts::ui {
 
 namespace {
 // The model's attention backends (the forced SDPA ones belong to the attention lab).
-const QList<AttentionImpl> kAttentions = {AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled,
-                                          AttentionImpl::Flash};
+const QList<AttentionImpl> kAttentions = {AttentionImpl::Naive, AttentionImpl::Sdpa,
+                                          AttentionImpl::Tiled, AttentionImpl::Flash};
 
 // The engine's profile observer as the job's items: every step (progress), then the profile
 // with its tables, computed here in the worker so that the UI thread only shows them.
@@ -31,14 +30,17 @@ public:
     ProfileForwarder(JobObserver& out, int total) : out_(out), total_(total) {}
     void stepFinished(const StepSample& s) override {
         out_.item(QVariant::fromValue(s));
-        out_.log(LogLevel::Info, QObject::tr("step %1/%2%3: %4 ms")
-                                     .arg(s.index + 1)
-                                     .arg(total_)
-                                     .arg(s.warmup ? QObject::tr(" (warm-up)") : QObject::tr(" (profiled)"))
-                                     .arg(formatMs(s.total_ms))
-                                     .toStdString());
+        out_.log(LogLevel::Info,
+                 QObject::tr("step %1/%2%3: %4 ms")
+                     .arg(s.index + 1)
+                     .arg(total_)
+                     .arg(s.warmup ? QObject::tr(" (warm-up)") : QObject::tr(" (profiled)"))
+                     .arg(formatMs(s.total_ms))
+                     .toStdString());
     }
-    void profileCollected() override { out_.log(LogLevel::Info, "reading the profiler's events..."); }
+    void profileCollected() override {
+        out_.log(LogLevel::Info, "reading the profiler's events...");
+    }
     void progress(double fraction, double eta) override { out_.progress(fraction, eta); }
     void log(LogLevel level, const std::string& message) override { out_.log(level, message); }
 
@@ -83,12 +85,15 @@ void ProfilePanel::build() {
     size_ = new QComboBox(modelBox);
     for (const auto& name : modelPresetNames()) {
         const auto m = modelPreset(name);
-        size_->addItem(tr("%1  (%2 layers, d_model %3)").arg(qstr(name)).arg(m->num_layers).arg(m->d_model), qstr(name));
+        size_->addItem(
+            tr("%1  (%2 layers, d_model %3)").arg(qstr(name)).arg(m->num_layers).arg(m->d_model),
+            qstr(name));
     }
     size_->addItem(tr("custom (dimensions below)"), QStringLiteral("custom"));
     form->addRow(tr("&Model size:"), size_);
     customBox_ = new QGroupBox(tr("Custom dimensions"), modelBox);
-    customBox_->setObjectName(QStringLiteral("customDimensions"));  // as the benchmark's panel names it
+    customBox_->setObjectName(
+        QStringLiteral("customDimensions"));  // as the benchmark's panel names it
     auto* customForm = new QFormLayout(customBox_);
     vocab_ = spinBox(customBox_, 1, 1'000'000, 10000, tr("vocabulary size"));
     dModel_ = spinBox(customBox_, 1, 65536, 768, tr("model width"));
@@ -119,7 +124,8 @@ void ProfilePanel::build() {
     auto* runBox = new QGroupBox(tr("Profiling"), this);
     auto* rform = new QFormLayout(runBox);
     makeDeviceCombo(runBox);
-    warmup_ = spinBox(runBox, 0, kMaxSteps, 2, tr("steps run first, not profiled: the first steps are slow"));
+    warmup_ = spinBox(runBox, 0, kMaxSteps, 2,
+                      tr("steps run first, not profiled: the first steps are slow"));
     steps_ = spinBox(runBox, 1, kMaxProfileSteps, 2, tr("steps run under the profiler"));
     rform->addRow(tr("&Device:"), device_);
     rform->addRow(tr("&Warm-up steps:"), warmup_);
@@ -128,13 +134,20 @@ void ProfilePanel::build() {
     outer->addStretch();
     addStatusLabels(outer);
 
-    registerFields({{QStringLiteral("size"), size_},       {QStringLiteral("vocab"), vocab_},
-                    {QStringLiteral("d_model"), dModel_},  {QStringLiteral("d_ff"), dFf_},
-                    {QStringLiteral("layers"), layers_},   {QStringLiteral("heads"), heads_},
-                    {QStringLiteral("context"), context_}, {QStringLiteral("batch"), batch_},
-                    {QStringLiteral("mode"), mode_},       {QStringLiteral("precision"), precision_},
-                    {QStringLiteral("attention"), attention_}, {QStringLiteral("device"), device_},
-                    {QStringLiteral("warmup"), warmup_},   {QStringLiteral("profile_steps"), steps_}});
+    registerFields({{QStringLiteral("size"), size_},
+                    {QStringLiteral("vocab"), vocab_},
+                    {QStringLiteral("d_model"), dModel_},
+                    {QStringLiteral("d_ff"), dFf_},
+                    {QStringLiteral("layers"), layers_},
+                    {QStringLiteral("heads"), heads_},
+                    {QStringLiteral("context"), context_},
+                    {QStringLiteral("batch"), batch_},
+                    {QStringLiteral("mode"), mode_},
+                    {QStringLiteral("precision"), precision_},
+                    {QStringLiteral("attention"), attention_},
+                    {QStringLiteral("device"), device_},
+                    {QStringLiteral("warmup"), warmup_},
+                    {QStringLiteral("profile_steps"), steps_}});
     size_->setCurrentIndex(std::max(0, size_->findData(QStringLiteral("tiny"))));
     mode_->setCurrentIndex(mode_->findData(qstr(toString(Mode::Train))));
 
@@ -177,7 +190,9 @@ void ProfilePanel::updateAvailability() {
         c.precision = *parsePrecision(precision_->itemData(i).toString().toStdString());
         const QString why = c.precision == Precision::FP32 ? QString() : reasonFor(c);
         if (pm) pm->item(i)->setEnabled(why.isEmpty());
-        precision_->setItemData(i, why.isEmpty() ? tr("autocast to %1").arg(precision_->itemText(i)) : why, Qt::ToolTipRole);
+        precision_->setItemData(
+            i, why.isEmpty() ? tr("autocast to %1").arg(precision_->itemText(i)) : why,
+            Qt::ToolTipRole);
     }
     auto* am = qobject_cast<QStandardItemModel*>(attention_->model());
     for (int i = 0; i < attention_->count(); ++i) {
@@ -186,7 +201,10 @@ void ProfilePanel::updateAvailability() {
         if (c.attention == AttentionImpl::Flash) c.precision = Precision::BF16;
         const QString why = c.attention == AttentionImpl::Naive ? QString() : reasonFor(c);
         if (am) am->item(i)->setEnabled(why.isEmpty());
-        attention_->setItemData(i, why.isEmpty() ? attentionHint(c.attention) : attentionHint(c.attention) + QLatin1Char('\n') + why,
+        attention_->setItemData(i,
+                                why.isEmpty()
+                                    ? attentionHint(c.attention)
+                                    : attentionHint(c.attention) + QLatin1Char('\n') + why,
                                 Qt::ToolTipRole);
     }
     updating_ = was;
@@ -195,7 +213,8 @@ void ProfilePanel::updateAvailability() {
 QWidget* ProfilePanel::fieldForMessage(const QString& m) const {
     // The engine names the bad value in each message.
     if (m.startsWith(QLatin1String("device '"))) return device_;
-    if (m.contains(QLatin1String("attention '")) || m.contains(QLatin1String("flash"))) return attention_;
+    if (m.contains(QLatin1String("attention '")) || m.contains(QLatin1String("flash")))
+        return attention_;
     if (m.contains(QLatin1String("bf16")) || m.contains(QLatin1String("fp16"))) return precision_;
     if (m.startsWith(QLatin1String("profile steps"))) return steps_;
     const QList<QPair<QString, QWidget*>> keys = {
@@ -231,8 +250,10 @@ void ProfilePanel::revalidate() {
     s.bench.warmup = warmup_->value();
     s.bench.steps = 1;
     s.bench.mode = parseMode(mode_->currentData().toString().toStdString()).value_or(Mode::Train);
-    s.bench.precision = parsePrecision(precision_->currentData().toString().toStdString()).value_or(Precision::FP32);
-    s.bench.attention = parseAttentionImpl(attention_->currentData().toString().toStdString()).value_or(AttentionImpl::Naive);
+    s.bench.precision = parsePrecision(precision_->currentData().toString().toStdString())
+                            .value_or(Precision::FP32);
+    s.bench.attention = parseAttentionImpl(attention_->currentData().toString().toStdString())
+                            .value_or(AttentionImpl::Naive);
     s.bench.device = device_->currentData().toString().toStdString();
     s.profile_steps = steps_->value();
     auto add = [&](const std::string& m) {
@@ -254,7 +275,8 @@ void ProfilePanel::revalidate() {
 }
 
 QString ProfilePanel::summary() const {
-    if (!problems_.isEmpty()) return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+    if (!problems_.isEmpty())
+        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
     return tr("Profile %1: %2 profiled step(s) after %3 warm-up")
         .arg(describeConfig(spec_.bench))
         .arg(spec_.profile_steps)
@@ -271,11 +293,13 @@ std::optional<LabJob> ProfilePanel::makeJob() const {
     job.spec_json = profileSpecJson(spec_);
     const std::string device = job.device;
     job.environment = [device] { return currentEnvironment(device); };
-    job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+    job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore* store,
+                             int64_t runId) {
         ProfileForwarder forward(obs, spec.bench.warmup + spec.profile_steps);
         ProfileResult r = runProfile(spec, forward, cancel, store, runId);
-        obs.log(LogLevel::Info, "analysing " + std::to_string(r.trace.kernels.size()) + " kernels and " +
-                                    std::to_string(r.trace.ops.size()) + " ops...");
+        obs.log(LogLevel::Info, "analysing " + std::to_string(r.trace.kernels.size()) +
+                                    " kernels and " + std::to_string(r.trace.ops.size()) +
+                                    " ops...");
         obs.item(QVariant::fromValue(analyzeProfile(std::move(r))));
     };
     return job;
@@ -286,10 +310,10 @@ QJsonObject ProfilePanel::state() const {
     o[QStringLiteral("label")] = label_->text();
     o[QStringLiteral("size")] = size_->currentData().toString();
     o[QStringLiteral("custom")] = QJsonObject{{QStringLiteral("vocab"), vocab_->value()},
-                                             {QStringLiteral("d_model"), dModel_->value()},
-                                             {QStringLiteral("d_ff"), dFf_->value()},
-                                             {QStringLiteral("layers"), layers_->value()},
-                                             {QStringLiteral("heads"), heads_->value()}};
+                                              {QStringLiteral("d_model"), dModel_->value()},
+                                              {QStringLiteral("d_ff"), dFf_->value()},
+                                              {QStringLiteral("layers"), layers_->value()},
+                                              {QStringLiteral("heads"), heads_->value()}};
     o[QStringLiteral("context")] = context_->value();
     o[QStringLiteral("batch")] = batch_->value();
     o[QStringLiteral("mode")] = mode_->currentData().toString();
@@ -306,8 +330,10 @@ void ProfilePanel::setState(const QJsonObject& o, QStringList* notes) {
     auto intOf = [&](const char* key, QSpinBox* s, const QJsonObject& from) {
         const QJsonValue v = from.value(QLatin1String(key));
         // A value from a string too ("128"): presets write either.
-        if (v.isDouble()) s->setValue(v.toInt(s->value()));
-        else if (v.isString()) s->setValue(v.toString().section(QLatin1Char(','), 0, 0).trimmed().toInt());
+        if (v.isDouble())
+            s->setValue(v.toInt(s->value()));
+        else if (v.isString())
+            s->setValue(v.toString().section(QLatin1Char(','), 0, 0).trimmed().toInt());
     };
     auto choose = [&](const char* key, QComboBox* c, const QString& what) {
         if (!o.contains(QLatin1String(key))) return;
@@ -315,16 +341,23 @@ void ProfilePanel::setState(const QJsonObject& o, QStringList* notes) {
         const QString want = v.isArray() ? stringsOf(v).value(0) : v.toString();
         const int i = c->findData(want);
         auto* model = qobject_cast<QStandardItemModel*>(c->model());
-        if (i >= 0 && (!model || model->item(i)->isEnabled() || !capsKnown_)) c->setCurrentIndex(i);
-        else if (notes) *notes << tr("%1 '%2' is not available here; using %3").arg(what, want, c->currentData().toString());
+        if (i >= 0 && (!model || model->item(i)->isEnabled() || !capsKnown_))
+            c->setCurrentIndex(i);
+        else if (notes)
+            *notes << tr("%1 '%2' is not available here; using %3")
+                          .arg(what, want, c->currentData().toString());
     };
-    if (o.contains(QLatin1String("label"))) label_->setText(o.value(QLatin1String("label")).toString());
+    if (o.contains(QLatin1String("label")))
+        label_->setText(o.value(QLatin1String("label")).toString());
     if (o.contains(QLatin1String("size"))) {
         const QJsonValue v = o.value(QLatin1String("size"));
         const QString want = v.isArray() ? stringsOf(v).value(0) : v.toString();
         const int i = size_->findData(want);
-        if (i >= 0) size_->setCurrentIndex(i);
-        else if (notes) *notes << tr("model size '%1' is unknown; using %2").arg(want, size_->currentData().toString());
+        if (i >= 0)
+            size_->setCurrentIndex(i);
+        else if (notes)
+            *notes << tr("model size '%1' is unknown; using %2")
+                          .arg(want, size_->currentData().toString());
     }
     const QJsonObject custom = o.value(QLatin1String("custom")).toObject();
     intOf("vocab", vocab_, custom);
@@ -341,8 +374,11 @@ void ProfilePanel::setState(const QJsonObject& o, QStringList* notes) {
         const QString dev = o.value(QLatin1String("device")).toString();
         const int i = device_->findData(dev);
         auto* model = qobject_cast<QStandardItemModel*>(device_->model());
-        if (i >= 0 && (!model || model->item(i)->isEnabled())) device_->setCurrentIndex(i);
-        else if (capsKnown_ && notes) *notes << tr("device '%1' is not available here; using %2").arg(dev, device_->currentData().toString());
+        if (i >= 0 && (!model || model->item(i)->isEnabled()))
+            device_->setCurrentIndex(i);
+        else if (capsKnown_ && notes)
+            *notes << tr("device '%1' is not available here; using %2")
+                          .arg(dev, device_->currentData().toString());
         else if (!capsKnown_ && i < 0) {
             device_->addItem(dev, dev);  // kept until the probe decides
             device_->setCurrentIndex(device_->count() - 1);
@@ -364,7 +400,8 @@ QString ProfilePanel::describeSpec(const QJsonObject& s) {
     parts << model.value(QLatin1String("name")).toString()
           << QStringLiteral("ctx %1").arg(model.value(QLatin1String("context_length")).toInteger())
           << QStringLiteral("bs %1").arg(bench.value(QLatin1String("batch_size")).toInteger())
-          << bench.value(QLatin1String("precision")).toString() << bench.value(QLatin1String("attention")).toString()
+          << bench.value(QLatin1String("precision")).toString()
+          << bench.value(QLatin1String("attention")).toString()
           << bench.value(QLatin1String("mode")).toString()
           << QObject::tr("warm-up %1").arg(bench.value(QLatin1String("warmup")).toInteger())
           << QObject::tr("%1 profiled").arg(s.value(QLatin1String("profile_steps")).toInteger())
@@ -377,11 +414,12 @@ QJsonObject ProfilePanel::stateFromSpec(const QJsonObject& s) {
     const QJsonObject model = bench.value(QLatin1String("model")).toObject();
     QJsonObject o;
     o[QStringLiteral("size")] = model.value(QLatin1String("name"));
-    o[QStringLiteral("custom")] = QJsonObject{{QStringLiteral("vocab"), model.value(QLatin1String("vocab_size"))},
-                                             {QStringLiteral("d_model"), model.value(QLatin1String("d_model"))},
-                                             {QStringLiteral("d_ff"), model.value(QLatin1String("d_ff"))},
-                                             {QStringLiteral("layers"), model.value(QLatin1String("num_layers"))},
-                                             {QStringLiteral("heads"), model.value(QLatin1String("num_heads"))}};
+    o[QStringLiteral("custom")] =
+        QJsonObject{{QStringLiteral("vocab"), model.value(QLatin1String("vocab_size"))},
+                    {QStringLiteral("d_model"), model.value(QLatin1String("d_model"))},
+                    {QStringLiteral("d_ff"), model.value(QLatin1String("d_ff"))},
+                    {QStringLiteral("layers"), model.value(QLatin1String("num_layers"))},
+                    {QStringLiteral("heads"), model.value(QLatin1String("num_heads"))}};
     o[QStringLiteral("context")] = model.value(QLatin1String("context_length"));
     o[QStringLiteral("batch")] = bench.value(QLatin1String("batch_size"));
     o[QStringLiteral("mode")] = bench.value(QLatin1String("mode"));

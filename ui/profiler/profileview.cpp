@@ -12,7 +12,6 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
-
 #include <nlohmann/json.hpp>
 
 #include "benchmark/benchitems.h"
@@ -26,8 +25,8 @@
 namespace ts::ui {
 
 namespace {
-DataTableView* makeTable(QWidget* parent, QAbstractItemModel* model, const QString& name, const QString& title,
-                         const QString& stem, bool sortable) {
+DataTableView* makeTable(QWidget* parent, QAbstractItemModel* model, const QString& name,
+                         const QString& title, const QString& stem, bool sortable) {
     auto* t = new DataTableView(parent);
     t->setObjectName(name);
     t->setTitle(title, stem);
@@ -54,7 +53,9 @@ bool writeTraceFile(const ProfileResult& r, const QString& path, QString* error)
         return false;
     }
     const std::string json = chromeTraceJson(r);
-    if (f.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size()) || !f.commit()) {
+    if (f.write(json.data(), static_cast<qint64>(json.size())) !=
+            static_cast<qint64>(json.size()) ||
+        !f.commit()) {
         if (error) *error = QObject::tr("cannot write %1: %2").arg(path, f.errorString());
         return false;
     }
@@ -82,41 +83,45 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
     kernelNote_->setWordWrap(true);
     kernelNote_->setVisible(false);
     l->addWidget(kernelNote_);
-    kernelTable_ = makeTable(kernelPage, kernelFilter_, QStringLiteral("kernelTable"), tr("GPU kernels"),
-                             QStringLiteral("kernels"), true);
+    kernelTable_ = makeTable(kernelPage, kernelFilter_, QStringLiteral("kernelTable"),
+                             tr("GPU kernels"), QStringLiteral("kernels"), true);
     l->addWidget(kernelTable_, 1);
     addPane({QStringLiteral("kernels"), tr("&Kernels"), kernelPage, nullptr, kernelTable_});
 
     // Ops.
     QWidget* opPage = page(this, &l);
     opBar_ = makeFilterBar(opPage, l, false);
-    opTable_ = makeTable(opPage, opFilter_, QStringLiteral("opTable"), tr("Ops"), QStringLiteral("ops"), true);
+    opTable_ = makeTable(opPage, opFilter_, QStringLiteral("opTable"), tr("Ops"),
+                         QStringLiteral("ops"), true);
     l->addWidget(opTable_, 1);
     addPane({QStringLiteral("ops"), tr("&Ops"), opPage, nullptr, opTable_});
 
     // Categories.
     categoryChart_ = new CategoryChart(this);
     categoryChart_->setObjectName(QStringLiteral("categoryChart"));
-    categoryTable_ = makeTable(this, categories_, QStringLiteral("categoryTable"), tr("Category roll-up"),
-                               QStringLiteral("categories"), false);
+    categoryTable_ = makeTable(this, categories_, QStringLiteral("categoryTable"),
+                               tr("Category roll-up"), QStringLiteral("categories"), false);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(categoryChart_);
     split->addWidget(categoryTable_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
-    addPane({QStringLiteral("categories"), tr("&Categories"), split, categoryChart_, categoryTable_});
+    addPane(
+        {QStringLiteral("categories"), tr("&Categories"), split, categoryChart_, categoryTable_});
 
     // Attention.
     attentionChart_ = new AttentionPartsChart(this);
     attentionChart_->setObjectName(QStringLiteral("attentionPartsChart"));
-    attentionTable_ = makeTable(this, attention_, QStringLiteral("attentionPartsTable"), tr("Attention breakdown"),
-                                QStringLiteral("attention-parts"), false);
+    attentionTable_ =
+        makeTable(this, attention_, QStringLiteral("attentionPartsTable"),
+                  tr("Attention breakdown"), QStringLiteral("attention-parts"), false);
     split = new QSplitter(Qt::Vertical, this);
     split->addWidget(attentionChart_);
     split->addWidget(attentionTable_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
-    addPane({QStringLiteral("attention-parts"), tr("A&ttention"), split, attentionChart_, attentionTable_});
+    addPane({QStringLiteral("attention-parts"), tr("A&ttention"), split, attentionChart_,
+             attentionTable_});
 
     // Timeline.
     QWidget* timelinePage = page(this, &l);
@@ -130,21 +135,25 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
     l->addWidget(timeline_, 1);
     l->addLayout(traceRow);
     addPane({QStringLiteral("timeline"), tr("T&imeline"), timelinePage, timeline_, nullptr});
-    connect(timeline_, &TimelineChart::exportRequested, this, [this] { Q_EMIT exportRequested(paneIndex(QStringLiteral("timeline"))); });
-    connect(timeline_, &TimelineChart::copyRequested, this, [this] { Q_EMIT copyRequested(paneIndex(QStringLiteral("timeline"))); });
+    connect(timeline_, &TimelineChart::exportRequested, this,
+            [this] { Q_EMIT exportRequested(paneIndex(QStringLiteral("timeline"))); });
+    connect(timeline_, &TimelineChart::copyRequested, this,
+            [this] { Q_EMIT copyRequested(paneIndex(QStringLiteral("timeline"))); });
 
     // Phases.
     QWidget* phasePage = page(this, &l);
     phaseNote_ = new QLabel(phasePage);
     phaseNote_->setWordWrap(true);
     phaseNote_->setObjectName(QStringLiteral("phaseNote"));
-    phaseTable_ = makeTable(phasePage, phases_, QStringLiteral("phaseTable"), tr("Phases: profiled and measured"),
-                            QStringLiteral("phases"), false);
-    activityTable_ = makeTable(phasePage, activity_, QStringLiteral("activityTable"), tr("GPU activity per profiled step"),
-                               QStringLiteral("activity"), false);
+    phaseTable_ = makeTable(phasePage, phases_, QStringLiteral("phaseTable"),
+                            tr("Phases: profiled and measured"), QStringLiteral("phases"), false);
+    activityTable_ =
+        makeTable(phasePage, activity_, QStringLiteral("activityTable"),
+                  tr("GPU activity per profiled step"), QStringLiteral("activity"), false);
     l->addWidget(phaseNote_);
     l->addWidget(phaseTable_, 1);
-    activityLabel_ = new QLabel(tr("The GPU's activity in each profiled step (busy: some kernel running; idle gaps over %1 µs)")
+    activityLabel_ = new QLabel(tr("The GPU's activity in each profiled step (busy: some kernel "
+                                   "running; idle gaps over %1 µs)")
                                     .arg(kIdleGapNs / 1000),
                                 phasePage);
     l->addWidget(activityLabel_);
@@ -153,10 +162,12 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
 
     for (QPushButton* b : traceButtons_) {
         b->setEnabled(false);
-        b->setToolTip(tr("Writes the profile as a Chrome / Perfetto trace (open it in ui.perfetto.dev)"));
+        b->setToolTip(
+            tr("Writes the profile as a Chrome / Perfetto trace (open it in ui.perfetto.dev)"));
         connect(b, &QPushButton::clicked, this, &ProfileView::writeTraceInteractive);
     }
-    for (DataTableView* t : {kernelTable_, opTable_, categoryTable_, attentionTable_, phaseTable_, activityTable_}) {
+    for (DataTableView* t :
+         {kernelTable_, opTable_, categoryTable_, attentionTable_, phaseTable_, activityTable_}) {
         connect(t, &DataTableView::exportRequested, this, [this, t] {
             for (int i = 0; i < panes().size(); ++i)
                 if (panes()[i].table == t) Q_EMIT exportRequested(i);
@@ -170,11 +181,13 @@ ProfileView::Filters ProfileView::makeFilterBar(QWidget* parent, QLayout* into, 
     f.phase = new QComboBox(parent);
     f.phase->setObjectName(kernels ? QStringLiteral("kernelPhase") : QStringLiteral("opPhase"));
     f.phase->addItem(tr("all phases"), QString());
-    for (Phase p : {Phase::Forward, Phase::Backward, Phase::Optimizer}) f.phase->addItem(qstr(toString(p)), qstr(toString(p)));
+    for (Phase p : {Phase::Forward, Phase::Backward, Phase::Optimizer})
+        f.phase->addItem(qstr(toString(p)), qstr(toString(p)));
     f.range = new QComboBox(parent);
     f.range->setObjectName(kernels ? QStringLiteral("kernelRange") : QStringLiteral("opRange"));
     f.range->addItem(tr("all ranges"), QString());
-    f.range->setToolTip(tr("Only what ran inside this range of the model (any layer's \"attention\", or one layer)"));
+    f.range->setToolTip(tr(
+        "Only what ran inside this range of the model (any layer's \"attention\", or one layer)"));
     f.search = new QLineEdit(parent);
     f.search->setObjectName(kernels ? QStringLiteral("kernelSearch") : QStringLiteral("opSearch"));
     f.search->setPlaceholderText(kernels ? tr("search kernel names") : tr("search op names"));
@@ -201,12 +214,15 @@ void ProfileView::refilter(bool kernels) {
     if (!analysis_.result) return;
     const Filters& f = kernels ? kernelBar_ : opBar_;
     EventFilter filter;
-    if (const QString p = f.phase->currentData().toString(); !p.isEmpty()) filter.phase = parsePhase(p.toStdString());
+    if (const QString p = f.phase->currentData().toString(); !p.isEmpty())
+        filter.phase = parsePhase(p.toStdString());
     filter.range = f.range->currentData().toString().toStdString();
     if (!filter.phase && filter.range.empty()) {  // the whole profile's, computed already
         ++filterRequests_[kernels ? 0 : 1];
-        if (kernels) kernels_->setRows(analysis_.kernels);
-        else ops_->setRows(analysis_.ops);
+        if (kernels)
+            kernels_->setRows(analysis_.kernels);
+        else
+            ops_->setRows(analysis_.ops);
         Q_EMIT tablesFiltered();
         return;
     }
@@ -221,14 +237,18 @@ void ProfileView::refilter(bool kernels) {
         w->deleteLater();
         if (generation != generation_ || asked != filterRequests_[kernels ? 0 : 1]) return;
         FilteredTables t = w->result();
-        if (kernels) kernels_->setRows(std::move(t.kernels));
-        else ops_->setRows(std::move(t.ops));
+        if (kernels)
+            kernels_->setRows(std::move(t.kernels));
+        else
+            ops_->setRows(std::move(t.ops));
         Q_EMIT tablesFiltered();
     });
     w->setFuture(QtConcurrent::run([r = analysis_.result, filter, kernels] {
         FilteredTables t;
-        if (kernels) t.kernels = kernelTable(r->trace.kernels, filter);
-        else t.ops = opTable(r->trace.ops, filter, r->gpu);
+        if (kernels)
+            t.kernels = kernelTable(r->trace.kernels, filter);
+        else
+            t.ops = opTable(r->trace.ops, filter, r->gpu);
         return t;
     }));
 }
@@ -266,7 +286,8 @@ void ProfileView::begin(const QString& label, const std::string& specJson) {
         } catch (const std::exception&) {
             configuration_.clear();
         }
-        configurationJson_ = qstr(spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        configurationJson_ =
+            qstr(spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     Q_EMIT titleChanged();
 }
@@ -284,8 +305,10 @@ void ProfileView::addItems(const QList<QVariant>& items) {
         if (item.metaType() == QMetaType::fromType<StepSample>()) {
             const StepSample s = item.value<StepSample>();
             ++stepsSeen_;
-            Q_EMIT statusText(tr("Step %1 %2: %3 ms").arg(s.index + 1).arg(s.warmup ? tr("(warm-up)") : tr("(profiled)"),
-                                                            formatMs(s.total_ms)));
+            Q_EMIT statusText(
+                tr("Step %1 %2: %3 ms")
+                    .arg(s.index + 1)
+                    .arg(s.warmup ? tr("(warm-up)") : tr("(profiled)"), formatMs(s.total_ms)));
         } else if (item.metaType() == QMetaType::fromType<ProfileAnalysis>()) {
             present(item.value<ProfileAnalysis>());
         }
@@ -294,7 +317,10 @@ void ProfileView::addItems(const QList<QVariant>& items) {
 
 bool ProfileView::showStored(const StoredRun& run, QString* error) {
     if (run.rows.empty()) {
-        if (error) *error = tr("run %1 holds no profile (it was stopped or failed before the profile was stored)").arg(run.info.id);
+        if (error)
+            *error = tr("run %1 holds no profile (it was stopped or failed before the profile was "
+                        "stored)")
+                         .arg(run.info.id);
         return false;
     }
     begin(qstr(run.info.label), run.info.spec_json);
@@ -358,20 +384,26 @@ void ProfileView::present(ProfileAnalysis a) {
     for (QPushButton* b : traceButtons_) b->setEnabled(true);
     // The small tables fit their contents; the long ones (a row per kernel or op name) are
     // not measured, their names get room.
-    for (DataTableView* t : {categoryTable_, attentionTable_, phaseTable_, activityTable_}) t->resizeColumnsToContents();
+    for (DataTableView* t : {categoryTable_, attentionTable_, phaseTable_, activityTable_})
+        t->resizeColumnsToContents();
     for (DataTableView* t : {kernelTable_, opTable_}) {
         t->fitColumnsToHeaders();
-        t->setColumnWidth(0, std::max(t->columnWidth(0), t->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 60));
+        t->setColumnWidth(0, std::max(t->columnWidth(0),
+                                      t->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 60));
     }
     kernelNote_->setVisible(!r.gpu);
     // The CPU has no GPU activity to show.
     activityLabel_->setVisible(r.gpu);
     activityTable_->setVisible(r.gpu);
-    kernelNote_->setText(tr("This profile ran on the CPU, where there are no kernels: the Ops tab has the ops' CPU time."));
+    kernelNote_->setText(
+        tr("This profile ran on the CPU, where there are no kernels: the Ops tab has the ops' CPU "
+           "time."));
     // What the step achieved: the model's FLOPs over the measured time of the profiled steps.
     QStringList notes;
     if (r.status != Status::Ok)
-        notes << tr("The profile ended %1%2").arg(qstr(toString(r.status)), r.error.empty() ? QString() : QStringLiteral(": ") + qstr(r.error));
+        notes << tr("The profile ended %1%2")
+                     .arg(qstr(toString(r.status)),
+                          r.error.empty() ? QString() : QStringLiteral(": ") + qstr(r.error));
     double measuredMs = 0;
     int profiled = 0;
     for (const auto& s : r.steps)
@@ -380,9 +412,12 @@ void ProfileView::present(ProfileAnalysis a) {
     const double perStep = r.spec.bench.mode == Mode::Forward ? flops.forward : flops.total();
     if (profiled > 0 && perStep > 0 && measuredMs > 0) {
         const QString achieved =
-            r.gpu ? qstr(achievedText(perStep * profiled, measuredMs / 1e3, r.environment.device_name, r.spec.bench.precision))
-                  : tr("%1 GFLOP/s on the CPU").arg(perStep * profiled / (measuredMs / 1e3) / 1e9, 0, 'f', 1);
-        notes << tr("Model FLOPs per step %1 GFLOP; achieved %2 over the %3 profiled step(s) (the profiler's overhead included)")
+            r.gpu ? qstr(achievedText(perStep * profiled, measuredMs / 1e3,
+                                      r.environment.device_name, r.spec.bench.precision))
+                  : tr("%1 GFLOP/s on the CPU")
+                        .arg(perStep * profiled / (measuredMs / 1e3) / 1e9, 0, 'f', 1);
+        notes << tr("Model FLOPs per step %1 GFLOP; achieved %2 over the %3 profiled step(s) (the "
+                    "profiler's overhead included)")
                      .arg(QString::number(perStep / 1e9, 'g', 3), achieved)
                      .arg(profiled);
     }
@@ -405,16 +440,21 @@ bool ProfileView::writeTrace(const QString& path, QString* error) const {
 
 void ProfileView::writeTraceInteractive() {
     if (!analysis_.result) return;
-    const QString stem = storeRunId_ > 0 ? QStringLiteral("profile-run%1.json").arg(storeRunId_) : QStringLiteral("profile.json");
-    const QString path = QFileDialog::getSaveFileName(this, tr("Write Perfetto Trace"), stem, tr("Chrome / Perfetto trace (*.json)"));
+    const QString stem = storeRunId_ > 0 ? QStringLiteral("profile-run%1.json").arg(storeRunId_)
+                                         : QStringLiteral("profile.json");
+    const QString path = QFileDialog::getSaveFileName(this, tr("Write Perfetto Trace"), stem,
+                                                      tr("Chrome / Perfetto trace (*.json)"));
     if (path.isEmpty()) return;
     // Serialising a large trace takes a moment: a pool thread does it.
     auto* w = new QFutureWatcher<QString>(this);
     connect(w, &QFutureWatcherBase::finished, this, [this, w, path] {
         const QString err = w->result();
         w->deleteLater();
-        Q_EMIT logLine(err.isEmpty() ? tr("Trace written to %1 (open it in ui.perfetto.dev)").arg(path) : tr("Trace not written: %1").arg(err));
-        Q_EMIT statusText(err.isEmpty() ? tr("Trace written") : tr("Trace not written (see the log)"));
+        Q_EMIT logLine(err.isEmpty()
+                           ? tr("Trace written to %1 (open it in ui.perfetto.dev)").arg(path)
+                           : tr("Trace not written: %1").arg(err));
+        Q_EMIT statusText(err.isEmpty() ? tr("Trace written")
+                                        : tr("Trace not written (see the log)"));
     });
     w->setFuture(QtConcurrent::run([r = analysis_.result, path] {
         QString err;
@@ -435,11 +475,13 @@ ExportContext ProfileView::exportContext(int) const {
 
 QList<ReportPart> ProfileView::reportParts() const {
     QList<ReportPart> parts;
-    if (analysis_.result && analysis_.result->gpu) parts << ReportPart{tr("GPU kernels"), nullptr, kernelFilter_, {}};
+    if (analysis_.result && analysis_.result->gpu)
+        parts << ReportPart{tr("GPU kernels"), nullptr, kernelFilter_, {}};
     parts << ReportPart{tr("Ops"), nullptr, opFilter_, {}};
     parts << ReportPart{tr("Category roll-up"), categoryChart_, nullptr, {}};
     parts << ReportPart{tr("Category roll-up, table"), nullptr, categories_, {}};
-    if (!attention_->rows().empty()) parts << ReportPart{tr("Attention breakdown"), nullptr, attention_, {}};
+    if (!attention_->rows().empty())
+        parts << ReportPart{tr("Attention breakdown"), nullptr, attention_, {}};
     parts << ReportPart{tr("Phases: profiled and measured"), nullptr, phases_, {}};
     if (analysis_.result && analysis_.result->gpu && !activity_->rows().empty())
         parts << ReportPart{tr("GPU activity per profiled step"), nullptr, activity_, {}};

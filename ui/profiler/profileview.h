@@ -7,7 +7,6 @@
 #pragma once
 
 #include <QPointer>
-
 #include <memory>
 
 #include "common/labview.h"
@@ -99,7 +98,8 @@ private:
     CategoryChart* categoryChart_;
     AttentionPartsChart* attentionChart_;
     TimelineChart* timeline_;
-    DataTableView *kernelTable_, *opTable_, *categoryTable_, *attentionTable_, *phaseTable_, *activityTable_;
+    DataTableView *kernelTable_, *opTable_, *categoryTable_, *attentionTable_, *phaseTable_,
+        *activityTable_;
     Filters kernelBar_{}, opBar_{};
     QLabel *kernelNote_, *phaseNote_, *activityLabel_;
     QList<QPushButton*> traceButtons_;

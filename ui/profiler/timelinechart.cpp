@@ -7,7 +7,6 @@
 #include <QPicture>
 #include <QToolTip>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <cmath>
 
@@ -34,7 +33,8 @@ public:
     }
     QCPRange getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const override {
         found = timeline && !timeline->lanes.empty();
-        return found ? QCPRange(-0.5, static_cast<double>(timeline->lanes.size()) - 0.5) : QCPRange();
+        return found ? QCPRange(-0.5, static_cast<double>(timeline->lanes.size()) - 0.5)
+                     : QCPRange();
     }
 
 protected:
@@ -45,7 +45,8 @@ protected:
         const QCPRange values = mValueAxis->range();
         const auto& lanes = timeline->lanes;
         const int firstLane = std::max(0, static_cast<int>(std::floor(values.lower - 0.5)));
-        const int lastLane = std::min(static_cast<int>(lanes.size()) - 1, static_cast<int>(std::ceil(values.upper + 0.5)));
+        const int lastLane = std::min(static_cast<int>(lanes.size()) - 1,
+                                      static_cast<int>(std::ceil(values.upper + 0.5)));
         painter->setPen(Qt::NoPen);
         // Idle gaps: bands behind the GPU lanes.
         int firstGpu = -1;
@@ -60,14 +61,17 @@ protected:
             for (const auto& [from, to] : gaps) {
                 if (to < keys.lower || from > keys.upper) continue;
                 const double x0 = mKeyAxis->coordToPixel(from), x1 = mKeyAxis->coordToPixel(to);
-                painter->fillRect(QRectF(QPointF(x0, std::min(top, bottom)), QPointF(std::max(x1, x0 + 1), std::max(top, bottom))), gapColour);
+                painter->fillRect(QRectF(QPointF(x0, std::min(top, bottom)),
+                                         QPointF(std::max(x1, x0 + 1), std::max(top, bottom))),
+                                  gapColour);
                 ++drawnGaps;
             }
         }
         const QFontMetrics fm(painter->font());
         for (int li = firstLane; li <= lastLane; ++li) {
             const TimelineLane& lane = lanes[static_cast<size_t>(li)];
-            const double y0 = mValueAxis->coordToPixel(li - 0.38), y1 = mValueAxis->coordToPixel(li + 0.38);
+            const double y0 = mValueAxis->coordToPixel(li - 0.38),
+                         y1 = mValueAxis->coordToPixel(li + 0.38);
             const double top = std::min(y0, y1), height = std::abs(y1 - y0);
             const QList<QColor>& colours = lane.gpu ? gpuColours : cpuColours;
             // Spans closer than a pixel merge into one rectangle (in the first one's colour).
@@ -82,7 +86,8 @@ protected:
             for (size_t i = lane.firstVisible(keys.lower); i < lane.spans.size(); ++i) {
                 const TimelineSpan& s = lane.spans[i];
                 if (s.start_us > keys.upper) break;
-                const double x0 = mKeyAxis->coordToPixel(s.start_us), x1 = mKeyAxis->coordToPixel(s.end_us);
+                const double x0 = mKeyAxis->coordToPixel(s.start_us),
+                             x1 = mKeyAxis->coordToPixel(s.end_us);
                 if (x0 <= runEnd + 1.0 && (x1 - x0) < 2.0 && (runEnd - runStart) < 4.0) {
                     runEnd = std::max(runEnd, x1);
                     continue;
@@ -92,7 +97,8 @@ protected:
                 runEnd = x1;
                 runColour = s.colour;
                 if (x1 - x0 > 50) {
-                    const QRectF box(std::max(x0, 0.0) + 2, top, std::min(x1, 1e5) - std::max(x0, 0.0) - 4, height);
+                    const QRectF box(std::max(x0, 0.0) + 2, top,
+                                     std::min(x1, 1e5) - std::max(x0, 0.0) - 4, height);
                     labels_.push_back({box, timeline->names[static_cast<size_t>(s.name)]});
                 }
             }
@@ -100,7 +106,8 @@ protected:
         }
         painter->setPen(textColour);
         for (const auto& [box, text] : labels_)
-            painter->drawText(box, Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(text, Qt::ElideRight, static_cast<int>(box.width())));
+            painter->drawText(box, Qt::AlignVCenter | Qt::AlignLeft,
+                              fm.elidedText(text, Qt::ElideRight, static_cast<int>(box.width())));
         labels_.clear();
     }
     void drawLegendIcon(QCPPainter*, const QRectF&) const override {}
@@ -119,7 +126,10 @@ TimelineChart::TimelineChart(QWidget* parent) : QWidget(parent) {
     plot_->yAxis->grid()->setVisible(false);
     plot_->xAxis->setLabel(tr("time (µs from the first event)"));
     plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Timeline: CPU ranges and ops above, GPU kernels by stream below, GPU idle gaps shaded")));
+    plot_->plotLayout()->addElement(
+        0, 0,
+        new QCPTextElement(plot_, tr("Timeline: CPU ranges and ops above, GPU kernels by stream "
+                                     "below, GPU idle gaps shaded")));
     lanes_ = new TimelinePlottable(plot_->xAxis, plot_->yAxis);
     plot_->setContextMenuPolicy(Qt::CustomContextMenu);
 
@@ -128,7 +138,8 @@ TimelineChart::TimelineChart(QWidget* parent) : QWidget(parent) {
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Step:"), this));
     controls->addWidget(step_);
-    controls->addWidget(new QLabel(tr("wheel zooms in time, drag pans, double click shows the step whole"), this));
+    controls->addWidget(
+        new QLabel(tr("wheel zooms in time, drag pans, double click shows the step whole"), this));
     controls->addStretch();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -141,8 +152,10 @@ TimelineChart::TimelineChart(QWidget* parent) : QWidget(parent) {
         const double key = plot_->xAxis->pixelToCoord(e->pos().x());
         const int lane = static_cast<int>(std::lround(plot_->yAxis->pixelToCoord(e->pos().y())));
         const QString text = spanAt(key, lane);
-        if (text.isEmpty()) QToolTip::hideText();
-        else QToolTip::showText(e->globalPosition().toPoint(), text, plot_);
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(e->globalPosition().toPoint(), text, plot_);
     });
     connect(plot_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
         QMenu menu(this);
@@ -170,13 +183,15 @@ void TimelineChart::restyle() {
         a->setTickLabelFont(s.labelFont);
     }
     plot_->xAxis->grid()->setPen(QPen(s.grid));
-    if (auto* title = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0))) title->setTextColor(s.foreground);
+    if (auto* title = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0)))
+        title->setTextColor(s.foreground);
     lanes_->cpuColours.clear();
     lanes_->gpuColours.clear();
     // CPU spans by phase (forward, backward, optimizer, other), lighter; GPU by category.
     for (int i = 0; i < 3; ++i) lanes_->cpuColours << s.seriesColor(i).lighter(s.dark ? 90 : 130);
     lanes_->cpuColours << s.muted;
-    for (int i = 0; i < static_cast<int>(allCategories().size()); ++i) lanes_->gpuColours << s.seriesColor(i);
+    for (int i = 0; i < static_cast<int>(allCategories().size()); ++i)
+        lanes_->gpuColours << s.seriesColor(i);
     QColor gap = s.dark ? QColor(255, 90, 90) : QColor(220, 40, 40);
     gap.setAlpha(45);
     lanes_->gapColour = gap;
@@ -184,14 +199,16 @@ void TimelineChart::restyle() {
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void TimelineChart::setTimeline(std::shared_ptr<const Timeline> timeline, const std::vector<StepActivity>& steps) {
+void TimelineChart::setTimeline(std::shared_ptr<const Timeline> timeline,
+                                const std::vector<StepActivity>& steps) {
     timeline_ = std::move(timeline);
     steps_ = steps;
     lanes_->timeline = timeline_;
     lanes_->gaps.clear();
     const double origin = timeline_ ? static_cast<double>(timeline_->origin_ns) : 0.0;
     for (const auto& s : steps_)
-        for (const auto& g : s.gaps) lanes_->gaps.push_back({(g.start_ns - origin) / 1e3, (g.end_ns - origin) / 1e3});
+        for (const auto& g : s.gaps)
+            lanes_->gaps.push_back({(g.start_ns - origin) / 1e3, (g.end_ns - origin) / 1e3});
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     if (timeline_)
         for (size_t i = 0; i < timeline_->lanes.size(); ++i)
@@ -199,7 +216,8 @@ void TimelineChart::setTimeline(std::shared_ptr<const Timeline> timeline, const 
     plot_->yAxis->setTicker(ticker);
     plot_->yAxis->setSubTicks(false);
     step_->clear();
-    for (size_t i = 0; i < steps_.size(); ++i) step_->addItem(tr("profiled step %1").arg(i + 1), static_cast<int>(i));
+    for (size_t i = 0; i < steps_.size(); ++i)
+        step_->addItem(tr("profiled step %1").arg(i + 1), static_cast<int>(i));
     step_->addItem(tr("all profiled steps"), -1);
     showStep(steps_.empty() ? -1 : 0);
 }
@@ -221,7 +239,9 @@ void TimelineChart::showStep(int index) {
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int TimelineChart::laneCount() const { return timeline_ ? static_cast<int>(timeline_->lanes.size()) : 0; }
+int TimelineChart::laneCount() const {
+    return timeline_ ? static_cast<int>(timeline_->lanes.size()) : 0;
+}
 int TimelineChart::spanCount() const { return timeline_ ? timeline_->spanCount() : 0; }
 int TimelineChart::drawnRects() const { return lanes_->drawnRects; }
 int TimelineChart::drawnGaps() const { return lanes_->drawnGaps; }
@@ -235,7 +255,9 @@ QString TimelineChart::spanAt(double us, int lane) const {
     for (size_t i = l.firstVisible(us); i < l.spans.size() && l.spans[i].start_us <= us; ++i)
         if (l.spans[i].end_us >= us) hit = &l.spans[i];
     if (!hit) return {};
-    return QStringLiteral("%1: %2 µs").arg(timeline_->names[static_cast<size_t>(hit->name)]).arg(hit->end_us - hit->start_us, 0, 'f', 1);
+    return QStringLiteral("%1: %2 µs")
+        .arg(timeline_->names[static_cast<size_t>(hit->name)])
+        .arg(hit->end_us - hit->start_us, 0, 'f', 1);
 }
 
 void TimelineChart::paintChart(QPainter& painter, const QRectF& target) {

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <QWidget>
-
 #include <memory>
 #include <vector>
 
@@ -33,7 +32,8 @@ public:
     QColor backgroundColor() const override { return style_.background; }
 
     // The profile's lanes and the steps (with their idle gaps) to choose from.
-    void setTimeline(std::shared_ptr<const Timeline> timeline, const std::vector<StepActivity>& steps);
+    void setTimeline(std::shared_ptr<const Timeline> timeline,
+                     const std::vector<StepActivity>& steps);
     // Shows profiled step `index` whole (-1: the whole trace).
     void showStep(int index);
     int shownStep() const;

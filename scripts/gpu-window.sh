@@ -104,8 +104,12 @@ if want live; then
     session autocast-dark --preset what-autocast-does --run --theme dark --screenshot "autocast=$LIVE/precision-autocast-dark.png"
     session loss-scaling --preset fp16-needs-loss-scaling --run --screenshot "training=$LIVE/precision-training.png" \
         --screenshot "loss-scale=$LIVE/precision-loss-scale.png" --report "$LIVE/precision-loss-scaling.md"
+    # One profile (run 11): its kernel table, category roll-up and timeline.
+    session profile --preset profile-a-training-step --run --screenshot "kernels=$LIVE/profile-kernels.png" \
+        --screenshot "categories=$LIVE/profile-categories.png" --screenshot "timeline=$LIVE/profile-timeline.png" \
+        --report "$LIVE/profile.md"
     session compare --compare 3,2 --screenshot "compare=$LIVE/compare.png"
-    # The last run (precision) against the attention run (6): two kinds, no comparison.
+    # The last run (the profile) against the attention run (6): two kinds, no comparison.
     session compare-two-kinds --compare last,6 --screenshot "compare=$LIVE/should-not-exist.png"
     session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1

@@ -8,6 +8,8 @@
 #include "benchmark/benchview.h"
 #include "precision/precisionpanel.h"
 #include "precision/precisionview.h"
+#include "profiler/profilepanel.h"
+#include "profiler/profileview.h"
 
 namespace ts::ui {
 
@@ -22,6 +24,7 @@ const std::vector<LabEntry>& uiLabs() {
         entry<BenchPanel, BenchView>(kBenchLab, "End-to-end benchmark"),
         entry<AttentionPanel, AttentionView>(kAttentionLab, "Attention benchmark"),
         entry<PrecisionPanel, PrecisionView>(kPrecisionLab, "Precision"),
+        entry<ProfilePanel, ProfileView>(kProfileLab, "Profiler"),
     };
     return labs;
 }

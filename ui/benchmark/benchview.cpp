@@ -4,7 +4,9 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonDocument>
 #include <QLabel>
+#include <QPushButton>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -23,6 +25,7 @@
 #include "common/format.h"
 #include "benchmark/benchformat.h"
 #include "common/tableview.h"
+#include "profiler/profiler_json.h"
 
 namespace ts::ui {
 
@@ -152,7 +155,34 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     resultTable_->setModel(doc_.results());
     resultTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     resultTable_->horizontalHeader()->setStretchLastSection(false);
-    addPane({QStringLiteral("results"), tr("&Results"), withControls(this, nullptr, resultTable_), nullptr, resultTable_});
+    // Any point can be profiled: the Profiler lab opens with its configuration and runs it.
+    profileAct_ = new QAction(tr("Profile This Point"), resultTable_);
+    profileAct_->setToolTip(tr("Opens the Profiler with the selected point's configuration and runs it"));
+    profileAct_->setEnabled(false);
+    resultTable_->addAction(profileAct_);
+    connect(profileAct_, &QAction::triggered, this, [this] { profilePoint(resultTable_->currentIndex().row()); });
+    auto* profileButton = new QPushButton(tr("&Profile This Point"), this);
+    profileButton->setObjectName(QStringLiteral("profilePoint"));
+    profileButton->setToolTip(profileAct_->toolTip());
+    connect(profileAct_, &QAction::changed, profileButton, [this, profileButton] { profileButton->setEnabled(profileAct_->isEnabled()); });
+    profileButton->setEnabled(false);
+    connect(profileButton, &QPushButton::clicked, profileAct_, &QAction::trigger);
+    connect(resultTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) { profileAct_->setEnabled(current.isValid()); });
+    connect(doc_.results(), &QAbstractItemModel::modelReset, this, [this] { profileAct_->setEnabled(false); });
+    auto* sweepProfile = new QAction(tr("Profile This Point"), sweepChart_);
+    sweepChart_->addAction(sweepProfile);
+    connect(sweepProfile, &QAction::triggered, this, [this] { profileSweepPointAt(sweepChart_->contextMenuPosition()); });
+    auto* speedupProfile = new QAction(tr("Profile This Point"), speedupTable_);
+    speedupTable_->addAction(speedupProfile);
+    connect(speedupProfile, &QAction::triggered, this, [this] {
+        const QModelIndex at = speedupTable_->currentIndex();
+        profilePoint(doc_.speedup()->sourceAt(at.row(), at.column()));
+    });
+    auto* resultControls = new QHBoxLayout;
+    resultControls->addStretch();
+    resultControls->addWidget(profileButton);
+    addPane({QStringLiteral("results"), tr("&Results"), withControls(this, resultControls, resultTable_), nullptr, resultTable_});
 
     memoryChart_ = new MemoryChart(doc_.steps(), this);
     memoryChart_->setObjectName(QStringLiteral("memoryChart"));
@@ -420,6 +450,20 @@ void BenchView::refillSpeedupControls() {
         speedupBaseline_->addItems(m->values());
         speedupBaseline_->setCurrentIndex(std::max(0, static_cast<int>(m->values().indexOf(m->baseline()))));
     }
+}
+
+bool BenchView::profilePoint(int row) {
+    const auto& entries = doc_.results()->entries();
+    if (row < 0 || row >= static_cast<int>(entries.size())) return false;
+    ProfileSpec spec;
+    spec.bench = entries[static_cast<size_t>(row)].result.config;
+    const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(profileSpecJson(spec))).object();
+    Q_EMIT openInLab(QString::fromLatin1(kProfileLab), json, tr("Profile of point %1: %2").arg(row + 1).arg(describeConfig(spec.bench)), true);
+    return true;
+}
+
+bool BenchView::profileSweepPointAt(const QPointF& chartPos) {
+    return profilePoint(sweepChart_->sourceAt(chartPos));
 }
 
 }  // namespace ts::ui

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+class QAction;
 class QCheckBox;
 class QComboBox;
 
@@ -63,6 +64,13 @@ public:
     DataTableView* resultTable() const { return resultTable_; }
     DataTableView* speedupTable() const { return speedupTable_; }
     DataTableView* stepTable() const { return stepTable_; }
+    // Asks the window to profile point `row` of the results (openInLab); false when there is
+    // no such point.
+    bool profilePoint(int row);
+    QAction* profilePointAction() const { return profileAct_; }
+    // The same for the sweep's point nearest to `chartPos` (the sweep chart's coordinates),
+    // as its context menu's "Profile This Point" does; false when no point is near.
+    bool profileSweepPointAt(const QPointF& chartPos);
 
 private:
     void connectReplayer();
@@ -94,6 +102,7 @@ private:
     QComboBox* speedupBaseline_ = nullptr;
     QComboBox* speedupMetric_ = nullptr;
     DataTableView* resultTable_ = nullptr;
+    QAction* profileAct_ = nullptr;
     MemoryChart* memoryChart_ = nullptr;
     CompareWidget* compareWidget_ = nullptr;
 };

@@ -21,6 +21,7 @@ public:
         double x = 0;
         QString xLabel;
         double mean = 0, std = 0;
+        int source = -1;  // the result (row of the result model) it plots; -1: none
     };
 
     using QAbstractTableModel::QAbstractTableModel;

@@ -67,6 +67,14 @@ int SpeedupModel::columnCount(const QModelIndex& parent) const {
     return 1 + n + std::max(0, n - 1);
 }
 
+int SpeedupModel::sourceAt(int row, int column) const {
+    if (row < 0 || row >= static_cast<int>(cells_.size())) return -1;
+    for (int i = 0; i < static_cast<int>(values_.size()); ++i)
+        if (column == timeColumn(values_[i]) || column == speedupColumn(values_[i]))
+            return cells_[static_cast<size_t>(row)][static_cast<size_t>(i)].source;
+    return -1;
+}
+
 int SpeedupModel::timeColumn(const QString& value) const {
     const int i = static_cast<int>(values_.indexOf(value));
     return i < 0 ? -1 : 1 + i;
@@ -225,7 +233,8 @@ void SpeedupModel::rebuild() {
         if (d != dim_) others.push_back(d);
     QHash<QString, int> rowOf;
     if (source_) {
-        for (const auto& e : source_->entries()) {
+        for (size_t index = 0; index < source_->entries().size(); ++index) {
+            const auto& e = source_->entries()[index];
             const BenchConfig& c = e.result.config;
             const QString key = pointKey(c, {dim_});
             int row = rowOf.value(key, -1);
@@ -238,6 +247,7 @@ void SpeedupModel::rebuild() {
             Cell& cell = cells_[static_cast<size_t>(row)]
                                [static_cast<size_t>(values_.indexOf(dimensionValue(dim_, c)))];
             cell.present = true;
+            cell.source = static_cast<int>(index);
             cell.finished = e.finished;
             cell.status = e.result.status;
             const Stats& s = metricStats(e.result, metric_);

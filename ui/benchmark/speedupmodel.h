@@ -58,6 +58,9 @@ public:
     // Column of the time of `value`, of its speedup (-1 for the baseline / unknown).
     int timeColumn(const QString& value) const;
     int speedupColumn(const QString& value) const;
+    // The result (row of the result model) behind cell (row, column): a value's time or its
+    // speedup; -1 for the label column or an empty cell.
+    int sourceAt(int row, int column) const;
 
     // The chart's view of the speedup columns: one label per row, and per non-baseline
     // value its ratio in each row (0: none) and whether that ratio is uncertain.
@@ -81,6 +84,7 @@ private:
         Status status = Status::Ok;
         double mean = 0, std = 0;
         QString error;
+        int source = -1;  // row of the result model
     };
     QVariant timeData(const Cell& c, int role) const;
     QVariant speedupData(const Cell& base, const Cell& c, int role) const;

@@ -285,6 +285,7 @@ void SweepChart::redraw() {
     const double slot = xCategorical_ ? 0.1 : (span > 0 ? 0.012 * span : 0.05);
 
     QList<QList<QPointF>> data(names.size());
+    plotted_.clear();
     QList<ErrorBarsItem::Bar> bars;
     QMap<double, ErrorBarsItem::Label> labels;  // one per x, above its highest point
     double ymax = 0, ymin = INFINITY;
@@ -296,6 +297,7 @@ void SweepChart::redraw() {
         const double ax = dodgeX(toAxisX(x), static_cast<int>(sharing.indexOf(i)), static_cast<int>(sharing.size()), slot);
         const double lo = r.mean - r.std;
         data[i] << QPointF(ax, toAxisY(r.mean));
+        plotted_[r.series] << qMakePair(data[i].back(), r.source);
         bars << ErrorBarsItem::Bar{lines_[i], ax, (yIsLog_ && !(lo > 0)) ? -INFINITY : toAxisY(lo),
                                    toAxisY(r.mean + r.std), style().seriesColor(i)};
         if (model_->labelPoints() && (!labels.contains(r.x) || labels[r.x].at.y() < toAxisY(r.mean)))
@@ -333,6 +335,23 @@ void SweepChart::redraw() {
     x_->setTitleText(model_->xAxisTitle());
     y_->setTitleText(model_->yAxisTitle());
     c->setTitle(model_->chartTitle());
+}
+
+int SweepChart::sourceAt(const QPointF& chartPos) const {
+    const auto hit = interaction()->nearestPoint(chartPos);
+    if (!hit) return -1;
+    for (const auto& [point, source] : plotted_.value(hit->series))
+        if (point == hit->value) return source;
+    return -1;
+}
+
+std::optional<QPointF> SweepChart::positionOf(int source) const {
+    for (auto it = plotted_.begin(); it != plotted_.end(); ++it)
+        for (const auto& [point, src] : it.value())
+            if (src == source)
+                for (QLineSeries* line : lines_)
+                    if (line->name() == it.key()) return chart()->mapToPosition(point, line);
+    return std::nullopt;
 }
 
 }  // namespace ts::ui

@@ -9,7 +9,10 @@
 // the axis (std > mean on a log axis, or below 0) runs to the bottom edge with an open end.
 #pragma once
 
+#include <QHash>
 #include <QPointer>
+
+#include <optional>
 
 #include "common/chartpane.h"
 
@@ -46,6 +49,11 @@ public:
 
     // What is drawn, for tests.
     int seriesCount() const { return static_cast<int>(lines_.size()); }
+    // The source row (SeriesModel::Row::source) of the point nearest to `chartPos` (chart
+    // coordinates), -1 when none is near or it names none.
+    int sourceAt(const QPointF& chartPos) const;
+    // Where the point of `source` is drawn (chart coordinates); for tests.
+    std::optional<QPointF> positionOf(int source) const;
     int plottedPoints() const;
     int errorBarCount() const;
     int clippedErrorBars() const;   // bars that run off the bottom of the axis
@@ -74,6 +82,7 @@ private:
     QString stem_;
     bool logY_ = false;
     QList<QLineSeries*> lines_;
+    QHash<QString, QList<QPair<QPointF, int>>> plotted_;  // per series: each point's value and source
     QStringList names_;
     QCategoryAxis* x_ = nullptr;
     QCategoryAxis* y_ = nullptr;

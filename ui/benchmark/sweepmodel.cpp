@@ -82,7 +82,8 @@ void SweepModel::rebuild() {
         if (d != x_) others.push_back(d);
     categories_ = isNumericDimension(x_) ? QStringList() : dimensionValues(configs, x_);
     if (source_) {
-        for (const auto& e : source_->entries()) {
+        for (size_t index = 0; index < source_->entries().size(); ++index) {
+            const auto& e = source_->entries()[index];
             if (!e.finished) continue;
             const Stats& s = metricStats(e.result, metric_);
             if (e.result.status != Status::Ok || s.count == 0) {
@@ -96,6 +97,7 @@ void SweepModel::rebuild() {
             r.mean = s.mean;
             r.std = s.std;
             if (!series_.contains(r.series)) series_ << r.series;
+            r.source = static_cast<int>(index);
             rows_.push_back(std::move(r));
         }
     }

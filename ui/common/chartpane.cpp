@@ -41,6 +41,10 @@ ChartPane::ChartPane(QWidget* parent) : QWidget(parent) {
         menu.addSeparator();
         QAction* reset = menu.addAction(tr("Reset Zoom"), interaction_, &ChartInteraction::resetZoom);
         reset->setEnabled(interaction_->isZoomed());
+        // What the chart's owner added (addAction): "Profile This Point" of the sweep.
+        menuPos_ = chart_->mapFromScene(view_->mapToScene(pos));
+        if (!actions().isEmpty()) menu.addSeparator();
+        for (QAction* a : actions()) menu.addAction(a);
         menu.exec(view_->mapToGlobal(pos));
     });
     connect(&Theme::instance(), &Theme::changed, this, &ChartPane::applyTheme);

@@ -28,6 +28,8 @@ public:
     void flushRedraw() { throttle_->flush(); }
     int redrawCount() const { return throttle_->redraws(); }
     ChartInteraction* interaction() const { return interaction_; }
+    // Where (chart coordinates) the context menu was last opened: its actions act there.
+    QPointF contextMenuPosition() const { return menuPos_; }
 
 Q_SIGNALS:
     void exportRequested();
@@ -41,6 +43,7 @@ protected:
     const ChartStyle& style() const { return style_; }
 
 private:
+    QPointF menuPos_;
     void applyTheme();
     QChart* chart_;
     QChartView* view_;

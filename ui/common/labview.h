@@ -72,6 +72,10 @@ Q_SIGNALS:
     void statusText(const QString& text);
     void progress(double fraction, double etaSeconds);  // of a replay
     void replayFinished(bool stopped);
+    // Asks the window to open lab `lab` with `spec` (the configuration as that lab stores it
+    // with a run: its panel reads it back), labelled `title`, and to start it when `run`:
+    // "Profile this point" of a benchmark result.
+    void openInLab(const QString& lab, const QJsonObject& spec, const QString& title, bool run);
 
 protected:
     // Adds a tab; its chart's and table's Export… and Copy buttons reach the window.

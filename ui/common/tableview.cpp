@@ -21,6 +21,9 @@ DataTableView::DataTableView(QWidget* parent) : QTableView(parent) {
         QMenu menu(this);
         menu.addAction(tr("Export Table…"), this, &DataTableView::exportRequested);
         menu.addAction(tr("Copy Table"), this, &DataTableView::copyRequested);
+        // What the table's owner added (addAction): "Profile This Point" of the results.
+        if (!actions().isEmpty()) menu.addSeparator();
+        for (QAction* a : actions()) menu.addAction(a);
         menu.exec(viewport()->mapToGlobal(pos));
     });
 }

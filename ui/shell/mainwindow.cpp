@@ -117,6 +117,7 @@ void MainWindow::connectView(LabView* v) {
     connect(v, &LabView::logLine, this, &MainWindow::appendLog);
     connect(v, &LabView::statusText, this, [this](const QString& t) { statusLabel_->setText(t); });
     connect(v, &LabView::progress, this, &MainWindow::setProgress);
+    connect(v, &LabView::openInLab, this, &MainWindow::openInLab);
     connect(v, &LabView::replayFinished, this, [this] {
         eta_->clear();
         updateRunState();

@@ -69,6 +69,9 @@ public:
     // Puts stored run `id`'s configuration into its lab's panel (and starts it with `runNow`);
     // false, with the reason in the log and the status bar, when it cannot.
     bool loadRunConfiguration(qint64 id, bool runNow = false);
+    // Puts `spec` (a configuration as lab `lab` stores it) into that lab's panel, labelled
+    // `title`, and starts it with `runNow`: a view's openInLab ("Profile this point").
+    bool openInLab(const QString& lab, const QJsonObject& spec, const QString& title, bool runNow);
     void deleteStoredRun(qint64 id);  // storedRunDeleted tells the outcome
     // Switches to the results store at `path` (an existing file) once it lists; storeOpened or
     // storeOpenFailed tell the outcome (the current store stays open on failure).

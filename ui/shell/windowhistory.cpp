@@ -15,6 +15,7 @@
 #include "common/labpanel.h"
 #include "common/labview.h"
 #include "common/storeaccess.h"
+#include "labs.h"
 #include "shell/historywidget.h"
 #include "shell/mainwindow.h"
 #include "shell/presentation.h"
@@ -53,6 +54,30 @@ bool MainWindow::loadRunConfiguration(qint64 id, bool runNow) {
         // What remains is another run than the one asked for: the user decides.
         statusLabel_->setText(tr("Run %1's configuration loaded, but this machine cannot run all of it "
                                  "(see the log). Press Run to run what remains.").arg(id));
+        return false;
+    }
+    return startRun();
+}
+
+bool MainWindow::openInLab(const QString& lab, const QJsonObject& spec, const QString& title, bool runNow) {
+    auto refuse = [&](const QString& why) {
+        const QString line = tr("Cannot open %1: %2").arg(title, why);
+        appendLog(line);
+        statusBar()->showMessage(line, 6000);
+        return false;
+    };
+    if (isRunning()) return refuse(tr("a run is in progress; wait for it to finish, or stop it"));
+    if (!capsReady_) return refuse(tr("still checking what this machine can run"));
+    const int index = labIndex(lab);
+    if (index < 0) return refuse(tr("this window has no lab '%1'").arg(lab));
+    selectExperiment(lab);
+    QStringList notes;
+    labs_[index].panel->applyPreset(uiLabs()[static_cast<size_t>(index)].stateFromSpec(spec), title, &notes);
+    appendLog(tr("— %1: %2").arg(title, labs_[index].panel->summary()));
+    for (const QString& n : notes) appendLog(tr("note: %1").arg(n));
+    if (!runNow) return true;
+    if (!notes.isEmpty() || !labs_[index].panel->isValid()) {
+        statusLabel_->setText(tr("%1: this machine cannot run all of it (see the log)").arg(title));
         return false;
     }
     return startRun();

@@ -1,0 +1,502 @@
+// The profiler lab in the window: its table models and the search filter, the timeline with a
+// large model's number of kernels, the panel's validation, a tiny model profiled on the CPU
+// through the window (tables, filters, timeline, the Perfetto trace, exports), the stored
+// profile reopened from History, and "Profile this point" from a benchmark result.
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QtCharts/QChart>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include "benchmark/resultmodel.h"
+#include "benchmark/speedupmodel.h"
+#include "benchmark/sweepchart.h"
+#include "common/qcp.h"
+#include "common/stallprobe.h"
+#include "common/tableview.h"
+#include "common/windowtesting.h"
+#include "core/store.h"
+#include "profiler/profileanalysis.h"
+#include "profiler/profilecharts.h"
+#include "profiler/profilemodels.h"
+#include "profiler/profilepanel.h"
+#include "profiler/profiler_json.h"
+#include "profiler/profileview.h"
+#include "profiler/timelinechart.h"
+#include "runtime/environment.h"
+
+using namespace ts;
+using namespace ts::ui;
+
+namespace {
+ProfiledKernel kernel(const char* name, int64_t start, int64_t dur, Phase p, const char* range,
+                      int64_t stream = 7) {
+    ProfiledKernel k;
+    k.name = name;
+    k.start_ns = start;
+    k.duration_ns = dur;
+    k.phase = p;
+    k.range = range;
+    k.stream = stream;
+    return k;
+}
+
+// A profile of one step: forward (matmuls and a softmax in layer.0's attention, a GEMM in
+// lm_head), backward and the optimizer, on the GPU.
+ProfileResult syntheticProfile() {
+    ProfileResult r;
+    r.gpu = true;
+    r.spec.bench.model = *modelPreset("tiny");
+    r.trace.ranges = {{"forward", 1, 0, 1000},
+                      {"layer.0", 1, 10, 600},
+                      {"attention", 1, 20, 400},
+                      {"backward", 1, 1000, 3000},
+                      {"optimizer", 1, 3000, 3500}};
+    r.trace.kernels = {
+        kernel("ampere_sgemm_128x64_nn", 30, 100, Phase::Forward, "layer.0/attention"),
+        kernel("softmax_warp_forward", 140, 50, Phase::Forward, "layer.0/attention"),
+        kernel("ampere_sgemm_128x64_nn", 700, 200, Phase::Forward, "lm_head"),
+        kernel("ampere_sgemm_128x64_tn", 1100, 400, Phase::Backward, "layer.0/attention"),
+        kernel("softmax_warp_backward", 1600, 60, Phase::Backward, "layer.0/attention"),
+        kernel("multi_tensor_apply_kernel", 3100, 300, Phase::Optimizer, "")};
+    StepSample s;
+    s.forward_ms = 0.001;
+    s.backward_ms = 0.002;
+    s.optimizer_ms = 0.0005;
+    s.total_ms = 0.0035;
+    r.steps = {s};
+    return r;
+}
+
+QJsonObject tinyCpuState() {
+    return QJsonObject{{"size", "tiny"},  {"context", 32},       {"batch", 2},
+                       {"mode", "train"}, {"precision", "fp32"}, {"attention", "naive"},
+                       {"device", "cpu"}, {"warmup", 1},         {"profile_steps", 1}};
+}
+}  // namespace
+
+class TestProfilerWindow : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { caps_ = capabilities(); }
+    void tableModelsAndNameFilter();
+    void speedupCellsNameTheirPoint();
+    void timelineDrawsOnlyWhatIsVisible();
+    void largeStoredProfileParsesOffTheUiThread();
+    void panelValidatesAndRoundTripsItsSpec();
+    void storedRunWithoutProfileIsRefused();
+    void cpuProfileThroughTheWindowAndBackFromHistory();
+    void profileThisPointFromABenchmarkResult();
+
+private:
+    Capabilities caps_;
+};
+
+void TestProfilerWindow::tableModelsAndNameFilter() {
+    const ProfileAnalysis a = analyzeProfile(syntheticProfile());
+    QCOMPARE(a.kernels.size(), size_t(5));  // two launches of one GEMM are one row
+    KernelTableModel* m = makeKernelTableModel(this);
+    QAbstractItemModelTester tester(m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    NameFilterModel filter;
+    filter.setSourceModel(m);
+    QAbstractItemModelTester filterTester(&filter,
+                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m->setRows(a.kernels);
+    QCOMPARE(m->rowCount(), 5);
+    QCOMPARE(m->columnCount(), 10);
+    // Sorted by total time: the backward GEMM (400 ns) first.
+    QCOMPARE(m->data(m->index(0, 0), Qt::DisplayRole).toString(),
+             QStringLiteral("ampere_sgemm_128x64_tn"));
+    QCOMPARE(m->data(m->index(0, 1), Qt::DisplayRole).toString(), QStringLiteral("GEMM"));
+    QCOMPARE(m->data(m->index(0, 3), KernelTableModel::ValueRole).toDouble(), 0.4);
+    // The search keeps names that hold the text, in any case.
+    filter.setSearch(QStringLiteral("SOFTMAX"));
+    QCOMPARE(filter.rowCount(), 2);
+    filter.setSearch(QStringLiteral("sgemm"));
+    QCOMPARE(filter.rowCount(), 2);
+    filter.setSearch(QString());
+    QCOMPARE(filter.rowCount(), 5);
+    // Phase and range filters.
+    const FilteredTables forward = filteredTables(*a.result, {Phase::Forward, ""});
+    QCOMPARE(forward.kernels.size(), size_t(2));
+    const FilteredTables attention = filteredTables(*a.result, {std::nullopt, "attention"});
+    QCOMPARE(attention.kernels.size(), size_t(4));
+    // The ranges the filter offers, in model order.
+    QCOMPARE(a.ranges, (QStringList{"layer.0", "attention", "lm_head"}));
+    QVERIFY(rangeNameLess("layer.2", "layer.10"));
+    QVERIFY(!rangeNameLess("layer.10", "layer.2"));
+    // The categories chart: GEMM's share of forward (300 of 350 ns).
+    CategoryChart chart;
+    chart.setRows(a.categories, true);
+    chart.flushRedraw();
+    QCOMPARE(chart.phases(), (QStringList{"forward", "backward", "optimizer"}));
+    const QList<double> gemm = chart.shares(Category::Gemm);
+    QCOMPARE(gemm.size(), 3);
+    QVERIFY2(std::abs(gemm[0] - 100.0 * 300 / 350) < 0.01, qPrintable(QString::number(gemm[0])));
+    QVERIFY(chart.chart()->title().contains(QStringLiteral("86%")));
+}
+
+void TestProfilerWindow::speedupCellsNameTheirPoint() {
+    // Two points that differ in precision: one row, a time column per precision.
+    ResultModel results;
+    std::vector<BenchResult> rs(2);
+    for (int i = 0; i < 2; ++i) {
+        rs[i].config.model = *modelPreset("tiny");
+        rs[i].config.precision = i ? Precision::BF16 : Precision::FP32;
+        rs[i].total.count = 3;
+        rs[i].total.mean = i ? 1.0 : 2.0;
+    }
+    results.setResults(rs);
+    SpeedupModel speedup(&results);
+    QCOMPARE(speedup.rowCount(), 1);
+    QCOMPARE(speedup.sourceAt(0, speedup.timeColumn("fp32")), 0);
+    QCOMPARE(speedup.sourceAt(0, speedup.timeColumn("bf16")), 1);
+    QCOMPARE(speedup.sourceAt(0, speedup.speedupColumn("bf16")), 1);
+    QCOMPARE(speedup.sourceAt(0, 0), -1);  // the row's label
+    QCOMPARE(speedup.sourceAt(3, 1), -1);
+}
+
+void TestProfilerWindow::timelineDrawsOnlyWhatIsVisible() {
+    // A 2.7B model's step: about a hundred thousand kernels on two streams.
+    ProfileResult r;
+    r.gpu = true;
+    r.trace.ranges = {{"forward", 1, 0, 40'000'000}, {"backward", 1, 40'000'000, 120'000'000}};
+    const int n = 100'000;
+    r.trace.kernels.reserve(n);
+    for (int i = 0; i < n; ++i)
+        r.trace.kernels.push_back(
+            kernel(i % 3 ? "ampere_bf16_gemm" : "elementwise_kernel", int64_t(i) * 1200, 1000,
+                   i < 33'000 ? Phase::Forward : Phase::Backward, "", i % 10 ? 7 : 13));
+    StepActivity step;
+    step.start_ns = 0;
+    step.end_ns = 120'000'000;
+    step.gaps = {{50'000'000, 50'500'000}};
+    const ProfileAnalysis a = analyzeProfile(r);
+    TimelineChart chart;
+    chart.resize(1200, 500);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    chart.setTimeline(a.timeline, {step});
+    QCOMPARE(chart.laneCount(), 3);  // the main thread's ranges, two streams
+    QCOMPARE(chart.spanCount(), n + 2);
+    // The whole step: sub-pixel kernels merge, so far fewer rectangles than kernels.
+    QElapsedTimer t;
+    t.start();
+    chart.replotNow();
+    const qint64 wholeMs = t.elapsed();
+    QVERIFY2(chart.drawnRects() > 100 && chart.drawnRects() < 5000,
+             qPrintable(QString::number(chart.drawnRects())));
+    QCOMPARE(chart.drawnGaps(), 1);
+    qInfo("whole step: %lld ms for %d rectangles", wholeMs, chart.drawnRects());
+    QVERIFY2(wholeMs < 250,
+             qPrintable(QStringLiteral("replot of the whole step took %1 ms").arg(wholeMs)));
+    // Zoomed in to 10 µs around kernel 50000: only those drawn.
+    chart.plot()->xAxis->setRange(60'000, 60'010);
+    t.restart();
+    chart.replotNow();
+    QVERIFY2(t.elapsed() < 100, qPrintable(QString::number(t.elapsed())));
+    // Kernels 50000..50008 (1 µs every 1.2 µs) and the backward range.
+    QVERIFY2(chart.drawnRects() >= 9 && chart.drawnRects() <= 11,
+             qPrintable(QString::number(chart.drawnRects())));
+    // Kernel 50000 runs on stream 13 (the second GPU lane), from 60000 to 60001 µs.
+    QCOMPARE(chart.spanAt(60'000.5, 2), QStringLiteral("ampere_bf16_gemm: 1.0 µs"));
+    QCOMPARE(chart.spanAt(60'001.1, 2), QString());  // after it, nothing until kernel 50010
+    QVERIFY(chart.spanAt(60'000.5, 0).startsWith(QStringLiteral("backward")));
+    // The step chooser shows the step whole again.
+    chart.showStep(0);
+    QVERIFY(chart.plot()->xAxis->range().lower < 0 && chart.plot()->xAxis->range().upper > 120'000);
+}
+
+void TestProfilerWindow::largeStoredProfileParsesOffTheUiThread() {
+    // A 2.7B model's step as the store holds it: a hundred thousand kernels, tens of MB of JSON.
+    ProfileResult r;
+    r.gpu = true;
+    r.spec.bench.model = *modelPreset("tiny");
+    r.trace.ranges = {{"forward", 1, 0, 40'000'000}, {"backward", 1, 40'000'000, 120'000'000}};
+    const int n = 100'000;
+    for (int i = 0; i < n; ++i)
+        r.trace.kernels.push_back(kernel(i % 3 ? "ampere_bf16_gemm" : "elementwise_kernel",
+                                         int64_t(i) * 1200, 1000,
+                                         i < 33'000 ? Phase::Forward : Phase::Backward,
+                                         i % 2 ? "layer.0/mlp" : "layer.1/attention"));
+    StoredRun run;
+    run.info.id = 4;
+    run.info.lab = "profile";
+    run.info.spec_json = profileSpecJson(r.spec);
+    run.rows.push_back({0, Status::Ok, "{}", toJson(r).dump()});
+    ProfileView view;
+    view.resize(1200, 800);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QSignalSpy shown(&view, &ProfileView::profileShown);
+    StallProbe probe;
+    probe.start();
+    QElapsedTimer t;
+    t.start();
+    QString error;
+    QVERIFY(view.showStored(run, &error));
+    const qint64 callMs = t.elapsed();
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 120000);
+    // A phase filter over every kernel, in the pool too.
+    QSignalSpy filtered(&view, &ProfileView::tablesFiltered);
+    view.kernelFilters().phase->setCurrentIndex(
+        view.kernelFilters().phase->findData(QStringLiteral("backward")));
+    QTRY_COMPARE_WITH_TIMEOUT(filtered.count(), 1, 60000);
+    probe.stop();
+    qInfo(
+        "showStored returned after %lld ms; parsed and shown after %lld ms; worst UI stall %lld ms",
+        callMs, probe.elapsedMs(), probe.worstStallNs() / 1'000'000);
+    QVERIFY2(callMs < 100, qPrintable(QString::number(callMs)));
+    QVERIFY2(probe.worstStallNs() < 200'000'000,
+             qPrintable(QString::number(probe.worstStallNs() / 1e6)));
+    QCOMPARE(view.timeline()->spanCount(), n + 2);
+    QCOMPARE(view.kernelModel()->rowCount(), 2);
+    int64_t instances = 0;
+    for (const KernelRow& k : view.kernelModel()->rows()) instances += k.instances;
+    QCOMPARE(instances, int64_t(n - 33'000));
+}
+
+void TestProfilerWindow::panelValidatesAndRoundTripsItsSpec() {
+    ProfilePanel panel;
+    panel.setCapabilities(caps_);
+    panel.setState(tinyCpuState());
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    QVERIFY(panel.summary().contains(QStringLiteral("1 profiled step")));
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    QCOMPARE(job->lab, QStringLiteral("profile"));
+    // The stored spec reads back as the same state, and in words for History.
+    const QJsonObject spec =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    QJsonObject back = ProfilePanel::stateFromSpec(spec);
+    for (const QString& key : tinyCpuState().keys())
+        QCOMPARE(back.value(key), tinyCpuState().value(key));
+    const QString words = ProfilePanel::describeSpec(spec);
+    QVERIFY2(words.contains(QStringLiteral("tiny")) && words.contains(QStringLiteral("1 profiled")),
+             qPrintable(words));
+    // Custom dimensions the heads do not divide: flagged on the field, Run refused.
+    panel.setState(
+        QJsonObject{{"size", "custom"}, {"custom", QJsonObject{{"d_model", 100}, {"heads", 3}}}});
+    QVERIFY(!panel.isValid());
+    QVERIFY(!panel.makeJob());
+    QVERIFY2(panel.fieldWidget("d_model")->toolTip().contains(QStringLiteral("divisible")) ||
+                 panel.fieldWidget("heads")->toolTip().contains(QStringLiteral("divisible")),
+             qPrintable(panel.problems().join('\n')));
+    // An unknown size is named, not a crash.
+    QStringList notes;
+    panel.setState(QJsonObject{{"size", "huge"}}, &notes);
+    QVERIFY(notes.join('\n').contains(QStringLiteral("'huge'")));
+    if (!caps_.cuda_available) {
+        // No GPU: bf16 on the CPU is refused in the engine's words (or flagged unavailable).
+        panel.setState(tinyCpuState());
+        auto* precision = qobject_cast<QComboBox*>(panel.fieldWidget("precision"));
+        QVERIFY(precision);
+        QCOMPARE(precision->currentData().toString(), QStringLiteral("fp32"));
+    }
+}
+
+void TestProfilerWindow::storedRunWithoutProfileIsRefused() {
+    ProfileView view;
+    StoredRun run;
+    run.info.id = 9;
+    run.info.lab = "profile";
+    QString error;
+    QVERIFY(!view.showStored(run, &error));
+    QVERIFY2(error.contains(QStringLiteral("holds no profile")), qPrintable(error));
+    // A damaged row: said in the log, nothing shown.
+    run.rows.push_back({0, Status::Ok, "{}", "{\"spec\": 3}"});
+    QSignalSpy log(&view, &LabView::logLine);
+    QVERIFY(view.showStored(run, &error));
+    QTRY_COMPARE(view.pendingJobs(), 0);
+    QVERIFY(!log.isEmpty());
+    QVERIFY(
+        log.last()[0].toString().contains(QStringLiteral("Could not read the profile of run 9")));
+    QVERIFY(!view.result());
+}
+
+void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
+    QTemporaryDir dir;
+    auto w = freshWindow("tst_profiler_window", dir.filePath("results.db"));
+    QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
+    auto* view = qobject_cast<ProfileView*>(w->labView("profile"));
+    QVERIFY(view);
+    QVERIFY(w->selectExperiment("profile"));
+    w->currentPanel()->setState(tinyCpuState());
+    QVERIFY2(w->currentPanel()->isValid(), qPrintable(w->currentPanel()->problems().join('\n')));
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QSignalSpy shown(view, &ProfileView::profileShown);
+    QVERIFY(w->startRun());
+    QVERIFY(finished.wait(180000) || !finished.isEmpty());
+    QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
+    QCOMPARE(shown.count(), 1);
+    QVERIFY(view->result());
+    QVERIFY(view->result()->status == Status::Ok);
+    const qint64 runId = view->storeRunId();
+    QVERIFY(runId > 0);
+
+    // The op table (a CPU profile has no kernels), its phase filter and search.
+    const int allOps = view->opModel()->rowCount();
+    QVERIFY2(allOps > 5, qPrintable(QString::number(allOps)));
+    QCOMPARE(view->kernelModel()->rowCount(), 0);
+    QSignalSpy filtered(view, &ProfileView::tablesFiltered);
+    auto bar = view->opFilters();
+    bar.phase->setCurrentIndex(bar.phase->findData(QStringLiteral("optimizer")));
+    QTRY_VERIFY(!filtered.isEmpty());
+    const int optimizerOps = view->opModel()->rowCount();
+    QVERIFY2(optimizerOps > 0 && optimizerOps < allOps, qPrintable(QString::number(optimizerOps)));
+    bar.phase->setCurrentIndex(0);
+    QTRY_COMPARE(view->opModel()->rowCount(), allOps);
+    QVERIFY(bar.range->findData(QStringLiteral("attention")) > 0);
+    QVERIFY(bar.range->findData(QStringLiteral("layer.0")) > 0);
+    bar.search->setText(QStringLiteral("MM"));
+    QVERIFY(view->opFilter()->rowCount() >= 1 && view->opFilter()->rowCount() < allOps);
+    bar.search->clear();
+    // The matmuls have FLOPs.
+    bool flops = false;
+    for (const OpRow& r : view->opModel()->rows()) flops |= r.flops > 0;
+    QVERIFY(flops);
+
+    // Naive attention's three parts, forward and backward, in the table and the chart.
+    QStringList parts;
+    for (const AttentionPart& p : view->attentionModel()->rows())
+        if (p.phase == Phase::Forward) parts << QString::fromStdString(p.part);
+    QCOMPARE(parts, (QStringList{"scores", "softmax", "values"}));
+    for (const AttentionPart& p : view->attentionModel()->rows())
+        QVERIFY(p.time_us > 0 && p.flops > 0);
+    auto* partsChart = view->findChild<AttentionPartsChart*>();
+    partsChart->flushRedraw();
+    QCOMPARE(partsChart->partNames(), (QStringList{"scores", "softmax", "values"}));
+    // What the step achieved, from the model's FLOPs.
+    QVERIFY2(view->findChild<QLabel*>("phaseNote")
+                     ->text()
+                     .contains(QStringLiteral("Model FLOPs per step")) &&
+                 view->findChild<QLabel*>("phaseNote")
+                     ->text()
+                     .contains(QStringLiteral("GFLOP/s on the CPU")),
+             qPrintable(view->findChild<QLabel*>("phaseNote")->text()));
+    // Categories, phases and the timeline have the step.
+    QVERIFY(view->categoryModel()->rowCount() > 0);
+    QCOMPARE(view->phaseModel()->rowCount(), 4);
+    QVERIFY(view->timeline()->laneCount() >= 2);
+    QVERIFY(view->timeline()->spanCount() > 10);
+    QVERIFY(w->showTab("timeline"));
+    QApplication::processEvents();
+    view->timeline()->replotNow();
+    QVERIFY(view->timeline()->drawnRects() > 0);
+
+    // The Perfetto trace: valid JSON with events.
+    QString error;
+    QVERIFY2(view->writeTrace(dir.filePath("trace.json"), &error), qPrintable(error));
+    QFile trace(dir.filePath("trace.json"));
+    QVERIFY(trace.open(QIODevice::ReadOnly));
+    QJsonParseError perr;
+    const QJsonDocument doc = QJsonDocument::fromJson(trace.readAll(), &perr);
+    QVERIFY2(perr.error == QJsonParseError::NoError, qPrintable(perr.errorString()));
+    QVERIFY(doc.object().value("traceEvents").toArray().size() > 10);
+    QVERIFY(!view->writeTrace(dir.filePath("no/such/folder/trace.json"), &error));
+    QVERIFY(error.contains(QStringLiteral("cannot write")));
+
+    // Exports and the report.
+    QVERIFY2(w->exportTab("ops", dir.filePath("ops.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w->exportTab("categories", dir.filePath("categories.png"), {800, 450}, &error),
+             qPrintable(error));
+    QVERIFY2(w->exportTab("timeline", dir.filePath("timeline.png"), {800, 450}, &error),
+             qPrintable(error));
+    QImage img;
+    QVERIFY(img.load(dir.filePath("timeline.png")));
+    QVERIFY2(w->exportReport(dir.filePath("report.md"), {800, 450}, &error), qPrintable(error));
+    QFile md(dir.filePath("report.md"));
+    QVERIFY(md.open(QIODevice::ReadOnly));
+    const QString report = QString::fromUtf8(md.readAll());
+    for (const char* part : {"## Ops\n", "| Op |", "## Category roll-up, table\n",
+                             "| Phase | Category |", "## Phases: profiled and measured\n"})
+        QVERIFY2(report.contains(QString::fromUtf8(part)), part);
+
+    // Back from History: the same tables, read in a pool thread.
+    const std::vector<OpRow> live = view->opModel()->rows();
+    shown.clear();
+    w->openStoredRun(runId);
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+    QCOMPARE(view->storeRunId(), runId);
+    QCOMPARE(view->opModel()->rowCount(), allOps);
+    QCOMPARE(view->opModel()->rows().front().name, live.front().name);
+    QVERIFY(view->timeline()->spanCount() > 10);
+}
+
+void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
+    QTemporaryDir dir;
+    auto w = freshWindow("tst_profiler_window", dir.filePath("results.db"));
+    QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
+    QVERIFY(w->selectExperiment("bench"));
+    w->currentPanel()->setState(QJsonObject{{"sizes", QJsonArray{"tiny"}},
+                                            {"context", "48"},
+                                            {"batch", "2"},
+                                            {"modes", QJsonArray{"train"}},
+                                            {"precisions", QJsonArray{"fp32"}},
+                                            {"attentions", QJsonArray{"naive"}},
+                                            {"warmup", "1"},
+                                            {"steps", 2},
+                                            {"device", "cpu"}});
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QVERIFY(w->startRun());
+    QVERIFY(finished.wait(180000) || !finished.isEmpty());
+    BenchView* bench = benchViewOf(w.get());
+    const BenchConfig point = bench->document()->results()->entries().front().result.config;
+    // Nothing selected: nothing to profile.
+    QVERIFY(!bench->profilePointAction()->isEnabled());
+    QVERIFY(!bench->profilePoint(5));
+    // Select the result, then the action (as the context menu and the button do).
+    bench->resultTable()->setCurrentIndex(bench->resultTable()->model()->index(0, 0));
+    QVERIFY(bench->profilePointAction()->isEnabled());
+    QVERIFY(bench->resultTable()->actions().contains(bench->profilePointAction()));
+    // The sweep chart's point, as its context menu finds it.
+    QVERIFY(w->showTab("sweep"));
+    QApplication::processEvents();
+    bench->sweepChart()->flushRedraw();
+    const auto at = bench->sweepChart()->positionOf(0);
+    QVERIFY(at);
+    QCOMPARE(bench->sweepChart()->sourceAt(*at), 0);
+    QCOMPARE(bench->sweepChart()->sourceAt(*at + QPointF(300, 300)), -1);
+    QVERIFY(!bench->profileSweepPointAt(*at + QPointF(300, 300)));
+    QCOMPARE(bench->sweepChart()->actions().size(), 1);
+    auto* view = qobject_cast<ProfileView*>(w->labView("profile"));
+    QSignalSpy shown(view, &ProfileView::profileShown);
+    bench->profilePointAction()->trigger();
+    // The window switched to the profiler with that point and runs it.
+    QCOMPARE(w->currentView(), view);
+    QVERIFY(w->isRunning());
+    QVERIFY(finished.wait(180000) || finished.count() > 1);
+    QCOMPARE(finished.count(), 2);
+    QVERIFY(finished[1][0].value<RunOutcome>() == RunOutcome::Completed);
+    QCOMPARE(shown.count(), 1);
+    const BenchConfig profiled = view->result()->spec.bench;
+    QCOMPARE(profiled.model.name, point.model.name);
+    QCOMPARE(profiled.model.context_length, int64_t(48));
+    QCOMPARE(profiled.batch_size, point.batch_size);
+    QCOMPARE(profiled.warmup, point.warmup);
+    QCOMPARE(profiled.device, std::string("cpu"));
+    QVERIFY(view->runTitle().contains(QStringLiteral("Profile of point 1")));
+    QVERIFY(w->logText().contains(QStringLiteral("Profile of point 1")));
+    // From the sweep's point: the same profile again.
+    QVERIFY(w->selectExperiment("bench"));
+    QVERIFY(w->showTab("sweep"));
+    QApplication::processEvents();
+    QVERIFY(bench->profileSweepPointAt(*bench->sweepChart()->positionOf(0)));
+    QCOMPARE(w->currentView(), view);
+    QVERIFY(finished.wait(180000) || finished.count() > 2);
+    QCOMPARE(finished.count(), 3);
+    QCOMPARE(shown.count(), 2);
+    QCOMPARE(view->result()->spec.bench.model.context_length, int64_t(48));
+}
+
+QTEST_MAIN(TestProfilerWindow)
+#include "tst_profiler_window.moc"

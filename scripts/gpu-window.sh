@@ -97,6 +97,8 @@ if want live; then
     session naive-vs-fused --preset naive-vs-fused-attention --run --theme dark --screenshot "speedup=$LIVE/attention-speedup-dark.png"
     session attention --experiment attention --config '{"impls":["naive","sdpa","sdpa-flash","flash"],"seq":"1024, 4096","head_dims":"64","batches":"4","heads":"16","dtypes":["bf16"],"causal":["causal"],"passes":["forward","backward"],"warmup":3,"steps":10,"device":"cuda","check":true}' \
         --run --screenshot "attention=$LIVE/attention.png" --report "$LIVE/attention.md"
+    # The attention run against the benchmark run before it: two kinds, no comparison.
+    session compare-two-kinds --compare last,previous --screenshot "compare=$LIVE/should-not-exist.png"
     # The precision lab's presets (runs 7-10): each on cuda, its pane grabbed.
     session accumulation --preset accumulation-in-low-precision --run --screenshot "accumulation=$LIVE/precision-accumulation.png" \
         --report "$LIVE/precision-accumulation.md"
@@ -109,11 +111,10 @@ if want live; then
         --screenshot "categories=$LIVE/profile-categories.png" --screenshot "timeline=$LIVE/profile-timeline.png" \
         --report "$LIVE/profile.md"
     session compare --compare 3,2 --screenshot "compare=$LIVE/compare.png"
-    # The last run (the profile) against the attention run (6): two kinds, no comparison.
-    session compare-two-kinds --compare last,6 --screenshot "compare=$LIVE/should-not-exist.png"
     session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1
     "$BUILD/app/trainscope-cli" runs list 2>&1 | head -12
-    cp "$LIVE"/*.png "$OUTDIR"/ 2>/dev/null
+    # The device tool brings back a few files a call: the screenshots and reports as one archive.
+    (cd "$LIVE" && tar czf "$OUTDIR/live.tgz" *.png *.md *.log 2>/dev/null)
 fi
 exit $status

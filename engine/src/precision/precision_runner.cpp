@@ -102,7 +102,10 @@ std::string dtypeOf(const at::Tensor& t) { return t.defined() ? dtypeName(t.scal
 // release (NDEBUG) layout LibTorch is built with, as this project's builds are.
 class OpRecorder {
 public:
-    OpRecorder() {
+    // One recording at a time (the callbacks find it through one pointer): a second inspector
+    // run on another thread waits for the first.
+    OpRecorder() : lock_(runMutex()) {
+        stack().clear();
         instance_.store(this);
         handle_ = at::addThreadLocalCallback(
             at::RecordFunctionCallback(&OpRecorder::onStart, &OpRecorder::onEnd)
@@ -268,7 +271,13 @@ private:
         }
     }
 
+    static std::mutex& runMutex() {
+        static std::mutex m;
+        return m;
+    }
+
     static inline std::atomic<OpRecorder*> instance_{nullptr};
+    std::unique_lock<std::mutex> lock_;
     at::CallbackHandle handle_ = at::INVALID_CALLBACK_HANDLE;
     std::atomic<const char*> phase_{"forward"};
     std::mutex mutex_;

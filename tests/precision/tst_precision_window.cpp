@@ -427,6 +427,12 @@ void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
                  .value<QBrush>()
                  .color(),
              dtypeTint("bf16"));
+    // The view opens the modules (their ops show) but not the ops' nested ops.
+    auto* treeView = view->findChild<QTreeView*>(QStringLiteral("autocastTree"));
+    QVERIFY(treeView);
+    QVERIFY(treeView->isExpanded(tree->indexOf("fc1")));
+    QVERIFY(tree->hasChildren(linIdx));
+    QVERIFY(!treeView->isExpanded(linIdx));
     // The flat records export; the training panes explain themselves.
     QCOMPARE(view->autocastTable()->rowCount(), int(want.records.size()));
     QString error;

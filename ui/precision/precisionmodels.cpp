@@ -384,6 +384,7 @@ void AutocastTreeModel::appendOps(QStandardItem* moduleItem, const AutocastRepor
                 QList<QStandardItem*> row{new QStandardItem(path)};
                 for (int c = 1; c < ColumnCount; ++c) row << new QStandardItem;
                 row[Kind]->setText(tr("module"));
+                row[Name]->setData(true, PathRole);
                 for (QStandardItem* it : row) it->setEditable(false);
                 moduleItem->appendRow(row);
                 g = row.front();

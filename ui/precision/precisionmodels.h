@@ -88,6 +88,7 @@ public:
     enum Column { Name, Kind, Params, Input, Output, Computed, Grad, ColumnCount };
     static constexpr int IslandRole = Qt::UserRole + 2;  // bool, on the Name item
     static constexpr int OpRole = Qt::UserRole + 3;      // int: the op's index in the report's ops
+    static constexpr int PathRole = Qt::UserRole + 4;    // bool: a module-path row of ops (the LM)
 
     explicit AutocastTreeModel(QObject* parent = nullptr);
     void setReport(const AutocastReport& report);

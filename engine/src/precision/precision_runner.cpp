@@ -137,7 +137,6 @@ private:
         int depth = 0;   // Op: the record's depth
         bool owner = false;  // Op: this call made the record (its end sets the output)
     };
-    struct Context : at::ObserverContext {};
 
     static bool isBookkeeping(std::string_view name) {
         static const std::unordered_set<std::string_view> kNames{

@@ -227,15 +227,18 @@ int runAutocast(const AutocastOptions& o) {
             case Format::Jsonl: std::printf("%s\n", autocastJsonLine(r).c_str()); break;
             case Format::Json: json_out += (i ? ", " : "") + autocastJsonLine(r); break;
             case Format::Markdown:
-            case Format::Table:
+            case Format::Table: {
+                const TableFormat tf = format == Format::Markdown ? TableFormat::Markdown : TableFormat::Text;
                 std::printf("%sAutocast %s on %s, model %s%s\n\n", i ? "\n" : "",
                             std::string(toString(r.spec.dtype)).c_str(), printable(r.spec.device).c_str(),
                             printable(r.spec.model).c_str(),
                             r.status == Status::Ok ? ":" : (": " + printable(r.error)).c_str());
-                std::printf("%s", autocastTable(r, format == Format::Markdown ? TableFormat::Markdown
-                                                                               : TableFormat::Text)
-                                      .c_str());
+                std::printf("%s", autocastTable(r, tf).c_str());
+                if (!r.ops.empty())
+                    std::printf("\nOps (computed in: the dtypes of the inputs the kernel got):\n\n%s",
+                                autocastOpsTable(r, tf).c_str());
                 break;
+            }
         }
     }
     if (format == Format::Json) std::printf("{\"reports\": [%s]}\n", json_out.c_str());

@@ -93,6 +93,26 @@ class Precision(unittest.TestCase):
         self.assertEqual(by["fc2"]["output_dtype"], "bf16")
         self.assertEqual(by["loss"]["output_dtype"], "fp32")
         self.assertEqual(by["fc1.weight.grad"]["output_dtype"], "fp32")
+        # The measured ops: fc1's linear cast to bf16, the layer norm's mixed-type call left
+        # alone, the loss cast up to fp32, backward ops present.
+        ops = rep["ops"]
+        def first(module, name, phase="forward"):
+            return next(o for o in ops if o["module"] == module and o["name"] == name and o["phase"] == phase)
+        lin = first("fc1", "aten::linear")
+        self.assertTrue(lin["cast"])
+        self.assertEqual(lin["input_dtypes"], ["fp32", "fp32"])
+        self.assertEqual(lin["computed_dtype"], "bf16")
+        self.assertEqual(first("fc1", "aten::mm")["computed_dtype"], "bf16")
+        ln = first("ln", "aten::layer_norm")
+        self.assertFalse(ln["cast"])
+        self.assertEqual(ln["computed_dtype"], "bf16+fp32")
+        self.assertEqual(first("loss", "aten::cross_entropy_loss")["computed_dtype"], "fp32")
+        self.assertEqual(first("fc2", "aten::mm", "backward")["autograd_node"], "MmBackward0")
+        p = run("precision", "autocast", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("computed in", p.stdout)
+        self.assertRegex(p.stdout, r"forward +fc1 +aten::linear +- +fp32, fp32 +yes +bf16 +bf16")
+        self.assertRegex(p.stdout, r"ln +layer_norm +fp32 +bf16 +bf16 +bf16\+fp32")
         p = run("runs", "show", "1", db=self.db)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("(precision)", p.stdout)

@@ -102,6 +102,102 @@ TEST(PrecisionTorch, ToyModelUnderCpuBf16Autocast) {
     EXPECT_EQ(r.records.size(), 9u);
 }
 
+// The ops the inspector measured (Note [computed in] in precision_runner.cpp) for the same run.
+// What LibTorch 2.11's CPU policy gives, as observed:
+// - aten::linear is on the lower-precision list: autocast casts x and the weight to bf16 and
+//   calls linear again, so fc1's linear is a cast op computing in bf16, and the matmul (aten::mm)
+//   inside it gets bf16 inputs.
+// - aten::layer_norm is on no CPU list (CUDA's fp32 list has it): it is called once, with the
+//   bf16 activation and the fp32 weight and bias, and the CPU's mixed-type kernel
+//   (aten::native_layer_norm) gets exactly that: computed in "bf16+fp32", output bf16.
+// - aten::cross_entropy_loss is on the CPU fp32 list: the bf16 logits are cast to fp32 and the
+//   loss's ops (log_softmax, nll_loss) compute in fp32.
+// - Backward runs the same dtypes the forward saved: the matmuls' gradients (aten::mm under
+//   MmBackward0) in bf16, the loss's in fp32.
+TEST(PrecisionTorch, ToyModelOpsComputedIn) {
+    Quiet q;
+    const auto r = ts::runAutocastInspector(ts::AutocastSpec{}, q);
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    auto first = [&](const char* module, const char* name, const char* phase = "forward") -> const ts::AutocastOp* {
+        for (const auto& op : r.ops)
+            if (op.module == module && op.name == name && op.phase == phase) return &op;
+        return nullptr;
+    };
+    using V = std::vector<std::string>;
+    // fc1: cast by autocast; its matmul computed in bf16.
+    const auto* lin1 = first("fc1", "aten::linear");
+    ASSERT_NE(lin1, nullptr);
+    EXPECT_TRUE(lin1->cast);
+    EXPECT_EQ(lin1->depth, 0);
+    EXPECT_EQ(lin1->input_dtypes, (V{"fp32", "fp32"}));
+    EXPECT_EQ(lin1->computed_dtype, "bf16");
+    EXPECT_EQ(lin1->output_dtype, "bf16");
+    const auto* mm1 = first("fc1", "aten::mm");
+    ASSERT_NE(mm1, nullptr);
+    EXPECT_FALSE(mm1->cast);  // already bf16: the cast happened at linear
+    EXPECT_GT(mm1->depth, 0);
+    EXPECT_EQ(mm1->input_dtypes, (V{"bf16", "bf16"}));
+    EXPECT_EQ(mm1->computed_dtype, "bf16");
+    // fc2: its input is already bf16; only the weight is cast.
+    const auto* lin2 = first("fc2", "aten::linear");
+    ASSERT_NE(lin2, nullptr);
+    EXPECT_TRUE(lin2->cast);
+    EXPECT_EQ(lin2->input_dtypes, (V{"bf16", "fp32"}));
+    EXPECT_EQ(lin2->computed_dtype, "bf16");
+    // relu: left alone, runs in what it is given.
+    const auto* relu = first("relu", "aten::relu");
+    ASSERT_NE(relu, nullptr);
+    EXPECT_FALSE(relu->cast);
+    EXPECT_EQ(relu->computed_dtype, "bf16");
+    // ln: left alone; the mixed-type kernel.
+    const auto* ln = first("ln", "aten::layer_norm");
+    ASSERT_NE(ln, nullptr);
+    EXPECT_FALSE(ln->cast);
+    EXPECT_EQ(ln->input_dtypes, (V{"bf16", "fp32", "fp32"}));
+    EXPECT_EQ(ln->computed_dtype, "bf16+fp32");
+    EXPECT_EQ(ln->output_dtype, "bf16");
+    const auto* nln = first("ln", "aten::native_layer_norm");
+    ASSERT_NE(nln, nullptr);
+    EXPECT_EQ(nln->computed_dtype, "bf16+fp32");
+    EXPECT_EQ(nln->output_dtype, "bf16");
+    // loss: cast up to fp32.
+    const auto* ce = first("loss", "aten::cross_entropy_loss");
+    ASSERT_NE(ce, nullptr);
+    EXPECT_TRUE(ce->cast);
+    EXPECT_EQ(ce->input_dtypes, (V{"bf16", "int64"}));
+    EXPECT_EQ(ce->computed_dtype, "fp32");
+    EXPECT_EQ(ce->output_dtype, "fp32");
+    for (const char* name : {"aten::_log_softmax", "aten::nll_loss_forward"}) {
+        const auto* op = first("loss", name);
+        ASSERT_NE(op, nullptr) << name;
+        EXPECT_EQ(op->computed_dtype, "fp32") << name;
+    }
+    // Every forward op of the toy ran inside one of its modules; the module rows summarise.
+    for (const auto& op : r.ops)
+        if (op.phase == "forward") EXPECT_NE(r.find(op.module), nullptr) << op.name << " in '" << op.module << "'";
+    EXPECT_EQ(r.computedIn(*r.find("fc1")), "bf16");
+    EXPECT_EQ(r.computedIn(*r.find("ln")), "bf16+fp32");
+    EXPECT_EQ(r.computedIn(*r.find("loss")), "fp32");
+    EXPECT_EQ(r.computedIn(*r.find("fc1.weight.grad")), "");
+    // Backward: the matmuls' gradients in bf16 for fc1 and fc2, the loss's in fp32, the layer
+    // norm's mixed like its forward.
+    for (const char* module : {"fc1", "fc2"}) {
+        const auto* mm = first(module, "aten::mm", "backward");
+        ASSERT_NE(mm, nullptr) << module;
+        EXPECT_EQ(mm->autograd_node, "MmBackward0");
+        EXPECT_EQ(mm->computed_dtype, "bf16") << module;
+    }
+    const auto* nll = first("loss", "aten::nll_loss_backward", "backward");
+    ASSERT_NE(nll, nullptr);
+    EXPECT_EQ(nll->computed_dtype, "fp32");
+    const auto* lnb = first("ln", "aten::native_layer_norm_backward", "backward");
+    ASSERT_NE(lnb, nullptr);
+    EXPECT_EQ(lnb->computed_dtype, "bf16+fp32");
+    EXPECT_EQ(lnb->output_dtype, "bf16");
+    // Recording ends with the run: an op now is not seen by anyone.
+    EXPECT_EQ(at::linear(at::randn({2, 3}), at::randn({4, 3})).scalar_type(), at::kFloat);
+}
+
 // The same toy model with autocast off (the scope is not entered for fp32): the inspector
 // would see fp32 everywhere, so the bf16 above is autocast's doing. Checked with the ops.
 TEST(PrecisionTorch, WithoutAutocastEverythingIsFp32) {
@@ -132,6 +228,19 @@ TEST(PrecisionTorch, TinyLmUnderCpuBf16Autocast) {
             EXPECT_EQ(rec.output_dtype, "fp32") << rec.name;
         }
     EXPECT_GT(grads, 3);
+    // The ops carry the LM's module paths (its TS_RANGE names); they all belong to "lm" or
+    // "loss", and the LM head's matmul computes in bf16.
+    bool head = false, attention = false, backward = false;
+    for (const auto& op : r.ops) {
+        head |= op.module == "lm_head" && op.name == "aten::linear" && op.computed_dtype == "bf16";
+        attention |= op.module.rfind("layer.0.attention", 0) == 0 && op.phase == "forward";
+        backward |= op.phase == "backward";
+    }
+    EXPECT_TRUE(head);
+    EXPECT_TRUE(attention);
+    EXPECT_TRUE(backward);
+    EXPECT_EQ(r.opsOf(*r.find("lm")).size() + r.opsOf(*r.find("loss")).size(), r.ops.size());
+    EXPECT_EQ(r.computedIn(*r.find("loss")), "fp32");
 }
 
 TEST(PrecisionTorch, BadSpecsAreRefused) {
@@ -193,8 +302,45 @@ TEST(PrecisionStore, RoundTripAndReport) {
         ASSERT_TRUE(cast_rows[0].autocast);
         ASSERT_EQ(cast_rows[0].autocast->records.size(), cast.records.size());
         EXPECT_EQ(cast_rows[0].autocast->find("ln")->output_dtype, cast.find("ln")->output_dtype);
+        // The ops read back field for field.
+        const auto& ops = cast_rows[0].autocast->ops;
+        ASSERT_FALSE(cast.ops.empty());
+        ASSERT_EQ(ops.size(), cast.ops.size());
+        for (size_t i = 0; i < ops.size(); ++i) {
+            EXPECT_EQ(ops[i].name, cast.ops[i].name);
+            EXPECT_EQ(ops[i].module, cast.ops[i].module);
+            EXPECT_EQ(ops[i].phase, cast.ops[i].phase);
+            EXPECT_EQ(ops[i].depth, cast.ops[i].depth);
+            EXPECT_EQ(ops[i].input_dtypes, cast.ops[i].input_dtypes);
+            EXPECT_EQ(ops[i].computed_dtype, cast.ops[i].computed_dtype);
+            EXPECT_EQ(ops[i].output_dtype, cast.ops[i].output_dtype);
+            EXPECT_EQ(ops[i].cast, cast.ops[i].cast);
+            EXPECT_EQ(ops[i].autograd_node, cast.ops[i].autograd_node);
+        }
         const std::string md = lab->report(*cast_info, store.rows(cast_id, ts::kPrecisionLab), ts::ReportFormat::Markdown);
-        EXPECT_NE(md.find("| fc1 | linear | fp32 | fp32 | bf16 |"), std::string::npos) << md;
+        EXPECT_NE(md.find("| fc1 | linear | fp32 | fp32 | bf16 | bf16 |"), std::string::npos) << md;
+        EXPECT_NE(md.find("| ln | layer_norm | fp32 | bf16 | bf16 | bf16+fp32 |"), std::string::npos) << md;
+        EXPECT_NE(md.find("| forward | fc1 | aten::linear | - | fp32, fp32 | yes | bf16 | bf16 |"), std::string::npos)
+            << md;
+        EXPECT_NE(md.find("| computed in |"), std::string::npos) << md;
+
+        // A row stored before the ops were recorded (no "ops") still reads, with none.
+        auto old = toJson(cast);
+        old.erase("ops");
+        const auto old_row = ts::precisionRowFromJson(old);
+        ASSERT_TRUE(old_row.autocast);
+        EXPECT_TRUE(old_row.autocast->ops.empty());
+        EXPECT_EQ(old_row.autocast->records.size(), cast.records.size());
+        EXPECT_EQ(old_row.autocast->computedIn(*old_row.autocast->find("fc1")), "");
+        // A damaged op is named.
+        auto bad_op = toJson(cast);
+        bad_op["ops"][0]["phase"] = "sideways";
+        try {
+            ts::precisionRowFromJson(bad_op);
+            ADD_FAILURE() << "a bad phase was read";
+        } catch (const std::exception& e) {  // std::invalid_argument, as for every bad field
+            EXPECT_NE(std::string(e.what()).find("ops[0].phase"), std::string::npos) << e.what();
+        }
 
         // A damaged row is named, not shown.
         ts::StoredRow bad{0, ts::Status::Ok, "{}", R"({"type": "accumulation", "accumulator": "fp8"})"};

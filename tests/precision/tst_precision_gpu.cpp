@@ -34,6 +34,20 @@ TEST(PrecisionGpu, ToyModelUnderCudaAutocast) {
         expect("loss", "", low, "fp32");
         for (const char* g : {"fc1.weight.grad", "ln.weight.grad", "ln.bias.grad", "fc2.weight.grad"})
             expect(g, "fp32", "", "fp32");
+        // The measured ops (Note [computed in]): on CUDA the layer norm is cast (up to fp32) and
+        // computes in fp32; backward runs on the device's autograd thread, which inherits the
+        // inspector's thread-local callback, so fc1's backward matmul is seen, in `low`.
+        const ts::AutocastOp* ln = nullptr;
+        bool fc1_backward = false;
+        for (const auto& op : r.ops) {
+            if (!ln && op.module == "ln" && op.name == "aten::layer_norm") ln = &op;
+            fc1_backward |= op.module == "fc1" && op.phase == "backward" && op.computed_dtype == low;
+        }
+        ASSERT_NE(ln, nullptr) << low;
+        EXPECT_TRUE(ln->cast) << low;
+        EXPECT_EQ(ln->computed_dtype, "fp32") << low;
+        EXPECT_TRUE(fc1_backward) << low;
+        EXPECT_EQ(r.computedIn(*r.find("fc1")), low);
     }
 }
 

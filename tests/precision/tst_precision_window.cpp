@@ -360,6 +360,79 @@ void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
         want.find("loss")->output_dtype == "fp32" && want.find("loss")->input_dtype == "bf16";
     QCOMPARE(tree->data(tree->indexOf("loss"), AutocastTreeModel::IslandRole).toBool(), lossIsland);
     QVERIFY(!tree->data(tree->indexOf("fc1"), AutocastTreeModel::IslandRole).toBool());
+    // The measured ops: each module row summarises what its own ops computed in, and has them
+    // as children (nested by depth), each with the engine's dtypes.
+    QCOMPARE(tree->headerData(AutocastTreeModel::Computed, Qt::Horizontal).toString(),
+             QStringLiteral("Computed in"));
+    QVERIFY(!want.ops.empty());
+    for (const AutocastRecord& r : want.records)
+        QCOMPARE(cell(r.name, AutocastTreeModel::Computed), orDash(want.computedIn(r)));
+    QCOMPARE(cell("fc1", AutocastTreeModel::Computed), QStringLiteral("bf16"));
+    QCOMPARE(cell("ln", AutocastTreeModel::Computed), QStringLiteral("bf16+fp32"));
+    QCOMPARE(cell("loss", AutocastTreeModel::Computed), QStringLiteral("fp32"));
+    int opRows = 0;
+    for (size_t i = 0; i < want.ops.size(); ++i) {
+        const AutocastOp& op = want.ops[i];
+        const QModelIndex at = tree->indexOfOp(int(i));
+        if (op.module.empty()) {  // the toy's ops outside a module (none seen): not in the tree
+            QVERIFY(!at.isValid());
+            continue;
+        }
+        QVERIFY2(at.isValid(), op.name.c_str());
+        ++opRows;
+        QCOMPARE(at.data().toString(), QString::fromStdString(op.name));
+        QCOMPARE(tree->data(at.siblingAtColumn(AutocastTreeModel::Computed)).toString(),
+                 orDash(op.computed_dtype));
+        QCOMPARE(tree->data(at.siblingAtColumn(AutocastTreeModel::Output)).toString(),
+                 orDash(op.output_dtype));
+        // Under its module's row: directly at depth 0, under the enclosing op deeper.
+        QModelIndex module = at.parent();
+        for (int d = 0; d < op.depth; ++d) module = module.parent();
+        QCOMPARE(module.data(Qt::UserRole + 1).toString(), QString::fromStdString(op.module));
+    }
+    QVERIFY(opRows > 10);
+    // fc1's linear: cast by autocast, fp32 in, computed in bf16 (tinted as bf16); the matmul
+    // inside it a child in bf16.
+    int lin = -1, mm = -1, back = -1;
+    for (size_t i = 0; i < want.ops.size(); ++i) {
+        const AutocastOp& op = want.ops[i];
+        if (op.module != "fc1") continue;
+        if (op.name == "aten::linear" && lin < 0) lin = int(i);
+        if (op.name == "aten::mm" && op.phase == "forward" && mm < 0) mm = int(i);
+        if (op.name == "aten::mm" && op.phase == "backward" && back < 0) back = int(i);
+    }
+    QVERIFY(lin >= 0 && mm >= 0 && back >= 0);
+    const QModelIndex linIdx = tree->indexOfOp(lin);
+    QCOMPARE(linIdx.parent(), tree->indexOf("fc1"));
+    QVERIFY(
+        tree->data(linIdx.siblingAtColumn(AutocastTreeModel::Kind)).toString().contains("cast"));
+    QCOMPARE(tree->data(linIdx.siblingAtColumn(AutocastTreeModel::Input)).toString(),
+             QStringLiteral("fp32, fp32"));
+    QCOMPARE(tree->data(linIdx.siblingAtColumn(AutocastTreeModel::Computed)).toString(),
+             QStringLiteral("bf16"));
+    QCOMPARE(tree->data(linIdx.siblingAtColumn(AutocastTreeModel::Computed), Qt::BackgroundRole)
+                 .value<QBrush>()
+                 .color(),
+             dtypeTint("bf16"));
+    QVERIFY(tree->indexOfOp(mm).parent().isValid() &&
+            tree->indexOfOp(mm).parent() != tree->indexOf("fc1"));
+    QCOMPARE(
+        tree->data(tree->indexOfOp(mm).siblingAtColumn(AutocastTreeModel::Computed)).toString(),
+        QStringLiteral("bf16"));
+    QVERIFY(tree->data(tree->indexOfOp(back).siblingAtColumn(AutocastTreeModel::Kind))
+                .toString()
+                .contains("MmBackward0"));
+    // The mixed layer norm takes its first dtype's tint.
+    QCOMPARE(tree->data(tree->indexOf("ln", AutocastTreeModel::Computed), Qt::BackgroundRole)
+                 .value<QBrush>()
+                 .color(),
+             dtypeTint("bf16"));
+    // The view opens the modules (their ops show) but not the ops' nested ops.
+    auto* treeView = view->findChild<QTreeView*>(QStringLiteral("autocastTree"));
+    QVERIFY(treeView);
+    QVERIFY(treeView->isExpanded(tree->indexOf("fc1")));
+    QVERIFY(tree->hasChildren(linIdx));
+    QVERIFY(!treeView->isExpanded(linIdx));
     // The flat records export; the training panes explain themselves.
     QCOMPARE(view->autocastTable()->rowCount(), int(want.records.size()));
     QString error;
@@ -405,6 +478,19 @@ void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
         if (r.kind == "transformer_lm") model = &r;
     QVERIFY(model);
     QCOMPARE(cell(model->name, AutocastTreeModel::Grad), QString::fromStdString(gradDtype));
+    // The LM's ops sit under rows of their module paths ("layer.0.attention") under the model.
+    QCOMPARE(cell(model->name, AutocastTreeModel::Computed), orDash(lmWant.computedIn(*model)));
+    int grouped = 0;
+    for (size_t i = 0; i < lmWant.ops.size(); ++i) {
+        const AutocastOp& op = lmWant.ops[i];
+        if (op.module == "loss" || op.depth != 0 || op.module.empty()) continue;
+        const QModelIndex at = tree->indexOfOp(int(i));
+        QVERIFY2(at.isValid(), op.name.c_str());
+        QCOMPARE(at.parent().data().toString(), QString::fromStdString(op.module));
+        QCOMPARE(at.parent().parent(), tree->indexOf(QString::fromStdString(model->name)));
+        ++grouped;
+    }
+    QVERIFY(grouped > 10);
 }
 
 void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {

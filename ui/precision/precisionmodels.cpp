@@ -2,6 +2,8 @@
 
 #include <QBrush>
 #include <QFont>
+#include <QHash>
+#include <algorithm>
 #include <cmath>
 
 #include "common/format.h"
@@ -214,7 +216,11 @@ AutocastTreeModel::AutocastTreeModel(QObject* parent) : QStandardItemModel(paren
 void AutocastTreeModel::setHeaders() {
     setColumnCount(ColumnCount);
     setHorizontalHeaderLabels({tr("Module / op"), tr("Kind"), tr("Parameters"), tr("Input"),
-                               tr("Output"), tr("Gradient")});
+                               tr("Output"), tr("Computed in"), tr("Gradient")});
+    horizontalHeaderItem(Computed)->setToolTip(
+        tr("The dtype each op's kernel computed in, measured: the dtypes of the "
+           "inputs it was called with after autocast's casts. A module's row "
+           "summarises its own ops"));
 }
 
 void AutocastTreeModel::clear() {
@@ -225,16 +231,23 @@ void AutocastTreeModel::clear() {
 namespace {
 bool isLow(const std::string& d) { return d == "bf16" || d == "fp16"; }
 
+// A cell's tint: a list ("bf16, fp32") or a mixed call ("bf16+fp32") takes its first dtype's.
+QColor cellTint(const QString& text) {
+    return dtypeTint(
+        text.section(QLatin1Char(','), 0, 0).section(QLatin1Char('+'), 0, 0).trimmed());
+}
+
 QList<QStandardItem*> rowItems(const QString& name, const QString& kind, const std::string& params,
                                const std::string& input, const std::string& output,
-                               const std::string& grad, const QString& recordName) {
+                               const std::string& computed, const std::string& grad,
+                               const QString& recordName) {
     QList<QStandardItem*> row;
     auto* n = new QStandardItem(name);
     n->setData(recordName, Qt::UserRole + 1);
     row << n << new QStandardItem(kind);
-    for (const std::string* d : {&params, &input, &output, &grad}) {
+    for (const std::string* d : {&params, &input, &output, &computed, &grad}) {
         auto* it = new QStandardItem(d->empty() ? QStringLiteral("-") : qstr(*d));
-        const QColor tint = dtypeTint(it->text());
+        const QColor tint = cellTint(it->text());
         if (tint.isValid()) it->setBackground(tint);
         row << it;
     }
@@ -286,8 +299,13 @@ void AutocastTreeModel::setReport(const AutocastReport& report) {
         const bool island = r.output_dtype == "fp32" && isLow(r.input_dtype);
         QString kind = qstr(r.kind);
         if (island) kind += tr("  ◆ fp32 island");
-        auto row = rowItems(qstr(r.name), kind, r.param_dtype, r.input_dtype, r.output_dtype, grad,
-                            qstr(r.name));
+        const std::string computed = report.computedIn(r);
+        auto row = rowItems(qstr(r.name), kind, r.param_dtype, r.input_dtype, r.output_dtype,
+                            computed, grad, qstr(r.name));
+        if (!computed.empty())
+            row[Computed]->setToolTip(
+                tr("What %1's own ops computed in (their inputs after autocast's casts): %2")
+                    .arg(qstr(r.name), qstr(computed)));
         row[Name]->setData(island, IslandRole);
         // What the dtypes say, in words (read from the record, not from a policy table).
         QString why;
@@ -311,6 +329,7 @@ void AutocastTreeModel::setReport(const AutocastReport& report) {
                    "of the autocast policy")
                     .arg(qstr(r.input_dtype)));
         }
+        appendOps(row[Name], report, r);
         if (r.kind == "cross_entropy" || r.name == "loss") {
             if (!loss) loss = group(tr("loss"), tr("The loss, computed inside the autocast scope"));
             loss->appendRow(row);
@@ -345,9 +364,67 @@ void AutocastTreeModel::setReport(const AutocastReport& report) {
             parent = child;
         }
         parent->appendRow(rowItems(parts.mid(parts.size() - leafParts).join(QLatin1Char('.')),
-                                   qstr(r.kind), r.param_dtype, r.input_dtype, {}, r.output_dtype,
-                                   qstr(r.name)));
+                                   qstr(r.kind), r.param_dtype, r.input_dtype, {}, {},
+                                   r.output_dtype, qstr(r.name)));
     }
+}
+
+void AutocastTreeModel::appendOps(QStandardItem* moduleItem, const AutocastReport& report,
+                                  const AutocastRecord& record) {
+    // Ops of a finer module than the record (the LM's "layer.0.attention") go under a row of
+    // that module path; an op of depth d under the last op of depth d − 1 before it.
+    QHash<QString, QStandardItem*> groups;
+    QHash<QStandardItem*, QList<QStandardItem*>> lastAtDepth;  // per parent: depth → last op
+    for (const AutocastOp* op : report.opsOf(record)) {
+        QStandardItem* parent = moduleItem;
+        if (op->module != record.name) {
+            const QString path = op->module.empty() ? tr("(outside any module)") : qstr(op->module);
+            QStandardItem*& g = groups[path];
+            if (!g) {
+                QList<QStandardItem*> row{new QStandardItem(path)};
+                for (int c = 1; c < ColumnCount; ++c) row << new QStandardItem;
+                row[Kind]->setText(tr("module"));
+                row[Name]->setData(true, PathRole);
+                for (QStandardItem* it : row) it->setEditable(false);
+                moduleItem->appendRow(row);
+                g = row.front();
+            }
+            parent = g;
+        }
+        QList<QStandardItem*>& last = lastAtDepth[parent];
+        const int depth = std::min<int>(op->depth, static_cast<int>(last.size()));
+        QStandardItem* under = depth > 0 ? last[depth - 1] : parent;
+        std::string inputs;
+        for (const auto& d : op->input_dtypes) inputs += (inputs.empty() ? "" : ", ") + d;
+        QString kind = op->phase == "backward" ? tr("backward op") : tr("op");
+        if (op->cast) kind += tr(", cast by autocast");
+        if (!op->autograd_node.empty())
+            kind += QStringLiteral(" (%1)").arg(qstr(op->autograd_node));
+        auto row = rowItems(qstr(op->name), kind, {}, inputs, op->output_dtype, op->computed_dtype,
+                            {}, QString());
+        row[Name]->setData(static_cast<int>(op - report.ops.data()), OpRole);
+        QString why;
+        if (op->computed_dtype.empty())
+            why = tr("No floating-point input");
+        else if (op->cast)
+            why = tr("Called with %1; autocast cast the inputs and called it again with %2: its "
+                     "kernel computed in %2")
+                      .arg(qstr(inputs), qstr(op->computed_dtype));
+        else
+            why = tr("Autocast left it alone: it computed in what it was given, %1")
+                      .arg(qstr(op->computed_dtype));
+        row[Computed]->setToolTip(why);
+        under->appendRow(row);
+        last.resize(depth);
+        last.append(row[Name]);
+    }
+}
+
+QModelIndex AutocastTreeModel::indexOfOp(int op, int column) const {
+    const QModelIndexList hits =
+        match(index(0, Name), OpRole, op, 1, Qt::MatchExactly | Qt::MatchRecursive);
+    if (hits.isEmpty()) return {};
+    return hits.front().siblingAtColumn(column);
 }
 
 QModelIndex AutocastTreeModel::indexOf(const QString& name, int column) const {

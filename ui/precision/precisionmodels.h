@@ -83,17 +83,26 @@ private:
 class AutocastTreeModel : public QStandardItemModel {
     Q_OBJECT
 public:
-    enum Column { Name, Kind, Params, Input, Output, Grad, ColumnCount };
+    // Computed: for an op, the dtype its kernel computed in (the inputs of autocast's inner
+    // call, Note [computed in] in the engine); for a module, its ops' summary.
+    enum Column { Name, Kind, Params, Input, Output, Computed, Grad, ColumnCount };
     static constexpr int IslandRole = Qt::UserRole + 2;  // bool, on the Name item
+    static constexpr int OpRole = Qt::UserRole + 3;      // int: the op's index in the report's ops
+    static constexpr int PathRole = Qt::UserRole + 4;    // bool: a module-path row of ops (the LM)
 
     explicit AutocastTreeModel(QObject* parent = nullptr);
     void setReport(const AutocastReport& report);
     void clear();
     // The row of the record named `name` (a module, op or "x.weight.grad"), for tests.
     QModelIndex indexOf(const QString& name, int column = Name) const;
+    // The row of report.ops[op], for tests.
+    QModelIndex indexOfOp(int op, int column = Name) const;
 
 private:
     void setHeaders();
+    // The module's ops (report.opsOf) as children of its row.
+    void appendOps(QStandardItem* moduleItem, const AutocastReport& report,
+                   const AutocastRecord& record);
 };
 
 // One row a precision: status, first and final loss, the largest difference to the fp32

@@ -9,6 +9,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <cmath>
+#include <functional>
 
 #include "common/format.h"
 #include "common/tableview.h"
@@ -329,9 +330,28 @@ void PrecisionView::refreshAutocast() {
     if (report->status != Status::Ok)
         text += QStringLiteral(" <b>%1</b>: %2")
                     .arg(qstr(toString(report->status)), qstr(report->error).toHtmlEscaped());
+    if (!report->ops.empty())
+        text +=
+            tr(" %n op(s) measured: each module's row lists them, with the dtype each "
+               "computed in.",
+               "", static_cast<int>(report->ops.size()));
     castSummary_->setText(text);
     castSummary_->show();
     treeView_->expandAll();
+    // The ops stay one level deep: an op's nested ops and the LM's module-path rows open on
+    // demand.
+    std::function<void(const QModelIndex&)> fold = [&](const QModelIndex& parent) {
+        for (int r = 0; r < tree_->rowCount(parent); ++r) {
+            const QModelIndex at = tree_->index(r, 0, parent);
+            const bool op = at.data(AutocastTreeModel::OpRole).isValid();
+            const bool path = at.data(AutocastTreeModel::PathRole).toBool();
+            if ((op || path) && tree_->hasChildren(at))
+                treeView_->collapse(at);
+            else
+                fold(at);
+        }
+    };
+    fold({});
 }
 
 void PrecisionView::refreshTraining() {

@@ -98,6 +98,26 @@ struct AutocastRecord {
     std::string output_dtype;  // the result's dtype (a gradient's for kind "grad")
 };
 
+// One aten op seen while the inspector's model ran (Note [computed in] in precision_runner.cpp):
+// measured with a RecordFunction callback, not looked up in a policy table. Autocast's wrapper
+// of an op it casts for casts the inputs and calls the op again, so such an op is seen nested
+// in itself; the record is the pair, with the outer call's inputs (as the module passed them)
+// and the inner call's (what the kernel got). An op autocast leaves alone is seen once.
+struct AutocastOp {
+    std::string name;    // "aten::linear", "aten::mm", "aten::native_layer_norm", ...
+    std::string module;  // the module it ran inside: "fc1", "loss", "layer.0.attention.scores"; "" none
+    std::string phase;   // "forward" (the forward and the loss) or "backward"
+    int depth = 0;       // 0: called by the module's code; n: inside an op of depth n − 1
+    std::vector<std::string> input_dtypes;  // its tensor inputs as called ("none": undefined)
+    // The floating-point dtypes of the tensor inputs of the innermost call, the dtypes the
+    // kernel computed in: "bf16", "fp32", or "bf16+fp32" for a mixed call (first input first);
+    // "" when it had no floating-point input.
+    std::string computed_dtype;
+    std::string output_dtype;  // its first tensor output's dtype ("" none)
+    bool cast = false;         // autocast cast its inputs and called it again
+    std::string autograd_node;  // backward: the autograd node that ran it ("MmBackward0")
+};
+
 struct AutocastSpec {
     std::string model = "toy";  // "toy" or an LM size preset ("tiny", "small", ...)
     std::string device = "cpu";
@@ -111,10 +131,18 @@ std::vector<std::string> validateAutocastSpec(const AutocastSpec& spec);
 struct AutocastReport {
     AutocastSpec spec;
     std::vector<AutocastRecord> records;
+    std::vector<AutocastOp> ops;  // in the order they started (empty in runs stored before them)
     Status status = Status::Ok;
     std::string error;
     // The record of that name, or nullptr.
     const AutocastRecord* find(std::string_view name) const;
+    // The ops that belong under a module record: those whose module is its name, or (the LM,
+    // recorded as one module "lm") whose module names no record other than "loss". Grad records
+    // own none.
+    std::vector<const AutocastOp*> opsOf(const AutocastRecord& record) const;
+    // What a module computed in: the distinct computed dtypes of its forward ops of depth 0 that
+    // compute (those with a floating-point input), in order, joined by ", "; "" when none.
+    std::string computedIn(const AutocastRecord& record) const;
 };
 
 // ---- Training numerics ---------------------------------------------------------------------

@@ -128,6 +128,29 @@ const AutocastRecord* AutocastReport::find(std::string_view name) const {
     return nullptr;
 }
 
+std::vector<const AutocastOp*> AutocastReport::opsOf(const AutocastRecord& record) const {
+    std::vector<const AutocastOp*> out;
+    if (record.kind == "grad") return out;
+    const bool lm = record.kind == "transformer_lm";
+    for (const auto& op : ops) {
+        const AutocastRecord* owner = op.module.empty() ? nullptr : find(op.module);
+        if (owner && owner->kind == "grad") owner = nullptr;
+        if (owner == &record || (lm && !owner && op.module != "loss")) out.push_back(&op);
+    }
+    return out;
+}
+
+std::string AutocastReport::computedIn(const AutocastRecord& record) const {
+    std::vector<std::string> seen;
+    for (const AutocastOp* op : opsOf(record))
+        if (op->phase == "forward" && op->depth == 0 && !op->computed_dtype.empty() &&
+            std::find(seen.begin(), seen.end(), op->computed_dtype) == seen.end())
+            seen.push_back(op->computed_dtype);
+    std::string out;
+    for (const auto& s : seen) out += (out.empty() ? "" : ", ") + s;
+    return out;
+}
+
 std::vector<std::string> validateAutocastSpec(const AutocastSpec& s) {
     std::vector<std::string> errors;
     if (s.model != "toy" && !modelPreset(s.model))

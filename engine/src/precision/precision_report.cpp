@@ -98,6 +98,32 @@ AutocastReport autocastFromJson(const json& j) {
         read(e, p, "output_dtype", rec.output_dtype, toStr);
         r.records.push_back(std::move(rec));
     }
+    // Runs stored before the ops were recorded have none.
+    if (const auto ops = j.find("ops"); ops != j.end()) {
+        if (!ops->is_array()) fail("ops", "expected a list, got " + shown(*ops));
+        for (size_t i = 0; i < ops->size(); ++i) {
+            const json& e = (*ops)[i];
+            const std::string p = fmt::format("ops[{}]", i);
+            requireObject(e, p);
+            AutocastOp op;
+            read(e, p, "name", op.name, toStr);
+            read(e, p, "module", op.module, toStr);
+            read(e, p, "phase", op.phase, toStr);
+            if (op.phase != "forward" && op.phase != "backward")
+                fail(p + ".phase", "expected forward or backward, got " + shown(e.value("phase", json())));
+            read(e, p, "depth", op.depth, intIn(0, 1000));
+            if (const auto in = e.find("input_dtypes"); in != e.end()) {
+                if (!in->is_array()) fail(p + ".input_dtypes", "expected a list, got " + shown(*in));
+                for (size_t k = 0; k < in->size(); ++k)
+                    op.input_dtypes.push_back(toStr((*in)[k], fmt::format("{}.input_dtypes[{}]", p, k)));
+            }
+            read(e, p, "computed_dtype", op.computed_dtype, toStr);
+            read(e, p, "output_dtype", op.output_dtype, toStr);
+            read(e, p, "cast", op.cast, toBool);
+            read(e, p, "autograd_node", op.autograd_node, toStr);
+            r.ops.push_back(std::move(op));
+        }
+    }
     return r;
 }
 
@@ -171,9 +197,20 @@ json toJson(const AutocastReport& r) {
                         {"param_dtype", rec.param_dtype},
                         {"input_dtype", rec.input_dtype},
                         {"output_dtype", rec.output_dtype}});
+    json ops = json::array();
+    for (const auto& op : r.ops)
+        ops.push_back({{"name", op.name},
+                       {"module", op.module},
+                       {"phase", op.phase},
+                       {"depth", op.depth},
+                       {"input_dtypes", op.input_dtypes},
+                       {"computed_dtype", op.computed_dtype},
+                       {"output_dtype", op.output_dtype},
+                       {"cast", op.cast},
+                       {"autograd_node", op.autograd_node}});
     return {{"type", "autocast"},          {"model", r.spec.model},         {"device", r.spec.device},
             {"dtype", toString(r.spec.dtype)}, {"status", toString(r.status)}, {"error", r.error},
-            {"records", recs}};
+            {"records", recs},                 {"ops", ops}};
 }
 
 json toJson(const TrainNumericsCurve& c) {
@@ -252,8 +289,22 @@ std::string accumulationTable(const std::vector<AccumulationResult>& results, Ta
 std::string autocastTable(const AutocastReport& report, TableFormat format) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& r : report.records)
-        rows.push_back({r.name, r.kind, orDash(r.param_dtype), orDash(r.input_dtype), orDash(r.output_dtype)});
-    return table({"tensor", "kind", "parameters", "input", "output"}, rows, format);
+        rows.push_back({r.name, r.kind, orDash(r.param_dtype), orDash(r.input_dtype), orDash(r.output_dtype),
+                        orDash(report.computedIn(r))});
+    return table({"tensor", "kind", "parameters", "input", "output", "computed in"}, rows, format);
+}
+
+std::string autocastOpsTable(const AutocastReport& report, TableFormat format) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& op : report.ops) {
+        std::string inputs;
+        for (const auto& d : op.input_dtypes) inputs += (inputs.empty() ? "" : ", ") + d;
+        // Text indents nested ops; Markdown would eat the spaces, so it uses dots.
+        const std::string indent(static_cast<size_t>(op.depth) * 2, format == TableFormat::Markdown ? '.' : ' ');
+        rows.push_back({op.phase, orDash(op.module), indent + op.name, orDash(op.autograd_node), orDash(inputs),
+                        op.cast ? "yes" : "no", orDash(op.computed_dtype), orDash(op.output_dtype)});
+    }
+    return table({"phase", "module", "op", "autograd node", "inputs", "cast", "computed in", "output"}, rows, format);
 }
 
 std::string trainNumericsTable(const std::vector<TrainNumericsCurve>& curves, TableFormat format) {
@@ -329,6 +380,18 @@ std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>
                 out += fmt::format("{},{},{},{},{},{},{},{}\n", csvEscape(c.spec.model), csvEscape(c.spec.device),
                                    toString(c.spec.dtype), csvEscape(r.name), r.kind, r.param_dtype, r.input_dtype,
                                    r.output_dtype);
+        bool op_header = false;
+        for (const auto& c : casts)
+            for (const auto& op : c.ops) {
+                if (!op_header) out += "model,device,dtype,phase,module,op,depth,autograd_node,inputs,cast,computed_in,output\n";
+                op_header = true;
+                std::string inputs;
+                for (const auto& d : op.input_dtypes) inputs += (inputs.empty() ? "" : " ") + d;
+                out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csvEscape(c.spec.model),
+                                   csvEscape(c.spec.device), toString(c.spec.dtype), op.phase, csvEscape(op.module),
+                                   op.name, op.depth, op.autograd_node, inputs, op.cast ? 1 : 0, op.computed_dtype,
+                                   op.output_dtype);
+            }
         if (!curves.empty()) out += "precision,step,loss,loss_scale,skipped,fp16_underflow\n";
         for (const auto& c : curves)
             for (const auto& st : c.steps)
@@ -345,6 +408,7 @@ std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>
         out += fmt::format("\nAutocast {} on {}, model {}: {}\n\n", toString(c.spec.dtype), printable(c.spec.device),
                            printable(c.spec.model), c.status == Status::Ok ? "ok" : printable(c.error));
         out += autocastTable(c, tf);
+        if (!c.ops.empty()) out += "\nOps (computed in: the dtypes of the inputs the kernel got):\n\n" + autocastOpsTable(c, tf);
     }
     if (!curves.empty()) out += fmt::format("\nTraining, {} steps:\n\n", curves.front().steps.size()) + trainNumericsTable(curves, tf);
     return out;

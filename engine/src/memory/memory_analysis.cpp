@@ -272,7 +272,7 @@ MemoryPrediction predictMemory(const BenchConfig& cfg) {
     if (backward) {
         const int64_t BTd = B * T * d, BTF = B * T * F;
         int64_t attn = quadratic ? B * H * T * T * f + (s != f ? B * H * T * T * s : 0) : B * H * T * f;
-        p.activations_per_layer = BTd * (2 * f + 2 * s + 2 * s + 3 * s + s) + BTF * (2 * s + s + s) + attn;
+        p.activations_per_layer = BTd * (2 * f + 6 * s) + BTF * (2 * s + s + s) + attn;
         p.activations = L * p.activations_per_layer + B * T * d * (f + s) + B * T * V * f;
         if (s != f) p.weight_casts = 2 * (L * (4 * d * d + 3 * d * F) + V * d);
     }

@@ -187,7 +187,19 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
         out += heading(fmt::format("Live at the peak ({} blocks; the largest)", p.live.size()), f) +
                render(allocationRows(r, a, live), f);
     }
-    if (r.parameter_count > 0) {
+    if (r.parameter_bytes == 0) {
+        // Nothing measured (the CPU, a failed run): what the analytic model says.
+        Table model{{"category", "predicted"}, {false, true}, {}};
+        model.rows.push_back({"parameters", formatBytes(pred.parameters)});
+        model.rows.push_back({"gradients", formatBytes(pred.gradients)});
+        model.rows.push_back({"optimizer state", formatBytes(pred.optimizer_state)});
+        model.rows.push_back({"activations (saved for backward)", formatBytes(pred.activations)});
+        model.rows.push_back({"weight casts (autocast)", formatBytes(pred.weight_casts)});
+        model.rows.push_back({"temporaries (largest)", formatBytes(pred.temporaries)});
+        model.rows.push_back({"peak (estimate)", formatBytes(pred.peak)});
+        out += heading(fmt::format("Predicted by the analytic model ({} parameters)", parameterCount(r.spec.bench.model)), f) +
+               render(model, f);
+    } else {
         const int64_t P = r.parameter_count;
         Table exact{{"tensors", "bytes", "per parameter", "predicted"}, {false, true, true, true}, {}};
         exact.rows.push_back({"parameters", fmt::format("{}", r.parameter_bytes),

@@ -2,8 +2,13 @@
 // integer widths at their edges), pickles Python wrote (protocols 2 and 4, with memo) read
 // back, damaged input refused, and the snapshot of a hand-written trace in memory_viz's layout.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "memory/memory_pickle.h"
 #include "synthetic_trace.h"
@@ -133,6 +138,52 @@ TEST(Pickle, OtherDevicesTraceListsStayEmpty) {
     EXPECT_TRUE(traces[0].items.empty());
     EXPECT_TRUE(traces[1].items.empty());
     EXPECT_EQ(traces[2].items.size(), t.events.size());
+}
+
+std::string runPython(const std::string& python, const std::string& script, int& code) {
+    const std::string cmd = "'" + python + "' -c \"" + script + "\" 2>&1";
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+        char buf[4096];
+        while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+        code = pclose(p);
+    } else {
+        code = -1;
+    }
+    return out;
+}
+
+// PyTorch's own reader of snapshots on the hand-written trace, where a python with torch is
+// found (torch.cuda._memory_viz needs no GPU): its text trace, its segment summary and the
+// Active Memory Timeline page.
+TEST(Pickle, LoadsInTorchMemoryViz) {
+    std::string python;
+    std::stringstream candidates(TRAINSCOPE_PYTHONS);
+    for (std::string c; std::getline(candidates, c, ':');) {
+        int code = 0;
+        runPython(c, "import torch.cuda._memory_viz", code);
+        if (code == 0) {
+            python = c;
+            break;
+        }
+    }
+    if (python.empty()) GTEST_SKIP() << "no python with torch";
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("trainscope_memory_pickle_" + std::to_string(::getpid()) + ".pickle");
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << ts::memorySnapshotPickle(ts::testing::syntheticTrace());
+    }
+    const std::string script =
+        "import pickle, torch.cuda._memory_viz as m; d = pickle.load(open('" + path.string() +
+        "', 'rb')); t = m.trace(d); h = m.trace_plot(d); s = m.segsum(d); "
+        "assert '14 entries' in t, t[:300]; assert 'cudaMalloc' in t, t[:300]; "
+        "assert 'Active Memory Timeline' in h; print('ok', len(d['device_traces'][0]))";
+    int code = 0;
+    const std::string out = runPython(python, script, code);
+    std::filesystem::remove(path);
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_NE(out.find("ok 14"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ using namespace ts::cli;
 
 struct MemoryOptions {
     BenchOptions point;
-    std::string record_steps = "2", frontier, frontier_max = "0", top = "10", snapshot;
+    std::string record_steps = "2", frontier, frontier_max = "0", top = "10", snapshot, compare;
     bool stacks = false;
 };
 
@@ -153,7 +153,41 @@ nlohmann::json summaryJson(const ts::MemoryResult& r, int top) {
     return j;
 }
 
+// "7" or "7:2" (run 7, point 2) → (run, point).
+std::pair<int64_t, int> runAndPoint(const std::string& text) {
+    const auto colon = text.find(':');
+    const int64_t run = parseRunId(text.substr(0, colon));
+    const int point = colon == std::string::npos
+                          ? 0
+                          : static_cast<int>(parseIntIn("--compare", text.substr(colon + 1), 0, 1'000'000));
+    return {run, point};
+}
+
+// `memory --compare A,B`: two stored memory runs category by category; nothing is run.
+int compareMemoryRuns(const MemoryOptions& o) {
+    const auto ids = requireList("--compare", o.compare);
+    if (ids.size() != 2) throw BadInput(fmt::format("--compare: give two runs (A,B), not {}", ids.size()));
+    for (const char* flag : {"--snapshot", "--frontier", "--record-steps", "--label", "--no-store", "--jsonl"})
+        if (given(o.point, flag)) throw BadInput(fmt::format("--compare runs nothing: {} has no use with it", flag));
+    auto store = openStoreForReading(o.point.db);
+    std::vector<ts::MemoryResult> results;
+    for (const auto& id : ids) {
+        const auto [run, point] = runAndPoint(id);
+        const auto info = store->run(run);
+        if (!info) throw BadInput(fmt::format("--compare: there is no run {} in {}", run, store->path()));
+        if (info->lab != ts::kMemoryLab)
+            throw BadInput(fmt::format("--compare: run {} is a {} run, not a memory run", run, info->lab));
+        results.push_back(ts::storedMemoryPoint(*info, store->rows(run, info->lab), point));
+    }
+    const ts::TableFormat format = o.point.csv        ? ts::TableFormat::Csv
+                                   : o.point.markdown ? ts::TableFormat::Markdown
+                                                      : ts::TableFormat::Text;
+    std::cout << ts::formatMemoryComparison(results[0], results[1], format);
+    return kOk;
+}
+
 int runMemoryCommand(const MemoryOptions& o) {
+    if (!o.compare.empty() || given(o.point, "--compare")) return compareMemoryRuns(o);
     const std::vector<ts::MemorySpec> specs = memorySpecs(o);
     const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
     if (!o.snapshot.empty() || given(o.point, "--snapshot")) checkOutputPath("--snapshot", o.snapshot);
@@ -242,6 +276,8 @@ void addMemoryCommand(CLI::App& app, int& code) {
     cmd->add_option("--frontier-max", o->frontier_max, "The frontier's upper end (0: 131072 contexts, 4096 batches)")
         ->capture_default_str();
     cmd->add_option("--top", o->top, "Rows of the allocation tables (0: all)")->capture_default_str();
+    cmd->add_option("--compare", o->compare,
+                    "Compare two stored memory runs category by category (A,B; ID or ID:POINT); runs nothing");
     cmd->add_option("--snapshot", o->snapshot, "Write the allocator snapshot as the pickle memory_viz reads");
     cmd->add_option("--db", o->point.db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     cmd->add_option("--label", o->point.label, "A label for this run in the store");

@@ -83,6 +83,28 @@ class Memory(unittest.TestCase):
         self.assertEqual(doc["results"][0]["status"], "failed")
         self.assertEqual(doc["results"][0]["spec"]["record_steps"], 1)
 
+    def test_compare_two_stored_runs(self):
+        a = run("memory", *TINY, db=self.db)
+        b = run("memory", *TINY, "--precision", "bf16", db=self.db)
+        self.assertEqual((a.returncode, b.returncode), (3, 3))
+        ids = sorted(r["id"] for r in json.loads(run("runs", "list", "--json", db=self.db).stdout) if r["kind"] == "memory")
+        self.assertEqual(len(ids), 2)
+        c = run("memory", "--compare", f"{ids[0]},{ids[1]}:0", db=self.db)
+        self.assertEqual(c.returncode, 0, c.stderr)
+        self.assertIn("A: tiny ctx=16 batch=2 fp32 naive train on cpu", c.stdout)
+        self.assertIn("B: tiny ctx=16 batch=2 bf16 naive train on cpu", c.stdout)
+        for row in ("parameters", "gradients", "optimizer state", "activations", "temporaries", "other",
+                    "peak allocated"):
+            self.assertIn(row, c.stdout)
+        csv = run("memory", "--compare", f"{ids[0]},{ids[1]}", "--csv", db=self.db)
+        self.assertEqual(csv.returncode, 0, csv.stderr)
+        self.assertTrue(csv.stdout.startswith("category,A at the peak,B at the peak,B - A"), csv.stdout)
+        for bad, needle in ((f"{ids[0]}", "two runs"), (f"{ids[0]},999", "no run 999"), (f"{ids[0]},{ids[1]}:5", "no point 5"),
+                            ("x,y", "x")):
+            p = run("memory", "--compare", bad, db=self.db)
+            self.assertNotEqual(p.returncode, 0, bad)
+            self.assertIn(needle, p.stderr, bad)
+
     def test_sweep_gives_one_row_per_point_and_jsonl(self):
         p = run("memory", *TINY, "--precision", "fp32,bf16", "--jsonl", "--no-store")
         self.assertEqual(p.returncode, 3, p.stderr)

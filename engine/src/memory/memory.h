@@ -64,7 +64,7 @@ struct StackFrame {
 struct AllocEvent {
     AllocAction action = AllocAction::Alloc;
     uint64_t addr = 0;    // for Oom: the device's free bytes, as the allocator reports it
-    int64_t size = 0;     // the block's bytes (rounded as the allocator rounds them)
+    int64_t size = 0;     // bytes asked for (alloc, free); a segment's bytes (segment_*)
     int64_t time_ns = 0;  // from the first event of the trace
     uint64_t stream = 0;
     Phase phase = Phase::Other;
@@ -75,7 +75,8 @@ struct AllocEvent {
     bool operator==(const AllocEvent&) const = default;
 };
 
-// A block that was live when recording started (the trace shows only what changed after).
+// A block that was live when recording started (the trace shows only what changed after);
+// its size is the bytes asked for, as an alloc entry counts them.
 struct LiveBlock {
     uint64_t addr = 0;
     int64_t size = 0;

@@ -230,6 +230,38 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
     return out;
 }
 
+std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b, TableFormat format) {
+    const bool csv = format == TableFormat::Csv;
+    auto bytes = [&](int64_t v) { return csv ? fmt::format("{}", v) : formatBytes(v); };
+    auto diff = [&](int64_t v) { return csv ? fmt::format("{}", v) : signedBytes(v); };
+    const MemoryAnalysis aa = analyzeMemory(a.trace), ab = analyzeMemory(b.trace);
+    const auto ca = compareWithPrediction(a, aa), cb = compareWithPrediction(b, ab);
+    Table t{{"category", "A at the peak", "B at the peak", "B - A", "A predicted", "B predicted"},
+            {false, true, true, true, true, true},
+            {}};
+    for (size_t i = 0; i < ca.size(); ++i)
+        t.rows.push_back({std::string(toString(ca[i].category)), bytes(ca[i].measured), bytes(cb[i].measured),
+                          diff(cb[i].measured - ca[i].measured), bytes(ca[i].predicted), bytes(cb[i].predicted)});
+    t.rows.push_back({"peak allocated", bytes(aa.peak.allocated), bytes(ab.peak.allocated),
+                      diff(ab.peak.allocated - aa.peak.allocated), bytes(predictMemory(a.spec.bench).peak),
+                      bytes(predictMemory(b.spec.bench).peak)});
+    t.rows.push_back({"reserved at the peak", bytes(aa.peak.reserved), bytes(ab.peak.reserved),
+                      diff(ab.peak.reserved - aa.peak.reserved), "", ""});
+    t.rows.push_back({"parameters (exact)", bytes(a.parameter_bytes), bytes(b.parameter_bytes),
+                      diff(b.parameter_bytes - a.parameter_bytes), "", ""});
+    t.rows.push_back({"gradients (exact)", bytes(a.gradient_bytes), bytes(b.gradient_bytes),
+                      diff(b.gradient_bytes - a.gradient_bytes), "", ""});
+    t.rows.push_back({"optimizer state (exact)", bytes(a.optimizer_bytes), bytes(b.optimizer_bytes),
+                      diff(b.optimizer_bytes - a.optimizer_bytes), "", ""});
+    if (csv) return render(t, format);
+    std::string out = format == TableFormat::Markdown ? "## Memory compared\n\n" : "memory compared\n";
+    out += fmt::format("A: {} ({}{}), peak in {}\n", memoryHeadline(a), toString(a.status),
+                       a.error.empty() ? "" : ": " + a.error, phaseStep(aa.peak.phase, aa.peak.step));
+    out += fmt::format("B: {} ({}{}), peak in {}\n", memoryHeadline(b), toString(b.status),
+                       b.error.empty() ? "" : ": " + b.error, phaseStep(ab.peak.phase, ab.peak.step));
+    return out + heading("By category", format) + render(t, format);
+}
+
 namespace {
 
 MemoryResult resultFromRow(const std::string& s) { return memoryResultFromJson(parseJson(s)); }
@@ -264,6 +296,18 @@ std::string memoryRunReport(const RunInfo& info, const std::vector<StoredRow>& r
 }
 
 }  // namespace
+
+MemoryResult storedMemoryPoint(const RunInfo& run, const std::vector<StoredRow>& rows, int point) {
+    for (const auto& row : rows) {
+        if (row.index != point) continue;
+        try {
+            return resultFromRow(row.result_json);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(rowError(run, row, e.what()));
+        }
+    }
+    throw std::runtime_error(fmt::format("run {} has no point {} ({} stored)", run.id, point, rows.size()));
+}
 
 Lab memoryLab() { return {kMemoryLab, "Memory", memoryRunReport, rowProblemOf(resultFromRow)}; }
 

@@ -25,6 +25,13 @@ std::string memoryTimelineCsv(const MemoryResult& r);
 // mode, status, measured peak, predicted peak, and the peak's categories.
 std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableFormat format);
 
+// Two memory runs (a point of each) category by category at their peaks, measured and
+// predicted, with B − A; then the exact bytes of the model's and AdamW's tensors.
+std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b, TableFormat format);
+// The point of a stored memory run: its rows' results (throws std::runtime_error naming a row
+// that cannot be read, or a point that is not there).
+MemoryResult storedMemoryPoint(const RunInfo& run, const std::vector<StoredRow>& rows, int point);
+
 // "small ctx=256 batch=4 fp32 naive train on cuda, 2 recorded steps after 5 warm-up"
 std::string memoryHeadline(const MemoryResult& r);
 // "1.50 GiB", "12.0 MiB", "512 B"

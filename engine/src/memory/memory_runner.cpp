@@ -347,8 +347,9 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
         const auto before = alloc::snapshot({0, 0}, /*include_traces=*/false);
         for (const auto& s : segmentsOf(before, dev)) {
             t.initial_reserved += s.total_size;
+            // Requested bytes, as the trace's alloc entries count them (not the rounded block).
             for (const auto& b : s.blocks)
-                if (b.allocated) t.initial.push_back({b.addr, b.size});
+                if (b.allocated) t.initial.push_back({b.addr, b.requested});
         }
     }
     for (const auto& p : step.parameters()) addKnown(t.known, p, MemoryCategory::Parameters, -1);

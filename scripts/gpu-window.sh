@@ -97,6 +97,9 @@ if want live; then
     session naive-vs-fused --preset naive-vs-fused-attention --run --theme dark --screenshot "speedup=$LIVE/attention-speedup-dark.png"
     session attention --experiment attention --config '{"impls":["naive","sdpa","sdpa-flash","flash"],"seq":"1024, 4096","head_dims":"64","batches":"4","heads":"16","dtypes":["bf16"],"causal":["causal"],"passes":["forward","backward"],"warmup":3,"steps":10,"device":"cuda","check":true}' \
         --run --screenshot "attention=$LIVE/attention.png" --report "$LIVE/attention.md"
+    session memory-of-a-step --preset memory-of-a-training-step --run --screenshot "timeline=$LIVE/memory-timeline.png" \
+        --screenshot "categories=$LIVE/memory-categories.png" --screenshot "peaks=$LIVE/memory-peaks.png" \
+        --report "$LIVE/memory.md"
     session compare --compare 3,2 --screenshot "compare=$LIVE/compare.png"
     session compare-two-kinds --compare last,previous --screenshot "compare=$LIVE/should-not-exist.png"
     session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"

@@ -21,6 +21,7 @@
 #include "memory/memorypanel.h"
 #include "memory/memoryview.h"
 #include "runtime/environment.h"
+#include "shell/presets.h"
 #include "synthetic_trace.h"
 
 using namespace ts;
@@ -65,7 +66,28 @@ private Q_SLOTS:
     void cpuRunOfTheJobSaysWhy();
     void storedRunInEveryPane();
     void aMillionEvents();
+    void classroomPresetLoads();
 };
+
+void TestMemoryWindow::classroomPresetLoads() {
+    const auto preset = findPreset(QStringLiteral("memory-of-a-training-step"));
+    QVERIFY(preset);
+    QCOMPARE(preset->experiment, QStringLiteral("memory"));
+    QCOMPARE(preset->view.value("tab").toString(), QStringLiteral("timeline"));
+    // The GPU configuration as written, and the CPU variant the window loads without a GPU.
+    MemoryPanel panel;
+    panel.setCapabilities(capabilities());
+    QJsonObject config = preset->config;
+    if (!capabilities().cuda_available)
+        for (auto it = preset->cpuConfig.begin(); it != preset->cpuConfig.end(); ++it) config[it.key()] = it.value();
+    QStringList notes;
+    panel.applyPreset(config, preset->title, &notes);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    QVERIFY2(notes.isEmpty(), qPrintable(notes.join('\n')));
+    QCOMPARE(panel.spec().record_steps, capabilities().cuda_available ? 2 : 1);
+    MemoryView view;
+    QVERIFY(view.paneIndex(preset->view.value("tab").toString()) >= 0);
+}
 
 void TestMemoryWindow::panelJobAndStateRoundTrip() {
     MemoryPanel panel;

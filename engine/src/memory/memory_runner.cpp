@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -252,8 +253,9 @@ void readTrace(const alloc::SnapshotInfo& snap, int device, Recording& rec, RawM
     if (static_cast<size_t>(device) >= snap.device_traces.size()) return;
     const auto& entries = snap.device_traces[device];
     const int64_t t0_us = entries.empty() ? 0 : static_cast<int64_t>(entries.front().time_.t_);
-    std::unordered_map<const Context*, int32_t> stack_of;
-    std::vector<const Context*> with_frames;
+    // Stacks deduplicated by their addresses: every step repeats the same few thousand.
+    std::map<std::vector<void*>, int32_t> stack_of;
+    std::vector<const std::vector<void*>*> with_frames;
     for (const auto& te : entries) {
         auto action = actionOf(te.action_);
         if (!action) continue;
@@ -269,8 +271,8 @@ void readTrace(const alloc::SnapshotInfo& snap, int device, Recording& rec, RawM
             e.range = c->range;
             e.op = c->op;
             if (!c->frames.empty()) {
-                auto [it, added] = stack_of.try_emplace(c, static_cast<int32_t>(with_frames.size()));
-                if (added) with_frames.push_back(c);
+                auto [it, added] = stack_of.try_emplace(c->frames, static_cast<int32_t>(with_frames.size()));
+                if (added) with_frames.push_back(&it->first);
                 e.stack = it->second;
             }
         }
@@ -286,8 +288,8 @@ void readTrace(const alloc::SnapshotInfo& snap, int device, Recording& rec, RawM
     // names only exported functions, when that fails).
     std::unordered_map<void*, size_t> index;
     std::vector<void*> ips;
-    for (const Context* c : with_frames)
-        for (void* ip : c->frames)
+    for (const auto* frames : with_frames)
+        for (void* ip : *frames)
             if (index.try_emplace(ip, ips.size()).second) ips.push_back(ip);
     std::vector<torch::unwind::Frame> frames;
     try {
@@ -296,9 +298,9 @@ void readTrace(const alloc::SnapshotInfo& snap, int device, Recording& rec, RawM
         frames = torch::unwind::symbolize(ips, torch::unwind::Mode::dladdr);
     }
     constexpr size_t kMaxFrames = 48;
-    for (const Context* c : with_frames) {
+    for (const auto* addresses : with_frames) {
         std::vector<StackFrame> stack;
-        for (void* ip : c->frames) {
+        for (void* ip : *addresses) {
             if (stack.size() == kMaxFrames) break;
             const auto& f = frames.at(index.at(ip));
             stack.push_back({f.funcname, f.filename, static_cast<int64_t>(f.lineno)});

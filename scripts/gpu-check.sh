@@ -2,7 +2,7 @@
 # One call on a GPU machine that has a PyTorch 2.11 install (no network needed): builds the
 # engine, kernels, distributed, CLI and tests without the UI against that PyTorch's
 # LibTorch, runs the tests labelled `gpu`, and prints a short benchmark table.
-#   scripts/gpu-check.sh [tests] [e2e] [attention] [all]     (default: tests e2e)
+#   scripts/gpu-check.sh [tests] [e2e] [attention] [profile] [memory] [all]     (default: tests e2e)
 # Logs and full results go to $OUT (or build/gpu-out).
 #   GPU_ARCHS   CUDA architectures to build (default "80;90")
 #   CMAKE_ARGS  extra CMake arguments;  GPU_TESTS  a ctest -R regex to run only some GPU tests
@@ -58,5 +58,18 @@ fi
 if want attention && [ -x scripts/bench-attention.sh ]; then
     say "attention benchmark"
     bash scripts/bench-attention.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
+fi
+if want profile; then
+    say "profiler: the course's questions, overhead, NVTX"
+    # Its many reports travel back as one archive (the device tool returns few files).
+    rm -rf "$ROOT/build/gpu-profile"
+    bash scripts/profile-evidence.sh "$BUILD/app/trainscope-cli" "$ROOT/build/gpu-profile" || status=1
+    tar czf "$OUTDIR/profile-evidence.tgz" --exclude='*.db' -C "$ROOT/build" gpu-profile
+fi
+if want memory; then
+    say "memory: peaks, predicted against measured, frontier, memory_viz"
+    rm -rf "$ROOT/build/gpu-memory"
+    bash scripts/memory-evidence.sh "$BUILD/app/trainscope-cli" "$ROOT/build/gpu-memory" || status=1
+    tar czf "$OUTDIR/memory-evidence.tgz" --exclude='*.db' --exclude='*.pickle' -C "$ROOT/build" gpu-memory
 fi
 exit $status

@@ -97,11 +97,20 @@ if want live; then
     session naive-vs-fused --preset naive-vs-fused-attention --run --theme dark --screenshot "speedup=$LIVE/attention-speedup-dark.png"
     session attention --experiment attention --config '{"impls":["naive","sdpa","sdpa-flash","flash"],"seq":"1024, 4096","head_dims":"64","batches":"4","heads":"16","dtypes":["bf16"],"causal":["causal"],"passes":["forward","backward"],"warmup":3,"steps":10,"device":"cuda","check":true}' \
         --run --screenshot "attention=$LIVE/attention.png" --report "$LIVE/attention.md"
+    # The precision lab's presets (runs 7-10): each on cuda, its pane grabbed.
+    session accumulation --preset accumulation-in-low-precision --run --screenshot "accumulation=$LIVE/precision-accumulation.png" \
+        --report "$LIVE/precision-accumulation.md"
+    session autocast --preset what-autocast-does --run --screenshot "autocast=$LIVE/precision-autocast.png"
+    session autocast-dark --preset what-autocast-does --run --theme dark --screenshot "autocast=$LIVE/precision-autocast-dark.png"
+    session loss-scaling --preset fp16-needs-loss-scaling --run --screenshot "training=$LIVE/precision-training.png" \
+        --screenshot "loss-scale=$LIVE/precision-loss-scale.png" --report "$LIVE/precision-loss-scaling.md"
+    # The memory lab's preset (run 11): the timeline, categories and peaks grabbed.
     session memory-of-a-step --preset memory-of-a-training-step --run --screenshot "timeline=$LIVE/memory-timeline.png" \
         --screenshot "categories=$LIVE/memory-categories.png" --screenshot "peaks=$LIVE/memory-peaks.png" \
         --report "$LIVE/memory.md"
     session compare --compare 3,2 --screenshot "compare=$LIVE/compare.png"
-    session compare-two-kinds --compare last,previous --screenshot "compare=$LIVE/should-not-exist.png"
+    # The last run (memory) against the attention run (6): two kinds, no comparison.
+    session compare-two-kinds --compare last,6 --screenshot "compare=$LIVE/should-not-exist.png"
     session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1
     "$BUILD/app/trainscope-cli" runs list 2>&1 | head -12

@@ -6,6 +6,8 @@
 #include "attention/attentionview.h"
 #include "benchmark/benchpanel.h"
 #include "benchmark/benchview.h"
+#include "precision/precisionpanel.h"
+#include "precision/precisionview.h"
 #include "memory/memorypanel.h"
 #include "memory/memoryview.h"
 
@@ -21,6 +23,7 @@ const std::vector<LabEntry>& uiLabs() {
     static const std::vector<LabEntry> labs = {
         entry<BenchPanel, BenchView>(kBenchLab, "End-to-end benchmark"),
         entry<AttentionPanel, AttentionView>(kAttentionLab, "Attention benchmark"),
+        entry<PrecisionPanel, PrecisionView>(kPrecisionLab, "Precision"),
         entry<MemoryPanel, MemoryView>(kMemoryLab, "Memory"),
     };
     return labs;

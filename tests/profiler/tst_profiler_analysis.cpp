@@ -149,6 +149,31 @@ TEST(Attribution, KernelsTakeTheirLaunchingOpsPhaseAndRange) {
     EXPECT_EQ(findOp(a, "aten::mm", 12'000).device_ns, 50'000);
 }
 
+TEST(Attribution, AKernelLaunchedOutsideAnyOpTakesItsRuntimeCallsRanges) {
+    // Our FlashAttention kernels are launched from C++, not from an aten op: Kineto links them
+    // to no op, but CUPTI's correlation names the cudaLaunchKernel call, inside the ranges.
+    ts::RawTrace t;
+    t.cpu.push_back(range("forward", 0, 100'000));
+    t.cpu.push_back(range("layer.0", 1'000, 90'000));
+    t.cpu.push_back(range("attention", 2'000, 80'000));
+    t.cpu.push_back(range("fused", 10'000, 50'000));
+    auto launch = op("cudaLaunchKernel", 0, 20'000, 21'000);
+    launch.runtime_correlation = 777;
+    t.cpu.push_back(launch);
+    auto k = kernel("flash_fwd_kernel", /*launcher=*/0, 30'000, 5'000);
+    k.correlation = 777;
+    t.kernels.push_back(k);
+    t.kernels.push_back(kernel("orphan", 0, 60'000, 1'000));  // no op, no runtime call: unknown
+    const auto a = ts::attribute(t);
+    const auto& flash = findKernel(a, "flash_fwd_kernel");
+    EXPECT_EQ(flash.phase, Phase::Forward);
+    EXPECT_EQ(flash.range, "layer.0/attention/fused");
+    EXPECT_EQ(flash.op, "cudaLaunchKernel");
+    const auto& orphan = findKernel(a, "orphan");
+    EXPECT_EQ(orphan.phase, Phase::Other);
+    EXPECT_EQ(orphan.range, "");
+}
+
 TEST(Attribution, WithoutKernelsTheCpuOpsStillGetPhasesAndRanges) {
     auto raw = syntheticStep();
     raw.kernels.clear();
@@ -343,3 +368,140 @@ TEST(Report, DefaultTablesAreForwardAndWholeStepAndCsvHasEveryKernel) {
 }
 
 }  // namespace
+
+namespace insight {
+
+ts::ProfiledKernel placed(const char* name, int64_t start, int64_t duration, Phase phase, const char* range,
+                          int64_t stream = 7) {
+    ts::ProfiledKernel k;
+    k.name = name;
+    k.start_ns = start;
+    k.duration_ns = duration;
+    k.phase = phase;
+    k.range = range;
+    k.stream = stream;
+    return k;
+}
+
+// Two profiled steps of a one-layer model, B=2, H=2, T=8, d=4, naive attention on a GPU.
+ts::ProfileResult twoSteps() {
+    ts::ProfileResult r;
+    r.gpu = true;
+    r.spec.bench.batch_size = 2;
+    r.spec.bench.model.num_heads = 2;
+    r.spec.bench.model.d_model = 8;
+    r.spec.bench.model.context_length = 8;
+    r.spec.bench.model.num_layers = 1;
+    r.spec.bench.precision = ts::Precision::BF16;
+    ts::StepSample warm;
+    warm.warmup = true;
+    r.steps = {warm, ts::StepSample{}, ts::StepSample{}};
+    for (int s = 0; s < 2; ++s) {
+        const int64_t t0 = s * 1'000'000;
+        r.trace.ranges.push_back({"forward", 1, t0, t0 + 300'000});
+        r.trace.ranges.push_back({"backward", 1, t0 + 300'000, t0 + 600'000});
+        r.trace.ranges.push_back({"optimizer", 1, t0 + 600'000, t0 + 700'000});
+        r.trace.ranges.push_back({"layer.0", 1, t0 + 10'000, t0 + 200'000});  // not a step
+        // GPU: 20 µs of launch latency, then kernels with one 100 µs hole and an overlap.
+        r.trace.kernels.push_back(placed("gemm_qk", t0 + 20'000, 30'000, Phase::Forward, "layer.0/attention/scores"));
+        r.trace.kernels.push_back(placed("softmax_k", t0 + 50'000, 10'000, Phase::Forward, "layer.0/attention/softmax"));
+        r.trace.kernels.push_back(placed("gemm_pv", t0 + 60'000, 40'000, Phase::Forward, "layer.0/attention/values"));
+        r.trace.kernels.push_back(placed("gemm_bwd", t0 + 200'000, 500'000, Phase::Backward, "layer.0/attention/scores"));
+        r.trace.kernels.push_back(placed("copy", t0 + 250'000, 100'000, Phase::Backward, "", 9));  // overlaps
+        r.trace.kernels.push_back(placed("adam", t0 + 720'000, 30'000, Phase::Optimizer, ""));
+    }
+    return r;
+}
+
+TEST(AttentionBreakdown, NaivePartsPerStepWithFlopsFromTheDimensions) {
+    const auto rows = ts::attentionBreakdown(twoSteps());
+    ASSERT_EQ(rows.size(), 4u);  // forward scores, softmax, values; backward scores
+    const double tt = 2 * 2 * 8 * 8, qkv = 2 * 2 * 8 * 4;  // B·H·T², B·H·T·d
+    EXPECT_EQ(rows[0].part, "scores");
+    EXPECT_EQ(rows[0].phase, Phase::Forward);
+    EXPECT_DOUBLE_EQ(rows[0].time_us, 30.0);  // per step: 2 kernels over 2 profiled steps
+    EXPECT_DOUBLE_EQ(rows[0].kernels, 1.0);
+    EXPECT_DOUBLE_EQ(rows[0].flops, 2 * tt * 4);
+    EXPECT_DOUBLE_EQ(rows[0].bytes, (2 * qkv + tt) * 2);  // bf16 Q, K in; S out
+    EXPECT_DOUBLE_EQ(rows[0].ns_per_mflop, 30.0 * 1000 / (2 * tt * 4 / 1e6));
+    EXPECT_EQ(rows[1].part, "softmax");
+    EXPECT_DOUBLE_EQ(rows[1].flops, 5 * tt);
+    EXPECT_DOUBLE_EQ(rows[1].bytes, tt * (2 + 4));  // bf16 in, fp32 out under autocast
+    EXPECT_EQ(rows[2].part, "values");
+    EXPECT_DOUBLE_EQ(rows[2].time_us, 40.0);
+    EXPECT_EQ(rows[3].phase, Phase::Backward);
+    EXPECT_DOUBLE_EQ(rows[3].flops, 4 * tt * 4);
+    EXPECT_DOUBLE_EQ(rows[3].time_us, 500.0);
+}
+
+TEST(AttentionBreakdown, FusedIsOnePartAndForwardModeHasNoBackward) {
+    auto r = twoSteps();
+    r.trace.kernels.clear();
+    r.trace.kernels.push_back(placed("flash_fwd", 0, 80'000, Phase::Forward, "layer.0/attention/fused"));
+    r.trace.kernels.push_back(placed("flash_bwd", 300'000, 90'000, Phase::Backward, "layer.0/attention/fused"));
+    auto rows = ts::attentionBreakdown(r);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].part, "fused");
+    EXPECT_DOUBLE_EQ(rows[0].time_us, 40.0);
+    EXPECT_DOUBLE_EQ(rows[0].bytes, 4 * (2 * 2 * 8 * 4) * 2);  // Q, K, V, O in bf16
+    r.spec.bench.mode = ts::Mode::Forward;
+    rows = ts::attentionBreakdown(r);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].phase, Phase::Forward);
+}
+
+TEST(StepActivity, BusyIsTheUnionOfKernelsAndGapsAreTheHoles) {
+    const auto steps = ts::stepActivity(twoSteps());
+    ASSERT_EQ(steps.size(), 2u);
+    for (const auto& s : steps) {
+        // From the forward range's start to the last kernel's end (750 µs).
+        EXPECT_DOUBLE_EQ(s.wall_us, 750.0);
+        // 20..100 µs busy (80), 200..700 (500; the copy on another stream inside it), 720..750 (30).
+        EXPECT_DOUBLE_EQ(s.busy_us, 610.0);
+        EXPECT_DOUBLE_EQ(s.idle_us, 140.0);
+        // Holes: 0..20, 100..200, 700..720; all while the CPU was inside the step (until 700 µs)
+        // except the last 20 µs.
+        ASSERT_EQ(s.gaps.size(), 3u);
+        EXPECT_EQ(s.gaps[0].end_ns - s.gaps[0].start_ns, 100'000);
+        EXPECT_DOUBLE_EQ(s.launch_bound, 120.0 / 750.0);
+    }
+    EXPECT_EQ(steps[1].start_ns, 1'000'000);
+}
+
+TEST(StepActivity, NoForwardRangeNoSteps) {
+    ts::ProfileResult r;
+    EXPECT_TRUE(ts::stepActivity(r).empty());
+}
+
+TEST(Flops, StepFlopsCountMatmulsAndAttention) {
+    ts::BenchConfig cfg;
+    cfg.batch_size = 2;
+    cfg.model.context_length = 4;
+    cfg.model.d_model = 8;
+    cfg.model.d_ff = 16;
+    cfg.model.num_layers = 3;
+    cfg.model.vocab_size = 10;
+    const double tokens = 8;
+    const double layer = 2 * tokens * (4 * 64 + 3 * 8 * 16) + 4 * tokens * 4 * 8;
+    const auto f = ts::stepFlops(cfg);
+    EXPECT_DOUBLE_EQ(f.forward, 3 * layer + 2 * tokens * 8 * 10);
+    EXPECT_DOUBLE_EQ(f.backward, 2 * f.forward);
+    cfg.mode = ts::Mode::Forward;
+    EXPECT_DOUBLE_EQ(ts::stepFlops(cfg).backward, 0.0);
+}
+
+TEST(Peaks, KnownGpusByNameAndUnknownOnesSaySo) {
+    EXPECT_DOUBLE_EQ(*ts::densePeakTflops("NVIDIA H100 80GB HBM3", ts::Precision::BF16), 989.4);
+    EXPECT_DOUBLE_EQ(*ts::densePeakTflops("NVIDIA H100 PCIe", ts::Precision::FP32), 51.2);
+    EXPECT_DOUBLE_EQ(*ts::densePeakTflops("NVIDIA H200", ts::Precision::FP16), 989.4);
+    EXPECT_DOUBLE_EQ(*ts::densePeakTflops("NVIDIA A100-SXM4-80GB", ts::Precision::BF16), 312.0);
+    EXPECT_DOUBLE_EQ(*ts::densePeakTflops("NVIDIA A10", ts::Precision::BF16), 125.0);  // not A100
+    EXPECT_FALSE(ts::densePeakTflops("Tesla V100-SXM2-16GB", ts::Precision::BF16));    // no bf16
+    EXPECT_FALSE(ts::densePeakTflops("Intel(R) Xeon(R) CPU", ts::Precision::FP32));
+    EXPECT_EQ(ts::achievedText(494.7e12, 1.0, "NVIDIA H100 80GB HBM3", ts::Precision::BF16),
+              "494.7 TFLOP/s (50% of H100 SXM bf16 dense peak)");
+    EXPECT_EQ(ts::achievedText(2e12, 1.0, "Mystery GPU 9000", ts::Precision::BF16), "2.0 TFLOP/s (unknown GPU)");
+    EXPECT_EQ(ts::achievedText(0, 1.0, "NVIDIA H100", ts::Precision::BF16), "n/a");
+}
+
+}  // namespace insight

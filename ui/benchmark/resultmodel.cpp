@@ -43,6 +43,8 @@ QVariant ResultModel::headerData(int section, Qt::Orientation o, int role) const
         case Total: return tr("Total ms");
         case TotalStd: return tr("Total std ms");
         case TotalCv: return tr("Total CV %");
+        case Tflops: return tr("TFLOP/s");
+        case PeakShare: return tr("% of peak");
         case PeakMemory: return tr("Peak MiB");
     }
     return {};
@@ -78,6 +80,16 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
     if (role == StatusRole) return statusText(e);
     if (role == Qt::ToolTipRole) {
         if (!r.error.empty()) return qstr(r.error);
+        if (col == Tflops)
+            return tr("Model FLOPs of forward and backward (from the dimensions: matmuls and attention) over "
+                      "their measured mean time");
+        if (col == PeakShare) {
+            const auto peak = densePeakTflops(r.environment.device_name, c.precision);
+            return peak ? tr("Of %1's dense %2 peak, %3 TFLOP/s")
+                              .arg(qstr(r.environment.device_name), qstr(toString(c.precision)))
+                              .arg(*peak)
+                        : tr("Only for the GPUs TrainScope knows the peak of (not the CPU)");
+        }
         if (col == PeakMemory && e.finished && !measuresDeviceMemory(c))
             return tr("No device memory on the CPU: memory is measured on CUDA devices only");
         return describeConfig(c);
@@ -129,6 +141,18 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         case TotalCv:
             if (!stats) return none(QString());
             return raw ? QVariant(r.total.cv * 100) : QVariant(QString::number(r.total.cv * 100, 'f', 1));
+        case Tflops: {
+            if (!stats) return none(QString());
+            const auto t = achievedTflops(r);
+            if (!t) return none(notApplicable());
+            return raw ? QVariant(*t) : QVariant(QString::number(*t, 'g', 3));
+        }
+        case PeakShare: {
+            if (!stats) return none(QString());
+            const auto p = peakShare(r);
+            if (!p) return none(notApplicable());
+            return raw ? QVariant(*p * 100) : QVariant(QStringLiteral("%1%").arg(*p * 100, 0, 'f', 0));
+        }
         case PeakMemory:
             if (!e.finished) return none(QString());
             if (!measuresDeviceMemory(c)) return none(notApplicable());

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config.h"
@@ -109,6 +111,26 @@ struct BenchResult {
 
 // Recomputes the four Stats of `r` from its measured (non-warm-up) steps.
 void summarize(BenchResult& r);
+
+// ---- FLOPs and the device's peak (the benchmark's and the profiler's throughput) ----
+// Model FLOPs of one step from the dimensions (matmuls and attention): forward F, backward 2F,
+// the optimizer none; per mode.
+struct StepFlops {
+    double forward = 0, backward = 0;
+    double total() const { return forward + backward; }
+};
+StepFlops stepFlops(const BenchConfig& cfg);
+// The dense (no sparsity) tensor-core peak, TFLOP/s, of a known GPU for a precision (fp32
+// runs as TF32 only where LibTorch allows it; we report plain FP32's peak for fp32), or
+// nullopt for an unknown GPU or the CPU.
+std::optional<double> densePeakTflops(std::string_view device_name, Precision p);
+// "41.2 TFLOP/s (62% of H100 SXM bf16 dense peak)", or "41.2 TFLOP/s (unknown GPU)".
+std::string achievedText(double flops, double seconds, std::string_view device_name, Precision p);
+
+// A result's model throughput: forward + backward FLOPs over their mean measured time, as
+// TFLOP/s, and its share of the device's dense peak (nullopt: unknown GPU, the CPU, or no time).
+std::optional<double> achievedTflops(const BenchResult& r);
+std::optional<double> peakShare(const BenchResult& r);  // 0..1
 
 class BenchObserver : public Observer {
 public:

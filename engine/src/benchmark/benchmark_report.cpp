@@ -92,6 +92,26 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
         cols.push_back(timeCol("optimizer (ms)", &BenchResult::optimizer,
                                [](const BenchResult& r) { return r.config.mode == Mode::Train; }));
     cols.push_back(timeCol("total (ms)", &BenchResult::total, [](const BenchResult&) { return true; }));
+    // Model FLOPs (forward + backward) over their measured time, and its share of the GPU's
+    // dense peak where the GPU is known.
+    cols.push_back({"TFLOP/s",
+                    [](const BenchResult& r) {
+                        const auto t = achievedTflops(r);
+                        return t ? fmt::format("{:.3g}", *t) : std::string("-");
+                    },
+                    [](const BenchResult& r) {
+                        const auto t = achievedTflops(r);
+                        return t ? fmt::format("{:.4g}", *t) : std::string();
+                    }});
+    cols.push_back({"% peak",
+                    [](const BenchResult& r) {
+                        const auto p = peakShare(r);
+                        return p ? fmt::format("{:.0f}%", 100.0 * *p) : std::string("-");
+                    },
+                    [](const BenchResult& r) {
+                        const auto p = peakShare(r);
+                        return p ? fmt::format("{:.4f}", *p) : std::string();
+                    }});
     cols.push_back({"peak MiB", mib, memoryBytes});
     cols.push_back({"status", [](const BenchResult& r) { return std::string(toString(r.status)); }, {}, false});
     return cols;
@@ -108,6 +128,10 @@ std::string csvTable(const std::vector<BenchResult>& results) {
             headers.push_back(base + "_ms_std");
         } else if (c.header == "peak MiB") {
             headers.push_back("peak_memory_bytes");
+        } else if (c.header == "TFLOP/s") {
+            headers.push_back("tflops");
+        } else if (c.header == "% peak") {
+            headers.push_back("peak_share");
         } else {
             headers.push_back(c.header);
         }

@@ -2,6 +2,8 @@
 // function: the forward keeps O and the row logsumexp L; the backward runs the kernels'
 // three launches from them.
 #include <ATen/ATen.h>
+#include <ATen/SequenceNumber.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <cmath>
@@ -41,6 +43,11 @@ at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
     const at::Tensor vv = v.scalar_type() == q.scalar_type() ? v : v.to(q.scalar_type());
     if (const std::string why = kernels::flashUnsupportedReason(q, kk, vv); !why.empty())
         throw std::invalid_argument("flash attention backend: " + why);
+    // An op for the profiler, carrying the sequence number the autograd node is about to take,
+    // so that its backward (on autograd's thread) finds the forward's ranges (Note
+    // [attribution] in profiler.h).
+    at::RecordFunction op(at::RecordScope::FUNCTION);
+    if (op.isActive()) op.before("trainscope::flash_attention", at::sequence_number::peek());
     return FlashFunction::apply(q, kk, vv, causal);
 }
 

@@ -1,7 +1,7 @@
 #include "nn/model.h"
 
 #include <ATen/ATen.h>
-#include <ATen/record_function.h>
+#include "nn/ranges.h"
 
 #include <cmath>
 
@@ -60,12 +60,12 @@ at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& 
     const int64_t b = x.size(0), s = x.size(1), h = num_heads_, dh = d_model_ / num_heads_;
     at::Tensor normed1;
     {
-        RECORD_USER_SCOPE("norm");
+        TS_RANGE("norm");
         normed1 = rmsNorm(x, norm1_);
     }
     at::Tensor y;
     {
-        RECORD_USER_SCOPE("attention");
+        TS_RANGE("attention");
         at::Tensor qkv = at::linear(normed1, w_qkv_).view({b, s, 3, h, dh});
         at::Tensor q = qkv.select(2, 0).transpose(1, 2);
         at::Tensor k = qkv.select(2, 1).transpose(1, 2);
@@ -77,10 +77,10 @@ at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& 
     }
     at::Tensor normed2;
     {
-        RECORD_USER_SCOPE("norm");
+        TS_RANGE("norm");
         normed2 = rmsNorm(y, norm2_);
     }
-    RECORD_USER_SCOPE("mlp");
+    TS_RANGE("mlp");
     at::Tensor gu = at::linear(normed2, w_13_);
     auto halves = gu.chunk(2, -1);
     return y + at::linear(at::silu(halves[0]) * halves[1], w_2_);
@@ -111,18 +111,18 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
                 " tokens is longer than the context length ", cfg_.context_length);
     at::Tensor x;
     {
-        RECORD_USER_SCOPE("embedding");
+        TS_RANGE("embedding");
         x = at::embedding(embedding_, tokens);
     }
     for (size_t i = 0; i < blocks_.size(); ++i) {
-        RECORD_USER_SCOPE("layer." + std::to_string(i));
+        TS_RANGE("layer." + std::to_string(i));
         x = blocks_[i]->forward(x, rope_cos_, rope_sin_, attention_);
     }
     {
-        RECORD_USER_SCOPE("norm");
+        TS_RANGE("norm");
         x = rmsNorm(x, norm_final_);
     }
-    RECORD_USER_SCOPE("lm_head");
+    TS_RANGE("lm_head");
     return at::linear(x, lm_head_);
 }
 

@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
-#include <ATen/record_function.h>
+#include "nn/ranges.h"
 #include <c10/core/DeviceGuard.h>
 
 #include "nn/autocast.h"
@@ -39,24 +39,24 @@ StepTimes TrainingStep::run(DeviceTimer& timer) {
     // attributes every op and kernel to one of them.
     at::Tensor loss;
     {
-        RECORD_USER_SCOPE("forward");
+        TS_RANGE("forward");
         std::optional<at::NoGradGuard> no_grad;
         if (setup_.mode == Mode::Forward) no_grad.emplace();
         AutocastScope autocast(device_.type(), setup_.precision);
         at::Tensor logits = model_->forward(inputs_);
         {
-            RECORD_USER_SCOPE("loss");
+            TS_RANGE("loss");
             loss = crossEntropy(logits, targets_);
         }
     }
     timer.mark(1);
     if (setup_.mode != Mode::Forward) {
-        RECORD_USER_SCOPE("backward");
+        TS_RANGE("backward");
         (scaler_ ? scaler_->scale(loss) : loss).backward();
     }
     timer.mark(2);
     if (setup_.mode == Mode::Train) {
-        RECORD_USER_SCOPE("optimizer");
+        TS_RANGE("optimizer");
         if (scaler_)
             scaler_->step(optimizer_, params_);
         else

@@ -48,6 +48,7 @@ struct CpuEvent {
     int64_t start_ns = 0, end_ns = 0;
     bool range = false;
     uint64_t correlation = 0;   // the op's id; a kernel names its launching op by it
+    uint64_t runtime_correlation = 0;  // a CUDA runtime call's (cudaLaunchKernel) CUPTI id
     int64_t sequence_nr = -1;   // autograd: a forward op and its backward node share it...
     uint64_t fwd_thread = 0;    // ...and the backward node names the forward op's thread
     std::vector<std::vector<int64_t>> shapes;  // input shapes (when recorded)
@@ -58,6 +59,7 @@ struct KernelEvent {
     std::string name;
     int64_t start_ns = 0, duration_ns = 0;
     uint64_t launcher = 0;  // correlation of the CPU op that launched it (0: unknown)
+    uint64_t correlation = 0;  // CUPTI's: the runtime call that launched it has the same
     int64_t stream = 0;
 };
 
@@ -108,7 +110,9 @@ struct AttributedTrace {
 // from autograd's thread while the main thread sits in "backward" belongs to backward. An op's
 // range is the path of model ranges around it on its thread; a backward op has none there, so
 // it takes the range of its forward op (same sequence number on the forward thread). A kernel
-// takes the phase and range of the op that launched it (Kineto's correlation id).
+// takes the phase and range of the op that launched it (Kineto's correlation id); a kernel
+// launched outside any op (our FlashAttention kernels, called from C++) takes those of the CUDA
+// runtime call that launched it (CUPTI's correlation id), which lies inside the ranges.
 AttributedTrace attribute(const RawTrace& trace);
 
 // FLOPs of a matmul op from its input shapes (2·M·K·N per product), 0 when not a matmul or
@@ -217,20 +221,7 @@ struct StepActivity {
 };
 std::vector<StepActivity> stepActivity(const ProfileResult& r);
 
-// ---- FLOPs and the device's peak ----
-// Model FLOPs of one step from the dimensions (matmuls and attention): forward F, backward 2F,
-// the optimizer none; per mode.
-struct StepFlops {
-    double forward = 0, backward = 0;
-    double total() const { return forward + backward; }
-};
-StepFlops stepFlops(const BenchConfig& cfg);
-// The dense (no sparsity) tensor-core peak, TFLOP/s, of a known GPU for a precision (fp32
-// runs as TF32 only where LibTorch allows it; we report plain FP32's peak for fp32), or
-// nullopt for an unknown GPU or the CPU.
-std::optional<double> densePeakTflops(std::string_view device_name, Precision p);
-// "41.2 TFLOP/s (62% of H100 SXM bf16 dense peak)", or "41.2 TFLOP/s (unknown GPU)".
-std::string achievedText(double flops, double seconds, std::string_view device_name, Precision p);
+// FLOPs per step and the device's peaks: stepFlops(), densePeakTflops() (benchmark.h).
 
 // The trace as Chrome / Perfetto JSON ("traceEvents"): CPU ranges and ops by thread, GPU
 // kernels by stream, times in µs from the first event.

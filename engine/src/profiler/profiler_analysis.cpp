@@ -196,10 +196,11 @@ AttributedTrace attribute(const RawTrace& trace) {
         out.ops.push_back(std::move(op));
     }
 
-    std::unordered_map<uint64_t, size_t> launcher;  // correlation → node
+    std::unordered_map<uint64_t, size_t> launcher, runtime;  // correlation → node
     for (size_t n = 0; n < nodes.size(); ++n) {
         const auto& e = cpu[nodes[n].event];
         if (!e.range && e.correlation != 0) launcher.emplace(e.correlation, n);
+        if (e.runtime_correlation != 0) runtime.emplace(e.runtime_correlation, n);
     }
     for (const auto& k : trace.kernels) {
         ProfiledKernel pk;
@@ -207,13 +208,25 @@ AttributedTrace attribute(const RawTrace& trace) {
         pk.start_ns = k.start_ns;
         pk.duration_ns = k.duration_ns;
         pk.stream = k.stream;
-        if (auto it = launcher.find(k.launcher); k.launcher != 0 && it != launcher.end()) {
-            const ProfiledOp& op = out.ops[op_index[it->second]];
+        long from = -1;
+        if (auto it = launcher.find(k.launcher); k.launcher != 0 && it != launcher.end())
+            from = static_cast<long>(it->second);
+        else if (auto rt = runtime.find(k.correlation); k.correlation != 0 && rt != runtime.end())
+            from = static_cast<long>(rt->second);
+        if (from >= 0) {
+            const ProfiledOp& op = out.ops[op_index[from]];
             pk.phase = op.phase;
             pk.range = op.range;
+            // The launching op: the runtime call's innermost op when it has one.
             pk.op = op.name;
+            if (cpu[nodes[from].event].runtime_correlation != 0)
+                for (long p = nodes[from].parent; p >= 0; p = nodes[p].parent)
+                    if (op_index[p] >= 0) {
+                        pk.op = out.ops[op_index[p]].name;
+                        break;
+                    }
             // The launching op and every op around it spent this device time.
-            for (long p = static_cast<long>(it->second); p >= 0; p = nodes[p].parent)
+            for (long p = from; p >= 0; p = nodes[p].parent)
                 if (op_index[p] >= 0) out.ops[op_index[p]].device_ns += k.duration_ns;
         }
         out.kernels.push_back(std::move(pk));

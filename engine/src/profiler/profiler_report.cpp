@@ -150,16 +150,27 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
     if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
     if (r.trace.ops.empty() && r.trace.kernels.empty()) return out;
 
-    Table phases{{"phase", "measured (ms)", r.gpu ? "kernel time (ms)" : "op time (ms)", "share", "kernels"},
-                 {false, true, true, true, true},
+    Table phases{{"phase", "measured (ms)", r.gpu ? "kernel time (ms)" : "op time (ms)", "share", "kernels",
+                  "model FLOPs/step", "achieved"},
+                 {false, true, true, true, true, true, false},
                  {}};
+    const StepFlops flops = stepFlops(r.spec.bench);
+    int profiled = 0;
+    for (const auto& s : r.steps) profiled += s.warmup ? 0 : 1;
     for (const auto& p : phaseTimes(r)) {
         if (p.profiled_us == 0 && p.measured_us == 0) continue;
+        const double f = p.phase == Phase::Forward ? flops.forward : p.phase == Phase::Backward ? flops.backward : 0;
+        std::string achieved = "-";
+        if (f > 0 && p.measured_us > 0 && profiled > 0) {
+            const double seconds = p.measured_us / 1e6 / profiled;
+            achieved = r.gpu ? achievedText(f, seconds, r.environment.device_name, r.spec.bench.precision)
+                             : fmt::format("{:.3g} TFLOP/s (CPU)", f / seconds / 1e12);
+        }
         phases.rows.push_back({std::string(toString(p.phase)),
                                p.phase == Phase::Other ? "-" : fmt::format("{:.3f}", p.measured_us / 1000.0),
                                fmt::format("{:.3f}", p.profiled_us / 1000.0),
                                p.measured_us > 0 ? fmt::format("{:.0f}%", 100.0 * p.profiled_us / p.measured_us) : "-",
-                               r.gpu ? fmt::format("{}", p.kernels) : "-"});
+                               r.gpu ? fmt::format("{}", p.kernels) : "-", f > 0 ? fmtFlops(f) : "-", achieved});
     }
     out += heading(fmt::format("Phases over {} profiled step(s): measured by the step's timer, and what the profiler saw",
                                r.spec.profile_steps),
@@ -180,6 +191,35 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
     if (!matmuls.empty())
         out += heading(fmt::format("Matmuls — {}", filterTitle(f)), o.format) +
                render(opRows(matmuls, o.top, r.gpu, o.format), o.format);
+
+    const auto parts = attentionBreakdown(r);
+    if (!parts.empty() && (!f.phase || *f.phase == Phase::Forward || *f.phase == Phase::Backward)) {
+        Table t{{"phase", "part", r.gpu ? "kernel time (us/step)" : "op self time (us/step)",
+                 r.gpu ? "kernels/step" : "ops/step", "FLOPs", "bytes (est.)", "ns per MFLOP"},
+                {false, false, true, true, true, true, true},
+                {}};
+        for (const auto& a : parts)
+            if (!f.phase || *f.phase == a.phase)
+                t.rows.push_back({std::string(toString(a.phase)), a.part, fmt::format("{:.1f}", a.time_us),
+                                  fmt::format("{:.3g}", a.kernels), fmtFlops(a.flops),
+                                  fmt::format("{:.3g} MB", a.bytes / 1e6), fmt::format("{:.3g}", a.ns_per_mflop)});
+        out += heading("Attention, part by part (summed over layers)", o.format) + render(t, o.format);
+    }
+    if (r.gpu && !f.phase && f.range.empty()) {
+        Table t{{"step", "wall (ms)", "GPU busy (ms)", "idle (ms)", "busy", "launch-bound", "gaps > 5 us",
+                 "longest gap (us)"},
+                {true, true, true, true, true, true, true, true},
+                {}};
+        for (const auto& a : stepActivity(r))
+            t.rows.push_back({fmt::format("{}", a.step), fmt::format("{:.3f}", a.wall_us / 1000.0),
+                              fmt::format("{:.3f}", a.busy_us / 1000.0), fmt::format("{:.3f}", a.idle_us / 1000.0),
+                              a.wall_us > 0 ? fmt::format("{:.0f}%", 100.0 * a.busy_us / a.wall_us) : "-",
+                              fmt::format("{:.0f}%", 100.0 * a.launch_bound), fmt::format("{}", a.gaps.size()),
+                              a.gaps.empty() ? "-"
+                                             : fmt::format("{:.1f}", (a.gaps[0].end_ns - a.gaps[0].start_ns) / 1000.0)});
+        if (!t.rows.empty())
+            out += heading("The GPU in each profiled step: busy against wall time", o.format) + render(t, o.format);
+    }
 
     Table cats{{"phase", "category", "time (ms)", "share"}, {false, false, true, true}, {}};
     for (const auto& c : categoryRollup(r))

@@ -46,6 +46,7 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
             k.start_ns = static_cast<int64_t>(e.startNs());
             k.duration_ns = static_cast<int64_t>(e.durationNs());
             k.launcher = e.linkedCorrelationId();
+            k.correlation = e.correlationId();
             k.stream = e.deviceResourceId();
             raw.kernels.push_back(std::move(k));
         } else if (e.deviceType() == c10::DeviceType::CPU &&
@@ -59,6 +60,7 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
             // A runtime call's correlation id is CUPTI's, from another counter than the ops':
             // it must not be taken for an op's.
             c.correlation = act == kCudaRuntime ? 0 : e.correlationId();
+            c.runtime_correlation = act == kCudaRuntime ? e.correlationId() : 0;
             c.sequence_nr = e.sequenceNr();
             c.fwd_thread = e.fwdThreadId();
             if (e.hasShapes())

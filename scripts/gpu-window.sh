@@ -106,10 +106,14 @@ if want live; then
     session autocast-dark --preset what-autocast-does --run --theme dark --screenshot "autocast=$LIVE/precision-autocast-dark.png"
     session loss-scaling --preset fp16-needs-loss-scaling --run --screenshot "training=$LIVE/precision-training.png" \
         --screenshot "loss-scale=$LIVE/precision-loss-scale.png" --report "$LIVE/precision-loss-scaling.md"
-    # One profile (run 11): its kernel table, category roll-up and timeline.
+    # One profile (run 12): its kernel table, category roll-up and timeline.
     session profile --preset profile-a-training-step --run --screenshot "kernels=$LIVE/profile-kernels.png" \
         --screenshot "categories=$LIVE/profile-categories.png" --screenshot "timeline=$LIVE/profile-timeline.png" \
         --report "$LIVE/profile.md"
+    # The memory lab's preset (run 13): the timeline, categories and peaks grabbed.
+    session memory-of-a-step --preset memory-of-a-training-step --run --screenshot "timeline=$LIVE/memory-timeline.png" \
+        --screenshot "categories=$LIVE/memory-categories.png" --screenshot "peaks=$LIVE/memory-peaks.png" \
+        --report "$LIVE/memory.md"
     session compare --compare 3,2 --screenshot "compare=$LIVE/compare.png"
     session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1

@@ -10,6 +10,8 @@
 #include "precision/precisionview.h"
 #include "profiler/profilepanel.h"
 #include "profiler/profileview.h"
+#include "memory/memorypanel.h"
+#include "memory/memoryview.h"
 
 namespace ts::ui {
 
@@ -25,6 +27,7 @@ const std::vector<LabEntry>& uiLabs() {
         entry<AttentionPanel, AttentionView>(kAttentionLab, "Attention benchmark"),
         entry<PrecisionPanel, PrecisionView>(kPrecisionLab, "Precision"),
         entry<ProfilePanel, ProfileView>(kProfileLab, "Profiler"),
+        entry<MemoryPanel, MemoryView>(kMemoryLab, "Memory"),
     };
     return labs;
 }

@@ -38,6 +38,13 @@ void FusedAdamW::step(const std::optional<at::Tensor>& grad_scale,
     ++steps_taken_;
 }
 
+std::vector<at::Tensor> FusedAdamW::state() const {
+    std::vector<at::Tensor> all(exp_avg_);
+    all.insert(all.end(), exp_avg_sq_.begin(), exp_avg_sq_.end());
+    all.insert(all.end(), state_step_.begin(), state_step_.end());
+    return all;
+}
+
 void FusedAdamW::zeroGrad() {
     for (auto& p : params_) p.mutable_grad() = at::Tensor();
 }

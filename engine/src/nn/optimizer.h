@@ -20,6 +20,8 @@ public:
     // Drops the gradients (set to none, as PyTorch's zero_grad does by default).
     void zeroGrad();
     int64_t stepCount() const { return steps_taken_; }
+    // AdamW's state: both moments and the step counters (empty before the first step).
+    std::vector<at::Tensor> state() const;
 
 private:
     std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_, state_step_;

@@ -1,0 +1,299 @@
+// `trainscope-cli memory`: the memory lab from the command line. One benchmark point or a
+// sweep of them (the bench flags; comma lists give the peak table over context × precision ×
+// attention × mode): warm-up steps, then --record-steps with the allocator's history on;
+// prints the peak by category against the analytic model, the largest allocations and what
+// was live at the peak, stores every point, and writes the snapshot pickle with --snapshot.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "benchmark/benchmark_json.h"
+#include "cli_common.h"
+#include "cli_point.h"
+#include "core/json.h"
+#include "core/store.h"
+#include "memory/memory.h"
+#include "memory/memory_json.h"
+#include "memory/memory_pickle.h"
+#include "memory/memory_report.h"
+#include "runtime/environment.h"
+
+namespace {
+
+using namespace ts::cli;
+
+struct MemoryOptions {
+    BenchOptions point;
+    std::string record_steps = "2", frontier, frontier_max = "0", top = "10", snapshot, compare;
+    bool stacks = false;
+};
+
+class CliObserver : public ts::MemoryObserver {
+public:
+    CliObserver(bool jsonl, bool quiet, int per_point) : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)), per_point_(per_point) {}
+    void pointStarted(int index, int count, const ts::BenchConfig&) override {
+        index_ = index;
+        count_ = count;
+    }
+    void stepFinished(const ts::StepSample& s) override {
+        if (jsonl_) {
+            nlohmann::json j = ts::toJson(s);
+            j["type"] = "step";
+            j["point"] = index_;
+            std::cout << ts::dumpJson(j) << '\n' << std::flush;
+        }
+        if (!quiet_ && tty_)
+            std::fprintf(stderr, "\r\033[K    point %d/%d step %d/%d%s  %.2f ms", index_ + 1, count_, s.index + 1,
+                         per_point_, s.warmup ? " (warm-up)" : " (recorded)", s.total_ms);
+    }
+    void traceCollected() override {
+        if (!quiet_) std::fprintf(stderr, "%sreading the allocator's trace...\n", tty_ ? "\r\033[K" : "");
+    }
+    void frontierProbed(const ts::FrontierProbe& p) override {
+        if (jsonl_) {
+            std::cout << ts::dumpJson({{"type", "probe"}, {"point", index_}, {"value", p.value}, {"fits", p.fits},
+                                       {"status", ts::toString(p.status)}, {"peak_bytes", p.peak_bytes}})
+                      << '\n'
+                      << std::flush;
+        }
+        if (!quiet_)
+            std::fprintf(stderr, "    frontier: %lld %s\n", static_cast<long long>(p.value),
+                         p.fits ? "fits" : std::string(ts::toString(p.status)).c_str());
+    }
+    void log(ts::LogLevel level, const std::string& message) override {
+        if (level == ts::LogLevel::Info) return;
+        std::fprintf(stderr, "%s%s: %s\n", tty_ && !quiet_ ? "\r\033[K" : "",
+                     level == ts::LogLevel::Error ? "error" : "warning", message.c_str());
+        if (level == ts::LogLevel::Error) error_ = true;
+    }
+    bool sawError() const { return error_; }
+
+private:
+    bool jsonl_, quiet_, tty_;
+    int per_point_;
+    int index_ = 0, count_ = 1;
+    bool error_ = false;
+};
+
+std::vector<ts::MemorySpec> memorySpecs(const MemoryOptions& o) {
+    std::string bench_spec;
+    const auto points = benchPoints(o.point, bench_spec);
+    ts::MemorySpec base;
+    base.record_steps = static_cast<int>(parseIntIn("--record-steps", o.record_steps, 1, ts::kMaxRecordSteps));
+    base.record_stacks = o.stacks;
+    if (!o.frontier.empty() || given(o.point, "--frontier")) {
+        auto axis = ts::parseFrontierAxis(o.frontier);
+        if (!axis || *axis == ts::FrontierAxis::None)
+            throw BadInput(fmt::format("--frontier: '{}' is not one of context, batch", o.frontier));
+        base.frontier = *axis;
+    }
+    base.frontier_max = parseIntIn("--frontier-max", o.frontier_max, 0, int64_t{1} << 30);
+    if (base.frontier == ts::FrontierAxis::Context && base.frontier_max > 0 && base.frontier_max < 16)
+        throw BadInput(fmt::format("--frontier-max: {} is below the smallest context probed (16)", base.frontier_max));
+    if (base.frontier_max > 0 && base.frontier == ts::FrontierAxis::None)
+        throw BadInput("--frontier-max: needs --frontier context|batch");
+    std::vector<ts::MemorySpec> specs;
+    for (const auto& p : points) {
+        ts::MemorySpec s = base;
+        s.bench = p;
+        specs.push_back(s);
+    }
+    if (!o.snapshot.empty() && specs.size() != 1)
+        throw BadInput(fmt::format("--snapshot takes one point, but the options ask for {}", specs.size()));
+    return specs;
+}
+
+// Refuses a --snapshot path that cannot be written before the steps are run.
+void checkOutputPath(const std::string& flag, const std::string& path) {
+    if (path.empty()) throw BadInput(fmt::format("{}: no file given", flag));
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw BadInput(fmt::format("{}: '{}' is a directory", flag, path));
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+        throw BadInput(fmt::format("{}: the folder of '{}' does not exist", flag, path));
+}
+
+nlohmann::json summaryJson(const ts::MemoryResult& r, int top) {
+    const ts::MemoryAnalysis a = ts::analyzeMemory(r.trace);
+    const ts::MemoryPrediction p = ts::predictMemory(r.spec.bench);
+    nlohmann::json cats = nlohmann::json::array(), largest = nlohmann::json::array();
+    for (const auto& c : ts::compareWithPrediction(r, a))
+        cats.push_back({{"category", ts::toString(c.category)}, {"peak_bytes", c.measured}, {"predicted_bytes", c.predicted}});
+    for (size_t k : ts::largestAllocations(a, top <= 0 ? SIZE_MAX : static_cast<size_t>(top))) {
+        const ts::Allocation& x = a.allocations[k];
+        auto name = [&](int32_t i) { return i >= 0 ? r.trace.names.at(i) : std::string(); };
+        largest.push_back({{"size", x.size}, {"event", x.alloc_index}, {"phase", ts::toString(x.phase)},
+                           {"step", x.step}, {"category", ts::toString(x.category)}, {"range", name(x.range)},
+                           {"op", name(x.op)}, {"freed_at", x.free_index ? nlohmann::json(*x.free_index) : nlohmann::json(nullptr)}});
+    }
+    nlohmann::json j{{"type", "memory"},
+                     {"status", ts::toString(r.status)},
+                     {"error", r.error},
+                     {"spec", ts::toJson(r.spec)},
+                     {"gpu", r.gpu},
+                     {"events", r.trace.events.size()},
+                     {"peak", {{"allocated", a.peak.allocated}, {"reserved", a.peak.reserved}, {"event", a.peak.index},
+                               {"phase", ts::toString(a.peak.phase)}, {"step", a.peak.step}}},
+                     {"predicted_peak", p.peak},
+                     {"categories", cats},
+                     {"largest", largest},
+                     {"parameter_count", r.parameter_count},
+                     {"parameter_bytes", r.parameter_bytes},
+                     {"gradient_bytes", r.gradient_bytes},
+                     {"optimizer_bytes", r.optimizer_bytes},
+                     {"environment", ts::toJson(r.environment)}};
+    if (r.frontier) j["frontier"] = ts::toJson(*r.frontier);
+    return j;
+}
+
+// "7" or "7:2" (run 7, point 2) → (run, point).
+std::pair<int64_t, int> runAndPoint(const std::string& text) {
+    const auto colon = text.find(':');
+    const int64_t run = parseRunId(text.substr(0, colon));
+    const int point = colon == std::string::npos
+                          ? 0
+                          : static_cast<int>(parseIntIn("--compare", text.substr(colon + 1), 0, 1'000'000));
+    return {run, point};
+}
+
+// `memory --compare A,B`: two stored memory runs category by category; nothing is run.
+int compareMemoryRuns(const MemoryOptions& o) {
+    const auto ids = requireList("--compare", o.compare);
+    if (ids.size() != 2) throw BadInput(fmt::format("--compare: give two runs (A,B), not {}", ids.size()));
+    for (const char* flag : {"--snapshot", "--frontier", "--record-steps", "--label", "--no-store", "--jsonl"})
+        if (given(o.point, flag)) throw BadInput(fmt::format("--compare runs nothing: {} has no use with it", flag));
+    auto store = openStoreForReading(o.point.db);
+    std::vector<ts::MemoryResult> results;
+    for (const auto& id : ids) {
+        const auto [run, point] = runAndPoint(id);
+        const auto info = store->run(run);
+        if (!info) throw BadInput(fmt::format("--compare: there is no run {} in {}", run, store->path()));
+        if (info->lab != ts::kMemoryLab)
+            throw BadInput(fmt::format("--compare: run {} is a {} run, not a memory run", run, info->lab));
+        results.push_back(ts::storedMemoryPoint(*info, store->rows(run, info->lab), point));
+    }
+    const ts::TableFormat format = o.point.csv        ? ts::TableFormat::Csv
+                                   : o.point.markdown ? ts::TableFormat::Markdown
+                                                      : ts::TableFormat::Text;
+    std::cout << ts::formatMemoryComparison(results[0], results[1], format);
+    return kOk;
+}
+
+int runMemoryCommand(const MemoryOptions& o) {
+    if (!o.compare.empty() || given(o.point, "--compare")) return compareMemoryRuns(o);
+    const std::vector<ts::MemorySpec> specs = memorySpecs(o);
+    const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
+    if (!o.snapshot.empty() || given(o.point, "--snapshot")) checkOutputPath("--snapshot", o.snapshot);
+    const BenchOptions& p = o.point;
+    std::unique_ptr<ts::ResultStore> store;
+    int64_t run_id = 0;
+    if (!p.no_store) {
+        store = openStore(p.db);
+        run_id = store->createRun(ts::kMemoryLab, p.label, ts::memorySpecJson(specs),
+                                  ts::currentEnvironment(specs.front().bench.device).device_name);
+        if (!p.quiet) std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
+    }
+    catchInterrupts();
+    const ts::TableFormat format = p.csv ? ts::TableFormat::Csv : p.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text;
+    std::vector<ts::MemoryResult> results;
+    bool failed = false;
+    for (size_t i = 0; i < specs.size(); ++i) {
+        if (interruptToken().cancelled()) break;
+        const ts::MemorySpec& spec = specs[i];
+        if (!p.quiet) std::fprintf(stderr, "recording %s\n", ts::memoryHeadline({spec}).c_str());
+        CliObserver observer(p.jsonl, p.quiet, spec.bench.warmup + spec.record_steps);
+        ts::MemoryResult r = ts::runMemory(spec, observer, interruptToken(), store.get(), run_id, static_cast<int>(i),
+                                           static_cast<int>(specs.size()));
+        failed = failed || observer.sawError() || r.status != ts::Status::Ok;
+        if (p.jsonl) {
+            std::cout << ts::dumpJson(summaryJson(r, top)) << '\n' << std::flush;
+        } else if (!p.csv) {
+            ts::MemoryReportOptions ro;
+            ro.top = top;
+            ro.format = format;
+            std::cout << ts::formatMemory(r, ro) << '\n';
+        } else if (specs.size() == 1) {
+            std::cout << ts::memoryTimelineCsv(r);
+        }
+        results.push_back(std::move(r));
+    }
+    if (!p.jsonl && !results.empty()) {
+        if (p.csv && specs.size() > 1) {
+            std::cout << ts::memoryPeakTable(results, format);
+        } else if (!p.csv) {
+            if (results.size() > 1)
+                std::cout << (p.markdown ? "### Peak memory by point\n\n" : "Peak memory by point\n")
+                          << ts::memoryPeakTable(results, format) << '\n';
+            std::cout << ts::formatEnvironment(results.front().environment, format);
+        }
+    }
+    int code = kOk;
+    if (!o.snapshot.empty() && !results.empty()) {
+        const ts::MemoryResult& r = results.front();
+        if (r.trace.events.empty() && r.trace.segments.empty()) {
+            std::fprintf(stderr, "error: no allocator trace to write to '%s' (%s)\n", o.snapshot.c_str(),
+                         r.error.empty() ? "nothing was recorded" : r.error.c_str());
+            code = kRunFailed;
+        } else {
+            std::ofstream out(o.snapshot, std::ios::binary | std::ios::trunc);
+            out << ts::memorySnapshotPickle(r.trace);
+            out.close();
+            if (!out) {
+                std::fprintf(stderr, "error: could not write the snapshot to '%s'\n", o.snapshot.c_str());
+                code = kRunFailed;
+            } else if (!p.quiet) {
+                std::fprintf(stderr,
+                             "snapshot → %s (drag it onto https://pytorch.org/memory_viz, or "
+                             "python -m torch.cuda._memory_viz trace_plot %s -o memory.html)\n",
+                             o.snapshot.c_str(), o.snapshot.c_str());
+            }
+        }
+    }
+    if (interruptToken().cancelled()) return kInterrupted;
+    if (failed) return kRunFailed;
+    return code;
+}
+
+void addMemoryCommand(CLI::App& app, int& code) {
+    auto o = std::make_shared<MemoryOptions>();
+    auto* cmd = app.add_subcommand("memory", "The memory of a training step: warm-up steps, then steps with the CUDA "
+                                             "caching allocator's history on; the active-memory timeline, every byte "
+                                             "by category, the peak against the analytic model, the largest "
+                                             "allocations, and the OOM frontier.");
+    cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    addPointOptions(*cmd, o->point, /*measured_steps=*/false);
+    cmd->get_option("--warmup")->description("Warm-up steps, run before the allocator's history is turned on");
+    cmd->add_option("--record-steps", o->record_steps, "Steps recorded, after the warm-up")->capture_default_str();
+    cmd->add_flag("--stacks", o->stacks, "Record the C++ stack of every allocation (slow to symbolize)");
+    cmd->add_option("--frontier", o->frontier, "Find the largest context | batch that fits on this GPU (bisection)");
+    cmd->add_option("--frontier-max", o->frontier_max, "The frontier's upper end (0: 131072 contexts, 4096 batches)")
+        ->capture_default_str();
+    cmd->add_option("--top", o->top, "Rows of the allocation tables (0: all)")->capture_default_str();
+    cmd->add_option("--compare", o->compare,
+                    "Compare two stored memory runs category by category (A,B; ID or ID:POINT); runs nothing");
+    cmd->add_option("--snapshot", o->snapshot, "Write the allocator snapshot as the pickle memory_viz reads");
+    cmd->add_option("--db", o->point.db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    cmd->add_option("--label", o->point.label, "A label for this run in the store");
+    cmd->add_flag("--no-store", o->point.no_store, "Do not store the run");
+    auto* fmt_group = cmd->add_option_group("output", "Output format (default: aligned tables)");
+    fmt_group->add_flag("--markdown", o->point.markdown, "Markdown tables");
+    fmt_group->add_flag("--csv", o->point.csv, "CSV: the timeline (one point) or the peak table (several)");
+    fmt_group->add_flag("--jsonl", o->point.jsonl, "One JSON line per step and frontier probe, then each point's summary");
+    fmt_group->require_option(0, 1);
+    cmd->add_flag("-q,--quiet", o->point.quiet, "No progress on stderr");
+    cmd->callback([o, cmd, &code] {
+        recordGivenOptions(*cmd, o->point);
+        code = runMemoryCommand(*o);
+    });
+}
+
+const CommandRegistration registration(17, addMemoryCommand);
+
+}  // namespace

@@ -1,0 +1,242 @@
+#include "memory/memory_json.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "benchmark/benchmark_json.h"
+#include "core/json.h"
+#include "core/json_read.h"
+#include "core/store.h"
+
+namespace ts {
+
+using nlohmann::json;
+
+namespace {
+
+template <typename T, typename F>
+std::vector<T> listFrom(const json& j, const char* key, size_t fields, F parse) {
+    std::vector<T> out;
+    const json& list = j.at(key);
+    if (!list.is_array()) throw std::invalid_argument(fmt::format("trace.{}: expected a list", key));
+    out.reserve(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+        const json& e = list[i];
+        try {
+            if (!e.is_array() || e.size() != fields) throw std::invalid_argument(fmt::format("expected {} fields", fields));
+            out.push_back(parse(e));
+        } catch (const std::exception& ex) {
+            throw std::invalid_argument(fmt::format("trace.{}[{}]: {}", key, i, ex.what()));
+        }
+    }
+    return out;
+}
+
+template <typename E, typename Parse>
+E enumFrom(const json& v, Parse parse, const char* what) {
+    auto e = parse(v.get<std::string>());
+    if (!e) throw std::invalid_argument(fmt::format("unknown {} {}", what, v.dump()));
+    return *e;
+}
+
+MemoryCategory categoryFrom(const json& v) {
+    const std::string s = v.get<std::string>();
+    for (MemoryCategory c : allMemoryCategories())
+        if (toString(c) == s) return c;
+    throw std::invalid_argument(fmt::format("unknown category {}", v.dump()));
+}
+
+json traceJson(const RawMemoryTrace& t) {
+    json events = json::array(), stacks = json::array(), initial = json::array(), segments = json::array(),
+         known = json::array(), driver = json::array();
+    // Events go out as arrays, not objects: a step of a large model has hundreds of thousands.
+    for (const auto& e : t.events)
+        events.push_back(json::array({toString(e.action), e.addr, e.size, e.time_ns, e.stream, toString(e.phase), e.step,
+                                      e.range, e.op, e.stack}));
+    for (const auto& s : t.stacks) {
+        json frames = json::array();
+        for (const auto& f : s) frames.push_back(json::array({f.name, f.filename, f.line}));
+        stacks.push_back(std::move(frames));
+    }
+    for (const auto& b : t.initial) initial.push_back(json::array({b.addr, b.size}));
+    for (const auto& s : t.segments) {
+        json blocks = json::array();
+        for (const auto& b : s.blocks) blocks.push_back(json::array({b.addr, b.size, b.requested, b.allocated}));
+        segments.push_back(json::array({s.addr, s.total_size, s.stream, s.large, std::move(blocks)}));
+    }
+    for (const auto& k : t.known) known.push_back(json::array({k.addr, k.bytes, toString(k.category), k.step}));
+    for (const auto& d : t.driver) driver.push_back(json::array({d.time_ns, d.used_bytes}));
+    return {{"device", t.device},     {"initial_reserved", t.initial_reserved},
+            {"names", t.names},       {"events", std::move(events)},
+            {"stacks", std::move(stacks)}, {"initial", std::move(initial)},
+            {"segments", std::move(segments)}, {"known", std::move(known)},
+            {"driver", std::move(driver)}};
+}
+
+RawMemoryTrace traceFrom(const json& j) {
+    RawMemoryTrace t;
+    t.device = j.at("device").get<int>();
+    t.initial_reserved = j.at("initial_reserved").get<int64_t>();
+    t.names = j.at("names").get<std::vector<std::string>>();
+    const auto names = static_cast<int32_t>(t.names.size());
+    t.events = listFrom<AllocEvent>(j, "events", 10, [&](const json& e) {
+        AllocEvent a;
+        a.action = enumFrom<AllocAction>(e[0], parseAllocAction, "action");
+        a.addr = e[1].get<uint64_t>();
+        a.size = e[2].get<int64_t>();
+        a.time_ns = e[3].get<int64_t>();
+        a.stream = e[4].get<uint64_t>();
+        a.phase = enumFrom<Phase>(e[5], parsePhase, "phase");
+        a.step = e[6].get<int>();
+        a.range = e[7].get<int32_t>();
+        a.op = e[8].get<int32_t>();
+        a.stack = e[9].get<int32_t>();
+        if (a.range >= names || a.op >= names) throw std::invalid_argument("a name index out of range");
+        return a;
+    });
+    for (const auto& s : j.at("stacks")) {
+        std::vector<StackFrame> frames;
+        for (const auto& f : s) frames.push_back({f.at(0).get<std::string>(), f.at(1).get<std::string>(), f.at(2).get<int64_t>()});
+        t.stacks.push_back(std::move(frames));
+    }
+    for (const auto& e : t.events)
+        if (e.stack >= static_cast<int32_t>(t.stacks.size())) throw std::invalid_argument("trace: a stack index out of range");
+    t.initial = listFrom<LiveBlock>(j, "initial", 2, [](const json& e) {
+        return LiveBlock{e[0].get<uint64_t>(), e[1].get<int64_t>()};
+    });
+    t.segments = listFrom<MemorySegment>(j, "segments", 5, [](const json& e) {
+        MemorySegment s{e[0].get<uint64_t>(), e[1].get<int64_t>(), e[2].get<uint64_t>(), e[3].get<bool>(), {}};
+        for (const auto& b : e[4])
+            s.blocks.push_back({b.at(0).get<uint64_t>(), b.at(1).get<int64_t>(), b.at(2).get<int64_t>(), b.at(3).get<bool>()});
+        return s;
+    });
+    t.known = listFrom<KnownStorage>(j, "known", 4, [](const json& e) {
+        return KnownStorage{e[0].get<uint64_t>(), e[1].get<int64_t>(), categoryFrom(e[2]), e[3].get<int>()};
+    });
+    t.driver = listFrom<DriverSample>(j, "driver", 2, [](const json& e) {
+        return DriverSample{e[0].get<int64_t>(), e[1].get<int64_t>()};
+    });
+    return t;
+}
+
+FrontierResult frontierFrom(const json& j) {
+    FrontierResult f;
+    f.axis = enumFrom<FrontierAxis>(j.at("axis"), parseFrontierAxis, "frontier axis");
+    f.lo = j.at("lo").get<int64_t>();
+    f.hi = j.at("hi").get<int64_t>();
+    f.granule = j.at("granule").get<int64_t>();
+    f.largest_fit = j.at("largest_fit").get<int64_t>();
+    f.smallest_oom = j.at("smallest_oom").get<int64_t>();
+    for (const auto& p : j.at("probes")) {
+        FrontierProbe x;
+        x.value = p.at("value").get<int64_t>();
+        x.fits = p.at("fits").get<bool>();
+        x.status = enumFrom<Status>(p.at("status"), parseStatus, "status");
+        x.peak_bytes = p.at("peak_bytes").get<int64_t>();
+        x.error = p.at("error").get<std::string>();
+        f.probes.push_back(std::move(x));
+    }
+    return f;
+}
+
+}  // namespace
+
+json toJson(const FrontierResult& f) {
+    json probes = json::array();
+    for (const auto& p : f.probes)
+        probes.push_back({{"value", p.value}, {"fits", p.fits}, {"status", toString(p.status)},
+                          {"peak_bytes", p.peak_bytes}, {"error", p.error}});
+    return {{"axis", toString(f.axis)}, {"lo", f.lo}, {"hi", f.hi}, {"granule", f.granule},
+            {"largest_fit", f.largest_fit}, {"smallest_oom", f.smallest_oom}, {"probes", std::move(probes)}};
+}
+
+json toJson(const MemorySpec& s) {
+    return {{"bench", toJson(s.bench)}, {"record_steps", s.record_steps}, {"record_stacks", s.record_stacks},
+            {"frontier", toString(s.frontier)}, {"frontier_max", s.frontier_max}};
+}
+
+MemorySpec memorySpecFromJson(const json& j) {
+    jsonio::requireObject(j, "");
+    jsonio::rejectUnknown(j, "", {"bench", "record_steps", "record_stacks", "frontier", "frontier_max", "command"});
+    MemorySpec s;
+    if (auto it = j.find("bench"); it != j.end()) {
+        try {
+            s.bench = benchFromJson(*it);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(fmt::format("bench.{}", e.what()));
+        }
+    }
+    if (auto it = j.find("record_steps"); it != j.end())
+        s.record_steps = static_cast<int>(jsonio::toInt(*it, "record_steps", 1, kMaxRecordSteps));
+    if (auto it = j.find("record_stacks"); it != j.end()) s.record_stacks = jsonio::toBool(*it, "record_stacks");
+    if (auto it = j.find("frontier"); it != j.end()) {
+        auto a = parseFrontierAxis(jsonio::toStr(*it, "frontier"));
+        if (!a) throw std::invalid_argument(fmt::format("frontier: {} is not one of none, context, batch", it->dump()));
+        s.frontier = *a;
+    }
+    if (auto it = j.find("frontier_max"); it != j.end())
+        s.frontier_max = jsonio::toInt(*it, "frontier_max", 0, int64_t{1} << 40);
+    return s;
+}
+
+json toJson(const MemoryResult& r) {
+    json steps = json::array();
+    for (const auto& s : r.steps) steps.push_back(toJson(s));
+    return {{"spec", toJson(r.spec)},
+            {"status", toString(r.status)},
+            {"error", r.error},
+            {"oom_bytes", r.oom_bytes},
+            {"gpu", r.gpu},
+            {"parameter_count", r.parameter_count},
+            {"parameter_bytes", r.parameter_bytes},
+            {"gradient_bytes", r.gradient_bytes},
+            {"optimizer_bytes", r.optimizer_bytes},
+            {"steps", std::move(steps)},
+            {"trace", traceJson(r.trace)},
+            {"frontier", r.frontier ? toJson(*r.frontier) : json(nullptr)},
+            {"environment", toJson(r.environment)}};
+}
+
+MemoryResult memoryResultFromJson(const json& j) {
+    jsonio::requireObject(j, "");
+    MemoryResult r;
+    try {
+        r.spec = memorySpecFromJson(j.at("spec"));
+        r.status = enumFrom<Status>(j.at("status"), parseStatus, "status");
+        r.error = j.at("error").get<std::string>();
+        r.oom_bytes = j.at("oom_bytes").get<int64_t>();
+        r.gpu = j.at("gpu").get<bool>();
+        r.parameter_count = j.at("parameter_count").get<int64_t>();
+        r.parameter_bytes = j.at("parameter_bytes").get<int64_t>();
+        r.gradient_bytes = j.at("gradient_bytes").get<int64_t>();
+        r.optimizer_bytes = j.at("optimizer_bytes").get<int64_t>();
+        for (const auto& s : j.at("steps")) r.steps.push_back(stepFromJson(s));
+        r.trace = traceFrom(j.at("trace"));
+        if (const json& f = j.at("frontier"); !f.is_null()) r.frontier = frontierFrom(f);
+        r.environment = environmentFromJson(j.at("environment"));
+    } catch (const json::exception& e) {
+        // A missing key or a value of the wrong type in a stored row: name it, do not crash.
+        throw std::invalid_argument(fmt::format("memory result: {}", e.what()));
+    }
+    return r;
+}
+
+std::string memorySpecJson(const std::vector<MemorySpec>& specs) {
+    json j;
+    if (specs.size() == 1) {
+        j = toJson(specs.front());
+    } else {
+        json points = json::array();
+        for (const auto& s : specs) points.push_back(toJson(s));
+        j = {{"points", std::move(points)}};
+    }
+    j["command"] = "memory";
+    return dumpJson(j);
+}
+
+void storeMemory(ResultStore& store, int64_t run_id, int index, const MemoryResult& r) {
+    store.addRow(run_id, {index, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))});
+}
+
+}  // namespace ts

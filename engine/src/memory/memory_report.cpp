@@ -1,0 +1,314 @@
+#include "memory/memory_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/json.h"
+#include "memory/memory_json.h"
+
+namespace ts {
+namespace {
+
+struct Table {
+    std::vector<std::string> headers;
+    std::vector<bool> right;  // per column
+    std::vector<std::vector<std::string>> rows;
+};
+
+size_t width(const std::string& s) {  // UTF-8 code points
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+std::string render(const Table& t, TableFormat format) {
+    if (format == TableFormat::Csv) {
+        std::string out = fmt::format("{}\n", fmt::join(t.headers, ","));
+        for (const auto& row : t.rows) {
+            std::vector<std::string> cells;
+            for (const auto& c : row) cells.push_back(csvEscape(c));
+            out += fmt::format("{}\n", fmt::join(cells, ","));
+        }
+        return out;
+    }
+    const bool md = format == TableFormat::Markdown;
+    std::vector<size_t> w(t.headers.size());
+    for (size_t i = 0; i < w.size(); ++i) w[i] = width(t.headers[i]);
+    for (const auto& row : t.rows)
+        for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
+    auto line = [&](const std::vector<std::string>& cells, bool header) {
+        std::vector<std::string> padded;
+        for (size_t i = 0; i < cells.size(); ++i) {
+            const std::string fill(w[i] - width(cells[i]), ' ');
+            padded.push_back(!header && t.right[i] ? fill + cells[i] : cells[i] + fill);
+        }
+        return md ? fmt::format("| {} |\n", fmt::join(padded, " | ")) : fmt::format("{}\n", fmt::join(padded, "  "));
+    };
+    std::string out = line(t.headers, true);
+    std::vector<std::string> rule;
+    for (size_t i = 0; i < w.size(); ++i) {
+        std::string dashes(md ? w[i] + 2 : w[i], '-');
+        if (md && t.right[i]) dashes.back() = ':';
+        rule.push_back(dashes);
+    }
+    out += md ? fmt::format("|{}|\n", fmt::join(rule, "|")) : fmt::format("{}\n", fmt::join(rule, "  "));
+    for (const auto& row : t.rows) out += line(row, false);
+    return out;
+}
+
+std::string heading(const std::string& title, TableFormat format) {
+    return format == TableFormat::Markdown ? fmt::format("\n### {}\n\n", title) : fmt::format("\n{}\n", title);
+}
+
+std::string nameOf(const RawMemoryTrace& t, int32_t i) {
+    return i >= 0 && static_cast<size_t>(i) < t.names.size() ? t.names[i] : std::string();
+}
+
+std::string phaseStep(Phase p, int step) {
+    return step >= 0 ? fmt::format("{} {}", toString(p), step) : std::string(toString(p));
+}
+
+std::string signedBytes(int64_t b) { return b < 0 ? "-" + formatBytes(-b) : "+" + formatBytes(b); }
+
+Table allocationRows(const MemoryResult& r, const MemoryAnalysis& a, const std::vector<size_t>& which) {
+    Table t{{"size", "event", "phase", "category", "freed at", "range", "op"},
+            {true, true, false, false, true, false, false},
+            {}};
+    for (size_t k : which) {
+        const Allocation& x = a.allocations[k];
+        t.rows.push_back({formatBytes(x.size), x.initial ? "before" : fmt::format("{}", x.alloc_index),
+                          x.initial ? "-" : phaseStep(x.phase, x.step), std::string(toString(x.category)),
+                          x.free_index ? fmt::format("{}", *x.free_index) : "live", nameOf(r.trace, x.range),
+                          nameOf(r.trace, x.op)});
+    }
+    return t;
+}
+
+}  // namespace
+
+std::string formatBytes(int64_t bytes) {
+    const double b = static_cast<double>(bytes);
+    if (std::abs(b) >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+    if (std::abs(b) >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+    if (std::abs(b) >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+    return fmt::format("{} B", bytes);
+}
+
+std::string memoryHeadline(const MemoryResult& r) {
+    const BenchConfig& c = r.spec.bench;
+    return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} recorded step(s) after {} warm-up", c.model.name,
+                       c.model.context_length, c.batch_size, toString(c.precision), toString(c.attention),
+                       toString(c.mode), c.device, r.spec.record_steps, c.warmup);
+}
+
+std::string memoryTimelineCsv(const MemoryResult& r) {
+    const MemoryAnalysis a = analyzeMemory(r.trace);
+    std::string out = "event,time_us,phase,step,allocated,reserved";
+    for (MemoryCategory c : allMemoryCategories()) out += "," + csvEscape(std::string(toString(c)));
+    out += "\n";
+    for (const auto& p : a.timeline) {
+        const AllocEvent& e = r.trace.events[p.index];
+        out += fmt::format("{},{:.3f},{},{},{},{}", p.index, p.time_ns / 1000.0, toString(e.phase), e.step, p.allocated,
+                           p.reserved);
+        for (int64_t b : p.by_category) out += fmt::format(",{}", b);
+        out += "\n";
+    }
+    return out;
+}
+
+std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableFormat format) {
+    Table t{{"size", "context", "batch", "precision", "attention", "mode", "status", "peak", "predicted", "reserved"},
+            {false, true, true, false, false, false, false, true, true, true},
+            {}};
+    for (MemoryCategory c : allMemoryCategories()) {
+        t.headers.push_back(std::string(toString(c)));
+        t.right.push_back(true);
+    }
+    const bool csv = format == TableFormat::Csv;
+    auto bytes = [&](int64_t b) { return csv ? fmt::format("{}", b) : formatBytes(b); };
+    for (const auto& r : results) {
+        const BenchConfig& c = r.spec.bench;
+        const MemoryAnalysis a = analyzeMemory(r.trace);
+        const bool measured = !r.trace.events.empty();
+        std::vector<std::string> row{c.model.name,
+                                     fmt::format("{}", c.model.context_length),
+                                     fmt::format("{}", c.batch_size),
+                                     std::string(toString(c.precision)),
+                                     std::string(toString(c.attention)),
+                                     std::string(toString(c.mode)),
+                                     std::string(toString(r.status)),
+                                     measured ? bytes(a.peak.allocated) : "-",
+                                     bytes(predictMemory(c).peak),
+                                     measured ? bytes(a.peak.reserved) : "-"};
+        for (int64_t b : a.peak.by_category) row.push_back(measured ? bytes(b) : "-");
+        t.rows.push_back(std::move(row));
+    }
+    return render(t, format);
+}
+
+std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
+    if (o.format == TableFormat::Csv) return memoryTimelineCsv(r);
+    const TableFormat f = o.format;
+    std::string out = f == TableFormat::Markdown ? fmt::format("## Memory: {}\n", memoryHeadline(r))
+                                                 : fmt::format("memory: {}\n", memoryHeadline(r));
+    if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
+
+    const MemoryPrediction pred = predictMemory(r.spec.bench);
+    if (!r.trace.events.empty()) {
+        const MemoryAnalysis a = analyzeMemory(r.trace);
+        const PeakBreakdown& p = a.peak;
+        out += heading(fmt::format("Peak: {} allocated ({} reserved) at event {} of {}, in {}", formatBytes(p.allocated),
+                                   formatBytes(p.reserved), p.index, r.trace.events.size(), phaseStep(p.phase, p.step)),
+                       f);
+        Table cats{{"category", "at the peak", "share", "predicted", "difference"}, {false, true, true, true, true}, {}};
+        for (const auto& c : compareWithPrediction(r, a))
+            cats.rows.push_back({std::string(toString(c.category)), formatBytes(c.measured),
+                                 p.allocated > 0 ? fmt::format("{:.1f}%", 100.0 * c.measured / p.allocated) : "-",
+                                 formatBytes(c.predicted), signedBytes(c.measured - c.predicted)});
+        cats.rows.push_back({"total", formatBytes(p.allocated), "100%", formatBytes(pred.peak),
+                             signedBytes(p.allocated - pred.peak)});
+        out += render(cats, f);
+
+        Table steps{{"step", "peak allocated", "after the step", "reserved"}, {true, true, true, true}, {}};
+        for (const auto& s : r.steps)
+            if (!s.warmup)
+                steps.rows.push_back({fmt::format("{}", s.index), formatBytes(s.memory_peak),
+                                      formatBytes(s.memory_allocated), formatBytes(s.memory_reserved)});
+        if (!steps.rows.empty()) out += heading("Recorded steps, as the allocator's counters saw them", f) + render(steps, f);
+
+        const size_t top = o.top <= 0 ? SIZE_MAX : static_cast<size_t>(o.top);
+        out += heading("Largest allocations", f) + render(allocationRows(r, a, largestAllocations(a, top)), f);
+        std::vector<size_t> live = p.live;
+        if (live.size() > top) live.resize(top);
+        out += heading(fmt::format("Live at the peak ({} blocks; the largest)", p.live.size()), f) +
+               render(allocationRows(r, a, live), f);
+    }
+    if (r.parameter_bytes == 0) {
+        // Nothing measured (the CPU, a failed run): what the analytic model says.
+        Table model{{"category", "predicted"}, {false, true}, {}};
+        model.rows.push_back({"parameters", formatBytes(pred.parameters)});
+        model.rows.push_back({"gradients", formatBytes(pred.gradients)});
+        model.rows.push_back({"optimizer state", formatBytes(pred.optimizer_state)});
+        model.rows.push_back({"activations (saved for backward)", formatBytes(pred.activations)});
+        model.rows.push_back({"weight casts (autocast)", formatBytes(pred.weight_casts)});
+        model.rows.push_back({"temporaries (largest)", formatBytes(pred.temporaries)});
+        model.rows.push_back({"peak (estimate)", formatBytes(pred.peak)});
+        out += heading(fmt::format("Predicted by the analytic model ({} parameters)", parameterCount(r.spec.bench.model)), f) +
+               render(model, f);
+    } else {
+        const int64_t P = r.parameter_count;
+        Table exact{{"tensors", "bytes", "per parameter", "predicted"}, {false, true, true, true}, {}};
+        exact.rows.push_back({"parameters", fmt::format("{}", r.parameter_bytes),
+                              fmt::format("{:.3f}", static_cast<double>(r.parameter_bytes) / P),
+                              fmt::format("{}", pred.parameters)});
+        exact.rows.push_back({"gradients", fmt::format("{}", r.gradient_bytes),
+                              fmt::format("{:.3f}", static_cast<double>(r.gradient_bytes) / P),
+                              fmt::format("{}", pred.gradients)});
+        exact.rows.push_back({"optimizer state", fmt::format("{}", r.optimizer_bytes),
+                              fmt::format("{:.3f}", static_cast<double>(r.optimizer_bytes) / P),
+                              fmt::format("{}", pred.optimizer_state)});
+        out += heading(fmt::format("The model's and AdamW's tensors ({} parameters), exactly", P), f) + render(exact, f);
+    }
+    if (r.frontier) {
+        const FrontierResult& fr = *r.frontier;
+        std::string verdict = fr.largest_fit == 0 ? fmt::format("not even {} fits", fr.lo)
+                              : fr.smallest_oom == 0
+                                  ? fmt::format("{} fits (the search's upper end)", fr.largest_fit)
+                                  : fmt::format("{} fits, {} does not", fr.largest_fit, fr.smallest_oom);
+        Table probes{{toString(fr.axis) == "context" ? "context" : "batch", "fits", "status", "peak", "error"},
+                     {true, false, false, true, false},
+                     {}};
+        for (const auto& pr : fr.probes)
+            probes.rows.push_back({fmt::format("{}", pr.value), pr.fits ? "yes" : "no", std::string(toString(pr.status)),
+                                   pr.peak_bytes > 0 ? formatBytes(pr.peak_bytes) : "-", pr.error});
+        out += heading(fmt::format("OOM frontier by {}: {}", toString(fr.axis), verdict), f) + render(probes, f);
+    }
+    return out;
+}
+
+std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b, TableFormat format) {
+    const bool csv = format == TableFormat::Csv;
+    auto bytes = [&](int64_t v) { return csv ? fmt::format("{}", v) : formatBytes(v); };
+    auto diff = [&](int64_t v) { return csv ? fmt::format("{}", v) : signedBytes(v); };
+    const MemoryAnalysis aa = analyzeMemory(a.trace), ab = analyzeMemory(b.trace);
+    const auto ca = compareWithPrediction(a, aa), cb = compareWithPrediction(b, ab);
+    Table t{{"category", "A at the peak", "B at the peak", "B - A", "A predicted", "B predicted"},
+            {false, true, true, true, true, true},
+            {}};
+    for (size_t i = 0; i < ca.size(); ++i)
+        t.rows.push_back({std::string(toString(ca[i].category)), bytes(ca[i].measured), bytes(cb[i].measured),
+                          diff(cb[i].measured - ca[i].measured), bytes(ca[i].predicted), bytes(cb[i].predicted)});
+    t.rows.push_back({"peak allocated", bytes(aa.peak.allocated), bytes(ab.peak.allocated),
+                      diff(ab.peak.allocated - aa.peak.allocated), bytes(predictMemory(a.spec.bench).peak),
+                      bytes(predictMemory(b.spec.bench).peak)});
+    t.rows.push_back({"reserved at the peak", bytes(aa.peak.reserved), bytes(ab.peak.reserved),
+                      diff(ab.peak.reserved - aa.peak.reserved), "", ""});
+    t.rows.push_back({"parameters (exact)", bytes(a.parameter_bytes), bytes(b.parameter_bytes),
+                      diff(b.parameter_bytes - a.parameter_bytes), "", ""});
+    t.rows.push_back({"gradients (exact)", bytes(a.gradient_bytes), bytes(b.gradient_bytes),
+                      diff(b.gradient_bytes - a.gradient_bytes), "", ""});
+    t.rows.push_back({"optimizer state (exact)", bytes(a.optimizer_bytes), bytes(b.optimizer_bytes),
+                      diff(b.optimizer_bytes - a.optimizer_bytes), "", ""});
+    if (csv) return render(t, format);
+    std::string out = format == TableFormat::Markdown ? "## Memory compared\n\n" : "memory compared\n";
+    out += fmt::format("A: {} ({}{}), peak in {}\n", memoryHeadline(a), toString(a.status),
+                       a.error.empty() ? "" : ": " + a.error, phaseStep(aa.peak.phase, aa.peak.step));
+    out += fmt::format("B: {} ({}{}), peak in {}\n", memoryHeadline(b), toString(b.status),
+                       b.error.empty() ? "" : ": " + b.error, phaseStep(ab.peak.phase, ab.peak.step));
+    return out + heading("By category", format) + render(t, format);
+}
+
+namespace {
+
+MemoryResult resultFromRow(const std::string& s) { return memoryResultFromJson(parseJson(s)); }
+
+std::string memoryRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
+    const auto results = parseRows<MemoryResult>(info, rows, resultFromRow);
+    if (format == ReportFormat::Json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& r : results) arr.push_back(toJson(r));
+        return dumpJson(nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
+                                       {"created", info.created}, {"results", arr}},
+                        2) +
+               "\n";
+    }
+    const TableFormat tf = format == ReportFormat::Markdown ? TableFormat::Markdown
+                           : format == ReportFormat::Csv    ? TableFormat::Csv
+                                                            : TableFormat::Text;
+    // CSV of a run: the peak table (one row per point); the timeline is `memory --csv`'s.
+    if (tf == TableFormat::Csv) return memoryPeakTable(results, tf);
+    std::string out;
+    if (format == ReportFormat::Table) out = runHeadline(info, results.size(), "point") + "\n";
+    if (format == ReportFormat::Markdown)
+        out = fmt::format("# TrainScope run {}{}\n", info.id, info.label.empty() ? "" : " — " + info.label);
+    out += heading("Peak memory by point", tf) + memoryPeakTable(results, tf) + "\n";
+    MemoryReportOptions o;
+    o.format = tf;
+    for (const auto& r : results) {
+        out += formatMemory(r, o) + "\n";
+        out += formatEnvironment(r.environment, tf) + "\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+MemoryResult storedMemoryPoint(const RunInfo& run, const std::vector<StoredRow>& rows, int point) {
+    for (const auto& row : rows) {
+        if (row.index != point) continue;
+        try {
+            return resultFromRow(row.result_json);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(rowError(run, row, e.what()));
+        }
+    }
+    throw std::runtime_error(fmt::format("run {} has no point {} ({} stored)", run.id, point, rows.size()));
+}
+
+Lab memoryLab() { return {kMemoryLab, "Memory", memoryRunReport, rowProblemOf(resultFromRow)}; }
+
+}  // namespace ts

@@ -1,0 +1,223 @@
+// The memory lab on a CUDA device (label gpu; SKIPPED without one): a real trace of a small
+// model has the saw-tooth (activations pile up in forward, the peak falls in backward,
+// memory goes down after); the parameters', gradients' and AdamW's storage is exactly the
+// parameter count times its bytes; forward-only keeps no gradients; the OOM frontier finds
+// where naive attention stops fitting; the exported snapshot loads in torch.cuda._memory_viz.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "memory/memory.h"
+#include "memory/memory_pickle.h"
+
+namespace {
+
+struct Quiet : ts::MemoryObserver {};
+
+ts::MemorySpec cudaSpec(ts::Mode mode, ts::Precision precision = ts::Precision::FP32) {
+    ts::MemorySpec s;
+    s.bench.model = *ts::modelPreset("mini");
+    s.bench.model.context_length = 128;
+    s.bench.batch_size = 4;
+    s.bench.warmup = 1;
+    s.bench.mode = mode;
+    s.bench.precision = precision;
+    s.bench.device = "cuda";
+    s.record_steps = 2;
+    return s;
+}
+
+ts::MemoryResult recorded(const ts::MemorySpec& spec) {
+    Quiet q;
+    ts::CancelToken cancel;
+    return ts::runMemory(spec, q, cancel);
+}
+
+size_t cat(ts::MemoryCategory c) { return static_cast<size_t>(c); }
+
+// The timeline's last point at or before event `index`.
+const ts::TimelinePoint& pointAt(const ts::MemoryAnalysis& a, size_t index) {
+    auto it = std::upper_bound(a.timeline.begin(), a.timeline.end(), index,
+                               [](size_t i, const ts::TimelinePoint& p) { return i < p.index; });
+    if (it == a.timeline.begin()) throw std::runtime_error("no point before that event");
+    return *std::prev(it);
+}
+
+TEST(MemoryGpu, TrainingStepHasTheSawTooth) {
+    const auto r = recorded(cudaSpec(ts::Mode::Train));
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    ASSERT_TRUE(r.gpu);
+    ASSERT_FALSE(r.trace.events.empty());
+    const auto a = ts::analyzeMemory(r.trace);
+    EXPECT_EQ(a.peak.phase, ts::Phase::Backward) << "peak at event " << a.peak.index;
+    for (int step = 0; step < r.spec.record_steps; ++step) {
+        // Forward and backward allocate; the fused optimizer may allocate nothing at all.
+        std::optional<ts::PhaseBand> fwd, bwd;
+        for (const auto& b : a.bands) {
+            if (b.step != step) continue;
+            if (b.phase == ts::Phase::Forward && !fwd) fwd = b;
+            if (b.phase == ts::Phase::Backward) bwd = b;
+        }
+        ASSERT_TRUE(fwd && bwd) << "step " << step;
+        // Activations pile up in forward...
+        const auto& end_fwd = pointAt(a, fwd->last);
+        EXPECT_GT(end_fwd.by_category[cat(ts::MemoryCategory::Activations)], 0) << "step " << step;
+        EXPECT_GT(end_fwd.allocated, pointAt(a, fwd->first).allocated) << "step " << step;
+        // ...are gone once backward is done, and the step ends below its peak.
+        const auto& end_bwd = pointAt(a, bwd->last);
+        EXPECT_EQ(end_bwd.by_category[cat(ts::MemoryCategory::Activations)], 0) << "step " << step;
+        int64_t step_peak = 0, step_end = 0;
+        for (const auto& p : a.timeline)
+            if (r.trace.events[p.index].step == step) {
+                step_peak = std::max(step_peak, p.allocated);
+                step_end = p.allocated;
+            }
+        EXPECT_LT(end_bwd.allocated, step_peak) << "step " << step;
+        EXPECT_LT(step_end, step_peak) << "step " << step;
+    }
+    // Phases, ranges and ops were recorded with the allocations.
+    size_t with_op = 0, with_range = 0;
+    for (const auto& e : r.trace.events) {
+        with_op += e.op >= 0;
+        with_range += e.range >= 0;
+    }
+    EXPECT_GT(with_op, r.trace.events.size() / 2);
+    EXPECT_GT(with_range, 0u);
+    EXPECT_FALSE(r.trace.driver.empty());
+}
+
+TEST(MemoryGpu, ParametersGradientsAndOptimizerStateExactly) {
+    const auto spec = cudaSpec(ts::Mode::Train);
+    const auto r = recorded(spec);
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    const int64_t P = ts::parameterCount(spec.bench.model);
+    EXPECT_EQ(r.parameter_count, P);
+    EXPECT_EQ(r.parameter_bytes, 4 * P);
+    EXPECT_EQ(r.gradient_bytes, 4 * P);
+    EXPECT_EQ(r.optimizer_bytes, 8 * P + 4 * ts::parameterTensorCount(spec.bench.model));
+    const auto pred = ts::predictMemory(spec.bench);
+    EXPECT_EQ(pred.parameters, r.parameter_bytes);
+    EXPECT_EQ(pred.gradients, r.gradient_bytes);
+    EXPECT_EQ(pred.optimizer_state, r.optimizer_bytes);
+    // The trace counts bytes asked for, so the known categories hold those tensors exactly:
+    // parameters and AdamW's state all along, every gradient after the last backward.
+    const auto a = ts::analyzeMemory(r.trace);
+    EXPECT_EQ(a.peak.by_category[cat(ts::MemoryCategory::Parameters)], 4 * P);
+    EXPECT_EQ(a.peak.by_category[cat(ts::MemoryCategory::OptimizerState)], r.optimizer_bytes);
+    const auto& end = a.timeline.back();
+    EXPECT_EQ(end.by_category[cat(ts::MemoryCategory::Parameters)], 4 * P);
+    EXPECT_EQ(end.by_category[cat(ts::MemoryCategory::Gradients)], 4 * P);
+    EXPECT_EQ(end.by_category[cat(ts::MemoryCategory::OptimizerState)], r.optimizer_bytes);
+}
+
+TEST(MemoryGpu, ForwardOnlyKeepsNoGradients) {
+    const auto r = recorded(cudaSpec(ts::Mode::Forward));
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    const auto a = ts::analyzeMemory(r.trace);
+    EXPECT_EQ(a.peak.phase, ts::Phase::Forward);
+    EXPECT_EQ(a.peak.by_category[cat(ts::MemoryCategory::Gradients)], 0);
+    EXPECT_EQ(a.peak.by_category[cat(ts::MemoryCategory::OptimizerState)], 0);
+    EXPECT_EQ(a.peak.by_category[cat(ts::MemoryCategory::Activations)], 0);
+    EXPECT_EQ(r.gradient_bytes, 0);
+}
+
+TEST(MemoryGpu, CppStacksWhenAskedFor) {
+    auto spec = cudaSpec(ts::Mode::Train);
+    spec.record_steps = 1;
+    spec.record_stacks = true;
+    const auto r = recorded(spec);
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    ASSERT_FALSE(r.trace.stacks.empty());
+    size_t with_stack = 0;
+    for (const auto& e : r.trace.events) with_stack += e.stack >= 0;
+    // Every alloc and free has its context (RecordContext::ALL), so nearly every event a stack.
+    EXPECT_GT(with_stack, r.trace.events.size() / 2);
+    size_t named = 0;
+    for (const auto& s : r.trace.stacks) {
+        EXPECT_FALSE(s.empty());
+        for (const auto& f : s) named += !f.name.empty() && f.name != "??";
+    }
+    EXPECT_GT(named, 0u);
+    std::printf("first stack (%zu frames):\n", r.trace.stacks[0].size());
+    for (size_t i = 0; i < std::min<size_t>(8, r.trace.stacks[0].size()); ++i)
+        std::printf("  %s (%s:%lld)\n", r.trace.stacks[0][i].name.c_str(), r.trace.stacks[0][i].filename.c_str(),
+                    static_cast<long long>(r.trace.stacks[0][i].line));
+}
+
+TEST(MemoryGpu, FrontierOfNaiveAttentionByContext) {
+    auto spec = cudaSpec(ts::Mode::Train);
+    spec.record_steps = 1;
+    spec.frontier = ts::FrontierAxis::Context;
+    const auto r = recorded(spec);
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    ASSERT_TRUE(r.frontier);
+    const auto& f = *r.frontier;
+    // Naive attention's B·H·T² scores run out long before 131072 tokens on any GPU.
+    EXPECT_GT(f.largest_fit, 128);
+    EXPECT_EQ(f.smallest_oom, f.largest_fit + 16);
+    for (const auto& p : f.probes) {
+        EXPECT_EQ(p.fits, p.value <= f.largest_fit) << p.value;
+        if (!p.fits) EXPECT_EQ(p.status, ts::Status::OOM) << p.value << ": " << p.error;
+    }
+}
+
+std::string runPython(const std::string& python, const std::string& script, int& code) {
+    const std::string cmd = "'" + python + "' -c \"" + script + "\" 2>&1";
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+        char buf[4096];
+        while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+        code = pclose(p);
+    } else {
+        code = -1;
+    }
+    return out;
+}
+
+TEST(MemoryGpu, SnapshotLoadsInMemoryViz) {
+    const auto r = recorded(cudaSpec(ts::Mode::Train));
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    const auto path = std::filesystem::temp_directory_path() / "trainscope_memory_gpu_snapshot.pickle";
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << ts::memorySnapshotPickle(r.trace);
+    }
+    // Our reader first; then torch's own reader where a python with torch is found.
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    const auto snap = ts::pickle::loads(bytes.str());
+    EXPECT_EQ(snap.at("device_traces").items.at(0).items.size(), r.trace.events.size());
+
+    std::string python;
+    std::stringstream candidates(TRAINSCOPE_PYTHONS);
+    for (std::string c; std::getline(candidates, c, ':');) {
+        int code = 0;
+        runPython(c, "import torch.cuda._memory_viz", code);
+        if (code == 0) {
+            python = c;
+            break;
+        }
+    }
+    if (python.empty()) {
+        std::filesystem::remove(path);
+        GTEST_SKIP() << "no python with torch: the snapshot was checked with our reader only";
+    }
+    const std::string script =
+        "import pickle, torch.cuda._memory_viz as m; d = pickle.load(open('" + path.string() +
+        "', 'rb')); t = m.trace(d); h = m.trace_plot(d); s = m.segsum(d); "
+        "n = len(d['device_traces'][0]); assert ('%d entries' % n) in t, t[:200]; "
+        "assert 'Active Memory Timeline' in h; print('ok', n)";
+    int code = 0;
+    const std::string out = runPython(python, script, code);
+    std::filesystem::remove(path);
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_NE(out.find("ok " + std::to_string(r.trace.events.size())), std::string::npos) << out;
+}
+
+}  // namespace

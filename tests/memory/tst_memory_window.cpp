@@ -1,0 +1,240 @@
+// The memory lab in the window: the panel's job and its state round trip through a stored
+// spec, a stored run (the hand-written trace) shown in every pane with the allocations table
+// linked to the timeline, a CPU run of the job ending with the clear reason, and a trace of a
+// million events drawn.
+#include <QAbstractItemModelTester>
+#include <QElapsedTimer>
+#include <QItemSelectionModel>
+#include <QJsonDocument>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "common/qcp.h"
+#include "common/tableview.h"
+#include "core/json.h"
+#include "core/store.h"
+#include "memory/memory_json.h"
+#include "memory/memorycharts.h"
+#include "memory/memorypanel.h"
+#include "memory/memoryview.h"
+#include "runtime/environment.h"
+#include "shell/presets.h"
+#include "synthetic_trace.h"
+
+using namespace ts;
+using namespace ts::ui;
+
+namespace {
+
+MemoryResult syntheticResult() {
+    MemoryResult r;
+    r.spec.bench.model = *modelPreset("tiny");
+    r.spec.bench.device = "cuda";
+    r.spec.record_steps = 1;
+    r.gpu = true;
+    r.parameter_count = parameterCount(r.spec.bench.model);
+    r.trace = ts::testing::syntheticTrace();
+    FrontierResult f;
+    f.axis = FrontierAxis::Context;
+    f.lo = 16;
+    f.hi = 256;
+    f.granule = 16;
+    f.largest_fit = 96;
+    f.smallest_oom = 112;
+    f.probes = {{16, true, Status::Ok, 1000, ""}, {256, false, Status::OOM, 0, "CUDA out of memory"},
+                {96, true, Status::Ok, 5000, ""}, {112, false, Status::OOM, 0, "CUDA out of memory"}};
+    r.frontier = f;
+    return r;
+}
+
+struct Collect : JobObserver {
+    QList<QVariant> items;
+    std::vector<std::string> logs;
+    void item(const QVariant& v) override { items << v; }
+    void log(LogLevel, const std::string& m) override { logs.push_back(m); }
+};
+
+}  // namespace
+
+class TestMemoryWindow : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void panelJobAndStateRoundTrip();
+    void cpuRunOfTheJobSaysWhy();
+    void storedRunInEveryPane();
+    void aMillionEvents();
+    void classroomPresetLoads();
+};
+
+void TestMemoryWindow::classroomPresetLoads() {
+    const auto preset = findPreset(QStringLiteral("memory-of-a-training-step"));
+    QVERIFY(preset);
+    QCOMPARE(preset->experiment, QStringLiteral("memory"));
+    QCOMPARE(preset->view.value("tab").toString(), QStringLiteral("timeline"));
+    // The GPU configuration as written, and the CPU variant the window loads without a GPU.
+    MemoryPanel panel;
+    panel.setCapabilities(capabilities());
+    QJsonObject config = preset->config;
+    if (!capabilities().cuda_available)
+        for (auto it = preset->cpuConfig.begin(); it != preset->cpuConfig.end(); ++it) config[it.key()] = it.value();
+    QStringList notes;
+    panel.applyPreset(config, preset->title, &notes);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    QVERIFY2(notes.isEmpty(), qPrintable(notes.join('\n')));
+    QCOMPARE(panel.spec().record_steps, capabilities().cuda_available ? 2 : 1);
+    MemoryView view;
+    QVERIFY(view.paneIndex(preset->view.value("tab").toString()) >= 0);
+}
+
+void TestMemoryWindow::panelJobAndStateRoundTrip() {
+    MemoryPanel panel;
+    panel.setCapabilities(capabilities());
+    QStringList notes;
+    panel.setState(QJsonObject{{"size", "tiny"}, {"context", 32}, {"batch", 2}, {"precision", "fp32"},
+                               {"attention", "naive"}, {"mode", "train"}, {"device", "cpu"}, {"warmup", 0},
+                               {"record_steps", 3}, {"frontier", "batch"}},
+                   &notes);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    QCOMPARE(job->lab, QStringLiteral("memory"));
+    const MemorySpec spec = memorySpecFromJson(parseJson(job->spec_json));
+    QCOMPARE(spec.record_steps, 3);
+    QCOMPARE(spec.bench.model.context_length, 32);
+    QVERIFY(spec.frontier == FrontierAxis::Batch);
+    QVERIFY(spec == panel.spec());
+    // History: the stored spec as one line, and back into a panel asking for the same run.
+    const QJsonObject stored = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QString line = MemoryPanel::describeSpec(stored);
+    QVERIFY2(line.contains(QStringLiteral("ctx 32")) && line.contains(QStringLiteral("frontier batch")), qPrintable(line));
+    MemoryPanel again;
+    again.setCapabilities(capabilities());
+    again.setState(MemoryPanel::stateFromSpec(stored));
+    QVERIFY(again.spec() == panel.spec());
+}
+
+void TestMemoryWindow::cpuRunOfTheJobSaysWhy() {
+    MemoryPanel panel;
+    panel.setCapabilities(capabilities());
+    panel.setState(QJsonObject{{"size", "tiny"}, {"context", 16}, {"batch", 1}, {"device", "cpu"}, {"warmup", 0},
+                               {"record_steps", 1}, {"frontier", "none"}});
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    Collect out;
+    CancelToken cancel;
+    job->run(out, cancel, nullptr, 0);
+    QCOMPARE(out.items.size(), 1);
+    const MemoryResult r = out.items[0].value<MemoryResult>();
+    QVERIFY(r.status == Status::Failed);
+    QVERIFY(r.error.find("needs a CUDA device") != std::string::npos);
+    MemoryView view;
+    view.addItems(out.items);
+    QCOMPARE(view.pointCount(), 1);
+    QCOMPARE(view.pointModel()->rowCount(), 1);
+    QCOMPARE(view.pointModel()->item(0, 6)->text(), QStringLiteral("failed"));
+}
+
+void TestMemoryWindow::storedRunInEveryPane() {
+    QTemporaryDir dir;
+    ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
+    const MemoryResult r = syntheticResult();
+    const int64_t id = store.createRun(kMemoryLab, "synthetic", memorySpecJson({r.spec}), "test GPU");
+    storeMemory(store, id, 0, r);
+    StoredRun run{*store.run(id), store.rows(id, kMemoryLab), {}};
+    MemoryView view;
+    QString error;
+    QVERIFY2(view.showStored(run, &error), qPrintable(error));
+    QCOMPARE(view.storeRunId(), id);
+    QStringList keys;
+    for (const auto& p : view.panes()) keys << p.key;
+    QCOMPARE(keys, (QStringList{"timeline", "categories", "allocations", "peaks", "frontier"}));
+
+    // The timeline: allocated and reserved after each of the 13 changes, the 3 driver samples;
+    // four phase bands; the categories stacked (six graphs of 13 points).
+    QCOMPARE(view.timeline()->plottedPoints(), 13 + 13 + 3);
+    QCOMPARE(view.timeline()->bandCount(), 4);
+    QCOMPARE(view.categories()->plot()->graphCount(), 6);
+    QCOMPARE(view.categories()->plottedPoints(), 6 * 13);
+    // The top of the stack is the allocated line.
+    const auto* top = view.categories()->plot()->graph(5)->data().data();
+    QCOMPARE(top->at(6)->value * 1024.0 * 1024.0, 22384.0);
+
+    // The peak: six categories, measured against predicted.
+    QAbstractItemModelTester peakTester(view.peakModel());
+    QCOMPARE(view.peakModel()->rowCount(), 6);
+    QCOMPARE(view.peakModel()->item(0, 0)->text(), QStringLiteral("parameters"));
+    QCOMPARE(view.peakModel()->item(0, 1)->data(Qt::UserRole).toLongLong(), 4096);
+    QCOMPARE(view.peakModel()->item(1, 1)->data(Qt::UserRole).toLongLong(), 4096);  // gradients
+    QCOMPARE(view.peakModel()->item(3, 1)->data(Qt::UserRole).toLongLong(), 3000);  // activations
+    QCOMPARE(view.peakModel()->item(0, 3)->data(Qt::UserRole).toLongLong(), predictMemory(r.spec.bench).parameters);
+
+    // The allocations, largest first; selecting one highlights its lifetime on the timeline.
+    QAbstractItemModelTester allocTester(view.allocationModel());
+    QCOMPARE(view.allocationModel()->rowCount(), 7);
+    QCOMPARE(view.allocationModel()->item(0, 0)->data(Qt::UserRole).toLongLong(), 4096);
+    QCOMPARE(view.allocationModel()->item(1, 4)->text(), QStringLiteral("temporaries"));
+    QCOMPARE(view.allocationModel()->item(1, 7)->text(), QStringLiteral("MmBackward0"));
+    QCOMPARE(view.timeline()->highlighted(), -1);
+    view.allocationTable()->selectionModel()->setCurrentIndex(view.allocationModel()->index(1, 0),
+                                                             QItemSelectionModel::SelectCurrent | QItemSelectionModel::Rows);
+    const int highlighted = view.timeline()->highlighted();
+    QVERIFY(highlighted >= 0);
+    const Allocation& x = view.analysis().allocations[highlighted];
+    QCOMPARE(x.alloc_index, size_t{7});
+    QCOMPARE(x.size, int64_t{3000});
+
+    // The frontier: fits and out-of-memory probes, two graphs.
+    QCOMPARE(view.frontier()->plot()->graphCount(), 2);
+    QCOMPARE(view.frontier()->plot()->graph(0)->data()->size(), 2);
+    QCOMPARE(view.frontier()->plot()->graph(1)->data()->size(), 2);
+    QCOMPARE(view.pointModel()->rowCount(), 1);
+
+    // Exports and the report know the run.
+    QVERIFY(view.exportContext(0).configuration.contains(QStringLiteral("tiny ctx=256")));
+    QVERIFY(view.reportParts().size() >= 5);
+    QPixmap image(800, 500);
+    QPainter painter(&image);
+    view.timeline()->paintChart(painter, QRectF(0, 0, 800, 500));
+}
+
+void TestMemoryWindow::aMillionEvents() {
+    MemoryResult r = syntheticResult();
+    r.frontier.reset();
+    RawMemoryTrace& t = r.trace;
+    t.events.clear();
+    t.driver.clear();
+    const size_t n = 1'000'000;
+    t.events.reserve(n);
+    // A saw-tooth: forward allocates 1000 blocks, backward frees them, over and over.
+    for (size_t i = 0; t.events.size() < n; ++i) {
+        const int step = static_cast<int>(i);
+        for (uint64_t k = 0; k < 250'000 && t.events.size() < n; ++k)
+            t.events.push_back({AllocAction::Alloc, 0x1000000 + k * 4096, 4096, static_cast<int64_t>(t.events.size()), 0,
+                                Phase::Forward, step, -1, -1, -1});
+        for (uint64_t k = 250'000; k-- > 0 && t.events.size() < n;)
+            t.events.push_back({AllocAction::FreeCompleted, 0x1000000 + k * 4096, 4096,
+                                static_cast<int64_t>(t.events.size()), 0, Phase::Backward, step, -1, -1, -1});
+    }
+    QElapsedTimer timer;
+    timer.start();
+    MemoryView view;
+    view.resize(1200, 800);
+    view.addItems({QVariant::fromValue(r)});
+    const qint64 shown = timer.elapsed();
+    QCOMPARE(view.timeline()->plot()->graph(0)->data()->size(), static_cast<int>(n));
+    QVERIFY(view.categories()->plottedPoints() <= 6 * 200'000);
+    QCOMPARE(view.analysis().peak.allocated, 250'000 * 4096 + 4096 + 8192);
+    // Drawing the whole timeline: adaptive sampling keeps it to the pixels' worth of points.
+    timer.restart();
+    const QPixmap pixmap = view.timeline()->plot()->toPixmap(1200, 600);
+    const qint64 drawn = timer.elapsed();
+    qInfo("a million events: analysed and shown in %lld ms, the timeline drawn in %lld ms", shown, drawn);
+    QVERIFY(!pixmap.isNull());
+    QVERIFY2(drawn < 1000, qPrintable(QStringLiteral("drawing took %1 ms").arg(drawn)));
+}
+
+QTEST_MAIN(TestMemoryWindow)
+#include "tst_memory_window.moc"

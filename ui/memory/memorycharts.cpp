@@ -1,0 +1,339 @@
+#include "memory/memorycharts.h"
+
+#include <QMenu>
+#include <QPicture>
+#include <QVBoxLayout>
+
+#include "common/format.h"
+#include "common/qcp.h"
+#include "memory/memory_report.h"
+
+namespace ts::ui {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+// Above this many points the stacked categories are thinned (six filled graphs cost more
+// than a line each); the timeline's lines are not: adaptive sampling keeps them smooth.
+constexpr size_t kMaxStackedPoints = 200'000;
+
+QColor phaseColor(Phase p, const ChartStyle& s) {
+    QColor c = p == Phase::Forward    ? s.seriesColor(0)
+               : p == Phase::Backward ? s.seriesColor(1)
+               : p == Phase::Optimizer ? s.seriesColor(2)
+                                       : s.muted;
+    c.setAlpha(s.dark ? 40 : 28);
+    return c;
+}
+}  // namespace
+
+std::vector<size_t> thinTimeline(const std::vector<TimelinePoint>& points, size_t max) {
+    std::vector<size_t> out;
+    if (max == 0) return out;
+    if (points.size() <= max) {
+        out.resize(points.size());
+        for (size_t i = 0; i < points.size(); ++i) out[i] = i;
+        return out;
+    }
+    const double per = static_cast<double>(points.size()) / static_cast<double>(max);
+    for (size_t b = 0; b < max; ++b) {
+        const size_t first = static_cast<size_t>(b * per), last = std::min(points.size(), static_cast<size_t>((b + 1) * per));
+        size_t best = first;
+        for (size_t i = first; i < last; ++i)
+            if (points[i].allocated > points[best].allocated) best = i;
+        if (first < last) out.push_back(best);
+    }
+    return out;
+}
+
+MemoryPlot::MemoryPlot(const QString& title, const QString& stem, QWidget* parent)
+    : QWidget(parent), title_(title), stem_(stem) {
+    plot_ = new QCustomPlot(this);
+    plot_->setPlottingHint(QCP::phFastPolylines, true);
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot_->axisRect()->setRangeDrag(Qt::Horizontal);
+    plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title));
+    plot_->legend->setVisible(true);
+    plot_->setContextMenuPolicy(Qt::CustomContextMenu);
+    note_ = new QCPItemText(plot_);
+    note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note_->position->setCoords(0.5, 0.5);
+    note_->setVisible(false);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(plot_);
+    connect(plot_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        QMenu menu(this);
+        menu.addAction(tr("Export Chart…"), this, &MemoryPlot::exportRequested);
+        menu.addAction(tr("Copy Chart Image"), this, &MemoryPlot::copyRequested);
+        menu.addSeparator();
+        menu.addAction(tr("Fit to Data"), this, [this] {
+            plot_->rescaleAxes();
+            plot_->replot(QCustomPlot::rpQueuedReplot);
+        });
+        menu.exec(plot_->mapToGlobal(pos));
+    });
+    connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] {
+        plot_->rescaleAxes();
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+    });
+    restyle();
+}
+
+void MemoryPlot::restyle() {
+    style_ = currentChartStyle();
+    plot_->setBackground(style_.background);
+    plot_->axisRect()->setBackground(style_.plotBackground);
+    for (QCPAxis* a : {plot_->xAxis, plot_->yAxis}) {
+        a->setBasePen(QPen(style_.foreground));
+        a->setTickPen(QPen(style_.foreground));
+        a->setSubTickPen(QPen(style_.foreground));
+        a->setTickLabelColor(style_.foreground);
+        a->setLabelColor(style_.foreground);
+        a->grid()->setPen(QPen(style_.grid));
+    }
+    plot_->legend->setBrush(style_.background);
+    plot_->legend->setTextColor(style_.foreground);
+    note_->setColor(style_.muted);
+}
+
+void MemoryPlot::showNote(const QString& text) {
+    note_->setText(text);
+    note_->setVisible(!text.isEmpty());
+}
+
+int MemoryPlot::plottedPoints() const {
+    int n = 0;
+    for (int i = 0; i < plot_->graphCount(); ++i) n += plot_->graph(i)->data()->size();
+    return n;
+}
+
+void MemoryPlot::paintChart(QPainter& painter, const QRectF& target) {
+    // QCustomPlot paints through its own painter: record vector commands, replay them.
+    QPicture picture;
+    {
+        QCPPainter p(&picture);
+        plot_->toPainter(&p, static_cast<int>(target.width()), static_cast<int>(target.height()));
+    }
+    painter.drawPicture(target.topLeft(), picture);
+}
+
+// ---- The timeline ----
+
+MemoryTimelineChart::MemoryTimelineChart(QWidget* parent)
+    : MemoryPlot(tr("Active memory timeline"), QStringLiteral("memory-timeline"), parent) {
+    plot_->xAxis->setLabel(tr("allocator event"));
+    plot_->yAxis->setLabel(tr("memory (MiB)"));
+    lifetime_ = new QCPItemRect(plot_);
+    lifetime_->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    lifetime_->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    lifetime_->setVisible(false);
+    lifetimeText_ = new QCPItemText(plot_);
+    lifetimeText_->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    lifetimeText_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    lifetimeText_->setVisible(false);
+}
+
+void MemoryTimelineChart::setResult(const MemoryResult& r, const MemoryAnalysis& a) {
+    result_ = &r;
+    analysis_ = &a;
+    highlighted_ = -1;
+    plot_->clearGraphs();
+    for (auto* b : bands_) plot_->removeItem(b);
+    bands_.clear();
+    lifetime_->setVisible(false);
+    lifetimeText_->setVisible(false);
+    QVector<double> keys, allocated, reserved;
+    keys.reserve(static_cast<qsizetype>(a.timeline.size()));
+    allocated.reserve(keys.capacity());
+    reserved.reserve(keys.capacity());
+    for (const auto& p : a.timeline) {
+        keys << static_cast<double>(p.index);
+        allocated << p.allocated / kMiB;
+        reserved << p.reserved / kMiB;
+    }
+    auto* alloc = plot_->addGraph();
+    alloc->setName(tr("allocated"));
+    alloc->setData(keys, allocated, true);
+    alloc->setLineStyle(QCPGraph::lsStepLeft);
+    alloc->setPen(QPen(style_.seriesColor(0), style_.lineWidth));
+    auto* res = plot_->addGraph();
+    res->setName(tr("reserved"));
+    res->setData(keys, reserved, true);
+    res->setLineStyle(QCPGraph::lsStepLeft);
+    res->setPen(QPen(style_.seriesColor(1), style_.lineWidth, Qt::DashLine));
+    QVector<double> dk, dv;
+    for (const auto& [index, used] : a.driver) {
+        dk << static_cast<double>(index);
+        dv << used / kMiB;
+    }
+    auto* drv = plot_->addGraph();
+    drv->setName(tr("device used (driver)"));
+    drv->setData(dk, dv, true);
+    drv->setLineStyle(QCPGraph::lsStepLeft);
+    drv->setPen(QPen(style_.seriesColor(3), 1));
+    drv->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+    for (QCPGraph* g : {alloc, res, drv}) g->setAdaptiveSampling(true);
+    for (const auto& b : a.bands) {
+        auto* rect = new QCPItemRect(plot_);
+        rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->topLeft->setCoords(static_cast<double>(b.first), 0);
+        rect->bottomRight->setCoords(static_cast<double>(b.last) + 1, 1);
+        rect->setPen(Qt::NoPen);
+        rect->setBrush(phaseColor(b.phase, style_));
+        rect->setLayer(QStringLiteral("background"));
+        bands_.push_back(rect);
+    }
+    showNote(a.timeline.empty() ? (r.status == Status::Ok ? tr("The trace holds no allocation.")
+                                                           : tr("Nothing recorded: %1").arg(qstr(r.error)))
+                                : QString());
+    plot_->rescaleAxes();
+    if (!a.timeline.empty()) plot_->yAxis->setRangeLower(0);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MemoryTimelineChart::highlight(int index) {
+    highlighted_ = -1;
+    lifetime_->setVisible(false);
+    lifetimeText_->setVisible(false);
+    if (analysis_ && result_ && index >= 0 && static_cast<size_t>(index) < analysis_->allocations.size()) {
+        const Allocation& x = analysis_->allocations[index];
+        const double first = x.initial ? 0.0 : static_cast<double>(x.alloc_index);
+        const double last = x.free_index ? static_cast<double>(*x.free_index)
+                                         : static_cast<double>(result_->trace.events.size());
+        QColor c = style_.seriesColor(4);
+        c.setAlpha(70);
+        lifetime_->topLeft->setCoords(first, 0);
+        lifetime_->bottomRight->setCoords(std::max(last, first + 1), 1);
+        lifetime_->setPen(QPen(style_.seriesColor(4), 1));
+        lifetime_->setBrush(c);
+        lifetime_->setVisible(true);
+        auto name = [&](int32_t i) {
+            return i >= 0 && static_cast<size_t>(i) < result_->trace.names.size() ? qstr(result_->trace.names[i]) : QString();
+        };
+        QStringList what{qstr(formatBytes(x.size)), qstr(toString(x.category))};
+        if (!name(x.range).isEmpty()) what << name(x.range);
+        if (!name(x.op).isEmpty()) what << name(x.op);
+        lifetimeText_->setText(what.join(QStringLiteral(" · ")));
+        lifetimeText_->position->setCoords(first, 0.02);
+        lifetimeText_->setColor(style_.foreground);
+        lifetimeText_->setVisible(true);
+        highlighted_ = index;
+        // Bring the lifetime into view when it is outside.
+        const QCPRange range = plot_->xAxis->range();
+        if (last < range.lower || first > range.upper) {
+            const double pad = std::max(10.0, (last - first) * 0.2);
+            plot_->xAxis->setRange(first - pad, last + pad);
+        }
+    }
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// ---- The categories, stacked ----
+
+MemoryCategoryChart::MemoryCategoryChart(QWidget* parent)
+    : MemoryPlot(tr("Live memory by category"), QStringLiteral("memory-categories"), parent) {
+    plot_->xAxis->setLabel(tr("allocator event"));
+    plot_->yAxis->setLabel(tr("memory (MiB)"));
+}
+
+void MemoryCategoryChart::setResult(const MemoryResult& r, const MemoryAnalysis& a) {
+    plot_->clearGraphs();
+    const std::vector<size_t> shown = thinTimeline(a.timeline, kMaxStackedPoints);
+    QVector<double> keys;
+    for (size_t i : shown) keys << static_cast<double>(a.timeline[i].index);
+    std::vector<double> below(shown.size(), 0.0);
+    QCPGraph* previous = nullptr;
+    int colour = 0;
+    for (MemoryCategory c : allMemoryCategories()) {
+        QVector<double> top;
+        for (size_t k = 0; k < shown.size(); ++k) {
+            below[k] += a.timeline[shown[k]].by_category[static_cast<size_t>(c)] / kMiB;
+            top << below[k];
+        }
+        auto* g = plot_->addGraph();
+        g->setName(qstr(toString(c)));
+        g->setData(keys, top, true);
+        g->setLineStyle(QCPGraph::lsStepLeft);
+        QColor line = style_.seriesColor(colour++), fill = line;
+        fill.setAlpha(150);
+        g->setPen(QPen(line, 1));
+        g->setBrush(fill);
+        if (previous) g->setChannelFillGraph(previous);
+        g->setAdaptiveSampling(true);
+        previous = g;
+    }
+    showNote(a.timeline.empty() ? tr("Nothing recorded: %1").arg(qstr(r.error.empty() ? "no allocation" : r.error))
+                                : QString());
+    plot_->rescaleAxes();
+    if (!a.timeline.empty()) plot_->yAxis->setRangeLower(0);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// ---- The frontier ----
+
+FrontierChart::FrontierChart(QWidget* parent) : MemoryPlot(tr("OOM frontier"), QStringLiteral("memory-frontier"), parent) {
+    plot_->yAxis->setLabel(tr("peak of one step (MiB)"));
+    plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
+    plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+}
+
+void FrontierChart::setResult(const MemoryResult& r) {
+    plot_->clearGraphs();
+    for (auto* m : marks_) plot_->removeItem(m);
+    marks_.clear();
+    restyle();
+    if (!r.frontier) {
+        showNote(tr("No frontier in this run (memory --frontier context|batch, or the panel's Frontier)"));
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const FrontierResult& f = *r.frontier;
+    plot_->xAxis->setLabel(f.axis == FrontierAxis::Context ? tr("context length") : tr("batch size"));
+    QVector<double> fk, fv, ok, ov;
+    double top = 0;
+    for (const auto& p : f.probes) top = std::max(top, p.peak_bytes / kMiB);
+    for (const auto& p : f.probes) {
+        if (p.fits) {
+            fk << static_cast<double>(p.value);
+            fv << p.peak_bytes / kMiB;
+        } else {
+            ok << static_cast<double>(p.value);
+            ov << (top > 0 ? top * 1.1 : 1.0);  // out of memory: drawn above every measured peak
+        }
+    }
+    auto* fits = plot_->addGraph();
+    fits->setName(tr("fits (peak)"));
+    fits->setData(fk, fv);
+    fits->setLineStyle(QCPGraph::lsNone);
+    fits->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, style_.seriesColor(0), 8));
+    auto* oom = plot_->addGraph();
+    oom->setName(tr("out of memory"));
+    oom->setData(ok, ov);
+    oom->setLineStyle(QCPGraph::lsNone);
+    oom->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, style_.seriesColor(1), 10));
+    if (f.largest_fit > 0) {
+        auto* line = new QCPItemStraightLine(plot_);
+        line->point1->setCoords(static_cast<double>(f.largest_fit), 0);
+        line->point2->setCoords(static_cast<double>(f.largest_fit), 1);
+        line->setPen(QPen(style_.muted, 1, Qt::DashLine));
+        auto* text = new QCPItemText(plot_);
+        text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        text->position->setCoords(static_cast<double>(f.largest_fit), 0.05);
+        text->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        text->setText(tr("largest that fits: %1 ").arg(f.largest_fit));
+        text->setColor(style_.foreground);
+        marks_ = {line, text};
+    }
+    showNote(f.probes.empty() ? tr("The frontier ran no probe") : QString());
+    plot_->rescaleAxes();
+    plot_->xAxis->scaleRange(1.3);
+    plot_->yAxis->setRangeLower(0);
+    plot_->yAxis->setRangeUpper(std::max(1.0, top * 1.25));
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+}  // namespace ts::ui

@@ -1,0 +1,41 @@
+// The memory lab's panel: one benchmark point (size, context, batch, precision, attention,
+// mode, device), warm-up and recorded steps, and the OOM frontier to search (none, context,
+// batch). Its results go to its own view (MemoryView).
+#pragma once
+
+#include "common/labpanel.h"
+#include "memory/memory.h"
+
+class QComboBox;
+class QLineEdit;
+class QSpinBox;
+
+namespace ts::ui {
+
+class MemoryPanel : public LabPanel {
+    Q_OBJECT
+public:
+    // A stored run's spec JSON as one line for History, and as this panel's state.
+    static QString describeSpec(const QJsonObject& spec);
+    static QJsonObject stateFromSpec(const QJsonObject& spec);
+    explicit MemoryPanel(QWidget* parent = nullptr);
+
+    std::optional<LabJob> makeJob() const override;
+    QString summary() const override;
+    QJsonObject state() const override;
+    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
+
+    MemorySpec spec() const { return spec_; }
+
+private:
+    void build();
+    void revalidate() override;
+    void updateAvailability() override;
+
+    QLineEdit* label_;
+    QComboBox *size_, *precision_, *attention_, *mode_, *frontier_;
+    QSpinBox *context_, *batch_, *warmup_, *steps_;
+    MemorySpec spec_;
+};
+
+}  // namespace ts::ui

@@ -207,7 +207,9 @@ private:
                     break;
                 }
                 std::vector<std::string> inputs;
+#ifdef NDEBUG
                 for (const c10::IValue& v : fn.inputs()) addDtypes(v, inputs);
+#endif  // a Debug build of ours asserts on inputs() against a release LibTorch: no dtypes there
                 // The nearest enclosing op and the module (user scopes, outermost first).
                 const Frame* parent = nullptr;
                 std::string module;

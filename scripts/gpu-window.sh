@@ -8,6 +8,7 @@
 #   GPU: presets run, screenshots and a report into $OUT); default both. The build is kept,
 #   so a second call on a warm machine only rebuilds what changed.
 #   GPU_ARCHS  CUDA architectures (default 90);  UI_TESTS  a ctest -R regex (default: all `ui`)
+#   LIVE_ONLY  a regex of the live sessions to run (default: all)
 set -uo pipefail
 ARGS=("$@")
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -83,6 +84,8 @@ if want live; then
     export XDG_CONFIG_HOME="$LIVE/config" TRAINSCOPE_DB="$LIVE/results.db"
     session() {  # name, then the window's options
         local name=$1; shift
+        # LIVE_ONLY: a regex of the sessions to run (the rest are skipped), to save device time.
+        if [ -n "${LIVE_ONLY:-}" ] && ! [[ $name =~ $LIVE_ONLY ]]; then return; fi
         local t=$(date +%s)
         timeout 300 "$BUILD/app/trainscope" --no-restore --size 1600x1000 "$@" > "$LIVE/$name.log" 2>&1
         local rc=$?
@@ -114,6 +117,12 @@ if want live; then
     session memory-of-a-step --preset memory-of-a-training-step --run --screenshot "timeline=$LIVE/memory-timeline.png" \
         --screenshot "categories=$LIVE/memory-categories.png" --screenshot "peaks=$LIVE/memory-peaks.png" \
         --report "$LIVE/memory.md"
+    # A 2.7B training step profiled and shown (its timeline holds every kernel of the step).
+    session profile-2.7B --experiment profile --config '{"size":"2.7B","context":256,"batch":4,"mode":"train","precision":"bf16","attention":"sdpa","warmup":2,"profile_steps":1,"device":"cuda"}' \
+        --run --screenshot "timeline=$LIVE/profile-2.7B-timeline.png" --screenshot "phases=$LIVE/profile-2.7B-phases.png"
+    # The memory lab's OOM frontier (medium, bf16, SDPA) in its plot.
+    session memory-frontier --experiment memory --config '{"size":"medium","context":256,"batch":4,"precision":"bf16","attention":"sdpa","mode":"train","warmup":1,"record_steps":1,"frontier":"context","device":"cuda"}' \
+        --run --screenshot "frontier=$LIVE/memory-frontier.png"
     session compare --compare 3,2 --screenshot "compare=$LIVE/compare.png"
     session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1

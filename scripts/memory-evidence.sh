@@ -36,12 +36,15 @@ print(f"   memory_viz: snapshot with {len(snap['segments'])} segments, "
       f"segment_plot {len(mv.segment_plot(snap))} bytes")
 PY
 t=$(date +%s)
-for attn in naive sdpa flash; do
-    echo "-- frontier: 2.7B bf16 train, $attn"
-    "$CLI" memory --size 2.7B --precision bf16 --mode train --attention $attn --frontier context \
-        --frontier-max 65536 --warmup 1 --record-steps 1 --device cuda --markdown \
-        > "$OUTDIR/memory-frontier-$attn.md" 2> "$OUTDIR/memory-frontier-$attn.log"
-    grep -iE "frontier|largest|fits" "$OUTDIR/memory-frontier-$attn.md" | head -4 | sed 's/^/   /'
+# 2.7B has 80-dimensional heads, which our kernels do not take (16, 32, 64, 128): its flash
+# frontier stops at once, and says why; xl (64-dimensional heads) compares all three.
+for size in 2.7B xl; do
+    for attn in naive sdpa flash; do
+        "$CLI" memory --size $size --precision bf16 --mode train --attention $attn --frontier context \
+            --frontier-max 65536 --warmup 1 --record-steps 1 --device cuda --markdown \
+            > "$OUTDIR/memory-frontier-$size-$attn.md" 2> "$OUTDIR/memory-frontier-$size-$attn.log"
+        echo "   frontier $size bf16 train $attn: $(grep -E '^#+ OOM frontier' "$OUTDIR/memory-frontier-$size-$attn.md" | sed 's/^#* //')"
+    done
 done
 echo "   $(( $(date +%s) - t )) s"
 exit $status

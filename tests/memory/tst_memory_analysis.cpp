@@ -340,6 +340,19 @@ TEST(MemoryReport, TablesTimelineCsvAndPeakTable) {
     EXPECT_NE(text.find("OOM frontier by context: 96 fits, 112 does not"), std::string::npos) << text;
     o.format = ts::TableFormat::Markdown;
     EXPECT_NE(ts::formatMemory(r, o).find("| category"), std::string::npos);
+    // A frontier stopped by a failure that is not about memory says so, not "nothing fits".
+    auto stopped = r;
+    stopped.frontier = ts::findFrontier(ts::FrontierAxis::Context, 16, 256, 16, [](int64_t) {
+        ts::FrontierProbe p;
+        p.status = ts::Status::Failed;
+        p.error = "flash attention backend: head_dim 80 (16, 32, 64 or 128 only)";
+        return p;
+    });
+    const std::string verdict = ts::formatMemory(stopped, o);
+    EXPECT_NE(verdict.find("OOM frontier by context: stopped: context 16 failed for another reason than memory"),
+              std::string::npos)
+        << verdict;
+    EXPECT_EQ(verdict.find("not even"), std::string::npos);
 
     const std::string csv = ts::memoryTimelineCsv(r);
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 13);

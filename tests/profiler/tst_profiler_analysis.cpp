@@ -462,6 +462,7 @@ TEST(StepActivity, BusyIsTheUnionOfKernelsAndGapsAreTheHoles) {
         // Holes: 0..20, 100..200, 700..720; all while the CPU was inside the step (until 700 µs)
         // except the last 20 µs.
         ASSERT_EQ(s.gaps.size(), 3u);
+        EXPECT_EQ(s.gap_count, 3);
         EXPECT_EQ(s.gaps[0].end_ns - s.gaps[0].start_ns, 100'000);
         EXPECT_DOUBLE_EQ(s.launch_bound, 120.0 / 750.0);
     }

@@ -143,7 +143,7 @@ StepActivityModel* makeStepActivityModel(QObject* parent) {
          {QObject::tr("Launch-bound %"), [](const R& r) { return QVariant(100 * r.launch_bound); },
           [](const R& r) { return num(100 * r.launch_bound, 1); }},
          {QObject::tr("Idle gaps"),
-          [](const R& r) { return QVariant(static_cast<qlonglong>(r.gaps.size())); },
+          [](const R& r) { return QVariant(static_cast<qlonglong>(r.gap_count)); },
           {}}},
         parent);
 }

@@ -420,6 +420,17 @@ void ProfileView::present(ProfileAnalysis a) {
                     "profiler's overhead included)")
                      .arg(QString::number(perStep / 1e9, 'g', 3), achieved)
                      .arg(profiled);
+        if (r.gpu) {
+            // The profiler slows the CPU's launches, so the GPU idles more than it would: over
+            // the kernel time alone is what the GPU did while busy.
+            double kernelUs = 0;
+            for (const PhaseTime& p : phaseTimes(r))
+                if (p.phase == Phase::Forward || p.phase == Phase::Backward) kernelUs += p.profiled_us;
+            if (kernelUs > 0)
+                notes << tr("Over the forward and backward kernel time alone: %1")
+                             .arg(qstr(achievedText(perStep * profiled, kernelUs / 1e6, r.environment.device_name,
+                                                    r.spec.bench.precision)));
+        }
     }
     phaseNote_->setText(notes.join(QLatin1Char('\n')));
     Q_EMIT statusText(tr("Profile: %1 kernels, %2 ops, %3 ranges")

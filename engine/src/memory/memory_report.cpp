@@ -215,7 +215,15 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
     }
     if (r.frontier) {
         const FrontierResult& fr = *r.frontier;
-        std::string verdict = fr.largest_fit == 0 ? fmt::format("not even {} fits", fr.lo)
+        // A probe that failed for another reason than memory (an unsupported head dimension)
+        // ends the search: say that, not that nothing fits.
+        const FrontierProbe* stopped =
+            !fr.probes.empty() && !fr.probes.back().fits && fr.probes.back().status != Status::OOM ? &fr.probes.back()
+                                                                                                  : nullptr;
+        std::string verdict = stopped ? fmt::format("stopped: {} {} failed for another reason than memory{}",
+                                                    toString(fr.axis), stopped->value,
+                                                    fr.largest_fit > 0 ? fmt::format(" ({} fits)", fr.largest_fit) : "")
+                              : fr.largest_fit == 0 ? fmt::format("not even {} fits", fr.lo)
                               : fr.smallest_oom == 0
                                   ? fmt::format("{} fits (the search's upper end)", fr.largest_fit)
                                   : fmt::format("{} fits, {} does not", fr.largest_fit, fr.smallest_oom);

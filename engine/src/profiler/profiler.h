@@ -217,6 +217,7 @@ struct StepActivity {
     int64_t start_ns = 0, end_ns = 0;
     double wall_us = 0, busy_us = 0, idle_us = 0;
     double launch_bound = 0;  // 0..1
+    int64_t gap_count = 0;      // every idle gap longer than kIdleGapNs
     std::vector<IdleGap> gaps;  // the longest first, at most 100
 };
 std::vector<StepActivity> stepActivity(const ProfileResult& r);

@@ -136,7 +136,10 @@ std::vector<StepActivity> stepActivity(const ProfileResult& r) {
         auto gap = [&](int64_t from, int64_t to) {
             if (to <= from) return;
             launch_idle += std::max<int64_t>(0, std::min(to, cpu_end) - from);
-            if (to - from > kIdleGapNs) s.gaps.push_back({from, to});
+            if (to - from > kIdleGapNs) {
+                s.gaps.push_back({from, to});
+                ++s.gap_count;
+            }
         };
         for (auto it = first; it != last; ++it) {
             const int64_t a = std::max(it->first, cursor), b = std::min(it->second, s.end_ns);

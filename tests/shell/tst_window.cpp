@@ -76,6 +76,7 @@ private Q_SLOTS:
     void storedRunsReopenReplayAndCompare();
     void presetsLoadAndPresentationModeToggles();
     void lastConfigurationIsRestored();
+    void aSharedPaneKeyStaysInTheShownLab();
 
 private:
     bool runAndWait(int timeoutMs = 180000);
@@ -364,4 +365,17 @@ void TestWindow::lastConfigurationIsRestored() {
 }
 
 QTEST_MAIN(TestWindow)
+// "timeline" is a pane of the profiler and of the memory lab: a script's --screenshot
+// timeline=... (or the View menu) must show the shown lab's, not switch to the first lab's.
+void TestWindow::aSharedPaneKeyStaysInTheShownLab() {
+    for (const char* lab : {"memory", "profile"}) {
+        QVERIFY(w_->selectExperiment(QString::fromLatin1(lab)));
+        LabView* view = w_->currentView();
+        QVERIFY(view->paneIndex(QStringLiteral("timeline")) >= 0);
+        QVERIFY(w_->showTab(QStringLiteral("timeline")));
+        QCOMPARE(w_->currentView(), view);
+        QCOMPARE(view->currentPane(), view->paneIndex(QStringLiteral("timeline")));
+    }
+}
+
 #include "tst_window.moc"

@@ -766,6 +766,11 @@ LabView* MainWindow::labView(const QString& id) const {
 }
 
 std::pair<int, int> MainWindow::findPane(const QString& key) const {
+    // Labs share pane keys ("timeline" is the profiler's and the memory lab's): the shown lab's
+    // pane first, then the first lab that has one.
+    const int current = experimentCombo_->currentIndex();
+    if (current >= 0 && current < labs_.size())
+        if (const int p = labs_[current].view->paneIndex(key); p >= 0) return {current, p};
     for (int i = 0; i < labs_.size(); ++i)
         if (const int p = labs_[i].view->paneIndex(key); p >= 0) return {i, p};
     return {-1, -1};

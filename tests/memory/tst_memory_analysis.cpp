@@ -47,6 +47,22 @@ TEST(MemoryAnalysis, CategoriesByKnownStorageAndLifetime) {
     EXPECT_EQ(allocatedBy(a, 6).op, 2);
 }
 
+TEST(MemoryAnalysis, AForwardBlockAtAGradientsLaterAddressIsNotTheGradient) {
+    // Seen on an H100: the allocator hands a forward activation's address, once backward frees
+    // it, to a gradient of the same step. The activation is not the gradient.
+    auto t = ts::testing::syntheticTrace();
+    t.events.insert(t.events.begin() + 6,
+                    {AllocAction::Alloc, 0x103000, 512, 5500, 0, Phase::Forward, 0, -1, -1, -1});  // 6: X
+    t.events.insert(t.events.begin() + 7,
+                    {AllocAction::FreeCompleted, 0x103000, 512, 5600, 0, Phase::Backward, 0, -1, -1, -1});
+    // 8 is G1 now, at the same address.
+    EXPECT_EQ(ts::categorizeAllocation(t, 6, 7), MemoryCategory::Activations);
+    EXPECT_EQ(ts::categorizeAllocation(t, 8, std::nullopt), MemoryCategory::Gradients);
+    const auto a = ts::analyzeMemory(t);
+    EXPECT_EQ(allocatedBy(a, 6).category, MemoryCategory::Activations);
+    EXPECT_EQ(allocatedBy(a, 8).category, MemoryCategory::Gradients);
+}
+
 TEST(MemoryAnalysis, AGradientIsKnownOnlyInItsOwnStep) {
     auto t = ts::testing::syntheticTrace();
     // The same address reused in step 1's forward for a block freed in its forward: a

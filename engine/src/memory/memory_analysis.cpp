@@ -100,8 +100,15 @@ MemoryCategory byLifetime(const AllocEvent& a, const AllocEvent* f) {
 MemoryCategory categorizeWith(const RawMemoryTrace& t, const KnownIndex& known, size_t alloc_index,
                               std::optional<size_t> free_index) {
     const AllocEvent& a = t.events.at(alloc_index);
-    if (auto c = known.find(a.addr, a.size, a.step)) return *c;
-    return byLifetime(a, free_index ? &t.events.at(*free_index) : nullptr);
+    const AllocEvent* f = free_index ? &t.events.at(*free_index) : nullptr;
+    if (auto c = known.find(a.addr, a.size, a.step)) {
+        if (*c != MemoryCategory::Gradients) return *c;
+        // A gradient's block is made in its step's backward and outlives that step (zeroGrad
+        // drops it in the next one). The allocator reuses addresses: a block made earlier in the
+        // step at the gradient's address (a forward activation, freed in backward) is not it.
+        if (a.phase == Phase::Backward && (!f || f->step != a.step)) return *c;
+    }
+    return byLifetime(a, f);
 }
 }  // namespace
 

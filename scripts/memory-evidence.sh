@@ -15,6 +15,7 @@ export TRAINSCOPE_DB="$OUTDIR/memory-evidence.db"
 status=0
 t=$(date +%s)
 SIZES="${MEMORY_SIZES:-small,medium,large,xl,2.7B}"
+# MEMORY_FRONTIER_SIZES: the sizes whose frontier is searched (default "2.7B xl"; empty: none)
 echo "-- peak table: $SIZES × 128,256,512 × fp32,bf16 × forward,train"
 "$CLI" memory --size "$SIZES" --context-length 128,256,512 --precision fp32,bf16 --mode forward,train \
     --warmup 2 --record-steps 1 --device cuda -q --markdown > "$OUTDIR/memory-peaks.md" 2> "$OUTDIR/memory-peaks.log"
@@ -38,7 +39,7 @@ PY
 t=$(date +%s)
 # 2.7B has 80-dimensional heads, which our kernels do not take (16, 32, 64, 128): its flash
 # frontier stops at once, and says why; xl (64-dimensional heads) compares all three.
-for size in 2.7B xl; do
+for size in ${MEMORY_FRONTIER_SIZES-2.7B xl}; do
     for attn in naive sdpa flash; do
         "$CLI" memory --size $size --precision bf16 --mode train --attention $attn --frontier context \
             --frontier-max 65536 --warmup 1 --record-steps 1 --device cuda --markdown \

@@ -18,7 +18,7 @@ CategoryChart::CategoryChart(QWidget* parent) : ChartPane(parent) {
     series_ = new QStackedBarSeries;
     series_->setLabelsVisible(true);
     series_->setLabelsFormat(QStringLiteral("@value %"));
-    series_->setLabelsPrecision(2);
+    series_->setLabelsPrecision(3);  // 2 would write 100 as 1e+02
     chart()->addSeries(series_);
     x_ = new QBarCategoryAxis;
     x_->setTitleText(tr("phase"));

@@ -8,61 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
+#include "core/table.h"
 #include "memory/memory_json.h"
 
 namespace ts {
 namespace {
 
-struct Table {
-    std::vector<std::string> headers;
-    std::vector<bool> right;  // per column
-    std::vector<std::vector<std::string>> rows;
-};
-
-size_t width(const std::string& s) {  // UTF-8 code points
-    size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-}
-
-std::string render(const Table& t, TableFormat format) {
-    if (format == TableFormat::Csv) {
-        std::string out = fmt::format("{}\n", fmt::join(t.headers, ","));
-        for (const auto& row : t.rows) {
-            std::vector<std::string> cells;
-            for (const auto& c : row) cells.push_back(csvEscape(c));
-            out += fmt::format("{}\n", fmt::join(cells, ","));
-        }
-        return out;
-    }
-    const bool md = format == TableFormat::Markdown;
-    std::vector<size_t> w(t.headers.size());
-    for (size_t i = 0; i < w.size(); ++i) w[i] = width(t.headers[i]);
-    for (const auto& row : t.rows)
-        for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
-    auto line = [&](const std::vector<std::string>& cells, bool header) {
-        std::vector<std::string> padded;
-        for (size_t i = 0; i < cells.size(); ++i) {
-            const std::string fill(w[i] - width(cells[i]), ' ');
-            padded.push_back(!header && t.right[i] ? fill + cells[i] : cells[i] + fill);
-        }
-        return md ? fmt::format("| {} |\n", fmt::join(padded, " | ")) : fmt::format("{}\n", fmt::join(padded, "  "));
-    };
-    std::string out = line(t.headers, true);
-    std::vector<std::string> rule;
-    for (size_t i = 0; i < w.size(); ++i) {
-        std::string dashes(md ? w[i] + 2 : w[i], '-');
-        if (md && t.right[i]) dashes.back() = ':';
-        rule.push_back(dashes);
-    }
-    out += md ? fmt::format("|{}|\n", fmt::join(rule, "|")) : fmt::format("{}\n", fmt::join(rule, "  "));
-    for (const auto& row : t.rows) out += line(row, false);
-    return out;
-}
-
-std::string heading(const std::string& title, TableFormat format) {
-    return format == TableFormat::Markdown ? fmt::format("\n### {}\n\n", title) : fmt::format("\n{}\n", title);
-}
+using Table = TextTable;
 
 std::string nameOf(const RawMemoryTrace& t, int32_t i) {
     return i >= 0 && static_cast<size_t>(i) < t.names.size() ? t.names[i] : std::string();
@@ -147,7 +99,7 @@ std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableForma
         for (int64_t b : a.peak.by_category) row.push_back(measured ? bytes(b) : "-");
         t.rows.push_back(std::move(row));
     }
-    return render(t, format);
+    return renderTable(t, format);
 }
 
 std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
@@ -161,7 +113,7 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
     if (!r.trace.events.empty()) {
         const MemoryAnalysis a = analyzeMemory(r.trace);
         const PeakBreakdown& p = a.peak;
-        out += heading(fmt::format("Peak: {} allocated ({} reserved) at event {} of {}, in {}", formatBytes(p.allocated),
+        out += tableHeading(fmt::format("Peak: {} allocated ({} reserved) at event {} of {}, in {}", formatBytes(p.allocated),
                                    formatBytes(p.reserved), p.index, r.trace.events.size(), phaseStep(p.phase, p.step)),
                        f);
         Table cats{{"category", "at the peak", "share", "predicted", "difference"}, {false, true, true, true, true}, {}};
@@ -171,21 +123,21 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
                                  formatBytes(c.predicted), signedBytes(c.measured - c.predicted)});
         cats.rows.push_back({"total", formatBytes(p.allocated), "100%", formatBytes(pred.peak),
                              signedBytes(p.allocated - pred.peak)});
-        out += render(cats, f);
+        out += renderTable(cats, f);
 
         Table steps{{"step", "peak allocated", "after the step", "reserved"}, {true, true, true, true}, {}};
         for (const auto& s : r.steps)
             if (!s.warmup)
                 steps.rows.push_back({fmt::format("{}", s.index), formatBytes(s.memory_peak),
                                       formatBytes(s.memory_allocated), formatBytes(s.memory_reserved)});
-        if (!steps.rows.empty()) out += heading("Recorded steps, as the allocator's counters saw them", f) + render(steps, f);
+        if (!steps.rows.empty()) out += tableHeading("Recorded steps, as the allocator's counters saw them", f) + renderTable(steps, f);
 
         const size_t top = o.top <= 0 ? SIZE_MAX : static_cast<size_t>(o.top);
-        out += heading("Largest allocations", f) + render(allocationRows(r, a, largestAllocations(a, top)), f);
+        out += tableHeading("Largest allocations", f) + renderTable(allocationRows(r, a, largestAllocations(a, top)), f);
         std::vector<size_t> live = p.live;
         if (live.size() > top) live.resize(top);
-        out += heading(fmt::format("Live at the peak ({} blocks; the largest)", p.live.size()), f) +
-               render(allocationRows(r, a, live), f);
+        out += tableHeading(fmt::format("Live at the peak ({} blocks; the largest)", p.live.size()), f) +
+               renderTable(allocationRows(r, a, live), f);
     }
     if (r.parameter_bytes == 0) {
         // Nothing measured (the CPU, a failed run): what the analytic model says.
@@ -197,8 +149,8 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
         model.rows.push_back({"weight casts (autocast)", formatBytes(pred.weight_casts)});
         model.rows.push_back({"temporaries (largest)", formatBytes(pred.temporaries)});
         model.rows.push_back({"peak (estimate)", formatBytes(pred.peak)});
-        out += heading(fmt::format("Predicted by the analytic model ({} parameters)", parameterCount(r.spec.bench.model)), f) +
-               render(model, f);
+        out += tableHeading(fmt::format("Predicted by the analytic model ({} parameters)", parameterCount(r.spec.bench.model)), f) +
+               renderTable(model, f);
     } else {
         const int64_t P = r.parameter_count;
         Table exact{{"tensors", "bytes", "per parameter", "predicted"}, {false, true, true, true}, {}};
@@ -211,7 +163,7 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
         exact.rows.push_back({"optimizer state", fmt::format("{}", r.optimizer_bytes),
                               fmt::format("{:.3f}", static_cast<double>(r.optimizer_bytes) / P),
                               fmt::format("{}", pred.optimizer_state)});
-        out += heading(fmt::format("The model's and AdamW's tensors ({} parameters), exactly", P), f) + render(exact, f);
+        out += tableHeading(fmt::format("The model's and AdamW's tensors ({} parameters), exactly", P), f) + renderTable(exact, f);
     }
     if (r.frontier) {
         const FrontierResult& fr = *r.frontier;
@@ -233,7 +185,7 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
         for (const auto& pr : fr.probes)
             probes.rows.push_back({fmt::format("{}", pr.value), pr.fits ? "yes" : "no", std::string(toString(pr.status)),
                                    pr.peak_bytes > 0 ? formatBytes(pr.peak_bytes) : "-", pr.error});
-        out += heading(fmt::format("OOM frontier by {}: {}", toString(fr.axis), verdict), f) + render(probes, f);
+        out += tableHeading(fmt::format("OOM frontier by {}: {}", toString(fr.axis), verdict), f) + renderTable(probes, f);
     }
     return out;
 }
@@ -261,13 +213,13 @@ std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b,
                       diff(b.gradient_bytes - a.gradient_bytes), "", ""});
     t.rows.push_back({"optimizer state (exact)", bytes(a.optimizer_bytes), bytes(b.optimizer_bytes),
                       diff(b.optimizer_bytes - a.optimizer_bytes), "", ""});
-    if (csv) return render(t, format);
+    if (csv) return renderTable(t, format);
     std::string out = format == TableFormat::Markdown ? "## Memory compared\n\n" : "memory compared\n";
     out += fmt::format("A: {} ({}{}), peak in {}\n", memoryHeadline(a), toString(a.status),
                        a.error.empty() ? "" : ": " + a.error, phaseStep(aa.peak.phase, aa.peak.step));
     out += fmt::format("B: {} ({}{}), peak in {}\n", memoryHeadline(b), toString(b.status),
                        b.error.empty() ? "" : ": " + b.error, phaseStep(ab.peak.phase, ab.peak.step));
-    return out + heading("By category", format) + render(t, format);
+    return out + tableHeading("By category", format) + renderTable(t, format);
 }
 
 namespace {
@@ -293,7 +245,7 @@ std::string memoryRunReport(const RunInfo& info, const std::vector<StoredRow>& r
     if (format == ReportFormat::Table) out = runHeadline(info, results.size(), "point") + "\n";
     if (format == ReportFormat::Markdown)
         out = fmt::format("# TrainScope run {}{}\n", info.id, info.label.empty() ? "" : " — " + info.label);
-    out += heading("Peak memory by point", tf) + memoryPeakTable(results, tf) + "\n";
+    out += tableHeading("Peak memory by point", tf) + memoryPeakTable(results, tf) + "\n";
     MemoryReportOptions o;
     o.format = tf;
     for (const auto& r : results) {

@@ -7,66 +7,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
+#include "core/table.h"
 #include "profiler/profiler_json.h"
 
 namespace ts {
 namespace {
 
-struct Table {
-    std::vector<std::string> headers;
-    std::vector<bool> right;  // per column
-    std::vector<std::vector<std::string>> rows;
-};
-
-size_t width(const std::string& s) {  // UTF-8 code points
-    size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-}
-
-std::string render(const Table& t, TableFormat format) {
-    if (format == TableFormat::Csv) {
-        std::string out = fmt::format("{}\n", fmt::join(t.headers, ","));
-        for (const auto& row : t.rows) {
-            std::vector<std::string> cells;
-            for (const auto& c : row) cells.push_back(csvEscape(c));
-            out += fmt::format("{}\n", fmt::join(cells, ","));
-        }
-        return out;
-    }
-    const bool md = format == TableFormat::Markdown;
-    std::vector<size_t> w(t.headers.size());
-    for (size_t i = 0; i < w.size(); ++i) w[i] = width(t.headers[i]);
-    for (const auto& row : t.rows)
-        for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
-    auto line = [&](const std::vector<std::string>& cells, bool header) {
-        std::vector<std::string> padded;
-        for (size_t i = 0; i < cells.size(); ++i) {
-            const std::string fill(w[i] - width(cells[i]), ' ');
-            padded.push_back(!header && t.right[i] ? fill + cells[i] : cells[i] + fill);
-        }
-        return md ? fmt::format("| {} |\n", fmt::join(padded, " | ")) : fmt::format("{}\n", fmt::join(padded, "  "));
-    };
-    std::string out = line(t.headers, true);
-    std::vector<std::string> rule;
-    for (size_t i = 0; i < w.size(); ++i) {
-        std::string dashes(md ? w[i] + 2 : w[i], '-');
-        if (md && t.right[i]) dashes.back() = ':';
-        rule.push_back(dashes);
-    }
-    out += md ? fmt::format("|{}|\n", fmt::join(rule, "|")) : fmt::format("{}\n", fmt::join(rule, "  "));
-    for (const auto& row : t.rows) out += line(row, false);
-    return out;
-}
-
-std::string heading(const std::string& title, TableFormat format) {
-    return format == TableFormat::Markdown ? fmt::format("\n### {}\n\n", title) : fmt::format("\n{}\n", title);
-}
+using Table = TextTable;
 
 // Long C++ kernel names fill a screen; the tables cut them (CSV keeps them whole).
 std::string shortName(const std::string& name, TableFormat format) {
     constexpr size_t kMax = 90;
-    if (format == TableFormat::Csv || width(name) <= kMax) return name;
+    if (format == TableFormat::Csv || displayWidth(name) <= kMax) return name;
     return name.substr(0, kMax - 3) + "...";
 }
 
@@ -124,10 +76,10 @@ std::string filterTitle(const EventFilter& f) {
 
 std::string topTable(const ProfileResult& r, const EventFilter& f, const ProfileReportOptions& o) {
     if (r.gpu)
-        return heading(fmt::format("Top kernels — {}", filterTitle(f)), o.format) +
-               render(kernelRows(kernelTable(r.trace.kernels, f), o.top, o.format), o.format);
-    return heading(fmt::format("Top ops by self CPU time — {}", filterTitle(f)), o.format) +
-           render(opRows(bySelfTime(opTable(r.trace.ops, f, false)), o.top, false, o.format), o.format);
+        return tableHeading(fmt::format("Top kernels — {}", filterTitle(f)), o.format) +
+               renderTable(kernelRows(kernelTable(r.trace.kernels, f), o.top, o.format), o.format);
+    return tableHeading(fmt::format("Top ops by self CPU time — {}", filterTitle(f)), o.format) +
+           renderTable(opRows(bySelfTime(opTable(r.trace.ops, f, false)), o.top, false, o.format), o.format);
 }
 
 }  // namespace
@@ -142,8 +94,8 @@ std::string profileHeadline(const ProfileResult& r) {
 std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o) {
     const EventFilter& f = o.filter;
     if (o.format == TableFormat::Csv) {
-        if (r.gpu) return render(kernelRows(kernelTable(r.trace.kernels, f), 0, o.format), o.format);
-        return render(opRows(opTable(r.trace.ops, f, false), 0, false, o.format), o.format);
+        if (r.gpu) return renderTable(kernelRows(kernelTable(r.trace.kernels, f), 0, o.format), o.format);
+        return renderTable(opRows(opTable(r.trace.ops, f, false), 0, false, o.format), o.format);
     }
     std::string out = o.format == TableFormat::Markdown ? fmt::format("## Profile: {}\n", profileHeadline(r))
                                                         : fmt::format("profile: {}\n", profileHeadline(r));
@@ -177,10 +129,10 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
                                p.measured_us > 0 ? fmt::format("{:.0f}%", 100.0 * p.profiled_us / p.measured_us) : "-",
                                r.gpu ? fmt::format("{}", p.kernels) : "-", f > 0 ? fmtFlops(f) : "-", achieved});
     }
-    out += heading(fmt::format("Phases over {} profiled step(s): measured by the step's timer, and what the profiler saw",
+    out += tableHeading(fmt::format("Phases over {} profiled step(s): measured by the step's timer, and what the profiler saw",
                                r.spec.profile_steps),
                    o.format) +
-           render(phases, o.format);
+           renderTable(phases, o.format);
 
     const bool custom = f.phase || !f.range.empty();
     if (custom) {
@@ -194,8 +146,8 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
     for (auto& row : opTable(r.trace.ops, f, r.gpu))
         if (row.flops > 0) matmuls.push_back(std::move(row));
     if (!matmuls.empty())
-        out += heading(fmt::format("Matmuls — {}", filterTitle(f)), o.format) +
-               render(opRows(matmuls, o.top, r.gpu, o.format), o.format);
+        out += tableHeading(fmt::format("Matmuls — {}", filterTitle(f)), o.format) +
+               renderTable(opRows(matmuls, o.top, r.gpu, o.format), o.format);
 
     const auto parts = attentionBreakdown(r);
     if (!parts.empty() && (!f.phase || *f.phase == Phase::Forward || *f.phase == Phase::Backward)) {
@@ -208,7 +160,7 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
                 t.rows.push_back({std::string(toString(a.phase)), a.part, fmt::format("{:.1f}", a.time_us),
                                   fmt::format("{:.3g}", a.kernels), fmtFlops(a.flops),
                                   fmt::format("{:.3g} MB", a.bytes / 1e6), fmt::format("{:.3g}", a.ns_per_mflop)});
-        out += heading("Attention, part by part (summed over layers)", o.format) + render(t, o.format);
+        out += tableHeading("Attention, part by part (summed over layers)", o.format) + renderTable(t, o.format);
     }
     if (r.gpu && !f.phase && f.range.empty()) {
         Table t{{"step", "wall (ms)", "GPU busy (ms)", "idle (ms)", "busy", "launch-bound", "gaps > 5 us",
@@ -223,7 +175,7 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
                               a.gaps.empty() ? "-"
                                              : fmt::format("{:.1f}", (a.gaps[0].end_ns - a.gaps[0].start_ns) / 1000.0)});
         if (!t.rows.empty())
-            out += heading("The GPU in each profiled step: busy against wall time", o.format) + render(t, o.format);
+            out += tableHeading("The GPU in each profiled step: busy against wall time", o.format) + renderTable(t, o.format);
     }
 
     Table cats{{"phase", "category", "time (ms)", "share"}, {false, false, true, true}, {}};
@@ -231,7 +183,7 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
         if (!f.phase || *f.phase == c.phase)
             cats.rows.push_back({std::string(toString(c.phase)), std::string(toString(c.category)),
                                  fmt::format("{:.3f}", c.time_us / 1000.0), fmt::format("{:.1f}%", 100.0 * c.share)});
-    out += heading(r.gpu ? "Kernel time by category" : "Op self time by category", o.format) + render(cats, o.format);
+    out += tableHeading(r.gpu ? "Kernel time by category" : "Op self time by category", o.format) + renderTable(cats, o.format);
     return out;
 }
 

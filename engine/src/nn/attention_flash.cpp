@@ -19,10 +19,11 @@ namespace {
 class FlashFunction : public torch::autograd::Function<FlashFunction> {
 public:
     static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
-                              const at::Tensor& v, bool causal) {
-        kernels::FlashForwardResult r = kernels::flashForward(q, k, v, causal);
+                              const at::Tensor& v, bool causal, double scale) {
+        kernels::FlashForwardResult r = kernels::flashForward(q, k, v, causal, scale);
         ctx->save_for_backward({q, k, v, r.out, r.lse});
         ctx->saved_data["causal"] = causal;
+        ctx->saved_data["scale"] = scale;
         return r.out;
     }
 
@@ -30,25 +31,47 @@ public:
                                                    torch::autograd::variable_list grads) {
         const auto s = ctx->get_saved_variables();
         const bool causal = ctx->saved_data["causal"].toBool();
-        kernels::FlashBackwardResult g = kernels::flashBackward(grads[0], s[0], s[1], s[2], s[3], s[4], causal);
-        return {g.dq, g.dk, g.dv, at::Tensor()};
+        const double scale = ctx->saved_data["scale"].toDouble();
+        kernels::FlashBackwardResult g =
+            kernels::flashBackward(grads[0], s[0], s[1], s[2], s[3], s[4], causal, scale);
+        return {g.dq, g.dk, g.dv, at::Tensor(), at::Tensor()};
     }
 };
+
+// The head dims the kernels are built for; another width up to 128 runs in the next one up.
+int64_t kernelHeadDim(int64_t d) {
+    for (int64_t k : {16, 32, 64, 128})
+        if (d <= k) return k;
+    return d;
+}
 
 }  // namespace
 
 at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
     // Under autocast the projections may come out in different dtypes: compute in q's.
-    const at::Tensor kk = k.scalar_type() == q.scalar_type() ? k : k.to(q.scalar_type());
-    const at::Tensor vv = v.scalar_type() == q.scalar_type() ? v : v.to(q.scalar_type());
-    if (const std::string why = kernels::flashUnsupportedReason(q, kk, vv); !why.empty())
+    at::Tensor qq = q;
+    at::Tensor kk = k.scalar_type() == q.scalar_type() ? k : k.to(q.scalar_type());
+    at::Tensor vv = v.scalar_type() == q.scalar_type() ? v : v.to(q.scalar_type());
+    // A head dim the kernels are not built for (2.7B's 80) runs zero-padded to the next one:
+    // a zero column adds nothing to QKᵀ and V's zero columns make output columns that are cut
+    // off; the scale stays 1/√d. Autograd differentiates the padding and the cut.
+    const int64_t d = q.dim() == 4 ? q.size(3) : 0;
+    const int64_t padded = d > 0 ? kernelHeadDim(d) : d;
+    const double scale = d > 0 ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;
+    if (padded != d && k.dim() == 4 && v.dim() == 4 && k.size(3) == d && v.size(3) == d) {
+        qq = at::constant_pad_nd(qq, {0, padded - d});
+        kk = at::constant_pad_nd(kk, {0, padded - d});
+        vv = at::constant_pad_nd(vv, {0, padded - d});
+    }
+    if (const std::string why = kernels::flashUnsupportedReason(qq, kk, vv); !why.empty())
         throw std::invalid_argument("flash attention backend: " + why);
     // An op for the profiler, carrying the sequence number the autograd node is about to take,
     // so that its backward (on autograd's thread) finds the forward's ranges (Note
     // [attribution] in profiler.h).
     at::RecordFunction op(at::RecordScope::FUNCTION);
     if (op.isActive()) op.before("trainscope::flash_attention", at::sequence_number::peek());
-    return FlashFunction::apply(q, kk, vv, causal);
+    at::Tensor out = FlashFunction::apply(qq, kk, vv, causal, scale);
+    return padded != d && out.size(3) != d ? out.narrow(3, 0, d) : out;
 }
 
 }  // namespace ts

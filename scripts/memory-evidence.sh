@@ -37,8 +37,7 @@ print(f"   memory_viz: snapshot with {len(snap['segments'])} segments, "
       f"segment_plot {len(mv.segment_plot(snap))} bytes")
 PY
 t=$(date +%s)
-# 2.7B has 80-dimensional heads, which our kernels do not take (16, 32, 64, 128): its flash
-# frontier stops at once, and says why; xl (64-dimensional heads) compares all three.
+# 2.7B has 80-dimensional heads (our kernels run them padded to 128); xl has 64-dimensional ones.
 for size in ${MEMORY_FRONTIER_SIZES-2.7B xl}; do
     for attn in naive sdpa flash; do
         "$CLI" memory --size $size --precision bf16 --mode train --attention $attn --frontier context \

@@ -70,6 +70,35 @@ void readList(const json& j, const char* key, std::vector<T>& out, Conv conv) {
         out.push_back(static_cast<T>(conv((*it)[i], fmt::format("{}[{}]", key, i))));
 }
 
+// A list of fixed-width records (the compact arrays a lab stores its traces in):
+// j[key] must be a list of arrays of `fields` values, each parsed by `parse`; an error names
+// "trace.key[i]".
+template <typename T, typename Parse>
+std::vector<T> recordsFrom(const json& j, const char* key, size_t fields, Parse parse) {
+    std::vector<T> out;
+    const json& list = j.at(key);
+    if (!list.is_array()) throw std::invalid_argument(fmt::format("trace.{}: expected a list", key));
+    out.reserve(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+        const json& e = list[i];
+        try {
+            if (!e.is_array() || e.size() != fields) throw std::invalid_argument(fmt::format("expected {} fields", fields));
+            out.push_back(parse(e));
+        } catch (const std::exception& ex) {
+            throw std::invalid_argument(fmt::format("trace.{}[{}]: {}", key, i, ex.what()));
+        }
+    }
+    return out;
+}
+
+// An enum stored by name, read back with its parse function ("unknown phase \"x\"").
+template <typename E, typename Parse>
+E enumFrom(const json& v, Parse parse, const char* what) {
+    auto e = parse(v.get<std::string>());
+    if (!e) throw std::invalid_argument(fmt::format("unknown {} {}", what, v.dump()));
+    return *e;
+}
+
 // The dimension fields of a model, read over whatever `m` holds already.
 void readModelFields(const json& j, std::string_view prefix, ModelConfig& m);
 // A preset with overrides: a changed shape is no longer that preset, so it becomes "custom".

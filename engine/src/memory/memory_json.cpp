@@ -15,31 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-template <typename T, typename F>
-std::vector<T> listFrom(const json& j, const char* key, size_t fields, F parse) {
-    std::vector<T> out;
-    const json& list = j.at(key);
-    if (!list.is_array()) throw std::invalid_argument(fmt::format("trace.{}: expected a list", key));
-    out.reserve(list.size());
-    for (size_t i = 0; i < list.size(); ++i) {
-        const json& e = list[i];
-        try {
-            if (!e.is_array() || e.size() != fields) throw std::invalid_argument(fmt::format("expected {} fields", fields));
-            out.push_back(parse(e));
-        } catch (const std::exception& ex) {
-            throw std::invalid_argument(fmt::format("trace.{}[{}]: {}", key, i, ex.what()));
-        }
-    }
-    return out;
-}
-
-template <typename E, typename Parse>
-E enumFrom(const json& v, Parse parse, const char* what) {
-    auto e = parse(v.get<std::string>());
-    if (!e) throw std::invalid_argument(fmt::format("unknown {} {}", what, v.dump()));
-    return *e;
-}
-
 MemoryCategory categoryFrom(const json& v) {
     const std::string s = v.get<std::string>();
     for (MemoryCategory c : allMemoryCategories())
@@ -80,14 +55,14 @@ RawMemoryTrace traceFrom(const json& j) {
     t.initial_reserved = j.at("initial_reserved").get<int64_t>();
     t.names = j.at("names").get<std::vector<std::string>>();
     const auto names = static_cast<int32_t>(t.names.size());
-    t.events = listFrom<AllocEvent>(j, "events", 10, [&](const json& e) {
+    t.events = jsonio::recordsFrom<AllocEvent>(j, "events", 10, [&](const json& e) {
         AllocEvent a;
-        a.action = enumFrom<AllocAction>(e[0], parseAllocAction, "action");
+        a.action = jsonio::enumFrom<AllocAction>(e[0], parseAllocAction, "action");
         a.addr = e[1].get<uint64_t>();
         a.size = e[2].get<int64_t>();
         a.time_ns = e[3].get<int64_t>();
         a.stream = e[4].get<uint64_t>();
-        a.phase = enumFrom<Phase>(e[5], parsePhase, "phase");
+        a.phase = jsonio::enumFrom<Phase>(e[5], parsePhase, "phase");
         a.step = e[6].get<int>();
         a.range = e[7].get<int32_t>();
         a.op = e[8].get<int32_t>();
@@ -102,19 +77,19 @@ RawMemoryTrace traceFrom(const json& j) {
     }
     for (const auto& e : t.events)
         if (e.stack >= static_cast<int32_t>(t.stacks.size())) throw std::invalid_argument("trace: a stack index out of range");
-    t.initial = listFrom<LiveBlock>(j, "initial", 2, [](const json& e) {
+    t.initial = jsonio::recordsFrom<LiveBlock>(j, "initial", 2, [](const json& e) {
         return LiveBlock{e[0].get<uint64_t>(), e[1].get<int64_t>()};
     });
-    t.segments = listFrom<MemorySegment>(j, "segments", 5, [](const json& e) {
+    t.segments = jsonio::recordsFrom<MemorySegment>(j, "segments", 5, [](const json& e) {
         MemorySegment s{e[0].get<uint64_t>(), e[1].get<int64_t>(), e[2].get<uint64_t>(), e[3].get<bool>(), {}};
         for (const auto& b : e[4])
             s.blocks.push_back({b.at(0).get<uint64_t>(), b.at(1).get<int64_t>(), b.at(2).get<int64_t>(), b.at(3).get<bool>()});
         return s;
     });
-    t.known = listFrom<KnownStorage>(j, "known", 4, [](const json& e) {
+    t.known = jsonio::recordsFrom<KnownStorage>(j, "known", 4, [](const json& e) {
         return KnownStorage{e[0].get<uint64_t>(), e[1].get<int64_t>(), categoryFrom(e[2]), e[3].get<int>()};
     });
-    t.driver = listFrom<DriverSample>(j, "driver", 2, [](const json& e) {
+    t.driver = jsonio::recordsFrom<DriverSample>(j, "driver", 2, [](const json& e) {
         return DriverSample{e[0].get<int64_t>(), e[1].get<int64_t>()};
     });
     return t;
@@ -122,7 +97,7 @@ RawMemoryTrace traceFrom(const json& j) {
 
 FrontierResult frontierFrom(const json& j) {
     FrontierResult f;
-    f.axis = enumFrom<FrontierAxis>(j.at("axis"), parseFrontierAxis, "frontier axis");
+    f.axis = jsonio::enumFrom<FrontierAxis>(j.at("axis"), parseFrontierAxis, "frontier axis");
     f.lo = j.at("lo").get<int64_t>();
     f.hi = j.at("hi").get<int64_t>();
     f.granule = j.at("granule").get<int64_t>();
@@ -132,7 +107,7 @@ FrontierResult frontierFrom(const json& j) {
         FrontierProbe x;
         x.value = p.at("value").get<int64_t>();
         x.fits = p.at("fits").get<bool>();
-        x.status = enumFrom<Status>(p.at("status"), parseStatus, "status");
+        x.status = jsonio::enumFrom<Status>(p.at("status"), parseStatus, "status");
         x.peak_bytes = p.at("peak_bytes").get<int64_t>();
         x.error = p.at("error").get<std::string>();
         f.probes.push_back(std::move(x));
@@ -203,7 +178,7 @@ MemoryResult memoryResultFromJson(const json& j) {
     MemoryResult r;
     try {
         r.spec = memorySpecFromJson(j.at("spec"));
-        r.status = enumFrom<Status>(j.at("status"), parseStatus, "status");
+        r.status = jsonio::enumFrom<Status>(j.at("status"), parseStatus, "status");
         r.error = j.at("error").get<std::string>();
         r.oom_bytes = j.at("oom_bytes").get<int64_t>();
         r.gpu = j.at("gpu").get<bool>();

@@ -23,30 +23,6 @@ json kernelJson(const ProfiledKernel& e) {
     return json::array({e.name, e.start_ns, e.duration_ns, e.stream, toString(e.phase), e.range, e.op});
 }
 
-Phase phaseFrom(const json& v) {
-    auto p = parsePhase(v.get<std::string>());
-    if (!p) throw std::invalid_argument(fmt::format("unknown phase {}", v.dump()));
-    return *p;
-}
-
-template <typename T, typename F>
-std::vector<T> eventsFrom(const json& j, const char* key, size_t fields, F parse) {
-    std::vector<T> out;
-    const json& list = j.at(key);
-    if (!list.is_array()) throw std::invalid_argument(fmt::format("trace.{}: expected a list", key));
-    out.reserve(list.size());
-    for (size_t i = 0; i < list.size(); ++i) {
-        const json& e = list[i];
-        try {
-            if (!e.is_array() || e.size() != fields) throw std::invalid_argument(fmt::format("expected {} fields", fields));
-            out.push_back(parse(e));
-        } catch (const std::exception& ex) {
-            throw std::invalid_argument(fmt::format("trace.{}[{}]: {}", key, i, ex.what()));
-        }
-    }
-    return out;
-}
-
 }  // namespace
 
 json toJson(const ProfileSpec& s) { return {{"bench", toJson(s.bench)}, {"profile_steps", s.profile_steps}}; }
@@ -96,10 +72,10 @@ ProfileResult profileResultFromJson(const json& j) {
         r.gpu = j.at("gpu").get<bool>();
         for (const auto& s : j.at("steps")) r.steps.push_back(stepFromJson(s));
         const json& t = j.at("trace");
-        r.trace.ranges = eventsFrom<ProfiledRange>(t, "ranges", 4, [](const json& e) {
+        r.trace.ranges = jsonio::recordsFrom<ProfiledRange>(t, "ranges", 4, [](const json& e) {
             return ProfiledRange{e[0].get<std::string>(), e[1].get<uint64_t>(), e[2].get<int64_t>(), e[3].get<int64_t>()};
         });
-        r.trace.ops = eventsFrom<ProfiledOp>(t, "ops", 11, [](const json& e) {
+        r.trace.ops = jsonio::recordsFrom<ProfiledOp>(t, "ops", 11, [](const json& e) {
             ProfiledOp op;
             op.name = e[0].get<std::string>();
             op.thread = e[1].get<uint64_t>();
@@ -107,20 +83,20 @@ ProfileResult profileResultFromJson(const json& j) {
             op.end_ns = e[3].get<int64_t>();
             op.self_ns = e[4].get<int64_t>();
             op.device_ns = e[5].get<int64_t>();
-            op.phase = phaseFrom(e[6]);
+            op.phase = jsonio::enumFrom<Phase>(e[6], parsePhase, "phase");
             op.range = e[7].get<std::string>();
             op.flops = e[8].get<double>();
             op.shapes = e[9].get<std::string>();
             op.top_level = e[10].get<bool>();
             return op;
         });
-        r.trace.kernels = eventsFrom<ProfiledKernel>(t, "kernels", 7, [](const json& e) {
+        r.trace.kernels = jsonio::recordsFrom<ProfiledKernel>(t, "kernels", 7, [](const json& e) {
             ProfiledKernel k;
             k.name = e[0].get<std::string>();
             k.start_ns = e[1].get<int64_t>();
             k.duration_ns = e[2].get<int64_t>();
             k.stream = e[3].get<int64_t>();
-            k.phase = phaseFrom(e[4]);
+            k.phase = jsonio::enumFrom<Phase>(e[4], parsePhase, "phase");
             k.range = e[5].get<std::string>();
             k.op = e[6].get<std::string>();
             return k;

@@ -11,7 +11,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$ROOT/.deps/debs"
 cd "$ROOT/.deps/debs"
 apt-get download nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9 libsqlite3-dev libsqlite3-0 \
-    libgtest-dev libgmock-dev googletest 2>/dev/null
+    libgtest-dev libgmock-dev googletest libgloo-dev 2>/dev/null
 ls "$ROOT/.deps/debs"
 if [ "${1:-}" = --window ]; then
     # The window's build (headers, CMake packages, moc/rcc) and the libraries it loads that a

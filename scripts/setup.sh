@@ -22,7 +22,7 @@ install_system_packages() {
     local pkgs=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv python3-pip
                 libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev
                 qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6-dev libxkbcommon-dev
-                libgl-dev libqcustomplot-dev xvfb xauth)
+                libgl-dev libqcustomplot-dev xvfb xauth libgloo-dev)
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

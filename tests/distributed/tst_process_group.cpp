@@ -1,0 +1,70 @@
+// c10d groups from C++: Gloo ranks as threads of this process, rendezvous on a TCPStore.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "trainscope/distributed/process_group.h"
+
+using namespace ts::dist;
+
+TEST(ProcessGroup, GlooAllReduceSumsOverThreadRanks) {
+    const int world = 3;
+    const int port = freeLoopbackPort();
+    std::vector<at::Tensor> results(world);
+    std::vector<std::string> errors(world);
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < world; ++r)
+        ranks.emplace_back([&, r] {
+            try {
+                GroupSpec spec;
+                spec.rank = r;
+                spec.world_size = world;
+                spec.master_port = port;
+                spec.timeout = std::chrono::seconds(30);
+                Group g = makeGroup(spec);
+                std::vector<at::Tensor> t{torch::full({5}, float(r + 1))};
+                g.backend->allreduce(t)->wait();
+                results[r] = t[0];
+            } catch (const std::exception& e) {
+                errors[r] = e.what();
+            }
+        });
+    for (auto& t : ranks) t.join();
+    for (int r = 0; r < world; ++r) {
+        ASSERT_EQ(errors[r], "") << "rank " << r;
+        EXPECT_TRUE(torch::equal(results[r], torch::full({5}, 6.0f)));
+    }
+}
+
+TEST(ProcessGroup, EnvironmentAsTorchrunSetsIt) {
+    ::setenv("RANK", "1", 1);
+    ::setenv("WORLD_SIZE", "4", 1);
+    ::setenv("LOCAL_RANK", "1", 1);
+    ::setenv("MASTER_ADDR", "10.0.0.2", 1);
+    ::setenv("MASTER_PORT", "29500", 1);
+    auto spec = groupSpecFromEnvironment(CommBackend::Gloo);
+    EXPECT_EQ(spec.rank, 1);
+    EXPECT_EQ(spec.world_size, 4);
+    EXPECT_EQ(spec.master_addr, "10.0.0.2");
+    EXPECT_EQ(spec.master_port, 29500);
+    ::setenv("RANK", "4", 1);
+    EXPECT_THROW(groupSpecFromEnvironment(CommBackend::Gloo), std::invalid_argument);
+    ::setenv("RANK", "x", 1);
+    try {
+        groupSpecFromEnvironment(CommBackend::Gloo);
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("RANK='x'"), std::string::npos) << e.what();
+    }
+    ::unsetenv("MASTER_PORT");
+    ::setenv("RANK", "0", 1);
+    EXPECT_THROW(groupSpecFromEnvironment(CommBackend::Gloo), std::invalid_argument);
+}
+
+TEST(ProcessGroup, BackendNames) {
+    EXPECT_EQ(parseBackend("gloo"), CommBackend::Gloo);
+    EXPECT_EQ(parseBackend("nccl"), CommBackend::Nccl);
+    EXPECT_FALSE(parseBackend("mpi"));
+}

@@ -30,7 +30,7 @@ using namespace ts::cli;
 
 struct MemoryOptions {
     BenchOptions point;
-    std::string record_steps = "2", frontier, frontier_max = "0", top = "10", snapshot, compare;
+    std::string record_steps = "2", frontier, frontier_max = "0", top = "10", snapshot, oom_snapshot, compare;
     bool stacks = false;
 };
 
@@ -106,6 +106,10 @@ std::vector<ts::MemorySpec> memorySpecs(const MemoryOptions& o) {
     }
     if (!o.snapshot.empty() && specs.size() != 1)
         throw BadInput(fmt::format("--snapshot takes one point, but the options ask for {}", specs.size()));
+    if (!o.oom_snapshot.empty() && specs.size() != 1)
+        throw BadInput(fmt::format("--oom-snapshot takes one point, but the options ask for {}", specs.size()));
+    if (given(o.point, "--oom-snapshot") && base.frontier == ts::FrontierAxis::None)
+        throw BadInput("--oom-snapshot: needs --frontier context|batch (it is the snapshot of the probe that ran out of memory)");
     return specs;
 }
 
@@ -118,6 +122,23 @@ void checkOutputPath(const std::string& flag, const std::string& path) {
     const fs::path parent = fs::path(path).parent_path();
     if (!parent.empty() && !fs::is_directory(parent, ec))
         throw BadInput(fmt::format("{}: the folder of '{}' does not exist", flag, path));
+}
+
+// Writes a trace as the pickle memory_viz reads; false (said on stderr) when it cannot.
+bool writeSnapshot(const std::string& path, const ts::RawMemoryTrace& trace, bool quiet) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << ts::memorySnapshotPickle(trace);
+    out.close();
+    if (!out) {
+        std::fprintf(stderr, "error: could not write the snapshot to '%s'\n", path.c_str());
+        return false;
+    }
+    if (!quiet)
+        std::fprintf(stderr,
+                     "snapshot → %s (drag it onto https://pytorch.org/memory_viz, or "
+                     "python -m torch.cuda._memory_viz trace_plot %s -o memory.html)\n",
+                     path.c_str(), path.c_str());
+    return true;
 }
 
 nlohmann::json summaryJson(const ts::MemoryResult& r, int top) {
@@ -167,7 +188,7 @@ std::pair<int64_t, int> runAndPoint(const std::string& text) {
 int compareMemoryRuns(const MemoryOptions& o) {
     const auto ids = requireList("--compare", o.compare);
     if (ids.size() != 2) throw BadInput(fmt::format("--compare: give two runs (A,B), not {}", ids.size()));
-    for (const char* flag : {"--snapshot", "--frontier", "--record-steps", "--label", "--no-store", "--jsonl"})
+    for (const char* flag : {"--snapshot", "--oom-snapshot", "--frontier", "--record-steps", "--label", "--no-store", "--jsonl"})
         if (given(o.point, flag)) throw BadInput(fmt::format("--compare runs nothing: {} has no use with it", flag));
     auto store = openStoreForReading(o.point.db);
     std::vector<ts::MemoryResult> results;
@@ -191,6 +212,7 @@ int runMemoryCommand(const MemoryOptions& o) {
     const std::vector<ts::MemorySpec> specs = memorySpecs(o);
     const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
     if (!o.snapshot.empty() || given(o.point, "--snapshot")) checkOutputPath("--snapshot", o.snapshot);
+    if (!o.oom_snapshot.empty() || given(o.point, "--oom-snapshot")) checkOutputPath("--oom-snapshot", o.oom_snapshot);
     const BenchOptions& p = o.point;
     std::unique_ptr<ts::ResultStore> store;
     int64_t run_id = 0;
@@ -241,19 +263,20 @@ int runMemoryCommand(const MemoryOptions& o) {
             std::fprintf(stderr, "error: no allocator trace to write to '%s' (%s)\n", o.snapshot.c_str(),
                          r.error.empty() ? "nothing was recorded" : r.error.c_str());
             code = kRunFailed;
-        } else {
-            std::ofstream out(o.snapshot, std::ios::binary | std::ios::trunc);
-            out << ts::memorySnapshotPickle(r.trace);
-            out.close();
-            if (!out) {
-                std::fprintf(stderr, "error: could not write the snapshot to '%s'\n", o.snapshot.c_str());
-                code = kRunFailed;
-            } else if (!p.quiet) {
-                std::fprintf(stderr,
-                             "snapshot → %s (drag it onto https://pytorch.org/memory_viz, or "
-                             "python -m torch.cuda._memory_viz trace_plot %s -o memory.html)\n",
-                             o.snapshot.c_str(), o.snapshot.c_str());
-            }
+        } else if (!writeSnapshot(o.snapshot, r.trace, p.quiet)) {
+            code = kRunFailed;
+        }
+    }
+    if (!o.oom_snapshot.empty() && !results.empty()) {
+        const ts::MemoryResult& r = results.front();
+        if (!r.frontier || !r.frontier->oom_trace) {
+            std::fprintf(stderr, "error: no out-of-memory snapshot to write to '%s' (%s)\n", o.oom_snapshot.c_str(),
+                         !r.frontier                  ? "the frontier did not run"
+                         : r.frontier->smallest_oom == 0 ? "no probe ran out of memory"
+                                                         : "the allocator did not report the failure");
+            code = kRunFailed;
+        } else if (!writeSnapshot(o.oom_snapshot, *r.frontier->oom_trace, p.quiet)) {
+            code = kRunFailed;
         }
     }
     if (interruptToken().cancelled()) return kInterrupted;
@@ -279,6 +302,8 @@ void addMemoryCommand(CLI::App& app, int& code) {
     cmd->add_option("--compare", o->compare,
                     "Compare two stored memory runs category by category (A,B; ID or ID:POINT); runs nothing");
     cmd->add_option("--snapshot", o->snapshot, "Write the allocator snapshot as the pickle memory_viz reads");
+    cmd->add_option("--oom-snapshot", o->oom_snapshot,
+                    "With --frontier: write the snapshot taken when the smallest failing probe ran out of memory");
     cmd->add_option("--db", o->point.db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     cmd->add_option("--label", o->point.label, "A label for this run in the store");
     cmd->add_flag("--no-store", o->point.no_store, "Do not store the run");

@@ -43,6 +43,8 @@ class Memory(unittest.TestCase):
             (["--snapshot", os.path.join(self.tmp.name, "no", "such", "x.pickle")], "does not exist"),
             (["--context-length", "16,32", "--snapshot", os.path.join(self.tmp.name, "s.pickle")], "one point"),
             (["--top", "-1"], "--top"),
+            (["--oom-snapshot", os.path.join(self.tmp.name, "o.pickle")], "needs --frontier"),
+            (["--frontier", "context", "--oom-snapshot", self.tmp.name], "is a directory"),
         ]
         for extra, needle in cases:
             args = TINY + extra
@@ -127,7 +129,7 @@ class Memory(unittest.TestCase):
     def test_help_lists_the_flags(self):
         p = run("memory", "--help")
         self.assertEqual(p.returncode, 0)
-        for flag in ("--record-steps", "--frontier", "--snapshot", "--stacks", "--markdown", "--csv", "--jsonl"):
+        for flag in ("--record-steps", "--frontier", "--snapshot", "--oom-snapshot", "--stacks", "--markdown", "--csv", "--jsonl"):
             self.assertIn(flag, p.stdout)
 
 

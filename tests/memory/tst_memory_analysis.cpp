@@ -384,4 +384,109 @@ TEST(MemoryReport, TablesTimelineCsvAndPeakTable) {
     EXPECT_NE(peaks.find(",fp16,"), std::string::npos);
 }
 
+// ---- Two runs compared, and the out-of-memory's picture ----
+
+// The synthetic step cut at its peak (event 7, in backward), then an allocation of 1 GiB that
+// the allocator refused with 12345 bytes free on the device.
+ts::RawMemoryTrace oomTrace() {
+    auto t = ts::testing::syntheticTrace();
+    t.events.resize(8);
+    ts::AllocEvent e;
+    e.action = AllocAction::Oom;
+    e.addr = 12345;
+    e.size = int64_t{1} << 30;
+    e.phase = Phase::Backward;
+    e.step = 0;
+    e.range = 0;
+    e.op = 2;
+    e.time_ns = 8000;
+    t.events.push_back(e);
+    return t;
+}
+
+TEST(MemoryAnalysis, PhasePeaksOfTheSyntheticStep) {
+    const auto t = ts::testing::syntheticTrace();
+    const auto p = ts::phasePeaks(t, ts::analyzeMemory(t));
+    ASSERT_EQ(p.size(), 4u);
+    // Forward's highest moment is its last block (the loss, event 13): 12288 + G1 + 64.
+    EXPECT_EQ(p[0].phase, Phase::Forward);
+    EXPECT_EQ(p[0].index, 13u);
+    EXPECT_EQ(p[0].allocated, 16448);
+    EXPECT_EQ(p[1].phase, Phase::Backward);
+    EXPECT_EQ(p[1].index, 7u);
+    EXPECT_EQ(p[1].allocated, 22384);
+    EXPECT_EQ(p[1].by_category[cat(MemoryCategory::Activations)], 3000);
+    EXPECT_EQ(p[2].phase, Phase::Optimizer);
+    EXPECT_EQ(p[2].allocated, 12288 + 4096 + 100);
+    EXPECT_EQ(p[3].phase, Phase::Other);  // the step's peak
+    EXPECT_EQ(p[3].allocated, 22384);
+    for (const auto& x : p) EXPECT_TRUE(x.present);
+    // A forward-only trace has no backward or optimizer.
+    auto fwd = t;
+    fwd.events.resize(6);
+    const auto q = ts::phasePeaks(fwd, ts::analyzeMemory(fwd));
+    EXPECT_TRUE(q[0].present);
+    EXPECT_FALSE(q[1].present);
+    EXPECT_FALSE(q[2].present);
+}
+
+TEST(MemoryAnalysis, ComparePhasesAttributesTheSavingToCategories) {
+    const auto a = ts::testing::syntheticTrace();
+    auto b = a;
+    b.events[5].size = 1000;  // A2 half as large: an activation saved
+    b.events[9].size = 1000;
+    const auto rows = ts::comparePhases(a, ts::analyzeMemory(a), b, ts::analyzeMemory(b));
+    ASSERT_EQ(rows.size(), 4 * (ts::kMemoryCategories + 1));
+    auto row = [&](Phase ph, std::optional<MemoryCategory> c) {
+        for (const auto& r : rows)
+            if (r.phase == ph && r.category == c) return r;
+        throw std::runtime_error("no such row");
+    };
+    const auto back = row(Phase::Backward, std::nullopt);
+    EXPECT_EQ(back.a, 22384);
+    EXPECT_EQ(back.b, 21384);
+    const auto act = row(Phase::Backward, MemoryCategory::Activations);
+    EXPECT_EQ(act.b - act.a, -1000);
+    ASSERT_TRUE(act.share);
+    EXPECT_DOUBLE_EQ(*act.share, 1.0);  // all of the saving is activations
+    EXPECT_DOUBLE_EQ(*row(Phase::Backward, MemoryCategory::Parameters).share, 0.0);
+    EXPECT_FALSE(row(Phase::Optimizer, MemoryCategory::Activations).share);  // no difference there
+    EXPECT_EQ(ts::phaseComparisonName(Phase::Other), "step (peak)");
+
+    ts::MemoryResult ra = syntheticResult(), rb = ra;
+    rb.trace = b;
+    const std::string text = ts::formatMemoryComparison(ra, rb, ts::TableFormat::Text);
+    EXPECT_NE(text.find("Phase by phase"), std::string::npos) << text;
+    EXPECT_NE(text.find("100%"), std::string::npos) << text;
+}
+
+TEST(MemoryAnalysis, TheFailedAllocationAndWhatWasHeld) {
+    const auto t = oomTrace();
+    const auto a = ts::analyzeMemory(t);
+    const auto f = ts::failedAllocation(t, a);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->index, 8u);
+    EXPECT_EQ(f->requested, int64_t{1} << 30);
+    EXPECT_EQ(f->device_free, 12345);
+    EXPECT_EQ(f->phase, Phase::Backward);
+    EXPECT_EQ(f->range, "layer.0/attention");
+    EXPECT_EQ(f->op, "MmBackward0");
+    EXPECT_EQ(f->allocated, 22384);  // the peak just before
+    EXPECT_EQ(f->reserved, 3 << 20);
+    EXPECT_EQ(f->by_category[cat(MemoryCategory::Activations)], 3000);
+    EXPECT_EQ(ts::describeFailedAllocation(*f),
+              "1.00 GiB asked for in backward of step 0 (layer.0/attention, MmBackward0), with 21.9 KiB allocated, "
+              "3.0 MiB reserved and 12.1 KiB free on the device");
+    EXPECT_FALSE(ts::failedAllocation(ts::testing::syntheticTrace(), ts::analyzeMemory(ts::testing::syntheticTrace())));
+
+    // Stored with the frontier, read back, and told in the report.
+    auto r = syntheticResult();
+    r.frontier->oom_trace = t;
+    const auto back = ts::memoryResultFromJson(ts::parseJson(ts::dumpJson(ts::toJson(r))));
+    EXPECT_EQ(back.frontier, r.frontier);
+    const std::string text = ts::formatMemory(back, {});
+    EXPECT_NE(text.find("The allocation that failed at context 112: 1.00 GiB asked for in backward"), std::string::npos)
+        << text;
+}
+
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "memory/memory.h"
 #include "memory/memory_pickle.h"
+#include "memory/memory_report.h"
 
 namespace {
 
@@ -149,11 +150,20 @@ TEST(MemoryGpu, CppStacksWhenAskedFor) {
                     static_cast<long long>(r.trace.stacks[0][i].line));
 }
 
+// The frontier of naive attention by context (a bisection of a dozen probes), run once for
+// the tests that read it.
+const ts::MemoryResult& frontierRun() {
+    static const ts::MemoryResult r = [] {
+        auto spec = cudaSpec(ts::Mode::Train);
+        spec.record_steps = 1;
+        spec.frontier = ts::FrontierAxis::Context;
+        return recorded(spec);
+    }();
+    return r;
+}
+
 TEST(MemoryGpu, FrontierOfNaiveAttentionByContext) {
-    auto spec = cudaSpec(ts::Mode::Train);
-    spec.record_steps = 1;
-    spec.frontier = ts::FrontierAxis::Context;
-    const auto r = recorded(spec);
+    const auto& r = frontierRun();
     ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
     ASSERT_TRUE(r.frontier);
     const auto& f = *r.frontier;
@@ -164,6 +174,30 @@ TEST(MemoryGpu, FrontierOfNaiveAttentionByContext) {
         EXPECT_EQ(p.fits, p.value <= f.largest_fit) << p.value;
         if (!p.fits) EXPECT_EQ(p.status, ts::Status::OOM) << p.value << ": " << p.error;
     }
+    // The picture of the failure: the probe at smallest_oom recorded up to its oom entry, and
+    // the segments as they were then, before the step unwound and freed its tensors.
+    ASSERT_TRUE(f.oom_trace);
+    const ts::RawMemoryTrace& t = *f.oom_trace;
+    ASSERT_FALSE(t.events.empty());
+    EXPECT_EQ(t.events.back().action, ts::AllocAction::Oom);
+    const auto a = ts::analyzeMemory(t);
+    const auto failed = ts::failedAllocation(t, a);
+    ASSERT_TRUE(failed);
+    EXPECT_GT(failed->requested, 0);
+    EXPECT_NE(failed->phase, ts::Phase::Other);  // inside the step
+    EXPECT_FALSE(failed->op.empty());
+    // The whole model was there when it failed, known to the byte.
+    EXPECT_EQ(failed->by_category[cat(ts::MemoryCategory::Parameters)], r.parameter_bytes);
+    // The segments are those of the failure: their allocated blocks are what the trace says was
+    // allocated just before it (after the unwinding they would hold a fraction).
+    int64_t held = 0;
+    for (const auto& s : t.segments)
+        for (const auto& b : s.blocks)
+            if (b.allocated) held += b.requested;
+    EXPECT_EQ(held, failed->allocated);
+    EXPECT_GT(failed->allocated, 4 * r.parameter_bytes);
+    std::printf("failed allocation at context %lld: %s\n", static_cast<long long>(f.smallest_oom),
+                ts::describeFailedAllocation(*failed).c_str());
 }
 
 std::string runPython(const std::string& python, const std::string& script, int& code) {
@@ -179,20 +213,19 @@ std::string runPython(const std::string& python, const std::string& script, int&
     return out;
 }
 
-TEST(MemoryGpu, SnapshotLoadsInMemoryViz) {
-    const auto r = recorded(cudaSpec(ts::Mode::Train));
-    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
-    const auto path = std::filesystem::temp_directory_path() / "trainscope_memory_gpu_snapshot.pickle";
+// Writes `trace` as the pickle, reads it back with our reader, then with torch's
+// torch.cuda._memory_viz where a python with torch is found (skips otherwise).
+void checkInMemoryViz(const ts::RawMemoryTrace& trace, const std::string& name) {
+    const auto path = std::filesystem::temp_directory_path() / ("trainscope_memory_gpu_" + name + ".pickle");
     {
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        out << ts::memorySnapshotPickle(r.trace);
+        out << ts::memorySnapshotPickle(trace);
     }
-    // Our reader first; then torch's own reader where a python with torch is found.
     std::ifstream in(path, std::ios::binary);
     std::stringstream bytes;
     bytes << in.rdbuf();
     const auto snap = ts::pickle::loads(bytes.str());
-    EXPECT_EQ(snap.at("device_traces").items.at(0).items.size(), r.trace.events.size());
+    EXPECT_EQ(snap.at("device_traces").items.at(0).items.size(), trace.events.size());
 
     std::string python;
     std::stringstream candidates(TRAINSCOPE_PYTHONS);
@@ -217,7 +250,19 @@ TEST(MemoryGpu, SnapshotLoadsInMemoryViz) {
     const std::string out = runPython(python, script, code);
     std::filesystem::remove(path);
     EXPECT_EQ(code, 0) << out;
-    EXPECT_NE(out.find("ok " + std::to_string(r.trace.events.size())), std::string::npos) << out;
+    EXPECT_NE(out.find("ok " + std::to_string(trace.events.size())), std::string::npos) << out;
+}
+
+TEST(MemoryGpu, SnapshotLoadsInMemoryViz) {
+    const auto r = recorded(cudaSpec(ts::Mode::Train));
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    checkInMemoryViz(r.trace, "step");
+}
+
+TEST(MemoryGpu, OomSnapshotLoadsInMemoryViz) {
+    const auto& r = frontierRun();
+    ASSERT_TRUE(r.frontier && r.frontier->oom_trace);
+    checkInMemoryViz(*r.frontier->oom_trace, "oom");
 }
 
 }  // namespace

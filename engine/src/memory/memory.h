@@ -142,7 +142,9 @@ struct RawMemoryTrace {
 // that made it) a gradient has that category. Any other block made in forward and freed in
 // backward, or still live when backward starts and freed during it, was saved for backward:
 // activations. A block made and freed inside one phase is a temporary. What is left (the
-// batch, the RoPE tables, the loss, blocks live before recording) is other.
+// batch, the RoPE tables, the loss, blocks live before recording) is other. In a trace that
+// ends in an out-of-memory during backward (a frontier probe's), a block forward made in that
+// step and still held at the failure counts as an activation too.
 // `alloc_index` is the alloc event's index; `free_index` its free_completed's (none: still live).
 MemoryCategory categorizeAllocation(const RawMemoryTrace& t, size_t alloc_index, std::optional<size_t> free_index);
 
@@ -240,8 +242,27 @@ struct FrontierResult {
     int64_t largest_fit = 0;    // 0: not even lo fits
     int64_t smallest_oom = 0;   // 0: hi fits
     std::vector<FrontierProbe> probes;  // in the order run
+    // The allocator's history of the probe at smallest_oom, from its model's construction up
+    // to the allocation that failed (the trace's last oom entry), with the segments as they
+    // were at that moment: the snapshot at the failure (the runner's out-of-memory observer
+    // takes it before anything is freed).
+    std::optional<RawMemoryTrace> oom_trace;
     bool operator==(const FrontierResult&) const = default;
 };
+
+// The allocation an out-of-memory refused: the trace's last oom entry, with what the
+// allocator held when it failed.
+struct FailedAllocation {
+    size_t index = 0;          // the oom event
+    int64_t requested = 0;     // bytes asked for
+    int64_t device_free = 0;   // the device's free bytes, as the allocator saw them
+    Phase phase = Phase::Other;
+    int step = -1;
+    std::string range, op;
+    int64_t allocated = 0, reserved = 0;  // the allocator's, just before
+    std::array<int64_t, kMemoryCategories> by_category{};
+};
+std::optional<FailedAllocation> failedAllocation(const RawMemoryTrace& t, const MemoryAnalysis& a);
 // Bisection over multiples of `granule` in [lo, hi] for the largest value that fits, taking
 // `fits` as monotonic (what fits at n fits below n). A probe that fails for another reason
 // than memory stops the search (its probe says why). The probe's fits flag is the answer.
@@ -270,6 +291,35 @@ struct CategoryComparison {
     int64_t measured = 0, predicted = 0;
 };
 std::vector<CategoryComparison> compareWithPrediction(const MemoryResult& r, const MemoryAnalysis& a);
+
+// The highest moment of each phase (over the recorded steps) with its categories: the
+// comparison of two runs phase by phase. `present` is false for a phase the run does not have
+// (forward mode has no backward).
+struct PhasePeak {
+    Phase phase = Phase::Other;
+    bool present = false;
+    int step = -1;
+    size_t index = 0;  // the event
+    int64_t allocated = 0;
+    std::array<int64_t, kMemoryCategories> by_category{};
+};
+// Forward, backward, optimizer, then the step's overall peak (phase Other: "step").
+std::vector<PhasePeak> phasePeaks(const RawMemoryTrace& t, const MemoryAnalysis& a);
+
+// Two runs phase by phase: per phase (forward, backward, optimizer, then the step's peak) one
+// row per category and a total, A's and B's bytes at that phase's highest moment and B's
+// difference's share of the phase's total difference (what B saves, attributed).
+struct PhaseComparisonRow {
+    Phase phase = Phase::Other;                // Other: the step's overall peak
+    std::optional<MemoryCategory> category;    // none: the phase's total
+    bool a_present = false, b_present = false; // the run has the phase
+    int64_t a = 0, b = 0;
+    std::optional<double> share;               // of the phase's B - A (categories, both present, B != A)
+};
+std::vector<PhaseComparisonRow> comparePhases(const RawMemoryTrace& ta, const MemoryAnalysis& aa,
+                                              const RawMemoryTrace& tb, const MemoryAnalysis& ab);
+// "forward", "backward", "optimizer", "step (peak)"
+std::string phaseComparisonName(Phase p);
 
 class MemoryObserver : public Observer {
 public:

@@ -90,10 +90,14 @@ private:
     std::multimap<uint64_t, const KnownStorage*> by_addr_;
 };
 
-MemoryCategory byLifetime(const AllocEvent& a, const AllocEvent* f) {
+// `failure`: the trace's last event when it is an out-of-memory (a frontier probe's trace).
+MemoryCategory byLifetime(const AllocEvent& a, const AllocEvent* f, const AllocEvent* failure) {
     const bool same_step = f && f->step == a.step;
     if (f && same_step && f->phase == a.phase) return MemoryCategory::Temporaries;
     if (a.phase == Phase::Forward && same_step && f->phase == Phase::Backward) return MemoryCategory::Activations;
+    // What forward made and still held when backward ran out of memory was saved for backward.
+    if (!f && failure && a.phase == Phase::Forward && failure->step == a.step && failure->phase == Phase::Backward)
+        return MemoryCategory::Activations;
     return MemoryCategory::Other;
 }
 
@@ -108,7 +112,8 @@ MemoryCategory categorizeWith(const RawMemoryTrace& t, const KnownIndex& known, 
         // step at the gradient's address (a forward activation, freed in backward) is not it.
         if (a.phase == Phase::Backward && (!f || f->step != a.step)) return *c;
     }
-    return byLifetime(a, f);
+    const AllocEvent* failure = t.events.back().action == AllocAction::Oom ? &t.events.back() : nullptr;
+    return byLifetime(a, f, failure);
 }
 }  // namespace
 
@@ -302,6 +307,90 @@ std::vector<CategoryComparison> compareWithPrediction(const MemoryResult& r, con
     for (MemoryCategory c : allMemoryCategories())
         out.push_back({c, a.peak.by_category[catIndex(c)], p.by_category[catIndex(c)]});
     return out;
+}
+
+std::vector<PhasePeak> phasePeaks(const RawMemoryTrace& t, const MemoryAnalysis& a) {
+    std::vector<PhasePeak> out;
+    for (Phase ph : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
+        PhasePeak p;
+        p.phase = ph;
+        for (const TimelinePoint& tp : a.timeline) {
+            const AllocEvent& e = t.events[tp.index];
+            if (e.phase != ph || (p.present && tp.allocated <= p.allocated)) continue;
+            p.present = true;
+            p.step = e.step;
+            p.index = tp.index;
+            p.allocated = tp.allocated;
+            p.by_category = tp.by_category;
+        }
+        out.push_back(p);
+    }
+    PhasePeak step;
+    step.present = !a.timeline.empty();
+    step.step = a.peak.step;
+    step.index = a.peak.index;
+    step.allocated = a.peak.allocated;
+    step.by_category = a.peak.by_category;
+    out.push_back(step);
+    return out;
+}
+
+std::vector<PhaseComparisonRow> comparePhases(const RawMemoryTrace& ta, const MemoryAnalysis& aa,
+                                              const RawMemoryTrace& tb, const MemoryAnalysis& ab) {
+    const auto pa = phasePeaks(ta, aa), pb = phasePeaks(tb, ab);
+    std::vector<PhaseComparisonRow> out;
+    for (size_t k = 0; k < pa.size(); ++k) {
+        if (!pa[k].present && !pb[k].present) continue;
+        const bool both = pa[k].present && pb[k].present;
+        const int64_t total = pb[k].allocated - pa[k].allocated;
+        for (MemoryCategory c : allMemoryCategories()) {
+            PhaseComparisonRow row{pa[k].phase, c, pa[k].present, pb[k].present, pa[k].by_category[catIndex(c)],
+                                   pb[k].by_category[catIndex(c)], std::nullopt};
+            if (both && total != 0) row.share = static_cast<double>(row.b - row.a) / static_cast<double>(total);
+            out.push_back(row);
+        }
+        out.push_back({pa[k].phase, std::nullopt, pa[k].present, pb[k].present, pa[k].allocated, pb[k].allocated,
+                       std::nullopt});
+    }
+    return out;
+}
+
+std::string phaseComparisonName(Phase p) { return p == Phase::Other ? "step (peak)" : std::string(toString(p)); }
+
+std::optional<FailedAllocation> failedAllocation(const RawMemoryTrace& t, const MemoryAnalysis& a) {
+    for (size_t i = t.events.size(); i-- > 0;) {
+        const AllocEvent& e = t.events[i];
+        if (e.action != AllocAction::Oom) continue;
+        FailedAllocation f;
+        f.index = i;
+        f.requested = e.size;
+        f.device_free = static_cast<int64_t>(e.addr);
+        f.phase = e.phase;
+        f.step = e.step;
+        auto name = [&](int32_t k) {
+            return k >= 0 && static_cast<size_t>(k) < t.names.size() ? t.names[k] : std::string();
+        };
+        f.range = name(e.range);
+        f.op = name(e.op);
+        // The allocator's state just before: the last timeline point at or before the oom entry.
+        auto it = std::upper_bound(a.timeline.begin(), a.timeline.end(), i,
+                                   [](size_t idx, const TimelinePoint& p) { return idx < p.index; });
+        if (it != a.timeline.begin()) {
+            --it;
+            f.allocated = it->allocated;
+            f.reserved = it->reserved;
+            f.by_category = it->by_category;
+        } else {
+            f.reserved = t.initial_reserved;
+            for (const auto& x : a.allocations)
+                if (x.initial) {
+                    f.allocated += x.size;
+                    f.by_category[catIndex(x.category)] += x.size;
+                }
+        }
+        return f;
+    }
+    return std::nullopt;
 }
 
 // ---- The frontier ----

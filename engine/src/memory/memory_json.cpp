@@ -112,6 +112,7 @@ FrontierResult frontierFrom(const json& j) {
         x.error = p.at("error").get<std::string>();
         f.probes.push_back(std::move(x));
     }
+    if (auto it = j.find("oom_trace"); it != j.end() && !it->is_null()) f.oom_trace = traceFrom(*it);
     return f;
 }
 
@@ -123,7 +124,8 @@ json toJson(const FrontierResult& f) {
         probes.push_back({{"value", p.value}, {"fits", p.fits}, {"status", toString(p.status)},
                           {"peak_bytes", p.peak_bytes}, {"error", p.error}});
     return {{"axis", toString(f.axis)}, {"lo", f.lo}, {"hi", f.hi}, {"granule", f.granule},
-            {"largest_fit", f.largest_fit}, {"smallest_oom", f.smallest_oom}, {"probes", std::move(probes)}};
+            {"largest_fit", f.largest_fit}, {"smallest_oom", f.smallest_oom}, {"probes", std::move(probes)},
+            {"oom_trace", f.oom_trace ? traceJson(*f.oom_trace) : json(nullptr)}};
 }
 
 json toJson(const MemorySpec& s) {

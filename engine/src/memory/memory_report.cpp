@@ -42,6 +42,18 @@ Table allocationRows(const MemoryResult& r, const MemoryAnalysis& a, const std::
 
 }  // namespace
 
+std::string describeFailedAllocation(const FailedAllocation& f) {
+    std::string where(toString(f.phase));
+    if (f.phase == Phase::Other) where = "outside the step's phases";
+    if (f.step >= 0) where += fmt::format(" of step {}", f.step);
+    std::string what;
+    if (!f.range.empty() || !f.op.empty())
+        what = fmt::format(" ({}{}{})", f.range, !f.range.empty() && !f.op.empty() ? ", " : "", f.op);
+    return fmt::format("{} asked for in {}{}, with {} allocated, {} reserved and {} free on the device",
+                       formatBytes(f.requested), where, what, formatBytes(f.allocated), formatBytes(f.reserved),
+                       formatBytes(f.device_free));
+}
+
 std::string formatBytes(int64_t bytes) {
     const double b = static_cast<double>(bytes);
     if (std::abs(b) >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
@@ -186,6 +198,10 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
             probes.rows.push_back({fmt::format("{}", pr.value), pr.fits ? "yes" : "no", std::string(toString(pr.status)),
                                    pr.peak_bytes > 0 ? formatBytes(pr.peak_bytes) : "-", pr.error});
         out += tableHeading(fmt::format("OOM frontier by {}: {}", toString(fr.axis), verdict), f) + renderTable(probes, f);
+        if (fr.oom_trace)
+            if (const auto failed = failedAllocation(*fr.oom_trace, analyzeMemory(*fr.oom_trace)))
+                out += fmt::format("{}The allocation that failed at {} {}: {}.\n", f == TableFormat::Markdown ? "\n" : "",
+                                   toString(fr.axis), fr.smallest_oom, describeFailedAllocation(*failed));
     }
     return out;
 }
@@ -213,13 +229,22 @@ std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b,
                       diff(b.gradient_bytes - a.gradient_bytes), "", ""});
     t.rows.push_back({"optimizer state (exact)", bytes(a.optimizer_bytes), bytes(b.optimizer_bytes),
                       diff(b.optimizer_bytes - a.optimizer_bytes), "", ""});
-    if (csv) return renderTable(t, format);
+    if (csv) return renderTable(t, format);  // one table: the categories at the peaks
+    // Phase by phase: each phase's highest moment, by category, and what B saves (or costs).
+    Table phases{{"phase", "category", "A", "B", "B - A", "share of B - A"}, {false, false, true, true, true, true}, {}};
+    for (const auto& row : comparePhases(a.trace, aa, b.trace, ab))
+        phases.rows.push_back({phaseComparisonName(row.phase),
+                               row.category ? std::string(toString(*row.category)) : "total",
+                               row.a_present ? bytes(row.a) : "n/a", row.b_present ? bytes(row.b) : "n/a",
+                               row.a_present && row.b_present ? diff(row.b - row.a) : "",
+                               row.share ? fmt::format("{:.0f}%", 100.0 * *row.share) : ""});
     std::string out = format == TableFormat::Markdown ? "## Memory compared\n\n" : "memory compared\n";
     out += fmt::format("A: {} ({}{}), peak in {}\n", memoryHeadline(a), toString(a.status),
                        a.error.empty() ? "" : ": " + a.error, phaseStep(aa.peak.phase, aa.peak.step));
     out += fmt::format("B: {} ({}{}), peak in {}\n", memoryHeadline(b), toString(b.status),
                        b.error.empty() ? "" : ": " + b.error, phaseStep(ab.peak.phase, ab.peak.step));
-    return out + tableHeading("By category", format) + renderTable(t, format);
+    return out + tableHeading("By category", format) + renderTable(t, format) + "\n" +
+           tableHeading("Phase by phase (each phase's highest moment)", format) + renderTable(phases, format);
 }
 
 namespace {

@@ -32,6 +32,10 @@ std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b,
 // that cannot be read, or a point that is not there).
 MemoryResult storedMemoryPoint(const RunInfo& run, const std::vector<StoredRow>& rows, int point);
 
+// "2.00 GiB asked for in backward of step 0 (layer.3/attention, aten::bmm), with 61.2 GiB
+// allocated, 62.0 GiB reserved and 1.20 GiB free on the device"
+std::string describeFailedAllocation(const FailedAllocation& f);
+
 // "small ctx=256 batch=4 fp32 naive train on cuda, 2 recorded steps after 5 warm-up"
 std::string memoryHeadline(const MemoryResult& r);
 // "1.50 GiB", "12.0 MiB", "512 B"

@@ -309,6 +309,19 @@ void readTrace(const alloc::SnapshotInfo& snap, int device, Recording& rec, RawM
     }
 }
 
+// What is live before recording (the trace shows only what changes after) and the bytes
+// reserved then.
+void readInitial(int dev, RawMemoryTrace& t) {
+    at::accelerator::synchronizeDevice(dev);
+    const auto before = alloc::snapshot({0, 0}, /*include_traces=*/false);
+    for (const auto& s : segmentsOf(before, dev)) {
+        t.initial_reserved += s.total_size;
+        // Requested bytes, as the trace's alloc entries count them (not the rounded block).
+        for (const auto& b : s.blocks)
+            if (b.allocated) t.initial.push_back({b.addr, b.requested});
+    }
+}
+
 void addKnown(std::vector<KnownStorage>& known, const at::Tensor& t, MemoryCategory c, int step) {
     if (!t.defined() || !t.has_storage()) return;
     known.push_back({reinterpret_cast<uint64_t>(t.storage().data()), static_cast<int64_t>(t.storage().nbytes()), c, step});
@@ -343,17 +356,7 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
     const int dev = device.index();
     RawMemoryTrace& t = r.trace;
     t.device = dev;
-    // What is live before recording: the trace shows only what changes after.
-    at::accelerator::synchronizeDevice(dev);
-    {
-        const auto before = alloc::snapshot({0, 0}, /*include_traces=*/false);
-        for (const auto& s : segmentsOf(before, dev)) {
-            t.initial_reserved += s.total_size;
-            // Requested bytes, as the trace's alloc entries count them (not the rounded block).
-            for (const auto& b : s.blocks)
-                if (b.allocated) t.initial.push_back({b.addr, b.requested});
-        }
-    }
+    readInitial(dev, t);
     for (const auto& p : step.parameters()) addKnown(t.known, p, MemoryCategory::Parameters, -1);
     for (const auto& s : step.optimizer().state()) addKnown(t.known, s, MemoryCategory::OptimizerState, -1);
     addGradients(t.known, step, -1);  // the last warm-up step's, freed by the first recorded step
@@ -403,18 +406,90 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
     for (const auto& s : step.optimizer().state()) r.optimizer_bytes += static_cast<int64_t>(s.nbytes());
 }
 
-// One step of a point of the frontier: fits, or runs out of memory.
-FrontierProbe probePoint(const BenchConfig& cfg, const c10::Device& device) {
+// Note [the snapshot at an out-of-memory]: the allocator calls its out-of-memory observers
+// once it has recorded the oom entry and let go of its lock, before the exception unwinds the
+// step and frees its tensors: a snapshot taken there is the memory as it was when the
+// allocation failed (what PyTorch's memory_viz documentation does from Python). Observers
+// cannot be detached, so one is attached once and armed by each probe.
+struct OomCapture {
+    int device = 0;
+    std::mutex mutex;
+    std::optional<alloc::SnapshotInfo> snapshot;
+};
+std::atomic<OomCapture*> g_oom_capture{nullptr};
+
+void attachOomObserverOnce() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        alloc::attachOutOfMemoryObserver([](int64_t device, size_t, size_t, size_t) {
+            OomCapture* c = g_oom_capture.load();
+            if (!c || device != c->device) return;
+            try {
+                std::lock_guard lock(c->mutex);
+                if (!c->snapshot) c->snapshot = alloc::snapshot({0, 0}, /*include_traces=*/true);
+            } catch (...) {
+                // No snapshot: the probe is still an OOM, only without its picture.
+            }
+        });
+    });
+}
+
+// Arms the observer for its lifetime.
+class OomArm {
+public:
+    explicit OomArm(OomCapture& c) { g_oom_capture.store(&c); }
+    ~OomArm() { g_oom_capture.store(nullptr); }
+    OomArm(const OomArm&) = delete;
+    OomArm& operator=(const OomArm&) = delete;
+};
+
+// One step of a point of the frontier: fits, or runs out of memory. The step runs with the
+// allocator's history on; when it runs out of memory, `oom_trace` gets that history up to
+// the failed allocation and the segments at that moment (Note [the snapshot at an
+// out-of-memory]).
+FrontierProbe probePoint(const BenchConfig& cfg, const c10::Device& device, std::optional<RawMemoryTrace>& oom_trace) {
     FrontierProbe p;
+    oom_trace.reset();
+    const int dev = device.index();
+    attachOomObserverOnce();
+    Recording rec;
+    OomCapture capture;
+    capture.device = dev;
+    RawMemoryTrace trace;
+    trace.device = dev;
     try {
         c10::OptionalDeviceGuard guard;
         guard.reset_device(device);
-        TrainingStep step(setupOf(cfg), device);
-        DeviceTimer timer(device, 4);
-        const StepTimes t = step.run(timer);
-        p.fits = true;
-        p.peak_bytes = t.memory_peak;
-    } catch (const std::exception& e) {
+        readInitial(dev, trace);
+        HistoryRecorder history(rec, kMaxTraceEntries);
+        OomArm arm(capture);
+        std::optional<TrainingStep> step;
+        try {
+            rec.step.store(0);
+            step.emplace(setupOf(cfg), device);
+            DeviceTimer timer(device, 4);
+            const StepTimes t = step->run(timer);
+            p.fits = true;
+            p.peak_bytes = t.memory_peak;
+        } catch (const std::exception& e) {
+            const Failure f = describeFailure(e);
+            p.status = f.status;
+            p.error = f.message;
+            std::lock_guard lock(capture.mutex);
+            if (f.status == Status::OOM && capture.snapshot) {
+                // What we own is known exactly: the model, AdamW's state, the gradients made so far.
+                if (step) {
+                    for (const auto& x : step->parameters()) addKnown(trace.known, x, MemoryCategory::Parameters, -1);
+                    for (const auto& x : step->optimizer().state())
+                        addKnown(trace.known, x, MemoryCategory::OptimizerState, -1);
+                    addGradients(trace.known, *step, 0);
+                }
+                readTrace(*capture.snapshot, dev, rec, trace);
+                oom_trace = std::move(trace);
+            }
+        }
+    } catch (const std::exception& e) {  // the recorder itself
+        p.fits = false;
         const Failure f = describeFailure(e);
         p.status = f.status;
         p.error = f.message;
@@ -430,6 +505,7 @@ void frontier(const MemorySpec& spec, const c10::Device& device, MemoryObserver&
                        : context             ? kDefaultContextFrontierMax
                                              : kDefaultBatchFrontierMax;
     obs.log(LogLevel::Info, fmt::format("memory: OOM frontier by {} up to {}", toString(spec.frontier), hi));
+    std::optional<RawMemoryTrace> oom_trace;
     r.frontier = findFrontier(spec.frontier, context ? 16 : 1, hi, context ? 16 : 1, [&](int64_t v) {
         FrontierProbe p;
         if (cancel.cancelled()) {
@@ -439,11 +515,15 @@ void frontier(const MemorySpec& spec, const c10::Device& device, MemoryObserver&
         }
         BenchConfig c = spec.bench;
         (context ? c.model.context_length : c.batch_size) = v;
-        p = probePoint(c, device);
+        std::optional<RawMemoryTrace> trace;
+        p = probePoint(c, device, trace);
         p.value = v;
+        // Bisection only lowers its smallest OOM: the latest OOM's picture is the frontier's.
+        if (trace) oom_trace = std::move(trace);
         obs.frontierProbed(p);
         return p;
     });
+    r.frontier->oom_trace = std::move(oom_trace);
 }
 
 #endif  // TRAINSCOPE_TORCH_CUDA

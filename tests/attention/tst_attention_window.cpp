@@ -327,12 +327,12 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     h->selectRuns({attRun});
     QVERIFY(open->isEnabled());
     QVERIFY(!replay->isEnabled());
-    QVERIFY(replay->toolTip().contains(QStringLiteral("benchmark runs only")));
+    QVERIFY(replay->toolTip().contains(QStringLiteral("Replay works on runs of")));
     h->selectRuns({benchRun});
     QVERIFY(replay->isEnabled());
     h->selectRuns({attRun, benchRun});
     QVERIFY(!compare->isEnabled());
-    QVERIFY(compare->toolTip().contains(QStringLiteral("benchmark runs only")));
+    QVERIFY(compare->toolTip().contains(QStringLiteral("Compare works on runs of")));
 
     // Reopen: the Attention tab shows the same cells, and is the tab shown.
     view->clear();

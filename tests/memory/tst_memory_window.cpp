@@ -1,7 +1,8 @@
 // The memory lab in the window: the panel's job and its state round trip through a stored
 // spec, a stored run (the hand-written trace) shown in every pane with the allocations table
-// linked to the timeline, a CPU run of the job ending with the clear reason, and a trace of a
-// million events drawn.
+// linked to the timeline, the frontier's failed step shown and saved as a snapshot, two
+// stored runs compared phase by phase (from History too), a CPU run of the job ending with
+// the clear reason, and a trace of a million events drawn.
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
 #include <QItemSelectionModel>
@@ -13,6 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/qcp.h"
+#include "memory/memory_pickle.h"
+#include "shell/historywidget.h"
+#include "shell/mainwindow.h"
 #include "common/tableview.h"
 #include "core/json.h"
 #include "core/store.h"
@@ -50,6 +54,30 @@ MemoryResult syntheticResult() {
     return r;
 }
 
+// The synthetic step cut at its peak (event 7, in backward), then a refused 1 GiB allocation:
+// the frontier's picture of its failing probe.
+RawMemoryTrace oomTrace() {
+    RawMemoryTrace t = ts::testing::syntheticTrace();
+    t.events.resize(8);
+    AllocEvent e;
+    e.action = AllocAction::Oom;
+    e.addr = 12345;
+    e.size = int64_t{1} << 30;
+    e.phase = Phase::Backward;
+    e.step = 0;
+    e.range = 0;
+    e.op = 2;
+    e.time_ns = 8000;
+    t.events.push_back(e);
+    return t;
+}
+
+int64_t storeResult(ResultStore& store, const MemoryResult& r, const std::string& label) {
+    const int64_t id = store.createRun(kMemoryLab, label, memorySpecJson({r.spec}), "test GPU");
+    storeMemory(store, id, 0, r);
+    return id;
+}
+
 struct Collect : JobObserver {
     QList<QVariant> items;
     std::vector<std::string> logs;
@@ -65,6 +93,9 @@ private Q_SLOTS:
     void panelJobAndStateRoundTrip();
     void cpuRunOfTheJobSaysWhy();
     void storedRunInEveryPane();
+    void failedStepShownAndSaved();
+    void twoRunsComparedPhaseByPhase();
+    void historyComparesMemoryRuns();
     void aMillionEvents();
     void classroomPresetLoads();
 };
@@ -150,7 +181,7 @@ void TestMemoryWindow::storedRunInEveryPane() {
     QCOMPARE(view.storeRunId(), id);
     QStringList keys;
     for (const auto& p : view.panes()) keys << p.key;
-    QCOMPARE(keys, (QStringList{"timeline", "categories", "allocations", "peaks", "frontier"}));
+    QCOMPARE(keys, (QStringList{"timeline", "categories", "allocations", "peaks", "frontier", "compare"}));
 
     // The timeline: allocated and reserved after each of the 13 changes, the 3 driver samples;
     // four phase bands; the categories stacked (six graphs of 13 points).
@@ -198,6 +229,136 @@ void TestMemoryWindow::storedRunInEveryPane() {
     QPixmap image(800, 500);
     QPainter painter(&image);
     view.timeline()->paintChart(painter, QRectF(0, 0, 800, 500));
+}
+
+void TestMemoryWindow::failedStepShownAndSaved() {
+    QTemporaryDir dir;
+    ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
+    MemoryResult r = syntheticResult();
+    r.frontier->oom_trace = oomTrace();
+    const int64_t id = storeResult(store, r, "with a failure");
+    StoredRun run{*store.run(id), store.rows(id, kMemoryLab), {}};
+    MemoryView view;
+    QString error;
+    QVERIFY2(view.showStored(run, &error), qPrintable(error));
+    // The frontier pane names the allocation that failed.
+    QVERIFY2(view.failureText()->text().contains(
+                 QStringLiteral("At context 112 the step ran out of memory: 1.00 GiB asked for in backward of step 0 "
+                                "(layer.0/attention, MmBackward0)")),
+             qPrintable(view.failureText()->text()));
+    auto* chooser = view.findChild<QComboBox*>(QStringLiteral("memoryPoint"));
+    QVERIFY(chooser);
+    QCOMPARE(chooser->count(), 2);  // the point, then its failed step
+    QVERIFY(chooser->itemText(1).startsWith(QStringLiteral("Out of memory: tiny ctx=112")));
+    QCOMPARE(view.pointModel()->rowCount(), 1);  // the peak table lists points only
+
+    // Saving the shown point's snapshot, then the failed step's.
+    // Items beside the bands on a plain trace (the lifetime, its label, the note).
+    const int fixedItems = view.timeline()->plot()->itemCount() - view.timeline()->bandCount();
+    const QString pointPath = dir.filePath(QStringLiteral("point.pickle"));
+    QVERIFY2(view.saveSnapshot(pointPath, &error), qPrintable(error));
+    QVERIFY(view.showFailedStep(0));
+    QCOMPARE(chooser->currentIndex(), 1);
+    QVERIFY(view.shownResult()->status == Status::OOM);
+    // Every pane shows the failing step: 8 changes before the refusal, the peak just before it,
+    // the forward blocks still held counted as activations.
+    QCOMPARE(view.analysis().timeline.size(), size_t{7});
+    QCOMPARE(view.analysis().peak.allocated, 22384);
+    QCOMPARE(view.peakModel()->item(3, 1)->data(Qt::UserRole).toLongLong(), 3000);
+    // The timeline marks the failure (a line and its label beside the bands and the lifetime).
+    QCOMPARE(view.timeline()->plot()->itemCount(), view.timeline()->bandCount() + fixedItems + 2);
+    const QString oomPath = dir.filePath(QStringLiteral("oom.pickle"));
+    QVERIFY2(view.saveSnapshot(oomPath, &error), qPrintable(error));
+    QFile file(oomPath);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray bytes = file.readAll();
+    const auto snap = pickle::loads(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
+    const auto& entries = snap.at("device_traces").items.at(0).items;
+    QCOMPARE(entries.size(), size_t{9});
+    QCOMPARE(entries.back().at("action").s, std::string("oom"));
+    // Back to the point: its own trace again.
+    view.showPoint(0);
+    QVERIFY(view.shownResult()->status == Status::Ok);
+    QCOMPARE(view.timeline()->plot()->itemCount(), view.timeline()->bandCount() + fixedItems);
+    // A path that cannot be written is refused with the reason.
+    QVERIFY(!view.saveSnapshot(dir.filePath(QStringLiteral("no/such/dir/x.pickle")), &error));
+    QVERIFY(error.contains(QStringLiteral("Could not write")));
+}
+
+void TestMemoryWindow::twoRunsComparedPhaseByPhase() {
+    QTemporaryDir dir;
+    ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
+    const MemoryResult a = syntheticResult();
+    MemoryResult b = a;
+    b.spec.bench.precision = Precision::BF16;
+    b.trace.events[5].size = 1000;  // A2 half as large: an activation saved
+    b.trace.events[9].size = 1000;
+    const int64_t ia = storeResult(store, a, "fp32"), ib = storeResult(store, b, "bf16");
+    StoredRun ra{*store.run(ia), store.rows(ia, kMemoryLab), {}}, rb{*store.run(ib), store.rows(ib, kMemoryLab), {}};
+    MemoryView view;
+    QCOMPARE(view.compareUnavailable(), QString());
+    QString error;
+    QVERIFY2(view.compare(ra, rb, &error), qPrintable(error));
+    QCOMPARE(view.currentPane(), view.paneIndex(QStringLiteral("compare")));
+    QVERIFY(view.runTitle().contains(QStringLiteral("run %1 vs run %2").arg(ia).arg(ib)));
+    QCOMPARE(view.storeRunId(), ia);  // the other panes show A
+    // Four phases (forward, backward, optimizer, the step's peak) × (six categories + total).
+    QAbstractItemModelTester tester(view.comparisonModel());
+    QCOMPARE(view.comparisonModel()->rowCount(), 4 * 7);
+    int backwardActivations = -1, backwardTotal = -1;
+    for (int row = 0; row < view.comparisonModel()->rowCount(); ++row) {
+        const QString phase = view.comparisonModel()->item(row, 0)->text(), category = view.comparisonModel()->item(row, 1)->text();
+        if (phase == QStringLiteral("backward") && category == QStringLiteral("activations")) backwardActivations = row;
+        if (phase == QStringLiteral("backward") && category == QStringLiteral("total")) backwardTotal = row;
+    }
+    QVERIFY(backwardActivations >= 0 && backwardTotal >= 0);
+    QCOMPARE(view.comparisonModel()->item(backwardActivations, 2)->data(Qt::UserRole).toLongLong(), 3000);
+    QCOMPARE(view.comparisonModel()->item(backwardActivations, 3)->data(Qt::UserRole).toLongLong(), 2000);
+    QCOMPARE(view.comparisonModel()->item(backwardActivations, 5)->text(), QStringLiteral("100%"));
+    QCOMPARE(view.comparisonModel()->item(backwardTotal, 4)->text(), QStringLiteral("−1000 B"));
+    // The chart: A's and B's stacked bars per phase, their tops the phases' highest moments.
+    QCOMPARE(view.comparisonChart()->barTotal(1, 0) * 1024 * 1024, 22384.0);
+    QCOMPARE(view.comparisonChart()->barTotal(1, 1) * 1024 * 1024, 21384.0);
+    // In the report, and cleared by a new run.
+    bool inReport = false;
+    for (const auto& part : view.reportParts()) inReport |= part.table == view.comparisonModel();
+    QVERIFY(inReport);
+    view.beginRun(LabJob{});
+    QCOMPARE(view.comparisonModel()->rowCount(), 0);
+}
+
+void TestMemoryWindow::historyComparesMemoryRuns() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("results.db"));
+    int64_t ia = 0, ib = 0, bench = 0;
+    {
+        ResultStore store(db.toStdString());
+        ia = storeResult(store, syntheticResult(), "fp32");
+        ib = storeResult(store, syntheticResult(), "again");
+        bench = store.createRun("bench", "a benchmark", "{}", "test GPU");
+    }
+    MainWindow w(MainWindow::Options{db, false});
+    QSignalSpy refreshed(&w, &MainWindow::historyRefreshed);
+    w.refreshHistory();
+    QVERIFY(refreshed.wait(10000) || !refreshed.isEmpty());
+    HistoryWidget* h = w.history();
+    QPushButton* compare = nullptr;
+    for (QPushButton* b : h->findChildren<QPushButton*>())
+        if (b->text() == QObject::tr("Co&mpare")) compare = b;
+    QVERIFY(compare);
+    h->selectRuns({ia, ib});
+    QVERIFY(compare->isEnabled());
+    h->selectRuns({ia, bench});
+    QVERIFY(!compare->isEnabled());
+    QCOMPARE(compare->toolTip(), QStringLiteral("Only runs of one kind compare"));
+    // Compared through the window: the Memory experiment shows the comparison.
+    QSignalSpy ready(&w, &MainWindow::comparisonReady);
+    w.compareStoredRuns(ia, ib);
+    QVERIFY(ready.wait(10000) || !ready.isEmpty());
+    auto* view = qobject_cast<MemoryView*>(w.labView(QStringLiteral("memory")));
+    QVERIFY(view);
+    QCOMPARE(view->comparisonModel()->rowCount(), 4 * 7);
+    QVERIFY(w.windowTitle().contains(QStringLiteral("run %1 vs run %2").arg(ia).arg(ib)));
 }
 
 void TestMemoryWindow::aMillionEvents() {

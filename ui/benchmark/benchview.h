@@ -38,6 +38,7 @@ public:
     void addItems(const QList<QVariant>& items) override;
     bool showStored(const StoredRun& run, QString* error) override;
     QString replayUnavailable() const override { return {}; }
+    QString compareUnavailable() const override { return {}; }
     void replay(const StoredRun& run, double speed) override;
     bool isReplaying() const override { return replayer_.isActive(); }
     void stopReplay() override { replayer_.stop(); }

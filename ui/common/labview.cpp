@@ -51,15 +51,14 @@ int LabView::currentPane() const { return tabs_->currentIndex(); }
 
 void LabView::showPane(int index) { tabs_->setCurrentIndex(index); }
 
-QString LabView::replayUnavailable() const {
-    return tr("Replay and Compare work on benchmark runs only: other runs have no recorded steps "
-              "or comparable points; open them instead");
-}
+QString LabView::replayUnavailable() const { return tr("This experiment's runs cannot be replayed: open them instead"); }
+
+QString LabView::compareUnavailable() const { return tr("This experiment's runs do not compare: open them instead"); }
 
 void LabView::replay(const StoredRun&, double) {}
 
 bool LabView::compare(const StoredRun&, const StoredRun&, QString* error) {
-    if (error) *error = replayUnavailable();
+    if (error) *error = compareUnavailable();
     return false;
 }
 

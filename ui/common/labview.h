@@ -47,11 +47,13 @@ public:
     // A stored run, all at once; false with `error` when its rows cannot be read.
     virtual bool showStored(const StoredRun& run, QString* error) = 0;
 
-    // History's Replay and Compare. The default: this lab has neither, and says why.
+    // History's Replay and Compare. The default: this lab has neither, and says why (an
+    // empty reason: the lab has it).
     virtual QString replayUnavailable() const;
     virtual void replay(const StoredRun& run, double speed);
     virtual bool isReplaying() const { return false; }
     virtual void stopReplay() {}
+    virtual QString compareUnavailable() const;
     virtual bool compare(const StoredRun& a, const StoredRun& b, QString* error);
 
     // A classroom preset's "view" settings; the default shows the pane named by "tab".

@@ -142,6 +142,8 @@ void MemoryTimelineChart::setResult(const MemoryResult& r, const MemoryAnalysis&
     plot_->clearGraphs();
     for (auto* b : bands_) plot_->removeItem(b);
     bands_.clear();
+    for (auto* m : failures_) plot_->removeItem(m);
+    failures_.clear();
     lifetime_->setVisible(false);
     lifetimeText_->setVisible(false);
     QVector<double> keys, allocated, reserved;
@@ -185,6 +187,23 @@ void MemoryTimelineChart::setResult(const MemoryResult& r, const MemoryAnalysis&
         rect->setBrush(phaseColor(b.phase, style_));
         rect->setLayer(QStringLiteral("background"));
         bands_.push_back(rect);
+    }
+    // Where the allocator refused an allocation (a frontier probe's trace ends there).
+    for (size_t i = 0; i < r.trace.events.size(); ++i) {
+        const AllocEvent& e = r.trace.events[i];
+        if (e.action != AllocAction::Oom) continue;
+        auto* line = new QCPItemStraightLine(plot_);
+        line->point1->setCoords(static_cast<double>(i), 0);
+        line->point2->setCoords(static_cast<double>(i), 1);
+        line->setPen(QPen(style_.seriesColor(1), 2));
+        auto* text = new QCPItemText(plot_);
+        text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        text->position->setCoords(static_cast<double>(i), 0.02);
+        text->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        text->setText(tr("out of memory: %1 asked for ").arg(qstr(formatBytes(e.size))));
+        text->setColor(style_.seriesColor(1));
+        failures_.push_back(line);
+        failures_.push_back(text);
     }
     showNote(a.timeline.empty() ? (r.status == Status::Ok ? tr("The trace holds no allocation.")
                                                            : tr("Nothing recorded: %1").arg(qstr(r.error)))
@@ -270,6 +289,80 @@ void MemoryCategoryChart::setResult(const MemoryResult& r, const MemoryAnalysis&
     plot_->rescaleAxes();
     if (!a.timeline.empty()) plot_->yAxis->setRangeLower(0);
     plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// ---- Two runs compared ----
+
+MemoryCompareChart::MemoryCompareChart(QWidget* parent)
+    : MemoryPlot(tr("Two runs, phase by phase"), QStringLiteral("memory-compare"), parent) {
+    plot_->yAxis->setLabel(tr("memory at the phase's highest moment (MiB)"));
+    plot_->setInteractions(QCP::Interactions());
+    clear(tr("Select two memory runs in History and press Compare"));
+}
+
+void MemoryCompareChart::clear(const QString& note) {
+    plot_->clearPlottables();
+    showNote(note);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MemoryCompareChart::setComparison(const std::vector<PhaseComparisonRow>& rows) {
+    plot_->clearPlottables();
+    restyle();
+    // Slots: one per phase present in either run; A at 3·slot + 1, B at 3·slot + 2.
+    std::vector<Phase> phases;
+    for (const auto& r : rows)
+        if (std::find(phases.begin(), phases.end(), r.phase) == phases.end()) phases.push_back(r.phase);
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (size_t s = 0; s < phases.size(); ++s) {
+        const QString name = qstr(phaseComparisonName(phases[s]));
+        ticker->addTick(3.0 * s + 1, tr("A\n%1").arg(name));
+        ticker->addTick(3.0 * s + 2, tr("B\n%1").arg(name));
+    }
+    plot_->xAxis->setTicker(ticker);
+    QCPBars* below = nullptr;
+    int colour = 0;
+    double top = 0;
+    std::vector<double> totals(2 * phases.size(), 0.0);
+    for (MemoryCategory c : allMemoryCategories()) {
+        auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
+        bars->setName(qstr(toString(c)));
+        bars->setWidth(0.8);
+        QColor line = style_.seriesColor(colour++), fill = line;
+        fill.setAlpha(170);
+        bars->setPen(QPen(line, 1));
+        bars->setBrush(fill);
+        QVector<double> keys, values;
+        for (const auto& r : rows) {
+            if (!r.category || *r.category != c) continue;
+            const size_t s = static_cast<size_t>(std::find(phases.begin(), phases.end(), r.phase) - phases.begin());
+            for (int b = 0; b < 2; ++b) {
+                if (!(b ? r.b_present : r.a_present)) continue;
+                const double v = (b ? r.b : r.a) / kMiB;
+                keys << 3.0 * s + 1 + b;
+                values << v;
+                totals[2 * s + b] += v;
+                top = std::max(top, totals[2 * s + b]);
+            }
+        }
+        bars->setData(keys, values, true);
+        if (below) bars->moveAbove(below);
+        below = bars;
+    }
+    showNote(rows.empty() ? tr("Neither run recorded a step") : QString());
+    plot_->xAxis->setRange(0, 3.0 * phases.size());
+    plot_->yAxis->setRange(0, std::max(1.0, top * 1.1));
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+double MemoryCompareChart::barTotal(int slot, int b) const {
+    double total = 0;
+    const double key = 3.0 * slot + 1 + b;
+    for (int i = 0; i < plot_->plottableCount(); ++i)
+        if (auto* bars = qobject_cast<QCPBars*>(plot_->plottable(i)))
+            for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it)
+                if (it->key == key) total += it->value;
+    return total;
 }
 
 // ---- The frontier ----

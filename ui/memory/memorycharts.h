@@ -61,6 +61,7 @@ private:
     const MemoryAnalysis* analysis_ = nullptr;
     const MemoryResult* result_ = nullptr;
     std::vector<QCPItemRect*> bands_;
+    std::vector<QCPAbstractItem*> failures_;  // a line and a label at each out-of-memory
     QCPItemRect* lifetime_;
     QCPItemText* lifetimeText_;
     int highlighted_ = -1;
@@ -71,6 +72,18 @@ class MemoryCategoryChart : public MemoryPlot {
 public:
     explicit MemoryCategoryChart(QWidget* parent = nullptr);
     void setResult(const MemoryResult& r, const MemoryAnalysis& a);
+};
+
+// Two runs phase by phase: for each phase's highest moment (and the step's peak) a bar for A
+// and one for B, stacked by category.
+class MemoryCompareChart : public MemoryPlot {
+    Q_OBJECT
+public:
+    explicit MemoryCompareChart(QWidget* parent = nullptr);
+    void setComparison(const std::vector<PhaseComparisonRow>& rows);
+    void clear(const QString& note);
+    // The bars' stacked value for run `b` (0: A, 1: B) at phase slot `slot`, for tests.
+    double barTotal(int slot, int b) const;
 };
 
 class FrontierChart : public MemoryPlot {

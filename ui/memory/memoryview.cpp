@@ -1,9 +1,12 @@
 #include "memory/memoryview.h"
 
 #include <QComboBox>
+#include <QSaveFile>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QPushButton>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
@@ -14,6 +17,7 @@
 #include "common/tableview.h"
 #include "core/json.h"
 #include "memory/memory_json.h"
+#include "memory/memory_pickle.h"
 #include "memory/memory_report.h"
 #include "memory/memorycharts.h"
 
@@ -51,6 +55,31 @@ QWidget* page(QWidget* parent, QWidget* top, QWidget* main, QWidget* second = nu
     }
     return w;
 }
+
+// The step of `r`'s frontier that ran out of memory, as a result of its own: the probe's
+// point, its trace up to the failure. None when the frontier has no such picture.
+std::optional<MemoryResult> failedStepOf(const MemoryResult& r) {
+    if (!r.frontier || !r.frontier->oom_trace) return std::nullopt;
+    MemoryResult f;
+    f.spec = r.spec;
+    f.spec.frontier = FrontierAxis::None;
+    f.spec.record_steps = 1;
+    f.spec.bench.warmup = 0;
+    (r.frontier->axis == FrontierAxis::Context ? f.spec.bench.model.context_length : f.spec.bench.batch_size) =
+        r.frontier->smallest_oom;
+    f.status = Status::OOM;
+    f.gpu = r.gpu;
+    f.trace = *r.frontier->oom_trace;
+    const auto failed = failedAllocation(f.trace, analyzeMemory(f.trace));
+    f.error = failed ? describeFailedAllocation(*failed) : "out of memory";
+    f.parameter_count = r.parameter_count;
+    f.environment = r.environment;
+    return f;
+}
+
+QString failedStepTitle(const MemoryResult& f) {
+    return QObject::tr("Out of memory: %1 (the frontier's failing step)").arg(qstr(memoryHeadline(f)));
+}
 }  // namespace
 
 MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
@@ -62,6 +91,8 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
     categories_->setObjectName(QStringLiteral("memoryCategories"));
     frontier_ = new FrontierChart(this);
     frontier_->setObjectName(QStringLiteral("memoryFrontier"));
+    compareChart_ = new MemoryCompareChart(this);
+    compareChart_->setObjectName(QStringLiteral("memoryCompare"));
 
     allocations_ = new QStandardItemModel(this);
     allocationTable_ = new DataTableView(this);
@@ -87,9 +118,36 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
     pointTable_->setTitle(tr("Peak memory by point"), QStringLiteral("memory-points"));
     pointTable_->setModel(points_);
 
+    compare_ = new QStandardItemModel(this);
+    compareTable_ = new DataTableView(this);
+    compareTable_->setObjectName(QStringLiteral("memoryComparison"));
+    compareTable_->setTitle(tr("Two runs, phase by phase"), QStringLiteral("memory-comparison"));
+    compareTable_->setModel(compare_);
+
     point_ = new QComboBox(this);
     point_->setObjectName(QStringLiteral("memoryPoint"));
-    connect(point_, &QComboBox::activated, this, [this](int i) { showPoint(i); });
+    connect(point_, &QComboBox::activated, this, [this](int row) {
+        const int code = point_->itemData(row).toInt();
+        if (code >= 0)
+            showPoint(code);
+        else
+            showFailedStep(-1 - code);
+    });
+    saveSnapshot_ = new QPushButton(tr("Save &Snapshot…"), this);
+    saveSnapshot_->setObjectName(QStringLiteral("memorySaveSnapshot"));
+    saveSnapshot_->setToolTip(tr("Write the shown trace as the snapshot pickle that PyTorch's memory_viz page and "
+                                 "torch.cuda._memory_viz read"));
+    connect(saveSnapshot_, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save Memory Snapshot"),
+                                                          QStringLiteral("memory-snapshot.pickle"),
+                                                          tr("Memory snapshots (*.pickle)"));
+        if (path.isEmpty()) return;
+        QString error;
+        if (saveSnapshot(path, &error))
+            Q_EMIT logLine(tr("Snapshot written to %1 (drag it onto https://pytorch.org/memory_viz)").arg(path));
+        else
+            Q_EMIT statusText(error);
+    });
     auto* chooser = new QWidget(this);
     auto* row = new QHBoxLayout(chooser);
     row->setContentsMargins(0, 0, 0, 0);
@@ -97,15 +155,57 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
     row->addWidget(point_, 1);
     timelineText_ = new QLabel(chooser);
     row->addWidget(timelineText_, 2);
+    row->addWidget(saveSnapshot_);
     peakText_ = new QLabel(this);
     peakText_->setWordWrap(true);
+
+    // The frontier's failed allocation, and its step for every pane.
+    auto* failure = new QWidget(this);
+    auto* failureRow = new QHBoxLayout(failure);
+    failureRow->setContentsMargins(0, 0, 0, 0);
+    failureText_ = new QLabel(failure);
+    failureText_->setObjectName(QStringLiteral("memoryFailure"));
+    failureText_->setWordWrap(true);
+    failureText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    showFailure_ = new QPushButton(tr("Show the &Failed Step"), failure);
+    showFailure_->setToolTip(tr("Show the step that ran out of memory, up to the allocation that failed, on the "
+                                "timeline and in every pane"));
+    connect(showFailure_, &QPushButton::clicked, this, [this] {
+        if (showFailedStep(shown_)) showPane(paneIndex(QStringLiteral("timeline")));
+    });
+    failureRow->addWidget(failureText_, 1);
+    failureRow->addWidget(showFailure_);
+
+    // Two runs compared: a point of each.
+    auto* compareTop = new QWidget(this);
+    auto* compareRows = new QVBoxLayout(compareTop);
+    compareRows->setContentsMargins(0, 0, 0, 0);
+    compareText_ = new QLabel(compareTop);
+    compareText_->setWordWrap(true);
+    compareText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    compareAPoint_ = new QComboBox(compareTop);
+    compareAPoint_->setObjectName(QStringLiteral("memoryCompareA"));
+    compareBPoint_ = new QComboBox(compareTop);
+    compareBPoint_->setObjectName(QStringLiteral("memoryCompareB"));
+    auto* pick = new QHBoxLayout;
+    pick->addWidget(new QLabel(tr("A:"), compareTop));
+    pick->addWidget(compareAPoint_, 1);
+    pick->addWidget(new QLabel(tr("B:"), compareTop));
+    pick->addWidget(compareBPoint_, 1);
+    compareRows->addWidget(compareText_);
+    compareRows->addLayout(pick);
+    for (QComboBox* c : {compareAPoint_, compareBPoint_})
+        connect(c, &QComboBox::activated, this,
+                [this] { comparePoints(compareAPoint_->currentIndex(), compareBPoint_->currentIndex()); });
 
     addPane({QStringLiteral("timeline"), tr("&Timeline"), page(this, chooser, timeline_), timeline_, nullptr});
     addPane({QStringLiteral("categories"), tr("&Categories"), page(this, nullptr, categories_), categories_, nullptr});
     addPane({QStringLiteral("allocations"), tr("&Allocations"), page(this, nullptr, allocationTable_), nullptr,
              allocationTable_});
     addPane({QStringLiteral("peaks"), tr("&Peaks"), page(this, peakText_, peakTable_, pointTable_), nullptr, peakTable_});
-    addPane({QStringLiteral("frontier"), tr("&Frontier"), page(this, nullptr, frontier_), frontier_, nullptr});
+    addPane({QStringLiteral("frontier"), tr("&Frontier"), page(this, failure, frontier_), frontier_, nullptr});
+    addPane({QStringLiteral("compare"), tr("C&ompare"), page(this, compareTop, compareChart_, compareTable_), compareChart_,
+             compareTable_});
     // A selected allocation's lifetime is highlighted on the timeline; a double click goes there.
     connect(allocationTable_, &QAbstractItemView::doubleClicked, this, [this] { showPane(paneIndex(QStringLiteral("timeline"))); });
     begin({}, {});
@@ -113,7 +213,22 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
 
 void MemoryView::begin(const QString& label, const std::string& spec_json) {
     results_.clear();
+    failures_.clear();
+    failureOf_.clear();
     shown_ = -1;
+    shownFailure_ = -1;
+    compareA_.clear();
+    compareB_.clear();
+    compareTitle_.clear();
+    compareAPoint_->clear();
+    compareBPoint_->clear();
+    compare_->clear();
+    compareText_->setText(tr("Select two memory runs in History and press Compare: fp32 against bf16, naive against "
+                             "fused attention, phase by phase and category by category."));
+    compareChart_->clear(tr("Select two memory runs in History and press Compare"));
+    saveSnapshot_->setEnabled(false);
+    showFailure_->setEnabled(false);
+    failureText_->clear();
     analysis_ = {};
     label_ = label;
     storeRunId_ = 0;
@@ -161,9 +276,45 @@ void MemoryView::addItems(const QList<QVariant>& items) {
 void MemoryView::addResult(const MemoryResult& r) {
     results_.push_back(r);
     if (env_.device_name.empty()) env_ = r.environment;
-    point_->addItem(qstr(memoryHeadline(r)));
+    point_->addItem(qstr(memoryHeadline(r)), static_cast<int>(results_.size()) - 1);
+    failureOf_.push_back(-1);
+    if (auto f = failedStepOf(r)) {
+        failureOf_.back() = static_cast<int>(failures_.size());
+        failures_.push_back(std::move(*f));
+        point_->addItem(failedStepTitle(failures_.back()), -static_cast<int>(failures_.size()));
+    }
     fillPointTable();
     showPoint(static_cast<int>(results_.size()) - 1);
+}
+
+const MemoryResult* MemoryView::shownResult() const {
+    if (shownFailure_ >= 0) return &failures_[shownFailure_];
+    return shown_ >= 0 ? &results_[shown_] : nullptr;
+}
+
+bool MemoryView::showFailedStep(int index) {
+    if (index < 0 || static_cast<size_t>(index) >= results_.size() || failureOf_[index] < 0) return false;
+    shown_ = index;
+    shownFailure_ = failureOf_[index];
+    show(failures_[shownFailure_], -1 - shownFailure_);
+    return true;
+}
+
+bool MemoryView::saveSnapshot(const QString& path, QString* error) const {
+    const MemoryResult* r = shownResult();
+    if (!r || (r->trace.events.empty() && r->trace.segments.empty())) {
+        if (error) *error = tr("No allocator trace is shown: nothing to save");
+        return false;
+    }
+    QSaveFile file(path);
+    const std::string bytes = memorySnapshotPickle(r->trace);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+        file.write(bytes.data(), static_cast<qint64>(bytes.size())) != static_cast<qint64>(bytes.size()) ||
+        !file.commit()) {
+        if (error) *error = tr("Could not write %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
 }
 
 void MemoryView::fillPointTable() {
@@ -192,12 +343,34 @@ void MemoryView::fillPointTable() {
 void MemoryView::showPoint(int index) {
     if (index < 0 || static_cast<size_t>(index) >= results_.size()) return;
     shown_ = index;
-    point_->setCurrentIndex(index);
-    const MemoryResult& r = results_[index];
+    shownFailure_ = -1;
+    show(results_[index], index);
+}
+
+void MemoryView::showFrontierOf(const MemoryResult& point) {
+    frontier_->setResult(point);
+    const int k = shown_ >= 0 ? failureOf_[shown_] : -1;
+    showFailure_->setEnabled(k >= 0);
+    if (k >= 0)
+        failureText_->setText(tr("At %1 %2 the step ran out of memory: %3.")
+                                  .arg(qstr(toString(point.frontier->axis)))
+                                  .arg(point.frontier->smallest_oom)
+                                  .arg(qstr(failures_[k].error)));
+    else if (point.frontier && point.frontier->smallest_oom > 0)
+        failureText_->setText(tr("The allocator did not report the failing allocation (no snapshot of it)."));
+    else if (point.frontier)
+        failureText_->setText(tr("No probe ran out of memory."));
+    else
+        failureText_->clear();
+}
+
+void MemoryView::show(const MemoryResult& r, int chooserCode) {
+    point_->setCurrentIndex(point_->findData(chooserCode));
     analysis_ = analyzeMemory(r.trace);
     timeline_->setResult(r, analysis_);
     categories_->setResult(r, analysis_);
-    frontier_->setResult(r);
+    showFrontierOf(results_[shown_]);
+    saveSnapshot_->setEnabled(!r.trace.events.empty() || !r.trace.segments.empty());
     const PeakBreakdown& p = analysis_.peak;
     timelineText_->setText(r.trace.events.empty()
                                ? tr("%1: %2").arg(qstr(toString(r.status)), qstr(r.error))
@@ -268,14 +441,28 @@ void MemoryView::showPoint(int index) {
     Q_EMIT titleChanged();
 }
 
+namespace {
+// A stored run's points (throws std::runtime_error naming a row that cannot be read).
+std::vector<MemoryResult> pointsOf(const StoredRun& run) {
+    std::vector<MemoryResult> out;
+    for (const auto& row : run.rows) out.push_back(storedMemoryPoint(run.info, run.rows, row.index));
+    return out;
+}
+}  // namespace
+
 bool MemoryView::showStored(const StoredRun& run, QString* error) {
     std::vector<MemoryResult> results;
     try {
-        for (const auto& row : run.rows) results.push_back(storedMemoryPoint(run.info, run.rows, row.index));
+        results = pointsOf(run);
     } catch (const std::exception& e) {
         if (error) *error = qstr(std::string(e.what()));
         return false;
     }
+    showPoints(run, results);
+    return true;
+}
+
+void MemoryView::showPoints(const StoredRun& run, const std::vector<MemoryResult>& results) {
     begin(qstr(run.info.label), run.info.spec_json);
     storeRunId_ = run.info.id;
     env_.device_name = run.info.device_name;
@@ -283,7 +470,77 @@ bool MemoryView::showStored(const StoredRun& run, QString* error) {
     if (!results_.empty()) showPoint(0);
     Q_EMIT logLine(tr("Opened %1 run %2 (%3 point(s))").arg(qstr(run.info.lab)).arg(run.info.id).arg(results.size()));
     Q_EMIT titleChanged();
+}
+
+bool MemoryView::compare(const StoredRun& a, const StoredRun& b, QString* error) {
+    std::vector<MemoryResult> pa, pb;
+    try {
+        pa = pointsOf(a);
+        pb = pointsOf(b);
+    } catch (const std::exception& e) {
+        if (error) *error = qstr(std::string(e.what()));
+        return false;
+    }
+    for (const StoredRun* r : {&a, &b})
+        if (r->rows.empty()) {
+            if (error) *error = tr("run %1 has no stored point to compare").arg(r->info.id);
+            return false;
+        }
+    showPoints(a, pa);
+    compareA_ = std::move(pa);
+    compareB_ = std::move(pb);
+    compareTitle_ = tr("run %1 vs run %2").arg(a.info.id).arg(b.info.id);
+    label_ = compareTitle_;
+    for (auto [combo, points, id] : {std::tuple{compareAPoint_, &compareA_, a.info.id},
+                                     std::tuple{compareBPoint_, &compareB_, b.info.id}}) {
+        combo->clear();
+        for (const auto& r : *points) combo->addItem(tr("run %1: %2").arg(id).arg(qstr(memoryHeadline(r))));
+    }
+    comparePoints(0, 0);
+    showPane(paneIndex(QStringLiteral("compare")));
+    Q_EMIT titleChanged();
     return true;
+}
+
+void MemoryView::comparePoints(int ia, int ib) {
+    if (ia < 0 || ib < 0 || static_cast<size_t>(ia) >= compareA_.size() || static_cast<size_t>(ib) >= compareB_.size())
+        return;
+    compareAPoint_->setCurrentIndex(ia);
+    compareBPoint_->setCurrentIndex(ib);
+    const MemoryResult &a = compareA_[ia], &b = compareB_[ib];
+    const MemoryAnalysis aa = analyzeMemory(a.trace), ab = analyzeMemory(b.trace);
+    const auto rows = comparePhases(a.trace, aa, b.trace, ab);
+    compareChart_->setComparison(rows);
+    compare_->clear();
+    compare_->setHorizontalHeaderLabels(
+        {tr("phase"), tr("category"), tr("A"), tr("B"), tr("B − A"), tr("share of B − A")});
+    for (const auto& r : rows) {
+        const int64_t d = r.b - r.a;
+        QList<QStandardItem*> row{
+            cell(qstr(phaseComparisonName(r.phase))),
+            cell(r.category ? qstr(toString(*r.category)) : tr("total")),
+            r.a_present ? bytesCell(r.a) : cell(tr("n/a"), true),
+            r.b_present ? bytesCell(r.b) : cell(tr("n/a"), true),
+            cell(r.a_present && r.b_present
+                     ? (d < 0 ? QStringLiteral("−") : QStringLiteral("+")) + qstr(formatBytes(d < 0 ? -d : d))
+                     : QString(),
+                 true),
+            cell(r.share ? QString::number(100.0 * *r.share, 'f', 0) + QLatin1Char('%') : QString(), true)};
+        if (!r.category)
+            for (QStandardItem* item : row) {
+                QFont f = item->font();
+                f.setBold(true);
+                item->setFont(f);
+            }
+        compare_->appendRow(row);
+    }
+    compareTable_->fitColumnsToHeaders();
+    const int64_t peakDiff = ab.peak.allocated - aa.peak.allocated;
+    compareText_->setText(tr("A: %1\nB: %2\nPeak: A %3, B %4 (B %5 %6).")
+                              .arg(qstr(memoryHeadline(a)), qstr(memoryHeadline(b)), qstr(formatBytes(aa.peak.allocated)),
+                                   qstr(formatBytes(ab.peak.allocated)),
+                                   peakDiff <= 0 ? tr("saves") : tr("needs"),
+                                   qstr(formatBytes(peakDiff < 0 ? -peakDiff : peakDiff))));
 }
 
 ExportContext MemoryView::exportContext(int) const {
@@ -304,6 +561,9 @@ QList<ReportPart> MemoryView::reportParts() const {
           << ReportPart{tr("Peak memory by point"), nullptr, points_, {}}
           << ReportPart{tr("Largest allocations"), nullptr, allocations_, {}};
     if (shown_ >= 0 && results_[shown_].frontier) parts << ReportPart{tr("OOM frontier"), frontier_, nullptr, {}};
+    if (!compareA_.empty())
+        parts << ReportPart{tr("Two runs, phase by phase"), compareChart_, nullptr, {}}
+              << ReportPart{tr("Two runs, phase by phase (table)"), nullptr, compare_, {}};
     return parts;
 }
 

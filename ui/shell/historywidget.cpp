@@ -145,14 +145,16 @@ void HistoryWidget::setOpenableKinds(const QStringList& kinds) {
     updateButtons();
 }
 
-void HistoryWidget::setReplayableKinds(const QStringList& kinds) {
+void HistoryWidget::setReplayableKinds(const QStringList& kinds, const QString& reason) {
     replayable_ = kinds;
+    replayReason_ = reason;
     updateButtons();
 }
 
-QString HistoryWidget::replayReason() {
-    return tr("Replay and Compare work on benchmark runs only: other runs have no recorded steps "
-              "or comparable points; open them instead");
+void HistoryWidget::setComparableKinds(const QStringList& kinds, const QString& reason) {
+    comparable_ = kinds;
+    compareReason_ = reason;
+    updateButtons();
 }
 
 QString HistoryWidget::kindOf(qint64 id) const {
@@ -163,14 +165,16 @@ QString HistoryWidget::kindOf(qint64 id) const {
 void HistoryWidget::updateButtons() {
     const QList<qint64> ids = selectedRuns();
     const int n = static_cast<int>(ids.size());
-    bool allBench = true;  // every selected run replayable and comparable
-    for (qint64 id : ids) allBench &= replayable_.contains(kindOf(id));
     const QString kind = n == 1 ? kindOf(ids.front()) : QString();
+    const bool replayable = n == 1 && replayable_.contains(kind);
+    bool comparable = n == 2;  // two runs of one kind that compares
+    for (qint64 id : ids) comparable &= comparable_.contains(kindOf(id));
+    const bool oneKind = n == 2 && kindOf(ids[0]) == kindOf(ids[1]);
     const bool openable = n == 1 && openable_.contains(kind);
     const QString wait = tr("Wait for the run to finish, or stop it");
     open_->setEnabled(openable && !busy_);
-    replay_->setEnabled(n == 1 && allBench && !busy_);
-    compare_->setEnabled(n == 2 && allBench);
+    replay_->setEnabled(replayable && !busy_);
+    compare_->setEnabled(comparable && oneKind);
     delete_->setEnabled(n == 1 && !busy_);
     load_->setEnabled(openable && !busy_);
     again_->setEnabled(openable && !busy_);
@@ -180,11 +184,12 @@ void HistoryWidget::updateButtons() {
                       : n == 1 && !openable ? tr("Runs of kind '%1' cannot be shown in this window").arg(kind)
                                             : tr("Show the selected run in the views"));
     replay_->setToolTip(busy_ ? wait
-                        : !allBench ? replayReason()
-                                    : tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
-    compare_->setToolTip(n != 2     ? tr("Select exactly two runs to compare")
-                         : allBench ? tr("Compare the two selected runs")
-                                    : replayReason());
+                        : n == 1 && !replayable ? replayReason_
+                                                : tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
+    compare_->setToolTip(n != 2       ? tr("Select exactly two runs to compare")
+                         : !comparable ? compareReason_
+                         : !oneKind    ? tr("Only runs of one kind compare")
+                                       : tr("Compare the two selected runs"));
     for (QAction* a : menu_->actions())
         if (auto* b = qobject_cast<QPushButton*>(a->parent())) {
             a->setEnabled(b->isEnabled());

@@ -26,11 +26,12 @@ public:
     void selectRuns(const QList<qint64>& ids);
     void setBusy(bool running);  // opening and replaying wait for a live run to end
     void setMessage(const QString& text);
-    // The run kinds (lab ids) the window can show (others cannot be opened), and those whose
-    // runs can be replayed and compared (their steps were recorded, their points compare).
+    // The run kinds (lab ids) the window can show (others cannot be opened), those whose runs
+    // can be replayed (their steps were recorded) and those whose runs compare, each with the
+    // reason shown where a selected run's kind cannot.
     void setOpenableKinds(const QStringList& kinds);
-    void setReplayableKinds(const QStringList& kinds);
-    static QString replayReason();
+    void setReplayableKinds(const QStringList& kinds, const QString& reason);
+    void setComparableKinds(const QStringList& kinds, const QString& reason);
     QTableView* view() const { return view_; }
     QLineEdit* filter() const { return filter_; }
     RunFilterProxy* proxy() const { return proxy_; }
@@ -52,7 +53,8 @@ private:
     void updateButtons();
     QString kindOf(qint64 id) const;
     RunListModel* runs_;
-    QStringList openable_, replayable_;
+    QStringList openable_, replayable_, comparable_;
+    QString replayReason_, compareReason_;
     RunFilterProxy* proxy_;
     SortArrowHeader* header_;
     QMenu* menu_;

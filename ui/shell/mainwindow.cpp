@@ -176,13 +176,25 @@ void MainWindow::buildDocks() {
 
     history_ = new HistoryWidget(&runs_, this);
     {
-        QStringList openable, replayable;
+        QStringList openable, replayable, comparable, replayTitles, compareTitles;
         for (const Lab& lab : labs_) {
             openable << lab.id;
-            if (lab.view->replayUnavailable().isEmpty()) replayable << lab.id;
+            if (lab.view->replayUnavailable().isEmpty()) {
+                replayable << lab.id;
+                replayTitles << lab.title;
+            }
+            if (lab.view->compareUnavailable().isEmpty()) {
+                comparable << lab.id;
+                compareTitles << lab.title;
+            }
         }
         history_->setOpenableKinds(openable);
-        history_->setReplayableKinds(replayable);
+        history_->setReplayableKinds(
+            replayable, tr("Replay works on runs of %1 only (their steps were recorded); open others instead")
+                            .arg(replayTitles.join(QStringLiteral(", "))));
+        history_->setComparableKinds(
+            comparable,
+            tr("Compare works on runs of %1 only; open others instead").arg(compareTitles.join(QStringLiteral(", "))));
     }
     historyDock_ = new QDockWidget(tr("History"), this);
     historyDock_->setObjectName(QStringLiteral("historyDock"));
@@ -645,8 +657,8 @@ void MainWindow::compareStoredRuns(qint64 a, qint64 b) {
                         .arg(ra.info.id).arg(qstr(ra.info.lab)).arg(rb.info.id).arg(qstr(rb.info.lab));
         else if (!v)
             error = tr("runs of kind '%1' cannot be shown in this window").arg(qstr(ra.info.lab));
-        else if (!v->replayUnavailable().isEmpty())
-            error = v->replayUnavailable();
+        else if (!v->compareUnavailable().isEmpty())
+            error = v->compareUnavailable();
         if (error.isEmpty()) {
             if (!isRunning()) selectExperiment(qstr(ra.info.lab));
             if (v->compare(ra, rb, &error)) {

@@ -117,6 +117,15 @@ if want live; then
     session memory-of-a-step --preset memory-of-a-training-step --run --screenshot "timeline=$LIVE/memory-timeline.png" \
         --screenshot "categories=$LIVE/memory-categories.png" --screenshot "peaks=$LIVE/memory-peaks.png" \
         --report "$LIVE/memory.md"
+    # The same step in fp32, then the two compared phase by phase (History's Compare).
+    session memory-fp32 --experiment memory --config '{"size":"small","context":512,"batch":4,"precision":"fp32","attention":"naive","mode":"train","warmup":2,"record_steps":2,"frontier":"none","device":"cuda"}' \
+        --run --screenshot "peaks=$LIVE/memory-fp32-peaks.png"
+    session memory-compare --compare previous,last --screenshot "compare=$LIVE/memory-compare.png" --report "$LIVE/memory-compare.md"
+    # The frontier preset ends on the step that ran out of memory: the timeline up to the
+    # failed allocation, what was held by category, the frontier pane naming it.
+    session memory-failed-step --preset how-long-a-context-fits --run --screenshot "timeline=$LIVE/memory-failed-step.png" \
+        --screenshot "categories=$LIVE/memory-failed-categories.png" --screenshot "frontier=$LIVE/memory-failed-frontier.png" \
+        --report "$LIVE/memory-failed-step.md"
     # A 2.7B training step profiled and shown (its timeline holds every kernel of the step).
     session profile-2.7B --experiment profile --config '{"size":"2.7B","context":256,"batch":4,"mode":"train","precision":"bf16","attention":"sdpa","warmup":2,"profile_steps":1,"device":"cuda"}' \
         --run --screenshot "timeline=$LIVE/profile-2.7B-timeline.png" --screenshot "phases=$LIVE/profile-2.7B-phases.png"

@@ -5,8 +5,11 @@
 #   - measured against predicted per category, for small and 2.7B;
 #   - the OOM frontier of 2.7B bf16 (training step) with naive, LibTorch's fused (SDPA) and
 #     our FlashAttention kernels;
-#   - the snapshot of a small step loaded by PyTorch's torch.cuda._memory_viz.
+#   - the snapshot of a small step loaded by PyTorch's torch.cuda._memory_viz, and each
+#     frontier's picture of its failing step (the allocation that failed) loaded there too.
 #   scripts/memory-evidence.sh <trainscope-cli> <outdir>
+#   MEMORY_PEAKS=0 skips the peak tables (the frontiers only); MEMORY_FRONTIER_ATTENTIONS picks
+#   the attentions of the frontiers (default "naive sdpa flash").
 set -uo pipefail
 CLI="${1:?usage: memory-evidence.sh <trainscope-cli> <outdir>}"
 OUTDIR="${2:?usage: memory-evidence.sh <trainscope-cli> <outdir>}"
@@ -15,6 +18,7 @@ export TRAINSCOPE_DB="$OUTDIR/memory-evidence.db"
 status=0
 t=$(date +%s)
 SIZES="${MEMORY_SIZES:-small,medium,large,xl,2.7B}"
+if [ "${MEMORY_PEAKS:-1}" != 0 ]; then
 # MEMORY_FRONTIER_SIZES: the sizes whose frontier is searched (default "2.7B xl"; empty: none)
 echo "-- peak table: $SIZES × 128,256,512 × fp32,bf16 × forward,train"
 "$CLI" memory --size "$SIZES" --context-length 128,256,512 --precision fp32,bf16 --mode forward,train \
@@ -36,14 +40,29 @@ print(f"   memory_viz: snapshot with {len(snap['segments'])} segments, "
       f"{sum(len(t) for t in snap['device_traces'])} trace entries -> trace_plot {len(html)} bytes of HTML; "
       f"segment_plot {len(mv.segment_plot(snap))} bytes")
 PY
+fi
 t=$(date +%s)
 # 2.7B has 80-dimensional heads (our kernels run them padded to 128); xl has 64-dimensional ones.
 for size in ${MEMORY_FRONTIER_SIZES-2.7B xl}; do
-    for attn in naive sdpa flash; do
+    for attn in ${MEMORY_FRONTIER_ATTENTIONS:-naive sdpa flash}; do
         "$CLI" memory --size $size --precision bf16 --mode train --attention $attn --frontier context \
             --frontier-max 65536 --warmup 1 --record-steps 1 --device cuda --markdown \
+            --oom-snapshot "$OUTDIR/oom-$size-$attn.pickle" \
             > "$OUTDIR/memory-frontier-$size-$attn.md" 2> "$OUTDIR/memory-frontier-$size-$attn.log"
         echo "   frontier $size bf16 train $attn: $(grep -E '^#+ OOM frontier' "$OUTDIR/memory-frontier-$size-$attn.md" | sed 's/^#* //')"
+        echo "     $(grep -E '^The allocation that failed' "$OUTDIR/memory-frontier-$size-$attn.md")"
+        python3 - "$OUTDIR/oom-$size-$attn.pickle" <<'PY' || status=1
+import pickle, sys
+from torch.cuda import _memory_viz as mv
+snap = pickle.load(open(sys.argv[1], "rb"))
+trace = snap["device_traces"][0]
+assert trace[-1]["action"] == "oom", trace[-1]
+html = mv.trace_plot(snap)
+print(f"     memory_viz: the failing step's snapshot, {len(trace)} entries ending in an oom of "
+      f"{trace[-1]['size']} bytes; {len(snap['segments'])} segments held "
+      f"{sum(b['requested_size'] for s in snap['segments'] for b in s['blocks'] if b['state'] == 'active_allocated')} bytes; "
+      f"trace_plot {len(html)} bytes of HTML")
+PY
     done
 done
 echo "   $(( $(date +%s) - t )) s"

@@ -280,6 +280,16 @@ void TestMemoryWindow::failedStepShownAndSaved() {
     view.showPoint(0);
     QVERIFY(view.shownResult()->status == Status::Ok);
     QCOMPARE(view.timeline()->plot()->itemCount(), view.timeline()->bandCount() + fixedItems);
+    // The frontier preset's view ends a live run on the failed step, once.
+    MemoryView live;
+    live.applyPresetView(QJsonObject{{"tab", "timeline"}, {"failed_step", true}});
+    live.addItems({QVariant::fromValue(r)});
+    QVERIFY(live.shownResult()->status == Status::OOM);
+    QCOMPARE(live.currentPane(), live.paneIndex(QStringLiteral("timeline")));
+    live.addItems({QVariant::fromValue(r)});
+    QVERIFY(live.shownResult()->status == Status::Ok);
+    QVERIFY(findPreset(QStringLiteral("how-long-a-context-fits")));
+    QCOMPARE(findPreset(QStringLiteral("how-long-a-context-fits"))->experiment, QStringLiteral("memory"));
     // A path that cannot be written is refused with the reason.
     QVERIFY(!view.saveSnapshot(dir.filePath(QStringLiteral("no/such/dir/x.pickle")), &error));
     QVERIFY(error.contains(QStringLiteral("Could not write")));

@@ -285,6 +285,15 @@ void MemoryView::addResult(const MemoryResult& r) {
     }
     fillPointTable();
     showPoint(static_cast<int>(results_.size()) - 1);
+    if (failedStepOnArrival_ && failureOf_.back() >= 0) {
+        failedStepOnArrival_ = false;
+        showFailedStep(static_cast<int>(results_.size()) - 1);
+    }
+}
+
+void MemoryView::applyPresetView(const QJsonObject& view) {
+    LabView::applyPresetView(view);
+    failedStepOnArrival_ = view.value(QLatin1String("failed_step")).toBool();
 }
 
 const MemoryResult* MemoryView::shownResult() const {

@@ -35,6 +35,9 @@ public:
     void addItems(const QList<QVariant>& items) override;
     bool showStored(const StoredRun& run, QString* error) override;
     QString compareUnavailable() const override { return {}; }
+    // A preset's view: "tab", and "failed_step": true to show the next frontier's failed step
+    // when it arrives.
+    void applyPresetView(const QJsonObject& view) override;
     // Shows run `a` in the panes and both, point 0 of each, in the Compare pane.
     bool compare(const StoredRun& a, const StoredRun& b, QString* error) override;
     ExportContext exportContext(int pane) const override;
@@ -82,6 +85,7 @@ private:
     std::vector<int> failureOf_;  // per point: its index in failures_, or -1
     int shown_ = -1;         // the point shown (or whose failed step is shown)
     int shownFailure_ = -1;  // the failed step shown (index in failures_), or -1
+    bool failedStepOnArrival_ = false;
     std::vector<MemoryResult> compareA_, compareB_;
     QString compareTitle_;
     MemoryAnalysis analysis_;

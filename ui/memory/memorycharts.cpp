@@ -198,8 +198,8 @@ void MemoryTimelineChart::setResult(const MemoryResult& r, const MemoryAnalysis&
         line->setPen(QPen(style_.seriesColor(1), 2));
         auto* text = new QCPItemText(plot_);
         text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        text->position->setCoords(static_cast<double>(i), 0.02);
-        text->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        text->position->setCoords(static_cast<double>(i), 0.5);  // clear of the legend
+        text->setPositionAlignment(Qt::AlignRight | Qt::AlignVCenter);
         text->setText(tr("out of memory: %1 asked for ").arg(qstr(formatBytes(e.size))));
         text->setColor(style_.seriesColor(1));
         failures_.push_back(line);
@@ -297,6 +297,12 @@ MemoryCompareChart::MemoryCompareChart(QWidget* parent)
     : MemoryPlot(tr("Two runs, phase by phase"), QStringLiteral("memory-compare"), parent) {
     plot_->yAxis->setLabel(tr("memory at the phase's highest moment (MiB)"));
     plot_->setInteractions(QCP::Interactions());
+    // The legend in a row of its own under the bars, which it would cover.
+    plot_->axisRect()->insetLayout()->take(plot_->legend);
+    plot_->axisRect()->insetLayout()->simplify();
+    plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, plot_->legend);
+    plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
+    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
     clear(tr("Select two memory runs in History and press Compare"));
 }
 

@@ -499,7 +499,6 @@ bool MemoryView::compare(const StoredRun& a, const StoredRun& b, QString* error)
     compareA_ = std::move(pa);
     compareB_ = std::move(pb);
     compareTitle_ = tr("run %1 vs run %2").arg(a.info.id).arg(b.info.id);
-    label_ = compareTitle_;
     for (auto [combo, points, id] : {std::tuple{compareAPoint_, &compareA_, a.info.id},
                                      std::tuple{compareBPoint_, &compareB_, b.info.id}}) {
         combo->clear();
@@ -559,6 +558,7 @@ ExportContext MemoryView::exportContext(int) const {
     ctx.environment = env_;
     ctx.configuration = configuration_;
     ctx.configurationJson = configurationJson_;
+    if (!compareA_.empty()) ctx.title = tr("Memory runs compared: %1").arg(compareTitle_);
     return ctx;
 }
 

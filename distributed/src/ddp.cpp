@@ -270,6 +270,7 @@ public:
     void afterBackward() override {
         const auto t0 = Clock::now();
         std::lock_guard lock(mutex_);
+        TORCH_CHECK(in_backward_, name(), ": afterBackward() without beforeBackward()");
         log_.syncStarted();
         in_backward_ = false;
         while (next_ < order_.size()) launch(order_[next_++]);
@@ -349,6 +350,7 @@ public:
     void afterBackward() override {
         const auto t0 = Clock::now();
         std::lock_guard lock(mutex_);
+        TORCH_CHECK(in_backward_, name(), ": afterBackward() without beforeBackward()");
         log_.syncStarted();
         in_backward_ = false;
         for (size_t i = 0; i < params_.size(); ++i)

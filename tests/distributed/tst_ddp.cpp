@@ -113,6 +113,44 @@ TEST(Strategies, OverlappedOnesLaunchDuringBackward) {
     EXPECT_EQ(naive[0].counters.launched_before_sync, 0);
 }
 
+TEST(Strategies, MixedDtypesAreAveragedInTheirOwnDtype) {
+    // A float and a double parameter: the flat and bucketed strategies keep one buffer per dtype.
+    const int world = 2;
+    auto make = [] {
+        return std::vector<at::Tensor>{at::linspace(-1, 1, 6).requires_grad_(),
+                                       at::linspace(0.5, 2, 5, at::kDouble).requires_grad_()};
+    };
+    auto lossOn = [](const std::vector<at::Tensor>& p, int rank) {
+        const double x = rank + 1.5;
+        return (p[0] * p[0] * x).sum() + (p[1].pow(3) * x).sum().to(at::kFloat);
+    };
+    auto ref = make();
+    ((lossOn(ref, 0) + lossOn(ref, 1)) / world).backward();
+    for (const std::string strategy : {"naive", "flat", "overlap", "bucketed"}) {
+        std::vector<std::vector<at::Tensor>> got(world);
+        std::vector<SyncCounters> counters(world);
+        auto errors = runThreadRanks(world, [&](Group& g) {
+            auto p = make();
+            auto sync = makeGradientSync(strategy, 1.0);
+            sync->prepare(g, p);
+            sync->beforeBackward();
+            lossOn(p, g.rank).backward();
+            sync->afterBackward();
+            got[static_cast<size_t>(g.rank)] = {p[0].grad(), p[1].grad()};
+            counters[static_cast<size_t>(g.rank)] = sync->counters();
+        });
+        EXPECT_NO_RANK_ERRORS(errors);
+        for (const auto& grads : got) {
+            ASSERT_EQ(grads.size(), 2u) << strategy;
+            EXPECT_EQ(grads[1].scalar_type(), at::kDouble) << strategy;
+            EXPECT_TRUE(at::allclose(grads[0], ref[0].grad())) << strategy;
+            EXPECT_TRUE(at::allclose(grads[1], ref[1].grad())) << strategy;
+        }
+        EXPECT_EQ(counters[0].collectives, 2) << strategy;  // two tensors, or two dtypes' buffers
+        EXPECT_EQ(counters[0].bytes, 6 * 4 + 5 * 8) << strategy;
+    }
+}
+
 TEST(Strategies, FactoryRefusesUnknownNamesAndBadBuckets) {
     try {
         makeGradientSync("ring");

@@ -22,7 +22,37 @@ namespace ts::dist {
 
 GradientSync::~GradientSync() = default;
 
-void GradientSync::beforeBackward() { counters_ = SyncCounters{}; }
+void GradientSync::beforeBackward() {
+    counters_ = SyncCounters{};
+    step_works_.clear();
+}
+
+void GradientSync::enableTiming(const Group& group) {
+    timed_ = false;
+    if (!group.backend || group.backend->getBackendName() == "gloo") return;
+    try {
+        group.backend->enableCollectivesTiming();
+        timed_ = true;
+    } catch (const std::exception&) {
+        // A backend without timing: deviceCommMs() stays negative.
+    }
+}
+
+c10::intrusive_ptr<c10d::Work> GradientSync::record(c10::intrusive_ptr<c10d::Work> work) {
+    if (timed_) step_works_.push_back(work);
+    return work;
+}
+
+double GradientSync::deviceCommMs() const {
+    if (!timed_ || step_works_.empty()) return -1;
+    double total = 0;
+    try {
+        for (const auto& w : step_works_) total += w->getDuration();
+    } catch (const std::exception&) {
+        return -1;
+    }
+    return total;
+}
 
 namespace {
 
@@ -46,7 +76,9 @@ at::Tensor& gradOrZero(const at::Tensor& p) {
 // future's completion callback. Gloo completes the future on its worker thread once the
 // reduction is done, so the union of the spans before afterBackward() began is the time
 // communication ran hidden behind backward. NCCL completes its futures at enqueue time (the
-// data dependency is carried by CUDA streams), so its spans say nothing and are not used.
+// data dependency is carried by CUDA streams), so its spans say nothing and are not used; there
+// the engine estimates the hidden part from the collectives' device time (deviceCommMs(), NCCL's
+// own CUDA events) less the time the compute stream waited after backward.
 class CommLog {
 public:
     void reset(const Group& group) {
@@ -185,12 +217,13 @@ public:
     void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
         group_ = group;
         params_ = params;
+        enableTiming(group);
     }
     void afterBackward() override {
         const auto t0 = Clock::now();
         for (const auto& p : params_) {
             at::Tensor& g = gradOrZero(p);
-            allreduce(group_, g)->wait();
+            record(allreduce(group_, g))->wait();
             g.div_(group_.world_size);
             ++counters_.collectives;
             counters_.bytes += bytesOf(g);
@@ -212,6 +245,7 @@ public:
     void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
         group_ = group;
         params_ = params;
+        enableTiming(group);
         buffers_.clear();
         for (auto& members : groupByDtype(params)) buffers_.emplace_back(params, std::move(members));
     }
@@ -220,7 +254,7 @@ public:
         std::vector<WorkPtr> works;
         for (auto& b : buffers_) {
             for (size_t k = 0; k < b.params.size(); ++k) b.gather(params_, k);
-            works.push_back(allreduce(group_, b.data));
+            works.push_back(record(allreduce(group_, b.data)));
             ++counters_.collectives;
             counters_.bytes += bytesOf(b.data);
         }
@@ -252,6 +286,7 @@ public:
     void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
         group_ = group;
         params_ = params;
+        enableTiming(group);
         order_.clear();
         for (int i = static_cast<int>(params.size()) - 1; i >= 0; --i) order_.push_back(i);
         ready_.assign(params.size(), false);
@@ -294,7 +329,7 @@ private:
     }
     void launch(int index) {
         at::Tensor& g = gradOrZero(params_[static_cast<size_t>(index)]);
-        works_[static_cast<size_t>(index)] = log_.track(allreduce(group_, g));
+        works_[static_cast<size_t>(index)] = record(log_.track(allreduce(group_, g)));
         ++counters_.collectives;
         counters_.bytes += bytesOf(g);
     }
@@ -319,6 +354,7 @@ public:
     void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
         group_ = group;
         params_ = params;
+        enableTiming(group);
         buckets_.clear();
         where_.assign(params.size(), {0, 0});
         for (const auto& members : groupByDtype(params)) {
@@ -384,7 +420,7 @@ private:
         }
     }
     void launch(size_t b) {
-        works_[b] = log_.track(allreduce(group_, buckets_[b].data));
+        works_[b] = record(log_.track(allreduce(group_, buckets_[b].data)));
         ++counters_.collectives;
         counters_.bytes += bytesOf(buckets_[b].data);
     }

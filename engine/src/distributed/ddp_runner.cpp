@@ -5,6 +5,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -122,6 +123,13 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
         row.optimizer_ms = t.optimizer_ms;
         row.total_ms = t.total_ms;
         row.comm_hidden_ms = c.hidden_ms;
+        if (row.comm_hidden_ms < 0) {
+            // NCCL (Note [hidden communication]): the collectives' device time less the compute
+            // stream's wait after backward, which also holds the strategy's copies, so a bound
+            // from below. The timer's last mark has been waited for, so their events are done.
+            const double device_ms = sync->deviceCommMs();
+            if (device_ms >= 0) row.comm_hidden_ms = std::max(0.0, device_ms - t.sync_ms);
+        }
         row.collectives = c.collectives;
         row.launched_before_sync = c.launched_before_sync;
         row.comm_bytes = c.bytes;

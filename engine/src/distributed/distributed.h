@@ -53,8 +53,10 @@ struct DdpStepRow {
     int step = 0;
     bool warmup = false;
     double forward_ms = 0, backward_ms = 0, comm_wait_ms = 0, optimizer_ms = 0, total_ms = 0;
-    // Communication that ran while backward still did (host clock; Note [hidden communication]
-    // in distributed/src/ddp.cpp): 0 for naive and flat, negative where not measured (NCCL).
+    // Communication that ran while backward still did (Note [hidden communication] in
+    // distributed/src/ddp.cpp): Gloo: the host's clock on the collectives' spans; NCCL: their
+    // device time less comm_wait_ms (a bound from below); 0 for naive and flat; negative where
+    // not measured.
     double comm_hidden_ms = -1;
     int collectives = 0;            // all-reduces of gradients this step
     int launched_before_sync = 0;   // ... started from the gradient hooks, during backward

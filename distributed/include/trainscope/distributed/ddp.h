@@ -26,7 +26,7 @@ struct SyncCounters {
     // from launch to completion, cut at afterBackward()'s start). Measured from the completion
     // callbacks of the collectives' futures, which Gloo fires when the data has arrived; NCCL's
     // futures complete when the collective is queued on its stream, so there it is not measured
-    // and stays negative.
+    // here and stays negative (see deviceCommMs()).
     double hidden_ms = -1;
 };
 
@@ -52,9 +52,22 @@ public:
     const SyncCounters& counters() const { return counters_; }
     // Bytes of the strategy's own buffers (flat or bucket tensors); 0 for the per-tensor ones.
     virtual int64_t bufferBytes() const { return 0; }
+    // The device time of this step's collectives (NCCL, whose collectives run one after another
+    // on its stream, timed by its own CUDA events: their sum); negative where the backend has no
+    // such times (Gloo). Only once the step's work has finished on the device.
+    double deviceCommMs() const;
 
 protected:
+    // Every prepare(): asks a backend other than Gloo to time its collectives.
+    void enableTiming(const Group& group);
+    // Every collective launched this step, for deviceCommMs().
+    c10::intrusive_ptr<c10d::Work> record(c10::intrusive_ptr<c10d::Work> work);
+
     SyncCounters counters_;
+
+private:
+    std::vector<c10::intrusive_ptr<c10d::Work>> step_works_;
+    bool timed_ = false;
 };
 
 // "naive", "flat", "overlap", "bucketed". Throws std::invalid_argument naming the valid names

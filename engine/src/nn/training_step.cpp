@@ -31,7 +31,20 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
     targets_ = at::randint(setup.model.vocab_size, shape, tok);
 }
 
+void TrainingStep::setHooks(StepHooks hooks) {
+    TORCH_CHECK(!(hooks.optimizer_step && scaler_), "an optimizer hook cannot run under fp16 loss scaling");
+    hooks_ = std::move(hooks);
+}
+
+void TrainingStep::useBatchRows(int64_t begin, int64_t rows) {
+    TORCH_CHECK(begin >= 0 && rows > 0 && begin + rows <= inputs_.size(0), "rows [", begin, ", ", begin + rows,
+                ") are not in the batch of ", inputs_.size(0));
+    inputs_ = inputs_.narrow(0, begin, rows).contiguous();
+    targets_ = targets_.narrow(0, begin, rows).contiguous();
+}
+
 StepTimes TrainingStep::run(DeviceTimer& timer) {
+    TORCH_CHECK(!hooks_.after_backward || timer.marks() >= 5, "a step with an after-backward hook needs 5 marks");
     resetPeakMemory(device_);
     optimizer_.zeroGrad();
     timer.mark(0);
@@ -51,13 +64,21 @@ StepTimes TrainingStep::run(DeviceTimer& timer) {
     }
     timer.mark(1);
     if (setup_.mode != Mode::Forward) {
+        if (hooks_.before_backward) hooks_.before_backward();
         TS_RANGE("backward");
         (scaler_ ? scaler_->scale(loss) : loss).backward();
     }
     timer.mark(2);
+    const bool synced = hooks_.after_backward && setup_.mode != Mode::Forward;
+    if (synced) {
+        hooks_.after_backward();
+        timer.mark(4);
+    }
     if (setup_.mode == Mode::Train) {
         TS_RANGE("optimizer");
-        if (scaler_)
+        if (hooks_.optimizer_step)
+            hooks_.optimizer_step();
+        else if (scaler_)
             scaler_->step(optimizer_, params_);
         else
             optimizer_.step();
@@ -67,7 +88,8 @@ StepTimes TrainingStep::run(DeviceTimer& timer) {
     StepTimes t;
     t.forward_ms = timer.ms(0, 1);
     t.backward_ms = setup_.mode == Mode::Forward ? 0.0 : timer.ms(1, 2);
-    t.optimizer_ms = setup_.mode == Mode::Train ? timer.ms(2, 3) : 0.0;
+    t.sync_ms = synced ? timer.ms(2, 4) : 0.0;
+    t.optimizer_ms = setup_.mode == Mode::Train ? timer.ms(synced ? 4 : 2, 3) : 0.0;
     t.total_ms = timer.ms(0, 3);
     t.loss = loss.item<double>();
     const MemoryStats m = memoryStats(device_);

@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -32,8 +33,21 @@ struct TrainingSetup {
 // What one step measured. Times in ms; memory in bytes (0 on the CPU).
 struct StepTimes {
     double forward_ms = 0, backward_ms = 0, optimizer_ms = 0, total_ms = 0;
+    double sync_ms = 0;  // StepHooks::after_backward, when set (else 0)
     double loss = 0;
     int64_t memory_allocated = 0, memory_reserved = 0, memory_peak = 0;
+};
+
+// What a wrapper of the step runs between its phases (the distributed lab: gradient
+// synchronisation around backward, a sharded optimizer). Each is optional.
+struct StepHooks {
+    std::function<void()> before_backward;  // after forward and loss, before backward
+    // After backward, before the optimizer: a phase of its own, between marks 2 and 4 (the
+    // timer then needs 5 marks), reported as StepTimes::sync_ms.
+    std::function<void()> after_backward;
+    // Replaces the optimizer's step (Train mode). Not with fp16, whose loss scaler steps the
+    // whole optimizer.
+    std::function<void()> optimizer_step;
 };
 
 class TrainingStep {
@@ -44,6 +58,13 @@ public:
 
     // Runs one step; the device's peak-memory counter is reset at its start.
     StepTimes run(DeviceTimer& timer);
+
+    // From now on, runs with these hooks (empty ones: the plain step).
+    void setHooks(StepHooks hooks);
+    // From now on, trains on rows [begin, begin + rows) of the batch made at construction (a
+    // data-parallel rank's slice of the global batch).
+    void useBatchRows(int64_t begin, int64_t rows);
+    const at::Tensor& inputs() const { return inputs_; }
 
     TransformerLM& model() { return model_; }
     FusedAdamW& optimizer() { return optimizer_; }
@@ -57,6 +78,7 @@ private:
     FusedAdamW optimizer_;
     std::optional<GradScaler> scaler_;
     at::Tensor inputs_, targets_;
+    StepHooks hooks_;
 };
 
 }  // namespace ts

@@ -35,6 +35,7 @@ public:
     DeviceTimer(const DeviceTimer&) = delete;
     DeviceTimer& operator=(const DeviceTimer&) = delete;
 
+    int marks() const { return static_cast<int>(times_.size()); }
     void mark(int i);
     // Waits until mark `i` has happened on the device.
     void wait(int i);

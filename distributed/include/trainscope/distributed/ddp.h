@@ -1,0 +1,86 @@
+// Data-parallel gradient synchronisation at the tensor level: every rank holds the whole model,
+// computes gradients on its own slice of the batch, and the ranks average the gradients before
+// the optimizer steps, as PyTorch's DistributedDataParallel does (a SUM all-reduce, then a
+// division by the world size, in the gradients' own dtype). One small class per strategy behind
+// one interface; none of them knows the model, only its parameter tensors.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trainscope/distributed/process_group.h"
+
+namespace ts::dist {
+
+// What one step's synchronisation did, on this rank. Times are the host's (steady clock).
+struct SyncCounters {
+    int collectives = 0;           // all-reduces launched this step
+    int launched_before_sync = 0;  // ... of them before afterBackward() began (from the gradient hooks)
+    int64_t bytes = 0;             // gradient bytes this rank all-reduced (the payload, not the wire)
+    double wait_ms = 0;            // afterBackward(): launching what was left, waiting, averaging
+    // How long communication ran while backward still did (the union of the collectives' spans
+    // from launch to completion, cut at afterBackward()'s start). Measured from the completion
+    // callbacks of the collectives' futures, which Gloo fires when the data has arrived; NCCL's
+    // futures complete when the collective is queued on its stream, so there it is not measured
+    // here and stays negative (see deviceCommMs()).
+    double hidden_ms = -1;
+};
+
+// Note [gradient sync protocol]: the caller, each step,
+//   1. prepare() once, before the first step, with the parameters in registration order;
+//   2. beforeBackward() before loss.backward() (resets the counters; the overlapped strategies'
+//      hooks may launch collectives from then on, on autograd's thread);
+//   3. afterBackward() after backward returned: every collective launched and waited for, every
+//      gradient averaged when it returns.
+// Collectives must be launched in the same order on every rank (c10d matches them by order), so
+// the overlapped strategies launch strictly in a fixed order (reverse registration order, the
+// order gradients usually become ready in) and hold back a ready gradient until everything
+// before it is ready too. A parameter without a gradient after backward gets a zero gradient, so
+// that every rank still makes the same calls.
+class GradientSync {
+public:
+    virtual ~GradientSync();
+    virtual std::string name() const = 0;
+    virtual void prepare(const Group& group, const std::vector<at::Tensor>& params) = 0;
+    virtual void beforeBackward();
+    virtual void afterBackward() = 0;
+    // The last step's counters (complete after afterBackward()).
+    const SyncCounters& counters() const { return counters_; }
+    // Bytes of the strategy's own buffers (flat or bucket tensors); 0 for the per-tensor ones.
+    virtual int64_t bufferBytes() const { return 0; }
+    // The device time of this step's collectives (NCCL, whose collectives run one after another
+    // on its stream, timed by its own CUDA events: their sum); negative where the backend has no
+    // such times (Gloo). Only once the step's work has finished on the device.
+    double deviceCommMs() const;
+
+protected:
+    // Every prepare(): asks a backend other than Gloo to time its collectives.
+    void enableTiming(const Group& group);
+    // Every collective launched this step, for deviceCommMs().
+    c10::intrusive_ptr<c10d::Work> record(c10::intrusive_ptr<c10d::Work> work);
+
+    SyncCounters counters_;
+
+private:
+    std::vector<c10::intrusive_ptr<c10d::Work>> step_works_;
+    bool timed_ = false;
+};
+
+// "naive", "flat", "overlap", "bucketed". Throws std::invalid_argument naming the valid names
+// for an unknown strategy, and for a bucket size that is not positive (checked for every name).
+std::unique_ptr<GradientSync> makeGradientSync(const std::string& name, double bucket_mb = 25.0);
+const std::vector<std::string>& gradientSyncNames();
+
+// PyTorch's default first bucket (dist._DEFAULT_FIRST_BUCKET_BYTES): small, so that the first
+// all-reduce starts as early in backward as possible.
+constexpr int64_t kFirstBucketBytes = 1 << 20;
+
+// Copies rank 0's parameters to every rank (one broadcast per dtype of a flat buffer), so that
+// all ranks start from the same weights. Under no-grad; the tensors are updated in place.
+void broadcastParameters(const Group& group, const std::vector<at::Tensor>& params);
+
+}  // namespace ts::dist

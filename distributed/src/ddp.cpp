@@ -1,0 +1,477 @@
+#include "trainscope/distributed/ddp.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "dtype_groups.h"
+#include "trainscope/distributed/buckets.h"
+
+namespace ts::dist {
+
+GradientSync::~GradientSync() = default;
+
+void GradientSync::beforeBackward() {
+    counters_ = SyncCounters{};
+    step_works_.clear();
+}
+
+void GradientSync::enableTiming(const Group& group) {
+    timed_ = false;
+    if (!group.backend || group.backend->getBackendName() == "gloo") return;
+    try {
+        group.backend->enableCollectivesTiming();
+        timed_ = true;
+    } catch (const std::exception&) {
+        // A backend without timing: deviceCommMs() stays negative.
+    }
+}
+
+c10::intrusive_ptr<c10d::Work> GradientSync::record(c10::intrusive_ptr<c10d::Work> work) {
+    if (timed_) step_works_.push_back(work);
+    return work;
+}
+
+double GradientSync::deviceCommMs() const {
+    if (!timed_ || step_works_.empty()) return -1;
+    double total = 0;
+    try {
+        for (const auto& w : step_works_) total += w->getDuration();
+    } catch (const std::exception&) {
+        return -1;
+    }
+    return total;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using WorkPtr = c10::intrusive_ptr<c10d::Work>;
+
+double msBetween(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
+
+// The gradient of `p`, a zero one when backward gave it none (so every rank makes the same calls).
+at::Tensor& gradOrZero(const at::Tensor& p) {
+    at::Tensor& g = const_cast<at::Tensor&>(p).mutable_grad();
+    if (!g.defined()) g = at::zeros_like(p, at::MemoryFormat::Contiguous);
+    return g;
+}
+
+// Note [hidden communication]: each collective's span runs from its launch (host clock) to its
+// future's completion callback. Gloo completes the future on its worker thread once the
+// reduction is done, so the union of the spans before afterBackward() began is the time
+// communication ran hidden behind backward. NCCL completes its futures at enqueue time (the
+// data dependency is carried by CUDA streams), so its spans say nothing and are not used; there
+// the engine estimates the hidden part from the collectives' device time (deviceCommMs(), NCCL's
+// own CUDA events) less the time the compute stream waited after backward.
+class CommLog {
+public:
+    void reset(const Group& group) {
+        spans_.clear();
+        measurable_ = group.backend && group.backend->getBackendName() == "gloo";
+    }
+    // Records the span of `work` launched now; returns it.
+    WorkPtr track(WorkPtr work) {
+        auto done = std::make_shared<std::atomic<int64_t>>(0);
+        spans_.push_back({Clock::now(), done});
+        if (measurable_) {
+            try {
+                work->getFuture()->addCallback([done](c10::ivalue::Future&) {
+                    done->store(Clock::now().time_since_epoch().count(), std::memory_order_release);
+                });
+            } catch (const std::exception&) {
+                measurable_ = false;  // a backend without futures
+            }
+        }
+        return work;
+    }
+    void syncStarted() { sync_start_ = Clock::now(); }
+    // The union of the spans launched before syncStarted(), cut there; -1 when not measurable.
+    double hiddenMs() const {
+        if (!measurable_) return -1;
+        std::vector<std::pair<Clock::time_point, Clock::time_point>> cut;
+        for (const auto& s : spans_) {
+            if (s.launch >= sync_start_) continue;
+            const int64_t d = s.done->load(std::memory_order_acquire);
+            Clock::time_point end = sync_start_;
+            if (d != 0) end = std::min(end, Clock::time_point(Clock::duration(d)));
+            if (end > s.launch) cut.emplace_back(s.launch, end);
+        }
+        std::sort(cut.begin(), cut.end());
+        double total = 0;
+        Clock::time_point open{}, close{};
+        bool any = false;
+        for (const auto& [a, b] : cut) {
+            if (!any || a > close) {
+                if (any) total += msBetween(open, close);
+                open = a;
+                close = b;
+                any = true;
+            } else {
+                close = std::max(close, b);
+            }
+        }
+        if (any) total += msBetween(open, close);
+        return total;
+    }
+
+private:
+    struct Span {
+        Clock::time_point launch;
+        std::shared_ptr<std::atomic<int64_t>> done;
+    };
+    std::vector<Span> spans_;
+    Clock::time_point sync_start_{};
+    bool measurable_ = false;
+};
+
+// A flat buffer holding some parameters' gradients back to back.
+struct FlatBuffer {
+    at::Tensor data;
+    std::vector<int> params;
+    std::vector<int64_t> offsets;  // element offset of each parameter in `data`
+
+    FlatBuffer(const std::vector<at::Tensor>& all, std::vector<int> members) : params(std::move(members)) {
+        int64_t n = 0;
+        for (int i : params) {
+            offsets.push_back(n);
+            n += all[static_cast<size_t>(i)].numel();
+        }
+        data = at::empty({n}, all[static_cast<size_t>(params.front())].options());
+    }
+    at::Tensor slot(size_t k, const at::Tensor& like) const {
+        return data.narrow(0, offsets[k], like.numel()).view(like.sizes());
+    }
+    void gather(const std::vector<at::Tensor>& all, size_t k) {
+        const at::Tensor& p = all[static_cast<size_t>(params[k])];
+        const at::Tensor& g = p.grad();
+        if (g.defined())
+            slot(k, p).copy_(g);
+        else
+            slot(k, p).zero_();
+    }
+    void scatter(const std::vector<at::Tensor>& all) const {
+        for (size_t k = 0; k < params.size(); ++k) {
+            const at::Tensor& p = all[static_cast<size_t>(params[k])];
+            gradOrZero(p).copy_(slot(k, p));
+        }
+    }
+};
+
+WorkPtr allreduce(const Group& group, at::Tensor& t) {
+    std::vector<at::Tensor> ts{t};
+    return group.backend->allreduce(ts);
+}
+
+// Calls `ready(index)` from autograd when a parameter's gradient has been accumulated.
+class ReadyHook final : public torch::autograd::PostAccumulateGradHook {
+public:
+    ReadyHook(std::function<void(int)> ready, int index) : ready_(std::move(ready)), index_(index) {}
+    void operator()(const torch::autograd::Variable&) override { ready_(index_); }
+
+private:
+    std::function<void(int)> ready_;
+    int index_;
+};
+
+// The overlapped strategies' common part: a hook on every parameter, removed on destruction.
+class HookedSync : public GradientSync {
+public:
+    ~HookedSync() override {
+        for (const auto& p : params_) torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
+    }
+
+protected:
+    void installHooks() {
+        for (size_t i = 0; i < params_.size(); ++i)
+            torch::autograd::impl::set_post_acc_grad_hooks(
+                params_[i], std::make_unique<ReadyHook>([this](int k) { onReady(k); }, static_cast<int>(i)));
+    }
+    virtual void onReady(int index) = 0;
+
+    Group group_;
+    std::vector<at::Tensor> params_;
+    CommLog log_;
+    std::mutex mutex_;  // hooks run on autograd's threads
+};
+
+// One blocking all-reduce per gradient after backward, as the course's first version writes it.
+class NaiveSync final : public GradientSync {
+public:
+    std::string name() const override { return "naive"; }
+    void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
+        group_ = group;
+        params_ = params;
+        enableTiming(group);
+    }
+    void afterBackward() override {
+        const auto t0 = Clock::now();
+        for (const auto& p : params_) {
+            at::Tensor& g = gradOrZero(p);
+            record(allreduce(group_, g))->wait();
+            g.div_(group_.world_size);
+            ++counters_.collectives;
+            counters_.bytes += bytesOf(g);
+        }
+        counters_.wait_ms = msBetween(t0, Clock::now());
+        counters_.hidden_ms = 0;
+    }
+
+private:
+    Group group_;
+    std::vector<at::Tensor> params_;
+};
+
+// After backward: every gradient copied into one preallocated flat buffer (one per dtype), one
+// all-reduce, averaged, copied back.
+class FlatSync final : public GradientSync {
+public:
+    std::string name() const override { return "flat"; }
+    void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
+        group_ = group;
+        params_ = params;
+        enableTiming(group);
+        buffers_.clear();
+        for (auto& members : groupByDtype(params)) buffers_.emplace_back(params, std::move(members));
+    }
+    void afterBackward() override {
+        const auto t0 = Clock::now();
+        std::vector<WorkPtr> works;
+        for (auto& b : buffers_) {
+            for (size_t k = 0; k < b.params.size(); ++k) b.gather(params_, k);
+            works.push_back(record(allreduce(group_, b.data)));
+            ++counters_.collectives;
+            counters_.bytes += bytesOf(b.data);
+        }
+        for (size_t i = 0; i < buffers_.size(); ++i) {
+            works[i]->wait();
+            buffers_[i].data.div_(group_.world_size);
+            buffers_[i].scatter(params_);
+        }
+        counters_.wait_ms = msBetween(t0, Clock::now());
+        counters_.hidden_ms = 0;
+    }
+    int64_t bufferBytes() const override {
+        int64_t n = 0;
+        for (const auto& b : buffers_) n += bytesOf(b.data);
+        return n;
+    }
+
+private:
+    Group group_;
+    std::vector<at::Tensor> params_;
+    std::vector<FlatBuffer> buffers_;
+};
+
+// One asynchronous all-reduce per gradient, launched from its post-accumulate hook (in the fixed
+// order of Note [gradient sync protocol]); afterBackward() waits for them and averages.
+class OverlapSync final : public HookedSync {
+public:
+    std::string name() const override { return "overlap"; }
+    void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
+        group_ = group;
+        params_ = params;
+        enableTiming(group);
+        order_.clear();
+        for (int i = static_cast<int>(params.size()) - 1; i >= 0; --i) order_.push_back(i);
+        ready_.assign(params.size(), false);
+        works_.assign(params.size(), WorkPtr());
+        installHooks();
+    }
+    void beforeBackward() override {
+        GradientSync::beforeBackward();
+        std::lock_guard lock(mutex_);
+        std::fill(ready_.begin(), ready_.end(), false);
+        std::fill(works_.begin(), works_.end(), WorkPtr());
+        next_ = 0;
+        in_backward_ = true;
+        log_.reset(group_);
+    }
+    void afterBackward() override {
+        const auto t0 = Clock::now();
+        std::lock_guard lock(mutex_);
+        TORCH_CHECK(in_backward_, name(), ": afterBackward() without beforeBackward()");
+        log_.syncStarted();
+        in_backward_ = false;
+        while (next_ < order_.size()) launch(order_[next_++]);
+        for (size_t i = 0; i < params_.size(); ++i) {
+            works_[i]->wait();
+            params_[i].grad().div_(group_.world_size);
+        }
+        counters_.wait_ms = msBetween(t0, Clock::now());
+        counters_.hidden_ms = log_.hiddenMs();
+    }
+
+private:
+    void onReady(int index) override {
+        std::lock_guard lock(mutex_);
+        if (!in_backward_) return;  // a backward outside the protocol (no beforeBackward) syncs nothing
+        ready_[static_cast<size_t>(index)] = true;
+        while (next_ < order_.size() && ready_[static_cast<size_t>(order_[next_])]) {
+            launch(order_[next_++]);
+            ++counters_.launched_before_sync;
+        }
+    }
+    void launch(int index) {
+        at::Tensor& g = gradOrZero(params_[static_cast<size_t>(index)]);
+        works_[static_cast<size_t>(index)] = record(log_.track(allreduce(group_, g)));
+        ++counters_.collectives;
+        counters_.bytes += bytesOf(g);
+    }
+
+    std::vector<int> order_;
+    std::vector<bool> ready_;
+    std::vector<WorkPtr> works_;
+    size_t next_ = 0;
+    bool in_backward_ = false;
+};
+
+// Buckets of gradients (assignBuckets, per dtype): a gradient is copied into its bucket's flat
+// buffer when its hook fires; a bucket's all-reduce starts when its last gradient arrived and
+// every earlier bucket has started. afterBackward() launches the rest, waits, averages, copies
+// back.
+class BucketedSync final : public HookedSync {
+public:
+    explicit BucketedSync(double bucket_mb) : bucket_bytes_(static_cast<int64_t>(bucket_mb * 1024.0 * 1024.0)) {
+        bucket_bytes_ = std::max<int64_t>(bucket_bytes_, 1);
+    }
+    std::string name() const override { return "bucketed"; }
+    void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
+        group_ = group;
+        params_ = params;
+        enableTiming(group);
+        buckets_.clear();
+        where_.assign(params.size(), {0, 0});
+        for (const auto& members : groupByDtype(params)) {
+            std::vector<int64_t> bytes;
+            for (int i : members) bytes.push_back(bytesOf(params[static_cast<size_t>(i)]));
+            for (const auto& local : assignBuckets(bytes, bucket_bytes_, std::min(bucket_bytes_, kFirstBucketBytes))) {
+                std::vector<int> global;
+                for (int k : local) global.push_back(members[static_cast<size_t>(k)]);
+                buckets_.emplace_back(params, global);
+                for (size_t k = 0; k < global.size(); ++k)
+                    where_[static_cast<size_t>(global[k])] = {buckets_.size() - 1, k};
+            }
+        }
+        pending_.assign(buckets_.size(), 0);
+        arrived_.assign(params.size(), false);
+        works_.assign(buckets_.size(), WorkPtr());
+        installHooks();
+    }
+    void beforeBackward() override {
+        GradientSync::beforeBackward();
+        std::lock_guard lock(mutex_);
+        for (size_t b = 0; b < buckets_.size(); ++b) pending_[b] = static_cast<int>(buckets_[b].params.size());
+        std::fill(arrived_.begin(), arrived_.end(), false);
+        std::fill(works_.begin(), works_.end(), WorkPtr());
+        next_ = 0;
+        in_backward_ = true;
+        log_.reset(group_);
+    }
+    void afterBackward() override {
+        const auto t0 = Clock::now();
+        std::lock_guard lock(mutex_);
+        TORCH_CHECK(in_backward_, name(), ": afterBackward() without beforeBackward()");
+        log_.syncStarted();
+        in_backward_ = false;
+        for (size_t i = 0; i < params_.size(); ++i)
+            if (!arrived_[i]) buckets_[where_[i].first].gather(params_, where_[i].second);
+        while (next_ < buckets_.size()) launch(next_++);
+        for (size_t b = 0; b < buckets_.size(); ++b) {
+            works_[b]->wait();
+            buckets_[b].data.div_(group_.world_size);
+            buckets_[b].scatter(params_);
+        }
+        counters_.wait_ms = msBetween(t0, Clock::now());
+        counters_.hidden_ms = log_.hiddenMs();
+    }
+    int64_t bufferBytes() const override {
+        int64_t n = 0;
+        for (const auto& b : buckets_) n += bytesOf(b.data);
+        return n;
+    }
+
+private:
+    void onReady(int index) override {
+        std::lock_guard lock(mutex_);
+        if (!in_backward_) return;
+        const auto [b, k] = where_[static_cast<size_t>(index)];
+        buckets_[b].gather(params_, k);
+        arrived_[static_cast<size_t>(index)] = true;
+        --pending_[b];
+        while (next_ < buckets_.size() && pending_[next_] == 0) {
+            launch(next_++);
+            ++counters_.launched_before_sync;
+        }
+    }
+    void launch(size_t b) {
+        works_[b] = record(log_.track(allreduce(group_, buckets_[b].data)));
+        ++counters_.collectives;
+        counters_.bytes += bytesOf(buckets_[b].data);
+    }
+
+    int64_t bucket_bytes_;
+    std::vector<FlatBuffer> buckets_;
+    std::vector<std::pair<size_t, size_t>> where_;  // parameter → (bucket, slot)
+    std::vector<int> pending_;
+    std::vector<bool> arrived_;
+    std::vector<WorkPtr> works_;
+    size_t next_ = 0;
+    bool in_backward_ = false;
+};
+
+}  // namespace
+
+const std::vector<std::string>& gradientSyncNames() {
+    static const std::vector<std::string> names{"naive", "flat", "overlap", "bucketed"};
+    return names;
+}
+
+std::unique_ptr<GradientSync> makeGradientSync(const std::string& name, double bucket_mb) {
+    if (!(bucket_mb > 0) || !std::isfinite(bucket_mb))
+        throw std::invalid_argument("bucket size must be a positive number of MB, not " + std::to_string(bucket_mb));
+    if (name == "naive") return std::make_unique<NaiveSync>();
+    if (name == "flat") return std::make_unique<FlatSync>();
+    if (name == "overlap") return std::make_unique<OverlapSync>();
+    if (name == "bucketed") return std::make_unique<BucketedSync>(bucket_mb);
+    std::string valid;
+    for (const auto& n : gradientSyncNames()) valid += (valid.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown DDP strategy '" + name + "' (valid: " + valid + ")");
+}
+
+void broadcastParameters(const Group& group, const std::vector<at::Tensor>& params) {
+    if (group.world_size <= 1 || params.empty()) return;
+    at::NoGradGuard no_grad;
+    for (const auto& members : groupByDtype(params)) {
+        std::vector<at::Tensor> flat_parts;
+        for (int i : members) flat_parts.push_back(params[static_cast<size_t>(i)].detach().reshape({-1}));
+        std::vector<at::Tensor> buffer{at::cat(flat_parts)};
+        c10d::BroadcastOptions options;
+        options.rootRank = 0;
+        group.backend->broadcast(buffer, options)->wait();
+        if (group.rank == 0) continue;
+        int64_t offset = 0;
+        for (int i : members) {
+            const at::Tensor& p = params[static_cast<size_t>(i)];
+            const_cast<at::Tensor&>(p).copy_(buffer[0].narrow(0, offset, p.numel()).view(p.sizes()));
+            offset += p.numel();
+        }
+    }
+}
+
+}  // namespace ts::dist

@@ -1,0 +1,157 @@
+// The distributed lab's runner: one rank of a data-parallel run. The step is TrainingStep's
+// (model, autocast, loss, FusedAdamW); the gradient synchronisation and the sharded optimizer
+// run in its hooks.
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "core/observer.h"
+#include "distributed/ddp_rank.h"
+#include "nn/training_step.h"
+#include "runtime/device.h"
+#include "trainscope/distributed/ddp.h"
+#include "trainscope/distributed/process_group.h"
+#include "trainscope/distributed/sharding.h"
+
+namespace ts {
+namespace {
+
+int64_t bytesOf(const std::vector<at::Tensor>& tensors) {
+    int64_t n = 0;
+    for (const auto& t : tensors)
+        if (t.defined()) n += t.numel() * static_cast<int64_t>(t.element_size());
+    return n;
+}
+
+int64_t gradientBytes(const std::vector<at::Tensor>& params) {
+    int64_t n = 0;
+    for (const auto& p : params)
+        if (p.grad().defined()) n += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
+    return n;
+}
+
+// Note [ranks as threads]: TrainingStep seeds LibTorch's default generator and draws the weights
+// and the batch from it. Ranks that are threads of one process (the tests) share that generator,
+// so building is serialised: every rank then draws exactly what a single process draws, the
+// global batch included. Separate processes are unaffected.
+std::mutex& buildMutex() {
+    static std::mutex m;
+    return m;
+}
+
+}  // namespace
+
+std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
+                                   const std::function<void(const DdpStepRow&)>& on_step,
+                                   const CancelToken& cancel) {
+    std::vector<at::Tensor> unused;
+    return runDdpRank(spec, group, on_step, cancel, unused);
+}
+
+std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
+                                   const std::function<void(const DdpStepRow&)>& on_step,
+                                   const CancelToken& cancel, std::vector<at::Tensor>& final_parameters) {
+    if (auto errors = validateDdpSpec(spec); !errors.empty()) throw std::invalid_argument(errors.front());
+    const c10::Device device = parseDevice(spec.device);
+    c10::OptionalDeviceGuard device_guard;  // NCCL's own work goes to this rank's GPU
+    if (device.is_cuda()) device_guard.reset_device(device);
+    const int world = group.world_size;
+    auto sync = dist::makeGradientSync(spec.strategy, spec.bucket_mb);
+
+    TrainingSetup setup;
+    setup.model = ddpModel(spec);
+    setup.batch_size = spec.batch_per_rank * world;  // the global batch; this rank's rows below
+    setup.mode = Mode::Train;
+    setup.precision = spec.precision;
+    setup.attention = spec.attention;
+    setup.seed = spec.seed;
+    setup.learning_rate = spec.learning_rate;
+    std::unique_ptr<TrainingStep> step;
+    {
+        std::lock_guard lock(buildMutex());
+        step = std::make_unique<TrainingStep>(setup, device);
+    }
+    step->useBatchRows(group.rank * spec.batch_per_rank, spec.batch_per_rank);
+    const auto& params = step->parameters();
+    dist::broadcastParameters(group, params);
+    sync->prepare(group, params);
+
+    std::shared_ptr<FusedAdamW> shard_optimizer;
+    std::unique_ptr<dist::ShardedOptimizer> sharded;
+    if (spec.shard_optimizer)
+        sharded = std::make_unique<dist::ShardedOptimizer>(group, params, [&](std::vector<at::Tensor> shard) {
+            shard_optimizer = std::make_shared<FusedAdamW>(std::move(shard), spec.learning_rate);
+            return [opt = shard_optimizer] { opt->step(); };
+        });
+
+    DdpStepRow row;
+    row.rank = group.rank;
+    row.world_size = world;
+    row.parameter_bytes = bytesOf(params);
+    row.comm_buffer_bytes = sync->bufferBytes();
+    row.memory_after_model = memoryStats(device).allocated;
+
+    StepHooks hooks;
+    hooks.before_backward = [&] {
+        row.memory_after_forward = memoryStats(device).allocated;
+        sync->beforeBackward();
+    };
+    hooks.after_backward = [&] {
+        sync->afterBackward();
+        row.memory_after_backward = memoryStats(device).allocated;
+        row.gradient_bytes = gradientBytes(params);
+    };
+    if (sharded) hooks.optimizer_step = [&] { sharded->step(); };
+    step->setHooks(std::move(hooks));
+
+    std::vector<DdpStepRow> rows;
+    const int total = spec.warmup_steps + spec.measured_steps;
+    DeviceTimer timer(device, 5);
+    for (int i = 0; i < total; ++i) {
+        const StepTimes t = step->run(timer);
+        const dist::SyncCounters& c = sync->counters();
+        row.step = i;
+        row.warmup = i < spec.warmup_steps;
+        row.forward_ms = t.forward_ms;
+        row.backward_ms = t.backward_ms;
+        row.comm_wait_ms = t.sync_ms;
+        row.optimizer_ms = t.optimizer_ms;
+        row.total_ms = t.total_ms;
+        row.comm_hidden_ms = c.hidden_ms;
+        if (row.comm_hidden_ms < 0) {
+            // NCCL (Note [hidden communication]): the collectives' device time less the compute
+            // stream's wait after backward, which also holds the strategy's copies, so a bound
+            // from below. The timer's last mark has been waited for, so their events are done.
+            const double device_ms = sync->deviceCommMs();
+            if (device_ms >= 0) row.comm_hidden_ms = std::max(0.0, device_ms - t.sync_ms);
+        }
+        row.collectives = c.collectives;
+        row.launched_before_sync = c.launched_before_sync;
+        row.comm_bytes = c.bytes;
+        row.broadcast_bytes = sharded ? sharded->lastBroadcastBytes() : 0;
+        row.loss = t.loss;
+        row.memory_after_optimizer = t.memory_allocated;
+        row.memory_peak = t.memory_peak;
+        row.optimizer_state_bytes = bytesOf(shard_optimizer ? shard_optimizer->state() : step->optimizer().state());
+        // One small all-reduce after the timed step: the global batch's loss, and whether any
+        // rank was asked to stop (all ranks must stop at the same step, or the others hang).
+        std::vector<at::Tensor> agree{at::tensor({t.loss, cancel.cancelled() ? 1.0 : 0.0},
+                                                 at::TensorOptions().dtype(at::kDouble))
+                                          .to(device.is_cuda() ? device : c10::Device(c10::kCPU))};
+        group.backend->allreduce(agree)->wait();
+        const at::Tensor agreed = agree[0].cpu();
+        row.global_loss = agreed[0].item<double>() / world;
+        rows.push_back(row);
+        if (on_step) on_step(row);
+        if (agreed[1].item<double>() > 0) break;
+    }
+    final_parameters = params;
+    return rows;
+}
+
+}  // namespace ts

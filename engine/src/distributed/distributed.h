@@ -1,0 +1,89 @@
+// The distributed lab: data-parallel training of the Transformer LM over c10d ranks, each rank a
+// process (or, in tests, a thread) that calls runDdpRank with its group. Gradients are averaged
+// by one of four strategies (distributed/ddp.h); the optimizer's state can be sharded over the
+// ranks (ZeRO stage 1, distributed/sharding.h). Plain value types here, no LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+
+namespace ts::dist {
+struct Group;
+}
+
+namespace ts {
+
+class CancelToken;
+
+struct DdpSpec {
+    std::string model_size = "tiny";  // a preset of modelPreset()
+    int64_t context_length = 128;
+    int64_t vocab_size = 10000;
+    int64_t batch_per_rank = 4;       // the global batch is batch_per_rank × world size rows
+    Precision precision = Precision::FP32;
+    AttentionImpl attention = AttentionImpl::Naive;
+    std::string strategy = "bucketed";  // "naive", "flat", "overlap", "bucketed"
+    double bucket_mb = 25.0;            // bucketed only (first bucket: 1 MiB, as PyTorch)
+    bool shard_optimizer = false;       // ZeRO stage 1
+    int warmup_steps = 2;
+    int measured_steps = 5;
+    uint64_t seed = 0;
+    double learning_rate = 1e-4;
+    std::string device = "cpu";  // this rank's device ("cuda:N" for NCCL, "cpu" for Gloo)
+};
+
+// The strategies' names, in display order.
+const std::vector<std::string>& ddpStrategyNames();
+// Every problem with the spec, each a sentence naming the bad value; empty if valid.
+std::vector<std::string> validateDdpSpec(const DdpSpec& spec);
+// The model the spec names (its preset with the spec's context length and vocabulary).
+ModelConfig ddpModel(const DdpSpec& spec);
+
+// One step on one rank. Times in ms: forward (and loss), backward, comm_wait (from backward's end
+// until every gradient is averaged: the communication backward did not hide, plus the strategy's
+// copies), optimizer (with sharding: the local step and the broadcasts), total. Device times on a
+// GPU (CUDA events), the host's clock on the CPU.
+struct DdpStepRow {
+    int rank = 0;
+    int world_size = 1;
+    int step = 0;
+    bool warmup = false;
+    double forward_ms = 0, backward_ms = 0, comm_wait_ms = 0, optimizer_ms = 0, total_ms = 0;
+    // Communication that ran while backward still did (Note [hidden communication] in
+    // distributed/src/ddp.cpp): Gloo: the host's clock on the collectives' spans; NCCL: their
+    // device time less comm_wait_ms (a bound from below); 0 for naive and flat; negative where
+    // not measured.
+    double comm_hidden_ms = -1;
+    int collectives = 0;            // all-reduces of gradients this step
+    int launched_before_sync = 0;   // ... started from the gradient hooks, during backward
+    int64_t comm_bytes = 0;         // gradient bytes all-reduced
+    int64_t broadcast_bytes = 0;    // parameter bytes broadcast after a sharded step
+    double loss = 0;                // this rank's mean loss over its rows
+    double global_loss = 0;         // the mean over ranks: the loss of the whole global batch
+    // The caching allocator's bytes (0 on the CPU): after building the model (and broadcasting
+    // it), after forward, after backward (gradients averaged), after the optimizer; the step's peak.
+    int64_t memory_after_model = 0, memory_after_forward = 0, memory_after_backward = 0,
+            memory_after_optimizer = 0, memory_peak = 0;
+    // Exact sizes of this rank's tensors (on any device): parameters, gradients after backward,
+    // the optimizer's state (this rank's shard when sharded), the strategy's flat/bucket buffers.
+    int64_t parameter_bytes = 0, gradient_bytes = 0, optimizer_state_bytes = 0, comm_buffer_bytes = 0;
+};
+
+// Runs this rank's part of a data-parallel training run: builds the model as TrainingStep does
+// (the same seed on every rank, then rank 0's weights broadcast), takes rows
+// [rank·b, (rank+1)·b) of the global batch of b·world rows (so one process training the whole
+// global batch is the reference), then warm-up and measured steps. `on_step` hears every step
+// (warm-up included) on this rank; the rows are returned too. Every rank must call it with the
+// same spec. A cancel on any rank stops all ranks after the step in progress (the ranks agree on
+// it in the step's loss reduction). Throws std::invalid_argument for an invalid spec and
+// LibTorch's or c10d's errors as they come; a rank that fails leaves the others waiting in their
+// next collective until the group's timeout (the launcher ends them).
+std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
+                                   const std::function<void(const DdpStepRow&)>& on_step,
+                                   const CancelToken& cancel);
+
+}  // namespace ts

@@ -3,39 +3,22 @@
 #include <torch/torch.h>
 
 #include <cstdlib>
-#include <thread>
 
+#include "thread_ranks.h"
 #include "trainscope/distributed/process_group.h"
 
 using namespace ts::dist;
 
 TEST(ProcessGroup, GlooAllReduceSumsOverThreadRanks) {
     const int world = 3;
-    const int port = freeLoopbackPort();
     std::vector<at::Tensor> results(world);
-    std::vector<std::string> errors(world);
-    std::vector<std::thread> ranks;
-    for (int r = 0; r < world; ++r)
-        ranks.emplace_back([&, r] {
-            try {
-                GroupSpec spec;
-                spec.rank = r;
-                spec.world_size = world;
-                spec.master_port = port;
-                spec.timeout = std::chrono::seconds(30);
-                Group g = makeGroup(spec);
-                std::vector<at::Tensor> t{torch::full({5}, float(r + 1))};
-                g.backend->allreduce(t)->wait();
-                results[r] = t[0];
-            } catch (const std::exception& e) {
-                errors[r] = e.what();
-            }
-        });
-    for (auto& t : ranks) t.join();
-    for (int r = 0; r < world; ++r) {
-        ASSERT_EQ(errors[r], "") << "rank " << r;
-        EXPECT_TRUE(torch::equal(results[r], torch::full({5}, 6.0f)));
-    }
+    const auto errors = runThreadRanks(world, [&](Group& g) {
+        std::vector<at::Tensor> t{torch::full({5}, float(g.rank + 1))};
+        g.backend->allreduce(t)->wait();
+        results[g.rank] = t[0];
+    });
+    EXPECT_NO_RANK_ERRORS(errors);
+    for (int r = 0; r < world; ++r) EXPECT_TRUE(torch::equal(results[r], torch::full({5}, 6.0f))) << "rank " << r;
 }
 
 TEST(ProcessGroup, EnvironmentAsTorchrunSetsIt) {

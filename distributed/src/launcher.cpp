@@ -263,10 +263,13 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
     bool stopping = false;
     Clock::time_point kill_at{};
 
-    auto readChild = [&](Child& c) {
+    // `last`: every rank has ended; what a pipe holds now is all it will get (a grandchild
+    // that kept the write end must not keep the launcher waiting).
+    auto readChild = [&](Child& c, bool last = false) {
         bool activity = false;
         if (c.out >= 0) {
-            const bool open = drain(c.out, c.out_buf);
+            bool open = drain(c.out, c.out_buf);
+            if (last && open) closeFd(c.out), open = false;
             activity |= takeLines(c.out_buf, !open, [&](const std::string& line) {
                 if (std::string m = errorMessageOf(line); !m.empty()) c.error_line = m;
                 delivered = true;
@@ -274,7 +277,8 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
             });
         }
         if (c.err >= 0) {
-            const bool open = drain(c.err, c.err_buf);
+            bool open = drain(c.err, c.err_buf);
+            if (last && open) closeFd(c.err), open = false;
             activity |= takeLines(c.err_buf, !open, [&](const std::string& line) {
                 c.end.stderr_tail.push_back(line);
                 if (c.end.stderr_tail.size() > kStderrTail) c.end.stderr_tail.pop_front();
@@ -301,8 +305,10 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
                     fds.push_back({fd, POLLIN, 0});
                     owners.push_back(&c);
                 }
-        const bool anyAlive = std::any_of(children_.begin(), children_.end(), [](const Child& c) { return c.alive; });
-        if (!anyAlive && fds.empty()) break;
+        if (std::none_of(children_.begin(), children_.end(), [](const Child& c) { return c.alive; })) {
+            for (auto& c : children_) readChild(c, /*last=*/true);
+            break;
+        }
         if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR)
             throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
         for (size_t i = 0; i < fds.size(); ++i)

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -168,6 +171,17 @@ TEST(Launcher, TheDestructorReapsALauncherLeftByAnException) {
     }
     ASSERT_EQ(pids.size(), 3u);
     expectGone(pids);
+}
+
+TEST(Launcher, ATakenRendezvousPortIsTriedAgainOnAnother) {
+    const std::string flag = ::testing::TempDir() + "tst_launcher_busy_" + std::to_string(::getpid());
+    std::remove(flag.c_str());
+    const Launched r = launch(childSpec(2, {"--busy-once", flag, "--lines", "1"}));
+    std::remove(flag.c_str());
+    ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+    EXPECT_EQ(r.outcome.attempts, 2);
+    EXPECT_EQ(r.lines.at(0).size(), 2u);  // the second launch's lines only
+    expectGone(r.pids);
 }
 
 TEST(Launcher, BadSpecsAreRefusedBeforeAnythingStarts) {

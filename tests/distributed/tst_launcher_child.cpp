@@ -6,6 +6,7 @@
 //   --others-sleep S  the other ranks sleep S seconds before exiting (to be stopped)
 //   --ignore-term     the other ranks ignore SIGTERM (to be killed)
 //   --fail-after-ms N the failing rank waits N ms first (the others are ready by then)
+//   --busy-once FILE  rank 0 fails as a taken rendezvous port does, once (FILE remembers)
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,7 +25,7 @@ std::string env(const char* name) {
 int main(int argc, char** argv) {
     int lines = 3, fail_rank = -1, others_sleep = 0, fail_after_ms = 0;
     bool ignore_term = false;
-    std::string mode = "exit", echo = "NCCL_NVLS_ENABLE";
+    std::string mode = "exit", echo = "NCCL_NVLS_ENABLE", busy_once;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -35,8 +36,18 @@ int main(int argc, char** argv) {
         else if (a == "--others-sleep") others_sleep = std::atoi(next().c_str());
         else if (a == "--ignore-term") ignore_term = true;
         else if (a == "--fail-after-ms") fail_after_ms = std::atoi(next().c_str());
+        else if (a == "--busy-once") busy_once = next();
     }
     const int rank = std::atoi(env("RANK").c_str());
+    if (rank == 0 && !busy_once.empty() && ::access(busy_once.c_str(), F_OK) != 0) {
+        if (FILE* f = std::fopen(busy_once.c_str(), "w")) std::fclose(f);
+        std::fprintf(stderr, "rank 0: rendezvous at 127.0.0.1:%s failed: The server socket has failed to listen "
+                             "on any local network address. name: EADDRINUSE, message: address already in use\n",
+                     env("MASTER_PORT").c_str());
+        return 1;
+    }
+    // The others print nothing before rank 0 is up, as workers print nothing before the group.
+    if (rank != 0 && !busy_once.empty()) ::usleep(500 * 1000);
     if (ignore_term && rank != fail_rank) ::signal(SIGTERM, SIG_IGN);
     std::printf("{\"event\":\"ready\",\"rank\":%d,\"world_size\":\"%s\",\"local_rank\":\"%s\",\"port\":\"%s\","
                 "\"addr\":\"%s\",\"env\":\"%s\"}\n",

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""trainscope-cli distributed allreduce end to end on Gloo: 2 and 4 local ranks finish with
+consistent numbers (busbw = algbw·2(n−1)/n, time = the slowest rank's mean), every format
+prints, bad settings exit 2 before any worker starts, a rank killed mid-run is named (exit 3),
+Ctrl-C stops every rank (exit 130), and no worker is ever left behind.
+Workers are recognised by a marker in their environment (the launcher passes the whole
+environment on), so workers of other checkouts on this machine are not counted.
+Usage: test_cli_distributed.py path/to/trainscope-cli"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+import uuid
+
+CLI = None
+SMALL = ["--sizes", "64KiB,256KiB", "--warmup", "1", "--iters", "3", "--timeout", "60"]
+
+
+def marked_env(marker, **extra):
+    env = dict(os.environ)
+    env["TRAINSCOPE_TEST_MARKER"] = marker
+    env.update(extra)
+    return env
+
+
+def processes_with(marker):
+    """Pids (this test's own excepted) whose environment holds the marker: the CLI and its workers."""
+    found = []
+    needle = f"TRAINSCOPE_TEST_MARKER={marker}".encode()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            pass  # gone, or not ours to read
+    return found
+
+
+class Distributed(unittest.TestCase):
+    def setUp(self):
+        self.marker = uuid.uuid4().hex
+
+    def tearDown(self):
+        self.assertEqual(processes_with(self.marker), [], "a worker was left running")
+
+    def run_cli(self, *args, timeout=240, **extra_env):
+        return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout,
+                              env=marked_env(self.marker, **extra_env))
+
+    def check_rows(self, rows, world, sizes, dtypes):
+        self.assertEqual(len(rows), len(sizes) * len(dtypes))
+        self.assertEqual(sorted({r["bytes"] for r in rows}), sizes)
+        self.assertEqual(sorted({r["dtype"] for r in rows}), sorted(dtypes))
+        factor = 2 * (world - 1) / world
+        for r in rows:
+            self.assertEqual(r["world_size"], world)
+            self.assertEqual(r["backend"], "gloo")
+            self.assertEqual(len(r["ranks"]), world)
+            self.assertGreater(r["busbw_gbps"], 0)
+            self.assertAlmostEqual(r["busbw_gbps"], r["algbw_gbps"] * factor, delta=1e-9 * r["busbw_gbps"])
+            self.assertAlmostEqual(r["algbw_gbps"], r["bytes"] / (r["time_ms"] * 1e-3) / 1e9,
+                                   delta=1e-9 * r["algbw_gbps"])
+            self.assertEqual(r["time_ms"], max(x["mean_ms"] for x in r["ranks"]))
+            self.assertEqual(r["rank_mean_min_ms"], min(x["mean_ms"] for x in r["ranks"]))
+            self.assertLessEqual(r["fastest_ms"], r["rank_mean_min_ms"])
+            self.assertGreaterEqual(r["slowest_ms"], r["time_ms"])
+            self.assertEqual(r["elements"] * (2 if r["dtype"] == "bf16" else 4), r["bytes"])
+
+    def test_two_and_four_ranks(self):
+        for world in (2, 4):
+            p = self.run_cli("distributed", "allreduce", "--backend", "gloo", "--world", str(world), *SMALL,
+                             "--format", "json", "--link-gbps", "10")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = json.loads(p.stdout)["rows"]
+            self.check_rows(rows, world, [65536, 262144], ["bf16", "fp32"])
+            for r in rows:  # bytes·2(n−1)/n at 10 GB/s
+                self.assertAlmostEqual(r["ideal_ms"], r["bytes"] * 2 * (world - 1) / world / 10e9 * 1e3)
+            self.assertIn(f"{world} ranks ready", p.stderr)
+            self.assertIn("[4/4]", p.stderr)
+
+    def test_formats(self):
+        args = ["distributed", "allreduce", "--world", "2", "--sizes", "1MB", "--dtypes", "fp32", "--warmup", "0",
+                "--iters", "2", "-q"]
+        table = self.run_cli(*args)
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("All-reduce, 2 × gloo", table.stdout)
+        self.assertIn("busbw GB/s", table.stdout)
+        self.assertIn("1 MB", table.stdout)
+        self.assertEqual(table.stderr, "")
+        md = self.run_cli(*args, "--format", "markdown")
+        self.assertEqual(md.returncode, 0, md.stderr)
+        self.assertIn("| size", md.stdout)
+        csv = self.run_cli(*args, "--format", "csv")
+        self.assertEqual(csv.returncode, 0, csv.stderr)
+        lines = csv.stdout.strip().splitlines()
+        self.assertTrue(lines[0].startswith("bytes,dtype,backend,world_size,iters,time_ms"), lines[0])
+        self.assertTrue(lines[1].startswith("1000000,fp32,gloo,2,2,"), lines[1])
+
+    def test_bad_settings_exit_2_before_anything_starts(self):
+        cases = [
+            (["--world", "0"], "--world: 0 is out of range (at least 1)"),
+            (["--world", "two"], "--world: 'two' is not a whole number"),
+            (["--backend", "mpi"], "--backend: 'mpi' is not one of gloo, nccl"),
+            (["--backend", "nccl", "--world", "64"], "64"),
+            (["--sizes", "0"], "--sizes: '0' is not more than 0 bytes"),
+            (["--sizes", "1MB,-4MB"], "--sizes: '-4MB' is not a size"),
+            (["--sizes", "12XB"], "--sizes: '12XB' is not a size"),
+            (["--sizes", "8GiB"], "more than 4 GiB"),
+            (["--dtypes", "fp32,fp8"], "--dtypes: 'fp8' is not one of fp32, bf16"),
+            (["--iters", "0"], "--iters"),
+            (["--timeout", "0"], "--timeout"),
+            (["--format", "xml"], "--format"),
+        ]
+        for extra, needle in cases:
+            p = self.run_cli("distributed", "allreduce", *extra, timeout=60)
+            self.assertEqual(p.returncode, 2, (extra, p.stdout, p.stderr))
+            self.assertIn(needle, p.stderr, extra)
+            self.assertNotIn("ready", p.stderr, extra)
+            self.assertEqual(p.stdout, "", extra)
+        nccl = self.run_cli("distributed", "allreduce", "--backend", "nccl", "--world", "64", timeout=60)
+        self.assertTrue("GPUs present" in nccl.stderr or "without NCCL" in nccl.stderr, nccl.stderr)
+        # The worker's own checks: an experiment not there yet, and no torchrun environment.
+        ddp = self.run_cli("worker", "--experiment", "ddp", timeout=60)
+        self.assertEqual(ddp.returncode, 2, ddp.stderr)
+        self.assertEqual(json.loads(ddp.stdout)["event"], "error")
+        self.assertIn("not yet", ddp.stderr)
+        alone = self.run_cli("worker", "--experiment", "allreduce", timeout=60)
+        self.assertEqual(alone.returncode, 2, alone.stderr)
+        self.assertIn("RANK is not set", json.loads(alone.stdout)["message"])
+
+    def test_a_killed_rank_is_named_and_no_worker_is_left(self):
+        p = self.run_cli("distributed", "allreduce", "--world", "3", *SMALL, TRAINSCOPE_TEST_KILL_RANK="1")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("rank 1 was killed by signal 9 (SIGKILL)", p.stderr)
+        # Rows measured before rank 1 went may be printed; never the last one.
+        self.assertNotIn("[4/4]", p.stderr)
+        self.assertNotIn("256 KiB  bf16", p.stdout)
+
+    def test_ctrl_c_stops_every_rank(self):
+        proc = subprocess.Popen([CLI, "distributed", "allreduce", "--world", "2", "--sizes", "16MiB",
+                                 "--warmup", "0", "--iters", "100000"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=marked_env(self.marker))
+        deadline = time.time() + 120
+        while time.time() < deadline and len(processes_with(self.marker)) < 3:
+            time.sleep(0.1)
+        self.assertEqual(len(processes_with(self.marker)), 3, "the CLI and its two workers")
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertIn("stopped", err)
+
+
+if __name__ == "__main__":
+    CLI = sys.argv.pop(1)
+    unittest.main()

@@ -6,10 +6,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
+#include "core/observer.h"
+#include "core/result.h"
+#include "trainscope/distributed/allreduce_bench.h"
+#include "trainscope/distributed/group_spec.h"
 
 namespace ts::dist {
 struct Group;
@@ -85,5 +91,88 @@ struct DdpStepRow {
 std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
                                    const std::function<void(const DdpStepRow&)>& on_step,
                                    const CancelToken& cancel);
+
+// ---- The lab: points of N ranks each, launched as processes, their rows merged ----
+
+// The lab's id: the store's run kind.
+inline constexpr const char* kDistributedLab = "distributed";
+
+enum class DistExperiment { Allreduce, Ddp };
+std::string_view toString(DistExperiment e);  // "allreduce", "ddp"
+std::optional<DistExperiment> parseDistExperiment(std::string_view s);
+
+// One launch of world_size ranks: a point of a distributed run.
+struct DistributedPoint {
+    DistExperiment experiment = DistExperiment::Ddp;
+    dist::CommBackend backend = dist::CommBackend::Gloo;
+    int world_size = 2;
+    dist::AllreduceSpec allreduce;  // experiment Allreduce
+    DdpSpec ddp;                    // experiment Ddp; its device is each rank's own (cpu, cuda:LOCAL_RANK)
+};
+
+struct DistributedSpec {
+    std::vector<DistributedPoint> points;  // run one after another
+    double hang_timeout_s = 300;           // a rank silent this long is taken as hung
+};
+
+// The DDP sweep the panel and the CLI make from one base point: one point per precision ×
+// strategy × sharding, the bucketed strategy once per bucket size.
+std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base, const std::vector<Precision>& precisions,
+                                       const std::vector<std::string>& strategies,
+                                       const std::vector<double>& bucket_mbs, const std::vector<bool>& shardings);
+// Every problem with a point before anything starts (world size below 1, NCCL with more ranks
+// than `gpus` or not built, a bad all-reduce or DDP spec), each a sentence; empty if valid.
+std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus, bool nccl_built);
+// "ddp bucketed 25 MB sharded xl ctx=256 b=4/rank bf16 × 2 nccl", "allreduce fp32,bf16 × 2 gloo"
+std::string pointHeadline(const DistributedPoint& p);
+
+// One point's outcome. A rank that failed, exited or hung ends the point as Failed, naming it.
+struct DistributedResult {
+    DistributedPoint point;
+    Status status = Status::Ok;
+    std::string error;
+    int failed_rank = -1;
+    std::vector<std::string> rank_devices;  // per rank, as each reported it
+    std::vector<dist::AllreduceRow> allreduce;
+    std::vector<DdpStepRow> steps;  // every rank's every step (warm-up included), in arrival order
+    Environment environment;        // the launching process's
+};
+
+// A DDP point over its measured steps: per step the slowest rank (a step ends when every
+// rank's does), then the mean over steps; memory and sizes are the largest rank's.
+struct DdpSummary {
+    int steps = 0;
+    double step_ms = 0, forward_ms = 0, backward_ms = 0, comm_wait_ms = 0, optimizer_ms = 0;
+    double step_std_ms = 0;
+    double hidden_ms = -1;      // communication hidden behind backward (negative: not measured)
+    double hidden_share = -1;   // hidden / (hidden + comm_wait): the share of communication hidden
+    double final_global_loss = 0;
+    int64_t comm_bytes = 0, broadcast_bytes = 0;
+    int64_t memory_peak = 0, parameter_bytes = 0, gradient_bytes = 0, optimizer_state_bytes = 0,
+            comm_buffer_bytes = 0;
+    int64_t memory_after_model = 0, memory_after_forward = 0, memory_after_backward = 0, memory_after_optimizer = 0;
+};
+DdpSummary summarizeDdp(const DistributedResult& r);
+
+class DistributedObserver : public Observer {
+public:
+    virtual void pointStarted(int /*index*/, int /*count*/, const DistributedPoint& /*point*/) {}
+    virtual void rankReady(int /*index*/, int /*rank*/, const std::string& /*device*/) {}
+    // As each rank's step arrives (warm-up included), while the point runs.
+    virtual void ddpStep(int /*index*/, const DdpStepRow& /*row*/) {}
+    virtual void allreduceMeasured(int /*index*/, const dist::AllreduceRow& /*row*/) {}
+    virtual void pointFinished(int /*index*/, const DistributedResult& /*result*/) {}
+};
+
+class ResultStore;
+// Runs the points one after another, each as world_size processes of `worker` (the
+// trainscope-cli executable: `worker --experiment allreduce|ddp ...`) through the local
+// launcher, which stops and reaps every rank when one fails or hangs, or on a cancel. Each
+// rank's lines become the observer's calls as they arrive. With a store, each point's rows go
+// to run `run_id` as they arrive (one row per rank and step, or per size and dtype), then one
+// closing row for the point. Never throws for a failed point.
+std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const std::string& worker,
+                                              DistributedObserver& observer, const CancelToken& cancel,
+                                              ResultStore* store = nullptr, int64_t run_id = 0);
 
 }  // namespace ts

@@ -1,0 +1,86 @@
+// The torch-free half of the process groups: backend names, the torchrun/srun environment, a
+// free loopback port (group_spec.h).
+#include "trainscope/distributed/group_spec.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace ts::dist {
+
+const char* backendName(CommBackend backend) { return backend == CommBackend::Nccl ? "nccl" : "gloo"; }
+
+std::optional<CommBackend> parseBackend(const std::string& name) {
+    if (name == "gloo") return CommBackend::Gloo;
+    if (name == "nccl") return CommBackend::Nccl;
+    return std::nullopt;
+}
+
+int freeLoopbackPort() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) throw std::runtime_error("no socket for a rendezvous port");
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    int port = -1;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+        port = ntohs(addr.sin_port);
+    ::close(fd);
+    if (port <= 0) throw std::runtime_error("no free port on 127.0.0.1 for the rendezvous");
+    return port;
+}
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return std::nullopt;
+    return std::string(v);
+}
+
+int intFromEnv(const char* name, const char* fallback_name, std::optional<int> default_value) {
+    auto v = env(name);
+    const char* used = name;
+    if (!v && fallback_name) {
+        v = env(fallback_name);
+        used = fallback_name;
+    }
+    if (!v) {
+        if (default_value) return *default_value;
+        throw std::invalid_argument(std::string(name) + " is not set (a distributed run started by torchrun or srun sets it)");
+    }
+    try {
+        size_t end = 0;
+        const int x = std::stoi(*v, &end);
+        if (end != v->size() || x < 0) throw std::invalid_argument("");
+        return x;
+    } catch (const std::exception&) {
+        throw std::invalid_argument(std::string(used) + "='" + *v + "' is not a non-negative whole number");
+    }
+}
+
+}  // namespace
+
+GroupSpec groupSpecFromEnvironment(CommBackend backend) {
+    GroupSpec spec;
+    spec.backend = backend;
+    spec.rank = intFromEnv("RANK", "SLURM_PROCID", std::nullopt);
+    spec.world_size = intFromEnv("WORLD_SIZE", "SLURM_NTASKS", std::nullopt);
+    spec.local_rank = intFromEnv("LOCAL_RANK", "SLURM_LOCALID", 0);
+    spec.master_addr = env("MASTER_ADDR").value_or("127.0.0.1");
+    spec.master_port = intFromEnv("MASTER_PORT", nullptr, std::nullopt);
+    if (spec.world_size < 1) throw std::invalid_argument("WORLD_SIZE must be at least 1");
+    if (spec.rank >= spec.world_size)
+        throw std::invalid_argument("RANK " + std::to_string(spec.rank) + " is not below WORLD_SIZE " +
+                                    std::to_string(spec.world_size));
+    return spec;
+}
+
+}  // namespace ts::dist

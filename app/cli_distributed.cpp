@@ -1,7 +1,8 @@
-// `trainscope-cli distributed allreduce`: the all-reduce benchmark over N local ranks. The
-// LocalLauncher starts N copies of this executable as `trainscope-cli worker`, each rank
-// prints JSON lines (distributed/worker_lines.h), and this process merges rank 0's gathered
-// timings into one row per (size, dtype).
+// `trainscope-cli distributed allreduce|ddp`: the all-reduce benchmark and data-parallel
+// training over N local ranks. runDistributed (the engine's, as the window's) starts N copies of
+// this executable as `trainscope-cli worker` through the local launcher, each rank prints JSON
+// lines (distributed/worker_lines.h, ddpStepLine), and the rows are merged, stored (a run of
+// kind `distributed`) and reported.
 // `trainscope-cli worker --experiment allreduce|ddp`: one rank's part, reading its place in the
 // group from the environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), so that
 // torchrun or srun can start it too.
@@ -20,7 +21,12 @@
 
 #include "cli_common.h"
 #include "core/json.h"
+#include "core/store.h"
 #include "core/table.h"
+#include "distributed/distributed.h"
+#include "distributed/distributed_json.h"
+#include "distributed/distributed_report.h"
+#include "runtime/environment.h"
 #include "trainscope/distributed/allreduce_bench.h"
 #include "trainscope/distributed/launcher.h"
 #include "trainscope/distributed/worker_lines.h"
@@ -37,13 +43,20 @@ struct BenchFlags {
 
 struct LaunchFlags {
     BenchFlags bench;
-    std::string world = "2", format = "table", timeout = "120";
-    bool quiet = false;
+    std::string world = "2", format = "table", timeout = "120", db, label;
+    bool quiet = false, no_store = false;
+};
+
+// `distributed ddp`'s own flags (beside --backend, --world and the output flags).
+struct DdpFlags {
+    std::string size = "tiny", context = "128", batch = "4", precision = "fp32", attention = "naive",
+                strategy = "bucketed", bucket_mb = "25", shard = "off", warmup = "2", steps = "5", seed = "0",
+                lr = "1e-4";
 };
 
 struct WorkerFlags {
     BenchFlags bench;
-    std::string experiment;
+    std::string experiment, spec;
 };
 
 dist::CommBackend backendOf(const std::string& name) {
@@ -132,20 +145,44 @@ int allreduceWorker(const BenchFlags& f, const dist::GroupSpec& group) {
     return kOk;
 }
 
+// The DDP experiment's rank: the spec as JSON (--spec, as runDistributed writes it), this
+// rank's device from the backend and LOCAL_RANK; one line per step.
+int ddpWorker(const WorkerFlags& f, const dist::GroupSpec& group) {
+    ts::DdpSpec spec;
+    try {
+        spec = ts::ddpSpecFromJson(ts::parseJson(f.spec));
+    } catch (const std::exception& e) {
+        throw BadInput(fmt::format("--spec: {}", e.what()));
+    }
+    spec.device = group.backend == dist::CommBackend::Nccl ? fmt::format("cuda:{}", group.local_rank) : "cpu";
+    if (const auto errors = ts::validateDdpSpec(spec); !errors.empty()) throw BadInput(errors.front());
+    int kill_rank = -1;  // test-only, as LineObserver's
+    if (const char* k = std::getenv("TRAINSCOPE_TEST_KILL_RANK"); k && *k) kill_rank = std::atoi(k);
+    bool announced = false;
+    ts::runDdpWorker(spec, group,
+                     [&](const ts::DdpStepRow& row) {
+                         if (!announced) {
+                             emit(dist::readyLine(group.rank, group.world_size, group.backend, spec.device));
+                             announced = true;
+                         }
+                         emit(ts::ddpStepLine(row));
+                         if (row.rank == kill_rank) ::raise(SIGKILL);
+                     },
+                     interruptToken());
+    return kOk;
+}
+
 int runWorker(const WorkerFlags& f) {
     int rank = -1;
     if (const char* r = std::getenv("RANK"); r && *r) rank = std::atoi(r);
     try {
         // One entry an experiment; each reads its own flags. nullptr: named, not there yet.
         using Experiment = int (*)(const BenchFlags&, const dist::GroupSpec&);
-        static const std::map<std::string, Experiment> experiments = {{"allreduce", allreduceWorker},
-                                                                      {"ddp", nullptr}};
+        static const std::map<std::string, Experiment> experiments = {{"allreduce", allreduceWorker}};
         const auto it = experiments.find(f.experiment);
-        if (it == experiments.end())
+        if (it == experiments.end() && f.experiment != "ddp")
             throw BadInput(fmt::format("--experiment: '{}' is not one of allreduce, ddp", f.experiment));
-        if (!it->second)
-            throw BadInput(fmt::format("--experiment {}: not yet (the DDP strategies come with the next part of issue 12)",
-                                       f.experiment));
+        if (f.experiment == "ddp" && f.spec.empty()) throw BadInput("--experiment ddp: needs --spec (the DDP spec as JSON)");
         const dist::CommBackend backend = backendOf(f.bench.backend);
         dist::GroupSpec group;
         try {
@@ -154,7 +191,8 @@ int runWorker(const WorkerFlags& f) {
             throw BadInput(e.what());
         }
         rank = group.rank;
-        return it->second(f.bench, group);
+        catchInterrupts();  // a SIGINT/SIGTERM stops the steps at the next one
+        return f.experiment == "ddp" ? ddpWorker(f, group) : it->second(f.bench, group);
     } catch (const BadInput& e) {
         emit(dist::errorLine(rank, e.what()));
         std::fprintf(stderr, "trainscope-cli worker: %s\n", e.what());
@@ -182,145 +220,181 @@ std::string joined(const std::vector<std::string>& items) {
     return out;
 }
 
-std::string ms(double v) { return v >= 100 ? fmt::format("{:.1f}", v) : v >= 1 ? fmt::format("{:.2f}", v) : fmt::format("{:.3f}", v); }
-std::string gbps(double v) { return fmt::format("{:.2f}", v); }
+// Prints each rank's steps and all-reduce rows to stderr as they arrive.
+class ProgressLines : public ts::DistributedObserver {
+public:
+    explicit ProgressLines(bool quiet) : quiet_(quiet) {}
+    void pointStarted(int index, int count, const ts::DistributedPoint& p) override {
+        say(fmt::format("point {} of {}: {}", index + 1, count, ts::pointHeadline(p)));
+        ready_ = 0;
+        world_ = p.world_size;
+        measured_ = 0;
+        total_ = static_cast<int>(p.allreduce.sizes.size() * p.allreduce.dtypes.size());
+    }
+    void rankReady(int, int, const std::string&) override {
+        if (++ready_ == world_) say(fmt::format("{} rank{} ready", world_, world_ == 1 ? "" : "s"));
+    }
+    void ddpStep(int, const ts::DdpStepRow& r) override {
+        if (r.rank == 0)
+            say(fmt::format("  step {}{}: {:.2f} ms (forward {:.2f}, backward {:.2f}, comm wait {:.2f}, optimizer "
+                            "{:.2f}), loss {:.4f}",
+                            r.step, r.warmup ? " (warm-up)" : "", r.total_ms, r.forward_ms, r.backward_ms, r.comm_wait_ms,
+                            r.optimizer_ms, r.global_loss));
+    }
+    void allreduceMeasured(int, const dist::AllreduceRow& r) override {
+        say(fmt::format("  [{}/{}] {} {}: {:.3f} ms, busbw {:.2f} GB/s", ++measured_, total_, dist::formatByteSize(r.bytes),
+                        dist::dtypeName(r.dtype), r.time_ms, r.busbw_gbps));
+    }
+    void pointFinished(int, const ts::DistributedResult& r) override {
+        if (r.status != ts::Status::Ok) say(fmt::format("  {}: {}", ts::toString(r.status), r.error));
+    }
+    void log(ts::LogLevel level, const std::string& message) override {
+        if (level != ts::LogLevel::Info) std::fprintf(stderr, "%s\n", message.c_str());
+    }
 
-nlohmann::json rowJson(const dist::AllreduceRow& r) {
-    nlohmann::json ranks = nlohmann::json::array();
-    for (const auto& x : r.ranks)
-        ranks.push_back({{"rank", x.rank}, {"mean_ms", x.mean_ms}, {"min_ms", x.min_ms}, {"max_ms", x.max_ms}});
-    return {{"bytes", r.bytes},
-            {"size", dist::formatByteSize(r.bytes)},
-            {"elements", r.elements},
-            {"dtype", dist::dtypeName(r.dtype)},
-            {"backend", dist::backendName(r.backend)},
-            {"world_size", r.world_size},
-            {"iters", r.iters},
-            {"time_ms", r.time_ms},
-            {"rank_mean_min_ms", r.rank_mean_min_ms},
-            {"fastest_ms", r.fastest_ms},
-            {"slowest_ms", r.slowest_ms},
-            {"algbw_gbps", r.algbw_gbps},
-            {"busbw_gbps", r.busbw_gbps},
-            {"ideal_ms", r.ideal_ms > 0 ? nlohmann::json(r.ideal_ms) : nlohmann::json(nullptr)},
-            {"ranks", ranks}};
+private:
+    void say(const std::string& line) const {
+        if (!quiet_) std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    bool quiet_;
+    int ready_ = 0, world_ = 0, measured_ = 0, total_ = 0;
+};
+
+// Runs the points (every one checked before anything starts), stores them unless --no-store,
+// prints the report; the exit code of the worst point.
+int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) {
+    const int gpus = dist::gpuCount();
+    for (size_t i = 0; i < spec.points.size(); ++i)
+        if (const auto problems = ts::validateDistributedPoint(spec.points[i], gpus, dist::ncclBuilt()); !problems.empty())
+            throw BadInput(problems.front());
+    std::unique_ptr<ts::ResultStore> store;
+    int64_t run_id = 0;
+    if (!f.no_store) {
+        store = openStore(f.db);
+        const bool nccl = spec.points.front().backend == dist::CommBackend::Nccl;
+        run_id = store->createRun(ts::kDistributedLab, f.label, ts::distributedSpecJson(spec),
+                                  ts::currentEnvironment(nccl ? "cuda" : "cpu").device_name);
+    }
+    catchInterrupts();
+    ProgressLines progress(f.quiet);
+    const auto results = ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store.get(), run_id);
+    if (store && !f.quiet) std::fprintf(stderr, "stored as run %lld in %s\n", static_cast<long long>(run_id), store->path().c_str());
+    if (f.format == "json") {
+        for (const auto& r : results) {
+            if (r.point.experiment == ts::DistExperiment::Ddp) {
+                std::cout << ts::ddpSummaryJson(r).dump() << '\n';
+            } else {
+                nlohmann::json rows = nlohmann::json::array();
+                for (const auto& row : r.allreduce) rows.push_back(ts::toJson(row));
+                std::cout << ts::dumpJson({{"experiment", "allreduce"}, {"status", ts::toString(r.status)},
+                                           {"error", r.error}, {"rows", rows}},
+                                          2)
+                          << '\n';
+            }
+        }
+    } else {
+        const ts::TableFormat tf = f.format == "markdown" ? ts::TableFormat::Markdown
+                                   : f.format == "csv"    ? ts::TableFormat::Csv
+                                                          : ts::TableFormat::Text;
+        std::cout << (tf == ts::TableFormat::Csv
+                          ? (spec.points.front().experiment == ts::DistExperiment::Ddp
+                                 ? ts::formatDdpComparison(results, tf)
+                                 : ts::formatAllreduceRows(results.front().allreduce, tf, ""))
+                          : ts::formatDistributed(results, tf));
+    }
+    std::cout << std::flush;
+    int code = kOk;
+    for (const auto& r : results) {
+        if (r.status == ts::Status::Cancelled) return kInterrupted;
+        if (r.status != ts::Status::Ok) {
+            std::fprintf(stderr, "trainscope-cli: %s\n", r.error.c_str());
+            code = kRunFailed;
+        }
+    }
+    return code;
 }
 
-std::string allreduceReport(const std::vector<dist::AllreduceRow>& rows, const std::string& format,
-                            const std::string& heading) {
-    if (format == "json") {
-        nlohmann::json arr = nlohmann::json::array();
-        for (const auto& r : rows) arr.push_back(rowJson(r));
-        return ts::dumpJson({{"experiment", "allreduce"}, {"rows", arr}}, 2) + "\n";
-    }
-    const bool ideal = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.ideal_ms > 0; });
-    ts::TextTable t;
-    if (format == "csv") {
-        t.headers = {"bytes", "dtype", "backend", "world_size", "iters", "time_ms", "rank_mean_min_ms", "fastest_ms",
-                     "slowest_ms", "algbw_gbps", "busbw_gbps", "ideal_ms"};
-        for (const auto& r : rows)
-            t.rows.push_back({fmt::format("{}", r.bytes), dist::dtypeName(r.dtype), dist::backendName(r.backend),
-                              fmt::format("{}", r.world_size), fmt::format("{}", r.iters), fmt::format("{}", r.time_ms),
-                              fmt::format("{}", r.rank_mean_min_ms), fmt::format("{}", r.fastest_ms),
-                              fmt::format("{}", r.slowest_ms), fmt::format("{}", r.algbw_gbps),
-                              fmt::format("{}", r.busbw_gbps), r.ideal_ms > 0 ? fmt::format("{}", r.ideal_ms) : ""});
-        return ts::renderTable(t, ts::TableFormat::Csv);
-    }
-    t.headers = {"size", "dtype", "time ms", "ranks' means ms", "one iteration ms", "algbw GB/s", "busbw GB/s"};
-    t.right = {true, false, true, true, true, true, true};
-    if (ideal) {
-        t.headers.push_back("ideal ms");
-        t.right.push_back(true);
-    }
-    for (const auto& r : rows) {
-        std::vector<std::string> cells = {dist::formatByteSize(r.bytes), dist::dtypeName(r.dtype), ms(r.time_ms),
-                                          ms(r.rank_mean_min_ms) + "–" + ms(r.time_ms),
-                                          ms(r.fastest_ms) + "–" + ms(r.slowest_ms), gbps(r.algbw_gbps),
-                                          gbps(r.busbw_gbps)};
-        if (ideal) cells.push_back(r.ideal_ms > 0 ? ms(r.ideal_ms) : "");
-        t.rows.push_back(std::move(cells));
-    }
-    const ts::TableFormat tf = format == "markdown" ? ts::TableFormat::Markdown : ts::TableFormat::Text;
-    return ts::tableHeading(heading, tf) + "\n" + ts::renderTable(t, tf);
+double timeoutOf(const LaunchFlags& f) {
+    const double timeout_s = parseFinite("--timeout", f.timeout);
+    if (timeout_s <= 0) throw BadInput(fmt::format("--timeout: {} is not more than 0 seconds", f.timeout));
+    return timeout_s;
 }
 
 int runDistributedAllreduce(const LaunchFlags& f) {
-    // Every check before anything starts: a bad flag is exit 2 with nothing launched.
-    const dist::CommBackend backend = backendOf(f.bench.backend);
-    const int world = static_cast<int>(parseIntIn("--world", f.world, 1, 256));
-    const dist::AllreduceSpec spec = allreduceSpecOf(f.bench, backend);
-    const double timeout_s = parseFinite("--timeout", f.timeout);
-    if (timeout_s <= 0) throw BadInput(fmt::format("--timeout: {} is not more than 0 seconds", f.timeout));
+    ts::DistributedPoint p;
+    p.experiment = ts::DistExperiment::Allreduce;
+    p.backend = backendOf(f.bench.backend);
+    p.world_size = static_cast<int>(parseIntIn("--world", f.world, 1, 256));
+    p.allreduce = allreduceSpecOf(f.bench, p.backend);
+    ts::DistributedSpec spec{{p}, timeoutOf(f)};
+    return runDistributedPoints(spec, f);
+}
 
-    dist::LaunchSpec launch;
-    launch.executable = selfExecutable();
-    launch.world_size = world;
-    launch.backend = backend;
-    launch.hang_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout_s * 1000)));
-    std::vector<std::string> sizes, dtypes;
-    for (int64_t s : spec.sizes) sizes.push_back(std::to_string(s));
-    for (auto d : spec.dtypes) dtypes.push_back(dist::dtypeName(d));
-    launch.arguments = {"worker", "--experiment", "allreduce", "--backend", dist::backendName(backend),
-                        "--sizes", joined(sizes), "--dtypes", joined(dtypes), "--warmup", std::to_string(spec.warmup),
-                        "--iters", std::to_string(spec.iters), "--link-gbps", fmt::format("{}", spec.link_gbps)};
-    if (const std::string problem = dist::launchProblem(launch); !problem.empty()) throw BadInput(problem);
+template <typename T, typename Parse>
+std::vector<T> listOf(const char* flag, const std::string& text, Parse parse) {
+    std::vector<T> out;
+    for (const auto& item : requireList(flag, text)) out.push_back(parse(item));
+    return out;
+}
 
-    const int total = static_cast<int>(spec.sizes.size() * spec.dtypes.size());
-    if (!f.quiet)
-        std::fprintf(stderr, "all-reduce on %d %s rank%s: %d sizes × %d dtypes, %d warm-up + %d timed each\n", world,
-                     dist::backendName(backend), world == 1 ? "" : "s", static_cast<int>(spec.sizes.size()),
-                     static_cast<int>(spec.dtypes.size()), spec.warmup, spec.iters);
-    std::vector<dist::AllreduceRow> rows;
-    std::vector<int> results_per_rank(world, 0);
-    int ready = 0;
-    catchInterrupts();
-    dist::LocalLauncher launcher(launch);
-    const dist::LaunchOutcome outcome = launcher.run(
-        [&](int rank, const std::string& text) {
-            const auto line = dist::parseWorkerLine(text);
-            if (!line) return;  // not a worker line (a library's print): the stderr tail has the rest
-            if (line->event == "ready") {
-                if (++ready == world && !f.quiet) std::fprintf(stderr, "%d rank%s ready\n", world, world == 1 ? "" : "s");
-            } else if (line->event == "result" && line->allreduce) {
-                ++results_per_rank[rank];
-                if (rank != 0) return;
-                rows.push_back(dist::allreduceRow(*line->allreduce, spec.link_gbps));
-                const auto& r = rows.back();
-                if (!f.quiet)
-                    std::fprintf(stderr, "[%d/%d] %s %s: %s ms, busbw %s GB/s\n", static_cast<int>(rows.size()), total,
-                                 dist::formatByteSize(r.bytes).c_str(), dist::dtypeName(r.dtype), ms(r.time_ms).c_str(),
-                                 gbps(r.busbw_gbps).c_str());
-            }
-        },
-        [] { return interruptToken().cancelled(); });
-
-    const std::string heading = fmt::format("All-reduce, {} × {} ({} warm-up, {} timed; time = the slowest rank's mean)",
-                                            world, dist::backendName(backend), spec.warmup, spec.iters);
-    if (!rows.empty() || outcome.ok()) std::cout << allreduceReport(rows, f.format, heading) << std::flush;
-    switch (outcome.state) {
-        case dist::LaunchOutcome::State::Finished:
-            for (int r = 0; r < world; ++r)
-                if (results_per_rank[r] != total) {
-                    std::fprintf(stderr, "trainscope-cli: rank %d reported %d of %d results\n", r, results_per_rank[r], total);
-                    return kRunFailed;
-                }
-            return kOk;
-        case dist::LaunchOutcome::State::Cancelled:
-            std::fprintf(stderr, "trainscope-cli: stopped; every rank was ended\n");
-            return kInterrupted;
-        case dist::LaunchOutcome::State::Failed:
-        case dist::LaunchOutcome::State::TimedOut: break;
+int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
+    ts::DistributedPoint base;
+    base.experiment = ts::DistExperiment::Ddp;
+    base.backend = backendOf(f.bench.backend);
+    base.world_size = static_cast<int>(parseIntIn("--world", f.world, 1, 256));
+    ts::DdpSpec& s = base.ddp;
+    if (!ts::modelPreset(d.size)) {
+        std::string names;
+        for (const auto& n : ts::modelPresetNames()) names += (names.empty() ? "" : ", ") + n;
+        throw BadInput(fmt::format("--size: '{}' is not one of {}", d.size, names));
     }
-    std::fprintf(stderr, "trainscope-cli: %s\n", outcome.message.c_str());
-    // The failing rank's last stderr lines, when they say more than its message.
-    if (outcome.failed_rank >= 0) {
-        const auto& end = outcome.ranks[outcome.failed_rank];
-        const size_t n = end.stderr_tail.size(), from = n > 8 ? n - 8 : 0;
-        if (n > 1 || (n == 1 && end.stderr_tail.back() != end.message))
-            for (size_t i = from; i < n; ++i)
-                std::fprintf(stderr, "  rank %d stderr: %s\n", outcome.failed_rank, end.stderr_tail[i].c_str());
-    }
-    return kRunFailed;
+    s.model_size = d.size;
+    s.context_length = parseIntIn("--context-length", d.context, 1, int64_t{1} << 20);
+    s.batch_per_rank = parseIntIn("--batch", d.batch, 1, int64_t{1} << 20);
+    const auto attention = ts::parseAttentionImpl(d.attention);
+    if (!attention) throw BadInput(fmt::format("--attention: '{}' is not an attention implementation", d.attention));
+    s.attention = *attention;
+    s.warmup_steps = static_cast<int>(parseIntIn("--warmup", d.warmup, 0, 100000));
+    s.measured_steps = static_cast<int>(parseIntIn("--steps", d.steps, 1, 100000));
+    s.seed = static_cast<uint64_t>(parseIntIn("--seed", d.seed, 0, int64_t{1} << 62));
+    s.learning_rate = parseFinite("--lr", d.lr);
+    const auto precisions = listOf<ts::Precision>("--precision", d.precision, [](const std::string& x) {
+        const auto p = ts::parsePrecision(x);
+        if (!p) throw BadInput(fmt::format("--precision: '{}' is not one of fp32, bf16, fp16", x));
+        return *p;
+    });
+    const auto strategies = listOf<std::string>("--strategy", d.strategy, [](const std::string& x) {
+        const auto& names = ts::ddpStrategyNames();
+        if (std::find(names.begin(), names.end(), x) == names.end())
+            throw BadInput(fmt::format("--strategy: '{}' is not one of naive, flat, overlap, bucketed", x));
+        return x;
+    });
+    const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
+        const double mb = parseFinite("--bucket-mb", x);
+        if (!(mb > 0)) throw BadInput(fmt::format("--bucket-mb: {} is not more than 0 MB", x));
+        return mb;
+    });
+    std::vector<bool> shardings;
+    if (d.shard == "off") shardings = {false};
+    else if (d.shard == "on") shardings = {true};
+    else if (d.shard == "both") shardings = {false, true};
+    else throw BadInput(fmt::format("--shard: '{}' is not one of off, on, both", d.shard));
+    s.bucket_mb = buckets.front();
+    ts::DistributedSpec spec{ts::ddpSweep(base, precisions, strategies, buckets, shardings), timeoutOf(f)};
+    return runDistributedPoints(spec, f);
+}
+
+void addLaunchFlags(CLI::App& cmd, LaunchFlags& f) {
+    cmd.add_option("--world", f.world, "Ranks (NCCL: at most the GPUs present)")->capture_default_str();
+    cmd.add_option("--format", f.format, "table | markdown | csv | json")
+        ->check(CLI::IsMember({"table", "markdown", "csv", "json"}))
+        ->capture_default_str();
+    cmd.add_option("--timeout", f.timeout, "Seconds a rank may stay silent before every rank is stopped")
+        ->capture_default_str();
+    cmd.add_option("--db", f.db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    cmd.add_option("--label", f.label, "A label for this run in the store");
+    cmd.add_flag("--no-store", f.no_store, "Do not store the run");
+    cmd.add_flag("-q,--quiet", f.quiet, "No progress on stderr");
 }
 
 void addDistributedCommands(CLI::App& app, int& code) {
@@ -332,14 +406,32 @@ void addDistributedCommands(CLI::App& app, int& code) {
                      "mean, algbw = bytes/time, busbw = algbw·2(n−1)/n (nccl-tests' definitions)");
     ar->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     addBenchFlags(*ar, lf->bench);
-    ar->add_option("--world", lf->world, "Ranks (NCCL: at most the GPUs present)")->capture_default_str();
-    ar->add_option("--format", lf->format, "table | markdown | csv | json")
-        ->check(CLI::IsMember({"table", "markdown", "csv", "json"}))
-        ->capture_default_str();
-    ar->add_option("--timeout", lf->timeout, "Seconds a rank may stay silent before every rank is stopped")
-        ->capture_default_str();
-    ar->add_flag("-q,--quiet", lf->quiet, "No progress on stderr");
+    addLaunchFlags(*ar, *lf);
     ar->callback([lf, &code] { code = runDistributedAllreduce(*lf); });
+
+    auto df = std::make_shared<LaunchFlags>();
+    auto dd = std::make_shared<DdpFlags>();
+    auto* ddp = cmd->add_subcommand(
+        "ddp", "Data-parallel training of the LM over N local ranks (one process each): each rank trains on its own "
+               "rows of the global batch, gradients averaged by a strategy (naive, flat, overlap, bucketed), AdamW's "
+               "state optionally sharded (ZeRO stage 1). One point per precision × strategy × sharding (bucketed: × "
+               "bucket size); per step the slowest rank");
+    ddp->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    ddp->add_option("--backend", df->bench.backend, "gloo (CPU) | nccl (one GPU per rank)")->capture_default_str();
+    ddp->add_option("--size", dd->size, "Model size (tiny, small, medium, large, xl, 2.7B, ...)")->capture_default_str();
+    ddp->add_option("--context-length", dd->context, "Context length")->capture_default_str();
+    ddp->add_option("--batch", dd->batch, "Batch per rank (the global batch is this × world size)")->capture_default_str();
+    ddp->add_option("--precision", dd->precision, "fp32, bf16, fp16 (a comma list: one point each)")->capture_default_str();
+    ddp->add_option("--attention", dd->attention, "Attention implementation")->capture_default_str();
+    ddp->add_option("--strategy", dd->strategy, "naive, flat, overlap, bucketed (a comma list)")->capture_default_str();
+    ddp->add_option("--bucket-mb", dd->bucket_mb, "Bucket sizes in MB for bucketed (a comma list)")->capture_default_str();
+    ddp->add_option("--shard", dd->shard, "Optimizer-state sharding: off | on | both")->capture_default_str();
+    ddp->add_option("--warmup", dd->warmup, "Warm-up steps")->capture_default_str();
+    ddp->add_option("--steps", dd->steps, "Measured steps")->capture_default_str();
+    ddp->add_option("--seed", dd->seed, "Seed of the model and the batch")->capture_default_str();
+    ddp->add_option("--lr", dd->lr, "AdamW's learning rate")->capture_default_str();
+    addLaunchFlags(*ddp, *df);
+    ddp->callback([df, dd, &code] { code = runDistributedDdp(*df, *dd); });
 
     auto wf = std::make_shared<WorkerFlags>();
     auto* worker = app.add_subcommand(
@@ -347,6 +439,7 @@ void addDistributedCommands(CLI::App& app, int& code) {
                   "MASTER_PORT (as `distributed`, torchrun or srun set them); JSON lines on stdout");
     worker->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     worker->add_option("--experiment", wf->experiment, "allreduce | ddp")->required();
+    worker->add_option("--spec", wf->spec, "ddp: the DDP spec as JSON (as `distributed ddp` passes it)");
     addBenchFlags(*worker, wf->bench);
     worker->callback([wf, &code] { code = runWorker(*wf); });
 }

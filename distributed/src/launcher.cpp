@@ -66,6 +66,8 @@ void closeFd(int& fd) {
 
 }  // namespace
 
+int gpuCount() { return static_cast<int>(torch::cuda::device_count()); }
+
 std::string launchProblem(const LaunchSpec& spec) {
     if (spec.world_size < 1) return "world size must be at least 1 (it is " + std::to_string(spec.world_size) + ")";
     if (spec.world_size > kMaxWorld)
@@ -73,7 +75,7 @@ std::string launchProblem(const LaunchSpec& spec) {
                std::to_string(kMaxWorld) + ")";
     if (spec.backend == CommBackend::Nccl) {
         if (!ncclBuilt()) return "this TrainScope was built without NCCL (a CPU LibTorch): use --backend gloo";
-        const int gpus = static_cast<int>(torch::cuda::device_count());
+        const int gpus = gpuCount();
         if (spec.world_size > gpus)
             return "world size " + std::to_string(spec.world_size) + " is more than the " + std::to_string(gpus) +
                    (gpus == 1 ? " GPU present" : " GPUs present") + " (NCCL runs one rank per GPU)";

@@ -2,6 +2,7 @@
 #include "attention/attention_report.h"
 #include "benchmark/benchmark_report.h"
 #include "core/lab.h"
+#include "distributed/distributed_report.h"
 #include "memory/memory_report.h"
 #include "precision/precision_report.h"
 #include "profiler/profiler_report.h"
@@ -15,6 +16,7 @@ const std::vector<Lab>& labs() {
         profilerLab(),
         precisionLab(),
         memoryLab(),
+        distributedLab(),
     };
     return all;
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""trainscope-cli distributed allreduce end to end on Gloo: 2 and 4 local ranks finish with
+"""trainscope-cli distributed allreduce|ddp end to end on Gloo: 2 and 4 local ranks finish with
 consistent numbers (busbw = algbw·2(n−1)/n, time = the slowest rank's mean), every format
 prints, bad settings exit 2 before any worker starts, a rank killed mid-run is named (exit 3),
-Ctrl-C stops every rank (exit 130), and no worker is ever left behind.
+Ctrl-C stops every rank (exit 130), and no worker is ever left behind. DDP: every strategy, with
+and without a sharded optimizer, on 2 and 4 processes trains the global batch exactly as one
+process does (the same losses, step by step); the run is stored and reopens with `runs show`.
 Workers are recognised by a marker in their environment (the launcher passes the whole
 environment on), so workers of other checkouts on this machine are not counted.
 Usage: test_cli_distributed.py path/to/trainscope-cli"""
@@ -11,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import uuid
@@ -45,11 +48,15 @@ def processes_with(marker):
 class Distributed(unittest.TestCase):
     def setUp(self):
         self.marker = uuid.uuid4().hex
+        self.tmp = tempfile.TemporaryDirectory()
 
     def tearDown(self):
         self.assertEqual(processes_with(self.marker), [], "a worker was left running")
+        self.tmp.cleanup()
 
     def run_cli(self, *args, timeout=240, **extra_env):
+        # A store of the test's own: runs are stored by default.
+        extra_env.setdefault("TRAINSCOPE_DB", os.path.join(self.tmp.name, "results.db"))
         return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout,
                               env=marked_env(self.marker, **extra_env))
 
@@ -125,11 +132,23 @@ class Distributed(unittest.TestCase):
             self.assertEqual(p.stdout, "", extra)
         nccl = self.run_cli("distributed", "allreduce", "--backend", "nccl", "--world", "64", timeout=60)
         self.assertTrue("GPUs present" in nccl.stderr or "without NCCL" in nccl.stderr, nccl.stderr)
-        # The worker's own checks: an experiment not there yet, and no torchrun environment.
+        # The worker's own checks: a DDP rank without its spec, and no torchrun environment.
         ddp = self.run_cli("worker", "--experiment", "ddp", timeout=60)
         self.assertEqual(ddp.returncode, 2, ddp.stderr)
         self.assertEqual(json.loads(ddp.stdout)["event"], "error")
-        self.assertIn("not yet", ddp.stderr)
+        self.assertIn("needs --spec", ddp.stderr)
+        # DDP's settings, refused before anything starts.
+        for extra, needle in ((["--strategy", "fast"], "not one of naive, flat, overlap, bucketed"),
+                              (["--bucket-mb", "0"], "not more than 0 MB"),
+                              (["--bucket-mb", "-5"], "not more than 0 MB"),
+                              (["--shard", "half"], "not one of off, on, both"),
+                              (["--size", "huge"], "--size"),
+                              (["--world", "0"], "--world"),
+                              (["--backend", "nccl", "--world", "64"], "GPU")):
+            p = self.run_cli("distributed", "ddp", *extra, timeout=60)
+            self.assertEqual(p.returncode, 2, (extra, p.stderr))
+            self.assertIn(needle, p.stderr, extra)
+            self.assertEqual(p.stdout, "", extra)
         alone = self.run_cli("worker", "--experiment", "allreduce", timeout=60)
         self.assertEqual(alone.returncode, 2, alone.stderr)
         self.assertIn("RANK is not set", json.loads(alone.stdout)["message"])
@@ -141,6 +160,49 @@ class Distributed(unittest.TestCase):
         # Rows measured before rank 1 went may be printed; never the last one.
         self.assertNotIn("[4/4]", p.stderr)
         self.assertNotIn("256 KiB  bf16", p.stdout)
+
+    def test_ddp_matches_one_process_on_the_global_batch(self):
+        tiny = ["--size", "tiny", "--context-length", "32", "--warmup", "0", "--steps", "3", "--timeout", "120",
+                "--format", "json"]
+        one = self.run_cli("distributed", "ddp", "--world", "1", "--batch", "4", "--strategy", "naive", *tiny,
+                           "--no-store")
+        self.assertEqual(one.returncode, 0, one.stderr)
+        reference = json.loads(one.stdout.splitlines()[0])["final_global_loss"]
+        for world, batch in ((2, "2"), (4, "1")):
+            p = self.run_cli("distributed", "ddp", "--world", str(world), "--batch", batch,
+                             "--strategy", "naive,flat,overlap,bucketed", "--shard", "both", *tiny, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(f"{world} ranks ready", p.stderr)
+            points = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+            self.assertEqual(len(points), 8)
+            self.assertEqual({(x["strategy"], x["sharded"]) for x in points},
+                             {(s, h) for s in ("naive", "flat", "overlap", "bucketed") for h in (False, True)})
+            for x in points:
+                self.assertEqual((x["status"], x["world_size"], x["steps"]), ("ok", world, 3), x)
+                self.assertAlmostEqual(x["final_global_loss"], reference, delta=1e-4 * abs(reference), msg=x)
+                # Sharded AdamW keeps this rank's part of the state: about 1/world of the whole.
+                whole = 2 * x["parameter_bytes"]
+                if x["sharded"]:
+                    self.assertLess(x["optimizer_state_bytes"], whole)
+                else:
+                    self.assertGreaterEqual(x["optimizer_state_bytes"], whole)
+        # Stored: one row per rank and step (and one closing row per point), shown again.
+        runs = json.loads(self.run_cli("runs", "list", "--json").stdout)
+        self.assertEqual([r["kind"] for r in runs], ["distributed", "distributed"])
+        shown = self.run_cli("runs", "show", str(runs[0]["id"]), "--format", "json")
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        doc = json.loads(shown.stdout)
+        self.assertEqual(len(doc["points"]), 8)
+        self.assertIn(len(doc["points"][0]["steps"]), (2 * 3, 4 * 3))
+        table = self.run_cli("runs", "show", str(runs[0]["id"]))
+        self.assertIn("DDP strategies", table.stdout)
+        self.assertIn("Memory per rank", table.stdout)
+
+    def test_a_killed_ddp_rank_is_named(self):
+        p = self.run_cli("distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32",
+                         "--warmup", "0", "--steps", "5", "--no-store", TRAINSCOPE_TEST_KILL_RANK="1")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("rank 1 was killed by signal 9 (SIGKILL)", p.stderr)
 
     def test_ctrl_c_stops_every_rank(self):
         proc = subprocess.Popen([CLI, "distributed", "allreduce", "--world", "2", "--sizes", "16MiB",

@@ -53,6 +53,17 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
     return runDdpRank(spec, group, on_step, cancel, unused);
 }
 
+std::vector<DdpStepRow> runDdpWorker(const DdpSpec& spec, const dist::GroupSpec& group_spec,
+                                     const std::function<void(const DdpStepRow&)>& on_step,
+                                     const CancelToken& cancel) {
+    if (auto errors = validateDdpSpec(spec); !errors.empty()) throw std::invalid_argument(errors.front());
+    const c10::Device device = parseDevice(spec.device);
+    c10::OptionalDeviceGuard device_guard;  // NCCL's communicators on this rank's GPU
+    if (device.is_cuda()) device_guard.reset_device(device);
+    dist::Group group = dist::makeGroup(group_spec);
+    return runDdpRank(spec, group, on_step, cancel);
+}
+
 std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
                                    const std::function<void(const DdpStepRow&)>& on_step,
                                    const CancelToken& cancel, std::vector<at::Tensor>& final_parameters) {

@@ -92,6 +92,12 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
                                    const std::function<void(const DdpStepRow&)>& on_step,
                                    const CancelToken& cancel);
 
+// The same for a rank placed by `group` (a worker process: the environment torchrun, srun or
+// the local launcher set): makes the c10d group, then runs. The spec's device is this rank's.
+std::vector<DdpStepRow> runDdpWorker(const DdpSpec& spec, const dist::GroupSpec& group,
+                                     const std::function<void(const DdpStepRow&)>& on_step,
+                                     const CancelToken& cancel);
+
 // ---- The lab: points of N ranks each, launched as processes, their rows merged ----
 
 // The lab's id: the store's run kind.

@@ -32,6 +32,9 @@ struct LaunchSpec {
     std::vector<std::pair<std::string, std::string>> environment;
 };
 
+// The CUDA devices this process sees (what NCCL's world size may reach).
+int gpuCount();
+
 // Why a launch cannot start ("" when it can): world size below 1, NCCL not built or more ranks
 // than GPUs ("world size 4 is more than the 2 GPUs present"), no executable at the path.
 std::string launchProblem(const LaunchSpec& spec);

@@ -1,0 +1,130 @@
+// The distributed lab's torch-free parts: the sweep a panel or the CLI makes, the checks before
+// anything is launched, headlines, and a DDP point's summary over its measured steps.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "distributed/distributed.h"
+
+namespace ts {
+
+std::string_view toString(DistExperiment e) { return e == DistExperiment::Allreduce ? "allreduce" : "ddp"; }
+
+std::optional<DistExperiment> parseDistExperiment(std::string_view s) {
+    if (s == "allreduce") return DistExperiment::Allreduce;
+    if (s == "ddp") return DistExperiment::Ddp;
+    return std::nullopt;
+}
+
+std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base, const std::vector<Precision>& precisions,
+                                       const std::vector<std::string>& strategies,
+                                       const std::vector<double>& bucket_mbs, const std::vector<bool>& shardings) {
+    std::vector<DistributedPoint> out;
+    for (Precision precision : precisions)
+        for (const std::string& strategy : strategies)
+            for (bool shard : shardings) {
+                const std::vector<double> buckets =
+                    strategy == "bucketed" && !bucket_mbs.empty() ? bucket_mbs : std::vector<double>{base.ddp.bucket_mb};
+                for (double mb : buckets) {
+                    DistributedPoint p = base;
+                    p.experiment = DistExperiment::Ddp;
+                    p.ddp.precision = precision;
+                    p.ddp.strategy = strategy;
+                    p.ddp.bucket_mb = mb;
+                    p.ddp.shard_optimizer = shard;
+                    out.push_back(p);
+                }
+            }
+    return out;
+}
+
+std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus, bool nccl_built) {
+    std::vector<std::string> errors;
+    if (p.world_size < 1) errors.push_back(fmt::format("world size must be at least 1 (got {})", p.world_size));
+    if (p.world_size > 256) errors.push_back(fmt::format("world size {} is more than 256 local ranks", p.world_size));
+    if (p.backend == dist::CommBackend::Nccl) {
+        if (!nccl_built)
+            errors.push_back("this TrainScope was built without NCCL (a CPU LibTorch): use the gloo backend");
+        else if (p.world_size > gpus)
+            errors.push_back(fmt::format("world size {} is more than the {} GPU{} present (NCCL runs one rank per GPU)",
+                                         p.world_size, gpus, gpus == 1 ? "" : "s"));
+    }
+    if (p.experiment == DistExperiment::Allreduce) {
+        if (auto e = dist::allreduceSpecProblem(p.allreduce); !e.empty()) errors.push_back(std::move(e));
+    } else {
+        DdpSpec d = p.ddp;
+        d.device = "cpu";  // each rank's own, set by the worker
+        for (auto& e : validateDdpSpec(d)) errors.push_back(std::move(e));
+    }
+    return errors;
+}
+
+std::string pointHeadline(const DistributedPoint& p) {
+    const std::string ranks = fmt::format("× {} {}", p.world_size, dist::backendName(p.backend));
+    if (p.experiment == DistExperiment::Allreduce) {
+        std::string dtypes;
+        for (auto d : p.allreduce.dtypes) dtypes += (dtypes.empty() ? "" : ",") + std::string(dist::dtypeName(d));
+        return fmt::format("allreduce {} sizes {} {}", p.allreduce.sizes.size(), dtypes, ranks);
+    }
+    const DdpSpec& d = p.ddp;
+    const std::string bucket = d.strategy == "bucketed" ? fmt::format(" {:g} MB", d.bucket_mb) : "";
+    return fmt::format("ddp {}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket, d.shard_optimizer ? " sharded" : "",
+                       d.model_size, d.context_length, d.batch_per_rank, toString(d.precision), ranks);
+}
+
+DdpSummary summarizeDdp(const DistributedResult& r) {
+    DdpSummary s;
+    // Per measured step, the slowest rank's row (the step ends when every rank's does).
+    std::map<int, const DdpStepRow*> slowest;
+    double hidden_sum = 0;
+    int hidden_steps = 0;
+    for (const auto& row : r.steps) {
+        s.memory_peak = std::max(s.memory_peak, row.memory_peak);
+        s.parameter_bytes = std::max(s.parameter_bytes, row.parameter_bytes);
+        s.gradient_bytes = std::max(s.gradient_bytes, row.gradient_bytes);
+        s.optimizer_state_bytes = std::max(s.optimizer_state_bytes, row.optimizer_state_bytes);
+        s.comm_buffer_bytes = std::max(s.comm_buffer_bytes, row.comm_buffer_bytes);
+        s.memory_after_model = std::max(s.memory_after_model, row.memory_after_model);
+        s.memory_after_forward = std::max(s.memory_after_forward, row.memory_after_forward);
+        s.memory_after_backward = std::max(s.memory_after_backward, row.memory_after_backward);
+        s.memory_after_optimizer = std::max(s.memory_after_optimizer, row.memory_after_optimizer);
+        if (row.warmup) continue;
+        auto& slot = slowest[row.step];
+        if (!slot || row.total_ms > slot->total_ms) slot = &row;
+    }
+    std::vector<double> totals;
+    for (const auto& [step, row] : slowest) {
+        totals.push_back(row->total_ms);
+        s.forward_ms += row->forward_ms;
+        s.backward_ms += row->backward_ms;
+        s.comm_wait_ms += row->comm_wait_ms;
+        s.optimizer_ms += row->optimizer_ms;
+        s.comm_bytes = row->comm_bytes;
+        s.broadcast_bytes = row->broadcast_bytes;
+        s.final_global_loss = row->global_loss;
+        if (row->comm_hidden_ms >= 0) {
+            hidden_sum += row->comm_hidden_ms;
+            ++hidden_steps;
+        }
+    }
+    s.steps = static_cast<int>(totals.size());
+    if (s.steps == 0) return s;
+    const double n = s.steps;
+    for (double t : totals) s.step_ms += t / n;
+    for (double t : totals) s.step_std_ms += (t - s.step_ms) * (t - s.step_ms);
+    s.step_std_ms = s.steps > 1 ? std::sqrt(s.step_std_ms / (n - 1)) : 0.0;
+    s.forward_ms /= n;
+    s.backward_ms /= n;
+    s.comm_wait_ms /= n;
+    s.optimizer_ms /= n;
+    if (hidden_steps == s.steps) {
+        s.hidden_ms = hidden_sum / n;
+        const double comm = s.hidden_ms + s.comm_wait_ms;
+        s.hidden_share = comm > 0 ? s.hidden_ms / comm : 0.0;
+    }
+    return s;
+}
+
+}  // namespace ts

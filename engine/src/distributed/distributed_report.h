@@ -1,0 +1,33 @@
+// The distributed lab's results for people: the all-reduce table, the DDP strategies compared,
+// memory per rank. Shared by the CLI (`distributed`, `runs show/export`) and the window's
+// exports. No LibTorch.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/lab.h"
+#include "distributed/distributed.h"
+
+namespace ts {
+
+// size, dtype, time (the slowest rank's mean), the ranks' means, one iteration's range, algbw,
+// busbw (and the ideal time where a link bandwidth was given).
+std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, TableFormat format,
+                                const std::string& heading);
+// One row per DDP point: strategy, bucket, sharding, precision, step ms ± std, forward,
+// backward, communication waited for, hidden share, optimizer, peak, last loss, status.
+std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format);
+// Per DDP point and rank: parameters, gradients, optimizer state, buffers, and the allocator
+// after model / forward / backward / optimizer.
+std::string formatDdpMemory(const std::vector<DistributedResult>& results, TableFormat format);
+// Everything of a run: failed points named, the all-reduce rows, the DDP comparison and memory.
+std::string formatDistributed(const std::vector<DistributedResult>& results, TableFormat format);
+// A DDP point's summary as one JSON object (the CLI's --format json, the evidence scripts).
+nlohmann::json ddpSummaryJson(const DistributedResult& r);
+
+// The lab's entry in the registry (engine/src/labs.cpp).
+Lab distributedLab();
+
+}  // namespace ts

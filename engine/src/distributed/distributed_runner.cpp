@@ -1,0 +1,159 @@
+// The distributed lab's runner: each point is world_size processes of the worker (the CLI's
+// `worker`), started by the local launcher; the ranks' JSON lines become the observer's calls
+// and the store's rows as they arrive (Note [distributed rows]).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/store.h"
+#include "distributed/distributed.h"
+#include "distributed/distributed_json.h"
+#include "runtime/environment.h"
+#include "trainscope/distributed/launcher.h"
+#include "trainscope/distributed/worker_lines.h"
+
+namespace ts {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+    return out;
+}
+
+// The worker's command line for a point (after the executable).
+std::vector<std::string> workerArguments(const DistributedPoint& p) {
+    std::vector<std::string> args{"worker", "--experiment", std::string(toString(p.experiment)), "--backend",
+                                  dist::backendName(p.backend)};
+    if (p.experiment == DistExperiment::Allreduce) {
+        std::vector<std::string> sizes, dtypes;
+        for (int64_t s : p.allreduce.sizes) sizes.push_back(std::to_string(s));
+        for (auto d : p.allreduce.dtypes) dtypes.push_back(dist::dtypeName(d));
+        args.insert(args.end(), {"--sizes", joined(sizes), "--dtypes", joined(dtypes), "--warmup",
+                                 std::to_string(p.allreduce.warmup), "--iters", std::to_string(p.allreduce.iters),
+                                 "--link-gbps", fmt::format("{}", p.allreduce.link_gbps)});
+    } else {
+        args.insert(args.end(), {"--spec", toJson(p.ddp).dump()});
+    }
+    return args;
+}
+
+}  // namespace
+
+std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const std::string& worker,
+                                              DistributedObserver& observer, const CancelToken& cancel,
+                                              ResultStore* store, int64_t run_id) {
+    std::vector<DistributedResult> results;
+    const int gpus = dist::gpuCount();
+    const int count = static_cast<int>(spec.points.size());
+    int row_index = 0;
+    auto storeRow = [&](int point, const DistributedPoint& p, const nlohmann::json& payload, Status status) {
+        if (!store) return;
+        try {
+            storeDistributedRow(*store, run_id, row_index++, point, p, payload, status);
+        } catch (const std::exception& e) {
+            observer.log(LogLevel::Error, fmt::format("distributed: a row of point {} was not stored: {}", point, e.what()));
+        }
+    };
+    // Steps expected over all points, for the progress.
+    double total_work = 0, done_work = 0;
+    for (const auto& p : spec.points)
+        total_work += p.experiment == DistExperiment::Ddp
+                          ? static_cast<double>(p.world_size) * (p.ddp.warmup_steps + p.ddp.measured_steps)
+                          : static_cast<double>(p.allreduce.sizes.size() * p.allreduce.dtypes.size());
+    ProgressMeter meter(observer);
+
+    for (int i = 0; i < count; ++i) {
+        const DistributedPoint& p = spec.points[i];
+        DistributedResult r;
+        r.point = p;
+        r.environment = currentEnvironment(p.backend == dist::CommBackend::Nccl ? "cuda" : "cpu");
+        r.rank_devices.assign(static_cast<size_t>(std::max(p.world_size, 0)), "");
+        observer.pointStarted(i, count, p);
+        if (cancel.cancelled()) {
+            r.status = Status::Cancelled;
+            r.error = "stopped before it started";
+        } else if (auto problems = validateDistributedPoint(p, gpus, dist::ncclBuilt()); !problems.empty()) {
+            r.status = Status::Failed;
+            r.error = joined(problems);
+        } else {
+            dist::LaunchSpec launch;
+            launch.executable = worker;
+            launch.arguments = workerArguments(p);
+            launch.world_size = p.world_size;
+            launch.backend = p.backend;
+            launch.hang_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(spec.hang_timeout_s * 1000)));
+            try {
+                dist::LocalLauncher launcher(launch);
+                const dist::LaunchOutcome outcome = launcher.run(
+                    [&](int rank, const std::string& text) {
+                        nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+                        if (!j.is_object()) return;  // not a worker line (a library's print)
+                        const std::string event = j.value("event", "");
+                        try {
+                            if (event == "ready") {
+                                r.rank_devices[rank] = j.value("device", "");
+                                observer.rankReady(i, rank, r.rank_devices[rank]);
+                            } else if (event == "result" && j.value("experiment", "") == "ddp") {
+                                r.steps.push_back(ddpStepRowFromJson(j.at("row")));
+                                observer.ddpStep(i, r.steps.back());
+                                storeRow(i, p, ddpStepPayload(r.steps.back()), Status::Ok);
+                                meter.report(++done_work, total_work);
+                            } else if (event == "result" && rank == 0) {
+                                const auto line = dist::parseWorkerLine(text);
+                                if (!line || !line->allreduce) return;
+                                r.allreduce.push_back(dist::allreduceRow(*line->allreduce, p.allreduce.link_gbps));
+                                observer.allreduceMeasured(i, r.allreduce.back());
+                                storeRow(i, p, allreducePayload(r.allreduce.back()), Status::Ok);
+                                meter.report(++done_work, total_work);
+                            }
+                        } catch (const std::exception& e) {
+                            observer.log(LogLevel::Warning,
+                                         fmt::format("distributed: rank {} sent a line that does not read: {}", rank, e.what()));
+                        }
+                    },
+                    [&] { return cancel.cancelled(); });
+                switch (outcome.state) {
+                    case dist::LaunchOutcome::State::Finished: break;
+                    case dist::LaunchOutcome::State::Cancelled:
+                        r.status = Status::Cancelled;
+                        r.error = "stopped; every rank was ended";
+                        break;
+                    case dist::LaunchOutcome::State::Failed:
+                    case dist::LaunchOutcome::State::TimedOut:
+                        r.status = Status::Failed;
+                        r.failed_rank = outcome.failed_rank;
+                        r.error = outcome.message;
+                        break;
+                }
+            } catch (const std::exception& e) {  // the launch itself (fork, pipes) or a bad spec
+                r.status = Status::Failed;
+                r.error = e.what();
+            }
+        }
+        if (r.status == Status::Failed)
+            observer.log(LogLevel::Error, fmt::format("distributed: point {} ({}) failed: {}", i, pointHeadline(p), r.error));
+        storeRow(i, p, pointEndPayload(r), r.status);
+        observer.pointFinished(i, r);
+        results.push_back(std::move(r));
+        if (cancel.cancelled()) {
+            // The points not run are stopped too (each gets its closing row).
+            for (int k = i + 1; k < count; ++k) {
+                DistributedResult skipped;
+                skipped.point = spec.points[k];
+                skipped.status = Status::Cancelled;
+                skipped.error = "stopped before it started";
+                storeRow(k, skipped.point, pointEndPayload(skipped), skipped.status);
+                observer.pointFinished(k, skipped);
+                results.push_back(std::move(skipped));
+            }
+            break;
+        }
+    }
+    return results;
+}
+
+}  // namespace ts

@@ -73,7 +73,8 @@ def trainscope_allreduce_rows(objs):
 #   optimizer_ms, memory_peak (bytes, the largest rank's), status ("ok"|...), error;
 # optionally optimizer_state_bytes. Tolerated: the fields nested under "point"/"spec" and
 # "summary" (as DistributedPoint/DdpSpec and DdpSummary in engine/src/distributed/distributed.h),
-# and other lines (progress, steps) without a strategy, which are skipped.
+# a whole document whose "rows"/"points" list holds the points, and other lines (progress,
+# steps) without a strategy, which are skipped.
 # Returns None for a line that is not a point, else a flat dict with exactly the keys above.
 # ======================================================================================
 def normalize_trainscope_ddp(o):
@@ -114,7 +115,18 @@ def normalize_trainscope_ddp(o):
 
 
 def trainscope_ddp_points(objs):
-    return [p for p in (normalize_trainscope_ddp(o) for o in objs) if p is not None]
+    # One document with a list of points ({"experiment": "ddp", "rows": [...]}, as `distributed
+    # allreduce --format json` prints its rows) reads as those points.
+    flat = []
+    for o in objs:
+        lists = [o[k] for k in ("rows", "points", "results") if isinstance(o.get(k), list)]
+        if lists:
+            flat.extend(x for lst in lists for x in lst if isinstance(x, dict))
+        else:
+            flat.append(o)
+    return [p for p in (normalize_trainscope_ddp(o) for o in flat) if p is not None]
+# ======================================================================================
+# (end of TrainScope's DDP JSON)
 
 
 def trainscope_single(objs):

@@ -95,7 +95,7 @@ def test_ddp(py):
     if len(out) == 2:
         full, shard = out[False]["optimizer_state_bytes"], out[True]["optimizer_state_bytes"]
         check(0 < shard < 0.75 * full, f"ZeRO: the largest rank's optimizer state ({shard} B) about half of DDP's ({full} B)")
-    lines = run_ref(py, "single", "--size", "tiny", "--context-length", "32", "--batch", "2", "--warmup", "1", "--steps", "2")
+    lines = run_ref(py, "single", "--backend", "gloo", "--size", "tiny", "--context-length", "32", "--batch", "2", "--warmup", "1", "--steps", "2")
     check(len(lines) == 1 and lines[0]["status"] == "ok" and lines[0]["step_ms"] > 0 and lines[0]["world_size"] == 1,
           "single: one positive step time on one device")
     return out

@@ -85,7 +85,7 @@ def normalize_trainscope_ddp(o):
             if isinstance(o[part].get("ddp"), dict):
                 flat.update(o[part]["ddp"])
     flat.update({k: v for k, v in o.items() if not isinstance(v, dict)})
-    if o.get("type") not in (None, "result", "point", "summary") or "strategy" not in flat:
+    if o.get("type") not in (None, "ddp", "result", "point", "summary") or "strategy" not in flat:
         return None
     if "step_ms" not in flat and "total" in o and isinstance(o["total"], dict):
         flat["step_ms"] = o["total"].get("mean")

@@ -61,4 +61,23 @@ inline RawMemoryTrace syntheticTrace() {
     return t;
 }
 
+// The step above cut at its peak (event 7, in backward), then an allocation of 1 GiB that the
+// allocator refused with 12345 bytes free on the device: a frontier probe's picture of its
+// failure.
+inline RawMemoryTrace syntheticOomTrace() {
+    RawMemoryTrace t = syntheticTrace();
+    t.events.resize(8);
+    AllocEvent e;
+    e.action = AllocAction::Oom;
+    e.addr = 12345;
+    e.size = int64_t{1} << 30;
+    e.phase = Phase::Backward;
+    e.step = 0;
+    e.range = 0;
+    e.op = 2;
+    e.time_ns = 8000;
+    t.events.push_back(e);
+    return t;
+}
+
 }  // namespace ts::testing

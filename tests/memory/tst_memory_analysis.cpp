@@ -386,23 +386,6 @@ TEST(MemoryReport, TablesTimelineCsvAndPeakTable) {
 
 // ---- Two runs compared, and the out-of-memory's picture ----
 
-// The synthetic step cut at its peak (event 7, in backward), then an allocation of 1 GiB that
-// the allocator refused with 12345 bytes free on the device.
-ts::RawMemoryTrace oomTrace() {
-    auto t = ts::testing::syntheticTrace();
-    t.events.resize(8);
-    ts::AllocEvent e;
-    e.action = AllocAction::Oom;
-    e.addr = 12345;
-    e.size = int64_t{1} << 30;
-    e.phase = Phase::Backward;
-    e.step = 0;
-    e.range = 0;
-    e.op = 2;
-    e.time_ns = 8000;
-    t.events.push_back(e);
-    return t;
-}
 
 TEST(MemoryAnalysis, PhasePeaksOfTheSyntheticStep) {
     const auto t = ts::testing::syntheticTrace();
@@ -461,7 +444,7 @@ TEST(MemoryAnalysis, ComparePhasesAttributesTheSavingToCategories) {
 }
 
 TEST(MemoryAnalysis, TheFailedAllocationAndWhatWasHeld) {
-    const auto t = oomTrace();
+    const auto t = ts::testing::syntheticOomTrace();
     const auto a = ts::analyzeMemory(t);
     const auto f = ts::failedAllocation(t, a);
     ASSERT_TRUE(f);

@@ -54,23 +54,6 @@ MemoryResult syntheticResult() {
     return r;
 }
 
-// The synthetic step cut at its peak (event 7, in backward), then a refused 1 GiB allocation:
-// the frontier's picture of its failing probe.
-RawMemoryTrace oomTrace() {
-    RawMemoryTrace t = ts::testing::syntheticTrace();
-    t.events.resize(8);
-    AllocEvent e;
-    e.action = AllocAction::Oom;
-    e.addr = 12345;
-    e.size = int64_t{1} << 30;
-    e.phase = Phase::Backward;
-    e.step = 0;
-    e.range = 0;
-    e.op = 2;
-    e.time_ns = 8000;
-    t.events.push_back(e);
-    return t;
-}
 
 int64_t storeResult(ResultStore& store, const MemoryResult& r, const std::string& label) {
     const int64_t id = store.createRun(kMemoryLab, label, memorySpecJson({r.spec}), "test GPU");
@@ -235,7 +218,7 @@ void TestMemoryWindow::failedStepShownAndSaved() {
     QTemporaryDir dir;
     ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
     MemoryResult r = syntheticResult();
-    r.frontier->oom_trace = oomTrace();
+    r.frontier->oom_trace = ts::testing::syntheticOomTrace();
     const int64_t id = storeResult(store, r, "with a failure");
     StoredRun run{*store.run(id), store.rows(id, kMemoryLab), {}};
     MemoryView view;

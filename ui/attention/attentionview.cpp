@@ -117,16 +117,6 @@ bool AttentionView::showStored(const StoredRun& run, QString* error) {
     return true;
 }
 
-ExportContext AttentionView::exportContext(int) const {
-    ExportContext ctx;
-    ctx.runLabel = label_;
-    ctx.storeRunId = storeRunId_;
-    ctx.environment = env_;
-    ctx.configuration = configuration_;
-    ctx.configurationJson = configurationJson_;
-    return ctx;
-}
-
 QList<ReportPart> AttentionView::reportParts() const {
     // One chart for each pass the run timed, then the table, which puts the pass shown back.
     QList<ReportPart> parts;
@@ -145,6 +135,5 @@ QList<ReportPart> AttentionView::reportParts() const {
     return parts;
 }
 
-QString AttentionView::runTitle() const { return exportContext(0).runTitle(); }
 
 }  // namespace ts::ui

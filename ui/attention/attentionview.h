@@ -21,10 +21,7 @@ public:
     void runStarted(qint64 storeRunId, const Environment& env) override;
     void addItems(const QList<QVariant>& items) override;
     bool showStored(const StoredRun& run, QString* error) override;
-    ExportContext exportContext(int pane) const override;
     QList<ReportPart> reportParts() const override;
-    QString runTitle() const override;
-    qint64 storeRunId() const override { return storeRunId_; }
 
     void clear() { begin({}, {}); }
     AttentionModel* model() const { return model_; }
@@ -40,10 +37,6 @@ private:
     SweepChart* chart_;
     DataTableView* table_;
     QComboBox* pass_;
-    QString label_;
-    qint64 storeRunId_ = 0;
-    Environment env_;
-    QString configuration_, configurationJson_;
 };
 
 }  // namespace ts::ui

@@ -51,6 +51,18 @@ int LabView::currentPane() const { return tabs_->currentIndex(); }
 
 void LabView::showPane(int index) { tabs_->setCurrentIndex(index); }
 
+ExportContext LabView::exportContext(int) const {
+    ExportContext ctx;
+    ctx.runLabel = label_;
+    ctx.storeRunId = storeRunId_;
+    ctx.environment = env_;
+    ctx.configuration = configuration_;
+    ctx.configurationJson = configurationJson_;
+    return ctx;
+}
+
+QString LabView::runTitle() const { return exportContext(0).runTitle(); }
+
 QString LabView::replayUnavailable() const { return tr("This experiment's runs cannot be replayed: open them instead"); }
 
 QString LabView::compareUnavailable() const { return tr("This experiment's runs do not compare: open them instead"); }

@@ -59,12 +59,13 @@ public:
     // A classroom preset's "view" settings; the default shows the pane named by "tab".
     virtual void applyPresetView(const QJsonObject& view);
 
-    // What exporting pane `pane` carries besides its data, and the run report's parts.
-    virtual ExportContext exportContext(int pane) const = 0;
+    // What exporting pane `pane` carries besides its data (the default: the shown run's header
+    // below), and the run report's parts.
+    virtual ExportContext exportContext(int pane) const;
     virtual QList<ReportPart> reportParts() const = 0;
-    // The shown run in a few words, for the window title.
-    virtual QString runTitle() const = 0;
-    virtual qint64 storeRunId() const = 0;
+    // The shown run in a few words, for the window title (the default: the export's title).
+    virtual QString runTitle() const;
+    virtual qint64 storeRunId() const { return storeRunId_; }
 
 Q_SIGNALS:
     void exportRequested(int pane);  // a pane's own Export… button
@@ -80,6 +81,11 @@ Q_SIGNALS:
     void openInLab(const QString& lab, const QJsonObject& spec, const QString& title, bool run);
 
 protected:
+    // The shown run's header, as every lab keeps it: its label, its id in the store (0: not
+    // stored), the environment it ran in, its configuration in words and as JSON.
+    QString label_, configuration_, configurationJson_;
+    qint64 storeRunId_ = 0;
+    Environment env_;
     // Adds a tab; its chart's and table's Export… and Copy buttons reach the window.
     int addPane(const Pane& pane);
 

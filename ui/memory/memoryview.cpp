@@ -551,13 +551,8 @@ void MemoryView::comparePoints(int ia, int ib) {
                                    qstr(formatBytes(peakDiff < 0 ? -peakDiff : peakDiff))));
 }
 
-ExportContext MemoryView::exportContext(int) const {
-    ExportContext ctx;
-    ctx.runLabel = label_;
-    ctx.storeRunId = storeRunId_;
-    ctx.environment = env_;
-    ctx.configuration = configuration_;
-    ctx.configurationJson = configurationJson_;
+ExportContext MemoryView::exportContext(int pane) const {
+    ExportContext ctx = LabView::exportContext(pane);
     if (!compareA_.empty()) ctx.title = tr("Memory runs compared: %1").arg(compareTitle_);
     return ctx;
 }
@@ -576,6 +571,5 @@ QList<ReportPart> MemoryView::reportParts() const {
     return parts;
 }
 
-QString MemoryView::runTitle() const { return exportContext(0).runTitle(); }
 
 }  // namespace ts::ui

@@ -42,8 +42,6 @@ public:
     bool compare(const StoredRun& a, const StoredRun& b, QString* error) override;
     ExportContext exportContext(int pane) const override;
     QList<ReportPart> reportParts() const override;
-    QString runTitle() const override;
-    qint64 storeRunId() const override { return storeRunId_; }
 
     // Shows point `index` of the run (0-based).
     void showPoint(int index);
@@ -98,10 +96,6 @@ private:
     QComboBox *point_, *compareAPoint_, *compareBPoint_;
     QLabel *peakText_, *timelineText_, *failureText_, *compareText_;
     QPushButton *showFailure_, *saveSnapshot_;
-    QString label_;
-    qint64 storeRunId_ = 0;
-    Environment env_;
-    QString configuration_, configurationJson_;
 };
 
 }  // namespace ts::ui

@@ -457,16 +457,6 @@ void PrecisionView::refreshNotes() {
     }
 }
 
-ExportContext PrecisionView::exportContext(int) const {
-    ExportContext ctx;
-    ctx.runLabel = label_;
-    ctx.storeRunId = storeRunId_;
-    ctx.environment = env_;
-    ctx.configuration = configuration_;
-    ctx.configurationJson = configurationJson_;
-    return ctx;
-}
-
 QList<ReportPart> PrecisionView::reportParts() const {
     QList<ReportPart> parts;
     if (accumulation_->rowCount() > 0) {
@@ -488,6 +478,5 @@ QList<ReportPart> PrecisionView::reportParts() const {
     return parts;
 }
 
-QString PrecisionView::runTitle() const { return exportContext(0).runTitle(); }
 
 }  // namespace ts::ui

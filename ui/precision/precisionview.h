@@ -29,10 +29,7 @@ public:
     void runStarted(qint64 storeRunId, const Environment& env) override;
     void addItems(const QList<QVariant>& items) override;
     bool showStored(const StoredRun& run, QString* error) override;
-    ExportContext exportContext(int pane) const override;
     QList<ReportPart> reportParts() const override;
-    QString runTitle() const override;
-    qint64 storeRunId() const override { return storeRunId_; }
 
     void clear() { begin({}, {}); }
     // "accumulate", "autocast", "train": the shown run's experiment; empty before any.
@@ -65,9 +62,7 @@ private:
     PrecisionChart *accChart_, *lossChart_, *diffChart_, *scaleChart_, *underflowChart_;
     QTreeView* treeView_;
     QLabel *accNote_, *castNote_, *trainNote_, *scaleNote_, *castSummary_;
-    QString study_, label_, configuration_, configurationJson_;
-    qint64 storeRunId_ = 0;
-    Environment env_;
+    QString study_;
 };
 
 }  // namespace ts::ui

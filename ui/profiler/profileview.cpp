@@ -474,16 +474,6 @@ void ProfileView::writeTraceInteractive() {
     }));
 }
 
-ExportContext ProfileView::exportContext(int) const {
-    ExportContext ctx;
-    ctx.runLabel = label_;
-    ctx.storeRunId = storeRunId_;
-    ctx.environment = env_;
-    ctx.configuration = configuration_;
-    ctx.configurationJson = configurationJson_;
-    return ctx;
-}
-
 QList<ReportPart> ProfileView::reportParts() const {
     QList<ReportPart> parts;
     if (analysis_.result && analysis_.result->gpu)
@@ -500,6 +490,5 @@ QList<ReportPart> ProfileView::reportParts() const {
     return parts;
 }
 
-QString ProfileView::runTitle() const { return exportContext(0).runTitle(); }
 
 }  // namespace ts::ui

@@ -35,10 +35,7 @@ public:
     // Parses and analyses the stored profile in a pool thread; the panes fill when it is done
     // (profileShown), or the log says why it could not be read.
     bool showStored(const StoredRun& run, QString* error) override;
-    ExportContext exportContext(int pane) const override;
     QList<ReportPart> reportParts() const override;
-    QString runTitle() const override;
-    qint64 storeRunId() const override { return storeRunId_; }
 
     // The profile shown (null before one arrives).
     const ProfileResult* result() const { return analysis_.result.get(); }
@@ -82,10 +79,6 @@ private:
     int pending_ = 0;
     quint64 filterRequests_[2] = {0, 0};  // kernels, ops: the latest filter asked for
     ProfileAnalysis analysis_;
-    QString label_;
-    qint64 storeRunId_ = 0;
-    Environment env_;
-    QString configuration_, configurationJson_;
     int stepsSeen_ = 0;
 
     KernelTableModel* kernels_;

@@ -343,7 +343,7 @@ void DistributedPanel::revalidate() {
         d.batch_per_rank = batch_->value();
         d.warmup_steps = warmup_->value();
         d.measured_steps = steps_->value();
-        d.device = onGpus ? "cuda" : "cpu";
+        // d.device stays "cpu", as the CLI stores it: each worker sets its own (cuda:LOCAL_RANK).
         std::vector<Precision> precisions;
         for (const QString& p : checked(kPrecisions, precisions_))
             if (auto pr = parsePrecision(p.toStdString())) precisions.push_back(*pr);

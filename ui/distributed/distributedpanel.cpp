@@ -37,13 +37,12 @@ QStringList strategyNames() {
 }
 
 // The engine's distributed observer, forwarded to the job's: every call an item for the view
-// (steps as they arrive, the point's result once it is stored), with a log line where a person
-// would want one.
+// (steps as they arrive, the point's result once it is stored); the view writes the points'
+// log lines, the engine its own.
 class DistributedForwarder final : public DistributedObserver {
 public:
     explicit DistributedForwarder(JobObserver& out) : out_(out) {}
     void pointStarted(int index, int count, const DistributedPoint& p) override {
-        out_.log(LogLevel::Info, "point " + std::to_string(index + 1) + "/" + std::to_string(count) + ": " + pointHeadline(p));
         out_.item(QVariant::fromValue(DistPointStarted{index, count, p}));
     }
     void rankReady(int index, int rank, const std::string& device) override {
@@ -54,10 +53,6 @@ public:
         out_.item(QVariant::fromValue(DistAllreduce{index, row}));
     }
     void pointFinished(int index, const DistributedResult& r) override {
-        if (r.status != Status::Ok)
-            out_.log(LogLevel::Error, "point " + std::to_string(index + 1) + " " + std::string(toString(r.status)) +
-                                          (r.failed_rank >= 0 ? " (rank " + std::to_string(r.failed_rank) + ")" : "") +
-                                          ": " + r.error);
         out_.item(QVariant::fromValue(DistPointFinished{index, r}));
     }
     void progress(double fraction, double eta) override { out_.progress(fraction, eta); }
@@ -593,7 +588,7 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
     o[QStringLiteral("world")] = p.world_size;
     if (p.experiment == DistExperiment::Allreduce) {
         QStringList sizes, dtypes;
-        for (int64_t b : p.allreduce.sizes) sizes << QString::number(b) + QStringLiteral("B");
+        for (int64_t b : p.allreduce.sizes) sizes << qstr(dist::formatByteSize(b));
         for (auto d : p.allreduce.dtypes) dtypes << QString::fromLatin1(dist::dtypeName(d));
         o[QStringLiteral("experiment")] = QStringLiteral("allreduce");
         o[QStringLiteral("sizes")] = sizes.join(QStringLiteral(", "));

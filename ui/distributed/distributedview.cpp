@@ -336,7 +336,7 @@ void DistributedView::fillStrategies() {
     strategies_->setHorizontalHeaderLabels({tr("point"), tr("strategy"), tr("bucket MB"), tr("sharded"), tr("precision"),
                                             tr("ranks"), tr("status"), tr("step ms"), tr("± std"), tr("forward"),
                                             tr("backward"), tr("comm wait"), tr("hidden ms"), tr("hidden share"),
-                                            tr("optimizer"), tr("gradient bytes"), tr("peak memory"), tr("loss")});
+                                            tr("optimizer"), tr("all-reduced bytes"), tr("peak memory"), tr("loss")});
     for (size_t i = 0; i < points_.size(); ++i) {
         const DistributedResult& r = points_[i];
         if (r.point.experiment != DistExperiment::Ddp || !finished_[i]) continue;

@@ -13,6 +13,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include "common/qcp.h"
 #include "core/json.h"
 #include "core/store.h"
@@ -133,6 +136,7 @@ private Q_SLOTS:
     void storedRunReopens();
     void classroomPresetLoads();
     void jobRunsOnTwoGlooProcesses();
+    void failedRankEndsTheOthers();
 };
 
 void TestDistributedWindow::panelStateRoundTrip() {
@@ -531,6 +535,58 @@ void TestDistributedWindow::jobRunsOnTwoGlooProcesses() {
     QString error;
     QVERIFY2(stored.showStored(run, &error), qPrintable(error));
     QCOMPARE(stored.lanes()->barCount(LanesChart::Backward), 6);
+}
+
+void TestDistributedWindow::failedRankEndsTheOthers() {
+    // A worker whose rank 1 reports an error and exits; rank 0 is the real worker, which waits
+    // for rank 1 until the launcher ends it. Rank 0 leaves its process id behind.
+    QTemporaryDir dir;
+    const QString pidFile = dir.filePath(QStringLiteral("rank0.pid"));
+    const QString script = dir.filePath(QStringLiteral("worker.sh"));
+    {
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral("#!/bin/sh\n"
+                               "if [ \"$RANK\" = 1 ]; then sleep 1; echo '{\"event\":\"error\",\"rank\":1,\"message\":\"injected failure\"}'; exit 3; fi\n"
+                               "echo $$ > '%1'\n"
+                               "exec '%2' \"$@\"\n")
+                    .arg(pidFile, QStringLiteral(TRAINSCOPE_CLI))
+                    .toUtf8());
+        f.close();
+        f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
+    }
+    DistributedPanel panel;
+    panel.setCapabilities(capabilities());
+    panel.setWorkerPath(script);
+    panel.setState(QJsonObject{{"backend", "gloo"}, {"world", 2}, {"experiment", "ddp"}, {"model", "tiny"},
+                               {"context", 16}, {"batch", 1}, {"precisions", QJsonArray{"fp32"}},
+                               {"strategies", QJsonArray{"naive", "flat"}}, {"sharding", "off"}, {"warmup", 0}, {"steps", 1}});
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    Collect out;
+    CancelToken cancel;
+    job->run(out, cancel, nullptr, 0);
+    DistributedView view;
+    view.beginRun(*job);
+    view.addItems(out.items);
+    QCOMPARE(view.pointCount(), 2);
+    const DistributedResult& r = view.results()[0];
+    QVERIFY(r.status == Status::Failed);
+    QCOMPARE(r.failed_rank, 1);
+    QVERIFY2(r.error.find("injected failure") != std::string::npos, r.error.c_str());
+    // The window shows the failed point, its rank and message.
+    QVERIFY(!view.banner()->isHidden());
+    QVERIFY2(view.banner()->text().contains(QStringLiteral("rank 1")) &&
+                 view.banner()->text().contains(QStringLiteral("injected failure")),
+             qPrintable(view.banner()->text()));
+    QCOMPARE(view.pointModel()->item(0, 2)->text(), QStringLiteral("failed"));
+    // Rank 0 is gone: the launcher ended and reaped it before the point ended.
+    QFile f(pidFile);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const pid_t pid = static_cast<pid_t>(f.readAll().trimmed().toLongLong());
+    QVERIFY(pid > 0);
+    QVERIFY(::kill(pid, 0) != 0);
+    QCOMPARE(errno, ESRCH);
 }
 
 QTEST_MAIN(TestDistributedWindow)

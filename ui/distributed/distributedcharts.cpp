@@ -231,7 +231,7 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, 
     }
     plot_->yAxis->setTicker(ticker);
     plot_->yAxis->setRange(-0.05, std::max(1, ranks) + 0.0);
-    plot_->xAxis->setRange(0, std::max(1e-3, t * 1.02));
+    plot_->xAxis->setRange(0, t > 0 ? t * 1.02 : 1.0);
 
     QStringList lines;
     lines << tr("Each rank: forward, backward, the wait for its averaged gradients and the optimizer (warm-up steps "
@@ -246,7 +246,7 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, 
         lines << tr("The hidden communication was not measured for this point.");
     else if (hiddenMeasured && !anyHidden && strategy != "naive" && strategy != "flat")
         lines << tr("No communication overlapped backward in these steps.");
-    explanation_ = lines.join(QLatin1Char(' '));
+    explanation_ = steps.empty() ? QString() : lines.join(QLatin1Char(' '));
     showNote(steps.empty() ? tr("No step has arrived yet") : QString());
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -116,6 +117,7 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     memoryTable_ = table(QStringLiteral("distributedMemoryTable"), tr("Memory per rank"),
                          QStringLiteral("distributed-memory"), memoryModel_);
     pointTable_ = table(QStringLiteral("distributedPoints"), tr("Points"), QStringLiteral("distributed-points"), pointsModel_);
+    pointTable_->horizontalHeader()->setStretchLastSection(true);  // the error
 
     // The lanes: the point chooser, the failure banner, the chart, what it shows.
     auto* top = new QWidget(this);
@@ -296,7 +298,7 @@ void DistributedView::redrawLanes() {
     }
     lanes_->setSteps(r.steps, r.point.world_size, r.point.ddp.strategy);
     QString text = lanes_->explanation();
-    if (r.point.backend == dist::CommBackend::Nccl)
+    if (!text.isEmpty() && r.point.backend == dist::CommBackend::Nccl)
         text += tr(" On NCCL the hidden part is the collectives' device time less the wait: a bound from below.");
     lanesText_->setText(text);
 }
@@ -411,20 +413,23 @@ void DistributedView::fillMemory() {
 void DistributedView::fillPoints() {
     pointsModel_->clear();
     pointsModel_->setHorizontalHeaderLabels(
-        {tr("point"), tr("what"), tr("status"), tr("failed rank"), tr("error"), tr("ranks' devices")});
+        {tr("point"), tr("what"), tr("status"), tr("failed rank"), tr("ranks' devices"), tr("error")});
     for (size_t i = 0; i < points_.size(); ++i) {
         const DistributedResult& r = points_[i];
         QStringList devices;
-        for (const auto& d : r.rank_devices) devices << qstr(d);
+        for (const auto& d : r.rank_devices) devices << (d.empty() ? QStringLiteral("?") : qstr(d));
         QList<QStandardItem*> row{cell(QString::number(i + 1), true), cell(qstr(pointHeadline(r.point))),
                                   cell(finished_[i] ? qstr(toString(r.status)) : tr("running")),
                                   r.failed_rank >= 0 ? cell(QString::number(r.failed_rank), true) : cell(QString()),
-                                  cell(qstr(r.error)), cell(devices.join(QStringLiteral(", ")))};
+                                  cell(devices.join(QStringLiteral(", "))), cell(qstr(r.error))};
+        row.back()->setToolTip(qstr(r.error));
         if (finished_[i] && (r.status == Status::Failed || r.status == Status::OOM))
             for (QStandardItem* item : row) item->setForeground(QColor(0xc6, 0x28, 0x28));
         pointsModel_->appendRow(row);
     }
     pointTable_->fitColumnsToHeaders();
+    pointTable_->resizeColumnToContents(1);
+    pointTable_->resizeColumnToContents(4);
 }
 
 bool DistributedView::showStored(const StoredRun& run, QString* error) {

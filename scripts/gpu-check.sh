@@ -2,7 +2,8 @@
 # One call on a GPU machine that has a PyTorch 2.11 install (no network needed): builds the
 # engine, kernels, distributed, CLI and tests without the UI against that PyTorch's
 # LibTorch, runs the tests labelled `gpu`, and prints a short benchmark table.
-#   scripts/gpu-check.sh [tests] [e2e] [attention] [profile] [memory] [all]     (default: tests e2e)
+#   scripts/gpu-check.sh [tests] [e2e] [attention] [profile] [memory] [distributed] [all]
+#                                                                  (default: tests e2e)
 # Logs and full results go to $OUT (or build/gpu-out).
 #   GPU_ARCHS   CUDA architectures to build (default "80;90")
 #   CMAKE_ARGS  extra CMake arguments;  GPU_TESTS  a ctest -R regex to run only some GPU tests
@@ -71,5 +72,14 @@ if want memory; then
     rm -rf "$ROOT/build/gpu-memory"
     bash scripts/memory-evidence.sh "$BUILD/app/trainscope-cli" "$ROOT/build/gpu-memory" || status=1
     tar czf "$OUTDIR/memory-evidence.tgz" --exclude='*.db' --exclude='*.pickle' -C "$ROOT/build" gpu-memory
+fi
+if want distributed; then
+    say "distributed: TrainScope beside torch.distributed, PyTorch DDP and ZeroRedundancyOptimizer"
+    # The ranks inherit this environment as it is (NCCL_NVLS_ENABLE=0 and the like). Its outputs
+    # travel back as one archive. PARTS (see the script) splits it over several calls: the
+    # directory is only emptied when every part runs.
+    [ -z "${PARTS:-}" ] && rm -rf "$ROOT/build/gpu-distributed"
+    bash scripts/distributed-evidence.sh "$BUILD/app/trainscope-cli" "$ROOT/build/gpu-distributed" || status=1
+    tar czf "$OUTDIR/distributed-evidence.tgz" -C "$ROOT/build" gpu-distributed
 fi
 exit $status

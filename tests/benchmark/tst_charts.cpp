@@ -565,6 +565,20 @@ void TestCharts::resultsHaveMeanAndStdPerPhaseAndNaForCpu() {
     QVERIFY(!m.data(m.index(1, ResultModel::PeakMemory), ResultModel::ValueRole).isValid());
     QCOMPARE(m.data(m.index(1, ResultModel::Backward)).toString(), QStringLiteral("n/a"));  // forward mode
     QCOMPARE(m.data(m.index(1, ResultModel::OptimizerStd)).toString(), QStringLiteral("n/a"));
+    // Note [noisy measurement]: a CV above 5% is marked, amber, its likely cause in the tooltip.
+    BenchResult noisy = gpu;
+    noisy.config.device = "cuda";
+    noisy.total = {10, 20.0, 3.0, 20.0, 16.0, 25.0, 0.15};
+    ResultModel n;
+    n.setResult(0, noisy);
+    QVERIFY(n.data(n.index(0, ResultModel::TotalCv)).toString().endsWith(QStringLiteral("⚠")));
+    QVERIFY(n.data(n.index(0, ResultModel::TotalCv), Qt::ForegroundRole).isValid());
+    QVERIFY2(n.data(n.index(0, ResultModel::TotalCv), Qt::ToolTipRole).toString().contains(QStringLiteral("launch-bound")),
+             qPrintable(n.data(n.index(0, ResultModel::TotalCv), Qt::ToolTipRole).toString()));
+    noisy.total.cv = 0.02;  // steady
+    n.setResult(0, noisy);
+    QVERIFY(!n.data(n.index(0, ResultModel::TotalCv), Qt::ForegroundRole).isValid());
+    QVERIFY(!n.data(n.index(0, ResultModel::TotalCv)).toString().endsWith(QStringLiteral("⚠")));
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("results.csv"));
     QString error;

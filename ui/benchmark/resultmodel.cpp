@@ -90,6 +90,13 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
                               .arg(*peak)
                         : tr("Only for the GPUs TrainScope knows the peak of (not the CPU)");
         }
+        if (col == TotalCv && e.finished) {
+            const std::string noise = noiseText(r);
+            return noise.empty() ? tr("Coefficient of variation of the step time over the measured steps: steady "
+                                      "(at most %1%)")
+                                       .arg(kNoisyCv * 100)
+                                 : tr("Noisy measurement, %1").arg(qstr(noise));
+        }
         if (col == PeakMemory && e.finished && !measuresDeviceMemory(c))
             return tr("No device memory on the CPU: memory is measured on CUDA devices only");
         return describeConfig(c);
@@ -97,6 +104,8 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ForegroundRole && col == Status && e.finished &&
         r.status != Status::Ok)
         return QBrush(QColor(0xd3, 0x2f, 0x2f));
+    // Note [noisy measurement]: a CV above 5% in amber, marked, its cause in the tooltip.
+    if (role == Qt::ForegroundRole && col == TotalCv && e.finished && noiseFlag(r)) return QBrush(QColor(0xe0, 0x8a, 0x00));
     if (role == Qt::TextAlignmentRole) {
         const bool text = col == Size || col == Precision || col == Attention || col == Mode ||
                           col == Device || col == Status;
@@ -140,7 +149,9 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         case TotalStd: return phase(true);
         case TotalCv:
             if (!stats) return none(QString());
-            return raw ? QVariant(r.total.cv * 100) : QVariant(QString::number(r.total.cv * 100, 'f', 1));
+            return raw ? QVariant(r.total.cv * 100)
+                       : QVariant(QString::number(r.total.cv * 100, 'f', 1) +
+                                  (noiseFlag(r) ? QStringLiteral(" ⚠") : QString()));
         case Tflops: {
             if (!stats) return none(QString());
             const auto t = achievedTflops(r);

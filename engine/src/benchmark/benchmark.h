@@ -132,6 +132,22 @@ std::string achievedText(double flops, double seconds, std::string_view device_n
 std::optional<double> achievedTflops(const BenchResult& r);
 std::optional<double> peakShare(const BenchResult& r);  // 0..1
 
+// Note [noisy measurement]: a result whose step time varies by more than kNoisyCv (its
+// coefficient of variation over the measured steps) is flagged, with the likely cause, read from
+// the result itself: too few measured steps to average out anything; steps so short on a GPU
+// that the CPU's kernel launches set the pace (launch-bound: host jitter shows in every step);
+// a few steps far slower than the median (outliers: other load on the device or the host); a
+// CPU run (shared cores, frequency scaling); otherwise a steady spread.
+inline constexpr double kNoisyCv = 0.05;
+struct NoiseFlag {
+    double cv = 0;
+    std::string cause;  // "too few steps (3 measured)", "launch-bound (12.4 ms steps)", ...
+};
+// nullopt when the measurement is steady (CV ≤ 5%) or there is none.
+std::optional<NoiseFlag> noiseFlag(const BenchResult& r);
+// "CV 12%: launch-bound (…)", or "" when steady.
+std::string noiseText(const BenchResult& r);
+
 class BenchObserver : public Observer {
 public:
     // A sweep point starts: `index` of `count` (0-based).

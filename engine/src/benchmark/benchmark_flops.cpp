@@ -95,4 +95,29 @@ std::optional<double> peakShare(const BenchResult& r) {
     return *achieved / *peak;
 }
 
+std::optional<NoiseFlag> noiseFlag(const BenchResult& r) {
+    const Stats& t = r.total;
+    if (r.status != Status::Ok || t.count < 2 || t.mean <= 0 || t.cv <= kNoisyCv) return std::nullopt;
+    NoiseFlag f;
+    f.cv = t.cv;
+    const bool gpu = r.config.device.rfind("cuda", 0) == 0;
+    if (t.count < 5)
+        f.cause = fmt::format("too few steps ({} measured): measure more", t.count);
+    else if (t.max > 1.5 * t.median)
+        f.cause = fmt::format("outliers (slowest step {:.1f} ms, median {:.1f} ms): other load on the {}", t.max, t.median,
+                              gpu ? "GPU or the host" : "host");
+    else if (gpu && t.mean < 30.0)
+        f.cause = fmt::format("launch-bound ({:.1f} ms steps: the CPU's kernel launches set the pace)", t.mean);
+    else if (!gpu)
+        f.cause = "the CPU is shared (other processes, frequency scaling)";
+    else
+        f.cause = "a steady spread between steps";
+    return f;
+}
+
+std::string noiseText(const BenchResult& r) {
+    const auto f = noiseFlag(r);
+    return f ? fmt::format("CV {:.0f}%: {}", 100 * f->cv, f->cause) : std::string();
+}
+
 }  // namespace ts

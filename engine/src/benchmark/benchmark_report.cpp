@@ -114,6 +114,10 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
                     }});
     cols.push_back({"peak MiB", mib, memoryBytes});
     cols.push_back({"status", [](const BenchResult& r) { return std::string(toString(r.status)); }, {}, false});
+    // Note [noisy measurement]: shown when any result is noisy (always in CSV).
+    const bool any_noisy = std::any_of(results.begin(), results.end(), [](const BenchResult& r) { return noiseFlag(r).has_value(); });
+    if (all || any_noisy)
+        cols.push_back({"noise", noiseText, [](const BenchResult& r) { return csvEscape(noiseText(r)); }, false});
     return cols;
 }
 

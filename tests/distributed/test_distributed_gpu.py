@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""The distributed lab on NCCL (label gpu; SKIPPED, exit 77, without a GPU): the all-reduce over
+every GPU present (busbw = algbw·2(n−1)/n), and DDP, every strategy with and without a sharded
+optimizer, training the global batch as one GPU does (the same losses); the communication hidden
+behind backward is measured on NCCL (from its own CUDA events) for the overlapping strategies.
+With one GPU the world is 1: NCCL's path (its communicators, events and timing) still runs.
+Usage: test_distributed_gpu.py path/to/trainscope-cli"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def gpus(cli):
+    info = subprocess.run([cli, "info"], capture_output=True, text=True, timeout=120).stdout
+    return len(re.findall(r"^cuda:\d+", info, re.M))
+
+
+def run(cli, *args, timeout=600):
+    p = subprocess.run([cli, *args], capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise AssertionError(f"{' '.join(args)}: exit {p.returncode}\n{p.stderr[-3000:]}")
+    return p
+
+
+def main():
+    cli = sys.argv[1]
+    n = gpus(cli)
+    if n == 0:
+        print("SKIPPED: no CUDA device")
+        return SKIP
+    world = min(n, 2)
+    os.environ["TRAINSCOPE_DB"] = os.path.join(tempfile.mkdtemp(), "results.db")
+    # All-reduce over the GPUs: the rows' arithmetic.
+    p = run(cli, "distributed", "allreduce", "--backend", "nccl", "--world", str(world), "--sizes", "1MiB,64MiB",
+            "--warmup", "2", "--iters", "5", "--format", "json", "--no-store")
+    rows = json.loads(p.stdout)["rows"]
+    assert len(rows) == 4, rows
+    for r in rows:
+        assert r["backend"] == "nccl" and r["world_size"] == world, r
+        assert r["time_ms"] > 0, r
+        assert abs(r["busbw_gbps"] - r["algbw_gbps"] * 2 * (world - 1) / world) <= 1e-9 * max(1.0, r["algbw_gbps"]), r
+        print(f"allreduce {r['size']} {r['dtype']} × {world}: {r['time_ms']:.3f} ms, busbw {r['busbw_gbps']:.1f} GB/s")
+    # DDP: the global batch of 4 rows, on one GPU and on `world` GPUs with every strategy.
+    common = ["--backend", "nccl", "--size", "small", "--context-length", "128", "--warmup", "1", "--steps", "3",
+              "--precision", "fp32", "--format", "json"]
+    one = json.loads(run(cli, "distributed", "ddp", "--world", "1", "--batch", "4", "--strategy", "naive", *common,
+                         "--no-store").stdout.splitlines()[0])
+    reference = one["final_global_loss"]
+    p = run(cli, "distributed", "ddp", "--world", str(world), "--batch", str(4 // world),
+            "--strategy", "naive,flat,overlap,bucketed", "--shard", "both", *common)
+    points = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+    assert len(points) == 8, points
+    for x in points:
+        assert x["status"] == "ok", x
+        assert abs(x["final_global_loss"] - reference) <= 2e-4 * abs(reference), (x, reference)
+        assert x["memory_peak"] > 0, x
+        if world > 1 and x["strategy"] in ("overlap", "bucketed"):
+            assert x["hidden_share"] is not None and x["hidden_share"] >= 0, x
+        print(f"ddp {x['strategy']:9} sharded={x['sharded']!s:5} × {world}: {x['step_ms']:.2f} ms, "
+              f"hidden {x['hidden_share']}, loss {x['final_global_loss']:.5f} (one GPU {reference:.5f})")
+    shown = run(cli, "runs", "show", "1")
+    assert "DDP strategies" in shown.stdout, shown.stdout
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -25,6 +25,7 @@
 #include "distributed/distributedpanel.h"
 #include "distributed/distributedview.h"
 #include "runtime/environment.h"
+#include "shell/mainwindow.h"
 #include "shell/presets.h"
 
 using namespace ts;
@@ -137,6 +138,7 @@ private Q_SLOTS:
     void classroomPresetLoads();
     void jobRunsOnTwoGlooProcesses();
     void failedRankEndsTheOthers();
+    void historyOpensAndReloadsARun();
 };
 
 void TestDistributedWindow::panelStateRoundTrip() {
@@ -587,6 +589,54 @@ void TestDistributedWindow::failedRankEndsTheOthers() {
     QVERIFY(pid > 0);
     QVERIFY(::kill(pid, 0) != 0);
     QCOMPARE(errno, ESRCH);
+}
+
+void TestDistributedWindow::historyOpensAndReloadsARun() {
+    // A stored run of the window's own making: its spec from a panel, a point's steps and end.
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("results.db"));
+    DistributedPanel source;
+    source.setCapabilities(capabilities());
+    QJsonObject state = ddpState();
+    state["strategies"] = QJsonArray{"overlap"};
+    state["sharding"] = "off";
+    source.setState(state);
+    QVERIFY2(source.isValid(), qPrintable(source.problems().join('\n')));
+    int64_t id = 0;
+    {
+        ResultStore store(db.toStdString());
+        id = store.createRun(kDistributedLab, "from history", distributedSpecJson(source.spec()), "cpu");
+        DistributedResult r;
+        r.point = source.spec().points.front();
+        int row = 0;
+        for (int k = 0; k < 3; ++k)
+            for (int rank = 0; rank < 2; ++rank) {
+                r.steps.push_back(step(rank, k, 3, 6));
+                storeDistributedRow(store, id, row++, 0, r.point, ddpStepPayload(r.steps.back()));
+            }
+        storeDistributedRow(store, id, row++, 0, r.point, pointEndPayload(r));
+    }
+    MainWindow w(MainWindow::Options{db, false});
+    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
+    QSignalSpy refreshed(&w, &MainWindow::historyRefreshed);
+    w.refreshHistory();
+    QVERIFY(refreshed.wait(10000) || !refreshed.isEmpty());
+    // Open: the Distributed experiment shows the run.
+    QSignalSpy opened(&w, &MainWindow::storedRunOpened);
+    w.openStoredRun(id);
+    QVERIFY(opened.wait(10000) || !opened.isEmpty());
+    auto* view = qobject_cast<DistributedView*>(w.labView(QStringLiteral("distributed")));
+    QVERIFY(view);
+    QCOMPARE(w.currentView(), view);
+    QCOMPARE(view->storeRunId(), id);
+    QCOMPARE(view->lanes()->barCount(LanesChart::Hidden), 6);
+    // Load Configuration: the panel asks for the same run again.
+    QVERIFY(w.loadRunConfiguration(id));
+    auto* panel = qobject_cast<DistributedPanel*>(w.panel(QStringLiteral("distributed")));
+    QVERIFY(panel);
+    QCOMPARE(w.currentPanel(), panel);
+    QVERIFY2(panel->isValid(), qPrintable(panel->problems().join('\n')));
+    QCOMPARE(distributedSpecJson(panel->spec()), distributedSpecJson(source.spec()));
 }
 
 QTEST_MAIN(TestDistributedWindow)

@@ -389,6 +389,18 @@ void TestDistributedWindow::failedRankNamedInTheBanner() {
     view.showPoint(1);
     QVERIFY(!view.banner()->isHidden());
     QCOMPARE(view.lanes()->barCount(LanesChart::Forward), 2);  // the steps that arrived before the failure
+    QVERIFY(!view.banner()->property("stopped").toBool());
+    // A point stopped by the user is said so, in grey.
+    DistributedResult stopped;
+    stopped.point = ddpPoint("flat");
+    stopped.status = Status::Cancelled;
+    stopped.error = "stopped before it started";
+    view.addItems({QVariant::fromValue(DistPointFinished{2, stopped})});
+    view.showPoint(2);
+    QVERIFY(!view.banner()->isHidden());
+    QVERIFY(view.banner()->property("stopped").toBool());
+    QVERIFY(view.banner()->text().contains(QStringLiteral("Point 3 was stopped")));
+    QCOMPARE(view.pointModel()->item(2, 2)->text(), QStringLiteral("cancelled"));
 }
 
 void TestDistributedWindow::strategiesCompared() {

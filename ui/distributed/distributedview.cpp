@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSplitter>
+#include <QStyle>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
@@ -137,8 +138,10 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     banner_->setObjectName(QStringLiteral("distributedBanner"));
     banner_->setWordWrap(true);
     banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Red for a failure; grey for a point that was stopped.
     banner_->setStyleSheet(QStringLiteral(
-        "QLabel#distributedBanner { background: #c62828; color: white; font-weight: bold; padding: 6px; border-radius: 3px; }"));
+        "QLabel#distributedBanner { background: #c62828; color: white; font-weight: bold; padding: 6px; border-radius: 3px; }"
+        "QLabel#distributedBanner[stopped=\"true\"] { background: #616161; }"));
     banner_->hide();
     topRows->addWidget(banner_);
     lanesText_ = new QLabel(this);
@@ -308,7 +311,14 @@ void DistributedView::updateBanner() {
         banner_->hide();
         return;
     }
-    const QString line = statusLine(shown_, points_[static_cast<size_t>(shown_)]);
+    const DistributedResult& r = points_[static_cast<size_t>(shown_)];
+    const QString line = statusLine(shown_, r);
+    const bool stopped = r.status == Status::Cancelled;
+    if (banner_->property("stopped").toBool() != stopped) {
+        banner_->setProperty("stopped", stopped);
+        banner_->style()->unpolish(banner_);
+        banner_->style()->polish(banner_);
+    }
     banner_->setText(line);
     banner_->setVisible(!line.isEmpty());
 }

@@ -196,6 +196,19 @@ void TestDistributedWindow::allreduceStateRoundTrip() {
     again.setCapabilities(cpuOnly());
     again.setState(DistributedPanel::stateFromSpec(json));
     QCOMPARE(distributedSpecJson(again.spec()), distributedSpecJson(panel.spec()));
+    // At 2, 4 and 6 ranks: a point each, the same all-reduce.
+    panel.setState(QJsonObject{{"world", 6}, {"ar_sweep_world", true}});
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    QCOMPARE(panel.spec().points.size(), size_t{3});
+    QCOMPARE(panel.spec().points[0].world_size, 2);
+    QCOMPARE(panel.spec().points[2].world_size, 6);
+    QVERIFY(panel.summary().contains(QStringLiteral("2–6")));
+    const auto sweepJob = panel.makeJob();
+    QVERIFY(sweepJob);
+    const QJsonObject sweep = QJsonDocument::fromJson(QByteArray::fromStdString(sweepJob->spec_json)).object();
+    QVERIFY(DistributedPanel::describeSpec(sweep).contains(QStringLiteral("gloo × 2, 4, 6")));
+    again.setState(DistributedPanel::stateFromSpec(sweep));
+    QCOMPARE(distributedSpecJson(again.spec()), distributedSpecJson(panel.spec()));
     // A size that is none, refused under the field.
     panel.setState(QJsonObject{{"sizes", "1MB, lots"}});
     QVERIFY(!panel.isValid());

@@ -161,6 +161,10 @@ void DistributedPanel::build() {
     aform->addRow(tr("&Dtypes:"), dtypeRow_);
     aform->addRow(tr("&Warm-up:"), arWarmup_);
     aform->addRow(tr("&Iterations:"), arIters_);
+    arSweepWorld_ = new QCheckBox(tr("also at 2, 4, … ranks up to the world size"), allreduceBox_);
+    arSweepWorld_->setToolTip(tr("One point per world size (2, 4, 6, … and the world size itself): the chart's "
+                                 "series per world size show how the bus bandwidth scales"));
+    aform->addRow(QString(), arSweepWorld_);
     outer->addWidget(allreduceBox_);
 
     ddpBox_ = new QGroupBox(tr("DDP"), this);
@@ -211,6 +215,7 @@ void DistributedPanel::build() {
                     {QStringLiteral("dtypes"), dtypeRow_},
                     {QStringLiteral("ar_warmup"), arWarmup_},
                     {QStringLiteral("ar_iters"), arIters_},
+                    {QStringLiteral("ar_sweep_world"), arSweepWorld_},
                     {QStringLiteral("model"), model_},
                     {QStringLiteral("context"), context_},
                     {QStringLiteral("batch"), batch_},
@@ -245,6 +250,7 @@ void DistributedPanel::build() {
     for (QComboBox* c : {backend_, experiment_, model_, sharding_}) connect(c, &QComboBox::currentIndexChanged, this, changed);
     for (QSpinBox* s : {world_, arWarmup_, arIters_, context_, batch_, warmup_, steps_})
         connect(s, &QSpinBox::valueChanged, this, changed);
+    connect(arSweepWorld_, &QCheckBox::toggled, this, changed);
     for (const auto& boxes : {dtypes_, precisions_, strategies_})
         for (QCheckBox* cb : boxes) connect(cb, &QCheckBox::toggled, this, changed);
     installRunShortcut();
@@ -329,7 +335,15 @@ void DistributedPanel::revalidate() {
         if (base.allreduce.dtypes.empty()) byField[dtypeRow_] << tr("choose at least one dtype");
         base.allreduce.warmup = arWarmup_->value();
         base.allreduce.iters = arIters_->value();
-        spec.points = {base};
+        if (arSweepWorld_->isChecked()) {
+            // 2, 4, 6, … and the world size itself.
+            for (int n = 2; n < base.world_size; n += 2) {
+                DistributedPoint p = base;
+                p.world_size = n;
+                spec.points.push_back(p);
+            }
+        }
+        spec.points.push_back(base);
     } else {
         base.experiment = DistExperiment::Ddp;
         DdpSpec& d = base.ddp;
@@ -416,8 +430,13 @@ void DistributedPanel::revalidate() {
 QString DistributedPanel::summary() const {
     if (!problems_.isEmpty()) return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
     if (spec_.points.empty()) return tr("Nothing to run");
+    int least = spec_.points.front().world_size, most = least;
+    for (const auto& p : spec_.points) {
+        least = std::min(least, p.world_size);
+        most = std::max(most, p.world_size);
+    }
     QString s = tr("%n point(s) of %1 rank(s) each", "", static_cast<int>(spec_.points.size()))
-                    .arg(spec_.points.front().world_size);
+                    .arg(least == most ? QString::number(most) : QStringLiteral("%1–%2").arg(least).arg(most));
     s += QStringLiteral(": ") + qstr(pointHeadline(spec_.points.front()));
     if (spec_.points.size() > 1) s += QStringLiteral(", …");
     return s;
@@ -452,6 +471,7 @@ QJsonObject DistributedPanel::state() const {
     o[QStringLiteral("dtypes")] = array(checked(kDtypes, dtypes_));
     o[QStringLiteral("ar_warmup")] = arWarmup_->value();
     o[QStringLiteral("ar_iters")] = arIters_->value();
+    o[QStringLiteral("ar_sweep_world")] = arSweepWorld_->isChecked();
     o[QStringLiteral("model")] = model_->currentData().toString();
     o[QStringLiteral("context")] = context_->value();
     o[QStringLiteral("batch")] = batch_->value();
@@ -512,6 +532,7 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
     checks("dtypes", dtypes_);
     spin("ar_warmup", arWarmup_);
     spin("ar_iters", arIters_);
+    if (has("ar_sweep_world")) arSweepWorld_->setChecked(o.value(QLatin1String("ar_sweep_world")).toBool());
     combo("model", model_);
     spin("context", context_);
     spin("batch", batch_);
@@ -552,7 +573,10 @@ QString DistributedPanel::describeSpec(const QJsonObject& json) {
     const DistributedPoint& p = spec->points.front();
     const QString dot = QStringLiteral(", ");
     QStringList parts;
-    parts << QObject::tr("%1 × %2").arg(qstr(std::string(dist::backendName(p.backend)))).arg(p.world_size);
+    QStringList worlds;
+    for (const auto& q : spec->points)
+        if (!worlds.contains(QString::number(q.world_size))) worlds << QString::number(q.world_size);
+    parts << QObject::tr("%1 × %2").arg(qstr(std::string(dist::backendName(p.backend))), worlds.join(QStringLiteral(", ")));
     if (p.experiment == DistExperiment::Allreduce) {
         QStringList sizes, dtypes;
         for (int64_t b : p.allreduce.sizes) sizes << qstr(dist::formatByteSize(b));
@@ -595,6 +619,8 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
         o[QStringLiteral("dtypes")] = QJsonArray::fromStringList(dtypes);
         o[QStringLiteral("ar_warmup")] = p.allreduce.warmup;
         o[QStringLiteral("ar_iters")] = p.allreduce.iters;
+        o[QStringLiteral("ar_sweep_world")] = spec->points.size() > 1;
+        o[QStringLiteral("world")] = spec->points.back().world_size;
         return o;
     }
     const auto& pts = spec->points;

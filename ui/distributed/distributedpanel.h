@@ -1,6 +1,7 @@
 // The distributed lab's panel: the backend (gloo, or nccl with a GPU a rank), the world size,
 // the experiment (the all-reduce benchmark, DDP, or DDP with and without a sharded optimizer)
-// and its fields: sizes, dtypes, iterations for the all-reduce; model, context, batch per rank,
+// and its fields: sizes, dtypes, iterations for the all-reduce (optionally at every even world
+// size up to the chosen one, a point each); model, context, batch per rank,
 // precisions, strategies, bucket sizes, sharding, steps for DDP. Run launches the ranks as
 // trainscope-cli workers (runDistributed); its results go to DistributedView.
 #pragma once
@@ -50,6 +51,7 @@ private:
     QComboBox *backend_, *experiment_, *model_, *sharding_;
     QSpinBox *world_, *arWarmup_, *arIters_, *context_, *batch_, *warmup_, *steps_;
     QGroupBox *allreduceBox_, *ddpBox_, *dtypeRow_, *precisionRow_, *strategyRow_;
+    QCheckBox* arSweepWorld_;
     QMap<QString, QCheckBox*> dtypes_, precisions_, strategies_;
     DistributedSpec spec_;
     QString workerPath_;

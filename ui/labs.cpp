@@ -12,6 +12,8 @@
 #include "profiler/profileview.h"
 #include "memory/memorypanel.h"
 #include "memory/memoryview.h"
+#include "distributed/distributedpanel.h"
+#include "distributed/distributedview.h"
 
 namespace ts::ui {
 
@@ -28,6 +30,7 @@ const std::vector<LabEntry>& uiLabs() {
         entry<PrecisionPanel, PrecisionView>(kPrecisionLab, "Precision"),
         entry<ProfilePanel, ProfileView>(kProfileLab, "Profiler"),
         entry<MemoryPanel, MemoryView>(kMemoryLab, "Memory"),
+        entry<DistributedPanel, DistributedView>(kDistributedLab, "Distributed"),
     };
     return labs;
 }

@@ -280,7 +280,7 @@ void BenchPanel::updateAvailability() {
         const QString why = !capsKnown_ ? tr("Checking what this machine can run…")
                             : gpus < 2
                                 ? tr("DDP needs two or more CUDA devices; this machine has %1").arg(gpus)
-                                : tr("DDP runs are started from trainscope-cli; the window does not run them yet");
+                                : tr("DDP runs in its own experiment: choose Distributed in the lab chooser");
         if (model) model->item(i)->setEnabled(false);
         strategy_->setItemData(i, why, Qt::ToolTipRole);
     }

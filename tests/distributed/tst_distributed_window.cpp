@@ -1,0 +1,668 @@
+// The distributed lab in the window: the panel's state round trip through a stored spec and its
+// checks (nccl without GPUs, a bucket size ≤ 0, no strategy), the view fed the job's items
+// (two ranks' steps with overlapped and bucketed communication, all-reduce rows, a failed
+// point, two points compared, sharded beside unsharded memory), a stored run reopened, the
+// classroom preset, and the panel's job run end to end on 2 Gloo processes.
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "common/qcp.h"
+#include "core/json.h"
+#include "core/store.h"
+#include "distributed/distributed_json.h"
+#include "distributed/distributedcharts.h"
+#include "distributed/distributeditems.h"
+#include "distributed/distributedpanel.h"
+#include "distributed/distributedview.h"
+#include "runtime/environment.h"
+#include "shell/mainwindow.h"
+#include "shell/presets.h"
+
+using namespace ts;
+using namespace ts::ui;
+
+namespace {
+
+struct Collect : JobObserver {
+    QList<QVariant> items;
+    std::vector<std::string> logs;
+    void item(const QVariant& v) override { items << v; }
+    void log(LogLevel, const std::string& m) override { logs.push_back(m); }
+};
+
+// A machine with only a CPU (as the probe says it of a CUDA build without a GPU).
+Capabilities cpuOnly() {
+    Capabilities c;
+    c.torch_version = "2.11.0";
+    c.torch_cuda_build = true;
+    c.devices = {DeviceInfo{"cpu", "CPU", 0, 0, 0, true, false, ""}};
+    return c;
+}
+
+Capabilities twoGpus() {
+    Capabilities c = cpuOnly();
+    c.cuda_available = true;
+    for (int i = 0; i < 2; ++i)
+        c.devices.push_back(DeviceInfo{"cuda:" + std::to_string(i), "Test GPU", int64_t{80} << 30, 9, 0, true, true, ""});
+    return c;
+}
+
+QJsonObject ddpState() {
+    return QJsonObject{{"backend", "gloo"},     {"world", 2},           {"experiment", "ddp"},
+                       {"model", "tiny"},       {"context", 32},        {"batch", 2},
+                       {"precisions", QJsonArray{"fp32"}},
+                       {"strategies", QJsonArray{"naive", "bucketed"}},
+                       {"buckets", "1, 25"},    {"sharding", "both"},   {"warmup", 1},
+                       {"steps", 2}};
+}
+
+DistributedPoint ddpPoint(const std::string& strategy, bool sharded = false) {
+    DistributedPoint p;
+    p.experiment = DistExperiment::Ddp;
+    p.world_size = 2;
+    p.ddp.strategy = strategy;
+    p.ddp.shard_optimizer = sharded;
+    p.ddp.warmup_steps = 1;
+    p.ddp.measured_steps = 2;
+    return p;
+}
+
+// Rank r's step k: forward 10, backward 20, wait, optimizer 5 ms (rank 1 a little slower);
+// `hidden` ms of communication overlapped the end of backward.
+DdpStepRow step(int rank, int k, double wait, double hidden, bool sharded = false) {
+    DdpStepRow r;
+    r.rank = rank;
+    r.world_size = 2;
+    r.step = k;
+    r.warmup = k == 0;
+    r.forward_ms = 10 + rank;
+    r.backward_ms = 20;
+    r.comm_wait_ms = wait;
+    r.optimizer_ms = 5;
+    r.total_ms = r.forward_ms + r.backward_ms + r.comm_wait_ms + r.optimizer_ms;
+    r.comm_hidden_ms = hidden;
+    r.collectives = 3;
+    r.launched_before_sync = hidden > 0 ? 2 : 0;
+    r.comm_bytes = 4000;
+    r.loss = 9.0 - k;
+    r.global_loss = 9.0 - k;
+    r.parameter_bytes = 4000;
+    r.gradient_bytes = 4000;
+    r.optimizer_state_bytes = sharded ? 4000 : 8000;
+    r.comm_buffer_bytes = 1000;
+    return r;
+}
+
+// The items a point's job posts: started, each rank's steps, finished.
+QList<QVariant> pointItems(int index, const DistributedPoint& p, double wait, double hidden, bool sharded = false,
+                           Status status = Status::Ok) {
+    QList<QVariant> items{QVariant::fromValue(DistPointStarted{index, 4, p})};
+    DistributedResult r;
+    r.point = p;
+    r.status = status;
+    for (int k = 0; k < 3; ++k)
+        for (int rank = 0; rank < 2; ++rank) {
+            r.steps.push_back(step(rank, k, wait, hidden, sharded));
+            items << QVariant::fromValue(DistStep{index, r.steps.back()});
+        }
+    items << QVariant::fromValue(DistPointFinished{index, r});
+    return items;
+}
+
+}  // namespace
+
+class TestDistributedWindow : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void panelStateRoundTrip();
+    void allreduceStateRoundTrip();
+    void ncclNeedsGpus();
+    void badBucketsAndNoStrategyRefused();
+    void lanesShowOverlap();
+    void bucketedLanesSayWhatTheyShow();
+    void allreduceSeriesPerWorldSize();
+    void failedRankNamedInTheBanner();
+    void strategiesCompared();
+    void memoryShardedBesideUnsharded();
+    void storedRunReopens();
+    void classroomPresetLoads();
+    void jobRunsOnTwoGlooProcesses();
+    void failedRankEndsTheOthers();
+    void historyOpensAndReloadsARun();
+};
+
+void TestDistributedWindow::panelStateRoundTrip() {
+    DistributedPanel panel;
+    panel.setCapabilities(cpuOnly());
+    QStringList notes;
+    panel.setState(ddpState(), &notes);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    QVERIFY2(notes.isEmpty(), qPrintable(notes.join('\n')));
+    // naive × {unsharded, sharded} + bucketed × {1, 25} MB × {unsharded, sharded}.
+    QCOMPARE(panel.spec().points.size(), size_t{6});
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    QCOMPARE(job->lab, QStringLiteral("distributed"));
+    QCOMPARE(job->point_count, 6);
+    const DistributedSpec stored = distributedSpecFromJson(parseJson(job->spec_json));
+    QCOMPARE(stored.points.size(), size_t{6});
+    QCOMPARE(stored.points[0].world_size, 2);
+    QCOMPARE(stored.points[0].ddp.context_length, int64_t{32});
+    QCOMPARE(distributedSpecJson(stored), distributedSpecJson(panel.spec()));
+    // History: one line, and back into a panel asking for the same run.
+    const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QString line = DistributedPanel::describeSpec(json);
+    QVERIFY2(line.contains(QStringLiteral("gloo × 2")) && line.contains(QStringLiteral("buckets 1, 25 MB")) &&
+                 line.contains(QStringLiteral("6 points")),
+             qPrintable(line));
+    DistributedPanel again;
+    again.setCapabilities(cpuOnly());
+    again.setState(DistributedPanel::stateFromSpec(json));
+    QVERIFY2(again.isValid(), qPrintable(again.problems().join('\n')));
+    QCOMPARE(distributedSpecJson(again.spec()), distributedSpecJson(panel.spec()));
+    // The panel's own state round trip.
+    DistributedPanel third;
+    third.setCapabilities(cpuOnly());
+    third.setState(panel.state());
+    QCOMPARE(third.state(), panel.state());
+}
+
+void TestDistributedWindow::allreduceStateRoundTrip() {
+    DistributedPanel panel;
+    panel.setCapabilities(cpuOnly());
+    panel.setState(QJsonObject{{"backend", "gloo"}, {"world", 4}, {"experiment", "allreduce"},
+                               {"sizes", "1MB, 16 MiB"}, {"dtypes", QJsonArray{"fp32"}}, {"ar_warmup", 1}, {"ar_iters", 3}});
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    QCOMPARE(panel.spec().points.size(), size_t{1});
+    const DistributedPoint& p = panel.spec().points[0];
+    QVERIFY(p.experiment == DistExperiment::Allreduce);
+    QCOMPARE(p.allreduce.sizes, (std::vector<int64_t>{1000000, 16 << 20}));
+    QCOMPARE(p.allreduce.iters, 3);
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    QVERIFY(DistributedPanel::describeSpec(json).contains(QStringLiteral("all-reduce")));
+    DistributedPanel again;
+    again.setCapabilities(cpuOnly());
+    again.setState(DistributedPanel::stateFromSpec(json));
+    QCOMPARE(distributedSpecJson(again.spec()), distributedSpecJson(panel.spec()));
+    // At 2, 4 and 6 ranks: a point each, the same all-reduce.
+    panel.setState(QJsonObject{{"world", 6}, {"ar_sweep_world", true}});
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    QCOMPARE(panel.spec().points.size(), size_t{3});
+    QCOMPARE(panel.spec().points[0].world_size, 2);
+    QCOMPARE(panel.spec().points[2].world_size, 6);
+    QVERIFY(panel.summary().contains(QStringLiteral("2–6")));
+    const auto sweepJob = panel.makeJob();
+    QVERIFY(sweepJob);
+    const QJsonObject sweep = QJsonDocument::fromJson(QByteArray::fromStdString(sweepJob->spec_json)).object();
+    QVERIFY(DistributedPanel::describeSpec(sweep).contains(QStringLiteral("gloo × 2, 4, 6")));
+    again.setState(DistributedPanel::stateFromSpec(sweep));
+    QCOMPARE(distributedSpecJson(again.spec()), distributedSpecJson(panel.spec()));
+    // A size that is none, refused under the field.
+    panel.setState(QJsonObject{{"sizes", "1MB, lots"}});
+    QVERIFY(!panel.isValid());
+    QVERIFY(panel.fieldWidget("sizes")->property("invalid").toBool());
+    QVERIFY(panel.problems().join('\n').contains(QStringLiteral("'lots'")));
+}
+
+void TestDistributedWindow::ncclNeedsGpus() {
+    DistributedPanel panel;
+    panel.setCapabilities(cpuOnly());
+    auto* backend = qobject_cast<QComboBox*>(panel.fieldWidget("backend"));
+    QVERIFY(backend);
+    const int nccl = backend->findData(QStringLiteral("nccl"));
+    auto* model = qobject_cast<QStandardItemModel*>(backend->model());
+    QVERIFY(!model->item(nccl)->isEnabled());
+    QVERIFY(!backend->itemData(nccl, Qt::ToolTipRole).toString().isEmpty());
+    QStringList notes;
+    panel.setState(QJsonObject{{"backend", "nccl"}, {"world", 2}}, &notes);
+    QCOMPARE(backend->currentData().toString(), QStringLiteral("gloo"));
+    QVERIFY2(notes.join('\n').contains(QStringLiteral("nccl")), qPrintable(notes.join('\n')));
+    QVERIFY(panel.isValid());
+    auto* world = qobject_cast<QSpinBox*>(panel.fieldWidget("world"));
+    QCOMPARE(world->maximum(), 16);
+
+    // Two GPUs: nccl where this build has it, one rank per GPU.
+    DistributedPanel gpus;
+    gpus.setCapabilities(twoGpus());
+    auto* b2 = qobject_cast<QComboBox*>(gpus.fieldWidget("backend"));
+    const bool enabled = qobject_cast<QStandardItemModel*>(b2->model())->item(nccl)->isEnabled();
+    QCOMPARE(enabled, dist::ncclBuilt());
+    if (enabled) {
+        gpus.setState(QJsonObject{{"backend", "nccl"}, {"world", 4}});
+        QCOMPARE(qobject_cast<QSpinBox*>(gpus.fieldWidget("world"))->maximum(), 2);
+        QCOMPARE(gpus.spec().points.front().world_size, 2);
+    }
+}
+
+void TestDistributedWindow::badBucketsAndNoStrategyRefused() {
+    DistributedPanel panel;
+    panel.setCapabilities(cpuOnly());
+    QJsonObject s = ddpState();
+    s["buckets"] = "25, 0";
+    panel.setState(s);
+    QVERIFY(!panel.isValid());
+    QVERIFY(!panel.makeJob());
+    QVERIFY(panel.fieldWidget("buckets")->property("invalid").toBool());
+    QVERIFY2(panel.problems().join('\n').contains(QStringLiteral("bucket size must be a positive number of MB")),
+             qPrintable(panel.problems().join('\n')));
+    s["buckets"] = "-1";
+    panel.setState(s);
+    QVERIFY(!panel.isValid());
+    // Without the bucketed strategy the bucket sizes are not asked for.
+    s["strategies"] = QJsonArray{"naive"};
+    panel.setState(s);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    // No strategy at all.
+    s["strategies"] = QJsonArray{};
+    s["buckets"] = "25";
+    panel.setState(s);
+    QVERIFY(!panel.isValid());
+    QVERIFY(!panel.makeJob());
+    QVERIFY(panel.fieldWidget("strategies")->property("invalid").toBool());
+    QVERIFY(panel.problems().join('\n').contains(QStringLiteral("choose at least one strategy")));
+    // Nor a precision.
+    s["strategies"] = QJsonArray{"flat"};
+    s["precisions"] = QJsonArray{};
+    panel.setState(s);
+    QVERIFY(panel.problems().join('\n').contains(QStringLiteral("choose at least one precision")));
+}
+
+void TestDistributedWindow::lanesShowOverlap() {
+    DistributedView view;
+    view.addItems(pointItems(0, ddpPoint("overlap"), 3, 6));
+    view.flush();
+    QCOMPARE(view.pointCount(), 1);
+    QCOMPARE(view.shownPoint(), 0);
+    LanesChart* lanes = view.lanes();
+    QCOMPARE(lanes->laneCount(), 2);
+    for (auto kind : {LanesChart::Forward, LanesChart::Backward, LanesChart::CommWait, LanesChart::Optimizer,
+                      LanesChart::Communication, LanesChart::Hidden})
+        QCOMPARE(lanes->barCount(kind), 6);  // 2 ranks × 3 steps
+    // Each hidden bar overlaps its backward bar and ends where backward does.
+    for (int rank = 0; rank < 2; ++rank) {
+        const auto backward = lanes->bars(LanesChart::Backward, rank), hidden = lanes->bars(LanesChart::Hidden, rank);
+        QCOMPARE(hidden.size(), size_t{3});
+        for (size_t k = 0; k < 3; ++k) {
+            QCOMPARE(hidden[k].second, backward[k].second);
+            QCOMPARE(hidden[k].first, backward[k].second - 6);
+            QVERIFY(hidden[k].first > backward[k].first);
+        }
+    }
+    // Steps start together, after the slowest rank's previous step (rank 1: 11 + 20 + 3 + 5 = 39 ms).
+    QCOMPARE(lanes->bars(LanesChart::Forward, 0)[1].first, 39.0);
+    QCOMPARE(lanes->bars(LanesChart::Forward, 1)[1].first, 39.0);
+    QVERIFY(!view.banner()->isVisibleTo(&view) && view.banner()->isHidden());
+    QVERIFY(view.lanesText()->text().contains(QStringLiteral("hidden behind backward")));
+    QPixmap image(800, 400);
+    QPainter painter(&image);
+    lanes->paintChart(painter, QRectF(0, 0, 800, 400));
+}
+
+void TestDistributedWindow::bucketedLanesSayWhatTheyShow() {
+    DistributedView view;
+    DistributedPoint p = ddpPoint("bucketed");
+    p.ddp.bucket_mb = 1;
+    view.addItems(pointItems(0, p, 2, 8));
+    view.flush();
+    QCOMPARE(view.lanes()->laneCount(), 2);
+    QCOMPARE(view.lanes()->barCount(LanesChart::Hidden), 6);
+    QCOMPARE(view.lanes()->barCount(LanesChart::Communication), 6);
+    QVERIFY2(view.lanesText()->text().contains(QStringLiteral("one communication lane per rank")),
+             qPrintable(view.lanesText()->text()));
+    // Naive: nothing hidden, all of it waited for.
+    DistributedView naive;
+    naive.addItems(pointItems(0, ddpPoint("naive"), 12, 0));
+    naive.flush();
+    QCOMPARE(naive.lanes()->barCount(LanesChart::Hidden), 0);
+    QCOMPARE(naive.lanes()->barCount(LanesChart::CommWait), 6);
+    QVERIFY(naive.lanesText()->text().contains(QStringLiteral("waited for")));
+}
+
+void TestDistributedWindow::allreduceSeriesPerWorldSize() {
+    DistributedView view;
+    QList<QVariant> items;
+    int index = 0;
+    for (int world : {2, 4}) {
+        DistributedPoint p;
+        p.experiment = DistExperiment::Allreduce;
+        p.world_size = world;
+        p.allreduce.sizes = {1 << 20, 16 << 20};
+        items << QVariant::fromValue(DistPointStarted{index, 2, p});
+        DistributedResult r;
+        r.point = p;
+        for (auto dtype : {dist::BenchDtype::Float32, dist::BenchDtype::BFloat16})
+            for (int64_t bytes : p.allreduce.sizes) {
+                dist::AllreduceRow row;
+                row.bytes = bytes;
+                row.dtype = dtype;
+                row.world_size = world;
+                row.iters = 5;
+                row.time_ms = bytes / 1e6;
+                row.algbw_gbps = bytes / (row.time_ms * 1e6);
+                row.busbw_gbps = row.algbw_gbps * dist::busFactor(world);
+                r.allreduce.push_back(row);
+                items << QVariant::fromValue(DistAllreduce{index, row});
+            }
+        items << QVariant::fromValue(DistPointFinished{index, r});
+        ++index;
+    }
+    view.addItems(items);
+    QCOMPARE(view.allreduceChart()->seriesCount(), 4);  // {2, 4} ranks × {fp32, bf16}
+    QAbstractItemModelTester tester(view.allreduceModel());
+    QCOMPARE(view.allreduceModel()->rowCount(), 8);
+    QCOMPARE(view.allreduceChart()->plot()->xAxis->scaleType(), QCPAxis::stLogarithmic);
+    // busbw of 4 ranks: algbw · 1.5.
+    QCOMPARE(view.allreduceModel()->item(4, 8)->data(Qt::UserRole).toDouble(),
+             view.allreduceModel()->item(4, 7)->data(Qt::UserRole).toDouble() * 1.5);
+    // The lanes say where an all-reduce point's results are.
+    QVERIFY(view.lanes()->noteText().contains(QStringLiteral("All-reduce pane")));
+    bool inReport = false;
+    for (const auto& part : view.reportParts()) inReport |= part.chart == view.allreduceChart();
+    QVERIFY(inReport);
+}
+
+void TestDistributedWindow::failedRankNamedInTheBanner() {
+    DistributedView view;
+    view.addItems(pointItems(0, ddpPoint("naive"), 4, 0));
+    // Point 2: rank 1 fails after its first step; the launcher ended rank 0.
+    const DistributedPoint p = ddpPoint("overlap");
+    DistributedResult r;
+    r.point = p;
+    r.status = Status::Failed;
+    r.failed_rank = 1;
+    r.error = "rank 1: Connection reset by peer";
+    r.steps = {step(0, 0, 3, 6), step(1, 0, 3, 6)};
+    view.addItems({QVariant::fromValue(DistPointStarted{1, 2, p}), QVariant::fromValue(DistStep{1, r.steps[0]}),
+                   QVariant::fromValue(DistStep{1, r.steps[1]}), QVariant::fromValue(DistPointFinished{1, r})});
+    QCOMPARE(view.shownPoint(), 1);
+    QVERIFY(!view.banner()->isHidden());
+    const QString banner = view.banner()->text();
+    QVERIFY2(banner.contains(QStringLiteral("rank 1")) && banner.contains(QStringLiteral("Connection reset by peer")) &&
+                 banner.contains(QStringLiteral("other ranks were stopped")),
+             qPrintable(banner));
+    // The points' table and the log say it too; the good point shows no banner.
+    QCOMPARE(view.pointModel()->rowCount(), 2);
+    QCOMPARE(view.pointModel()->item(1, 2)->text(), QStringLiteral("failed"));
+    QCOMPARE(view.pointModel()->item(1, 3)->text(), QStringLiteral("1"));
+    QVERIFY(view.logText()->toPlainText().contains(QStringLiteral("failed on rank 1")));
+    view.showPoint(0);
+    QVERIFY(view.banner()->isHidden());
+    view.showPoint(1);
+    QVERIFY(!view.banner()->isHidden());
+    QCOMPARE(view.lanes()->barCount(LanesChart::Forward), 2);  // the steps that arrived before the failure
+    QVERIFY(!view.banner()->property("stopped").toBool());
+    // A point stopped by the user is said so, in grey.
+    DistributedResult stopped;
+    stopped.point = ddpPoint("flat");
+    stopped.status = Status::Cancelled;
+    stopped.error = "stopped before it started";
+    view.addItems({QVariant::fromValue(DistPointFinished{2, stopped})});
+    view.showPoint(2);
+    QVERIFY(!view.banner()->isHidden());
+    QVERIFY(view.banner()->property("stopped").toBool());
+    QVERIFY(view.banner()->text().contains(QStringLiteral("Point 3 was stopped")));
+    QCOMPARE(view.pointModel()->item(2, 2)->text(), QStringLiteral("cancelled"));
+}
+
+void TestDistributedWindow::strategiesCompared() {
+    DistributedView view;
+    view.addItems(pointItems(0, ddpPoint("naive"), 12, 0));
+    view.addItems(pointItems(1, ddpPoint("overlap"), 3, 9));
+    QAbstractItemModelTester tester(view.strategyModel());
+    QStandardItemModel* m = view.strategyModel();
+    QCOMPARE(m->rowCount(), 2);
+    QCOMPARE(m->item(0, 1)->text(), QStringLiteral("naive"));
+    QCOMPARE(m->item(1, 1)->text(), QStringLiteral("overlap"));
+    // Each row is summarizeDdp of its point: the slowest rank's step, over the measured steps.
+    const DdpSummary s = summarizeDdp(view.results()[1]);
+    QCOMPARE(m->item(1, 7)->data(Qt::UserRole).toDouble(), s.step_ms);
+    QCOMPARE(m->item(1, 11)->data(Qt::UserRole).toDouble(), s.comm_wait_ms);
+    QCOMPARE(m->item(0, 12)->data(Qt::UserRole).toDouble(), 0.0);  // naive hides nothing
+    QVERIFY(m->item(1, 13)->text().endsWith(QLatin1Char('%')));
+    QVERIFY(m->item(0, 7)->data(Qt::UserRole).toDouble() > m->item(1, 7)->data(Qt::UserRole).toDouble());
+}
+
+void TestDistributedWindow::memoryShardedBesideUnsharded() {
+    DistributedView view;
+    // In run order: bucketed sharded, naive unsharded, naive sharded.
+    view.addItems(pointItems(0, ddpPoint("bucketed", true), 2, 4, true));
+    view.addItems(pointItems(1, ddpPoint("naive", false), 12, 0, false));
+    view.addItems(pointItems(2, ddpPoint("naive", true), 12, 0, true));
+    RankMemoryChart* chart = view.memoryChart();
+    QCOMPARE(chart->barCount(), 6);  // 3 points × 2 ranks
+    QAbstractItemModelTester tester(view.memoryModel());
+    QStandardItemModel* m = view.memoryModel();
+    QCOMPARE(m->rowCount(), 6);
+    // Naive unsharded, then naive sharded beside it, then bucketed.
+    QCOMPARE(m->item(0, 0)->text(), QStringLiteral("2"));
+    QCOMPARE(m->item(2, 0)->text(), QStringLiteral("3"));
+    QCOMPARE(m->item(4, 0)->text(), QStringLiteral("1"));
+    QCOMPARE(m->item(0, 5)->data(Qt::UserRole).toLongLong(), 8000);  // optimizer state, unsharded
+    QCOMPARE(m->item(2, 5)->data(Qt::UserRole).toLongLong(), 4000);  // sharded: half
+    const double mib = 1024.0 * 1024.0;
+    QCOMPARE(chart->barTotal(0) * mib, 17000.0);
+    QCOMPARE(chart->barTotal(2) * mib, 13000.0);
+}
+
+void TestDistributedWindow::storedRunReopens() {
+    QTemporaryDir dir;
+    ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
+    DistributedSpec spec;
+    spec.points = {ddpPoint("overlap"), ddpPoint("flat", true)};
+    const int64_t id = store.createRun(kDistributedLab, "stored", distributedSpecJson(spec), "cpu");
+    int row = 0;
+    for (int i = 0; i < 2; ++i) {
+        DistributedResult r;
+        r.point = spec.points[static_cast<size_t>(i)];
+        for (int k = 0; k < 3; ++k)
+            for (int rank = 0; rank < 2; ++rank) {
+                r.steps.push_back(step(rank, k, 3, i == 0 ? 6 : 0, i == 1));
+                storeDistributedRow(store, id, row++, i, r.point, ddpStepPayload(r.steps.back()));
+            }
+        if (i == 1) {
+            r.status = Status::Failed;
+            r.failed_rank = 0;
+            r.error = "rank 0: killed by signal 9";
+        }
+        r.rank_devices = {"cpu", "cpu"};
+        storeDistributedRow(store, id, row++, i, r.point, pointEndPayload(r), r.status);
+    }
+    StoredRun run{*store.run(id), store.rows(id, kDistributedLab), {}};
+    DistributedView view;
+    QString error;
+    QVERIFY2(view.showStored(run, &error), qPrintable(error));
+    QCOMPARE(view.storeRunId(), id);
+    QCOMPARE(view.pointCount(), 2);
+    QStringList keys;
+    for (const auto& p : view.panes()) keys << p.key;
+    QCOMPARE(keys, (QStringList{"lanes", "allreduce", "strategies", "memory", "log"}));
+    // The failed point is shown first, its rank named.
+    QCOMPARE(view.shownPoint(), 1);
+    QVERIFY(view.banner()->text().contains(QStringLiteral("rank 0")));
+    QCOMPARE(view.strategyModel()->rowCount(), 2);
+    QCOMPARE(view.memoryChart()->barCount(), 4);
+    view.showPoint(0);
+    QCOMPARE(view.lanes()->barCount(LanesChart::Hidden), 6);
+    QVERIFY(view.exportContext(0).configuration.contains(QStringLiteral("2 points")));
+    QVERIFY(view.runTitle().contains(QStringLiteral("stored")));
+    QVERIFY(view.reportParts().size() >= 4);
+}
+
+void TestDistributedWindow::classroomPresetLoads() {
+    const auto preset = findPreset(QStringLiteral("ddp-strategies"));
+    QVERIFY(preset);
+    QCOMPARE(preset->experiment, QStringLiteral("distributed"));
+    DistributedPanel panel;
+    panel.setCapabilities(capabilities());
+    QJsonObject config = preset->config;
+    const bool gpus = capabilities().cuda_available && dist::ncclBuilt() && panel.gpuCount() >= 2;
+    if (!capabilities().cuda_available)
+        for (auto it = preset->cpuConfig.begin(); it != preset->cpuConfig.end(); ++it) config[it.key()] = it.value();
+    QStringList notes;
+    panel.applyPreset(config, preset->title, &notes);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    if (!capabilities().cuda_available) QVERIFY2(notes.isEmpty(), qPrintable(notes.join('\n')));
+    // Four strategies, the bucketed one twice.
+    QCOMPARE(panel.spec().points.size(), size_t{5});
+    if (!gpus) QVERIFY(panel.spec().points.front().backend == dist::CommBackend::Gloo);
+    DistributedView view;
+    QVERIFY(view.paneIndex(preset->view.value("tab").toString()) >= 0);
+}
+
+void TestDistributedWindow::jobRunsOnTwoGlooProcesses() {
+    DistributedPanel panel;
+    panel.setCapabilities(capabilities());
+    panel.setWorkerPath(QStringLiteral(TRAINSCOPE_CLI));
+    panel.setState(QJsonObject{{"backend", "gloo"}, {"world", 2}, {"experiment", "ddp"}, {"model", "tiny"},
+                               {"context", 16}, {"batch", 1}, {"precisions", QJsonArray{"fp32"}},
+                               {"strategies", QJsonArray{"naive"}}, {"sharding", "off"}, {"warmup", 1}, {"steps", 2}});
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    QTemporaryDir dir;
+    ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
+    const int64_t id = store.createRun(kDistributedLab, "e2e", job->spec_json, "cpu");
+    Collect out;
+    CancelToken cancel;
+    job->run(out, cancel, &store, id);
+    int steps = 0, ready = 0;
+    std::optional<DistributedResult> result;
+    for (const QVariant& v : out.items) {
+        if (v.metaType() == QMetaType::fromType<DistStep>()) ++steps;
+        if (v.metaType() == QMetaType::fromType<DistRankReady>()) ++ready;
+        if (v.metaType() == QMetaType::fromType<DistPointFinished>()) result = v.value<DistPointFinished>().result;
+    }
+    QVERIFY(result);
+    QVERIFY2(result->status == Status::Ok, result->error.c_str());
+    QCOMPARE(ready, 2);
+    QCOMPARE(steps, 2 * 3);  // 2 ranks × (1 warm-up + 2 measured)
+    DistributedView view;
+    view.beginRun(*job);
+    view.addItems(out.items);
+    view.flush();
+    QCOMPARE(view.lanes()->laneCount(), 2);
+    QCOMPARE(view.lanes()->barCount(LanesChart::Backward), 6);
+    QCOMPARE(view.strategyModel()->rowCount(), 1);
+    QVERIFY(view.strategyModel()->item(0, 7)->data(Qt::UserRole).toDouble() > 0);
+    // The same run, stored as it went, reopens.
+    StoredRun run{*store.run(id), store.rows(id, kDistributedLab), {}};
+    DistributedView stored;
+    QString error;
+    QVERIFY2(stored.showStored(run, &error), qPrintable(error));
+    QCOMPARE(stored.lanes()->barCount(LanesChart::Backward), 6);
+}
+
+void TestDistributedWindow::failedRankEndsTheOthers() {
+    // A worker whose rank 1 reports an error and exits; rank 0 is the real worker, which waits
+    // for rank 1 until the launcher ends it. Rank 0 leaves its process id behind.
+    QTemporaryDir dir;
+    const QString pidFile = dir.filePath(QStringLiteral("rank0.pid"));
+    const QString script = dir.filePath(QStringLiteral("worker.sh"));
+    {
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral("#!/bin/sh\n"
+                               "if [ \"$RANK\" = 1 ]; then sleep 1; echo '{\"event\":\"error\",\"rank\":1,\"message\":\"injected failure\"}'; exit 3; fi\n"
+                               "echo $$ > '%1'\n"
+                               "exec '%2' \"$@\"\n")
+                    .arg(pidFile, QStringLiteral(TRAINSCOPE_CLI))
+                    .toUtf8());
+        f.close();
+        f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
+    }
+    DistributedPanel panel;
+    panel.setCapabilities(capabilities());
+    panel.setWorkerPath(script);
+    panel.setState(QJsonObject{{"backend", "gloo"}, {"world", 2}, {"experiment", "ddp"}, {"model", "tiny"},
+                               {"context", 16}, {"batch", 1}, {"precisions", QJsonArray{"fp32"}},
+                               {"strategies", QJsonArray{"naive", "flat"}}, {"sharding", "off"}, {"warmup", 0}, {"steps", 1}});
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    Collect out;
+    CancelToken cancel;
+    job->run(out, cancel, nullptr, 0);
+    DistributedView view;
+    view.beginRun(*job);
+    view.addItems(out.items);
+    QCOMPARE(view.pointCount(), 2);
+    const DistributedResult& r = view.results()[0];
+    QVERIFY(r.status == Status::Failed);
+    QCOMPARE(r.failed_rank, 1);
+    QVERIFY2(r.error.find("injected failure") != std::string::npos, r.error.c_str());
+    // The window shows the failed point, its rank and message.
+    QVERIFY(!view.banner()->isHidden());
+    QVERIFY2(view.banner()->text().contains(QStringLiteral("rank 1")) &&
+                 view.banner()->text().contains(QStringLiteral("injected failure")),
+             qPrintable(view.banner()->text()));
+    QCOMPARE(view.pointModel()->item(0, 2)->text(), QStringLiteral("failed"));
+    // Rank 0 is gone: the launcher ended and reaped it before the point ended.
+    QFile f(pidFile);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const pid_t pid = static_cast<pid_t>(f.readAll().trimmed().toLongLong());
+    QVERIFY(pid > 0);
+    QVERIFY(::kill(pid, 0) != 0);
+    QCOMPARE(errno, ESRCH);
+}
+
+void TestDistributedWindow::historyOpensAndReloadsARun() {
+    // A stored run of the window's own making: its spec from a panel, a point's steps and end.
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("results.db"));
+    DistributedPanel source;
+    source.setCapabilities(capabilities());
+    QJsonObject state = ddpState();
+    state["strategies"] = QJsonArray{"overlap"};
+    state["sharding"] = "off";
+    source.setState(state);
+    QVERIFY2(source.isValid(), qPrintable(source.problems().join('\n')));
+    int64_t id = 0;
+    {
+        ResultStore store(db.toStdString());
+        id = store.createRun(kDistributedLab, "from history", distributedSpecJson(source.spec()), "cpu");
+        DistributedResult r;
+        r.point = source.spec().points.front();
+        int row = 0;
+        for (int k = 0; k < 3; ++k)
+            for (int rank = 0; rank < 2; ++rank) {
+                r.steps.push_back(step(rank, k, 3, 6));
+                storeDistributedRow(store, id, row++, 0, r.point, ddpStepPayload(r.steps.back()));
+            }
+        storeDistributedRow(store, id, row++, 0, r.point, pointEndPayload(r));
+    }
+    MainWindow w(MainWindow::Options{db, false});
+    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
+    QSignalSpy refreshed(&w, &MainWindow::historyRefreshed);
+    w.refreshHistory();
+    QVERIFY(refreshed.wait(10000) || !refreshed.isEmpty());
+    // Open: the Distributed experiment shows the run.
+    QSignalSpy opened(&w, &MainWindow::storedRunOpened);
+    w.openStoredRun(id);
+    QVERIFY(opened.wait(10000) || !opened.isEmpty());
+    auto* view = qobject_cast<DistributedView*>(w.labView(QStringLiteral("distributed")));
+    QVERIFY(view);
+    QCOMPARE(w.currentView(), view);
+    QCOMPARE(view->storeRunId(), id);
+    QCOMPARE(view->lanes()->barCount(LanesChart::Hidden), 6);
+    // Load Configuration: the panel asks for the same run again.
+    QVERIFY(w.loadRunConfiguration(id));
+    auto* panel = qobject_cast<DistributedPanel*>(w.panel(QStringLiteral("distributed")));
+    QVERIFY(panel);
+    QCOMPARE(w.currentPanel(), panel);
+    QVERIFY2(panel->isValid(), qPrintable(panel->problems().join('\n')));
+    QCOMPARE(distributedSpecJson(panel->spec()), distributedSpecJson(source.spec()));
+}
+
+QTEST_MAIN(TestDistributedWindow)
+#include "tst_distributed_window.moc"

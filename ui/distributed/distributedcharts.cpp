@@ -1,0 +1,390 @@
+#include "distributed/distributedcharts.h"
+
+#include <QMenu>
+#include <QPicture>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "common/format.h"
+#include "common/qcp.h"
+
+namespace ts::ui {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+// A rank's rows: the compute row, then the thin communication lane under it.
+constexpr double kComputeTop = 0.05, kComputeBottom = 0.55, kCommTop = 0.62, kCommBottom = 0.88;
+}  // namespace
+
+// Rectangles in plot coordinates (key: time, value: lane), one brush for all: one plottable a
+// kind of bar gives the legend its entries. A live run has a few hundred bars, so each draw
+// paints them all.
+class SpanPlottable : public QCPAbstractPlottable {
+public:
+    struct Span {
+        double t0, t1, y0, y1;
+        int rank;
+        bool faded;  // a warm-up step
+    };
+    SpanPlottable(QCPAxis* key, QCPAxis* value) : QCPAbstractPlottable(key, value) {}
+    std::vector<Span> spans;
+
+    double selectTest(const QPointF&, bool, QVariant*) const override { return -1; }
+    QCPRange getKeyRange(bool& found, QCP::SignDomain) const override {
+        found = !spans.empty();
+        QCPRange r(0, 0);
+        for (const auto& s : spans) r.upper = std::max(r.upper, s.t1);
+        return r;
+    }
+    QCPRange getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const override {
+        found = !spans.empty();
+        QCPRange r(0, 0);
+        for (const auto& s : spans) r.upper = std::max(r.upper, s.y1);
+        return r;
+    }
+
+protected:
+    void draw(QCPPainter* painter) override {
+        for (const auto& s : spans) {
+            const QPointF a = coordsToPixels(s.t0, s.y0), b = coordsToPixels(s.t1, s.y1);
+            QRectF rect = QRectF(a, b).normalized();
+            if (rect.width() < 1) rect.setWidth(1);
+            QBrush brush = mBrush;
+            QColor c = brush.color();
+            if (s.faded) c.setAlphaF(c.alphaF() * 0.45);
+            brush.setColor(c);
+            painter->setBrush(brush);
+            painter->setPen(mPen);
+            painter->drawRect(rect);
+        }
+    }
+    void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override {
+        painter->setBrush(mBrush);
+        painter->setPen(mPen);
+        painter->drawRect(rect.adjusted(1, 2, -1, -2));
+    }
+};
+
+// ---- The base ----
+
+DistPlot::DistPlot(const QString& title, const QString& stem, QWidget* parent) : QWidget(parent), title_(title), stem_(stem) {
+    plot_ = new QCustomPlot(this);
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot_->axisRect()->setRangeDrag(Qt::Horizontal);
+    plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title));
+    plot_->legend->setVisible(true);
+    plot_->setContextMenuPolicy(Qt::CustomContextMenu);
+    note_ = new QCPItemText(plot_);
+    note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note_->position->setCoords(0.5, 0.5);
+    note_->setVisible(false);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(plot_);
+    connect(plot_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        QMenu menu(this);
+        menu.addAction(tr("Export Chart…"), this, &DistPlot::exportRequested);
+        menu.addAction(tr("Copy Chart Image"), this, &DistPlot::copyRequested);
+        menu.addSeparator();
+        menu.addAction(tr("Fit to Data"), this, [this] {
+            plot_->rescaleAxes();
+            plot_->replot(QCustomPlot::rpQueuedReplot);
+        });
+        menu.exec(plot_->mapToGlobal(pos));
+    });
+    restyle();
+}
+
+void DistPlot::restyle() {
+    style_ = currentChartStyle();
+    plot_->setBackground(style_.background);
+    plot_->axisRect()->setBackground(style_.plotBackground);
+    for (QCPAxis* a : {plot_->xAxis, plot_->yAxis}) {
+        a->setBasePen(QPen(style_.foreground));
+        a->setTickPen(QPen(style_.foreground));
+        a->setSubTickPen(QPen(style_.foreground));
+        a->setTickLabelColor(style_.foreground);
+        a->setLabelColor(style_.foreground);
+        a->grid()->setPen(QPen(style_.grid));
+    }
+    plot_->legend->setBrush(style_.background);
+    plot_->legend->setTextColor(style_.foreground);
+    note_->setColor(style_.muted);
+}
+
+void DistPlot::showNote(const QString& text) {
+    note_->setText(text);
+    note_->setVisible(!text.isEmpty());
+}
+
+QString DistPlot::noteText() const { return note_->visible() ? note_->text() : QString(); }
+
+void DistPlot::paintChart(QPainter& painter, const QRectF& target) {
+    // QCustomPlot paints through its own painter: record vector commands, replay them.
+    QPicture picture;
+    {
+        QCPPainter p(&picture);
+        plot_->toPainter(&p, static_cast<int>(target.width()), static_cast<int>(target.height()));
+    }
+    painter.drawPicture(target.topLeft(), picture);
+}
+
+// ---- The lanes ----
+
+LanesChart::LanesChart(QWidget* parent) : DistPlot(tr("Ranks' steps"), QStringLiteral("distributed-lanes"), parent) {
+    plot_->xAxis->setLabel(tr("time (ms), each step from the slowest rank's end of the one before"));
+    plot_->yAxis->setRangeReversed(true);
+    plot_->yAxis->grid()->setVisible(false);
+    const QString names[KindCount] = {tr("forward"), tr("backward"), tr("wait for gradients"), tr("optimizer"),
+                                      tr("communication waited for"), tr("communication hidden behind backward")};
+    for (int k = 0; k < KindCount; ++k) {
+        spans_[k] = new SpanPlottable(plot_->xAxis, plot_->yAxis);
+        spans_[k]->setName(names[k]);
+    }
+    // The legend in a row of its own under the lanes, which it would cover.
+    plot_->axisRect()->insetLayout()->take(plot_->legend);
+    plot_->axisRect()->insetLayout()->simplify();
+    plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, plot_->legend);
+    plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
+    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    plot_->legend->setWrap(3);
+    clear(tr("Run a DDP point: each rank's steps appear here as they arrive"));
+}
+
+void LanesChart::clear(const QString& note) {
+    for (auto* s : spans_) s->spans.clear();
+    ranks_ = 0;
+    explanation_.clear();
+    showNote(note);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int LanesChart::barCount(Kind kind) const { return static_cast<int>(spans_[kind]->spans.size()); }
+
+std::vector<std::pair<double, double>> LanesChart::bars(Kind kind, int rank) const {
+    std::vector<std::pair<double, double>> out;
+    for (const auto& s : spans_[kind]->spans)
+        if (s.rank == rank) out.emplace_back(s.t0, s.t1);
+    return out;
+}
+
+void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, const std::string& strategy) {
+    restyle();
+    for (auto* s : spans_) s->spans.clear();
+    int ranks = world_size;
+    for (const auto& r : steps) ranks = std::max(ranks, r.rank + 1);
+    ranks_ = ranks;
+    // Steps in order (warm-up first); each starts when the slowest rank ended the one before.
+    using Key = std::pair<int, int>;  // (measured?, step)
+    std::map<Key, double> longest;
+    auto total = [](const DdpStepRow& r) {
+        const double sum = r.forward_ms + r.backward_ms + r.comm_wait_ms + r.optimizer_ms;
+        return r.total_ms > 0 ? std::max(r.total_ms, sum) : sum;
+    };
+    for (const auto& r : steps) {
+        double& t = longest[{r.warmup ? 0 : 1, r.step}];
+        t = std::max(t, total(r));
+    }
+    std::map<Key, double> start;
+    double t = 0;
+    for (const auto& [key, ms] : longest) {
+        start[key] = t;
+        t += ms;
+    }
+    bool hiddenMeasured = false, anyHidden = false;
+    for (const auto& r : steps) {
+        const double s0 = start[{r.warmup ? 0 : 1, r.step}];
+        const double y = r.rank;
+        const double f1 = s0 + r.forward_ms, b1 = f1 + r.backward_ms, w1 = b1 + r.comm_wait_ms, o1 = w1 + r.optimizer_ms;
+        auto add = [&](Kind k, double a, double b, double top, double bottom) {
+            if (b > a) spans_[k]->spans.push_back({a, b, y + top, y + bottom, r.rank, r.warmup});
+        };
+        add(Forward, s0, f1, kComputeTop, kComputeBottom);
+        add(Backward, f1, b1, kComputeTop, kComputeBottom);
+        add(CommWait, b1, w1, kComputeTop, kComputeBottom);
+        add(Optimizer, w1, o1, kComputeTop, kComputeBottom);
+        add(Communication, b1, w1, kCommTop, kCommBottom);
+        if (r.comm_hidden_ms >= 0) hiddenMeasured = true;
+        if (r.comm_hidden_ms > 0) {
+            anyHidden = true;
+            // Over backward, from the compute row down through the communication lane.
+            add(Hidden, std::max(s0, b1 - r.comm_hidden_ms), b1, kComputeTop, kCommBottom);
+        }
+    }
+    const QColor colours[KindCount] = {style_.seriesColor(0), style_.seriesColor(1), style_.muted,
+                                       style_.seriesColor(2), style_.seriesColor(3), style_.seriesColor(3)};
+    for (int k = 0; k < KindCount; ++k) {
+        QColor fill = colours[k];
+        fill.setAlpha(k == Hidden ? 80 : 200);
+        spans_[k]->setBrush(fill);
+        spans_[k]->setPen(k == Hidden ? QPen(colours[k], 1, Qt::DashLine) : QPen(Qt::NoPen));
+    }
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (int r = 0; r < ranks; ++r) {
+        ticker->addTick(r + (kComputeTop + kComputeBottom) / 2, tr("rank %1").arg(r));
+        ticker->addTick(r + (kCommTop + kCommBottom) / 2, tr("comm"));
+    }
+    plot_->yAxis->setTicker(ticker);
+    plot_->yAxis->setRange(-0.05, std::max(1, ranks) + 0.0);
+    plot_->xAxis->setRange(0, t > 0 ? t * 1.02 : 1.0);
+
+    QStringList lines;
+    lines << tr("Each rank: forward, backward, the wait for its averaged gradients and the optimizer (warm-up steps "
+                "paler); under it, its communication: hidden behind backward (translucent, over backward) and waited "
+                "for after it.");
+    if (strategy == "bucketed")
+        lines << tr("Bucketed: a step's rows give each rank's communication as a whole (its collectives' count and "
+                    "times), not per bucket, so one communication lane per rank is shown rather than one per bucket.");
+    else if (strategy == "naive" || strategy == "flat")
+        lines << tr("%1: every all-reduce starts after backward, so all communication is waited for.").arg(qstr(strategy));
+    if (!hiddenMeasured && !steps.empty())
+        lines << tr("The hidden communication was not measured for this point.");
+    else if (hiddenMeasured && !anyHidden && strategy != "naive" && strategy != "flat")
+        lines << tr("No communication overlapped backward in these steps.");
+    explanation_ = steps.empty() ? QString() : lines.join(QLatin1Char(' '));
+    showNote(steps.empty() ? tr("No step has arrived yet") : QString());
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// ---- The all-reduce ----
+
+AllreduceChart::AllreduceChart(QWidget* parent)
+    : DistPlot(tr("All-reduce bus bandwidth"), QStringLiteral("distributed-allreduce"), parent) {
+    plot_->xAxis->setLabel(tr("size per rank"));
+    plot_->yAxis->setLabel(tr("busbw (GB/s) = algbw · 2(n−1)/n"));
+    plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
+    showNote(tr("Run the all-reduce experiment: one series per world size and dtype"));
+}
+
+int AllreduceChart::seriesCount() const { return plot_->graphCount(); }
+
+void AllreduceChart::setRows(const std::vector<dist::AllreduceRow>& rows) {
+    restyle();
+    plot_->clearGraphs();
+    std::map<std::tuple<int, std::string, std::string>, std::vector<std::pair<double, double>>> series;
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    std::vector<int64_t> sizes;
+    for (const auto& r : rows) {
+        series[{r.world_size, dist::dtypeName(r.dtype), dist::backendName(r.backend)}].emplace_back(
+            static_cast<double>(r.bytes), r.busbw_gbps);
+        if (std::find(sizes.begin(), sizes.end(), r.bytes) == sizes.end()) sizes.push_back(r.bytes);
+    }
+    for (int64_t b : sizes) ticker->addTick(static_cast<double>(b), qstr(dist::formatByteSize(b)));
+    plot_->xAxis->setTicker(ticker);
+    int colour = 0;
+    for (auto& [key, points] : series) {
+        std::sort(points.begin(), points.end());
+        QVector<double> x, y;
+        for (const auto& [b, bw] : points) {
+            x << b;
+            y << bw;
+        }
+        auto* g = plot_->addGraph();
+        const auto& [world, dtype, backend] = key;
+        g->setName(tr("%1 × %2 %3").arg(qstr(dtype)).arg(world).arg(qstr(backend)));
+        g->setData(x, y, true);
+        const QColor c = style_.seriesColor(colour);
+        g->setPen(QPen(c, style_.lineWidth, colour % 2 ? Qt::DashLine : Qt::SolidLine));
+        g->setScatterStyle(QCPScatterStyle(colour % 2 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssDisc, c, 7));
+        ++colour;
+    }
+    showNote(rows.empty() ? tr("Run the all-reduce experiment: one series per world size and dtype") : QString());
+    if (!rows.empty()) {
+        plot_->rescaleAxes();
+        plot_->xAxis->scaleRange(1.3);
+        plot_->yAxis->setRangeLower(0);
+        plot_->yAxis->setRangeUpper(std::max(1e-3, plot_->yAxis->range().upper * 1.15));
+    }
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// ---- Memory per rank ----
+
+RankMemoryChart::RankMemoryChart(QWidget* parent)
+    : DistPlot(tr("Memory per rank"), QStringLiteral("distributed-memory"), parent) {
+    plot_->yAxis->setLabel(tr("bytes held (MiB)"));
+    plot_->setInteractions(QCP::Interactions());
+    plot_->axisRect()->insetLayout()->take(plot_->legend);
+    plot_->axisRect()->insetLayout()->simplify();
+    plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, plot_->legend);
+    plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
+    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    showNote(tr("Run DDP points: each rank's parameters, gradients, optimizer state and buffers"));
+}
+
+double RankMemoryChart::barTotal(int i) const {
+    if (i < 0 || static_cast<size_t>(i) >= keys_.size()) return 0;
+    double total = 0;
+    for (int p = 0; p < plot_->plottableCount(); ++p)
+        if (auto* bars = qobject_cast<QCPBars*>(plot_->plottable(p)))
+            for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it)
+                if (it->key == keys_[i]) total += it->value;
+    return total;
+}
+
+void RankMemoryChart::setBars(const std::vector<RankMemoryBar>& in) {
+    restyle();
+    plot_->clearPlottables();
+    for (auto* l : labels_) plot_->removeItem(l);
+    labels_.clear();
+    keys_.clear();
+    bars_ = static_cast<int>(in.size());
+    // Bars of a group side by side, a gap between groups; the group's label over its bars.
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    double key = 0;
+    int lastGroup = -1;
+    std::vector<std::pair<double, QString>> groupStarts;
+    for (const auto& b : in) {
+        key += b.group != lastGroup && lastGroup >= 0 ? 2.0 : 1.0;
+        if (b.group != lastGroup) groupStarts.emplace_back(key, b.point);
+        lastGroup = b.group;
+        keys_.push_back(key);
+        ticker->addTick(key, tr("r%1").arg(b.rank));
+    }
+    plot_->xAxis->setTicker(ticker);
+    const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("communication buffers")};
+    QCPBars* below = nullptr;
+    double top = 0;
+    std::vector<double> totals(in.size(), 0.0);
+    for (int c = 0; c < 4; ++c) {
+        auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
+        bars->setName(names[c]);
+        bars->setWidth(0.8);
+        QColor line = style_.seriesColor(c), fill = line;
+        fill.setAlpha(170);
+        bars->setPen(QPen(line, 1));
+        bars->setBrush(fill);
+        QVector<double> keys, values;
+        for (size_t i = 0; i < in.size(); ++i) {
+            const RankMemoryBar& b = in[i];
+            const int64_t bytes = c == 0 ? b.parameters : c == 1 ? b.gradients : c == 2 ? b.optimizer_state : b.comm_buffers;
+            keys << keys_[i];
+            values << bytes / kMiB;
+            totals[i] += bytes / kMiB;
+            top = std::max(top, totals[i]);
+        }
+        bars->setData(keys, values, true);
+        if (below) bars->moveAbove(below);
+        below = bars;
+    }
+    for (size_t g = 0; g < groupStarts.size(); ++g) {
+        auto* text = new QCPItemText(plot_);
+        text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        text->position->setCoords(groupStarts[g].first - 0.4, 0.02);
+        text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        text->setText(groupStarts[g].second);
+        text->setColor(style_.foreground);
+        labels_.push_back(text);
+    }
+    showNote(in.empty() ? tr("Run DDP points: each rank's parameters, gradients, optimizer state and buffers") : QString());
+    plot_->xAxis->setRange(0, key + 1);
+    plot_->yAxis->setRange(0, std::max(1e-3, top * 1.25));
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+}  // namespace ts::ui

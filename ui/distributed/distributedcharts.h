@@ -1,0 +1,105 @@
+// The distributed lab's charts (QCustomPlot): the ranks' lanes (each step's forward, backward,
+// wait for the gradients and optimizer as bars on a time axis, one row a rank, and a thin lane
+// under it with the communication: the part hidden behind backward translucent over backward,
+// the part waited for solid after it), the all-reduce's bus bandwidth against size (log axis, a
+// series per world size and dtype), and each rank's memory of a DDP point (parameters,
+// gradients, optimizer state, communication buffers, stacked). Each only views value types.
+#pragma once
+
+#include <QWidget>
+
+#include <vector>
+
+#include "common/chartstyle.h"
+#include "common/exporter.h"
+#include "distributed/distributed.h"
+
+class QCustomPlot;
+class QCPItemText;
+
+namespace ts::ui {
+
+class SpanPlottable;
+
+// What the three charts share: the plot, its title, the export hooks, the context menu.
+class DistPlot : public QWidget, public ExportableChart {
+    Q_OBJECT
+public:
+    DistPlot(const QString& title, const QString& stem, QWidget* parent);
+    QString chartTitle() const override { return title_; }
+    QString chartFileStem() const override { return stem_; }
+    void paintChart(QPainter& painter, const QRectF& target) override;
+    QColor backgroundColor() const override { return style_.background; }
+    QCustomPlot* plot() const { return plot_; }
+    QString noteText() const;
+
+Q_SIGNALS:
+    void exportRequested();
+    void copyRequested();
+
+protected:
+    void restyle();
+    void showNote(const QString& text);  // centred over an empty chart; empty text hides it
+
+    QCustomPlot* plot_;
+    ChartStyle style_;
+
+private:
+    QString title_, stem_;
+    QCPItemText* note_;
+};
+
+class LanesChart : public DistPlot {
+    Q_OBJECT
+public:
+    enum Kind { Forward, Backward, CommWait, Optimizer, Communication, Hidden, KindCount };
+    explicit LanesChart(QWidget* parent = nullptr);
+    // The steps of one DDP point (every rank's, warm-up included, in any order).
+    void setSteps(const std::vector<DdpStepRow>& steps, int world_size, const std::string& strategy);
+    void clear(const QString& note);
+    int laneCount() const { return ranks_; }
+    int barCount(Kind kind) const;
+    // The bars of `kind` on rank `rank`'s lanes: [start, end] in ms.
+    std::vector<std::pair<double, double>> bars(Kind kind, int rank) const;
+    // What the lanes show and what they cannot (a sentence or two, under the chart).
+    QString explanation() const { return explanation_; }
+
+private:
+    SpanPlottable* spans_[KindCount];
+    int ranks_ = 0;
+    QString explanation_;
+};
+
+// busbw against size; a series per (world size, dtype, backend).
+class AllreduceChart : public DistPlot {
+    Q_OBJECT
+public:
+    explicit AllreduceChart(QWidget* parent = nullptr);
+    void setRows(const std::vector<dist::AllreduceRow>& rows);
+    int seriesCount() const;
+};
+
+// One rank's memory of one point, for the stacked bars.
+struct RankMemoryBar {
+    QString point;  // the group's label
+    int group = 0;  // bars of one group stand together
+    int rank = 0;
+    int64_t parameters = 0, gradients = 0, optimizer_state = 0, comm_buffers = 0;
+};
+
+class RankMemoryChart : public DistPlot {
+    Q_OBJECT
+public:
+    explicit RankMemoryChart(QWidget* parent = nullptr);
+    void setBars(const std::vector<RankMemoryBar>& bars);
+    int barCount() const { return bars_; }
+    // The stacked total (MiB) of bar `i`, in the order given.
+    double barTotal(int i) const;
+
+private:
+    std::vector<QCPItemText*> labels_;
+    std::vector<double> keys_;
+    int bars_ = 0;
+};
+
+}  // namespace ts::ui

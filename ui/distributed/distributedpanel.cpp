@@ -1,0 +1,647 @@
+#include "distributed/distributedpanel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include <cmath>
+#include <set>
+
+#include "common/format.h"
+#include "distributed/distributeditems.h"
+#include "distributed/distributedstore.h"
+#include "runtime/environment.h"
+
+namespace ts::ui {
+
+namespace {
+
+constexpr int kMaxCpuRanks = 16;
+const QStringList kDtypes{QStringLiteral("fp32"), QStringLiteral("bf16")};
+const QStringList kPrecisions{QStringLiteral("fp32"), QStringLiteral("bf16")};
+
+QStringList strategyNames() {
+    QStringList out;
+    for (const auto& s : ddpStrategyNames()) out << qstr(s);
+    return out;
+}
+
+// The engine's distributed observer, forwarded to the job's: every call an item for the view
+// (steps as they arrive, the point's result once it is stored); the view writes the points'
+// log lines, the engine its own.
+class DistributedForwarder final : public DistributedObserver {
+public:
+    explicit DistributedForwarder(JobObserver& out) : out_(out) {}
+    void pointStarted(int index, int count, const DistributedPoint& p) override {
+        out_.item(QVariant::fromValue(DistPointStarted{index, count, p}));
+    }
+    void rankReady(int index, int rank, const std::string& device) override {
+        out_.item(QVariant::fromValue(DistRankReady{index, rank, device}));
+    }
+    void ddpStep(int index, const DdpStepRow& row) override { out_.item(QVariant::fromValue(DistStep{index, row})); }
+    void allreduceMeasured(int index, const dist::AllreduceRow& row) override {
+        out_.item(QVariant::fromValue(DistAllreduce{index, row}));
+    }
+    void pointFinished(int index, const DistributedResult& r) override {
+        out_.item(QVariant::fromValue(DistPointFinished{index, r}));
+    }
+    void progress(double fraction, double eta) override { out_.progress(fraction, eta); }
+    void log(LogLevel level, const std::string& message) override { out_.log(level, message); }
+
+private:
+    JobObserver& out_;
+};
+
+QGroupBox* checkRow(QWidget* parent, const QStringList& names, QMap<QString, QCheckBox*>& boxes) {
+    auto* group = new QGroupBox(parent);
+    group->setFlat(true);
+    auto* row = new QHBoxLayout(group);
+    row->setContentsMargins(0, 0, 0, 0);
+    for (const QString& n : names) {
+        auto* cb = new QCheckBox(n, group);
+        boxes.insert(n, cb);
+        row->addWidget(cb);
+    }
+    row->addStretch();
+    return group;
+}
+
+QStringList checked(const QStringList& order, const QMap<QString, QCheckBox*>& boxes) {
+    QStringList out;
+    for (const QString& n : order)
+        if (boxes.value(n)->isChecked()) out << n;
+    return out;
+}
+
+QStringList listItems(const QString& text) {
+    QStringList out;
+    for (const QString& t : text.split(QRegularExpression(QStringLiteral("[,;]")), Qt::SkipEmptyParts)) {
+        const QString s = t.trimmed();
+        if (!s.isEmpty()) out << s;
+    }
+    return out;
+}
+
+QString numberText(double v) { return QString::number(v, 'g', 12); }
+
+void selectData(QComboBox* box, const QString& value) {
+    const int i = box->findData(value);
+    if (i >= 0) box->setCurrentIndex(i);
+}
+
+bool itemEnabled(QComboBox* box, int i) {
+    auto* model = qobject_cast<QStandardItemModel*>(box->model());
+    return !model || model->item(i)->isEnabled();
+}
+
+}  // namespace
+
+void registerDistributedMetaTypes() {
+    qRegisterMetaType<DistPointStarted>();
+    qRegisterMetaType<DistRankReady>();
+    qRegisterMetaType<DistStep>();
+    qRegisterMetaType<DistAllreduce>();
+    qRegisterMetaType<DistPointFinished>();
+}
+
+DistributedPanel::DistributedPanel(QWidget* parent) : LabPanel(parent) {
+    registerDistributedMetaTypes();
+    build();
+    revalidate();
+}
+
+void DistributedPanel::build() {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(6, 6, 6, 6);
+    auto* top = new QFormLayout;
+    label_ = new QLineEdit(this);
+    label_->setPlaceholderText(tr("optional; shown in the log and exports"));
+    top->addRow(tr("&Label:"), label_);
+    outer->addLayout(top);
+
+    auto* ranksBox = new QGroupBox(tr("Ranks"), this);
+    auto* rform = new QFormLayout(ranksBox);
+    backend_ = new QComboBox(ranksBox);
+    backend_->addItem(tr("gloo — CPU processes"), QStringLiteral("gloo"));
+    backend_->addItem(tr("nccl — one GPU a rank"), QStringLiteral("nccl"));
+    world_ = new QSpinBox(ranksBox);
+    world_->setRange(1, kMaxCpuRanks);
+    world_->setToolTip(tr("How many ranks (worker processes) to launch"));
+    experiment_ = new QComboBox(ranksBox);
+    experiment_->addItem(tr("all-reduce bandwidth"), QStringLiteral("allreduce"));
+    experiment_->addItem(tr("DDP training step"), QStringLiteral("ddp"));
+    experiment_->addItem(tr("DDP, optimizer sharded vs not"), QStringLiteral("ddp-sharding"));
+    rform->addRow(tr("&Backend:"), backend_);
+    rform->addRow(tr("&World size:"), world_);
+    rform->addRow(tr("&Experiment:"), experiment_);
+    outer->addWidget(ranksBox);
+
+    allreduceBox_ = new QGroupBox(tr("All-reduce"), this);
+    auto* aform = new QFormLayout(allreduceBox_);
+    sizes_ = new QLineEdit(allreduceBox_);
+    sizes_->setToolTip(tr("Bytes of each rank's tensor, e.g. 1MB, 16MB, 64MB, 256MB, 1GB (MB = 10^6, MiB = 2^20)"));
+    dtypeRow_ = checkRow(allreduceBox_, kDtypes, dtypes_);
+    arWarmup_ = new QSpinBox(allreduceBox_);
+    arWarmup_->setRange(0, 10000);
+    arWarmup_->setToolTip(tr("Untimed all-reduces before each size"));
+    arIters_ = new QSpinBox(allreduceBox_);
+    arIters_->setRange(1, 100000);
+    arIters_->setToolTip(tr("Timed all-reduces per size and dtype"));
+    aform->addRow(tr("&Sizes:"), sizes_);
+    aform->addRow(tr("&Dtypes:"), dtypeRow_);
+    aform->addRow(tr("&Warm-up:"), arWarmup_);
+    aform->addRow(tr("&Iterations:"), arIters_);
+    arSweepWorld_ = new QCheckBox(tr("also at 2, 4, … ranks up to the world size"), allreduceBox_);
+    arSweepWorld_->setToolTip(tr("One point per world size (2, 4, 6, … and the world size itself): the chart's "
+                                 "series per world size show how the bus bandwidth scales"));
+    aform->addRow(QString(), arSweepWorld_);
+    outer->addWidget(allreduceBox_);
+
+    ddpBox_ = new QGroupBox(tr("DDP"), this);
+    auto* dform = new QFormLayout(ddpBox_);
+    model_ = new QComboBox(ddpBox_);
+    for (const auto& name : modelPresetNames()) model_->addItem(qstr(name), qstr(name));
+    context_ = new QSpinBox(ddpBox_);
+    context_->setRange(1, 1 << 20);
+    batch_ = new QSpinBox(ddpBox_);
+    batch_->setRange(1, 1 << 16);
+    batch_->setToolTip(tr("Rows each rank trains on; the global batch is this × the world size"));
+    precisionRow_ = checkRow(ddpBox_, kPrecisions, precisions_);
+    strategyRow_ = checkRow(ddpBox_, strategyNames(), strategies_);
+    strategies_.value(QStringLiteral("naive"))->setToolTip(tr("A blocking all-reduce per gradient after backward"));
+    strategies_.value(QStringLiteral("flat"))->setToolTip(tr("Every gradient copied into one flat buffer, one all-reduce"));
+    strategies_.value(QStringLiteral("overlap"))
+        ->setToolTip(tr("An asynchronous all-reduce per gradient, started from its hook during backward"));
+    strategies_.value(QStringLiteral("bucketed"))
+        ->setToolTip(tr("Gradients in buckets (a 1 MiB first one), each all-reduced once it is full, during backward"));
+    buckets_ = new QLineEdit(ddpBox_);
+    buckets_->setToolTip(tr("Bucket sizes in MB for the bucketed strategy, e.g. 1, 10, 100, 1000, 25: one point each"));
+    sharding_ = new QComboBox(ddpBox_);
+    sharding_->addItem(tr("off"), QStringLiteral("off"));
+    sharding_->addItem(tr("on (ZeRO-1)"), QStringLiteral("on"));
+    sharding_->addItem(tr("both"), QStringLiteral("both"));
+    sharding_->setToolTip(tr("Shard AdamW's state over the ranks (ZeRO stage 1)"));
+    warmup_ = new QSpinBox(ddpBox_);
+    warmup_->setRange(0, 1000);
+    steps_ = new QSpinBox(ddpBox_);
+    steps_->setRange(1, 100000);
+    dform->addRow(tr("&Model size:"), model_);
+    dform->addRow(tr("&Context length:"), context_);
+    dform->addRow(tr("Batch per &rank:"), batch_);
+    dform->addRow(tr("&Precisions:"), precisionRow_);
+    dform->addRow(tr("S&trategies:"), strategyRow_);
+    dform->addRow(tr("B&ucket sizes (MB):"), buckets_);
+    dform->addRow(tr("S&harding:"), sharding_);
+    dform->addRow(tr("Warm-up ste&ps:"), warmup_);
+    dform->addRow(tr("M&easured steps:"), steps_);
+    outer->addWidget(ddpBox_);
+    outer->addStretch();
+    addStatusLabels(outer);
+
+    registerFields({{QStringLiteral("backend"), backend_},
+                    {QStringLiteral("world"), world_},
+                    {QStringLiteral("experiment"), experiment_},
+                    {QStringLiteral("sizes"), sizes_},
+                    {QStringLiteral("dtypes"), dtypeRow_},
+                    {QStringLiteral("ar_warmup"), arWarmup_},
+                    {QStringLiteral("ar_iters"), arIters_},
+                    {QStringLiteral("ar_sweep_world"), arSweepWorld_},
+                    {QStringLiteral("model"), model_},
+                    {QStringLiteral("context"), context_},
+                    {QStringLiteral("batch"), batch_},
+                    {QStringLiteral("precisions"), precisionRow_},
+                    {QStringLiteral("strategies"), strategyRow_},
+                    {QStringLiteral("buckets"), buckets_},
+                    {QStringLiteral("sharding"), sharding_},
+                    {QStringLiteral("warmup"), warmup_},
+                    {QStringLiteral("steps"), steps_}});
+
+    world_->setValue(2);
+    selectData(experiment_, QStringLiteral("ddp"));
+    sizes_->setText(QStringLiteral("1MB, 16MB, 64MB"));
+    for (auto* cb : dtypes_) cb->setChecked(true);
+    arWarmup_->setValue(5);
+    arIters_->setValue(20);
+    selectData(model_, QStringLiteral("tiny"));
+    context_->setValue(128);
+    batch_->setValue(4);
+    precisions_.value(QStringLiteral("fp32"))->setChecked(true);
+    for (auto* cb : strategies_) cb->setChecked(true);
+    buckets_->setText(QStringLiteral("25"));
+    warmup_->setValue(2);
+    steps_->setValue(5);
+
+    auto changed = [this] {
+        if (updating_) return;
+        updateAvailability();
+        revalidate();
+    };
+    for (QLineEdit* e : {label_, sizes_, buckets_}) connect(e, &QLineEdit::textChanged, this, changed);
+    for (QComboBox* c : {backend_, experiment_, model_, sharding_}) connect(c, &QComboBox::currentIndexChanged, this, changed);
+    for (QSpinBox* s : {world_, arWarmup_, arIters_, context_, batch_, warmup_, steps_})
+        connect(s, &QSpinBox::valueChanged, this, changed);
+    connect(arSweepWorld_, &QCheckBox::toggled, this, changed);
+    for (const auto& boxes : {dtypes_, precisions_, strategies_})
+        for (QCheckBox* cb : boxes) connect(cb, &QCheckBox::toggled, this, changed);
+    installRunShortcut();
+    setLabelField(label_);
+    updateAvailability();
+}
+
+int DistributedPanel::gpuCount() const {
+    int gpus = 0;
+    for (const auto& d : caps_.devices)
+        if (d.id != "cpu") ++gpus;
+    return gpus;
+}
+
+QString DistributedPanel::experiment() const { return experiment_->currentData().toString(); }
+
+QString DistributedPanel::workerPath() const {
+    if (!workerPath_.isEmpty()) return workerPath_;
+    const QString env = qEnvironmentVariable("TRAINSCOPE_WORKER");
+    if (!env.isEmpty()) return env;
+    return QCoreApplication::applicationDirPath() + QStringLiteral("/trainscope-cli");
+}
+
+void DistributedPanel::updateAvailability() {
+    const bool was = updating_;
+    updating_ = true;
+    // NCCL: a CUDA build with c10d's NCCL, and a GPU for every rank.
+    const int gpus = gpuCount();
+    QString why;
+    if (!dist::ncclBuilt())
+        why = tr("This TrainScope was built without NCCL (a CPU LibTorch): use gloo");
+    else if (capsKnown_ && gpus == 0)
+        why = tr("NCCL needs a CUDA device for every rank; this machine has none");
+    const int nccl = backend_->findData(QStringLiteral("nccl"));
+    if (auto* model = qobject_cast<QStandardItemModel*>(backend_->model())) model->item(nccl)->setEnabled(why.isEmpty());
+    backend_->setItemData(nccl, why.isEmpty() ? tr("NCCL on %n GPU(s): one rank per GPU", "", gpus) : why, Qt::ToolTipRole);
+    if (!why.isEmpty() && backend_->currentIndex() == nccl) backend_->setCurrentIndex(backend_->findData(QStringLiteral("gloo")));
+    const bool onGpus = backend_->currentData().toString() == QLatin1String("nccl");
+    world_->setMaximum(onGpus && capsKnown_ ? std::max(1, gpus) : kMaxCpuRanks);
+    world_->setToolTip(onGpus ? tr("Ranks: one per GPU, at most %1 here").arg(world_->maximum())
+                              : tr("Ranks: CPU processes, at most %1").arg(kMaxCpuRanks));
+
+    const QString e = experiment();
+    allreduceBox_->setVisible(e == QLatin1String("allreduce"));
+    ddpBox_->setVisible(e != QLatin1String("allreduce"));
+    if (e == QLatin1String("ddp-sharding")) selectData(sharding_, QStringLiteral("both"));
+    sharding_->setEnabled(e == QLatin1String("ddp"));
+    buckets_->setEnabled(strategies_.value(QStringLiteral("bucketed"))->isChecked());
+    updating_ = was;
+}
+
+void DistributedPanel::revalidate() {
+    QHash<QWidget*, QStringList> byField;
+    QStringList general;
+    const QString e = experiment();
+    const bool allreduce = e == QLatin1String("allreduce");
+
+    DistributedPoint base;
+    base.backend = dist::parseBackend(backend_->currentData().toString().toStdString()).value_or(dist::CommBackend::Gloo);
+    base.world_size = world_->value();
+    const bool onGpus = base.backend == dist::CommBackend::Nccl;
+    DistributedSpec spec;
+    if (allreduce) {
+        base.experiment = DistExperiment::Allreduce;
+        base.allreduce.sizes.clear();
+        const QStringList sizes = listItems(sizes_->text());
+        if (sizes.isEmpty()) byField[sizes_] << tr("give at least one all-reduce size (e.g. 1MB, 16MB, 64MB)");
+        for (const QString& t : sizes) {
+            QString compact = t;
+            compact.remove(QLatin1Char(' '));
+            const auto bytes = dist::parseByteSize(compact.toStdString());
+            if (!bytes)
+                byField[sizes_] << tr("all-reduce size '%1' is not a size (1MB, 16MiB, 1GB)").arg(t);
+            else if (*bytes <= 0)
+                byField[sizes_] << tr("all-reduce size '%1' must be positive").arg(t);
+            else
+                base.allreduce.sizes.push_back(*bytes);
+        }
+        base.allreduce.dtypes.clear();
+        for (const QString& d : checked(kDtypes, dtypes_))
+            if (auto dt = dist::parseDtype(d.toStdString())) base.allreduce.dtypes.push_back(*dt);
+        if (base.allreduce.dtypes.empty()) byField[dtypeRow_] << tr("choose at least one dtype");
+        base.allreduce.warmup = arWarmup_->value();
+        base.allreduce.iters = arIters_->value();
+        if (arSweepWorld_->isChecked()) {
+            // 2, 4, 6, … and the world size itself.
+            for (int n = 2; n < base.world_size; n += 2) {
+                DistributedPoint p = base;
+                p.world_size = n;
+                spec.points.push_back(p);
+            }
+        }
+        spec.points.push_back(base);
+    } else {
+        base.experiment = DistExperiment::Ddp;
+        DdpSpec& d = base.ddp;
+        d.model_size = model_->currentData().toString().toStdString();
+        d.context_length = context_->value();
+        d.batch_per_rank = batch_->value();
+        d.warmup_steps = warmup_->value();
+        d.measured_steps = steps_->value();
+        // d.device stays "cpu", as the CLI stores it: each worker sets its own (cuda:LOCAL_RANK).
+        std::vector<Precision> precisions;
+        for (const QString& p : checked(kPrecisions, precisions_))
+            if (auto pr = parsePrecision(p.toStdString())) precisions.push_back(*pr);
+        if (precisions.empty()) byField[precisionRow_] << tr("choose at least one precision");
+        std::vector<std::string> strategies;
+        for (const QString& s : checked(strategyNames(), strategies_)) strategies.push_back(s.toStdString());
+        if (strategies.empty()) byField[strategyRow_] << tr("choose at least one strategy");
+        std::vector<double> buckets;
+        const bool bucketed = strategies_.value(QStringLiteral("bucketed"))->isChecked();
+        for (const QString& t : listItems(buckets_->text())) {
+            bool ok = false;
+            const double mb = t.toDouble(&ok);
+            if (!ok || !std::isfinite(mb))
+                byField[buckets_] << tr("bucket size '%1' is not a number of MB").arg(t);
+            else if (mb <= 0)
+                byField[buckets_] << tr("bucket size must be a positive number of MB (got %1)").arg(t);
+            else if (std::find(buckets.begin(), buckets.end(), mb) == buckets.end())
+                buckets.push_back(mb);
+        }
+        if (!bucketed) byField.remove(buckets_);
+        else if (buckets.empty() && !byField.contains(buckets_))
+            byField[buckets_] << tr("give at least one bucket size in MB (e.g. 25)");
+        if (buckets.empty()) buckets = {d.bucket_mb};
+        else d.bucket_mb = buckets.front();
+        const QString sharding = sharding_->currentData().toString();
+        std::vector<bool> shardings;
+        if (e == QLatin1String("ddp-sharding") || sharding == QLatin1String("both")) shardings = {false, true};
+        else shardings = {sharding == QLatin1String("on")};
+        spec.points = ddpSweep(base, precisions, strategies, buckets, shardings);
+    }
+    spec_ = spec;
+
+    // The engine's checks of every point (the same message once), then this machine's.
+    const int gpus = capsKnown_ ? gpuCount() : 1 << 20;
+    QStringList messages;
+    for (const auto& p : spec_.points)
+        for (const auto& m : validateDistributedPoint(p, gpus, dist::ncclBuilt()))
+            if (!messages.contains(qstr(m))) messages << qstr(m);
+    if (!allreduce && capsKnown_ && messages.isEmpty()) {
+        RunNeeds needs;
+        needs.device = onGpus ? "cuda" : "cpu";
+        for (const auto& p : spec_.points)
+            if (std::find(needs.precisions.begin(), needs.precisions.end(), p.ddp.precision) == needs.precisions.end())
+                needs.precisions.push_back(p.ddp.precision);
+        for (const auto& m : checkRunnable(needs)) messages << qstr(m);
+    }
+    for (const QString& m : messages) {
+        const QString l = m.toLower();
+        QWidget* target = nullptr;
+        if (l.contains(QLatin1String("world size"))) target = world_;
+        else if (l.contains(QLatin1String("nccl"))) target = backend_;
+        else if (l.contains(QLatin1String("bucket"))) target = buckets_;
+        else if (l.contains(QLatin1String("strateg"))) target = strategyRow_;
+        else if (l.contains(QLatin1String("dtype"))) target = dtypeRow_;
+        else if (l.contains(QLatin1String("bf16")) || l.contains(QLatin1String("fp16")) || l.contains(QLatin1String("precision")))
+            target = allreduce ? dtypeRow_ : precisionRow_;
+        else if (l.contains(QLatin1String("model size")) || l.contains(QLatin1String("vocab"))) target = model_;
+        else if (l.contains(QLatin1String("context"))) target = context_;
+        else if (l.contains(QLatin1String("batch"))) target = batch_;
+        else if (l.contains(QLatin1String("iteration"))) target = arIters_;
+        else if (l.contains(QLatin1String("warm-up")) || l.contains(QLatin1String("warmup"))) target = allreduce ? arWarmup_ : warmup_;
+        else if (l.contains(QLatin1String("measured steps"))) target = steps_;
+        else if (l.contains(QLatin1String("size")) && allreduce) target = sizes_;
+        if (target) byField[target] << m;
+        else general << m;
+    }
+    // Fields of the experiment not shown do not block Run.
+    for (QWidget* w : allreduce ? QList<QWidget*>{model_, context_, batch_, precisionRow_, strategyRow_, buckets_, warmup_, steps_}
+                                : QList<QWidget*>{sizes_, dtypeRow_, arWarmup_, arIters_})
+        byField.remove(w);
+    showProblems(byField, general);
+    Q_EMIT changed();
+}
+
+QString DistributedPanel::summary() const {
+    if (!problems_.isEmpty()) return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+    if (spec_.points.empty()) return tr("Nothing to run");
+    int least = spec_.points.front().world_size, most = least;
+    for (const auto& p : spec_.points) {
+        least = std::min(least, p.world_size);
+        most = std::max(most, p.world_size);
+    }
+    QString s = tr("%n point(s) of %1 rank(s) each", "", static_cast<int>(spec_.points.size()))
+                    .arg(least == most ? QString::number(most) : QStringLiteral("%1–%2").arg(least).arg(most));
+    s += QStringLiteral(": ") + qstr(pointHeadline(spec_.points.front()));
+    if (spec_.points.size() > 1) s += QStringLiteral(", …");
+    return s;
+}
+
+std::optional<LabJob> DistributedPanel::makeJob() const {
+    if (!problems_.isEmpty() || !capsKnown_ || spec_.points.empty()) return std::nullopt;
+    LabJob job;
+    job.lab = QString::fromLatin1(kDistributedLab);
+    job.label = label_->text().trimmed();
+    job.point_count = static_cast<int>(spec_.points.size());
+    job.device = spec_.points.front().backend == dist::CommBackend::Nccl ? "cuda:0" : "cpu";
+    job.spec_json = distributedSpecText(spec_);
+    const std::string device = job.device;
+    job.environment = [device] { return currentEnvironment(device); };
+    job.run = [spec = spec_, worker = workerPath().toStdString()](JobObserver& obs, const CancelToken& cancel,
+                                                                  ResultStore* store, int64_t runId) {
+        DistributedForwarder forward(obs);
+        runDistributed(spec, worker, forward, cancel, store, runId);
+    };
+    return job;
+}
+
+QJsonObject DistributedPanel::state() const {
+    auto array = [](const QStringList& l) { return QJsonArray::fromStringList(l); };
+    QJsonObject o;
+    o[QStringLiteral("label")] = label_->text();
+    o[QStringLiteral("backend")] = backend_->currentData().toString();
+    o[QStringLiteral("world")] = world_->value();
+    o[QStringLiteral("experiment")] = experiment();
+    o[QStringLiteral("sizes")] = sizes_->text();
+    o[QStringLiteral("dtypes")] = array(checked(kDtypes, dtypes_));
+    o[QStringLiteral("ar_warmup")] = arWarmup_->value();
+    o[QStringLiteral("ar_iters")] = arIters_->value();
+    o[QStringLiteral("ar_sweep_world")] = arSweepWorld_->isChecked();
+    o[QStringLiteral("model")] = model_->currentData().toString();
+    o[QStringLiteral("context")] = context_->value();
+    o[QStringLiteral("batch")] = batch_->value();
+    o[QStringLiteral("precisions")] = array(checked(kPrecisions, precisions_));
+    o[QStringLiteral("strategies")] = array(checked(strategyNames(), strategies_));
+    o[QStringLiteral("buckets")] = buckets_->text();
+    o[QStringLiteral("sharding")] = sharding_->currentData().toString();
+    o[QStringLiteral("warmup")] = warmup_->value();
+    o[QStringLiteral("steps")] = steps_->value();
+    return o;
+}
+
+void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
+    updating_ = true;
+    auto has = [&](const char* key) { return o.contains(QLatin1String(key)); };
+    auto combo = [&](const char* key, QComboBox* box) {
+        if (!has(key)) return;
+        const QString v = o.value(QLatin1String(key)).toString();
+        const int i = box->findData(v);
+        if (i >= 0 && itemEnabled(box, i)) box->setCurrentIndex(i);
+        else if (notes && (i < 0 || capsKnown_))
+            *notes << (i < 0 ? tr("%1 '%2' is not known here; keeping %3").arg(QLatin1String(key), v, box->currentText())
+                             : tr("%1 '%2' is not available here (%3); using %4")
+                                   .arg(QLatin1String(key), v, box->itemData(i, Qt::ToolTipRole).toString(),
+                                        box->currentData().toString()));
+    };
+    auto spin = [&](const char* key, QSpinBox* box) {
+        if (has(key)) box->setValue(o.value(QLatin1String(key)).toInt(box->value()));
+    };
+    auto text = [&](const char* key, QLineEdit* e) {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isString()) e->setText(v.toString());
+        else if (v.isDouble()) e->setText(numberText(v.toDouble()));
+        else if (v.isArray()) {
+            QStringList parts;
+            for (const auto& x : v.toArray()) parts << (x.isString() ? x.toString() : numberText(x.toDouble()));
+            e->setText(parts.join(QStringLiteral(", ")));
+        }
+    };
+    auto checks = [&](const char* key, const QMap<QString, QCheckBox*>& boxes) {
+        if (!has(key)) return;
+        const QStringList wanted = stringsOf(o.value(QLatin1String(key)));
+        for (auto it = boxes.begin(); it != boxes.end(); ++it) it.value()->setChecked(wanted.contains(it.key()));
+        for (const QString& w : wanted)
+            if (!boxes.contains(w) && notes) *notes << tr("%1 '%2' is not known here; left out").arg(QLatin1String(key), w);
+    };
+    if (has("label")) label_->setText(o.value(QLatin1String("label")).toString());
+    combo("backend", backend_);
+    updateAvailability();  // the world size's limit follows the backend
+    combo("experiment", experiment_);
+    if (has("world")) {
+        const int want = o.value(QLatin1String("world")).toInt(world_->value());
+        world_->setValue(want);
+        if (world_->value() != want && notes)
+            *notes << tr("world size %1 is more than this machine allows; using %2").arg(want).arg(world_->value());
+    }
+    text("sizes", sizes_);
+    checks("dtypes", dtypes_);
+    spin("ar_warmup", arWarmup_);
+    spin("ar_iters", arIters_);
+    if (has("ar_sweep_world")) arSweepWorld_->setChecked(o.value(QLatin1String("ar_sweep_world")).toBool());
+    combo("model", model_);
+    spin("context", context_);
+    spin("batch", batch_);
+    checks("precisions", precisions_);
+    checks("strategies", strategies_);
+    text("buckets", buckets_);
+    combo("sharding", sharding_);
+    spin("warmup", warmup_);
+    spin("steps", steps_);
+    updating_ = false;
+    updateAvailability();
+    revalidate();
+}
+
+namespace {
+std::optional<DistributedSpec> specOf(const QJsonObject& json) {
+    try {
+        return distributedSpecFromText(QJsonDocument(json).toJson(QJsonDocument::Compact).toStdString());
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+template <typename F>
+QStringList distinct(const std::vector<DistributedPoint>& points, F f) {
+    QStringList out;
+    for (const auto& p : points) {
+        const QString v = f(p);
+        if (!v.isEmpty() && !out.contains(v)) out << v;
+    }
+    return out;
+}
+}  // namespace
+
+QString DistributedPanel::describeSpec(const QJsonObject& json) {
+    const auto spec = specOf(json);
+    if (!spec || spec->points.empty()) return QObject::tr("(a distributed run whose configuration cannot be read)");
+    const DistributedPoint& p = spec->points.front();
+    const QString dot = QStringLiteral(", ");
+    QStringList parts;
+    QStringList worlds;
+    for (const auto& q : spec->points)
+        if (!worlds.contains(QString::number(q.world_size))) worlds << QString::number(q.world_size);
+    parts << QObject::tr("%1 × %2").arg(qstr(std::string(dist::backendName(p.backend))), worlds.join(QStringLiteral(", ")));
+    if (p.experiment == DistExperiment::Allreduce) {
+        QStringList sizes, dtypes;
+        for (int64_t b : p.allreduce.sizes) sizes << qstr(dist::formatByteSize(b));
+        for (auto d : p.allreduce.dtypes) dtypes << QString::fromLatin1(dist::dtypeName(d));
+        parts << QObject::tr("all-reduce") << sizes.join(dot) << dtypes.join(dot)
+              << QObject::tr("%1 iterations").arg(p.allreduce.iters);
+    } else {
+        const auto& pts = spec->points;
+        parts << QObject::tr("DDP") << qstr(p.ddp.model_size) << QStringLiteral("ctx %1").arg(p.ddp.context_length)
+              << QObject::tr("b %1/rank").arg(p.ddp.batch_per_rank)
+              << distinct(pts, [](const DistributedPoint& q) { return qstr(toString(q.ddp.precision)); }).join(dot)
+              << distinct(pts, [](const DistributedPoint& q) { return qstr(q.ddp.strategy); }).join(dot);
+        const QStringList buckets = distinct(pts, [](const DistributedPoint& q) {
+            return q.ddp.strategy == "bucketed" ? numberText(q.ddp.bucket_mb) : QString();
+        });
+        if (!buckets.isEmpty()) parts << QObject::tr("buckets %1 MB").arg(buckets.join(dot));
+        const QStringList shard = distinct(pts, [](const DistributedPoint& q) {
+            return q.ddp.shard_optimizer ? QObject::tr("sharded") : QObject::tr("unsharded");
+        });
+        parts << shard.join(QStringLiteral(" + "))
+              << QObject::tr("%1+%2 steps").arg(p.ddp.warmup_steps).arg(p.ddp.measured_steps);
+        if (pts.size() > 1) parts << QObject::tr("%1 points").arg(pts.size());
+    }
+    return parts.join(QStringLiteral(" · "));
+}
+
+QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
+    const auto spec = specOf(json);
+    if (!spec || spec->points.empty()) return {};
+    const DistributedPoint& p = spec->points.front();
+    QJsonObject o;
+    o[QStringLiteral("backend")] = QString::fromLatin1(dist::backendName(p.backend));
+    o[QStringLiteral("world")] = p.world_size;
+    if (p.experiment == DistExperiment::Allreduce) {
+        QStringList sizes, dtypes;
+        for (int64_t b : p.allreduce.sizes) sizes << qstr(dist::formatByteSize(b));
+        for (auto d : p.allreduce.dtypes) dtypes << QString::fromLatin1(dist::dtypeName(d));
+        o[QStringLiteral("experiment")] = QStringLiteral("allreduce");
+        o[QStringLiteral("sizes")] = sizes.join(QStringLiteral(", "));
+        o[QStringLiteral("dtypes")] = QJsonArray::fromStringList(dtypes);
+        o[QStringLiteral("ar_warmup")] = p.allreduce.warmup;
+        o[QStringLiteral("ar_iters")] = p.allreduce.iters;
+        o[QStringLiteral("ar_sweep_world")] = spec->points.size() > 1;
+        o[QStringLiteral("world")] = spec->points.back().world_size;
+        return o;
+    }
+    const auto& pts = spec->points;
+    bool sharded = false, unsharded = false;
+    for (const auto& q : pts) (q.ddp.shard_optimizer ? sharded : unsharded) = true;
+    o[QStringLiteral("experiment")] = sharded && unsharded ? QStringLiteral("ddp-sharding") : QStringLiteral("ddp");
+    o[QStringLiteral("sharding")] = sharded && unsharded ? QStringLiteral("both") : sharded ? QStringLiteral("on") : QStringLiteral("off");
+    o[QStringLiteral("model")] = qstr(p.ddp.model_size);
+    o[QStringLiteral("context")] = static_cast<qint64>(p.ddp.context_length);
+    o[QStringLiteral("batch")] = static_cast<qint64>(p.ddp.batch_per_rank);
+    o[QStringLiteral("warmup")] = p.ddp.warmup_steps;
+    o[QStringLiteral("steps")] = p.ddp.measured_steps;
+    o[QStringLiteral("precisions")] = QJsonArray::fromStringList(
+        distinct(pts, [](const DistributedPoint& q) { return qstr(toString(q.ddp.precision)); }));
+    o[QStringLiteral("strategies")] =
+        QJsonArray::fromStringList(distinct(pts, [](const DistributedPoint& q) { return qstr(q.ddp.strategy); }));
+    const QStringList buckets = distinct(pts, [](const DistributedPoint& q) {
+        return q.ddp.strategy == "bucketed" ? numberText(q.ddp.bucket_mb) : QString();
+    });
+    o[QStringLiteral("buckets")] = buckets.isEmpty() ? numberText(p.ddp.bucket_mb) : buckets.join(QStringLiteral(", "));
+    return o;
+}
+
+}  // namespace ts::ui

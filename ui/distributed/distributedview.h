@@ -1,0 +1,93 @@
+// The distributed lab's results: the ranks' lanes of a DDP point, live as each rank's steps
+// arrive (overlap of communication and backward visible), a red banner naming the rank that
+// failed; the all-reduce's bus bandwidth against size with its table; the strategies compared
+// (one row per DDP point, from summarizeDdp); each rank's memory, sharded beside unsharded;
+// the points with their status and the run's log. A stored run reopens from History.
+#pragma once
+
+#include <vector>
+
+#include "common/labview.h"
+#include "distributed/distributed.h"
+#include "distributed/distributeditems.h"
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QStandardItemModel;
+
+Q_DECLARE_METATYPE(ts::DistributedResult)
+
+namespace ts::ui {
+
+class LanesChart;
+class AllreduceChart;
+class RankMemoryChart;
+class RedrawThrottle;
+
+class DistributedView : public LabView {
+    Q_OBJECT
+public:
+    explicit DistributedView(QWidget* parent = nullptr);
+
+    void beginRun(const LabJob& job) override;
+    void runStarted(qint64 storeRunId, const Environment& env) override;
+    void addItems(const QList<QVariant>& items) override;
+    bool showStored(const StoredRun& run, QString* error) override;
+    ExportContext exportContext(int pane) const override;
+    QList<ReportPart> reportParts() const override;
+    QString runTitle() const override;
+    qint64 storeRunId() const override { return storeRunId_; }
+
+    // Shows point `index`'s lanes (0-based); a live run follows its newest point until another
+    // is chosen.
+    void showPoint(int index);
+    int shownPoint() const { return shown_; }
+    int pointCount() const { return static_cast<int>(points_.size()); }
+    const std::vector<DistributedResult>& results() const { return points_; }
+    // Redraws what is pending now (tests; the lanes redraw at most 20 times a second).
+    void flush();
+
+    LanesChart* lanes() const { return lanes_; }
+    AllreduceChart* allreduceChart() const { return allreduce_; }
+    RankMemoryChart* memoryChart() const { return memory_; }
+    QStandardItemModel* allreduceModel() const { return allreduceModel_; }
+    QStandardItemModel* strategyModel() const { return strategies_; }
+    QStandardItemModel* memoryModel() const { return memoryModel_; }
+    QStandardItemModel* pointModel() const { return pointsModel_; }
+    QLabel* banner() const { return banner_; }
+    QLabel* lanesText() const { return lanesText_; }
+    QPlainTextEdit* logText() const { return log_; }
+
+private:
+    void begin(const QString& label, const std::string& spec_json);
+    DistributedResult& pointAt(int index);
+    void addLog(const QString& line);
+    void redrawLanes();
+    void updateBanner();
+    void updateChooser(int index);
+    void fillAllreduce();
+    void fillStrategies();
+    void fillMemory();
+    void fillPoints();
+
+    std::vector<DistributedResult> points_;
+    std::vector<bool> finished_;
+    int shown_ = -1;
+    bool followLive_ = true;
+    LanesChart* lanes_;
+    AllreduceChart* allreduce_;
+    RankMemoryChart* memory_;
+    QStandardItemModel *allreduceModel_, *strategies_, *memoryModel_, *pointsModel_;
+    DataTableView *allreduceTable_, *strategyTable_, *memoryTable_, *pointTable_;
+    QComboBox* point_;
+    QLabel *banner_, *lanesText_;
+    QPlainTextEdit* log_;
+    RedrawThrottle* throttle_;
+    QString label_;
+    qint64 storeRunId_ = 0;
+    Environment env_;
+    QString configuration_, configurationJson_;
+};
+
+}  // namespace ts::ui

@@ -478,13 +478,8 @@ bool DistributedView::showStored(const StoredRun& run, QString* error) {
     return true;
 }
 
-ExportContext DistributedView::exportContext(int) const {
-    ExportContext ctx;
-    ctx.runLabel = label_;
-    ctx.storeRunId = storeRunId_;
-    ctx.environment = env_;
-    ctx.configuration = configuration_;
-    ctx.configurationJson = configurationJson_;
+ExportContext DistributedView::exportContext(int pane) const {
+    ExportContext ctx = LabView::exportContext(pane);
     if (shown_ >= 0 && static_cast<size_t>(shown_) < points_.size())
         ctx.notes << tr("Lanes: point %1, %2").arg(shown_ + 1).arg(qstr(pointHeadline(points_[static_cast<size_t>(shown_)].point)));
     return ctx;
@@ -505,7 +500,5 @@ QList<ReportPart> DistributedView::reportParts() const {
     parts << ReportPart{tr("Points"), nullptr, pointsModel_, {}};
     return parts;
 }
-
-QString DistributedView::runTitle() const { return exportContext(0).runTitle(); }
 
 }  // namespace ts::ui

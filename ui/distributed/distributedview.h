@@ -36,8 +36,6 @@ public:
     bool showStored(const StoredRun& run, QString* error) override;
     ExportContext exportContext(int pane) const override;
     QList<ReportPart> reportParts() const override;
-    QString runTitle() const override;
-    qint64 storeRunId() const override { return storeRunId_; }
 
     // Shows point `index`'s lanes (0-based); a live run follows its newest point until another
     // is chosen.
@@ -84,10 +82,6 @@ private:
     QLabel *banner_, *lanesText_;
     QPlainTextEdit* log_;
     RedrawThrottle* throttle_;
-    QString label_;
-    qint64 storeRunId_ = 0;
-    Environment env_;
-    QString configuration_, configurationJson_;
 };
 
 }  // namespace ts::ui

@@ -132,6 +132,14 @@ if want live; then
     # The memory lab's OOM frontier (medium, bf16, SDPA) in its plot.
     session memory-frontier --experiment memory --config '{"size":"medium","context":256,"batch":4,"precision":"bf16","attention":"sdpa","mode":"train","warmup":1,"record_steps":1,"frontier":"context","device":"cuda"}' \
         --run --screenshot "frontier=$LIVE/memory-frontier.png"
+    # The distributed lab: its preset on the GPUs present (NCCL, one rank per GPU), the window
+    # spawning CPU processes (Gloo) with sharding, and the all-reduce over 4 CPU ranks.
+    session distributed-preset --preset ddp-strategies --run --screenshot "lanes=$LIVE/distributed-lanes.png" \
+        --screenshot "strategies=$LIVE/distributed-strategies.png" --report "$LIVE/distributed.md"
+    session distributed-gloo --experiment distributed --config '{"backend":"gloo","world":2,"experiment":"ddp","model":"tiny","context":64,"batch":2,"precisions":["fp32"],"strategies":["overlap","bucketed"],"buckets":"1","sharding":"both","warmup":1,"steps":3}' \
+        --run --screenshot "lanes=$LIVE/distributed-gloo-lanes.png" --screenshot "memory=$LIVE/distributed-gloo-memory.png"
+    session distributed-allreduce --experiment distributed --config '{"backend":"gloo","world":4,"experiment":"allreduce","sizes":"1MB, 4MB, 16MB, 64MB","dtypes":["fp32","bf16"],"ar_warmup":2,"ar_iters":5,"ar_sweep_world":true}' \
+        --run --screenshot "allreduce=$LIVE/distributed-allreduce.png"
     session compare --compare 3,2 --screenshot "compare=$LIVE/compare.png"
     session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1

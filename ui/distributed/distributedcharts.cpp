@@ -191,9 +191,10 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, 
         t = std::max(t, total(r));
     }
     std::map<Key, double> start;
-    double t = 0;
+    double t = 0, measured_from = -1;
     for (const auto& [key, ms] : longest) {
         start[key] = t;
+        if (key.first == 1 && measured_from < 0) measured_from = t;
         t += ms;
     }
     bool hiddenMeasured = false, anyHidden = false;
@@ -231,12 +232,15 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, 
     }
     plot_->yAxis->setTicker(ticker);
     plot_->yAxis->setRange(-0.05, std::max(1, ranks) + 0.0);
-    plot_->xAxis->setRange(0, t > 0 ? t * 1.02 : 1.0);
+    // The measured steps fill the view: a first warm-up step (allocations, NCCL's set-up) can
+    // last longer than all of them; it stays to the left (a double click shows everything).
+    const double from = measured_from > 0 ? measured_from : 0.0;
+    plot_->xAxis->setRange(from, t > from ? from + (t - from) * 1.02 : from + 1.0);
 
     QStringList lines;
     lines << tr("Each rank: forward, backward, the wait for its averaged gradients and the optimizer (warm-up steps "
-                "paler); under it, its communication: hidden behind backward (translucent, over backward) and waited "
-                "for after it.");
+                "paler, to the left of the view: double-click shows them); under it, its communication: hidden behind "
+                "backward (translucent, over backward) and waited for after it.");
     if (strategy == "bucketed")
         lines << tr("Bucketed: a step's rows give each rank's communication as a whole (its collectives' count and "
                     "times), not per bucket, so one communication lane per rank is shown rather than one per bucket.");

@@ -35,11 +35,11 @@ public:
         count_ = count;
         current_ = c;
         if (!quiet_)
-            std::fprintf(stderr, "%s[%d/%d] %s ctx=%lld batch=%lld %s %s %s on %s\n", tty_ ? "\r\033[K" : "",
+            std::fprintf(stderr, "%s[%d/%d] %s ctx=%lld batch=%lld %s %s %s%s on %s\n", tty_ ? "\r\033[K" : "",
                          index + 1, count, c.model.name.c_str(), static_cast<long long>(c.model.context_length),
                          static_cast<long long>(c.batch_size), std::string(ts::toString(c.precision)).c_str(),
                          std::string(ts::toString(c.attention)).c_str(), std::string(ts::toString(c.mode)).c_str(),
-                         c.device.c_str());
+                         c.exec == ts::ExecMode::Compiled ? " compiled" : "", c.device.c_str());
     }
     void stepFinished(int point, const ts::StepSample& s) override {
         if (jsonl_) {

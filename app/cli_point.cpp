@@ -39,7 +39,7 @@ std::vector<T> parseList(const std::string& flag, const std::string& value, Pars
 constexpr const char* kPointOptions[] = {"--size", "--d-model", "--d-ff", "--num-layers", "--num-heads",
                                          "--vocab-size", "--context-length", "--batch-size", "--warmup",
                                          "--steps", "--mode", "--precision", "--attention", "--device",
-                                         "--seed", "--lr"};
+                                         "--seed", "--lr", "--exec", "--compile"};
 
 // The sweep file's text. A folder opens as a stream on Linux and fails later with no name
 // attached, so it is refused here.
@@ -85,7 +85,13 @@ void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
     cmd.add_option("--context-length", o.context, "Context length(s)")->capture_default_str();
     cmd.add_option("--batch-size", o.batch_size, "Batch size(s)")->capture_default_str();
     cmd.add_option("--warmup", o.warmup, "Warm-up steps, left out of the statistics")->capture_default_str();
-    if (measured_steps) cmd.add_option("--steps", o.steps, "Measured steps")->capture_default_str();
+    if (measured_steps) {
+        cmd.add_option("--steps", o.steps, "Measured steps")->capture_default_str();
+        cmd.add_option("--exec", o.exec,
+                       "eager | compiled (forward, backward and optimizer each replayed as a CUDA graph)")
+            ->capture_default_str();
+        cmd.add_flag("--compile", o.compile, "Shorthand for --exec compiled");
+    }
     cmd.add_option("--mode", o.mode, "forward | forward-backward | train")->capture_default_str();
     cmd.add_option("--precision", o.precision, "fp32 | bf16 | fp16 (autocast; fp16 training uses loss scaling)")->capture_default_str();
     cmd.add_option("--attention", o.attention, "naive | sdpa | tiled | flash")->capture_default_str();
@@ -140,6 +146,13 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
         spec.attentions = parseList<ts::AttentionImpl>("--attention", o.attention, ts::parseAttentionImpl,
                                                        ts::namesOf(ts::allAttentionImpls()).c_str());
         spec.modes = parseList<ts::Mode>("--mode", o.mode, ts::parseMode, "forward, forward-backward, train");
+        spec.execs = parseList<ts::ExecMode>("--exec", o.exec, ts::parseExecMode,
+                                             ts::namesOf(ts::allExecModes()).c_str());
+        if (o.compile) {
+            if (given(o, "--exec") && spec.execs != std::vector<ts::ExecMode>{ts::ExecMode::Compiled})
+                throw BadInput(fmt::format("--compile means --exec compiled; it cannot be given with --exec {}", o.exec));
+            spec.execs = {ts::ExecMode::Compiled};
+        }
         spec.devices = given(o, "--device") ? requireList("--device", o.device)
                                             : std::vector<std::string>{ts::capabilities().cuda_available ? "cuda" : "cpu"};
         b.steps = static_cast<int>(parseIntIn("--steps", o.steps, 1, ts::kMaxSteps));
@@ -156,8 +169,9 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
         auto problems = ts::validateBench(p);
         if (problems.empty()) problems = ts::checkBenchRunnable(p);
         if (!problems.empty())
-            throw BadInput(fmt::format("{} (size {}, context {}, {} on {})", fmt::join(problems, "; "), p.model.name,
-                                       p.model.context_length, ts::toString(p.precision), p.device));
+            throw BadInput(fmt::format("{} (size {}, context {}, {}{} on {})", fmt::join(problems, "; "), p.model.name,
+                                       p.model.context_length, ts::toString(p.precision),
+                                       p.exec == ts::ExecMode::Compiled ? " compiled" : "", p.device));
     }
     spec_json = ts::benchSpecJson(spec, points.size());
     return points;

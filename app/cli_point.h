@@ -25,11 +25,14 @@ struct BenchOptions {
     std::string mode = "train", warmup = "5", batch_size = "4", device, sweep_file, db, label;
     std::optional<std::string> d_model, d_ff, num_layers, num_heads, vocab_size;
     std::string steps = "10", seed = "0", lr = "1e-4";
+    std::string exec = "eager";  // --exec; --compile is --exec compiled
+    bool compile = false;
     bool markdown = false, csv = false, jsonl = false, no_store = false, quiet = false;
     std::vector<std::string> given;  // the options on the command line, as named in --help
 };
 
-// Adds the point's options (--size ... --lr; --steps only when `measured_steps`) to `cmd`.
+// Adds the point's options (--size ... --lr; --steps, --exec and --compile only when
+// `measured_steps`: the benchmark's, since the profiler and memory labs run eager steps) to `cmd`.
 void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps);
 // Notes in o.given which of cmd's options the command line gave (call in the callback).
 void recordGivenOptions(const CLI::App& cmd, BenchOptions& o);

@@ -11,6 +11,7 @@
 #include "runtime/environment.h"
 #include "benchmark/benchmark_json.h"
 #include "core/store.h"
+#include "nn/training_step.h"
 
 namespace {
 
@@ -143,6 +144,29 @@ TEST(Benchmark, UnrunnableConfigurationsFailWithTheReason) {
         r = ts::runBenchmark(c, rec, cancel);
         EXPECT_EQ(r.status, ts::Status::Failed);
         EXPECT_NE(r.error.find("device 'cuda:0'"), std::string::npos) << r.error;
+    }
+}
+
+// Compiled mode is refused where it cannot capture, with the reason, and never run eagerly in
+// its place: the runner fails the point before a step, the step itself throws.
+TEST(Benchmark, CompiledModeOnTheCpuIsRefusedNotRunEagerly) {
+    Recorder rec;
+    ts::CancelToken cancel;
+    auto c = tinyConfig();
+    c.exec = ts::ExecMode::Compiled;
+    const auto r = ts::runBenchmark(c, rec, cancel);
+    EXPECT_EQ(r.status, ts::Status::Failed);
+    EXPECT_NE(r.error.find("compiled mode captures CUDA graphs: it needs a CUDA device"), std::string::npos) << r.error;
+    EXPECT_TRUE(r.steps.empty());
+    ts::TrainingSetup setup;
+    setup.model = *ts::modelPreset("tiny");
+    setup.model.context_length = 16;
+    setup.exec = ts::ExecMode::Compiled;
+    try {
+        ts::TrainingStep step(setup, c10::Device(c10::kCPU));
+        ADD_FAILURE() << "a compiled step was built on the CPU";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("needs a CUDA device"), std::string::npos) << e.what();
     }
 }
 

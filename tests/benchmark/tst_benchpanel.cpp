@@ -54,6 +54,7 @@ private Q_SLOTS:
     void invalidFieldsKeepTheirArrowsAndGetAFrame();
     void problemsGrowBelowTheFields();
     void tooLargeANumberIsCalledTooLarge();
+    void compiledModeIsASweepDimension();
 
 private:
     Capabilities caps_;
@@ -377,6 +378,48 @@ void TestBenchPanel::tooLargeANumberIsCalledTooLarge() {
     QVERIFY(!tip.contains(QStringLiteral("not a whole number")));
     lineField(p, "context")->setText(QStringLiteral("1e5"));
     QVERIFY(p.fieldWidget("context")->toolTip().contains(QStringLiteral("not a whole number")));
+}
+
+void TestBenchPanel::compiledModeIsASweepDimension() {
+    BenchPanel p;
+    p.setCapabilities(caps_);
+    QCheckBox* compiled = nullptr;
+    for (QCheckBox* cb : p.findChildren<QCheckBox*>())
+        if (cb->text() == QLatin1String("compiled (CUDA graphs)")) compiled = cb;
+    QVERIFY(compiled);
+    QJsonObject s = tinyState();
+    s["execs"] = QJsonArray{"eager", "compiled"};
+    if (!caps_.cuda_available) {
+        // No GPU: compiled is disabled with the engine's reason, and a state asking for it drops it.
+        QVERIFY(!compiled->isEnabled());
+        QVERIFY2(compiled->toolTip().contains(QStringLiteral("needs a CUDA device")), qPrintable(compiled->toolTip()));
+        QStringList notes;
+        p.setState(s, &notes);
+        QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
+        QCOMPARE(p.points().size(), size_t(1));
+        QVERIFY(p.points().front().exec == ExecMode::Eager);
+        QVERIFY2(notes.join(' ').contains(QStringLiteral("compiled left out")), qPrintable(notes.join('\n')));
+    } else {
+        s["device"] = "cuda";
+        p.setState(s);
+        QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
+        QCOMPARE(p.points().size(), size_t(2));
+        QVERIFY(p.points()[0].exec == ExecMode::Eager);
+        QVERIFY(p.points()[1].exec == ExecMode::Compiled);
+        const auto job = p.makeJob();
+        QVERIFY(job);
+        QVERIFY(QString::fromStdString(job->spec_json).contains(QStringLiteral("\"execs\":[\"eager\",\"compiled\"]")));
+        s["precisions"] = QJsonArray{"fp16"};  // fp16 training is not captured: flagged on both fields
+        p.setState(s);
+        QVERIFY(!p.isValid());
+        QVERIFY(flagged(p.fieldWidget("execs")));
+    }
+    // A state saved before the field: eager.
+    p.setState(tinyState());
+    QCOMPARE(p.state().value("execs").toArray(), QJsonArray{"eager"});
+    QVERIFY(p.points().front().exec == ExecMode::Eager);
+    // A stored run's spec from before the field reads as eager too.
+    QCOMPARE(BenchPanel::stateFromSpec(QJsonObject{{"base", QJsonObject{}}}).value("execs").toArray(), QJsonArray{"eager"});
 }
 
 QTEST_MAIN(TestBenchPanel)

@@ -1,7 +1,11 @@
 // Presets, validation messages, parameter counts and sweep expansion (no LibTorch needed).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "benchmark/benchmark.h"
+#include "benchmark/benchmark_json.h"
+#include "benchmark/benchmark_report.h"
 
 namespace {
 
@@ -100,6 +104,97 @@ TEST(Config, SweepExpandsEveryCombinationInOrder) {
     EXPECT_EQ(batches[1].batch_size, 8);
     s.sizes = {"enormous"};
     EXPECT_THROW(ts::expandSweep(s), std::invalid_argument);
+}
+
+// ---- The execution mode (eager / compiled) ----
+
+TEST(Config, ExecModeNamesRoundTrip) {
+    EXPECT_EQ(ts::toString(ts::ExecMode::Eager), "eager");
+    EXPECT_EQ(ts::toString(ts::ExecMode::Compiled), "compiled");
+    for (auto e : ts::allExecModes()) EXPECT_EQ(ts::parseExecMode(ts::toString(e)), e);
+    EXPECT_EQ(ts::namesOf(ts::allExecModes()), "eager, compiled");
+    EXPECT_FALSE(ts::parseExecMode("fast"));
+    EXPECT_EQ(ts::BenchConfig{}.exec, ts::ExecMode::Eager);
+}
+
+TEST(Config, ExecSweepExpandsInOrder) {
+    ts::SweepSpec s;
+    s.base.device = "cuda";
+    s.precisions = {ts::Precision::FP32, ts::Precision::BF16};
+    s.execs = {ts::ExecMode::Eager, ts::ExecMode::Compiled};
+    EXPECT_EQ(ts::sweepPointCount(s), 4u);
+    const auto points = ts::expandSweep(s);
+    ASSERT_EQ(points.size(), 4u);
+    // Execution mode nests inside precision: eager and compiled of one point stand together.
+    EXPECT_EQ(points[0].exec, ts::ExecMode::Eager);
+    EXPECT_EQ(points[1].exec, ts::ExecMode::Compiled);
+    EXPECT_EQ(points[1].precision, ts::Precision::FP32);
+    EXPECT_EQ(points[2].exec, ts::ExecMode::Eager);
+    EXPECT_EQ(points[3].precision, ts::Precision::BF16);
+    EXPECT_EQ(points[3].exec, ts::ExecMode::Compiled);
+    s.execs = {};
+    s.base.exec = ts::ExecMode::Compiled;
+    for (const auto& p : ts::expandSweep(s)) EXPECT_EQ(p.exec, ts::ExecMode::Compiled);  // the base value
+}
+
+TEST(Config, ExecModeInJsonAndOldRunsReadAsEager) {
+    ts::BenchConfig c;
+    c.device = "cuda";
+    c.exec = ts::ExecMode::Compiled;
+    const nlohmann::json j = ts::toJson(c);
+    EXPECT_EQ(j.at("exec"), "compiled");
+    EXPECT_EQ(ts::benchFromJson(j), c);
+    // A configuration stored before the field existed.
+    nlohmann::json old = j;
+    old.erase("exec");
+    EXPECT_EQ(ts::benchFromJson(old).exec, ts::ExecMode::Eager);
+    nlohmann::json result = ts::toJson(ts::BenchResult{});
+    result["config"].erase("exec");
+    EXPECT_EQ(ts::resultFromJson(result).config.exec, ts::ExecMode::Eager);
+    // A sweep file's list, and a wrong name refused with the choices.
+    const auto sweep = ts::sweepFromJson(nlohmann::json::parse(R"({"execs": ["eager", "compiled"]})"));
+    EXPECT_EQ(sweep.execs, (std::vector<ts::ExecMode>{ts::ExecMode::Eager, ts::ExecMode::Compiled}));
+    try {
+        ts::sweepFromJson(nlohmann::json::parse(R"({"execs": ["fast"]})"));
+        ADD_FAILURE() << "an unknown execution mode was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("'fast' is not one of eager, compiled"), std::string::npos) << e.what();
+    }
+    ts::SweepSpec spec;
+    spec.execs = sweep.execs;
+    EXPECT_NE(ts::benchSpecJson(spec, 2).find(R"("execs":["eager","compiled"])"), std::string::npos);
+}
+
+TEST(Config, CompiledModeRefusesWhatItCannotCapture) {
+    ts::BenchConfig c;
+    c.exec = ts::ExecMode::Compiled;
+    c.device = "cpu";
+    EXPECT_TRUE(anyContains(ts::validateBench(c), "compiled mode captures CUDA graphs: it needs a CUDA device"));
+    c.device = "cuda:0";
+    EXPECT_TRUE(ts::validateBench(c).empty());
+    c.precision = ts::Precision::BF16;
+    EXPECT_TRUE(ts::validateBench(c).empty());
+    c.precision = ts::Precision::FP16;
+    const auto e = ts::validateBench(c);
+    EXPECT_TRUE(anyContains(e, "compiled mode does not capture fp16 training")) << (e.empty() ? "" : e.front());
+    EXPECT_TRUE(anyContains(e, "GradScaler"));
+    c.mode = ts::Mode::ForwardBackward;  // no loss scaler outside training
+    EXPECT_TRUE(ts::validateBench(c).empty());
+    c.exec = ts::ExecMode::Eager;
+    c.mode = ts::Mode::Train;
+    c.device = "cpu";
+    EXPECT_TRUE(ts::validateBench(c).empty());
+}
+
+TEST(Config, ExecColumnShownWhenItVaries) {
+    ts::BenchResult a, b;
+    a.config.device = b.config.device = "cuda";
+    b.config.exec = ts::ExecMode::Compiled;
+    const auto table = [](const std::vector<ts::BenchResult>& r, ts::TableFormat f) { return ts::formatResults(r, f); };
+    EXPECT_NE(table({a}, ts::TableFormat::Csv).find(",exec,"), std::string::npos);  // CSV: always
+    EXPECT_NE(table({a, b}, ts::TableFormat::Csv).find(",compiled,"), std::string::npos);
+    EXPECT_EQ(table({a, a}, ts::TableFormat::Text).find("exec"), std::string::npos);
+    EXPECT_NE(table({a, b}, ts::TableFormat::Text).find("compiled"), std::string::npos);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ private Q_SLOTS:
     void resultModelFillsPointByPoint();
     void speedupAgainstBaselineWithOom();
     void speedupFollowsDimensionAndBaseline();
+    void speedupComparesEagerAndCompiled();
     void sweepSeriesPerPrecisionWithErrors();
     void runListModel();
     void compareMatchesPointsAndShowsRatios();
@@ -144,6 +145,32 @@ void TestModels::speedupFollowsDimensionAndBaseline() {
     QCOMPARE(m.baseline(), QStringLiteral("naive"));
     results.clear();
     QCOMPARE(m.rowCount(), 0);
+}
+
+void TestModels::speedupComparesEagerAndCompiled() {
+    ResultModel results;
+    SpeedupModel m(&results);
+    Tester tester(&m, Tester::FailureReportingMode::QtTest);
+    // An "eager,compiled" sweep over two precisions: execution is the speedup's dimension,
+    // precision the rows.
+    std::vector<BenchResult> rs;
+    for (Precision p : {Precision::FP32, Precision::BF16})
+        for (ExecMode e : {ExecMode::Eager, ExecMode::Compiled}) {
+            auto c = fake::config("small", 256, p);
+            c.exec = e;
+            rs.push_back(fake::result(c, e == ExecMode::Eager ? 12.0 : 8.0));
+        }
+    results.setResults(rs);
+    QVERIFY(SpeedupModel::comparesAsSpeedup(Dimension::Exec));
+    QVERIFY(m.dimension() == Dimension::Exec);
+    QCOMPARE(m.values(), QStringList({"eager", "compiled"}));
+    QCOMPARE(m.baseline(), QStringLiteral("eager"));
+    QCOMPARE(m.rowCount(), 2);
+    QCOMPARE(m.data(m.index(0, m.speedupColumn("compiled")), SpeedupModel::ValueRole).toDouble(), 1.5);
+    QCOMPARE(results.data(results.index(1, ResultModel::Exec)).toString(), QStringLiteral("compiled"));
+    const auto dims = varyingDimensions(results.configs());
+    QVERIFY(std::find(dims.begin(), dims.end(), Dimension::Exec) != dims.end());
+    QVERIFY(dimensionFromKey(QStringLiteral("exec")) == Dimension::Exec);
 }
 
 void TestModels::sweepSeriesPerPrecisionWithErrors() {

@@ -44,6 +44,7 @@ class BadInput(unittest.TestCase):
             "steps": write(os.path.join(d, "steps.json"), {"base": dict(base, steps=2147483647)}),
             "seed": write(os.path.join(d, "seed.json"), {"base": dict(base, seed=-1)}),
             "ctx": write(os.path.join(d, "ctx.json"), {"base": base, "context_lengths": [99999999999999]}),
+            "exec": write(os.path.join(d, "exec.json"), {"base": base, "execs": ["eager", "compiled"]}),
         }
 
     @classmethod
@@ -107,6 +108,12 @@ class BadInput(unittest.TestCase):
             (["bench", *TINY, "--d-model", "128", "--size", "tiny,mini"], "single --size"),
             (["bench", *TINY, "--no-such-flag"], "--no-such-flag"),
             (["bench", *TINY, "--markdown", "--csv"], "--csv"),
+            # bench: the execution mode (eager / compiled), refused where it cannot capture
+            (["bench", *TINY, "--exec", "fast"], "--exec: 'fast' is not one of eager, compiled"),
+            (["bench", *TINY, "--exec", ","], "--exec: no value given"),
+            (["bench", *TINY, "--compile"], "compiled mode captures CUDA graphs: it needs a CUDA device"),
+            (["bench", *TINY, "--exec", "eager,compiled"], "it needs a CUDA device"),
+            (["bench", *TINY, "--compile", "--exec", "eager"], "--compile means --exec compiled"),
             # bench: sweep files
             (["bench", "--sweep", "/nonexistent.json"], "/nonexistent.json"),
             (["bench", "--sweep", d], d),
@@ -125,6 +132,8 @@ class BadInput(unittest.TestCase):
             (["bench", "--sweep", f["good"], "--size", "bogus"], "--size cannot be given with --sweep"),
             (["bench", "--sweep", f["good"], "--steps", "-5"], "--steps cannot be given with --sweep"),
             (["bench", "--sweep", f["good"], "--lr", "1"], "--lr cannot be given with --sweep"),
+            (["bench", "--sweep", f["exec"]], "compiled mode captures CUDA graphs"),
+            (["bench", "--sweep", f["good"], "--compile"], "--compile cannot be given with --sweep"),
             # attention
             (["attention", "--device", "cpu", "--impl", "fastest"], "fastest"),
             (["attention", "--device", "cpu", "--seq", "128,abc"], "abc"),

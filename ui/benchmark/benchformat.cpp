@@ -10,7 +10,8 @@ namespace ts::ui {
 
 QString describeConfig(const BenchConfig& c) {
     QStringList parts;
-    for (Dimension d : allDimensions()) parts << dimensionLabel(d, c);
+    for (Dimension d : allDimensions())
+        if (d != Dimension::Exec || c.exec != ExecMode::Eager) parts << dimensionLabel(d, c);  // eager: said by its absence
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -24,6 +25,7 @@ QString describeSweep(const std::vector<BenchConfig>& points) {
             const QString v = dimensionValue(d, p);
             if (!values.contains(v)) values << v;
         }
+        if (d == Dimension::Exec && values == QStringList{qstr(toString(ExecMode::Eager))}) continue;
         parts << QStringLiteral("%1 %2").arg(dimensionName(d), values.join(QStringLiteral(", ")));
     }
     return QStringLiteral("%1 points: %2").arg(points.size()).arg(parts.join(QStringLiteral("; ")));

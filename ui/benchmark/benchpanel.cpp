@@ -155,7 +155,12 @@ void BenchPanel::build() {
     steps_ = new QSpinBox(execBox);
     steps_->setRange(1, 1'000'000);
     steps_->setToolTip(tr("Steps measured after the warm-up"));
+    // Eager and compiled (CUDA graphs): ticking both sweeps over them (the Speedup view then
+    // compares them).
+    execModeBox_ = makeCheckRow(execBox, allExecModes(), execs_);
+    execs_[ExecMode::Compiled]->setText(tr("compiled (CUDA graphs)"));
     execForm->addRow(tr("&Device:"), device_);
+    execForm->addRow(tr("Step:"), execModeBox_);
     execForm->addRow(tr("Parallel &strategy:"), strategy_);
     execForm->addRow(tr("&Warm-up steps:"), warmup_);
     execForm->addRow(tr("&Measured steps:"), steps_);
@@ -169,7 +174,8 @@ void BenchPanel::build() {
                     {QStringLiteral("layers"), layers_},    {QStringLiteral("heads"), heads_},
                     {QStringLiteral("context"), context_},  {QStringLiteral("batch"), batch_},
                     {QStringLiteral("modes"), modeBox_},    {QStringLiteral("precisions"), precisionBox_},
-                    {QStringLiteral("attentions"), attentionBox_}, {QStringLiteral("device"), device_},
+                    {QStringLiteral("attentions"), attentionBox_}, {QStringLiteral("execs"), execModeBox_},
+                    {QStringLiteral("device"), device_},
                     {QStringLiteral("strategy"), strategy_}, {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("steps"), steps_},      {QStringLiteral("label"), label_}});
 
@@ -184,6 +190,7 @@ void BenchPanel::build() {
     modes_[Mode::Train]->setChecked(true);
     precisions_[Precision::FP32]->setChecked(true);
     attentions_[AttentionImpl::Naive]->setChecked(true);
+    execs_[ExecMode::Eager]->setChecked(true);
 
     auto changedSlot = [this] {
         if (updating_) return;
@@ -198,6 +205,7 @@ void BenchPanel::build() {
     for (auto* cb : modes_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     for (auto* cb : precisions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     for (auto* cb : attentions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
+    for (auto* cb : execs_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     connect(device_, &QComboBox::currentIndexChanged, this, changedSlot);
     connect(strategy_, &QComboBox::currentIndexChanged, this, changedSlot);
     installRunShortcut();
@@ -227,6 +235,8 @@ BenchConfig BenchPanel::baseConfig() const {
         if (precisions_[p]->isChecked()) { c.precision = p; break; }
     for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) { c.attention = a; break; }
+    for (ExecMode e : allExecModes())
+        if (execs_[e]->isChecked()) { c.exec = e; break; }
     return c;
 }
 
@@ -271,6 +281,23 @@ void BenchPanel::updateAvailability() {
         cb->setToolTip(why.isEmpty() ? attentionHint(a) : attentionHint(a) + QStringLiteral("\n") + why);
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
+    {
+        // Compiled mode needs a CUDA device; fp16 training is flagged by validation instead.
+        BenchConfig c = probe;
+        c.precision = Precision::FP32;
+        c.attention = AttentionImpl::Naive;
+        c.exec = ExecMode::Compiled;
+        const QString why = capsKnown_ ? qstr(compiledProblem(c)) : tr("Checking what this machine can run…");
+        QCheckBox* cb = execs_[ExecMode::Compiled];
+        cb->setEnabled(why.isEmpty());
+        cb->setToolTip(why.isEmpty() ? tr("Forward, backward and optimizer each captured once as a CUDA graph and "
+                                          "replayed every step")
+                                     : why);
+        if (!why.isEmpty() && capsKnown_ && cb->isChecked()) {
+            cb->setChecked(false);
+            execs_[ExecMode::Eager]->setChecked(true);  // a step still needs a way to run
+        }
+    }
     // DDP needs several GPUs; the window runs single-device experiments for now.
     int gpus = 0;
     for (const auto& d : caps_.devices)
@@ -292,6 +319,9 @@ QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
     // The engine names the bad value in each message; map the names to their fields. A
     // message about two values ("d_model 100 is not divisible by num_heads 3") flags both.
     if (m.startsWith(QLatin1String("device '"))) return {device_};
+    if (m.startsWith(QLatin1String("compiled mode")))
+        return m.contains(QLatin1String("fp16")) ? QList<QWidget*>{execModeBox_, precisionBox_}
+                                                 : QList<QWidget*>{execModeBox_};
     if (m.contains(QLatin1String("attention '"))) return {attentionBox_};
     if (m.contains(QLatin1String("bf16")) || m.contains(QLatin1String("fp16"))) return {precisionBox_};
     const QList<QPair<QString, QWidget*>> keys = {
@@ -359,6 +389,9 @@ void BenchPanel::revalidate() {
     for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) spec.attentions.push_back(a);
     if (spec.attentions.empty()) add(attentionBox_, tr("Pick at least one attention backend"));
+    for (ExecMode e : allExecModes())
+        if (execs_[e]->isChecked()) spec.execs.push_back(e);
+    if (spec.execs.empty()) add(execModeBox_, tr("Pick eager, compiled or both"));
     customBox_->setEnabled(std::find(spec.sizes.begin(), spec.sizes.end(), "custom") != spec.sizes.end());
 
     const QHash<QWidget*, QStringList> parseProblems = byField;
@@ -366,7 +399,7 @@ void BenchPanel::revalidate() {
         // The sweep's size, before expanding it: a typo like "1-1000" must not allocate.
         const size_t count = spec.sizes.size() * spec.context_lengths.size() * spec.precisions.size() *
                              spec.attentions.size() * spec.modes.size() * spec.warmups.size() *
-                             batches_.size();
+                             std::max<size_t>(spec.execs.size(), 1) * batches_.size();
         if (count > static_cast<size_t>(kMaxPoints)) {
             general << tr("The sweep has %1 points; at most %2 can run at once").arg(count).arg(kMaxPoints);
         } else {
@@ -445,7 +478,7 @@ QJsonObject BenchPanel::state() const {
     o[QLatin1String("batch")] = batch_->text();
     o[QLatin1String("warmup")] = warmup_->text();
     o[QLatin1String("steps")] = steps_->value();
-    QStringList modes, precs, atts;
+    QStringList modes, precs, atts, execs;
     for (Mode m : allModes())
         if (modes_[m]->isChecked()) modes << qstr(toString(m));
     for (Precision p : allPrecisions())
@@ -455,6 +488,9 @@ QJsonObject BenchPanel::state() const {
     o[QLatin1String("modes")] = toArray(modes);
     o[QLatin1String("precisions")] = toArray(precs);
     o[QLatin1String("attentions")] = toArray(atts);
+    for (ExecMode e : allExecModes())
+        if (execs_[e]->isChecked()) execs << qstr(toString(e));
+    o[QLatin1String("execs")] = toArray(execs);
     o[QLatin1String("device")] = device_->currentData().toString();
     o[QLatin1String("strategy")] = strategy_->currentData().toString();
     return o;
@@ -506,6 +542,10 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     checks("modes", modes_, allModes());
     checks("precisions", precisions_, allPrecisions());
     checks("attentions", attentions_, kAttentions);
+    if (o.contains(QLatin1String("execs")))
+        checks("execs", execs_, allExecModes());
+    else  // presets and states saved before the field: eager
+        for (ExecMode e : allExecModes()) execs_[e]->setChecked(e == ExecMode::Eager);
     if (o.contains(QLatin1String("device"))) {
         const QString dev = o.value(QLatin1String("device")).toString();
         const int i = device_->findData(dev);
@@ -526,6 +566,7 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
         if (precisions_[p]->isChecked()) before << qstr(toString(p));
     for (AttentionImpl a : kAttentions)
         if (attentions_[a]->isChecked()) before << qstr(toString(a));
+    const bool wantedCompiled = execs_[ExecMode::Compiled]->isChecked();
     updateAvailability();
     if (notes && capsKnown_) {
         for (Precision p : allPrecisions())
@@ -534,6 +575,8 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
         for (AttentionImpl a : kAttentions)
             if (before.contains(qstr(toString(a))) && !attentions_[a]->isChecked())
                 *notes << tr("%1 left out: %2").arg(qstr(toString(a)), attentions_[a]->toolTip().section(QLatin1Char('\n'), 1));
+        if (wantedCompiled && !execs_[ExecMode::Compiled]->isChecked())
+            *notes << tr("compiled left out: %1").arg(execs_[ExecMode::Compiled]->toolTip());
     }
     // A preset whose only precision is unavailable still needs one.
     bool anyPrecision = false;
@@ -542,6 +585,8 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     bool anyAttention = false;
     for (auto* cb : attentions_) anyAttention |= cb->isChecked();
     if (!anyAttention && capsKnown_) attentions_[AttentionImpl::Naive]->setChecked(true);
+    if (!execs_[ExecMode::Eager]->isChecked() && !execs_[ExecMode::Compiled]->isChecked())
+        execs_[ExecMode::Eager]->setChecked(true);  // compiled was asked for where it cannot run
     updating_ = false;
     revalidate();
 }
@@ -559,6 +604,11 @@ QString BenchPanel::describeSpec(const QJsonObject& s) {
           << jsonListText(s.value(QLatin1String("precisions")), base.value(QLatin1String("precision"))).join(dot)
           << jsonListText(s.value(QLatin1String("attentions")), base.value(QLatin1String("attention"))).join(dot)
           << jsonListText(s.value(QLatin1String("modes")), base.value(QLatin1String("mode"))).join(dot)
+          + (jsonListText(s.value(QLatin1String("execs")), base.value(QLatin1String("exec"))).contains(QStringLiteral("compiled"))
+                 ? QStringLiteral(" (") +
+                       jsonListText(s.value(QLatin1String("execs")), base.value(QLatin1String("exec"))).join(dot) +
+                       QStringLiteral(")")
+                 : QString())
           << QObject::tr("warm-up %1").arg(jsonListText(s.value(QLatin1String("warmups")), base.value(QLatin1String("warmup"))).join(dot))
           << QObject::tr("steps %1").arg(base.value(QLatin1String("steps")).toInteger())
           << jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device"))).join(dot);
@@ -583,6 +633,11 @@ QJsonObject BenchPanel::stateFromSpec(const QJsonObject& s) {
     o[QStringLiteral("modes")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("modes")), base.value(QLatin1String("mode"))));
     o[QStringLiteral("precisions")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("precisions")), base.value(QLatin1String("precision"))));
     o[QStringLiteral("attentions")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("attentions")), base.value(QLatin1String("attention"))));
+    // Runs stored before the field have neither: eager.
+    o[QStringLiteral("execs")] = QJsonArray::fromStringList(
+        jsonListText(s.value(QLatin1String("execs")), base.contains(QLatin1String("exec"))
+                                                          ? base.value(QLatin1String("exec"))
+                                                          : QJsonValue(QStringLiteral("eager"))));
     o[QStringLiteral("device")] = jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device"))).value(0);
     return o;
 }

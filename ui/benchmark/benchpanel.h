@@ -54,8 +54,9 @@ private:
     QMap<Mode, QCheckBox*> modes_;
     QMap<Precision, QCheckBox*> precisions_;
     QMap<AttentionImpl, QCheckBox*> attentions_;
+    QMap<ExecMode, QCheckBox*> execs_;
     QComboBox* strategy_;
-    QGroupBox *modeBox_, *precisionBox_, *attentionBox_;
+    QGroupBox *modeBox_, *precisionBox_, *attentionBox_, *execModeBox_;
 
     std::vector<BenchConfig> points_;
     std::vector<int64_t> batches_;

@@ -11,7 +11,7 @@ namespace ts::ui {
 const std::vector<Dimension>& allDimensions() {
     static const std::vector<Dimension> dims = {
         Dimension::Size,   Dimension::Context, Dimension::Batch,
-        Dimension::Precision, Dimension::Attention, Dimension::Mode,
+        Dimension::Precision, Dimension::Attention, Dimension::Mode, Dimension::Exec,
         Dimension::Warmup, Dimension::Steps,   Dimension::Device};
     return dims;
 }
@@ -24,6 +24,7 @@ QString dimensionName(Dimension d) {
         case Dimension::Precision: return QStringLiteral("precision");
         case Dimension::Attention: return QStringLiteral("attention");
         case Dimension::Mode: return QStringLiteral("mode");
+        case Dimension::Exec: return QStringLiteral("execution");
         case Dimension::Warmup: return QStringLiteral("warm-up steps");
         case Dimension::Steps: return QStringLiteral("measured steps");
         case Dimension::Device: return QStringLiteral("device");
@@ -39,6 +40,7 @@ QString dimensionKey(Dimension d) {
         case Dimension::Precision: return QStringLiteral("precision");
         case Dimension::Attention: return QStringLiteral("attention");
         case Dimension::Mode: return QStringLiteral("mode");
+        case Dimension::Exec: return QStringLiteral("exec");
         case Dimension::Warmup: return QStringLiteral("warmup");
         case Dimension::Steps: return QStringLiteral("steps");
         case Dimension::Device: return QStringLiteral("device");
@@ -60,6 +62,7 @@ QString dimensionValue(Dimension d, const BenchConfig& c) {
         case Dimension::Precision: return qstr(toString(c.precision));
         case Dimension::Attention: return qstr(toString(c.attention));
         case Dimension::Mode: return qstr(toString(c.mode));
+        case Dimension::Exec: return qstr(toString(c.exec));
         case Dimension::Warmup: return QString::number(c.warmup);
         case Dimension::Steps: return QString::number(c.steps);
         case Dimension::Device: return qstr(c.device);
@@ -86,6 +89,7 @@ double dimensionNumber(Dimension d, const BenchConfig& c) {
         case Dimension::Precision: return static_cast<double>(c.precision);
         case Dimension::Attention: return static_cast<double>(c.attention);
         case Dimension::Mode: return static_cast<double>(c.mode);
+        case Dimension::Exec: return static_cast<double>(c.exec);
         case Dimension::Warmup: return c.warmup;
         case Dimension::Steps: return c.steps;
         case Dimension::Device: return 0;

@@ -30,6 +30,7 @@ QVariant ResultModel::headerData(int section, Qt::Orientation o, int role) const
         case Precision: return tr("Precision");
         case Attention: return tr("Attention");
         case Mode: return tr("Mode");
+        case Exec: return tr("Execution");
         case Device: return tr("Device");
         case Warmup: return tr("Warm-up");
         case Steps: return tr("Steps");
@@ -107,7 +108,7 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
     // Note [noisy measurement]: a CV above 5% in amber, marked, its cause in the tooltip.
     if (role == Qt::ForegroundRole && col == TotalCv && e.finished && noiseFlag(r)) return QBrush(QColor(0xe0, 0x8a, 0x00));
     if (role == Qt::TextAlignmentRole) {
-        const bool text = col == Size || col == Precision || col == Attention || col == Mode ||
+        const bool text = col == Size || col == Precision || col == Attention || col == Mode || col == Exec ||
                           col == Device || col == Status;
         return text ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                     : QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -135,6 +136,7 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         case Precision: return qstr(toString(c.precision));
         case Attention: return qstr(toString(c.attention));
         case Mode: return qstr(toString(c.mode));
+        case Exec: return qstr(toString(c.exec));
         case Device: return qstr(c.device);
         case Warmup: return c.warmup;
         case Steps: return c.steps;

@@ -16,7 +16,7 @@ class ResultModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column {
-        Point, Size, Params, Context, Batch, Precision, Attention, Mode, Device, Warmup, Steps,
+        Point, Size, Params, Context, Batch, Precision, Attention, Mode, Exec, Device, Warmup, Steps,
         Status, Forward, ForwardStd, Backward, BackwardStd, Optimizer, OptimizerStd, Total, TotalStd,
         TotalCv, Tflops, PeakShare, PeakMemory, ColumnCount
     };

@@ -216,7 +216,8 @@ void SpeedupModel::rebuild() {
         dim_ = *wanted_;
     } else {
         dim_ = Dimension::Precision;
-        for (Dimension d : {Dimension::Precision, Dimension::Attention, Dimension::Warmup, Dimension::Batch, Dimension::Context,
+        // A sweep of eager against compiled is made to compare them: that first.
+        for (Dimension d : {Dimension::Exec, Dimension::Precision, Dimension::Attention, Dimension::Warmup, Dimension::Batch, Dimension::Context,
                             Dimension::Size, Dimension::Steps, Dimension::Device})
             if (varies(d)) {
                 dim_ = d;

@@ -169,9 +169,16 @@ QString StepChart::pointTitle(int point) const {
     return title + tr(" — point %1 of %2: %3")
                        .arg(point + 1)
                        .arg(total)
-                       .arg(labelOver(c, {Dimension::Size, Dimension::Context, Dimension::Batch,
-                                          Dimension::Precision, Dimension::Attention, Dimension::Mode,
-                                          Dimension::Warmup, Dimension::Device}));
+                       .arg(labelOver(c, c.exec == ExecMode::Eager  // eager: said by its absence
+                                             ? std::vector<Dimension>{Dimension::Size, Dimension::Context,
+                                                                      Dimension::Batch, Dimension::Precision,
+                                                                      Dimension::Attention, Dimension::Mode,
+                                                                      Dimension::Warmup, Dimension::Device}
+                                             : std::vector<Dimension>{Dimension::Size, Dimension::Context,
+                                                                      Dimension::Batch, Dimension::Precision,
+                                                                      Dimension::Attention, Dimension::Mode,
+                                                                      Dimension::Exec, Dimension::Warmup,
+                                                                      Dimension::Device}));
 }
 
 void StepChart::redraw() {

@@ -30,6 +30,7 @@ struct BenchConfig {
     Mode mode = Mode::Train;
     Precision precision = Precision::FP32;
     AttentionImpl attention = AttentionImpl::Naive;
+    ExecMode exec = ExecMode::Eager;  // compiled: the step's phases replayed as CUDA graphs
     std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
     uint64_t seed = 0;
     double learning_rate = 1e-4;  // AdamW, train mode
@@ -55,13 +56,16 @@ TensorEstimate largestTensor(const BenchConfig& c);
 std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory, const std::string& device_name);
 
 // Every problem with a point (model dimensions included); empty if valid. Does not check
-// that the device exists: checkBenchRunnable() does.
+// that the device exists: checkBenchRunnable() does. Compiled mode is refused where the step
+// cannot be captured (compiledProblem), never run eagerly in its place.
 std::vector<std::string> validateBench(const BenchConfig& c);
+// Why the point cannot run in compiled mode (empty when it can, or when it is eager).
+std::string compiledProblem(const BenchConfig& c);
 // Why this machine cannot run the point (runtime/environment.h), empty if it can.
 std::vector<std::string> checkBenchRunnable(const BenchConfig& c);
 
 // A sweep: every combination of the listed values, in this nesting order (outermost first):
-// size, context length, batch size, precision, attention, mode, warm-up, device. An empty
+// size, context length, batch size, precision, attention, mode, execution mode, warm-up, device. An empty
 // list means "the base value". `sizes` holds preset names; "custom" keeps the base model's dimensions.
 struct SweepSpec {
     BenchConfig base;
@@ -71,6 +75,7 @@ struct SweepSpec {
     std::vector<Precision> precisions;
     std::vector<AttentionImpl> attentions;
     std::vector<Mode> modes;
+    std::vector<ExecMode> execs;
     std::vector<int> warmups;
     std::vector<std::string> devices;
 };

@@ -15,7 +15,7 @@ BenchConfig benchFrom(const json& j, std::string_view prefix, bool strict) {
     if (strict) {
         rejectUnknown(j, prefix,
                       {"model", "size", "batch_size", "warmup", "steps", "mode", "precision",
-                       "attention", "device", "seed", "learning_rate", "vocab_size",
+                       "attention", "exec", "device", "seed", "learning_rate", "vocab_size",
                        "context_length", "d_model", "d_ff", "num_layers", "num_heads",
                        "rope_theta"});
     }
@@ -41,6 +41,7 @@ BenchConfig benchFrom(const json& j, std::string_view prefix, bool strict) {
     read(j, prefix, "mode", c.mode, toMode);
     read(j, prefix, "precision", c.precision, toPrecision);
     read(j, prefix, "attention", c.attention, toAttentionImpl);
+    read(j, prefix, "exec", c.exec, toExecMode);  // absent in runs stored before it: eager
     read(j, prefix, "device", c.device, toStr);
     read(j, prefix, "seed", c.seed, toUint);
     read(j, prefix, "learning_rate", c.learning_rate, toDouble);
@@ -73,6 +74,7 @@ json toJson(const BenchConfig& c) {
             {"mode", toString(c.mode)},
             {"precision", toString(c.precision)},
             {"attention", toString(c.attention)},
+            {"exec", toString(c.exec)},
             {"device", c.device},
             {"seed", c.seed},
             {"learning_rate", number(c.learning_rate)}};
@@ -137,7 +139,7 @@ BenchResult resultFromJson(const json& j) {
 SweepSpec sweepFromJson(const json& j) {
     requireObject(j, "");
     rejectUnknown(j, "", {"base", "sizes", "context_lengths", "batch_sizes", "precisions",
-                          "attentions", "modes", "warmups", "devices"});
+                          "attentions", "modes", "execs", "warmups", "devices"});
     SweepSpec s;
     if (auto it = j.find("base"); it != j.end()) s.base = benchFrom(*it, "base", true);
     readList(j, "sizes", s.sizes,
@@ -147,6 +149,7 @@ SweepSpec sweepFromJson(const json& j) {
     readList(j, "precisions", s.precisions, toPrecision);
     readList(j, "attentions", s.attentions, toAttentionImpl);
     readList(j, "modes", s.modes, toMode);
+    readList(j, "execs", s.execs, toExecMode);
     readList(j, "warmups", s.warmups, kInt);
     readList(j, "devices", s.devices, toStr);
     return s;
@@ -166,6 +169,7 @@ std::string benchSpecJson(const SweepSpec& s, size_t point_count) {
                 {"precisions", names(s.precisions)},
                 {"attentions", names(s.attentions)},
                 {"modes", names(s.modes)},
+                {"execs", names(s.execs)},
                 {"warmups", s.warmups},
                 {"devices", s.devices},
                 {"points", point_count},

@@ -18,7 +18,7 @@ StepSample stepFromJson(const nlohmann::json& j);
 BenchResult resultFromJson(const nlohmann::json& j);
 
 // A sweep file: {"base": {...BenchConfig fields...}, "sizes": [...], "context_lengths": [...],
-// "batch_sizes": [...], "precisions": [...], "attentions": [...], "modes": [...],
+// "batch_sizes": [...], "precisions": [...], "attentions": [...], "modes": [...], "execs": [...],
 // "warmups": [...], "devices": [...]}.
 SweepSpec sweepFromJson(const nlohmann::json& j);
 

@@ -63,6 +63,7 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
         {"precision", num([](const BenchResult& r) { return toString(r.config.precision); }), false},
         {"attention", num([](const BenchResult& r) { return toString(r.config.attention); }), false},
         {"mode", num([](const BenchResult& r) { return toString(r.config.mode); }), false},
+        {"exec", num([](const BenchResult& r) { return toString(r.config.exec); }), false},
         {"warmup", num([](const BenchResult& r) { return r.config.warmup; }), true},
         {"steps", num([](const BenchResult& r) { return r.config.steps; }), true},
         {"device", num([](const BenchResult& r) { return r.config.device; }), false},

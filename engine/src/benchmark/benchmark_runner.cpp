@@ -72,8 +72,9 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
              const Progress& progress, BenchResult& r) {
     c10::OptionalDeviceGuard guard;
     if (device.is_cuda()) guard.reset_device(device);
-    TrainingStep step({cfg.model, cfg.batch_size, cfg.mode, cfg.precision, cfg.attention, cfg.seed, cfg.learning_rate},
-                      device);
+    TrainingStep step(
+        {cfg.model, cfg.batch_size, cfg.mode, cfg.precision, cfg.attention, cfg.seed, cfg.learning_rate, cfg.exec},
+        device);
     const int total = cfg.warmup + cfg.steps;
     const int oom_at = testing::g_oom_step.exchange(-1);
     DeviceTimer timer(device, 4);

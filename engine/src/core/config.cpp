@@ -39,6 +39,8 @@ constexpr std::pair<std::string_view, AttentionImpl> kAttentionImpls[] = {
     {"sdpa-cudnn", AttentionImpl::SdpaCudnn},
     {"sdpa-math", AttentionImpl::SdpaMath},
     {"flash", AttentionImpl::Flash}};
+constexpr std::pair<std::string_view, ExecMode> kExecModes[] = {{"eager", ExecMode::Eager},
+                                                               {"compiled", ExecMode::Compiled}};
 
 template <typename Table, typename T>
 std::string_view nameOf(const Table& table, T value) {
@@ -125,6 +127,10 @@ int64_t parameterCount(const ModelConfig& m) {
 std::string_view toString(Mode m) { return nameOf(kModes, m); }
 std::string_view toString(Precision p) { return nameOf(kPrecisions, p); }
 std::string_view toString(AttentionImpl a) { return nameOf(kAttentionImpls, a); }
+std::string_view toString(ExecMode e) { return nameOf(kExecModes, e); }
+std::optional<ExecMode> parseExecMode(std::string_view s) { return lookup<ExecMode>(s, kExecModes); }
+const std::vector<ExecMode>& allExecModes() { return valuesOf<ExecMode>(kExecModes); }
+std::string namesOf(const std::vector<ExecMode>& v) { return joinNames(v); }
 std::optional<Mode> parseMode(std::string_view s) { return lookup<Mode>(s, kModes); }
 std::optional<Precision> parsePrecision(std::string_view s) { return lookup<Precision>(s, kPrecisions); }
 std::optional<AttentionImpl> parseAttentionImpl(std::string_view s) {

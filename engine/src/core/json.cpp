@@ -129,6 +129,7 @@ Precision toPrecision(const json& v, std::string_view f) { return toEnum(v, f, a
 AttentionImpl toAttentionImpl(const json& v, std::string_view f) {
     return toEnum(v, f, allAttentionImpls(), parseAttentionImpl);
 }
+ExecMode toExecMode(const json& v, std::string_view f) { return toEnum(v, f, allExecModes(), parseExecMode); }
 Status toStatus(const json& v, std::string_view f) { return toEnum(v, f, allStatuses(), parseStatus); }
 
 std::string toSize(const json& v, std::string_view field, bool allow_custom) {

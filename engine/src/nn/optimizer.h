@@ -20,6 +20,9 @@ public:
     // Drops the gradients (set to none, as PyTorch's zero_grad does by default).
     void zeroGrad();
     int64_t stepCount() const { return steps_taken_; }
+    // Sets the host's count of steps: a CUDA graph's replay steps on the device (the counters
+    // in state(), which the fused kernel reads) without passing through step().
+    void setStepCount(int64_t steps) { steps_taken_ = steps; }
     // AdamW's state: both moments and the step counters (empty before the first step).
     std::vector<at::Tensor> state() const;
 

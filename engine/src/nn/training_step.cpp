@@ -5,6 +5,8 @@
 #include "nn/ranges.h"
 #include <c10/core/DeviceGuard.h>
 
+#include <stdexcept>
+
 #include "nn/autocast.h"
 #include "runtime/device.h"
 
@@ -29,44 +31,74 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
     const std::vector<int64_t> shape{setup.batch_size, setup.model.context_length};
     inputs_ = at::randint(setup.model.vocab_size, shape, tok);
     targets_ = at::randint(setup.model.vocab_size, shape, tok);
+    if (setup.exec == ExecMode::Compiled) {
+        // The benchmark's validation says the same before a point starts (compiledProblem).
+        if (!device.is_cuda())
+            throw std::invalid_argument("compiled mode captures CUDA graphs: it needs a CUDA device");
+        if (scaler_)
+            throw std::invalid_argument(
+                "compiled mode does not capture fp16 training: its dynamic loss scaling (GradScaler) is not "
+                "captured here; use bf16 or fp32, or the eager mode");
+    }
 }
 
 void TrainingStep::setHooks(StepHooks hooks) {
     TORCH_CHECK(!(hooks.optimizer_step && scaler_), "an optimizer hook cannot run under fp16 loss scaling");
+    TORCH_CHECK(setup_.exec == ExecMode::Eager || (!hooks.before_backward && !hooks.after_backward && !hooks.optimizer_step),
+                "compiled mode runs no step hooks: they are host code between the graphs");
     hooks_ = std::move(hooks);
 }
 
 void TrainingStep::useBatchRows(int64_t begin, int64_t rows) {
+    TORCH_CHECK(!graphs_, "the batch cannot change once the step is captured");
     TORCH_CHECK(begin >= 0 && rows > 0 && begin + rows <= inputs_.size(0), "rows [", begin, ", ", begin + rows,
                 ") are not in the batch of ", inputs_.size(0));
     inputs_ = inputs_.narrow(0, begin, rows).contiguous();
     targets_ = targets_.narrow(0, begin, rows).contiguous();
 }
 
+// The phases as profiler ranges (Note [profiler ranges] in model.cpp): the profiler lab
+// attributes every op and kernel to one of them.
+at::Tensor TrainingStep::forwardAndLoss() {
+    TS_RANGE("forward");
+    std::optional<at::NoGradGuard> no_grad;
+    if (setup_.mode == Mode::Forward) no_grad.emplace();
+    AutocastScope autocast(device_.type(), setup_.precision);
+    at::Tensor logits = model_->forward(inputs_);
+    at::Tensor loss;
+    {
+        TS_RANGE("loss");
+        loss = crossEntropy(logits, targets_);
+    }
+    return loss;
+}
+
+void TrainingStep::backwardPass(const at::Tensor& loss) {
+    TS_RANGE("backward");
+    (scaler_ ? scaler_->scale(loss) : loss).backward();
+}
+
+void TrainingStep::optimizerStep() {
+    TS_RANGE("optimizer");
+    if (hooks_.optimizer_step)
+        hooks_.optimizer_step();
+    else if (scaler_)
+        scaler_->step(optimizer_, params_);
+    else
+        optimizer_.step();
+}
+
 StepTimes TrainingStep::run(DeviceTimer& timer) {
+    if (setup_.exec == ExecMode::Compiled) return runCompiled(timer);
     TORCH_CHECK(!hooks_.after_backward || timer.marks() >= 5, "a step with an after-backward hook needs 5 marks");
     resetPeakMemory(device_);
     optimizer_.zeroGrad();
     timer.mark(0);
-    // The phases as profiler ranges (Note [profiler ranges] in model.cpp): the profiler lab
-    // attributes every op and kernel to one of them.
-    at::Tensor loss;
-    {
-        TS_RANGE("forward");
-        std::optional<at::NoGradGuard> no_grad;
-        if (setup_.mode == Mode::Forward) no_grad.emplace();
-        AutocastScope autocast(device_.type(), setup_.precision);
-        at::Tensor logits = model_->forward(inputs_);
-        {
-            TS_RANGE("loss");
-            loss = crossEntropy(logits, targets_);
-        }
-    }
+    const at::Tensor loss = forwardAndLoss();
     timer.mark(1);
     if (setup_.mode != Mode::Forward) {
         if (hooks_.before_backward) hooks_.before_backward();
-        TS_RANGE("backward");
-        (scaler_ ? scaler_->scale(loss) : loss).backward();
+        backwardPass(loss);
     }
     timer.mark(2);
     const bool synced = hooks_.after_backward && setup_.mode != Mode::Forward;
@@ -74,16 +106,12 @@ StepTimes TrainingStep::run(DeviceTimer& timer) {
         hooks_.after_backward();
         timer.mark(4);
     }
-    if (setup_.mode == Mode::Train) {
-        TS_RANGE("optimizer");
-        if (hooks_.optimizer_step)
-            hooks_.optimizer_step();
-        else if (scaler_)
-            scaler_->step(optimizer_, params_);
-        else
-            optimizer_.step();
-    }
+    if (setup_.mode == Mode::Train) optimizerStep();
     timer.mark(3);
+    return finish(timer, loss, synced);
+}
+
+StepTimes TrainingStep::finish(DeviceTimer& timer, const at::Tensor& loss, bool synced) {
     timer.wait(3);
     StepTimes t;
     t.forward_ms = timer.ms(0, 1);

@@ -2,13 +2,16 @@
 // AdamW built on the device, autocast, fp16 loss scaling, a random batch; each step marks its
 // phase boundaries on a DeviceTimer (0 before forward, 1 after forward and loss, 2 after
 // backward, 3 after the optimizer) and returns the phase times, loss and memory. The
-// benchmark times it; the profiler, memory and distributed labs wrap the same step.
+// benchmark times it; the profiler, memory and distributed labs wrap the same step. In
+// compiled mode (ExecMode::Compiled, Note [compiled step] in graphed_step.cpp) the same phases
+// are captured once as three CUDA graphs and replayed, with the marks between the replays.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -28,6 +31,7 @@ struct TrainingSetup {
     AttentionImpl attention = AttentionImpl::Naive;
     uint64_t seed = 0;
     double learning_rate = 1e-4;
+    ExecMode exec = ExecMode::Eager;  // Compiled: CUDA only, no fp16 training, no hooks
 };
 
 // What one step measured. Times in ms; memory in bytes (0 on the CPU).
@@ -50,20 +54,33 @@ struct StepHooks {
     std::function<void()> optimizer_step;
 };
 
+struct CompiledGraphs;
+struct CompiledGraphsDeleter {  // graphed_step.cpp, where CompiledGraphs is complete
+    void operator()(CompiledGraphs* g) const;
+};
+
 class TrainingStep {
 public:
     // Builds everything on `device` with the setup's seed. Throws LibTorch's errors (an
-    // out-of-memory among them) as they come.
+    // out-of-memory among them) as they come; in compiled mode, std::invalid_argument with the
+    // reason when the step cannot be captured (not a CUDA device, fp16 training).
     TrainingStep(const TrainingSetup& setup, const c10::Device& device);
+    ~TrainingStep() = default;
+    TrainingStep(const TrainingStep&) = delete;
+    TrainingStep& operator=(const TrainingStep&) = delete;
 
-    // Runs one step; the device's peak-memory counter is reset at its start.
+    // Runs one step; the device's peak-memory counter is reset at its start. In compiled
+    // mode the first call warms up and captures the graphs first (outside the marks), leaving
+    // weights and optimizer state as they were; every call then replays them.
     StepTimes run(DeviceTimer& timer);
 
-    // From now on, runs with these hooks (empty ones: the plain step).
+    // From now on, runs with these hooks (empty ones: the plain step). Not in compiled mode.
     void setHooks(StepHooks hooks);
     // From now on, trains on rows [begin, begin + rows) of the batch made at construction (a
-    // data-parallel rank's slice of the global batch).
+    // data-parallel rank's slice of the global batch). Not in compiled mode.
     void useBatchRows(int64_t begin, int64_t rows);
+    // Compiled mode: whether the graphs have been captured (after the first run).
+    bool captured() const { return graphs_ != nullptr; }
     const at::Tensor& inputs() const { return inputs_; }
 
     TransformerLM& model() { return model_; }
@@ -71,6 +88,15 @@ public:
     const std::vector<at::Tensor>& parameters() const { return params_; }
 
 private:
+    // The phases, as both modes run them (compiled mode captures exactly these calls).
+    at::Tensor forwardAndLoss();
+    void backwardPass(const at::Tensor& loss);
+    void optimizerStep();
+    // Waits for mark 3 and fills the times, loss and memory.
+    StepTimes finish(DeviceTimer& timer, const at::Tensor& loss, bool synced);
+    StepTimes runCompiled(DeviceTimer& timer);  // graphed_step.cpp
+    void capture();                             // graphed_step.cpp
+
     TrainingSetup setup_;
     c10::Device device_;
     TransformerLM model_;
@@ -79,6 +105,8 @@ private:
     std::optional<GradScaler> scaler_;
     at::Tensor inputs_, targets_;
     StepHooks hooks_;
+    std::unique_ptr<CompiledGraphs, CompiledGraphsDeleter> graphs_;  // compiled mode, once captured
+    int64_t capture_peak_ = 0;  // compiled mode: the allocator's peak while capturing (bytes)
 };
 
 }  // namespace ts

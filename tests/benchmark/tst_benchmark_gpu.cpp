@@ -194,7 +194,10 @@ TEST(CompiledGpu, LossTrajectoryEqualsEager) {
                 EXPECT_GT(s.forward_ms, 0) << what;
                 EXPECT_EQ(s.backward_ms > 0, m != ts::Mode::Forward) << what;
                 EXPECT_EQ(s.optimizer_ms > 0, m == ts::Mode::Train) << what;
-                EXPECT_NEAR(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms, 1e-3 + 1e-6 * s.total_ms);
+                // The phases tile the step: CUDA events read to about 0.5 µs each (three intervals
+                // against one), and a mode without an optimizer leaves its empty interval (two
+                // events recorded back to back, a few µs) in the total.
+                EXPECT_NEAR(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms, 5e-3 + 1e-6 * s.total_ms) << what;
                 EXPECT_GE(s.memory_peak, s.memory_allocated) << what;
             }
             if (m == ts::Mode::Train) EXPECT_LT(compiled.steps.back().loss, compiled.steps.front().loss) << what;
@@ -243,7 +246,7 @@ TEST(CompiledGpu, ReplaysAllocateNothing) {
         ASSERT_TRUE(step.captured());
         EXPECT_EQ(step.optimizer().stepCount(), 1);
         const at::Tensor before = step.parameters().front().detach().clone();
-        const auto index = at::accelerator::getDeviceIndex();
+        const c10::DeviceIndex index = 0;  // the test's "cuda": the current device, 0
         const auto count = [&] { return at::accelerator::getDeviceStats(index).allocation[0].allocated; };  // AGGREGATE
         const int64_t allocations = count();
         for (int i = 0; i < 5; ++i) {

@@ -57,6 +57,10 @@ public:
             nlohmann::json j = ts::toJson(r);
             j["type"] = "result";
             j["point"] = point;
+            // Derived, for readers of the stream (the stored row keeps the measurements only).
+            if (const auto t = ts::achievedTflops(r)) j["tflops"] = *t;
+            if (const auto p = ts::peakShare(r)) j["peak_share"] = *p;
+            if (const std::string noise = ts::noiseText(r); !noise.empty()) j["noise"] = noise;
             std::cout << ts::dumpJson(j) << '\n' << std::flush;
         }
         const std::string status(ts::toString(r.status));

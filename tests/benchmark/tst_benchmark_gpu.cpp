@@ -239,7 +239,7 @@ TEST(CompiledGpu, ReplaysAllocateNothing) {
         setup.precision = p;
         setup.exec = ts::ExecMode::Compiled;
         setup.seed = 3;
-        const c10::Device device("cuda");
+        const c10::Device device("cuda");  // no index: the current device
         ts::TrainingStep step(setup, device);
         ts::DeviceTimer timer(device, 4);
         const ts::StepTimes first = step.run(timer);

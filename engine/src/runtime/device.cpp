@@ -41,21 +41,28 @@ double DeviceTimer::ms(int i, int j) const {
     return std::chrono::duration<double, std::milli>(times_[j] - times_[i]).count();
 }
 
+namespace {
+// "cuda" without an index is the current device; the allocator's calls need its index.
+c10::DeviceIndex indexOf(const c10::Device& device) {
+    return device.has_index() ? device.index() : at::accelerator::getDeviceIndex();
+}
+}  // namespace
+
 MemoryStats memoryStats(const c10::Device& device) {
     if (!device.is_cuda()) return {};
-    const auto stats = at::accelerator::getDeviceStats(device.index());
+    const auto stats = at::accelerator::getDeviceStats(indexOf(device));
     const auto agg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
     return {stats.allocated_bytes[agg].current, stats.reserved_bytes[agg].current, stats.allocated_bytes[agg].peak};
 }
 
 void resetPeakMemory(const c10::Device& device) {
-    if (device.is_cuda()) at::accelerator::resetPeakStats(device.index());
+    if (device.is_cuda()) at::accelerator::resetPeakStats(indexOf(device));
 }
 
 void releaseCachedMemory(const c10::Device& device) noexcept {
     if (!device.is_cuda()) return;
     try {
-        at::accelerator::synchronizeDevice(device.index());
+        at::accelerator::synchronizeDevice(indexOf(device));
         at::accelerator::emptyCache();
     } catch (const std::exception&) {
         // A device that cannot synchronise has failed the point already; nothing to add.

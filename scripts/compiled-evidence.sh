@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Issue 13's evidence in one run: per size and precision, the train step of the plain PyTorch
+# reference (eager, torch.compile default and reduce-overhead with fused AdamW) beside
+# TrainScope's eager and compiled (CUDA graphs) modes, side by side at the same settings.
+#   scripts/compiled-evidence.sh <trainscope-cli> <outdir>
+# Env: SIZES (default "small medium large xl 2.7B"), PRECISIONS (bf16,fp32), CONTEXT (256),
+#      ATTENTION (naive), WARMUP (5), STEPS (20), REFERENCE_MODES ("none default reduce-overhead"),
+#      PYTHON (python3). Writes compiled-{pytorch,trainscope}.jsonl and compiled-table.md.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CLI="${1:?usage: compiled-evidence.sh <trainscope-cli> <outdir>}"
+OUTDIR="${2:?usage: compiled-evidence.sh <trainscope-cli> <outdir>}"
+mkdir -p "$OUTDIR"
+PY="${PYTHON:-python3}"
+common=(--context-length "${CONTEXT:-256}" --mode train --warmup "${WARMUP:-5}" --steps "${STEPS:-20}"
+        --attention "${ATTENTION:-naive}")
+: > "$OUTDIR/compiled-pytorch.jsonl"
+: > "$OUTDIR/compiled-trainscope.jsonl"
+for size in ${SIZES:-small medium large xl 2.7B}; do
+    for precision in $(echo "${PRECISIONS:-bf16,fp32}" | tr ',' ' '); do
+        echo "-- $size $precision" >&2
+        for mode in ${REFERENCE_MODES:-none default reduce-overhead}; do
+            PYTHONWARNINGS=ignore "$PY" "$ROOT/tests/reference/reference_bench.py" --size "$size" --precision "$precision" \
+                "${common[@]}" --compile "$mode" >> "$OUTDIR/compiled-pytorch.jsonl" 2>> "$OUTDIR/compiled-pytorch.err" \
+                || echo "   reference ($mode) failed" >&2
+        done
+        "$CLI" bench --size "$size" --precision "$precision" "${common[@]}" --exec eager,compiled --device cuda \
+            --jsonl --no-store -q 2>> "$OUTDIR/compiled-trainscope.err" | grep '"type":"result"' \
+            >> "$OUTDIR/compiled-trainscope.jsonl" || echo "   trainscope failed" >&2
+    done
+done
+"$PY" "$ROOT/tests/reference/compare_compiled.py" "$OUTDIR/compiled-pytorch.jsonl" "$OUTDIR/compiled-trainscope.jsonl" \
+    | tee "$OUTDIR/compiled-table.md"

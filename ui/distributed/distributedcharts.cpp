@@ -1,7 +1,5 @@
 #include "distributed/distributedcharts.h"
 
-#include <QMenu>
-#include <QPicture>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -68,75 +66,9 @@ protected:
     }
 };
 
-// ---- The base ----
-
-DistPlot::DistPlot(const QString& title, const QString& stem, QWidget* parent) : QWidget(parent), title_(title), stem_(stem) {
-    plot_ = new QCustomPlot(this);
-    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    plot_->axisRect()->setRangeDrag(Qt::Horizontal);
-    plot_->axisRect()->setRangeZoom(Qt::Horizontal);
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title));
-    plot_->legend->setVisible(true);
-    plot_->setContextMenuPolicy(Qt::CustomContextMenu);
-    note_ = new QCPItemText(plot_);
-    note_->position->setType(QCPItemPosition::ptAxisRectRatio);
-    note_->position->setCoords(0.5, 0.5);
-    note_->setVisible(false);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(plot_);
-    connect(plot_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
-        QMenu menu(this);
-        menu.addAction(tr("Export Chart…"), this, &DistPlot::exportRequested);
-        menu.addAction(tr("Copy Chart Image"), this, &DistPlot::copyRequested);
-        menu.addSeparator();
-        menu.addAction(tr("Fit to Data"), this, [this] {
-            plot_->rescaleAxes();
-            plot_->replot(QCustomPlot::rpQueuedReplot);
-        });
-        menu.exec(plot_->mapToGlobal(pos));
-    });
-    restyle();
-}
-
-void DistPlot::restyle() {
-    style_ = currentChartStyle();
-    plot_->setBackground(style_.background);
-    plot_->axisRect()->setBackground(style_.plotBackground);
-    for (QCPAxis* a : {plot_->xAxis, plot_->yAxis}) {
-        a->setBasePen(QPen(style_.foreground));
-        a->setTickPen(QPen(style_.foreground));
-        a->setSubTickPen(QPen(style_.foreground));
-        a->setTickLabelColor(style_.foreground);
-        a->setLabelColor(style_.foreground);
-        a->grid()->setPen(QPen(style_.grid));
-    }
-    plot_->legend->setBrush(style_.background);
-    plot_->legend->setTextColor(style_.foreground);
-    note_->setColor(style_.muted);
-}
-
-void DistPlot::showNote(const QString& text) {
-    note_->setText(text);
-    note_->setVisible(!text.isEmpty());
-}
-
-QString DistPlot::noteText() const { return note_->visible() ? note_->text() : QString(); }
-
-void DistPlot::paintChart(QPainter& painter, const QRectF& target) {
-    // QCustomPlot paints through its own painter: record vector commands, replay them.
-    QPicture picture;
-    {
-        QCPPainter p(&picture);
-        plot_->toPainter(&p, static_cast<int>(target.width()), static_cast<int>(target.height()));
-    }
-    painter.drawPicture(target.topLeft(), picture);
-}
-
 // ---- The lanes ----
 
-LanesChart::LanesChart(QWidget* parent) : DistPlot(tr("Ranks' steps"), QStringLiteral("distributed-lanes"), parent) {
+LanesChart::LanesChart(QWidget* parent) : QcpChart(tr("Ranks' steps"), QStringLiteral("distributed-lanes"), parent) {
     plot_->xAxis->setLabel(tr("time (ms), each step from the slowest rank's end of the one before"));
     plot_->yAxis->setRangeReversed(true);
     plot_->yAxis->grid()->setVisible(false);
@@ -146,13 +78,7 @@ LanesChart::LanesChart(QWidget* parent) : DistPlot(tr("Ranks' steps"), QStringLi
         spans_[k] = new SpanPlottable(plot_->xAxis, plot_->yAxis);
         spans_[k]->setName(names[k]);
     }
-    // The legend in a row of its own under the lanes, which it would cover.
-    plot_->axisRect()->insetLayout()->take(plot_->legend);
-    plot_->axisRect()->insetLayout()->simplify();
-    plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, plot_->legend);
-    plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
-    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
-    plot_->legend->setWrap(3);
+    legendBelow(3);  // the lanes would be under it
     clear(tr("Run a DDP point: each rank's steps appear here as they arrive"));
 }
 
@@ -258,7 +184,7 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, 
 // ---- The all-reduce ----
 
 AllreduceChart::AllreduceChart(QWidget* parent)
-    : DistPlot(tr("All-reduce bus bandwidth"), QStringLiteral("distributed-allreduce"), parent) {
+    : QcpChart(tr("All-reduce bus bandwidth"), QStringLiteral("distributed-allreduce"), parent) {
     plot_->xAxis->setLabel(tr("size per rank"));
     plot_->yAxis->setLabel(tr("busbw (GB/s) = algbw · 2(n−1)/n"));
     plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
@@ -310,14 +236,10 @@ void AllreduceChart::setRows(const std::vector<dist::AllreduceRow>& rows) {
 // ---- Memory per rank ----
 
 RankMemoryChart::RankMemoryChart(QWidget* parent)
-    : DistPlot(tr("Memory per rank"), QStringLiteral("distributed-memory"), parent) {
+    : QcpChart(tr("Memory per rank"), QStringLiteral("distributed-memory"), parent) {
     plot_->yAxis->setLabel(tr("bytes held (MiB)"));
     plot_->setInteractions(QCP::Interactions());
-    plot_->axisRect()->insetLayout()->take(plot_->legend);
-    plot_->axisRect()->insetLayout()->simplify();
-    plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, plot_->legend);
-    plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
-    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    legendBelow();  // its bars would be under it
     showNote(tr("Run DDP points: each rank's parameters, gradients, optimizer state and buffers"));
 }
 

@@ -10,8 +10,7 @@
 
 #include <vector>
 
-#include "common/chartstyle.h"
-#include "common/exporter.h"
+#include "common/qcpchart.h"
 #include "distributed/distributed.h"
 
 class QCustomPlot;
@@ -21,35 +20,7 @@ namespace ts::ui {
 
 class SpanPlottable;
 
-// What the three charts share: the plot, its title, the export hooks, the context menu.
-class DistPlot : public QWidget, public ExportableChart {
-    Q_OBJECT
-public:
-    DistPlot(const QString& title, const QString& stem, QWidget* parent);
-    QString chartTitle() const override { return title_; }
-    QString chartFileStem() const override { return stem_; }
-    void paintChart(QPainter& painter, const QRectF& target) override;
-    QColor backgroundColor() const override { return style_.background; }
-    QCustomPlot* plot() const { return plot_; }
-    QString noteText() const;
-
-Q_SIGNALS:
-    void exportRequested();
-    void copyRequested();
-
-protected:
-    void restyle();
-    void showNote(const QString& text);  // centred over an empty chart; empty text hides it
-
-    QCustomPlot* plot_;
-    ChartStyle style_;
-
-private:
-    QString title_, stem_;
-    QCPItemText* note_;
-};
-
-class LanesChart : public DistPlot {
+class LanesChart : public QcpChart {
     Q_OBJECT
 public:
     enum Kind { Forward, Backward, CommWait, Optimizer, Communication, Hidden, KindCount };
@@ -71,7 +42,7 @@ private:
 };
 
 // busbw against size; a series per (world size, dtype, backend).
-class AllreduceChart : public DistPlot {
+class AllreduceChart : public QcpChart {
     Q_OBJECT
 public:
     explicit AllreduceChart(QWidget* parent = nullptr);
@@ -87,7 +58,7 @@ struct RankMemoryBar {
     int64_t parameters = 0, gradients = 0, optimizer_state = 0, comm_buffers = 0;
 };
 
-class RankMemoryChart : public DistPlot {
+class RankMemoryChart : public QcpChart {
     Q_OBJECT
 public:
     explicit RankMemoryChart(QWidget* parent = nullptr);

@@ -1,7 +1,5 @@
 #include "memory/memorycharts.h"
 
-#include <QMenu>
-#include <QPicture>
 #include <QVBoxLayout>
 
 #include "common/format.h"
@@ -45,84 +43,10 @@ std::vector<size_t> thinTimeline(const std::vector<TimelinePoint>& points, size_
     return out;
 }
 
-MemoryPlot::MemoryPlot(const QString& title, const QString& stem, QWidget* parent)
-    : QWidget(parent), title_(title), stem_(stem) {
-    plot_ = new QCustomPlot(this);
-    plot_->setPlottingHint(QCP::phFastPolylines, true);
-    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    plot_->axisRect()->setRangeDrag(Qt::Horizontal);
-    plot_->axisRect()->setRangeZoom(Qt::Horizontal);
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title));
-    plot_->legend->setVisible(true);
-    plot_->setContextMenuPolicy(Qt::CustomContextMenu);
-    note_ = new QCPItemText(plot_);
-    note_->position->setType(QCPItemPosition::ptAxisRectRatio);
-    note_->position->setCoords(0.5, 0.5);
-    note_->setVisible(false);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(plot_);
-    connect(plot_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
-        QMenu menu(this);
-        menu.addAction(tr("Export Chart…"), this, &MemoryPlot::exportRequested);
-        menu.addAction(tr("Copy Chart Image"), this, &MemoryPlot::copyRequested);
-        menu.addSeparator();
-        menu.addAction(tr("Fit to Data"), this, [this] {
-            plot_->rescaleAxes();
-            plot_->replot(QCustomPlot::rpQueuedReplot);
-        });
-        menu.exec(plot_->mapToGlobal(pos));
-    });
-    connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] {
-        plot_->rescaleAxes();
-        plot_->replot(QCustomPlot::rpQueuedReplot);
-    });
-    restyle();
-}
-
-void MemoryPlot::restyle() {
-    style_ = currentChartStyle();
-    plot_->setBackground(style_.background);
-    plot_->axisRect()->setBackground(style_.plotBackground);
-    for (QCPAxis* a : {plot_->xAxis, plot_->yAxis}) {
-        a->setBasePen(QPen(style_.foreground));
-        a->setTickPen(QPen(style_.foreground));
-        a->setSubTickPen(QPen(style_.foreground));
-        a->setTickLabelColor(style_.foreground);
-        a->setLabelColor(style_.foreground);
-        a->grid()->setPen(QPen(style_.grid));
-    }
-    plot_->legend->setBrush(style_.background);
-    plot_->legend->setTextColor(style_.foreground);
-    note_->setColor(style_.muted);
-}
-
-void MemoryPlot::showNote(const QString& text) {
-    note_->setText(text);
-    note_->setVisible(!text.isEmpty());
-}
-
-int MemoryPlot::plottedPoints() const {
-    int n = 0;
-    for (int i = 0; i < plot_->graphCount(); ++i) n += plot_->graph(i)->data()->size();
-    return n;
-}
-
-void MemoryPlot::paintChart(QPainter& painter, const QRectF& target) {
-    // QCustomPlot paints through its own painter: record vector commands, replay them.
-    QPicture picture;
-    {
-        QCPPainter p(&picture);
-        plot_->toPainter(&p, static_cast<int>(target.width()), static_cast<int>(target.height()));
-    }
-    painter.drawPicture(target.topLeft(), picture);
-}
-
 // ---- The timeline ----
 
 MemoryTimelineChart::MemoryTimelineChart(QWidget* parent)
-    : MemoryPlot(tr("Active memory timeline"), QStringLiteral("memory-timeline"), parent) {
+    : QcpChart(tr("Active memory timeline"), QStringLiteral("memory-timeline"), parent) {
     plot_->xAxis->setLabel(tr("allocator event"));
     plot_->yAxis->setLabel(tr("memory (MiB)"));
     lifetime_ = new QCPItemRect(plot_);
@@ -253,7 +177,7 @@ void MemoryTimelineChart::highlight(int index) {
 // ---- The categories, stacked ----
 
 MemoryCategoryChart::MemoryCategoryChart(QWidget* parent)
-    : MemoryPlot(tr("Live memory by category"), QStringLiteral("memory-categories"), parent) {
+    : QcpChart(tr("Live memory by category"), QStringLiteral("memory-categories"), parent) {
     plot_->xAxis->setLabel(tr("allocator event"));
     plot_->yAxis->setLabel(tr("memory (MiB)"));
 }
@@ -294,15 +218,10 @@ void MemoryCategoryChart::setResult(const MemoryResult& r, const MemoryAnalysis&
 // ---- Two runs compared ----
 
 MemoryCompareChart::MemoryCompareChart(QWidget* parent)
-    : MemoryPlot(tr("Two runs, phase by phase"), QStringLiteral("memory-compare"), parent) {
+    : QcpChart(tr("Two runs, phase by phase"), QStringLiteral("memory-compare"), parent) {
     plot_->yAxis->setLabel(tr("memory at the phase's highest moment (MiB)"));
     plot_->setInteractions(QCP::Interactions());
-    // The legend in a row of its own under the bars, which it would cover.
-    plot_->axisRect()->insetLayout()->take(plot_->legend);
-    plot_->axisRect()->insetLayout()->simplify();
-    plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, plot_->legend);
-    plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
-    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    legendBelow();  // its bars would be under it
     clear(tr("Select two memory runs in History and press Compare"));
 }
 
@@ -373,7 +292,7 @@ double MemoryCompareChart::barTotal(int slot, int b) const {
 
 // ---- The frontier ----
 
-FrontierChart::FrontierChart(QWidget* parent) : MemoryPlot(tr("OOM frontier"), QStringLiteral("memory-frontier"), parent) {
+FrontierChart::FrontierChart(QWidget* parent) : QcpChart(tr("OOM frontier"), QStringLiteral("memory-frontier"), parent) {
     plot_->yAxis->setLabel(tr("peak of one step (MiB)"));
     plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));

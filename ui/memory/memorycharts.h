@@ -7,8 +7,7 @@
 
 #include <QWidget>
 
-#include "common/chartstyle.h"
-#include "common/exporter.h"
+#include "common/qcpchart.h"
 #include "memory/memory.h"
 
 class QCustomPlot;
@@ -18,36 +17,7 @@ class QCPItemText;
 
 namespace ts::ui {
 
-// What the three charts share: the plot, its title, the export hooks, the context menu.
-class MemoryPlot : public QWidget, public ExportableChart {
-    Q_OBJECT
-public:
-    MemoryPlot(const QString& title, const QString& stem, QWidget* parent);
-    QString chartTitle() const override { return title_; }
-    QString chartFileStem() const override { return stem_; }
-    void paintChart(QPainter& painter, const QRectF& target) override;
-    QColor backgroundColor() const override { return style_.background; }
-    QCustomPlot* plot() const { return plot_; }
-    // The graphs' data points (all graphs together), for tests.
-    int plottedPoints() const;
-
-Q_SIGNALS:
-    void exportRequested();
-    void copyRequested();
-
-protected:
-    void restyle();
-    void showNote(const QString& text);  // centred over an empty chart; empty text hides it
-
-    QCustomPlot* plot_;
-    ChartStyle style_;
-
-private:
-    QString title_, stem_;
-    QCPItemText* note_;
-};
-
-class MemoryTimelineChart : public MemoryPlot {
+class MemoryTimelineChart : public QcpChart {
     Q_OBJECT
 public:
     explicit MemoryTimelineChart(QWidget* parent = nullptr);
@@ -67,7 +37,7 @@ private:
     int highlighted_ = -1;
 };
 
-class MemoryCategoryChart : public MemoryPlot {
+class MemoryCategoryChart : public QcpChart {
     Q_OBJECT
 public:
     explicit MemoryCategoryChart(QWidget* parent = nullptr);
@@ -76,7 +46,7 @@ public:
 
 // Two runs phase by phase: for each phase's highest moment (and the step's peak) a bar for A
 // and one for B, stacked by category.
-class MemoryCompareChart : public MemoryPlot {
+class MemoryCompareChart : public QcpChart {
     Q_OBJECT
 public:
     explicit MemoryCompareChart(QWidget* parent = nullptr);
@@ -86,7 +56,7 @@ public:
     double barTotal(int slot, int b) const;
 };
 
-class FrontierChart : public MemoryPlot {
+class FrontierChart : public QcpChart {
     Q_OBJECT
 public:
     explicit FrontierChart(QWidget* parent = nullptr);

@@ -18,6 +18,7 @@
 
 #include "common/chartstyle.h"
 #include "common/format.h"
+#include "common/panes.h"
 #include "common/tableview.h"
 #include "distributed/distributedcharts.h"
 #include "distributed/distributedpanel.h"
@@ -28,47 +29,11 @@ namespace ts::ui {
 
 namespace {
 
-QStandardItem* cell(const QString& text, bool right = false) {
-    auto* item = new QStandardItem(text);
-    item->setEditable(false);
-    if (right) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
-}
-QStandardItem* bytesCell(int64_t bytes) {
-    auto* item = cell(qstr(formatBytes(bytes)), true);
-    item->setData(static_cast<qlonglong>(bytes), Qt::UserRole);
-    return item;
-}
-QStandardItem* msCell(double ms) {
-    auto* item = cell(formatMs(ms), true);
-    item->setData(ms, Qt::UserRole);
-    return item;
-}
-QStandardItem* numberCell(double v, int decimals) {
-    auto* item = cell(QString::number(v, 'f', decimals), true);
-    item->setData(v, Qt::UserRole);
-    return item;
-}
+QStandardItem* bytesCell(int64_t bytes) { return valueCell(qstr(formatBytes(bytes)), static_cast<qlonglong>(bytes)); }
+QStandardItem* msCell(double ms) { return valueCell(formatMs(ms), ms); }
+QStandardItem* numberCell(double v, int decimals) { return valueCell(QString::number(v, 'f', decimals), v); }
 QStandardItem* dash() { return cell(QStringLiteral("—"), true); }
 
-QWidget* page(QWidget* parent, QWidget* top, QWidget* main, QWidget* second = nullptr, QWidget* below = nullptr) {
-    auto* w = new QWidget(parent);
-    auto* layout = new QVBoxLayout(w);
-    layout->setContentsMargins(4, 4, 4, 4);
-    if (top) layout->addWidget(top);
-    if (second) {
-        auto* split = new QSplitter(Qt::Vertical, w);
-        split->addWidget(main);
-        split->addWidget(second);
-        split->setStretchFactor(0, 3);
-        split->setStretchFactor(1, 2);
-        layout->addWidget(split, 1);
-    } else {
-        layout->addWidget(main, 1);
-    }
-    if (below) layout->addWidget(below);
-    return w;
-}
 
 // A DDP point in a few words for tables and bar groups: "bucketed 25 MB, sharded, bf16".
 QString shortName(const DistributedPoint& p) {
@@ -153,12 +118,12 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     log_->setReadOnly(true);
     log_->setMaximumBlockCount(20000);
 
-    addPane({QStringLiteral("lanes"), tr("&Lanes"), page(this, top, lanes_, nullptr, lanesText_), lanes_, nullptr});
-    addPane({QStringLiteral("allreduce"), tr("&All-reduce"), page(this, nullptr, allreduce_, allreduceTable_), allreduce_,
+    addPane({QStringLiteral("lanes"), tr("&Lanes"), panePage(this, top, lanes_, nullptr, lanesText_), lanes_, nullptr});
+    addPane({QStringLiteral("allreduce"), tr("&All-reduce"), panePage(this, nullptr, allreduce_, allreduceTable_), allreduce_,
              allreduceTable_});
-    addPane({QStringLiteral("strategies"), tr("&Strategies"), page(this, nullptr, strategyTable_), nullptr, strategyTable_});
-    addPane({QStringLiteral("memory"), tr("&Memory"), page(this, nullptr, memory_, memoryTable_), memory_, memoryTable_});
-    addPane({QStringLiteral("log"), tr("L&og"), page(this, nullptr, pointTable_, log_), nullptr, pointTable_});
+    addPane({QStringLiteral("strategies"), tr("&Strategies"), panePage(this, nullptr, strategyTable_), nullptr, strategyTable_});
+    addPane({QStringLiteral("memory"), tr("&Memory"), panePage(this, nullptr, memory_, memoryTable_), memory_, memoryTable_});
+    addPane({QStringLiteral("log"), tr("L&og"), panePage(this, nullptr, pointTable_, log_), nullptr, pointTable_});
 
     throttle_ = new RedrawThrottle([this] { redrawLanes(); }, this);
     begin({}, {});

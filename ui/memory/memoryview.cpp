@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/format.h"
+#include "common/panes.h"
 #include "common/tableview.h"
 #include "core/json.h"
 #include "memory/memory_json.h"
@@ -26,35 +27,8 @@ namespace ts::ui {
 namespace {
 constexpr int kAllocationRole = Qt::UserRole + 1;  // the allocation's index in the analysis
 
-QStandardItem* cell(const QString& text, bool right = false) {
-    auto* item = new QStandardItem(text);
-    item->setEditable(false);
-    if (right) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
-}
-QStandardItem* bytesCell(int64_t bytes) {
-    auto* item = cell(qstr(formatBytes(bytes)), true);
-    item->setData(static_cast<qlonglong>(bytes), Qt::UserRole);  // for sorting and tests
-    return item;
-}
+QStandardItem* bytesCell(int64_t bytes) { return valueCell(qstr(formatBytes(bytes)), static_cast<qlonglong>(bytes)); }
 
-QWidget* page(QWidget* parent, QWidget* top, QWidget* main, QWidget* second = nullptr) {
-    auto* w = new QWidget(parent);
-    auto* layout = new QVBoxLayout(w);
-    layout->setContentsMargins(4, 4, 4, 4);
-    if (top) layout->addWidget(top);
-    if (second) {
-        auto* split = new QSplitter(Qt::Vertical, w);
-        split->addWidget(main);
-        split->addWidget(second);
-        split->setStretchFactor(0, 3);
-        split->setStretchFactor(1, 2);
-        layout->addWidget(split, 1);
-    } else {
-        layout->addWidget(main, 1);
-    }
-    return w;
-}
 
 // The step of `r`'s frontier that ran out of memory, as a result of its own: the probe's
 // point, its trace up to the failure. None when the frontier has no such picture.
@@ -198,13 +172,13 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
         connect(c, &QComboBox::activated, this,
                 [this] { comparePoints(compareAPoint_->currentIndex(), compareBPoint_->currentIndex()); });
 
-    addPane({QStringLiteral("timeline"), tr("&Timeline"), page(this, chooser, timeline_), timeline_, nullptr});
-    addPane({QStringLiteral("categories"), tr("&Categories"), page(this, nullptr, categories_), categories_, nullptr});
-    addPane({QStringLiteral("allocations"), tr("&Allocations"), page(this, nullptr, allocationTable_), nullptr,
+    addPane({QStringLiteral("timeline"), tr("&Timeline"), panePage(this, chooser, timeline_), timeline_, nullptr});
+    addPane({QStringLiteral("categories"), tr("&Categories"), panePage(this, nullptr, categories_), categories_, nullptr});
+    addPane({QStringLiteral("allocations"), tr("&Allocations"), panePage(this, nullptr, allocationTable_), nullptr,
              allocationTable_});
-    addPane({QStringLiteral("peaks"), tr("&Peaks"), page(this, peakText_, peakTable_, pointTable_), nullptr, peakTable_});
-    addPane({QStringLiteral("frontier"), tr("&Frontier"), page(this, failure, frontier_), frontier_, nullptr});
-    addPane({QStringLiteral("compare"), tr("C&ompare"), page(this, compareTop, compareChart_, compareTable_), compareChart_,
+    addPane({QStringLiteral("peaks"), tr("&Peaks"), panePage(this, peakText_, peakTable_, pointTable_), nullptr, peakTable_});
+    addPane({QStringLiteral("frontier"), tr("&Frontier"), panePage(this, failure, frontier_), frontier_, nullptr});
+    addPane({QStringLiteral("compare"), tr("C&ompare"), panePage(this, compareTop, compareChart_, compareTable_), compareChart_,
              compareTable_});
     // A selected allocation's lifetime is highlighted on the timeline; a double click goes there.
     connect(allocationTable_, &QAbstractItemView::doubleClicked, this, [this] { showPane(paneIndex(QStringLiteral("timeline"))); });

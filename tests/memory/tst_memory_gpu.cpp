@@ -14,6 +14,7 @@
 
 #include "memory/memory.h"
 #include "memory/memory_pickle.h"
+#include "torch_python.h"
 #include "memory/memory_report.h"
 
 namespace {
@@ -200,19 +201,6 @@ TEST(MemoryGpu, FrontierOfNaiveAttentionByContext) {
                 ts::describeFailedAllocation(*failed).c_str());
 }
 
-std::string runPython(const std::string& python, const std::string& script, int& code) {
-    const std::string cmd = "'" + python + "' -c \"" + script + "\" 2>&1";
-    std::string out;
-    if (FILE* p = popen(cmd.c_str(), "r")) {
-        char buf[4096];
-        while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-        code = pclose(p);
-    } else {
-        code = -1;
-    }
-    return out;
-}
-
 // Writes `trace` as the pickle, reads it back with our reader, then with torch's
 // torch.cuda._memory_viz where a python with torch is found (skips otherwise).
 void checkInMemoryViz(const ts::RawMemoryTrace& trace, const std::string& name) {
@@ -227,16 +215,7 @@ void checkInMemoryViz(const ts::RawMemoryTrace& trace, const std::string& name) 
     const auto snap = ts::pickle::loads(bytes.str());
     EXPECT_EQ(snap.at("device_traces").items.at(0).items.size(), trace.events.size());
 
-    std::string python;
-    std::stringstream candidates(TRAINSCOPE_PYTHONS);
-    for (std::string c; std::getline(candidates, c, ':');) {
-        int code = 0;
-        runPython(c, "import torch.cuda._memory_viz", code);
-        if (code == 0) {
-            python = c;
-            break;
-        }
-    }
+    const std::string python = ts::testing::pythonWithTorch(TRAINSCOPE_PYTHONS);
     if (python.empty()) {
         std::filesystem::remove(path);
         GTEST_SKIP() << "no python with torch: the snapshot was checked with our reader only";
@@ -247,7 +226,7 @@ void checkInMemoryViz(const ts::RawMemoryTrace& trace, const std::string& name) 
         "n = len(d['device_traces'][0]); assert ('%d entries' % n) in t, t[:200]; "
         "assert 'Active Memory Timeline' in h; print('ok', n)";
     int code = 0;
-    const std::string out = runPython(python, script, code);
+    const std::string out = ts::testing::runPython(python, script, code);
     std::filesystem::remove(path);
     EXPECT_EQ(code, 0) << out;
     EXPECT_NE(out.find("ok " + std::to_string(trace.events.size())), std::string::npos) << out;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "memory/memory_pickle.h"
+#include "torch_python.h"
 #include "synthetic_trace.h"
 
 namespace {
@@ -140,33 +141,11 @@ TEST(Pickle, OtherDevicesTraceListsStayEmpty) {
     EXPECT_EQ(traces[2].items.size(), t.events.size());
 }
 
-std::string runPython(const std::string& python, const std::string& script, int& code) {
-    const std::string cmd = "'" + python + "' -c \"" + script + "\" 2>&1";
-    std::string out;
-    if (FILE* p = popen(cmd.c_str(), "r")) {
-        char buf[4096];
-        while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-        code = pclose(p);
-    } else {
-        code = -1;
-    }
-    return out;
-}
-
 // PyTorch's own reader of snapshots on the hand-written trace, where a python with torch is
 // found (torch.cuda._memory_viz needs no GPU): its text trace, its segment summary and the
 // Active Memory Timeline page.
 TEST(Pickle, LoadsInTorchMemoryViz) {
-    std::string python;
-    std::stringstream candidates(TRAINSCOPE_PYTHONS);
-    for (std::string c; std::getline(candidates, c, ':');) {
-        int code = 0;
-        runPython(c, "import torch.cuda._memory_viz", code);
-        if (code == 0) {
-            python = c;
-            break;
-        }
-    }
+    const std::string python = ts::testing::pythonWithTorch(TRAINSCOPE_PYTHONS);
     if (python.empty()) GTEST_SKIP() << "no python with torch";
     const auto path = std::filesystem::temp_directory_path() /
                       ("trainscope_memory_pickle_" + std::to_string(::getpid()) + ".pickle");
@@ -180,7 +159,7 @@ TEST(Pickle, LoadsInTorchMemoryViz) {
         "assert '14 entries' in t, t[:300]; assert 'cudaMalloc' in t, t[:300]; "
         "assert 'Active Memory Timeline' in h; print('ok', len(d['device_traces'][0]))";
     int code = 0;
-    const std::string out = runPython(python, script, code);
+    const std::string out = ts::testing::runPython(python, script, code);
     std::filesystem::remove(path);
     EXPECT_EQ(code, 0) << out;
     EXPECT_NE(out.find("ok 14"), std::string::npos) << out;

@@ -5,8 +5,10 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <stdexcept>
 
 #ifdef TRAINSCOPE_FLASH_CUDA
@@ -27,6 +29,14 @@ std::string shapeOf(const at::Tensor& t) {
 }
 
 [[noreturn]] void bad(const std::string& msg) { throw std::invalid_argument("flash attention: " + msg); }
+
+// "16, 32, 64, 96, 128 or 256"
+std::string builtHeadDims() {
+    std::string s;
+    const size_t n = std::size(kFlashHeadDims);
+    for (size_t i = 0; i < n; ++i) s += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::to_string(kFlashHeadDims[i]);
+    return s;
+}
 
 }  // namespace
 
@@ -77,7 +87,8 @@ void launchBwdSm90Fp16(const FlashBwdParams&, cudaStream_t) { noSm90(); }
 std::string flashKernelPath(int major, int minor) {
     if (!flashKernelsBuilt() || major < 8) return {};
 #ifdef TRAINSCOPE_FLASH_CUDA
-    if (sm90KernelsOn(major, minor)) return "wgmma (sm_90a) for bf16/fp16 at head dims 64 and 128, mma.sync otherwise";
+    if (sm90KernelsOn(major, minor))
+        return "wgmma (sm_90a) for bf16/fp16 at head dims 64 and 128, mma.sync at 16, 32, 96 and 256";
     if (kSm90Built && major == 9 && minor == 0)
         return "mma.sync (sm_80+); the wgmma kernels are off (TRAINSCOPE_FLASH_SM90=0)";
 #endif
@@ -96,7 +107,9 @@ std::string flashUnsupportedReason(const at::Tensor& q, const at::Tensor& k, con
     if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4)
         return "expected (batch, heads, seq, head_dim) tensors, got " + shapeOf(q) + ", " + shapeOf(k) + ", " + shapeOf(v);
     const int64_t d = q.size(3);
-    if (d != 16 && d != 32 && d != 64 && d != 128) return "head_dim " + std::to_string(d) + " (16, 32, 64 or 128 only)";
+    if (std::find(std::begin(kFlashHeadDims), std::end(kFlashHeadDims), d) == std::end(kFlashHeadDims))
+        return "head_dim " + std::to_string(d) + " (" + builtHeadDims() + " only; ts::flashAttention pads others up to " +
+               std::to_string(kFlashHeadDims[std::size(kFlashHeadDims) - 1]) + ")";
     if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(1) != q.size(1) || v.size(1) != q.size(1) ||
         k.size(3) != d || v.size(3) != d || v.size(2) != k.size(2))
         return "shapes do not match: q " + shapeOf(q) + ", k " + shapeOf(k) + ", v " + shapeOf(v);

@@ -3,8 +3,9 @@
 //      and the fp32 dQ accumulator cleared;
 //   2. the main loop: one block per kBlockN keys, dK and dV in registers, looping over query
 //      tiles; P is recomputed from L, dS = P ∘ (dP − D); dQ is accumulated into an fp32
-//      buffer with atomic adds. d ≤ 64: 16 keys per warp, each warp both dK and dV; d 128 on
+//      buffer with atomic adds. d ≤ 128: 16 keys per warp, each warp both dK and dV; d 128 on
 //      sm_90: pairs of warps on 32 keys, one computing dV, the other dK (flashBwdSplitKernel);
+//      d 256: two warps per 16 keys, each dK and dV for half the head dim (Note [d 256 backward]);
 //   3. convert dQ: scale and cast to the output dtype.
 // Each warp computes Sᵀ = K Qᵀ for its own keys, so Pᵀ and dSᵀ come out of the accumulators
 // in the A-operand layout of dV += Pᵀ dO and dK += dSᵀ Q. dQ = dS K sums over the keys of
@@ -17,15 +18,32 @@
 
 namespace ts::kernels {
 
-template <int D_, int kNWarps_, int kBlockM_, bool kKVInRegs_, int kMinBlocks_>
+// Note [d 256 backward]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// Each warp of flashBwdKernel keeps dK and dV for its 16 keys over the whole head dim in
+// registers: 2 · D/2 floats per thread, 128 at d 128 (already the most that fits next to Sᵀ,
+// dPᵀ and the fragments) and 256 at d 256, which cannot fit. At d 256 the kernel runs with
+// kDSplit = 2: two warps share 16 keys, both compute Sᵀ = K Qᵀ and dPᵀ = V dOᵀ over the full
+// head dim (the same values; only the first writes dSᵀ for dQ), and each accumulates dK and dV
+// for its half of the columns, so a warp's accumulators are d 128's again. The price is the
+// Sᵀ and dPᵀ products computed twice (7 instead of 5 matrix products per tile); no exchange
+// between warps and no new kernel. With 8 warps a block owns 64 keys, query tiles are 32 rows
+// (138 KB of shared memory: fits sm_80's 163 KB), dQ is split as for the other dims.
+template <int D_, int kNWarps_, int kBlockM_, bool kKVInRegs_, int kMinBlocks_, int kDSplit_ = 1>
 struct BwdTraits {
     static constexpr int D = D_;
     static constexpr int kNWarps = kNWarps_;
     static constexpr int kThreads = 32 * kNWarps;
-    static constexpr int kBlockN = 16 * kNWarps;  // keys per block
+    // Warps per 16 keys, each with dK and dV for D / kDSplit columns (Note [d 256 backward]).
+    static constexpr int kDSplit = kDSplit_;
+    static constexpr int kKeyGroups = kNWarps / kDSplit;
+    static constexpr int kDkCols = D / kDSplit;
+    static constexpr int kBlockN = 16 * kKeyGroups;  // keys per block
     static constexpr int kBlockM = kBlockM_;      // queries per tile
     static constexpr bool kKVInRegs = kKVInRegs_;  // K, V fragments kept in registers
     static constexpr int kMinBlocks = kMinBlocks_;
+    static_assert(kNWarps % kDSplit == 0 && kDkCols % 16 == 0 && D % 16 == 0, "dK/dV split");
+    static_assert(kDSplit == 1 || !kKVInRegs, "split warps read K, V from shared memory");
     static constexpr int kPitch = D + 8;
     static constexpr int kPitchS = kBlockM + 8;
     // dQ tile (kBlockM × D) split among the warps: row groups of 16 × column groups.
@@ -36,20 +54,36 @@ struct BwdTraits {
     static_assert(kSeqPad % kBlockM == 0, "padded work buffers cover whole tiles");
     static constexpr int kSmemBytes =
         (2 * kBlockN * kPitch + 4 * kBlockM * kPitch + kBlockN * kPitchS) * 2 + 4 * kBlockM * 4;
+    static_assert(kSmemBytes <= kSm80MaxSmemBytes, "runs on sm_80");
 };
 
 template <int D> struct BwdTraitsFor;
 template <> struct BwdTraitsFor<16> : BwdTraits<16, 4, 64, true, 2> {};
 template <> struct BwdTraitsFor<32> : BwdTraits<32, 4, 64, true, 2> {};
 template <> struct BwdTraitsFor<64> : BwdTraits<64, 8, 64, true, 1> {};
+template <> struct BwdTraitsFor<96> : BwdTraits<96, 8, 64, false, 1> {};
 template <> struct BwdTraitsFor<128> : BwdTraits<128, 8, 32, false, 1> {};
+template <> struct BwdTraitsFor<256> : BwdTraits<256, 8, 32, false, 1, 2> {};
 
-// Launch 1. One group of D/kVec threads per row, 16-byte loads.
+// Launch 1. One group of G threads per row (a power of two of at most a warp, for the
+// shuffle sum), each summing kPer 16-byte pieces G apart.
+template <typename T, int D>
+struct BwdPreprocessShape {
+    static constexpr int kVec = 16 / sizeof(T);
+    static constexpr int kPieces = D / kVec;  // 16-byte pieces per row
+    static constexpr int G = kPieces % 32 == 0   ? 32
+                             : kPieces % 16 == 0 ? 16
+                             : kPieces % 8 == 0  ? 8
+                             : kPieces % 4 == 0  ? 4
+                             : kPieces % 2 == 0  ? 2
+                                                 : 1;
+    static constexpr int kPer = kPieces / G;
+    static constexpr int kRows = 256 / G;
+};
 template <typename T, int D>
 __global__ void __launch_bounds__(256) bwdPreprocessKernel(const FlashBwdParams p) {
-    constexpr int kVec = 16 / sizeof(T);
-    constexpr int G = D / kVec;
-    constexpr int kRows = 256 / G;
+    using S = BwdPreprocessShape<T, D>;
+    constexpr int kVec = S::kVec, G = S::G, kRows = S::kRows;
     const int row = blockIdx.x * kRows + threadIdx.x / G, c = threadIdx.x % G;
     const int bh = blockIdx.y, b = bh / p.heads, h = bh % p.heads;
     const int sq = p.seqlen_q;
@@ -59,12 +93,15 @@ __global__ void __launch_bounds__(256) bwdPreprocessKernel(const FlashBwdParams 
                          row * p.do_row_stride + c * kVec;
         const T* orow = static_cast<const T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride +
                         row * p.o_row_stride + c * kVec;
-        const uint4 dv = *reinterpret_cast<const uint4*>(dorow);
-        const uint4 ov = *reinterpret_cast<const uint4*>(orow);
-        const T* de = reinterpret_cast<const T*>(&dv);
-        const T* oe = reinterpret_cast<const T*>(&ov);
 #pragma unroll
-        for (int i = 0; i < kVec; ++i) acc += toFloat(de[i]) * toFloat(oe[i]);
+        for (int j = 0; j < S::kPer; ++j) {
+            const uint4 dv = *reinterpret_cast<const uint4*>(dorow + j * G * kVec);
+            const uint4 ov = *reinterpret_cast<const uint4*>(orow + j * G * kVec);
+            const T* de = reinterpret_cast<const T*>(&dv);
+            const T* oe = reinterpret_cast<const T*>(&ov);
+#pragma unroll
+            for (int i = 0; i < kVec; ++i) acc += toFloat(de[i]) * toFloat(oe[i]);
+        }
     }
 #pragma unroll
     for (int off = G / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffff, acc, off);
@@ -83,7 +120,7 @@ __global__ void __launch_bounds__(256) bwdPreprocessKernel(const FlashBwdParams 
 
 template <typename T, int D>
 void runBwdPreprocess(const FlashBwdParams& p, cudaStream_t stream) {
-    constexpr int kRows = 256 / (D / (16 / sizeof(T)));
+    constexpr int kRows = BwdPreprocessShape<T, D>::kRows;
     const dim3 grid((p.seqlen_q_padded + kRows - 1) / kRows, p.batch * p.heads);
     bwdPreprocessKernel<T, D><<<grid, 256, 0, stream>>>(p);
     TS_CUDA_CHECK_LAUNCH();
@@ -104,14 +141,18 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
     float* sD = sL + 2 * BM;                               // [2][BM]
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    // kw: the warp's 16 keys within the block; dc0: its first dK/dV column (Note [d 256 backward]).
+    constexpr int DK = Tr::kDkCols;
+    const int kw = Tr::kDSplit == 1 ? warp : warp % Tr::kKeyGroups;
+    const int dc0 = Tr::kDSplit == 1 ? 0 : warp / Tr::kKeyGroups * DK;
     const auto blk = bwdBlock<T, Tr, Causal>(p);
     const int sq = blk.sq, sk = blk.sk;
-    const int key0 = blk.n0 + warp * 16 + (lane >> 2);  // this thread's keys: key0 and key0 + 8
+    const int key0 = blk.n0 + kw * 16 + (lane >> 2);  // this thread's keys: key0 and key0 + 8
     const int col_in = 2 * (lane & 3);
 
-    float dk[D / 8][4], dv[D / 8][4];
+    float dk[DK / 8][4], dv[DK / 8][4];
 #pragma unroll
-    for (int i = 0; i < D / 8; ++i)
+    for (int i = 0; i < DK / 8; ++i)
 #pragma unroll
         for (int e = 0; e < 4; ++e) dk[i][e] = dv[i][e] = 0.f;
 
@@ -135,8 +176,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
         if constexpr (Tr::kKVInRegs) {
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk) {
-                ldmatrixX4(kf[kk], sK + (warp * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
-                ldmatrixX4(vf[kk], sV + (warp * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
+                ldmatrixX4(kf[kk], sK + (kw * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
+                ldmatrixX4(vf[kk], sV + (kw * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
             }
         }
 
@@ -165,8 +206,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
 #pragma unroll
                     for (int i = 0; i < 4; ++i) ka[i] = kf[kk][i], va[i] = vf[kk][i];
                 } else {
-                    ldmatrixX4(ka, sK + (warp * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
-                    ldmatrixX4(va, sV + (warp * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
+                    ldmatrixX4(ka, sK + (kw * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
+                    ldmatrixX4(va, sV + (kw * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
                 }
 #pragma unroll
                 for (int qp = 0; qp < BM / 16; ++qp) {
@@ -213,15 +254,17 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
                                         pack2<T>(dpt[2 * kq][2], dpt[2 * kq][3]),
                                         pack2<T>(dpt[2 * kq + 1][0], dpt[2 * kq + 1][1]),
                                         pack2<T>(dpt[2 * kq + 1][2], dpt[2 * kq + 1][3])};
-                // dSᵀ to shared memory for dQ: rows key, columns query.
-                T* srow = sdS + (warp * 16 + (lane >> 2)) * PS + kq * 16 + col_in;
-                *reinterpret_cast<uint32_t*>(srow) = sa[0];
-                *reinterpret_cast<uint32_t*>(srow + 8 * PS) = sa[1];
-                *reinterpret_cast<uint32_t*>(srow + 8) = sa[2];
-                *reinterpret_cast<uint32_t*>(srow + 8 * PS + 8) = sa[3];
+                // dSᵀ to shared memory for dQ: rows key, columns query (once per 16 keys).
+                if (Tr::kDSplit == 1 || dc0 == 0) {
+                    T* srow = sdS + (kw * 16 + (lane >> 2)) * PS + kq * 16 + col_in;
+                    *reinterpret_cast<uint32_t*>(srow) = sa[0];
+                    *reinterpret_cast<uint32_t*>(srow + 8 * PS) = sa[1];
+                    *reinterpret_cast<uint32_t*>(srow + 8) = sa[2];
+                    *reinterpret_cast<uint32_t*>(srow + 8 * PS + 8) = sa[3];
+                }
 #pragma unroll
-                for (int dp = 0; dp < D / 16; ++dp) {
-                    const int off = (kq * 16 + (lane & 15)) * P + dp * 16 + (lane >> 4) * 8;
+                for (int dp = 0; dp < DK / 16; ++dp) {
+                    const int off = (kq * 16 + (lane & 15)) * P + dc0 + dp * 16 + (lane >> 4) * 8;
                     uint32_t bd[4], bq[4];
                     ldmatrixX4T(bd, cdO + off);
                     mma16816<T>(dv[2 * dp], pa, bd[0], bd[1]);
@@ -270,10 +313,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
     for (int r = 0; r < 2; ++r) {
         const int key = key0 + r * 8;
         if (key < sk) {
-            T* dkrow = dkp + key * p.dk_row_stride + col_in;
-            T* dvrow = dvp + key * p.dv_row_stride + col_in;
+            T* dkrow = dkp + key * p.dk_row_stride + dc0 + col_in;
+            T* dvrow = dvp + key * p.dv_row_stride + dc0 + col_in;
 #pragma unroll
-            for (int dt = 0; dt < D / 8; ++dt) {
+            for (int dt = 0; dt < DK / 8; ++dt) {
                 *reinterpret_cast<uint32_t*>(dkrow + dt * 8) =
                     pack2<T>(dk[dt][2 * r] * p.scale, dk[dt][2 * r + 1] * p.scale);
                 *reinterpret_cast<uint32_t*>(dvrow + dt * 8) = pack2<T>(dv[dt][2 * r], dv[dt][2 * r + 1]);
@@ -640,11 +683,22 @@ void runFlashBwd(const FlashBwdParams& p, cudaStream_t stream) {
     TS_CUDA_CHECK_LAUNCH();
 }
 
+template <typename T, int D>
+void runFlashBwdHeadDim(const FlashBwdParams& p, cudaStream_t stream) {
+    TS_BOOL_SWITCH(p.causal, C, [&] { runFlashBwd<T, D, C>(p, stream); });
+}
+// Head dims 96 and 256 are compiled in files of their own (flash_bwd_hdim*.cu), in parallel
+// with the per-dtype files that hold 16 to 128.
+#define TS_FLASH_BWD_EXTERN(T, D) extern template void runFlashBwdHeadDim<T, D>(const FlashBwdParams&, cudaStream_t);
+TS_FLASH_BWD_EXTERN(__nv_bfloat16, 96)
+TS_FLASH_BWD_EXTERN(__half, 96)
+TS_FLASH_BWD_EXTERN(__nv_bfloat16, 256)
+TS_FLASH_BWD_EXTERN(__half, 256)
+#undef TS_FLASH_BWD_EXTERN
+
 template <typename T>
 void dispatchFlashBwd(const FlashBwdParams& p, cudaStream_t stream) {
-    TS_HEADDIM_SWITCH(p.head_dim, D, [&] {
-        TS_BOOL_SWITCH(p.causal, C, [&] { runFlashBwd<T, D, C>(p, stream); });
-    });
+    TS_HEADDIM_SWITCH(p.head_dim, D, [&] { runFlashBwdHeadDim<T, D>(p, stream); });
 }
 
 }  // namespace ts::kernels

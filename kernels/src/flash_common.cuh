@@ -39,16 +39,24 @@ namespace ts::kernels {
         }                                    \
     }()
 
-#define TS_HEADDIM_SWITCH(d, NAME, ...)                                              \
-    [&] {                                                                            \
-        switch (d) {                                                                 \
-            case 16: { constexpr int NAME = 16; return __VA_ARGS__(); }              \
-            case 32: { constexpr int NAME = 32; return __VA_ARGS__(); }              \
-            case 64: { constexpr int NAME = 64; return __VA_ARGS__(); }              \
-            case 128: { constexpr int NAME = 128; return __VA_ARGS__(); }            \
-            default: throw std::invalid_argument("head_dim must be 16, 32, 64 or 128"); \
-        }                                                                            \
+// The head dims the kernels are built for (flash_api.cpp's check and ts::flashAttention's
+// padding follow this list); a dim between two runs zero-padded in the next one up.
+#define TS_HEADDIM_SWITCH(d, NAME, ...)                                                               \
+    [&] {                                                                                             \
+        switch (d) {                                                                                  \
+            case 16: { constexpr int NAME = 16; return __VA_ARGS__(); }                               \
+            case 32: { constexpr int NAME = 32; return __VA_ARGS__(); }                               \
+            case 64: { constexpr int NAME = 64; return __VA_ARGS__(); }                               \
+            case 96: { constexpr int NAME = 96; return __VA_ARGS__(); }                               \
+            case 128: { constexpr int NAME = 128; return __VA_ARGS__(); }                             \
+            case 256: { constexpr int NAME = 256; return __VA_ARGS__(); }                             \
+            default: throw std::invalid_argument("head_dim must be 16, 32, 64, 96, 128 or 256");      \
+        }                                                                                             \
     }()
+
+// The largest dynamic shared memory a block may ask for on sm_80 (163 KB; sm_90: 227 KB). Tile
+// shapes that every sm_80+ GPU must run are checked against it at compile time.
+constexpr int kSm80MaxSmemBytes = 163 * 1024;
 
 // Raises a kernel's dynamic shared-memory limit once (above 48 KB it must be asked for).
 template <typename Kernel>

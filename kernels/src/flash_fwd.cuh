@@ -21,11 +21,14 @@ struct FwdTraits {
     static constexpr int kBlockM = 16 * kMTiles * kNWarps;
     static constexpr int kBlockN = kBlockN_;
     static constexpr int kMinBlocks = kMinBlocks_;
-    // With one m-tile, Q's fragments stay in registers; with two they would not fit.
-    static constexpr bool kQInRegs = kMTiles == 1;
+    // With one m-tile, Q's fragments stay in registers; with two they would not fit, nor at
+    // d 256 (64 registers next to a 128-register O).
+    static constexpr bool kQInRegs = kMTiles == 1 && D <= 128;
     // Rows padded by 16 bytes: the 8 row addresses of an ldmatrix land in 8 distinct bank groups.
     static constexpr int kPitch = D + 8;
     static constexpr int kSmemBytes = (kBlockM + 4 * kBlockN) * kPitch * 2;  // Q, K[2], V[2]
+    static_assert(D % 16 == 0, "k16 steps over the head dim");
+    static_assert(kSmemBytes <= kSm80MaxSmemBytes, "runs on sm_80");
 };
 
 // Tile shapes per head dim (tuned on H100, sm_90; the same shapes fit sm_80's 164 KB).
@@ -38,8 +41,13 @@ template <int D> struct FwdTraitsFor;
 template <> struct FwdTraitsFor<16> : FwdTraits<16, 4, 1, 128, 3> {};
 template <> struct FwdTraitsFor<32> : FwdTraits<32, 4, 1, 128, 3> {};
 template <> struct FwdTraitsFor<64> : FwdTraits<64, 4, 2, 128, 2> {};
+template <> struct FwdTraitsFor<96> : FwdTraits<96, 4, 2, 64, 2> {};  // d 128's shape, not tuned
 template <> struct FwdTraitsFor<128> : FwdTraits<128, 4, 2, 64, 2> {};
-template <int D> struct FwdTraitsSmall;  // d 16 and 32 have one layout (one m-tile already)
+// d 256 (correctness first, not tuned): one m-tile, Q re-read from shared memory (kQInRegs),
+// O alone is 128 registers per thread; 32-key tiles keep Q + K[2] + V[2] at 99 KB.
+template <> struct FwdTraitsFor<256> : FwdTraits<256, 4, 1, 32, 1> {};
+// d 16 and 32 have one layout (one m-tile already); d 96 and 256 only the one above.
+template <int D> struct FwdTraitsSmall;
 template <> struct FwdTraitsSmall<64> : FwdTraits<64, 8, 1, 64, 1> {};
 template <> struct FwdTraitsSmall<128> : FwdTraits<128, 8, 1, 64, 1> {};
 
@@ -48,11 +56,13 @@ template <> struct FwdTraitsSmall<128> : FwdTraits<128, 8, 1, 64, 1> {};
 // global pointer and one shared offset per thread, the per-chunk offsets are a running
 // pointer and immediates (per-chunk addresses computed up front stayed live across the
 // main loop and spilled).
+// Where a row's chunks do not divide the threads (d 96: 12 of 128), the last threads idle.
 template <typename T, int D, int kRows, int kThreads, int kPitch>
 __device__ __forceinline__ void loadTile(T* smem, const T* gmem, int64_t row_stride, int valid, int tid) {
     constexpr int kChunks = D / 8;  // 16-byte pieces per row
-    static_assert(kThreads % kChunks == 0, "whole rows per pass");
     constexpr int kRowStep = kThreads / kChunks;
+    static_assert(kRowStep > 0, "a row per pass");
+    if (kThreads % kChunks != 0 && tid >= kRowStep * kChunks) return;
     constexpr int kIters = (kRows + kRowStep - 1) / kRowStep;
     const int r0 = tid / kChunks, col = (tid % kChunks) * 8;
     const T* src = gmem + r0 * row_stride + col;
@@ -268,7 +278,7 @@ void runFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
     const int64_t blocks = int64_t{(p.seqlen_q + FwdTraitsFor<D>::kBlockM - 1) / FwdTraitsFor<D>::kBlockM} * p.batch * p.heads;
     const int64_t kv_bytes = int64_t{p.batch} * p.heads * p.seqlen_k * D * 2 * static_cast<int64_t>(sizeof(T));
     const bool heads_fastest = headsFastest(ds, Causal, blocks, kv_bytes);
-    if constexpr (D >= 64) {
+    if constexpr (D == 64 || D == 128) {
         if (sm90Usable()) {  // Hopper: the wgmma kernel (flash_fwd_sm90.cuh), also 128 rows per block
             if constexpr (std::is_same_v<T, __nv_bfloat16>) launchFwdSm90Bf16(p, heads_fastest, stream);
             else launchFwdSm90Fp16(p, heads_fastest, stream);
@@ -280,11 +290,22 @@ void runFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
     launchFlashFwd<T, FwdTraitsFor<D>, Causal>(p, heads_fastest, stream);
 }
 
+template <typename T, int D>
+void runFlashFwdHeadDim(const FlashFwdParams& p, cudaStream_t stream) {
+    TS_BOOL_SWITCH(p.causal, C, [&] { runFlashFwd<T, D, C>(p, stream); });
+}
+// Head dims 96 and 256 are compiled in files of their own (flash_fwd_hdim*.cu), in parallel
+// with the per-dtype files that hold 16 to 128.
+#define TS_FLASH_FWD_EXTERN(T, D) extern template void runFlashFwdHeadDim<T, D>(const FlashFwdParams&, cudaStream_t);
+TS_FLASH_FWD_EXTERN(__nv_bfloat16, 96)
+TS_FLASH_FWD_EXTERN(__half, 96)
+TS_FLASH_FWD_EXTERN(__nv_bfloat16, 256)
+TS_FLASH_FWD_EXTERN(__half, 256)
+#undef TS_FLASH_FWD_EXTERN
+
 template <typename T>
 void dispatchFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
-    TS_HEADDIM_SWITCH(p.head_dim, D, [&] {
-        TS_BOOL_SWITCH(p.causal, C, [&] { runFlashFwd<T, D, C>(p, stream); });
-    });
+    TS_HEADDIM_SWITCH(p.head_dim, D, [&] { runFlashFwdHeadDim<T, D>(p, stream); });
 }
 
 }  // namespace ts::kernels

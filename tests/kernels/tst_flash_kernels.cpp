@@ -1,8 +1,10 @@
 // The CUDA kernels against naive attention in float64 on the same (dtype-rounded) inputs.
 // Each dtype is held to flash-attention's standard: the kernel's max error at most twice
 // LibTorch's own scaled_dot_product_attention error in the same precision, plus the dtype's
-// rounding floor. Outputs are poisoned with NaN before every run; inputs are fresh for every
-// case. Needs a GPU: exits 77 (SKIPPED) without one.
+// rounding floor. Outputs are poisoned with NaN before every run through the adapter; inputs
+// are fresh for every case. Head dims the kernels are not built for go through
+// ts::flashAttention (zero-padded to a built one) with autograd, under the same rule. Needs a
+// GPU: exits 77 (SKIPPED) without one.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -39,8 +41,13 @@ struct Errors {
     double out = 0, lse = 0, dq = 0, dk = 0, dv = 0;
 };
 
-// Runs the kernels into NaN-poisoned outputs and checks one case; returns our errors.
-Errors checkCase(const Shape& s, int64_t d, at::ScalarType dt, bool causal, bool print = false) {
+// How a case reaches the kernels: the adapter (built head dims; outputs NaN-poisoned first), or
+// ts::flashAttention with autograd (any head dim up to 256: others are zero-padded to a built one).
+enum class Via { Adapter, Autograd };
+
+// Runs the kernels and checks one case; returns our errors.
+Errors checkCase(const Shape& s, int64_t d, at::ScalarType dt, bool causal, bool print = false,
+                 Via via = Via::Adapter) {
     const auto opts = at::TensorOptions().device(at::kCUDA).dtype(dt);
     at::Tensor q = at::randn({s.b, s.h, s.sq, d}, opts);
     at::Tensor k = at::randn({s.b, s.h, s.sk, d}, opts);
@@ -56,11 +63,22 @@ Errors checkCase(const Shape& s, int64_t d, at::ScalarType dt, bool causal, bool
     const Errors torch_err{maxAbsErr(ot, ref.out), 0, maxAbsErr(qt.grad(), ref.dq), maxAbsErr(kt.grad(), ref.dk),
                            maxAbsErr(vt.grad(), ref.dv)};
 
-    at::Tensor out = poisoned(q.sizes(), opts);
-    at::Tensor lse = poisoned({s.b, s.h, s.sq}, opts.dtype(at::kFloat));
-    ts::kernels::flashForward(q, k, v, causal, std::nullopt, out, lse);
-    at::Tensor dq = poisoned(q.sizes(), opts), dk = poisoned(k.sizes(), opts), dv = poisoned(v.sizes(), opts);
-    ts::kernels::flashBackward(dout, q, k, v, out, lse, causal, std::nullopt, dq, dk, dv);
+    at::Tensor out, lse, dq, dk, dv;
+    if (via == Via::Adapter) {
+        out = poisoned(q.sizes(), opts);
+        lse = poisoned({s.b, s.h, s.sq}, opts.dtype(at::kFloat));
+        ts::kernels::flashForward(q, k, v, causal, std::nullopt, out, lse);
+        dq = poisoned(q.sizes(), opts), dk = poisoned(k.sizes(), opts), dv = poisoned(v.sizes(), opts);
+        ts::kernels::flashBackward(dout, q, k, v, out, lse, causal, std::nullopt, dq, dk, dv);
+    } else {
+        at::Tensor qa = q.detach().requires_grad_(true), ka = k.detach().requires_grad_(true),
+                   va = v.detach().requires_grad_(true);
+        out = ts::flashAttention(qa, ka, va, causal);
+        out.backward(dout);
+        out = out.detach(), dq = qa.grad(), dk = ka.grad(), dv = va.grad();
+        lse = ref.lse.to(at::kFloat);  // not returned by the wrapper
+        EXPECT_EQ(out.sizes(), q.sizes());
+    }
     torch::cuda::synchronize();
 
     for (const at::Tensor* t : {&out, &lse, &dq, &dk, &dv}) EXPECT_TRUE(ts::test::allFinite(*t)) << "unwritten or non-finite output";
@@ -74,18 +92,19 @@ Errors checkCase(const Shape& s, int64_t d, at::ScalarType dt, bool causal, bool
     // L is computed in fp32 from the same rounded inputs: only fp32 rounding separates them.
     EXPECT_LE(ours.lse, dt == at::kFloat ? 1e-4 : 1e-3) << "L";
     if (print || ::testing::Test::HasFailure())
-        std::printf("%-4s d=%-3lld b%lld h%lld sq=%-4lld sk=%-4lld causal=%d | ours O %.2e L %.2e dQ %.2e dK %.2e dV %.2e"
+        std::printf("%-4s d=%-3lld%s b%lld h%lld sq=%-4lld sk=%-4lld causal=%d | ours O %.2e L %.2e dQ %.2e dK %.2e dV %.2e"
                     " | torch O %.2e dQ %.2e dK %.2e dV %.2e\n",
-                    name(dt), (long long)d, (long long)s.b, (long long)s.h, (long long)s.sq, (long long)s.sk, causal,
+                    name(dt), (long long)d, via == Via::Autograd ? " (autograd)" : "", (long long)s.b, (long long)s.h, (long long)s.sq, (long long)s.sk, causal,
                     ours.out, ours.lse, ours.dq, ours.dk, ours.dv, torch_err.out, torch_err.dq, torch_err.dk, torch_err.dv);
     return ours;
 }
 
 class FlashKernels : public ::testing::TestWithParam<at::ScalarType> {};
 
+// Every built head dim (kernels::kFlashHeadDims) through the adapter.
 TEST_P(FlashKernels, AllHeadDimsShapesAndMasks) {
     at::manual_seed(42);
-    for (int64_t d : {16, 32, 64, 128})
+    for (int64_t d : ts::kernels::kFlashHeadDims)
         for (const Shape& s : kShapes)
             for (bool causal : {false, true}) {
                 SCOPED_TRACE(::testing::Message() << name(GetParam()) << " d" << d << " sq" << s.sq << " sk" << s.sk
@@ -94,9 +113,24 @@ TEST_P(FlashKernels, AllHeadDimsShapesAndMasks) {
             }
 }
 
+// Head dims the presets and users need that the kernels are not built for run zero-padded
+// in ts::flashAttention (80 → 96, 160 → 256; 8 → 16, 200 → 256), checked with the same rule
+// through autograd; the built 96 and 256 through the same path.
+TEST_P(FlashKernels, PaddedHeadDimsThroughAutograd) {
+    at::manual_seed(43);
+    const Shape shapes[] = {{1, 2, 197, 197}, {2, 2, 113, 259}};
+    for (int64_t d : {80, 96, 160, 256, 8, 200})
+        for (const Shape& s : shapes)
+            for (bool causal : {false, true}) {
+                SCOPED_TRACE(::testing::Message() << name(GetParam()) << " d" << d << " sq" << s.sq << " sk" << s.sk
+                                                  << " causal " << causal << " (autograd)");
+                checkCase(s, d, GetParam(), causal, s.sq == 197, Via::Autograd);
+            }
+}
+
 TEST_P(FlashKernels, LongerSequences) {
     at::manual_seed(7);
-    for (int64_t d : {64, 128}) {
+    for (int64_t d : {64, 128, 256}) {
         SCOPED_TRACE(::testing::Message() << "d" << d);
         checkCase({2, 4, 1000, 1000}, d, GetParam(), true, true);
         checkCase({1, 2, 2048, 2048}, d, GetParam(), false, true);
@@ -147,12 +181,20 @@ TEST(FlashBackend, RejectsBadInputsWithAMessage) {
     at::Tensor q = at::randn({1, 1, 16, 48}, opts);
     EXPECT_NE(ts::kernels::flashUnsupportedReason(q, q, q).find("head_dim 48"), std::string::npos);
     EXPECT_THROW(ts::kernels::flashForward(q, q, q, false), std::invalid_argument);
+    // Above 256 no built head dim is left to pad to.
+    at::Tensor wide = at::randn({1, 1, 16, 264}, opts);
+    try {
+        ts::flashAttention(wide, wide, wide, false);
+        ADD_FAILURE() << "head_dim 264 ran";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("head_dim 264"), std::string::npos) << e.what();
+    }
 }
 
 // Small cases for compute-sanitizer (memcheck, racecheck), one test per dtype.
 void sanitizerCases(at::ScalarType dt) {
     at::manual_seed(5);
-    for (int64_t d : {16, 64, 128})
+    for (int64_t d : {16, 64, 96, 128, 256})
         for (bool causal : {false, true}) checkCase({1, 2, 77, 141}, d, dt, causal);
 }
 TEST(Sanitizer, Bf16) { sanitizerCases(at::kBFloat16); }

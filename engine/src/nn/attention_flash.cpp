@@ -7,7 +7,9 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
+#include <string>
 
 #include "nn/attention.h"
 #include "trainscope/kernels/flash_attention.h"
@@ -38,11 +40,13 @@ public:
     }
 };
 
-// The head dims the kernels are built for; another width up to 128 runs in the next one up.
+// The built head dim (kernels::kFlashHeadDims: 16, 32, 64, 96, 128, 256) that runs head dim d:
+// d itself or the next one up, d zero-padded to it. Above the last there is none.
 int64_t kernelHeadDim(int64_t d) {
-    for (int64_t k : {16, 32, 64, 128})
+    for (int64_t k : kernels::kFlashHeadDims)
         if (d <= k) return k;
-    return d;
+    throw std::invalid_argument("flash attention backend: head_dim " + std::to_string(d) + " (at most " +
+                                std::to_string(std::end(kernels::kFlashHeadDims)[-1]) + ")");
 }
 
 }  // namespace
@@ -52,9 +56,10 @@ at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
     at::Tensor qq = q;
     at::Tensor kk = k.scalar_type() == q.scalar_type() ? k : k.to(q.scalar_type());
     at::Tensor vv = v.scalar_type() == q.scalar_type() ? v : v.to(q.scalar_type());
-    // A head dim the kernels are not built for (2.7B's 80) runs zero-padded to the next one:
-    // a zero column adds nothing to QKᵀ and V's zero columns make output columns that are cut
-    // off; the scale stays 1/√d. Autograd differentiates the padding and the cut.
+    // A head dim the kernels are not built for (2.7B's 80, 160) runs zero-padded to the next
+    // one (80 → 96, 160 → 256): a zero column adds nothing to QKᵀ and V's zero columns make
+    // output columns that are cut off; the scale stays 1/√d. Autograd differentiates the
+    // padding and the cut.
     const int64_t d = q.dim() == 4 ? q.size(3) : 0;
     const int64_t padded = d > 0 ? kernelHeadDim(d) : d;
     const double scale = d > 0 ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;

@@ -1,22 +1,29 @@
 // This project's FlashAttention-2 CUDA kernels, behind a LibTorch adapter that checks the
 // tensors and fills the kernels' parameter structs. Layout (batch, heads, seq, head_dim);
-// q and k/v may have different lengths; head_dim 16, 32, 64 or 128; fp32, bf16 or fp16.
+// q and k/v may have different lengths; head_dim one of kFlashHeadDims; fp32, bf16 or fp16.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <tuple>
 
 namespace ts::kernels {
 
+// The head dims the kernels are built for, ascending (TS_HEADDIM_SWITCH in flash_common.cuh
+// lists the same). ts::flashAttention runs any other head dim up to the last zero-padded to
+// the next one up (engine/src/nn/attention_flash.cpp).
+inline constexpr int64_t kFlashHeadDims[] = {16, 32, 64, 96, 128, 256};
+
 // Whether this build has the kernels (a CUDA toolkit and a CUDA LibTorch were found).
 bool flashKernelsBuilt();
 
 // Which kernels run on a GPU of this compute capability, in words: on sm_90 (H100, H200) the
-// wgmma kernels for bf16 / fp16 at head dims 64 and 128 and the mma.sync kernels for the rest;
-// elsewhere (sm_80+) the mma.sync kernels. Environment TRAINSCOPE_FLASH_SM90=0 turns the
+// wgmma kernels for bf16 / fp16 at head dims 64 and 128 and the mma.sync kernels at the other
+// head dims (16, 32, 96, 256); elsewhere (sm_80+) the mma.sync kernels at every head dim. fp32
+// always runs the FMA kernels (flash_fp32.cu). Environment TRAINSCOPE_FLASH_SM90=0 turns the
 // wgmma kernels off. Empty when this build has no kernels or the GPU is too old.
 std::string flashKernelPath(int compute_major, int compute_minor);
 

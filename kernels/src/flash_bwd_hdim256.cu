@@ -1,0 +1,7 @@
+// Head dim 256 (bf16, fp16), apart from the per-dtype files so that it compiles in parallel.
+#include "flash_bwd.cuh"
+
+namespace ts::kernels {
+template void runFlashBwdHeadDim<__nv_bfloat16, 256>(const FlashBwdParams&, cudaStream_t);
+template void runFlashBwdHeadDim<__half, 256>(const FlashBwdParams&, cudaStream_t);
+}  // namespace ts::kernels

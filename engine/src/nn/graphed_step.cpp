@@ -155,6 +155,7 @@ void TrainingStep::capture() {
             }
         }
         optimizer_.setStepCount(steps_before);
+        model_->refreshLowPrecisionCopies();  // the copies follow the parameters put back
         optimizer_.zeroGrad();  // item 2: the backward graph allocates them
         side.synchronize();
         // The warm-up's freed activations sit cached for the side stream, where the graphs'

@@ -5,7 +5,10 @@
 
 #include <cmath>
 
+#include <ATen/autocast_mode.h>
+
 #include "nn/attention.h"
+#include "nn/fused.h"
 
 namespace ts {
 namespace {
@@ -86,6 +89,56 @@ at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& 
     return y + at::linear(at::silu(halves[0]) * halves[1], w_2_);
 }
 
+namespace {
+// A linear's weight: its low-precision copy where the model has one.
+const at::Tensor& copyOr(const at::Tensor& weight, const at::Tensor& copy) { return copy.defined() ? copy : weight; }
+}  // namespace
+
+// Note [fused model]
+// The compiled mode's model computes the same function as forward() with fewer launches:
+//  - a residual add and the RMSNorm after it are one op (fusedAddRmsNorm), so the block's
+//    second add meets the next block's first norm (or the final norm); the norms' outputs come
+//    out in autocast's dtype, which makes the next linear's cast a no-op;
+//  - RoPE rotates q and k in place inside the fused q/k/v projection (fusedRopeQkv);
+//  - with our attention kernels, attention reads q, k, v there and writes (batch, seq, d)
+//    (flashAttentionQkv): no transposes or copies, forward or backward;
+//  - SwiGLU is one op, and the loss is fusedCrossEntropy on the bf16 logits;
+//  - under autocast, the linears read bf16 copies of their weights that the optimizer keeps
+//    (makeLowPrecisionCopies; Note [low-precision weight copies] in kernels/src/fused_ops.cu)
+//    instead of casting every weight forward and its gradient back.
+// The GEMMs are LibTorch's, as in forward(). Each fused op computes
+// in fp32 and rounds once, so the two differ by rounding (tests/nn/tst_fused.cpp holds them
+// together on the CPU, tst_fused_gpu on the GPU).
+std::pair<at::Tensor, at::Tensor> TransformerBlockImpl::forwardFused(const at::Tensor& x, const at::Tensor& normed,
+                                                                     const at::Tensor& cos, const at::Tensor& sin,
+                                                                     AttentionImpl attention,
+                                                                     const at::Tensor& next_norm,
+                                                                     at::ScalarType activations) {
+    const int64_t b = x.size(0), s = x.size(1), h = num_heads_, dh = d_model_ / num_heads_;
+    at::Tensor attn_out;
+    {
+        TS_RANGE("attention");
+        const at::Tensor qkv = fusedRopeQkv(at::linear(normed, copyOr(w_qkv_, w_qkv_low_)), cos, sin, h);
+        at::Tensor a = attention == AttentionImpl::Flash ? flashAttentionQkv(qkv, h) : at::Tensor();
+        if (!a.defined()) {
+            const at::Tensor t = qkv.view({b, s, 3, h, dh});
+            a = attend(t.select(2, 0).transpose(1, 2), t.select(2, 1).transpose(1, 2),
+                       t.select(2, 2).transpose(1, 2), attention, /*causal=*/true)
+                    .transpose(1, 2)
+                    .reshape({b, s, d_model_});
+        }
+        attn_out = at::linear(a, copyOr(w_o_, w_o_low_));
+    }
+    at::Tensor y, normed2;
+    {
+        TS_RANGE("norm");
+        std::tie(y, normed2) = fusedAddRmsNorm(x, attn_out, norm2_, 1e-5, activations);
+    }
+    TS_RANGE("mlp");
+    const at::Tensor m = at::linear(fusedSwiglu(at::linear(normed2, copyOr(w_13_, w_13_low_))), copyOr(w_2_, w_2_low_));
+    return fusedAddRmsNorm(y, m, next_norm, 1e-5, activations);
+}
+
 TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, AttentionImpl attention,
                                      const at::TensorOptions& options)
     : cfg_(cfg), attention_(attention) {
@@ -109,6 +162,7 @@ TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, AttentionImpl atten
 at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
     TORCH_CHECK(tokens.size(1) <= cfg_.context_length, "sequence of ", tokens.size(1),
                 " tokens is longer than the context length ", cfg_.context_length);
+    if (fused_) return forwardFused(tokens);
     at::Tensor x;
     {
         TS_RANGE("embedding");
@@ -124,6 +178,53 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
     }
     TS_RANGE("lm_head");
     return at::linear(x, lm_head_);
+}
+
+}  // namespace ts
+
+namespace ts {
+
+at::Tensor TransformerLMImpl::forwardFused(const at::Tensor& tokens) {
+    at::Tensor x;
+    {
+        TS_RANGE("embedding");
+        x = at::embedding(embedding_, tokens);
+    }
+    // The norms' outputs in the dtype the linears compute in.
+    const auto type = x.device().type();
+    const at::ScalarType act =
+        at::autocast::is_autocast_enabled(type) ? at::autocast::get_autocast_dtype(type) : x.scalar_type();
+    at::Tensor normed;
+    {
+        TS_RANGE("norm");
+        normed = fusedRmsNorm(x, blocks_.empty() ? norm_final_ : blocks_[0]->firstNormWeight(), 1e-5, act);
+    }
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+        TS_RANGE("layer." + std::to_string(i));
+        const at::Tensor& next = i + 1 < blocks_.size() ? blocks_[i + 1]->firstNormWeight() : norm_final_;
+        std::tie(x, normed) = blocks_[i]->forwardFused(x, normed, rope_cos_, rope_sin_, attention_, next, act);
+    }
+    TS_RANGE("lm_head");
+    return at::linear(normed, copyOr(lm_head_, lm_head_low_));
+}
+
+std::vector<std::pair<at::Tensor, at::Tensor>> TransformerLMImpl::makeLowPrecisionCopies(at::ScalarType dtype) {
+    TORCH_CHECK(copies_.empty(), "the low-precision copies are made once");
+    const auto add = [&](at::Tensor& w, at::Tensor& copy) {
+        copy = w.detach().to(dtype).requires_grad_(true);
+        copies_.emplace_back(w, copy);
+    };
+    for (auto& b : blocks_) {
+        const auto weights = b->linearWeights(), copies = b->linearWeightCopies();
+        for (size_t i = 0; i < weights.size(); ++i) add(*weights[i], *copies[i]);
+    }
+    add(lm_head_, lm_head_low_);
+    return copies_;
+}
+
+void TransformerLMImpl::refreshLowPrecisionCopies() {
+    at::NoGradGuard no_grad;
+    for (auto& [w, copy] : copies_) copy.copy_(w);
 }
 
 }  // namespace ts

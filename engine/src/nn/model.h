@@ -6,6 +6,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -21,10 +22,23 @@ public:
     TransformerBlockImpl(const ModelConfig& cfg, const at::TensorOptions& options);
     at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                        AttentionImpl attention);
+    // The fused model's block (Note [fused model] in model.cpp): from the residual stream x
+    // and its norm (this block's first), returns the next block's (x, norm), normalised with
+    // `next_norm` (the next block's first norm's weight, or the final norm's).
+    std::pair<at::Tensor, at::Tensor> forwardFused(const at::Tensor& x, const at::Tensor& normed,
+                                                   const at::Tensor& cos, const at::Tensor& sin,
+                                                   AttentionImpl attention, const at::Tensor& next_norm,
+                                                   at::ScalarType activations);
+    const at::Tensor& firstNormWeight() const { return norm1_; }
+    // The four linear weights, for their low-precision copies (forwardFused reads a weight's
+    // copy where one is set: Note [low-precision weight copies] in kernels/src/fused_ops.cu).
+    std::vector<at::Tensor*> linearWeights() { return {&w_qkv_, &w_o_, &w_13_, &w_2_}; }
+    std::vector<at::Tensor*> linearWeightCopies() { return {&w_qkv_low_, &w_o_low_, &w_13_low_, &w_2_low_}; }
 
 private:
     int64_t d_model_, num_heads_, d_ff_;
     at::Tensor norm1_, w_qkv_, w_o_, norm2_, w_13_, w_2_;
+    at::Tensor w_qkv_low_, w_o_low_, w_13_low_, w_2_low_;  // undefined unless set
 };
 TORCH_MODULE(TransformerBlock);
 
@@ -38,10 +52,26 @@ public:
     at::Tensor forward(const at::Tensor& tokens);
     const ModelConfig& config() const { return cfg_; }
     void setAttention(AttentionImpl a) { attention_ = a; }
+    // Fused: the element-wise chains run as this project's fused kernels (Note [fused model]
+    // in model.cpp); the compiled mode's model. Its loss is fusedCrossEntropy.
+    void setFused(bool fused) { fused_ = fused; }
+    bool fused() const { return fused_; }
+    // The fused model under autocast: the linear weights (blocks' and the LM head's) get copies
+    // in `dtype` that forwardFused reads instead of casting each weight every step. Returns
+    // (parameter, copy) pairs: the optimizer takes each copy's gradient for its parameter and
+    // writes the updated parameter into it (FusedAdamW::setLowPrecisionCopies).
+    std::vector<std::pair<at::Tensor, at::Tensor>> makeLowPrecisionCopies(at::ScalarType dtype);
+    // Sets every copy from its parameter again (after the parameters were put back in place).
+    void refreshLowPrecisionCopies();
 
 private:
+    at::Tensor forwardFused(const at::Tensor& x);
+
     ModelConfig cfg_;
     AttentionImpl attention_;
+    bool fused_ = false;
+    std::vector<std::pair<at::Tensor, at::Tensor>> copies_;  // (parameter, low-precision copy)
+    at::Tensor lm_head_low_;
     at::Tensor embedding_, norm_final_, lm_head_;
     at::Tensor rope_cos_, rope_sin_;  // (context_length, head_dim / 2), buffers
     std::vector<TransformerBlock> blocks_;

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include "trainscope/kernels/fused_ops.h"
+
 namespace ts {
 
 FusedAdamW::FusedAdamW(std::vector<at::Tensor> params, double lr, double beta1, double beta2,
@@ -19,23 +21,35 @@ void FusedAdamW::step(const std::optional<at::Tensor>& grad_scale,
             state_step_.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
         }
     }
-    std::vector<at::Tensor> p, g, m, v, s;
+    std::vector<at::Tensor> p, g, m, v, s, c;
     for (size_t i = 0; i < params_.size(); ++i) {
-        const at::Tensor& grad = params_[i].grad();
+        const at::Tensor copy = copies_.empty() ? at::Tensor() : copies_[i];
+        const at::Tensor& grad = copy.defined() ? copy.grad() : params_[i].grad();
         if (!grad.defined()) continue;
         p.push_back(params_[i]);
         g.push_back(grad);
         m.push_back(exp_avg_[i]);
         v.push_back(exp_avg_sq_[i]);
         s.push_back(state_step_[i]);
+        c.push_back(copy);
     }
     if (p.empty()) return;
     at::NoGradGuard no_grad;
     // The fused kernel reads the step count; PyTorch's optimizer advances it beforehand.
     at::_foreach_add_(s, 1);
-    at::_fused_adamw_(p, g, m, v, /*max_exp_avg_sqs=*/{}, s, lr_, beta1_, beta2_, weight_decay_,
-                      eps_, /*amsgrad=*/false, /*maximize=*/false, grad_scale, found_inf);
+    if (!copies_.empty()) {
+        TORCH_CHECK(!grad_scale && !found_inf, "low-precision weight copies are not updated under a loss scaler");
+        kernels::adamWStep(p, g, m, v, s, c, {lr_, beta1_, beta2_, eps_, weight_decay_});
+    } else {
+        at::_fused_adamw_(p, g, m, v, /*max_exp_avg_sqs=*/{}, s, lr_, beta1_, beta2_, weight_decay_, eps_,
+                          /*amsgrad=*/false, /*maximize=*/false, grad_scale, found_inf);
+    }
     ++steps_taken_;
+}
+
+void FusedAdamW::setLowPrecisionCopies(std::vector<at::Tensor> copies) {
+    TORCH_CHECK(copies.empty() || copies.size() == params_.size(), "one copy slot per parameter");
+    copies_ = std::move(copies);
 }
 
 std::vector<at::Tensor> FusedAdamW::state() const {
@@ -47,6 +61,8 @@ std::vector<at::Tensor> FusedAdamW::state() const {
 
 void FusedAdamW::zeroGrad() {
     for (auto& p : params_) p.mutable_grad() = at::Tensor();
+    for (auto& c : copies_)
+        if (c.defined()) c.mutable_grad() = at::Tensor();
 }
 
 GradScaler::GradScaler(const at::TensorOptions& options, double init_scale) {

@@ -25,9 +25,14 @@ public:
     void setStepCount(int64_t steps) { steps_taken_ = steps; }
     // AdamW's state: both moments and the step counters (empty before the first step).
     std::vector<at::Tensor> state() const;
+    // Low-precision copies of the parameters (one slot per parameter, undefined where there is
+    // none): where set, the gradient is the copy's and step() writes the updated parameter into
+    // the copy too, in our fused kernel (Note [low-precision weight copies] in
+    // kernels/src/fused_ops.cu). Not with a loss scaler.
+    void setLowPrecisionCopies(std::vector<at::Tensor> copies);
 
 private:
-    std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_, state_step_;
+    std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_, state_step_, copies_;
     double lr_, beta1_, beta2_, eps_, weight_decay_;
     int64_t steps_taken_ = 0;
 };

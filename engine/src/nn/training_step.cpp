@@ -5,9 +5,12 @@
 #include "nn/ranges.h"
 #include <c10/core/DeviceGuard.h>
 
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "nn/autocast.h"
+#include "nn/fused.h"
 #include "runtime/device.h"
 
 namespace ts {
@@ -39,7 +42,28 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
             throw std::invalid_argument(
                 "compiled mode does not capture fp16 training: its dynamic loss scaling (GradScaler) is not "
                 "captured here; use bf16 or fp32, or the eager mode");
+        model_->setFused(compiledUsesFusedKernels());
+        if (model_->fused() && setup.precision != Precision::FP32 && compiledUsesWeightCopies()) {
+            const auto pairs =
+                model_->makeLowPrecisionCopies(setup.precision == Precision::BF16 ? at::kBFloat16 : at::kHalf);
+            std::vector<at::Tensor> copies(params_.size());
+            for (const auto& [param, copy] : pairs)
+                for (size_t i = 0; i < params_.size(); ++i)
+                    if (params_[i].is_same(param)) copies[i] = copy;
+            optimizer_.setLowPrecisionCopies(std::move(copies));
+        }
     }
+}
+
+bool compiledUsesWeightCopies() {
+    const char* env = std::getenv("TRAINSCOPE_WEIGHT_COPIES");
+    return !(env && std::string(env) == "0");
+}
+
+bool compiledUsesFusedKernels() {
+    // TRAINSCOPE_FUSED=0: graphs alone, for A/B measurements of what the kernels add.
+    const char* env = std::getenv("TRAINSCOPE_FUSED");
+    return !(env && std::string(env) == "0");
 }
 
 void TrainingStep::setHooks(StepHooks hooks) {
@@ -68,7 +92,7 @@ at::Tensor TrainingStep::forwardAndLoss() {
     at::Tensor loss;
     {
         TS_RANGE("loss");
-        loss = crossEntropy(logits, targets_);
+        loss = model_->fused() ? fusedCrossEntropy(logits, targets_) : crossEntropy(logits, targets_);
     }
     return loss;
 }

@@ -4,7 +4,8 @@
 // backward, 3 after the optimizer) and returns the phase times, loss and memory. The
 // benchmark times it; the profiler, memory and distributed labs wrap the same step. In
 // compiled mode (ExecMode::Compiled, Note [compiled step] in graphed_step.cpp) the same phases
-// are captured once as three CUDA graphs and replayed, with the marks between the replays.
+// of the fused model (Note [fused model] in model.cpp) are captured once as three CUDA graphs
+// and replayed, with the marks between the replays.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -53,6 +54,14 @@ struct StepHooks {
     // whole optimizer.
     std::function<void()> optimizer_step;
 };
+
+// Whether the compiled mode's model runs the fused kernels (Note [fused model] in model.cpp):
+// yes, unless the environment sets TRAINSCOPE_FUSED=0 (graphs alone, for A/B measurements).
+bool compiledUsesFusedKernels();
+// And whether, under autocast, its linears read low-precision weight copies that the optimizer
+// keeps (Note [low-precision weight copies] in kernels/src/fused_ops.cu): yes, unless
+// TRAINSCOPE_WEIGHT_COPIES=0.
+bool compiledUsesWeightCopies();
 
 struct CompiledGraphs;
 struct CompiledGraphsDeleter {  // graphed_step.cpp, where CompiledGraphs is complete

@@ -1,0 +1,184 @@
+// The fused CUDA kernels (kernels/src/fused_ops.cu) against LibTorch's own ops on the GPU and
+// against their CPU reference, forward and backward, in fp32, bf16 and fp16; the fused model
+// (with our attention reading the fused projection in place) against the eager model. Needs a
+// GPU: exits 77 (SKIPPED) without one.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <string>
+#include <tuple>
+
+#include "nn/autocast.h"
+#include "nn/fused.h"
+#include "nn/model.h"
+#include "trainscope/kernels/flash_attention.h"
+#include "trainscope/kernels/fused_ops.h"
+
+namespace {
+
+double relErr(const at::Tensor& a, const at::Tensor& b) {
+    const at::Tensor x = a.to(at::kCPU, at::kDouble), y = b.to(at::kCPU, at::kDouble);
+    if (!at::isfinite(x).all().item<bool>()) return 1e30;  // NaN never passes
+    return (x - y).norm().item<double>() / std::max(y.norm().item<double>(), 1e-30);
+}
+
+at::Tensor leaf(const at::Tensor& t) { return t.detach().clone().requires_grad_(true); }
+
+// One rounding to the dtype, relative: what separates the kernel (fp32 math, one rounding)
+// from LibTorch computing in fp32 and rounding at the end.
+double roundingOf(at::ScalarType t) { return t == at::kFloat ? 1e-5 : t == at::kBFloat16 ? 8e-3 : 1e-3; }
+
+const at::ScalarType kTypes[] = {at::kFloat, at::kBFloat16, at::kHalf};
+const char* name(at::ScalarType t) { return t == at::kBFloat16 ? "bf16" : t == at::kHalf ? "fp16" : "fp32"; }
+
+at::TensorOptions cuda() { return at::TensorOptions().device(at::kCUDA); }
+
+// The model's shapes: 1,024 tokens of d 768 (small), and an odd width with uneven rows.
+TEST(FusedKernelsGpu, AddRmsNormForwardBackward) {
+    for (auto rt : kTypes)
+        for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1024, 768}, {37, 1000}}) {
+            const at::Tensor x = at::randn({rows, cols}, cuda()), r = at::randn({rows, cols}, cuda()).to(rt);
+            const at::Tensor w = 1 + 0.1 * at::randn({cols}, cuda());
+            const at::Tensor gs = at::randn({rows, cols}, cuda()), go = at::randn({rows, cols}, cuda()).to(rt);
+            at::Tensor xa = leaf(x), ra = leaf(r), wa = leaf(w), xb = leaf(x), rb = leaf(r), wb = leaf(w);
+            auto [sum, out] = ts::fusedAddRmsNorm(xa, ra, wa, 1e-5, rt);
+            const at::Tensor ref_sum = xb + rb, ref_out = at::rms_norm(ref_sum, {cols}, wb, 1e-5).to(rt);
+            const std::string what = std::string(name(rt)) + " " + std::to_string(cols);
+            EXPECT_LT(relErr(sum, ref_sum), 1e-7) << what;
+            EXPECT_LT(relErr(out, ref_out), roundingOf(rt)) << what;
+            const auto gf = torch::autograd::grad({sum, out}, {xa, ra, wa}, {gs, go});
+            const auto gr = torch::autograd::grad({ref_sum, ref_out}, {xb, rb, wb}, {gs, go});
+            EXPECT_LT(relErr(gf[0], gr[0]), 1e-5) << what;
+            EXPECT_LT(relErr(gf[1], gr[1]), roundingOf(rt)) << what;
+            EXPECT_LT(relErr(gf[2], gr[2]), 1e-4) << what;  // a sum over 1,024 rows, in another order
+            // The CUDA kernels compute what the CPU reference computes.
+            const auto cpu = ts::kernels::rmsNormForward(x.cpu(), r.cpu(), w.cpu(), 1e-5, rt);
+            const auto dev = ts::kernels::rmsNormForward(x, r, w, 1e-5, rt);
+            EXPECT_LT(relErr(dev.out, cpu.out), roundingOf(rt)) << what;
+            EXPECT_LT(relErr(dev.rstd, cpu.rstd), 1e-6) << what;
+        }
+}
+
+TEST(FusedKernelsGpu, RopeSwigluCrossEntropyMatchLibTorch) {
+    const int64_t b = 4, s = 256, h = 12, dh = 64;
+    at::Tensor pos = at::arange(s, at::kDouble).unsqueeze(1);
+    at::Tensor freq = at::pow(10000.0, -2.0 * at::arange(dh / 2, at::kDouble) / dh).unsqueeze(0);
+    const at::Tensor cos = (pos * freq).cos().to(at::kFloat).cuda(), sin = (pos * freq).sin().to(at::kFloat).cuda();
+    for (auto dt : kTypes) {
+        const std::string what = name(dt);
+        {  // RoPE in place: the fp32 rotation of eager's applyRope, rounded once.
+            const at::Tensor qkv = at::randn({b, s, 3 * h * dh}, cuda()).to(dt), g = at::randn_like(qkv);
+            at::Tensor xa = leaf(qkv), xb = leaf(qkv.to(at::kFloat));
+            const at::Tensor fused = ts::fusedRopeQkv(xa * 1, cos, sin, h);
+            const at::Tensor t = xb.view({b, s, 3, h, dh});
+            const auto part = [&](int i) { return t.select(2, i).transpose(1, 2); };
+            const at::Tensor ref = at::stack({ts::applyRope(part(0), cos, sin).transpose(1, 2),
+                                              ts::applyRope(part(1), cos, sin).transpose(1, 2), part(2).transpose(1, 2)},
+                                             2)
+                                       .reshape({b, s, -1});
+            EXPECT_LT(relErr(fused, ref), roundingOf(dt)) << what;
+            const at::Tensor ga = torch::autograd::grad({fused}, {xa}, {g})[0];
+            const at::Tensor gb = torch::autograd::grad({ref}, {xb}, {g.to(at::kFloat)})[0];
+            EXPECT_LT(relErr(ga, gb), roundingOf(dt)) << what;
+        }
+        {  // SwiGLU
+            const at::Tensor gu = at::randn({b * s, 2 * 3072}, cuda()).to(dt), g = at::randn({b * s, 3072}, cuda()).to(dt);
+            at::Tensor a = leaf(gu), c = leaf(gu.to(at::kFloat));
+            const at::Tensor fused = ts::fusedSwiglu(a);
+            const auto halves = c.chunk(2, -1);
+            const at::Tensor ref = at::silu(halves[0]) * halves[1];
+            EXPECT_LT(relErr(fused, ref), roundingOf(dt)) << what;
+            EXPECT_LT(relErr(torch::autograd::grad({fused}, {a}, {g})[0],
+                             torch::autograd::grad({ref}, {c}, {g.to(at::kFloat)})[0]),
+                      roundingOf(dt))
+                << what;
+        }
+        {  // Cross-entropy on the course's vocabulary, without an fp32 copy of the logits.
+            const at::Tensor logits = (2 * at::randn({b * s, 10000}, cuda())).to(dt);
+            const at::Tensor targets = at::randint(10000, {b * s}, cuda().dtype(at::kLong));
+            at::Tensor a = leaf(logits), c = leaf(logits.to(at::kFloat));
+            const at::Tensor fused = ts::fusedCrossEntropy(a, targets);
+            const at::Tensor ref = at::cross_entropy_loss(c, targets);
+            EXPECT_LT(relErr(fused, ref), 1e-5) << what;
+            const at::Tensor g = at::full({}, 0.7, cuda());
+            const at::Tensor ga = torch::autograd::grad({fused}, {a}, {g})[0];
+            EXPECT_EQ(ga.scalar_type(), dt);
+            // Against LibTorch's fp32 gradient in the logits' dtype, as eager's autocast casts it:
+            // most entries are ~1e-7, subnormal in fp16, and both round them alike.
+            EXPECT_LT(relErr(ga, torch::autograd::grad({ref}, {c}, {g})[0].to(dt)), roundingOf(dt)) << what;
+        }
+    }
+}
+
+// The fused model on the GPU against the eager one: logits, loss and gradients, with every
+// attention backend; with ours, attention reads the fused projection in place.
+TEST(FusedModelGpu, MatchesEager) {
+    for (auto attention : {ts::AttentionImpl::Naive, ts::AttentionImpl::Sdpa, ts::AttentionImpl::Flash})
+        for (auto precision : {ts::Precision::FP32, ts::Precision::BF16}) {
+            if (attention == ts::AttentionImpl::Flash && !ts::kernels::flashKernelsBuilt()) continue;
+            ts::ModelConfig cfg = *ts::modelPreset("mini");
+            cfg.context_length = 128;
+            at::manual_seed(9);
+            ts::TransformerLM model(cfg, attention, cuda().dtype(at::kFloat));
+            const at::Tensor tokens = at::randint(cfg.vocab_size, {4, 128}, cuda().dtype(at::kLong));
+            const at::Tensor targets = at::randint(cfg.vocab_size, {4, 128}, cuda().dtype(at::kLong));
+            const auto run = [&](bool fused) {
+                model->setFused(fused);
+                model->zero_grad();
+                at::Tensor logits, loss;
+                {
+                    ts::AutocastScope autocast(at::kCUDA, precision);
+                    logits = model->forward(tokens);
+                    loss = fused ? ts::fusedCrossEntropy(logits, targets) : ts::crossEntropy(logits, targets);
+                }
+                loss.backward();
+                std::vector<at::Tensor> g;
+                for (const auto& p : model->parameters()) g.push_back(p.grad().clone());
+                return std::make_tuple(logits.detach(), loss.detach(), g);
+            };
+            const auto [le, ce, ge] = run(false);
+            const auto [lf, cf, gf] = run(true);
+            const std::string what = std::string(ts::toString(attention)) + " " + std::string(ts::toString(precision));
+            // fp32: LibTorch's matmuls may use TF32-free cuBLAS paths in another order; 1e-4.
+            const double tol = precision == ts::Precision::FP32 ? 1e-4 : 2e-2;
+            EXPECT_LT(relErr(lf, le), tol) << what;
+            EXPECT_LT(relErr(cf, ce), tol) << what;
+            const auto names = model->named_parameters().keys();
+            for (size_t i = 0; i < ge.size(); ++i) EXPECT_LT(relErr(gf[i], ge[i]), 5 * tol) << what << " " << names[i];
+        }
+}
+
+// Our multi-tensor AdamW against LibTorch's _fused_adamw_ on the GPU: 30 tensors (two launches
+// of at most 24), sizes off the block size, bf16 and fp16 copies and plain fp32 gradients.
+TEST(FusedKernelsGpu, AdamWMatchesLibTorch) {
+    for (auto copy_type : {at::kBFloat16, at::kHalf, at::kFloat}) {
+        std::vector<at::Tensor> p1, p2, g32, g, m1, v1, m2, v2, s1, s2, copies;
+        for (int i = 0; i < 30; ++i) {
+            const int64_t n = 1 + (int64_t{i} * 7919 * 37) % 300000;
+            p1.push_back(at::randn({n}, cuda()));
+            p2.push_back(p1.back().clone());
+            g.push_back(at::randn({n}, cuda()).to(copy_type));
+            g32.push_back(g.back().to(at::kFloat));
+            for (auto* v : {&m1, &v1, &m2, &v2}) v->push_back(at::zeros({n}, cuda()));
+            s1.push_back(at::zeros({}, cuda()));
+            s2.push_back(at::zeros({}, cuda()));
+            copies.push_back(copy_type == at::kFloat ? at::Tensor() : at::full({n}, NAN, cuda().dtype(copy_type)));
+        }
+        const ts::kernels::AdamWSettings set{1e-3, 0.9, 0.999, 1e-8, 0.01};
+        for (int step = 0; step < 3; ++step) {
+            at::_foreach_add_(s1, 1);
+            at::_foreach_add_(s2, 1);
+            at::_fused_adamw_(p1, g32, m1, v1, {}, s1, set.lr, set.beta1, set.beta2, set.weight_decay, set.eps, false,
+                              false, std::nullopt, std::nullopt);
+            ts::kernels::adamWStep(p2, g, m2, v2, s2, copies, set);
+        }
+        for (size_t i = 0; i < p1.size(); ++i) {
+            EXPECT_LT(relErr(p2[i], p1[i]), 1e-6) << name(copy_type) << " " << i;
+            EXPECT_LT(relErr(v2[i], v1[i]), 1e-6) << name(copy_type) << " " << i;
+            if (copies[i].defined()) EXPECT_TRUE(at::equal(copies[i], p2[i].to(copy_type))) << name(copy_type) << " " << i;
+        }
+    }
+}
+
+}  // namespace

@@ -4,29 +4,35 @@
 # TrainScope's eager and compiled (CUDA graphs) modes, side by side at the same settings.
 #   scripts/compiled-evidence.sh <trainscope-cli> <outdir>
 # Env: SIZES (default "small medium large xl 2.7B"), PRECISIONS (bf16,fp32), CONTEXT (256),
-#      ATTENTION (naive), WARMUP (5), STEPS (20), REFERENCE_MODES ("none default reduce-overhead"),
-#      PYTHON (python3). Writes compiled-{pytorch,trainscope}.jsonl and compiled-table.md.
+#      ATTENTIONS (naive,sdpa,flash: TrainScope's; the reference runs naive for naive and SDPA for
+#      sdpa and flash, since it has no kernels of ours), WARMUP (5), STEPS (20),
+#      REFERENCE_MODES ("none default reduce-overhead"), PYTHON (python3).
+#      Writes compiled-{pytorch,trainscope}.jsonl and compiled-table.md.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CLI="${1:?usage: compiled-evidence.sh <trainscope-cli> <outdir>}"
 OUTDIR="${2:?usage: compiled-evidence.sh <trainscope-cli> <outdir>}"
 mkdir -p "$OUTDIR"
 PY="${PYTHON:-python3}"
-common=(--context-length "${CONTEXT:-256}" --mode train --warmup "${WARMUP:-5}" --steps "${STEPS:-20}"
-        --attention "${ATTENTION:-naive}")
+ATTENTIONS="${ATTENTIONS:-naive,sdpa,flash}"
+common=(--context-length "${CONTEXT:-256}" --mode train --warmup "${WARMUP:-5}" --steps "${STEPS:-20}")
 : > "$OUTDIR/compiled-pytorch.jsonl"
 : > "$OUTDIR/compiled-trainscope.jsonl"
+# The reference's attention for each of ours, once each.
+ref_attentions=$(echo "$ATTENTIONS" | tr ',' '\n' | sed 's/^flash$/sdpa/' | sort -u | tr '\n' ' ')
 for size in ${SIZES:-small medium large xl 2.7B}; do
     for precision in $(echo "${PRECISIONS:-bf16,fp32}" | tr ',' ' '); do
         echo "-- $size $precision" >&2
-        for mode in ${REFERENCE_MODES:-none default reduce-overhead}; do
-            PYTHONWARNINGS=ignore "$PY" "$ROOT/tests/reference/reference_bench.py" --size "$size" --precision "$precision" \
-                "${common[@]}" --compile "$mode" >> "$OUTDIR/compiled-pytorch.jsonl" 2>> "$OUTDIR/compiled-pytorch.err" \
-                || echo "   reference ($mode) failed" >&2
+        for attention in $ref_attentions; do
+            for mode in ${REFERENCE_MODES:-none default reduce-overhead}; do
+                PYTHONWARNINGS=ignore "$PY" "$ROOT/tests/reference/reference_bench.py" --size "$size" --precision "$precision" \
+                    "${common[@]}" --attention "$attention" --compile "$mode" >> "$OUTDIR/compiled-pytorch.jsonl" \
+                    2>> "$OUTDIR/compiled-pytorch.err" || echo "   reference ($attention, $mode) failed" >&2
+            done
         done
-        "$CLI" bench --size "$size" --precision "$precision" "${common[@]}" --exec eager,compiled --device cuda \
-            --jsonl --no-store -q 2>> "$OUTDIR/compiled-trainscope.err" | grep '"type":"result"' \
-            >> "$OUTDIR/compiled-trainscope.jsonl" || echo "   trainscope failed" >&2
+        "$CLI" bench --size "$size" --precision "$precision" "${common[@]}" --attention "$ATTENTIONS" \
+            --exec eager,compiled --device cuda --jsonl --no-store -q 2>> "$OUTDIR/compiled-trainscope.err" \
+            | grep '"type":"result"' >> "$OUTDIR/compiled-trainscope.jsonl" || echo "   trainscope failed" >&2
     done
 done
 "$PY" "$ROOT/tests/reference/compare_compiled.py" "$OUTDIR/compiled-pytorch.jsonl" "$OUTDIR/compiled-trainscope.jsonl" \

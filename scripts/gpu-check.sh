@@ -2,7 +2,7 @@
 # One call on a GPU machine that has a PyTorch 2.11 install (no network needed): builds the
 # engine, kernels, distributed, CLI and tests without the UI against that PyTorch's
 # LibTorch, runs the tests labelled `gpu`, and prints a short benchmark table.
-#   scripts/gpu-check.sh [tests] [e2e] [attention] [profile] [memory] [distributed] [all]
+#   scripts/gpu-check.sh [tests] [e2e] [attention] [profile] [memory] [distributed] [compiled] [all]
 #                                                                  (default: tests e2e)
 # Logs and full results go to $OUT (or build/gpu-out).
 #   GPU_ARCHS   CUDA architectures to build (default "80;90")
@@ -81,5 +81,10 @@ if want distributed; then
     [ -z "${PARTS:-}" ] && rm -rf "$ROOT/build/gpu-distributed"
     bash scripts/distributed-evidence.sh "$BUILD/app/trainscope-cli" "$ROOT/build/gpu-distributed" || status=1
     tar czf "$OUTDIR/distributed-evidence.tgz" -C "$ROOT/build" gpu-distributed
+fi
+if want compiled; then
+    say "compiled mode: TrainScope eager and compiled beside PyTorch eager and torch.compile"
+    # SIZES, PRECISIONS, ATTENTIONS, REFERENCE_MODES, STEPS: see scripts/compiled-evidence.sh.
+    bash scripts/compiled-evidence.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
 fi
 exit $status

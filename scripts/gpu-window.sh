@@ -5,7 +5,9 @@
 # LibTorch, runs the window's tests offscreen (the `ui` label, the GPU window test among them)
 # and leaves their log and the GPU screenshots in $OUT (or build/gpu-out).
 #   Arguments: `tests` (the window's tests), `live` (scripted sessions of the real app on the
-#   GPU: presets run, screenshots and a report into $OUT); default both. The build is kept,
+#   GPU: presets run, screenshots and a report into $OUT); default both. Only when named:
+#   `gpu-tests` (the GPU tests, ctest -L gpu, GPU_TESTS a -R regex) and `compiled`
+#   (scripts/compiled-evidence.sh, its SIZES etc.), in the same build. The build is kept,
 #   so a second call on a warm machine only rebuilds what changed.
 #   GPU_ARCHS  CUDA architectures (default 90);  UI_TESTS  a ctest -R regex (default: all `ui`)
 #   LIVE_ONLY  a regex of the live sessions to run (default: all)
@@ -64,7 +66,51 @@ want() {  # no arguments: everything
     for a in "${ARGS[@]}"; do [ "$a" = "$1" ] && return 0; done
     return 1
 }
+named() { for a in "${ARGS[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }  # only when named
 status=0
+if named gpu-tests; then
+    say "GPU tests (ctest -L gpu) in the same build"
+    ctest --test-dir "$BUILD" -L gpu ${GPU_TESTS:+-R "$GPU_TESTS"} --output-on-failure --timeout 600 \
+        > "$OUTDIR/ctest-gpu.log" 2>&1 || status=1
+    grep -E 'Test +#|tests passed|tests failed' "$OUTDIR/ctest-gpu.log" | tail -30
+fi
+if named compiled-ab; then
+    # What each part of the compiled mode adds, TrainScope alone (no reference): eager; graphs
+    # alone (TRAINSCOPE_FUSED=0); graphs and fused kernels without the weight copies
+    # (TRAINSCOPE_WEIGHT_COPIES=0); all of it. AB_SIZES, AB_ATTENTIONS, AB_PRECISIONS.
+    say "compiled mode, part by part (train step, context 256, 10 steps after 3 warm-up)"
+    ab() {  # label, exec mode, then environment assignments
+        local label=$1 exec=$2; shift 2
+        env "$@" "$BUILD/app/trainscope-cli" bench --size "${AB_SIZES:-small,large}" --precision "${AB_PRECISIONS:-bf16}" \
+            --attention "${AB_ATTENTIONS:-naive,flash}" --context-length 256 --mode train --warmup 3 --steps 10 \
+            --exec "$exec" --device cuda --no-store -q --csv 2> "$OUTDIR/ab-$label.err" | sed "s/^/$label,/" >> "$OUTDIR/compiled-ab.csv"
+    }
+    : > "$OUTDIR/compiled-ab.csv"
+    ab eager eager
+    ab graphs compiled TRAINSCOPE_FUSED=0
+    ab fused-no-copies compiled TRAINSCOPE_WEIGHT_COPIES=0
+    ab compiled compiled
+    python3 - "$OUTDIR/compiled-ab.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head = next((r[1:] for r in rows if len(r) > 1 and r[1] == "size"), None)
+if head is None:
+    sys.exit("no results")
+col = {name: i for i, name in enumerate(head)}
+print("| variant | size | precision | attention | forward ms | backward ms | optimizer ms | total ms | TFLOP/s |")
+print("|---|---|---|---|---:|---:|---:|---:|---:|")
+for r in rows:
+    label, r = r[0], r[1:]
+    if not r or r[0] == "size":
+        continue
+    get = lambda k: r[col[k]] if k in col and col[k] < len(r) else "?"
+    print(f"| {label} | {get('size')} | {get('precision')} | {get('attention')} | {get('forward_ms_mean')} | {get('backward_ms_mean')} | {get('optimizer_ms_mean')} | {get('total_ms_mean')} | {get('tflops')} |")
+PY
+fi
+if named compiled; then
+    say "compiled mode beside PyTorch eager and torch.compile (scripts/compiled-evidence.sh)"
+    bash scripts/compiled-evidence.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
+fi
 if want tests; then
     say "window tests (ctest -L ui)"
     TRAINSCOPE_SHOTS="$OUTDIR" ctest --test-dir "$BUILD" -L ui ${UI_TESTS:+-R "$UI_TESTS"} --output-on-failure \
@@ -98,6 +144,8 @@ if want live; then
         --screenshot "memory=$LIVE/memory.png"
     session model-size-scaling --preset model-size-scaling --run --screenshot "sweep=$LIVE/size-sweep.png"
     session naive-vs-fused --preset naive-vs-fused-attention --run --theme dark --screenshot "speedup=$LIVE/attention-speedup-dark.png"
+    session eager-vs-compiled --preset eager-vs-compiled --run --screenshot "speedup=$LIVE/eager-vs-compiled.png" \
+        --screenshot "results=$LIVE/eager-vs-compiled-results.png" --report "$LIVE/eager-vs-compiled.md"
     session attention --experiment attention --config '{"impls":["naive","sdpa","sdpa-flash","flash"],"seq":"1024, 4096","head_dims":"64","batches":"4","heads":"16","dtypes":["bf16"],"causal":["causal"],"passes":["forward","backward"],"warmup":3,"steps":10,"device":"cuda","check":true}' \
         --run --screenshot "attention=$LIVE/attention.png" --report "$LIVE/attention.md"
     # The attention run against the benchmark run before it: two kinds, no comparison.

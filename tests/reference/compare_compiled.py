@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Issue 13's table: per size and precision, the train step (ms, mean ± std, and CV) of the plain
+"""Issue 13's table: per size, precision and attention, the train step (ms, mean ± std, and CV) of the plain
 PyTorch reference eager, torch.compile default and reduce-overhead (AdamW fused), and
 TrainScope eager and compiled, with compiled's ratio to torch.compile's best mode (< 1.00:
 TrainScope's compiled mode is faster) and the % of the GPU's dense peak TrainScope reports.
+TrainScope's own attention kernels ("flash") are set beside the reference's SDPA, the fastest
+attention PyTorch has (it has no kernels of ours).
 Usage: compare_compiled.py reference.jsonl trainscope.jsonl"""
 import json
 import sys
@@ -18,14 +20,14 @@ def lines(path):
 def main(ref_path, ts_path):
     ref, ts = {}, {}
     for r in lines(ref_path):
-        ref[(r["size"], r["precision"], r["impl"])] = r
+        ref[(r["size"], r["precision"], r.get("attention", "naive"), r["impl"])] = r
     for r in lines(ts_path):
         c = r["config"]
-        ts[(c["model"]["name"], c["precision"], c.get("exec", "eager"))] = r
-    keys = []
-    for size, precision, _ in list(ref) + list(ts):
-        if (size, precision) not in keys:
-            keys.append((size, precision))
+        ts[(c["model"]["name"], c["precision"], c.get("attention", "naive"), c.get("exec", "eager"))] = r
+    keys = []  # TrainScope's rows, in run order (the reference's alone where TrainScope has none)
+    for size, precision, attention, _ in list(ts) or list(ref):
+        if (size, precision, attention) not in keys:
+            keys.append((size, precision, attention))
 
     def cell(r):
         if r is None:
@@ -36,15 +38,16 @@ def main(ref_path, ts_path):
         cv = t["std"] / t["mean"] if t["mean"] else 0
         return f"{t['mean']:.2f} ± {t['std']:.2f} (CV {100 * cv:.1f}%)"
 
-    print("| size | precision | PyTorch eager | torch.compile default | torch.compile reduce-overhead | TrainScope eager | TrainScope compiled | compiled / best torch.compile | % peak (compiled) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| size | precision | attention (reference's) | PyTorch eager | torch.compile default | torch.compile reduce-overhead | TrainScope eager | TrainScope compiled | compiled / best torch.compile | % peak (compiled) |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     missed = False
-    for size, precision in keys:
-        e = ref.get((size, precision, "pytorch"))
-        d = ref.get((size, precision, "torch.compile default"))
-        o = ref.get((size, precision, "torch.compile reduce-overhead"))
-        te = ts.get((size, precision, "eager"))
-        tc = ts.get((size, precision, "compiled"))
+    for size, precision, attention in keys:
+        ref_attention = "sdpa" if attention == "flash" else attention
+        e = ref.get((size, precision, ref_attention, "pytorch"))
+        d = ref.get((size, precision, ref_attention, "torch.compile default"))
+        o = ref.get((size, precision, ref_attention, "torch.compile reduce-overhead"))
+        te = ts.get((size, precision, attention, "eager"))
+        tc = ts.get((size, precision, attention, "compiled"))
         best = [x["total"]["mean"] for x in (d, o) if x and x.get("status") == "ok"]
         ratio = "-"
         if best and tc and tc.get("status") == "ok":
@@ -52,7 +55,8 @@ def main(ref_path, ts_path):
             ratio = f"{q:.3f}" + (" **missed**" if q >= 1 else "")
             missed |= q >= 1
         peak = f"{100 * tc['peak_share']:.0f}%" if tc and tc.get("peak_share") is not None else "-"
-        print(f"| {size} | {precision} | {cell(e)} | {cell(d)} | {cell(o)} | {cell(te)} | {cell(tc)} | {ratio} | {peak} |")
+        label = attention if attention == ref_attention else f"{attention} ({ref_attention})"
+        print(f"| {size} | {precision} | {label} | {cell(e)} | {cell(d)} | {cell(o)} | {cell(te)} | {cell(tc)} | {ratio} | {peak} |")
     return 1 if missed else 0
 
 

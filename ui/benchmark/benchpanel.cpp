@@ -159,6 +159,10 @@ void BenchPanel::build() {
     // compares them).
     execModeBox_ = makeCheckRow(execBox, allExecModes(), execs_);
     execs_[ExecMode::Compiled]->setText(tr("compiled (CUDA graphs)"));
+    execs_[ExecMode::Compiled]->setToolTip(
+        tr("Forward, backward and AdamW captured once as CUDA graphs and replayed, over TrainScope's fused "
+           "kernels (RMSNorm with the residual add, RoPE, SwiGLU, cross-entropy, AdamW keeping bf16 weight "
+           "copies). Needs a CUDA GPU; fp16 training is refused."));
     execForm->addRow(tr("&Device:"), device_);
     execForm->addRow(tr("Step:"), execModeBox_);
     execForm->addRow(tr("Parallel &strategy:"), strategy_);

@@ -77,7 +77,7 @@ fi
 if named compiled-ab; then
     # What each part of the compiled mode adds, TrainScope alone (no reference): eager; graphs
     # alone (TRAINSCOPE_FUSED=0); graphs and fused kernels without the weight copies
-    # (TRAINSCOPE_WEIGHT_COPIES=0); all of it. AB_SIZES, AB_ATTENTIONS, AB_PRECISIONS.
+    # (TRAINSCOPE_WEIGHT_COPIES=0); all of it. AB_SIZES, AB_ATTENTIONS, AB_PRECISIONS, AB_VARIANTS.
     say "compiled mode, part by part (train step, context 256, 10 steps after 3 warm-up)"
     ab() {  # label, exec mode, then environment assignments
         local label=$1 exec=$2; shift 2
@@ -86,10 +86,11 @@ if named compiled-ab; then
             --exec "$exec" --device cuda --no-store -q --csv 2> "$OUTDIR/ab-$label.err" | sed "s/^/$label,/" >> "$OUTDIR/compiled-ab.csv"
     }
     : > "$OUTDIR/compiled-ab.csv"
-    ab eager eager
-    ab graphs compiled TRAINSCOPE_FUSED=0
-    ab fused-no-copies compiled TRAINSCOPE_WEIGHT_COPIES=0
-    ab compiled compiled
+    variant() { [[ " ${AB_VARIANTS:-eager graphs fused-no-copies compiled} " == *" $1 "* ]]; }
+    variant eager && ab eager eager
+    variant graphs && ab graphs compiled TRAINSCOPE_FUSED=0
+    variant fused-no-copies && ab fused-no-copies compiled TRAINSCOPE_WEIGHT_COPIES=0
+    variant compiled && ab compiled compiled
     python3 - "$OUTDIR/compiled-ab.csv" <<'PY'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))

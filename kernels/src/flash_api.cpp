@@ -95,6 +95,20 @@ std::string flashKernelPath(int major, int minor) {
     return "mma.sync (sm_80+)";
 }
 
+int64_t flashPaddedHeadDim(int64_t d, const at::Tensor& q) {
+#ifdef TRAINSCOPE_FLASH_CUDA
+    if (q.is_cuda() && (q.scalar_type() == at::kBFloat16 || q.scalar_type() == at::kHalf) && d > 32 && d <= 128) {
+        const auto* prop = at::cuda::getDeviceProperties(q.device().index());
+        if (sm90KernelsOn(prop->major, prop->minor)) return d <= 64 ? 64 : 128;
+    }
+#else
+    (void)q;
+#endif
+    for (int64_t k : kFlashHeadDims)
+        if (d <= k) return k;
+    return 0;
+}
+
 std::string flashUnsupportedReason(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
     if (!flashKernelsBuilt()) return "this build has no CUDA attention kernels (not built with CUDA)";
     if (!q.defined() || !k.defined() || !v.defined()) return "undefined tensor";

@@ -114,6 +114,7 @@ struct AdamWTensor {
     const float* step = nullptr;  // the step number this update is (already advanced)
     void* copy = nullptr;         // or null
     int64_t numel = 0;
+    bool vec4 = false;            // numel % 4 == 0 and every pointer aligned to 4 values: vector accesses
 };
 struct AdamWParams {
     AdamWTensor t[kAdamWMaxTensors];

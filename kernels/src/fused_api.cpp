@@ -368,6 +368,12 @@ void adamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
             t.step = steps[i].data_ptr<float>();
             t.copy = p.has_copy ? copies[i].data_ptr() : nullptr;
             t.numel = params[i].numel();
+            const auto aligned4 = [](const void* ptr, size_t elem) {
+                return reinterpret_cast<uintptr_t>(ptr) % (4 * elem) == 0;
+            };
+            const size_t g_elem = grads[i].element_size();
+            t.vec4 = t.numel % 4 == 0 && aligned4(t.param, 4) && aligned4(t.exp_avg, 4) && aligned4(t.exp_avg_sq, 4) &&
+                     aligned4(t.grad, g_elem) && (!t.copy || aligned4(t.copy, copies[i].element_size()));
             p.block_start[p.count + 1] = p.block_start[p.count] + (t.numel + kAdamWChunk - 1) / kAdamWChunk;
             ++p.count;
         }

@@ -241,6 +241,32 @@ __global__ void crossEntropyBwdKernel(const CrossEntropyParams p) {
 // in the same pass. The gradient is the same number eager computes (its fp32 gradient is the
 // cast of this bf16 one) and the copy is the same cast of the updated weight, so the step is
 // eager's, with the casts folded into the optimizer.
+// Four consecutive values, in one 16-byte (fp32) or 8-byte (16-bit) access.
+template <typename T>
+__device__ __forceinline__ void load4(const T* ptr, float (&v)[4]) {
+    if constexpr (sizeof(T) == 4) {
+        const float4 f = *reinterpret_cast<const float4*>(ptr);
+        v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+    } else {
+        const uint2 u = *reinterpret_cast<const uint2*>(ptr);
+        const T* h = reinterpret_cast<const T*>(&u);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = toF(h[k]);
+    }
+}
+template <typename T>
+__device__ __forceinline__ void store4(T* ptr, const float (&v)[4]) {
+    if constexpr (sizeof(T) == 4) {
+        *reinterpret_cast<float4*>(ptr) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+        uint2 u;
+        T* h = reinterpret_cast<T*>(&u);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) h[k] = fromF<T>(v[k]);
+        *reinterpret_cast<uint2*>(ptr) = u;
+    }
+}
+
 template <typename G, typename C, bool kCopy>
 __global__ void __launch_bounds__(256) adamWKernel(const AdamWParams p) {
     int t = 0;
@@ -252,6 +278,26 @@ __global__ void __launch_bounds__(256) adamWKernel(const AdamWParams p) {
     const float bias1 = 1.f - powf(p.beta1, step), bias2_sqrt = sqrtf(1.f - powf(p.beta2, step));
     const float step_size = p.lr / bias1, decay = 1.f - p.lr * p.weight_decay;
     const G* grad = static_cast<const G*>(a.grad);
+    if (a.vec4) {  // memory-bound: 4 values per access (every pointer aligned, numel % 4 == 0)
+        for (int64_t i = begin + 4 * threadIdx.x; i < end; i += 4 * blockDim.x) {
+            float g[4], w[4], m[4], v[4];
+            load4(grad + i, g);
+            load4(a.param + i, w);
+            load4(a.exp_avg + i, m);
+            load4(a.exp_avg_sq + i, v);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                m[k] = p.beta1 * m[k] + (1.f - p.beta1) * g[k];
+                v[k] = p.beta2 * v[k] + (1.f - p.beta2) * g[k] * g[k];
+                w[k] = w[k] * decay - step_size * m[k] / (sqrtf(v[k]) / bias2_sqrt + p.eps);
+            }
+            store4(a.exp_avg + i, m);
+            store4(a.exp_avg_sq + i, v);
+            store4(a.param + i, w);
+            if constexpr (kCopy) store4(static_cast<C*>(a.copy) + i, w);
+        }
+        return;
+    }
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
         const float g = toF(grad[i]);
         const float m = p.beta1 * a.exp_avg[i] + (1.f - p.beta1) * g;

@@ -40,11 +40,10 @@ public:
     }
 };
 
-// The built head dim (kernels::kFlashHeadDims: 16, 32, 64, 96, 128, 256) that runs head dim d:
-// d itself or the next one up, d zero-padded to it. Above the last there is none.
-int64_t kernelHeadDim(int64_t d) {
-    for (int64_t k : kernels::kFlashHeadDims)
-        if (d <= k) return k;
+// The built head dim (kernels::kFlashHeadDims: 16, 32, 64, 96, 128, 256) that runs head dim d
+// of q, d zero-padded to it (kernels::flashPaddedHeadDim). Above the last there is none.
+int64_t kernelHeadDim(int64_t d, const at::Tensor& q) {
+    if (const int64_t k = kernels::flashPaddedHeadDim(d, q); k > 0) return k;
     throw std::invalid_argument("flash attention backend: head_dim " + std::to_string(d) + " (at most " +
                                 std::to_string(std::end(kernels::kFlashHeadDims)[-1]) + ")");
 }
@@ -56,12 +55,12 @@ at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
     at::Tensor qq = q;
     at::Tensor kk = k.scalar_type() == q.scalar_type() ? k : k.to(q.scalar_type());
     at::Tensor vv = v.scalar_type() == q.scalar_type() ? v : v.to(q.scalar_type());
-    // A head dim the kernels are not built for (2.7B's 80, 160) runs zero-padded to the next
-    // one (80 → 96, 160 → 256): a zero column adds nothing to QKᵀ and V's zero columns make
+    // A head dim the kernels are not built for (2.7B's 80, 160) runs zero-padded to a built one
+    // (80 → 96, or 128 on Hopper; 160 → 256): a zero column adds nothing to QKᵀ and V's zero columns make
     // output columns that are cut off; the scale stays 1/√d. Autograd differentiates the
     // padding and the cut.
     const int64_t d = q.dim() == 4 ? q.size(3) : 0;
-    const int64_t padded = d > 0 ? kernelHeadDim(d) : d;
+    const int64_t padded = d > 0 ? kernelHeadDim(d, q) : d;
     const double scale = d > 0 ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;
     if (padded != d && k.dim() == 4 && v.dim() == 4 && k.size(3) == d && v.size(3) == d) {
         qq = at::constant_pad_nd(qq, {0, padded - d});

@@ -161,7 +161,10 @@ at::Tensor fusedCrossEntropy(const at::Tensor& logits, const at::Tensor& targets
 at::Tensor flashAttentionQkv(const at::Tensor& qkv, int64_t heads) {
     if (qkv.dim() != 3 || qkv.size(2) % (3 * heads) != 0 || !qkv.is_contiguous()) return {};
     const QkvViews in = qkvViews(qkv, heads);
-    if (!kernels::flashUnsupportedReason(in.q, in.k, in.v).empty()) return {};
+    // Only where the kernels run this head dim as it is (no padding: flashAttention pads).
+    if (kernels::flashPaddedHeadDim(in.q.size(3), in.q) != in.q.size(3) ||
+        !kernels::flashUnsupportedReason(in.q, in.k, in.v).empty())
+        return {};
     return FlashQkvFn::apply(qkv, heads);
 }
 

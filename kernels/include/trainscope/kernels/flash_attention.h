@@ -27,6 +27,12 @@ bool flashKernelsBuilt();
 // wgmma kernels off. Empty when this build has no kernels or the GPU is too old.
 std::string flashKernelPath(int compute_major, int compute_minor);
 
+// The built head dim that runs head dim d fastest for q (its dtype and device): the next
+// built one up, except on Hopper with the wgmma kernels (bf16 / fp16), where a d in (32, 128]
+// runs padded to 64 or 128, their dims: at d 80 the wgmma kernel at 128 beat the mma.sync one at
+// 96 (and LibTorch's flash backend) on every shape measured (docs/ATTENTION.md). 0 above 256.
+int64_t flashPaddedHeadDim(int64_t d, const at::Tensor& q);
+
 // Why flashForward would refuse these inputs, or empty if it would run them.
 std::string flashUnsupportedReason(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 

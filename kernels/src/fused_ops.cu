@@ -278,23 +278,37 @@ __global__ void __launch_bounds__(256) adamWKernel(const AdamWParams p) {
     const float bias1 = 1.f - powf(p.beta1, step), bias2_sqrt = sqrtf(1.f - powf(p.beta2, step));
     const float step_size = p.lr / bias1, decay = 1.f - p.lr * p.weight_decay;
     const G* grad = static_cast<const G*>(a.grad);
-    if (a.vec4) {  // memory-bound: 4 values per access (every pointer aligned, numel % 4 == 0)
-        for (int64_t i = begin + 4 * threadIdx.x; i < end; i += 4 * blockDim.x) {
-            float g[4], w[4], m[4], v[4];
-            load4(grad + i, g);
-            load4(a.param + i, w);
-            load4(a.exp_avg + i, m);
-            load4(a.exp_avg_sq + i, v);
+    if (a.vec4) {
+        // Memory-bound: 4 values per access (every pointer aligned, numel % 4 == 0), and two such
+        // groups per thread with all their loads issued before any use (more bytes in flight).
+        constexpr int kGroups = 2;
+        const int64_t stride = 4 * int64_t{blockDim.x};
+        for (int64_t i0 = begin + 4 * threadIdx.x; i0 < end; i0 += kGroups * stride) {
+            float g[kGroups][4], w[kGroups][4], m[kGroups][4], v[kGroups][4];
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                m[k] = p.beta1 * m[k] + (1.f - p.beta1) * g[k];
-                v[k] = p.beta2 * v[k] + (1.f - p.beta2) * g[k] * g[k];
-                w[k] = w[k] * decay - step_size * m[k] / (sqrtf(v[k]) / bias2_sqrt + p.eps);
+            for (int u = 0; u < kGroups; ++u) {
+                const int64_t i = i0 + u * stride;
+                if (i >= end) break;
+                load4(grad + i, g[u]);
+                load4(a.param + i, w[u]);
+                load4(a.exp_avg + i, m[u]);
+                load4(a.exp_avg_sq + i, v[u]);
             }
-            store4(a.exp_avg + i, m);
-            store4(a.exp_avg_sq + i, v);
-            store4(a.param + i, w);
-            if constexpr (kCopy) store4(static_cast<C*>(a.copy) + i, w);
+#pragma unroll
+            for (int u = 0; u < kGroups; ++u) {
+                const int64_t i = i0 + u * stride;
+                if (i >= end) break;
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    m[u][k] = p.beta1 * m[u][k] + (1.f - p.beta1) * g[u][k];
+                    v[u][k] = p.beta2 * v[u][k] + (1.f - p.beta2) * g[u][k] * g[u][k];
+                    w[u][k] = w[u][k] * decay - step_size * m[u][k] / (sqrtf(v[u][k]) / bias2_sqrt + p.eps);
+                }
+                store4(a.exp_avg + i, m[u]);
+                store4(a.exp_avg_sq + i, v[u]);
+                store4(a.param + i, w[u]);
+                if constexpr (kCopy) store4(static_cast<C*>(a.copy) + i, w[u]);
+            }
         }
         return;
     }

@@ -241,14 +241,15 @@ __global__ void crossEntropyBwdKernel(const CrossEntropyParams p) {
 // in the same pass. The gradient is the same number eager computes (its fp32 gradient is the
 // cast of this bf16 one) and the copy is the same cast of the updated weight, so the step is
 // eager's, with the casts folded into the optimizer.
-// Four consecutive values, in one 16-byte (fp32) or 8-byte (16-bit) access.
+// Four consecutive values, in one 16-byte (fp32) or 8-byte (16-bit) access; streaming (each
+// value is touched once a step: no point keeping it in the caches).
 template <typename T>
 __device__ __forceinline__ void load4(const T* ptr, float (&v)[4]) {
     if constexpr (sizeof(T) == 4) {
-        const float4 f = *reinterpret_cast<const float4*>(ptr);
+        const float4 f = __ldcs(reinterpret_cast<const float4*>(ptr));
         v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
     } else {
-        const uint2 u = *reinterpret_cast<const uint2*>(ptr);
+        const uint2 u = __ldcs(reinterpret_cast<const uint2*>(ptr));
         const T* h = reinterpret_cast<const T*>(&u);
 #pragma unroll
         for (int k = 0; k < 4; ++k) v[k] = toF(h[k]);
@@ -257,13 +258,13 @@ __device__ __forceinline__ void load4(const T* ptr, float (&v)[4]) {
 template <typename T>
 __device__ __forceinline__ void store4(T* ptr, const float (&v)[4]) {
     if constexpr (sizeof(T) == 4) {
-        *reinterpret_cast<float4*>(ptr) = make_float4(v[0], v[1], v[2], v[3]);
+        __stcs(reinterpret_cast<float4*>(ptr), make_float4(v[0], v[1], v[2], v[3]));
     } else {
         uint2 u;
         T* h = reinterpret_cast<T*>(&u);
 #pragma unroll
         for (int k = 0; k < 4; ++k) h[k] = fromF<T>(v[k]);
-        *reinterpret_cast<uint2*>(ptr) = u;
+        __stcs(reinterpret_cast<uint2*>(ptr), u);
     }
 }
 

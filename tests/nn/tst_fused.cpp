@@ -12,15 +12,12 @@
 #include "nn/fused.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
+#include "nn/fused_testing.h"
 #include "trainscope/kernels/fused_ops.h"
 
 namespace {
 
-// ‖a − b‖ / ‖b‖ in float64.
-double relErr(const at::Tensor& a, const at::Tensor& b) {
-    const at::Tensor x = a.to(at::kDouble), y = b.to(at::kDouble);
-    return (x - y).norm().item<double>() / std::max(y.norm().item<double>(), 1e-30);
-}
+using ts::test::relErr;
 
 at::Tensor leaf(const at::Tensor& t) { return t.detach().clone().requires_grad_(true); }
 
@@ -156,28 +153,8 @@ void expectFusedModelMatchesEager(ts::Precision precision, ts::AttentionImpl att
     ts::TransformerLM model(cfg, attention, at::TensorOptions());
     const at::Tensor tokens = at::randint(cfg.vocab_size, {2, 24}, at::kLong);
     const at::Tensor targets = at::randint(cfg.vocab_size, {2, 24}, at::kLong);
-    const auto run = [&](bool fused) {
-        model->setFused(fused);
-        model->zero_grad();
-        at::Tensor logits, loss;
-        {
-            ts::AutocastScope autocast(at::kCPU, precision);
-            logits = model->forward(tokens);
-            loss = fused ? ts::fusedCrossEntropy(logits, targets) : ts::crossEntropy(logits, targets);
-        }
-        loss.backward();
-        std::vector<at::Tensor> g;
-        for (const auto& p : model->parameters()) g.push_back(p.grad().clone());
-        return std::make_tuple(logits.detach(), loss.detach(), g);
-    };
-    const auto [le, ce, ge] = run(false);
-    const auto [lf, cf, gf] = run(true);
-    const std::string what = std::string(ts::toString(precision)) + " " + std::string(ts::toString(attention));
-    EXPECT_EQ(lf.scalar_type(), le.scalar_type()) << what;
-    EXPECT_LT(relErr(lf, le), tol) << what;
-    EXPECT_LT(relErr(cf, ce), tol) << what;
-    const auto names = model->named_parameters().keys();
-    for (size_t i = 0; i < ge.size(); ++i) EXPECT_LT(relErr(gf[i], ge[i]), 10 * tol) << what << " " << names[i];
+    ts::test::expectFusedMatchesEager(model, tokens, targets, precision, tol, 10 * tol,
+                                      std::string(ts::toString(precision)) + " " + std::string(ts::toString(attention)));
 }
 
 TEST(FusedModel, MatchesEagerInFp32) {

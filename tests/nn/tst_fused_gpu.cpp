@@ -11,17 +11,14 @@
 
 #include "nn/autocast.h"
 #include "nn/fused.h"
+#include "nn/fused_testing.h"
 #include "nn/model.h"
 #include "trainscope/kernels/flash_attention.h"
 #include "trainscope/kernels/fused_ops.h"
 
 namespace {
 
-double relErr(const at::Tensor& a, const at::Tensor& b) {
-    const at::Tensor x = a.to(at::kCPU, at::kDouble), y = b.to(at::kCPU, at::kDouble);
-    if (!at::isfinite(x).all().item<bool>()) return 1e30;  // NaN never passes
-    return (x - y).norm().item<double>() / std::max(y.norm().item<double>(), 1e-30);
-}
+using ts::test::relErr;
 
 at::Tensor leaf(const at::Tensor& t) { return t.detach().clone().requires_grad_(true); }
 
@@ -123,29 +120,11 @@ TEST(FusedModelGpu, MatchesEager) {
             ts::TransformerLM model(cfg, attention, cuda().dtype(at::kFloat));
             const at::Tensor tokens = at::randint(cfg.vocab_size, {4, 128}, cuda().dtype(at::kLong));
             const at::Tensor targets = at::randint(cfg.vocab_size, {4, 128}, cuda().dtype(at::kLong));
-            const auto run = [&](bool fused) {
-                model->setFused(fused);
-                model->zero_grad();
-                at::Tensor logits, loss;
-                {
-                    ts::AutocastScope autocast(at::kCUDA, precision);
-                    logits = model->forward(tokens);
-                    loss = fused ? ts::fusedCrossEntropy(logits, targets) : ts::crossEntropy(logits, targets);
-                }
-                loss.backward();
-                std::vector<at::Tensor> g;
-                for (const auto& p : model->parameters()) g.push_back(p.grad().clone());
-                return std::make_tuple(logits.detach(), loss.detach(), g);
-            };
-            const auto [le, ce, ge] = run(false);
-            const auto [lf, cf, gf] = run(true);
-            const std::string what = std::string(ts::toString(attention)) + " " + std::string(ts::toString(precision));
             // fp32: LibTorch's matmuls may use TF32-free cuBLAS paths in another order; 1e-4.
             const double tol = precision == ts::Precision::FP32 ? 1e-4 : 2e-2;
-            EXPECT_LT(relErr(lf, le), tol) << what;
-            EXPECT_LT(relErr(cf, ce), tol) << what;
-            const auto names = model->named_parameters().keys();
-            for (size_t i = 0; i < ge.size(); ++i) EXPECT_LT(relErr(gf[i], ge[i]), 5 * tol) << what << " " << names[i];
+            ts::test::expectFusedMatchesEager(
+                model, tokens, targets, precision, tol, 5 * tol,
+                std::string(ts::toString(attention)) + " " + std::string(ts::toString(precision)));
         }
 }
 

@@ -164,6 +164,35 @@ TEST_F(StoreTest, CreateAddListPoints) {
     EXPECT_TRUE(loadBenchPoints(store, id + 1000).empty());
 }
 
+// Rows with an integer "point" in their result are counted as that point (the distributed
+// lab stores one row per rank and step and a closing row per point); other rows one each.
+TEST_F(StoreTest, RowsOfOnePointCountAsOnePoint) {
+    ResultStore store(dbPath());
+    const int64_t id = store.createRun("distributed", "ddp", "{}", "gpu");
+    int index = 0;
+    const auto add = [&](const std::string& result, Status status) {
+        store.addRow(id, {index++, status, "{}", result});
+    };
+    for (int step = 0; step < 3; ++step)
+        for (int rank = 0; rank < 2; ++rank) add(R"({"point":0,"type":"ddp_step"})", Status::Ok);
+    add(R"({"point":0,"type":"point","status":"ok"})", Status::Ok);
+    add(R"({"point":1,"type":"ddp_step"})", Status::Ok);
+    add(R"({"point":1,"type":"point","status":"failed"})", Status::Failed);
+    add(R"({"point":2,"type":"point","status":"ok"})", Status::Ok);
+    auto info = store.run(id);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->point_count, 3);
+    EXPECT_EQ(info->ok_count, 2);  // point 1 failed
+    // Rows without an integer "point" (and text that is not JSON) count one each.
+    add(R"({"point":"x"})", Status::Ok);
+    add("not json", Status::Ok);
+    add(R"({"other":1})", Status::OOM);
+    info = store.run(id);
+    EXPECT_EQ(info->point_count, 6);
+    EXPECT_EQ(info->ok_count, 4);
+    EXPECT_EQ(store.listRuns().front().point_count, 6);
+}
+
 TEST_F(StoreTest, AttentionCellsRoundTripAndCount) {
     ResultStore store(dbPath());
     const int64_t id = store.createRun("attention", "cells", "{}", "gpu");

@@ -190,6 +190,8 @@ class Distributed(unittest.TestCase):
         # Stored: one row per rank and step (and one closing row per point), shown again.
         runs = json.loads(self.run_cli("runs", "list", "--json").stdout)
         self.assertEqual([r["kind"] for r in runs], ["distributed", "distributed"])
+        # The listing counts points, not rows: 4 strategies × sharded or not, all ok.
+        self.assertEqual((runs[0]["points"], runs[0]["ok"]), (8, 8))
         shown = self.run_cli("runs", "show", str(runs[0]["id"]), "--format", "json")
         self.assertEqual(shown.returncode, 0, shown.stderr)
         doc = json.loads(shown.stdout)

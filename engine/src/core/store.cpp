@@ -142,9 +142,16 @@ private:
     sqlite3_mutex* m_;
 };
 
+// A run's points and ok points (RunInfo): rows grouped by their result's integer "point" where
+// there is one (a distributed point's rows, one per rank and step, Note [distributed rows]),
+// each row its own point otherwise; a point is ok when all its rows are. JSON that is not valid
+// counts as a point of its own (json_extract would fail the whole listing).
 constexpr const char* kRunSelect =
-    "SELECT r.id, r.kind, r.label, r.created, r.device_name, r.spec_json, COUNT(p.idx), "
-    "COALESCE(SUM(p.status = ?1), 0) FROM runs r LEFT JOIN points p ON p.run_id = r.id ";
+    "SELECT r.id, r.kind, r.label, r.created, r.device_name, r.spec_json, COUNT(q.point), "
+    "COALESCE(SUM(q.ok), 0) FROM runs r LEFT JOIN ("
+    "SELECT run_id, MIN(status = ?1) AS ok, COALESCE(CASE WHEN json_valid(result_json) AND "
+    "json_type(result_json, '$.point') = 'integer' THEN json_extract(result_json, '$.point') END, -1 - idx) "
+    "AS point FROM points GROUP BY run_id, point) q ON q.run_id = r.id ";
 
 }  // namespace
 

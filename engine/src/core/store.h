@@ -31,8 +31,10 @@ struct RunInfo {
     std::string label;       // free text given by the user
     std::string created;     // ISO 8601 UTC
     std::string device_name;
-    int point_count = 0;     // rows stored so far
-    int ok_count = 0;        // of those, status Ok
+    // Points stored so far: one per row, except that rows whose result JSON has the same
+    // integer "point" are one point (the distributed lab's, one row per rank and step).
+    int point_count = 0;
+    int ok_count = 0;        // of those, points all of whose rows have status Ok
     std::string spec_json;   // the sweep as asked for
 };
 

@@ -55,16 +55,16 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
     }
 }
 
-bool compiledUsesWeightCopies() {
-    const char* env = std::getenv("TRAINSCOPE_WEIGHT_COPIES");
+namespace {
+// An A/B switch of the compiled mode (docs/BENCHMARKS.md): on unless the variable is "0".
+bool switchedOn(const char* variable) {
+    const char* env = std::getenv(variable);
     return !(env && std::string(env) == "0");
 }
+}  // namespace
 
-bool compiledUsesFusedKernels() {
-    // TRAINSCOPE_FUSED=0: graphs alone, for A/B measurements of what the kernels add.
-    const char* env = std::getenv("TRAINSCOPE_FUSED");
-    return !(env && std::string(env) == "0");
-}
+bool compiledUsesFusedKernels() { return switchedOn("TRAINSCOPE_FUSED"); }
+bool compiledUsesWeightCopies() { return switchedOn("TRAINSCOPE_WEIGHT_COPIES"); }
 
 void TrainingStep::setHooks(StepHooks hooks) {
     TORCH_CHECK(!(hooks.optimizer_step && scaler_), "an optimizer hook cannot run under fp16 loss scaling");

@@ -197,4 +197,35 @@ TEST(Config, ExecColumnShownWhenItVaries) {
     EXPECT_NE(table({a, b}, ts::TableFormat::Text).find("compiled"), std::string::npos);
 }
 
+// The course's compile table: a compiled row next to its eager twin (same configuration) gets
+// eager's total time over its own; rows without a twin, and eager rows, say "-".
+TEST(Config, CompiledRowsShowTheirSpeedupOverEager) {
+    const auto result = [](ts::ExecMode exec, const std::string& size, double total_ms) {
+        ts::BenchResult r;
+        r.config.model = *ts::modelPreset(size);
+        r.config.device = "cuda";
+        r.config.exec = exec;
+        for (int i = 0; i < 3; ++i) {
+            ts::StepSample s;
+            s.index = i;
+            s.forward_ms = s.backward_ms = s.optimizer_ms = total_ms / 3;
+            s.total_ms = total_ms;
+            r.steps.push_back(s);
+        }
+        ts::summarize(r);
+        return r;
+    };
+    const std::vector<ts::BenchResult> rs = {result(ts::ExecMode::Eager, "small", 30.0),
+                                             result(ts::ExecMode::Compiled, "small", 6.0),
+                                             result(ts::ExecMode::Compiled, "medium", 12.0)};
+    const std::string md = ts::formatResults(rs, ts::TableFormat::Markdown);
+    EXPECT_NE(md.find("vs eager"), std::string::npos) << md;
+    EXPECT_NE(md.find("5.00×"), std::string::npos) << md;
+    const std::string csv = ts::formatResults(rs, ts::TableFormat::Csv);
+    EXPECT_NE(csv.find("speedup_vs_eager"), std::string::npos) << csv;
+    EXPECT_NE(csv.find(",5.0000,"), std::string::npos) << csv;
+    // Eager alone: no such column in the text tables.
+    EXPECT_EQ(ts::formatResults({rs[0]}, ts::TableFormat::Markdown).find("vs eager"), std::string::npos);
+}
+
 }  // namespace

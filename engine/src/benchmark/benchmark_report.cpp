@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <memory>
+#include <optional>
 
 #include "benchmark/benchmark_json.h"
 #include "core/json.h"
@@ -113,6 +116,31 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
                         const auto p = peakShare(r);
                         return p ? fmt::format("{:.4f}", *p) : std::string();
                     }});
+    // Compiled against eager (the course's compile tables): where the results hold both modes of
+    // a configuration, the compiled row gets eager's total time over its own.
+    auto eager = std::make_shared<std::map<std::string, const BenchResult*>>();
+    for (const auto& r : results)
+        if (r.config.exec == ExecMode::Eager) eager->emplace(toJson(r.config).dump(), &r);
+    const auto speedup = [eager](const BenchResult& r) -> std::optional<double> {
+        if (r.config.exec != ExecMode::Compiled || r.status != Status::Ok || r.total.count == 0 || r.total.mean <= 0)
+            return std::nullopt;
+        BenchConfig c = r.config;
+        c.exec = ExecMode::Eager;
+        const auto it = eager->find(toJson(c).dump());
+        if (it == eager->end() || it->second->status != Status::Ok || it->second->total.count == 0) return std::nullopt;
+        return it->second->total.mean / r.total.mean;
+    };
+    const bool any_speedup = std::any_of(results.begin(), results.end(), [&](const BenchResult& r) { return speedup(r).has_value(); });
+    if (all || any_speedup)
+        cols.push_back({"vs eager",
+                        [speedup](const BenchResult& r) {
+                            const auto x = speedup(r);
+                            return x ? fmt::format("{:.2f}×", *x) : std::string("-");
+                        },
+                        [speedup](const BenchResult& r) {
+                            const auto x = speedup(r);
+                            return x ? fmt::format("{:.4f}", *x) : std::string();
+                        }});
     cols.push_back({"peak MiB", mib, memoryBytes});
     cols.push_back({"status", [](const BenchResult& r) { return std::string(toString(r.status)); }, {}, false});
     // Note [noisy measurement]: shown when any result is noisy (always in CSV).
@@ -137,6 +165,8 @@ std::string csvTable(const std::vector<BenchResult>& results) {
             headers.push_back("tflops");
         } else if (c.header == "% peak") {
             headers.push_back("peak_share");
+        } else if (c.header == "vs eager") {
+            headers.push_back("speedup_vs_eager");
         } else {
             headers.push_back(c.header);
         }

@@ -6,7 +6,11 @@
 # Env: SIZES (default "small medium large xl 2.7B"), PRECISIONS (bf16,fp32), CONTEXT (256),
 #      ATTENTIONS (naive,sdpa,flash: TrainScope's; the reference runs naive for naive and SDPA for
 #      sdpa and flash, since it has no kernels of ours), WARMUP (5), STEPS (20),
-#      REFERENCE_MODES ("none default reduce-overhead"), PYTHON (python3).
+#      REFERENCE_MODES ("none default reduce-overhead"), PYTHON (python3),
+#      PREWARM_GB (when set: first compile every torch.compile point side by side within that
+#      many GB of GPU memory, tests/reference/prewarm_compile.py, so that the timed runs find
+#      their graphs compiled; log in prewarm.jsonl), REF_TIMEOUT (seconds a reference run may
+#      take; default none).
 #      Writes compiled-{pytorch,trainscope}.jsonl and compiled-table.md.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +24,16 @@ common=(--context-length "${CONTEXT:-256}" --mode train --warmup "${WARMUP:-5}" 
 : > "$OUTDIR/compiled-trainscope.jsonl"
 # The reference's attention for each of ours, once each.
 ref_attentions=$(echo "$ATTENTIONS" | tr ',' '\n' | sed 's/^flash$/sdpa/' | sort -u | tr '\n' ' ')
+compile_modes=$(for m in ${REFERENCE_MODES:-none default reduce-overhead}; do [ "$m" != none ] && echo "$m"; done | paste -sd, -)
+if [ -n "${PREWARM_GB:-}" ] && [ -n "$compile_modes" ]; then
+    echo "-- compiling torch.compile's points side by side (budget ${PREWARM_GB} GB)" >&2
+    t0=$(date +%s)
+    "$PY" "$ROOT/tests/reference/prewarm_compile.py" --sizes "$(echo ${SIZES:-small medium large xl 2.7B} | tr ' ' ',')" \
+        --precisions "${PRECISIONS:-bf16,fp32}" --attentions "$(echo $ref_attentions | tr ' ' ',')" \
+        --modes "$compile_modes" --context-length "${CONTEXT:-256}" --budget-gb "$PREWARM_GB" \
+        >> "$OUTDIR/prewarm.jsonl" 2>> "$OUTDIR/compiled-pytorch.err" || echo "   a prewarm failed (prewarm.jsonl)" >&2
+    echo "   compiled in $(( $(date +%s) - t0 )) s" >&2
+fi
 for size in ${SIZES:-small medium large xl 2.7B}; do
     for precision in $(echo "${PRECISIONS:-bf16,fp32}" | tr ',' ' '); do
         echo "-- $size $precision" >&2
@@ -29,7 +43,7 @@ for size in ${SIZES:-small medium large xl 2.7B}; do
             | grep '"type":"result"' >> "$OUTDIR/compiled-trainscope.jsonl" || echo "   trainscope failed" >&2
         for attention in $ref_attentions; do
             for mode in ${REFERENCE_MODES:-none default reduce-overhead}; do
-                PYTHONWARNINGS=ignore "$PY" "$ROOT/tests/reference/reference_bench.py" --size "$size" --precision "$precision" \
+                PYTHONWARNINGS=ignore ${REF_TIMEOUT:+timeout "$REF_TIMEOUT"} "$PY" "$ROOT/tests/reference/reference_bench.py" --size "$size" --precision "$precision" \
                     "${common[@]}" --attention "$attention" --compile "$mode" >> "$OUTDIR/compiled-pytorch.jsonl" \
                     2>> "$OUTDIR/compiled-pytorch.err" || echo "   reference ($attention, $mode) failed" >&2
             done

@@ -128,13 +128,13 @@ TEST(FusedModelGpu, MatchesEager) {
         }
 }
 
-// Our multi-tensor AdamW against LibTorch's _fused_adamw_ on the GPU: 30 tensors (two launches
-// of at most 24), sizes off the block size (a multiple of 4 or not: vector or scalar accesses),
+// Our multi-tensor AdamW against LibTorch's _fused_adamw_ on the GPU: 300 tensors (two launches
+// of at most 256, each grid walking many chunks a block), sizes off the chunk size (a multiple of 4 or not: vector or scalar accesses),
 // bf16 and fp16 copies and plain fp32 gradients.
 TEST(FusedKernelsGpu, AdamWMatchesLibTorch) {
     for (auto copy_type : {at::kBFloat16, at::kHalf, at::kFloat}) {
         std::vector<at::Tensor> p1, p2, g32, g, m1, v1, m2, v2, s1, s2, copies;
-        for (int i = 0; i < 30; ++i) {
+        for (int i = 0; i < 300; ++i) {
             int64_t n = 1 + (int64_t{i} * 7919 * 37) % 300000;
             if (i % 2 == 0) n = (n + 3) / 4 * 4;  // half of them take the 4-wide accesses
             p1.push_back(at::randn({n}, cuda()));

@@ -7,8 +7,8 @@
 #   Arguments: `tests` (the window's tests), `live` (scripted sessions of the real app on the
 #   GPU: presets run, screenshots and a report into $OUT); default both. Only when named:
 #   `gpu-tests` (the GPU tests, ctest -L gpu, GPU_TESTS a -R regex) and `compiled`
-#   (scripts/compiled-evidence.sh, its SIZES etc.), in the same build. The build is kept,
-#   so a second call on a warm machine only rebuilds what changed.
+#   (scripts/compiled-evidence.sh, its SIZES etc.), in the same build; `build`: the build alone.
+#   The build is kept, so a second call on a warm machine only rebuilds what changed.
 #   GPU_ARCHS  CUDA architectures (default 90);  UI_TESTS  a ctest -R regex (default: all `ui`)
 #   LIVE_ONLY  a regex of the live sessions to run (default: all)
 set -uo pipefail

@@ -26,10 +26,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def estimate_gb(size, vocab):
     """What one compilation holds on the GPU: fp32 parameters and gradients (no optimizer state:
-    no step runs), activations and the CUDA context; generous, it only paces the pool."""
+    no step runs), bf16 or fp32 activations of batch 4 and the CUDA context; somewhat generous:
+    it only paces the pool."""
     d, f, layers, _ = PRESETS[size]
     params = layers * (4 * d * d + 3 * d * f) + 2 * vocab * d
-    return 12 * params / 1e9 + 3
+    return 9 * params / 1e9 + 4
 
 
 def main():

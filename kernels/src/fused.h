@@ -104,11 +104,8 @@ struct CrossEntropyParams {
 // grad_dtype (fp32, or the dtype of the parameters' low-precision copies, whose gradients they
 // are), and the updated parameters also written to those copies when `copy` is set. The
 // arithmetic is LibTorch's _fused_adamw_ (fp32, the step count read on the device).
-// Up to kAdamWMaxTensors tensors a launch: the parameters travel in the kernel's parameter
-// space (about 18 KB here; CUDA 12.1 and later take up to 32,764 bytes on sm_70 and newer), so
-// every linear of the 2.7B preset (161) is one launch.
-constexpr int kAdamWMaxTensors = 256;
-constexpr int kAdamWChunk = 4096;  // elements per chunk (fused_ops.cu's grid walks the chunks)
+constexpr int kAdamWMaxTensors = 24;
+constexpr int kAdamWChunk = 4096;  // elements per block
 struct AdamWTensor {
     float* param = nullptr;
     const void* grad = nullptr;
@@ -121,7 +118,7 @@ struct AdamWTensor {
 };
 struct AdamWParams {
     AdamWTensor t[kAdamWMaxTensors];
-    int64_t block_start[kAdamWMaxTensors + 1] = {};  // first chunk of each tensor; [count] = all chunks
+    int64_t block_start[kAdamWMaxTensors + 1] = {};  // first block of each tensor; [count] = grid
     int count = 0;
     Storage grad_dtype = Storage::F32, copy_dtype = Storage::BF16;
     bool has_copy = false;  // every tensor of the launch has a copy, or none

@@ -268,9 +268,12 @@ __device__ __forceinline__ void store4(T* ptr, const float (&v)[4]) {
     }
 }
 
-// One chunk of kAdamWChunk values of one tensor.
 template <typename G, typename C, bool kCopy>
-__device__ __forceinline__ void adamWChunk(const AdamWParams& p, const AdamWTensor& a, int64_t begin) {
+__global__ void __launch_bounds__(256) adamWKernel(const AdamWParams p) {
+    int t = 0;
+    while (t + 1 < p.count && static_cast<int64_t>(blockIdx.x) >= p.block_start[t + 1]) ++t;
+    const AdamWTensor& a = p.t[t];
+    const int64_t begin = (static_cast<int64_t>(blockIdx.x) - p.block_start[t]) * kAdamWChunk;
     const int64_t end = min(begin + kAdamWChunk, a.numel);
     const float step = *a.step;
     const float bias1 = 1.f - powf(p.beta1, step), bias2_sqrt = sqrtf(1.f - powf(p.beta2, step));
@@ -320,36 +323,6 @@ __device__ __forceinline__ void adamWChunk(const AdamWParams& p, const AdamWTens
         a.param[i] = w;
         if constexpr (kCopy) static_cast<C*>(a.copy)[i] = fromF<C>(w);
     }
-}
-
-// A persistent grid (as many blocks as fit on the GPU at once) walks the launch's chunks in
-// order, block b taking chunks b, b + grid, …: no block launches and retires every 4,096 values
-// (the per-chunk block of an earlier version left the memory system idle between blocks), and
-// every tensor of the launch (up to kAdamWMaxTensors) in one grid with no tail between tensors.
-// The tensor a chunk is in: a binary search of block_start (the same for the whole block).
-template <typename G, typename C, bool kCopy>
-__global__ void __launch_bounds__(256) adamWKernel(const __grid_constant__ AdamWParams p) {
-    const int64_t chunks = p.block_start[p.count];
-    for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
-        int lo = 0, hi = p.count - 1;  // the last t with block_start[t] <= c
-        while (lo < hi) {
-            const int mid = (lo + hi + 1) / 2;
-            if (p.block_start[mid] <= c) lo = mid; else hi = mid - 1;
-        }
-        adamWChunk<G, C, kCopy>(p, p.t[lo], (c - p.block_start[lo]) * kAdamWChunk);
-    }
-}
-
-template <typename G, typename C, bool kCopy>
-unsigned adamWGrid(int64_t chunks) {
-    static const int per_sm = [] {
-        int n = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, adamWKernel<G, C, kCopy>, 256, 0) != cudaSuccess || n < 1)
-            n = 4;
-        return n;
-    }();
-    static const int sms = smCount();
-    return static_cast<unsigned>(std::min<int64_t>(chunks, int64_t{sms} * per_sm));
 }
 
 // A grid-stride launch over `n` items: enough blocks to fill the GPU a few times over.
@@ -441,12 +414,11 @@ void launchAdamW(const AdamWParams& p, cudaStream_t stream) {
     withType(p.grad_dtype, [&](auto g) {
         using G = decltype(g);
         if (!p.has_copy) {
-            adamWKernel<G, float, false><<<adamWGrid<G, float, false>(blocks), 256, 0, stream>>>(p);
+            adamWKernel<G, float, false><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(p);
             return;
         }
         withType(p.copy_dtype, [&](auto c) {
-            using C = decltype(c);
-            adamWKernel<G, C, true><<<adamWGrid<G, C, true>(blocks), 256, 0, stream>>>(p);
+            adamWKernel<G, decltype(c), true><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(p);
         });
     });
     checkLaunch("AdamW");

@@ -24,13 +24,13 @@ from reference_bench import PRESETS
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def estimate_gb(size, vocab):
+def estimate_gb(size, precision, vocab):
     """What one compilation holds on the GPU: fp32 parameters and gradients (no optimizer state:
     no step runs), bf16 or fp32 activations of batch 4 and the CUDA context; somewhat generous:
     it only paces the pool."""
     d, f, layers, _ = PRESETS[size]
     params = layers * (4 * d * d + 3 * d * f) + 2 * vocab * d
-    return 9 * params / 1e9 + 4
+    return (12 if precision == "fp32" else 9) * params / 1e9 + 4
 
 
 def main():
@@ -51,7 +51,7 @@ def main():
         if s not in PRESETS:
             p.error(f"--sizes: '{s}' is not one of {', '.join(PRESETS)}")
     # Largest first: the big ones take longest, the small ones fill the gaps.
-    points.sort(key=lambda pt: -estimate_gb(pt[0], args.vocab_size))
+    points.sort(key=lambda pt: -estimate_gb(pt[0], pt[1], args.vocab_size))
     env = dict(os.environ, PYTHONWARNINGS="ignore",
                TORCHINDUCTOR_COMPILE_THREADS=os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "4"))
     running = []  # (process, point, gb, start)
@@ -60,7 +60,7 @@ def main():
     while pending or running:
         used = sum(gb for _, _, gb, _ in running)
         for pt in list(pending):
-            gb = estimate_gb(pt[0], args.vocab_size)
+            gb = estimate_gb(pt[0], pt[1], args.vocab_size)
             if len(running) < args.jobs and (used + gb <= args.budget_gb or not running):
                 size, precision, attention, mode = pt
                 cmd = [args.python, os.path.join(HERE, "reference_bench.py"), "--prewarm", "--size", size,

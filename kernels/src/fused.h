@@ -25,6 +25,12 @@
 //  - Cross-entropy: per row lse = log Σ exp(logits), loss = lse − logits[target]; the mean is
 //    taken by the adapter. Backward: dlogits = (softmax − onehot(target)) · dloss / rows, in the
 //    logits' dtype: no fp32 copy of the logits is ever made.
+//  - Softmax of the naive attention's scores (the course's scale, causal mask and softmax, which
+//    autocast runs in fp32 over an fp32 copy): x = round(score · scale) (the scaling eager does
+//    in the scores' dtype), keys after the query masked, p = exp(x − lse), probs = round(p) (the
+//    cast autocast makes before the next matmul), lse = log Σ exp(x) kept per row. Backward
+//    recomputes p from the scores and lse: ds = p · (dp − Σ dp·p), rounded, times the scale,
+//    rounded (eager's cast back and its scaling's backward), 0 where masked.
 #pragma once
 
 #include <cstdint>
@@ -87,6 +93,19 @@ struct SwigluParams {
     Storage dtype = Storage::F32;
 };
 
+struct SoftmaxParams {
+    const void* scores = nullptr;      // (rows, cols) contiguous: q·kᵀ, unscaled
+    void* probs = nullptr;             // forward: (rows, cols)
+    float* lse = nullptr;              // forward writes, backward reads: (rows)
+    const void* grad_probs = nullptr;  // backward: (rows, cols)
+    void* grad_scores = nullptr;       // backward: (rows, cols)
+    int64_t rows = 0, queries = 1;     // row r is query r % queries (rows = batch·heads·queries)
+    int cols = 0;
+    float scale = 1.f;
+    bool causal = false;               // key c of query q masked when c > q
+    Storage dtype = Storage::F32;
+};
+
 struct CrossEntropyParams {
     const void* logits = nullptr;     // (rows, vocab), rows `row_stride` apart
     const int64_t* targets = nullptr; // (rows), each in [0, vocab)
@@ -133,6 +152,8 @@ void launchRmsNormBwd(const RmsNormBwdParams& p, cudaStream_t stream);
 void launchRope(const RopeParams& p, cudaStream_t stream);
 void launchSwigluFwd(const SwigluParams& p, cudaStream_t stream);
 void launchSwigluBwd(const SwigluParams& p, cudaStream_t stream);
+void launchSoftmaxFwd(const SoftmaxParams& p, cudaStream_t stream);
+void launchSoftmaxBwd(const SoftmaxParams& p, cudaStream_t stream);
 void launchCrossEntropyFwd(const CrossEntropyParams& p, cudaStream_t stream);
 void launchCrossEntropyBwd(const CrossEntropyParams& p, cudaStream_t stream);
 void launchAdamW(const AdamWParams& p, cudaStream_t stream);
@@ -144,6 +165,8 @@ void rmsNormBwdRef(const RmsNormBwdParams& p);  // p.blocks must be 1
 void ropeRef(const RopeParams& p);
 void swigluFwdRef(const SwigluParams& p);
 void swigluBwdRef(const SwigluParams& p);
+void softmaxFwdRef(const SoftmaxParams& p);
+void softmaxBwdRef(const SoftmaxParams& p);
 void crossEntropyFwdRef(const CrossEntropyParams& p);
 void crossEntropyBwdRef(const CrossEntropyParams& p);
 void adamWRef(const AdamWParams& p);

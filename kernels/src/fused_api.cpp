@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -65,6 +66,8 @@ void launchRmsNormBwd(const RmsNormBwdParams&, cudaStream_t) {}
 void launchRope(const RopeParams&, cudaStream_t) {}
 void launchSwigluFwd(const SwigluParams&, cudaStream_t) {}
 void launchSwigluBwd(const SwigluParams&, cudaStream_t) {}
+void launchSoftmaxFwd(const SoftmaxParams&, cudaStream_t) {}
+void launchSoftmaxBwd(const SoftmaxParams&, cudaStream_t) {}
 void launchCrossEntropyFwd(const CrossEntropyParams&, cudaStream_t) {}
 void launchCrossEntropyBwd(const CrossEntropyParams&, cudaStream_t) {}
 void launchAdamW(const AdamWParams&, cudaStream_t) {}
@@ -255,6 +258,59 @@ at::Tensor swigluBackward(const at::Tensor& grad_h_in, const at::Tensor& gu) {
     else
         swigluBwdRef(p);
     return dgu;
+}
+
+namespace {
+SoftmaxParams softmaxParams(const char* op, const at::Tensor& scores, double scale, bool causal) {
+    if (scores.dim() < 2) bad(op, "scores must be (..., queries, keys)");
+    needContiguous(op, scores, "scores");
+    if (scores.size(-1) > std::numeric_limits<int>::max()) bad(op, "too many keys");
+    SoftmaxParams p;
+    p.dtype = storageOf(op, scores.scalar_type());
+    p.cols = static_cast<int>(scores.size(-1));
+    p.queries = std::max<int64_t>(scores.size(-2), 1);
+    p.rows = scores.numel() / std::max<int64_t>(scores.size(-1), 1);
+    p.scale = static_cast<float>(scale);
+    p.causal = causal;
+    p.scores = scores.data_ptr();
+    return p;
+}
+}  // namespace
+
+SoftmaxForward attentionSoftmaxForward(const at::Tensor& scores, double scale, bool causal) {
+    constexpr const char* op = "fused attention softmax";
+    const bool cuda = onCuda(op, {&scores});
+    SoftmaxParams p = softmaxParams(op, scores, scale, causal);
+    TS_ON_DEVICE(scores);
+    SoftmaxForward r{at::empty_like(scores), at::empty({p.rows}, scores.options().dtype(at::kFloat))};
+    p.probs = r.probs.data_ptr();
+    p.lse = r.lse.data_ptr<float>();
+    if (cuda)
+        launchSoftmaxFwd(p, streamOf(scores));
+    else
+        softmaxFwdRef(p);
+    return r;
+}
+
+at::Tensor attentionSoftmaxBackward(const at::Tensor& grad_probs_in, const at::Tensor& scores, const at::Tensor& lse,
+                                    double scale, bool causal) {
+    constexpr const char* op = "fused attention softmax backward";
+    const at::Tensor grad_probs = grad_probs_in.to(scores.scalar_type()).contiguous();
+    const bool cuda = onCuda(op, {&scores, &grad_probs, &lse});
+    SoftmaxParams p = softmaxParams(op, scores, scale, causal);
+    if (grad_probs.sizes() != scores.sizes()) bad(op, "the gradient must have the scores' shape");
+    if (lse.scalar_type() != at::kFloat || lse.numel() != p.rows || !lse.is_contiguous())
+        bad(op, "lse must be the forward's (rows) fp32");
+    TS_ON_DEVICE(scores);
+    at::Tensor grad_scores = at::empty_like(scores);
+    p.grad_probs = grad_probs.data_ptr();
+    p.grad_scores = grad_scores.data_ptr();
+    p.lse = const_cast<float*>(lse.data_ptr<float>());
+    if (cuda)
+        launchSoftmaxBwd(p, streamOf(scores));
+    else
+        softmaxBwdRef(p);
+    return grad_scores;
 }
 
 namespace {

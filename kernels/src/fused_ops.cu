@@ -196,6 +196,84 @@ __global__ void swigluBwdKernel(const SwigluParams p) {
     }
 }
 
+// ---- Softmax of the naive attention's scores ----------------------------------------------
+
+// One warp a row (a row is a query's keys: 256 at the course's context), eight rows a block.
+constexpr int kSoftmaxWarps = 8;
+
+// The scaled score as eager has it: the product rounded to the scores' dtype.
+template <typename T>
+__device__ __forceinline__ float scaledScore(const T* s, int c, float scale) {
+    return toF(fromF<T>(toF(s[c]) * scale));
+}
+
+// The keys a row attends to: all, or (causal) those up to its query.
+__device__ __forceinline__ int softmaxLimit(const SoftmaxParams& p, int64_t row) {
+    const int64_t q = row % p.queries + 1;
+    return p.causal && q < p.cols ? static_cast<int>(q) : p.cols;
+}
+
+__device__ __forceinline__ float warpSum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kSoftmaxWarps * 32) softmaxFwdKernel(const SoftmaxParams p) {
+    const int lane = threadIdx.x % 32;
+    const int64_t row = int64_t{blockIdx.x} * kSoftmaxWarps + threadIdx.x / 32;
+    if (row >= p.rows) return;
+    const T* s = static_cast<const T*>(p.scores) + row * p.cols;
+    T* out = static_cast<T*>(p.probs) + row * p.cols;
+    const int limit = softmaxLimit(p, row);
+    // Online max and sum over this lane's keys, then merged across the warp.
+    float m = -INFINITY, sum = 0.f;
+    for (int c = lane; c < limit; c += 32) {
+        const float x = scaledScore(s, c, p.scale);
+        if (x > m) {
+            sum = sum * expf(m - x) + 1.f;
+            m = x;
+        } else {
+            sum += expf(x - m);
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, sum, o);
+        const float mm = fmaxf(m, m2);
+        sum = mm == -INFINITY ? 0.f : sum * expf(m - mm) + s2 * expf(m2 - mm);
+        m = mm;
+    }
+    const float lse = m + logf(sum);  // limit >= 1: every row has a key
+    if (lane == 0) p.lse[row] = lse;
+    for (int c = lane; c < p.cols; c += 32)
+        out[c] = fromF<T>(c < limit ? expf(scaledScore(s, c, p.scale) - lse) : 0.f);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kSoftmaxWarps * 32) softmaxBwdKernel(const SoftmaxParams p) {
+    const int lane = threadIdx.x % 32;
+    const int64_t row = int64_t{blockIdx.x} * kSoftmaxWarps + threadIdx.x / 32;
+    if (row >= p.rows) return;
+    const T* s = static_cast<const T*>(p.scores) + row * p.cols;
+    const T* dp = static_cast<const T*>(p.grad_probs) + row * p.cols;
+    T* ds = static_cast<T*>(p.grad_scores) + row * p.cols;
+    const int limit = softmaxLimit(p, row);
+    const float lse = p.lse[row];
+    float dot = 0.f;
+    for (int c = lane; c < limit; c += 32) dot += toF(dp[c]) * expf(scaledScore(s, c, p.scale) - lse);
+    dot = warpSum(dot);
+    for (int c = lane; c < p.cols; c += 32) {
+        float g = 0.f;
+        if (c < limit) {
+            const float pr = expf(scaledScore(s, c, p.scale) - lse);
+            g = toF(fromF<T>(pr * (toF(dp[c]) - dot))) * p.scale;
+        }
+        ds[c] = fromF<T>(g);
+    }
+}
+
 // ---- Cross-entropy -------------------------------------------------------------------------
 
 template <typename T>
@@ -390,6 +468,20 @@ void launchSwigluBwd(const SwigluParams& p, cudaStream_t stream) {
     if (p.rows * p.f == 0) return;
     withType(p.dtype, [&](auto t) { swigluBwdKernel<decltype(t)><<<strideBlocks(p.rows * p.f), 256, 0, stream>>>(p); });
     checkLaunch("SwiGLU backward");
+}
+
+void launchSoftmaxFwd(const SoftmaxParams& p, cudaStream_t stream) {
+    if (p.rows * p.cols == 0) return;
+    const unsigned blocks = static_cast<unsigned>((p.rows + kSoftmaxWarps - 1) / kSoftmaxWarps);
+    withType(p.dtype, [&](auto t) { softmaxFwdKernel<decltype(t)><<<blocks, kSoftmaxWarps * 32, 0, stream>>>(p); });
+    checkLaunch("softmax forward");
+}
+
+void launchSoftmaxBwd(const SoftmaxParams& p, cudaStream_t stream) {
+    if (p.rows * p.cols == 0) return;
+    const unsigned blocks = static_cast<unsigned>((p.rows + kSoftmaxWarps - 1) / kSoftmaxWarps);
+    withType(p.dtype, [&](auto t) { softmaxBwdKernel<decltype(t)><<<blocks, kSoftmaxWarps * 32, 0, stream>>>(p); });
+    checkLaunch("softmax backward");
 }
 
 void launchCrossEntropyFwd(const CrossEntropyParams& p, cudaStream_t stream) {

@@ -118,6 +118,59 @@ void swigluBwdRef(const SwigluParams& p) {
         }
 }
 
+namespace {
+
+// The scaled score as eager has it: the product rounded to the scores' dtype.
+float scaledScore(const SoftmaxParams& p, int64_t i) {
+    const float x = load(p.scores, p.dtype, i) * p.scale;
+    switch (p.dtype) {
+        case Storage::F32: return x;
+        case Storage::BF16: return static_cast<float>(c10::BFloat16(x));
+        case Storage::F16: return static_cast<float>(c10::Half(x));
+    }
+    return x;
+}
+
+int softmaxLimit(const SoftmaxParams& p, int64_t r) {
+    return p.causal ? static_cast<int>(std::min<int64_t>(p.cols, r % p.queries + 1)) : p.cols;
+}
+
+}  // namespace
+
+void softmaxFwdRef(const SoftmaxParams& p) {
+    for (int64_t r = 0; r < p.rows; ++r) {
+        const int64_t base = r * p.cols;
+        const int limit = softmaxLimit(p, r);
+        float m = -std::numeric_limits<float>::infinity();
+        for (int c = 0; c < limit; ++c) m = std::max(m, scaledScore(p, base + c));
+        float s = 0.f;
+        for (int c = 0; c < limit; ++c) s += std::exp(scaledScore(p, base + c) - m);
+        const float lse = m + std::log(s);
+        p.lse[r] = lse;
+        for (int c = 0; c < p.cols; ++c)
+            store(p.probs, p.dtype, base + c, c < limit ? std::exp(scaledScore(p, base + c) - lse) : 0.f);
+    }
+}
+
+void softmaxBwdRef(const SoftmaxParams& p) {
+    for (int64_t r = 0; r < p.rows; ++r) {
+        const int64_t base = r * p.cols;
+        const int limit = softmaxLimit(p, r);
+        float dot = 0.f;
+        for (int c = 0; c < limit; ++c)
+            dot += load(p.grad_probs, p.dtype, base + c) * std::exp(scaledScore(p, base + c) - p.lse[r]);
+        for (int c = 0; c < p.cols; ++c) {
+            float g = 0.f;
+            if (c < limit) {
+                const float pr = std::exp(scaledScore(p, base + c) - p.lse[r]);
+                store(p.grad_scores, p.dtype, base + c, pr * (load(p.grad_probs, p.dtype, base + c) - dot));
+                g = load(p.grad_scores, p.dtype, base + c) * p.scale;  // eager's rounding, then its scaling
+            }
+            store(p.grad_scores, p.dtype, base + c, g);
+        }
+    }
+}
+
 void crossEntropyFwdRef(const CrossEntropyParams& p) {
     for (int64_t r = 0; r < p.rows; ++r) {
         const int64_t base = r * p.row_stride;

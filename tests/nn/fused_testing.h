@@ -5,12 +5,17 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <torch/csrc/autograd/autograd.h>
+
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "nn/autocast.h"
 #include "nn/fused.h"
 #include "nn/model.h"
+#include "trainscope/kernels/fused_ops.h"
 
 namespace ts::test {
 
@@ -55,6 +60,35 @@ inline void expectFusedMatchesEager(TransformerLM& model, const at::Tensor& toke
     const auto names = model->named_parameters().keys();
     for (size_t i = 0; i < eager.grads.size(); ++i)
         EXPECT_LT(relErr(fused.grads[i], eager.grads[i]), grad_tol) << what << " " << names[i];
+}
+
+// The naive attention's fused scale, mask and softmax (kernels::attentionSoftmaxForward and
+// its backward) against eager's chain as naiveAttention runs it under autocast: the scaling in
+// the scores' dtype, the causal mask, the softmax in fp32 and the cast back; the gradient by
+// autograd through that chain. Scores (2, 3, queries, keys) on `options`' device.
+inline void expectAttentionSoftmaxMatchesEager(const at::TensorOptions& options, at::ScalarType dtype, bool causal,
+                                               int64_t queries, int64_t keys, double tol, const std::string& what) {
+    at::manual_seed(7);
+    const at::Tensor scores = (4 * at::randn({2, 3, queries, keys}, options)).to(dtype);
+    const at::Tensor g = at::randn({2, 3, queries, keys}, options).to(dtype);
+    const double scale = 1.0 / std::sqrt(16.0);
+    const at::Tensor b = scores.detach().clone().requires_grad_(true);
+    at::Tensor x = b * scale;
+    if (causal)
+        x = x.masked_fill(at::ones({queries, keys}, options.dtype(at::kBool)).triu(1),
+                          -std::numeric_limits<double>::infinity());
+    const at::Tensor ref = at::softmax(x.to(at::kFloat), -1).to(dtype);
+    const at::Tensor ref_grad = torch::autograd::grad({ref}, {b}, {g})[0];
+
+    const kernels::SoftmaxForward r = kernels::attentionSoftmaxForward(scores, scale, causal);
+    EXPECT_EQ(r.probs.scalar_type(), dtype) << what;
+    EXPECT_LT(relErr(r.probs, ref), tol) << what;
+    if (causal)  // masked keys are exactly zero
+        EXPECT_EQ(r.probs.masked_select(at::ones({queries, keys}, options.dtype(at::kBool)).triu(1)).abs().sum().item<double>(),
+                  0.0) << what;
+    const at::Tensor grad = kernels::attentionSoftmaxBackward(g, scores, r.lse, scale, causal);
+    EXPECT_EQ(grad.scalar_type(), dtype) << what;
+    EXPECT_LT(relErr(grad, ref_grad), tol) << what;
 }
 
 }  // namespace ts::test

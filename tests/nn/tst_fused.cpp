@@ -100,6 +100,16 @@ TEST(FusedOps, SwigluMatchesLibTorch) {
     }
 }
 
+TEST(FusedOps, AttentionSoftmaxMatchesTheNaiveAttentionsChain) {
+    for (auto dt : {at::kFloat, at::kBFloat16, at::kHalf})
+        for (bool causal : {true, false}) {
+            const std::string what = std::string(c10::toString(dt)) + (causal ? " causal" : "");
+            const double tol = dt == at::kFloat ? 1e-6 : dt == at::kBFloat16 ? 8e-3 : 1e-3;
+            ts::test::expectAttentionSoftmaxMatchesEager(at::TensorOptions(), dt, causal, 9, 9, tol, what);
+            ts::test::expectAttentionSoftmaxMatchesEager(at::TensorOptions(), dt, causal, 5, 70, tol, what + " 5x70");
+        }
+}
+
 TEST(FusedOps, CrossEntropyMatchesLibTorchWithoutAnFp32CopyOfTheLogits) {
     for (auto dt : {at::kFloat, at::kBFloat16, at::kHalf}) {
         at::manual_seed(5);
@@ -134,6 +144,12 @@ TEST(FusedOps, BadInputsAreRefusedWithTheReason) {
     EXPECT_NE(message([] { ts::kernels::swigluForward(at::randn({2, 7})); }).find("even"), std::string::npos);
     EXPECT_NE(message([] { ts::kernels::crossEntropyForward(at::randn({2, 5}), at::zeros({3}, at::kLong)); })
                   .find("targets"), std::string::npos);
+    EXPECT_NE(message([] { ts::kernels::attentionSoftmaxForward(at::randn({8}), 1.0, true); }).find("queries, keys"),
+              std::string::npos);
+    EXPECT_NE(message([] {
+                  const at::Tensor s = at::randn({2, 4, 4});
+                  ts::kernels::attentionSoftmaxBackward(s, s, at::zeros({3}), 1.0, true);
+              }).find("lse"), std::string::npos);
     EXPECT_NE(message([] { ts::kernels::ropeQkvInPlace(at::randn({1, 4, 10}), at::ones({4, 1}), at::ones({4, 1}), 2); })
                   .find("qkv"), std::string::npos);
 }

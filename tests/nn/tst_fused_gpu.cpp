@@ -128,6 +128,18 @@ TEST(FusedModelGpu, MatchesEager) {
         }
 }
 
+// The naive attention's fused softmax against eager's chain on the GPU, at the course's
+// context (256 keys: eight a lane) and a ragged one.
+TEST(FusedKernelsGpu, AttentionSoftmaxMatchesTheNaiveAttentionsChain) {
+    for (auto dt : {at::kFloat, at::kBFloat16, at::kHalf})
+        for (bool causal : {true, false}) {
+            const std::string what = std::string(name(dt)) + (causal ? " causal" : "");
+            const double tol = dt == at::kFloat ? 1e-5 : dt == at::kBFloat16 ? 8e-3 : 1e-3;
+            ts::test::expectAttentionSoftmaxMatchesEager(cuda(), dt, causal, 256, 256, tol, what);
+            ts::test::expectAttentionSoftmaxMatchesEager(cuda(), dt, causal, 37, 45, tol, what + " 37x45");
+        }
+}
+
 // Our multi-tensor AdamW against LibTorch's _fused_adamw_ on the GPU: 300 tensors (13 launches
 // of at most 24), sizes off the block size (a multiple of 4 or not: vector or scalar accesses),
 // bf16 and fp16 copies and plain fp32 gradients.

@@ -85,6 +85,23 @@ public:
     }
 };
 
+class AttentionSoftmaxFn : public torch::autograd::Function<AttentionSoftmaxFn> {
+public:
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& scores, double scale, bool causal) {
+        kernels::SoftmaxForward r = kernels::attentionSoftmaxForward(scores, scale, causal);
+        ctx->save_for_backward({scores, r.lse});
+        ctx->saved_data["scale"] = scale;
+        ctx->saved_data["causal"] = causal;
+        return r.probs;
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const auto s = ctx->get_saved_variables();
+        return {kernels::attentionSoftmaxBackward(grads[0], s[0], s[1], ctx->saved_data["scale"].toDouble(),
+                                                  ctx->saved_data["causal"].toBool()),
+                at::Tensor(), at::Tensor()};
+    }
+};
+
 class CrossEntropyFn : public torch::autograd::Function<CrossEntropyFn> {
 public:
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& logits, const at::Tensor& targets) {
@@ -153,6 +170,12 @@ at::Tensor fusedRopeQkv(const at::Tensor& qkv, const at::Tensor& cos, const at::
 }
 
 at::Tensor fusedSwiglu(const at::Tensor& gu) { return SwigluFn::apply(gu); }
+
+at::Tensor fusedNaiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+    const at::Tensor scores = at::matmul(q, k.transpose(-2, -1)).contiguous();
+    return at::matmul(AttentionSoftmaxFn::apply(scores, scale, causal), v);
+}
 
 at::Tensor fusedCrossEntropy(const at::Tensor& logits, const at::Tensor& targets) {
     return CrossEntropyFn::apply(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}).contiguous());

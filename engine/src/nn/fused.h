@@ -26,6 +26,11 @@ at::Tensor fusedRopeQkv(const at::Tensor& qkv, const at::Tensor& cos, const at::
 // silu(g) · u of gu = [g | u] (..., 2f).
 at::Tensor fusedSwiglu(const at::Tensor& gu);
 
+// The course's naive attention (q·kᵀ, scale, causal mask, softmax, ·v) with the scale, mask and
+// softmax as one op (kernels::attentionSoftmaxForward): the two matmuls stay LibTorch's, as
+// torch.compile keeps them. q, k, v (batch, heads, seq, head_dim).
+at::Tensor fusedNaiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal);
+
 // Mean cross-entropy of logits (..., vocab) against targets (...), without an fp32 copy of the
 // logits.
 at::Tensor fusedCrossEntropy(const at::Tensor& logits, const at::Tensor& targets);

@@ -103,6 +103,9 @@ const at::Tensor& copyOr(const at::Tensor& weight, const at::Tensor& copy) { ret
 //  - with our attention kernels, attention reads q, k, v there and writes (batch, seq, d)
 //    (flashAttentionQkv): no transposes or copies, forward or backward;
 //  - SwiGLU is one op, and the loss is fusedCrossEntropy on the bf16 logits;
+//  - the naive attention's scale, causal mask and softmax are one op (fusedNaiveAttention; in
+//    eager they are five kernels each way, the softmax over an fp32 copy), as torch.compile
+//    fuses them; its two matmuls stay;
 //  - under autocast, the linears read bf16 copies of their weights that the optimizer keeps
 //    (makeLowPrecisionCopies; Note [low-precision weight copies] in kernels/src/fused_ops.cu)
 //    instead of casting every weight forward and its gradient back.
@@ -122,8 +125,10 @@ std::pair<at::Tensor, at::Tensor> TransformerBlockImpl::forwardFused(const at::T
         at::Tensor a = attention == AttentionImpl::Flash ? flashAttentionQkv(qkv, h) : at::Tensor();
         if (!a.defined()) {
             const at::Tensor t = qkv.view({b, s, 3, h, dh});
-            a = attend(t.select(2, 0).transpose(1, 2), t.select(2, 1).transpose(1, 2),
-                       t.select(2, 2).transpose(1, 2), attention, /*causal=*/true)
+            const at::Tensor q = t.select(2, 0).transpose(1, 2), k = t.select(2, 1).transpose(1, 2),
+                             v = t.select(2, 2).transpose(1, 2);
+            a = (attention == AttentionImpl::Naive ? fusedNaiveAttention(q, k, v, /*causal=*/true)
+                                                   : attend(q, k, v, attention, /*causal=*/true))
                     .transpose(1, 2)
                     .reshape({b, s, d_model_});
         }

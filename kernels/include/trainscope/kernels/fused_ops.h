@@ -1,10 +1,10 @@
 // The fused element-wise kernels of the compiled mode (RMSNorm with the residual add, RoPE on
-// the fused q/k/v projection, SwiGLU, cross-entropy), behind a LibTorch adapter that checks the
-// tensors, fills the kernels' parameter structs and launches on the current CUDA stream. CPU
-// tensors run the same computation in plain C++ (the reference the CPU tests hold against
-// LibTorch). Every function computes in fp32 and rounds once to the output's dtype; see
-// Note [fused element-wise kernels] in kernels/src/fused.h. Bad inputs throw
-// std::invalid_argument with the reason.
+// the fused q/k/v projection, SwiGLU, the naive attention's softmax, cross-entropy), behind a
+// LibTorch adapter that checks the tensors, fills the kernels' parameter structs and launches
+// on the current CUDA stream. CPU tensors run the same computation in plain C++ (the reference
+// the CPU tests hold against LibTorch). Every function computes in fp32 and rounds once to the
+// output's dtype; see Note [fused element-wise kernels] in kernels/src/fused.h. Bad inputs
+// throw std::invalid_argument with the reason.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -47,6 +47,20 @@ at::Tensor ropeQkvBackward(const at::Tensor& grad, const at::Tensor& cos, const 
 // gu (..., 2f) = [g | u] → silu(g) · u (..., f), and its gradient with respect to gu.
 at::Tensor swigluForward(const at::Tensor& gu);
 at::Tensor swigluBackward(const at::Tensor& grad_h, const at::Tensor& gu);
+
+struct SoftmaxForward {
+    at::Tensor probs;  // like scores
+    at::Tensor lse;    // (rows) fp32: log Σ exp of each row's unmasked scaled scores
+};
+// The naive attention's scale, causal mask and softmax in one pass: scores (..., queries, keys)
+// contiguous fp32 / bf16 / fp16 (q·kᵀ, unscaled); probs = softmax(scores · scale) over the keys,
+// those after the query masked when causal (key j of query i, j > i), in the scores' dtype;
+// computed as eager computes it under autocast (the product rounded to the scores' dtype, the
+// softmax in fp32), with no fp32 copy. The backward recomputes the probabilities from the
+// scores and lse and returns the gradient with respect to the unscaled scores.
+SoftmaxForward attentionSoftmaxForward(const at::Tensor& scores, double scale, bool causal);
+at::Tensor attentionSoftmaxBackward(const at::Tensor& grad_probs, const at::Tensor& scores, const at::Tensor& lse,
+                                    double scale, bool causal);
 
 struct CrossEntropyForward {
     at::Tensor loss;  // () fp32: the mean over rows

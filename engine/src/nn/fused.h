@@ -6,6 +6,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <array>
 #include <utility>
 
 namespace ts {
@@ -25,6 +26,11 @@ at::Tensor fusedRopeQkv(const at::Tensor& qkv, const at::Tensor& cos, const at::
 
 // silu(g) · u of gu = [g | u] (..., 2f).
 at::Tensor fusedSwiglu(const at::Tensor& gu);
+
+// q, k, v (batch, heads, seq, head_dim) as views of the fused projection qkv (batch, seq,
+// 3·heads·head_dim), whose gradients the backward writes into one tensor in one pass (Note [one
+// gradient for q, k and v] in fused.cpp).
+std::array<at::Tensor, 3> splitQkv(const at::Tensor& qkv, int64_t heads);
 
 // The course's naive attention (q·kᵀ, scale, causal mask, softmax, ·v) with the scale, mask and
 // softmax as one op (kernels::attentionSoftmaxForward): the two matmuls stay LibTorch's, as

@@ -101,7 +101,8 @@ const at::Tensor& copyOr(const at::Tensor& weight, const at::Tensor& copy) { ret
 //    out in autocast's dtype, which makes the next linear's cast a no-op;
 //  - RoPE rotates q and k in place inside the fused q/k/v projection (fusedRopeQkv);
 //  - with our attention kernels, attention reads q, k, v there and writes (batch, seq, d)
-//    (flashAttentionQkv): no transposes or copies, forward or backward;
+//    (flashAttentionQkv): no transposes or copies, forward or backward; with the others, q, k
+//    and v are views whose gradients are written into one tensor (splitQkv);
 //  - SwiGLU is one op, and the loss is fusedCrossEntropy on the bf16 logits;
 //  - the naive attention's scale, causal mask and softmax are one op (fusedNaiveAttention; in
 //    eager they are five kernels each way, the softmax over an fp32 copy), as torch.compile
@@ -117,16 +118,14 @@ std::pair<at::Tensor, at::Tensor> TransformerBlockImpl::forwardFused(const at::T
                                                                      AttentionImpl attention,
                                                                      const at::Tensor& next_norm,
                                                                      at::ScalarType activations) {
-    const int64_t b = x.size(0), s = x.size(1), h = num_heads_, dh = d_model_ / num_heads_;
+    const int64_t b = x.size(0), s = x.size(1), h = num_heads_;
     at::Tensor attn_out;
     {
         TS_RANGE("attention");
         const at::Tensor qkv = fusedRopeQkv(at::linear(normed, copyOr(w_qkv_, w_qkv_low_)), cos, sin, h);
         at::Tensor a = attention == AttentionImpl::Flash ? flashAttentionQkv(qkv, h) : at::Tensor();
         if (!a.defined()) {
-            const at::Tensor t = qkv.view({b, s, 3, h, dh});
-            const at::Tensor q = t.select(2, 0).transpose(1, 2), k = t.select(2, 1).transpose(1, 2),
-                             v = t.select(2, 2).transpose(1, 2);
+            const auto [q, k, v] = splitQkv(qkv, h);
             a = (attention == AttentionImpl::Naive ? fusedNaiveAttention(q, k, v, /*causal=*/true)
                                                    : attend(q, k, v, attention, /*causal=*/true))
                     .transpose(1, 2)

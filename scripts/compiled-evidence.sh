@@ -9,8 +9,9 @@
 #      REFERENCE_MODES ("none default reduce-overhead"), PYTHON (python3),
 #      PREWARM_GB (when set: first compile every torch.compile point side by side within that
 #      many GB of GPU memory, tests/reference/prewarm_compile.py, so that the timed runs find
-#      their graphs compiled; log in prewarm.jsonl), REF_TIMEOUT (seconds a reference run may
-#      take; default none).
+#      their graphs compiled; log in prewarm.jsonl), PREWARM_ONLY=1 (that compilation alone, no
+#      timed run: gpu-window.sh runs it beside the build; <trainscope-cli> may then be "-"),
+#      REF_TIMEOUT (seconds a reference run may take; default none).
 #      Writes compiled-{pytorch,trainscope}.jsonl and compiled-table.md.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,8 +21,6 @@ mkdir -p "$OUTDIR"
 PY="${PYTHON:-python3}"
 ATTENTIONS="${ATTENTIONS:-naive,sdpa,flash}"
 common=(--context-length "${CONTEXT:-256}" --mode train --warmup "${WARMUP:-5}" --steps "${STEPS:-20}")
-: > "$OUTDIR/compiled-pytorch.jsonl"
-: > "$OUTDIR/compiled-trainscope.jsonl"
 # The reference's attention for each of ours, once each.
 ref_attentions=$(echo "$ATTENTIONS" | tr ',' '\n' | sed 's/^flash$/sdpa/' | sort -u | tr '\n' ' ')
 compile_modes=$(for m in ${REFERENCE_MODES:-none default reduce-overhead}; do [ "$m" != none ] && echo "$m"; done | paste -sd, -)
@@ -34,6 +33,9 @@ if [ -n "${PREWARM_GB:-}" ] && [ -n "$compile_modes" ]; then
         >> "$OUTDIR/prewarm.jsonl" 2>> "$OUTDIR/compiled-pytorch.err" || echo "   a prewarm failed (prewarm.jsonl)" >&2
     echo "   compiled in $(( $(date +%s) - t0 )) s" >&2
 fi
+[ "${PREWARM_ONLY:-}" = 1 ] && exit 0
+: > "$OUTDIR/compiled-pytorch.jsonl"
+: > "$OUTDIR/compiled-trainscope.jsonl"
 for size in ${SIZES:-small medium large xl 2.7B}; do
     for precision in $(echo "${PRECISIONS:-bf16,fp32}" | tr ',' ' '); do
         echo "-- $size $precision" >&2

@@ -7,7 +7,8 @@
 #   Arguments: `tests` (the window's tests), `live` (scripted sessions of the real app on the
 #   GPU: presets run, screenshots and a report into $OUT); default both. Only when named:
 #   `gpu-tests` (the GPU tests, ctest -L gpu, GPU_TESTS a -R regex) and `compiled`
-#   (scripts/compiled-evidence.sh, its SIZES etc.), in the same build; `build`: the build alone.
+#   (scripts/compiled-evidence.sh, its SIZES etc.; with PREWARM_GB, torch.compile compiles its
+#   points during the build), in the same build; `build`: the build alone.
 #   The build is kept, so a second call on a warm machine only rebuilds what changed.
 #   GPU_ARCHS  CUDA architectures (default 90);  UI_TESTS  a ctest -R regex (default: all `ui`)
 #   LIVE_ONLY  a regex of the live sessions to run (default: all)
@@ -45,6 +46,14 @@ if [ -z "${TRAINSCOPE_GIT_COMMIT:-}" ] && [ -f .deps/commit ]; then
     export TRAINSCOPE_GIT_COMMIT="$(cat .deps/commit)"
 fi
 
+# `compiled` with PREWARM_GB: torch.compile's points compile beside the build (each on one CPU
+# core, minutes apiece at the larger sizes); the GPU work after the build waits for them.
+PREWARM_PID=""
+if [[ " ${ARGS[*]:-} " == *" compiled "* ]] && [ -n "${PREWARM_GB:-}" ]; then
+    PREWARM_ONLY=1 bash scripts/compiled-evidence.sh - "$OUTDIR" > "$OUTDIR/prewarm.log" 2>&1 &
+    PREWARM_PID=$!
+fi
+
 say "build with the window ($(nproc) cores)"
 BUILD="$ROOT/build/gpu-window"
 TORCH="$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
@@ -58,6 +67,11 @@ if ! cmake --build "$BUILD" --parallel "$(nproc)" -- -k 0 > "$OUTDIR/window-buil
     [ -x "$BUILD/app/trainscope" ] || exit 1
 fi
 echo "built in $(( $(date +%s) - t0 )) s"
+if [ -n "$PREWARM_PID" ]; then
+    wait "$PREWARM_PID"
+    echo "torch.compile's points compiled $(( $(date +%s) - t0 )) s after the build began:"
+    cat "$OUTDIR/prewarm.log" "$OUTDIR/prewarm.jsonl" 2>/dev/null
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 "$BUILD/app/trainscope" --version
 
@@ -110,7 +124,7 @@ PY
 fi
 if named compiled; then
     say "compiled mode beside PyTorch eager and torch.compile (scripts/compiled-evidence.sh)"
-    bash scripts/compiled-evidence.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
+    PREWARM_GB="" bash scripts/compiled-evidence.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
 fi
 if want tests; then
     say "window tests (ctest -L ui)"

@@ -18,14 +18,9 @@ import subprocess
 import sys
 import tempfile
 
+from reftest import check, run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def write_jsonl(path, rows):
@@ -71,14 +66,6 @@ def test_compare():
         check("| - | 25% |" in rows.get(("large", "bf16", "naive"), ""),
               "compare: no torch.compile row gives no ratio")
         check(r.returncode == 1, f"compare: a missed point exits 1 (got {r.returncode})")
-
-
-def torch_python(candidates):
-    for py in candidates:
-        if py and os.path.exists(py):
-            if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode == 0:
-                return py
-    return None
 
 
 STAND_IN = """#!/usr/bin/env bash
@@ -135,16 +122,7 @@ def test_prewarm(py):
 
 
 def main():
-    candidates = (sys.argv[1] if len(sys.argv) > 1 else sys.executable).split(":")
-    test_compare()  # needs no torch
-    py = torch_python(candidates)
-    if py is None:
-        print(f"SKIP: no python with torch among {candidates}")
-        return 77 if not failures else 1
-    print(f"python with torch: {py}")
-    test_prewarm(py)
-    print(f"\n{len(failures)} failure(s)" + "".join(f"\n  {f}" for f in failures))
-    return 1 if failures else 0
+    return run(test_compare, test_prewarm)
 
 
 if __name__ == "__main__":

@@ -15,26 +15,11 @@ import subprocess
 import sys
 import tempfile
 
+from reftest import check, run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REF = os.path.join(HERE, "distributed_reference.py")
 COMPARE = os.path.join(HERE, "compare_distributed.py")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def torch_python(candidates):
-    for py in candidates:
-        if py and os.path.exists(py):
-            r = subprocess.run([py, "-c", "import torch, torch.distributed as d; assert d.is_available()"],
-                               capture_output=True)
-            if r.returncode == 0:
-                return py
-    return None
 
 
 def run_ref(py, *args):
@@ -201,17 +186,8 @@ def test_compare():
 
 
 def main():
-    candidates = (sys.argv[1] if len(sys.argv) > 1 else sys.executable).split(":")
-    test_compare()  # needs no torch
-    py = torch_python(candidates)
-    if py is None:
-        print(f"SKIP: no python with torch among {candidates}")
-        return 77 if not failures else 1
-    print(f"python with torch: {py}")
-    test_allreduce(py)
-    test_ddp(py)
-    print(f"\n{len(failures)} failure(s)" + "".join(f"\n  {f}" for f in failures))
-    return 1 if failures else 0
+    return run(test_compare, lambda py: (test_allreduce(py), test_ddp(py)),
+               probe="import torch, torch.distributed as d; assert d.is_available()")
 
 
 if __name__ == "__main__":

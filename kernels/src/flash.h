@@ -49,6 +49,18 @@ struct FlashBwdParams : FlashFwdParams {
     int64_t dv_batch_stride = 0, dv_head_stride = 0, dv_row_stride = 0;
 };
 
+// Head dims that Hopper's wgmma kernels (bf16 / fp16) run inside their 128-column tile: q, k,
+// v, dO are read as they are, the tile's columns past d are zero-filled in shared memory, the
+// products over the head dim stop at d rounded up to 16, and only d columns are written (Note
+// [head dims inside the tile] in flash_fwd_sm90.cuh). Other head dims that are not built run
+// from copies zero-padded to a built one (ts::flashAttention). 80: the 2.7B preset's.
+constexpr int kSm90InTileHeadDims[] = {80};
+constexpr bool sm90InTile(int d) {
+    for (int x : kSm90InTileHeadDims)
+        if (x == d) return true;
+    return false;
+}
+
 // Query rows of the backward work buffers are padded to this, so that the dQ/dK/dV loop
 // reads whole tiles without bounds checks.
 constexpr int kSeqPad = 128;
@@ -68,7 +80,7 @@ void launchBwdFp32(const FlashBwdParams& p, cudaStream_t stream);
 // current device. Defined in flash_api.cpp.
 bool sm90KernelsOn(int compute_major, int compute_minor);
 bool sm90Usable();
-// Hopper's wgmma kernels (sm_90a; head dims 64 and 128): the forward, and the backward's
+// Hopper's wgmma kernels (sm_90a; head dims 64 and 128, and kSm90InTileHeadDims in the 128 tile): the forward, and the backward's
 // dQ/dK/dV loop alone, in files built only for sm_90a (flash_*_sm90_*.cu); called by
 // launchFwd* / launchBwd* where sm90Usable().
 void launchFwdSm90Bf16(const FlashFwdParams& p, bool heads_fastest, cudaStream_t stream);

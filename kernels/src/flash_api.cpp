@@ -88,18 +88,29 @@ std::string flashKernelPath(int major, int minor) {
     if (!flashKernelsBuilt() || major < 8) return {};
 #ifdef TRAINSCOPE_FLASH_CUDA
     if (sm90KernelsOn(major, minor))
-        return "wgmma (sm_90a) for bf16/fp16 at head dims 64 and 128, mma.sync at 16, 32, 96 and 256";
+        return "wgmma (sm_90a) for bf16/fp16 at head dims 64, 80 and 128, mma.sync at 16, 32, 96 and 256";
     if (kSm90Built && major == 9 && minor == 0)
         return "mma.sync (sm_80+); the wgmma kernels are off (TRAINSCOPE_FLASH_SM90=0)";
 #endif
     return "mma.sync (sm_80+)";
 }
 
+#ifdef TRAINSCOPE_FLASH_CUDA
+namespace {
+// Whether q's dtype and device run the wgmma kernels.
+bool onWgmma(const at::Tensor& q) {
+    if (!q.is_cuda() || (q.scalar_type() != at::kBFloat16 && q.scalar_type() != at::kHalf)) return false;
+    const auto* prop = at::cuda::getDeviceProperties(q.device().index());
+    return sm90KernelsOn(prop->major, prop->minor);
+}
+}  // namespace
+#endif
+
 int64_t flashPaddedHeadDim(int64_t d, const at::Tensor& q) {
 #ifdef TRAINSCOPE_FLASH_CUDA
-    if (q.is_cuda() && (q.scalar_type() == at::kBFloat16 || q.scalar_type() == at::kHalf) && d > 32 && d <= 128) {
-        const auto* prop = at::cuda::getDeviceProperties(q.device().index());
-        if (sm90KernelsOn(prop->major, prop->minor)) return d <= 64 ? 64 : 128;
+    if (d > 32 && d <= 128 && onWgmma(q)) {
+        if (sm90InTile(static_cast<int>(d))) return d;  // inside the 128 tile, no copies
+        return d <= 64 ? 64 : 128;
     }
 #else
     (void)q;
@@ -121,7 +132,13 @@ std::string flashUnsupportedReason(const at::Tensor& q, const at::Tensor& k, con
     if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4)
         return "expected (batch, heads, seq, head_dim) tensors, got " + shapeOf(q) + ", " + shapeOf(k) + ", " + shapeOf(v);
     const int64_t d = q.size(3);
-    if (std::find(std::begin(kFlashHeadDims), std::end(kFlashHeadDims), d) == std::end(kFlashHeadDims))
+    const bool in_tile =
+#ifdef TRAINSCOPE_FLASH_CUDA
+        sm90InTile(static_cast<int>(d)) && onWgmma(q);
+#else
+        false;
+#endif
+    if (!in_tile && std::find(std::begin(kFlashHeadDims), std::end(kFlashHeadDims), d) == std::end(kFlashHeadDims))
         return "head_dim " + std::to_string(d) + " (" + builtHeadDims() + " only; ts::flashAttention pads others up to " +
                std::to_string(kFlashHeadDims[std::size(kFlashHeadDims) - 1]) + ")";
     if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(1) != q.size(1) || v.size(1) != q.size(1) ||

@@ -12,6 +12,8 @@
 // all warps, so dSᵀ goes through shared memory first.
 #pragma once
 
+#include <iterator>
+
 #include "flash.h"
 #include "flash_common.cuh"
 #include "flash_fwd.cuh"
@@ -645,6 +647,14 @@ __global__ void __launch_bounds__(256) bwdConvertDqKernel(const FlashBwdParams p
     dst[3] = fromFloat<T>(a.w * p.scale);
 }
 
+template <typename T>
+void launchBwdConvertDq(const FlashBwdParams& p, cudaStream_t stream) {
+    const int64_t n4 = static_cast<int64_t>(p.seqlen_q) * p.head_dim / 4;
+    const dim3 cgrid(static_cast<unsigned>((n4 + 255) / 256), p.batch * p.heads);
+    bwdConvertDqKernel<T><<<cgrid, 256, 0, stream>>>(p);
+    TS_CUDA_CHECK_LAUNCH();
+}
+
 // The warp-specialised kernel (d 128) needs 187 KB of shared memory: sm_90 has 227 KB per
 // block, sm_80 164 KB (that gets the one-warp-per-16-keys kernel).
 template <int D> struct BwdSplitFor { static constexpr bool kUse = false; };
@@ -677,10 +687,7 @@ void runFlashBwd(const FlashBwdParams& p, cudaStream_t stream) {
         using Tr = BwdTraitsFor<D>;
         launchBwdMain<Tr>(flashBwdKernel<T, Tr, Causal>, p, sizeof(T), stream);
     }
-    const int64_t n4 = static_cast<int64_t>(p.seqlen_q) * D / 4;
-    const dim3 cgrid(static_cast<unsigned>((n4 + 255) / 256), p.batch * p.heads);
-    bwdConvertDqKernel<T><<<cgrid, 256, 0, stream>>>(p);
-    TS_CUDA_CHECK_LAUNCH();
+    launchBwdConvertDq<T>(p, stream);
 }
 
 template <typename T, int D>
@@ -696,8 +703,21 @@ TS_FLASH_BWD_EXTERN(__nv_bfloat16, 256)
 TS_FLASH_BWD_EXTERN(__half, 256)
 #undef TS_FLASH_BWD_EXTERN
 
+// A head dim that Hopper's kernels run inside their 128 tile (kSm90InTileHeadDims; the adapter
+// lets it through only where sm90Usable()): the three launches, dQ's work buffer d wide.
+template <typename T>
+void runFlashBwdInTile(const FlashBwdParams& p, cudaStream_t stream) {
+    if (!sm90Usable()) throw std::invalid_argument("head_dim " + std::to_string(p.head_dim) + " needs the sm_90a kernels");
+    static_assert(kSm90InTileHeadDims[0] == 80 && std::size(kSm90InTileHeadDims) == 1, "one preprocess per in-tile dim");
+    runBwdPreprocess<T, 80>(p, stream);
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) launchBwdSm90Bf16(p, stream);
+    else launchBwdSm90Fp16(p, stream);
+    launchBwdConvertDq<T>(p, stream);
+}
+
 template <typename T>
 void dispatchFlashBwd(const FlashBwdParams& p, cudaStream_t stream) {
+    if (sm90InTile(p.head_dim)) return runFlashBwdInTile<T>(p, stream);
     TS_HEADDIM_SWITCH(p.head_dim, D, [&] { runFlashBwdHeadDim<T, D>(p, stream); });
 }
 

@@ -14,7 +14,11 @@
 // warps together, so each byte read feeds four times the work of an m16n8k16 fragment, and
 // wgmma runs asynchronously: Sᵀ and dPᵀ issue together, dV runs while dSᵀ is computed.
 // Q, dO, L and D tiles are double-buffered with cp.async; two barriers per tile.
+// Head dim 80 runs inside the 128 tile (Note [head dims inside the tile], flash_fwd_sm90.cuh).
 #pragma once
+
+#include <iterator>
+
 
 #include "flash.h"
 #include "flash_common.cuh"
@@ -27,6 +31,7 @@ template <int D_>
 struct BwdSm90Traits {
     static constexpr int D = D_;
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
+    static constexpr int kCols = D;  // the head dim; less inside the tile (sm90::InTile)
     static constexpr int kThreads = 256;  // two warpgroups
     static constexpr int kBlockN = 128;   // keys per block, 64 per warpgroup
     static constexpr int kBlockM = 64;    // queries per tile
@@ -49,6 +54,7 @@ template <typename T, typename Tr, bool Causal>
 __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int D = Tr::D, BM = Tr::kBlockM, BN = Tr::kBlockN, NT = Tr::kThreads, DQ = Tr::kDqCols;
+    constexpr int C = Tr::kCols, kDSteps = (C + 15) / 16;  // head dim; 16-column steps holding data
     constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const uint32_t raw = smemAddr(smem_raw);
@@ -73,16 +79,16 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
 
     auto loadQTile = [&](int mt, int buf) {
         const int m0 = mt * BM;
-        sm90::loadSwizzled<T, D, BM, NT>(sQ + buf * Tr::kQBytes, blk.q + m0 * p.q_row_stride, p.q_row_stride,
-                                         sq - m0, tid);
-        sm90::loadSwizzled<T, D, BM, NT>(sdO + buf * Tr::kQBytes, blk.dout + m0 * p.do_row_stride, p.do_row_stride,
-                                         sq - m0, tid);
+        sm90::loadSwizzled<T, D, BM, NT, C>(sQ + buf * Tr::kQBytes, blk.q + m0 * p.q_row_stride, p.q_row_stride,
+                                            sq - m0, tid);
+        sm90::loadSwizzled<T, D, BM, NT, C>(sdO + buf * Tr::kQBytes, blk.dout + m0 * p.do_row_stride,
+                                            p.do_row_stride, sq - m0, tid);
         blk.loadLD(sL, sD, buf, m0, tid);
     };
 
     if (blk.m_begin < blk.m_tiles) {
-        sm90::loadSwizzled<T, D, BN, NT>(sK, blk.k + blk.n0 * p.k_row_stride, p.k_row_stride, sk - blk.n0, tid);
-        sm90::loadSwizzled<T, D, BN, NT>(sV, blk.v + blk.n0 * p.v_row_stride, p.v_row_stride, sk - blk.n0, tid);
+        sm90::loadSwizzled<T, D, BN, NT, C>(sK, blk.k + blk.n0 * p.k_row_stride, p.k_row_stride, sk - blk.n0, tid);
+        sm90::loadSwizzled<T, D, BN, NT, C>(sV, blk.v + blk.n0 * p.v_row_stride, p.v_row_stride, sk - blk.n0, tid);
         loadQTile(blk.m_begin, 0);
         cpAsyncCommit();
 
@@ -104,7 +110,7 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
             float st[BM / 2], dpt[BM / 2];
             sm90::fence();
 #pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) {
+            for (int kk = 0; kk < kDSteps; ++kk) {
                 const uint32_t off_kv = (kk / 4) * (BN * 128) + wg * 64 * 128 + (kk % 4) * 32;
                 const uint32_t off_q = (kk / 4) * (BM * 128) + (kk % 4) * 32;
                 wgmma::SS<BM, kBf16, 0, 0>::mma(st, sm90::desc(sK + off_kv, 16, 1024), sm90::desc(cQ + off_q, 16, 1024),
@@ -112,7 +118,7 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
             }
             sm90::commit();
 #pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) {
+            for (int kk = 0; kk < kDSteps; ++kk) {
                 const uint32_t off_kv = (kk / 4) * (BN * 128) + wg * 64 * 128 + (kk % 4) * 32;
                 const uint32_t off_q = (kk / 4) * (BM * 128) + (kk % 4) * 32;
                 wgmma::SS<BM, kBf16, 0, 0>::mma(dpt, sm90::desc(sV + off_kv, 16, 1024),
@@ -188,7 +194,9 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
             for (int r = 0; r < 2; ++r) {
                 float* dst = blk.dqRow(m0 + row_in + r * 8) + wg * DQ + col_in;
 #pragma unroll
-                for (int n8 = 0; n8 < DQ / 8; ++n8) atomicAdd2(dst + n8 * 8, dq[n8 * 4 + 2 * r], dq[n8 * 4 + 2 * r + 1]);
+                for (int n8 = 0; n8 < DQ / 8; ++n8)
+                    if (C == D || wg * DQ + n8 * 8 < C)  // warpgroup-uniform
+                        atomicAdd2(dst + n8 * 8, dq[n8 * 4 + 2 * r], dq[n8 * 4 + 2 * r + 1]);
             }
         }
     }
@@ -203,7 +211,7 @@ __global__ void __launch_bounds__(256, 1) flashBwdSm90Kernel(const FlashBwdParam
             T* dkrow = dkp + key * p.dk_row_stride + col_in;
             T* dvrow = dvp + key * p.dv_row_stride + col_in;
 #pragma unroll
-            for (int n8 = 0; n8 < D / 8; ++n8) {
+            for (int n8 = 0; n8 < C / 8; ++n8) {
                 *reinterpret_cast<uint32_t*>(dkrow + n8 * 8) =
                     pack2<T>(dk[n8 * 4 + 2 * r] * p.scale, dk[n8 * 4 + 2 * r + 1] * p.scale);
                 *reinterpret_cast<uint32_t*>(dvrow + n8 * 8) = pack2<T>(dv[n8 * 4 + 2 * r], dv[n8 * 4 + 2 * r + 1]);
@@ -224,8 +232,12 @@ void launchBwdSm90(const FlashBwdParams& p, cudaStream_t stream) {
         } else if (p.head_dim == 64) {
             using Tr = BwdSm90Traits<64>;
             launchBwdMain<Tr>(flashBwdSm90Kernel<T, Tr, C>, p, sizeof(T), stream);
+        } else if (p.head_dim == 80) {
+            static_assert(kSm90InTileHeadDims[0] == 80 && std::size(kSm90InTileHeadDims) == 1, "one kernel per in-tile dim");
+            using Tr = sm90::InTile<BwdSm90Traits<128>, 80>;
+            launchBwdMain<Tr>(flashBwdSm90Kernel<T, Tr, C>, p, sizeof(T), stream);
         } else {
-            throw std::invalid_argument("the sm_90a backward takes head dims 64 and 128");
+            throw std::invalid_argument("the sm_90a backward takes head dims 64, 80 and 128");
         }
     });
 }

@@ -172,6 +172,17 @@ __device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_
 template <int N>
 __device__ __forceinline__ void cpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+// Columns of a row of dQ's fp32 work buffer: the head dim, Tr::kCols where a kernel runs one
+// inside a wider tile (sm90::InTile), else the tile's Tr::D.
+template <typename Tr, typename = void>
+struct DqWidth {
+    static constexpr int value = Tr::D;
+};
+template <typename Tr>
+struct DqWidth<Tr, std::void_t<decltype(Tr::kCols)>> {
+    static constexpr int value = Tr::kCols;
+};
+
 // The prologue of the backward's dQ/dK/dV kernels (flash_bwd.cuh, flash_bwd_sm90.cuh): the
 // block's Tr::kBlockN keys, its (batch, head) in the inputs and the work buffers, and the query
 // tiles of Tr::kBlockM rows it visits. All inline: it compiles to what the kernels wrote out.
@@ -189,7 +200,7 @@ struct BwdBlock {
     int64_t dq_off;
 
     __device__ __forceinline__ float* dqRow(int row) const {
-        return dq_accum + dq_off + static_cast<int64_t>(row) * Tr::D;
+        return dq_accum + dq_off + static_cast<int64_t>(row) * DqWidth<Tr>::value;
     }
     // L and D of the query tile from row m0 into stage buf of sL, sD ([2][kBlockM]; padded
     // buffers: no bounds check), 16 bytes per thread of the first kBlockM / 2.
@@ -214,7 +225,7 @@ __device__ __forceinline__ BwdBlock<T, Tr> bwdBlock(const FlashBwdParams& p) {
     w.v = headBase<const T>(p.v, w.bi, p.v_batch_stride, p.v_head_stride);
     w.dout = headBase<const T>(p.dout, w.bi, p.do_batch_stride, p.do_head_stride);
     w.dq_accum = p.dq_accum;
-    w.dq_off = static_cast<int64_t>(w.bi.bh) * sqp * Tr::D;
+    w.dq_off = static_cast<int64_t>(w.bi.bh) * sqp * DqWidth<Tr>::value;
     w.lse2 = p.lse_log2 + static_cast<int64_t>(w.bi.bh) * sqp;
     w.dsum = p.dsum + static_cast<int64_t>(w.bi.bh) * sqp;
     w.m_tiles = (w.sq + BM - 1) / BM;

@@ -303,8 +303,22 @@ TS_FLASH_FWD_EXTERN(__nv_bfloat16, 256)
 TS_FLASH_FWD_EXTERN(__half, 256)
 #undef TS_FLASH_FWD_EXTERN
 
+// A head dim that Hopper's kernels run inside their 128 tile (kSm90InTileHeadDims; the adapter
+// lets it through only where sm90Usable()).
+template <typename T>
+void runFlashFwdInTile(const FlashFwdParams& p, cudaStream_t stream) {
+    if (!sm90Usable()) throw std::invalid_argument("head_dim " + std::to_string(p.head_dim) + " needs the sm_90a kernels");
+    constexpr int kBlockM = 128;  // the wgmma forward's rows per block
+    const int64_t blocks = int64_t{(p.seqlen_q + kBlockM - 1) / kBlockM} * p.batch * p.heads;
+    const int64_t kv_bytes = int64_t{p.batch} * p.heads * p.seqlen_k * p.head_dim * 2 * static_cast<int64_t>(sizeof(T));
+    const bool heads_fastest = headsFastest(deviceSize(), p.causal, blocks, kv_bytes);
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) launchFwdSm90Bf16(p, heads_fastest, stream);
+    else launchFwdSm90Fp16(p, heads_fastest, stream);
+}
+
 template <typename T>
 void dispatchFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
+    if (sm90InTile(p.head_dim)) return runFlashFwdInTile<T>(p, stream);
     TS_HEADDIM_SWITCH(p.head_dim, D, [&] { runFlashFwdHeadDim<T, D>(p, stream); });
 }
 

@@ -9,7 +9,18 @@
 //   S  = Q Kᵀ  (64 × tile per warpgroup; A = Q, B = K, both K-major from shared memory)
 //   P  = exp2(S·scale·log2e − m), masked, online
 //   O += P V   (A = P from registers, B = V, MN-major)
+//
+// Note [head dims inside the tile]: a head dim d below the tile's D (kSm90InTileHeadDims: 80,
+// the 2.7B preset's, in the 128 tile; Tr = sm90::InTile<…, d>) runs from q, k, v and dO as they
+// are, with no copies padded to D. The loads zero-fill the columns at and past d in shared
+// memory; the products over the head dim (S = Q Kᵀ here, Sᵀ and dPᵀ in the backward) stop at d
+// rounded up to 16; the products whose N is the head dim (P V, dV, dK, dQ) still run all D
+// columns, whose extra ones are zeros or unused; and only d columns of O, dK, dV and dQ's work
+// buffer (d wide) are written. The zero padding of ts::flashAttention, in the kernels, less
+// its copies and a third of the Q Kᵀ work.
 #pragma once
+
+#include <iterator>
 
 #include "flash.h"
 #include "flash_common.cuh"
@@ -22,6 +33,7 @@ template <int D_, int kBlockN_ = 128, int kMinBlocks_ = 1>
 struct FwdSm90Traits {
     static constexpr int D = D_;
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
+    static constexpr int kCols = D;  // the head dim; less inside the tile (sm90::InTile)
     static constexpr int kThreads = 256;  // two warpgroups
     static constexpr int kBlockM = 128;   // query rows per block, 64 per warpgroup
     static constexpr int kBlockN = kBlockN_;  // keys per tile
@@ -45,7 +57,8 @@ template <> struct FwdSm90For<128> : FwdSm90Traits<128, 128, 1> {};
 template <typename T, typename Tr, bool Causal>
 __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const FlashFwdParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    constexpr int D = Tr::D, BM = Tr::kBlockM, BN = Tr::kBlockN, NT = Tr::kThreads;
+    constexpr int D = Tr::D, BM = Tr::kBlockM, BN = Tr::kBlockN, NT = Tr::kThreads, C = Tr::kCols;
+    constexpr int kDSteps = (C + 15) / 16;  // 16-column steps of the head dim holding data
     constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const uint32_t raw = smemAddr(smem_raw);
@@ -67,10 +80,10 @@ __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const 
     const int row0 = m0 + wg * 64 + warp * 16 + (lane >> 2);  // this thread's rows: row0, row0 + 8
     const int col_in = 2 * (lane & 3);
 
-    sm90::loadSwizzled<T, D, BM, NT>(sQ, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
+    sm90::loadSwizzled<T, D, BM, NT, C>(sQ, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
     if (n_end > 0) {
-        sm90::loadSwizzled<T, D, BN, NT>(sK, k, p.k_row_stride, sk, tid);
-        sm90::loadSwizzled<T, D, BN, NT>(sV, v, p.v_row_stride, sk, tid);
+        sm90::loadSwizzled<T, D, BN, NT, C>(sK, k, p.k_row_stride, sk, tid);
+        sm90::loadSwizzled<T, D, BN, NT, C>(sV, v, p.v_row_stride, sk, tid);
     }
     cpAsyncCommit();
 
@@ -87,10 +100,10 @@ __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const 
         __syncthreads();  // tile n is in; every thread is done with S of tile n − 1 and P·V of n − 2
         if (n + 1 < n_end) {
             const int nn = (n + 1) * BN;
-            sm90::loadSwizzled<T, D, BN, NT>(sK + ((n + 1) & 1) * Tr::kKVBytes, k + nn * p.k_row_stride, p.k_row_stride,
-                                             sk - nn, tid);
-            sm90::loadSwizzled<T, D, BN, NT>(sV + ((n + 1) % 3) * Tr::kKVBytes, v + nn * p.v_row_stride, p.v_row_stride,
-                                             sk - nn, tid);
+            sm90::loadSwizzled<T, D, BN, NT, C>(sK + ((n + 1) & 1) * Tr::kKVBytes, k + nn * p.k_row_stride,
+                                                p.k_row_stride, sk - nn, tid);
+            sm90::loadSwizzled<T, D, BN, NT, C>(sV + ((n + 1) % 3) * Tr::kKVBytes, v + nn * p.v_row_stride,
+                                                p.v_row_stride, sk - nn, tid);
             cpAsyncCommit();
         }
 
@@ -98,7 +111,7 @@ __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const 
         float s[BN / 2];
         sm90::fence();
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
+        for (int kk = 0; kk < kDSteps; ++kk) {
             const uint32_t off_q = (kk / 4) * (BM * 128) + wg * 64 * 128 + (kk % 4) * 32;
             const uint32_t off_k = (kk / 4) * (BN * 128) + (kk % 4) * 32;
             wgmma::SS<BN, kBf16, 0, 0>::mma(s, sm90::desc(sQ + off_q, 16, 1024), sm90::desc(cK + off_k, 16, 1024), kk > 0);
@@ -168,7 +181,7 @@ __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const 
         if (row < sq) {
             T* orow = o + row * p.o_row_stride + col_in;
 #pragma unroll
-            for (int nt = 0; nt < D / 8; ++nt)
+            for (int nt = 0; nt < C / 8; ++nt)
                 *reinterpret_cast<uint32_t*>(orow + nt * 8) = pack2<T>(acc[nt * 4 + 2 * r] * inv, acc[nt * 4 + 2 * r + 1] * inv);
             if ((lane & 3) == 0)
                 p.lse[static_cast<int64_t>(bh) * sq + row] = l > 0.f ? row_max[r] * p.scale + logf(l) : INFINITY;
@@ -189,9 +202,12 @@ void launchFwdSm90(const FlashFwdParams& p, bool heads_fastest, cudaStream_t str
                                                    cudaSharedmemCarveoutMaxShared));
             launchFwdMain<Tr>(kernel, p, heads_fastest, stream);
         };
+        using In80 = sm90::InTile<FwdSm90For<128>, 80>;
+        static_assert(kSm90InTileHeadDims[0] == 80 && std::size(kSm90InTileHeadDims) == 1, "one kernel per in-tile dim");
         if (p.head_dim == 128) go(flashFwdSm90Kernel<T, FwdSm90For<128>, C>, FwdSm90For<128>{});
         else if (p.head_dim == 64) go(flashFwdSm90Kernel<T, FwdSm90For<64>, C>, FwdSm90For<64>{});
-        else throw std::invalid_argument("the sm_90a forward takes head dims 64 and 128");
+        else if (p.head_dim == 80) go(flashFwdSm90Kernel<T, In80, C>, In80{});
+        else throw std::invalid_argument("the sm_90a forward takes head dims 64, 80 and 128");
     });
 }
 

@@ -28,9 +28,11 @@ __device__ __forceinline__ uint32_t swizzledElem(int rows, int row, int col) {
 }
 
 // Copies a rows × D tile (row_stride in elements) into a swizzled shared-memory tile with
-// 16-byte cp.async; rows at or past `valid` are zero-filled.
-template <typename T, int D, int kRows, int kThreads>
+// 16-byte cp.async; rows at or past `valid`, and columns at or past kCols (a head dim inside
+// the tile, Note [head dims inside the tile]), are zero-filled without reading global memory.
+template <typename T, int D, int kRows, int kThreads, int kCols = D>
 __device__ __forceinline__ void loadSwizzled(uint32_t smem, const T* gmem, int64_t row_stride, int valid, int tid) {
+    static_assert(kCols % 8 == 0 && kCols <= D, "whole 16-byte pieces");
     constexpr int kPieces = D / 8;
     static_assert(kThreads % kPieces == 0, "whole rows per pass");
     constexpr int kRowStep = kThreads / kPieces;
@@ -40,12 +42,20 @@ __device__ __forceinline__ void loadSwizzled(uint32_t smem, const T* gmem, int64
 #pragma unroll
     for (int i = 0; i < kRows / kRowStep; ++i) {
         const int r = r0 + i * kRowStep;
-        const bool ok = r < valid;
+        const bool ok = r < valid && (kCols == D || piece < kCols / 8);
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem + swizzledOffset(kRows, r, piece)),
                      "l"(ok ? src : gmem), "r"(ok ? 16 : 0));
         src += kRowStep * row_stride;
     }
 }
+
+// Traits Base (a D-column tile) running head dim kCols_ < D inside it (Note [head dims inside
+// the tile] in flash_fwd_sm90.cuh).
+template <typename Base, int kCols_>
+struct InTile : Base {
+    static constexpr int kCols = kCols_;
+    static_assert(kCols_ % 8 == 0 && kCols_ < Base::D, "a multiple of 8 below the tile's head dim");
+};
 
 // Shared-memory matrix descriptor, 128-byte swizzle. K-major: sbo = 1024 (the next 8 rows),
 // lbo unused. MN-major: sbo = 1024 (the next 8 K rows), lbo = the next 64 MN columns (the

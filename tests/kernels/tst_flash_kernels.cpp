@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
 
+#include <array>
 #include <cstdio>
 #include <limits>
 
@@ -114,8 +115,9 @@ TEST_P(FlashKernels, AllHeadDimsShapesAndMasks) {
 }
 
 // Head dims the presets and users need that the kernels are not built for run zero-padded
-// in ts::flashAttention (80 → 96, 160 → 256; 8 → 16, 200 → 256), checked with the same rule
-// through autograd; the built 96 and 256 through the same path.
+// in ts::flashAttention (80 → 96, 160 → 256; 8 → 16, 200 → 256; on Hopper 80 runs inside the
+// 128 tile instead), checked with the same rule through autograd; the built 96 and 256 through
+// the same path.
 TEST_P(FlashKernels, PaddedHeadDimsThroughAutograd) {
     at::manual_seed(43);
     const Shape shapes[] = {{1, 2, 197, 197}, {2, 2, 113, 259}};
@@ -126,6 +128,49 @@ TEST_P(FlashKernels, PaddedHeadDimsThroughAutograd) {
                                                   << " causal " << causal << " (autograd)");
                 checkCase(s, d, GetParam(), causal, s.sq == 197, Via::Autograd);
             }
+}
+
+// Hopper runs head dim 80 (the 2.7B preset's) inside its 128 tile, from the tensors as they are
+// (Note [head dims inside the tile]): through the adapter with poisoned outputs, every shape
+// and mask; then with q, k, v and their gradients as strided views of one fused projection
+// (batch, seq, 3 · heads · 80), as the compiled model passes them, against the same inputs
+// made contiguous.
+TEST_P(FlashKernels, HeadDim80InsideTheTileOnHopper) {
+    const at::ScalarType dt = GetParam();
+    const auto opts = at::TensorOptions().device(at::kCUDA).dtype(dt);
+    if (ts::kernels::flashPaddedHeadDim(80, at::empty({1}, opts)) != 80)
+        GTEST_SKIP() << "head dim 80 runs padded here (not the wgmma kernels, or fp32)";
+    at::manual_seed(44);
+    for (const Shape& s : kShapes)
+        for (bool causal : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << name(dt) << " d80 sq" << s.sq << " sk" << s.sk << " causal " << causal);
+            checkCase(s, 80, dt, causal, s.sq == 197);
+        }
+    const int64_t b = 2, sq = 197, h = 3, d = 80;
+    const at::Tensor qkv = at::randn({b, sq, 3 * h * d}, opts), dout = at::randn({b, h, sq, d}, opts);
+    auto views = [&](const at::Tensor& t) {
+        const at::Tensor v = t.view({b, sq, 3, h, d});
+        return std::array<at::Tensor, 3>{v.select(2, 0).transpose(1, 2), v.select(2, 1).transpose(1, 2),
+                                         v.select(2, 2).transpose(1, 2)};
+    };
+    const auto in = views(qkv);
+    for (bool causal : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << name(dt) << " d80 strided causal " << causal);
+        const auto dense = ts::kernels::flashForward(in[0].contiguous(), in[1].contiguous(), in[2].contiguous(), causal);
+        const auto dense_g = ts::kernels::flashBackward(dout, in[0].contiguous(), in[1].contiguous(), in[2].contiguous(),
+                                                        dense.out, dense.lse, causal);
+        const auto strided = ts::kernels::flashForward(in[0], in[1], in[2], causal);
+        const at::Tensor dqkv = poisoned(qkv.sizes(), opts);
+        const auto g = views(dqkv);
+        ts::kernels::flashBackward(dout, in[0], in[1], in[2], strided.out, strided.lse, causal, std::nullopt, g[0], g[1], g[2]);
+        EXPECT_TRUE(ts::test::allFinite(dqkv)) << "a gradient column left unwritten";
+        EXPECT_TRUE(at::equal(strided.out, dense.out));
+        EXPECT_TRUE(at::equal(strided.lse, dense.lse));
+        EXPECT_TRUE(at::equal(g[1], dense_g.dk));
+        EXPECT_TRUE(at::equal(g[2], dense_g.dv));
+        // dQ sums fp32 atomics in no fixed order: equal up to its dtype's rounding.
+        EXPECT_LE(maxAbsErr(g[0], dense_g.dq), 1e-2 * dense_g.dq.abs().max().item<double>());
+    }
 }
 
 TEST_P(FlashKernels, LongerSequences) {

@@ -1,6 +1,7 @@
 // This project's FlashAttention-2 CUDA kernels, behind a LibTorch adapter that checks the
 // tensors and fills the kernels' parameter structs. Layout (batch, heads, seq, head_dim);
-// q and k/v may have different lengths; head_dim one of kFlashHeadDims; fp32, bf16 or fp16.
+// q and k/v may have different lengths; head_dim one of kFlashHeadDims (on Hopper in bf16 / fp16
+// also 80, flashPaddedHeadDim); fp32, bf16 or fp16.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -21,16 +22,18 @@ inline constexpr int64_t kFlashHeadDims[] = {16, 32, 64, 96, 128, 256};
 bool flashKernelsBuilt();
 
 // Which kernels run on a GPU of this compute capability, in words: on sm_90 (H100, H200) the
-// wgmma kernels for bf16 / fp16 at head dims 64 and 128 and the mma.sync kernels at the other
+// wgmma kernels for bf16 / fp16 at head dims 64, 80 and 128 and the mma.sync kernels at the other
 // head dims (16, 32, 96, 256); elsewhere (sm_80+) the mma.sync kernels at every head dim. fp32
 // always runs the FMA kernels (flash_fp32.cu). Environment TRAINSCOPE_FLASH_SM90=0 turns the
 // wgmma kernels off. Empty when this build has no kernels or the GPU is too old.
 std::string flashKernelPath(int compute_major, int compute_minor);
 
-// The built head dim that runs head dim d fastest for q (its dtype and device): the next
-// built one up, except on Hopper with the wgmma kernels (bf16 / fp16), where a d in (32, 128]
-// runs padded to 64 or 128, their dims: at d 80 the wgmma kernel at 128 beat the mma.sync one at
-// 96 (and LibTorch's flash backend) on every shape measured (docs/ATTENTION.md). 0 above 256.
+// The head dim that runs head dim d fastest for q (its dtype and device): the next built one
+// up, except on Hopper with the wgmma kernels (bf16 / fp16), where d 80 (the 2.7B preset's)
+// runs as it is, inside their 128 tile (Note [head dims inside the tile] in
+// kernels/src/flash_fwd_sm90.cuh), and any other d in (32, 128] padded to 64 or 128, their dims:
+// at d 80 the wgmma kernel at 128 beat the mma.sync one at 96 (docs/ATTENTION.md). d itself
+// where the kernels take it as it is (flashUnsupportedReason then accepts it); 0 above 256.
 int64_t flashPaddedHeadDim(int64_t d, const at::Tensor& q);
 
 // Why flashForward would refuse these inputs, or empty if it would run them.

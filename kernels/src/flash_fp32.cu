@@ -428,7 +428,7 @@ __global__ void __launch_bounds__(kThreads) fwdKernel(const FlashFwdParams p) {
 
 // Key-parallel dK, dV: a block owns 64 keys and loops over the query tiles.
 template <int D, bool Causal>
-__global__ void __launch_bounds__(kThreads) bwdDkDvKernel(const FlashBwdParams p) {
+__global__ void __launch_bounds__(kThreads, 2) bwdDkDvKernel(const FlashBwdParams p) {
     extern __shared__ float4 smem4[];
     float* sK = reinterpret_cast<float*>(smem4);
     float* sV = sK + Smem<D>::kTile;
@@ -462,21 +462,30 @@ __global__ void __launch_bounds__(kThreads) bwdDkDvKernel(const FlashBwdParams p
         if (threadIdx.x < kB) sL[threadIdx.x] = lse2[m0 + threadIdx.x];  // padded buffers: no bounds check
         else if (threadIdx.x < 2 * kB) sD[threadIdx.x - kB] = dsum[m0 + threadIdx.x - kB];
         __syncthreads();
-        float st[4][4], dpt[4][4];  // Sᵀ, dPᵀ: keys tr + 16i, queries tc + 16j
-        scoreTile<D>(st, sK, sQ, tr, tc);
-        scoreTile<D>(dpt, sV, sdO, tr, tc);
+        // Sᵀ, then dPᵀ (keys tr + 16i, queries tc + 16j): one at a time in registers, Pᵀ kept in
+        // shared memory between them (each thread reads back what it wrote), so that two blocks
+        // fit an SM (128 registers).
+        float t[4][4];
+        scoreTile<D>(t, sK, sQ, tr, tc);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int key = n0 + tr + 16 * i;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const int qc = tc + 16 * j;
-                float pr = exp2f(fmaf(st[i][j], p.scale_log2, -sL[qc]));  // queries past the end: L = +inf, P = 0
+                float pr = exp2f(fmaf(t[i][j], p.scale_log2, -sL[qc]));  // queries past the end: L = +inf, P = 0
                 if (key >= sk || (Causal && key > m0 + qc)) pr = 0.f;
                 sP[(tr + 16 * i) * kP + qc] = pr;
-                sdS[(tr + 16 * i) * kP + qc] = pr * (dpt[i][j] - sD[qc]);
             }
         }
+        scoreTile<D>(t, sV, sdO, tr, tc);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int qc = tc + 16 * j;
+                sdS[(tr + 16 * i) * kP + qc] = sP[(tr + 16 * i) * kP + qc] * (t[i][j] - sD[qc]);
+            }
         __syncwarp();  // rows of Pᵀ, dSᵀ: written and read by their half-warp
         float4 pv[4], pk[4];  // this tile's sums (two-level summation)
 #pragma unroll
@@ -539,18 +548,21 @@ __global__ void __launch_bounds__(kThreads) bwdDqKernel(const FlashBwdParams p) 
         __syncthreads();
         float s[4][4], dp[4][4];  // queries tr + 16i, keys tc + 16j
         scoreTile<D>(s, sQ, sK, tr, tc);
-        scoreTile<D>(dp, sdO, sV, tr, tc);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int row = m0 + tr + 16 * i;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const int key = n0 + tc + 16 * j;
-                float pj = exp2f(fmaf(s[i][j], p.scale_log2, -lrow[i]));
-                if (key >= sk || (Causal && key > row)) pj = 0.f;
-                sdS[(tr + 16 * i) * kP + tc + 16 * j] = pj * (dp[i][j] - drow[i]);
+                s[i][j] = exp2f(fmaf(s[i][j], p.scale_log2, -lrow[i]));  // P
+                if (key >= sk || (Causal && key > row)) s[i][j] = 0.f;
             }
         }
+        scoreTile<D>(dp, sdO, sV, tr, tc);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) sdS[(tr + 16 * i) * kP + tc + 16 * j] = s[i][j] * (dp[i][j] - drow[i]);
         __syncwarp();
         float4 part[4];
 #pragma unroll

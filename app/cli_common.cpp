@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <type_traits>
 #include <csignal>
 #include <sstream>
 #include <utility>
 
+#include "core/atomic_file.h"
 #include "core/store.h"
 
 namespace ts::cli {
@@ -107,6 +110,41 @@ std::unique_ptr<ResultStore> openStore(const std::string& db) {
 
 std::unique_ptr<ResultStore> openStoreForReading(const std::string& db) {
     return open(db, ResultStore::Access::ReadIfNeeded);
+}
+
+namespace {
+// The store a command would write to: --db, else the default (no folder is made for it here).
+std::string storePathOf(const std::string& db) {
+    if (!db.empty()) return db;
+    try {
+        return ResultStore::defaultPath();
+    } catch (const std::exception&) {
+        return {};  // no HOME: there is no default store to protect
+    }
+}
+}  // namespace
+
+void checkOutputFile(std::string_view flag, const std::string& path, const std::string& db) {
+    namespace fs = std::filesystem;
+    if (path.empty()) throw BadInput(fmt::format("{}: no file given", flag));
+    if (const std::string problem = outputTargetProblem(path, storePathOf(db)); !problem.empty())
+        throw BadInput(fmt::format("{}: {}", flag, problem));
+    std::error_code ec;
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+        throw BadInput(fmt::format("{}: the folder of '{}' does not exist", flag, path));
+}
+
+bool writeOutputFile(std::string_view flag, const std::string& path, std::string_view content, const std::string& db) {
+    try {
+        if (const std::string problem = outputTargetProblem(path, storePathOf(db)); !problem.empty())
+            throw std::runtime_error(problem);
+        writeFileAtomically(path, content);
+        return true;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %.*s: nothing written: %s\n", static_cast<int>(flag.size()), flag.data(), e.what());
+        return false;
+    }
 }
 
 CancelToken& interruptToken() {

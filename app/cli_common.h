@@ -52,6 +52,15 @@ std::unique_ptr<ResultStore> openStore(const std::string& db);
 // The same for list/show/export: a store that cannot be written here opens read-only.
 std::unique_ptr<ResultStore> openStoreForReading(const std::string& db);
 
+// A file the user asked a command to write (--output, --trace, --snapshot): refused up front,
+// before any work, as bad input naming `flag`: no file given, a folder, a folder that does not
+// exist, the results store at `db` (empty: the default) or its journal files, or any other
+// SQLite database (outputTargetProblem).
+void checkOutputFile(std::string_view flag, const std::string& path, const std::string& db);
+// Writes `content` whole or not at all (writeFileAtomically), after checking the target again
+// (it may have changed during the run). False, with the reason on stderr, when it cannot.
+bool writeOutputFile(std::string_view flag, const std::string& path, std::string_view content, const std::string& db);
+
 // Ctrl-C and SIGTERM cancel this token from now on.
 CancelToken& interruptToken();
 void catchInterrupts();

@@ -278,7 +278,13 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     catchInterrupts();
     ProgressLines progress(f.quiet);
     const auto results = ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store.get(), run_id);
-    if (store && !f.quiet) std::fprintf(stderr, "stored as run %lld in %s\n", static_cast<long long>(run_id), store->path().c_str());
+    const bool store_failed =
+        std::any_of(results.begin(), results.end(), [](const ts::DistributedResult& r) { return !r.store_error.empty(); });
+    if (store && store_failed)
+        std::fprintf(stderr, "run %lld in %s is incomplete: a row could not be stored, so the run stopped\n",
+                     static_cast<long long>(run_id), store->path().c_str());
+    else if (store && !f.quiet)
+        std::fprintf(stderr, "stored as run %lld in %s\n", static_cast<long long>(run_id), store->path().c_str());
     if (f.format == "json") {
         for (const auto& r : results) {
             if (r.point.experiment == ts::DistExperiment::Ddp) {
@@ -305,6 +311,7 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     std::cout << std::flush;
     int code = kOk;
     for (const auto& r : results) {
+        if (!r.store_error.empty()) return kRunFailed;  // said above; nothing after it ran
         if (r.status == ts::Status::Cancelled) return kInterrupted;
         if (r.status != ts::Status::Ok) {
             std::fprintf(stderr, "trainscope-cli: %s\n", r.error.c_str());

@@ -96,26 +96,6 @@ int runsShow(const std::string& db, int64_t id, ts::ReportFormat format) {
     return badRowsExit(report);
 }
 
-// The export must never land on the store it reads (nor its WAL files): that would destroy
-// every stored run.
-void refuseStoreFiles(const std::string& out, const ts::ResultStore& store) {
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-        if (ts::sameFile(out, store.path() + suffix))
-            throw BadInput(fmt::format("--output: '{}' is the results store {} itself; choose another file", out,
-                                       store.path() + suffix));
-}
-
-// A missing folder or a folder as the target is the user's mistake (exit 2); a write that
-// fails on the way (a full disk) is the run's failure (exit 3).
-void checkOutputPath(const std::string& out) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(out, ec)) throw BadInput(fmt::format("--output: '{}' is a directory", out));
-    const fs::path parent = fs::path(out).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent, ec))
-        throw BadInput(fmt::format("--output: the folder of '{}' does not exist", out));
-}
-
 int runsExport(const std::string& db, int64_t id, ts::ReportFormat format, const std::string& out) {
     auto store = openStoreForReading(db);
     const Report report = runReport(*store, id, format);  // before the target is touched
@@ -123,8 +103,9 @@ int runsExport(const std::string& db, int64_t id, ts::ReportFormat format, const
         std::cout << report.text;
         return badRowsExit(report);
     }
-    checkOutputPath(out);
-    refuseStoreFiles(out, *store);
+    // A missing folder or a folder as the target is the user's mistake (exit 2); so is the
+    // store itself. A write that fails on the way (a full disk) is the run's failure (exit 3).
+    checkOutputFile("--output", out, store->path());
     ts::writeFileAtomically(out, report.text);
     std::fprintf(stderr, "wrote %s\n", out.c_str());
     return badRowsExit(report);

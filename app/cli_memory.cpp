@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -113,26 +112,10 @@ std::vector<ts::MemorySpec> memorySpecs(const MemoryOptions& o) {
     return specs;
 }
 
-// Refuses a --snapshot path that cannot be written before the steps are run.
-void checkOutputPath(const std::string& flag, const std::string& path) {
-    if (path.empty()) throw BadInput(fmt::format("{}: no file given", flag));
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) throw BadInput(fmt::format("{}: '{}' is a directory", flag, path));
-    const fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent, ec))
-        throw BadInput(fmt::format("{}: the folder of '{}' does not exist", flag, path));
-}
-
 // Writes a trace as the pickle memory_viz reads; false (said on stderr) when it cannot.
-bool writeSnapshot(const std::string& path, const ts::RawMemoryTrace& trace, bool quiet) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << ts::memorySnapshotPickle(trace);
-    out.close();
-    if (!out) {
-        std::fprintf(stderr, "error: could not write the snapshot to '%s'\n", path.c_str());
-        return false;
-    }
+bool writeSnapshot(const std::string& flag, const std::string& path, const ts::RawMemoryTrace& trace, bool quiet,
+                   const std::string& db) {
+    if (!writeOutputFile(flag, path, ts::memorySnapshotPickle(trace), db)) return false;
     if (!quiet)
         std::fprintf(stderr,
                      "snapshot → %s (drag it onto https://pytorch.org/memory_viz, or "
@@ -211,8 +194,8 @@ int runMemoryCommand(const MemoryOptions& o) {
     if (!o.compare.empty() || given(o.point, "--compare")) return compareMemoryRuns(o);
     const std::vector<ts::MemorySpec> specs = memorySpecs(o);
     const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
-    if (!o.snapshot.empty() || given(o.point, "--snapshot")) checkOutputPath("--snapshot", o.snapshot);
-    if (!o.oom_snapshot.empty() || given(o.point, "--oom-snapshot")) checkOutputPath("--oom-snapshot", o.oom_snapshot);
+    if (!o.snapshot.empty() || given(o.point, "--snapshot")) checkOutputFile("--snapshot", o.snapshot, o.point.db);
+    if (!o.oom_snapshot.empty() || given(o.point, "--oom-snapshot")) checkOutputFile("--oom-snapshot", o.oom_snapshot, o.point.db);
     const BenchOptions& p = o.point;
     std::unique_ptr<ts::ResultStore> store;
     int64_t run_id = 0;
@@ -263,7 +246,7 @@ int runMemoryCommand(const MemoryOptions& o) {
             std::fprintf(stderr, "error: no allocator trace to write to '%s' (%s)\n", o.snapshot.c_str(),
                          r.error.empty() ? "nothing was recorded" : r.error.c_str());
             code = kRunFailed;
-        } else if (!writeSnapshot(o.snapshot, r.trace, p.quiet)) {
+        } else if (!writeSnapshot("--snapshot", o.snapshot, r.trace, p.quiet, p.db)) {
             code = kRunFailed;
         }
     }
@@ -275,7 +258,7 @@ int runMemoryCommand(const MemoryOptions& o) {
                          : r.frontier->smallest_oom == 0 ? "no probe ran out of memory"
                                                          : "the allocator did not report the failure");
             code = kRunFailed;
-        } else if (!writeSnapshot(o.oom_snapshot, *r.frontier->oom_trace, p.quiet)) {
+        } else if (!writeSnapshot("--oom-snapshot", o.oom_snapshot, *r.frontier->oom_trace, p.quiet, p.db)) {
             code = kRunFailed;
         }
     }

@@ -8,7 +8,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -84,15 +83,6 @@ ts::EventFilter eventFilter(const ProfileOptions& o) {
 }
 
 // Refuses a --trace path that cannot be written before minutes are spent profiling.
-void checkTracePath(const std::string& path) {
-    if (path.empty()) throw BadInput("--trace: no file given");
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) throw BadInput(fmt::format("--trace: '{}' is a directory", path));
-    const fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent, ec))
-        throw BadInput(fmt::format("--trace: the folder of '{}' does not exist", path));
-}
 
 nlohmann::json summaryJson(const ts::ProfileResult& r, const ts::EventFilter& f, int top) {
     nlohmann::json phases = nlohmann::json::array(), table = nlohmann::json::array(), cats = nlohmann::json::array();
@@ -126,7 +116,7 @@ int runProfileCommand(const ProfileOptions& o) {
     const ts::ProfileSpec spec = profileSpec(o);
     const ts::EventFilter filter = eventFilter(o);
     const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
-    if (!o.trace.empty() || given(o.point, "--trace")) checkTracePath(o.trace);
+    if (!o.trace.empty() || given(o.point, "--trace")) checkOutputFile("--trace", o.trace, o.point.db);
     const BenchOptions& p = o.point;
     std::unique_ptr<ts::ResultStore> store;
     int64_t run_id = 0;
@@ -153,15 +143,10 @@ int runProfileCommand(const ProfileOptions& o) {
     }
     int code = kOk;
     if (!o.trace.empty()) {
-        std::ofstream out(o.trace, std::ios::binary | std::ios::trunc);
-        out << ts::chromeTraceJson(r);
-        out.close();
-        if (!out) {
-            std::fprintf(stderr, "error: could not write the trace to '%s'\n", o.trace.c_str());
+        if (!writeOutputFile("--trace", o.trace, ts::chromeTraceJson(r), p.db))
             code = kRunFailed;
-        } else if (!p.quiet) {
+        else if (!p.quiet)
             std::fprintf(stderr, "trace → %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace.c_str());
-        }
     }
     if (observer.sawError()) return kRunFailed;
     if (interruptToken().cancelled()) return kInterrupted;

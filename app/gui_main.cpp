@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
     args.theme = cli.value(theme);
     args.shots = cli.values(shot);
     args.report = cli.value(report);
+    args.storePath = cli.value(db);
     ts::ui::AutomationOptions script;
     if (const QString error = ts::ui::parseAutomation(args, &script); !error.isEmpty()) {
         std::fprintf(stderr, "trainscope: %s\n", qPrintable(error));

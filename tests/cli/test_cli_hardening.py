@@ -283,6 +283,95 @@ class Hardening(unittest.TestCase):
         self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith(".report")], [])
 
 
+class OutputsNeverDestroyTheStore(unittest.TestCase):
+    """Every file a command writes goes through one guarded, atomic writer: never onto the
+    store (or another SQLite database), refused up front with exit 2; written whole or not at
+    all. A store deleted while a run writes fails the run loudly."""
+
+    PROFILE = ["profile", "--size", "tiny", "--device", "cpu", "--context-length", "8", "--batch-size", "1",
+               "--warmup", "0", "--profile-steps", "1", "-q"]
+    MEMORY = ["memory", "--size", "tiny", "--device", "cpu", "--context-length", "8", "--batch-size", "1",
+              "--warmup", "0", "-q"]
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.db = os.path.join(self.tmp.name, "results.db")
+        p = run("bench", *TINY, db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def store_intact(self):
+        with sqlite3.connect(self.db) as c:
+            self.assertEqual(c.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            return c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+    def test_profile_trace_onto_the_store_is_refused(self):
+        other = self.path("other.db")
+        sqlite3.connect(other).execute("CREATE TABLE t(x)").connection.close()
+        link = self.path("link.json")
+        os.symlink(self.db, link)
+        for target in (self.db, self.db + "-wal", link, other):
+            for db in (self.db, None):  # --db named, or the store found through TRAINSCOPE_DB
+                args = [*self.PROFILE, "--trace", target] + (["--db", db] if db else [])
+                p = run(*args, db=self.db)
+                self.assertEqual(p.returncode, 2, (target, text(p.stderr)))
+                self.assertIn("--trace", text(p.stderr))
+        self.assertEqual(self.store_intact(), 1, "nothing ran, nothing was stored")
+
+    def test_memory_snapshots_onto_the_store_are_refused(self):
+        for flag in ("--snapshot", "--oom-snapshot"):
+            extra = ["--frontier", "context"] if flag == "--oom-snapshot" else []
+            p = run(*self.MEMORY, *extra, flag, self.db, db=self.db)
+            self.assertEqual(p.returncode, 2, text(p.stderr))
+            self.assertIn(flag, text(p.stderr))
+            self.assertIn("results store", text(p.stderr))
+        self.assertEqual(self.store_intact(), 1)
+
+    def test_profile_trace_is_written_whole_or_not_at_all(self):
+        import signal
+        out = self.path("trace.json")
+        with open(out, "w") as f:
+            f.write("old\n")
+
+        def small_disk():  # writes beyond 4 KiB fail with EFBIG, as on a full disk
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+        p = subprocess.run([CLI, *self.PROFILE, "--no-store", "--trace", out], capture_output=True,
+                           env=dict(os.environ, TRAINSCOPE_DB=self.db), preexec_fn=small_disk, timeout=300)
+        self.assertEqual(p.returncode, 3, text(p.stderr))
+        self.assertIn("--trace", text(p.stderr))
+        with open(out) as f:
+            self.assertEqual(f.read(), "old\n", "the old trace is kept whole")
+        self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith(".trace")], [])
+        # And with room, the whole trace lands.
+        p = run(*self.PROFILE, "--no-store", "--trace", out, db=self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        with open(out) as f:
+            self.assertIn("traceEvents", json.load(f))
+
+    def test_a_store_deleted_during_a_run_fails_it(self):
+        proc = subprocess.Popen([CLI, "bench", "--size", "tiny", "--device", "cpu", "--context-length", "16,32,48",
+                                 "--batch-size", "1", "--warmup", "0", "--steps", "200", "--jsonl", "-q"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=dict(os.environ, TRAINSCOPE_DB=self.db))
+        self.assertIn(b'"step"', proc.stdout.readline())  # the run exists by now
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(self.db + suffix):
+                os.unlink(self.db + suffix)
+        out, err = proc.communicate(timeout=300)
+        self.assertEqual(proc.returncode, 3, text(err))
+        self.assertIn("could not store point 1 of 3", text(err))
+        self.assertIn("was deleted", text(err))
+        results = [l for l in out.splitlines() if b'"result"' in l]
+        self.assertEqual(len(results), 1, "the run stopped at the first point it could not store")
+
+
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

@@ -207,6 +207,31 @@ class Distributed(unittest.TestCase):
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("rank 1 was killed by signal 9 (SIGKILL)", p.stderr)
 
+    def test_a_row_that_cannot_be_stored_stops_the_run(self):
+        # The run is deleted from the store while its ranks step: the next row fails (a foreign
+        # key), every rank is ended, the run says so and exits 3 (not "stored as run N", 0).
+        db = os.path.join(self.tmp.name, "results.db")
+        proc = subprocess.Popen([CLI, "distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32",
+                                 "--batch", "2", "--warmup", "0", "--steps", "100000", "--timeout", "120",
+                                 "--strategy", "naive,flat"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=marked_env(self.marker, TRAINSCOPE_DB=db))
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if "step 1" in line:
+                break
+        self.assertTrue(any("step 1" in l for l in seen), "".join(seen))
+        rid = str(json.loads(self.run_cli("runs", "list", "--json").stdout)[0]["id"])
+        self.assertEqual(self.run_cli("runs", "delete", rid).returncode, 0)
+        out, err = proc.communicate(timeout=120)
+        err = "".join(seen) + err
+        self.assertEqual(proc.returncode, 3, err)
+        self.assertIn("could not store point 1 of 2", err)
+        self.assertIn("is incomplete", err)
+        self.assertNotIn("stored as run", err)
+        self.assertNotIn("point 2 of 2", err, "no point starts after a row was lost")
+
     def test_ctrl_c_stops_every_rank(self):
         proc = subprocess.Popen([CLI, "distributed", "allreduce", "--world", "2", "--sizes", "16MiB",
                                  "--warmup", "0", "--iters", "100000"],

@@ -101,6 +101,31 @@ class GuiScript(unittest.TestCase):
         self.assertIn("--screenshot: no tab 'nosuchtab' (one of: ", p.stderr)
         self.assertFalse(os.path.exists(self.path("x.png")))
 
+    def test_screenshots_and_reports_never_replace_the_store(self):
+        self.cli("bench", "--size", "tiny", "--device", "cpu", "--context-length", "8", "--batch-size", "1",
+                 "--steps", "1", "--warmup", "0", "-q")
+        other = self.path("other.db")
+        import shutil
+        shutil.copy(self.db, other)
+        link = self.path("link.png")
+        os.symlink(self.db, link)
+        for args, flag in ((["--screenshot", "steps=" + self.db], "--screenshot"),
+                           (["--screenshot", "results=" + link], "--screenshot"),
+                           (["--screenshot", "steps=" + other], "--screenshot"),
+                           (["--report", self.db], "--report"),
+                           (["--db", other, "--screenshot", "steps=" + self.db], "--screenshot")):
+            p = self.gui("--open", "1", *args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(flag + ": ", p.stderr, args)
+            self.assertIn("choose another file", p.stderr, args)
+        self.assertEqual(len(self.stored_runs()), 1, "the store reads as before")
+        # A screenshot to a new file is still written, whole.
+        p = self.gui("--open", "1", "--screenshot", "steps=" + self.path("steps.png"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("steps.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith(".steps")], [])
+
 
 if __name__ == "__main__":
     GUI, CLI = sys.argv[1], sys.argv[2]

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "common/format.h"
 #include "common/panes.h"
 #include "common/tableview.h"
@@ -287,6 +288,11 @@ bool MemoryView::saveSnapshot(const QString& path, QString* error) const {
     const MemoryResult* r = shownResult();
     if (!r || (r->trace.events.empty() && r->trace.segments.empty())) {
         if (error) *error = tr("No allocator trace is shown: nothing to save");
+        return false;
+    }
+    // Never over a results store: any SQLite database or its log is refused.
+    if (const std::string problem = outputTargetProblem(path.toStdString(), {}); !problem.empty()) {
+        if (error) *error = tr("Could not write %1").arg(QString::fromStdString(problem));
         return false;
     }
     QSaveFile file(path);

@@ -14,6 +14,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "benchmark/benchitems.h"
 #include "common/format.h"
 #include "common/tableview.h"
@@ -47,6 +48,11 @@ QWidget* page(QWidget* parent, QVBoxLayout** layout) {
 
 // The trace file, whole or not at all.
 bool writeTraceFile(const ProfileResult& r, const QString& path, QString* error) {
+    // Never over a results store: any SQLite database or its log is refused.
+    if (const std::string problem = outputTargetProblem(path.toStdString(), {}); !problem.empty()) {
+        if (error) *error = QObject::tr("cannot write %1").arg(QString::fromStdString(problem));
+        return false;
+    }
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly)) {
         if (error) *error = QObject::tr("cannot write %1: %2").arg(path, f.errorString());

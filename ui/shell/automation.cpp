@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QRegularExpression>
 #include <QPixmap>
+#include <QSaveFile>
 #include <QTimer>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include <memory>
 
 #include "common/labpanel.h"
+#include "common/storeaccess.h"
+#include "core/atomic_file.h"
 #include "labs.h"
 #include "shell/historywidget.h"
 #include "shell/longruncheck.h"
@@ -92,6 +95,15 @@ QString parseAutomation(const AutomationArgs& a, AutomationOptions* out) {
         o.shots.append({s.left(eq), s.mid(eq + 1)});
     }
     o.report = a.report;
+    // Written files never replace the results store (nor another one): checked here, before
+    // anything runs, and again before each write.
+    const std::string store = (a.storePath.isEmpty() ? defaultStorePath() : a.storePath).toStdString();
+    for (const auto& [tab, path] : o.shots)
+        if (const std::string problem = outputTargetProblem(path.toStdString(), store); !problem.empty())
+            return QStringLiteral("--screenshot: %1").arg(QString::fromStdString(problem));
+    if (!o.report.isEmpty())
+        if (const std::string problem = outputTargetProblem(o.report.toStdString(), store); !problem.empty())
+            return QStringLiteral("--report: %1").arg(QString::fromStdString(problem));
     if (!a.size.isEmpty()) {
         const auto m = QRegularExpression(QStringLiteral("^(\\d{2,5})x(\\d{2,5})$")).match(a.size);
         if (!m.hasMatch()) return QStringLiteral("--size: expected WIDTHxHEIGHT in pixels, e.g. 1600x1000, got '%1'").arg(a.size);
@@ -226,12 +238,22 @@ struct Script : std::enable_shared_from_this<Script> {
         }
         auto self = shared_from_this();
         QTimer::singleShot(o.settleMs, w, [self, i, path = path] {
-            QDir().mkpath(QFileInfo(path).absolutePath());
-            const QPixmap shot = self->w->grab();
-            if (!shot.save(path, "PNG")) self->fail(QStringLiteral("cannot write %1").arg(path));
+            if (QString error; !self->writeShot(path, &error)) self->fail(QStringLiteral("--screenshot: ") + error);
             else std::fprintf(stderr, "trainscope: wrote %s\n", qPrintable(path));
             self->shoot(i + 1);
         });
+    }
+
+    // The window as a PNG, whole or not at all (a QSaveFile renamed into place).
+    bool writeShot(const QString& path, QString* error) {
+        if (w->overwritesStore(path, error)) return false;
+        QDir().mkpath(QFileInfo(path).absolutePath());
+        QSaveFile file(path);
+        if (!file.open(QIODevice::WriteOnly) || !w->grab().save(&file, "PNG") || !file.commit()) {
+            *error = QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
+            return false;
+        }
+        return true;
     }
 
     void writeReport() {

@@ -35,6 +35,7 @@ struct AutomationArgs {
     QStringList shots;  // "tab=file.png"
     QString report;
     bool run = false;
+    QString storePath;  // --db; empty: the default store. Screenshots and reports never land on it.
 };
 
 // Checks every scripting option before the window opens, so that a mistyped one runs

@@ -90,6 +90,9 @@ public:
     // Exports the chart or table of pane `key`; false with `error` when it cannot.
     bool exportTab(const QString& key, const QString& path, QSize size = {}, QString* error = nullptr);
     bool exportReport(const QString& path, QSize chartSize = QSize(1200, 700), QString* error = nullptr);
+    // True (with `error`) when `path` must not be written: a folder, the open results store
+    // or one of its files, or another SQLite database (outputTargetProblem).
+    bool overwritesStore(const QString& path, QString* error) const;
 
     RunController* controller() { return &controller_; }
     RunListModel* runList() { return &runs_; }
@@ -154,8 +157,6 @@ private:
     void withStoredRun(qint64 id, const QString& what, std::function<void(const StoredRun&)> use);
     // The lab and pane showing `key`, or {-1, -1}.
     std::pair<int, int> findPane(const QString& key) const;
-    // True (with `error`) when `path` is the open results store or one of its files.
-    bool overwritesStore(const QString& path, QString* error) const;
     bool exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error);
     void exportPaneInteractive(LabView* view, int pane);
     void copyPane(LabView* view, int pane);

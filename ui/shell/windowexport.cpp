@@ -9,6 +9,7 @@
 #include <QStatusBar>
 
 #include "common/exporter.h"
+#include "core/atomic_file.h"
 #include "common/labview.h"
 #include "common/tableview.h"
 #include "common/theme.h"
@@ -18,15 +19,10 @@
 namespace ts::ui {
 
 bool MainWindow::overwritesStore(const QString& path, QString* error) const {
-    const QString store = QFileInfo(controller_.storePath()).canonicalFilePath();
-    const QString target = QFileInfo(path).canonicalFilePath();  // empty for a new file
-    if (store.isEmpty() || target.isEmpty()) return false;
-    for (const QString& f : {store, store + QStringLiteral("-wal"), store + QStringLiteral("-shm")})
-        if (target == f) {
-            if (error) *error = tr("%1 is the results store this window uses; choose another file").arg(path);
-            return true;
-        }
-    return false;
+    const std::string problem = outputTargetProblem(path.toStdString(), controller_.storePath().toStdString());
+    if (problem.empty()) return false;
+    if (error) *error = QString::fromStdString(problem);
+    return true;
 }
 
 bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error) {

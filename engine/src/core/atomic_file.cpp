@@ -91,4 +91,46 @@ bool sameFile(const std::string& a, const std::string& b) {
     return fs::equivalent(a, b, ec) && !ec;
 }
 
+namespace {
+
+// The first bytes of `path` (fewer when it is shorter or cannot be read). Only regular files
+// are read: a FIFO would block.
+std::string fileStart(const std::string& path, size_t n) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return {};
+    std::string buf(n, '\0');
+    const ssize_t got = ::read(fd, buf.data(), n);
+    ::close(fd);
+    buf.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    return buf;
+}
+
+}  // namespace
+
+std::string outputTargetProblem(const std::string& path, const std::string& store_path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return fmt::format("'{}' is a directory", path);
+    // The same file, or (for journal files that come and go with SQLite's connections) the
+    // same path once links and ".." are resolved.
+    const fs::path target = fs::weakly_canonical(path, ec);
+    const bool resolved = !ec;
+    if (!store_path.empty())
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+            if (sameFile(path, store_path + suffix) ||
+                (resolved && fs::weakly_canonical(store_path + suffix, ec) == target && !ec))
+                return fmt::format("'{}' is the results store {} itself; choose another file", path,
+                                   store_path + suffix);
+    const std::string head = fileStart(path, 16);
+    if (head == std::string_view("SQLite format 3\0", 16))
+        return fmt::format("'{}' is an SQLite database (a results store?); writing there would destroy it, so "
+                           "choose another file",
+                           path);
+    // A write-ahead log's magic number, big-endian 0x377f0682 or 0x377f0683.
+    if (head.size() >= 4 && head.compare(0, 3, "\x37\x7f\x06") == 0 && (head[3] == '\x82' || head[3] == '\x83'))
+        return fmt::format("'{}' is an SQLite write-ahead log (part of a results store); choose another file", path);
+    return {};
+}
+
 }  // namespace ts

@@ -17,4 +17,11 @@ void writeFileAtomically(const std::string& path, std::string_view content);
 // True when both paths name one existing file (through links, "..", hard links).
 bool sameFile(const std::string& a, const std::string& b);
 
+// Why `path` must not be written as an output (an export, a trace, a snapshot, a screenshot),
+// or empty when it may: a folder; the results store `store_path` or its -wal, -shm and
+// -journal files (through links and hard links); or any other SQLite database or write-ahead
+// log (another results store). Every path the CLI or the window writes for the user is checked
+// with this before the work starts and again just before the write.
+std::string outputTargetProblem(const std::string& path, const std::string& store_path);
+
 }  // namespace ts

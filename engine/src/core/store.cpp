@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
@@ -164,6 +166,33 @@ ResultStore::ResultStore(const std::string& path, Access access) : path_(path) {
         if (access == Access::Write) throw;
         openReadOnly(e.what());
     }
+    rememberIdentity();
+}
+
+// Note [a store that vanished]: SQLite keeps writing to the file it opened. When the store's
+// file is deleted (or replaced: a copy moved over it, a restore) while a run writes, every
+// later commit succeeds into an unlinked inode and is lost when the process ends, and the run
+// would say "stored". So each write first checks that the path still names the file that was
+// opened, by device and inode, and fails loudly otherwise; the runners stop on that failure
+// as on a full disk.
+void ResultStore::rememberIdentity() {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0) {
+        device_ = static_cast<uint64_t>(st.st_dev);
+        inode_ = static_cast<uint64_t>(st.st_ino);
+    }
+}
+
+void ResultStore::requireSameFile(const char* what) const {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0)
+        throw std::runtime_error(fmt::format(
+            "results store {} was deleted while this run was writing to it, so it cannot {}: {}", path_, what,
+            std::strerror(errno)));
+    if (static_cast<uint64_t>(st.st_dev) != device_ || static_cast<uint64_t>(st.st_ino) != inode_)
+        throw std::runtime_error(fmt::format(
+            "results store {} was replaced by another file while this run was writing to it, so it cannot {}",
+            path_, what));
 }
 
 void ResultStore::openReadWrite() {
@@ -318,6 +347,7 @@ std::string ResultStore::defaultPath() {
 int64_t ResultStore::createRun(const std::string& kind, const std::string& label,
                                const std::string& spec_json, const std::string& device_name) {
     requireWritable("store a run");
+    requireSameFile("store a run");
     Locked lock(db_);
     // RETURNING rather than last_insert_rowid(): the connection may be shared between threads.
     Statement st(db_, path_,
@@ -333,6 +363,7 @@ int64_t ResultStore::createRun(const std::string& kind, const std::string& label
 
 void ResultStore::addRow(int64_t run_id, const StoredRow& row) {
     requireWritable("store a point");
+    requireSameFile("store a point");
     Locked lock(db_);
     // One autocommit INSERT: its own transaction, durable once this returns.
     Statement st(db_, path_,
@@ -393,6 +424,7 @@ std::optional<RunInfo> ResultStore::run(int64_t id) const {
 
 bool ResultStore::removeRun(int64_t id) {
     requireWritable("delete a run");
+    requireSameFile("delete a run");
     Locked lock(db_);
     // The points go with it through ON DELETE CASCADE (foreign_keys is on for this connection).
     // RETURNING rather than sqlite3_changes(): the connection may be shared between threads.

@@ -85,8 +85,13 @@ private:
     void openReadOnly(const std::string& reason);
     void close();
     void requireWritable(const char* what) const;
+    void rememberIdentity();
+    void requireSameFile(const char* what) const;
 
     std::string path_;
+    // The file's device and inode when it was opened: a store deleted or replaced while a run
+    // writes would take every later row into an unlinked file (Note [a store that vanished]).
+    uint64_t device_ = 0, inode_ = 0;
     std::string read_only_reason_;
     sqlite3* db_ = nullptr;
 };

@@ -137,6 +137,7 @@ struct DistributedResult {
     DistributedPoint point;
     Status status = Status::Ok;
     std::string error;
+    std::string store_error;  // set when a row of this point could not be stored: the run stopped there
     int failed_rank = -1;
     std::vector<std::string> rank_devices;  // per rank, as each reported it
     std::vector<dist::AllreduceRow> allreduce;

@@ -50,12 +50,17 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const
     const int gpus = dist::gpuCount();
     const int count = static_cast<int>(spec.points.size());
     int row_index = 0;
+    // As in the benchmark's runSweep: a row that cannot be stored (a full disk, a run or a
+    // store deleted) stops the run. Its ranks are ended, the point says why, no later point
+    // starts, and the observer gets the Error that makes the CLI exit 3.
+    std::string store_error;
     auto storeRow = [&](int point, const DistributedPoint& p, const nlohmann::json& payload, Status status) {
-        if (!store) return;
+        if (!store || !store_error.empty()) return;
         try {
             storeDistributedRow(*store, run_id, row_index++, point, p, payload, status);
         } catch (const std::exception& e) {
-            observer.log(LogLevel::Error, fmt::format("distributed: a row of point {} was not stored: {}", point, e.what()));
+            store_error = e.what();
+            observer.log(LogLevel::Error, storeFailure("point", static_cast<size_t>(point), spec.points.size(), e));
         }
     };
     // Steps expected over all points, for the progress.
@@ -115,7 +120,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const
                                          fmt::format("distributed: rank {} sent a line that does not read: {}", rank, e.what()));
                         }
                     },
-                    [&] { return cancel.cancelled(); });
+                    [&] { return cancel.cancelled() || !store_error.empty(); });
                 switch (outcome.state) {
                     case dist::LaunchOutcome::State::Finished: break;
                     case dist::LaunchOutcome::State::Cancelled:
@@ -134,11 +139,17 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const
                 r.error = e.what();
             }
         }
-        if (r.status == Status::Failed)
+        if (!store_error.empty()) {
+            r.status = Status::Failed;
+            r.store_error = store_error;
+            r.error = "not stored, so the run stopped: " + store_error;
+        }
+        if (r.status == Status::Failed && store_error.empty())
             observer.log(LogLevel::Error, fmt::format("distributed: point {} ({}) failed: {}", i, pointHeadline(p), r.error));
         storeRow(i, p, pointEndPayload(r), r.status);
         observer.pointFinished(i, r);
         results.push_back(std::move(r));
+        if (!store_error.empty()) break;
         if (cancel.cancelled()) {
             // The points not run are stopped too (each gets its closing row).
             for (int k = i + 1; k < count; ++k) {

@@ -22,6 +22,7 @@
 #include "core/json.h"
 #include "core/store.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 
 namespace {
 
@@ -34,12 +35,16 @@ public:
     void pointStarted(int index, int count, const ts::BenchConfig& c) override {
         count_ = count;
         current_ = c;
-        if (!quiet_)
+        if (!quiet_) {
+            // The user's model has its own attention: their code is named instead.
+            const std::string whose = c.source == ts::Source::Python ? "your code " + c.python.code
+                                                                      : std::string(ts::toString(c.attention));
+            const std::string exec = c.exec == ts::ExecMode::Eager ? "" : " " + std::string(ts::toString(c.exec));
             std::fprintf(stderr, "%s[%d/%d] %s ctx=%lld batch=%lld %s %s %s%s on %s\n", tty_ ? "\r\033[K" : "",
                          index + 1, count, c.model.name.c_str(), static_cast<long long>(c.model.context_length),
                          static_cast<long long>(c.batch_size), std::string(ts::toString(c.precision)).c_str(),
-                         std::string(ts::toString(c.attention)).c_str(), std::string(ts::toString(c.mode)).c_str(),
-                         c.exec == ts::ExecMode::Compiled ? " compiled" : "", c.device.c_str());
+                         whose.c_str(), std::string(ts::toString(c.mode)).c_str(), exec.c_str(), c.device.c_str());
+        }
     }
     void stepFinished(int point, const ts::StepSample& s) override {
         if (jsonl_) {
@@ -76,6 +81,10 @@ public:
         }
     }
     void log(ts::LogLevel level, const std::string& message) override {
+        if (level == ts::LogLevel::Info && !quiet_) {  // what the user's code was found to be
+            std::fprintf(stderr, "%s    %s\n", tty_ ? "\r\033[K" : "", message.c_str());
+            return;
+        }
         if (level != ts::LogLevel::Error) return;
         std::fprintf(stderr, "error: %s\n", message.c_str());
         error_ = true;
@@ -90,7 +99,18 @@ private:
     ts::BenchConfig current_;
 };
 
+// `bench --code X --check`: what the runner finds, and nothing run.
+int checkCode(const BenchOptions& o) {
+    if (o.code.empty()) throw BadInput("--check: says what --code names; give --code too");
+    catchInterrupts();
+    const ts::CodeCheck c = ts::checkPythonCode(o.code, o.optimizer, o.python, interruptToken());
+    const std::string text = c.text();
+    std::cout << text << (text.empty() || text.back() == '\n' ? "" : "\n");
+    return c.outcome.ok() ? kOk : kRunFailed;
+}
+
 int runBench(const BenchOptions& o) {
+    if (o.check) return checkCode(o);
     std::string spec_json;
     const std::vector<ts::BenchConfig> points = benchPoints(o, spec_json);
     std::unique_ptr<ts::ResultStore> store;
@@ -123,6 +143,9 @@ void addBenchCommand(CLI::App& app, int& code) {
                                               "--mode, --warmup or --device sweeps it.");
     bench->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
     addPointOptions(*bench, *o, /*measured_steps=*/true);
+    addCodeOptions(*bench, *o);
+    bench->add_flag("--check", o->check, "With --code: say what it names (the interpreter, torch, the model, the "
+                                         "optimizer, the course's adapters) and run nothing");
     bench->add_option("--sweep", o->sweep_file, "A JSON sweep file instead of the flags (see docs/)");
     bench->add_option("--db", o->db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     bench->add_option("--label", o->label, "A label for this run in the store");

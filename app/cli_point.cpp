@@ -16,6 +16,7 @@
 #include "cli_common.h"
 #include "core/json.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 
 namespace ts::cli {
 
@@ -39,21 +40,33 @@ std::vector<T> parseList(const std::string& flag, const std::string& value, Pars
 constexpr const char* kPointOptions[] = {"--size", "--d-model", "--d-ff", "--num-layers", "--num-heads",
                                          "--vocab-size", "--context-length", "--batch-size", "--warmup",
                                          "--steps", "--mode", "--precision", "--attention", "--device",
-                                         "--seed", "--lr", "--exec", "--compile"};
+                                         "--seed", "--lr", "--exec", "--compile", "--code", "--source",
+                                         "--optimizer", "--python", "--timeout"};
+
+// A sweep file larger than this is no sweep (a log, a device, a mistake).
+constexpr std::uintmax_t kMaxSweepFileBytes = 16 << 20;
 
 // The sweep file's text. A folder opens as a stream on Linux and fails later with no name
 // attached, so it is refused here.
 std::string readSweepFile(const std::string& path) {
+    // Regular files only, and not huge: /dev/zero would grow without end, a FIFO would block.
+    namespace fs = std::filesystem;
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw BadInput(fmt::format("--sweep: '{}' is a directory, not a JSON file", path));
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) throw BadInput(fmt::format("--sweep: cannot read '{}': no such file", path));
+    if (fs::is_directory(st)) throw BadInput(fmt::format("--sweep: '{}' is a directory, not a JSON file", path));
+    if (!fs::is_regular_file(st))
+        throw BadInput(fmt::format("--sweep: '{}' is not a regular file (a device, a pipe or a socket)", path));
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > kMaxSweepFileBytes)
+        throw BadInput(fmt::format("--sweep: '{}' has {} bytes, more than a sweep file's limit of {} MiB", path, size,
+                                   kMaxSweepFileBytes >> 20));
     std::ifstream in(path, std::ios::binary);
     std::stringstream text;
     if (in) text << in.rdbuf();
     if (!in || in.bad()) throw BadInput(fmt::format("--sweep: cannot read '{}'", path));
     return text.str();
 }
-
 
 void checkSweepAlone(const BenchOptions& o) {
     if (o.sweep_file.empty()) throw BadInput("--sweep: no file given");
@@ -70,6 +83,31 @@ void readDimension(const std::optional<std::string>& text, const char* flag, int
 }
 
 }  // namespace
+
+// The Python source's flags into the sweep: --source (a dimension) and the code's settings,
+// checked up front (an interpreter that cannot be found, a file that does not exist).
+static void readCodeOptions(const BenchOptions& o, ts::SweepSpec& spec) {
+    for (const char* flag : {"--optimizer", "--python", "--timeout"})
+        if (given(o, flag) && o.code.empty()) throw BadInput(fmt::format("{} is for your own code: give --code too", flag));
+    if (given(o, "--code") && o.code.empty()) throw BadInput("--code: no code given");
+    spec.sources = parseList<ts::Source>("--source", o.source.empty() ? (o.code.empty() ? "trainscope" : "python") : o.source,
+                                         ts::parseSource, ts::namesOf(ts::allSources()).c_str());
+    const bool python = std::find(spec.sources.begin(), spec.sources.end(), ts::Source::Python) != spec.sources.end();
+    if (!python) {
+        if (!o.code.empty()) throw BadInput("--code: --source trainscope runs TrainScope's own model; add python to run yours");
+        return;
+    }
+    if (o.code.empty())
+        throw BadInput("--source python: give your code with --code (a course checkout, module:callable or "
+                       "path/file.py:callable)");
+    ts::PythonCode& c = spec.base.python;
+    c.code = o.code;
+    c.optimizer = o.optimizer;
+    c.python = o.python;
+    c.timeout_s = parseFinite("--timeout", o.timeout);
+    if (!(c.timeout_s > 0) || c.timeout_s > 86400)
+        throw BadInput(fmt::format("--timeout: {} is outside (0, 86400] seconds", o.timeout));
+}
 
 bool given(const BenchOptions& o, std::string_view name) {
     return std::find(o.given.begin(), o.given.end(), name) != o.given.end();
@@ -98,6 +136,22 @@ void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
     cmd.add_option("--device", o.device, "cpu | cuda | cuda:N (default: cuda when present)");
     cmd.add_option("--seed", o.seed, "Random seed for weights and batch")->capture_default_str();
     cmd.add_option("--lr,--learning-rate", o.lr, "AdamW learning rate")->capture_default_str();
+}
+
+void addCodeOptions(CLI::App& cmd, BenchOptions& o) {
+    cmd.add_option("--code", o.code,
+                   "Your own model (the Python source): a course checkout's folder (cs336_basics, tests/adapters.py), "
+                   "module:callable or path/file.py:callable returning an nn.Module from the point's configuration");
+    cmd.add_option("--source", o.source,
+                   "trainscope | python, or both to compare (default: python with --code, else trainscope)");
+    cmd.add_option("--optimizer", o.optimizer,
+                   "With --code: module:callable taking (params, lr=...) (default: the checkout's AdamW, else "
+                   "torch.optim.AdamW)");
+    cmd.add_option("--python", o.python, "With --code: the Python interpreter (default: $TRAINSCOPE_PYTHON or the one "
+                                         "set-up found with torch)");
+    cmd.add_option("--timeout", o.timeout,
+                   "With --code: seconds a step (or a compilation) of your code may take before it is stopped")
+        ->capture_default_str();
 }
 
 void recordGivenOptions(const CLI::App& cmd, BenchOptions& o) {
@@ -153,6 +207,7 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
                 throw BadInput(fmt::format("--compile means --exec compiled; it cannot be given with --exec {}", o.exec));
             spec.execs = {ts::ExecMode::Compiled};
         }
+        readCodeOptions(o, spec);
         spec.devices = given(o, "--device") ? requireList("--device", o.device)
                                             : std::vector<std::string>{ts::capabilities().cuda_available ? "cuda" : "cpu"};
         b.steps = static_cast<int>(parseIntIn("--steps", o.steps, 1, ts::kMaxSteps));
@@ -168,10 +223,13 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
     for (const auto& p : points) {
         auto problems = ts::validateBench(p);
         if (problems.empty()) problems = ts::checkBenchRunnable(p);
+        if (problems.empty() && p.source == ts::Source::Python)
+            if (std::string e = ts::pythonCodeProblem(p.python.code, p.python.python); !e.empty()) problems.push_back(e);
         if (!problems.empty())
-            throw BadInput(fmt::format("{} (size {}, context {}, {}{} on {})", fmt::join(problems, "; "), p.model.name,
+            throw BadInput(fmt::format("{} (size {}, context {}, {}{}{} on {})", fmt::join(problems, "; "), p.model.name,
                                        p.model.context_length, ts::toString(p.precision),
-                                       p.exec == ts::ExecMode::Compiled ? " compiled" : "", p.device));
+                                       p.exec == ts::ExecMode::Eager ? "" : " " + std::string(ts::toString(p.exec)),
+                                       p.source == ts::Source::Python ? " (your code)" : "", p.device));
     }
     spec_json = ts::benchSpecJson(spec, points.size());
     return points;

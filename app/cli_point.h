@@ -27,6 +27,10 @@ struct BenchOptions {
     std::string steps = "10", seed = "0", lr = "1e-4";
     std::string exec = "eager";  // --exec; --compile is --exec compiled
     bool compile = false;
+    // The user's code (the Python source): --code, --optimizer, --python, --timeout, and
+    // --source (default: python when --code is given, else trainscope).
+    std::string source, code, optimizer, python, timeout = "600";
+    bool check = false;  // bench --check: say what --code names, run nothing
     bool markdown = false, csv = false, jsonl = false, no_store = false, quiet = false;
     std::vector<std::string> given;  // the options on the command line, as named in --help
 };
@@ -34,6 +38,8 @@ struct BenchOptions {
 // Adds the point's options (--size ... --lr; --steps, --exec and --compile only when
 // `measured_steps`: the benchmark's, since the profiler and memory labs run eager steps) to `cmd`.
 void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps);
+// Adds the user's-code options (--code, --source, --optimizer, --python, --timeout).
+void addCodeOptions(CLI::App& cmd, BenchOptions& o);
 // Notes in o.given which of cmd's options the command line gave (call in the callback).
 void recordGivenOptions(const CLI::App& cmd, BenchOptions& o);
 // Whether the command line gave option `name` ("--sweep").

@@ -8,7 +8,8 @@
 #   GPU: presets run, screenshots and a report into $OUT); default both. Only when named:
 #   `gpu-tests` (the GPU tests, ctest -L gpu, GPU_TESTS a -R regex) and `compiled`
 #   (scripts/compiled-evidence.sh, its SIZES etc.; with PREWARM_GB, torch.compile compiles its
-#   points during the build), in the same build; `build`: the build alone.
+#   points during the build), `python-source` (scripts/python-source-evidence.sh: the user's
+#   code), in the same build; `build`: the build alone.
 #   The build is kept, so a second call on a warm machine only rebuilds what changed.
 #   GPU_ARCHS  CUDA architectures (default 90);  UI_TESTS  a ctest -R regex (default: all `ui`)
 #   LIVE_ONLY  a regex of the live sessions to run (default: all)
@@ -122,6 +123,10 @@ for r in rows:
     print(f"| {label} | {get('size')} | {get('precision')} | {get('attention')} | {get('forward_ms_mean')} | {get('backward_ms_mean')} | {get('optimizer_ms_mean')} | {get('total_ms_mean')} | {get('tflops')} |")
 PY
 fi
+if named python-source; then
+    say "the user's code: overhead against a plain loop, beside TrainScope, torch.compile (scripts/python-source-evidence.sh)"
+    bash scripts/python-source-evidence.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
+fi
 if named compiled; then
     say "compiled mode beside PyTorch eager and torch.compile (scripts/compiled-evidence.sh)"
     PREWARM_GB="" bash scripts/compiled-evidence.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
@@ -209,6 +214,10 @@ if want live; then
     # so that the run numbers above stay as they are.
     session attention-hd80 --experiment attention --config '{"impls":["sdpa-flash","flash"],"seq":"4096, 8192","head_dims":"80","batches":"8","heads":"16","dtypes":["bf16"],"causal":["causal"],"passes":["forward","backward"],"warmup":3,"steps":10,"device":"cuda","check":true}' \
         --run --screenshot "attention=$LIVE/attention-hd80.png" --report "$LIVE/attention-hd80.md"
+    # The user's code (the example checkout) beside TrainScope's model; after the rest, so that
+    # their run numbers stay as they are.
+    session your-model-vs-trainscope --preset your-model-vs-trainscope --run --screenshot "speedup=$LIVE/your-model-speedup.png" \
+        --screenshot "results=$LIVE/your-model-results.png" --report "$LIVE/your-model-vs-trainscope.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1
     "$BUILD/app/trainscope-cli" runs list 2>&1 | head -12
     # The device tool brings back a few files a call: the screenshots and reports as one archive.

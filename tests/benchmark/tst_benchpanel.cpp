@@ -3,6 +3,7 @@
 // with the reason, and the state round-trips (settings, presets).
 #include <QCheckBox>
 #include <QComboBox>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -17,6 +18,7 @@
 #include "benchmark/benchpanel.h"
 #include "shell/presets.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -55,6 +57,7 @@ private Q_SLOTS:
     void problemsGrowBelowTheFields();
     void tooLargeANumberIsCalledTooLarge();
     void compiledModeIsASweepDimension();
+    void yourCodeIsASweepDimension();
 
 private:
     Capabilities caps_;
@@ -420,6 +423,58 @@ void TestBenchPanel::compiledModeIsASweepDimension() {
     QVERIFY(p.points().front().exec == ExecMode::Eager);
     // A stored run's spec from before the field reads as eager too.
     QCOMPARE(BenchPanel::stateFromSpec(QJsonObject{{"base", QJsonObject{}}}).value("execs").toArray(), QJsonArray{"eager"});
+}
+
+void TestBenchPanel::yourCodeIsASweepDimension() {
+    BenchPanel p;
+    p.setCapabilities(caps_);
+    // The example checkout is there to run from the first start.
+    auto* code = qobject_cast<QLineEdit*>(p.fieldWidget("code"));
+    QVERIFY(code);
+    QCOMPARE(code->text(), QString::fromStdString(exampleCheckout()));
+    QVERIFY(!code->text().isEmpty());
+    QVERIFY(!code->isEnabled());  // TrainScope's model alone: no code to name
+    QJsonObject s = tinyState();
+    s["sources"] = QJsonArray{"trainscope", "python"};
+    s["code"] = "";
+    p.setState(s);
+    QVERIFY(code->isEnabled());
+    QVERIFY(!p.isValid());
+    QVERIFY2(flagged(code), qPrintable(p.problems().join('\n')));
+    s["code"] = "/no/such/model.py:build";
+    p.setState(s);
+    QVERIFY(flagged(code));
+    QVERIFY2(p.problems().join(' ').contains(QStringLiteral("does not exist")), qPrintable(p.problems().join('\n')));
+    s["code"] = QString::fromStdString(exampleCheckout());
+    p.setState(s);
+    QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
+    QCOMPARE(p.points().size(), size_t(2));
+    QVERIFY(p.points()[0].source == Source::TrainScope);
+    QVERIFY(p.points()[1].source == Source::Python);
+    QCOMPARE(p.points()[1].python.code, exampleCheckout());
+    const auto job = p.makeJob();
+    QVERIFY(job);
+    // The spec a run stores reads back as the same panel state, and describes the user's code.
+    const QJsonObject spec = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QJsonObject back = BenchPanel::stateFromSpec(spec);
+    QCOMPARE(back.value("sources").toArray(), (QJsonArray{"trainscope", "python"}));
+    QCOMPARE(back.value("code").toString(), QString::fromStdString(exampleCheckout()));
+    QVERIFY(BenchPanel::describeSpec(spec).startsWith(QStringLiteral("TrainScope vs your code")));
+    // State round trip.
+    BenchPanel q;
+    q.setCapabilities(caps_);
+    q.setState(p.state());
+    QCOMPARE(q.state(), p.state());
+    QCOMPARE(q.points(), p.points());
+    // torch.compile's other modes are the user's code's alone.
+    QCheckBox* reduce = nullptr;
+    for (QCheckBox* cb : p.findChildren<QCheckBox*>())
+        if (cb->text() == QLatin1String("reduce-overhead")) reduce = cb;
+    QVERIFY(reduce);
+    QVERIFY(reduce->isEnabled());
+    p.setState(tinyState());
+    QVERIFY(!reduce->isEnabled());
+    QCOMPARE(p.state().value("sources").toArray(), QJsonArray{"trainscope"});
 }
 
 QTEST_MAIN(TestBenchPanel)

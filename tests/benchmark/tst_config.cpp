@@ -112,7 +112,7 @@ TEST(Config, ExecModeNamesRoundTrip) {
     EXPECT_EQ(ts::toString(ts::ExecMode::Eager), "eager");
     EXPECT_EQ(ts::toString(ts::ExecMode::Compiled), "compiled");
     for (auto e : ts::allExecModes()) EXPECT_EQ(ts::parseExecMode(ts::toString(e)), e);
-    EXPECT_EQ(ts::namesOf(ts::allExecModes()), "eager, compiled");
+    EXPECT_EQ(ts::namesOf(ts::allExecModes()), "eager, compiled, reduce-overhead, max-autotune-no-cudagraphs");
     EXPECT_FALSE(ts::parseExecMode("fast"));
     EXPECT_EQ(ts::BenchConfig{}.exec, ts::ExecMode::Eager);
 }
@@ -226,6 +226,86 @@ TEST(Config, CompiledRowsShowTheirSpeedupOverEager) {
     EXPECT_NE(csv.find(",5.0000,"), std::string::npos) << csv;
     // Eager alone: no such column in the text tables.
     EXPECT_EQ(ts::formatResults({rs[0]}, ts::TableFormat::Markdown).find("vs eager"), std::string::npos);
+}
+
+// ---- The source: TrainScope's model or the user's Python code ----
+
+TEST(Config, SourceNamesRoundTripAndDefault) {
+    EXPECT_EQ(ts::toString(ts::Source::TrainScope), "trainscope");
+    EXPECT_EQ(ts::toString(ts::Source::Python), "python");
+    for (auto s : ts::allSources()) EXPECT_EQ(ts::parseSource(ts::toString(s)), s);
+    EXPECT_FALSE(ts::parseSource("yours"));
+    EXPECT_EQ(ts::BenchConfig{}.source, ts::Source::TrainScope);
+}
+
+TEST(Config, SourceIsASweepDimensionInsideExec) {
+    ts::SweepSpec s;
+    s.base.python.code = "examples/course-checkout";
+    s.execs = {ts::ExecMode::Eager, ts::ExecMode::Compiled};
+    s.sources = {ts::Source::TrainScope, ts::Source::Python};
+    s.base.device = "cuda";
+    EXPECT_EQ(ts::sweepPointCount(s), 4u);
+    const auto pts = ts::expandSweep(s);
+    ASSERT_EQ(pts.size(), 4u);
+    EXPECT_EQ(pts[0].source, ts::Source::TrainScope);
+    EXPECT_EQ(pts[1].source, ts::Source::Python);
+    EXPECT_EQ(pts[1].exec, ts::ExecMode::Eager);
+    EXPECT_EQ(pts[2].exec, ts::ExecMode::Compiled);
+    EXPECT_EQ(pts[3].python.code, "examples/course-checkout");
+}
+
+TEST(Config, TheUsersCodeIsCheckedAndTorchCompileModesAreItsAlone) {
+    ts::BenchConfig c;
+    c.source = ts::Source::Python;
+    EXPECT_NE(ts::sourceProblem(c).find("needs the user's code"), std::string::npos);
+    c.python.code = "my_model:build";
+    EXPECT_EQ(ts::sourceProblem(c), "");
+    c.python.timeout_s = 0;
+    EXPECT_NE(ts::sourceProblem(c).find("timeout"), std::string::npos);
+    c.python.timeout_s = 60;
+    // torch.compile runs on the CPU too, in every mode, for the user's code...
+    for (auto e : ts::allExecModes()) {
+        c.exec = e;
+        EXPECT_EQ(ts::compiledProblem(c), "") << ts::toString(e);
+    }
+    // ... while TrainScope's model runs eager or as CUDA graphs.
+    c.source = ts::Source::TrainScope;
+    c.device = "cuda";
+    c.exec = ts::ExecMode::ReduceOverhead;
+    EXPECT_NE(ts::compiledProblem(c).find("torch.compile mode"), std::string::npos);
+    c.exec = ts::ExecMode::Compiled;
+    EXPECT_EQ(ts::compiledProblem(c), "");
+}
+
+TEST(Config, SourceInJsonAndOldRunsReadAsTrainScope) {
+    ts::BenchConfig c;
+    c.source = ts::Source::Python;
+    c.python = {"ckpt", "opt:make", "/usr/bin/python3", 30};
+    const auto j = ts::toJson(c);
+    EXPECT_EQ(j.at("source"), "python");
+    EXPECT_EQ(ts::benchFromJson(j), c);
+    // TrainScope's points read as they always did: no source or code keys.
+    const auto t = ts::toJson(ts::BenchConfig{});
+    EXPECT_FALSE(t.contains("source"));
+    EXPECT_FALSE(t.contains("code"));
+    EXPECT_EQ(ts::benchFromJson(t).source, ts::Source::TrainScope);
+    // A sweep's spec keeps its sources and runs again as a sweep file.
+    ts::SweepSpec s;
+    s.base = c;
+    s.sources = {ts::Source::TrainScope, ts::Source::Python};
+    const auto back = ts::sweepFromJson(nlohmann::json::parse(ts::benchSpecJson(s, 2)));
+    EXPECT_EQ(back.sources, s.sources);
+    EXPECT_EQ(back.base.python, c.python);
+}
+
+TEST(Config, SourceColumnSaysWhoseCode) {
+    ts::BenchResult r;
+    r.config.source = ts::Source::Python;
+    r.config.python.code = "examples/course-checkout";
+    const std::string md = ts::formatResults({r}, ts::TableFormat::Markdown);
+    EXPECT_NE(md.find("source"), std::string::npos) << md;
+    EXPECT_NE(md.find("python"), std::string::npos) << md;
+    EXPECT_EQ(ts::formatResults({ts::BenchResult{}}, ts::TableFormat::Markdown).find("source"), std::string::npos);
 }
 
 }  // namespace

@@ -10,8 +10,12 @@ namespace ts::ui {
 
 QString describeConfig(const BenchConfig& c) {
     QStringList parts;
-    for (Dimension d : allDimensions())
-        if (d != Dimension::Exec || c.exec != ExecMode::Eager) parts << dimensionLabel(d, c);  // eager: said by its absence
+    for (Dimension d : allDimensions()) {
+        if (d == Dimension::Exec && c.exec == ExecMode::Eager) continue;  // eager: said by its absence
+        if (d == Dimension::Source && c.source == Source::TrainScope) continue;  // likewise TrainScope's model
+        if (d == Dimension::Attention && c.source == Source::Python) continue;  // the user's model has its own
+        parts << dimensionLabel(d, c);
+    }
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -26,6 +30,7 @@ QString describeSweep(const std::vector<BenchConfig>& points) {
             if (!values.contains(v)) values << v;
         }
         if (d == Dimension::Exec && values == QStringList{qstr(toString(ExecMode::Eager))}) continue;
+        if (d == Dimension::Source && values == QStringList{qstr(toString(Source::TrainScope))}) continue;
         parts << QStringLiteral("%1 %2").arg(dimensionName(d), values.join(QStringLiteral(", ")));
     }
     return QStringLiteral("%1 points: %2").arg(points.size()).arg(parts.join(QStringLiteral("; ")));

@@ -4,19 +4,25 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFontDatabase>
 #include <QFormLayout>
+#include <QFutureWatcher>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QShortcut>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStyle>
+#include <QToolButton>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -26,11 +32,17 @@
 #include "benchmark/benchformat.h"
 #include "benchmark/benchmark.h"
 #include "core/json.h"
+#include "runtime/python_runner.h"
 
 namespace ts::ui {
 
 namespace {
 constexpr int kMaxPoints = 1000;
+
+// The execution modes of the first row; the second row holds torch.compile's other modes,
+// which only the user's Python code runs.
+const QList<ExecMode> kStepModes = {ExecMode::Eager, ExecMode::Compiled};
+const QList<ExecMode> kTorchCompileModes = {ExecMode::ReduceOverhead, ExecMode::MaxAutotuneNoCudagraphs};
 
 // The model's attention backends this panel offers; the forced SDPA backends belong to the
 // attention lab, which compares them.
@@ -72,6 +84,8 @@ void BenchPanel::build() {
     runBox->addRow(tr("&Label:"), label_);
     outer->addLayout(runBox);
     // What Run will do, and what blocks it, at the top where it is always seen.
+
+    outer->addWidget(buildCodeBox());
 
     // Model: presets (several = a size sweep) and custom dimensions.
     auto* modelBox = new QGroupBox(tr("Model"), this);
@@ -157,7 +171,11 @@ void BenchPanel::build() {
     steps_->setToolTip(tr("Steps measured after the warm-up"));
     // Eager and compiled (CUDA graphs): ticking both sweeps over them (the Speedup view then
     // compares them).
-    execModeBox_ = makeCheckRow(execBox, allExecModes(), execs_);
+    execModeBox_ = makeCheckRow(execBox, kStepModes, execs_);
+    compileModeBox_ = makeCheckRow(execBox, kTorchCompileModes, execs_);
+    execs_[ExecMode::MaxAutotuneNoCudagraphs]->setText(tr("max-autotune (no graphs)"));
+    for (ExecMode e : kTorchCompileModes)
+        execs_[e]->setToolTip(tr("torch.compile(mode=\"%1\") of your code (Python only)").arg(qstr(toString(e))));
     execs_[ExecMode::Compiled]->setText(tr("compiled (CUDA graphs)"));
     execs_[ExecMode::Compiled]->setToolTip(
         tr("Forward, backward and AdamW captured once as CUDA graphs and replayed, over TrainScope's fused "
@@ -165,6 +183,7 @@ void BenchPanel::build() {
            "copies). Needs a CUDA GPU; fp16 training is refused."));
     execForm->addRow(tr("&Device:"), device_);
     execForm->addRow(tr("Step:"), execModeBox_);
+    execForm->addRow(tr("torch.compile:"), compileModeBox_);
     execForm->addRow(tr("Parallel &strategy:"), strategy_);
     execForm->addRow(tr("&Warm-up steps:"), warmup_);
     execForm->addRow(tr("&Measured steps:"), steps_);
@@ -179,6 +198,8 @@ void BenchPanel::build() {
                     {QStringLiteral("context"), context_},  {QStringLiteral("batch"), batch_},
                     {QStringLiteral("modes"), modeBox_},    {QStringLiteral("precisions"), precisionBox_},
                     {QStringLiteral("attentions"), attentionBox_}, {QStringLiteral("execs"), execModeBox_},
+                    {QStringLiteral("compile_modes"), compileModeBox_}, {QStringLiteral("sources"), sourceBox_},
+                    {QStringLiteral("code"), code_},        {QStringLiteral("python"), python_},
                     {QStringLiteral("device"), device_},
                     {QStringLiteral("strategy"), strategy_}, {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("steps"), steps_},      {QStringLiteral("label"), label_}});
@@ -195,6 +216,7 @@ void BenchPanel::build() {
     precisions_[Precision::FP32]->setChecked(true);
     attentions_[AttentionImpl::Naive]->setChecked(true);
     execs_[ExecMode::Eager]->setChecked(true);
+    sources_[Source::TrainScope]->setChecked(true);
 
     auto changedSlot = [this] {
         if (updating_) return;
@@ -204,8 +226,9 @@ void BenchPanel::build() {
     connect(sizes_, &QListWidget::itemChanged, this, changedSlot);
     for (QSpinBox* s : {vocab_, dModel_, dFf_, layers_, heads_, steps_})
         connect(s, &QSpinBox::valueChanged, this, changedSlot);
-    for (QLineEdit* e : {label_, context_, batch_, warmup_})
+    for (QLineEdit* e : {label_, context_, batch_, warmup_, code_, python_})
         connect(e, &QLineEdit::textChanged, this, changedSlot);
+    for (auto* cb : sources_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     for (auto* cb : modes_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     for (auto* cb : precisions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     for (auto* cb : attentions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
@@ -241,7 +264,80 @@ BenchConfig BenchPanel::baseConfig() const {
         if (attentions_[a]->isChecked()) { c.attention = a; break; }
     for (ExecMode e : allExecModes())
         if (execs_[e]->isChecked()) { c.exec = e; break; }
+    for (Source src : allSources())
+        if (sources_[src]->isChecked()) { c.source = src; break; }
+    c.python.code = code_->text().trimmed().toStdString();
+    c.python.python = python_->text().trimmed().toStdString();
     return c;
+}
+
+QGroupBox* BenchPanel::buildCodeBox() {
+    auto* box = new QGroupBox(tr("Code"), this);
+    auto* form = new QFormLayout(box);
+    sourceBox_ = makeCheckRow(box, allSources(), sources_);
+    sources_[Source::TrainScope]->setText(tr("TrainScope"));
+    sources_[Source::TrainScope]->setToolTip(
+        tr("TrainScope's own model: C++ on LibTorch, with its attention kernels and fused AdamW"));
+    sources_[Source::Python]->setText(tr("your code (Python)"));
+    sources_[Source::Python]->setToolTip(
+        tr("Your PyTorch model, imported by TrainScope's Python runner and timed the same way (forward with the "
+           "loss, backward, optimizer; CUDA events). Tick both to compare them side by side (Speedup)."));
+    code_ = new QLineEdit(qstr(exampleCheckout()), box);  // a first Run has code to run
+    code_->setPlaceholderText(tr("a course checkout's folder, or module:callable"));
+    code_->setToolTip(tr("A course checkout (cs336_basics with BasicsTransformerLM, tests/adapters.py), "
+                         "module:callable or path/file.py:callable returning an nn.Module built from the point's "
+                         "vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta"));
+    auto* browse = new QToolButton(box);
+    browse->setText(tr("…"));
+    browse->setToolTip(tr("Choose a checkout's folder"));
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Your course checkout"), code_->text());
+        if (!dir.isEmpty()) code_->setText(dir);
+    });
+    auto* codeRow = new QHBoxLayout;
+    codeRow->setContentsMargins(0, 0, 0, 0);
+    codeRow->addWidget(code_, 1);
+    codeRow->addWidget(browse);
+    python_ = new QLineEdit(box);
+    python_->setPlaceholderText(qstr(defaultPython()));
+    python_->setToolTip(tr("The Python interpreter that runs your code (it needs torch); empty: %1")
+                            .arg(qstr(defaultPython())));
+    check_ = new QPushButton(tr("Check"), box);
+    check_->setToolTip(tr("Say what your code is (the interpreter, torch, the GPU, the model and optimizer, the "
+                          "course's adapters), or show the traceback of its import; nothing is run"));
+    connect(check_, &QPushButton::clicked, this, &BenchPanel::checkCode);
+    auto* pyRow = new QHBoxLayout;
+    pyRow->setContentsMargins(0, 0, 0, 0);
+    pyRow->addWidget(python_, 1);
+    pyRow->addWidget(check_);
+    checkResult_ = new QLabel(box);
+    checkResult_->setObjectName(QStringLiteral("codeCheck"));
+    checkResult_->setWordWrap(true);
+    checkResult_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    checkResult_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    checkResult_->hide();
+    form->addRow(tr("Model code:"), sourceBox_);
+    form->addRow(tr("Your c&ode:"), codeRow);
+    form->addRow(tr("P&ython:"), pyRow);
+    form->addRow(checkResult_);
+    return box;
+}
+
+void BenchPanel::checkCode() {
+    const std::string code = code_->text().trimmed().toStdString(), python = python_->text().trimmed().toStdString();
+    check_->setEnabled(false);
+    checkResult_->setText(tr("Checking %1…").arg(code_->text().trimmed()));
+    checkResult_->show();
+    auto* watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher] {
+        checkResult_->setText(watcher->result().trimmed());
+        check_->setEnabled(true);
+        watcher->deleteLater();
+    });
+    watcher->setFuture(QtConcurrent::run([code, python] {
+        CancelToken never;
+        return qstr(checkPythonCode(code, "", python, never).text());
+    }));
 }
 
 void BenchPanel::updateAvailability() {
@@ -285,18 +381,33 @@ void BenchPanel::updateAvailability() {
         cb->setToolTip(why.isEmpty() ? attentionHint(a) : attentionHint(a) + QStringLiteral("\n") + why);
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
+    const bool yours = sources_[Source::Python]->isChecked();
+    const bool ours = sources_[Source::TrainScope]->isChecked();
+    code_->setEnabled(yours);
+    python_->setEnabled(yours);
+    check_->setEnabled(yours && !code_->text().trimmed().isEmpty());
+    // torch.compile's other modes are for the user's code alone.
+    for (ExecMode e : kTorchCompileModes) {
+        execs_[e]->setEnabled(yours);
+        if (!yours) execs_[e]->setChecked(false);
+    }
     {
-        // Compiled mode needs a CUDA device; fp16 training is flagged by validation instead.
+        // Compiled mode needs a CUDA device (TrainScope's CUDA graphs; torch.compile runs on the
+        // CPU too); fp16 training is flagged by validation instead.
         BenchConfig c = probe;
         c.precision = Precision::FP32;
         c.attention = AttentionImpl::Naive;
         c.exec = ExecMode::Compiled;
-        const QString why = capsKnown_ ? qstr(compiledProblem(c)) : tr("Checking what this machine can run…");
+        const QString graphs = capsKnown_ ? qstr(compiledProblem(c)) : tr("Checking what this machine can run…");
+        const QString why = yours ? QString() : graphs;
         QCheckBox* cb = execs_[ExecMode::Compiled];
         cb->setEnabled(why.isEmpty());
-        cb->setToolTip(why.isEmpty() ? tr("Forward, backward and optimizer each captured once as a CUDA graph and "
-                                          "replayed every step")
-                                     : why);
+        QString tip = ours ? tr("TrainScope's model: forward, backward and optimizer each captured once as a CUDA "
+                                "graph and replayed every step")
+                           : QString();
+        if (ours && yours && !graphs.isEmpty()) tip += QStringLiteral(" (") + graphs + QStringLiteral(")");
+        if (yours) tip += (tip.isEmpty() ? QString() : QStringLiteral("\n")) + tr("Your code: torch.compile in its default mode");
+        cb->setToolTip(why.isEmpty() ? tip : why);
         if (!why.isEmpty() && capsKnown_ && cb->isChecked()) {
             cb->setChecked(false);
             execs_[ExecMode::Eager]->setChecked(true);  // a step still needs a way to run
@@ -323,6 +434,9 @@ QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
     // The engine names the bad value in each message; map the names to their fields. A
     // message about two values ("d_model 100 is not divisible by num_heads 3") flags both.
     if (m.startsWith(QLatin1String("device '"))) return {device_};
+    if (m.startsWith(QLatin1String("--python"))) return {python_};
+    if (m.startsWith(QLatin1String("--code")) || m.contains(QLatin1String("Python source"))) return {code_};
+    if (m.contains(QLatin1String("torch.compile mode"))) return {compileModeBox_, sourceBox_};
     if (m.startsWith(QLatin1String("compiled mode")))
         return m.contains(QLatin1String("fp16")) ? QList<QWidget*>{execModeBox_, precisionBox_}
                                                  : QList<QWidget*>{execModeBox_};
@@ -396,6 +510,9 @@ void BenchPanel::revalidate() {
     for (ExecMode e : allExecModes())
         if (execs_[e]->isChecked()) spec.execs.push_back(e);
     if (spec.execs.empty()) add(execModeBox_, tr("Pick eager, compiled or both"));
+    for (Source src : allSources())
+        if (sources_[src]->isChecked()) spec.sources.push_back(src);
+    if (spec.sources.empty()) add(sourceBox_, tr("Pick TrainScope's model, your code or both"));
     customBox_->setEnabled(std::find(spec.sizes.begin(), spec.sizes.end(), "custom") != spec.sizes.end());
 
     const QHash<QWidget*, QStringList> parseProblems = byField;
@@ -403,7 +520,8 @@ void BenchPanel::revalidate() {
         // The sweep's size, before expanding it: a typo like "1-1000" must not allocate.
         const size_t count = spec.sizes.size() * spec.context_lengths.size() * spec.precisions.size() *
                              spec.attentions.size() * spec.modes.size() * spec.warmups.size() *
-                             std::max<size_t>(spec.execs.size(), 1) * batches_.size();
+                             std::max<size_t>(spec.execs.size(), 1) * std::max<size_t>(spec.sources.size(), 1) *
+                             batches_.size();
         if (count > static_cast<size_t>(kMaxPoints)) {
             general << tr("The sweep has %1 points; at most %2 can run at once").arg(count).arg(kMaxPoints);
         } else {
@@ -431,6 +549,11 @@ void BenchPanel::revalidate() {
             if (capsKnown_)
                 for (const auto& m : checkBenchRunnable(p)) addChecked(m);
         }
+        // The user's code: an interpreter or a file that is not there, said before Run.
+        if (std::find(spec.sources.begin(), spec.sources.end(), Source::Python) != spec.sources.end() &&
+            !spec.base.python.code.empty())
+            if (const std::string m = pythonCodeProblem(spec.base.python.code, spec.base.python.python); !m.empty())
+                addChecked(m);
     }
     spec_ = spec;
 
@@ -495,6 +618,12 @@ QJsonObject BenchPanel::state() const {
     for (ExecMode e : allExecModes())
         if (execs_[e]->isChecked()) execs << qstr(toString(e));
     o[QLatin1String("execs")] = toArray(execs);
+    QStringList sources;
+    for (Source src : allSources())
+        if (sources_[src]->isChecked()) sources << qstr(toString(src));
+    o[QLatin1String("sources")] = toArray(sources);
+    o[QLatin1String("code")] = code_->text();
+    o[QLatin1String("python")] = python_->text();
     o[QLatin1String("device")] = device_->currentData().toString();
     o[QLatin1String("strategy")] = strategy_->currentData().toString();
     return o;
@@ -537,6 +666,8 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     text("context", context_);
     text("batch", batch_);
     text("warmup", warmup_);
+    text("code", code_);
+    text("python", python_);
     if (o.contains(QLatin1String("steps"))) steps_->setValue(o.value(QLatin1String("steps")).toInt(steps_->value()));
     auto checks = [&](const char* key, auto& boxes, const auto& all) {
         if (!o.contains(QLatin1String(key))) return;
@@ -546,6 +677,10 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     checks("modes", modes_, allModes());
     checks("precisions", precisions_, allPrecisions());
     checks("attentions", attentions_, kAttentions);
+    if (o.contains(QLatin1String("sources")))
+        checks("sources", sources_, allSources());
+    else  // presets and states saved before the field: TrainScope's model
+        for (Source src : allSources()) sources_[src]->setChecked(src == Source::TrainScope);
     if (o.contains(QLatin1String("execs")))
         checks("execs", execs_, allExecModes());
     else  // presets and states saved before the field: eager
@@ -589,8 +724,12 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     bool anyAttention = false;
     for (auto* cb : attentions_) anyAttention |= cb->isChecked();
     if (!anyAttention && capsKnown_) attentions_[AttentionImpl::Naive]->setChecked(true);
-    if (!execs_[ExecMode::Eager]->isChecked() && !execs_[ExecMode::Compiled]->isChecked())
-        execs_[ExecMode::Eager]->setChecked(true);  // compiled was asked for where it cannot run
+    bool anyExec = false;
+    for (auto* cb : execs_) anyExec |= cb->isChecked();
+    if (!anyExec) execs_[ExecMode::Eager]->setChecked(true);  // compiled was asked for where it cannot run
+    bool anySource = false;
+    for (auto* cb : sources_) anySource |= cb->isChecked();
+    if (!anySource) sources_[Source::TrainScope]->setChecked(true);
     updating_ = false;
     revalidate();
 }
@@ -616,6 +755,12 @@ QString BenchPanel::describeSpec(const QJsonObject& s) {
           << QObject::tr("warm-up %1").arg(jsonListText(s.value(QLatin1String("warmups")), base.value(QLatin1String("warmup"))).join(dot))
           << QObject::tr("steps %1").arg(base.value(QLatin1String("steps")).toInteger())
           << jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device"))).join(dot);
+    // The user's code, where the run had it (runs stored before the field are TrainScope's).
+    const QStringList sources = jsonListText(s.value(QLatin1String("sources")), base.value(QLatin1String("source")));
+    if (sources.contains(QStringLiteral("python")))
+        parts.prepend((sources.contains(QStringLiteral("trainscope")) ? QObject::tr("TrainScope vs your code %1")
+                                                                       : QObject::tr("your code %1"))
+                          .arg(base.value(QLatin1String("code")).toString()));
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -643,6 +788,12 @@ QJsonObject BenchPanel::stateFromSpec(const QJsonObject& s) {
                                                           ? base.value(QLatin1String("exec"))
                                                           : QJsonValue(QStringLiteral("eager"))));
     o[QStringLiteral("device")] = jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device"))).value(0);
+    o[QStringLiteral("sources")] = QJsonArray::fromStringList(
+        jsonListText(s.value(QLatin1String("sources")), base.contains(QLatin1String("source"))
+                                                            ? base.value(QLatin1String("source"))
+                                                            : QJsonValue(QStringLiteral("trainscope"))));
+    o[QStringLiteral("code")] = base.value(QLatin1String("code")).toString();
+    o[QStringLiteral("python")] = base.value(QLatin1String("python")).toString();
     return o;
 }
 

@@ -16,6 +16,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
+class QPushButton;
 class QSpinBox;
 class QGroupBox;
 
@@ -44,6 +45,10 @@ private:
     void updateAvailability() override;
     QList<QWidget*> widgetsForMessage(const QString& message) const;
     BenchConfig baseConfig() const;
+    // The Code group: TrainScope's model, the user's Python code, or both; Check asks the
+    // runner what --code names, off the UI thread.
+    QGroupBox* buildCodeBox();
+    void checkCode();
 
     QLineEdit* label_;
     QListWidget* sizes_;
@@ -55,8 +60,12 @@ private:
     QMap<Precision, QCheckBox*> precisions_;
     QMap<AttentionImpl, QCheckBox*> attentions_;
     QMap<ExecMode, QCheckBox*> execs_;
+    QMap<Source, QCheckBox*> sources_;
+    QLineEdit *code_, *python_;
+    QPushButton* check_;
+    QLabel* checkResult_;
     QComboBox* strategy_;
-    QGroupBox *modeBox_, *precisionBox_, *attentionBox_, *execModeBox_;
+    QGroupBox *modeBox_, *precisionBox_, *attentionBox_, *execModeBox_, *compileModeBox_, *sourceBox_;
 
     std::vector<BenchConfig> points_;
     std::vector<int64_t> batches_;

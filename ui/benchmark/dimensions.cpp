@@ -12,7 +12,7 @@ const std::vector<Dimension>& allDimensions() {
     static const std::vector<Dimension> dims = {
         Dimension::Size,   Dimension::Context, Dimension::Batch,
         Dimension::Precision, Dimension::Attention, Dimension::Mode, Dimension::Exec,
-        Dimension::Warmup, Dimension::Steps,   Dimension::Device};
+        Dimension::Source, Dimension::Warmup, Dimension::Steps,   Dimension::Device};
     return dims;
 }
 
@@ -25,6 +25,7 @@ QString dimensionName(Dimension d) {
         case Dimension::Attention: return QStringLiteral("attention");
         case Dimension::Mode: return QStringLiteral("mode");
         case Dimension::Exec: return QStringLiteral("execution");
+        case Dimension::Source: return QStringLiteral("code");
         case Dimension::Warmup: return QStringLiteral("warm-up steps");
         case Dimension::Steps: return QStringLiteral("measured steps");
         case Dimension::Device: return QStringLiteral("device");
@@ -41,6 +42,7 @@ QString dimensionKey(Dimension d) {
         case Dimension::Attention: return QStringLiteral("attention");
         case Dimension::Mode: return QStringLiteral("mode");
         case Dimension::Exec: return QStringLiteral("exec");
+        case Dimension::Source: return QStringLiteral("source");
         case Dimension::Warmup: return QStringLiteral("warmup");
         case Dimension::Steps: return QStringLiteral("steps");
         case Dimension::Device: return QStringLiteral("device");
@@ -63,6 +65,7 @@ QString dimensionValue(Dimension d, const BenchConfig& c) {
         case Dimension::Attention: return qstr(toString(c.attention));
         case Dimension::Mode: return qstr(toString(c.mode));
         case Dimension::Exec: return qstr(toString(c.exec));
+        case Dimension::Source: return qstr(toString(c.source));
         case Dimension::Warmup: return QString::number(c.warmup);
         case Dimension::Steps: return QString::number(c.steps);
         case Dimension::Device: return qstr(c.device);
@@ -77,6 +80,7 @@ QString dimensionLabel(Dimension d, const BenchConfig& c) {
         case Dimension::Batch: return QStringLiteral("bs ") + v;
         case Dimension::Warmup: return QStringLiteral("warm-up ") + v;
         case Dimension::Steps: return QStringLiteral("steps ") + v;
+        case Dimension::Source: return c.source == Source::Python ? QStringLiteral("your code") : QStringLiteral("TrainScope");
         default: return v;
     }
 }
@@ -90,6 +94,7 @@ double dimensionNumber(Dimension d, const BenchConfig& c) {
         case Dimension::Attention: return static_cast<double>(c.attention);
         case Dimension::Mode: return static_cast<double>(c.mode);
         case Dimension::Exec: return static_cast<double>(c.exec);
+        case Dimension::Source: return static_cast<double>(c.source);
         case Dimension::Warmup: return c.warmup;
         case Dimension::Steps: return c.steps;
         case Dimension::Device: return 0;

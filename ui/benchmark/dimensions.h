@@ -12,7 +12,7 @@
 
 namespace ts::ui {
 
-enum class Dimension { Size, Context, Batch, Precision, Attention, Mode, Exec, Warmup, Steps, Device };
+enum class Dimension { Size, Context, Batch, Precision, Attention, Mode, Exec, Source, Warmup, Steps, Device };
 
 const std::vector<Dimension>& allDimensions();
 QString dimensionName(Dimension d);        // "precision"

@@ -216,8 +216,9 @@ void SpeedupModel::rebuild() {
         dim_ = *wanted_;
     } else {
         dim_ = Dimension::Precision;
-        // A sweep of eager against compiled is made to compare them: that first.
-        for (Dimension d : {Dimension::Exec, Dimension::Precision, Dimension::Attention, Dimension::Warmup, Dimension::Batch, Dimension::Context,
+        // A sweep of the user's code against TrainScope's, or of eager against compiled, is
+        // made to compare them: those first.
+        for (Dimension d : {Dimension::Source, Dimension::Exec, Dimension::Precision, Dimension::Attention, Dimension::Warmup, Dimension::Batch, Dimension::Context,
                             Dimension::Size, Dimension::Steps, Dimension::Device})
             if (varies(d)) {
                 dim_ = d;

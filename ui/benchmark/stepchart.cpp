@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "benchmark/benchformat.h"
 #include "benchmark/dimensions.h"
 #include "benchmark/resultmodel.h"
 #include "benchmark/stepmodel.h"
@@ -159,8 +160,8 @@ QString noStepsReason(const ResultModel::Entry& e) {
 }
 }  // namespace
 
-// "point 2 of 3: small · ctx 256 · bs 4 · fp32 · naive · train · warm-up 5 · cuda": the
-// index of the run's total, with every value that can set points apart, warm-up included.
+// "point 2 of 3: small · ctx 256 · bs 4 · fp32 · naive · train · warm-up 5 · steps 10 · cuda":
+// the index of the run's total, with every value that can set points apart (describeConfig).
 QString StepChart::pointTitle(int point) const {
     QString title = tr("Step timings");
     if (!results_ || point < 0 || point >= results_->rowCount()) return title;
@@ -169,16 +170,7 @@ QString StepChart::pointTitle(int point) const {
     return title + tr(" — point %1 of %2: %3")
                        .arg(point + 1)
                        .arg(total)
-                       .arg(labelOver(c, c.exec == ExecMode::Eager  // eager: said by its absence
-                                             ? std::vector<Dimension>{Dimension::Size, Dimension::Context,
-                                                                      Dimension::Batch, Dimension::Precision,
-                                                                      Dimension::Attention, Dimension::Mode,
-                                                                      Dimension::Warmup, Dimension::Device}
-                                             : std::vector<Dimension>{Dimension::Size, Dimension::Context,
-                                                                      Dimension::Batch, Dimension::Precision,
-                                                                      Dimension::Attention, Dimension::Mode,
-                                                                      Dimension::Exec, Dimension::Warmup,
-                                                                      Dimension::Device}));
+                       .arg(describeConfig(c));
 }
 
 void StepChart::redraw() {

@@ -18,7 +18,7 @@ SweepModel::SweepModel(ResultModel* source, QObject* parent) : SeriesModel(paren
 const std::vector<Dimension>& SweepModel::xDimensions() {
     static const std::vector<Dimension> dims = {Dimension::Size,   Dimension::Context,   Dimension::Batch,
                                                 Dimension::Warmup, Dimension::Precision, Dimension::Attention,
-                                                Dimension::Exec};
+                                                Dimension::Exec,   Dimension::Source};
     return dims;
 }
 

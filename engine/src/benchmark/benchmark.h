@@ -21,6 +21,16 @@ struct StepTimes;
 // The lab's id: the store's run kind, the window's and the presets' name for it.
 inline constexpr const char* kBenchLab = "bench";
 
+// The user's code as a point runs it (the Python source): what --code, --optimizer, --python
+// and --timeout name.
+struct PythonCode {
+    std::string code;       // a course checkout's folder, module:callable or path/file.py:callable
+    std::string optimizer;  // module:callable taking (params, lr=...); empty: the checkout's AdamW or torch's
+    std::string python;     // the interpreter; empty: the default (runtime/python_runner.h)
+    double timeout_s = 600; // a step (or a compilation) silent this long is stopped
+    bool operator==(const PythonCode&) const = default;
+};
+
 // One benchmark point: a model, a batch, a precision, an attention implementation, a device.
 struct BenchConfig {
     ModelConfig model;
@@ -34,6 +44,11 @@ struct BenchConfig {
     std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
     uint64_t seed = 0;
     double learning_rate = 1e-4;  // AdamW, train mode
+    // Whose model: TrainScope's, or the user's PyTorch code through the Python runner. For the
+    // Python source `attention` is whatever the user's model does (not applied), and the
+    // fields below say where the code is and how to run it.
+    Source source = Source::TrainScope;
+    PythonCode python;
 
     bool operator==(const BenchConfig&) const = default;
 };
@@ -61,11 +76,15 @@ std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory, con
 std::vector<std::string> validateBench(const BenchConfig& c);
 // Why the point cannot run in compiled mode (empty when it can, or when it is eager).
 std::string compiledProblem(const BenchConfig& c);
+// Why the point's source cannot run as set (the Python source without --code, a timeout out of
+// range); empty when it can.
+std::string sourceProblem(const BenchConfig& c);
 // Why this machine cannot run the point (runtime/environment.h), empty if it can.
 std::vector<std::string> checkBenchRunnable(const BenchConfig& c);
 
 // A sweep: every combination of the listed values, in this nesting order (outermost first):
-// size, context length, batch size, precision, attention, mode, execution mode, warm-up, device. An empty
+// size, context length, batch size, precision, attention, mode, execution mode, source, warm-up,
+// device. An empty
 // list means "the base value". `sizes` holds preset names; "custom" keeps the base model's dimensions.
 struct SweepSpec {
     BenchConfig base;
@@ -76,6 +95,7 @@ struct SweepSpec {
     std::vector<AttentionImpl> attentions;
     std::vector<Mode> modes;
     std::vector<ExecMode> execs;
+    std::vector<Source> sources;
     std::vector<int> warmups;
     std::vector<std::string> devices;
 };

@@ -81,6 +81,10 @@ std::string achievedText(double flops, double seconds, std::string_view device_n
 
 std::optional<double> achievedTflops(const BenchResult& r) {
     if (r.status != Status::Ok || r.forward.count == 0) return std::nullopt;
+    // The user's model named as module:callable may be anything, so the course model's FLOPs
+    // would be a guess; a course checkout's BasicsTransformerLM is that model.
+    if (r.config.source == Source::Python && r.config.python.code.find(':') != std::string::npos)
+        return std::nullopt;
     const StepFlops f = stepFlops(r.config);
     const double ms = r.forward.mean + (r.config.mode == Mode::Forward ? 0.0 : r.backward.mean);
     if (ms <= 0) return std::nullopt;

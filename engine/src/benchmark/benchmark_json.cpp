@@ -15,7 +15,8 @@ BenchConfig benchFrom(const json& j, std::string_view prefix, bool strict) {
     if (strict) {
         rejectUnknown(j, prefix,
                       {"model", "size", "batch_size", "warmup", "steps", "mode", "precision",
-                       "attention", "exec", "device", "seed", "learning_rate", "vocab_size",
+                       "attention", "exec", "source", "code", "optimizer", "python", "timeout_s",
+                       "device", "seed", "learning_rate", "vocab_size",
                        "context_length", "d_model", "d_ff", "num_layers", "num_heads",
                        "rope_theta"});
     }
@@ -42,6 +43,11 @@ BenchConfig benchFrom(const json& j, std::string_view prefix, bool strict) {
     read(j, prefix, "precision", c.precision, toPrecision);
     read(j, prefix, "attention", c.attention, toAttentionImpl);
     read(j, prefix, "exec", c.exec, toExecMode);  // absent in runs stored before it: eager
+    read(j, prefix, "source", c.source, toSource);  // likewise: TrainScope's model
+    read(j, prefix, "code", c.python.code, toStr);
+    read(j, prefix, "optimizer", c.python.optimizer, toStr);
+    read(j, prefix, "python", c.python.python, toStr);
+    read(j, prefix, "timeout_s", c.python.timeout_s, toDouble);
     read(j, prefix, "device", c.device, toStr);
     read(j, prefix, "seed", c.seed, toUint);
     read(j, prefix, "learning_rate", c.learning_rate, toDouble);
@@ -67,7 +73,7 @@ StepSample stepFrom(const json& j, std::string_view prefix) {
 }  // namespace
 
 json toJson(const BenchConfig& c) {
-    return {{"model", toJson(c.model)},
+    json j = {{"model", toJson(c.model)},
             {"batch_size", c.batch_size},
             {"warmup", c.warmup},
             {"steps", c.steps},
@@ -78,6 +84,16 @@ json toJson(const BenchConfig& c) {
             {"device", c.device},
             {"seed", c.seed},
             {"learning_rate", number(c.learning_rate)}};
+    // The source and the code only where there is the user's code (a sweep's base may be
+    // TrainScope's point of a sweep over both): TrainScope's points read as they always did.
+    if (c.source != Source::TrainScope) j["source"] = toString(c.source);
+    if (c.source != Source::TrainScope || !c.python.code.empty()) {
+        j["code"] = c.python.code;
+        j["optimizer"] = c.python.optimizer;
+        j["python"] = c.python.python;
+        j["timeout_s"] = number(c.python.timeout_s);
+    }
+    return j;
 }
 
 json toJson(const StepSample& s) {
@@ -138,8 +154,12 @@ BenchResult resultFromJson(const json& j) {
 
 SweepSpec sweepFromJson(const json& j) {
     requireObject(j, "");
-    rejectUnknown(j, "", {"base", "sizes", "context_lengths", "batch_sizes", "precisions",
-                          "attentions", "modes", "execs", "warmups", "devices"});
+    // "points" and "command" are what a stored run's spec adds (benchSpecJson), so that it
+    // can be run again as a sweep file.
+    rejectUnknown(j, "", {"base", "sizes", "context_lengths", "batch_sizes", "precisions", "attentions", "modes",
+                          "execs", "sources", "warmups", "devices", "points", "command"});
+    if (auto it = j.find("command"); it != j.end() && *it != "bench")
+        fail("command", "this is the spec of a " + shown(*it) + " run, not a benchmark sweep");
     SweepSpec s;
     if (auto it = j.find("base"); it != j.end()) s.base = benchFrom(*it, "base", true);
     readList(j, "sizes", s.sizes,
@@ -150,6 +170,7 @@ SweepSpec sweepFromJson(const json& j) {
     readList(j, "attentions", s.attentions, toAttentionImpl);
     readList(j, "modes", s.modes, toMode);
     readList(j, "execs", s.execs, toExecMode);
+    readList(j, "sources", s.sources, toSource);
     readList(j, "warmups", s.warmups, kInt);
     readList(j, "devices", s.devices, toStr);
     return s;
@@ -170,6 +191,7 @@ std::string benchSpecJson(const SweepSpec& s, size_t point_count) {
                 {"attentions", names(s.attentions)},
                 {"modes", names(s.modes)},
                 {"execs", names(s.execs)},
+                {"sources", names(s.sources)},
                 {"warmups", s.warmups},
                 {"devices", s.devices},
                 {"points", point_count},

@@ -67,14 +67,19 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
         {"attention", num([](const BenchResult& r) { return toString(r.config.attention); }), false},
         {"mode", num([](const BenchResult& r) { return toString(r.config.mode); }), false},
         {"exec", num([](const BenchResult& r) { return toString(r.config.exec); }), false},
+        {"source", num([](const BenchResult& r) { return toString(r.config.source); }), false},
         {"warmup", num([](const BenchResult& r) { return r.config.warmup; }), true},
         {"steps", num([](const BenchResult& r) { return r.config.steps; }), true},
         {"device", num([](const BenchResult& r) { return r.config.device; }), false},
     };
+    // Whose code ran is always said where it was the user's.
+    const bool any_python = std::any_of(results.begin(), results.end(),
+                                        [](const BenchResult& r) { return r.config.source == Source::Python; });
     for (const auto& o : optional) {
         bool varies = false;
         for (const auto& r : results) varies |= o.f(r) != o.f(results.front());
-        if (all || varies) cols.push_back({o.header, o.f, {}, o.right});
+        if (all || varies || (any_python && std::string_view(o.header) == "source"))
+            cols.push_back({o.header, o.f, {}, o.right});
     }
     const bool any_backward = std::any_of(results.begin(), results.end(),
                                           [](const BenchResult& r) { return r.config.mode != Mode::Forward; });
@@ -122,7 +127,7 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
     for (const auto& r : results)
         if (r.config.exec == ExecMode::Eager) eager->emplace(toJson(r.config).dump(), &r);
     const auto speedup = [eager](const BenchResult& r) -> std::optional<double> {
-        if (r.config.exec != ExecMode::Compiled || r.status != Status::Ok || r.total.count == 0 || r.total.mean <= 0)
+        if (r.config.exec == ExecMode::Eager || r.status != Status::Ok || r.total.count == 0 || r.total.mean <= 0)
             return std::nullopt;
         BenchConfig c = r.config;
         c.exec = ExecMode::Eager;
@@ -241,9 +246,20 @@ std::string markdownReport(const std::string& title, const std::vector<BenchResu
     out += "## Environment\n\n" + formatEnvironment(results.front().environment, TableFormat::Markdown);
     out += "\n## Results\n\nTimes are mean ± sample standard deviation over the measured steps "
            "(warm-up steps excluded).\n\n";
+    // The user's code, named once (its points' source column says which rows are its).
+    std::vector<std::string> codes;
+    for (const auto& r : results)
+        if (r.config.source == Source::Python &&
+            std::find(codes.begin(), codes.end(), r.config.python.code) == codes.end())
+            codes.push_back(r.config.python.code);
+    for (const auto& c : codes) out += fmt::format("Your code (source python): `{}`.\n\n", c);
     out += formatResults(results, TableFormat::Markdown);
     for (const auto& r : results) {
-        if (!r.error.empty()) out += fmt::format("\n- {} {}: {}\n", r.config.model.name, toString(r.status), r.error);
+        if (r.error.empty()) continue;
+        // A user's traceback (the Python source) goes below its first line, as code.
+        const size_t nl = r.error.find('\n');
+        out += fmt::format("\n- {} {}: {}\n", r.config.model.name, toString(r.status), r.error.substr(0, nl));
+        if (nl != std::string::npos) out += fmt::format("\n```\n{}\n```\n", r.error.substr(nl + 1));
     }
     out += "\n## Steps\n\n| point | step | warm-up | forward (ms) | backward (ms) | optimizer (ms) | total (ms) | loss |\n"
            "|---:|---:|:---:|---:|---:|---:|---:|---:|\n";

@@ -14,6 +14,7 @@
 #include "nn/training_step.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 
 
 namespace ts {
@@ -96,6 +97,86 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
     }
 }
 
+// The point's spec for the Python runner (runner/trainscope_runner/bench.py reads it).
+nlohmann::json pythonSpec(const BenchConfig& cfg) {
+    const ModelConfig& m = cfg.model;
+    return {{"code", cfg.python.code},
+            {"optimizer", cfg.python.optimizer},
+            {"model",
+             {{"vocab_size", m.vocab_size},
+              {"context_length", m.context_length},
+              {"d_model", m.d_model},
+              {"num_layers", m.num_layers},
+              {"num_heads", m.num_heads},
+              {"d_ff", m.d_ff},
+              {"rope_theta", m.rope_theta}}},
+            {"batch_size", cfg.batch_size},
+            {"warmup", cfg.warmup},
+            {"steps", cfg.steps},
+            {"mode", toString(cfg.mode)},
+            {"precision", toString(cfg.precision)},
+            {"exec", toString(cfg.exec)},
+            {"device", cfg.device},
+            {"seed", cfg.seed},
+            {"learning_rate", cfg.learning_rate}};
+}
+
+// The user's model, timed by the Python runner step by step as TrainScope times its own
+// (forward with the loss, backward, optimizer; CUDA events, one synchronisation a step).
+void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel, const Progress& progress,
+                   BenchResult& r) {
+    PythonJob job{cfg.python.python, "bench", pythonSpec(cfg), cfg.python.timeout_s};
+    bool finished = false;
+    const PythonOutcome out = runPython(
+        job,
+        [&](const nlohmann::json& j) {
+            const std::string event = j.value("event", "");
+            if (event == "ready") {
+                r.parameter_count = j.value("parameters", int64_t{0});
+                obs.log(LogLevel::Info, fmt::format("point {}: {} ({} parameters) with {}, torch {}",
+                                                    progress.point_index + 1, j.value("model", "?"),
+                                                    r.parameter_count, j.value("optimizer", "no optimizer"),
+                                                    j.value("torch", "?")));
+                for (const auto& note : j.value("notes", std::vector<std::string>{}))
+                    obs.log(LogLevel::Info, fmt::format("point {}: {}", progress.point_index + 1, note));
+            } else if (event == "step") {
+                // The runner's step line has a StepSample's fields (and its event and rank).
+                const StepSample s = stepFromJson(j);
+                r.steps.push_back(s);
+                obs.stepFinished(progress.point_index, s);
+                progress.report(static_cast<int>(r.steps.size()));
+            } else if (event == "result") {
+                finished = true;
+                if (j.value("status", "ok") == "oom") {
+                    r.status = Status::OOM;
+                    r.error = j.value("message", "out of memory in the user's code");
+                    if (const std::string at = j.value("where", ""); !at.empty()) r.error += " (" + at + ")";
+                }
+            }
+        },
+        cancel);
+    switch (out.state) {
+        case PythonOutcome::State::Finished:
+            if (!finished) {
+                r.status = Status::Failed;
+                r.error = "the Python runner ended without a result";
+            }
+            return;
+        case PythonOutcome::State::Cancelled: {
+            const int done = static_cast<int>(r.steps.size());
+            r.status = Status::Cancelled;
+            r.error = done < cfg.warmup ? fmt::format("during warm-up step {} of {}", done + 1, cfg.warmup)
+                                        : fmt::format("after {} of {} measured steps", done - cfg.warmup, cfg.steps);
+            return;
+        }
+        case PythonOutcome::State::TimedOut:
+        case PythonOutcome::State::Failed:
+            r.status = Status::Failed;
+            r.error = out.text();
+            return;
+    }
+}
+
 BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel, const Progress& progress) {
     obs.pointStarted(progress.point_index, progress.point_count, cfg);
     BenchResult r;
@@ -106,6 +187,15 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
     if (!problems.empty()) {
         r.status = Status::Failed;
         r.error = fmt::format("{}", fmt::join(problems, "; "));
+        return r;
+    }
+    if (cfg.source == Source::Python) {
+        runRecordingFailure(r, [&] { measurePython(cfg, obs, cancel, progress, r); });
+        if (r.status != Status::Ok && r.status != Status::Cancelled)
+            obs.log(LogLevel::Warning, fmt::format("point {}: {}: {}", progress.point_index + 1, toString(r.status),
+                                                   firstLine(r.error)));
+        summarize(r);
+        for (const auto& s : r.steps) r.peak_memory = std::max(r.peak_memory, s.memory_peak);
         return r;
     }
     r.parameter_count = parameterCount(cfg.model);  // only once the sizes are known not to overflow it

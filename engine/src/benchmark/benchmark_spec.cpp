@@ -57,6 +57,7 @@ std::vector<std::string> validateBench(const BenchConfig& c) {
         errors.push_back(fmt::format("learning_rate must be a positive finite number (got {})", c.learning_rate));
     if (auto e = validateDevice(c.device); !e.empty()) errors.push_back(e);
     if (auto e = compiledProblem(c); !e.empty()) errors.push_back(e);
+    if (auto e = sourceProblem(c); !e.empty()) errors.push_back(e);
     if (errors.empty()) {
         const TensorEstimate big = largestTensor(c);
         if (big.bytes > kMaxTensorBytes)
@@ -67,8 +68,23 @@ std::vector<std::string> validateBench(const BenchConfig& c) {
     return errors;
 }
 
+std::string sourceProblem(const BenchConfig& c) {
+    if (c.source == Source::TrainScope) return {};
+    if (c.python.code.empty())
+        return "the Python source needs the user's code: --code with a course checkout's folder, module:callable "
+               "or path/file.py:callable";
+    if (!(c.python.timeout_s > 0) || c.python.timeout_s > 86400)
+        return fmt::format("timeout {} s is outside (0, 86400]", c.python.timeout_s);
+    return {};
+}
+
 std::string compiledProblem(const BenchConfig& c) {
-    if (c.exec != ExecMode::Compiled) return {};
+    if (c.exec == ExecMode::Eager) return {};
+    if (c.source == Source::Python) return {};  // torch.compile, in the user's Python
+    if (c.exec != ExecMode::Compiled)
+        return fmt::format("{} is a torch.compile mode, for the user's code (--code) only; TrainScope's own model runs "
+                           "eager or compiled",
+                           toString(c.exec));
     if (c.device.rfind("cuda", 0) != 0) return "compiled mode captures CUDA graphs: it needs a CUDA device";
     // GradScaler's steps are device ops and could be captured, but its skipped steps and scale
     // growth have not been checked against eager here: refused rather than trusted.
@@ -81,7 +97,8 @@ std::string compiledProblem(const BenchConfig& c) {
 size_t sweepPointCount(const SweepSpec& spec) {
     const size_t sizes[] = {spec.sizes.size(),     spec.context_lengths.size(), spec.batch_sizes.size(),
                             spec.precisions.size(), spec.attentions.size(),      spec.modes.size(),
-                            spec.execs.size(),      spec.warmups.size(),    spec.devices.size()};
+                            spec.execs.size(),      spec.sources.size(),     spec.warmups.size(),
+                            spec.devices.size()};
     size_t n = 1;
     for (size_t s : sizes)
         if (__builtin_mul_overflow(n, std::max<size_t>(s, 1), &n)) return SIZE_MAX;  // an empty list is the base value
@@ -118,6 +135,7 @@ std::vector<BenchConfig> expandSweep(const SweepSpec& spec) {
                 for (AttentionImpl a : orBase(spec.attentions, spec.base.attention))
                     for (Mode mode : orBase(spec.modes, spec.base.mode))
                       for (ExecMode e : orBase(spec.execs, spec.base.exec))
+                       for (Source src : orBase(spec.sources, spec.base.source))
                         for (int w : orBase(spec.warmups, spec.base.warmup))
                             for (const std::string& dev : orBase(spec.devices, spec.base.device)) {
                                 BenchConfig c = spec.base;
@@ -128,6 +146,7 @@ std::vector<BenchConfig> expandSweep(const SweepSpec& spec) {
                                 c.attention = a;
                                 c.mode = mode;
                                 c.exec = e;
+                                c.source = src;
                                 c.warmup = w;
                                 c.device = dev;
                                 points.push_back(c);

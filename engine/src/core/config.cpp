@@ -39,8 +39,13 @@ constexpr std::pair<std::string_view, AttentionImpl> kAttentionImpls[] = {
     {"sdpa-cudnn", AttentionImpl::SdpaCudnn},
     {"sdpa-math", AttentionImpl::SdpaMath},
     {"flash", AttentionImpl::Flash}};
-constexpr std::pair<std::string_view, ExecMode> kExecModes[] = {{"eager", ExecMode::Eager},
-                                                               {"compiled", ExecMode::Compiled}};
+constexpr std::pair<std::string_view, ExecMode> kExecModes[] = {
+    {"eager", ExecMode::Eager},
+    {"compiled", ExecMode::Compiled},
+    {"reduce-overhead", ExecMode::ReduceOverhead},
+    {"max-autotune-no-cudagraphs", ExecMode::MaxAutotuneNoCudagraphs}};
+constexpr std::pair<std::string_view, Source> kSources[] = {{"trainscope", Source::TrainScope},
+                                                           {"python", Source::Python}};
 
 template <typename Table, typename T>
 std::string_view nameOf(const Table& table, T value) {
@@ -131,6 +136,10 @@ std::string_view toString(ExecMode e) { return nameOf(kExecModes, e); }
 std::optional<ExecMode> parseExecMode(std::string_view s) { return lookup<ExecMode>(s, kExecModes); }
 const std::vector<ExecMode>& allExecModes() { return valuesOf<ExecMode>(kExecModes); }
 std::string namesOf(const std::vector<ExecMode>& v) { return joinNames(v); }
+std::string_view toString(Source s) { return nameOf(kSources, s); }
+std::optional<Source> parseSource(std::string_view s) { return lookup<Source>(s, kSources); }
+const std::vector<Source>& allSources() { return valuesOf<Source>(kSources); }
+std::string namesOf(const std::vector<Source>& v) { return joinNames(v); }
 std::optional<Mode> parseMode(std::string_view s) { return lookup<Mode>(s, kModes); }
 std::optional<Precision> parsePrecision(std::string_view s) { return lookup<Precision>(s, kPrecisions); }
 std::optional<AttentionImpl> parseAttentionImpl(std::string_view s) {

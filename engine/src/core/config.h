@@ -51,29 +51,39 @@ enum class AttentionImpl {
     SdpaMath,
     Flash,          // this project's CUDA kernels
 };
-// How a training step is executed: op by op from the host (eager), or its forward, backward
-// and optimizer each captured once as a CUDA graph and replayed (compiled; nn/training_step.h).
-enum class ExecMode { Eager, Compiled };
+// How a training step is executed: op by op from the host (eager), or compiled. For
+// TrainScope's own model, compiled is its forward, backward and optimizer each captured once as
+// a CUDA graph and replayed (nn/training_step.h); for the user's Python model it is
+// torch.compile in its default mode, and the other two are torch.compile's modes of those
+// names (for the Python source only).
+enum class ExecMode { Eager, Compiled, ReduceOverhead, MaxAutotuneNoCudagraphs };
+// Whose code a point runs: TrainScope's own model (C++, LibTorch, our kernels), or the user's
+// PyTorch model through the Python runner (runtime/python_runner.h).
+enum class Source { TrainScope, Python };
 
 // Names, one table each (config.cpp): toString gives the name the CLI, JSON files and the
 // store use; parse* reads it back; all* lists every value in display order.
 std::string_view toString(Mode m);
 std::string_view toString(Precision p);
 std::string_view toString(AttentionImpl a);  // "naive", "tiled", "sdpa", "sdpa-flash", ... "flash"
-std::string_view toString(ExecMode e);       // "eager", "compiled"
+std::string_view toString(ExecMode e);       // "eager", "compiled", "reduce-overhead", ...
+std::string_view toString(Source s);         // "trainscope", "python"
 std::optional<Mode> parseMode(std::string_view s);
 std::optional<Precision> parsePrecision(std::string_view s);
 std::optional<AttentionImpl> parseAttentionImpl(std::string_view s);
 std::optional<ExecMode> parseExecMode(std::string_view s);
+std::optional<Source> parseSource(std::string_view s);
 const std::vector<Mode>& allModes();
 const std::vector<Precision>& allPrecisions();
 const std::vector<AttentionImpl>& allAttentionImpls();
 const std::vector<ExecMode>& allExecModes();
+const std::vector<Source>& allSources();
 // "a, b, c": every name of an enum, for messages.
 std::string namesOf(const std::vector<Mode>&);
 std::string namesOf(const std::vector<Precision>&);
 std::string namesOf(const std::vector<AttentionImpl>&);
 std::string namesOf(const std::vector<ExecMode>&);
+std::string namesOf(const std::vector<Source>&);
 
 // A device string: "cpu", "cuda" or "cuda:N". Empty when valid, else a sentence naming it.
 std::string validateDevice(const std::string& device);

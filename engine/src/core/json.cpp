@@ -130,6 +130,7 @@ AttentionImpl toAttentionImpl(const json& v, std::string_view f) {
     return toEnum(v, f, allAttentionImpls(), parseAttentionImpl);
 }
 ExecMode toExecMode(const json& v, std::string_view f) { return toEnum(v, f, allExecModes(), parseExecMode); }
+Source toSource(const json& v, std::string_view f) { return toEnum(v, f, allSources(), parseSource); }
 Status toStatus(const json& v, std::string_view f) { return toEnum(v, f, allStatuses(), parseStatus); }
 
 std::string toSize(const json& v, std::string_view field, bool allow_custom) {

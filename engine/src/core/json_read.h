@@ -44,6 +44,7 @@ Mode toMode(const json& v, std::string_view field);
 Precision toPrecision(const json& v, std::string_view field);
 AttentionImpl toAttentionImpl(const json& v, std::string_view field);
 ExecMode toExecMode(const json& v, std::string_view field);
+Source toSource(const json& v, std::string_view field);
 Status toStatus(const json& v, std::string_view field);
 // A preset name ("small"), or "custom" where allowed.
 std::string toSize(const json& v, std::string_view field, bool allow_custom);

@@ -1,0 +1,219 @@
+#include "runtime/python_runner.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "trainscope/distributed/launcher.h"
+
+#ifndef TRAINSCOPE_RUNNER_DIR
+#define TRAINSCOPE_RUNNER_DIR ""
+#endif
+#ifndef TRAINSCOPE_DEFAULT_PYTHON
+#define TRAINSCOPE_DEFAULT_PYTHON ""
+#endif
+
+namespace ts {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+bool runnable(const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
+// The launcher's words for its one rank, in the runner's.
+std::string aboutTheRunner(std::string message) {
+    for (const std::string from : {"rank 0 ", "rank 0: "})
+        if (message.rfind(from, 0) == 0) message = "the Python runner " + message.substr(from.size());
+    return message;
+}
+
+}  // namespace
+
+std::string PythonOutcome::text() const {
+    if (traceback.empty()) return message;
+    return message + "\n" + traceback;
+}
+
+std::string defaultPython() {
+    if (auto p = env("TRAINSCOPE_PYTHON"); !p.empty()) return p;
+    if (const std::string configured = TRAINSCOPE_DEFAULT_PYTHON; !configured.empty() && runnable(configured))
+        return configured;
+    return "python3";
+}
+
+std::string runnerFolder() {
+    if (auto p = env("TRAINSCOPE_RUNNER_PATH"); !p.empty()) return p;
+    std::error_code ec;
+    if (const fs::path built = TRAINSCOPE_RUNNER_DIR; !built.empty() && fs::is_directory(built / "trainscope_runner", ec))
+        return built.string();
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const fs::path installed = exe.parent_path().parent_path() / "share" / "trainscope" / "runner";
+        if (fs::is_directory(installed / "trainscope_runner", ec)) return installed.string();
+    }
+    return TRAINSCOPE_RUNNER_DIR;
+}
+
+std::string exampleCheckout() {
+    std::error_code ec;
+    const fs::path runner = runnerFolder();
+    // Beside the runner: the source tree's examples/, or share/trainscope/examples.
+    const fs::path checkout = runner.parent_path() / "examples" / "course-checkout";
+    return fs::is_directory(checkout, ec) ? checkout.string() : std::string();
+}
+
+std::string findExecutable(const std::string& python) {
+    if (python.empty()) return {};
+    if (python.find('/') != std::string::npos) return runnable(python) ? fs::absolute(python).string() : std::string();
+    std::stringstream path(env("PATH"));
+    std::string dir;
+    while (std::getline(path, dir, ':')) {
+        const fs::path candidate = fs::path(dir.empty() ? "." : dir) / python;
+        if (runnable(candidate)) return fs::absolute(candidate).string();
+    }
+    return {};
+}
+
+std::string pythonCodeProblem(const std::string& code, const std::string& python) {
+    const std::string asked = python.empty() ? defaultPython() : python;
+    if (findExecutable(asked).empty())
+        return fmt::format("--python: no Python interpreter '{}' (a path, or a name on the PATH)", asked);
+    std::error_code ec;
+    if (code.empty()) return "--code: no code given";
+    if (fs::is_directory(code, ec)) return {};
+    const size_t colon = code.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == code.size())
+        return fmt::format("--code: '{}' is neither a folder nor module:callable (or path/file.py:callable)", code);
+    const std::string where = code.substr(0, colon);
+    const bool file = where.find('/') != std::string::npos || where.size() > 3 && where.ends_with(".py");
+    if (file && !fs::is_regular_file(where, ec)) return fmt::format("--code: '{}' does not exist (in '{}')", where, code);
+    return {};
+}
+
+PythonOutcome runPython(const PythonJob& job, const std::function<void(const nlohmann::json&)>& on_event,
+                        const CancelToken& cancel) {
+    PythonOutcome out;
+    const std::string asked = job.python.empty() ? defaultPython() : job.python;
+    const std::string python = findExecutable(asked);
+    if (python.empty()) {
+        out.state = PythonOutcome::State::Failed;
+        out.phase = "setup";
+        out.message = fmt::format("no Python interpreter '{}' (--python: a path, or a name on the PATH)", asked);
+        return out;
+    }
+    dist::LaunchSpec launch;
+    launch.executable = python;
+    launch.arguments = {"-m", "trainscope_runner", job.command, "--spec", job.spec.dump()};
+    launch.world_size = 1;
+    launch.backend = dist::CommBackend::Gloo;
+    launch.hang_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(job.timeout_s * 1000)));
+    const std::string pythonpath = env("PYTHONPATH");
+    launch.environment = {{"PYTHONPATH", runnerFolder() + (pythonpath.empty() ? "" : ":" + pythonpath)},
+                          {"PYTHONUNBUFFERED", "1"},
+                          {"PYTHONDONTWRITEBYTECODE", "1"}};
+    bool saw_error = false;
+    dist::LocalLauncher launcher(launch);
+    const dist::LaunchOutcome done = launcher.run(
+        [&](int, const std::string& line) {
+            const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+            if (!j.is_object() || !j.contains("event")) return;  // a stray print of a library
+            if (j.value("event", "") == "error") {
+                saw_error = true;
+                out.phase = j.value("phase", "");
+                out.message = j.value("message", "the user's code failed");
+                out.traceback = j.value("traceback", "");
+                return;
+            }
+            on_event(j);
+        },
+        [&] { return cancel.cancelled(); });
+    switch (done.state) {
+        case dist::LaunchOutcome::State::Finished:
+            if (saw_error) out.state = PythonOutcome::State::Failed;
+            return out;
+        case dist::LaunchOutcome::State::Cancelled:
+            out.state = PythonOutcome::State::Cancelled;
+            out.message = "stopped; the Python runner was ended";
+            return out;
+        case dist::LaunchOutcome::State::TimedOut:
+            out.state = PythonOutcome::State::TimedOut;
+            out.phase = "step";
+            out.message = fmt::format(
+                "the user's code wrote nothing for {:g} s and was stopped (a hung step? raise --timeout when a "
+                "step, or torch.compile's first one, takes longer)",
+                job.timeout_s);
+            return out;
+        case dist::LaunchOutcome::State::Failed: break;
+    }
+    out.state = PythonOutcome::State::Failed;
+    if (saw_error) return out;  // the user's code failed, said in its own words
+    // A crash (a segfault in an extension), an interpreter that would not start: the
+    // launcher's words, and what the runner wrote on stderr last.
+    out.phase = "runner";
+    out.message = aboutTheRunner(done.message);
+    if (!done.ranks.empty()) {
+        std::string tail;
+        for (const auto& l : done.ranks.front().stderr_tail) tail += l + "\n";
+        out.traceback = tail;
+    }
+    return out;
+}
+
+}  // namespace ts
+
+namespace ts {
+
+CodeCheck checkPythonCode(const std::string& code, const std::string& optimizer, const std::string& python,
+                          const CancelToken& cancel, double timeout_s) {
+    CodeCheck c;
+    if (const std::string problem = pythonCodeProblem(code, python); !problem.empty()) {
+        c.outcome.state = PythonOutcome::State::Failed;
+        c.outcome.phase = "setup";
+        c.outcome.message = problem;
+        return c;
+    }
+    PythonJob job{python, "check", {{"code", code}, {"optimizer", optimizer}}, timeout_s};
+    c.outcome = runPython(
+        job, [&](const nlohmann::json& j) {
+            if (j.value("event", "") == "found") c.found = j;
+        },
+        cancel);
+    if (c.outcome.ok() && c.found.is_null()) {
+        c.outcome.state = PythonOutcome::State::Failed;
+        c.outcome.message = "the Python runner ended without saying what it found";
+    }
+    return c;
+}
+
+std::string CodeCheck::text() const {
+    if (!outcome.ok()) return "Not usable: " + outcome.text();
+    const nlohmann::json& f = found;
+    std::string out = fmt::format("Python {} with torch {}; {}\n", f.value("python", "?"), f.value("torch", "?"),
+                                  f.value("gpu", "").empty() ? std::string("no GPU") : "GPU " + f.value("gpu", ""));
+    if (f.value("form", "") == "checkout") out += fmt::format("A course checkout: {}\n", f.value("root", ""));
+    out += fmt::format("Model: {}\nOptimizer: {}\n", f.value("model", "?"), f.value("optimizer", "?"));
+    if (const auto a = f.find("adapters"); a != f.end() && a->is_object() && !a->empty()) {
+        out += "tests/adapters.py:\n";
+        for (const auto& [name, state] : a->items())
+            out += fmt::format("  {} ({})\n", name, state.is_string() ? state.get<std::string>() : state.dump());
+    }
+    if (const auto n = f.find("notes"); n != f.end() && n->is_array())
+        for (const auto& note : *n)
+            if (note.is_string()) out += "Note: " + note.get<std::string>() + "\n";
+    return out;
+}
+
+}  // namespace ts

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The user's code on a GPU (label gpu; SKIPPED, exit 77, without one): the example checkout timed
+with CUDA events through trainscope-cli, device memory recorded per step, bf16 autocast, an
+out-of-memory inside the user's model as a result, and TrainScope's model beside it in one run.
+Usage: test_python_source_gpu.py path/to/trainscope-cli"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+SKIP = 77
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHECKOUT = os.path.join(ROOT, "examples", "course-checkout")
+
+
+def main(cli):
+    info = subprocess.run([cli, "info"], capture_output=True, text=True)
+    if "cuda:0" not in info.stdout:
+        print("SKIPPED: no CUDA device")
+        return SKIP
+    failures = []
+
+    def check(ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            failures.append(what)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, TRAINSCOPE_DB=os.path.join(tmp, "results.db"))
+
+        def bench(*args):
+            p = subprocess.run([cli, "bench", *args, "--device", "cuda", "--jsonl"], capture_output=True, text=True,
+                               env=env, timeout=600)
+            results = [json.loads(l) for l in p.stdout.splitlines() if '"result"' in l]
+            return p, results
+
+        p, rs = bench("--code", CHECKOUT, "--source", "trainscope,python", "--size", "small", "--context-length", "256",
+                      "--precision", "fp32,bf16", "--warmup", "3", "--steps", "5")
+        check(p.returncode == 0, f"the checkout beside TrainScope's model runs (exit {p.returncode}) {p.stderr[-500:]}")
+        check([(r["config"].get("source", "trainscope"), r["config"]["precision"]) for r in rs] ==
+              [("trainscope", "fp32"), ("python", "fp32"), ("trainscope", "bf16"), ("python", "bf16")],
+              "four points, TrainScope's and yours, fp32 and bf16")
+        for r in rs:
+            who = f'{r["config"].get("source", "trainscope")} {r["config"]["precision"]}'
+            check(r["status"] == "ok", f"{who}: ok ({r['error'][:300]})")
+            check(all(s["memory_peak"] > 0 and s["memory_allocated"] > 0 for s in r["steps"]),
+                  f"{who}: device memory recorded every step")
+            check(r["peak_memory"] > 0, f"{who}: the point's peak")
+            check(r["total"]["mean"] > 0 and r["forward"]["mean"] > 0 and r["backward"]["mean"] > 0,
+                  f"{who}: CUDA-event phases")
+            check("tflops" in r, f"{who}: TFLOP/s of the course model")
+        python_bf16 = [r for r in rs if r["config"].get("source") == "python" and r["config"]["precision"] == "bf16"]
+        python_fp32 = [r for r in rs if r["config"].get("source") == "python" and r["config"]["precision"] == "fp32"]
+        if python_bf16 and python_fp32:
+            check(python_bf16[0]["total"]["mean"] < python_fp32[0]["total"]["mean"],
+                  "bf16 autocast is faster than fp32 for the user's small model")
+
+        oom = os.path.join(tmp, "huge.py")
+        with open(oom, "w") as f:
+            f.write(textwrap.dedent("""
+                import torch, torch.nn as nn
+                class Huge(nn.Module):
+                    def __init__(self, v, d):
+                        super().__init__()
+                        self.e, self.h = nn.Embedding(v, d), nn.Linear(d, v)
+                    def forward(self, x):
+                        waste = torch.empty(1 << 44, dtype=torch.uint8, device=x.device)  # 16 TiB
+                        return self.h(self.e(x)) + waste.sum()
+                def build(vocab_size, d_model):
+                    return Huge(vocab_size, d_model)
+            """))
+        p, rs = bench("--code", oom + ":build", "--size", "tiny", "--context-length", "64", "--warmup", "0",
+                      "--steps", "2")
+        check(p.returncode == 0 and len(rs) == 1 and rs[0]["status"] == "OOM",
+              f"a CUDA out-of-memory in the user's model is a result (exit {p.returncode})")
+        if rs:
+            check("huge.py:" in rs[0]["error"], "it names the user's line")
+    if failures:
+        print(f"{len(failures)} failed")
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(os.path.abspath(sys.argv[1])))

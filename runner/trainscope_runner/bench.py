@@ -64,7 +64,8 @@ def run(spec):
     if device.type == "cuda":
         if not torch.cuda.is_available():
             raise UserError("setup", f"device {device} asked for, but this Python's torch {torch.__version__} sees no GPU")
-        torch.cuda.set_device(device)
+        if device.index is not None:  # "cuda" is the current device as it is
+            torch.cuda.set_device(device)
     mode = spec.get("mode", "train")
     precision = spec.get("precision", "fp32")
     exec_mode = spec.get("exec", "eager")

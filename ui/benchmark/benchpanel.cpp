@@ -317,8 +317,12 @@ QGroupBox* BenchPanel::buildCodeBox() {
     checkResult_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     checkResult_->hide();
     form->addRow(tr("Model code:"), sourceBox_);
-    form->addRow(tr("Your c&ode:"), codeRow);
-    form->addRow(tr("P&ython:"), pyRow);
+    auto* codeLabel = new QLabel(tr("Your c&ode:"), box);
+    codeLabel->setBuddy(code_);
+    form->addRow(codeLabel, codeRow);
+    auto* pyLabel = new QLabel(tr("P&ython:"), box);
+    pyLabel->setBuddy(python_);
+    form->addRow(pyLabel, pyRow);
     form->addRow(checkResult_);
     return box;
 }

@@ -272,11 +272,11 @@ std::string markdownReport(const std::string& title, const std::vector<BenchResu
 }
 
 namespace {
-BenchResult resultFromRow(const std::string& s) { return resultFromJson(parseJson(s)); }
+BenchResult benchFromRow(const std::string& s) { return resultFromJson(parseJson(s)); }
 }  // namespace
 
 std::vector<BenchResult> benchResultsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
-    return parseRows<BenchResult>(run, rows, resultFromRow);
+    return parseRows<BenchResult>(run, rows, benchFromRow);
 }
 
 std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
@@ -299,6 +299,6 @@ std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& ro
     return out;
 }
 
-Lab benchmarkLab() { return {kBenchLab, "End-to-end benchmark", benchRunReport, rowProblemOf(resultFromRow)}; }
+Lab benchmarkLab() { return {kBenchLab, "End-to-end benchmark", benchRunReport, rowProblemOf(benchFromRow)}; }
 
 }  // namespace ts

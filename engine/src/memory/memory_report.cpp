@@ -249,10 +249,10 @@ std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b,
 
 namespace {
 
-MemoryResult resultFromRow(const std::string& s) { return memoryResultFromJson(parseJson(s)); }
+MemoryResult memoryFromRow(const std::string& s) { return memoryResultFromJson(parseJson(s)); }
 
 std::string memoryRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
-    const auto results = parseRows<MemoryResult>(info, rows, resultFromRow);
+    const auto results = parseRows<MemoryResult>(info, rows, memoryFromRow);
     if (format == ReportFormat::Json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& r : results) arr.push_back(toJson(r));
@@ -286,7 +286,7 @@ MemoryResult storedMemoryPoint(const RunInfo& run, const std::vector<StoredRow>&
     for (const auto& row : rows) {
         if (row.index != point) continue;
         try {
-            return resultFromRow(row.result_json);
+            return memoryFromRow(row.result_json);
         } catch (const std::exception& e) {
             throw std::runtime_error(rowError(run, row, e.what()));
         }
@@ -294,6 +294,6 @@ MemoryResult storedMemoryPoint(const RunInfo& run, const std::vector<StoredRow>&
     throw std::runtime_error(fmt::format("run {} has no point {} ({} stored)", run.id, point, rows.size()));
 }
 
-Lab memoryLab() { return {kMemoryLab, "Memory", memoryRunReport, rowProblemOf(resultFromRow)}; }
+Lab memoryLab() { return {kMemoryLab, "Memory", memoryRunReport, rowProblemOf(memoryFromRow)}; }
 
 }  // namespace ts

@@ -189,10 +189,10 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
 
 namespace {
 
-ProfileResult resultFromRow(const std::string& s) { return profileResultFromJson(parseJson(s)); }
+ProfileResult profileFromRow(const std::string& s) { return profileResultFromJson(parseJson(s)); }
 
 std::string profileRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
-    const auto results = parseRows<ProfileResult>(info, rows, resultFromRow);
+    const auto results = parseRows<ProfileResult>(info, rows, profileFromRow);
     if (format == ReportFormat::Json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& r : results) arr.push_back(toJson(r));
@@ -220,6 +220,6 @@ std::string profileRunReport(const RunInfo& info, const std::vector<StoredRow>& 
 
 }  // namespace
 
-Lab profilerLab() { return {kProfileLab, "Profiler", profileRunReport, rowProblemOf(resultFromRow)}; }
+Lab profilerLab() { return {kProfileLab, "Profiler", profileRunReport, rowProblemOf(profileFromRow)}; }
 
 }  // namespace ts

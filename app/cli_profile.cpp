@@ -161,6 +161,7 @@ void addProfileCommand(CLI::App& app, int& code) {
                                               "by range of the model.");
     cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     addPointOptions(*cmd, o->point, /*measured_steps=*/false);
+    addCodeOptions(*cmd, o->point);  // the user's code, profiled with torch.profiler
     cmd->get_option("--warmup")->description("Warm-up steps, run before the profiler starts");
     cmd->add_option("--profile-steps", o->profile_steps, "Steps run under the profiler, after the warm-up")->capture_default_str();
     cmd->add_option("--phase", o->phase, "Only this phase: forward | backward | optimizer | other");

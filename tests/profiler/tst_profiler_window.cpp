@@ -27,6 +27,7 @@
 #include "profiler/profilecharts.h"
 #include "profiler/profilemodels.h"
 #include "profiler/profilepanel.h"
+#include "runtime/python_runner.h"
 #include "profiler/profiler_json.h"
 #include "profiler/profileview.h"
 #include "profiler/timelinechart.h"
@@ -91,6 +92,7 @@ private Q_SLOTS:
     void timelineDrawsOnlyWhatIsVisible();
     void largeStoredProfileParsesOffTheUiThread();
     void panelValidatesAndRoundTripsItsSpec();
+    void panelProfilesTheUsersCode();
     void storedRunWithoutProfileIsRefused();
     void cpuProfileThroughTheWindowAndBackFromHistory();
     void profileThisPointFromABenchmarkResult();
@@ -300,6 +302,38 @@ void TestProfilerWindow::panelValidatesAndRoundTripsItsSpec() {
         QVERIFY(precision);
         QCOMPARE(precision->currentData().toString(), QStringLiteral("fp32"));
     }
+}
+
+void TestProfilerWindow::panelProfilesTheUsersCode() {
+    ProfilePanel panel;
+    panel.setCapabilities(caps_);
+    QJsonObject state = tinyCpuState();
+    state["sources"] = QJsonArray{"python"};
+    state["code"] = QString::fromStdString(exampleCheckout());
+    panel.setState(state);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    QVERIFY(panel.spec().bench.source == Source::Python);
+    QCOMPARE(panel.spec().bench.python.code, exampleCheckout());
+    QVERIFY(!panel.fieldWidget("attention")->isEnabled());  // the user's model has its own
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    const QJsonObject spec = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QJsonObject back = ProfilePanel::stateFromSpec(spec);
+    QCOMPARE(back.value("sources").toArray(), QJsonArray{"python"});
+    QCOMPARE(back.value("code").toString(), state["code"].toString());
+    QVERIFY(ProfilePanel::describeSpec(spec).startsWith(QStringLiteral("your code")));
+    // One point, one source: ticking both keeps the user's code alone.
+    state["sources"] = QJsonArray{"trainscope", "python"};
+    panel.setState(state);
+    QCOMPARE(panel.state().value("sources").toArray(), QJsonArray{"python"});
+    // Code that is not there is flagged on its field before Run.
+    state["code"] = "/no/such/file.py:build";
+    panel.setState(state);
+    QVERIFY(!panel.isValid());
+    QVERIFY(panel.fieldWidget("code")->property("invalid").toBool());
+    // A spec stored before the field: TrainScope's model.
+    QCOMPARE(ProfilePanel::stateFromSpec(QJsonObject{{"bench", QJsonObject{}}}).value("sources").toArray(),
+             QJsonArray{"trainscope"});
 }
 
 void TestProfilerWindow::storedRunWithoutProfileIsRefused() {

@@ -141,6 +141,39 @@ class PythonSource(unittest.TestCase):
         for r in rs:
             self.assertEqual(r["status"], "ok", r["error"])
 
+    def test_the_profiler_attributes_the_users_ops_to_phases_and_modules(self):
+        args = ["profile", "--code", CHECKOUT, "--size", "tiny", "--device", "cpu", "--context-length", "16",
+                "--batch-size", "2", "--warmup", "1", "--profile-steps", "1", "--jsonl"]
+        p = self.cli(*args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout.splitlines()[-1])
+        self.assertEqual(doc["status"], "ok", doc["error"])
+        self.assertEqual(doc["spec"]["bench"]["source"], "python")
+        phases = {x["phase"]: x for x in doc["phases"]}
+        for phase in ("forward", "backward", "optimizer"):
+            self.assertGreater(phases[phase]["measured_ms"], 0, phase)
+        ops = {x["op"] for x in doc["ops"]}
+        self.assertTrue(ops & {"aten::mm", "aten::matmul", "aten::linear", "aten::addmm"}, ops)
+        # The user's submodules are ranges: the attention's softmax is found inside "attn".
+        p = self.cli(*args, "--range", "attn", "--top", "0")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        in_attention = {x["op"] for x in json.loads(p.stdout.splitlines()[-1])["ops"]}
+        self.assertIn("aten::softmax", in_attention)
+        self.assertNotIn("aten::embedding", in_attention)
+        # Stored as a profile run of the user's code, and shown again.
+        runs = json.loads(self.cli("runs", "list", "--json").stdout)
+        self.assertEqual(runs[0]["kind"], "profile")
+        shown = self.cli("runs", "show", str(runs[0]["id"]))
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+
+    def test_the_memory_lab_says_it_does_not_run_the_users_code_yet(self):
+        sweep = self.write("memory.json", json.dumps({"base": {"size": "tiny", "context_length": 16, "device": "cpu",
+                                                               "source": "python", "code": CHECKOUT}}))
+        p = self.cli("bench", "--sweep", sweep, "--no-store", "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)  # the benchmark runs it from a sweep file too
+        p = self.cli("memory", "--size", "tiny", "--device", "cpu", "--code", CHECKOUT)
+        self.assertEqual(p.returncode, 2, p.stderr)  # memory takes no --code (yet)
+
     # ---- the user's code failing
 
     def failing(self, name, body, *extra, code_suffix=":build"):

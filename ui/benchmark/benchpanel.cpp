@@ -4,35 +4,29 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QFileDialog>
-#include <QFontDatabase>
 #include <QFormLayout>
-#include <QFutureWatcher>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
-#include <QPushButton>
 #include <QRegularExpression>
 #include <QShortcut>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStyle>
-#include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "common/checkrow.h"
+#include "common/codechoice.h"
 #include "common/format.h"
 #include "benchmark/benchformat.h"
 #include "benchmark/benchmark.h"
 #include "core/json.h"
-#include "runtime/python_runner.h"
 
 namespace ts::ui {
 
@@ -85,7 +79,8 @@ void BenchPanel::build() {
     outer->addLayout(runBox);
     // What Run will do, and what blocks it, at the top where it is always seen.
 
-    outer->addWidget(buildCodeBox());
+    code_ = new CodeChoice(/*both=*/true, this);
+    outer->addWidget(code_);
 
     // Model: presets (several = a size sweep) and custom dimensions.
     auto* modelBox = new QGroupBox(tr("Model"), this);
@@ -198,8 +193,9 @@ void BenchPanel::build() {
                     {QStringLiteral("context"), context_},  {QStringLiteral("batch"), batch_},
                     {QStringLiteral("modes"), modeBox_},    {QStringLiteral("precisions"), precisionBox_},
                     {QStringLiteral("attentions"), attentionBox_}, {QStringLiteral("execs"), execModeBox_},
-                    {QStringLiteral("compile_modes"), compileModeBox_}, {QStringLiteral("sources"), sourceBox_},
-                    {QStringLiteral("code"), code_},        {QStringLiteral("python"), python_},
+                    {QStringLiteral("compile_modes"), compileModeBox_},
+                    {QStringLiteral("sources"), code_->sourceBox()},
+                    {QStringLiteral("code"), code_->codeEdit()}, {QStringLiteral("python"), code_->pythonEdit()},
                     {QStringLiteral("device"), device_},
                     {QStringLiteral("strategy"), strategy_}, {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("steps"), steps_},      {QStringLiteral("label"), label_}});
@@ -216,7 +212,6 @@ void BenchPanel::build() {
     precisions_[Precision::FP32]->setChecked(true);
     attentions_[AttentionImpl::Naive]->setChecked(true);
     execs_[ExecMode::Eager]->setChecked(true);
-    sources_[Source::TrainScope]->setChecked(true);
 
     auto changedSlot = [this] {
         if (updating_) return;
@@ -226,9 +221,9 @@ void BenchPanel::build() {
     connect(sizes_, &QListWidget::itemChanged, this, changedSlot);
     for (QSpinBox* s : {vocab_, dModel_, dFf_, layers_, heads_, steps_})
         connect(s, &QSpinBox::valueChanged, this, changedSlot);
-    for (QLineEdit* e : {label_, context_, batch_, warmup_, code_, python_})
+    for (QLineEdit* e : {label_, context_, batch_, warmup_})
         connect(e, &QLineEdit::textChanged, this, changedSlot);
-    for (auto* cb : sources_) connect(cb, &QCheckBox::toggled, this, changedSlot);
+    connect(code_, &CodeChoice::changed, this, changedSlot);
     for (auto* cb : modes_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     for (auto* cb : precisions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     for (auto* cb : attentions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
@@ -264,84 +259,10 @@ BenchConfig BenchPanel::baseConfig() const {
         if (attentions_[a]->isChecked()) { c.attention = a; break; }
     for (ExecMode e : allExecModes())
         if (execs_[e]->isChecked()) { c.exec = e; break; }
-    for (Source src : allSources())
-        if (sources_[src]->isChecked()) { c.source = src; break; }
-    c.python.code = code_->text().trimmed().toStdString();
-    c.python.python = python_->text().trimmed().toStdString();
+    const std::vector<Source> sources = code_->sources();
+    if (!sources.empty()) c.source = sources.front();
+    c.python = code_->code();
     return c;
-}
-
-QGroupBox* BenchPanel::buildCodeBox() {
-    auto* box = new QGroupBox(tr("Code"), this);
-    auto* form = new QFormLayout(box);
-    sourceBox_ = makeCheckRow(box, allSources(), sources_);
-    sources_[Source::TrainScope]->setText(tr("TrainScope"));
-    sources_[Source::TrainScope]->setToolTip(
-        tr("TrainScope's own model: C++ on LibTorch, with its attention kernels and fused AdamW"));
-    sources_[Source::Python]->setText(tr("your code (Python)"));
-    sources_[Source::Python]->setToolTip(
-        tr("Your PyTorch model, imported by TrainScope's Python runner and timed the same way (forward with the "
-           "loss, backward, optimizer; CUDA events). Tick both to compare them side by side (Speedup)."));
-    code_ = new QLineEdit(qstr(exampleCheckout()), box);  // a first Run has code to run
-    code_->setPlaceholderText(tr("a course checkout's folder, or module:callable"));
-    code_->setToolTip(tr("A course checkout (cs336_basics with BasicsTransformerLM, tests/adapters.py), "
-                         "module:callable or path/file.py:callable returning an nn.Module built from the point's "
-                         "vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta"));
-    auto* browse = new QToolButton(box);
-    browse->setText(tr("…"));
-    browse->setToolTip(tr("Choose a checkout's folder"));
-    connect(browse, &QToolButton::clicked, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Your course checkout"), code_->text());
-        if (!dir.isEmpty()) code_->setText(dir);
-    });
-    auto* codeRow = new QHBoxLayout;
-    codeRow->setContentsMargins(0, 0, 0, 0);
-    codeRow->addWidget(code_, 1);
-    codeRow->addWidget(browse);
-    python_ = new QLineEdit(box);
-    python_->setPlaceholderText(qstr(defaultPython()));
-    python_->setToolTip(tr("The Python interpreter that runs your code (it needs torch); empty: %1")
-                            .arg(qstr(defaultPython())));
-    check_ = new QPushButton(tr("Check"), box);
-    check_->setToolTip(tr("Say what your code is (the interpreter, torch, the GPU, the model and optimizer, the "
-                          "course's adapters), or show the traceback of its import; nothing is run"));
-    connect(check_, &QPushButton::clicked, this, &BenchPanel::checkCode);
-    auto* pyRow = new QHBoxLayout;
-    pyRow->setContentsMargins(0, 0, 0, 0);
-    pyRow->addWidget(python_, 1);
-    pyRow->addWidget(check_);
-    checkResult_ = new QLabel(box);
-    checkResult_->setObjectName(QStringLiteral("codeCheck"));
-    checkResult_->setWordWrap(true);
-    checkResult_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    checkResult_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    checkResult_->hide();
-    form->addRow(tr("Model code:"), sourceBox_);
-    auto* codeLabel = new QLabel(tr("Your c&ode:"), box);
-    codeLabel->setBuddy(code_);
-    form->addRow(codeLabel, codeRow);
-    auto* pyLabel = new QLabel(tr("P&ython:"), box);
-    pyLabel->setBuddy(python_);
-    form->addRow(pyLabel, pyRow);
-    form->addRow(checkResult_);
-    return box;
-}
-
-void BenchPanel::checkCode() {
-    const std::string code = code_->text().trimmed().toStdString(), python = python_->text().trimmed().toStdString();
-    check_->setEnabled(false);
-    checkResult_->setText(tr("Checking %1…").arg(code_->text().trimmed()));
-    checkResult_->show();
-    auto* watcher = new QFutureWatcher<QString>(this);
-    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher] {
-        checkResult_->setText(watcher->result().trimmed());
-        check_->setEnabled(true);
-        watcher->deleteLater();
-    });
-    watcher->setFuture(QtConcurrent::run([code, python] {
-        CancelToken never;
-        return qstr(checkPythonCode(code, "", python, never).text());
-    }));
 }
 
 void BenchPanel::updateAvailability() {
@@ -385,11 +306,9 @@ void BenchPanel::updateAvailability() {
         cb->setToolTip(why.isEmpty() ? attentionHint(a) : attentionHint(a) + QStringLiteral("\n") + why);
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
-    const bool yours = sources_[Source::Python]->isChecked();
-    const bool ours = sources_[Source::TrainScope]->isChecked();
-    code_->setEnabled(yours);
-    python_->setEnabled(yours);
-    check_->setEnabled(yours && !code_->text().trimmed().isEmpty());
+    const std::vector<Source> sources = code_->sources();
+    const bool yours = code_->yours();
+    const bool ours = std::find(sources.begin(), sources.end(), Source::TrainScope) != sources.end();
     // torch.compile's other modes are for the user's code alone.
     for (ExecMode e : kTorchCompileModes) {
         execs_[e]->setEnabled(yours);
@@ -438,9 +357,8 @@ QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
     // The engine names the bad value in each message; map the names to their fields. A
     // message about two values ("d_model 100 is not divisible by num_heads 3") flags both.
     if (m.startsWith(QLatin1String("device '"))) return {device_};
-    if (m.startsWith(QLatin1String("--python"))) return {python_};
-    if (m.startsWith(QLatin1String("--code")) || m.contains(QLatin1String("Python source"))) return {code_};
-    if (m.contains(QLatin1String("torch.compile mode"))) return {compileModeBox_, sourceBox_};
+    if (m.contains(QLatin1String("torch.compile mode"))) return {compileModeBox_, code_->sourceBox()};
+    if (QWidget* w = code_->fieldFor(m)) return {w};
     if (m.startsWith(QLatin1String("compiled mode")))
         return m.contains(QLatin1String("fp16")) ? QList<QWidget*>{execModeBox_, precisionBox_}
                                                  : QList<QWidget*>{execModeBox_};
@@ -514,9 +432,8 @@ void BenchPanel::revalidate() {
     for (ExecMode e : allExecModes())
         if (execs_[e]->isChecked()) spec.execs.push_back(e);
     if (spec.execs.empty()) add(execModeBox_, tr("Pick eager, compiled or both"));
-    for (Source src : allSources())
-        if (sources_[src]->isChecked()) spec.sources.push_back(src);
-    if (spec.sources.empty()) add(sourceBox_, tr("Pick TrainScope's model, your code or both"));
+    spec.sources = code_->sources();
+    if (spec.sources.empty()) add(code_->sourceBox(), tr("Pick TrainScope's model, your code or both"));
     customBox_->setEnabled(std::find(spec.sizes.begin(), spec.sizes.end(), "custom") != spec.sizes.end());
 
     const QHash<QWidget*, QStringList> parseProblems = byField;
@@ -554,10 +471,7 @@ void BenchPanel::revalidate() {
                 for (const auto& m : checkBenchRunnable(p)) addChecked(m);
         }
         // The user's code: an interpreter or a file that is not there, said before Run.
-        if (std::find(spec.sources.begin(), spec.sources.end(), Source::Python) != spec.sources.end() &&
-            !spec.base.python.code.empty())
-            if (const std::string m = pythonCodeProblem(spec.base.python.code, spec.base.python.python); !m.empty())
-                addChecked(m);
+        if (const QString m = code_->problem(); !m.isEmpty()) addChecked(m.toStdString());
     }
     spec_ = spec;
 
@@ -622,12 +536,8 @@ QJsonObject BenchPanel::state() const {
     for (ExecMode e : allExecModes())
         if (execs_[e]->isChecked()) execs << qstr(toString(e));
     o[QLatin1String("execs")] = toArray(execs);
-    QStringList sources;
-    for (Source src : allSources())
-        if (sources_[src]->isChecked()) sources << qstr(toString(src));
-    o[QLatin1String("sources")] = toArray(sources);
-    o[QLatin1String("code")] = code_->text();
-    o[QLatin1String("python")] = python_->text();
+    const QJsonObject code = code_->state();
+    for (auto it = code.begin(); it != code.end(); ++it) o[it.key()] = it.value();
     o[QLatin1String("device")] = device_->currentData().toString();
     o[QLatin1String("strategy")] = strategy_->currentData().toString();
     return o;
@@ -670,8 +580,6 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     text("context", context_);
     text("batch", batch_);
     text("warmup", warmup_);
-    text("code", code_);
-    text("python", python_);
     if (o.contains(QLatin1String("steps"))) steps_->setValue(o.value(QLatin1String("steps")).toInt(steps_->value()));
     auto checks = [&](const char* key, auto& boxes, const auto& all) {
         if (!o.contains(QLatin1String(key))) return;
@@ -681,10 +589,7 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     checks("modes", modes_, allModes());
     checks("precisions", precisions_, allPrecisions());
     checks("attentions", attentions_, kAttentions);
-    if (o.contains(QLatin1String("sources")))
-        checks("sources", sources_, allSources());
-    else  // presets and states saved before the field: TrainScope's model
-        for (Source src : allSources()) sources_[src]->setChecked(src == Source::TrainScope);
+    code_->setState(o);  // presets and states saved before the field: TrainScope's model
     if (o.contains(QLatin1String("execs")))
         checks("execs", execs_, allExecModes());
     else  // presets and states saved before the field: eager
@@ -731,9 +636,6 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     bool anyExec = false;
     for (auto* cb : execs_) anyExec |= cb->isChecked();
     if (!anyExec) execs_[ExecMode::Eager]->setChecked(true);  // compiled was asked for where it cannot run
-    bool anySource = false;
-    for (auto* cb : sources_) anySource |= cb->isChecked();
-    if (!anySource) sources_[Source::TrainScope]->setChecked(true);
     updating_ = false;
     revalidate();
 }

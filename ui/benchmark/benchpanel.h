@@ -16,11 +16,12 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
-class QPushButton;
 class QSpinBox;
 class QGroupBox;
 
 namespace ts::ui {
+
+class CodeChoice;
 
 class BenchPanel : public LabPanel {
     Q_OBJECT
@@ -45,10 +46,6 @@ private:
     void updateAvailability() override;
     QList<QWidget*> widgetsForMessage(const QString& message) const;
     BenchConfig baseConfig() const;
-    // The Code group: TrainScope's model, the user's Python code, or both; Check asks the
-    // runner what --code names, off the UI thread.
-    QGroupBox* buildCodeBox();
-    void checkCode();
 
     QLineEdit* label_;
     QListWidget* sizes_;
@@ -60,12 +57,9 @@ private:
     QMap<Precision, QCheckBox*> precisions_;
     QMap<AttentionImpl, QCheckBox*> attentions_;
     QMap<ExecMode, QCheckBox*> execs_;
-    QMap<Source, QCheckBox*> sources_;
-    QLineEdit *code_, *python_;
-    QPushButton* check_;
-    QLabel* checkResult_;
+    CodeChoice* code_;  // TrainScope's model, the user's code, or both (a sweep dimension)
     QComboBox* strategy_;
-    QGroupBox *modeBox_, *precisionBox_, *attentionBox_, *execModeBox_, *compileModeBox_, *sourceBox_;
+    QGroupBox *modeBox_, *precisionBox_, *attentionBox_, *execModeBox_, *compileModeBox_;
 
     std::vector<BenchConfig> points_;
     std::vector<int64_t> batches_;

@@ -1,6 +1,7 @@
 #include "profiler/profilepanel.h"
 
 #include <QComboBox>
+#include <QJsonArray>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QJsonDocument>
@@ -12,6 +13,7 @@
 
 #include "benchmark/benchformat.h"
 #include "benchmark/benchitems.h"
+#include "common/codechoice.h"
 #include "common/format.h"
 #include "profiler/profileanalysis.h"
 #include "profiler/profiler_json.h"
@@ -79,6 +81,8 @@ void ProfilePanel::build() {
     label_->setPlaceholderText(tr("optional; shown in the history"));
     top->addRow(tr("&Label:"), label_);
     outer->addLayout(top);
+    code_ = new CodeChoice(/*both=*/false, this);
+    outer->addWidget(code_);
 
     auto* modelBox = new QGroupBox(tr("The point to profile"), this);
     auto* form = new QFormLayout(modelBox);
@@ -147,7 +151,10 @@ void ProfilePanel::build() {
                     {QStringLiteral("attention"), attention_},
                     {QStringLiteral("device"), device_},
                     {QStringLiteral("warmup"), warmup_},
-                    {QStringLiteral("profile_steps"), steps_}});
+                    {QStringLiteral("profile_steps"), steps_},
+                    {QStringLiteral("sources"), code_->sourceBox()},
+                    {QStringLiteral("code"), code_->codeEdit()},
+                    {QStringLiteral("python"), code_->pythonEdit()}});
     size_->setCurrentIndex(std::max(0, size_->findData(QStringLiteral("tiny"))));
     mode_->setCurrentIndex(mode_->findData(qstr(toString(Mode::Train))));
 
@@ -157,6 +164,7 @@ void ProfilePanel::build() {
         revalidate();
     };
     connect(label_, &QLineEdit::textChanged, this, changed);
+    connect(code_, &CodeChoice::changed, this, changed);
     for (QComboBox* c : {size_, mode_, precision_, attention_, device_})
         connect(c, &QComboBox::currentIndexChanged, this, changed);
     for (QSpinBox* s : {vocab_, dModel_, dFf_, layers_, heads_, context_, batch_, warmup_, steps_})
@@ -213,6 +221,7 @@ void ProfilePanel::updateAvailability() {
 QWidget* ProfilePanel::fieldForMessage(const QString& m) const {
     // The engine names the bad value in each message.
     if (m.startsWith(QLatin1String("device '"))) return device_;
+    if (QWidget* w = code_->fieldFor(m)) return w;
     if (m.contains(QLatin1String("attention '")) || m.contains(QLatin1String("flash")))
         return attention_;
     if (m.contains(QLatin1String("bf16")) || m.contains(QLatin1String("fp16"))) return precision_;
@@ -256,6 +265,11 @@ void ProfilePanel::revalidate() {
                             .value_or(AttentionImpl::Naive);
     s.bench.device = device_->currentData().toString().toStdString();
     s.profile_steps = steps_->value();
+    const std::vector<Source> sources = code_->sources();
+    s.bench.source = sources.empty() ? Source::TrainScope : sources.front();
+    s.bench.python = code_->code();
+    // The user's model has its own attention: the field does not apply to it.
+    attention_->setEnabled(s.bench.source == Source::TrainScope);
     auto add = [&](const std::string& m) {
         QString msg = qstr(m);
         QWidget* w = fieldForMessage(msg);
@@ -269,6 +283,7 @@ void ProfilePanel::revalidate() {
     for (const auto& m : validateProfile(s)) add(m);
     if (capsKnown_)
         for (const auto& m : checkBenchRunnable(s.bench)) add(m);
+    if (const QString m = code_->problem(); !m.isEmpty()) add(m.toStdString());
     spec_ = s;
     showProblems(byField, general);
     Q_EMIT changed();
@@ -322,6 +337,8 @@ QJsonObject ProfilePanel::state() const {
     o[QStringLiteral("device")] = device_->currentData().toString();
     o[QStringLiteral("warmup")] = warmup_->value();
     o[QStringLiteral("profile_steps")] = steps_->value();
+    const QJsonObject code = code_->state();
+    for (auto it = code.begin(); it != code.end(); ++it) o[it.key()] = it.value();
     return o;
 }
 
@@ -369,6 +386,7 @@ void ProfilePanel::setState(const QJsonObject& o, QStringList* notes) {
     intOf("batch", batch_, o);
     intOf("warmup", warmup_, o);
     intOf("profile_steps", steps_, o);
+    code_->setState(o);  // states saved before the field: TrainScope's model
     choose("mode", mode_, tr("mode"));
     if (o.contains(QLatin1String("device"))) {
         const QString dev = o.value(QLatin1String("device")).toString();
@@ -406,6 +424,8 @@ QString ProfilePanel::describeSpec(const QJsonObject& s) {
           << QObject::tr("warm-up %1").arg(bench.value(QLatin1String("warmup")).toInteger())
           << QObject::tr("%1 profiled").arg(s.value(QLatin1String("profile_steps")).toInteger())
           << bench.value(QLatin1String("device")).toString();
+    if (bench.value(QLatin1String("source")).toString() == QLatin1String("python"))
+        parts.prepend(QObject::tr("your code %1").arg(bench.value(QLatin1String("code")).toString()));
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -428,6 +448,10 @@ QJsonObject ProfilePanel::stateFromSpec(const QJsonObject& s) {
     o[QStringLiteral("device")] = bench.value(QLatin1String("device"));
     o[QStringLiteral("warmup")] = bench.value(QLatin1String("warmup"));
     o[QStringLiteral("profile_steps")] = s.value(QLatin1String("profile_steps"));
+    // Profiles stored before the field are of TrainScope's model.
+    o[QStringLiteral("sources")] = QJsonArray{bench.value(QLatin1String("source")).toString(QStringLiteral("trainscope"))};
+    o[QStringLiteral("code")] = bench.value(QLatin1String("code")).toString();
+    o[QStringLiteral("python")] = bench.value(QLatin1String("python")).toString();
     return o;
 }
 

@@ -15,6 +15,8 @@ class QSpinBox;
 
 namespace ts::ui {
 
+class CodeChoice;
+
 class ProfilePanel : public LabPanel {
     Q_OBJECT
 public:
@@ -43,6 +45,7 @@ private:
     QSpinBox *vocab_, *dModel_, *dFf_, *layers_, *heads_;
     QSpinBox *context_, *batch_, *warmup_, *steps_;
     QGroupBox* customBox_;
+    CodeChoice* code_;  // TrainScope's model or the user's code (one of them: one point)
     ProfileSpec spec_;
 };
 

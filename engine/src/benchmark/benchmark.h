@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -133,6 +135,21 @@ struct BenchResult {
     int64_t peak_memory = 0;  // bytes, over the whole run (0 on the CPU)
     Environment environment;
 };
+
+// The Python source (the user's code) for any lab that runs a point's steps: `command` of the
+// Python runner (runtime/python_runner.h) with `spec` (pythonRunnerSpec, and what the lab
+// adds), its steps handed to `on_step` and its other lines (a profile's trace) to `on_other`.
+// The outcome: Ok, OOM (a result), Failed (the user's message and traceback, a crash, a hang),
+// Cancelled; the "ready" line's model, optimizer and notes are logged as Info.
+struct PythonPointOutcome {
+    Status status = Status::Ok;
+    std::string error;
+    int64_t parameter_count = 0;
+};
+PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& command, const nlohmann::json& spec,
+                                  Observer& obs, int point_index, const CancelToken& cancel,
+                                  const std::function<void(const StepSample&)>& on_step,
+                                  const std::function<void(const nlohmann::json&)>& on_other);
 
 // Recomputes the four Stats of `r` from its measured (non-warm-up) steps.
 void summarize(BenchResult& r);

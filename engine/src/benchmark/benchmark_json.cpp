@@ -96,6 +96,29 @@ json toJson(const BenchConfig& c) {
     return j;
 }
 
+json pythonRunnerSpec(const BenchConfig& c) {
+    const ModelConfig& m = c.model;
+    return {{"code", c.python.code},
+            {"optimizer", c.python.optimizer},
+            {"model",
+             {{"vocab_size", m.vocab_size},
+              {"context_length", m.context_length},
+              {"d_model", m.d_model},
+              {"num_layers", m.num_layers},
+              {"num_heads", m.num_heads},
+              {"d_ff", m.d_ff},
+              {"rope_theta", m.rope_theta}}},
+            {"batch_size", c.batch_size},
+            {"warmup", c.warmup},
+            {"steps", c.steps},
+            {"mode", toString(c.mode)},
+            {"precision", toString(c.precision)},
+            {"exec", toString(c.exec)},
+            {"device", c.device},
+            {"seed", c.seed},
+            {"learning_rate", number(c.learning_rate)}};
+}
+
 json toJson(const StepSample& s) {
     return {{"index", s.index},
             {"warmup", s.warmup},

@@ -10,6 +10,9 @@
 namespace ts {
 
 nlohmann::json toJson(const BenchConfig& c);
+// The point as the Python runner reads it (runner/trainscope_runner/bench.py: Point): the
+// user's code, the model's dimensions, the step's settings.
+nlohmann::json pythonRunnerSpec(const BenchConfig& c);
 nlohmann::json toJson(const StepSample& s);
 nlohmann::json toJson(const BenchResult& r);
 

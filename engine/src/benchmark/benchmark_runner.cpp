@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <atomic>
+#include <nlohmann/json.hpp>
 
 #include "benchmark/benchmark.h"
 #include "benchmark/benchmark_json.h"
@@ -97,54 +98,46 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
     }
 }
 
-// The point's spec for the Python runner (runner/trainscope_runner/bench.py reads it).
-nlohmann::json pythonSpec(const BenchConfig& cfg) {
-    const ModelConfig& m = cfg.model;
-    return {{"code", cfg.python.code},
-            {"optimizer", cfg.python.optimizer},
-            {"model",
-             {{"vocab_size", m.vocab_size},
-              {"context_length", m.context_length},
-              {"d_model", m.d_model},
-              {"num_layers", m.num_layers},
-              {"num_heads", m.num_heads},
-              {"d_ff", m.d_ff},
-              {"rope_theta", m.rope_theta}}},
-            {"batch_size", cfg.batch_size},
-            {"warmup", cfg.warmup},
-            {"steps", cfg.steps},
-            {"mode", toString(cfg.mode)},
-            {"precision", toString(cfg.precision)},
-            {"exec", toString(cfg.exec)},
-            {"device", cfg.device},
-            {"seed", cfg.seed},
-            {"learning_rate", cfg.learning_rate}};
-}
-
 // The user's model, timed by the Python runner step by step as TrainScope times its own
 // (forward with the loss, backward, optimizer; CUDA events, one synchronisation a step).
 void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel, const Progress& progress,
                    BenchResult& r) {
-    PythonJob job{cfg.python.python, "bench", pythonSpec(cfg), cfg.python.timeout_s};
+    const PythonPointOutcome out = runPythonPoint(
+        cfg, "bench", pythonRunnerSpec(cfg), obs, progress.point_index, cancel,
+        [&](const StepSample& s) {
+            r.steps.push_back(s);
+            obs.stepFinished(progress.point_index, s);
+            progress.report(static_cast<int>(r.steps.size()));
+        },
+        {});
+    r.parameter_count = out.parameter_count;
+    r.status = out.status;
+    r.error = out.error;
+}
+
+}  // namespace
+
+PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& command, const nlohmann::json& spec,
+                                  Observer& obs, int point_index, const CancelToken& cancel,
+                                  const std::function<void(const StepSample&)>& on_step,
+                                  const std::function<void(const nlohmann::json&)>& on_other) {
+    PythonPointOutcome r;
+    int steps = 0;
     bool finished = false;
     const PythonOutcome out = runPython(
-        job,
+        {cfg.python.python, command, spec, cfg.python.timeout_s},
         [&](const nlohmann::json& j) {
             const std::string event = j.value("event", "");
             if (event == "ready") {
                 r.parameter_count = j.value("parameters", int64_t{0});
-                obs.log(LogLevel::Info, fmt::format("point {}: {} ({} parameters) with {}, torch {}",
-                                                    progress.point_index + 1, j.value("model", "?"),
-                                                    r.parameter_count, j.value("optimizer", "no optimizer"),
-                                                    j.value("torch", "?")));
+                obs.log(LogLevel::Info, fmt::format("point {}: {} ({} parameters) with {}, torch {}", point_index + 1,
+                                                    j.value("model", "?"), r.parameter_count,
+                                                    j.value("optimizer", "no optimizer"), j.value("torch", "?")));
                 for (const auto& note : j.value("notes", std::vector<std::string>{}))
-                    obs.log(LogLevel::Info, fmt::format("point {}: {}", progress.point_index + 1, note));
+                    obs.log(LogLevel::Info, fmt::format("point {}: {}", point_index + 1, note));
             } else if (event == "step") {
-                // The runner's step line has a StepSample's fields (and its event and rank).
-                const StepSample s = stepFromJson(j);
-                r.steps.push_back(s);
-                obs.stepFinished(progress.point_index, s);
-                progress.report(static_cast<int>(r.steps.size()));
+                ++steps;
+                on_step(stepFromJson(j));  // the runner's step line has a StepSample's fields
             } else if (event == "result") {
                 finished = true;
                 if (j.value("status", "ok") == "oom") {
@@ -152,6 +145,8 @@ void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken
                     r.error = j.value("message", "out of memory in the user's code");
                     if (const std::string at = j.value("where", ""); !at.empty()) r.error += " (" + at + ")";
                 }
+            } else if (on_other) {
+                on_other(j);
             }
         },
         cancel);
@@ -161,21 +156,24 @@ void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken
                 r.status = Status::Failed;
                 r.error = "the Python runner ended without a result";
             }
-            return;
-        case PythonOutcome::State::Cancelled: {
-            const int done = static_cast<int>(r.steps.size());
+            break;
+        case PythonOutcome::State::Cancelled:
             r.status = Status::Cancelled;
-            r.error = done < cfg.warmup ? fmt::format("during warm-up step {} of {}", done + 1, cfg.warmup)
-                                        : fmt::format("after {} of {} measured steps", done - cfg.warmup, cfg.steps);
-            return;
-        }
+            r.error = steps < cfg.warmup ? fmt::format("during warm-up step {} of {}", steps + 1, cfg.warmup)
+                                         : fmt::format("after {} steps past the warm-up", steps - cfg.warmup);
+            break;
         case PythonOutcome::State::TimedOut:
         case PythonOutcome::State::Failed:
             r.status = Status::Failed;
             r.error = out.text();
-            return;
+            break;
     }
+    if (r.status != Status::Ok && r.status != Status::Cancelled)
+        obs.log(LogLevel::Warning, fmt::format("point {}: {}: {}", point_index + 1, toString(r.status), firstLine(r.error)));
+    return r;
 }
+
+namespace {
 
 BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel, const Progress& progress) {
     obs.pointStarted(progress.point_index, progress.point_count, cfg);
@@ -191,9 +189,6 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
     }
     if (cfg.source == Source::Python) {
         runRecordingFailure(r, [&] { measurePython(cfg, obs, cancel, progress, r); });
-        if (r.status != Status::Ok && r.status != Status::Cancelled)
-            obs.log(LogLevel::Warning, fmt::format("point {}: {}: {}", progress.point_index + 1, toString(r.status),
-                                                   firstLine(r.error)));
         summarize(r);
         for (const auto& s : r.steps) r.peak_memory = std::max(r.peak_memory, s.memory_peak);
         return r;

@@ -59,6 +59,9 @@ std::vector<std::string> validateMemory(const MemorySpec& spec) {
     std::vector<std::string> problems = validateBench(spec.bench);
     if (spec.bench.exec == ExecMode::Compiled)
         problems.push_back("the memory lab records eager steps; compiled mode is the benchmark's");
+    if (spec.bench.source == Source::Python)
+        problems.push_back("the memory lab records TrainScope's model only, not yet your code (--code): the benchmark "
+                           "and the profiler run it");
     if (spec.record_steps < 1 || spec.record_steps > kMaxRecordSteps)
         problems.push_back(fmt::format("recorded steps must be 1 to {}, not {}", kMaxRecordSteps, spec.record_steps));
     if (spec.frontier_max < 0) problems.push_back(fmt::format("the frontier's upper end must not be negative, not {}", spec.frontier_max));

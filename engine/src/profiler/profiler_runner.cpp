@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <kineto/ActivityType.h>
+#include <nlohmann/json.hpp>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <set>
 
 #include "core/store.h"
 #include "nn/training_step.h"
+#include "benchmark/benchmark_json.h"
 #include "profiler/profiler.h"
 #include "profiler/profiler_json.h"
 #include "runtime/device.h"
@@ -139,6 +141,64 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
     r.trace = attribute(fromKineto(result->events()));
 }
 
+// The user's code (the Python source): the runner profiles its steps with torch.profiler and
+// sends Kineto's events as a RawTrace ("trace" line; runner/trainscope_runner/profile.py),
+// which is attributed as TrainScope's own events are.
+RawTrace rawTraceFromRunner(const nlohmann::json& j) {
+    RawTrace raw;
+    for (const auto& e : j.at("cpu")) {
+        CpuEvent c;
+        c.name = e.at("name").get<std::string>();
+        c.thread = e.value("thread", uint64_t{0});
+        c.start_ns = e.value("start_ns", int64_t{0});
+        c.end_ns = e.value("end_ns", int64_t{0});
+        c.range = e.value("range", false);
+        c.correlation = e.value("correlation", uint64_t{0});
+        c.runtime_correlation = e.value("runtime_correlation", uint64_t{0});
+        c.sequence_nr = e.value("sequence_nr", int64_t{-1});
+        c.fwd_thread = e.value("fwd_thread", uint64_t{0});
+        if (const auto sh = e.find("shapes"); sh != e.end())
+            for (const auto& s : *sh) c.shapes.push_back(s.get<std::vector<int64_t>>());
+        raw.cpu.push_back(std::move(c));
+    }
+    for (const auto& e : j.at("kernels")) {
+        KernelEvent k;
+        k.name = e.at("name").get<std::string>();
+        k.start_ns = e.value("start_ns", int64_t{0});
+        k.duration_ns = e.value("duration_ns", int64_t{0});
+        k.launcher = e.value("launcher", uint64_t{0});
+        k.correlation = e.value("correlation", uint64_t{0});
+        k.stream = e.value("stream", int64_t{0});
+        raw.kernels.push_back(std::move(k));
+    }
+    return raw;
+}
+
+void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelToken& cancel, ProfileResult& r) {
+    const BenchConfig& cfg = spec.bench;
+    nlohmann::json js = pythonRunnerSpec(cfg);
+    js["steps"] = spec.profile_steps;  // profiled, after the warm-up
+    ProgressMeter meter(obs);
+    const int total = cfg.warmup + spec.profile_steps;
+    bool traced = false;
+    const PythonPointOutcome out = runPythonPoint(
+        cfg, "profile", js, obs, 0, cancel,
+        [&](const StepSample& s) {
+            r.steps.push_back(s);
+            obs.stepFinished(r.steps.back());
+            meter.report(static_cast<double>(r.steps.size()), total);
+        },
+        [&](const nlohmann::json& j) {
+            if (j.value("event", "") != "trace") return;
+            obs.profileCollected();
+            r.trace = attribute(rawTraceFromRunner(j));
+            traced = true;
+        });
+    r.status = out.status;
+    r.error = out.error;
+    r.gpu = cfg.device.rfind("cuda", 0) == 0 && traced;
+}
+
 }  // namespace
 
 ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer, const CancelToken& cancel,
@@ -151,6 +211,8 @@ ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer, con
     if (!problems.empty()) {
         r.status = Status::Failed;
         r.error = fmt::format("{}", fmt::join(problems, "; "));
+    } else if (spec.bench.source == Source::Python) {
+        runRecordingFailure(r, [&] { profilePython(spec, observer, cancel, r); });
     } else {
         const c10::Device device = parseDevice(spec.bench.device);
         runRecordingFailure(r, [&] { profile(spec, device, observer, cancel, r); });

@@ -36,7 +36,8 @@ bool runnable(const fs::path& p) {
 // The launcher's words for its one rank, in the runner's.
 std::string aboutTheRunner(std::string message) {
     for (const std::string from : {"rank 0 ", "rank 0: "})
-        if (message.rfind(from, 0) == 0) message = "the Python runner " + message.substr(from.size());
+        if (message.rfind(from, 0) == 0)
+            message = "the Python runner " + message.substr(from.size());
     return message;
 }
 
@@ -49,7 +50,8 @@ std::string PythonOutcome::text() const {
 
 std::string defaultPython() {
     if (auto p = env("TRAINSCOPE_PYTHON"); !p.empty()) return p;
-    if (const std::string configured = TRAINSCOPE_DEFAULT_PYTHON; !configured.empty() && runnable(configured))
+    if (const std::string configured = TRAINSCOPE_DEFAULT_PYTHON;
+        !configured.empty() && runnable(configured))
         return configured;
     return "python3";
 }
@@ -57,11 +59,13 @@ std::string defaultPython() {
 std::string runnerFolder() {
     if (auto p = env("TRAINSCOPE_RUNNER_PATH"); !p.empty()) return p;
     std::error_code ec;
-    if (const fs::path built = TRAINSCOPE_RUNNER_DIR; !built.empty() && fs::is_directory(built / "trainscope_runner", ec))
+    if (const fs::path built = TRAINSCOPE_RUNNER_DIR;
+        !built.empty() && fs::is_directory(built / "trainscope_runner", ec))
         return built.string();
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        const fs::path installed = exe.parent_path().parent_path() / "share" / "trainscope" / "runner";
+        const fs::path installed =
+            exe.parent_path().parent_path() / "share" / "trainscope" / "runner";
         if (fs::is_directory(installed / "trainscope_runner", ec)) return installed.string();
     }
     return TRAINSCOPE_RUNNER_DIR;
@@ -77,7 +81,8 @@ std::string exampleCheckout() {
 
 std::string findExecutable(const std::string& python) {
     if (python.empty()) return {};
-    if (python.find('/') != std::string::npos) return runnable(python) ? fs::absolute(python).string() : std::string();
+    if (python.find('/') != std::string::npos)
+        return runnable(python) ? fs::absolute(python).string() : std::string();
     std::stringstream path(env("PATH"));
     std::string dir;
     while (std::getline(path, dir, ':')) {
@@ -90,20 +95,26 @@ std::string findExecutable(const std::string& python) {
 std::string pythonCodeProblem(const std::string& code, const std::string& python) {
     const std::string asked = python.empty() ? defaultPython() : python;
     if (findExecutable(asked).empty())
-        return fmt::format("--python: no Python interpreter '{}' (a path, or a name on the PATH)", asked);
+        return fmt::format("--python: no Python interpreter '{}' (a path, or a name on the PATH)",
+                           asked);
     std::error_code ec;
     if (code.empty()) return "--code: no code given";
     if (fs::is_directory(code, ec)) return {};
     const size_t colon = code.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == code.size())
-        return fmt::format("--code: '{}' is neither a folder nor module:callable (or path/file.py:callable)", code);
+        return fmt::format(
+            "--code: '{}' is neither a folder nor module:callable (or path/file.py:callable)",
+            code);
     const std::string where = code.substr(0, colon);
-    const bool file = where.find('/') != std::string::npos || where.size() > 3 && where.ends_with(".py");
-    if (file && !fs::is_regular_file(where, ec)) return fmt::format("--code: '{}' does not exist (in '{}')", where, code);
+    const bool file =
+        where.find('/') != std::string::npos || where.size() > 3 && where.ends_with(".py");
+    if (file && !fs::is_regular_file(where, ec))
+        return fmt::format("--code: '{}' does not exist (in '{}')", where, code);
     return {};
 }
 
-PythonOutcome runPython(const PythonJob& job, const std::function<void(const nlohmann::json&)>& on_event,
+PythonOutcome runPython(const PythonJob& job,
+                        const std::function<void(const nlohmann::json&)>& on_event,
                         const CancelToken& cancel) {
     PythonOutcome out;
     const std::string asked = job.python.empty() ? defaultPython() : job.python;
@@ -111,7 +122,8 @@ PythonOutcome runPython(const PythonJob& job, const std::function<void(const nlo
     if (python.empty()) {
         out.state = PythonOutcome::State::Failed;
         out.phase = "setup";
-        out.message = fmt::format("no Python interpreter '{}' (--python: a path, or a name on the PATH)", asked);
+        out.message = fmt::format(
+            "no Python interpreter '{}' (--python: a path, or a name on the PATH)", asked);
         return out;
     }
     dist::LaunchSpec launch;
@@ -119,16 +131,19 @@ PythonOutcome runPython(const PythonJob& job, const std::function<void(const nlo
     launch.arguments = {"-m", "trainscope_runner", job.command, "--spec", job.spec.dump()};
     launch.world_size = 1;
     launch.backend = dist::CommBackend::Gloo;
-    launch.hang_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(job.timeout_s * 1000)));
+    launch.hang_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(std::ceil(job.timeout_s * 1000)));
     const std::string pythonpath = env("PYTHONPATH");
-    launch.environment = {{"PYTHONPATH", runnerFolder() + (pythonpath.empty() ? "" : ":" + pythonpath)},
-                          {"PYTHONUNBUFFERED", "1"},
-                          {"PYTHONDONTWRITEBYTECODE", "1"}};
+    launch.environment = {
+        {"PYTHONPATH", runnerFolder() + (pythonpath.empty() ? "" : ":" + pythonpath)},
+        {"PYTHONUNBUFFERED", "1"},
+        {"PYTHONDONTWRITEBYTECODE", "1"}};
     bool saw_error = false;
     dist::LocalLauncher launcher(launch);
     const dist::LaunchOutcome done = launcher.run(
         [&](int, const std::string& line) {
-            const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+            const nlohmann::json j =
+                nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
             if (!j.is_object() || !j.contains("event")) return;  // a stray print of a library
             if (j.value("event", "") == "error") {
                 saw_error = true;
@@ -152,11 +167,13 @@ PythonOutcome runPython(const PythonJob& job, const std::function<void(const nlo
             out.state = PythonOutcome::State::TimedOut;
             out.phase = "step";
             out.message = fmt::format(
-                "the user's code wrote nothing for {:g} s and was stopped (a hung step? raise --timeout when a "
+                "the user's code wrote nothing for {:g} s and was stopped (a hung step? raise "
+                "--timeout when a "
                 "step, or torch.compile's first one, takes longer)",
                 job.timeout_s);
             return out;
-        case dist::LaunchOutcome::State::Failed: break;
+        case dist::LaunchOutcome::State::Failed:
+            break;
     }
     out.state = PythonOutcome::State::Failed;
     if (saw_error) return out;  // the user's code failed, said in its own words
@@ -176,8 +193,8 @@ PythonOutcome runPython(const PythonJob& job, const std::function<void(const nlo
 
 namespace ts {
 
-CodeCheck checkPythonCode(const std::string& code, const std::string& optimizer, const std::string& python,
-                          const CancelToken& cancel, double timeout_s) {
+CodeCheck checkPythonCode(const std::string& code, const std::string& optimizer,
+                          const std::string& python, const CancelToken& cancel, double timeout_s) {
     CodeCheck c;
     if (const std::string problem = pythonCodeProblem(code, python); !problem.empty()) {
         c.outcome.state = PythonOutcome::State::Failed;
@@ -187,7 +204,8 @@ CodeCheck checkPythonCode(const std::string& code, const std::string& optimizer,
     }
     PythonJob job{python, "check", {{"code", code}, {"optimizer", optimizer}}, timeout_s};
     c.outcome = runPython(
-        job, [&](const nlohmann::json& j) {
+        job,
+        [&](const nlohmann::json& j) {
             if (j.value("event", "") == "found") c.found = j;
         },
         cancel);
@@ -201,14 +219,18 @@ CodeCheck checkPythonCode(const std::string& code, const std::string& optimizer,
 std::string CodeCheck::text() const {
     if (!outcome.ok()) return "Not usable: " + outcome.text();
     const nlohmann::json& f = found;
-    std::string out = fmt::format("Python {} with torch {}; {}\n", f.value("python", "?"), f.value("torch", "?"),
-                                  f.value("gpu", "").empty() ? std::string("no GPU") : "GPU " + f.value("gpu", ""));
-    if (f.value("form", "") == "checkout") out += fmt::format("A course checkout: {}\n", f.value("root", ""));
-    out += fmt::format("Model: {}\nOptimizer: {}\n", f.value("model", "?"), f.value("optimizer", "?"));
+    std::string out = fmt::format(
+        "Python {} with torch {}; {}\n", f.value("python", "?"), f.value("torch", "?"),
+        f.value("gpu", "").empty() ? std::string("no GPU") : "GPU " + f.value("gpu", ""));
+    if (f.value("form", "") == "checkout")
+        out += fmt::format("A course checkout: {}\n", f.value("root", ""));
+    out +=
+        fmt::format("Model: {}\nOptimizer: {}\n", f.value("model", "?"), f.value("optimizer", "?"));
     if (const auto a = f.find("adapters"); a != f.end() && a->is_object() && !a->empty()) {
         out += "tests/adapters.py:\n";
         for (const auto& [name, state] : a->items())
-            out += fmt::format("  {} ({})\n", name, state.is_string() ? state.get<std::string>() : state.dump());
+            out += fmt::format("  {} ({})\n", name,
+                               state.is_string() ? state.get<std::string>() : state.dump());
     }
     if (const auto n = f.find("notes"); n != f.end() && n->is_array())
         for (const auto& note : *n)

@@ -27,17 +27,17 @@ std::string runnerFolder();
 std::string exampleCheckout();
 
 struct PythonJob {
-    std::string python;       // the interpreter (a path, or a name on the PATH); empty: defaultPython()
-    std::string command;      // the runner's command: "check", "bench"
-    nlohmann::json spec;      // what it runs (its --spec)
-    double timeout_s = 600;   // the runner silent this long: its step hangs, it is ended
+    std::string python;   // the interpreter (a path, or a name on the PATH); empty: defaultPython()
+    std::string command;  // the runner's command: "check", "bench"
+    nlohmann::json spec;  // what it runs (its --spec)
+    double timeout_s = 600;  // the runner silent this long: its step hangs, it is ended
 };
 
 struct PythonOutcome {
     enum class State { Finished, Failed, TimedOut, Cancelled };
     State state = State::Finished;
-    std::string phase;      // where the user's code failed: import, construct, forward, ... (Failed)
-    std::string message;    // one line: what failed, with the user's file and line where known
+    std::string phase;    // where the user's code failed: import, construct, forward, ... (Failed)
+    std::string message;  // one line: what failed, with the user's file and line where known
     std::string traceback;  // the user's traceback as Python prints it (their frames only)
     bool ok() const { return state == State::Finished; }
     // message, then the traceback: what a point's error shows.
@@ -47,7 +47,8 @@ struct PythonOutcome {
 // Runs the job and returns once the runner has ended; every JSON line it writes (other than
 // its error line) reaches `on_event`, on this thread. A failure of the user's code, a Python
 // that cannot start or has no torch, a crash (a signal), a hang are outcomes, not exceptions.
-PythonOutcome runPython(const PythonJob& job, const std::function<void(const nlohmann::json&)>& on_event,
+PythonOutcome runPython(const PythonJob& job,
+                        const std::function<void(const nlohmann::json&)>& on_event,
                         const CancelToken& cancel);
 
 // Why `code` (--code) and `python` (--python; empty: the default) cannot be what a point runs,
@@ -63,8 +64,9 @@ struct CodeCheck {
     nlohmann::json found;   // the runner's "found" line
     std::string text() const;  // a few lines for a person: what was found, or what failed
 };
-CodeCheck checkPythonCode(const std::string& code, const std::string& optimizer, const std::string& python,
-                          const CancelToken& cancel, double timeout_s = 120);
+CodeCheck checkPythonCode(const std::string& code, const std::string& optimizer,
+                          const std::string& python, const CancelToken& cancel,
+                          double timeout_s = 120);
 
 // Where `python` is: the path itself when it has a '/', else searched on the PATH; empty when
 // it cannot be found or run.

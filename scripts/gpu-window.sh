@@ -218,6 +218,9 @@ if want live; then
     # their run numbers stay as they are.
     session your-model-vs-trainscope --preset your-model-vs-trainscope --run --screenshot "speedup=$LIVE/your-model-speedup.png" \
         --screenshot "results=$LIVE/your-model-results.png" --report "$LIVE/your-model-vs-trainscope.md"
+    session your-model-profile --experiment profile \
+        --config "{\"size\":\"small\",\"context\":256,\"batch\":4,\"mode\":\"train\",\"precision\":\"bf16\",\"warmup\":2,\"profile_steps\":1,\"device\":\"cuda\",\"sources\":[\"python\"],\"code\":\"$ROOT/examples/course-checkout\"}" \
+        --run --screenshot "kernels=$LIVE/your-model-profile-kernels.png" --screenshot "categories=$LIVE/your-model-profile-categories.png"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1
     "$BUILD/app/trainscope-cli" runs list 2>&1 | head -12
     # The device tool brings back a few files a call: the screenshots and reports as one archive.

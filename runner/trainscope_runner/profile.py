@@ -6,6 +6,9 @@ RawTrace (engine/src/profiler/profiler.h), which TrainScope's analysis attribute
 from .bench import Point
 from .protocol import emit
 
+# Events per "trace" line: about 0.5 MB of JSON.
+_PART = 2000
+
 # Containers whose children carry the name: "layers.0", not "layers" then "0".
 _CONTAINERS = ("ModuleList", "ModuleDict", "Sequential")
 
@@ -50,6 +53,10 @@ def _raw_trace(prof):
             continue
         name = e.name()
         if str(e.device_type()).endswith("CUDA"):  # kernels, memcpys, memsets
+            # ...but not the GPU-side copies of the ranges (Kineto's gpu_user_annotation):
+            # "attn" or "Optimizer.step#AdamW.step" spanning their kernels are no kernel.
+            if e.is_user_annotation() or int(e.scope()) == user_scope:
+                continue
             kernels.append({"name": name, "start_ns": e.start_ns(), "duration_ns": e.duration_ns(),
                             "launcher": e.linked_correlation_id(), "correlation": e.correlation_id(),
                             "stream": e.device_resource_id()})
@@ -83,5 +90,12 @@ def run(spec):
     finally:
         for h in handles:
             h.remove()
-    emit("trace", **_raw_trace(prof))
+    # In parts: a large model's step has a hundred thousand events, and the launcher reads
+    # lines of at most 4 MiB whole (distributed/src/launcher.cpp, kMaxLine).
+    trace = _raw_trace(prof)
+    for key in ("cpu", "kernels"):
+        events = trace[key]
+        for i in range(0, len(events), _PART):
+            emit("trace", **{key: events[i:i + _PART]})
+    emit("trace", done=True)
     emit("result", status="ok")

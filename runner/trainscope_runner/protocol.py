@@ -31,6 +31,11 @@ def claim_stdout():
 def emit(event, **fields):
     fields = {"event": event, "rank": 0, **fields}
     line = json.dumps(fields, allow_nan=False, default=str)
+    # $TRAINSCOPE_RUNNER_LOG: a file that gets one line per event (its name and size), to see
+    # what the runner sent when a front end seems not to have received it.
+    if os.environ.get("TRAINSCOPE_RUNNER_LOG"):
+        with open(os.environ["TRAINSCOPE_RUNNER_LOG"], "a", encoding="utf-8") as log:
+            log.write(f"{os.getpid()} {event} {len(line)} bytes\n")
     (_out or sys.stdout).write(line + "\n")
     (_out or sys.stdout).flush()
 

@@ -71,6 +71,26 @@ def main(cli):
               f"a CUDA out-of-memory in the user's model is a result (exit {p.returncode})")
         if rs:
             check("huge.py:" in rs[0]["error"], "it names the user's line")
+        # The profiler: the user's kernels, each in its phase, and the attention's inside "attn".
+        args = [cli, "profile", "--code", CHECKOUT, "--size", "small", "--context-length", "256", "--warmup", "2",
+                "--profile-steps", "1", "--device", "cuda", "--jsonl", "--top", "0"]
+        p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+        check(p.returncode == 0, f"profile --code on the GPU (exit {p.returncode}) {p.stderr[-500:]}")
+        docs = [json.loads(l) for l in p.stdout.splitlines() if '"type": "profile"' in l or '"type":"profile"' in l]
+        check(len(docs) == 1, f"one profile summary ({p.stdout[-300:]})")
+        if docs:
+            doc = docs[0]
+            check(doc.get("gpu") is True and len(doc.get("kernels", [])) > 10,
+                  f"a GPU profile with its kernels (keys {sorted(doc)}, gpu {doc.get('gpu')})")
+            check(not any(k["kernel"] in ("attn", "ffn") or k["kernel"].startswith("Optimizer.step")
+                          for k in doc.get("kernels", [])), "ranges are not taken for kernels")
+            kernels = {x["phase"]: x["kernels"] for x in doc.get("phases", [])}
+            check(all(kernels.get(ph, 0) > 0 for ph in ("forward", "backward", "optimizer")),
+                  f"kernels in every phase: {kernels}")
+            check(any(c["category"] == "GEMM" and c["time_us"] > 0 for c in doc.get("categories", [])), "GEMM time")
+            p = subprocess.run(args + ["--range", "attn"], capture_output=True, text=True, env=env, timeout=600)
+            attn = [k for l in p.stdout.splitlines() if '"profile"' in l for k in json.loads(l).get("kernels", [])]
+            check(any("softmax" in k["kernel"].lower() for k in attn), "the softmax kernel inside the attn range")
     if failures:
         print(f"{len(failures)} failed")
         return 1

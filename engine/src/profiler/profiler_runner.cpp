@@ -142,11 +142,10 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
 }
 
 // The user's code (the Python source): the runner profiles its steps with torch.profiler and
-// sends Kineto's events as a RawTrace ("trace" line; runner/trainscope_runner/profile.py),
-// which is attributed as TrainScope's own events are.
-RawTrace rawTraceFromRunner(const nlohmann::json& j) {
-    RawTrace raw;
-    for (const auto& e : j.at("cpu")) {
+// sends Kineto's events as a RawTrace in parts ("trace" lines with "cpu" or "kernels", then one
+// with "done"; runner/trainscope_runner/profile.py), attributed as TrainScope's own events are.
+void addRunnerTrace(const nlohmann::json& j, RawTrace& raw) {
+    for (const auto& e : j.value("cpu", nlohmann::json::array())) {
         CpuEvent c;
         c.name = e.at("name").get<std::string>();
         c.thread = e.value("thread", uint64_t{0});
@@ -161,7 +160,7 @@ RawTrace rawTraceFromRunner(const nlohmann::json& j) {
             for (const auto& s : *sh) c.shapes.push_back(s.get<std::vector<int64_t>>());
         raw.cpu.push_back(std::move(c));
     }
-    for (const auto& e : j.at("kernels")) {
+    for (const auto& e : j.value("kernels", nlohmann::json::array())) {
         KernelEvent k;
         k.name = e.at("name").get<std::string>();
         k.start_ns = e.value("start_ns", int64_t{0});
@@ -171,7 +170,6 @@ RawTrace rawTraceFromRunner(const nlohmann::json& j) {
         k.stream = e.value("stream", int64_t{0});
         raw.kernels.push_back(std::move(k));
     }
-    return raw;
 }
 
 void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelToken& cancel, ProfileResult& r) {
@@ -181,6 +179,7 @@ void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelTo
     ProgressMeter meter(obs);
     const int total = cfg.warmup + spec.profile_steps;
     bool traced = false;
+    RawTrace raw;
     const PythonPointOutcome out = runPythonPoint(
         cfg, "profile", js, obs, 0, cancel,
         [&](const StepSample& s) {
@@ -190,9 +189,12 @@ void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelTo
         },
         [&](const nlohmann::json& j) {
             if (j.value("event", "") != "trace") return;
-            obs.profileCollected();
-            r.trace = attribute(rawTraceFromRunner(j));
-            traced = true;
+            addRunnerTrace(j, raw);
+            if (j.value("done", false)) {
+                obs.profileCollected();
+                r.trace = attribute(raw);
+                traced = true;
+            }
         });
     r.status = out.status;
     r.error = out.error;

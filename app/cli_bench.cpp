@@ -1,18 +1,18 @@
 // `trainscope-cli bench`: the benchmark lab from the command line. A comma list in a flag
 // sweeps it; every finished point is stored.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "benchmark/benchmark.h"
 #include "benchmark/benchmark_json.h"
@@ -31,19 +31,24 @@ using namespace ts::cli;
 // Prints progress on stderr and, with --jsonl, every step and result on stdout.
 class CliObserver : public ts::BenchObserver {
 public:
-    CliObserver(bool jsonl, bool quiet) : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
+    CliObserver(bool jsonl, bool quiet)
+        : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
     void pointStarted(int index, int count, const ts::BenchConfig& c) override {
         count_ = count;
         current_ = c;
         if (!quiet_) {
             // The user's model has its own attention: their code is named instead.
-            const std::string whose = c.source == ts::Source::Python ? "your code " + c.python.code
-                                                                      : std::string(ts::toString(c.attention));
-            const std::string exec = c.exec == ts::ExecMode::Eager ? "" : " " + std::string(ts::toString(c.exec));
-            std::fprintf(stderr, "%s[%d/%d] %s ctx=%lld batch=%lld %s %s %s%s on %s\n", tty_ ? "\r\033[K" : "",
-                         index + 1, count, c.model.name.c_str(), static_cast<long long>(c.model.context_length),
-                         static_cast<long long>(c.batch_size), std::string(ts::toString(c.precision)).c_str(),
-                         whose.c_str(), std::string(ts::toString(c.mode)).c_str(), exec.c_str(), c.device.c_str());
+            const std::string whose = c.source == ts::Source::Python
+                                          ? "your code " + c.python.code
+                                          : std::string(ts::toString(c.attention));
+            const std::string exec =
+                c.exec == ts::ExecMode::Eager ? "" : " " + std::string(ts::toString(c.exec));
+            std::fprintf(stderr, "%s[%d/%d] %s ctx=%lld batch=%lld %s %s %s%s on %s\n",
+                         tty_ ? "\r\033[K" : "", index + 1, count, c.model.name.c_str(),
+                         static_cast<long long>(c.model.context_length),
+                         static_cast<long long>(c.batch_size),
+                         std::string(ts::toString(c.precision)).c_str(), whose.c_str(),
+                         std::string(ts::toString(c.mode)).c_str(), exec.c_str(), c.device.c_str());
         }
     }
     void stepFinished(int point, const ts::StepSample& s) override {
@@ -55,7 +60,8 @@ public:
         }
         if (!quiet_ && tty_)
             std::fprintf(stderr, "\r\033[K    step %d/%d%s  %.2f ms  loss %.4f", s.index + 1,
-                         current_.warmup + current_.steps, s.warmup ? " (warm-up)" : "", s.total_ms, s.loss);
+                         current_.warmup + current_.steps, s.warmup ? " (warm-up)" : "", s.total_ms,
+                         s.loss);
     }
     void pointFinished(int point, const ts::BenchResult& r) override {
         if (jsonl_) {
@@ -72,7 +78,8 @@ public:
         if (!quiet_) {
             if (tty_) std::fputs("\r\033[K", stderr);
             if (r.status == ts::Status::Ok)
-                std::fprintf(stderr, "    total %.2f ± %.2f ms per step\n", r.total.mean, r.total.std);
+                std::fprintf(stderr, "    total %.2f ± %.2f ms per step\n", r.total.mean,
+                             r.total.std);
             else
                 std::fprintf(stderr, "    %s: %s\n", status.c_str(), r.error.c_str());
         } else if (r.status != ts::Status::Ok && r.status != ts::Status::Cancelled) {
@@ -117,17 +124,25 @@ int runBench(const BenchOptions& o) {
     int64_t run_id = 0;
     if (!o.no_store) {
         store = openStore(o.db);
-        run_id = store->createRun(ts::kBenchLab, o.label, spec_json, ts::currentEnvironment(points.front().device).device_name);
-        if (!o.quiet) std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
+        run_id = store->createRun(ts::kBenchLab, o.label, spec_json,
+                                  ts::currentEnvironment(points.front().device).device_name);
+        if (!o.quiet)
+            std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id),
+                         store->path().c_str());
     }
     catchInterrupts();
     CliObserver observer(o.jsonl, o.quiet);
     const auto results = ts::runSweep(points, observer, interruptToken(), store.get(), run_id);
     if (!o.jsonl) {
-        const auto format = o.csv ? ts::TableFormat::Csv : o.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text;
+        const auto format = o.csv        ? ts::TableFormat::Csv
+                            : o.markdown ? ts::TableFormat::Markdown
+                                         : ts::TableFormat::Text;
         std::cout << ts::formatResults(results, format);
         if (!o.csv && !results.empty())
-            std::cout << '\n' << ts::formatEnvironment(results.front().environment, o.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text);
+            std::cout << '\n'
+                      << ts::formatEnvironment(
+                             results.front().environment,
+                             o.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text);
     }
     if (observer.sawError()) return kRunFailed;
     if (interruptToken().cancelled()) return kInterrupted;
@@ -138,20 +153,28 @@ int runBench(const BenchOptions& o) {
 
 void addBenchCommand(CLI::App& app, int& code) {
     auto o = std::make_shared<BenchOptions>();
-    auto* bench = app.add_subcommand("bench", "Time forward, backward and optimizer steps of the Transformer LM. "
-                                              "A comma list in --size, --context-length, --precision, --attention, "
-                                              "--mode, --warmup or --device sweeps it.");
-    bench->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
+    auto* bench =
+        app.add_subcommand("bench",
+                           "Time forward, backward and optimizer steps of the Transformer LM. "
+                           "A comma list in --size, --context-length, --precision, --attention, "
+                           "--mode, --warmup or --device sweeps it.");
+    bench->option_defaults()->multi_option_policy(
+        CLI::MultiOptionPolicy::TakeLast);  // last one wins
     addPointOptions(*bench, *o, /*measured_steps=*/true);
     addCodeOptions(*bench, *o);
-    bench->add_flag("--check", o->check, "With --code: say what it names (the interpreter, torch, the model, the "
-                                         "optimizer, the course's adapters) and run nothing");
-    bench->add_option("--sweep", o->sweep_file, "A JSON sweep file instead of the flags (see docs/)");
-    bench->add_option("--db", o->db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    bench->add_flag("--check", o->check,
+                    "With --code: say what it names (the interpreter, torch, the model, the "
+                    "optimizer, the course's adapters) and run nothing");
+    bench->add_option("--sweep", o->sweep_file,
+                      "A JSON sweep file instead of the flags (see docs/)");
+    bench->add_option(
+        "--db", o->db,
+        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     bench->add_option("--label", o->label, "A label for this run in the store");
     bench->add_flag("--no-store", o->no_store, "Do not store the results");
     auto* fmt_group = bench->add_option_group("output", "Output format (default: aligned table)");
-    fmt_group->add_flag("--markdown", o->markdown, "Markdown table shaped like the course writeups");
+    fmt_group->add_flag("--markdown", o->markdown,
+                        "Markdown table shaped like the course writeups");
     fmt_group->add_flag("--csv", o->csv, "CSV with every column");
     fmt_group->add_flag("--jsonl", o->jsonl, "One JSON line per step and per result, streamed");
     fmt_group->require_option(0, 1);

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
-#include <type_traits>
-#include <csignal>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "core/atomic_file.h"
@@ -45,9 +45,13 @@ T wholeNumberIn(std::string_view what, const std::string& text, T lo, T hi) {
     if (t.empty() || end != t.data() + t.size() || (ec != std::errc() && !beyond))
         throw BadInput(fmt::format("{}: '{}' is not a whole number", what, text));
     // Beyond the type, from_chars leaves v alone: the sign says which end was passed.
-    const bool too_small = negative_unsigned ? beyond || v != 0 : beyond ? t.front() == '-' : v < lo;
-    if (too_small) throw BadInput(fmt::format("{}: {} is out of range (at least {})", what, text, lo));
-    if (beyond || v > hi) throw BadInput(fmt::format("{}: {} is out of range (at most {})", what, text, hi));
+    const bool too_small = negative_unsigned ? beyond || v != 0
+                           : beyond          ? t.front() == '-'
+                                             : v < lo;
+    if (too_small)
+        throw BadInput(fmt::format("{}: {} is out of range (at least {})", what, text, lo));
+    if (beyond || v > hi)
+        throw BadInput(fmt::format("{}: {} is out of range (at most {})", what, text, hi));
     return v;
 }
 }  // namespace
@@ -76,7 +80,8 @@ std::vector<std::string> requireList(std::string_view what, const std::string& v
     return items;
 }
 
-std::vector<int64_t> parseIntList(std::string_view what, const std::string& value, int64_t lo, int64_t hi) {
+std::vector<int64_t> parseIntList(std::string_view what, const std::string& value, int64_t lo,
+                                  int64_t hi) {
     std::vector<int64_t> out;
     for (const auto& item : requireList(what, value)) out.push_back(parseIntIn(what, item, lo, hi));
     return out;
@@ -102,9 +107,10 @@ std::unique_ptr<ResultStore> openStore(const std::string& db) {
     auto store = open(db, ResultStore::Access::ReadIfNeeded);
     // Opened for reading only: say why a run or a delete cannot write to it.
     if (!store->readOnlyReason().empty())
-        throw BadInput(fmt::format("--db: results store {} can only be read here, so nothing can be stored in it "
-                                   "(use --no-store or another --db): {}",
-                                   store->path(), store->readOnlyReason()));
+        throw BadInput(fmt::format(
+            "--db: results store {} can only be read here, so nothing can be stored in it "
+            "(use --no-store or another --db): {}",
+            store->path(), store->readOnlyReason()));
     return store;
 }
 
@@ -135,14 +141,17 @@ void checkOutputFile(std::string_view flag, const std::string& path, const std::
         throw BadInput(fmt::format("{}: the folder of '{}' does not exist", flag, path));
 }
 
-bool writeOutputFile(std::string_view flag, const std::string& path, std::string_view content, const std::string& db) {
+bool writeOutputFile(std::string_view flag, const std::string& path, std::string_view content,
+                     const std::string& db) {
     try {
-        if (const std::string problem = outputTargetProblem(path, storePathOf(db)); !problem.empty())
+        if (const std::string problem = outputTargetProblem(path, storePathOf(db));
+            !problem.empty())
             throw std::runtime_error(problem);
         writeFileAtomically(path, content);
         return true;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "error: %.*s: nothing written: %s\n", static_cast<int>(flag.size()), flag.data(), e.what());
+        std::fprintf(stderr, "error: %.*s: nothing written: %s\n", static_cast<int>(flag.size()),
+                     flag.data(), e.what());
         return false;
     }
 }
@@ -166,11 +175,14 @@ std::vector<std::pair<int, AddCommand>>& commands() {
 }
 }  // namespace
 
-CommandRegistration::CommandRegistration(int order, AddCommand add) { commands().emplace_back(order, add); }
+CommandRegistration::CommandRegistration(int order, AddCommand add) {
+    commands().emplace_back(order, add);
+}
 
 std::vector<AddCommand> registeredCommands() {
     auto all = commands();
-    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(all.begin(), all.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<AddCommand> out;
     for (const auto& [order, add] : all) out.push_back(add);
     return out;

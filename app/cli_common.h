@@ -42,7 +42,8 @@ double parseFinite(std::string_view what, const std::string& text);
 // splitList, refusing a list with no item ("--size ," or "--size ''").
 std::vector<std::string> requireList(std::string_view what, const std::string& value);
 // Each item of a comma list checked with parseIntIn.
-std::vector<int64_t> parseIntList(std::string_view what, const std::string& value, int64_t lo, int64_t hi);
+std::vector<int64_t> parseIntList(std::string_view what, const std::string& value, int64_t lo,
+                                  int64_t hi);
 // The id of a stored run (`runs show ID`).
 int64_t parseRunId(const std::string& text);
 
@@ -59,7 +60,8 @@ std::unique_ptr<ResultStore> openStoreForReading(const std::string& db);
 void checkOutputFile(std::string_view flag, const std::string& path, const std::string& db);
 // Writes `content` whole or not at all (writeFileAtomically), after checking the target again
 // (it may have changed during the run). False, with the reason on stderr, when it cannot.
-bool writeOutputFile(std::string_view flag, const std::string& path, std::string_view content, const std::string& db);
+bool writeOutputFile(std::string_view flag, const std::string& path, std::string_view content,
+                     const std::string& db);
 
 // Ctrl-C and SIGTERM cancel this token from now on.
 CancelToken& interruptToken();

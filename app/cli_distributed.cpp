@@ -6,10 +6,10 @@
 // `trainscope-cli worker --experiment allreduce|ddp`: one rank's part, reading its place in the
 // group from the environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), so that
 // torchrun or srun can start it too.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,7 +38,8 @@ namespace dist = ts::dist;
 
 // The benchmark's flags, as the launching command takes them and passes them on to each worker.
 struct BenchFlags {
-    std::string backend = "gloo", sizes, dtypes = "fp32,bf16", warmup = "5", iters = "20", link_gbps = "0";
+    std::string backend = "gloo", sizes, dtypes = "fp32,bf16", warmup = "5", iters = "20",
+                link_gbps = "0";
 };
 
 struct LaunchFlags {
@@ -49,9 +50,9 @@ struct LaunchFlags {
 
 // `distributed ddp`'s own flags (beside --backend, --world and the output flags).
 struct DdpFlags {
-    std::string size = "tiny", context = "128", batch = "4", precision = "fp32", attention = "naive",
-                strategy = "bucketed", bucket_mb = "25", shard = "off", warmup = "2", steps = "5", seed = "0",
-                lr = "1e-4";
+    std::string size = "tiny", context = "128", batch = "4", precision = "fp32",
+                attention = "naive", strategy = "bucketed", bucket_mb = "25", shard = "off",
+                warmup = "2", steps = "5", seed = "0", lr = "1e-4";
 };
 
 struct WorkerFlags {
@@ -72,10 +73,14 @@ dist::AllreduceSpec allreduceSpecOf(const BenchFlags& f, dist::CommBackend backe
     } else {
         for (const auto& item : requireList("--sizes", f.sizes)) {
             const auto bytes = dist::parseByteSize(item);
-            if (!bytes) throw BadInput(fmt::format("--sizes: '{}' is not a size (1MB, 16MiB, 1GB, or bytes)", item));
-            if (*bytes <= 0) throw BadInput(fmt::format("--sizes: '{}' is not more than 0 bytes", item));
+            if (!bytes)
+                throw BadInput(
+                    fmt::format("--sizes: '{}' is not a size (1MB, 16MiB, 1GB, or bytes)", item));
+            if (*bytes <= 0)
+                throw BadInput(fmt::format("--sizes: '{}' is not more than 0 bytes", item));
             if (*bytes > dist::kMaxAllreduceBytes)
-                throw BadInput(fmt::format("--sizes: {} is more than {}", item, dist::formatByteSize(dist::kMaxAllreduceBytes)));
+                throw BadInput(fmt::format("--sizes: {} is more than {}", item,
+                                           dist::formatByteSize(dist::kMaxAllreduceBytes)));
             spec.sizes.push_back(*bytes);
         }
     }
@@ -88,20 +93,26 @@ dist::AllreduceSpec allreduceSpecOf(const BenchFlags& f, dist::CommBackend backe
     spec.warmup = static_cast<int>(parseIntIn("--warmup", f.warmup, 0, 100000));
     spec.iters = static_cast<int>(parseIntIn("--iters", f.iters, 1, 100000));
     spec.link_gbps = parseFinite("--link-gbps", f.link_gbps);
-    if (spec.link_gbps < 0) throw BadInput(fmt::format("--link-gbps: {} is below 0 (0: unknown)", f.link_gbps));
-    if (const std::string problem = dist::allreduceSpecProblem(spec); !problem.empty()) throw BadInput(problem);
+    if (spec.link_gbps < 0)
+        throw BadInput(fmt::format("--link-gbps: {} is below 0 (0: unknown)", f.link_gbps));
+    if (const std::string problem = dist::allreduceSpecProblem(spec); !problem.empty())
+        throw BadInput(problem);
     return spec;
 }
 
 void addBenchFlags(CLI::App& cmd, BenchFlags& f) {
-    cmd.add_option("--backend", f.backend, "gloo (CPU) | nccl (one GPU per rank)")->capture_default_str();
+    cmd.add_option("--backend", f.backend, "gloo (CPU) | nccl (one GPU per rank)")
+        ->capture_default_str();
     cmd.add_option("--sizes", f.sizes,
                    "Bytes per rank's tensor, a comma list: 1MB (10^6), 16MiB (2^20), 1GB, 1048576 "
                    "(default: 1 MiB to 1 GiB on NCCL, to 64 MiB on Gloo)");
     cmd.add_option("--dtypes", f.dtypes, "fp32, bf16 (a comma list)")->capture_default_str();
-    cmd.add_option("--warmup", f.warmup, "Untimed all-reduces per size and dtype")->capture_default_str();
-    cmd.add_option("--iters", f.iters, "Timed all-reduces per size and dtype")->capture_default_str();
-    cmd.add_option("--link-gbps", f.link_gbps, "A link's bandwidth in GB/s for the ideal time (0: unknown)")
+    cmd.add_option("--warmup", f.warmup, "Untimed all-reduces per size and dtype")
+        ->capture_default_str();
+    cmd.add_option("--iters", f.iters, "Timed all-reduces per size and dtype")
+        ->capture_default_str();
+    cmd.add_option("--link-gbps", f.link_gbps,
+                   "A link's bandwidth in GB/s for the ideal time (0: unknown)")
         ->capture_default_str();
 }
 
@@ -121,15 +132,17 @@ public:
     explicit LineObserver(dist::CommBackend backend) : backend_(backend) {
         // Test-only (tests/distributed/test_cli_distributed.py): TRAINSCOPE_TEST_KILL_RANK=R makes
         // rank R SIGKILL itself after its first measurement, as the OOM killer would.
-        if (const char* k = std::getenv("TRAINSCOPE_TEST_KILL_RANK"); k && *k) kill_rank_ = std::atoi(k);
+        if (const char* k = std::getenv("TRAINSCOPE_TEST_KILL_RANK"); k && *k)
+            kill_rank_ = std::atoi(k);
     }
     void ready(int rank, int world_size, const std::string& device) override {
         emit(dist::readyLine(rank, world_size, backend_, device));
     }
     void measured(const dist::AllreduceTiming& t, int done, int total) override {
         emit(dist::allreduceResultLine(t));
-        emit(dist::progressLine(t.rank, done, total,
-                                fmt::format("{} {}", dist::formatByteSize(t.bytes), dist::dtypeName(t.dtype))));
+        emit(dist::progressLine(
+            t.rank, done, total,
+            fmt::format("{} {}", dist::formatByteSize(t.bytes), dist::dtypeName(t.dtype))));
         if (t.rank == kill_rank_) ::raise(SIGKILL);
     }
 
@@ -154,21 +167,24 @@ int ddpWorker(const WorkerFlags& f, const dist::GroupSpec& group) {
     } catch (const std::exception& e) {
         throw BadInput(fmt::format("--spec: {}", e.what()));
     }
-    spec.device = group.backend == dist::CommBackend::Nccl ? fmt::format("cuda:{}", group.local_rank) : "cpu";
-    if (const auto errors = ts::validateDdpSpec(spec); !errors.empty()) throw BadInput(errors.front());
+    spec.device =
+        group.backend == dist::CommBackend::Nccl ? fmt::format("cuda:{}", group.local_rank) : "cpu";
+    if (const auto errors = ts::validateDdpSpec(spec); !errors.empty())
+        throw BadInput(errors.front());
     int kill_rank = -1;  // test-only, as LineObserver's
     if (const char* k = std::getenv("TRAINSCOPE_TEST_KILL_RANK"); k && *k) kill_rank = std::atoi(k);
     bool announced = false;
-    ts::runDdpWorker(spec, group,
-                     [&](const ts::DdpStepRow& row) {
-                         if (!announced) {
-                             emit(dist::readyLine(group.rank, group.world_size, group.backend, spec.device));
-                             announced = true;
-                         }
-                         emit(ts::ddpStepLine(row));
-                         if (row.rank == kill_rank) ::raise(SIGKILL);
-                     },
-                     interruptToken());
+    ts::runDdpWorker(
+        spec, group,
+        [&](const ts::DdpStepRow& row) {
+            if (!announced) {
+                emit(dist::readyLine(group.rank, group.world_size, group.backend, spec.device));
+                announced = true;
+            }
+            emit(ts::ddpStepLine(row));
+            if (row.rank == kill_rank) ::raise(SIGKILL);
+        },
+        interruptToken());
     return kOk;
 }
 
@@ -178,11 +194,14 @@ int runWorker(const WorkerFlags& f) {
     try {
         // One entry an experiment; each reads its own flags. nullptr: named, not there yet.
         using Experiment = int (*)(const BenchFlags&, const dist::GroupSpec&);
-        static const std::map<std::string, Experiment> experiments = {{"allreduce", allreduceWorker}};
+        static const std::map<std::string, Experiment> experiments = {
+            {"allreduce", allreduceWorker}};
         const auto it = experiments.find(f.experiment);
         if (it == experiments.end() && f.experiment != "ddp")
-            throw BadInput(fmt::format("--experiment: '{}' is not one of allreduce, ddp", f.experiment));
-        if (f.experiment == "ddp" && f.spec.empty()) throw BadInput("--experiment ddp: needs --spec (the DDP spec as JSON)");
+            throw BadInput(
+                fmt::format("--experiment: '{}' is not one of allreduce, ddp", f.experiment));
+        if (f.experiment == "ddp" && f.spec.empty())
+            throw BadInput("--experiment ddp: needs --spec (the DDP spec as JSON)");
         const dist::CommBackend backend = backendOf(f.bench.backend);
         dist::GroupSpec group;
         try {
@@ -210,7 +229,8 @@ int runWorker(const WorkerFlags& f) {
 std::string selfExecutable() {
     std::error_code ec;
     const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) throw std::runtime_error("cannot find this executable (/proc/self/exe): " + ec.message());
+    if (ec)
+        throw std::runtime_error("cannot find this executable (/proc/self/exe): " + ec.message());
     return path.string();
 }
 
@@ -236,17 +256,21 @@ public:
     }
     void ddpStep(int, const ts::DdpStepRow& r) override {
         if (r.rank == 0)
-            say(fmt::format("  step {}{}: {:.2f} ms (forward {:.2f}, backward {:.2f}, comm wait {:.2f}, optimizer "
+            say(
+                fmt::format("  step {}{}: {:.2f} ms (forward {:.2f}, backward {:.2f}, comm wait "
+                            "{:.2f}, optimizer "
                             "{:.2f}), loss {:.4f}",
-                            r.step, r.warmup ? " (warm-up)" : "", r.total_ms, r.forward_ms, r.backward_ms, r.comm_wait_ms,
-                            r.optimizer_ms, r.global_loss));
+                            r.step, r.warmup ? " (warm-up)" : "", r.total_ms, r.forward_ms,
+                            r.backward_ms, r.comm_wait_ms, r.optimizer_ms, r.global_loss));
     }
     void allreduceMeasured(int, const dist::AllreduceRow& r) override {
-        say(fmt::format("  [{}/{}] {} {}: {:.3f} ms, busbw {:.2f} GB/s", ++measured_, total_, dist::formatByteSize(r.bytes),
-                        dist::dtypeName(r.dtype), r.time_ms, r.busbw_gbps));
+        say(fmt::format("  [{}/{}] {} {}: {:.3f} ms, busbw {:.2f} GB/s", ++measured_, total_,
+                        dist::formatByteSize(r.bytes), dist::dtypeName(r.dtype), r.time_ms,
+                        r.busbw_gbps));
     }
     void pointFinished(int, const ts::DistributedResult& r) override {
-        if (r.status != ts::Status::Ok) say(fmt::format("  {}: {}", ts::toString(r.status), r.error));
+        if (r.status != ts::Status::Ok)
+            say(fmt::format("  {}: {}", ts::toString(r.status), r.error));
     }
     void log(ts::LogLevel level, const std::string& message) override {
         if (level != ts::LogLevel::Info) std::fprintf(stderr, "%s\n", message.c_str());
@@ -265,7 +289,9 @@ private:
 int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) {
     const int gpus = dist::gpuCount();
     for (size_t i = 0; i < spec.points.size(); ++i)
-        if (const auto problems = ts::validateDistributedPoint(spec.points[i], gpus, dist::ncclBuilt()); !problems.empty())
+        if (const auto problems =
+                ts::validateDistributedPoint(spec.points[i], gpus, dist::ncclBuilt());
+            !problems.empty())
             throw BadInput(problems.front());
     std::unique_ptr<ts::ResultStore> store;
     int64_t run_id = 0;
@@ -277,14 +303,18 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     }
     catchInterrupts();
     ProgressLines progress(f.quiet);
-    const auto results = ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store.get(), run_id);
+    const auto results =
+        ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store.get(), run_id);
     const bool store_failed =
-        std::any_of(results.begin(), results.end(), [](const ts::DistributedResult& r) { return !r.store_error.empty(); });
+        std::any_of(results.begin(), results.end(),
+                    [](const ts::DistributedResult& r) { return !r.store_error.empty(); });
     if (store && store_failed)
-        std::fprintf(stderr, "run %lld in %s is incomplete: a row could not be stored, so the run stopped\n",
-                     static_cast<long long>(run_id), store->path().c_str());
+        std::fprintf(
+            stderr, "run %lld in %s is incomplete: a row could not be stored, so the run stopped\n",
+            static_cast<long long>(run_id), store->path().c_str());
     else if (store && !f.quiet)
-        std::fprintf(stderr, "stored as run %lld in %s\n", static_cast<long long>(run_id), store->path().c_str());
+        std::fprintf(stderr, "stored as run %lld in %s\n", static_cast<long long>(run_id),
+                     store->path().c_str());
     if (f.format == "json") {
         for (const auto& r : results) {
             if (r.point.experiment == ts::DistExperiment::Ddp) {
@@ -292,8 +322,10 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
             } else {
                 nlohmann::json rows = nlohmann::json::array();
                 for (const auto& row : r.allreduce) rows.push_back(ts::toJson(row));
-                std::cout << ts::dumpJson({{"experiment", "allreduce"}, {"status", ts::toString(r.status)},
-                                           {"error", r.error}, {"rows", rows}},
+                std::cout << ts::dumpJson({{"experiment", "allreduce"},
+                                           {"status", ts::toString(r.status)},
+                                           {"error", r.error},
+                                           {"rows", rows}},
                                           2)
                           << '\n';
             }
@@ -323,7 +355,8 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
 
 double timeoutOf(const LaunchFlags& f) {
     const double timeout_s = parseFinite("--timeout", f.timeout);
-    if (timeout_s <= 0) throw BadInput(fmt::format("--timeout: {} is not more than 0 seconds", f.timeout));
+    if (timeout_s <= 0)
+        throw BadInput(fmt::format("--timeout: {} is not more than 0 seconds", f.timeout));
     return timeout_s;
 }
 
@@ -359,21 +392,26 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     s.context_length = parseIntIn("--context-length", d.context, 1, int64_t{1} << 20);
     s.batch_per_rank = parseIntIn("--batch", d.batch, 1, int64_t{1} << 20);
     const auto attention = ts::parseAttentionImpl(d.attention);
-    if (!attention) throw BadInput(fmt::format("--attention: '{}' is not an attention implementation", d.attention));
+    if (!attention)
+        throw BadInput(
+            fmt::format("--attention: '{}' is not an attention implementation", d.attention));
     s.attention = *attention;
     s.warmup_steps = static_cast<int>(parseIntIn("--warmup", d.warmup, 0, 100000));
     s.measured_steps = static_cast<int>(parseIntIn("--steps", d.steps, 1, 100000));
     s.seed = static_cast<uint64_t>(parseIntIn("--seed", d.seed, 0, int64_t{1} << 62));
     s.learning_rate = parseFinite("--lr", d.lr);
-    const auto precisions = listOf<ts::Precision>("--precision", d.precision, [](const std::string& x) {
-        const auto p = ts::parsePrecision(x);
-        if (!p) throw BadInput(fmt::format("--precision: '{}' is not one of fp32, bf16, fp16", x));
-        return *p;
-    });
+    const auto precisions =
+        listOf<ts::Precision>("--precision", d.precision, [](const std::string& x) {
+            const auto p = ts::parsePrecision(x);
+            if (!p)
+                throw BadInput(fmt::format("--precision: '{}' is not one of fp32, bf16, fp16", x));
+            return *p;
+        });
     const auto strategies = listOf<std::string>("--strategy", d.strategy, [](const std::string& x) {
         const auto& names = ts::ddpStrategyNames();
         if (std::find(names.begin(), names.end(), x) == names.end())
-            throw BadInput(fmt::format("--strategy: '{}' is not one of naive, flat, overlap, bucketed", x));
+            throw BadInput(
+                fmt::format("--strategy: '{}' is not one of naive, flat, overlap, bucketed", x));
         return x;
     });
     const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
@@ -382,23 +420,32 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
         return mb;
     });
     std::vector<bool> shardings;
-    if (d.shard == "off") shardings = {false};
-    else if (d.shard == "on") shardings = {true};
-    else if (d.shard == "both") shardings = {false, true};
-    else throw BadInput(fmt::format("--shard: '{}' is not one of off, on, both", d.shard));
+    if (d.shard == "off")
+        shardings = {false};
+    else if (d.shard == "on")
+        shardings = {true};
+    else if (d.shard == "both")
+        shardings = {false, true};
+    else
+        throw BadInput(fmt::format("--shard: '{}' is not one of off, on, both", d.shard));
     s.bucket_mb = buckets.front();
-    ts::DistributedSpec spec{ts::ddpSweep(base, precisions, strategies, buckets, shardings), timeoutOf(f)};
+    ts::DistributedSpec spec{ts::ddpSweep(base, precisions, strategies, buckets, shardings),
+                             timeoutOf(f)};
     return runDistributedPoints(spec, f);
 }
 
 void addLaunchFlags(CLI::App& cmd, LaunchFlags& f) {
-    cmd.add_option("--world", f.world, "Ranks (NCCL: at most the GPUs present)")->capture_default_str();
+    cmd.add_option("--world", f.world, "Ranks (NCCL: at most the GPUs present)")
+        ->capture_default_str();
     cmd.add_option("--format", f.format, "table | markdown | csv | json")
         ->check(CLI::IsMember({"table", "markdown", "csv", "json"}))
         ->capture_default_str();
-    cmd.add_option("--timeout", f.timeout, "Seconds a rank may stay silent before every rank is stopped")
+    cmd.add_option("--timeout", f.timeout,
+                   "Seconds a rank may stay silent before every rank is stopped")
         ->capture_default_str();
-    cmd.add_option("--db", f.db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    cmd.add_option(
+        "--db", f.db,
+        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     cmd.add_option("--label", f.label, "A label for this run in the store");
     cmd.add_flag("--no-store", f.no_store, "Do not store the run");
     cmd.add_flag("-q,--quiet", f.quiet, "No progress on stderr");
@@ -406,11 +453,14 @@ void addLaunchFlags(CLI::App& cmd, LaunchFlags& f) {
 
 void addDistributedCommands(CLI::App& app, int& code) {
     auto lf = std::make_shared<LaunchFlags>();
-    auto* cmd = app.add_subcommand("distributed", "Collectives and data-parallel training over local ranks");
+    auto* cmd = app.add_subcommand("distributed",
+                                   "Collectives and data-parallel training over local ranks");
     cmd->require_subcommand(1);
     auto* ar = cmd->add_subcommand(
-        "allreduce", "Time all-reduce over N local ranks (one process each) per size and dtype: the slowest rank's "
-                     "mean, algbw = bytes/time, busbw = algbw·2(n−1)/n (nccl-tests' definitions)");
+        "allreduce",
+        "Time all-reduce over N local ranks (one process each) per size and dtype: the slowest "
+        "rank's "
+        "mean, algbw = bytes/time, busbw = algbw·2(n−1)/n (nccl-tests' definitions)");
     ar->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     addBenchFlags(*ar, lf->bench);
     addLaunchFlags(*ar, *lf);
@@ -418,21 +468,32 @@ void addDistributedCommands(CLI::App& app, int& code) {
 
     auto df = std::make_shared<LaunchFlags>();
     auto dd = std::make_shared<DdpFlags>();
-    auto* ddp = cmd->add_subcommand(
-        "ddp", "Data-parallel training of the LM over N local ranks (one process each): each rank trains on its own "
-               "rows of the global batch, gradients averaged by a strategy (naive, flat, overlap, bucketed), AdamW's "
-               "state optionally sharded (ZeRO stage 1). One point per precision × strategy × sharding (bucketed: × "
-               "bucket size); per step the slowest rank");
+    auto* ddp = cmd->add_subcommand("ddp",
+                                    "Data-parallel training of the LM over N local ranks (one "
+                                    "process each): each rank trains on its own "
+                                    "rows of the global batch, gradients averaged by a strategy "
+                                    "(naive, flat, overlap, bucketed), AdamW's "
+                                    "state optionally sharded (ZeRO stage 1). One point per "
+                                    "precision × strategy × sharding (bucketed: × "
+                                    "bucket size); per step the slowest rank");
     ddp->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    ddp->add_option("--backend", df->bench.backend, "gloo (CPU) | nccl (one GPU per rank)")->capture_default_str();
-    ddp->add_option("--size", dd->size, "Model size (tiny, small, medium, large, xl, 2.7B, ...)")->capture_default_str();
+    ddp->add_option("--backend", df->bench.backend, "gloo (CPU) | nccl (one GPU per rank)")
+        ->capture_default_str();
+    ddp->add_option("--size", dd->size, "Model size (tiny, small, medium, large, xl, 2.7B, ...)")
+        ->capture_default_str();
     ddp->add_option("--context-length", dd->context, "Context length")->capture_default_str();
-    ddp->add_option("--batch", dd->batch, "Batch per rank (the global batch is this × world size)")->capture_default_str();
-    ddp->add_option("--precision", dd->precision, "fp32, bf16, fp16 (a comma list: one point each)")->capture_default_str();
-    ddp->add_option("--attention", dd->attention, "Attention implementation")->capture_default_str();
-    ddp->add_option("--strategy", dd->strategy, "naive, flat, overlap, bucketed (a comma list)")->capture_default_str();
-    ddp->add_option("--bucket-mb", dd->bucket_mb, "Bucket sizes in MB for bucketed (a comma list)")->capture_default_str();
-    ddp->add_option("--shard", dd->shard, "Optimizer-state sharding: off | on | both")->capture_default_str();
+    ddp->add_option("--batch", dd->batch, "Batch per rank (the global batch is this × world size)")
+        ->capture_default_str();
+    ddp->add_option("--precision", dd->precision, "fp32, bf16, fp16 (a comma list: one point each)")
+        ->capture_default_str();
+    ddp->add_option("--attention", dd->attention, "Attention implementation")
+        ->capture_default_str();
+    ddp->add_option("--strategy", dd->strategy, "naive, flat, overlap, bucketed (a comma list)")
+        ->capture_default_str();
+    ddp->add_option("--bucket-mb", dd->bucket_mb, "Bucket sizes in MB for bucketed (a comma list)")
+        ->capture_default_str();
+    ddp->add_option("--shard", dd->shard, "Optimizer-state sharding: off | on | both")
+        ->capture_default_str();
     ddp->add_option("--warmup", dd->warmup, "Warm-up steps")->capture_default_str();
     ddp->add_option("--steps", dd->steps, "Measured steps")->capture_default_str();
     ddp->add_option("--seed", dd->seed, "Seed of the model and the batch")->capture_default_str();
@@ -442,11 +503,14 @@ void addDistributedCommands(CLI::App& app, int& code) {
 
     auto wf = std::make_shared<WorkerFlags>();
     auto* worker = app.add_subcommand(
-        "worker", "One rank of a distributed experiment, placed by RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and "
-                  "MASTER_PORT (as `distributed`, torchrun or srun set them); JSON lines on stdout");
+        "worker",
+        "One rank of a distributed experiment, placed by RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR "
+        "and "
+        "MASTER_PORT (as `distributed`, torchrun or srun set them); JSON lines on stdout");
     worker->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     worker->add_option("--experiment", wf->experiment, "allreduce | ddp")->required();
-    worker->add_option("--spec", wf->spec, "ddp: the DDP spec as JSON (as `distributed ddp` passes it)");
+    worker->add_option("--spec", wf->spec,
+                       "ddp: the DDP spec as JSON (as `distributed ddp` passes it)");
     addBenchFlags(*worker, wf->bench);
     worker->callback([wf, &code] { code = runWorker(*wf); });
 }

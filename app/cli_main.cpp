@@ -1,13 +1,13 @@
 // trainscope-cli: the headless front end of the engine.
 //   trainscope-cli bench ...      time training steps (cli_bench.cpp)
-//   trainscope-cli attention ...  naive vs fused vs our FlashAttention-2 kernels (cli_attention.cpp)
-//   trainscope-cli runs ...       list, show, export and delete stored runs of every lab
-//   trainscope-cli info           what this machine can run
+//   trainscope-cli attention ...  naive vs fused vs our FlashAttention-2 kernels
+//   (cli_attention.cpp) trainscope-cli runs ...       list, show, export and delete stored runs of
+//   every lab trainscope-cli info           what this machine can run
 // Exit codes: 0 success, 2 bad input (message on stderr), 3 a run that failed, 130 stopped.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -36,8 +36,13 @@ int runsList(const std::string& db, bool as_json) {
     if (as_json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& r : runs)
-            arr.push_back({{"id", r.id}, {"kind", r.lab}, {"label", r.label}, {"created", r.created},
-                           {"device", r.device_name}, {"points", r.point_count}, {"ok", r.ok_count}});
+            arr.push_back({{"id", r.id},
+                           {"kind", r.lab},
+                           {"label", r.label},
+                           {"created", r.created},
+                           {"device", r.device_name},
+                           {"points", r.point_count},
+                           {"ok", r.ok_count}});
         std::cout << ts::dumpJson(arr, 2) << '\n';
         return kOk;
     }
@@ -45,11 +50,13 @@ int runsList(const std::string& db, bool as_json) {
         std::cout << "no runs in " << store->path() << '\n';
         return kOk;
     }
-    std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", "id", "created", "kind", "points", "ok", "device", "label");
+    std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", "id", "created",
+                             "kind", "points", "ok", "device", "label");
     for (const auto& r : runs)
-        std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", r.id, ts::printable(r.created),
-                                 ts::printable(r.lab), r.point_count, r.ok_count,
-                                 ts::printable(r.device_name).substr(0, 28), ts::printable(r.label));
+        std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", r.id,
+                                 ts::printable(r.created), ts::printable(r.lab), r.point_count,
+                                 r.ok_count, ts::printable(r.device_name).substr(0, 28),
+                                 ts::printable(r.label));
     return kOk;
 }
 
@@ -65,12 +72,14 @@ Report runReport(const ts::ResultStore& store, int64_t id, ts::ReportFormat form
     const auto info = requireRun(store, id);
     const ts::Lab* lab = ts::findLab(info.lab);
     if (!lab)
-        throw BadInput(fmt::format("run {} is of kind '{}', which this TrainScope does not know; update TrainScope",
-                                   id, info.lab));
+        throw BadInput(fmt::format(
+            "run {} is of kind '{}', which this TrainScope does not know; update TrainScope", id,
+            info.lab));
     Report report;
     std::vector<ts::StoredRow> good;
     for (auto& row : store.rows(id, info.lab)) {
-        if (const std::string problem = lab->row_problem ? lab->row_problem(row) : ""; !problem.empty())
+        if (const std::string problem = lab->row_problem ? lab->row_problem(row) : "";
+            !problem.empty())
             report.bad_rows.push_back(ts::rowError(info, row, problem.c_str()));
         else
             good.push_back(std::move(row));
@@ -120,15 +129,20 @@ ts::ReportFormat reportFormat(const std::string& name) {
 
 int infoCommand() {
     const auto& caps = ts::capabilities();
-    std::cout << fmt::format("LibTorch {} ({} build)\n", caps.torch_version, caps.torch_cuda_build ? "CUDA" : "CPU-only");
+    std::cout << fmt::format("LibTorch {} ({} build)\n", caps.torch_version,
+                             caps.torch_cuda_build ? "CUDA" : "CPU-only");
     std::cout << fmt::format("FlashAttention kernels: {}\n",
-                             !caps.flash_kernels ? "not built"
-                             : caps.cuda_available ? "built" : "built (they need a CUDA GPU; none here)");
+                             !caps.flash_kernels   ? "not built"
+                             : caps.cuda_available ? "built"
+                                                   : "built (they need a CUDA GPU; none here)");
     for (const auto& d : caps.devices) {
         std::cout << fmt::format("{:<7} {}", d.id, d.name);
-        if (d.total_memory) std::cout << fmt::format(", {:.1f} GiB, sm_{}{}", d.total_memory / 1073741824.0, d.compute_major, d.compute_minor);
+        if (d.total_memory)
+            std::cout << fmt::format(", {:.1f} GiB, sm_{}{}", d.total_memory / 1073741824.0,
+                                     d.compute_major, d.compute_minor);
         std::cout << fmt::format(", bf16 {}\n", d.bf16 ? "yes" : "no");
-        if (!d.flash_kernels.empty()) std::cout << fmt::format("        attention kernels: {}\n", d.flash_kernels);
+        if (!d.flash_kernels.empty())
+            std::cout << fmt::format("        attention kernels: {}\n", d.flash_kernels);
     }
     return kOk;
 }
@@ -141,13 +155,15 @@ void checkCommandName(CLI::App& app, int argc, char** argv) {
         if (sub->check_name(argv[1])) return;
         names.push_back(sub->get_name());
     }
-    throw BadInput(fmt::format("'{}' is not a command (commands: {})", argv[1], fmt::join(names, ", ")));
+    throw BadInput(
+        fmt::format("'{}' is not a command (commands: {})", argv[1], fmt::join(names, ", ")));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"TrainScope: where the time and memory of a transformer training step go.", "trainscope-cli"};
+    CLI::App app{"TrainScope: where the time and memory of a transformer training step go.",
+                 "trainscope-cli"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("trainscope-cli ") + TRAINSCOPE_VERSION_STRING);
     int code = kOk;
@@ -160,7 +176,9 @@ int main(int argc, char** argv) {
     runs->require_subcommand(0, 1);
     runs->allow_extras();
     std::string db;
-    runs->add_option("--db", db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    runs->add_option(
+        "--db", db,
+        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     bool list_json = false;
     auto* list = runs->add_subcommand("list", "List the stored runs, newest first");
     list->add_flag("--json", list_json, "As JSON");
@@ -170,15 +188,20 @@ int main(int argc, char** argv) {
     auto* show = runs->add_subcommand("show", "Show one run's results");
     show->add_option("id", show_id, "Run id (see `runs list`)")->required();
     show->add_option("--format", show_format, "table | markdown | csv | json")
-        ->check(CLI::IsMember({"table", "markdown", "csv", "json"}))->capture_default_str();
+        ->check(CLI::IsMember({"table", "markdown", "csv", "json"}))
+        ->capture_default_str();
     show->callback([&] { code = runsShow(db, parseRunId(show_id), reportFormat(show_format)); });
     std::string export_id;
     std::string export_format = "markdown", export_out;
     auto* exp = runs->add_subcommand("export", "Export one run to a file (or stdout)");
     exp->add_option("id", export_id, "Run id")->required();
-    exp->add_option("--format", export_format, "markdown | csv | json")->check(CLI::IsMember({"markdown", "csv", "json"}))->capture_default_str();
+    exp->add_option("--format", export_format, "markdown | csv | json")
+        ->check(CLI::IsMember({"markdown", "csv", "json"}))
+        ->capture_default_str();
     exp->add_option("-o,--output", export_out, "Output file (default: stdout)");
-    exp->callback([&] { code = runsExport(db, parseRunId(export_id), reportFormat(export_format), export_out); });
+    exp->callback([&] {
+        code = runsExport(db, parseRunId(export_id), reportFormat(export_format), export_out);
+    });
     std::string delete_id;
     auto* del = runs->add_subcommand("delete", "Delete one run and its results");
     del->add_option("id", delete_id, "Run id")->required();
@@ -190,18 +213,20 @@ int main(int argc, char** argv) {
         code = kOk;
     });
 
-
     // `runs list --db X` and `runs --db X list` both work.
     for (auto* sub : {list, show, exp, del}) sub->fallthrough();
     // Before the chosen command runs: `runs list --bogus` must not print the list first.
     runs->parse_complete_callback([runs] {
         if (const auto extra = runs->remaining(); !extra.empty())
-            throw BadInput(fmt::format("runs: '{}' is not a command or option here (commands: list, show, export, delete)",
-                                       extra.front()));
-        if (runs->get_subcommands().empty()) throw BadInput("runs: no command given (list, show, export or delete)");
+            throw BadInput(fmt::format(
+                "runs: '{}' is not a command or option here (commands: list, show, export, delete)",
+                extra.front()));
+        if (runs->get_subcommands().empty())
+            throw BadInput("runs: no command given (list, show, export or delete)");
     });
 
-    app.add_subcommand("info", "What this machine can run: LibTorch, devices, bf16, kernels")->callback([&] { code = infoCommand(); });
+    app.add_subcommand("info", "What this machine can run: LibTorch, devices, bf16, kernels")
+        ->callback([&] { code = infoCommand(); });
 
     try {
         checkCommandName(app, argc, argv);

@@ -3,10 +3,10 @@
 // attention × mode): warm-up steps, then --record-steps with the allocator's history on;
 // prints the peak by category against the analytic model, the largest allocations and what
 // was live at the peak, stores every point, and writes the snapshot pickle with --snapshot.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -29,13 +29,15 @@ using namespace ts::cli;
 
 struct MemoryOptions {
     BenchOptions point;
-    std::string record_steps = "2", frontier, frontier_max = "0", top = "10", snapshot, oom_snapshot, compare;
+    std::string record_steps = "2", frontier, frontier_max = "0", top = "10", snapshot,
+                oom_snapshot, compare;
     bool stacks = false;
 };
 
 class CliObserver : public ts::MemoryObserver {
 public:
-    CliObserver(bool jsonl, bool quiet, int per_point) : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)), per_point_(per_point) {}
+    CliObserver(bool jsonl, bool quiet, int per_point)
+        : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)), per_point_(per_point) {}
     void pointStarted(int index, int count, const ts::BenchConfig&) override {
         index_ = index;
         count_ = count;
@@ -48,16 +50,22 @@ public:
             std::cout << ts::dumpJson(j) << '\n' << std::flush;
         }
         if (!quiet_ && tty_)
-            std::fprintf(stderr, "\r\033[K    point %d/%d step %d/%d%s  %.2f ms", index_ + 1, count_, s.index + 1,
-                         per_point_, s.warmup ? " (warm-up)" : " (recorded)", s.total_ms);
+            std::fprintf(stderr, "\r\033[K    point %d/%d step %d/%d%s  %.2f ms", index_ + 1,
+                         count_, s.index + 1, per_point_, s.warmup ? " (warm-up)" : " (recorded)",
+                         s.total_ms);
     }
     void traceCollected() override {
-        if (!quiet_) std::fprintf(stderr, "%sreading the allocator's trace...\n", tty_ ? "\r\033[K" : "");
+        if (!quiet_)
+            std::fprintf(stderr, "%sreading the allocator's trace...\n", tty_ ? "\r\033[K" : "");
     }
     void frontierProbed(const ts::FrontierProbe& p) override {
         if (jsonl_) {
-            std::cout << ts::dumpJson({{"type", "probe"}, {"point", index_}, {"value", p.value}, {"fits", p.fits},
-                                       {"status", ts::toString(p.status)}, {"peak_bytes", p.peak_bytes}})
+            std::cout << ts::dumpJson({{"type", "probe"},
+                                       {"point", index_},
+                                       {"value", p.value},
+                                       {"fits", p.fits},
+                                       {"status", ts::toString(p.status)},
+                                       {"peak_bytes", p.peak_bytes}})
                       << '\n'
                       << std::flush;
         }
@@ -84,17 +92,21 @@ std::vector<ts::MemorySpec> memorySpecs(const MemoryOptions& o) {
     std::string bench_spec;
     const auto points = benchPoints(o.point, bench_spec);
     ts::MemorySpec base;
-    base.record_steps = static_cast<int>(parseIntIn("--record-steps", o.record_steps, 1, ts::kMaxRecordSteps));
+    base.record_steps =
+        static_cast<int>(parseIntIn("--record-steps", o.record_steps, 1, ts::kMaxRecordSteps));
     base.record_stacks = o.stacks;
     if (!o.frontier.empty() || given(o.point, "--frontier")) {
         auto axis = ts::parseFrontierAxis(o.frontier);
         if (!axis || *axis == ts::FrontierAxis::None)
-            throw BadInput(fmt::format("--frontier: '{}' is not one of context, batch", o.frontier));
+            throw BadInput(
+                fmt::format("--frontier: '{}' is not one of context, batch", o.frontier));
         base.frontier = *axis;
     }
     base.frontier_max = parseIntIn("--frontier-max", o.frontier_max, 0, int64_t{1} << 30);
-    if (base.frontier == ts::FrontierAxis::Context && base.frontier_max > 0 && base.frontier_max < 16)
-        throw BadInput(fmt::format("--frontier-max: {} is below the smallest context probed (16)", base.frontier_max));
+    if (base.frontier == ts::FrontierAxis::Context && base.frontier_max > 0 &&
+        base.frontier_max < 16)
+        throw BadInput(fmt::format("--frontier-max: {} is below the smallest context probed (16)",
+                                   base.frontier_max));
     if (base.frontier_max > 0 && base.frontier == ts::FrontierAxis::None)
         throw BadInput("--frontier-max: needs --frontier context|batch");
     std::vector<ts::MemorySpec> specs;
@@ -104,17 +116,21 @@ std::vector<ts::MemorySpec> memorySpecs(const MemoryOptions& o) {
         specs.push_back(s);
     }
     if (!o.snapshot.empty() && specs.size() != 1)
-        throw BadInput(fmt::format("--snapshot takes one point, but the options ask for {}", specs.size()));
+        throw BadInput(
+            fmt::format("--snapshot takes one point, but the options ask for {}", specs.size()));
     if (!o.oom_snapshot.empty() && specs.size() != 1)
-        throw BadInput(fmt::format("--oom-snapshot takes one point, but the options ask for {}", specs.size()));
+        throw BadInput(fmt::format("--oom-snapshot takes one point, but the options ask for {}",
+                                   specs.size()));
     if (given(o.point, "--oom-snapshot") && base.frontier == ts::FrontierAxis::None)
-        throw BadInput("--oom-snapshot: needs --frontier context|batch (it is the snapshot of the probe that ran out of memory)");
+        throw BadInput(
+            "--oom-snapshot: needs --frontier context|batch (it is the snapshot of the probe that "
+            "ran out of memory)");
     return specs;
 }
 
 // Writes a trace as the pickle memory_viz reads; false (said on stderr) when it cannot.
-bool writeSnapshot(const std::string& flag, const std::string& path, const ts::RawMemoryTrace& trace, bool quiet,
-                   const std::string& db) {
+bool writeSnapshot(const std::string& flag, const std::string& path,
+                   const ts::RawMemoryTrace& trace, bool quiet, const std::string& db) {
     if (!writeOutputFile(flag, path, ts::memorySnapshotPickle(trace), db)) return false;
     if (!quiet)
         std::fprintf(stderr,
@@ -129,13 +145,21 @@ nlohmann::json summaryJson(const ts::MemoryResult& r, int top) {
     const ts::MemoryPrediction p = ts::predictMemory(r.spec.bench);
     nlohmann::json cats = nlohmann::json::array(), largest = nlohmann::json::array();
     for (const auto& c : ts::compareWithPrediction(r, a))
-        cats.push_back({{"category", ts::toString(c.category)}, {"peak_bytes", c.measured}, {"predicted_bytes", c.predicted}});
+        cats.push_back({{"category", ts::toString(c.category)},
+                        {"peak_bytes", c.measured},
+                        {"predicted_bytes", c.predicted}});
     for (size_t k : ts::largestAllocations(a, top <= 0 ? SIZE_MAX : static_cast<size_t>(top))) {
         const ts::Allocation& x = a.allocations[k];
         auto name = [&](int32_t i) { return i >= 0 ? r.trace.names.at(i) : std::string(); };
-        largest.push_back({{"size", x.size}, {"event", x.alloc_index}, {"phase", ts::toString(x.phase)},
-                           {"step", x.step}, {"category", ts::toString(x.category)}, {"range", name(x.range)},
-                           {"op", name(x.op)}, {"freed_at", x.free_index ? nlohmann::json(*x.free_index) : nlohmann::json(nullptr)}});
+        largest.push_back(
+            {{"size", x.size},
+             {"event", x.alloc_index},
+             {"phase", ts::toString(x.phase)},
+             {"step", x.step},
+             {"category", ts::toString(x.category)},
+             {"range", name(x.range)},
+             {"op", name(x.op)},
+             {"freed_at", x.free_index ? nlohmann::json(*x.free_index) : nlohmann::json(nullptr)}});
     }
     nlohmann::json j{{"type", "memory"},
                      {"status", ts::toString(r.status)},
@@ -143,8 +167,12 @@ nlohmann::json summaryJson(const ts::MemoryResult& r, int top) {
                      {"spec", ts::toJson(r.spec)},
                      {"gpu", r.gpu},
                      {"events", r.trace.events.size()},
-                     {"peak", {{"allocated", a.peak.allocated}, {"reserved", a.peak.reserved}, {"event", a.peak.index},
-                               {"phase", ts::toString(a.peak.phase)}, {"step", a.peak.step}}},
+                     {"peak",
+                      {{"allocated", a.peak.allocated},
+                       {"reserved", a.peak.reserved},
+                       {"event", a.peak.index},
+                       {"phase", ts::toString(a.peak.phase)},
+                       {"step", a.peak.step}}},
                      {"predicted_peak", p.peak},
                      {"categories", cats},
                      {"largest", largest},
@@ -161,26 +189,32 @@ nlohmann::json summaryJson(const ts::MemoryResult& r, int top) {
 std::pair<int64_t, int> runAndPoint(const std::string& text) {
     const auto colon = text.find(':');
     const int64_t run = parseRunId(text.substr(0, colon));
-    const int point = colon == std::string::npos
-                          ? 0
-                          : static_cast<int>(parseIntIn("--compare", text.substr(colon + 1), 0, 1'000'000));
+    const int point =
+        colon == std::string::npos
+            ? 0
+            : static_cast<int>(parseIntIn("--compare", text.substr(colon + 1), 0, 1'000'000));
     return {run, point};
 }
 
 // `memory --compare A,B`: two stored memory runs category by category; nothing is run.
 int compareMemoryRuns(const MemoryOptions& o) {
     const auto ids = requireList("--compare", o.compare);
-    if (ids.size() != 2) throw BadInput(fmt::format("--compare: give two runs (A,B), not {}", ids.size()));
-    for (const char* flag : {"--snapshot", "--oom-snapshot", "--frontier", "--record-steps", "--label", "--no-store", "--jsonl"})
-        if (given(o.point, flag)) throw BadInput(fmt::format("--compare runs nothing: {} has no use with it", flag));
+    if (ids.size() != 2)
+        throw BadInput(fmt::format("--compare: give two runs (A,B), not {}", ids.size()));
+    for (const char* flag : {"--snapshot", "--oom-snapshot", "--frontier", "--record-steps",
+                             "--label", "--no-store", "--jsonl"})
+        if (given(o.point, flag))
+            throw BadInput(fmt::format("--compare runs nothing: {} has no use with it", flag));
     auto store = openStoreForReading(o.point.db);
     std::vector<ts::MemoryResult> results;
     for (const auto& id : ids) {
         const auto [run, point] = runAndPoint(id);
         const auto info = store->run(run);
-        if (!info) throw BadInput(fmt::format("--compare: there is no run {} in {}", run, store->path()));
+        if (!info)
+            throw BadInput(fmt::format("--compare: there is no run {} in {}", run, store->path()));
         if (info->lab != ts::kMemoryLab)
-            throw BadInput(fmt::format("--compare: run {} is a {} run, not a memory run", run, info->lab));
+            throw BadInput(
+                fmt::format("--compare: run {} is a {} run, not a memory run", run, info->lab));
         results.push_back(ts::storedMemoryPoint(*info, store->rows(run, info->lab), point));
     }
     const ts::TableFormat format = o.point.csv        ? ts::TableFormat::Csv
@@ -194,8 +228,10 @@ int runMemoryCommand(const MemoryOptions& o) {
     if (!o.compare.empty() || given(o.point, "--compare")) return compareMemoryRuns(o);
     const std::vector<ts::MemorySpec> specs = memorySpecs(o);
     const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
-    if (!o.snapshot.empty() || given(o.point, "--snapshot")) checkOutputFile("--snapshot", o.snapshot, o.point.db);
-    if (!o.oom_snapshot.empty() || given(o.point, "--oom-snapshot")) checkOutputFile("--oom-snapshot", o.oom_snapshot, o.point.db);
+    if (!o.snapshot.empty() || given(o.point, "--snapshot"))
+        checkOutputFile("--snapshot", o.snapshot, o.point.db);
+    if (!o.oom_snapshot.empty() || given(o.point, "--oom-snapshot"))
+        checkOutputFile("--oom-snapshot", o.oom_snapshot, o.point.db);
     const BenchOptions& p = o.point;
     std::unique_ptr<ts::ResultStore> store;
     int64_t run_id = 0;
@@ -203,10 +239,14 @@ int runMemoryCommand(const MemoryOptions& o) {
         store = openStore(p.db);
         run_id = store->createRun(ts::kMemoryLab, p.label, ts::memorySpecJson(specs),
                                   ts::currentEnvironment(specs.front().bench.device).device_name);
-        if (!p.quiet) std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
+        if (!p.quiet)
+            std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id),
+                         store->path().c_str());
     }
     catchInterrupts();
-    const ts::TableFormat format = p.csv ? ts::TableFormat::Csv : p.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text;
+    const ts::TableFormat format = p.csv        ? ts::TableFormat::Csv
+                                   : p.markdown ? ts::TableFormat::Markdown
+                                                : ts::TableFormat::Text;
     std::vector<ts::MemoryResult> results;
     bool failed = false;
     for (size_t i = 0; i < specs.size(); ++i) {
@@ -214,8 +254,8 @@ int runMemoryCommand(const MemoryOptions& o) {
         const ts::MemorySpec& spec = specs[i];
         if (!p.quiet) std::fprintf(stderr, "recording %s\n", ts::memoryHeadline({spec}).c_str());
         CliObserver observer(p.jsonl, p.quiet, spec.bench.warmup + spec.record_steps);
-        ts::MemoryResult r = ts::runMemory(spec, observer, interruptToken(), store.get(), run_id, static_cast<int>(i),
-                                           static_cast<int>(specs.size()));
+        ts::MemoryResult r = ts::runMemory(spec, observer, interruptToken(), store.get(), run_id,
+                                           static_cast<int>(i), static_cast<int>(specs.size()));
         failed = failed || observer.sawError() || r.status != ts::Status::Ok;
         if (p.jsonl) {
             std::cout << ts::dumpJson(summaryJson(r, top)) << '\n' << std::flush;
@@ -234,7 +274,8 @@ int runMemoryCommand(const MemoryOptions& o) {
             std::cout << ts::memoryPeakTable(results, format);
         } else if (!p.csv) {
             if (results.size() > 1)
-                std::cout << (p.markdown ? "### Peak memory by point\n\n" : "Peak memory by point\n")
+                std::cout << (p.markdown ? "### Peak memory by point\n\n"
+                                         : "Peak memory by point\n")
                           << ts::memoryPeakTable(results, format) << '\n';
             std::cout << ts::formatEnvironment(results.front().environment, format);
         }
@@ -243,7 +284,8 @@ int runMemoryCommand(const MemoryOptions& o) {
     if (!o.snapshot.empty() && !results.empty()) {
         const ts::MemoryResult& r = results.front();
         if (r.trace.events.empty() && r.trace.segments.empty()) {
-            std::fprintf(stderr, "error: no allocator trace to write to '%s' (%s)\n", o.snapshot.c_str(),
+            std::fprintf(stderr, "error: no allocator trace to write to '%s' (%s)\n",
+                         o.snapshot.c_str(),
                          r.error.empty() ? "nothing was recorded" : r.error.c_str());
             code = kRunFailed;
         } else if (!writeSnapshot("--snapshot", o.snapshot, r.trace, p.quiet, p.db)) {
@@ -253,12 +295,15 @@ int runMemoryCommand(const MemoryOptions& o) {
     if (!o.oom_snapshot.empty() && !results.empty()) {
         const ts::MemoryResult& r = results.front();
         if (!r.frontier || !r.frontier->oom_trace) {
-            std::fprintf(stderr, "error: no out-of-memory snapshot to write to '%s' (%s)\n", o.oom_snapshot.c_str(),
-                         !r.frontier                  ? "the frontier did not run"
-                         : r.frontier->smallest_oom == 0 ? "no probe ran out of memory"
-                                                         : "the allocator did not report the failure");
+            std::fprintf(stderr, "error: no out-of-memory snapshot to write to '%s' (%s)\n",
+                         o.oom_snapshot.c_str(),
+                         !r.frontier ? "the frontier did not run"
+                         : r.frontier->smallest_oom == 0
+                             ? "no probe ran out of memory"
+                             : "the allocator did not report the failure");
             code = kRunFailed;
-        } else if (!writeSnapshot("--oom-snapshot", o.oom_snapshot, *r.frontier->oom_trace, p.quiet, p.db)) {
+        } else if (!writeSnapshot("--oom-snapshot", o.oom_snapshot, *r.frontier->oom_trace, p.quiet,
+                                  p.db)) {
             code = kRunFailed;
         }
     }
@@ -269,31 +314,46 @@ int runMemoryCommand(const MemoryOptions& o) {
 
 void addMemoryCommand(CLI::App& app, int& code) {
     auto o = std::make_shared<MemoryOptions>();
-    auto* cmd = app.add_subcommand("memory", "The memory of a training step: warm-up steps, then steps with the CUDA "
-                                             "caching allocator's history on; the active-memory timeline, every byte "
-                                             "by category, the peak against the analytic model, the largest "
-                                             "allocations, and the OOM frontier.");
+    auto* cmd =
+        app.add_subcommand("memory",
+                           "The memory of a training step: warm-up steps, then steps with the CUDA "
+                           "caching allocator's history on; the active-memory timeline, every byte "
+                           "by category, the peak against the analytic model, the largest "
+                           "allocations, and the OOM frontier.");
     cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     addPointOptions(*cmd, o->point, /*measured_steps=*/false);
-    cmd->get_option("--warmup")->description("Warm-up steps, run before the allocator's history is turned on");
-    cmd->add_option("--record-steps", o->record_steps, "Steps recorded, after the warm-up")->capture_default_str();
-    cmd->add_flag("--stacks", o->stacks, "Record the C++ stack of every allocation (slow to symbolize)");
-    cmd->add_option("--frontier", o->frontier, "Find the largest context | batch that fits on this GPU (bisection)");
-    cmd->add_option("--frontier-max", o->frontier_max, "The frontier's upper end (0: 131072 contexts, 4096 batches)")
+    cmd->get_option("--warmup")
+        ->description("Warm-up steps, run before the allocator's history is turned on");
+    cmd->add_option("--record-steps", o->record_steps, "Steps recorded, after the warm-up")
         ->capture_default_str();
-    cmd->add_option("--top", o->top, "Rows of the allocation tables (0: all)")->capture_default_str();
-    cmd->add_option("--compare", o->compare,
-                    "Compare two stored memory runs category by category (A,B; ID or ID:POINT); runs nothing");
-    cmd->add_option("--snapshot", o->snapshot, "Write the allocator snapshot as the pickle memory_viz reads");
+    cmd->add_flag("--stacks", o->stacks,
+                  "Record the C++ stack of every allocation (slow to symbolize)");
+    cmd->add_option("--frontier", o->frontier,
+                    "Find the largest context | batch that fits on this GPU (bisection)");
+    cmd->add_option("--frontier-max", o->frontier_max,
+                    "The frontier's upper end (0: 131072 contexts, 4096 batches)")
+        ->capture_default_str();
+    cmd->add_option("--top", o->top, "Rows of the allocation tables (0: all)")
+        ->capture_default_str();
+    cmd->add_option(
+        "--compare", o->compare,
+        "Compare two stored memory runs category by category (A,B; ID or ID:POINT); runs nothing");
+    cmd->add_option("--snapshot", o->snapshot,
+                    "Write the allocator snapshot as the pickle memory_viz reads");
     cmd->add_option("--oom-snapshot", o->oom_snapshot,
-                    "With --frontier: write the snapshot taken when the smallest failing probe ran out of memory");
-    cmd->add_option("--db", o->point.db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+                    "With --frontier: write the snapshot taken when the smallest failing probe ran "
+                    "out of memory");
+    cmd->add_option(
+        "--db", o->point.db,
+        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     cmd->add_option("--label", o->point.label, "A label for this run in the store");
     cmd->add_flag("--no-store", o->point.no_store, "Do not store the run");
     auto* fmt_group = cmd->add_option_group("output", "Output format (default: aligned tables)");
     fmt_group->add_flag("--markdown", o->point.markdown, "Markdown tables");
-    fmt_group->add_flag("--csv", o->point.csv, "CSV: the timeline (one point) or the peak table (several)");
-    fmt_group->add_flag("--jsonl", o->point.jsonl, "One JSON line per step and frontier probe, then each point's summary");
+    fmt_group->add_flag("--csv", o->point.csv,
+                        "CSV: the timeline (one point) or the peak table (several)");
+    fmt_group->add_flag("--jsonl", o->point.jsonl,
+                        "One JSON line per step and frontier probe, then each point's summary");
     fmt_group->require_option(0, 1);
     cmd->add_flag("-q,--quiet", o->point.quiet, "No progress on stderr");
     cmd->callback([o, cmd, &code] {

@@ -1,9 +1,9 @@
 #include "cli_point.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -34,14 +34,14 @@ std::vector<T> parseList(const std::string& flag, const std::string& value, Pars
     return out;
 }
 
-
 // Options that set points: with --sweep the file sets them, so giving one too is refused
 // rather than silently ignored.
-constexpr const char* kPointOptions[] = {"--size", "--d-model", "--d-ff", "--num-layers", "--num-heads",
-                                         "--vocab-size", "--context-length", "--batch-size", "--warmup",
-                                         "--steps", "--mode", "--precision", "--attention", "--device",
-                                         "--seed", "--lr", "--exec", "--compile", "--code", "--source",
-                                         "--optimizer", "--python", "--timeout"};
+constexpr const char* kPointOptions[] = {
+    "--size",       "--d-model",        "--d-ff",       "--num-layers", "--num-heads",
+    "--vocab-size", "--context-length", "--batch-size", "--warmup",     "--steps",
+    "--mode",       "--precision",      "--attention",  "--device",     "--seed",
+    "--lr",         "--exec",           "--compile",    "--code",       "--source",
+    "--optimizer",  "--python",         "--timeout"};
 
 // A sweep file larger than this is no sweep (a log, a device, a mistake).
 constexpr std::uintmax_t kMaxSweepFileBytes = 16 << 20;
@@ -53,14 +53,18 @@ std::string readSweepFile(const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
-    if (ec || !fs::exists(st)) throw BadInput(fmt::format("--sweep: cannot read '{}': no such file", path));
-    if (fs::is_directory(st)) throw BadInput(fmt::format("--sweep: '{}' is a directory, not a JSON file", path));
+    if (ec || !fs::exists(st))
+        throw BadInput(fmt::format("--sweep: cannot read '{}': no such file", path));
+    if (fs::is_directory(st))
+        throw BadInput(fmt::format("--sweep: '{}' is a directory, not a JSON file", path));
     if (!fs::is_regular_file(st))
-        throw BadInput(fmt::format("--sweep: '{}' is not a regular file (a device, a pipe or a socket)", path));
+        throw BadInput(fmt::format(
+            "--sweep: '{}' is not a regular file (a device, a pipe or a socket)", path));
     const std::uintmax_t size = fs::file_size(path, ec);
     if (!ec && size > kMaxSweepFileBytes)
-        throw BadInput(fmt::format("--sweep: '{}' has {} bytes, more than a sweep file's limit of {} MiB", path, size,
-                                   kMaxSweepFileBytes >> 20));
+        throw BadInput(
+            fmt::format("--sweep: '{}' has {} bytes, more than a sweep file's limit of {} MiB",
+                        path, size, kMaxSweepFileBytes >> 20));
     std::ifstream in(path, std::ios::binary);
     std::stringstream text;
     if (in) text << in.rdbuf();
@@ -72,9 +76,10 @@ void checkSweepAlone(const BenchOptions& o) {
     if (o.sweep_file.empty()) throw BadInput("--sweep: no file given");
     for (const char* name : kPointOptions)
         if (given(o, name))
-            throw BadInput(fmt::format("--sweep {}: {} cannot be given with --sweep; set it in the file's \"base\" or "
-                                       "its lists",
-                                       o.sweep_file, name));
+            throw BadInput(fmt::format(
+                "--sweep {}: {} cannot be given with --sweep; set it in the file's \"base\" or "
+                "its lists",
+                o.sweep_file, name));
 }
 
 // A model dimension given on the command line: a positive whole number.
@@ -88,18 +93,24 @@ void readDimension(const std::optional<std::string>& text, const char* flag, int
 // checked up front (an interpreter that cannot be found, a file that does not exist).
 static void readCodeOptions(const BenchOptions& o, ts::SweepSpec& spec) {
     for (const char* flag : {"--optimizer", "--python", "--timeout"})
-        if (given(o, flag) && o.code.empty()) throw BadInput(fmt::format("{} is for your own code: give --code too", flag));
+        if (given(o, flag) && o.code.empty())
+            throw BadInput(fmt::format("{} is for your own code: give --code too", flag));
     if (given(o, "--code") && o.code.empty()) throw BadInput("--code: no code given");
-    spec.sources = parseList<ts::Source>("--source", o.source.empty() ? (o.code.empty() ? "trainscope" : "python") : o.source,
-                                         ts::parseSource, ts::namesOf(ts::allSources()).c_str());
-    const bool python = std::find(spec.sources.begin(), spec.sources.end(), ts::Source::Python) != spec.sources.end();
+    spec.sources = parseList<ts::Source>(
+        "--source", o.source.empty() ? (o.code.empty() ? "trainscope" : "python") : o.source,
+        ts::parseSource, ts::namesOf(ts::allSources()).c_str());
+    const bool python = std::find(spec.sources.begin(), spec.sources.end(), ts::Source::Python) !=
+                        spec.sources.end();
     if (!python) {
-        if (!o.code.empty()) throw BadInput("--code: --source trainscope runs TrainScope's own model; add python to run yours");
+        if (!o.code.empty())
+            throw BadInput(
+                "--code: --source trainscope runs TrainScope's own model; add python to run yours");
         return;
     }
     if (o.code.empty())
-        throw BadInput("--source python: give your code with --code (a course checkout, module:callable or "
-                       "path/file.py:callable)");
+        throw BadInput(
+            "--source python: give your code with --code (a course checkout, module:callable or "
+            "path/file.py:callable)");
     ts::PythonCode& c = spec.base.python;
     c.code = o.code;
     c.optimizer = o.optimizer;
@@ -114,7 +125,10 @@ bool given(const BenchOptions& o, std::string_view name) {
 }
 
 void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
-    cmd.add_option("--size", o.size, "Model size: " + fmt::format("{}", fmt::join(ts::modelPresetNames(), ", ")) + ", custom")->capture_default_str();
+    cmd.add_option(
+           "--size", o.size,
+           "Model size: " + fmt::format("{}", fmt::join(ts::modelPresetNames(), ", ")) + ", custom")
+        ->capture_default_str();
     cmd.add_option("--d-model", o.d_model, "Custom model width (overrides the size)");
     cmd.add_option("--d-ff", o.d_ff, "Custom feed-forward width");
     cmd.add_option("--num-layers", o.num_layers, "Custom number of layers");
@@ -122,17 +136,22 @@ void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
     cmd.add_option("--vocab-size", o.vocab_size, "Vocabulary size (default 10000)");
     cmd.add_option("--context-length", o.context, "Context length(s)")->capture_default_str();
     cmd.add_option("--batch-size", o.batch_size, "Batch size(s)")->capture_default_str();
-    cmd.add_option("--warmup", o.warmup, "Warm-up steps, left out of the statistics")->capture_default_str();
+    cmd.add_option("--warmup", o.warmup, "Warm-up steps, left out of the statistics")
+        ->capture_default_str();
     if (measured_steps) {
         cmd.add_option("--steps", o.steps, "Measured steps")->capture_default_str();
-        cmd.add_option("--exec", o.exec,
-                       "eager | compiled (forward, backward and optimizer each replayed as a CUDA graph)")
+        cmd.add_option(
+               "--exec", o.exec,
+               "eager | compiled (forward, backward and optimizer each replayed as a CUDA graph)")
             ->capture_default_str();
         cmd.add_flag("--compile", o.compile, "Shorthand for --exec compiled");
     }
     cmd.add_option("--mode", o.mode, "forward | forward-backward | train")->capture_default_str();
-    cmd.add_option("--precision", o.precision, "fp32 | bf16 | fp16 (autocast; fp16 training uses loss scaling)")->capture_default_str();
-    cmd.add_option("--attention", o.attention, "naive | sdpa | tiled | flash")->capture_default_str();
+    cmd.add_option("--precision", o.precision,
+                   "fp32 | bf16 | fp16 (autocast; fp16 training uses loss scaling)")
+        ->capture_default_str();
+    cmd.add_option("--attention", o.attention, "naive | sdpa | tiled | flash")
+        ->capture_default_str();
     cmd.add_option("--device", o.device, "cpu | cuda | cuda:N (default: cuda when present)");
     cmd.add_option("--seed", o.seed, "Random seed for weights and batch")->capture_default_str();
     cmd.add_option("--lr,--learning-rate", o.lr, "AdamW learning rate")->capture_default_str();
@@ -140,17 +159,23 @@ void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
 
 void addCodeOptions(CLI::App& cmd, BenchOptions& o) {
     cmd.add_option("--code", o.code,
-                   "Your own model (the Python source): a course checkout's folder (cs336_basics, tests/adapters.py), "
-                   "module:callable or path/file.py:callable returning an nn.Module from the point's configuration");
-    cmd.add_option("--source", o.source,
-                   "trainscope | python, or both to compare (default: python with --code, else trainscope)");
-    cmd.add_option("--optimizer", o.optimizer,
-                   "With --code: module:callable taking (params, lr=...) (default: the checkout's AdamW, else "
-                   "torch.optim.AdamW)");
-    cmd.add_option("--python", o.python, "With --code: the Python interpreter (default: $TRAINSCOPE_PYTHON or the one "
-                                         "set-up found with torch)");
+                   "Your own model (the Python source): a course checkout's folder (cs336_basics, "
+                   "tests/adapters.py), "
+                   "module:callable or path/file.py:callable returning an nn.Module from the "
+                   "point's configuration");
+    cmd.add_option(
+        "--source", o.source,
+        "trainscope | python, or both to compare (default: python with --code, else trainscope)");
+    cmd.add_option(
+        "--optimizer", o.optimizer,
+        "With --code: module:callable taking (params, lr=...) (default: the checkout's AdamW, else "
+        "torch.optim.AdamW)");
+    cmd.add_option("--python", o.python,
+                   "With --code: the Python interpreter (default: $TRAINSCOPE_PYTHON or the one "
+                   "set-up found with torch)");
     cmd.add_option("--timeout", o.timeout,
-                   "With --code: seconds a step (or a compilation) of your code may take before it is stopped")
+                   "With --code: seconds a step (or a compilation) of your code may take before it "
+                   "is stopped")
         ->capture_default_str();
 }
 
@@ -181,8 +206,11 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
         }
         if (custom) {
             // Custom dimensions start from the (single) size given and override it.
-            if (spec.sizes.size() > 1) throw BadInput("--d-model/--d-ff/--num-layers/--num-heads need a single --size");
-            b.model = spec.sizes.empty() || spec.sizes[0] == "custom" ? ts::ModelConfig{} : *ts::modelPreset(spec.sizes[0]);
+            if (spec.sizes.size() > 1)
+                throw BadInput("--d-model/--d-ff/--num-layers/--num-heads need a single --size");
+            b.model = spec.sizes.empty() || spec.sizes[0] == "custom"
+                          ? ts::ModelConfig{}
+                          : *ts::modelPreset(spec.sizes[0]);
             b.model.name = "custom";
             readDimension(o.d_model, "--d-model", b.model.d_model);
             readDimension(o.d_ff, "--d-ff", b.model.d_ff);
@@ -192,24 +220,33 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
         }
         readDimension(o.vocab_size, "--vocab-size", b.model.vocab_size);
         // Zero and negative values pass here so that validateBench names the field.
-        constexpr int64_t kAny = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+        constexpr int64_t kAny = std::numeric_limits<int64_t>::min(),
+                          kMax = std::numeric_limits<int64_t>::max();
         spec.context_lengths = parseIntList("--context-length", o.context, kAny, kMax);
         spec.batch_sizes = parseIntList("--batch-size", o.batch_size, kAny, kMax);
-        for (int64_t w : parseIntList("--warmup", o.warmup, 0, ts::kMaxSteps)) spec.warmups.push_back(static_cast<int>(w));
-        spec.precisions = parseList<ts::Precision>("--precision", o.precision, ts::parsePrecision, "fp32, bf16, fp16");
-        spec.attentions = parseList<ts::AttentionImpl>("--attention", o.attention, ts::parseAttentionImpl,
-                                                       ts::namesOf(ts::allAttentionImpls()).c_str());
-        spec.modes = parseList<ts::Mode>("--mode", o.mode, ts::parseMode, "forward, forward-backward, train");
+        for (int64_t w : parseIntList("--warmup", o.warmup, 0, ts::kMaxSteps))
+            spec.warmups.push_back(static_cast<int>(w));
+        spec.precisions = parseList<ts::Precision>("--precision", o.precision, ts::parsePrecision,
+                                                   "fp32, bf16, fp16");
+        spec.attentions =
+            parseList<ts::AttentionImpl>("--attention", o.attention, ts::parseAttentionImpl,
+                                         ts::namesOf(ts::allAttentionImpls()).c_str());
+        spec.modes = parseList<ts::Mode>("--mode", o.mode, ts::parseMode,
+                                         "forward, forward-backward, train");
         spec.execs = parseList<ts::ExecMode>("--exec", o.exec, ts::parseExecMode,
                                              ts::namesOf(ts::allExecModes()).c_str());
         if (o.compile) {
-            if (given(o, "--exec") && spec.execs != std::vector<ts::ExecMode>{ts::ExecMode::Compiled})
-                throw BadInput(fmt::format("--compile means --exec compiled; it cannot be given with --exec {}", o.exec));
+            if (given(o, "--exec") &&
+                spec.execs != std::vector<ts::ExecMode>{ts::ExecMode::Compiled})
+                throw BadInput(fmt::format(
+                    "--compile means --exec compiled; it cannot be given with --exec {}", o.exec));
             spec.execs = {ts::ExecMode::Compiled};
         }
         readCodeOptions(o, spec);
-        spec.devices = given(o, "--device") ? requireList("--device", o.device)
-                                            : std::vector<std::string>{ts::capabilities().cuda_available ? "cuda" : "cpu"};
+        spec.devices =
+            given(o, "--device")
+                ? requireList("--device", o.device)
+                : std::vector<std::string>{ts::capabilities().cuda_available ? "cuda" : "cpu"};
         b.steps = static_cast<int>(parseIntIn("--steps", o.steps, 1, ts::kMaxSteps));
         b.seed = parseSeed("--seed", o.seed);
         b.learning_rate = parseFinite("--lr", o.lr);
@@ -224,12 +261,14 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
         auto problems = ts::validateBench(p);
         if (problems.empty()) problems = ts::checkBenchRunnable(p);
         if (problems.empty() && p.source == ts::Source::Python)
-            if (std::string e = ts::pythonCodeProblem(p.python.code, p.python.python); !e.empty()) problems.push_back(e);
+            if (std::string e = ts::pythonCodeProblem(p.python.code, p.python.python); !e.empty())
+                problems.push_back(e);
         if (!problems.empty())
-            throw BadInput(fmt::format("{} (size {}, context {}, {}{}{} on {})", fmt::join(problems, "; "), p.model.name,
-                                       p.model.context_length, ts::toString(p.precision),
-                                       p.exec == ts::ExecMode::Eager ? "" : " " + std::string(ts::toString(p.exec)),
-                                       p.source == ts::Source::Python ? " (your code)" : "", p.device));
+            throw BadInput(fmt::format(
+                "{} (size {}, context {}, {}{}{} on {})", fmt::join(problems, "; "), p.model.name,
+                p.model.context_length, ts::toString(p.precision),
+                p.exec == ts::ExecMode::Eager ? "" : " " + std::string(ts::toString(p.exec)),
+                p.source == ts::Source::Python ? " (your code)" : "", p.device));
     }
     spec_json = ts::benchSpecJson(spec, points.size());
     return points;

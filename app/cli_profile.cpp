@@ -2,10 +2,10 @@
 // bench flags), warm-up steps unprofiled, then --profile-steps steps under the profiler; prints
 // the course's tables (top kernels of the forward pass and of the whole step), stores the
 // profile, and writes the Perfetto trace with --trace.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -32,7 +32,8 @@ struct ProfileOptions {
 
 class CliObserver : public ts::ProfileObserver {
 public:
-    CliObserver(bool jsonl, bool quiet, int total) : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)), total_(total) {}
+    CliObserver(bool jsonl, bool quiet, int total)
+        : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)), total_(total) {}
     void stepFinished(const ts::StepSample& s) override {
         if (jsonl_) {
             nlohmann::json j = ts::toJson(s);
@@ -44,7 +45,8 @@ public:
                          s.warmup ? " (warm-up)" : " (profiled)", s.total_ms);
     }
     void profileCollected() override {
-        if (!quiet_) std::fprintf(stderr, "%sreading the profiler's events...\n", tty_ ? "\r\033[K" : "");
+        if (!quiet_)
+            std::fprintf(stderr, "%sreading the profiler's events...\n", tty_ ? "\r\033[K" : "");
     }
     void log(ts::LogLevel level, const std::string& message) override {
         if (level == ts::LogLevel::Info) return;
@@ -64,11 +66,13 @@ ts::ProfileSpec profileSpec(const ProfileOptions& o) {
     std::string bench_spec;
     const auto points = benchPoints(o.point, bench_spec);
     if (points.size() != 1)
-        throw BadInput(fmt::format("profile takes one point, but the options ask for {} (no comma lists here)",
-                                   points.size()));
+        throw BadInput(
+            fmt::format("profile takes one point, but the options ask for {} (no comma lists here)",
+                        points.size()));
     ts::ProfileSpec spec;
     spec.bench = points.front();
-    spec.profile_steps = static_cast<int>(parseIntIn("--profile-steps", o.profile_steps, 1, ts::kMaxProfileSteps));
+    spec.profile_steps =
+        static_cast<int>(parseIntIn("--profile-steps", o.profile_steps, 1, ts::kMaxProfileSteps));
     return spec;
 }
 
@@ -76,7 +80,9 @@ ts::EventFilter eventFilter(const ProfileOptions& o) {
     ts::EventFilter f;
     if (!o.phase.empty()) {
         f.phase = ts::parsePhase(o.phase);
-        if (!f.phase) throw BadInput(fmt::format("--phase: '{}' is not one of forward, backward, optimizer, other", o.phase));
+        if (!f.phase)
+            throw BadInput(fmt::format(
+                "--phase: '{}' is not one of forward, backward, optimizer, other", o.phase));
     }
     f.range = o.range;
     return f;
@@ -85,38 +91,60 @@ ts::EventFilter eventFilter(const ProfileOptions& o) {
 // Refuses a --trace path that cannot be written before minutes are spent profiling.
 
 nlohmann::json summaryJson(const ts::ProfileResult& r, const ts::EventFilter& f, int top) {
-    nlohmann::json phases = nlohmann::json::array(), table = nlohmann::json::array(), cats = nlohmann::json::array();
+    nlohmann::json phases = nlohmann::json::array(), table = nlohmann::json::array(),
+                   cats = nlohmann::json::array();
     for (const auto& p : ts::phaseTimes(r))
-        phases.push_back({{"phase", ts::toString(p.phase)}, {"measured_ms", p.measured_us / 1000.0},
-                          {"profiled_ms", p.profiled_us / 1000.0}, {"kernels", p.kernels}});
+        phases.push_back({{"phase", ts::toString(p.phase)},
+                          {"measured_ms", p.measured_us / 1000.0},
+                          {"profiled_ms", p.profiled_us / 1000.0},
+                          {"kernels", p.kernels}});
     if (r.gpu) {
         const auto rows = ts::kernelTable(r.trace.kernels, f);
         for (size_t i = 0; i < rows.size() && (top <= 0 || i < static_cast<size_t>(top)); ++i)
-            table.push_back({{"kernel", rows[i].name}, {"category", ts::toString(rows[i].category)},
-                             {"percent", rows[i].percent}, {"total_us", rows[i].total_us},
-                             {"instances", rows[i].instances}, {"avg_us", rows[i].avg_us},
-                             {"median_us", rows[i].median_us}, {"min_us", rows[i].min_us},
-                             {"max_us", rows[i].max_us}, {"std_us", rows[i].std_us}});
+            table.push_back({{"kernel", rows[i].name},
+                             {"category", ts::toString(rows[i].category)},
+                             {"percent", rows[i].percent},
+                             {"total_us", rows[i].total_us},
+                             {"instances", rows[i].instances},
+                             {"avg_us", rows[i].avg_us},
+                             {"median_us", rows[i].median_us},
+                             {"min_us", rows[i].min_us},
+                             {"max_us", rows[i].max_us},
+                             {"std_us", rows[i].std_us}});
     } else {
         const auto rows = ts::opTable(r.trace.ops, f, false);
         for (size_t i = 0; i < rows.size() && (top <= 0 || i < static_cast<size_t>(top)); ++i)
-            table.push_back({{"op", rows[i].name}, {"calls", rows[i].calls}, {"cpu_self_us", rows[i].cpu_self_us},
-                             {"cpu_total_us", rows[i].cpu_total_us}, {"device_us", rows[i].device_us},
-                             {"flops", rows[i].flops}, {"tflops", rows[i].tflops}, {"shapes", rows[i].shapes}});
+            table.push_back({{"op", rows[i].name},
+                             {"calls", rows[i].calls},
+                             {"cpu_self_us", rows[i].cpu_self_us},
+                             {"cpu_total_us", rows[i].cpu_total_us},
+                             {"device_us", rows[i].device_us},
+                             {"flops", rows[i].flops},
+                             {"tflops", rows[i].tflops},
+                             {"shapes", rows[i].shapes}});
     }
     for (const auto& c : ts::categoryRollup(r))
-        cats.push_back({{"phase", ts::toString(c.phase)}, {"category", ts::toString(c.category)},
-                        {"time_us", c.time_us}, {"share", c.share}});
-    return {{"type", "profile"},  {"status", ts::toString(r.status)}, {"error", r.error},
-            {"spec", ts::toJson(r.spec)}, {"gpu", r.gpu},           {"phases", phases},
-            {r.gpu ? "kernels" : "ops", table}, {"categories", cats}, {"environment", ts::toJson(r.environment)}};
+        cats.push_back({{"phase", ts::toString(c.phase)},
+                        {"category", ts::toString(c.category)},
+                        {"time_us", c.time_us},
+                        {"share", c.share}});
+    return {{"type", "profile"},
+            {"status", ts::toString(r.status)},
+            {"error", r.error},
+            {"spec", ts::toJson(r.spec)},
+            {"gpu", r.gpu},
+            {"phases", phases},
+            {r.gpu ? "kernels" : "ops", table},
+            {"categories", cats},
+            {"environment", ts::toJson(r.environment)}};
 }
 
 int runProfileCommand(const ProfileOptions& o) {
     const ts::ProfileSpec spec = profileSpec(o);
     const ts::EventFilter filter = eventFilter(o);
     const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
-    if (!o.trace.empty() || given(o.point, "--trace")) checkOutputFile("--trace", o.trace, o.point.db);
+    if (!o.trace.empty() || given(o.point, "--trace"))
+        checkOutputFile("--trace", o.trace, o.point.db);
     const BenchOptions& p = o.point;
     std::unique_ptr<ts::ResultStore> store;
     int64_t run_id = 0;
@@ -124,29 +152,38 @@ int runProfileCommand(const ProfileOptions& o) {
         store = openStore(p.db);
         run_id = store->createRun(ts::kProfileLab, p.label, ts::profileSpecJson(spec),
                                   ts::currentEnvironment(spec.bench.device).device_name);
-        if (!p.quiet) std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
+        if (!p.quiet)
+            std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id),
+                         store->path().c_str());
     }
     if (!p.quiet) std::fprintf(stderr, "profiling %s\n", ts::profileHeadline({spec}).c_str());
     catchInterrupts();
     CliObserver observer(p.jsonl, p.quiet, spec.bench.warmup + spec.profile_steps);
-    const ts::ProfileResult r = ts::runProfile(spec, observer, interruptToken(), store.get(), run_id);
+    const ts::ProfileResult r =
+        ts::runProfile(spec, observer, interruptToken(), store.get(), run_id);
     if (p.jsonl) {
         std::cout << ts::dumpJson(summaryJson(r, filter, top)) << '\n';
     } else {
         ts::ProfileReportOptions ro;
         ro.filter = filter;
         ro.top = top;
-        ro.format = p.csv ? ts::TableFormat::Csv : p.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text;
+        ro.format = p.csv        ? ts::TableFormat::Csv
+                    : p.markdown ? ts::TableFormat::Markdown
+                                 : ts::TableFormat::Text;
         std::cout << ts::formatProfile(r, ro);
         if (!p.csv)
-            std::cout << '\n' << ts::formatEnvironment(r.environment, p.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text);
+            std::cout << '\n'
+                      << ts::formatEnvironment(r.environment, p.markdown ? ts::TableFormat::Markdown
+                                                                         : ts::TableFormat::Text);
     }
     int code = kOk;
     if (!o.trace.empty()) {
         if (!writeOutputFile("--trace", o.trace, ts::chromeTraceJson(r), p.db))
             code = kRunFailed;
         else if (!p.quiet)
-            std::fprintf(stderr, "trace → %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace.c_str());
+            std::fprintf(stderr,
+                         "trace → %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+                         o.trace.c_str());
     }
     if (observer.sawError()) return kRunFailed;
     if (interruptToken().cancelled()) return kInterrupted;
@@ -156,25 +193,34 @@ int runProfileCommand(const ProfileOptions& o) {
 
 void addProfileCommand(CLI::App& app, int& code) {
     auto o = std::make_shared<ProfileOptions>();
-    auto* cmd = app.add_subcommand("profile", "Profile one benchmark point: warm-up steps, then steps under LibTorch's "
-                                              "profiler; kernels and ops by phase (forward, backward, optimizer) and "
-                                              "by range of the model.");
+    auto* cmd = app.add_subcommand(
+        "profile",
+        "Profile one benchmark point: warm-up steps, then steps under LibTorch's "
+        "profiler; kernels and ops by phase (forward, backward, optimizer) and "
+        "by range of the model.");
     cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     addPointOptions(*cmd, o->point, /*measured_steps=*/false);
     addCodeOptions(*cmd, o->point);  // the user's code, profiled with torch.profiler
     cmd->get_option("--warmup")->description("Warm-up steps, run before the profiler starts");
-    cmd->add_option("--profile-steps", o->profile_steps, "Steps run under the profiler, after the warm-up")->capture_default_str();
+    cmd->add_option("--profile-steps", o->profile_steps,
+                    "Steps run under the profiler, after the warm-up")
+        ->capture_default_str();
     cmd->add_option("--phase", o->phase, "Only this phase: forward | backward | optimizer | other");
-    cmd->add_option("--range", o->range, "Only this range of the model: layer.0, attention, softmax, mlp, lm_head, ...");
+    cmd->add_option("--range", o->range,
+                    "Only this range of the model: layer.0, attention, softmax, mlp, lm_head, ...");
     cmd->add_option("--top", o->top, "Rows per table (0: all)")->capture_default_str();
     cmd->add_option("--trace", o->trace, "Write the trace as Chrome/Perfetto JSON to this file");
-    cmd->add_option("--db", o->point.db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    cmd->add_option(
+        "--db", o->point.db,
+        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     cmd->add_option("--label", o->point.label, "A label for this run in the store");
     cmd->add_flag("--no-store", o->point.no_store, "Do not store the profile");
     auto* fmt_group = cmd->add_option_group("output", "Output format (default: aligned tables)");
     fmt_group->add_flag("--markdown", o->point.markdown, "Markdown tables");
-    fmt_group->add_flag("--csv", o->point.csv, "CSV: every kernel (on the CPU: op) of the phase/range");
-    fmt_group->add_flag("--jsonl", o->point.jsonl, "One JSON line per step, then the profile's summary");
+    fmt_group->add_flag("--csv", o->point.csv,
+                        "CSV: every kernel (on the CPU: op) of the phase/range");
+    fmt_group->add_flag("--jsonl", o->point.jsonl,
+                        "One JSON line per step, then the profile's summary");
     fmt_group->require_option(0, 1);
     cmd->add_flag("-q,--quiet", o->point.quiet, "No progress on stderr");
     cmd->callback([o, cmd, &code] {

@@ -1,12 +1,11 @@
 // trainscope: the workbench window. Options script it for screenshots and demos.
 #include <QApplication>
 #include <QCommandLineParser>
-
 #include <cstdio>
 
-#include "shell/mainwindow.h"
-#include "shell/automation.h"
 #include "common/theme.h"
+#include "shell/automation.h"
+#include "shell/mainwindow.h"
 
 namespace {
 
@@ -18,8 +17,8 @@ void nameTheApplication() {
 
 // Qt aborts when no window system can be reached; say what to do before it tries.
 bool displayReachable(int argc, char** argv) {
-    if (!qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") || !qEnvironmentVariableIsEmpty("DISPLAY") ||
-        !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+    if (!qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") ||
+        !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
         return true;
     for (int i = 1; i < argc; ++i)
         if (qstrcmp(argv[i], "-platform") == 0 || qstrcmp(argv[i], "--platform") == 0) return true;
@@ -29,25 +28,52 @@ bool displayReachable(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-
     QCommandLineParser cli;
-    cli.setApplicationDescription(QStringLiteral("TrainScope: GPU experiments on Transformer training"));
+    cli.setApplicationDescription(
+        QStringLiteral("TrainScope: GPU experiments on Transformer training"));
     cli.addHelpOption();
     cli.addVersionOption();
-    QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)."), QStringLiteral("path"));
-    QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("light, dark or system."), QStringLiteral("mode"));
-    QCommandLineOption presentation(QStringLiteral("presentation"), QStringLiteral("Start in presentation mode."));
-    QCommandLineOption fresh(QStringLiteral("no-restore"), QStringLiteral("Ignore and keep the saved window state and configuration."));
-    QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1600x1000."), QStringLiteral("WxH"));
-    QCommandLineOption experiment(QStringLiteral("experiment"), QStringLiteral("Select an experiment: bench or attention."), QStringLiteral("id"));
-    QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("Load a classroom preset (e.g. warmup-matters)."), QStringLiteral("id"));
-    QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Panel state as JSON, or a file holding it."), QStringLiteral("json"));
+    QCommandLineOption db(
+        QStringLiteral("db"),
+        QStringLiteral(
+            "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)."),
+        QStringLiteral("path"));
+    QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("light, dark or system."),
+                             QStringLiteral("mode"));
+    QCommandLineOption presentation(QStringLiteral("presentation"),
+                                    QStringLiteral("Start in presentation mode."));
+    QCommandLineOption fresh(
+        QStringLiteral("no-restore"),
+        QStringLiteral("Ignore and keep the saved window state and configuration."));
+    QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1600x1000."),
+                            QStringLiteral("WxH"));
+    QCommandLineOption experiment(QStringLiteral("experiment"),
+                                  QStringLiteral("Select an experiment: bench or attention."),
+                                  QStringLiteral("id"));
+    QCommandLineOption preset(QStringLiteral("preset"),
+                              QStringLiteral("Load a classroom preset (e.g. warmup-matters)."),
+                              QStringLiteral("id"));
+    QCommandLineOption config(QStringLiteral("config"),
+                              QStringLiteral("Panel state as JSON, or a file holding it."),
+                              QStringLiteral("json"));
     QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Press Run once ready."));
-    QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare two stored runs: A,B (ids; 'last' and 'previous' allowed)."), QStringLiteral("A,B"));
-    QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open a stored run into the views (its id)."), QStringLiteral("id"));
-    QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("After the run, grab a tab: TAB=file.png (steps, sweep, speedup, breakdown, results, memory, compare, attention). Repeatable; quits after."), QStringLiteral("tab=png"));
-    QCommandLineOption report(QStringLiteral("report"), QStringLiteral("After the run, write a Markdown report and quit."), QStringLiteral("file.md"));
-    for (const auto* o : {&db, &theme, &presentation, &fresh, &size, &experiment, &preset, &config, &run, &compare, &open, &shot, &report})
+    QCommandLineOption compare(
+        QStringLiteral("compare"),
+        QStringLiteral("Compare two stored runs: A,B (ids; 'last' and 'previous' allowed)."),
+        QStringLiteral("A,B"));
+    QCommandLineOption open(QStringLiteral("open"),
+                            QStringLiteral("Open a stored run into the views (its id)."),
+                            QStringLiteral("id"));
+    QCommandLineOption shot(
+        QStringLiteral("screenshot"),
+        QStringLiteral("After the run, grab a tab: TAB=file.png (steps, sweep, speedup, breakdown, "
+                       "results, memory, compare, attention). Repeatable; quits after."),
+        QStringLiteral("tab=png"));
+    QCommandLineOption report(QStringLiteral("report"),
+                              QStringLiteral("After the run, write a Markdown report and quit."),
+                              QStringLiteral("file.md"));
+    for (const auto* o : {&db, &theme, &presentation, &fresh, &size, &experiment, &preset, &config,
+                          &run, &compare, &open, &shot, &report})
         cli.addOption(*o);
     {
         // Options first, with no window system: --help, --version and a bad option answer
@@ -57,13 +83,15 @@ int main(int argc, char** argv) {
         cli.process(options);
     }
     if (!displayReachable(argc, argv)) {
-        std::fprintf(stderr,
-                     "trainscope: no display to open the window on: run it in a desktop session, under "
-                     "xvfb-run, or with QT_QPA_PLATFORM=offscreen for scripted screenshots (trainscope-cli "
-                     "needs no display).\n");
+        std::fprintf(
+            stderr,
+            "trainscope: no display to open the window on: run it in a desktop session, under "
+            "xvfb-run, or with QT_QPA_PLATFORM=offscreen for scripted screenshots (trainscope-cli "
+            "needs no display).\n");
         return 2;
     }
-    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
+        Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
     nameTheApplication();
     QApplication::setDesktopFileName(QStringLiteral("trainscope"));
@@ -90,7 +118,8 @@ int main(int argc, char** argv) {
     options.storePath = cli.value(db);
     options.restoreSettings = !cli.isSet(fresh);
     ts::ui::MainWindow window(options);
-    if (!script.theme.isEmpty()) ts::ui::Theme::instance().setMode(ts::ui::themeModeFromKey(script.theme));
+    if (!script.theme.isEmpty())
+        ts::ui::Theme::instance().setMode(ts::ui::themeModeFromKey(script.theme));
     if (cli.isSet(presentation)) window.setPresentationMode(true);  // the docks hidden too
     if (script.size.isValid()) window.resize(script.size);
     window.show();

@@ -10,30 +10,37 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 #include <QWheelEvent>
-#include <QStandardItemModel>
 #include <QtTest>
 
 #include "benchmark/benchpanel.h"
-#include "shell/presets.h"
 #include "runtime/environment.h"
 #include "runtime/python_runner.h"
+#include "shell/presets.h"
 
 using namespace ts;
 using namespace ts::ui;
 
 namespace {
 QJsonObject tinyState() {
-    return QJsonObject{{"sizes", QJsonArray{"tiny"}}, {"context", "32"}, {"batch", "2"},
-                       {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}},
-                       {"attentions", QJsonArray{"naive"}}, {"warmup", "1"}, {"steps", 3}, {"device", "cpu"}};
+    return QJsonObject{{"sizes", QJsonArray{"tiny"}},
+                       {"context", "32"},
+                       {"batch", "2"},
+                       {"modes", QJsonArray{"train"}},
+                       {"precisions", QJsonArray{"fp32"}},
+                       {"attentions", QJsonArray{"naive"}},
+                       {"warmup", "1"},
+                       {"steps", 3},
+                       {"device", "cpu"}};
 }
 // d_model 100 with 3 heads: the engine refuses it.
 QJsonObject customStateWithBadHeads() {
     QJsonObject s = tinyState();
     s["sizes"] = QJsonArray{"custom"};
-    s["custom"] = QJsonObject{{"vocab", 1000}, {"d_model", 100}, {"d_ff", 256}, {"layers", 2}, {"heads", 3}};
+    s["custom"] =
+        QJsonObject{{"vocab", 1000}, {"d_model", 100}, {"d_ff", 256}, {"layers", 2}, {"heads", 3}};
     return s;
 }
 bool flagged(QWidget* w) { return w && w->property("invalid").toBool(); }
@@ -126,7 +133,8 @@ void TestBenchPanel::badValuesAreFlaggedInPlace() {
     QVERIFY(!p.isValid());
     QVERIFY(flagged(batch));
     // ... in the panel's words, not the engine's JSON key.
-    QVERIFY2(batch->toolTip().startsWith(QStringLiteral("Batch size must be positive")), qPrintable(batch->toolTip()));
+    QVERIFY2(batch->toolTip().startsWith(QStringLiteral("Batch size must be positive")),
+             qPrintable(batch->toolTip()));
     QVERIFY(!p.problems().join(' ').contains(QStringLiteral("batch_size")));
     batch->setText(QStringLiteral("2"));
     // Nothing ticked is a problem too.
@@ -145,8 +153,9 @@ void TestBenchPanel::engineMessagesLandOnTheirField() {
     QVERIFY(!p.isValid());
     QVERIFY(flagged(p.fieldWidget("heads")));  // "d_model 100 is not divisible by num_heads 3"
     // In the panel's words: "Heads", as the field's label says, not the engine's "num_heads".
-    QVERIFY2(p.fieldWidget("heads")->toolTip().contains(QStringLiteral("is not divisible by heads 3")),
-             qPrintable(p.fieldWidget("heads")->toolTip()));
+    QVERIFY2(
+        p.fieldWidget("heads")->toolTip().contains(QStringLiteral("is not divisible by heads 3")),
+        qPrintable(p.fieldWidget("heads")->toolTip()));
     QVERIFY(!flagged(p.fieldWidget("layers")));
     qobject_cast<QSpinBox*>(p.fieldWidget("heads"))->setValue(5);  // head dim 20: fine
     QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
@@ -204,7 +213,8 @@ void TestBenchPanel::stateRoundTrips() {
     QJsonObject s = tinyState();
     s["label"] = "round trip";
     s["sizes"] = QJsonArray{"tiny", "custom"};
-    s["custom"] = QJsonObject{{"vocab", 5000}, {"d_model", 96}, {"d_ff", 384}, {"layers", 3}, {"heads", 6}};
+    s["custom"] =
+        QJsonObject{{"vocab", 5000}, {"d_model", 96}, {"d_ff", 384}, {"layers", 3}, {"heads", 6}};
     s["context"] = "32, 48";
     s["modes"] = QJsonArray{"forward", "train"};
     a.setState(s);
@@ -218,12 +228,14 @@ void TestBenchPanel::everyPresetLoadsAndIsValidHere() {
     const auto presets = loadPresets();
     QVERIFY(presets.size() >= 5);
     for (const auto& preset : presets) {
-        if (preset.experiment != QLatin1String("bench")) continue;  // other labs test their own presets
+        if (preset.experiment != QLatin1String("bench"))
+            continue;  // other labs test their own presets
         BenchPanel p;
         p.setCapabilities(caps_);
         QJsonObject config = preset.config;
         if (!caps_.cuda_available)
-            for (auto it = preset.cpuConfig.begin(); it != preset.cpuConfig.end(); ++it) config[it.key()] = it.value();
+            for (auto it = preset.cpuConfig.begin(); it != preset.cpuConfig.end(); ++it)
+                config[it.key()] = it.value();
         p.setState(config);
         QVERIFY2(p.isValid(), qPrintable(preset.id + ": " + p.problems().join('\n')));
         QVERIFY2(!preset.description.isEmpty(), qPrintable(preset.id));
@@ -235,7 +247,9 @@ QString jobLabel(const BenchPanel& p) {
     const auto job = p.makeJob();
     return job ? job->label : QStringLiteral("<no job>");
 }
-QLineEdit* lineField(const BenchPanel& p, const char* name) { return qobject_cast<QLineEdit*>(p.fieldWidget(name)); }
+QLineEdit* lineField(const BenchPanel& p, const char* name) {
+    return qobject_cast<QLineEdit*>(p.fieldWidget(name));
+}
 }  // namespace
 
 void TestBenchPanel::presetLabelLastsAsLongAsThePresetsConfiguration() {
@@ -298,8 +312,8 @@ void TestBenchPanel::wheelOverAnUnfocusedFieldLeavesItsValue() {
     QCOMPARE(steps->focusPolicy(), Qt::StrongFocus);
     auto wheel = [](QWidget* w) {
         const QPointF at(w->width() / 2.0, w->height() / 2.0);
-        QWheelEvent e(at, w->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
-                      Qt::NoScrollPhase, false);
+        QWheelEvent e(at, w->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
         QApplication::sendEvent(w, &e);
     };
     const int before = steps->value();
@@ -307,7 +321,9 @@ void TestBenchPanel::wheelOverAnUnfocusedFieldLeavesItsValue() {
     wheel(steps);
     QCOMPARE(steps->value(), before);
     QVERIFY2(area.verticalScrollBar()->value() > scrolled,  // the panel scrolled instead
-             qPrintable(QStringLiteral("bar %1 of %2").arg(area.verticalScrollBar()->value()).arg(area.verticalScrollBar()->maximum())));
+             qPrintable(QStringLiteral("bar %1 of %2")
+                            .arg(area.verticalScrollBar()->value())
+                            .arg(area.verticalScrollBar()->maximum())));
     auto* device = qobject_cast<QComboBox*>(p->fieldWidget("device"));
     const int index = device->currentIndex();
     wheel(device);
@@ -352,7 +368,8 @@ void TestBenchPanel::problemsGrowBelowTheFields() {
     p.show();
     QVERIFY(QTest::qWaitForWindowExposed(&p));
     QList<QWidget*> fields;
-    for (const char* name : {"context", "batch", "warmup", "steps", "device"}) fields << p.fieldWidget(name);
+    for (const char* name : {"context", "batch", "warmup", "steps", "device"})
+        fields << p.fieldWidget(name);
     QList<int> ys;
     for (QWidget* w : fields) ys << w->mapTo(&p, QPoint()).y();
     lineField(p, "context")->setText(QStringLiteral("0, x, -5"));
@@ -363,11 +380,14 @@ void TestBenchPanel::problemsGrowBelowTheFields() {
     QApplication::processEvents();
     for (int i = 0; i < fields.size(); ++i)
         QVERIFY2(fields[i]->mapTo(&p, QPoint()).y() == ys[i],
-                 qPrintable(QStringLiteral("%1 moved from y %2 to %3").arg(fields[i]->objectName()).arg(ys[i])
+                 qPrintable(QStringLiteral("%1 moved from y %2 to %3")
+                                .arg(fields[i]->objectName())
+                                .arg(ys[i])
                                 .arg(fields[i]->mapTo(&p, QPoint()).y())));
     auto* problems = p.findChild<QLabel*>(QStringLiteral("problems"));
     QVERIFY(problems && problems->isVisible());
-    for (QWidget* w : fields) QVERIFY(problems->mapTo(&p, QPoint()).y() > w->mapTo(&p, QPoint()).y());
+    for (QWidget* w : fields)
+        QVERIFY(problems->mapTo(&p, QPoint()).y() > w->mapTo(&p, QPoint()).y());
 }
 
 void TestBenchPanel::tooLargeANumberIsCalledTooLarge() {
@@ -393,15 +413,18 @@ void TestBenchPanel::compiledModeIsASweepDimension() {
     QJsonObject s = tinyState();
     s["execs"] = QJsonArray{"eager", "compiled"};
     if (!caps_.cuda_available) {
-        // No GPU: compiled is disabled with the engine's reason, and a state asking for it drops it.
+        // No GPU: compiled is disabled with the engine's reason, and a state asking for it drops
+        // it.
         QVERIFY(!compiled->isEnabled());
-        QVERIFY2(compiled->toolTip().contains(QStringLiteral("needs a CUDA device")), qPrintable(compiled->toolTip()));
+        QVERIFY2(compiled->toolTip().contains(QStringLiteral("needs a CUDA device")),
+                 qPrintable(compiled->toolTip()));
         QStringList notes;
         p.setState(s, &notes);
         QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
         QCOMPARE(p.points().size(), size_t(1));
         QVERIFY(p.points().front().exec == ExecMode::Eager);
-        QVERIFY2(notes.join(' ').contains(QStringLiteral("compiled left out")), qPrintable(notes.join('\n')));
+        QVERIFY2(notes.join(' ').contains(QStringLiteral("compiled left out")),
+                 qPrintable(notes.join('\n')));
     } else {
         s["device"] = "cuda";
         p.setState(s);
@@ -411,8 +434,10 @@ void TestBenchPanel::compiledModeIsASweepDimension() {
         QVERIFY(p.points()[1].exec == ExecMode::Compiled);
         const auto job = p.makeJob();
         QVERIFY(job);
-        QVERIFY(QString::fromStdString(job->spec_json).contains(QStringLiteral("\"execs\":[\"eager\",\"compiled\"]")));
-        s["precisions"] = QJsonArray{"fp16"};  // fp16 training is not captured: flagged on both fields
+        QVERIFY(QString::fromStdString(job->spec_json)
+                    .contains(QStringLiteral("\"execs\":[\"eager\",\"compiled\"]")));
+        s["precisions"] =
+            QJsonArray{"fp16"};  // fp16 training is not captured: flagged on both fields
         p.setState(s);
         QVERIFY(!p.isValid());
         QVERIFY(flagged(p.fieldWidget("execs")));
@@ -422,7 +447,9 @@ void TestBenchPanel::compiledModeIsASweepDimension() {
     QCOMPARE(p.state().value("execs").toArray(), QJsonArray{"eager"});
     QVERIFY(p.points().front().exec == ExecMode::Eager);
     // A stored run's spec from before the field reads as eager too.
-    QCOMPARE(BenchPanel::stateFromSpec(QJsonObject{{"base", QJsonObject{}}}).value("execs").toArray(), QJsonArray{"eager"});
+    QCOMPARE(
+        BenchPanel::stateFromSpec(QJsonObject{{"base", QJsonObject{}}}).value("execs").toArray(),
+        QJsonArray{"eager"});
 }
 
 void TestBenchPanel::yourCodeIsASweepDimension() {
@@ -444,7 +471,8 @@ void TestBenchPanel::yourCodeIsASweepDimension() {
     s["code"] = "/no/such/model.py:build";
     p.setState(s);
     QVERIFY(flagged(code));
-    QVERIFY2(p.problems().join(' ').contains(QStringLiteral("does not exist")), qPrintable(p.problems().join('\n')));
+    QVERIFY2(p.problems().join(' ').contains(QStringLiteral("does not exist")),
+             qPrintable(p.problems().join('\n')));
     s["code"] = QString::fromStdString(exampleCheckout());
     p.setState(s);
     QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
@@ -455,7 +483,8 @@ void TestBenchPanel::yourCodeIsASweepDimension() {
     const auto job = p.makeJob();
     QVERIFY(job);
     // The spec a run stores reads back as the same panel state, and describes the user's code.
-    const QJsonObject spec = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QJsonObject spec =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
     const QJsonObject back = BenchPanel::stateFromSpec(spec);
     QCOMPARE(back.value("sources").toArray(), (QJsonArray{"trainscope", "python"}));
     QCOMPARE(back.value("code").toString(), QString::fromStdString(exampleCheckout()));

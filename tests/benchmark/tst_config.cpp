@@ -16,9 +16,14 @@ bool anyContains(const std::vector<std::string>& v, const std::string& needle) {
 }
 
 TEST(Config, CoursePresetsHaveTheCourseDimensions) {
-    struct Want { const char* name; int64_t d, f, l, h; };
-    const Want want[] = {{"small", 768, 3072, 12, 12}, {"medium", 1024, 4096, 24, 16},
-                         {"large", 1280, 5120, 36, 20}, {"xl", 1600, 6400, 48, 25},
+    struct Want {
+        const char* name;
+        int64_t d, f, l, h;
+    };
+    const Want want[] = {{"small", 768, 3072, 12, 12},
+                         {"medium", 1024, 4096, 24, 16},
+                         {"large", 1280, 5120, 36, 20},
+                         {"xl", 1600, 6400, 48, 25},
                          {"2.7B", 2560, 10240, 32, 32}};
     for (const auto& w : want) {
         auto m = ts::modelPreset(w.name);
@@ -36,7 +41,8 @@ TEST(Config, CoursePresetsHaveTheCourseDimensions) {
 TEST(Config, ParameterCountFormula) {
     // small: 2·10000·768 + 12·(4·768² + 3·768·3072 + 2·768) + 768
     auto m = *ts::modelPreset("small");
-    EXPECT_EQ(ts::parameterCount(m), 2 * 10000 * 768 + 12 * (4 * 768 * 768 + 3 * 768 * 3072 + 2 * 768) + 768);
+    EXPECT_EQ(ts::parameterCount(m),
+              2 * 10000 * 768 + 12 * (4 * 768 * 768 + 3 * 768 * 3072 + 2 * 768) + 768);
     // "2.7B" is the course's name; with a three-matrix SwiGLU of d_ff 10240 it holds 3.41e9.
     EXPECT_EQ(ts::parameterCount(*ts::modelPreset("2.7B")),
               2 * 10000 * 2560 + 32 * (4 * 2560LL * 2560 + 3 * 2560LL * 10240 + 2 * 2560) + 2560);
@@ -75,7 +81,8 @@ TEST(Config, EnumNamesRoundTrip) {
         EXPECT_EQ(ts::parseMode(ts::toString(m)), m);
     for (auto p : {ts::Precision::FP32, ts::Precision::BF16, ts::Precision::FP16})
         EXPECT_EQ(ts::parsePrecision(ts::toString(p)), p);
-    for (auto a : {ts::AttentionImpl::Naive, ts::AttentionImpl::Sdpa, ts::AttentionImpl::Tiled, ts::AttentionImpl::Flash})
+    for (auto a : {ts::AttentionImpl::Naive, ts::AttentionImpl::Sdpa, ts::AttentionImpl::Tiled,
+                   ts::AttentionImpl::Flash})
         EXPECT_EQ(ts::parseAttentionImpl(ts::toString(a)), a);
     EXPECT_FALSE(ts::parsePrecision("fp8"));
 }
@@ -112,7 +119,8 @@ TEST(Config, ExecModeNamesRoundTrip) {
     EXPECT_EQ(ts::toString(ts::ExecMode::Eager), "eager");
     EXPECT_EQ(ts::toString(ts::ExecMode::Compiled), "compiled");
     for (auto e : ts::allExecModes()) EXPECT_EQ(ts::parseExecMode(ts::toString(e)), e);
-    EXPECT_EQ(ts::namesOf(ts::allExecModes()), "eager, compiled, reduce-overhead, max-autotune-no-cudagraphs");
+    EXPECT_EQ(ts::namesOf(ts::allExecModes()),
+              "eager, compiled, reduce-overhead, max-autotune-no-cudagraphs");
     EXPECT_FALSE(ts::parseExecMode("fast"));
     EXPECT_EQ(ts::BenchConfig{}.exec, ts::ExecMode::Eager);
 }
@@ -134,7 +142,8 @@ TEST(Config, ExecSweepExpandsInOrder) {
     EXPECT_EQ(points[3].exec, ts::ExecMode::Compiled);
     s.execs = {};
     s.base.exec = ts::ExecMode::Compiled;
-    for (const auto& p : ts::expandSweep(s)) EXPECT_EQ(p.exec, ts::ExecMode::Compiled);  // the base value
+    for (const auto& p : ts::expandSweep(s))
+        EXPECT_EQ(p.exec, ts::ExecMode::Compiled);  // the base value
 }
 
 TEST(Config, ExecModeInJsonAndOldRunsReadAsEager) {
@@ -152,31 +161,38 @@ TEST(Config, ExecModeInJsonAndOldRunsReadAsEager) {
     result["config"].erase("exec");
     EXPECT_EQ(ts::resultFromJson(result).config.exec, ts::ExecMode::Eager);
     // A sweep file's list, and a wrong name refused with the choices.
-    const auto sweep = ts::sweepFromJson(nlohmann::json::parse(R"({"execs": ["eager", "compiled"]})"));
-    EXPECT_EQ(sweep.execs, (std::vector<ts::ExecMode>{ts::ExecMode::Eager, ts::ExecMode::Compiled}));
+    const auto sweep =
+        ts::sweepFromJson(nlohmann::json::parse(R"({"execs": ["eager", "compiled"]})"));
+    EXPECT_EQ(sweep.execs,
+              (std::vector<ts::ExecMode>{ts::ExecMode::Eager, ts::ExecMode::Compiled}));
     try {
         ts::sweepFromJson(nlohmann::json::parse(R"({"execs": ["fast"]})"));
         ADD_FAILURE() << "an unknown execution mode was accepted";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("'fast' is not one of eager, compiled"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("'fast' is not one of eager, compiled"),
+                  std::string::npos)
+            << e.what();
     }
     ts::SweepSpec spec;
     spec.execs = sweep.execs;
-    EXPECT_NE(ts::benchSpecJson(spec, 2).find(R"("execs":["eager","compiled"])"), std::string::npos);
+    EXPECT_NE(ts::benchSpecJson(spec, 2).find(R"("execs":["eager","compiled"])"),
+              std::string::npos);
 }
 
 TEST(Config, CompiledModeRefusesWhatItCannotCapture) {
     ts::BenchConfig c;
     c.exec = ts::ExecMode::Compiled;
     c.device = "cpu";
-    EXPECT_TRUE(anyContains(ts::validateBench(c), "compiled mode captures CUDA graphs: it needs a CUDA device"));
+    EXPECT_TRUE(anyContains(ts::validateBench(c),
+                            "compiled mode captures CUDA graphs: it needs a CUDA device"));
     c.device = "cuda:0";
     EXPECT_TRUE(ts::validateBench(c).empty());
     c.precision = ts::Precision::BF16;
     EXPECT_TRUE(ts::validateBench(c).empty());
     c.precision = ts::Precision::FP16;
     const auto e = ts::validateBench(c);
-    EXPECT_TRUE(anyContains(e, "compiled mode does not capture fp16 training")) << (e.empty() ? "" : e.front());
+    EXPECT_TRUE(anyContains(e, "compiled mode does not capture fp16 training"))
+        << (e.empty() ? "" : e.front());
     EXPECT_TRUE(anyContains(e, "GradScaler"));
     c.mode = ts::Mode::ForwardBackward;  // no loss scaler outside training
     EXPECT_TRUE(ts::validateBench(c).empty());
@@ -190,7 +206,9 @@ TEST(Config, ExecColumnShownWhenItVaries) {
     ts::BenchResult a, b;
     a.config.device = b.config.device = "cuda";
     b.config.exec = ts::ExecMode::Compiled;
-    const auto table = [](const std::vector<ts::BenchResult>& r, ts::TableFormat f) { return ts::formatResults(r, f); };
+    const auto table = [](const std::vector<ts::BenchResult>& r, ts::TableFormat f) {
+        return ts::formatResults(r, f);
+    };
     EXPECT_NE(table({a}, ts::TableFormat::Csv).find(",exec,"), std::string::npos);  // CSV: always
     EXPECT_NE(table({a, b}, ts::TableFormat::Csv).find(",compiled,"), std::string::npos);
     EXPECT_EQ(table({a, a}, ts::TableFormat::Text).find("exec"), std::string::npos);
@@ -225,7 +243,8 @@ TEST(Config, CompiledRowsShowTheirSpeedupOverEager) {
     EXPECT_NE(csv.find("speedup_vs_eager"), std::string::npos) << csv;
     EXPECT_NE(csv.find(",5.0000,"), std::string::npos) << csv;
     // Eager alone: no such column in the text tables.
-    EXPECT_EQ(ts::formatResults({rs[0]}, ts::TableFormat::Markdown).find("vs eager"), std::string::npos);
+    EXPECT_EQ(ts::formatResults({rs[0]}, ts::TableFormat::Markdown).find("vs eager"),
+              std::string::npos);
 }
 
 // ---- The source: TrainScope's model or the user's Python code ----
@@ -305,7 +324,8 @@ TEST(Config, SourceColumnSaysWhoseCode) {
     const std::string md = ts::formatResults({r}, ts::TableFormat::Markdown);
     EXPECT_NE(md.find("source"), std::string::npos) << md;
     EXPECT_NE(md.find("python"), std::string::npos) << md;
-    EXPECT_EQ(ts::formatResults({ts::BenchResult{}}, ts::TableFormat::Markdown).find("source"), std::string::npos);
+    EXPECT_EQ(ts::formatResults({ts::BenchResult{}}, ts::TableFormat::Markdown).find("source"),
+              std::string::npos);
 }
 
 }  // namespace

@@ -27,11 +27,11 @@
 #include "profiler/profilecharts.h"
 #include "profiler/profilemodels.h"
 #include "profiler/profilepanel.h"
-#include "runtime/python_runner.h"
 #include "profiler/profiler_json.h"
 #include "profiler/profileview.h"
 #include "profiler/timelinechart.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -317,7 +317,8 @@ void TestProfilerWindow::panelProfilesTheUsersCode() {
     QVERIFY(!panel.fieldWidget("attention")->isEnabled());  // the user's model has its own
     const auto job = panel.makeJob();
     QVERIFY(job);
-    const QJsonObject spec = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QJsonObject spec =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
     const QJsonObject back = ProfilePanel::stateFromSpec(spec);
     QCOMPARE(back.value("sources").toArray(), QJsonArray{"python"});
     QCOMPARE(back.value("code").toString(), state["code"].toString());
@@ -332,7 +333,9 @@ void TestProfilerWindow::panelProfilesTheUsersCode() {
     QVERIFY(!panel.isValid());
     QVERIFY(panel.fieldWidget("code")->property("invalid").toBool());
     // A spec stored before the field: TrainScope's model.
-    QCOMPARE(ProfilePanel::stateFromSpec(QJsonObject{{"bench", QJsonObject{}}}).value("sources").toArray(),
+    QCOMPARE(ProfilePanel::stateFromSpec(QJsonObject{{"bench", QJsonObject{}}})
+                 .value("sources")
+                 .toArray(),
              QJsonArray{"trainscope"});
 }
 

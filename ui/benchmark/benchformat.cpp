@@ -11,9 +11,12 @@ namespace ts::ui {
 QString describeConfig(const BenchConfig& c) {
     QStringList parts;
     for (Dimension d : allDimensions()) {
-        if (d == Dimension::Exec && c.exec == ExecMode::Eager) continue;  // eager: said by its absence
-        if (d == Dimension::Source && c.source == Source::TrainScope) continue;  // likewise TrainScope's model
-        if (d == Dimension::Attention && c.source == Source::Python) continue;  // the user's model has its own
+        if (d == Dimension::Exec && c.exec == ExecMode::Eager)
+            continue;  // eager: said by its absence
+        if (d == Dimension::Source && c.source == Source::TrainScope)
+            continue;  // likewise TrainScope's model
+        if (d == Dimension::Attention && c.source == Source::Python)
+            continue;  // the user's model has its own
         parts << dimensionLabel(d, c);
     }
     return parts.join(QStringLiteral(" · "));
@@ -29,8 +32,10 @@ QString describeSweep(const std::vector<BenchConfig>& points) {
             const QString v = dimensionValue(d, p);
             if (!values.contains(v)) values << v;
         }
-        if (d == Dimension::Exec && values == QStringList{qstr(toString(ExecMode::Eager))}) continue;
-        if (d == Dimension::Source && values == QStringList{qstr(toString(Source::TrainScope))}) continue;
+        if (d == Dimension::Exec && values == QStringList{qstr(toString(ExecMode::Eager))})
+            continue;
+        if (d == Dimension::Source && values == QStringList{qstr(toString(Source::TrainScope))})
+            continue;
         parts << QStringLiteral("%1 %2").arg(dimensionName(d), values.join(QStringLiteral(", ")));
     }
     return QStringLiteral("%1 points: %2").arg(points.size()).arg(parts.join(QStringLiteral("; ")));
@@ -41,7 +46,8 @@ bool measuresDeviceMemory(const BenchConfig& c) { return c.device.rfind("cuda", 
 QString configurationJson(const std::vector<BenchConfig>& configs) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& c : configs) arr.push_back(toJson(c));
-    return QString::fromStdString(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    return QString::fromStdString(
+        arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace ts::ui

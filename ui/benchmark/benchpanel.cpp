@@ -1,7 +1,5 @@
 #include "benchmark/benchpanel.h"
 
-#include "benchmark/benchitems.h"
-
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -17,15 +15,15 @@
 #include <QStandardItemModel>
 #include <QStyle>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "benchmark/benchformat.h"
+#include "benchmark/benchitems.h"
+#include "benchmark/benchmark.h"
 #include "common/checkrow.h"
 #include "common/codechoice.h"
 #include "common/format.h"
-#include "benchmark/benchformat.h"
-#include "benchmark/benchmark.h"
 #include "core/json.h"
 
 namespace ts::ui {
@@ -36,12 +34,13 @@ constexpr int kMaxPoints = 1000;
 // The execution modes of the first row; the second row holds torch.compile's other modes,
 // which only the user's Python code runs.
 const QList<ExecMode> kStepModes = {ExecMode::Eager, ExecMode::Compiled};
-const QList<ExecMode> kTorchCompileModes = {ExecMode::ReduceOverhead, ExecMode::MaxAutotuneNoCudagraphs};
+const QList<ExecMode> kTorchCompileModes = {ExecMode::ReduceOverhead,
+                                            ExecMode::MaxAutotuneNoCudagraphs};
 
 // The model's attention backends this panel offers; the forced SDPA backends belong to the
 // attention lab, which compares them.
-const QList<AttentionImpl> kAttentions = {AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled,
-                                      AttentionImpl::Flash};
+const QList<AttentionImpl> kAttentions = {AttentionImpl::Naive, AttentionImpl::Sdpa,
+                                          AttentionImpl::Tiled, AttentionImpl::Flash};
 
 // The engine names values as the CLI's JSON does ("context_length must be positive"); the
 // panel says them as its own labels do ("Context length must be positive").
@@ -90,7 +89,8 @@ void BenchPanel::build() {
     for (const auto& name : modelPresetNames()) {
         auto m = modelPreset(name);
         auto* item = new QListWidgetItem(
-            tr("%1  (%2 layers, d_model %3)").arg(qstr(name)).arg(m->num_layers).arg(m->d_model), sizes_);
+            tr("%1  (%2 layers, d_model %3)").arg(qstr(name)).arg(m->num_layers).arg(m->d_model),
+            sizes_);
         item->setData(Qt::UserRole, qstr(name));
         item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
         item->setCheckState(Qt::Unchecked);
@@ -158,9 +158,11 @@ void BenchPanel::build() {
     strategy_ = new QComboBox(execBox);
     strategy_->addItem(tr("single device"), QStringLiteral("single"));
     for (const char* s : {"naive", "flat", "overlapped", "bucketed"})
-        strategy_->addItem(tr("DDP — %1").arg(QLatin1String(s)), QStringLiteral("ddp-") + QLatin1String(s));
+        strategy_->addItem(tr("DDP — %1").arg(QLatin1String(s)),
+                           QStringLiteral("ddp-") + QLatin1String(s));
     warmup_ = new QLineEdit(execBox);
-    warmup_->setToolTip(tr("Steps run and recorded but left out of the statistics; a list (0, 1, 5) sweeps over it"));
+    warmup_->setToolTip(tr(
+        "Steps run and recorded but left out of the statistics; a list (0, 1, 5) sweeps over it"));
     steps_ = new QSpinBox(execBox);
     steps_->setRange(1, 1'000'000);
     steps_->setToolTip(tr("Steps measured after the warm-up"));
@@ -170,11 +172,14 @@ void BenchPanel::build() {
     compileModeBox_ = makeCheckRow(execBox, kTorchCompileModes, execs_);
     execs_[ExecMode::MaxAutotuneNoCudagraphs]->setText(tr("max-autotune (no graphs)"));
     for (ExecMode e : kTorchCompileModes)
-        execs_[e]->setToolTip(tr("torch.compile(mode=\"%1\") of your code (Python only)").arg(qstr(toString(e))));
+        execs_[e]->setToolTip(
+            tr("torch.compile(mode=\"%1\") of your code (Python only)").arg(qstr(toString(e))));
     execs_[ExecMode::Compiled]->setText(tr("compiled (CUDA graphs)"));
     execs_[ExecMode::Compiled]->setToolTip(
-        tr("Forward, backward and AdamW captured once as CUDA graphs and replayed, over TrainScope's fused "
-           "kernels (RMSNorm with the residual add, RoPE, SwiGLU, cross-entropy, AdamW keeping bf16 weight "
+        tr("Forward, backward and AdamW captured once as CUDA graphs and replayed, over "
+           "TrainScope's fused "
+           "kernels (RMSNorm with the residual add, RoPE, SwiGLU, cross-entropy, AdamW keeping "
+           "bf16 weight "
            "copies). Needs a CUDA GPU; fp16 training is refused."));
     execForm->addRow(tr("&Device:"), device_);
     execForm->addRow(tr("Step:"), execModeBox_);
@@ -187,18 +192,27 @@ void BenchPanel::build() {
     outer->addStretch();
     addStatusLabels(outer);  // last: when it grows, no field moves
 
-    registerFields({{QStringLiteral("sizes"), sizes_},      {QStringLiteral("vocab"), vocab_},
-                    {QStringLiteral("d_model"), dModel_},   {QStringLiteral("d_ff"), dFf_},
-                    {QStringLiteral("layers"), layers_},    {QStringLiteral("heads"), heads_},
-                    {QStringLiteral("context"), context_},  {QStringLiteral("batch"), batch_},
-                    {QStringLiteral("modes"), modeBox_},    {QStringLiteral("precisions"), precisionBox_},
-                    {QStringLiteral("attentions"), attentionBox_}, {QStringLiteral("execs"), execModeBox_},
+    registerFields({{QStringLiteral("sizes"), sizes_},
+                    {QStringLiteral("vocab"), vocab_},
+                    {QStringLiteral("d_model"), dModel_},
+                    {QStringLiteral("d_ff"), dFf_},
+                    {QStringLiteral("layers"), layers_},
+                    {QStringLiteral("heads"), heads_},
+                    {QStringLiteral("context"), context_},
+                    {QStringLiteral("batch"), batch_},
+                    {QStringLiteral("modes"), modeBox_},
+                    {QStringLiteral("precisions"), precisionBox_},
+                    {QStringLiteral("attentions"), attentionBox_},
+                    {QStringLiteral("execs"), execModeBox_},
                     {QStringLiteral("compile_modes"), compileModeBox_},
                     {QStringLiteral("sources"), code_->sourceBox()},
-                    {QStringLiteral("code"), code_->codeEdit()}, {QStringLiteral("python"), code_->pythonEdit()},
+                    {QStringLiteral("code"), code_->codeEdit()},
+                    {QStringLiteral("python"), code_->pythonEdit()},
                     {QStringLiteral("device"), device_},
-                    {QStringLiteral("strategy"), strategy_}, {QStringLiteral("warmup"), warmup_},
-                    {QStringLiteral("steps"), steps_},      {QStringLiteral("label"), label_}});
+                    {QStringLiteral("strategy"), strategy_},
+                    {QStringLiteral("warmup"), warmup_},
+                    {QStringLiteral("steps"), steps_},
+                    {QStringLiteral("label"), label_}});
 
     // Defaults: a run of seconds on any machine.
     for (int i = 0; i < sizes_->count(); ++i)
@@ -252,13 +266,25 @@ BenchConfig BenchPanel::baseConfig() const {
     c.steps = steps_->value();
     c.device = device_->currentData().toString().toStdString();
     for (Mode m : allModes())
-        if (modes_[m]->isChecked()) { c.mode = m; break; }
+        if (modes_[m]->isChecked()) {
+            c.mode = m;
+            break;
+        }
     for (Precision p : allPrecisions())
-        if (precisions_[p]->isChecked()) { c.precision = p; break; }
+        if (precisions_[p]->isChecked()) {
+            c.precision = p;
+            break;
+        }
     for (AttentionImpl a : kAttentions)
-        if (attentions_[a]->isChecked()) { c.attention = a; break; }
+        if (attentions_[a]->isChecked()) {
+            c.attention = a;
+            break;
+        }
     for (ExecMode e : allExecModes())
-        if (execs_[e]->isChecked()) { c.exec = e; break; }
+        if (execs_[e]->isChecked()) {
+            c.exec = e;
+            break;
+        }
     const std::vector<Source> sources = code_->sources();
     if (!sources.empty()) c.source = sources.front();
     c.python = code_->code();
@@ -303,12 +329,14 @@ void BenchPanel::updateAvailability() {
         const QString why = a == AttentionImpl::Naive ? QString() : reasonFor(c);
         QCheckBox* cb = attentions_[a];
         cb->setEnabled(why.isEmpty());
-        cb->setToolTip(why.isEmpty() ? attentionHint(a) : attentionHint(a) + QStringLiteral("\n") + why);
+        cb->setToolTip(why.isEmpty() ? attentionHint(a)
+                                     : attentionHint(a) + QStringLiteral("\n") + why);
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
     const std::vector<Source> sources = code_->sources();
     const bool yours = code_->yours();
-    const bool ours = std::find(sources.begin(), sources.end(), Source::TrainScope) != sources.end();
+    const bool ours =
+        std::find(sources.begin(), sources.end(), Source::TrainScope) != sources.end();
     // torch.compile's other modes are for the user's code alone.
     for (ExecMode e : kTorchCompileModes) {
         execs_[e]->setEnabled(yours);
@@ -321,15 +349,20 @@ void BenchPanel::updateAvailability() {
         c.precision = Precision::FP32;
         c.attention = AttentionImpl::Naive;
         c.exec = ExecMode::Compiled;
-        const QString graphs = capsKnown_ ? qstr(compiledProblem(c)) : tr("Checking what this machine can run…");
+        const QString graphs =
+            capsKnown_ ? qstr(compiledProblem(c)) : tr("Checking what this machine can run…");
         const QString why = yours ? QString() : graphs;
         QCheckBox* cb = execs_[ExecMode::Compiled];
         cb->setEnabled(why.isEmpty());
-        QString tip = ours ? tr("TrainScope's model: forward, backward and optimizer each captured once as a CUDA "
+        QString tip = ours ? tr("TrainScope's model: forward, backward and optimizer each captured "
+                                "once as a CUDA "
                                 "graph and replayed every step")
                            : QString();
-        if (ours && yours && !graphs.isEmpty()) tip += QStringLiteral(" (") + graphs + QStringLiteral(")");
-        if (yours) tip += (tip.isEmpty() ? QString() : QStringLiteral("\n")) + tr("Your code: torch.compile in its default mode");
+        if (ours && yours && !graphs.isEmpty())
+            tip += QStringLiteral(" (") + graphs + QStringLiteral(")");
+        if (yours)
+            tip += (tip.isEmpty() ? QString() : QStringLiteral("\n")) +
+                   tr("Your code: torch.compile in its default mode");
         cb->setToolTip(why.isEmpty() ? tip : why);
         if (!why.isEmpty() && capsKnown_ && cb->isChecked()) {
             cb->setChecked(false);
@@ -342,10 +375,11 @@ void BenchPanel::updateAvailability() {
         if (d.id != "cpu") ++gpus;
     auto* model = qobject_cast<QStandardItemModel*>(strategy_->model());
     for (int i = 1; i < strategy_->count(); ++i) {
-        const QString why = !capsKnown_ ? tr("Checking what this machine can run…")
-                            : gpus < 2
-                                ? tr("DDP needs two or more CUDA devices; this machine has %1").arg(gpus)
-                                : tr("DDP runs in its own experiment: choose Distributed in the lab chooser");
+        const QString why =
+            !capsKnown_ ? tr("Checking what this machine can run…")
+            : gpus < 2
+                ? tr("DDP needs two or more CUDA devices; this machine has %1").arg(gpus)
+                : tr("DDP runs in its own experiment: choose Distributed in the lab chooser");
         if (model) model->item(i)->setEnabled(false);
         strategy_->setItemData(i, why, Qt::ToolTipRole);
     }
@@ -357,19 +391,21 @@ QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
     // The engine names the bad value in each message; map the names to their fields. A
     // message about two values ("d_model 100 is not divisible by num_heads 3") flags both.
     if (m.startsWith(QLatin1String("device '"))) return {device_};
-    if (m.contains(QLatin1String("torch.compile mode"))) return {compileModeBox_, code_->sourceBox()};
+    if (m.contains(QLatin1String("torch.compile mode")))
+        return {compileModeBox_, code_->sourceBox()};
     if (QWidget* w = code_->fieldFor(m)) return {w};
     if (m.startsWith(QLatin1String("compiled mode")))
         return m.contains(QLatin1String("fp16")) ? QList<QWidget*>{execModeBox_, precisionBox_}
                                                  : QList<QWidget*>{execModeBox_};
     if (m.contains(QLatin1String("attention '"))) return {attentionBox_};
-    if (m.contains(QLatin1String("bf16")) || m.contains(QLatin1String("fp16"))) return {precisionBox_};
+    if (m.contains(QLatin1String("bf16")) || m.contains(QLatin1String("fp16")))
+        return {precisionBox_};
     const QList<QPair<QString, QWidget*>> keys = {
-        {QStringLiteral("vocab_size"), vocab_},   {QStringLiteral("context_length"), context_},
-        {QStringLiteral("d_model"), dModel_},     {QStringLiteral("head dimension"), heads_},
-        {QStringLiteral("num_heads"), heads_},    {QStringLiteral("d_ff"), dFf_},
-        {QStringLiteral("num_layers"), layers_},  {QStringLiteral("batch_size"), batch_},
-        {QStringLiteral("warmup"), warmup_},      {QStringLiteral("steps"), steps_},
+        {QStringLiteral("vocab_size"), vocab_},  {QStringLiteral("context_length"), context_},
+        {QStringLiteral("d_model"), dModel_},    {QStringLiteral("head dimension"), heads_},
+        {QStringLiteral("num_heads"), heads_},   {QStringLiteral("d_ff"), dFf_},
+        {QStringLiteral("num_layers"), layers_}, {QStringLiteral("batch_size"), batch_},
+        {QStringLiteral("warmup"), warmup_},     {QStringLiteral("steps"), steps_},
         {QStringLiteral("device"), device_}};
     QList<QWidget*> out;
     for (const auto& [key, w] : keys)
@@ -415,7 +451,8 @@ void BenchPanel::revalidate() {
     for (int64_t w : warm)
         if (w > 1'000'000) add(warmup_, tr("Warm-up steps: %1 is too many").arg(w));
     spec.context_lengths.assign(ctx.begin(), ctx.end());
-    for (int64_t w : warm) spec.warmups.push_back(static_cast<int>(std::clamp<int64_t>(w, -1, 1'000'000)));
+    for (int64_t w : warm)
+        spec.warmups.push_back(static_cast<int>(std::clamp<int64_t>(w, -1, 1'000'000)));
     for (int i = 0; i < sizes_->count(); ++i)
         if (sizes_->item(i)->checkState() == Qt::Checked)
             spec.sizes.push_back(sizes_->item(i)->data(Qt::UserRole).toString().toStdString());
@@ -433,18 +470,22 @@ void BenchPanel::revalidate() {
         if (execs_[e]->isChecked()) spec.execs.push_back(e);
     if (spec.execs.empty()) add(execModeBox_, tr("Pick eager, compiled or both"));
     spec.sources = code_->sources();
-    if (spec.sources.empty()) add(code_->sourceBox(), tr("Pick TrainScope's model, your code or both"));
-    customBox_->setEnabled(std::find(spec.sizes.begin(), spec.sizes.end(), "custom") != spec.sizes.end());
+    if (spec.sources.empty())
+        add(code_->sourceBox(), tr("Pick TrainScope's model, your code or both"));
+    customBox_->setEnabled(std::find(spec.sizes.begin(), spec.sizes.end(), "custom") !=
+                           spec.sizes.end());
 
     const QHash<QWidget*, QStringList> parseProblems = byField;
     if (!spec.sizes.empty()) {
         // The sweep's size, before expanding it: a typo like "1-1000" must not allocate.
-        const size_t count = spec.sizes.size() * spec.context_lengths.size() * spec.precisions.size() *
-                             spec.attentions.size() * spec.modes.size() * spec.warmups.size() *
-                             std::max<size_t>(spec.execs.size(), 1) * std::max<size_t>(spec.sources.size(), 1) *
-                             batches_.size();
+        const size_t count = spec.sizes.size() * spec.context_lengths.size() *
+                             spec.precisions.size() * spec.attentions.size() * spec.modes.size() *
+                             spec.warmups.size() * std::max<size_t>(spec.execs.size(), 1) *
+                             std::max<size_t>(spec.sources.size(), 1) * batches_.size();
         if (count > static_cast<size_t>(kMaxPoints)) {
-            general << tr("The sweep has %1 points; at most %2 can run at once").arg(count).arg(kMaxPoints);
+            general << tr("The sweep has %1 points; at most %2 can run at once")
+                           .arg(count)
+                           .arg(kMaxPoints);
         } else {
             try {
                 for (int64_t b : batches_) {
@@ -500,7 +541,8 @@ std::optional<LabJob> BenchPanel::makeJob() const {
     job.spec_json = benchSpecJson(asked, points_.size());
     const std::string device = job.device;
     job.environment = [device] { return currentEnvironment(device); };
-    job.run = [points = points_](JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+    job.run = [points = points_](JobObserver& obs, const CancelToken& cancel, ResultStore* store,
+                                 int64_t runId) {
         BenchItemForwarder forward(obs);
         runSweep(points, forward, cancel, store, runId);
     };
@@ -512,13 +554,14 @@ QJsonObject BenchPanel::state() const {
     o[QLatin1String("label")] = label_->text();
     QStringList sizes;
     for (int i = 0; i < sizes_->count(); ++i)
-        if (sizes_->item(i)->checkState() == Qt::Checked) sizes << sizes_->item(i)->data(Qt::UserRole).toString();
+        if (sizes_->item(i)->checkState() == Qt::Checked)
+            sizes << sizes_->item(i)->data(Qt::UserRole).toString();
     o[QLatin1String("sizes")] = toArray(sizes);
     o[QLatin1String("custom")] = QJsonObject{{QStringLiteral("vocab"), vocab_->value()},
-                                            {QStringLiteral("d_model"), dModel_->value()},
-                                            {QStringLiteral("d_ff"), dFf_->value()},
-                                            {QStringLiteral("layers"), layers_->value()},
-                                            {QStringLiteral("heads"), heads_->value()}};
+                                             {QStringLiteral("d_model"), dModel_->value()},
+                                             {QStringLiteral("d_ff"), dFf_->value()},
+                                             {QStringLiteral("layers"), layers_->value()},
+                                             {QStringLiteral("heads"), heads_->value()}};
     o[QLatin1String("context")] = context_->text();
     o[QLatin1String("batch")] = batch_->text();
     o[QLatin1String("warmup")] = warmup_->text();
@@ -547,15 +590,19 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     updating_ = true;
     auto text = [&](const char* key, QLineEdit* e) {
         const QJsonValue v = o.value(QLatin1String(key));
-        if (v.isString()) e->setText(v.toString());
-        else if (v.isDouble()) e->setText(QString::number(v.toInteger()));
+        if (v.isString())
+            e->setText(v.toString());
+        else if (v.isDouble())
+            e->setText(QString::number(v.toInteger()));
         else if (v.isArray()) {
             QStringList parts;
-            for (const auto& x : v.toArray()) parts << (x.isString() ? x.toString() : QString::number(x.toInteger()));
+            for (const auto& x : v.toArray())
+                parts << (x.isString() ? x.toString() : QString::number(x.toInteger()));
             e->setText(parts.join(QStringLiteral(", ")));
         }
     };
-    if (o.contains(QLatin1String("label"))) label_->setText(o.value(QLatin1String("label")).toString());
+    if (o.contains(QLatin1String("label")))
+        label_->setText(o.value(QLatin1String("label")).toString());
     if (o.contains(QLatin1String("sizes"))) {
         const QStringList sizes = stringsOf(o.value(QLatin1String("sizes")));
         for (int i = 0; i < sizes_->count(); ++i) {
@@ -564,13 +611,15 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
         }
         for (const QString& s : sizes) {
             bool known = false;
-            for (int i = 0; i < sizes_->count(); ++i) known |= sizes_->item(i)->data(Qt::UserRole).toString() == s;
+            for (int i = 0; i < sizes_->count(); ++i)
+                known |= sizes_->item(i)->data(Qt::UserRole).toString() == s;
             if (!known && notes) *notes << tr("model size '%1' is unknown; left out").arg(s);
         }
     }
     const QJsonObject custom = o.value(QLatin1String("custom")).toObject();
     auto setSpin = [&](const char* key, QSpinBox* s) {
-        if (custom.contains(QLatin1String(key))) s->setValue(custom.value(QLatin1String(key)).toInt(s->value()));
+        if (custom.contains(QLatin1String(key)))
+            s->setValue(custom.value(QLatin1String(key)).toInt(s->value()));
     };
     setSpin("vocab", vocab_);
     setSpin("d_model", dModel_);
@@ -580,7 +629,8 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     text("context", context_);
     text("batch", batch_);
     text("warmup", warmup_);
-    if (o.contains(QLatin1String("steps"))) steps_->setValue(o.value(QLatin1String("steps")).toInt(steps_->value()));
+    if (o.contains(QLatin1String("steps")))
+        steps_->setValue(o.value(QLatin1String("steps")).toInt(steps_->value()));
     auto checks = [&](const char* key, auto& boxes, const auto& all) {
         if (!o.contains(QLatin1String(key))) return;
         const QStringList wanted = stringsOf(o.value(QLatin1String(key)));
@@ -601,7 +651,9 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
         if (i >= 0 && (!model || model->item(i)->isEnabled())) {
             device_->setCurrentIndex(i);
         } else if (capsKnown_ && dev != device_->currentData().toString()) {
-            if (notes) *notes << tr("device '%1' is not available here; using %2").arg(dev, device_->currentData().toString());
+            if (notes)
+                *notes << tr("device '%1' is not available here; using %2")
+                              .arg(dev, device_->currentData().toString());
         } else if (!capsKnown_ && i < 0) {
             // Not probed yet: keep the wish, the probe decides.
             device_->addItem(dev, dev);
@@ -622,7 +674,9 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
                 *notes << tr("%1 left out: %2").arg(qstr(toString(p)), precisions_[p]->toolTip());
         for (AttentionImpl a : kAttentions)
             if (before.contains(qstr(toString(a))) && !attentions_[a]->isChecked())
-                *notes << tr("%1 left out: %2").arg(qstr(toString(a)), attentions_[a]->toolTip().section(QLatin1Char('\n'), 1));
+                *notes << tr("%1 left out: %2")
+                              .arg(qstr(toString(a)),
+                                   attentions_[a]->toolTip().section(QLatin1Char('\n'), 1));
         if (wantedCompiled && !execs_[ExecMode::Compiled]->isChecked())
             *notes << tr("compiled left out: %1").arg(execs_[ExecMode::Compiled]->toolTip());
     }
@@ -635,7 +689,8 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     if (!anyAttention && capsKnown_) attentions_[AttentionImpl::Naive]->setChecked(true);
     bool anyExec = false;
     for (auto* cb : execs_) anyExec |= cb->isChecked();
-    if (!anyExec) execs_[ExecMode::Eager]->setChecked(true);  // compiled was asked for where it cannot run
+    if (!anyExec)
+        execs_[ExecMode::Eager]->setChecked(true);  // compiled was asked for where it cannot run
     updating_ = false;
     revalidate();
 }
@@ -647,25 +702,44 @@ QString BenchPanel::describeSpec(const QJsonObject& s) {
     const QJsonObject model = base.value(QLatin1String("model")).toObject();
     const QString dot = QStringLiteral(", ");
     QStringList parts;
-    parts << jsonListText(s.value(QLatin1String("sizes")), model.value(QLatin1String("name"))).join(dot)
-          << QStringLiteral("ctx ") + jsonListText(s.value(QLatin1String("context_lengths")), model.value(QLatin1String("context_length"))).join(dot)
-          << QStringLiteral("bs ") + jsonListText(s.value(QLatin1String("batch_sizes")), base.value(QLatin1String("batch_size"))).join(dot)
-          << jsonListText(s.value(QLatin1String("precisions")), base.value(QLatin1String("precision"))).join(dot)
-          << jsonListText(s.value(QLatin1String("attentions")), base.value(QLatin1String("attention"))).join(dot)
-          << jsonListText(s.value(QLatin1String("modes")), base.value(QLatin1String("mode"))).join(dot)
-          + (jsonListText(s.value(QLatin1String("execs")), base.value(QLatin1String("exec"))).contains(QStringLiteral("compiled"))
-                 ? QStringLiteral(" (") +
-                       jsonListText(s.value(QLatin1String("execs")), base.value(QLatin1String("exec"))).join(dot) +
-                       QStringLiteral(")")
-                 : QString())
-          << QObject::tr("warm-up %1").arg(jsonListText(s.value(QLatin1String("warmups")), base.value(QLatin1String("warmup"))).join(dot))
+    parts << jsonListText(s.value(QLatin1String("sizes")), model.value(QLatin1String("name")))
+                 .join(dot)
+          << QStringLiteral("ctx ") + jsonListText(s.value(QLatin1String("context_lengths")),
+                                                   model.value(QLatin1String("context_length")))
+                                          .join(dot)
+          << QStringLiteral("bs ") + jsonListText(s.value(QLatin1String("batch_sizes")),
+                                                  base.value(QLatin1String("batch_size")))
+                                         .join(dot)
+          << jsonListText(s.value(QLatin1String("precisions")),
+                          base.value(QLatin1String("precision")))
+                 .join(dot)
+          << jsonListText(s.value(QLatin1String("attentions")),
+                          base.value(QLatin1String("attention")))
+                 .join(dot)
+          << jsonListText(s.value(QLatin1String("modes")), base.value(QLatin1String("mode")))
+                     .join(dot) +
+                 (jsonListText(s.value(QLatin1String("execs")), base.value(QLatin1String("exec")))
+                          .contains(QStringLiteral("compiled"))
+                      ? QStringLiteral(" (") +
+                            jsonListText(s.value(QLatin1String("execs")),
+                                         base.value(QLatin1String("exec")))
+                                .join(dot) +
+                            QStringLiteral(")")
+                      : QString())
+          << QObject::tr("warm-up %1")
+                 .arg(jsonListText(s.value(QLatin1String("warmups")),
+                                   base.value(QLatin1String("warmup")))
+                          .join(dot))
           << QObject::tr("steps %1").arg(base.value(QLatin1String("steps")).toInteger())
-          << jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device"))).join(dot);
+          << jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device")))
+                 .join(dot);
     // The user's code, where the run had it (runs stored before the field are TrainScope's).
-    const QStringList sources = jsonListText(s.value(QLatin1String("sources")), base.value(QLatin1String("source")));
+    const QStringList sources =
+        jsonListText(s.value(QLatin1String("sources")), base.value(QLatin1String("source")));
     if (sources.contains(QStringLiteral("python")))
-        parts.prepend((sources.contains(QStringLiteral("trainscope")) ? QObject::tr("TrainScope vs your code %1")
-                                                                       : QObject::tr("your code %1"))
+        parts.prepend((sources.contains(QStringLiteral("trainscope"))
+                           ? QObject::tr("TrainScope vs your code %1")
+                           : QObject::tr("your code %1"))
                           .arg(base.value(QLatin1String("code")).toString()));
     return parts.join(QStringLiteral(" · "));
 }
@@ -675,29 +749,42 @@ QJsonObject BenchPanel::stateFromSpec(const QJsonObject& s) {
     const QJsonObject model = base.value(QLatin1String("model")).toObject();
     const QString comma = QStringLiteral(", ");
     QJsonObject o;
-    o[QStringLiteral("sizes")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("sizes")), model.value(QLatin1String("name"))));
-    o[QStringLiteral("custom")] = QJsonObject{{QStringLiteral("vocab"), model.value(QLatin1String("vocab_size"))},
-                                             {QStringLiteral("d_model"), model.value(QLatin1String("d_model"))},
-                                             {QStringLiteral("d_ff"), model.value(QLatin1String("d_ff"))},
-                                             {QStringLiteral("layers"), model.value(QLatin1String("num_layers"))},
-                                             {QStringLiteral("heads"), model.value(QLatin1String("num_heads"))}};
-    o[QStringLiteral("context")] = jsonListText(s.value(QLatin1String("context_lengths")), model.value(QLatin1String("context_length"))).join(comma);
-    o[QStringLiteral("batch")] = jsonListText(s.value(QLatin1String("batch_sizes")), base.value(QLatin1String("batch_size"))).join(comma);
-    o[QStringLiteral("warmup")] = jsonListText(s.value(QLatin1String("warmups")), base.value(QLatin1String("warmup"))).join(comma);
+    o[QStringLiteral("sizes")] = QJsonArray::fromStringList(
+        jsonListText(s.value(QLatin1String("sizes")), model.value(QLatin1String("name"))));
+    o[QStringLiteral("custom")] =
+        QJsonObject{{QStringLiteral("vocab"), model.value(QLatin1String("vocab_size"))},
+                    {QStringLiteral("d_model"), model.value(QLatin1String("d_model"))},
+                    {QStringLiteral("d_ff"), model.value(QLatin1String("d_ff"))},
+                    {QStringLiteral("layers"), model.value(QLatin1String("num_layers"))},
+                    {QStringLiteral("heads"), model.value(QLatin1String("num_heads"))}};
+    o[QStringLiteral("context")] = jsonListText(s.value(QLatin1String("context_lengths")),
+                                                model.value(QLatin1String("context_length")))
+                                       .join(comma);
+    o[QStringLiteral("batch")] =
+        jsonListText(s.value(QLatin1String("batch_sizes")), base.value(QLatin1String("batch_size")))
+            .join(comma);
+    o[QStringLiteral("warmup")] =
+        jsonListText(s.value(QLatin1String("warmups")), base.value(QLatin1String("warmup")))
+            .join(comma);
     o[QStringLiteral("steps")] = base.value(QLatin1String("steps"));
-    o[QStringLiteral("modes")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("modes")), base.value(QLatin1String("mode"))));
-    o[QStringLiteral("precisions")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("precisions")), base.value(QLatin1String("precision"))));
-    o[QStringLiteral("attentions")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("attentions")), base.value(QLatin1String("attention"))));
+    o[QStringLiteral("modes")] = QJsonArray::fromStringList(
+        jsonListText(s.value(QLatin1String("modes")), base.value(QLatin1String("mode"))));
+    o[QStringLiteral("precisions")] = QJsonArray::fromStringList(
+        jsonListText(s.value(QLatin1String("precisions")), base.value(QLatin1String("precision"))));
+    o[QStringLiteral("attentions")] = QJsonArray::fromStringList(
+        jsonListText(s.value(QLatin1String("attentions")), base.value(QLatin1String("attention"))));
     // Runs stored before the field have neither: eager.
     o[QStringLiteral("execs")] = QJsonArray::fromStringList(
         jsonListText(s.value(QLatin1String("execs")), base.contains(QLatin1String("exec"))
                                                           ? base.value(QLatin1String("exec"))
                                                           : QJsonValue(QStringLiteral("eager"))));
-    o[QStringLiteral("device")] = jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device"))).value(0);
-    o[QStringLiteral("sources")] = QJsonArray::fromStringList(
-        jsonListText(s.value(QLatin1String("sources")), base.contains(QLatin1String("source"))
-                                                            ? base.value(QLatin1String("source"))
-                                                            : QJsonValue(QStringLiteral("trainscope"))));
+    o[QStringLiteral("device")] =
+        jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device")))
+            .value(0);
+    o[QStringLiteral("sources")] = QJsonArray::fromStringList(jsonListText(
+        s.value(QLatin1String("sources")), base.contains(QLatin1String("source"))
+                                               ? base.value(QLatin1String("source"))
+                                               : QJsonValue(QStringLiteral("trainscope"))));
     o[QStringLiteral("code")] = base.value(QLatin1String("code")).toString();
     o[QStringLiteral("python")] = base.value(QLatin1String("python")).toString();
     return o;

@@ -66,5 +66,4 @@ private:
     SweepSpec spec_;
 };
 
-
 }  // namespace ts::ui

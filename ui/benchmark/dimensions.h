@@ -4,7 +4,6 @@
 #pragma once
 
 #include <QString>
-
 #include <optional>
 #include <vector>
 
@@ -12,11 +11,23 @@
 
 namespace ts::ui {
 
-enum class Dimension { Size, Context, Batch, Precision, Attention, Mode, Exec, Source, Warmup, Steps, Device };
+enum class Dimension {
+    Size,
+    Context,
+    Batch,
+    Precision,
+    Attention,
+    Mode,
+    Exec,
+    Source,
+    Warmup,
+    Steps,
+    Device
+};
 
 const std::vector<Dimension>& allDimensions();
-QString dimensionName(Dimension d);        // "precision"
-QString dimensionKey(Dimension d);         // "precision" (stable, for settings and presets)
+QString dimensionName(Dimension d);  // "precision"
+QString dimensionKey(Dimension d);   // "precision" (stable, for settings and presets)
 std::optional<Dimension> dimensionFromKey(const QString& key);
 QString dimensionValue(Dimension d, const BenchConfig& c);  // "bf16", "256", "tiny"
 QString dimensionLabel(Dimension d, const BenchConfig& c);  // "ctx 256", "bs 4", "bf16"

@@ -3,31 +3,38 @@
 #include <QBrush>
 #include <QColor>
 #include <QHash>
-
 #include <algorithm>
 #include <cmath>
 
-#include "common/format.h"
 #include "benchmark/resultmodel.h"
+#include "common/format.h"
 
 namespace ts::ui {
 
 QString metricName(Metric m) {
     switch (m) {
-        case Metric::Total: return QStringLiteral("total");
-        case Metric::Forward: return QStringLiteral("forward");
-        case Metric::Backward: return QStringLiteral("backward");
-        case Metric::Optimizer: return QStringLiteral("optimizer");
+        case Metric::Total:
+            return QStringLiteral("total");
+        case Metric::Forward:
+            return QStringLiteral("forward");
+        case Metric::Backward:
+            return QStringLiteral("backward");
+        case Metric::Optimizer:
+            return QStringLiteral("optimizer");
     }
     return {};
 }
 
 const Stats& metricStats(const BenchResult& r, Metric m) {
     switch (m) {
-        case Metric::Forward: return r.forward;
-        case Metric::Backward: return r.backward;
-        case Metric::Optimizer: return r.optimizer;
-        case Metric::Total: break;
+        case Metric::Forward:
+            return r.forward;
+        case Metric::Backward:
+            return r.backward;
+        case Metric::Optimizer:
+            return r.optimizer;
+        case Metric::Total:
+            break;
     }
     return r.total;
 }
@@ -98,9 +105,9 @@ QVariant SpeedupModel::headerData(int section, Qt::Orientation o, int role) cons
 }
 
 QVariant SpeedupModel::timeData(const Cell& c, int role) const {
-    const QString status = !c.present     ? QStringLiteral("missing")
-                           : !c.finished  ? QStringLiteral("running")
-                                          : qstr(toString(c.status));
+    const QString status = !c.present    ? QStringLiteral("missing")
+                           : !c.finished ? QStringLiteral("running")
+                                         : qstr(toString(c.status));
     if (role == StatusRole) return status;
     const bool ok = c.present && c.finished && c.status == Status::Ok;
     if (role == ValueRole) return ok ? QVariant(c.mean) : QVariant();
@@ -129,14 +136,19 @@ SpeedupModel::Ratio SpeedupModel::ratioOf(const Cell& base, const Cell& c) const
     const double cvBase = base.std / base.mean, cv = c.std / c.mean;
     r.spread = r.value * std::sqrt(cvBase * cvBase + cv * cv);
     QStringList why;
-    if (cvBase > kNoisyCv) why << tr("%1 varies by %2 % between steps").arg(baseline_).arg(cvBase * 100, 0, 'f', 0);
-    if (cv > kNoisyCv) why << tr("this value varies by %1 % between steps").arg(cv * 100, 0, 'f', 0);
+    if (cvBase > kNoisyCv)
+        why << tr("%1 varies by %2 % between steps").arg(baseline_).arg(cvBase * 100, 0, 'f', 0);
+    if (cv > kNoisyCv)
+        why << tr("this value varies by %1 % between steps").arg(cv * 100, 0, 'f', 0);
     if (r.value - r.spread <= 1.0 && r.value + r.spread >= 1.0)
-        why << tr("%1 ± %2 includes 1.0: no measurable difference").arg(r.value, 0, 'f', 2).arg(r.spread, 0, 'f', 2);
+        why << tr("%1 ± %2 includes 1.0: no measurable difference")
+                   .arg(r.value, 0, 'f', 2)
+                   .arg(r.spread, 0, 'f', 2);
     r.uncertain = !why.isEmpty();
-    if (r.uncertain) r.why = tr("Uncertain: %1 (noisy above a coefficient of variation of %2 %)")
-                                 .arg(why.join(QStringLiteral("; ")))
-                                 .arg(kNoisyCv * 100, 0, 'f', 0);
+    if (r.uncertain)
+        r.why = tr("Uncertain: %1 (noisy above a coefficient of variation of %2 %)")
+                    .arg(why.join(QStringLiteral("; ")))
+                    .arg(kNoisyCv * 100, 0, 'f', 0);
     return r;
 }
 
@@ -163,10 +175,12 @@ QVariant SpeedupModel::speedupData(const Cell& base, const Cell& c, int role) co
     if (role == Qt::BackgroundRole) {
         if (failed) return QBrush(QColor(0xd3, 0x2f, 0x2f, 60));
         if (r.present && !r.uncertain)
-            return QBrush(r.value >= 1 ? QColor(0x2e, 0x7d, 0x32, 50) : QColor(0xef, 0x6c, 0x00, 50));
+            return QBrush(r.value >= 1 ? QColor(0x2e, 0x7d, 0x32, 50)
+                                       : QColor(0xef, 0x6c, 0x00, 50));
         return {};
     }
-    if (role == Qt::ForegroundRole && r.present && r.uncertain) return QBrush(QColor(0x80, 0x80, 0x80));
+    if (role == Qt::ForegroundRole && r.present && r.uncertain)
+        return QBrush(QColor(0x80, 0x80, 0x80));
     if (role == Qt::ToolTipRole && r.present) {
         const QString base_ = tr("%1 ms / %2 ms").arg(formatMs(base.mean), formatMs(c.mean));
         return r.uncertain ? r.why + QStringLiteral("\n") + base_ : base_;
@@ -218,8 +232,10 @@ void SpeedupModel::rebuild() {
         dim_ = Dimension::Precision;
         // A sweep of the user's code against TrainScope's, or of eager against compiled, is
         // made to compare them: those first.
-        for (Dimension d : {Dimension::Source, Dimension::Exec, Dimension::Precision, Dimension::Attention, Dimension::Warmup, Dimension::Batch, Dimension::Context,
-                            Dimension::Size, Dimension::Steps, Dimension::Device})
+        for (Dimension d :
+             {Dimension::Source, Dimension::Exec, Dimension::Precision, Dimension::Attention,
+              Dimension::Warmup, Dimension::Batch, Dimension::Context, Dimension::Size,
+              Dimension::Steps, Dimension::Device})
             if (varies(d)) {
                 dim_ = d;
                 break;

@@ -6,7 +6,6 @@
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
-
 #include <algorithm>
 #include <cmath>
 
@@ -84,7 +83,9 @@ StepChart::StepChart(StepModel* steps, ResultModel* results, QWidget* parent)
     }
     restyle();
     interaction()->setValueText([](const QPointF& v) {
-        return tr("step %1\n%2 ms").arg(std::lround(v.x())).arg(ChartInteraction::formatValue(v.y()));
+        return tr("step %1\n%2 ms")
+            .arg(std::lround(v.x()))
+            .arg(ChartInteraction::formatValue(v.y()));
     });
     connect(steps, &QAbstractItemModel::rowsInserted, this, [this] { requestRedraw(); });
     connect(steps, &QAbstractItemModel::modelReset, this, [this] { requestRedraw(); });
@@ -156,7 +157,9 @@ QString noStepsReason(const ResultModel::Entry& e) {
     if (e.result.status == Status::Ok) return QObject::tr("(no steps)");
     const QString why = QString::fromStdString(e.result.error).left(160);
     return QObject::tr("(%1, no steps measured%2)")
-        .arg(QString::fromUtf8(toString(e.result.status).data(), static_cast<qsizetype>(toString(e.result.status).size())), why.isEmpty() ? QString() : QStringLiteral(": ") + why);
+        .arg(QString::fromUtf8(toString(e.result.status).data(),
+                               static_cast<qsizetype>(toString(e.result.status).size())),
+             why.isEmpty() ? QString() : QStringLiteral(": ") + why);
 }
 }  // namespace
 
@@ -167,10 +170,7 @@ QString StepChart::pointTitle(int point) const {
     if (!results_ || point < 0 || point >= results_->rowCount()) return title;
     const BenchConfig& c = results_->entries()[static_cast<size_t>(point)].result.config;
     const int total = std::max(runPoints_, results_->rowCount());
-    return title + tr(" — point %1 of %2: %3")
-                       .arg(point + 1)
-                       .arg(total)
-                       .arg(describeConfig(c));
+    return title + tr(" — point %1 of %2: %3").arg(point + 1).arg(total).arg(describeConfig(c));
 }
 
 void StepChart::redraw() {
@@ -179,8 +179,9 @@ void StepChart::redraw() {
         drawOverlay();
     } else {
         for (QLineSeries* s : overlayLines_) s->setVisible(false);
-        drawPoint(point_ >= 0 ? point_ : (results_ && results_->rowCount() > 0 ? results_->rowCount() - 1
-                                                                              : steps_->lastPoint()));
+        drawPoint(point_ >= 0 ? point_
+                              : (results_ && results_->rowCount() > 0 ? results_->rowCount() - 1
+                                                                      : steps_->lastPoint()));
     }
 }
 
@@ -214,7 +215,8 @@ void StepChart::drawPoint(int point) {
     total_->replace(decimateMinMax(t, kMaxPoints));
     // Markers help to count a few steps; on thousands they only cost (Qt Charts lays out
     // each one).
-    for (QLineSeries* line : {forward_, backward_, optimizer_, total_}) line->setPointsVisible(count <= 200);
+    for (QLineSeries* line : {forward_, backward_, optimizer_, total_})
+        line->setPointsVisible(count <= 200);
     forward_->setVisible(true);
     total_->setVisible(true);
     // Phases a mode does not have (backward in forward mode) stay out of the legend.
@@ -233,8 +235,10 @@ void StepChart::drawPoint(int point) {
     for (QLegendMarker* m : chart()->legend()->markers(warmup_)) m->setVisible(warm > 0);
 
     QString title = pointTitle(point);
-    if (count == 0 && (!results_ || point < 0 || point >= results_->rowCount())) title += tr(" — press Run");
-    else if (count == 0) title += '\n' + noStepsReason(results_->entries()[static_cast<size_t>(point)]);
+    if (count == 0 && (!results_ || point < 0 || point >= results_->rowCount()))
+        title += tr(" — press Run");
+    else if (count == 0)
+        title += '\n' + noStepsReason(results_->entries()[static_cast<size_t>(point)]);
     chart()->setTitle(title);
 }
 
@@ -275,14 +279,17 @@ void StepChart::drawOverlay() {
         const BenchConfig* c = results_ && p < results_->rowCount()
                                    ? &results_->entries()[static_cast<size_t>(p)].result.config
                                    : nullptr;
-        line->setName(c ? tr("%1: %2").arg(p + 1).arg(describeDifference(*c)) : tr("point %1").arg(p + 1));
+        line->setName(c ? tr("%1: %2").arg(p + 1).arg(describeDifference(*c))
+                        : tr("point %1").arg(p + 1));
     }
     restyle();
     shown_ = -1;
     shownSteps_ = longest;
     setRanges(longest, ymax);
     chart()->setTitle(overlaid < points
-                          ? tr("Step timings, total per step of the first %1 of %2 points").arg(overlaid).arg(points)
+                          ? tr("Step timings, total per step of the first %1 of %2 points")
+                                .arg(overlaid)
+                                .arg(points)
                           : tr("Step timings, total per step of all %1 points").arg(points));
 }
 

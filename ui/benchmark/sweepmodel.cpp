@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
-#include "common/format.h"
 #include "benchmark/resultmodel.h"
+#include "common/format.h"
 
 namespace ts::ui {
 
-SweepModel::SweepModel(ResultModel* source, QObject* parent) : SeriesModel(parent), source_(source) {
+SweepModel::SweepModel(ResultModel* source, QObject* parent)
+    : SeriesModel(parent), source_(source) {
     connect(source, &QAbstractItemModel::modelReset, this, &SweepModel::rebuild);
     connect(source, &QAbstractItemModel::rowsInserted, this, &SweepModel::rebuild);
     connect(source, &QAbstractItemModel::rowsRemoved, this, &SweepModel::rebuild);
@@ -16,9 +17,9 @@ SweepModel::SweepModel(ResultModel* source, QObject* parent) : SeriesModel(paren
 }
 
 const std::vector<Dimension>& SweepModel::xDimensions() {
-    static const std::vector<Dimension> dims = {Dimension::Size,   Dimension::Context,   Dimension::Batch,
-                                                Dimension::Warmup, Dimension::Precision, Dimension::Attention,
-                                                Dimension::Exec,   Dimension::Source};
+    static const std::vector<Dimension> dims = {
+        Dimension::Size,      Dimension::Context,   Dimension::Batch, Dimension::Warmup,
+        Dimension::Precision, Dimension::Attention, Dimension::Exec,  Dimension::Source};
     return dims;
 }
 
@@ -65,7 +66,8 @@ void SweepModel::rebuild() {
     rows_.clear();
     series_.clear();
     missing_ = 0;
-    const std::vector<BenchConfig> configs = source_ ? source_->configs() : std::vector<BenchConfig>{};
+    const std::vector<BenchConfig> configs =
+        source_ ? source_->configs() : std::vector<BenchConfig>{};
     const std::vector<Dimension> varying = varyingDimensions(configs);
     auto varies = [&](Dimension d) {
         return std::find(varying.begin(), varying.end(), d) != varying.end();
@@ -94,7 +96,8 @@ void SweepModel::rebuild() {
             Row r;
             r.series = others.empty() ? metricName(metric_) : labelOver(e.result.config, others);
             r.xLabel = dimensionValue(x_, e.result.config);
-            r.x = categories_.isEmpty() ? dimensionNumber(x_, e.result.config) : categories_.indexOf(r.xLabel);
+            r.x = categories_.isEmpty() ? dimensionNumber(x_, e.result.config)
+                                        : categories_.indexOf(r.xLabel);
             r.mean = s.mean;
             r.std = s.std;
             if (!series_.contains(r.series)) series_ << r.series;

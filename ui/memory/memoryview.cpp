@@ -1,22 +1,21 @@
 #include "memory/memoryview.h"
 
 #include <QComboBox>
-#include <QSaveFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
-
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
 #include "common/format.h"
 #include "common/panes.h"
 #include "common/tableview.h"
+#include "core/atomic_file.h"
 #include "core/json.h"
 #include "memory/memory_json.h"
 #include "memory/memory_pickle.h"
@@ -28,8 +27,9 @@ namespace ts::ui {
 namespace {
 constexpr int kAllocationRole = Qt::UserRole + 1;  // the allocation's index in the analysis
 
-QStandardItem* bytesCell(int64_t bytes) { return valueCell(qstr(formatBytes(bytes)), static_cast<qlonglong>(bytes)); }
-
+QStandardItem* bytesCell(int64_t bytes) {
+    return valueCell(qstr(formatBytes(bytes)), static_cast<qlonglong>(bytes));
+}
 
 // The step of `r`'s frontier that ran out of memory, as a result of its own: the probe's
 // point, its trace up to the failure. None when the frontier has no such picture.
@@ -40,7 +40,8 @@ std::optional<MemoryResult> failedStepOf(const MemoryResult& r) {
     f.spec.frontier = FrontierAxis::None;
     f.spec.record_steps = 1;
     f.spec.bench.warmup = 0;
-    (r.frontier->axis == FrontierAxis::Context ? f.spec.bench.model.context_length : f.spec.bench.batch_size) =
+    (r.frontier->axis == FrontierAxis::Context ? f.spec.bench.model.context_length
+                                               : f.spec.bench.batch_size) =
         r.frontier->smallest_oom;
     f.status = Status::OOM;
     f.gpu = r.gpu;
@@ -53,7 +54,8 @@ std::optional<MemoryResult> failedStepOf(const MemoryResult& r) {
 }
 
 QString failedStepTitle(const MemoryResult& f) {
-    return QObject::tr("Out of memory: %1 (the frontier's failing step)").arg(qstr(memoryHeadline(f)));
+    return QObject::tr("Out of memory: %1 (the frontier's failing step)")
+        .arg(qstr(memoryHeadline(f)));
 }
 }  // namespace
 
@@ -78,9 +80,10 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
     allocationTable_->setSelectionMode(QAbstractItemView::SingleSelection);
     connect(allocationTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
-                timeline_->highlight(current.isValid()
-                                         ? allocations_->item(current.row(), 0)->data(kAllocationRole).toInt()
-                                         : -1);
+                timeline_->highlight(
+                    current.isValid()
+                        ? allocations_->item(current.row(), 0)->data(kAllocationRole).toInt()
+                        : -1);
             });
     peak_ = new QStandardItemModel(this);
     peakTable_ = new DataTableView(this);
@@ -110,8 +113,9 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
     });
     saveSnapshot_ = new QPushButton(tr("Save &Snapshot…"), this);
     saveSnapshot_->setObjectName(QStringLiteral("memorySaveSnapshot"));
-    saveSnapshot_->setToolTip(tr("Write the shown trace as the snapshot pickle that PyTorch's memory_viz page and "
-                                 "torch.cuda._memory_viz read"));
+    saveSnapshot_->setToolTip(
+        tr("Write the shown trace as the snapshot pickle that PyTorch's memory_viz page and "
+           "torch.cuda._memory_viz read"));
     connect(saveSnapshot_, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Save Memory Snapshot"),
                                                           QStringLiteral("memory-snapshot.pickle"),
@@ -119,7 +123,9 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
         if (path.isEmpty()) return;
         QString error;
         if (saveSnapshot(path, &error))
-            Q_EMIT logLine(tr("Snapshot written to %1 (drag it onto https://pytorch.org/memory_viz)").arg(path));
+            Q_EMIT logLine(
+                tr("Snapshot written to %1 (drag it onto https://pytorch.org/memory_viz)")
+                    .arg(path));
         else
             Q_EMIT statusText(error);
     });
@@ -143,8 +149,9 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
     failureText_->setWordWrap(true);
     failureText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     showFailure_ = new QPushButton(tr("Show the &Failed Step"), failure);
-    showFailure_->setToolTip(tr("Show the step that ran out of memory, up to the allocation that failed, on the "
-                                "timeline and in every pane"));
+    showFailure_->setToolTip(
+        tr("Show the step that ran out of memory, up to the allocation that failed, on the "
+           "timeline and in every pane"));
     connect(showFailure_, &QPushButton::clicked, this, [this] {
         if (showFailedStep(shown_)) showPane(paneIndex(QStringLiteral("timeline")));
     });
@@ -170,19 +177,26 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
     compareRows->addWidget(compareText_);
     compareRows->addLayout(pick);
     for (QComboBox* c : {compareAPoint_, compareBPoint_})
-        connect(c, &QComboBox::activated, this,
-                [this] { comparePoints(compareAPoint_->currentIndex(), compareBPoint_->currentIndex()); });
+        connect(c, &QComboBox::activated, this, [this] {
+            comparePoints(compareAPoint_->currentIndex(), compareBPoint_->currentIndex());
+        });
 
-    addPane({QStringLiteral("timeline"), tr("&Timeline"), panePage(this, chooser, timeline_), timeline_, nullptr});
-    addPane({QStringLiteral("categories"), tr("&Categories"), panePage(this, nullptr, categories_), categories_, nullptr});
-    addPane({QStringLiteral("allocations"), tr("&Allocations"), panePage(this, nullptr, allocationTable_), nullptr,
-             allocationTable_});
-    addPane({QStringLiteral("peaks"), tr("&Peaks"), panePage(this, peakText_, peakTable_, pointTable_), nullptr, peakTable_});
-    addPane({QStringLiteral("frontier"), tr("&Frontier"), panePage(this, failure, frontier_), frontier_, nullptr});
-    addPane({QStringLiteral("compare"), tr("C&ompare"), panePage(this, compareTop, compareChart_, compareTable_), compareChart_,
+    addPane({QStringLiteral("timeline"), tr("&Timeline"), panePage(this, chooser, timeline_),
+             timeline_, nullptr});
+    addPane({QStringLiteral("categories"), tr("&Categories"), panePage(this, nullptr, categories_),
+             categories_, nullptr});
+    addPane({QStringLiteral("allocations"), tr("&Allocations"),
+             panePage(this, nullptr, allocationTable_), nullptr, allocationTable_});
+    addPane({QStringLiteral("peaks"), tr("&Peaks"),
+             panePage(this, peakText_, peakTable_, pointTable_), nullptr, peakTable_});
+    addPane({QStringLiteral("frontier"), tr("&Frontier"), panePage(this, failure, frontier_),
+             frontier_, nullptr});
+    addPane({QStringLiteral("compare"), tr("C&ompare"),
+             panePage(this, compareTop, compareChart_, compareTable_), compareChart_,
              compareTable_});
     // A selected allocation's lifetime is highlighted on the timeline; a double click goes there.
-    connect(allocationTable_, &QAbstractItemView::doubleClicked, this, [this] { showPane(paneIndex(QStringLiteral("timeline"))); });
+    connect(allocationTable_, &QAbstractItemView::doubleClicked, this,
+            [this] { showPane(paneIndex(QStringLiteral("timeline"))); });
     begin({}, {});
 }
 
@@ -198,8 +212,9 @@ void MemoryView::begin(const QString& label, const std::string& spec_json) {
     compareAPoint_->clear();
     compareBPoint_->clear();
     compare_->clear();
-    compareText_->setText(tr("Select two memory runs in History and press Compare: fp32 against bf16, naive against "
-                             "fused attention, phase by phase and category by category."));
+    compareText_->setText(
+        tr("Select two memory runs in History and press Compare: fp32 against bf16, naive against "
+           "fused attention, phase by phase and category by category."));
     compareChart_->clear(tr("Select two memory runs in History and press Compare"));
     saveSnapshot_->setEnabled(false);
     showFailure_->setEnabled(false);
@@ -230,7 +245,8 @@ void MemoryView::begin(const QString& label, const std::string& spec_json) {
         } catch (const std::exception&) {
             // A spec this version cannot read: the JSON is still shown.
         }
-        configurationJson_ = qstr(spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        configurationJson_ =
+            qstr(spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     Q_EMIT titleChanged();
 }
@@ -245,7 +261,8 @@ void MemoryView::runStarted(qint64 storeRunId, const Environment& env) {
 
 void MemoryView::addItems(const QList<QVariant>& items) {
     for (const QVariant& item : items)
-        if (item.metaType() == QMetaType::fromType<MemoryResult>()) addResult(item.value<MemoryResult>());
+        if (item.metaType() == QMetaType::fromType<MemoryResult>())
+            addResult(item.value<MemoryResult>());
 }
 
 void MemoryView::addResult(const MemoryResult& r) {
@@ -277,7 +294,8 @@ const MemoryResult* MemoryView::shownResult() const {
 }
 
 bool MemoryView::showFailedStep(int index) {
-    if (index < 0 || static_cast<size_t>(index) >= results_.size() || failureOf_[index] < 0) return false;
+    if (index < 0 || static_cast<size_t>(index) >= results_.size() || failureOf_[index] < 0)
+        return false;
     shown_ = index;
     shownFailure_ = failureOf_[index];
     show(failures_[shownFailure_], -1 - shownFailure_);
@@ -298,7 +316,8 @@ bool MemoryView::saveSnapshot(const QString& path, QString* error) const {
     QSaveFile file(path);
     const std::string bytes = memorySnapshotPickle(r->trace);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-        file.write(bytes.data(), static_cast<qint64>(bytes.size())) != static_cast<qint64>(bytes.size()) ||
+        file.write(bytes.data(), static_cast<qint64>(bytes.size())) !=
+            static_cast<qint64>(bytes.size()) ||
         !file.commit()) {
         if (error) *error = tr("Could not write %1: %2").arg(path, file.errorString());
         return false;
@@ -308,22 +327,24 @@ bool MemoryView::saveSnapshot(const QString& path, QString* error) const {
 
 void MemoryView::fillPointTable() {
     points_->clear();
-    points_->setHorizontalHeaderLabels({tr("size"), tr("context"), tr("batch"), tr("precision"), tr("attention"),
-                                        tr("mode"), tr("status"), tr("peak"), tr("predicted"), tr("reserved")});
+    points_->setHorizontalHeaderLabels({tr("size"), tr("context"), tr("batch"), tr("precision"),
+                                        tr("attention"), tr("mode"), tr("status"), tr("peak"),
+                                        tr("predicted"), tr("reserved")});
     for (const auto& r : results_) {
         const BenchConfig& c = r.spec.bench;
         const MemoryAnalysis a = analyzeMemory(r.trace);
         const bool measured = !r.trace.events.empty();
-        QList<QStandardItem*> row{cell(qstr(c.model.name)),
-                                  cell(QString::number(c.model.context_length), true),
-                                  cell(QString::number(c.batch_size), true),
-                                  cell(qstr(toString(c.precision))),
-                                  cell(qstr(toString(c.attention))),
-                                  cell(qstr(toString(c.mode))),
-                                  cell(qstr(toString(r.status))),
-                                  measured ? bytesCell(a.peak.allocated) : cell(QStringLiteral("—"), true),
-                                  bytesCell(predictMemory(c).peak),
-                                  measured ? bytesCell(a.peak.reserved) : cell(QStringLiteral("—"), true)};
+        QList<QStandardItem*> row{
+            cell(qstr(c.model.name)),
+            cell(QString::number(c.model.context_length), true),
+            cell(QString::number(c.batch_size), true),
+            cell(qstr(toString(c.precision))),
+            cell(qstr(toString(c.attention))),
+            cell(qstr(toString(c.mode))),
+            cell(qstr(toString(r.status))),
+            measured ? bytesCell(a.peak.allocated) : cell(QStringLiteral("—"), true),
+            bytesCell(predictMemory(c).peak),
+            measured ? bytesCell(a.peak.reserved) : cell(QStringLiteral("—"), true)};
         points_->appendRow(row);
     }
     pointTable_->fitColumnsToHeaders();
@@ -346,7 +367,8 @@ void MemoryView::showFrontierOf(const MemoryResult& point) {
                                   .arg(point.frontier->smallest_oom)
                                   .arg(qstr(failures_[k].error)));
     else if (point.frontier && point.frontier->smallest_oom > 0)
-        failureText_->setText(tr("The allocator did not report the failing allocation (no snapshot of it)."));
+        failureText_->setText(
+            tr("The allocator did not report the failing allocation (no snapshot of it)."));
     else if (point.frontier)
         failureText_->setText(tr("No probe ran out of memory."));
     else
@@ -371,11 +393,13 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
                                      .arg(p.step));
 
     auto name = [&](int32_t i) {
-        return i >= 0 && static_cast<size_t>(i) < r.trace.names.size() ? qstr(r.trace.names[i]) : QString();
+        return i >= 0 && static_cast<size_t>(i) < r.trace.names.size() ? qstr(r.trace.names[i])
+                                                                       : QString();
     };
     allocations_->clear();
-    allocations_->setHorizontalHeaderLabels({tr("size"), tr("event"), tr("phase"), tr("step"), tr("category"),
-                                             tr("freed at"), tr("range"), tr("op"), tr("stack")});
+    allocations_->setHorizontalHeaderLabels({tr("size"), tr("event"), tr("phase"), tr("step"),
+                                             tr("category"), tr("freed at"), tr("range"), tr("op"),
+                                             tr("stack")});
     for (size_t k : largestAllocations(analysis_, kAllocationRows)) {
         const Allocation& x = analysis_.allocations[k];
         QString stack;
@@ -384,30 +408,36 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
             for (const auto& f : r.trace.stacks[x.stack]) frames << qstr(f.name);
             stack = frames.join(QStringLiteral(" ← "));
         }
-        QList<QStandardItem*> row{bytesCell(x.size),
-                                  cell(QString::number(x.alloc_index), true),
-                                  cell(qstr(toString(x.phase))),
-                                  cell(QString::number(x.step), true),
-                                  cell(qstr(toString(x.category))),
-                                  cell(x.free_index ? QString::number(*x.free_index) : tr("live"), true),
-                                  cell(name(x.range)),
-                                  cell(name(x.op)),
-                                  cell(stack)};
+        QList<QStandardItem*> row{
+            bytesCell(x.size),
+            cell(QString::number(x.alloc_index), true),
+            cell(qstr(toString(x.phase))),
+            cell(QString::number(x.step), true),
+            cell(qstr(toString(x.category))),
+            cell(x.free_index ? QString::number(*x.free_index) : tr("live"), true),
+            cell(name(x.range)),
+            cell(name(x.op)),
+            cell(stack)};
         row[0]->setData(static_cast<int>(k), kAllocationRole);
         allocations_->appendRow(row);
     }
     allocationTable_->fitColumnsToHeaders();
 
     peak_->clear();
-    peak_->setHorizontalHeaderLabels({tr("category"), tr("at the peak"), tr("share"), tr("predicted"), tr("difference")});
+    peak_->setHorizontalHeaderLabels(
+        {tr("category"), tr("at the peak"), tr("share"), tr("predicted"), tr("difference")});
     for (const auto& c : compareWithPrediction(r, analysis_)) {
         const int64_t d = c.measured - c.predicted;
-        peak_->appendRow({cell(qstr(toString(c.category))), bytesCell(c.measured),
-                          cell(p.allocated > 0 ? QString::number(100.0 * c.measured / p.allocated, 'f', 1) + QLatin1Char('%')
-                                               : QStringLiteral("—"),
-                               true),
-                          bytesCell(c.predicted),
-                          cell((d < 0 ? QStringLiteral("−") : QStringLiteral("+")) + qstr(formatBytes(d < 0 ? -d : d)), true)});
+        peak_->appendRow(
+            {cell(qstr(toString(c.category))), bytesCell(c.measured),
+             cell(p.allocated > 0
+                      ? QString::number(100.0 * c.measured / p.allocated, 'f', 1) + QLatin1Char('%')
+                      : QStringLiteral("—"),
+                  true),
+             bytesCell(c.predicted),
+             cell((d < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
+                      qstr(formatBytes(d < 0 ? -d : d)),
+                  true)});
     }
     peakTable_->fitColumnsToHeaders();
     QStringList lines;
@@ -420,11 +450,12 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
                      .arg(p.step)
                      .arg(p.live.size());
     if (r.parameter_bytes > 0)
-        lines << tr("Exactly: parameters %1 B, gradients %2 B, optimizer state %3 B (%4 parameters).")
-                     .arg(r.parameter_bytes)
-                     .arg(r.gradient_bytes)
-                     .arg(r.optimizer_bytes)
-                     .arg(r.parameter_count);
+        lines
+            << tr("Exactly: parameters %1 B, gradients %2 B, optimizer state %3 B (%4 parameters).")
+                   .arg(r.parameter_bytes)
+                   .arg(r.gradient_bytes)
+                   .arg(r.optimizer_bytes)
+                   .arg(r.parameter_count);
     if (r.status != Status::Ok) lines << tr("%1: %2").arg(qstr(toString(r.status)), qstr(r.error));
     peakText_->setText(lines.join(QLatin1Char('\n')));
     Q_EMIT titleChanged();
@@ -434,7 +465,8 @@ namespace {
 // A stored run's points (throws std::runtime_error naming a row that cannot be read).
 std::vector<MemoryResult> pointsOf(const StoredRun& run) {
     std::vector<MemoryResult> out;
-    for (const auto& row : run.rows) out.push_back(storedMemoryPoint(run.info, run.rows, row.index));
+    for (const auto& row : run.rows)
+        out.push_back(storedMemoryPoint(run.info, run.rows, row.index));
     return out;
 }
 }  // namespace
@@ -457,7 +489,10 @@ void MemoryView::showPoints(const StoredRun& run, const std::vector<MemoryResult
     env_.device_name = run.info.device_name;
     for (const auto& r : results) addResult(r);
     if (!results_.empty()) showPoint(0);
-    Q_EMIT logLine(tr("Opened %1 run %2 (%3 point(s))").arg(qstr(run.info.lab)).arg(run.info.id).arg(results.size()));
+    Q_EMIT logLine(tr("Opened %1 run %2 (%3 point(s))")
+                       .arg(qstr(run.info.lab))
+                       .arg(run.info.id)
+                       .arg(results.size()));
     Q_EMIT titleChanged();
 }
 
@@ -482,7 +517,8 @@ bool MemoryView::compare(const StoredRun& a, const StoredRun& b, QString* error)
     for (auto [combo, points, id] : {std::tuple{compareAPoint_, &compareA_, a.info.id},
                                      std::tuple{compareBPoint_, &compareB_, b.info.id}}) {
         combo->clear();
-        for (const auto& r : *points) combo->addItem(tr("run %1: %2").arg(id).arg(qstr(memoryHeadline(r))));
+        for (const auto& r : *points)
+            combo->addItem(tr("run %1: %2").arg(id).arg(qstr(memoryHeadline(r))));
     }
     comparePoints(0, 0);
     showPane(paneIndex(QStringLiteral("compare")));
@@ -491,7 +527,8 @@ bool MemoryView::compare(const StoredRun& a, const StoredRun& b, QString* error)
 }
 
 void MemoryView::comparePoints(int ia, int ib) {
-    if (ia < 0 || ib < 0 || static_cast<size_t>(ia) >= compareA_.size() || static_cast<size_t>(ib) >= compareB_.size())
+    if (ia < 0 || ib < 0 || static_cast<size_t>(ia) >= compareA_.size() ||
+        static_cast<size_t>(ib) >= compareB_.size())
         return;
     compareAPoint_->setCurrentIndex(ia);
     compareBPoint_->setCurrentIndex(ib);
@@ -509,11 +546,12 @@ void MemoryView::comparePoints(int ia, int ib) {
             cell(r.category ? qstr(toString(*r.category)) : tr("total")),
             r.a_present ? bytesCell(r.a) : cell(tr("n/a"), true),
             r.b_present ? bytesCell(r.b) : cell(tr("n/a"), true),
-            cell(r.a_present && r.b_present
-                     ? (d < 0 ? QStringLiteral("−") : QStringLiteral("+")) + qstr(formatBytes(d < 0 ? -d : d))
-                     : QString(),
+            cell(r.a_present && r.b_present ? (d < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
+                                                  qstr(formatBytes(d < 0 ? -d : d))
+                                            : QString(),
                  true),
-            cell(r.share ? QString::number(100.0 * *r.share, 'f', 0) + QLatin1Char('%') : QString(), true)};
+            cell(r.share ? QString::number(100.0 * *r.share, 'f', 0) + QLatin1Char('%') : QString(),
+                 true)};
         if (!r.category)
             for (QStandardItem* item : row) {
                 QFont f = item->font();
@@ -525,7 +563,8 @@ void MemoryView::comparePoints(int ia, int ib) {
     compareTable_->fitColumnsToHeaders();
     const int64_t peakDiff = ab.peak.allocated - aa.peak.allocated;
     compareText_->setText(tr("A: %1\nB: %2\nPeak: A %3, B %4 (B %5 %6).")
-                              .arg(qstr(memoryHeadline(a)), qstr(memoryHeadline(b)), qstr(formatBytes(aa.peak.allocated)),
+                              .arg(qstr(memoryHeadline(a)), qstr(memoryHeadline(b)),
+                                   qstr(formatBytes(aa.peak.allocated)),
                                    qstr(formatBytes(ab.peak.allocated)),
                                    peakDiff <= 0 ? tr("saves") : tr("needs"),
                                    qstr(formatBytes(peakDiff < 0 ? -peakDiff : peakDiff))));
@@ -544,12 +583,12 @@ QList<ReportPart> MemoryView::reportParts() const {
           << ReportPart{tr("Peak by category"), nullptr, peak_, {}}
           << ReportPart{tr("Peak memory by point"), nullptr, points_, {}}
           << ReportPart{tr("Largest allocations"), nullptr, allocations_, {}};
-    if (shown_ >= 0 && results_[shown_].frontier) parts << ReportPart{tr("OOM frontier"), frontier_, nullptr, {}};
+    if (shown_ >= 0 && results_[shown_].frontier)
+        parts << ReportPart{tr("OOM frontier"), frontier_, nullptr, {}};
     if (!compareA_.empty())
         parts << ReportPart{tr("Two runs, phase by phase"), compareChart_, nullptr, {}}
               << ReportPart{tr("Two runs, phase by phase (table)"), nullptr, compare_, {}};
     return parts;
 }
-
 
 }  // namespace ts::ui

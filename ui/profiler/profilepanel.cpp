@@ -1,9 +1,9 @@
 #include "profiler/profilepanel.h"
 
 #include <QComboBox>
-#include <QJsonArray>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLineEdit>
 #include <QSpinBox>
@@ -425,7 +425,8 @@ QString ProfilePanel::describeSpec(const QJsonObject& s) {
           << QObject::tr("%1 profiled").arg(s.value(QLatin1String("profile_steps")).toInteger())
           << bench.value(QLatin1String("device")).toString();
     if (bench.value(QLatin1String("source")).toString() == QLatin1String("python"))
-        parts.prepend(QObject::tr("your code %1").arg(bench.value(QLatin1String("code")).toString()));
+        parts.prepend(
+            QObject::tr("your code %1").arg(bench.value(QLatin1String("code")).toString()));
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -449,7 +450,8 @@ QJsonObject ProfilePanel::stateFromSpec(const QJsonObject& s) {
     o[QStringLiteral("warmup")] = bench.value(QLatin1String("warmup"));
     o[QStringLiteral("profile_steps")] = s.value(QLatin1String("profile_steps"));
     // Profiles stored before the field are of TrainScope's model.
-    o[QStringLiteral("sources")] = QJsonArray{bench.value(QLatin1String("source")).toString(QStringLiteral("trainscope"))};
+    o[QStringLiteral("sources")] =
+        QJsonArray{bench.value(QLatin1String("source")).toString(QStringLiteral("trainscope"))};
     o[QStringLiteral("code")] = bench.value(QLatin1String("code")).toString();
     o[QStringLiteral("python")] = bench.value(QLatin1String("python")).toString();
     return o;

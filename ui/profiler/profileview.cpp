@@ -14,10 +14,10 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
 #include "benchmark/benchitems.h"
 #include "common/format.h"
 #include "common/tableview.h"
+#include "core/atomic_file.h"
 #include "profiler/profilecharts.h"
 #include "profiler/profiler_json.h"
 #include "profiler/profiler_report.h"
@@ -431,10 +431,12 @@ void ProfileView::present(ProfileAnalysis a) {
             // the kernel time alone is what the GPU did while busy.
             double kernelUs = 0;
             for (const PhaseTime& p : phaseTimes(r))
-                if (p.phase == Phase::Forward || p.phase == Phase::Backward) kernelUs += p.profiled_us;
+                if (p.phase == Phase::Forward || p.phase == Phase::Backward)
+                    kernelUs += p.profiled_us;
             if (kernelUs > 0)
                 notes << tr("Over the forward and backward kernel time alone: %1")
-                             .arg(qstr(achievedText(perStep * profiled, kernelUs / 1e6, r.environment.device_name,
+                             .arg(qstr(achievedText(perStep * profiled, kernelUs / 1e6,
+                                                    r.environment.device_name,
                                                     r.spec.bench.precision)));
         }
     }
@@ -495,6 +497,5 @@ QList<ReportPart> ProfileView::reportParts() const {
     parts << ReportPart{tr("Timeline"), timeline_, nullptr, {}};
     return parts;
 }
-
 
 }  // namespace ts::ui

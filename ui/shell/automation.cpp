@@ -5,11 +5,10 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
-#include <QRegularExpression>
 #include <QPixmap>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QTimer>
-
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -41,13 +40,17 @@ QString checkConfig(const QString& text, QJsonObject* out) {
     if (const QByteArray t = json.trimmed(); !t.startsWith('{') && !t.startsWith('[')) {
         QFile f(text);
         if (!f.open(QIODevice::ReadOnly))
-            return QStringLiteral("--config: '%1' is neither a JSON object nor a readable file (%2)").arg(text, f.errorString());
+            return QStringLiteral(
+                       "--config: '%1' is neither a JSON object nor a readable file (%2)")
+                .arg(text, f.errorString());
         json = f.readAll();
     }
     QJsonParseError err{};
     const QJsonDocument doc = QJsonDocument::fromJson(json, &err);
     if (err.error != QJsonParseError::NoError)
-        return QStringLiteral("--config: not valid JSON at offset %1: %2").arg(err.offset).arg(err.errorString());
+        return QStringLiteral("--config: not valid JSON at offset %1: %2")
+            .arg(err.offset)
+            .arg(err.errorString());
     if (!doc.isObject()) return QStringLiteral("--config: expected a JSON object ({...})");
     *out = doc.object();
     return {};
@@ -71,8 +74,10 @@ QString parseAutomation(const AutomationArgs& a, AutomationOptions* out) {
     AutomationOptions o;
     o.experiment = a.experiment;
     if (!o.experiment.isEmpty() &&
-        std::none_of(uiLabs().begin(), uiLabs().end(), [&](const LabEntry& l) { return l.id == o.experiment; }))
-        return QStringLiteral("--experiment: no experiment '%1' (one of: %2)").arg(o.experiment, labIds());
+        std::none_of(uiLabs().begin(), uiLabs().end(),
+                     [&](const LabEntry& l) { return l.id == o.experiment; }))
+        return QStringLiteral("--experiment: no experiment '%1' (one of: %2)")
+            .arg(o.experiment, labIds());
     o.preset = a.preset;
     if (!o.preset.isEmpty() && !findPreset(o.preset))
         return QStringLiteral("--preset: no preset '%1' (one of: %2)").arg(o.preset, presetIds());
@@ -83,11 +88,16 @@ QString parseAutomation(const AutomationArgs& a, AutomationOptions* out) {
         const QStringList ids = a.compare.split(QLatin1Char(','));
         for (const QString& id : ids) o.compare << runReference(id.trimmed());
         if (ids.size() != 2 || o.compare.contains(0))
-            return QStringLiteral("--compare: expected two runs as A,B (run ids, 'last' or 'previous'), got '%1'").arg(a.compare);
+            return QStringLiteral(
+                       "--compare: expected two runs as A,B (run ids, 'last' or 'previous'), got "
+                       "'%1'")
+                .arg(a.compare);
     }
     if (!a.open.isEmpty() && (o.open = runReference(a.open)) <= 0)
-        return QStringLiteral("--open: expected a run id (a positive whole number), got '%1'").arg(a.open);
-    if (!o.compare.isEmpty() && o.open > 0) return QStringLiteral("--open and --compare: choose one");
+        return QStringLiteral("--open: expected a run id (a positive whole number), got '%1'")
+            .arg(a.open);
+    if (!o.compare.isEmpty() && o.open > 0)
+        return QStringLiteral("--open and --compare: choose one");
     for (const QString& s : a.shots) {
         const qsizetype eq = s.indexOf(QLatin1Char('='));
         if (eq <= 0 || eq == s.size() - 1)
@@ -97,19 +107,27 @@ QString parseAutomation(const AutomationArgs& a, AutomationOptions* out) {
     o.report = a.report;
     // Written files never replace the results store (nor another one): checked here, before
     // anything runs, and again before each write.
-    const std::string store = (a.storePath.isEmpty() ? defaultStorePath() : a.storePath).toStdString();
+    const std::string store =
+        (a.storePath.isEmpty() ? defaultStorePath() : a.storePath).toStdString();
     for (const auto& [tab, path] : o.shots)
-        if (const std::string problem = outputTargetProblem(path.toStdString(), store); !problem.empty())
+        if (const std::string problem = outputTargetProblem(path.toStdString(), store);
+            !problem.empty())
             return QStringLiteral("--screenshot: %1").arg(QString::fromStdString(problem));
     if (!o.report.isEmpty())
-        if (const std::string problem = outputTargetProblem(o.report.toStdString(), store); !problem.empty())
+        if (const std::string problem = outputTargetProblem(o.report.toStdString(), store);
+            !problem.empty())
             return QStringLiteral("--report: %1").arg(QString::fromStdString(problem));
     if (!a.size.isEmpty()) {
         const auto m = QRegularExpression(QStringLiteral("^(\\d{2,5})x(\\d{2,5})$")).match(a.size);
-        if (!m.hasMatch()) return QStringLiteral("--size: expected WIDTHxHEIGHT in pixels, e.g. 1600x1000, got '%1'").arg(a.size);
+        if (!m.hasMatch())
+            return QStringLiteral(
+                       "--size: expected WIDTHxHEIGHT in pixels, e.g. 1600x1000, got '%1'")
+                .arg(a.size);
         o.size = QSize(m.captured(1).toInt(), m.captured(2).toInt());
     }
-    if (!a.theme.isEmpty() && !QStringList{QStringLiteral("light"), QStringLiteral("dark"), QStringLiteral("system")}.contains(a.theme))
+    if (!a.theme.isEmpty() &&
+        !QStringList{QStringLiteral("light"), QStringLiteral("dark"), QStringLiteral("system")}
+             .contains(a.theme))
         return QStringLiteral("--theme: expected light, dark or system, got '%1'").arg(a.theme);
     o.theme = a.theme;
     o.quit = !o.shots.isEmpty() || !o.report.isEmpty();
@@ -118,8 +136,8 @@ QString parseAutomation(const AutomationArgs& a, AutomationOptions* out) {
 }
 
 bool hasWork(const AutomationOptions& o) {
-    return !o.experiment.isEmpty() || !o.preset.isEmpty() || !o.config.isEmpty() || o.run || !o.compare.isEmpty() || o.open > 0 ||
-           !o.shots.isEmpty() || !o.report.isEmpty();
+    return !o.experiment.isEmpty() || !o.preset.isEmpty() || !o.config.isEmpty() || o.run ||
+           !o.compare.isEmpty() || o.open > 0 || !o.shots.isEmpty() || !o.report.isEmpty();
 }
 
 namespace {
@@ -138,17 +156,22 @@ struct Script : std::enable_shared_from_this<Script> {
     void start() {
         w->longRunCheck()->setEnabled(false);  // nobody is there to answer
         auto self = shared_from_this();
-        if (w->capabilitiesReady()) QTimer::singleShot(0, w, [self] { self->configure(); });
-        else QObject::connect(w, &MainWindow::capabilitiesKnown, w, [self] { self->configure(); },
-                              Qt::SingleShotConnection);
+        if (w->capabilitiesReady())
+            QTimer::singleShot(0, w, [self] { self->configure(); });
+        else
+            QObject::connect(
+                w, &MainWindow::capabilitiesKnown, w, [self] { self->configure(); },
+                Qt::SingleShotConnection);
     }
 
     void configure() {
         if (!o.experiment.isEmpty() && !w->selectExperiment(o.experiment))
             fail(QStringLiteral("no experiment '%1'").arg(o.experiment));
         if (!o.preset.isEmpty()) {
-            if (auto p = findPreset(o.preset)) w->loadPreset(*p);
-            else fail(QStringLiteral("no preset '%1'").arg(o.preset));
+            if (auto p = findPreset(o.preset))
+                w->loadPreset(*p);
+            else
+                fail(QStringLiteral("no preset '%1'").arg(o.preset));
         }
         if (!o.config.isEmpty() && w->currentPanel()) {
             QStringList notes;
@@ -161,10 +184,13 @@ struct Script : std::enable_shared_from_this<Script> {
         }
         auto self = shared_from_this();
         if (o.run) {
-            QObject::connect(w, &MainWindow::runFinished, w, [self] { QTimer::singleShot(200, self->w, [self] { self->afterRun(); }); },
-                             Qt::SingleShotConnection);
+            QObject::connect(
+                w, &MainWindow::runFinished, w,
+                [self] { QTimer::singleShot(200, self->w, [self] { self->afterRun(); }); },
+                Qt::SingleShotConnection);
             if (!w->startRun()) {
-                fail(QStringLiteral("the configuration cannot run: ") + w->currentPanel()->problems().join(QStringLiteral("; ")));
+                fail(QStringLiteral("the configuration cannot run: ") +
+                     w->currentPanel()->problems().join(QStringLiteral("; ")));
                 finish();
             }
         } else {
@@ -176,10 +202,13 @@ struct Script : std::enable_shared_from_this<Script> {
         if (o.open > 0) {
             auto self = shared_from_this();
             auto opened = std::make_shared<bool>(false);
-            QObject::connect(w, &MainWindow::storedRunOpened, w, [self, opened] {
-                *opened = true;
-                self->shoot(0);
-            }, Qt::SingleShotConnection);
+            QObject::connect(
+                w, &MainWindow::storedRunOpened, w,
+                [self, opened] {
+                    *opened = true;
+                    self->shoot(0);
+                },
+                Qt::SingleShotConnection);
             QTimer::singleShot(15000, w, [self, opened] {  // the window logs why it could not
                 if (*opened) return;
                 self->fail(QStringLiteral("could not open run %1").arg(self->o.open));
@@ -193,35 +222,43 @@ struct Script : std::enable_shared_from_this<Script> {
             return;
         }
         auto self = shared_from_this();
-        QObject::connect(w, &MainWindow::historyRefreshed, w, [self] {
-            const auto& runs = self->w->runList()->runs();  // newest first
-            auto resolve = [&](qint64 id) -> qint64 {
-                if (id >= 0) return id;
-                const size_t i = static_cast<size_t>(-id - 1);
-                return i < runs.size() ? runs[i].id : 0;
-            };
-            const qint64 a = resolve(self->o.compare[0]), b = resolve(self->o.compare[1]);
-            if (a <= 0 || b <= 0) {
-                self->fail(QStringLiteral("not enough stored runs to compare"));
-                self->finish();
-                return;
-            }
-            // Exactly one of the two answers comes; the other connection is dropped with it.
-            auto ready = std::make_shared<QMetaObject::Connection>();
-            auto failed = std::make_shared<QMetaObject::Connection>();
-            *ready = QObject::connect(self->w, &MainWindow::comparisonReady, self->w, [self, failed] {
-                QObject::disconnect(*failed);
-                self->shoot(0);
-            }, Qt::SingleShotConnection);
-            *failed = QObject::connect(self->w, &MainWindow::comparisonFailed, self->w,
-                                       [self, ready](const QString& why) {
-                                           QObject::disconnect(*ready);
-                                           self->fail(QStringLiteral("cannot compare: ") + why);
-                                           self->finish();
-                                       }, Qt::SingleShotConnection);
-            self->w->history()->selectRuns({a, b});
-            self->w->compareStoredRuns(std::min(a, b), std::max(a, b));
-        }, Qt::SingleShotConnection);
+        QObject::connect(
+            w, &MainWindow::historyRefreshed, w,
+            [self] {
+                const auto& runs = self->w->runList()->runs();  // newest first
+                auto resolve = [&](qint64 id) -> qint64 {
+                    if (id >= 0) return id;
+                    const size_t i = static_cast<size_t>(-id - 1);
+                    return i < runs.size() ? runs[i].id : 0;
+                };
+                const qint64 a = resolve(self->o.compare[0]), b = resolve(self->o.compare[1]);
+                if (a <= 0 || b <= 0) {
+                    self->fail(QStringLiteral("not enough stored runs to compare"));
+                    self->finish();
+                    return;
+                }
+                // Exactly one of the two answers comes; the other connection is dropped with it.
+                auto ready = std::make_shared<QMetaObject::Connection>();
+                auto failed = std::make_shared<QMetaObject::Connection>();
+                *ready = QObject::connect(
+                    self->w, &MainWindow::comparisonReady, self->w,
+                    [self, failed] {
+                        QObject::disconnect(*failed);
+                        self->shoot(0);
+                    },
+                    Qt::SingleShotConnection);
+                *failed = QObject::connect(
+                    self->w, &MainWindow::comparisonFailed, self->w,
+                    [self, ready](const QString& why) {
+                        QObject::disconnect(*ready);
+                        self->fail(QStringLiteral("cannot compare: ") + why);
+                        self->finish();
+                    },
+                    Qt::SingleShotConnection);
+                self->w->history()->selectRuns({a, b});
+                self->w->compareStoredRuns(std::min(a, b), std::max(a, b));
+            },
+            Qt::SingleShotConnection);
         w->refreshHistory();
     }
 
@@ -232,14 +269,17 @@ struct Script : std::enable_shared_from_this<Script> {
         }
         const auto& [tab, path] = o.shots[i];
         if (!w->showTab(tab)) {
-            fail(QStringLiteral("--screenshot: no tab '%1' (one of: %2)").arg(tab, w->tabKeys().join(QStringLiteral(", "))));
+            fail(QStringLiteral("--screenshot: no tab '%1' (one of: %2)")
+                     .arg(tab, w->tabKeys().join(QStringLiteral(", "))));
             finish();
             return;
         }
         auto self = shared_from_this();
         QTimer::singleShot(o.settleMs, w, [self, i, path = path] {
-            if (QString error; !self->writeShot(path, &error)) self->fail(QStringLiteral("--screenshot: ") + error);
-            else std::fprintf(stderr, "trainscope: wrote %s\n", qPrintable(path));
+            if (QString error; !self->writeShot(path, &error))
+                self->fail(QStringLiteral("--screenshot: ") + error);
+            else
+                std::fprintf(stderr, "trainscope: wrote %s\n", qPrintable(path));
             self->shoot(i + 1);
         });
     }

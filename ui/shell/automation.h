@@ -25,8 +25,8 @@ struct AutomationOptions {
     QString report;                        // write a Markdown report here
     int settleMs = 700;                    // wait before each grab (throttled redraws)
     bool quit = true;
-    QSize size;                            // window size; invalid: the saved one
-    QString theme;                         // "light", "dark", "system"; empty: the saved one
+    QSize size;     // window size; invalid: the saved one
+    QString theme;  // "light", "dark", "system"; empty: the saved one
 };
 
 // The scripting options as typed on the command line, before they are checked.

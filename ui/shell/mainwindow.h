@@ -12,7 +12,6 @@
 #include <QMainWindow>
 #include <QPointer>
 #include <QSet>
-
 #include <optional>
 
 #include "common/runcontroller.h"
@@ -88,8 +87,10 @@ public:
     QStringList tabKeys() const;
 
     // Exports the chart or table of pane `key`; false with `error` when it cannot.
-    bool exportTab(const QString& key, const QString& path, QSize size = {}, QString* error = nullptr);
-    bool exportReport(const QString& path, QSize chartSize = QSize(1200, 700), QString* error = nullptr);
+    bool exportTab(const QString& key, const QString& path, QSize size = {},
+                   QString* error = nullptr);
+    bool exportReport(const QString& path, QSize chartSize = QSize(1200, 700),
+                      QString* error = nullptr);
     // True (with `error`) when `path` must not be written: a folder, the open results store
     // or one of its files, or another SQLite database (outputTargetProblem).
     bool overwritesStore(const QString& path, QString* error) const;
@@ -136,7 +137,8 @@ private:
     void openStoreInteractive();
     void openStoreAt(const QString& path, bool interactive);
     void updateStoreLabel();
-    // `view` now shows a run of the current store (a live run, an opened one, a replay, a comparison).
+    // `view` now shows a run of the current store (a live run, an opened one, a replay, a
+    // comparison).
     void noteShown(LabView* view);
     void markDeleted(const QString& store, qint64 id);
     // True, with the reason in `error`, when `view`'s run was deleted (its exports are refused).
@@ -193,7 +195,7 @@ private:
     PresentationMode* presentation_ = nullptr;
     LongRunCheck* longRun_ = nullptr;
     QHash<const LabView*, QString> shownStore_;  // the store of the run each view shows
-    QSet<const LabView*> deleted_;              // views whose run was deleted from it
+    QSet<const LabView*> deleted_;               // views whose run was deleted from it
 
     QAction *runAct_ = nullptr, *stopAct_ = nullptr, *presentationAct_ = nullptr;
     QAction *lightAct_ = nullptr, *darkAct_ = nullptr, *systemThemeAct_ = nullptr;

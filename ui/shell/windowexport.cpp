@@ -9,23 +9,25 @@
 #include <QStatusBar>
 
 #include "common/exporter.h"
-#include "core/atomic_file.h"
 #include "common/labview.h"
 #include "common/tableview.h"
 #include "common/theme.h"
+#include "core/atomic_file.h"
 #include "shell/exportdialog.h"
 #include "shell/mainwindow.h"
 
 namespace ts::ui {
 
 bool MainWindow::overwritesStore(const QString& path, QString* error) const {
-    const std::string problem = outputTargetProblem(path.toStdString(), controller_.storePath().toStdString());
+    const std::string problem =
+        outputTargetProblem(path.toStdString(), controller_.storePath().toStdString());
     if (problem.empty()) return false;
     if (error) *error = QString::fromStdString(problem);
     return true;
 }
 
-bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error) {
+bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size,
+                            QString* error) {
     if (overwritesStore(path, error) || refuseDeleted(view, error)) return false;
     if (pane < 0 || pane >= view->panes().size()) {
         if (error) *error = tr("no view to export");
@@ -80,13 +82,15 @@ QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const
     const qint64 id = v ? v->storeRunId() : 0;
     // "trainscope-run12-steps.png"; an unsaved run or a comparison ("compare-run3-vs-run5")
     // has no id of its own.
-    const QString name = id > 0 ? QStringLiteral("trainscope-run%1-%2").arg(id).arg(stem) : QStringLiteral("trainscope-") + stem;
+    const QString name = id > 0 ? QStringLiteral("trainscope-run%1-%2").arg(id).arg(stem)
+                                : QStringLiteral("trainscope-") + stem;
     return QDir(dir).filePath(name + QLatin1Char('.') + ext);
 }
 
 void MainWindow::exportPaneInteractive(LabView* view, int pane) {
     if (pane < 0 || pane >= view->panes().size()) return;
-    if (QString why; refuseDeleted(view, &why)) return (void)QMessageBox::warning(this, tr("Export"), why);
+    if (QString why; refuseDeleted(view, &why))
+        return (void)QMessageBox::warning(this, tr("Export"), why);
     const LabView::Pane& p = view->panes()[pane];
     const bool chart = p.chart != nullptr;
     const QString stem = chart ? p.chart->chartFileStem() : p.table->fileStem();
@@ -101,7 +105,8 @@ void MainWindow::exportPaneInteractive(LabView* view, int pane) {
         QMessageBox::warning(this, tr("Export"), error);  // then the dialog again, as it was
     }
     QSettings().setValue(QStringLiteral("export/dir"), QFileInfo(dlg.path()).absolutePath());
-    appendLog(tr("Exported %1 to %2").arg(chart ? p.chart->chartTitle() : p.table->tableTitle(), dlg.path()));
+    appendLog(tr("Exported %1 to %2")
+                  .arg(chart ? p.chart->chartTitle() : p.table->tableTitle(), dlg.path()));
     statusBar()->showMessage(tr("Saved %1").arg(dlg.path()), 5000);
 }
 
@@ -120,8 +125,10 @@ void MainWindow::copyPane(LabView* view, int pane) {
 }
 
 void MainWindow::exportReportInteractive() {
-    if (QString why; refuseDeleted(currentView(), &why)) return (void)QMessageBox::warning(this, tr("Export Report"), why);
-    ExportDialog dlg(ExportDialog::Kind::Report, suggestedPath(QStringLiteral("report"), QStringLiteral("md")),
+    if (QString why; refuseDeleted(currentView(), &why))
+        return (void)QMessageBox::warning(this, tr("Export Report"), why);
+    ExportDialog dlg(ExportDialog::Kind::Report,
+                     suggestedPath(QStringLiteral("report"), QStringLiteral("md")),
                      QSize(1200, 700), this);
     for (;;) {
         if (dlg.exec() != QDialog::Accepted) return;

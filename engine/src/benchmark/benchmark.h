@@ -26,10 +26,11 @@ inline constexpr const char* kBenchLab = "bench";
 // The user's code as a point runs it (the Python source): what --code, --optimizer, --python
 // and --timeout name.
 struct PythonCode {
-    std::string code;       // a course checkout's folder, module:callable or path/file.py:callable
-    std::string optimizer;  // module:callable taking (params, lr=...); empty: the checkout's AdamW or torch's
-    std::string python;     // the interpreter; empty: the default (runtime/python_runner.h)
-    double timeout_s = 600; // a step (or a compilation) silent this long is stopped
+    std::string code;        // a course checkout's folder, module:callable or path/file.py:callable
+    std::string optimizer;   // module:callable taking (params, lr=...); empty: the checkout's AdamW
+                             // or torch's
+    std::string python;      // the interpreter; empty: the default (runtime/python_runner.h)
+    double timeout_s = 600;  // a step (or a compilation) silent this long is stopped
     bool operator==(const PythonCode&) const = default;
 };
 
@@ -43,7 +44,7 @@ struct BenchConfig {
     Precision precision = Precision::FP32;
     AttentionImpl attention = AttentionImpl::Naive;
     ExecMode exec = ExecMode::Eager;  // compiled: the step's phases replayed as CUDA graphs
-    std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
+    std::string device = "cpu";       // "cpu", "cuda" or "cuda:N"
     uint64_t seed = 0;
     double learning_rate = 1e-4;  // AdamW, train mode
     // Whose model: TrainScope's, or the user's PyTorch code through the Python runner. For the
@@ -57,8 +58,8 @@ struct BenchConfig {
 
 // Limits that keep values from overflowing and requests from asking the impossible, each
 // named in the message that refuses it.
-inline constexpr int kMaxSteps = 1'000'000;            // warm-up or measured steps of a point
-inline constexpr size_t kMaxSweepPoints = 10'000;      // points of one sweep
+inline constexpr int kMaxSteps = 1'000'000;                 // warm-up or measured steps of a point
+inline constexpr size_t kMaxSweepPoints = 10'000;           // points of one sweep
 inline constexpr double kMaxTensorBytes = 1099511627776.0;  // 2^40: no device holds a bigger tensor
 
 // The biggest fp32 tensor a point allocates, estimated from the shapes (in doubles, so that
@@ -70,7 +71,8 @@ struct TensorEstimate {
 TensorEstimate largestTensor(const BenchConfig& c);
 // Why the point's largest tensor cannot fit in a device of `device_memory` bytes (named
 // `device_name`), or empty when it may; 0 bytes (unknown, the CPU) never refuses.
-std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory, const std::string& device_name);
+std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory,
+                                const std::string& device_name);
 
 // Every problem with a point (model dimensions included); empty if valid. Does not check
 // that the device exists: checkBenchRunnable() does. Compiled mode is refused where the step
@@ -87,7 +89,8 @@ std::vector<std::string> checkBenchRunnable(const BenchConfig& c);
 // A sweep: every combination of the listed values, in this nesting order (outermost first):
 // size, context length, batch size, precision, attention, mode, execution mode, source, warm-up,
 // device. An empty
-// list means "the base value". `sizes` holds preset names; "custom" keeps the base model's dimensions.
+// list means "the base value". `sizes` holds preset names; "custom" keeps the base model's
+// dimensions.
 struct SweepSpec {
     BenchConfig base;
     std::vector<std::string> sizes;
@@ -127,12 +130,12 @@ StepSample stepSample(const StepTimes& t, int index, bool warmup);
 struct BenchResult {
     BenchConfig config;
     Status status = Status::Ok;  // never Unsupported
-    std::string error;       // the message for OOM / Failed
-    int64_t oom_bytes = 0;   // bytes the failed allocation asked for, when known
+    std::string error;           // the message for OOM / Failed
+    int64_t oom_bytes = 0;       // bytes the failed allocation asked for, when known
     int64_t parameter_count = 0;
-    std::vector<StepSample> steps;  // warm-up and measured, in order
+    std::vector<StepSample> steps;              // warm-up and measured, in order
     Stats forward, backward, optimizer, total;  // over measured steps only
-    int64_t peak_memory = 0;  // bytes, over the whole run (0 on the CPU)
+    int64_t peak_memory = 0;                    // bytes, over the whole run (0 on the CPU)
     Environment environment;
 };
 
@@ -146,8 +149,9 @@ struct PythonPointOutcome {
     std::string error;
     int64_t parameter_count = 0;
 };
-PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& command, const nlohmann::json& spec,
-                                  Observer& obs, int point_index, const CancelToken& cancel,
+PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& command,
+                                  const nlohmann::json& spec, Observer& obs, int point_index,
+                                  const CancelToken& cancel,
                                   const std::function<void(const StepSample&)>& on_step,
                                   const std::function<void(const nlohmann::json&)>& on_other);
 
@@ -204,8 +208,8 @@ public:
 // (its memory released), any other error status Failed with the message, a cancel status
 // Cancelled with the steps measured so far. Invalid configurations are reported as Failed
 // with the validation messages; callers should validate first for a better message.
-BenchResult runBenchmark(const BenchConfig& config, BenchObserver& observer, const CancelToken& cancel,
-                         int point_index = 0, int point_count = 1);
+BenchResult runBenchmark(const BenchConfig& config, BenchObserver& observer,
+                         const CancelToken& cancel, int point_index = 0, int point_count = 1);
 
 // Runs the points in order. Each finished point goes to `store` (when given, under `run_id`)
 // before the next starts, so a crash or kill loses no finished point. Stops early when

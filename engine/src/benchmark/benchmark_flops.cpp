@@ -10,7 +10,8 @@ namespace ts {
 
 StepFlops stepFlops(const BenchConfig& cfg) {
     const ModelConfig& m = cfg.model;
-    const double tokens = static_cast<double>(cfg.batch_size) * static_cast<double>(m.context_length);
+    const double tokens =
+        static_cast<double>(cfg.batch_size) * static_cast<double>(m.context_length);
     const double d = static_cast<double>(m.d_model), f = static_cast<double>(m.d_ff),
                  T = static_cast<double>(m.context_length), V = static_cast<double>(m.vocab_size);
     // Per layer: Q, K, V and the output projection; SwiGLU's W1, W3 (one matrix) and W2;
@@ -64,7 +65,9 @@ const PeakRow* peakRow(std::string_view device) {
 std::optional<double> densePeakTflops(std::string_view device_name, Precision p) {
     const PeakRow* row = peakRow(device_name);
     if (!row) return std::nullopt;
-    const double v = p == Precision::FP32 ? row->fp32 : p == Precision::BF16 ? row->bf16 : row->fp16;
+    const double v = p == Precision::FP32   ? row->fp32
+                     : p == Precision::BF16 ? row->bf16
+                                            : row->fp16;
     if (v <= 0) return std::nullopt;
     return v;
 }
@@ -75,8 +78,8 @@ std::string achievedText(double flops, double seconds, std::string_view device_n
     const PeakRow* row = peakRow(device_name);
     const auto peak = densePeakTflops(device_name, p);
     if (!row || !peak) return fmt::format("{:.1f} TFLOP/s (unknown GPU)", tflops);
-    return fmt::format("{:.1f} TFLOP/s ({:.0f}% of {} {} dense peak)", tflops, 100.0 * tflops / *peak, row->label,
-                       toString(p));
+    return fmt::format("{:.1f} TFLOP/s ({:.0f}% of {} {} dense peak)", tflops,
+                       100.0 * tflops / *peak, row->label, toString(p));
 }
 
 std::optional<double> achievedTflops(const BenchResult& r) {
@@ -101,17 +104,20 @@ std::optional<double> peakShare(const BenchResult& r) {
 
 std::optional<NoiseFlag> noiseFlag(const BenchResult& r) {
     const Stats& t = r.total;
-    if (r.status != Status::Ok || t.count < 2 || t.mean <= 0 || t.cv <= kNoisyCv) return std::nullopt;
+    if (r.status != Status::Ok || t.count < 2 || t.mean <= 0 || t.cv <= kNoisyCv)
+        return std::nullopt;
     NoiseFlag f;
     f.cv = t.cv;
     const bool gpu = r.config.device.rfind("cuda", 0) == 0;
     if (t.count < 5)
         f.cause = fmt::format("too few steps ({} measured): measure more", t.count);
     else if (t.max > 1.5 * t.median)
-        f.cause = fmt::format("outliers (slowest step {:.1f} ms, median {:.1f} ms): other load on the {}", t.max, t.median,
-                              gpu ? "GPU or the host" : "host");
+        f.cause =
+            fmt::format("outliers (slowest step {:.1f} ms, median {:.1f} ms): other load on the {}",
+                        t.max, t.median, gpu ? "GPU or the host" : "host");
     else if (gpu && t.mean < 30.0)
-        f.cause = fmt::format("launch-bound ({:.1f} ms steps: the CPU's kernel launches set the pace)", t.mean);
+        f.cause = fmt::format(
+            "launch-bound ({:.1f} ms steps: the CPU's kernel launches set the pace)", t.mean);
     else if (!gpu)
         f.cause = "the CPU is shared (other processes, frequency scaling)";
     else

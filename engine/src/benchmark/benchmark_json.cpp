@@ -14,11 +14,11 @@ BenchConfig benchFrom(const json& j, std::string_view prefix, bool strict) {
     requireObject(j, prefix);
     if (strict) {
         rejectUnknown(j, prefix,
-                      {"model", "size", "batch_size", "warmup", "steps", "mode", "precision",
-                       "attention", "exec", "source", "code", "optimizer", "python", "timeout_s",
-                       "device", "seed", "learning_rate", "vocab_size",
-                       "context_length", "d_model", "d_ff", "num_layers", "num_heads",
-                       "rope_theta"});
+                      {"model", "size",          "batch_size", "warmup",         "steps",
+                       "mode",  "precision",     "attention",  "exec",           "source",
+                       "code",  "optimizer",     "python",     "timeout_s",      "device",
+                       "seed",  "learning_rate", "vocab_size", "context_length", "d_model",
+                       "d_ff",  "num_layers",    "num_heads",  "rope_theta"});
     }
     BenchConfig c;
     const auto model = j.find("model");
@@ -42,7 +42,7 @@ BenchConfig benchFrom(const json& j, std::string_view prefix, bool strict) {
     read(j, prefix, "mode", c.mode, toMode);
     read(j, prefix, "precision", c.precision, toPrecision);
     read(j, prefix, "attention", c.attention, toAttentionImpl);
-    read(j, prefix, "exec", c.exec, toExecMode);  // absent in runs stored before it: eager
+    read(j, prefix, "exec", c.exec, toExecMode);    // absent in runs stored before it: eager
     read(j, prefix, "source", c.source, toSource);  // likewise: TrainScope's model
     read(j, prefix, "code", c.python.code, toStr);
     read(j, prefix, "optimizer", c.python.optimizer, toStr);
@@ -74,16 +74,16 @@ StepSample stepFrom(const json& j, std::string_view prefix) {
 
 json toJson(const BenchConfig& c) {
     json j = {{"model", toJson(c.model)},
-            {"batch_size", c.batch_size},
-            {"warmup", c.warmup},
-            {"steps", c.steps},
-            {"mode", toString(c.mode)},
-            {"precision", toString(c.precision)},
-            {"attention", toString(c.attention)},
-            {"exec", toString(c.exec)},
-            {"device", c.device},
-            {"seed", c.seed},
-            {"learning_rate", number(c.learning_rate)}};
+              {"batch_size", c.batch_size},
+              {"warmup", c.warmup},
+              {"steps", c.steps},
+              {"mode", toString(c.mode)},
+              {"precision", toString(c.precision)},
+              {"attention", toString(c.attention)},
+              {"exec", toString(c.exec)},
+              {"device", c.device},
+              {"seed", c.seed},
+              {"learning_rate", number(c.learning_rate)}};
     // The source and the code only where there is the user's code (a sweep's base may be
     // TrainScope's point of a sweep over both): TrainScope's points read as they always did.
     if (c.source != Source::TrainScope) j["source"] = toString(c.source);
@@ -179,8 +179,9 @@ SweepSpec sweepFromJson(const json& j) {
     requireObject(j, "");
     // "points" and "command" are what a stored run's spec adds (benchSpecJson), so that it
     // can be run again as a sweep file.
-    rejectUnknown(j, "", {"base", "sizes", "context_lengths", "batch_sizes", "precisions", "attentions", "modes",
-                          "execs", "sources", "warmups", "devices", "points", "command"});
+    rejectUnknown(j, "",
+                  {"base", "sizes", "context_lengths", "batch_sizes", "precisions", "attentions",
+                   "modes", "execs", "sources", "warmups", "devices", "points", "command"});
     if (auto it = j.find("command"); it != j.end() && *it != "bench")
         fail("command", "this is the spec of a " + shown(*it) + " run, not a benchmark sweep");
     SweepSpec s;
@@ -207,18 +208,18 @@ std::string benchSpecJson(const SweepSpec& s, size_t point_count) {
         return out;
     };
     return dumpJson(json{{"base", toJson(s.base)},
-                {"sizes", s.sizes},
-                {"context_lengths", s.context_lengths},
-                {"batch_sizes", s.batch_sizes},
-                {"precisions", names(s.precisions)},
-                {"attentions", names(s.attentions)},
-                {"modes", names(s.modes)},
-                {"execs", names(s.execs)},
-                {"sources", names(s.sources)},
-                {"warmups", s.warmups},
-                {"devices", s.devices},
-                {"points", point_count},
-                {"command", "bench"}});
+                         {"sizes", s.sizes},
+                         {"context_lengths", s.context_lengths},
+                         {"batch_sizes", s.batch_sizes},
+                         {"precisions", names(s.precisions)},
+                         {"attentions", names(s.attentions)},
+                         {"modes", names(s.modes)},
+                         {"execs", names(s.execs)},
+                         {"sources", names(s.sources)},
+                         {"warmups", s.warmups},
+                         {"devices", s.devices},
+                         {"points", point_count},
+                         {"command", "bench"}});
 }
 
 void storeBenchPoint(ResultStore& store, int64_t run_id, int index, const BenchResult& r) {

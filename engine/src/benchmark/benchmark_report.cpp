@@ -1,7 +1,5 @@
 #include "benchmark/benchmark_report.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -9,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "benchmark/benchmark_json.h"
@@ -43,7 +42,6 @@ std::string memoryBytes(const BenchResult& r) {
     return measuresDeviceMemory(r.config) ? fmt::format("{}", r.peak_memory) : "n/a";
 }
 
-
 std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
     auto num = [](auto f) { return [f](const BenchResult& r) { return fmt::format("{}", f(r)); }; };
     std::vector<Column> cols = {
@@ -63,8 +61,10 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
         {"params", num([](const BenchResult& r) { return r.parameter_count; }), true},
         {"batch", num([](const BenchResult& r) { return r.config.batch_size; }), true},
         {"context", num([](const BenchResult& r) { return r.config.model.context_length; }), true},
-        {"precision", num([](const BenchResult& r) { return toString(r.config.precision); }), false},
-        {"attention", num([](const BenchResult& r) { return toString(r.config.attention); }), false},
+        {"precision", num([](const BenchResult& r) { return toString(r.config.precision); }),
+         false},
+        {"attention", num([](const BenchResult& r) { return toString(r.config.attention); }),
+         false},
         {"mode", num([](const BenchResult& r) { return toString(r.config.mode); }), false},
         {"exec", num([](const BenchResult& r) { return toString(r.config.exec); }), false},
         {"source", num([](const BenchResult& r) { return toString(r.config.source); }), false},
@@ -73,34 +73,41 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
         {"device", num([](const BenchResult& r) { return r.config.device; }), false},
     };
     // Whose code ran is always said where it was the user's.
-    const bool any_python = std::any_of(results.begin(), results.end(),
-                                        [](const BenchResult& r) { return r.config.source == Source::Python; });
+    const bool any_python = std::any_of(results.begin(), results.end(), [](const BenchResult& r) {
+        return r.config.source == Source::Python;
+    });
     for (const auto& o : optional) {
         bool varies = false;
         for (const auto& r : results) varies |= o.f(r) != o.f(results.front());
         if (all || varies || (any_python && std::string_view(o.header) == "source"))
             cols.push_back({o.header, o.f, {}, o.right});
     }
-    const bool any_backward = std::any_of(results.begin(), results.end(),
-                                          [](const BenchResult& r) { return r.config.mode != Mode::Forward; });
-    const bool any_optimizer = std::any_of(results.begin(), results.end(),
-                                           [](const BenchResult& r) { return r.config.mode == Mode::Train; });
+    const bool any_backward = std::any_of(results.begin(), results.end(), [](const BenchResult& r) {
+        return r.config.mode != Mode::Forward;
+    });
+    const bool any_optimizer =
+        std::any_of(results.begin(), results.end(),
+                    [](const BenchResult& r) { return r.config.mode == Mode::Train; });
     auto timeCol = [](const char* header, Stats BenchResult::*stats, auto applies) {
         return Column{header,
                       [=](const BenchResult& r) { return timeCell(r, r.*stats, applies(r)); },
                       [=](const BenchResult& r) {
                           const Stats& s = r.*stats;
-                          return s.count && applies(r) ? fmt::format("{:.4f},{:.4f}", s.mean, s.std) : std::string(",");
+                          return s.count && applies(r) ? fmt::format("{:.4f},{:.4f}", s.mean, s.std)
+                                                       : std::string(",");
                       }};
     };
-    cols.push_back(timeCol("forward (ms)", &BenchResult::forward, [](const BenchResult&) { return true; }));
+    cols.push_back(
+        timeCol("forward (ms)", &BenchResult::forward, [](const BenchResult&) { return true; }));
     if (all || any_backward)
-        cols.push_back(timeCol("backward (ms)", &BenchResult::backward,
-                               [](const BenchResult& r) { return r.config.mode != Mode::Forward; }));
+        cols.push_back(timeCol("backward (ms)", &BenchResult::backward, [](const BenchResult& r) {
+            return r.config.mode != Mode::Forward;
+        }));
     if (all || any_optimizer)
         cols.push_back(timeCol("optimizer (ms)", &BenchResult::optimizer,
                                [](const BenchResult& r) { return r.config.mode == Mode::Train; }));
-    cols.push_back(timeCol("total (ms)", &BenchResult::total, [](const BenchResult&) { return true; }));
+    cols.push_back(
+        timeCol("total (ms)", &BenchResult::total, [](const BenchResult&) { return true; }));
     // Model FLOPs (forward + backward) over their measured time, and its share of the GPU's
     // dense peak where the GPU is known.
     cols.push_back({"TFLOP/s",
@@ -127,15 +134,19 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
     for (const auto& r : results)
         if (r.config.exec == ExecMode::Eager) eager->emplace(toJson(r.config).dump(), &r);
     const auto speedup = [eager](const BenchResult& r) -> std::optional<double> {
-        if (r.config.exec == ExecMode::Eager || r.status != Status::Ok || r.total.count == 0 || r.total.mean <= 0)
+        if (r.config.exec == ExecMode::Eager || r.status != Status::Ok || r.total.count == 0 ||
+            r.total.mean <= 0)
             return std::nullopt;
         BenchConfig c = r.config;
         c.exec = ExecMode::Eager;
         const auto it = eager->find(toJson(c).dump());
-        if (it == eager->end() || it->second->status != Status::Ok || it->second->total.count == 0) return std::nullopt;
+        if (it == eager->end() || it->second->status != Status::Ok || it->second->total.count == 0)
+            return std::nullopt;
         return it->second->total.mean / r.total.mean;
     };
-    const bool any_speedup = std::any_of(results.begin(), results.end(), [&](const BenchResult& r) { return speedup(r).has_value(); });
+    const bool any_speedup = std::any_of(results.begin(), results.end(), [&](const BenchResult& r) {
+        return speedup(r).has_value();
+    });
     if (all || any_speedup)
         cols.push_back({"vs eager",
                         [speedup](const BenchResult& r) {
@@ -147,11 +158,17 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
                             return x ? fmt::format("{:.4f}", *x) : std::string();
                         }});
     cols.push_back({"peak MiB", mib, memoryBytes});
-    cols.push_back({"status", [](const BenchResult& r) { return std::string(toString(r.status)); }, {}, false});
+    cols.push_back({"status",
+                    [](const BenchResult& r) { return std::string(toString(r.status)); },
+                    {},
+                    false});
     // Note [noisy measurement]: shown when any result is noisy (always in CSV).
-    const bool any_noisy = std::any_of(results.begin(), results.end(), [](const BenchResult& r) { return noiseFlag(r).has_value(); });
+    const bool any_noisy = std::any_of(results.begin(), results.end(), [](const BenchResult& r) {
+        return noiseFlag(r).has_value();
+    });
     if (all || any_noisy)
-        cols.push_back({"noise", noiseText, [](const BenchResult& r) { return csvEscape(noiseText(r)); }, false});
+        cols.push_back({"noise", noiseText,
+                        [](const BenchResult& r) { return csvEscape(noiseText(r)); }, false});
     return cols;
 }
 
@@ -219,8 +236,10 @@ std::string formatResults(const std::vector<BenchResult>& results, TableFormat f
     const bool md = format == TableFormat::Markdown;
     auto line = [&](const std::vector<std::string>& cells, bool header) {
         std::vector<std::string> padded;
-        for (size_t i = 0; i < cells.size(); ++i) padded.push_back(pad(cells[i], i, !header && cols[i].right_align));
-        out += md ? fmt::format("| {} |\n", fmt::join(padded, " | ")) : fmt::format("{}\n", fmt::join(padded, "  "));
+        for (size_t i = 0; i < cells.size(); ++i)
+            padded.push_back(pad(cells[i], i, !header && cols[i].right_align));
+        out += md ? fmt::format("| {} |\n", fmt::join(padded, " | "))
+                  : fmt::format("{}\n", fmt::join(padded, "  "));
     };
     std::vector<std::string> headers;
     for (const auto& c : cols) headers.push_back(c.header);
@@ -243,9 +262,11 @@ std::string formatResults(const std::vector<BenchResult>& results, TableFormat f
 std::string markdownReport(const std::string& title, const std::vector<BenchResult>& results) {
     std::string out = fmt::format("# {}\n\n", title);
     if (results.empty()) return out + "No results.\n";
-    out += "## Environment\n\n" + formatEnvironment(results.front().environment, TableFormat::Markdown);
-    out += "\n## Results\n\nTimes are mean ± sample standard deviation over the measured steps "
-           "(warm-up steps excluded).\n\n";
+    out += "## Environment\n\n" +
+           formatEnvironment(results.front().environment, TableFormat::Markdown);
+    out +=
+        "\n## Results\n\nTimes are mean ± sample standard deviation over the measured steps "
+        "(warm-up steps excluded).\n\n";
     // The user's code, named once (its points' source column says which rows are its).
     std::vector<std::string> codes;
     for (const auto& r : results)
@@ -258,15 +279,18 @@ std::string markdownReport(const std::string& title, const std::vector<BenchResu
         if (r.error.empty()) continue;
         // A user's traceback (the Python source) goes below its first line, as code.
         const size_t nl = r.error.find('\n');
-        out += fmt::format("\n- {} {}: {}\n", r.config.model.name, toString(r.status), r.error.substr(0, nl));
+        out += fmt::format("\n- {} {}: {}\n", r.config.model.name, toString(r.status),
+                           r.error.substr(0, nl));
         if (nl != std::string::npos) out += fmt::format("\n```\n{}\n```\n", r.error.substr(nl + 1));
     }
-    out += "\n## Steps\n\n| point | step | warm-up | forward (ms) | backward (ms) | optimizer (ms) | total (ms) | loss |\n"
-           "|---:|---:|:---:|---:|---:|---:|---:|---:|\n";
+    out +=
+        "\n## Steps\n\n| point | step | warm-up | forward (ms) | backward (ms) | optimizer (ms) | "
+        "total (ms) | loss |\n"
+        "|---:|---:|:---:|---:|---:|---:|---:|---:|\n";
     for (size_t p = 0; p < results.size(); ++p)
         for (const auto& s : results[p].steps)
-            out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.4f} |\n", p + 1,
-                               s.index, s.warmup ? "yes" : "", s.forward_ms, s.backward_ms,
+            out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.4f} |\n",
+                               p + 1, s.index, s.warmup ? "yes" : "", s.forward_ms, s.backward_ms,
                                s.optimizer_ms, s.total_ms, s.loss);
     return out;
 }
@@ -275,30 +299,44 @@ namespace {
 BenchResult benchFromRow(const std::string& s) { return resultFromJson(parseJson(s)); }
 }  // namespace
 
-std::vector<BenchResult> benchResultsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
+std::vector<BenchResult> benchResultsFromRows(const RunInfo& run,
+                                              const std::vector<StoredRow>& rows) {
     return parseRows<BenchResult>(run, rows, benchFromRow);
 }
 
-std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
+std::string benchRunReport(const RunInfo& info, const std::vector<StoredRow>& rows,
+                           ReportFormat format) {
     const auto results = benchResultsFromRows(info, rows);
     switch (format) {
         case ReportFormat::Json: {
             nlohmann::json arr = nlohmann::json::array();
             for (const auto& r : results) arr.push_back(toJson(r));
-            return dumpJson(nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
-                                  {"created", info.created}, {"results", arr}}, 2) + "\n";
+            return dumpJson(nlohmann::json{{"id", info.id},
+                                           {"kind", info.lab},
+                                           {"label", info.label},
+                                           {"created", info.created},
+                                           {"results", arr}},
+                            2) +
+                   "\n";
         }
         case ReportFormat::Markdown:
-            return markdownReport(fmt::format("TrainScope run {}{}", info.id, info.label.empty() ? "" : " — " + info.label),
+            return markdownReport(fmt::format("TrainScope run {}{}", info.id,
+                                              info.label.empty() ? "" : " — " + info.label),
                                   results);
-        case ReportFormat::Csv: return formatResults(results, TableFormat::Csv);
-        case ReportFormat::Table: break;
+        case ReportFormat::Csv:
+            return formatResults(results, TableFormat::Csv);
+        case ReportFormat::Table:
+            break;
     }
-    std::string out = runHeadline(info, results.size(), "point") + "\n\n" + formatResults(results, TableFormat::Text);
-    if (!results.empty()) out += "\n" + formatEnvironment(results.front().environment, TableFormat::Text);
+    std::string out = runHeadline(info, results.size(), "point") + "\n\n" +
+                      formatResults(results, TableFormat::Text);
+    if (!results.empty())
+        out += "\n" + formatEnvironment(results.front().environment, TableFormat::Text);
     return out;
 }
 
-Lab benchmarkLab() { return {kBenchLab, "End-to-end benchmark", benchRunReport, rowProblemOf(benchFromRow)}; }
+Lab benchmarkLab() {
+    return {kBenchLab, "End-to-end benchmark", benchRunReport, rowProblemOf(benchFromRow)};
+}
 
 }  // namespace ts

@@ -17,7 +17,6 @@
 #include "runtime/environment.h"
 #include "runtime/python_runner.h"
 
-
 namespace ts {
 namespace testing {
 namespace {
@@ -48,12 +47,15 @@ std::vector<std::string> checkBenchRunnable(const BenchConfig& c) {
     // up front. "cuda" is the current device, cuda:0 unless set otherwise.
     const std::string id = c.device == "cuda" ? "cuda:0" : c.device;
     if (id == "cpu") {
-        if (auto p = deviceMemoryProblem(c, systemMemoryBytes(), "this machine's memory"); !p.empty()) problems.push_back(p);
+        if (auto p = deviceMemoryProblem(c, systemMemoryBytes(), "this machine's memory");
+            !p.empty())
+            problems.push_back(p);
         return problems;
     }
     for (const auto& d : capabilities().devices)
         if (d.id == id)
-            if (auto p = deviceMemoryProblem(c, d.total_memory, d.name); !p.empty()) problems.push_back(p);
+            if (auto p = deviceMemoryProblem(c, d.total_memory, d.name); !p.empty())
+                problems.push_back(p);
     return problems;
 }
 
@@ -70,13 +72,13 @@ struct Progress {
     }
 };
 
-void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& obs, const CancelToken& cancel,
-             const Progress& progress, BenchResult& r) {
+void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& obs,
+             const CancelToken& cancel, const Progress& progress, BenchResult& r) {
     c10::OptionalDeviceGuard guard;
     if (device.is_cuda()) guard.reset_device(device);
-    TrainingStep step(
-        {cfg.model, cfg.batch_size, cfg.mode, cfg.precision, cfg.attention, cfg.seed, cfg.learning_rate, cfg.exec},
-        device);
+    TrainingStep step({cfg.model, cfg.batch_size, cfg.mode, cfg.precision, cfg.attention, cfg.seed,
+                       cfg.learning_rate, cfg.exec},
+                      device);
     const int total = cfg.warmup + cfg.steps;
     const int oom_at = testing::g_oom_step.exchange(-1);
     DeviceTimer timer(device, 4);
@@ -84,13 +86,15 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
         if (cancel.cancelled()) {
             r.status = Status::Cancelled;
             // Said after the status ("cancelled"); warm-up steps are not measured steps.
-            r.error = i < cfg.warmup ? fmt::format("during warm-up step {} of {}", i + 1, cfg.warmup)
-                                     : fmt::format("after {} of {} measured steps", i - cfg.warmup, cfg.steps);
+            r.error = i < cfg.warmup
+                          ? fmt::format("during warm-up step {} of {}", i + 1, cfg.warmup)
+                          : fmt::format("after {} of {} measured steps", i - cfg.warmup, cfg.steps);
             return;
         }
         if (i == oom_at)
-            throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
-                                        "CUDA out of memory. Tried to allocate 2.00 GiB (injected by a test)");
+            throw c10::OutOfMemoryError(
+                {__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                "CUDA out of memory. Tried to allocate 2.00 GiB (injected by a test)");
         const StepSample s = stepSample(step.run(timer), i, i < cfg.warmup);
         r.steps.push_back(s);
         obs.stepFinished(progress.point_index, s);
@@ -100,16 +104,16 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
 
 // The user's model, timed by the Python runner step by step as TrainScope times its own
 // (forward with the loss, backward, optimizer; CUDA events, one synchronisation a step).
-void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel, const Progress& progress,
-                   BenchResult& r) {
-    const PythonPointOutcome out = runPythonPoint(
-        cfg, "bench", pythonRunnerSpec(cfg), obs, progress.point_index, cancel,
-        [&](const StepSample& s) {
-            r.steps.push_back(s);
-            obs.stepFinished(progress.point_index, s);
-            progress.report(static_cast<int>(r.steps.size()));
-        },
-        {});
+void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel,
+                   const Progress& progress, BenchResult& r) {
+    const PythonPointOutcome out =
+        runPythonPoint(cfg, "bench", pythonRunnerSpec(cfg), obs, progress.point_index, cancel,
+                       [&](const StepSample& s) {
+                           r.steps.push_back(s);
+                           obs.stepFinished(progress.point_index, s);
+                           progress.report(static_cast<int>(r.steps.size()));
+                       },
+                       {});
     r.parameter_count = out.parameter_count;
     r.status = out.status;
     r.error = out.error;
@@ -117,8 +121,9 @@ void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken
 
 }  // namespace
 
-PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& command, const nlohmann::json& spec,
-                                  Observer& obs, int point_index, const CancelToken& cancel,
+PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& command,
+                                  const nlohmann::json& spec, Observer& obs, int point_index,
+                                  const CancelToken& cancel,
                                   const std::function<void(const StepSample&)>& on_step,
                                   const std::function<void(const nlohmann::json&)>& on_other) {
     PythonPointOutcome r;
@@ -130,9 +135,10 @@ PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& com
             const std::string event = j.value("event", "");
             if (event == "ready") {
                 r.parameter_count = j.value("parameters", int64_t{0});
-                obs.log(LogLevel::Info, fmt::format("point {}: {} ({} parameters) with {}, torch {}", point_index + 1,
-                                                    j.value("model", "?"), r.parameter_count,
-                                                    j.value("optimizer", "no optimizer"), j.value("torch", "?")));
+                obs.log(LogLevel::Info,
+                        fmt::format("point {}: {} ({} parameters) with {}, torch {}",
+                                    point_index + 1, j.value("model", "?"), r.parameter_count,
+                                    j.value("optimizer", "no optimizer"), j.value("torch", "?")));
                 for (const auto& note : j.value("notes", std::vector<std::string>{}))
                     obs.log(LogLevel::Info, fmt::format("point {}: {}", point_index + 1, note));
             } else if (event == "step") {
@@ -143,7 +149,8 @@ PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& com
                 if (j.value("status", "ok") == "oom") {
                     r.status = Status::OOM;
                     r.error = j.value("message", "out of memory in the user's code");
-                    if (const std::string at = j.value("where", ""); !at.empty()) r.error += " (" + at + ")";
+                    if (const std::string at = j.value("where", ""); !at.empty())
+                        r.error += " (" + at + ")";
                 }
             } else if (on_other) {
                 on_other(j);
@@ -159,8 +166,9 @@ PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& com
             break;
         case PythonOutcome::State::Cancelled:
             r.status = Status::Cancelled;
-            r.error = steps < cfg.warmup ? fmt::format("during warm-up step {} of {}", steps + 1, cfg.warmup)
-                                         : fmt::format("after {} steps past the warm-up", steps - cfg.warmup);
+            r.error = steps < cfg.warmup
+                          ? fmt::format("during warm-up step {} of {}", steps + 1, cfg.warmup)
+                          : fmt::format("after {} steps past the warm-up", steps - cfg.warmup);
             break;
         case PythonOutcome::State::TimedOut:
         case PythonOutcome::State::Failed:
@@ -169,13 +177,15 @@ PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& com
             break;
     }
     if (r.status != Status::Ok && r.status != Status::Cancelled)
-        obs.log(LogLevel::Warning, fmt::format("point {}: {}: {}", point_index + 1, toString(r.status), firstLine(r.error)));
+        obs.log(LogLevel::Warning, fmt::format("point {}: {}: {}", point_index + 1,
+                                               toString(r.status), firstLine(r.error)));
     return r;
 }
 
 namespace {
 
-BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel, const Progress& progress) {
+BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel,
+                     const Progress& progress) {
     obs.pointStarted(progress.point_index, progress.point_count, cfg);
     BenchResult r;
     r.config = cfg;
@@ -193,13 +203,15 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
         for (const auto& s : r.steps) r.peak_memory = std::max(r.peak_memory, s.memory_peak);
         return r;
     }
-    r.parameter_count = parameterCount(cfg.model);  // only once the sizes are known not to overflow it
+    r.parameter_count =
+        parameterCount(cfg.model);  // only once the sizes are known not to overflow it
     const c10::Device device = parseDevice(cfg.device);
     runRecordingFailure(r, [&] { measure(cfg, device, obs, cancel, progress, r); });
     // The model, optimizer state and activations are gone with measure()'s frame.
     releaseCachedMemory(device);
     if (r.status != Status::Ok && r.status != Status::Cancelled)
-        obs.log(LogLevel::Warning, fmt::format("point {}: {}: {}", progress.point_index + 1, toString(r.status), r.error));
+        obs.log(LogLevel::Warning, fmt::format("point {}: {}: {}", progress.point_index + 1,
+                                               toString(r.status), r.error));
     summarize(r);
     for (const auto& s : r.steps) r.peak_memory = std::max(r.peak_memory, s.memory_peak);
     return r;
@@ -207,10 +219,11 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
 
 }  // namespace
 
-BenchResult runBenchmark(const BenchConfig& config, BenchObserver& observer, const CancelToken& cancel,
-                         int point_index, int point_count) {
+BenchResult runBenchmark(const BenchConfig& config, BenchObserver& observer,
+                         const CancelToken& cancel, int point_index, int point_count) {
     ProgressMeter meter(observer);
-    BenchResult r = runPoint(config, observer, cancel, {meter, point_index, point_count, config.warmup + config.steps});
+    BenchResult r = runPoint(config, observer, cancel,
+                             {meter, point_index, point_count, config.warmup + config.steps});
     observer.pointFinished(point_index, r);
     return r;
 }
@@ -218,7 +231,8 @@ BenchResult runBenchmark(const BenchConfig& config, BenchObserver& observer, con
 std::vector<BenchResult> runSweep(const std::vector<BenchConfig>& points, BenchObserver& observer,
                                   const CancelToken& cancel, ResultStore* store, int64_t run_id) {
     std::vector<BenchResult> results;
-    const int steps = points.empty() ? 1 : std::max(1, points.front().warmup + points.front().steps);
+    const int steps =
+        points.empty() ? 1 : std::max(1, points.front().warmup + points.front().steps);
     ProgressMeter meter(observer);
     for (size_t i = 0; i < points.size(); ++i) {
         if (cancel.cancelled()) break;

@@ -17,7 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 [[noreturn]] void fail(const std::string& path, const char* what, int err) {
-    throw std::runtime_error(fmt::format("cannot write '{}': {}: {}", path, what, std::strerror(err)));
+    throw std::runtime_error(
+        fmt::format("cannot write '{}': {}: {}", path, what, std::strerror(err)));
 }
 
 // write() may take less than asked (a signal, a pipe); EINTR is retried.
@@ -66,7 +67,8 @@ void writeFileAtomically(const std::string& path, std::string_view content) {
     const int fd = ::mkstemp(temp.data());
     if (fd < 0) fail(path, "creating a temporary file beside it", errno);
     try {
-        if (::fchmod(fd, exists ? (st.st_mode & 07777) : defaultMode()) != 0) fail(path, "chmod", errno);
+        if (::fchmod(fd, exists ? (st.st_mode & 07777) : defaultMode()) != 0)
+            fail(path, "chmod", errno);
         writeAll(fd, content, path);
         if (::fsync(fd) != 0) fail(path, "fsync", errno);
     } catch (...) {
@@ -124,12 +126,16 @@ std::string outputTargetProblem(const std::string& path, const std::string& stor
                                    store_path + suffix);
     const std::string head = fileStart(path, 16);
     if (head == std::string_view("SQLite format 3\0", 16))
-        return fmt::format("'{}' is an SQLite database (a results store?); writing there would destroy it, so "
-                           "choose another file",
-                           path);
+        return fmt::format(
+            "'{}' is an SQLite database (a results store?); writing there would destroy it, so "
+            "choose another file",
+            path);
     // A write-ahead log's magic number, big-endian 0x377f0682 or 0x377f0683.
-    if (head.size() >= 4 && head.compare(0, 3, "\x37\x7f\x06") == 0 && (head[3] == '\x82' || head[3] == '\x83'))
-        return fmt::format("'{}' is an SQLite write-ahead log (part of a results store); choose another file", path);
+    if (head.size() >= 4 && head.compare(0, 3, "\x37\x7f\x06") == 0 &&
+        (head[3] == '\x82' || head[3] == '\x83'))
+        return fmt::format(
+            "'{}' is an SQLite write-ahead log (part of a results store); choose another file",
+            path);
     return {};
 }
 

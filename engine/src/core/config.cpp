@@ -14,7 +14,7 @@ struct Preset {
 
 // The course's sizes, then tiny ones for a CPU. Order is the display order.
 constexpr Preset kPresets[] = {
-    {"tiny", 64, 256, 2, 4},      {"mini", 128, 512, 4, 4},     {"small", 768, 3072, 12, 12},
+    {"tiny", 64, 256, 2, 4},        {"mini", 128, 512, 4, 4},      {"small", 768, 3072, 12, 12},
     {"medium", 1024, 4096, 24, 16}, {"large", 1280, 5120, 36, 20}, {"xl", 1600, 6400, 48, 25},
     {"2.7B", 2560, 10240, 32, 32},
 };
@@ -26,8 +26,9 @@ std::optional<T> lookup(std::string_view s, const Table& table) {
     return std::nullopt;
 }
 
-constexpr std::pair<std::string_view, Mode> kModes[] = {
-    {"forward", Mode::Forward}, {"forward-backward", Mode::ForwardBackward}, {"train", Mode::Train}};
+constexpr std::pair<std::string_view, Mode> kModes[] = {{"forward", Mode::Forward},
+                                                        {"forward-backward", Mode::ForwardBackward},
+                                                        {"train", Mode::Train}};
 constexpr std::pair<std::string_view, Precision> kPrecisions[] = {
     {"fp32", Precision::FP32}, {"bf16", Precision::BF16}, {"fp16", Precision::FP16}};
 constexpr std::pair<std::string_view, AttentionImpl> kAttentionImpls[] = {
@@ -45,7 +46,7 @@ constexpr std::pair<std::string_view, ExecMode> kExecModes[] = {
     {"reduce-overhead", ExecMode::ReduceOverhead},
     {"max-autotune-no-cudagraphs", ExecMode::MaxAutotuneNoCudagraphs}};
 constexpr std::pair<std::string_view, Source> kSources[] = {{"trainscope", Source::TrainScope},
-                                                           {"python", Source::Python}};
+                                                            {"python", Source::Python}};
 
 template <typename Table, typename T>
 std::string_view nameOf(const Table& table, T value) {
@@ -110,16 +111,18 @@ std::vector<std::string> validateModel(const ModelConfig& m) {
     positive("num_heads", m.num_heads);
     if (m.d_model > 0 && m.num_heads > 0) {
         if (m.d_model % m.num_heads != 0) {
-            errors.push_back(fmt::format("d_model {} is not divisible by num_heads {}", m.d_model,
-                                         m.num_heads));
+            errors.push_back(
+                fmt::format("d_model {} is not divisible by num_heads {}", m.d_model, m.num_heads));
         } else if (m.headDim() % 2 != 0) {
-            errors.push_back(fmt::format(
-                "head dimension d_model/num_heads = {} is odd; RoPE rotates pairs and needs it even",
-                m.headDim()));
+            errors.push_back(
+                fmt::format("head dimension d_model/num_heads = {} is odd; RoPE rotates pairs and "
+                            "needs it even",
+                            m.headDim()));
         }
     }
     if (!(m.rope_theta > 0) || !std::isfinite(m.rope_theta))
-        errors.push_back(fmt::format("rope_theta must be a positive finite number (got {})", m.rope_theta));
+        errors.push_back(
+            fmt::format("rope_theta must be a positive finite number (got {})", m.rope_theta));
     return errors;
 }
 
@@ -133,7 +136,9 @@ std::string_view toString(Mode m) { return nameOf(kModes, m); }
 std::string_view toString(Precision p) { return nameOf(kPrecisions, p); }
 std::string_view toString(AttentionImpl a) { return nameOf(kAttentionImpls, a); }
 std::string_view toString(ExecMode e) { return nameOf(kExecModes, e); }
-std::optional<ExecMode> parseExecMode(std::string_view s) { return lookup<ExecMode>(s, kExecModes); }
+std::optional<ExecMode> parseExecMode(std::string_view s) {
+    return lookup<ExecMode>(s, kExecModes);
+}
 const std::vector<ExecMode>& allExecModes() { return valuesOf<ExecMode>(kExecModes); }
 std::string namesOf(const std::vector<ExecMode>& v) { return joinNames(v); }
 std::string_view toString(Source s) { return nameOf(kSources, s); }
@@ -141,13 +146,17 @@ std::optional<Source> parseSource(std::string_view s) { return lookup<Source>(s,
 const std::vector<Source>& allSources() { return valuesOf<Source>(kSources); }
 std::string namesOf(const std::vector<Source>& v) { return joinNames(v); }
 std::optional<Mode> parseMode(std::string_view s) { return lookup<Mode>(s, kModes); }
-std::optional<Precision> parsePrecision(std::string_view s) { return lookup<Precision>(s, kPrecisions); }
+std::optional<Precision> parsePrecision(std::string_view s) {
+    return lookup<Precision>(s, kPrecisions);
+}
 std::optional<AttentionImpl> parseAttentionImpl(std::string_view s) {
     return lookup<AttentionImpl>(s, kAttentionImpls);
 }
 const std::vector<Mode>& allModes() { return valuesOf<Mode>(kModes); }
 const std::vector<Precision>& allPrecisions() { return valuesOf<Precision>(kPrecisions); }
-const std::vector<AttentionImpl>& allAttentionImpls() { return valuesOf<AttentionImpl>(kAttentionImpls); }
+const std::vector<AttentionImpl>& allAttentionImpls() {
+    return valuesOf<AttentionImpl>(kAttentionImpls);
+}
 std::string namesOf(const std::vector<Mode>& v) { return joinNames(v); }
 std::string namesOf(const std::vector<Precision>& v) { return joinNames(v); }
 std::string namesOf(const std::vector<AttentionImpl>& v) { return joinNames(v); }

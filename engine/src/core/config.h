@@ -42,14 +42,14 @@ enum class Precision { FP32, BF16, FP16 };
 // One list of attention implementations for every lab. The model runs any of them; the
 // attention lab compares them.
 enum class AttentionImpl {
-    Naive,          // QKᵀ/√d, mask, softmax, ·V as the course writes it
-    Tiled,          // FlashAttention-2's algorithm in LibTorch ops (the reference)
-    Sdpa,           // LibTorch's scaled_dot_product_attention; it picks the backend
-    SdpaFlash,      // ... forced to one backend
+    Naive,      // QKᵀ/√d, mask, softmax, ·V as the course writes it
+    Tiled,      // FlashAttention-2's algorithm in LibTorch ops (the reference)
+    Sdpa,       // LibTorch's scaled_dot_product_attention; it picks the backend
+    SdpaFlash,  // ... forced to one backend
     SdpaEfficient,
     SdpaCudnn,
     SdpaMath,
-    Flash,          // this project's CUDA kernels
+    Flash,  // this project's CUDA kernels
 };
 // How a training step is executed: op by op from the host (eager), or compiled. For
 // TrainScope's own model, compiled is its forward, backward and optimizer each captured once as

@@ -49,10 +49,12 @@ std::string join(std::string_view a, std::string_view b) {
 }
 
 void requireObject(const json& j, std::string_view field) {
-    if (!j.is_object()) fail(field.empty() ? "(top level)" : field, "expected an object, got " + shown(j));
+    if (!j.is_object())
+        fail(field.empty() ? "(top level)" : field, "expected an object, got " + shown(j));
 }
 
-void rejectUnknown(const json& j, std::string_view prefix, std::initializer_list<std::string_view> known) {
+void rejectUnknown(const json& j, std::string_view prefix,
+                   std::initializer_list<std::string_view> known) {
     for (const auto& [key, value] : j.items()) {
         bool ok = false;
         for (auto k : known) ok = ok || key == k;
@@ -101,7 +103,8 @@ int64_t toInt(const json& v, std::string_view field, int64_t lo, int64_t hi) {
 
 uint64_t toUint(const json& v, std::string_view field) {
     if (v.is_number_unsigned()) return v.get<uint64_t>();
-    if (v.is_number_integer()) fail(field, fmt::format("expected a non-negative integer, got {}", shown(v)));
+    if (v.is_number_integer())
+        fail(field, fmt::format("expected a non-negative integer, got {}", shown(v)));
     return static_cast<uint64_t>(toInt(v, field, 0, std::numeric_limits<int64_t>::max()));
 }
 
@@ -125,13 +128,21 @@ E toEnum(const json& v, std::string_view field, const std::vector<E>& all, Parse
 }  // namespace
 
 Mode toMode(const json& v, std::string_view f) { return toEnum(v, f, allModes(), parseMode); }
-Precision toPrecision(const json& v, std::string_view f) { return toEnum(v, f, allPrecisions(), parsePrecision); }
+Precision toPrecision(const json& v, std::string_view f) {
+    return toEnum(v, f, allPrecisions(), parsePrecision);
+}
 AttentionImpl toAttentionImpl(const json& v, std::string_view f) {
     return toEnum(v, f, allAttentionImpls(), parseAttentionImpl);
 }
-ExecMode toExecMode(const json& v, std::string_view f) { return toEnum(v, f, allExecModes(), parseExecMode); }
-Source toSource(const json& v, std::string_view f) { return toEnum(v, f, allSources(), parseSource); }
-Status toStatus(const json& v, std::string_view f) { return toEnum(v, f, allStatuses(), parseStatus); }
+ExecMode toExecMode(const json& v, std::string_view f) {
+    return toEnum(v, f, allExecModes(), parseExecMode);
+}
+Source toSource(const json& v, std::string_view f) {
+    return toEnum(v, f, allSources(), parseSource);
+}
+Status toStatus(const json& v, std::string_view f) {
+    return toEnum(v, f, allStatuses(), parseStatus);
+}
 
 std::string toSize(const json& v, std::string_view field, bool allow_custom) {
     const std::string s = toStr(v, field);
@@ -141,7 +152,6 @@ std::string toSize(const json& v, std::string_view field, bool allow_custom) {
     if (allow_custom) names += ", custom";
     fail(field, fmt::format("'{}' is not one of {}", s, names));
 }
-
 
 void readModelFields(const json& j, std::string_view prefix, ModelConfig& m) {
     read(j, prefix, "vocab_size", m.vocab_size, kInt64);
@@ -157,8 +167,8 @@ ModelConfig presetWithOverrides(const json& j, std::string_view prefix, const st
     ModelConfig m = *modelPreset(size);
     const ModelConfig preset = m;
     readModelFields(j, prefix, m);
-    if (m.d_model != preset.d_model || m.d_ff != preset.d_ff ||
-        m.num_layers != preset.num_layers || m.num_heads != preset.num_heads)
+    if (m.d_model != preset.d_model || m.d_ff != preset.d_ff || m.num_layers != preset.num_layers ||
+        m.num_heads != preset.num_heads)
         m.name = "custom";
     return m;
 }
@@ -166,8 +176,9 @@ ModelConfig presetWithOverrides(const json& j, std::string_view prefix, const st
 ModelConfig modelFrom(const json& j, std::string_view prefix, bool strict) {
     requireObject(j, prefix);
     if (strict) {
-        rejectUnknown(j, prefix, {"name", "size", "vocab_size", "context_length", "d_model", "d_ff",
-                                  "num_layers", "num_heads", "rope_theta"});
+        rejectUnknown(j, prefix,
+                      {"name", "size", "vocab_size", "context_length", "d_model", "d_ff",
+                       "num_layers", "num_heads", "rope_theta"});
     }
     ModelConfig m;
     if (auto it = j.find("size"); it != j.end())
@@ -223,7 +234,7 @@ json toJson(const ModelConfig& m) {
 }
 
 json toJson(const Stats& s) {
-    return {{"count", s.count},         {"mean", number(s.mean)}, {"std", number(s.std)},
+    return {{"count", s.count},           {"mean", number(s.mean)}, {"std", number(s.std)},
             {"median", number(s.median)}, {"min", number(s.min)},   {"max", number(s.max)},
             {"cv", number(s.cv)}};
 }
@@ -247,15 +258,18 @@ json parseJson(std::string_view text) {
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
         } else if (c == '"') {
             in_string = true;
         } else if (c == '[' || c == '{') {
             if (++depth > kMaxJsonDepth)
-                throw std::invalid_argument(fmt::format("nested more than {} levels deep (at byte {})",
-                                                        kMaxJsonDepth, i + 1));
+                throw std::invalid_argument(fmt::format(
+                    "nested more than {} levels deep (at byte {})", kMaxJsonDepth, i + 1));
         } else if (c == ']' || c == '}') {
             --depth;
         }
@@ -263,7 +277,9 @@ json parseJson(std::string_view text) {
     return json::parse(text);
 }
 
-std::string dumpJson(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+std::string dumpJson(const json& j, int indent) {
+    return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
 
 ModelConfig modelFromJson(const json& j) { return modelFrom(j, "", true); }
 Stats statsFromJson(const json& j) { return statsFrom(j, ""); }

@@ -29,7 +29,8 @@ std::string shown(const json& v);
 std::string join(std::string_view prefix, std::string_view key);
 void requireObject(const json& j, std::string_view field);
 // Rejects keys outside `known`: a misspelt key must not be silently ignored.
-void rejectUnknown(const json& j, std::string_view prefix, std::initializer_list<std::string_view> known);
+void rejectUnknown(const json& j, std::string_view prefix,
+                   std::initializer_list<std::string_view> known);
 
 // Non-finite doubles (a diverged loss) have no JSON literal; nlohmann would write null and
 // lose which one it was, so they go out as strings and come back from strings (or null).
@@ -52,7 +53,8 @@ std::string toSize(const json& v, std::string_view field, bool allow_custom);
 inline auto intIn(int64_t lo, int64_t hi) {
     return [lo, hi](const json& v, std::string_view f) { return toInt(v, f, lo, hi); };
 }
-inline const auto kInt64 = intIn(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+inline const auto kInt64 =
+    intIn(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
 inline const auto kInt = intIn(std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
 
 // Reads j[key] into out when present; leaves the default otherwise.
@@ -79,12 +81,14 @@ template <typename T, typename Parse>
 std::vector<T> recordsFrom(const json& j, const char* key, size_t fields, Parse parse) {
     std::vector<T> out;
     const json& list = j.at(key);
-    if (!list.is_array()) throw std::invalid_argument(fmt::format("trace.{}: expected a list", key));
+    if (!list.is_array())
+        throw std::invalid_argument(fmt::format("trace.{}: expected a list", key));
     out.reserve(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
         const json& e = list[i];
         try {
-            if (!e.is_array() || e.size() != fields) throw std::invalid_argument(fmt::format("expected {} fields", fields));
+            if (!e.is_array() || e.size() != fields)
+                throw std::invalid_argument(fmt::format("expected {} fields", fields));
             out.push_back(parse(e));
         } catch (const std::exception& ex) {
             throw std::invalid_argument(fmt::format("trace.{}[{}]: {}", key, i, ex.what()));
@@ -112,7 +116,7 @@ Stats statsFrom(const json& j, std::string_view prefix);
 Environment environmentFrom(const json& j, std::string_view prefix);
 
 // The model's dimension keys, which may stand beside "size" in a configuration.
-inline constexpr std::string_view kModelDims[] = {"vocab_size", "context_length", "d_model", "d_ff",
-                                                  "num_layers", "num_heads", "rope_theta"};
+inline constexpr std::string_view kModelDims[] = {
+    "vocab_size", "context_length", "d_model", "d_ff", "num_layers", "num_heads", "rope_theta"};
 
 }  // namespace ts::jsonio

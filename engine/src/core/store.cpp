@@ -7,14 +7,13 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
-
 
 namespace ts {
 namespace {
@@ -93,7 +92,8 @@ public:
 
     void check(int rc, const char* what) const {
         if (rc != SQLITE_OK)
-            raise(rc, fmt::format("results store {}: {} failed: {}", path_, what, sqlite3_errmsg(db_)));
+            raise(rc,
+                  fmt::format("results store {}: {} failed: {}", path_, what, sqlite3_errmsg(db_)));
     }
 
 private:
@@ -152,7 +152,8 @@ constexpr const char* kRunSelect =
     "SELECT r.id, r.kind, r.label, r.created, r.device_name, r.spec_json, COUNT(q.point), "
     "COALESCE(SUM(q.ok), 0) FROM runs r LEFT JOIN ("
     "SELECT run_id, MIN(status = ?1) AS ok, COALESCE(CASE WHEN json_valid(result_json) AND "
-    "json_type(result_json, '$.point') = 'integer' THEN json_extract(result_json, '$.point') END, -1 - idx) "
+    "json_type(result_json, '$.point') = 'integer' THEN json_extract(result_json, '$.point') END, "
+    "-1 - idx) "
     "AS point FROM points GROUP BY run_id, point) q ON q.run_id = r.id ";
 
 }  // namespace
@@ -187,12 +188,13 @@ void ResultStore::requireSameFile(const char* what) const {
     struct stat st {};
     if (::stat(path_.c_str(), &st) != 0)
         throw std::runtime_error(fmt::format(
-            "results store {} was deleted while this run was writing to it, so it cannot {}: {}", path_, what,
-            std::strerror(errno)));
+            "results store {} was deleted while this run was writing to it, so it cannot {}: {}",
+            path_, what, std::strerror(errno)));
     if (static_cast<uint64_t>(st.st_dev) != device_ || static_cast<uint64_t>(st.st_ino) != inode_)
-        throw std::runtime_error(fmt::format(
-            "results store {} was replaced by another file while this run was writing to it, so it cannot {}",
-            path_, what));
+        throw std::runtime_error(
+            fmt::format("results store {} was replaced by another file while this run was writing "
+                        "to it, so it cannot {}",
+                        path_, what));
 }
 
 void ResultStore::openReadWrite() {
@@ -218,7 +220,8 @@ void ResultStore::openReadWrite() {
             const bool busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
             if (!busy || std::chrono::steady_clock::now() > deadline) {
                 if (rc != SQLITE_OK)
-                    raise(rc, fmt::format("results store {}: journal_mode=WAL: {}", path_, sqlite3_errmsg(db_)));
+                    raise(rc, fmt::format("results store {}: journal_mode=WAL: {}", path_,
+                                          sqlite3_errmsg(db_)));
                 break;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -249,8 +252,7 @@ void ResultStore::openReadWrite() {
                 if (version < kSchemaVersion) {
                     exec(db_, path_, kSchema);
                     // PRAGMA takes no bound parameters; the value is our own constant.
-                    exec(db_, path_,
-                         fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
+                    exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
                 }
                 exec(db_, path_, "COMMIT");
             } catch (...) {
@@ -289,7 +291,8 @@ void ResultStore::openReadOnly(const std::string& reason) {
         // The queries this build reads with: a newer schema may have changed them.
         const std::string list = std::string(kRunSelect) + "GROUP BY r.id LIMIT 1";
         bool readable = true;
-        for (const char* sql : {list.c_str(), "SELECT idx, status, config_json, result_json FROM points LIMIT 1"}) {
+        for (const char* sql :
+             {list.c_str(), "SELECT idx, status, config_json, result_json FROM points LIMIT 1"}) {
             if (!readable) break;
             sqlite3_stmt* st = nullptr;
             if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) == SQLITE_OK)
@@ -305,13 +308,15 @@ void ResultStore::openReadOnly(const std::string& reason) {
     }
     const std::string why = db_ ? sqlite3_errmsg(db_) : "cannot open";
     close();
-    throw std::runtime_error(fmt::format("{}; and this build cannot read it read-only either: {}", reason, why));
+    throw std::runtime_error(
+        fmt::format("{}; and this build cannot read it read-only either: {}", reason, why));
 }
 
 void ResultStore::requireWritable(const char* what) const {
     if (!read_only_reason_.empty())
-        throw std::runtime_error(fmt::format("results store {} can only be read here, so it cannot {} ({})", path_,
-                                             what, read_only_reason_));
+        throw std::runtime_error(
+            fmt::format("results store {} can only be read here, so it cannot {} ({})", path_, what,
+                        read_only_reason_));
 }
 
 ResultStore::~ResultStore() { close(); }
@@ -385,11 +390,13 @@ std::vector<StoredRow> ResultStore::rows(int64_t run_id, std::string_view lab) c
         Statement k(db_, path_, "SELECT kind FROM runs WHERE id = ?1");
         k.bind(1, run_id);
         if (k.step() && columnText(k.get(), 0) != lab)
-            throw std::runtime_error(fmt::format("results store {}: run {} is of kind '{}', not '{}'", path_,
-                                                 run_id, columnText(k.get(), 0), lab));
+            throw std::runtime_error(
+                fmt::format("results store {}: run {} is of kind '{}', not '{}'", path_, run_id,
+                            columnText(k.get(), 0), lab));
     }
-    Statement st(db_, path_,
-                 "SELECT idx, status, config_json, result_json FROM points WHERE run_id = ?1 ORDER BY idx");
+    Statement st(
+        db_, path_,
+        "SELECT idx, status, config_json, result_json FROM points WHERE run_id = ?1 ORDER BY idx");
     st.bind(1, run_id);
     std::vector<StoredRow> out;
     while (st.step()) {

@@ -27,15 +27,15 @@ struct StoredRow {
 
 struct RunInfo {
     int64_t id = 0;
-    std::string lab;         // the lab's id: "bench", "attention", ... (the column "kind")
-    std::string label;       // free text given by the user
-    std::string created;     // ISO 8601 UTC
+    std::string lab;      // the lab's id: "bench", "attention", ... (the column "kind")
+    std::string label;    // free text given by the user
+    std::string created;  // ISO 8601 UTC
     std::string device_name;
     // Points stored so far: one per row, except that rows whose result JSON has the same
     // integer "point" are one point (the distributed lab's, one row per rank and step).
     int point_count = 0;
-    int ok_count = 0;        // of those, points all of whose rows have status Ok
-    std::string spec_json;   // the sweep as asked for
+    int ok_count = 0;       // of those, points all of whose rows have status Ok
+    std::string spec_json;  // the sweep as asked for
 };
 
 // The file is damaged or not a store at all (SQLite's "corrupt" or "not a database"). Unlike a
@@ -47,8 +47,8 @@ struct StoreDamaged : std::runtime_error {
 class ResultStore {
 public:
     enum class Access {
-        Write,          // open read-write (creating when needed), or throw
-        ReadIfNeeded,   // the same, but where that fails open the file read-only for reading
+        Write,         // open read-write (creating when needed), or throw
+        ReadIfNeeded,  // the same, but where that fails open the file read-only for reading
     };
     // Opens (creating when needed) the store at `path`. Throws std::runtime_error with the
     // path and SQLite's message when it cannot. With ReadIfNeeded, a store that cannot be

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config.h"
@@ -29,7 +29,7 @@ struct DdpSpec {
     std::string model_size = "tiny";  // a preset of modelPreset()
     int64_t context_length = 128;
     int64_t vocab_size = 10000;
-    int64_t batch_per_rank = 4;       // the global batch is batch_per_rank × world size rows
+    int64_t batch_per_rank = 4;  // the global batch is batch_per_rank × world size rows
     Precision precision = Precision::FP32;
     AttentionImpl attention = AttentionImpl::Naive;
     std::string strategy = "bucketed";  // "naive", "flat", "overlap", "bucketed"
@@ -64,19 +64,21 @@ struct DdpStepRow {
     // device time less comm_wait_ms (a bound from below); 0 for naive and flat; negative where
     // not measured.
     double comm_hidden_ms = -1;
-    int collectives = 0;            // all-reduces of gradients this step
-    int launched_before_sync = 0;   // ... started from the gradient hooks, during backward
-    int64_t comm_bytes = 0;         // gradient bytes all-reduced
-    int64_t broadcast_bytes = 0;    // parameter bytes broadcast after a sharded step
-    double loss = 0;                // this rank's mean loss over its rows
-    double global_loss = 0;         // the mean over ranks: the loss of the whole global batch
+    int collectives = 0;           // all-reduces of gradients this step
+    int launched_before_sync = 0;  // ... started from the gradient hooks, during backward
+    int64_t comm_bytes = 0;        // gradient bytes all-reduced
+    int64_t broadcast_bytes = 0;   // parameter bytes broadcast after a sharded step
+    double loss = 0;               // this rank's mean loss over its rows
+    double global_loss = 0;        // the mean over ranks: the loss of the whole global batch
     // The caching allocator's bytes (0 on the CPU): after building the model (and broadcasting
-    // it), after forward, after backward (gradients averaged), after the optimizer; the step's peak.
+    // it), after forward, after backward (gradients averaged), after the optimizer; the step's
+    // peak.
     int64_t memory_after_model = 0, memory_after_forward = 0, memory_after_backward = 0,
             memory_after_optimizer = 0, memory_peak = 0;
     // Exact sizes of this rank's tensors (on any device): parameters, gradients after backward,
     // the optimizer's state (this rank's shard when sharded), the strategy's flat/bucket buffers.
-    int64_t parameter_bytes = 0, gradient_bytes = 0, optimizer_state_bytes = 0, comm_buffer_bytes = 0;
+    int64_t parameter_bytes = 0, gradient_bytes = 0, optimizer_state_bytes = 0,
+            comm_buffer_bytes = 0;
 };
 
 // Runs this rank's part of a data-parallel training run: builds the model as TrainingStep does
@@ -113,7 +115,7 @@ struct DistributedPoint {
     dist::CommBackend backend = dist::CommBackend::Gloo;
     int world_size = 2;
     dist::AllreduceSpec allreduce;  // experiment Allreduce
-    DdpSpec ddp;                    // experiment Ddp; its device is each rank's own (cpu, cuda:LOCAL_RANK)
+    DdpSpec ddp;  // experiment Ddp; its device is each rank's own (cpu, cuda:LOCAL_RANK)
 };
 
 struct DistributedSpec {
@@ -123,12 +125,15 @@ struct DistributedSpec {
 
 // The DDP sweep the panel and the CLI make from one base point: one point per precision ×
 // strategy × sharding, the bucketed strategy once per bucket size.
-std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base, const std::vector<Precision>& precisions,
+std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
+                                       const std::vector<Precision>& precisions,
                                        const std::vector<std::string>& strategies,
-                                       const std::vector<double>& bucket_mbs, const std::vector<bool>& shardings);
+                                       const std::vector<double>& bucket_mbs,
+                                       const std::vector<bool>& shardings);
 // Every problem with a point before anything starts (world size below 1, NCCL with more ranks
 // than `gpus` or not built, a bad all-reduce or DDP spec), each a sentence; empty if valid.
-std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus, bool nccl_built);
+std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus,
+                                                  bool nccl_built);
 // "ddp bucketed 25 MB sharded xl ctx=256 b=4/rank bf16 × 2 nccl", "allreduce fp32,bf16 × 2 gloo"
 std::string pointHeadline(const DistributedPoint& p);
 
@@ -137,7 +142,8 @@ struct DistributedResult {
     DistributedPoint point;
     Status status = Status::Ok;
     std::string error;
-    std::string store_error;  // set when a row of this point could not be stored: the run stopped there
+    std::string
+        store_error;  // set when a row of this point could not be stored: the run stopped there
     int failed_rank = -1;
     std::vector<std::string> rank_devices;  // per rank, as each reported it
     std::vector<dist::AllreduceRow> allreduce;
@@ -151,13 +157,14 @@ struct DdpSummary {
     int steps = 0;
     double step_ms = 0, forward_ms = 0, backward_ms = 0, comm_wait_ms = 0, optimizer_ms = 0;
     double step_std_ms = 0;
-    double hidden_ms = -1;      // communication hidden behind backward (negative: not measured)
-    double hidden_share = -1;   // hidden / (hidden + comm_wait): the share of communication hidden
+    double hidden_ms = -1;     // communication hidden behind backward (negative: not measured)
+    double hidden_share = -1;  // hidden / (hidden + comm_wait): the share of communication hidden
     double final_global_loss = 0;
     int64_t comm_bytes = 0, broadcast_bytes = 0;
     int64_t memory_peak = 0, parameter_bytes = 0, gradient_bytes = 0, optimizer_state_bytes = 0,
             comm_buffer_bytes = 0;
-    int64_t memory_after_model = 0, memory_after_forward = 0, memory_after_backward = 0, memory_after_optimizer = 0;
+    int64_t memory_after_model = 0, memory_after_forward = 0, memory_after_backward = 0,
+            memory_after_optimizer = 0;
 };
 DdpSummary summarizeDdp(const DistributedResult& r);
 
@@ -178,8 +185,10 @@ class ResultStore;
 // rank's lines become the observer's calls as they arrive. With a store, each point's rows go
 // to run `run_id` as they arrive (one row per rank and step, or per size and dtype), then one
 // closing row for the point. Never throws for a failed point.
-std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const std::string& worker,
-                                              DistributedObserver& observer, const CancelToken& cancel,
+std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
+                                              const std::string& worker,
+                                              DistributedObserver& observer,
+                                              const CancelToken& cancel,
                                               ResultStore* store = nullptr, int64_t run_id = 0);
 
 }  // namespace ts

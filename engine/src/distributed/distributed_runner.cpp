@@ -26,15 +26,16 @@ std::string joined(const std::vector<std::string>& items) {
 
 // The worker's command line for a point (after the executable).
 std::vector<std::string> workerArguments(const DistributedPoint& p) {
-    std::vector<std::string> args{"worker", "--experiment", std::string(toString(p.experiment)), "--backend",
-                                  dist::backendName(p.backend)};
+    std::vector<std::string> args{"worker", "--experiment", std::string(toString(p.experiment)),
+                                  "--backend", dist::backendName(p.backend)};
     if (p.experiment == DistExperiment::Allreduce) {
         std::vector<std::string> sizes, dtypes;
         for (int64_t s : p.allreduce.sizes) sizes.push_back(std::to_string(s));
         for (auto d : p.allreduce.dtypes) dtypes.push_back(dist::dtypeName(d));
         args.insert(args.end(), {"--sizes", joined(sizes), "--dtypes", joined(dtypes), "--warmup",
-                                 std::to_string(p.allreduce.warmup), "--iters", std::to_string(p.allreduce.iters),
-                                 "--link-gbps", fmt::format("{}", p.allreduce.link_gbps)});
+                                 std::to_string(p.allreduce.warmup), "--iters",
+                                 std::to_string(p.allreduce.iters), "--link-gbps",
+                                 fmt::format("{}", p.allreduce.link_gbps)});
     } else {
         args.insert(args.end(), {"--spec", toJson(p.ddp).dump()});
     }
@@ -43,9 +44,11 @@ std::vector<std::string> workerArguments(const DistributedPoint& p) {
 
 }  // namespace
 
-std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const std::string& worker,
-                                              DistributedObserver& observer, const CancelToken& cancel,
-                                              ResultStore* store, int64_t run_id) {
+std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
+                                              const std::string& worker,
+                                              DistributedObserver& observer,
+                                              const CancelToken& cancel, ResultStore* store,
+                                              int64_t run_id) {
     std::vector<DistributedResult> results;
     const int gpus = dist::gpuCount();
     const int count = static_cast<int>(spec.points.size());
@@ -54,21 +57,24 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const
     // store deleted) stops the run. Its ranks are ended, the point says why, no later point
     // starts, and the observer gets the Error that makes the CLI exit 3.
     std::string store_error;
-    auto storeRow = [&](int point, const DistributedPoint& p, const nlohmann::json& payload, Status status) {
+    auto storeRow = [&](int point, const DistributedPoint& p, const nlohmann::json& payload,
+                        Status status) {
         if (!store || !store_error.empty()) return;
         try {
             storeDistributedRow(*store, run_id, row_index++, point, p, payload, status);
         } catch (const std::exception& e) {
             store_error = e.what();
-            observer.log(LogLevel::Error, storeFailure("point", static_cast<size_t>(point), spec.points.size(), e));
+            observer.log(LogLevel::Error,
+                         storeFailure("point", static_cast<size_t>(point), spec.points.size(), e));
         }
     };
     // Steps expected over all points, for the progress.
     double total_work = 0, done_work = 0;
     for (const auto& p : spec.points)
-        total_work += p.experiment == DistExperiment::Ddp
-                          ? static_cast<double>(p.world_size) * (p.ddp.warmup_steps + p.ddp.measured_steps)
-                          : static_cast<double>(p.allreduce.sizes.size() * p.allreduce.dtypes.size());
+        total_work +=
+            p.experiment == DistExperiment::Ddp
+                ? static_cast<double>(p.world_size) * (p.ddp.warmup_steps + p.ddp.measured_steps)
+                : static_cast<double>(p.allreduce.sizes.size() * p.allreduce.dtypes.size());
     ProgressMeter meter(observer);
 
     for (int i = 0; i < count; ++i) {
@@ -81,7 +87,8 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const
         if (cancel.cancelled()) {
             r.status = Status::Cancelled;
             r.error = "stopped before it started";
-        } else if (auto problems = validateDistributedPoint(p, gpus, dist::ncclBuilt()); !problems.empty()) {
+        } else if (auto problems = validateDistributedPoint(p, gpus, dist::ncclBuilt());
+                   !problems.empty()) {
             r.status = Status::Failed;
             r.error = joined(problems);
         } else {
@@ -90,12 +97,14 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const
             launch.arguments = workerArguments(p);
             launch.world_size = p.world_size;
             launch.backend = p.backend;
-            launch.hang_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(spec.hang_timeout_s * 1000)));
+            launch.hang_timeout = std::chrono::milliseconds(
+                static_cast<int64_t>(std::ceil(spec.hang_timeout_s * 1000)));
             try {
                 dist::LocalLauncher launcher(launch);
                 const dist::LaunchOutcome outcome = launcher.run(
                     [&](int rank, const std::string& text) {
-                        nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+                        nlohmann::json j =
+                            nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
                         if (!j.is_object()) return;  // not a worker line (a library's print)
                         const std::string event = j.value("event", "");
                         try {
@@ -110,19 +119,24 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const
                             } else if (event == "result" && rank == 0) {
                                 const auto line = dist::parseWorkerLine(text);
                                 if (!line || !line->allreduce) return;
-                                r.allreduce.push_back(dist::allreduceRow(*line->allreduce, p.allreduce.link_gbps));
+                                r.allreduce.push_back(
+                                    dist::allreduceRow(*line->allreduce, p.allreduce.link_gbps));
                                 observer.allreduceMeasured(i, r.allreduce.back());
                                 storeRow(i, p, allreducePayload(r.allreduce.back()), Status::Ok);
                                 meter.report(++done_work, total_work);
                             }
                         } catch (const std::exception& e) {
-                            observer.log(LogLevel::Warning,
-                                         fmt::format("distributed: rank {} sent a line that does not read: {}", rank, e.what()));
+                            observer.log(
+                                LogLevel::Warning,
+                                fmt::format(
+                                    "distributed: rank {} sent a line that does not read: {}", rank,
+                                    e.what()));
                         }
                     },
                     [&] { return cancel.cancelled() || !store_error.empty(); });
                 switch (outcome.state) {
-                    case dist::LaunchOutcome::State::Finished: break;
+                    case dist::LaunchOutcome::State::Finished:
+                        break;
                     case dist::LaunchOutcome::State::Cancelled:
                         r.status = Status::Cancelled;
                         r.error = "stopped; every rank was ended";
@@ -145,7 +159,8 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec, const
             r.error = "not stored, so the run stopped: " + store_error;
         }
         if (r.status == Status::Failed && store_error.empty())
-            observer.log(LogLevel::Error, fmt::format("distributed: point {} ({}) failed: {}", i, pointHeadline(p), r.error));
+            observer.log(LogLevel::Error, fmt::format("distributed: point {} ({}) failed: {}", i,
+                                                      pointHeadline(p), r.error));
         storeRow(i, p, pointEndPayload(r), r.status);
         observer.pointFinished(i, r);
         results.push_back(std::move(r));

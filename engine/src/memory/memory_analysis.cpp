@@ -18,20 +18,24 @@ std::string_view nameIn(const std::array<std::pair<E, std::string_view>, N>& tab
     return "?";
 }
 template <typename E, size_t N>
-std::optional<E> lookupIn(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view s) {
+std::optional<E> lookupIn(const std::array<std::pair<E, std::string_view>, N>& table,
+                          std::string_view s) {
     for (const auto& [v, n] : table)
         if (n == s) return v;
     return std::nullopt;
 }
 
 constexpr std::array<std::pair<FrontierAxis, std::string_view>, 3> kAxes{
-    {{FrontierAxis::None, "none"}, {FrontierAxis::Context, "context"}, {FrontierAxis::Batch, "batch"}}};
-constexpr std::array<std::pair<AllocAction, std::string_view>, 6> kActions{{{AllocAction::Alloc, "alloc"},
-                                                                            {AllocAction::FreeRequested, "free_requested"},
-                                                                            {AllocAction::FreeCompleted, "free_completed"},
-                                                                            {AllocAction::SegmentAlloc, "segment_alloc"},
-                                                                            {AllocAction::SegmentFree, "segment_free"},
-                                                                            {AllocAction::Oom, "oom"}}};
+    {{FrontierAxis::None, "none"},
+     {FrontierAxis::Context, "context"},
+     {FrontierAxis::Batch, "batch"}}};
+constexpr std::array<std::pair<AllocAction, std::string_view>, 6> kActions{
+    {{AllocAction::Alloc, "alloc"},
+     {AllocAction::FreeRequested, "free_requested"},
+     {AllocAction::FreeCompleted, "free_completed"},
+     {AllocAction::SegmentAlloc, "segment_alloc"},
+     {AllocAction::SegmentFree, "segment_free"},
+     {AllocAction::Oom, "oom"}}};
 constexpr std::array<std::pair<MemoryCategory, std::string_view>, kMemoryCategories> kCategories{
     {{MemoryCategory::Parameters, "parameters"},
      {MemoryCategory::Gradients, "gradients"},
@@ -60,13 +64,19 @@ std::vector<std::string> validateMemory(const MemorySpec& spec) {
     if (spec.bench.exec == ExecMode::Compiled)
         problems.push_back("the memory lab records eager steps; compiled mode is the benchmark's");
     if (spec.bench.source == Source::Python)
-        problems.push_back("the memory lab records TrainScope's model only, not yet your code (--code): the benchmark "
-                           "and the profiler run it");
+        problems.push_back(
+            "the memory lab records TrainScope's model only, not yet your code (--code): the "
+            "benchmark "
+            "and the profiler run it");
     if (spec.record_steps < 1 || spec.record_steps > kMaxRecordSteps)
-        problems.push_back(fmt::format("recorded steps must be 1 to {}, not {}", kMaxRecordSteps, spec.record_steps));
-    if (spec.frontier_max < 0) problems.push_back(fmt::format("the frontier's upper end must not be negative, not {}", spec.frontier_max));
+        problems.push_back(fmt::format("recorded steps must be 1 to {}, not {}", kMaxRecordSteps,
+                                       spec.record_steps));
+    if (spec.frontier_max < 0)
+        problems.push_back(fmt::format("the frontier's upper end must not be negative, not {}",
+                                       spec.frontier_max));
     if (spec.frontier == FrontierAxis::Context && spec.frontier_max > 0 && spec.frontier_max < 16)
-        problems.push_back(fmt::format("the context frontier's upper end must be at least 16, not {}", spec.frontier_max));
+        problems.push_back(fmt::format(
+            "the context frontier's upper end must be at least 16, not {}", spec.frontier_max));
     return problems;
 }
 
@@ -83,8 +93,8 @@ public:
     }
     // The category of known storage inside [addr, addr + size) for a block of `step`.
     std::optional<MemoryCategory> find(uint64_t addr, int64_t size, int step) const {
-        for (auto it = by_addr_.lower_bound(addr); it != by_addr_.end() && it->first < addr + static_cast<uint64_t>(size);
-             ++it) {
+        for (auto it = by_addr_.lower_bound(addr);
+             it != by_addr_.end() && it->first < addr + static_cast<uint64_t>(size); ++it) {
             const KnownStorage& k = *it->second;
             if (k.category != MemoryCategory::Gradients || k.step == step) return k.category;
         }
@@ -99,9 +109,11 @@ private:
 MemoryCategory byLifetime(const AllocEvent& a, const AllocEvent* f, const AllocEvent* failure) {
     const bool same_step = f && f->step == a.step;
     if (f && same_step && f->phase == a.phase) return MemoryCategory::Temporaries;
-    if (a.phase == Phase::Forward && same_step && f->phase == Phase::Backward) return MemoryCategory::Activations;
+    if (a.phase == Phase::Forward && same_step && f->phase == Phase::Backward)
+        return MemoryCategory::Activations;
     // What forward made and still held when backward ran out of memory was saved for backward.
-    if (!f && failure && a.phase == Phase::Forward && failure->step == a.step && failure->phase == Phase::Backward)
+    if (!f && failure && a.phase == Phase::Forward && failure->step == a.step &&
+        failure->phase == Phase::Backward)
         return MemoryCategory::Activations;
     return MemoryCategory::Other;
 }
@@ -117,12 +129,14 @@ MemoryCategory categorizeWith(const RawMemoryTrace& t, const KnownIndex& known, 
         // step at the gradient's address (a forward activation, freed in backward) is not it.
         if (a.phase == Phase::Backward && (!f || f->step != a.step)) return *c;
     }
-    const AllocEvent* failure = t.events.back().action == AllocAction::Oom ? &t.events.back() : nullptr;
+    const AllocEvent* failure =
+        t.events.back().action == AllocAction::Oom ? &t.events.back() : nullptr;
     return byLifetime(a, f, failure);
 }
 }  // namespace
 
-MemoryCategory categorizeAllocation(const RawMemoryTrace& t, size_t alloc_index, std::optional<size_t> free_index) {
+MemoryCategory categorizeAllocation(const RawMemoryTrace& t, size_t alloc_index,
+                                    std::optional<size_t> free_index) {
     return categorizeWith(t, KnownIndex(t.known), alloc_index, free_index);
 }
 
@@ -189,24 +203,29 @@ MemoryAnalysis analyzeMemory(const RawMemoryTrace& t) {
         const AllocEvent& e = t.events[i];
         bool changed = true;
         switch (e.action) {
-        case AllocAction::Alloc: {
-            const Allocation& x = a.allocations[alloc_of[i]];
-            now.allocated += x.size;
-            now.by_category[catIndex(x.category)] += x.size;
-            break;
-        }
-        case AllocAction::FreeCompleted:
-            if (freed_alloc[i]) {
-                const Allocation& x = a.allocations[*freed_alloc[i]];
-                now.allocated -= x.size;
-                now.by_category[catIndex(x.category)] -= x.size;
-            } else {
-                changed = false;
+            case AllocAction::Alloc: {
+                const Allocation& x = a.allocations[alloc_of[i]];
+                now.allocated += x.size;
+                now.by_category[catIndex(x.category)] += x.size;
+                break;
             }
-            break;
-        case AllocAction::SegmentAlloc: now.reserved += e.size; break;
-        case AllocAction::SegmentFree: now.reserved -= e.size; break;
-        default: changed = false;
+            case AllocAction::FreeCompleted:
+                if (freed_alloc[i]) {
+                    const Allocation& x = a.allocations[*freed_alloc[i]];
+                    now.allocated -= x.size;
+                    now.by_category[catIndex(x.category)] -= x.size;
+                } else {
+                    changed = false;
+                }
+                break;
+            case AllocAction::SegmentAlloc:
+                now.reserved += e.size;
+                break;
+            case AllocAction::SegmentFree:
+                now.reserved -= e.size;
+                break;
+            default:
+                changed = false;
         }
         if (!changed) continue;
         now.index = i;
@@ -230,8 +249,9 @@ MemoryAnalysis analyzeMemory(const RawMemoryTrace& t) {
         const bool alive = !x.free_index || (have_peak && *x.free_index > a.peak.index);
         if (born && alive) a.peak.live.push_back(k);
     }
-    std::stable_sort(a.peak.live.begin(), a.peak.live.end(),
-                     [&](size_t l, size_t r) { return a.allocations[l].size > a.allocations[r].size; });
+    std::stable_sort(a.peak.live.begin(), a.peak.live.end(), [&](size_t l, size_t r) {
+        return a.allocations[l].size > a.allocations[r].size;
+    });
 
     // Phase bands.
     for (size_t i = 0; i < t.events.size(); ++i) {
@@ -258,8 +278,9 @@ std::vector<size_t> largestAllocations(const MemoryAnalysis& a, size_t count) {
     std::vector<size_t> idx;
     for (size_t k = 0; k < a.allocations.size(); ++k)
         if (!a.allocations[k].initial) idx.push_back(k);
-    std::stable_sort(idx.begin(), idx.end(),
-                     [&](size_t l, size_t r) { return a.allocations[l].size > a.allocations[r].size; });
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t l, size_t r) {
+        return a.allocations[l].size > a.allocations[r].size;
+    });
     if (idx.size() > count) idx.resize(count);
     return idx;
 }
@@ -276,8 +297,8 @@ bool quadraticAttention(AttentionImpl a) {
 
 MemoryPrediction predictMemory(const BenchConfig& cfg) {
     const ModelConfig& m = cfg.model;
-    const int64_t B = cfg.batch_size, T = m.context_length, d = m.d_model, F = m.d_ff, H = m.num_heads,
-                  V = m.vocab_size, L = m.num_layers;
+    const int64_t B = cfg.batch_size, T = m.context_length, d = m.d_model, F = m.d_ff,
+                  H = m.num_heads, V = m.vocab_size, L = m.num_layers;
     const int64_t f = 4, s = cfg.precision == Precision::FP32 ? 4 : 2;
     const int64_t P = parameterCount(m);
     const bool backward = cfg.mode != Mode::Forward;
@@ -288,7 +309,8 @@ MemoryPrediction predictMemory(const BenchConfig& cfg) {
     p.optimizer_state = cfg.mode == Mode::Train ? 8 * P + 4 * parameterTensorCount(m) : 0;
     if (backward) {
         const int64_t BTd = B * T * d, BTF = B * T * F;
-        int64_t attn = quadratic ? B * H * T * T * f + (s != f ? B * H * T * T * s : 0) : B * H * T * f;
+        int64_t attn =
+            quadratic ? B * H * T * T * f + (s != f ? B * H * T * T * s : 0) : B * H * T * f;
         p.activations_per_layer = BTd * (2 * f + 6 * s) + BTF * (2 * s + s + s) + attn;
         p.activations = L * p.activations_per_layer + B * T * d * (f + s) + B * T * V * f;
         if (s != f) p.weight_casts = 2 * (L * (4 * d * d + 3 * d * F) + V * d);
@@ -306,7 +328,8 @@ MemoryPrediction predictMemory(const BenchConfig& cfg) {
     return p;
 }
 
-std::vector<CategoryComparison> compareWithPrediction(const MemoryResult& r, const MemoryAnalysis& a) {
+std::vector<CategoryComparison> compareWithPrediction(const MemoryResult& r,
+                                                      const MemoryAnalysis& a) {
     const MemoryPrediction p = predictMemory(r.spec.bench);
     std::vector<CategoryComparison> out;
     for (MemoryCategory c : allMemoryCategories())
@@ -349,18 +372,26 @@ std::vector<PhaseComparisonRow> comparePhases(const RawMemoryTrace& ta, const Me
         const bool both = pa[k].present && pb[k].present;
         const int64_t total = pb[k].allocated - pa[k].allocated;
         for (MemoryCategory c : allMemoryCategories()) {
-            PhaseComparisonRow row{pa[k].phase, c, pa[k].present, pb[k].present, pa[k].by_category[catIndex(c)],
-                                   pb[k].by_category[catIndex(c)], std::nullopt};
-            if (both && total != 0) row.share = static_cast<double>(row.b - row.a) / static_cast<double>(total);
+            PhaseComparisonRow row{pa[k].phase,
+                                   c,
+                                   pa[k].present,
+                                   pb[k].present,
+                                   pa[k].by_category[catIndex(c)],
+                                   pb[k].by_category[catIndex(c)],
+                                   std::nullopt};
+            if (both && total != 0)
+                row.share = static_cast<double>(row.b - row.a) / static_cast<double>(total);
             out.push_back(row);
         }
-        out.push_back({pa[k].phase, std::nullopt, pa[k].present, pb[k].present, pa[k].allocated, pb[k].allocated,
-                       std::nullopt});
+        out.push_back({pa[k].phase, std::nullopt, pa[k].present, pb[k].present, pa[k].allocated,
+                       pb[k].allocated, std::nullopt});
     }
     return out;
 }
 
-std::string phaseComparisonName(Phase p) { return p == Phase::Other ? "step (peak)" : std::string(toString(p)); }
+std::string phaseComparisonName(Phase p) {
+    return p == Phase::Other ? "step (peak)" : std::string(toString(p));
+}
 
 std::optional<FailedAllocation> failedAllocation(const RawMemoryTrace& t, const MemoryAnalysis& a) {
     for (size_t i = t.events.size(); i-- > 0;) {
@@ -378,8 +409,9 @@ std::optional<FailedAllocation> failedAllocation(const RawMemoryTrace& t, const 
         f.range = name(e.range);
         f.op = name(e.op);
         // The allocator's state just before: the last timeline point at or before the oom entry.
-        auto it = std::upper_bound(a.timeline.begin(), a.timeline.end(), i,
-                                   [](size_t idx, const TimelinePoint& p) { return idx < p.index; });
+        auto it =
+            std::upper_bound(a.timeline.begin(), a.timeline.end(), i,
+                             [](size_t idx, const TimelinePoint& p) { return idx < p.index; });
         if (it != a.timeline.begin()) {
             --it;
             f.allocated = it->allocated;

@@ -26,16 +26,18 @@ std::string phaseStep(Phase p, int step) {
 
 std::string signedBytes(int64_t b) { return b < 0 ? "-" + formatBytes(-b) : "+" + formatBytes(b); }
 
-Table allocationRows(const MemoryResult& r, const MemoryAnalysis& a, const std::vector<size_t>& which) {
+Table allocationRows(const MemoryResult& r, const MemoryAnalysis& a,
+                     const std::vector<size_t>& which) {
     Table t{{"size", "event", "phase", "category", "freed at", "range", "op"},
             {true, true, false, false, true, false, false},
             {}};
     for (size_t k : which) {
         const Allocation& x = a.allocations[k];
-        t.rows.push_back({formatBytes(x.size), x.initial ? "before" : fmt::format("{}", x.alloc_index),
-                          x.initial ? "-" : phaseStep(x.phase, x.step), std::string(toString(x.category)),
-                          x.free_index ? fmt::format("{}", *x.free_index) : "live", nameOf(r.trace, x.range),
-                          nameOf(r.trace, x.op)});
+        t.rows.push_back(
+            {formatBytes(x.size), x.initial ? "before" : fmt::format("{}", x.alloc_index),
+             x.initial ? "-" : phaseStep(x.phase, x.step), std::string(toString(x.category)),
+             x.free_index ? fmt::format("{}", *x.free_index) : "live", nameOf(r.trace, x.range),
+             nameOf(r.trace, x.op)});
     }
     return t;
 }
@@ -48,15 +50,18 @@ std::string describeFailedAllocation(const FailedAllocation& f) {
     if (f.step >= 0) where += fmt::format(" of step {}", f.step);
     std::string what;
     if (!f.range.empty() || !f.op.empty())
-        what = fmt::format(" ({}{}{})", f.range, !f.range.empty() && !f.op.empty() ? ", " : "", f.op);
-    return fmt::format("{} asked for in {}{}, with {} allocated, {} reserved and {} free on the device",
-                       formatBytes(f.requested), where, what, formatBytes(f.allocated), formatBytes(f.reserved),
-                       formatBytes(f.device_free));
+        what =
+            fmt::format(" ({}{}{})", f.range, !f.range.empty() && !f.op.empty() ? ", " : "", f.op);
+    return fmt::format(
+        "{} asked for in {}{}, with {} allocated, {} reserved and {} free on the device",
+        formatBytes(f.requested), where, what, formatBytes(f.allocated), formatBytes(f.reserved),
+        formatBytes(f.device_free));
 }
 
 std::string formatBytes(int64_t bytes) {
     const double b = static_cast<double>(bytes);
-    if (std::abs(b) >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+    if (std::abs(b) >= 1024.0 * 1024 * 1024)
+        return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
     if (std::abs(b) >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
     if (std::abs(b) >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
     return fmt::format("{} B", bytes);
@@ -64,9 +69,10 @@ std::string formatBytes(int64_t bytes) {
 
 std::string memoryHeadline(const MemoryResult& r) {
     const BenchConfig& c = r.spec.bench;
-    return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} recorded step(s) after {} warm-up", c.model.name,
-                       c.model.context_length, c.batch_size, toString(c.precision), toString(c.attention),
-                       toString(c.mode), c.device, r.spec.record_steps, c.warmup);
+    return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} recorded step(s) after {} warm-up",
+                       c.model.name, c.model.context_length, c.batch_size, toString(c.precision),
+                       toString(c.attention), toString(c.mode), c.device, r.spec.record_steps,
+                       c.warmup);
 }
 
 std::string memoryTimelineCsv(const MemoryResult& r) {
@@ -76,8 +82,8 @@ std::string memoryTimelineCsv(const MemoryResult& r) {
     out += "\n";
     for (const auto& p : a.timeline) {
         const AllocEvent& e = r.trace.events[p.index];
-        out += fmt::format("{},{:.3f},{},{},{},{}", p.index, p.time_ns / 1000.0, toString(e.phase), e.step, p.allocated,
-                           p.reserved);
+        out += fmt::format("{},{:.3f},{},{},{},{}", p.index, p.time_ns / 1000.0, toString(e.phase),
+                           e.step, p.allocated, p.reserved);
         for (int64_t b : p.by_category) out += fmt::format(",{}", b);
         out += "\n";
     }
@@ -85,7 +91,8 @@ std::string memoryTimelineCsv(const MemoryResult& r) {
 }
 
 std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableFormat format) {
-    Table t{{"size", "context", "batch", "precision", "attention", "mode", "status", "peak", "predicted", "reserved"},
+    Table t{{"size", "context", "batch", "precision", "attention", "mode", "status", "peak",
+             "predicted", "reserved"},
             {false, true, true, false, false, false, false, true, true, true},
             {}};
     for (MemoryCategory c : allMemoryCategories()) {
@@ -125,30 +132,40 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
     if (!r.trace.events.empty()) {
         const MemoryAnalysis a = analyzeMemory(r.trace);
         const PeakBreakdown& p = a.peak;
-        out += tableHeading(fmt::format("Peak: {} allocated ({} reserved) at event {} of {}, in {}", formatBytes(p.allocated),
-                                   formatBytes(p.reserved), p.index, r.trace.events.size(), phaseStep(p.phase, p.step)),
-                       f);
-        Table cats{{"category", "at the peak", "share", "predicted", "difference"}, {false, true, true, true, true}, {}};
+        out += tableHeading(fmt::format("Peak: {} allocated ({} reserved) at event {} of {}, in {}",
+                                        formatBytes(p.allocated), formatBytes(p.reserved), p.index,
+                                        r.trace.events.size(), phaseStep(p.phase, p.step)),
+                            f);
+        Table cats{{"category", "at the peak", "share", "predicted", "difference"},
+                   {false, true, true, true, true},
+                   {}};
         for (const auto& c : compareWithPrediction(r, a))
-            cats.rows.push_back({std::string(toString(c.category)), formatBytes(c.measured),
-                                 p.allocated > 0 ? fmt::format("{:.1f}%", 100.0 * c.measured / p.allocated) : "-",
-                                 formatBytes(c.predicted), signedBytes(c.measured - c.predicted)});
+            cats.rows.push_back(
+                {std::string(toString(c.category)), formatBytes(c.measured),
+                 p.allocated > 0 ? fmt::format("{:.1f}%", 100.0 * c.measured / p.allocated) : "-",
+                 formatBytes(c.predicted), signedBytes(c.measured - c.predicted)});
         cats.rows.push_back({"total", formatBytes(p.allocated), "100%", formatBytes(pred.peak),
                              signedBytes(p.allocated - pred.peak)});
         out += renderTable(cats, f);
 
-        Table steps{{"step", "peak allocated", "after the step", "reserved"}, {true, true, true, true}, {}};
+        Table steps{
+            {"step", "peak allocated", "after the step", "reserved"}, {true, true, true, true}, {}};
         for (const auto& s : r.steps)
             if (!s.warmup)
                 steps.rows.push_back({fmt::format("{}", s.index), formatBytes(s.memory_peak),
-                                      formatBytes(s.memory_allocated), formatBytes(s.memory_reserved)});
-        if (!steps.rows.empty()) out += tableHeading("Recorded steps, as the allocator's counters saw them", f) + renderTable(steps, f);
+                                      formatBytes(s.memory_allocated),
+                                      formatBytes(s.memory_reserved)});
+        if (!steps.rows.empty())
+            out += tableHeading("Recorded steps, as the allocator's counters saw them", f) +
+                   renderTable(steps, f);
 
         const size_t top = o.top <= 0 ? SIZE_MAX : static_cast<size_t>(o.top);
-        out += tableHeading("Largest allocations", f) + renderTable(allocationRows(r, a, largestAllocations(a, top)), f);
+        out += tableHeading("Largest allocations", f) +
+               renderTable(allocationRows(r, a, largestAllocations(a, top)), f);
         std::vector<size_t> live = p.live;
         if (live.size() > top) live.resize(top);
-        out += tableHeading(fmt::format("Live at the peak ({} blocks; the largest)", p.live.size()), f) +
+        out += tableHeading(fmt::format("Live at the peak ({} blocks; the largest)", p.live.size()),
+                            f) +
                renderTable(allocationRows(r, a, live), f);
     }
     if (r.parameter_bytes == 0) {
@@ -161,11 +178,14 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
         model.rows.push_back({"weight casts (autocast)", formatBytes(pred.weight_casts)});
         model.rows.push_back({"temporaries (largest)", formatBytes(pred.temporaries)});
         model.rows.push_back({"peak (estimate)", formatBytes(pred.peak)});
-        out += tableHeading(fmt::format("Predicted by the analytic model ({} parameters)", parameterCount(r.spec.bench.model)), f) +
+        out += tableHeading(fmt::format("Predicted by the analytic model ({} parameters)",
+                                        parameterCount(r.spec.bench.model)),
+                            f) +
                renderTable(model, f);
     } else {
         const int64_t P = r.parameter_count;
-        Table exact{{"tensors", "bytes", "per parameter", "predicted"}, {false, true, true, true}, {}};
+        Table exact{
+            {"tensors", "bytes", "per parameter", "predicted"}, {false, true, true, true}, {}};
         exact.rows.push_back({"parameters", fmt::format("{}", r.parameter_bytes),
                               fmt::format("{:.3f}", static_cast<double>(r.parameter_bytes) / P),
                               fmt::format("{}", pred.parameters)});
@@ -175,38 +195,48 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
         exact.rows.push_back({"optimizer state", fmt::format("{}", r.optimizer_bytes),
                               fmt::format("{:.3f}", static_cast<double>(r.optimizer_bytes) / P),
                               fmt::format("{}", pred.optimizer_state)});
-        out += tableHeading(fmt::format("The model's and AdamW's tensors ({} parameters), exactly", P), f) + renderTable(exact, f);
+        out += tableHeading(
+                   fmt::format("The model's and AdamW's tensors ({} parameters), exactly", P), f) +
+               renderTable(exact, f);
     }
     if (r.frontier) {
         const FrontierResult& fr = *r.frontier;
         // A probe that failed for another reason than memory (an unsupported head dimension)
         // ends the search: say that, not that nothing fits.
         const FrontierProbe* stopped =
-            !fr.probes.empty() && !fr.probes.back().fits && fr.probes.back().status != Status::OOM ? &fr.probes.back()
-                                                                                                  : nullptr;
-        std::string verdict = stopped ? fmt::format("stopped: {} {} failed for another reason than memory{}",
-                                                    toString(fr.axis), stopped->value,
-                                                    fr.largest_fit > 0 ? fmt::format(" ({} fits)", fr.largest_fit) : "")
-                              : fr.largest_fit == 0 ? fmt::format("not even {} fits", fr.lo)
-                              : fr.smallest_oom == 0
-                                  ? fmt::format("{} fits (the search's upper end)", fr.largest_fit)
-                                  : fmt::format("{} fits, {} does not", fr.largest_fit, fr.smallest_oom);
-        Table probes{{toString(fr.axis) == "context" ? "context" : "batch", "fits", "status", "peak", "error"},
+            !fr.probes.empty() && !fr.probes.back().fits && fr.probes.back().status != Status::OOM
+                ? &fr.probes.back()
+                : nullptr;
+        std::string verdict =
+            stopped
+                ? fmt::format("stopped: {} {} failed for another reason than memory{}",
+                              toString(fr.axis), stopped->value,
+                              fr.largest_fit > 0 ? fmt::format(" ({} fits)", fr.largest_fit) : "")
+            : fr.largest_fit == 0 ? fmt::format("not even {} fits", fr.lo)
+            : fr.smallest_oom == 0
+                ? fmt::format("{} fits (the search's upper end)", fr.largest_fit)
+                : fmt::format("{} fits, {} does not", fr.largest_fit, fr.smallest_oom);
+        Table probes{{toString(fr.axis) == "context" ? "context" : "batch", "fits", "status",
+                      "peak", "error"},
                      {true, false, false, true, false},
                      {}};
         for (const auto& pr : fr.probes)
-            probes.rows.push_back({fmt::format("{}", pr.value), pr.fits ? "yes" : "no", std::string(toString(pr.status)),
+            probes.rows.push_back({fmt::format("{}", pr.value), pr.fits ? "yes" : "no",
+                                   std::string(toString(pr.status)),
                                    pr.peak_bytes > 0 ? formatBytes(pr.peak_bytes) : "-", pr.error});
-        out += tableHeading(fmt::format("OOM frontier by {}: {}", toString(fr.axis), verdict), f) + renderTable(probes, f);
+        out += tableHeading(fmt::format("OOM frontier by {}: {}", toString(fr.axis), verdict), f) +
+               renderTable(probes, f);
         if (fr.oom_trace)
             if (const auto failed = failedAllocation(*fr.oom_trace, analyzeMemory(*fr.oom_trace)))
-                out += fmt::format("{}The allocation that failed at {} {}: {}.\n", f == TableFormat::Markdown ? "\n" : "",
-                                   toString(fr.axis), fr.smallest_oom, describeFailedAllocation(*failed));
+                out += fmt::format("{}The allocation that failed at {} {}: {}.\n",
+                                   f == TableFormat::Markdown ? "\n" : "", toString(fr.axis),
+                                   fr.smallest_oom, describeFailedAllocation(*failed));
     }
     return out;
 }
 
-std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b, TableFormat format) {
+std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b,
+                                   TableFormat format) {
     const bool csv = format == TableFormat::Csv;
     auto bytes = [&](int64_t v) { return csv ? fmt::format("{}", v) : formatBytes(v); };
     auto diff = [&](int64_t v) { return csv ? fmt::format("{}", v) : signedBytes(v); };
@@ -216,10 +246,12 @@ std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b,
             {false, true, true, true, true, true},
             {}};
     for (size_t i = 0; i < ca.size(); ++i)
-        t.rows.push_back({std::string(toString(ca[i].category)), bytes(ca[i].measured), bytes(cb[i].measured),
-                          diff(cb[i].measured - ca[i].measured), bytes(ca[i].predicted), bytes(cb[i].predicted)});
+        t.rows.push_back({std::string(toString(ca[i].category)), bytes(ca[i].measured),
+                          bytes(cb[i].measured), diff(cb[i].measured - ca[i].measured),
+                          bytes(ca[i].predicted), bytes(cb[i].predicted)});
     t.rows.push_back({"peak allocated", bytes(aa.peak.allocated), bytes(ab.peak.allocated),
-                      diff(ab.peak.allocated - aa.peak.allocated), bytes(predictMemory(a.spec.bench).peak),
+                      diff(ab.peak.allocated - aa.peak.allocated),
+                      bytes(predictMemory(a.spec.bench).peak),
                       bytes(predictMemory(b.spec.bench).peak)});
     t.rows.push_back({"reserved at the peak", bytes(aa.peak.reserved), bytes(ab.peak.reserved),
                       diff(ab.peak.reserved - aa.peak.reserved), "", ""});
@@ -231,33 +263,44 @@ std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b,
                       diff(b.optimizer_bytes - a.optimizer_bytes), "", ""});
     if (csv) return renderTable(t, format);  // one table: the categories at the peaks
     // Phase by phase: each phase's highest moment, by category, and what B saves (or costs).
-    Table phases{{"phase", "category", "A", "B", "B - A", "share of B - A"}, {false, false, true, true, true, true}, {}};
+    Table phases{{"phase", "category", "A", "B", "B - A", "share of B - A"},
+                 {false, false, true, true, true, true},
+                 {}};
     for (const auto& row : comparePhases(a.trace, aa, b.trace, ab))
         phases.rows.push_back({phaseComparisonName(row.phase),
                                row.category ? std::string(toString(*row.category)) : "total",
-                               row.a_present ? bytes(row.a) : "n/a", row.b_present ? bytes(row.b) : "n/a",
+                               row.a_present ? bytes(row.a) : "n/a",
+                               row.b_present ? bytes(row.b) : "n/a",
                                row.a_present && row.b_present ? diff(row.b - row.a) : "",
                                row.share ? fmt::format("{:.0f}%", 100.0 * *row.share) : ""});
-    std::string out = format == TableFormat::Markdown ? "## Memory compared\n\n" : "memory compared\n";
-    out += fmt::format("A: {} ({}{}), peak in {}\n", memoryHeadline(a), toString(a.status),
-                       a.error.empty() ? "" : ": " + a.error, phaseStep(aa.peak.phase, aa.peak.step));
-    out += fmt::format("B: {} ({}{}), peak in {}\n", memoryHeadline(b), toString(b.status),
-                       b.error.empty() ? "" : ": " + b.error, phaseStep(ab.peak.phase, ab.peak.step));
+    std::string out =
+        format == TableFormat::Markdown ? "## Memory compared\n\n" : "memory compared\n";
+    out +=
+        fmt::format("A: {} ({}{}), peak in {}\n", memoryHeadline(a), toString(a.status),
+                    a.error.empty() ? "" : ": " + a.error, phaseStep(aa.peak.phase, aa.peak.step));
+    out +=
+        fmt::format("B: {} ({}{}), peak in {}\n", memoryHeadline(b), toString(b.status),
+                    b.error.empty() ? "" : ": " + b.error, phaseStep(ab.peak.phase, ab.peak.step));
     return out + tableHeading("By category", format) + renderTable(t, format) + "\n" +
-           tableHeading("Phase by phase (each phase's highest moment)", format) + renderTable(phases, format);
+           tableHeading("Phase by phase (each phase's highest moment)", format) +
+           renderTable(phases, format);
 }
 
 namespace {
 
 MemoryResult memoryFromRow(const std::string& s) { return memoryResultFromJson(parseJson(s)); }
 
-std::string memoryRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
+std::string memoryRunReport(const RunInfo& info, const std::vector<StoredRow>& rows,
+                            ReportFormat format) {
     const auto results = parseRows<MemoryResult>(info, rows, memoryFromRow);
     if (format == ReportFormat::Json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& r : results) arr.push_back(toJson(r));
-        return dumpJson(nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
-                                       {"created", info.created}, {"results", arr}},
+        return dumpJson(nlohmann::json{{"id", info.id},
+                                       {"kind", info.lab},
+                                       {"label", info.label},
+                                       {"created", info.created},
+                                       {"results", arr}},
                         2) +
                "\n";
     }
@@ -269,7 +312,8 @@ std::string memoryRunReport(const RunInfo& info, const std::vector<StoredRow>& r
     std::string out;
     if (format == ReportFormat::Table) out = runHeadline(info, results.size(), "point") + "\n";
     if (format == ReportFormat::Markdown)
-        out = fmt::format("# TrainScope run {}{}\n", info.id, info.label.empty() ? "" : " — " + info.label);
+        out = fmt::format("# TrainScope run {}{}\n", info.id,
+                          info.label.empty() ? "" : " — " + info.label);
     out += tableHeading("Peak memory by point", tf) + memoryPeakTable(results, tf) + "\n";
     MemoryReportOptions o;
     o.format = tf;
@@ -291,7 +335,8 @@ MemoryResult storedMemoryPoint(const RunInfo& run, const std::vector<StoredRow>&
             throw std::runtime_error(rowError(run, row, e.what()));
         }
     }
-    throw std::runtime_error(fmt::format("run {} has no point {} ({} stored)", run.id, point, rows.size()));
+    throw std::runtime_error(
+        fmt::format("run {} has no point {} ({} stored)", run.id, point, rows.size()));
 }
 
 Lab memoryLab() { return {kMemoryLab, "Memory", memoryRunReport, rowProblemOf(memoryFromRow)}; }

@@ -6,8 +6,8 @@
 #include <array>
 #include <cctype>
 #include <map>
-#include <numeric>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <unordered_map>
 
 #include "core/json.h"
@@ -16,7 +16,8 @@
 namespace ts {
 
 namespace {
-constexpr std::array<std::string_view, 4> kPhaseNames = {"forward", "backward", "optimizer", "other"};
+constexpr std::array<std::string_view, 4> kPhaseNames = {"forward", "backward", "optimizer",
+                                                         "other"};
 
 std::optional<Phase> phaseOfRange(std::string_view name) {
     for (size_t i = 0; i < 3; ++i)
@@ -34,7 +35,8 @@ std::optional<Phase> parsePhase(std::string_view s) {
 }
 
 const std::vector<Phase>& allPhases() {
-    static const std::vector<Phase> all = {Phase::Forward, Phase::Backward, Phase::Optimizer, Phase::Other};
+    static const std::vector<Phase> all = {Phase::Forward, Phase::Backward, Phase::Optimizer,
+                                           Phase::Other};
     return all;
 }
 
@@ -45,11 +47,13 @@ std::vector<std::string> validateProfile(const ProfileSpec& spec) {
     // TrainScope's compiled step is CUDA graphs, whose replay hides its ops; the user's code
     // under torch.compile shows its generated kernels.
     if (point.exec == ExecMode::Compiled && point.source == Source::TrainScope)
-        problems.push_back("the profiler runs eager steps (a CUDA graph's replay hides its ops); compiled mode is the "
-                           "benchmark's");
+        problems.push_back(
+            "the profiler runs eager steps (a CUDA graph's replay hides its ops); compiled mode is "
+            "the "
+            "benchmark's");
     if (spec.profile_steps < 1 || spec.profile_steps > kMaxProfileSteps)
-        problems.push_back(fmt::format("profile steps must be between 1 and {}, not {}", kMaxProfileSteps,
-                                       spec.profile_steps));
+        problems.push_back(fmt::format("profile steps must be between 1 and {}, not {}",
+                                       kMaxProfileSteps, spec.profile_steps));
     return problems;
 }
 
@@ -57,11 +61,16 @@ double matmulFlops(std::string_view op, const std::vector<std::vector<int64_t>>&
     // Which inputs are the two factors: mm(a, b), bmm(a, b); addmm(c, a, b), baddbmm(c, a, b).
     size_t first;
     bool batched;
-    if (op == "aten::mm") first = 0, batched = false;
-    else if (op == "aten::addmm") first = 1, batched = false;
-    else if (op == "aten::bmm") first = 0, batched = true;
-    else if (op == "aten::baddbmm") first = 1, batched = true;
-    else return 0;
+    if (op == "aten::mm")
+        first = 0, batched = false;
+    else if (op == "aten::addmm")
+        first = 1, batched = false;
+    else if (op == "aten::bmm")
+        first = 0, batched = true;
+    else if (op == "aten::baddbmm")
+        first = 1, batched = true;
+    else
+        return 0;
     if (shapes.size() < first + 2) return 0;
     const auto& a = shapes[first];
     const auto& b = shapes[first + 1];
@@ -70,7 +79,8 @@ double matmulFlops(std::string_view op, const std::vector<std::vector<int64_t>>&
     const size_t m = rank - 2;  // index of M in a, of K in b
     if (a[m + 1] != b[m]) return 0;
     const double batch = batched ? static_cast<double>(a[0]) : 1.0;
-    return 2.0 * batch * static_cast<double>(a[m]) * static_cast<double>(a[m + 1]) * static_cast<double>(b[m + 1]);
+    return 2.0 * batch * static_cast<double>(a[m]) * static_cast<double>(a[m + 1]) *
+           static_cast<double>(b[m + 1]);
 }
 
 namespace {
@@ -81,17 +91,18 @@ std::string shapesText(const std::vector<std::vector<int64_t>>& shapes) {
     for (size_t i = 0; i < shapes.size(); ++i) {
         if (i) out += ", ";
         out += "[";
-        for (size_t j = 0; j < shapes[i].size(); ++j) out += (j ? ", " : "") + std::to_string(shapes[i][j]);
+        for (size_t j = 0; j < shapes[i].size(); ++j)
+            out += (j ? ", " : "") + std::to_string(shapes[i][j]);
         out += "]";
     }
     return out + "]";
 }
 
 struct Node {
-    size_t event;             // index into trace.cpu
-    long parent = -1;         // index into nodes
+    size_t event;                // index into trace.cpu
+    long parent = -1;            // index into nodes
     std::optional<Phase> phase;  // from a phase range on the own thread
-    std::string path;         // model ranges on the own thread
+    std::string path;            // model ranges on the own thread
     int64_t children_ns = 0;
 };
 
@@ -151,7 +162,8 @@ AttributedTrace attribute(const RawTrace& trace) {
     auto phaseAt = [&](int64_t t) {
         const Span* best = nullptr;
         for (const auto& s : spans)
-            if (s.start <= t && t <= s.end && (!best || s.end - s.start < best->end - best->start)) best = &s;
+            if (s.start <= t && t <= s.end && (!best || s.end - s.start < best->end - best->start))
+                best = &s;
         return best ? best->phase : Phase::Other;
     };
 
@@ -173,7 +185,8 @@ AttributedTrace attribute(const RawTrace& trace) {
         if (path.empty()) {
             // A backward node names its forward op; its children inherit what it found.
             if (e.sequence_nr >= 0 && e.fwd_thread != 0) {
-                if (auto it = forward_path.find({e.fwd_thread, e.sequence_nr}); it != forward_path.end())
+                if (auto it = forward_path.find({e.fwd_thread, e.sequence_nr});
+                    it != forward_path.end())
                     path = it->second;
             } else if (node.parent >= 0) {
                 path = resolved_path[node.parent];
@@ -195,7 +208,8 @@ AttributedTrace attribute(const RawTrace& trace) {
         op.flops = matmulFlops(e.name, e.shapes);
         op.shapes = shapesText(e.shapes);
         bool inside_op = false;
-        for (long p = node.parent; p >= 0 && !inside_op; p = nodes[p].parent) inside_op = !cpu[nodes[p].event].range;
+        for (long p = node.parent; p >= 0 && !inside_op; p = nodes[p].parent)
+            inside_op = !cpu[nodes[p].event].range;
         op.top_level = !inside_op;
         op_index[n] = static_cast<long>(out.ops.size());
         out.ops.push_back(std::move(op));
@@ -245,7 +259,8 @@ AttributedTrace attribute(const RawTrace& trace) {
 
 namespace {
 constexpr std::array<std::string_view, 8> kCategoryNames = {
-    "GEMM", "attention", "element-wise", "normalisation", "reduction/softmax", "optimizer", "memcpy/memset", "other"};
+    "GEMM",      "attention",     "element-wise", "normalisation", "reduction/softmax",
+    "optimizer", "memcpy/memset", "other"};
 
 std::string lower(std::string_view s) {
     std::string out(s);
@@ -263,10 +278,14 @@ bool hasAny(const std::string& s, std::initializer_list<std::string_view> words)
 std::string_view toString(Category c) { return kCategoryNames[static_cast<size_t>(c)]; }
 
 const std::vector<Category>& allCategories() {
-    static const std::vector<Category> all = {Category::Gemm,          Category::Attention,
-                                              Category::Elementwise,   Category::Normalization,
-                                              Category::ReductionSoftmax, Category::Optimizer,
-                                              Category::Memory,        Category::Other};
+    static const std::vector<Category> all = {Category::Gemm,
+                                              Category::Attention,
+                                              Category::Elementwise,
+                                              Category::Normalization,
+                                              Category::ReductionSoftmax,
+                                              Category::Optimizer,
+                                              Category::Memory,
+                                              Category::Other};
     return all;
 }
 
@@ -275,21 +294,23 @@ const std::vector<Category>& allCategories() {
 // element-wise kernels and ops.
 Category categorize(std::string_view name) {
     const std::string s = lower(name);
-    if (hasAny(s, {"memcpy", "memset", "aten::copy_", "aten::to", "aten::_to_copy", "aten::fill_", "aten::zero_"}))
+    if (hasAny(s, {"memcpy", "memset", "aten::copy_", "aten::to", "aten::_to_copy", "aten::fill_",
+                   "aten::zero_"}))
         return Category::Memory;
-    if (hasAny(s, {"adam", "multi_tensor_apply", "foreach", "optimizer"})) return Category::Optimizer;
+    if (hasAny(s, {"adam", "multi_tensor_apply", "foreach", "optimizer"}))
+        return Category::Optimizer;
     if (hasAny(s, {"flash", "fmha", "attention", "sdpa", "cudnn_generated_fort_native_sdpa"}))
         return Category::Attention;
-    if (hasAny(s, {"gemm", "cutlass", "cublas", "nvjet", "xmma", "aten::mm", "aten::addmm", "aten::bmm",
-                   "aten::baddbmm", "aten::matmul", "aten::linear", "mkldnn_matmul", "dot_kernel",
-                   "mmbackward"}))
+    if (hasAny(s, {"gemm", "cutlass", "cublas", "nvjet", "xmma", "aten::mm", "aten::addmm",
+                   "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear", "mkldnn_matmul",
+                   "dot_kernel", "mmbackward"}))
         return Category::Gemm;
     if (hasAny(s, {"norm"})) return Category::Normalization;
-    if (hasAny(s, {"softmax", "reduce", "aten::sum", "aten::mean", "aten::max", "aten::min", "nll_loss",
-                   "cross_entropy", "aten::amax", "logsumexp"}))
+    if (hasAny(s, {"softmax", "reduce", "aten::sum", "aten::mean", "aten::max", "aten::min",
+                   "nll_loss", "cross_entropy", "aten::amax", "logsumexp"}))
         return Category::ReductionSoftmax;
-    if (hasAny(s, {"elementwise", "vectorized", "aten::", "pointwise", "silu", "mul", "add", "cat", "copy",
-                   "index", "embedding", "where", "masked_fill", "triu"}))
+    if (hasAny(s, {"elementwise", "vectorized", "aten::", "pointwise", "silu", "mul", "add", "cat",
+                   "copy", "index", "embedding", "where", "masked_fill", "triu"}))
         return Category::Elementwise;
     return Category::Other;
 }
@@ -309,7 +330,8 @@ bool matches(const EventFilter& f, Phase phase, const std::string& range) {
     return false;
 }
 
-std::vector<KernelRow> kernelTable(const std::vector<ProfiledKernel>& kernels, const EventFilter& filter) {
+std::vector<KernelRow> kernelTable(const std::vector<ProfiledKernel>& kernels,
+                                   const EventFilter& filter) {
     std::map<std::string, std::vector<double>> by_name;
     double total = 0;
     for (const auto& k : kernels) {
@@ -334,11 +356,13 @@ std::vector<KernelRow> kernelTable(const std::vector<ProfiledKernel>& kernels, c
         r.std_us = s.std;
         rows.push_back(std::move(r));
     }
-    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.total_us > b.total_us; });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& a, const auto& b) { return a.total_us > b.total_us; });
     return rows;
 }
 
-std::vector<OpRow> opTable(const std::vector<ProfiledOp>& ops, const EventFilter& filter, bool gpu) {
+std::vector<OpRow> opTable(const std::vector<ProfiledOp>& ops, const EventFilter& filter,
+                           bool gpu) {
     std::map<std::string, OpRow> by_name;
     for (const auto& op : ops) {
         if (!matches(filter, op.phase, op.range)) continue;
@@ -374,14 +398,17 @@ std::vector<CategoryRow> categoryRollup(const ProfileResult& r) {
         phase_total[p] += us;
     };
     if (r.gpu)
-        for (const auto& k : r.trace.kernels) add(k.phase, k.name, static_cast<double>(k.duration_ns) / 1000.0);
+        for (const auto& k : r.trace.kernels)
+            add(k.phase, k.name, static_cast<double>(k.duration_ns) / 1000.0);
     else
-        for (const auto& op : r.trace.ops) add(op.phase, op.name, static_cast<double>(op.self_ns) / 1000.0);
+        for (const auto& op : r.trace.ops)
+            add(op.phase, op.name, static_cast<double>(op.self_ns) / 1000.0);
     std::vector<CategoryRow> rows;
     for (Phase p : allPhases())
         for (Category c : allCategories())
             if (auto it = time.find({p, c}); it != time.end())
-                rows.push_back({p, c, it->second, phase_total[p] > 0 ? it->second / phase_total[p] : 0});
+                rows.push_back(
+                    {p, c, it->second, phase_total[p] > 0 ? it->second / phase_total[p] : 0});
     return rows;
 }
 
@@ -396,7 +423,8 @@ std::vector<PhaseTime> phaseTimes(const ProfileResult& r) {
         }
     } else {
         for (const auto& op : r.trace.ops)
-            if (op.top_level) at(op.phase).profiled_us += static_cast<double>(op.end_ns - op.start_ns) / 1000.0;
+            if (op.top_level)
+                at(op.phase).profiled_us += static_cast<double>(op.end_ns - op.start_ns) / 1000.0;
     }
     for (const auto& s : r.steps) {
         if (s.warmup) continue;
@@ -416,30 +444,52 @@ std::string chromeTraceJson(const ProfileResult& r) {
     auto us = [t0](int64_t ns) { return static_cast<double>(ns - t0) / 1000.0; };
     nlohmann::json events = nlohmann::json::array();
     constexpr int kCpuPid = 0, kGpuPid = 1;
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", kCpuPid}, {"args", {{"name", "CPU"}}}});
-    if (r.gpu) events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", kGpuPid}, {"args", {{"name", "GPU"}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "process_name"}, {"pid", kCpuPid}, {"args", {{"name", "CPU"}}}});
+    if (r.gpu)
+        events.push_back(
+            {{"ph", "M"}, {"name", "process_name"}, {"pid", kGpuPid}, {"args", {{"name", "GPU"}}}});
     for (const auto& e : r.trace.ranges)
-        events.push_back({{"ph", "X"}, {"cat", "range"}, {"name", e.name}, {"pid", kCpuPid}, {"tid", e.thread},
-                          {"ts", us(e.start_ns)}, {"dur", static_cast<double>(e.end_ns - e.start_ns) / 1000.0}});
+        events.push_back({{"ph", "X"},
+                          {"cat", "range"},
+                          {"name", e.name},
+                          {"pid", kCpuPid},
+                          {"tid", e.thread},
+                          {"ts", us(e.start_ns)},
+                          {"dur", static_cast<double>(e.end_ns - e.start_ns) / 1000.0}});
     for (const auto& e : r.trace.ops) {
         nlohmann::json args = {{"phase", toString(e.phase)}, {"range", e.range}};
         if (!e.shapes.empty()) args["shapes"] = e.shapes;
         if (e.flops > 0) args["flops"] = e.flops;
-        events.push_back({{"ph", "X"}, {"cat", "op"}, {"name", e.name}, {"pid", kCpuPid}, {"tid", e.thread},
-                          {"ts", us(e.start_ns)}, {"dur", static_cast<double>(e.end_ns - e.start_ns) / 1000.0},
+        events.push_back({{"ph", "X"},
+                          {"cat", "op"},
+                          {"name", e.name},
+                          {"pid", kCpuPid},
+                          {"tid", e.thread},
+                          {"ts", us(e.start_ns)},
+                          {"dur", static_cast<double>(e.end_ns - e.start_ns) / 1000.0},
                           {"args", args}});
     }
     std::vector<int64_t> streams;
     for (const auto& k : r.trace.kernels)
-        if (std::find(streams.begin(), streams.end(), k.stream) == streams.end()) streams.push_back(k.stream);
+        if (std::find(streams.begin(), streams.end(), k.stream) == streams.end())
+            streams.push_back(k.stream);
     for (int64_t s : streams)
-        events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kGpuPid}, {"tid", s},
+        events.push_back({{"ph", "M"},
+                          {"name", "thread_name"},
+                          {"pid", kGpuPid},
+                          {"tid", s},
                           {"args", {{"name", fmt::format("stream {}", s)}}}});
     for (const auto& k : r.trace.kernels)
-        events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", k.name}, {"pid", kGpuPid},
-                          {"tid", k.stream}, {"ts", us(k.start_ns)},
-                          {"dur", static_cast<double>(k.duration_ns) / 1000.0},
-                          {"args", {{"phase", toString(k.phase)}, {"range", k.range}, {"op", k.op}}}});
+        events.push_back(
+            {{"ph", "X"},
+             {"cat", "kernel"},
+             {"name", k.name},
+             {"pid", kGpuPid},
+             {"tid", k.stream},
+             {"ts", us(k.start_ns)},
+             {"dur", static_cast<double>(k.duration_ns) / 1000.0},
+             {"args", {{"phase", toString(k.phase)}, {"range", k.range}, {"op", k.op}}}});
     return dumpJson(nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}});
 }
 

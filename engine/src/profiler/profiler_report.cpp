@@ -31,8 +31,8 @@ std::string fmtFlops(double f) {
 }
 
 Table kernelRows(const std::vector<KernelRow>& rows, int top, TableFormat format) {
-    Table t{{"time %", "total (us)", "instances", "avg (us)", "median (us)", "min (us)", "max (us)", "std (us)",
-             "category", "kernel"},
+    Table t{{"time %", "total (us)", "instances", "avg (us)", "median (us)", "min (us)", "max (us)",
+             "std (us)", "category", "kernel"},
             {true, true, true, true, true, true, true, true, false, false},
             {}};
     for (size_t i = 0; i < rows.size() && (top <= 0 || i < static_cast<size_t>(top)); ++i) {
@@ -47,15 +47,17 @@ Table kernelRows(const std::vector<KernelRow>& rows, int top, TableFormat format
 }
 
 Table opRows(const std::vector<OpRow>& rows, int top, bool gpu, TableFormat format) {
-    Table t{{"op", "calls", "CPU self (us)", "CPU total (us)", gpu ? "CUDA (us)" : "device (us)", "FLOPs", "TFLOP/s",
-             "input shapes"},
+    Table t{{"op", "calls", "CPU self (us)", "CPU total (us)", gpu ? "CUDA (us)" : "device (us)",
+             "FLOPs", "TFLOP/s", "input shapes"},
             {false, true, true, true, true, true, true, false},
             {}};
     const bool csv = format == TableFormat::Csv;
     for (size_t i = 0; i < rows.size() && (top <= 0 || i < static_cast<size_t>(top)); ++i) {
         const auto& r = rows[i];
-        t.rows.push_back({shortName(r.name, format), fmt::format("{}", r.calls), fmt::format("{:.1f}", r.cpu_self_us),
-                          fmt::format("{:.1f}", r.cpu_total_us), gpu ? fmt::format("{:.1f}", r.device_us) : "-",
+        t.rows.push_back({shortName(r.name, format), fmt::format("{}", r.calls),
+                          fmt::format("{:.1f}", r.cpu_self_us),
+                          fmt::format("{:.1f}", r.cpu_total_us),
+                          gpu ? fmt::format("{:.1f}", r.device_us) : "-",
                           csv ? fmt::format("{:.0f}", r.flops) : fmtFlops(r.flops),
                           r.tflops > 0 ? fmt::format("{:.3g}", r.tflops) : "", r.shapes});
     }
@@ -64,7 +66,8 @@ Table opRows(const std::vector<OpRow>& rows, int top, bool gpu, TableFormat form
 
 // The CPU's table: ops by self time (no kernels to rank).
 std::vector<OpRow> bySelfTime(std::vector<OpRow> rows) {
-    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.cpu_self_us > b.cpu_self_us; });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& a, const auto& b) { return a.cpu_self_us > b.cpu_self_us; });
     return rows;
 }
 
@@ -79,31 +82,35 @@ std::string topTable(const ProfileResult& r, const EventFilter& f, const Profile
         return tableHeading(fmt::format("Top kernels — {}", filterTitle(f)), o.format) +
                renderTable(kernelRows(kernelTable(r.trace.kernels, f), o.top, o.format), o.format);
     return tableHeading(fmt::format("Top ops by self CPU time — {}", filterTitle(f)), o.format) +
-           renderTable(opRows(bySelfTime(opTable(r.trace.ops, f, false)), o.top, false, o.format), o.format);
+           renderTable(opRows(bySelfTime(opTable(r.trace.ops, f, false)), o.top, false, o.format),
+                       o.format);
 }
 
 }  // namespace
 
 std::string profileHeadline(const ProfileResult& r) {
     const BenchConfig& c = r.spec.bench;
-    return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} profiled step(s) after {} warm-up", c.model.name,
-                       c.model.context_length, c.batch_size, toString(c.precision), toString(c.attention),
-                       toString(c.mode), c.device, r.spec.profile_steps, c.warmup);
+    return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} profiled step(s) after {} warm-up",
+                       c.model.name, c.model.context_length, c.batch_size, toString(c.precision),
+                       toString(c.attention), toString(c.mode), c.device, r.spec.profile_steps,
+                       c.warmup);
 }
 
 std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o) {
     const EventFilter& f = o.filter;
     if (o.format == TableFormat::Csv) {
-        if (r.gpu) return renderTable(kernelRows(kernelTable(r.trace.kernels, f), 0, o.format), o.format);
+        if (r.gpu)
+            return renderTable(kernelRows(kernelTable(r.trace.kernels, f), 0, o.format), o.format);
         return renderTable(opRows(opTable(r.trace.ops, f, false), 0, false, o.format), o.format);
     }
-    std::string out = o.format == TableFormat::Markdown ? fmt::format("## Profile: {}\n", profileHeadline(r))
-                                                        : fmt::format("profile: {}\n", profileHeadline(r));
+    std::string out = o.format == TableFormat::Markdown
+                          ? fmt::format("## Profile: {}\n", profileHeadline(r))
+                          : fmt::format("profile: {}\n", profileHeadline(r));
     if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
     if (r.trace.ops.empty() && r.trace.kernels.empty()) return out;
 
-    Table phases{{"phase", "measured (ms)", r.gpu ? "kernel time (ms)" : "op time (ms)", "share", "kernels",
-                  "model FLOPs/step", r.gpu ? "achieved over kernel time" : "achieved"},
+    Table phases{{"phase", "measured (ms)", r.gpu ? "kernel time (ms)" : "op time (ms)", "share",
+                  "kernels", "model FLOPs/step", r.gpu ? "achieved over kernel time" : "achieved"},
                  {false, true, true, true, true, true, false},
                  {}};
     const StepFlops flops = stepFlops(r.spec.bench);
@@ -111,7 +118,9 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
     for (const auto& s : r.steps) profiled += s.warmup ? 0 : 1;
     for (const auto& p : phaseTimes(r)) {
         if (p.profiled_us == 0 && p.measured_us == 0) continue;
-        const double f = p.phase == Phase::Forward ? flops.forward : p.phase == Phase::Backward ? flops.backward : 0;
+        const double f = p.phase == Phase::Forward    ? flops.forward
+                         : p.phase == Phase::Backward ? flops.backward
+                                                      : 0;
         std::string achieved = "-";
         // On a GPU over the phase's kernel time: what the GPU did while busy. The phase's
         // measured time under the profiler holds the profiler's own CPU overhead (launches
@@ -120,18 +129,22 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
         const double phase_us = r.gpu ? p.profiled_us : p.measured_us;
         if (f > 0 && phase_us > 0 && profiled > 0) {
             const double seconds = phase_us / 1e6 / profiled;
-            achieved = r.gpu ? achievedText(f, seconds, r.environment.device_name, r.spec.bench.precision)
-                             : fmt::format("{:.3g} TFLOP/s (CPU)", f / seconds / 1e12);
+            achieved =
+                r.gpu ? achievedText(f, seconds, r.environment.device_name, r.spec.bench.precision)
+                      : fmt::format("{:.3g} TFLOP/s (CPU)", f / seconds / 1e12);
         }
-        phases.rows.push_back({std::string(toString(p.phase)),
-                               p.phase == Phase::Other ? "-" : fmt::format("{:.3f}", p.measured_us / 1000.0),
-                               fmt::format("{:.3f}", p.profiled_us / 1000.0),
-                               p.measured_us > 0 ? fmt::format("{:.0f}%", 100.0 * p.profiled_us / p.measured_us) : "-",
-                               r.gpu ? fmt::format("{}", p.kernels) : "-", f > 0 ? fmtFlops(f) : "-", achieved});
+        phases.rows.push_back(
+            {std::string(toString(p.phase)),
+             p.phase == Phase::Other ? "-" : fmt::format("{:.3f}", p.measured_us / 1000.0),
+             fmt::format("{:.3f}", p.profiled_us / 1000.0),
+             p.measured_us > 0 ? fmt::format("{:.0f}%", 100.0 * p.profiled_us / p.measured_us)
+                               : "-",
+             r.gpu ? fmt::format("{}", p.kernels) : "-", f > 0 ? fmtFlops(f) : "-", achieved});
     }
-    out += tableHeading(fmt::format("Phases over {} profiled step(s): measured by the step's timer, and what the profiler saw",
-                               r.spec.profile_steps),
-                   o.format) +
+    out += tableHeading(fmt::format("Phases over {} profiled step(s): measured by the step's "
+                                    "timer, and what the profiler saw",
+                                    r.spec.profile_steps),
+                        o.format) +
            renderTable(phases, o.format);
 
     const bool custom = f.phase || !f.range.empty();
@@ -157,33 +170,42 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
                 {}};
         for (const auto& a : parts)
             if (!f.phase || *f.phase == a.phase)
-                t.rows.push_back({std::string(toString(a.phase)), a.part, fmt::format("{:.1f}", a.time_us),
+                t.rows.push_back({std::string(toString(a.phase)), a.part,
+                                  fmt::format("{:.1f}", a.time_us),
                                   fmt::format("{:.3g}", a.kernels), fmtFlops(a.flops),
-                                  fmt::format("{:.3g} MB", a.bytes / 1e6), fmt::format("{:.3g}", a.ns_per_mflop)});
-        out += tableHeading("Attention, part by part (summed over layers)", o.format) + renderTable(t, o.format);
+                                  fmt::format("{:.3g} MB", a.bytes / 1e6),
+                                  fmt::format("{:.3g}", a.ns_per_mflop)});
+        out += tableHeading("Attention, part by part (summed over layers)", o.format) +
+               renderTable(t, o.format);
     }
     if (r.gpu && !f.phase && f.range.empty()) {
-        Table t{{"step", "wall (ms)", "GPU busy (ms)", "idle (ms)", "busy", "launch-bound", "gaps > 5 us",
-                 "longest gap (us)"},
+        Table t{{"step", "wall (ms)", "GPU busy (ms)", "idle (ms)", "busy", "launch-bound",
+                 "gaps > 5 us", "longest gap (us)"},
                 {true, true, true, true, true, true, true, true},
                 {}};
         for (const auto& a : stepActivity(r))
-            t.rows.push_back({fmt::format("{}", a.step), fmt::format("{:.3f}", a.wall_us / 1000.0),
-                              fmt::format("{:.3f}", a.busy_us / 1000.0), fmt::format("{:.3f}", a.idle_us / 1000.0),
-                              a.wall_us > 0 ? fmt::format("{:.0f}%", 100.0 * a.busy_us / a.wall_us) : "-",
-                              fmt::format("{:.0f}%", 100.0 * a.launch_bound), fmt::format("{}", a.gap_count),
-                              a.gaps.empty() ? "-"
-                                             : fmt::format("{:.1f}", (a.gaps[0].end_ns - a.gaps[0].start_ns) / 1000.0)});
+            t.rows.push_back(
+                {fmt::format("{}", a.step), fmt::format("{:.3f}", a.wall_us / 1000.0),
+                 fmt::format("{:.3f}", a.busy_us / 1000.0),
+                 fmt::format("{:.3f}", a.idle_us / 1000.0),
+                 a.wall_us > 0 ? fmt::format("{:.0f}%", 100.0 * a.busy_us / a.wall_us) : "-",
+                 fmt::format("{:.0f}%", 100.0 * a.launch_bound), fmt::format("{}", a.gap_count),
+                 a.gaps.empty()
+                     ? "-"
+                     : fmt::format("{:.1f}", (a.gaps[0].end_ns - a.gaps[0].start_ns) / 1000.0)});
         if (!t.rows.empty())
-            out += tableHeading("The GPU in each profiled step: busy against wall time", o.format) + renderTable(t, o.format);
+            out += tableHeading("The GPU in each profiled step: busy against wall time", o.format) +
+                   renderTable(t, o.format);
     }
 
     Table cats{{"phase", "category", "time (ms)", "share"}, {false, false, true, true}, {}};
     for (const auto& c : categoryRollup(r))
         if (!f.phase || *f.phase == c.phase)
             cats.rows.push_back({std::string(toString(c.phase)), std::string(toString(c.category)),
-                                 fmt::format("{:.3f}", c.time_us / 1000.0), fmt::format("{:.1f}%", 100.0 * c.share)});
-    out += tableHeading(r.gpu ? "Kernel time by category" : "Op self time by category", o.format) + renderTable(cats, o.format);
+                                 fmt::format("{:.3f}", c.time_us / 1000.0),
+                                 fmt::format("{:.1f}%", 100.0 * c.share)});
+    out += tableHeading(r.gpu ? "Kernel time by category" : "Op self time by category", o.format) +
+           renderTable(cats, o.format);
     return out;
 }
 
@@ -191,13 +213,17 @@ namespace {
 
 ProfileResult profileFromRow(const std::string& s) { return profileResultFromJson(parseJson(s)); }
 
-std::string profileRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
+std::string profileRunReport(const RunInfo& info, const std::vector<StoredRow>& rows,
+                             ReportFormat format) {
     const auto results = parseRows<ProfileResult>(info, rows, profileFromRow);
     if (format == ReportFormat::Json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& r : results) arr.push_back(toJson(r));
-        return dumpJson(nlohmann::json{{"id", info.id}, {"kind", info.lab}, {"label", info.label},
-                                       {"created", info.created}, {"results", arr}},
+        return dumpJson(nlohmann::json{{"id", info.id},
+                                       {"kind", info.lab},
+                                       {"label", info.label},
+                                       {"created", info.created},
+                                       {"results", arr}},
                         2) +
                "\n";
     }
@@ -208,18 +234,22 @@ std::string profileRunReport(const RunInfo& info, const std::vector<StoredRow>& 
     std::string out;
     if (format == ReportFormat::Table) out = runHeadline(info, results.size(), "profile") + "\n\n";
     if (format == ReportFormat::Markdown)
-        out = fmt::format("# TrainScope run {}{}\n\n", info.id, info.label.empty() ? "" : " — " + info.label);
+        out = fmt::format("# TrainScope run {}{}\n\n", info.id,
+                          info.label.empty() ? "" : " — " + info.label);
     for (const auto& r : results) {
         out += formatProfile(r, o);
         if (format != ReportFormat::Csv)
-            out += "\n" + formatEnvironment(r.environment, o.format == TableFormat::Markdown ? TableFormat::Markdown
-                                                                                            : TableFormat::Text);
+            out += "\n" + formatEnvironment(r.environment, o.format == TableFormat::Markdown
+                                                               ? TableFormat::Markdown
+                                                               : TableFormat::Text);
     }
     return out;
 }
 
 }  // namespace
 
-Lab profilerLab() { return {kProfileLab, "Profiler", profileRunReport, rowProblemOf(profileFromRow)}; }
+Lab profilerLab() {
+    return {kProfileLab, "Profiler", profileRunReport, rowProblemOf(profileFromRow)};
+}
 
 }  // namespace ts

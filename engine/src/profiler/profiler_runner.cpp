@@ -7,14 +7,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <kineto/ActivityType.h>
-#include <nlohmann/json.hpp>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "benchmark/benchmark_json.h"
 #include "core/store.h"
 #include "nn/training_step.h"
-#include "benchmark/benchmark_json.h"
 #include "profiler/profiler.h"
 #include "profiler/profiler_json.h"
 #include "runtime/device.h"
@@ -79,8 +79,9 @@ public:
     ProfilerSession(bool cuda) {
         activities_.insert(ActivityType::CPU);
         if (cuda) activities_.insert(ActivityType::CUDA);
-        const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO,
-                                                           /*report_input_shapes=*/true);
+        const torch::profiler::impl::ProfilerConfig config(
+            torch::profiler::impl::ProfilerState::KINETO,
+            /*report_input_shapes=*/true);
         prof::prepareProfiler(config, activities_);
         prof::enableProfiler(config, activities_);
         active_ = true;
@@ -105,12 +106,13 @@ private:
     bool active_ = false;
 };
 
-void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver& obs, const CancelToken& cancel,
-             ProfileResult& r) {
+void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver& obs,
+             const CancelToken& cancel, ProfileResult& r) {
     const BenchConfig& cfg = spec.bench;
     c10::OptionalDeviceGuard guard;
     if (device.is_cuda()) guard.reset_device(device);
-    TrainingStep step({cfg.model, cfg.batch_size, cfg.mode, cfg.precision, cfg.attention, cfg.seed, cfg.learning_rate},
+    TrainingStep step({cfg.model, cfg.batch_size, cfg.mode, cfg.precision, cfg.attention, cfg.seed,
+                       cfg.learning_rate},
                       device);
     DeviceTimer timer(device, 4);
     ProgressMeter meter(obs);
@@ -119,7 +121,8 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
         if (!cancel.cancelled()) return false;
         r.status = Status::Cancelled;
         r.error = i < cfg.warmup ? fmt::format("during warm-up step {} of {}", i + 1, cfg.warmup)
-                                 : fmt::format("after {} of {} profiled steps", i - cfg.warmup, spec.profile_steps);
+                                 : fmt::format("after {} of {} profiled steps", i - cfg.warmup,
+                                               spec.profile_steps);
         return true;
     };
     for (int i = 0; i < cfg.warmup; ++i) {
@@ -172,7 +175,8 @@ void addRunnerTrace(const nlohmann::json& j, RawTrace& raw) {
     }
 }
 
-void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelToken& cancel, ProfileResult& r) {
+void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelToken& cancel,
+                   ProfileResult& r) {
     const BenchConfig& cfg = spec.bench;
     nlohmann::json js = pythonRunnerSpec(cfg);
     js["steps"] = spec.profile_steps;  // profiled, after the warm-up
@@ -203,8 +207,8 @@ void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelTo
 
 }  // namespace
 
-ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer, const CancelToken& cancel,
-                         ResultStore* store, int64_t run_id) {
+ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
+                         const CancelToken& cancel, ResultStore* store, int64_t run_id) {
     ProfileResult r;
     r.spec = spec;
     r.environment = currentEnvironment(spec.bench.device);
@@ -221,7 +225,8 @@ ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer, con
         releaseCachedMemory(device);
     }
     if (r.status != Status::Ok && r.status != Status::Cancelled)
-        observer.log(LogLevel::Warning, fmt::format("profile: {}: {}", toString(r.status), r.error));
+        observer.log(LogLevel::Warning,
+                     fmt::format("profile: {}: {}", toString(r.status), r.error));
     if (store) {
         try {
             storeProfile(*store, run_id, r);

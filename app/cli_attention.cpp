@@ -1,7 +1,7 @@
 // `trainscope-cli attention`: the attention lab from the command line.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -13,8 +13,8 @@
 #include "attention/attention_lab.h"
 #include "attention/attention_report.h"
 #include "cli_common.h"
-#include "runtime/environment.h"
 #include "core/store.h"
+#include "runtime/environment.h"
 
 namespace {
 
@@ -23,7 +23,7 @@ using namespace ts;
 struct AttentionOptions {
     std::vector<std::string> impl, seq, head_dim, batch, heads, dtype, pass;
     std::string preset, device;
-    bool device_given = false;
+    bool device_given = false, preset_given = false;
     bool causal = false, no_causal = false;
     std::optional<std::string> warmup, steps, seed;  // text, checked in buildSpec
     bool markdown = false, csv = false, jsonl = false;
@@ -55,11 +55,14 @@ std::vector<int64_t> positiveInts(const std::vector<std::string>& values, const 
 }
 
 template <typename T, typename Parse>
-std::vector<T> parsed(const std::vector<std::string>& values, const char* flag, Parse parse, const char* choices) {
+std::vector<T> parsed(const std::vector<std::string>& values, const char* flag, Parse parse,
+                      const char* choices) {
     std::vector<T> out;
     for (const auto& s : requireValues(values, flag)) {
         const auto v = parse(s);
-        if (!v) throw cli::BadInput(fmt::format("{}: unknown value '{}' (choose from {})", flag, s, choices));
+        if (!v)
+            throw cli::BadInput(
+                fmt::format("{}: unknown value '{}' (choose from {})", flag, s, choices));
         out.push_back(*v);
     }
     return out;
@@ -67,31 +70,47 @@ std::vector<T> parsed(const std::vector<std::string>& values, const char* flag, 
 
 AttentionBenchSpec buildSpec(const AttentionOptions& o) {
     AttentionBenchSpec spec;
+    if (o.preset_given && o.preset.empty())
+        throw cli::BadInput("--preset: no preset given (choose a or b)");
     if (!o.preset.empty()) {
         const auto p = attentionPreset(o.preset);
-        if (!p) throw cli::BadInput(fmt::format("--preset: unknown preset '{}' (choose a or b)", o.preset));
+        if (!p)
+            throw cli::BadInput(
+                fmt::format("--preset: unknown preset '{}' (choose a or b)", o.preset));
         spec = *p;
     }
     if (!o.impl.empty())
-        spec.impls = parsed<AttentionImpl>(o.impl, "--impl", parseAttentionImpl,
-                                           "naive, tiled, sdpa, sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math, flash");
+        spec.impls = parsed<AttentionImpl>(
+            o.impl, "--impl", parseAttentionImpl,
+            "naive, tiled, sdpa, sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math, flash");
     if (!o.seq.empty()) spec.seq_lens = positiveInts(o.seq, "--seq");
     if (!o.head_dim.empty()) spec.head_dims = positiveInts(o.head_dim, "--head-dim");
     if (!o.batch.empty()) spec.batches = positiveInts(o.batch, "--batch");
     if (!o.heads.empty()) spec.heads = positiveInts(o.heads, "--heads");
-    if (!o.dtype.empty()) spec.dtypes = parsed<Precision>(o.dtype, "--dtype", parsePrecision, "fp32, bf16, fp16");
+    if (!o.dtype.empty())
+        spec.dtypes = parsed<Precision>(o.dtype, "--dtype", parsePrecision, "fp32, bf16, fp16");
     if (!o.pass.empty())
-        spec.passes = parsed<AttentionPass>(o.pass, "--pass", parseAttentionPass, "forward, backward, forward-backward");
-    if (o.causal && o.no_causal) spec.causal = {false, true};
-    else if (o.causal) spec.causal = {true};
-    else if (o.no_causal) spec.causal = {false};
-    if (o.warmup) spec.warmup = static_cast<int>(cli::parseIntIn("--warmup", *o.warmup, 0, kMaxAttentionSteps));
-    if (o.steps) spec.steps = static_cast<int>(cli::parseIntIn("--steps", *o.steps, 1, kMaxAttentionSteps));
+        spec.passes = parsed<AttentionPass>(o.pass, "--pass", parseAttentionPass,
+                                            "forward, backward, forward-backward");
+    if (o.causal && o.no_causal)
+        spec.causal = {false, true};
+    else if (o.causal)
+        spec.causal = {true};
+    else if (o.no_causal)
+        spec.causal = {false};
+    if (o.warmup)
+        spec.warmup =
+            static_cast<int>(cli::parseIntIn("--warmup", *o.warmup, 0, kMaxAttentionSteps));
+    if (o.steps)
+        spec.steps = static_cast<int>(cli::parseIntIn("--steps", *o.steps, 1, kMaxAttentionSteps));
     if (o.seed) spec.seed = cli::parseSeed("--seed", *o.seed);
     if (o.device_given && o.device.empty()) throw cli::BadInput("--device: no value given");
-    if (!o.device.empty()) spec.device = o.device;
-    else if (!capabilities().cuda_available) spec.device = "cpu";  // the default, where there is no GPU
-    if (const auto errors = validateAttentionSpec(spec); !errors.empty()) throw cli::BadInput(errors.front());
+    if (!o.device.empty())
+        spec.device = o.device;
+    else if (!capabilities().cuda_available)
+        spec.device = "cpu";  // the default, where there is no GPU
+    if (const auto errors = validateAttentionSpec(spec); !errors.empty())
+        throw cli::BadInput(errors.front());
     return spec;
 }
 
@@ -103,18 +122,22 @@ class CliObserver : public AttentionObserver {
 public:
     explicit CliObserver(Format f) : format_(f) {}
     void cellFinished(int index, int count, const AttentionCell& c) override {
-        std::string what = c.status == Status::Ok
-                               ? fmt::format("fwd {:.3f} ms, bwd {:.3f} ms", c.forward_ms, c.backward_ms)
-                               : fmt::format("{}: {}", toString(c.status), c.error);
-        std::fprintf(stderr, "[%d/%d] %s %s causal=%d %lldx%lld d=%lld seq=%lld: %s\n", index + 1, count,
-                     std::string(toString(c.impl)).c_str(), std::string(toString(c.dtype)).c_str(), c.causal ? 1 : 0,
-                     static_cast<long long>(c.batch), static_cast<long long>(c.heads), static_cast<long long>(c.head_dim),
-                     static_cast<long long>(c.seq), what.c_str());
+        std::string what =
+            c.status == Status::Ok
+                ? fmt::format("fwd {:.3f} ms, bwd {:.3f} ms", c.forward_ms, c.backward_ms)
+                : fmt::format("{}: {}", toString(c.status), c.error);
+        std::fprintf(
+            stderr, "[%d/%d] %s %s causal=%d %lldx%lld d=%lld seq=%lld: %s\n", index + 1, count,
+            std::string(toString(c.impl)).c_str(), std::string(toString(c.dtype)).c_str(),
+            c.causal ? 1 : 0, static_cast<long long>(c.batch), static_cast<long long>(c.heads),
+            static_cast<long long>(c.head_dim), static_cast<long long>(c.seq), what.c_str());
         if (format_ == Format::Csv) std::printf("%s\n", attentionCsvRow(c).c_str());
         if (format_ == Format::Jsonl) std::printf("%s\n", attentionJsonLine(c).c_str());
         std::fflush(stdout);
     }
-    void log(LogLevel, const std::string& message) override { std::fprintf(stderr, "%s\n", message.c_str()); }
+    void log(LogLevel, const std::string& message) override {
+        std::fprintf(stderr, "%s\n", message.c_str());
+    }
 
 private:
     Format format_;
@@ -129,15 +152,17 @@ int runAttention(const AttentionOptions& o) {
         return 2;
     }
     if (static_cast<int>(o.markdown) + static_cast<int>(o.csv) + static_cast<int>(o.jsonl) > 1) {
-        std::fprintf(stderr, "trainscope-cli attention: choose one of --markdown, --csv, --jsonl\n");
+        std::fprintf(stderr,
+                     "trainscope-cli attention: choose one of --markdown, --csv, --jsonl\n");
         return 2;
     }
     const Format format = o.csv ? Format::Csv : o.jsonl ? Format::Jsonl : Format::Markdown;
     // Only the device is refused up front: a cell this machine cannot compute (our kernels on
     // the CPU, bf16 on an old GPU) is reported in the table as unsupported or failed.
     if (const auto problems = checkRunnable({spec.device, {}, {}}); !problems.empty()) {
-        std::fprintf(stderr, "trainscope-cli attention: %s%s\n", problems.front().c_str(),
-                     spec.device != "cpu" && !capabilities().cuda_available ? " (use --device cpu)" : "");
+        std::fprintf(
+            stderr, "trainscope-cli attention: %s%s\n", problems.front().c_str(),
+            spec.device != "cpu" && !capabilities().cuda_available ? " (use --device cpu)" : "");
         return 2;
     }
     std::unique_ptr<ResultStore> store;
@@ -151,7 +176,8 @@ int runAttention(const AttentionOptions& o) {
             std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
             return 2;
         }
-        std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
+        std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id),
+                     store->path().c_str());
     }
     if (format == Format::Csv) std::printf("%s\n", attentionCsvHeader().c_str());
     CliObserver obs(format);
@@ -165,9 +191,12 @@ int runAttention(const AttentionOptions& o) {
     }
     const auto& env = r.environment;
     if (format == Format::Markdown) {
-        std::printf("Attention benchmark on %s (torch %s, CUDA %s, driver %s), %s, commit %s; median of %d steps after %d warm-up.\n\n",
-                    env.device_name.c_str(), env.torch_version.c_str(), env.cuda_version.c_str(),
-                    env.driver_version.c_str(), env.date.c_str(), env.git_commit.c_str(), spec.steps, spec.warmup);
+        std::printf(
+            "Attention benchmark on %s (torch %s, CUDA %s, driver %s), %s, commit %s; median of %d "
+            "steps after %d warm-up.\n\n",
+            env.device_name.c_str(), env.torch_version.c_str(), env.cuda_version.c_str(),
+            env.driver_version.c_str(), env.date.c_str(), env.git_commit.c_str(), spec.steps,
+            spec.warmup);
         for (const auto& d : ts::capabilities().devices)
             if (d.name == env.device_name && !d.flash_kernels.empty()) {
                 std::printf("Our kernels (flash) on this GPU: %s.\n\n", d.flash_kernels.c_str());
@@ -193,9 +222,11 @@ namespace {
 void addAttentionCommand(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<AttentionOptions>();
     CLI::App* sub = app.add_subcommand(
-        "attention", "Attention benchmark: naive, tiled, LibTorch SDPA backends and this project's kernels");
-    sub->add_option("--impl", o->impl,
-                    "implementations: naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash");
+        "attention",
+        "Attention benchmark: naive, tiled, LibTorch SDPA backends and this project's kernels");
+    sub->add_option(
+        "--impl", o->impl,
+        "implementations: naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash");
     sub->add_option("--seq", o->seq, "sequence lengths, comma-separated");
     sub->add_option("--head-dim", o->head_dim, "head dims, comma-separated");
     sub->add_option("--batch", o->batch, "batch sizes");
@@ -209,7 +240,9 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     sub->add_option("--steps", o->steps, "measured steps per cell (the median is reported)");
     sub->add_option("--seed", o->seed, "random seed of the inputs");
     sub->add_option("--device", o->device, "cpu, cuda or cuda:N (default: cuda when present)");
-    sub->add_option("--db", o->db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    sub->add_option(
+        "--db", o->db,
+        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     sub->add_option("--label", o->label, "A label for this run in the store");
     sub->add_flag("--no-store", o->no_store, "Do not store the results");
     sub->add_flag("--markdown", o->markdown, "a markdown table at the end (default)");
@@ -217,6 +250,7 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     sub->add_flag("--jsonl", o->jsonl, "one JSON object a cell, as cells finish");
     sub->callback([o, sub, &exit_code] {
         o->device_given = sub->count("--device") > 0;
+        o->preset_given = sub->count("--preset") > 0;
         exit_code = runAttention(*o);
     });
 }

@@ -357,6 +357,9 @@ double timeoutOf(const LaunchFlags& f) {
     const double timeout_s = parseFinite("--timeout", f.timeout);
     if (timeout_s <= 0)
         throw BadInput(fmt::format("--timeout: {} is not more than 0 seconds", f.timeout));
+    if (timeout_s > 86400)  // beyond it the milliseconds overflow and a hang is never noticed
+        throw BadInput(fmt::format("--timeout: {} is more than the limit of 86400 seconds (a day)",
+                                   f.timeout));
     return timeout_s;
 }
 
@@ -417,6 +420,11 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
         const double mb = parseFinite("--bucket-mb", x);
         if (!(mb > 0)) throw BadInput(fmt::format("--bucket-mb: {} is not more than 0 MB", x));
+        // A bucket larger than any model's gradients is one bucket; beyond this the size in
+        // bytes would overflow its integer.
+        if (mb > 1e6)
+            throw BadInput(
+                fmt::format("--bucket-mb: {} is more than the limit of 1e6 MB (1 TB)", x));
         return mb;
     });
     std::vector<bool> shardings;

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -162,6 +163,11 @@ void checkCommandName(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A reader that goes away (`| head -c1`) or a file-size limit must end the command with a
+    // message and exit 3, not kill it with SIGPIPE (141) or SIGXFSZ (153): the writes then fail
+    // instead, and the check at the end says so.
+    std::signal(SIGPIPE, SIG_IGN);
+    std::signal(SIGXFSZ, SIG_IGN);
     CLI::App app{"TrainScope: where the time and memory of a transformer training step go.",
                  "trainscope-cli"};
     app.require_subcommand(1);
@@ -249,7 +255,9 @@ int main(int argc, char** argv) {
     }
     // A report into a full disk or a closed pipe must not pass for success.
     if (!(std::cout << std::flush)) {
-        std::fprintf(stderr, "trainscope-cli: cannot write to standard output\n");
+        std::fprintf(stderr,
+                     "trainscope-cli: cannot write to standard output (its reader went away, or "
+                     "the disk or a file-size limit is full)\n");
         return code == kOk ? kRunFailed : code;
     }
     return code;

@@ -45,7 +45,13 @@ class BadInput(unittest.TestCase):
             "seed": write(os.path.join(d, "seed.json"), {"base": dict(base, seed=-1)}),
             "ctx": write(os.path.join(d, "ctx.json"), {"base": base, "context_lengths": [99999999999999]}),
             "exec": write(os.path.join(d, "exec.json"), {"base": base, "execs": ["eager", "compiled"]}),
+            # The second probe's accepted-invalid inputs and unbounded reads.
+            "dupkey": write(os.path.join(d, "dupkey.json"),
+                            '{"base": {"size": "tiny", "device": "cpu", "steps": 1, "steps": 2}}'),
+            "nul": write(os.path.join(d, "nul.json"), json.dumps({"base": base}) + "\0{garbage"),
+            "huge": write(os.path.join(d, "huge.json"), " " * (17 << 20) + json.dumps({"base": base})),
         }
+        os.mkfifo(os.path.join(d, "fifo.json"))
 
     @classmethod
     def tearDownClass(cls):
@@ -174,6 +180,18 @@ class BadInput(unittest.TestCase):
             (["runs", "delete", "1.5"], "1.5"),
             (["runs", "list", "--db", d], d),
             (["runs", "show", rid, "--db", "/no/such/dir/x.db"], "/no/such/dir/x.db"),
+            # the second probe: limits up front, accepted-invalid input, unbounded reads
+            (["bench", *TINY, "--lr", "1e300"], "learning_rate 1e+300 is more than the limit of 10"),
+            (["bench", "--sweep", f["dupkey"]], 'the key "steps" is given twice'),
+            (["bench", "--sweep", f["nul"]], "a NUL byte"),
+            (["bench", "--sweep", f["huge"]], "more than a sweep file's limit of 16 MiB"),
+            (["bench", "--sweep", "/dev/zero"], "not a regular file"),
+            (["bench", "--sweep", os.path.join(d, "fifo.json")], "not a regular file"),
+            (["attention", "--device", "cpu", "--preset", ""], "--preset: no preset given"),
+            (["distributed", "ddp", "--backend", "gloo", "--world", "2", "--size", "tiny", "--bucket-mb", "1e300"],
+             "--bucket-mb: 1e300 is more than the limit"),
+            (["distributed", "allreduce", "--backend", "gloo", "--world", "2", "--timeout", "1e300"],
+             "--timeout: 1e300 is more than the limit of 86400"),
             # info and the top level
             (["info", "extra"], "extra"),
             (["info", "--bogus"], "--bogus"),
@@ -199,6 +217,18 @@ class BadInput(unittest.TestCase):
             self.assertIn((c,), {k[:1] for k in commands})
         for sub in ("list", "show", "export", "delete"):
             self.assertIn(("runs", sub), commands)
+
+    def test_a_reader_that_goes_away_is_exit_3_not_a_signal(self):
+        # `bench --jsonl | head -c1`: the pipe closes after one byte.
+        env = dict(os.environ, TRAINSCOPE_DB=self.db)
+        proc = subprocess.Popen([CLI, "bench", *TINY, "--steps", "200", "--jsonl", "--no-store"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        proc.stdout.read(1)
+        proc.stdout.close()
+        err = proc.stderr.read().decode("utf-8", "replace")
+        proc.wait(timeout=120)
+        self.assertEqual(proc.returncode, 3, err)
+        self.assertIn("cannot write to standard output", err)
 
     def test_without_a_store_location_every_command_exits_2(self):
         env = {k: v for k, v in os.environ.items() if k not in ("HOME", "TRAINSCOPE_DB", "XDG_DATA_HOME")}

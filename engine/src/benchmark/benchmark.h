@@ -58,8 +58,9 @@ struct BenchConfig {
 
 // Limits that keep values from overflowing and requests from asking the impossible, each
 // named in the message that refuses it.
-inline constexpr int kMaxSteps = 1'000'000;                 // warm-up or measured steps of a point
-inline constexpr size_t kMaxSweepPoints = 10'000;           // points of one sweep
+inline constexpr double kMaxLearningRate = 10.0;   // AdamW's lr: above it a step only diverges
+inline constexpr int kMaxSteps = 1'000'000;        // warm-up or measured steps of a point
+inline constexpr size_t kMaxSweepPoints = 10'000;  // points of one sweep
 inline constexpr double kMaxTensorBytes = 1099511627776.0;  // 2^40: no device holds a bigger tensor
 
 // The biggest fp32 tensor a point allocates, estimated from the shapes (in doubles, so that

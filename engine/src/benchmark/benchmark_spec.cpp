@@ -59,6 +59,9 @@ std::vector<std::string> validateBench(const BenchConfig& c) {
     if (!(c.learning_rate > 0) || !std::isfinite(c.learning_rate))
         errors.push_back(fmt::format("learning_rate must be a positive finite number (got {})",
                                      c.learning_rate));
+    else if (c.learning_rate > kMaxLearningRate)  // as the precision lab limits it
+        errors.push_back(fmt::format("learning_rate {} is more than the limit of {}",
+                                     c.learning_rate, kMaxLearningRate));
     if (auto e = validateDevice(c.device); !e.empty()) errors.push_back(e);
     if (auto e = compiledProblem(c); !e.empty()) errors.push_back(e);
     if (auto e = sourceProblem(c); !e.empty()) errors.push_back(e);

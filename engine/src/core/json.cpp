@@ -1,5 +1,7 @@
 #include "core/json.h"
 
+#include <set>
+
 #include "core/json_read.h"
 
 namespace ts {
@@ -274,7 +276,26 @@ json parseJson(std::string_view text) {
             --depth;
         }
     }
-    return json::parse(text);
+    // Text past a NUL would be ignored by some readers and not others: no JSON has one.
+    if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+        throw std::invalid_argument(fmt::format("a NUL byte at byte {}: not JSON text", nul + 1));
+    // A key given twice in one object would silently take its last value: refused, named.
+    std::vector<std::set<std::string>> keys;
+    const json::parser_callback_t refuseDuplicates = [&keys](int, json::parse_event_t event,
+                                                             json& parsed) {
+        if (event == json::parse_event_t::object_start) {
+            keys.emplace_back();
+        } else if (event == json::parse_event_t::object_end) {
+            if (!keys.empty()) keys.pop_back();
+        } else if (event == json::parse_event_t::key && !keys.empty()) {
+            const auto& key = parsed.get_ref<const std::string&>();
+            if (!keys.back().insert(key).second)
+                throw std::invalid_argument(
+                    fmt::format("the key \"{}\" is given twice in one object", key));
+        }
+        return true;
+    };
+    return json::parse(text, refuseDuplicates);
 }
 
 std::string dumpJson(const json& j, int indent) {

@@ -149,15 +149,31 @@ int infoCommand() {
 }
 
 // CLI11 answers an unknown command with "A subcommand is required", which does not name it.
+// The same one level down, for the commands that have commands of their own (`precision sum`,
+// `distributed bogus`), and for a command word missing there.
 void checkCommandName(CLI::App& app, int argc, char** argv) {
     if (argc < 2 || argv[1][0] == '-') return;
     std::vector<std::string> names;
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-        if (sub->check_name(argv[1])) return;
+    CLI::App* command = nullptr;
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        if (sub->check_name(argv[1])) command = sub;
         names.push_back(sub->get_name());
     }
-    throw BadInput(
-        fmt::format("'{}' is not a command (commands: {})", argv[1], fmt::join(names, ", ")));
+    if (!command)
+        throw BadInput(
+            fmt::format("'{}' is not a command (commands: {})", argv[1], fmt::join(names, ", ")));
+    const auto subs = command->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty() || command->get_name() == "runs") return;  // runs says it in its own words
+    names.clear();
+    for (const CLI::App* sub : subs) names.push_back(sub->get_name());
+    if (argc < 3)
+        throw BadInput(
+            fmt::format("{}: no command given (one of: {})", argv[1], fmt::join(names, ", ")));
+    if (argv[2][0] == '-') return;  // --help, or an option CLI11 judges
+    for (const CLI::App* sub : subs)
+        if (sub->check_name(argv[2])) return;
+    throw BadInput(fmt::format("{}: '{}' is not a command (one of: {})", argv[1], argv[2],
+                               fmt::join(names, ", ")));
 }
 
 }  // namespace

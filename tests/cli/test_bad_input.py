@@ -192,6 +192,11 @@ class BadInput(unittest.TestCase):
              "--bucket-mb: 1e300 is more than the limit"),
             (["distributed", "allreduce", "--backend", "gloo", "--world", "2", "--timeout", "1e300"],
              "--timeout: 1e300 is more than the limit of 86400"),
+            (["distributed", "ddp", "--backend", "gloo", "--world", "1", "--size", "tiny", "--attention", "flash"],
+             "attention 'flash' runs on CUDA GPUs, and gloo's ranks run on the CPU"),
+            (["precision", "sum"], "precision: 'sum' is not a command (one of: "),
+            (["distributed", "bogus"], "distributed: 'bogus' is not a command (one of: "),
+            (["distributed"], "distributed: no command given (one of: "),
             # info and the top level
             (["info", "extra"], "extra"),
             (["info", "--bogus"], "--bogus"),

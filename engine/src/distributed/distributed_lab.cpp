@@ -10,7 +10,9 @@
 
 namespace ts {
 
-std::string_view toString(DistExperiment e) { return e == DistExperiment::Allreduce ? "allreduce" : "ddp"; }
+std::string_view toString(DistExperiment e) {
+    return e == DistExperiment::Allreduce ? "allreduce" : "ddp";
+}
 
 std::optional<DistExperiment> parseDistExperiment(std::string_view s) {
     if (s == "allreduce") return DistExperiment::Allreduce;
@@ -18,15 +20,18 @@ std::optional<DistExperiment> parseDistExperiment(std::string_view s) {
     return std::nullopt;
 }
 
-std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base, const std::vector<Precision>& precisions,
+std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
+                                       const std::vector<Precision>& precisions,
                                        const std::vector<std::string>& strategies,
-                                       const std::vector<double>& bucket_mbs, const std::vector<bool>& shardings) {
+                                       const std::vector<double>& bucket_mbs,
+                                       const std::vector<bool>& shardings) {
     std::vector<DistributedPoint> out;
     for (Precision precision : precisions)
         for (const std::string& strategy : strategies)
             for (bool shard : shardings) {
-                const std::vector<double> buckets =
-                    strategy == "bucketed" && !bucket_mbs.empty() ? bucket_mbs : std::vector<double>{base.ddp.bucket_mb};
+                const std::vector<double> buckets = strategy == "bucketed" && !bucket_mbs.empty()
+                                                        ? bucket_mbs
+                                                        : std::vector<double>{base.ddp.bucket_mb};
                 for (double mb : buckets) {
                     DistributedPoint p = base;
                     p.experiment = DistExperiment::Ddp;
@@ -40,23 +45,39 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base, const std::
     return out;
 }
 
-std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus, bool nccl_built) {
+std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus,
+                                                  bool nccl_built) {
     std::vector<std::string> errors;
-    if (p.world_size < 1) errors.push_back(fmt::format("world size must be at least 1 (got {})", p.world_size));
-    if (p.world_size > 256) errors.push_back(fmt::format("world size {} is more than 256 local ranks", p.world_size));
+    if (p.world_size < 1)
+        errors.push_back(fmt::format("world size must be at least 1 (got {})", p.world_size));
+    if (p.world_size > 256)
+        errors.push_back(fmt::format("world size {} is more than 256 local ranks", p.world_size));
     if (p.backend == dist::CommBackend::Nccl) {
         if (!nccl_built)
-            errors.push_back("this TrainScope was built without NCCL (a CPU LibTorch): use the gloo backend");
+            errors.push_back(
+                "this TrainScope was built without NCCL (a CPU LibTorch): use the gloo backend");
         else if (p.world_size > gpus)
-            errors.push_back(fmt::format("world size {} is more than the {} GPU{} present (NCCL runs one rank per GPU)",
-                                         p.world_size, gpus, gpus == 1 ? "" : "s"));
+            errors.push_back(fmt::format(
+                "world size {} is more than the {} GPU{} present (NCCL runs one rank per GPU)",
+                p.world_size, gpus, gpus == 1 ? "" : "s"));
     }
     if (p.experiment == DistExperiment::Allreduce) {
-        if (auto e = dist::allreduceSpecProblem(p.allreduce); !e.empty()) errors.push_back(std::move(e));
+        if (auto e = dist::allreduceSpecProblem(p.allreduce); !e.empty())
+            errors.push_back(std::move(e));
     } else {
         DdpSpec d = p.ddp;
         d.device = "cpu";  // each rank's own, set by the worker
         for (auto& e : validateDdpSpec(d)) errors.push_back(std::move(e));
+        // Gloo's ranks run on the CPU, where the GPU-only attention backends fail in every rank
+        // at run time: said up front instead.
+        const AttentionImpl a = d.attention;
+        if (p.backend == dist::CommBackend::Gloo &&
+            (a == AttentionImpl::Flash || a == AttentionImpl::SdpaFlash ||
+             a == AttentionImpl::SdpaEfficient || a == AttentionImpl::SdpaCudnn))
+            errors.push_back(fmt::format(
+                "attention '{}' runs on CUDA GPUs, and gloo's ranks run on the CPU: use "
+                "--backend nccl, or naive, sdpa or tiled attention",
+                toString(a)));
     }
     return errors;
 }
@@ -65,13 +86,15 @@ std::string pointHeadline(const DistributedPoint& p) {
     const std::string ranks = fmt::format("× {} {}", p.world_size, dist::backendName(p.backend));
     if (p.experiment == DistExperiment::Allreduce) {
         std::string dtypes;
-        for (auto d : p.allreduce.dtypes) dtypes += (dtypes.empty() ? "" : ",") + std::string(dist::dtypeName(d));
+        for (auto d : p.allreduce.dtypes)
+            dtypes += (dtypes.empty() ? "" : ",") + std::string(dist::dtypeName(d));
         return fmt::format("allreduce {} sizes {} {}", p.allreduce.sizes.size(), dtypes, ranks);
     }
     const DdpSpec& d = p.ddp;
     const std::string bucket = d.strategy == "bucketed" ? fmt::format(" {:g} MB", d.bucket_mb) : "";
-    return fmt::format("ddp {}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket, d.shard_optimizer ? " sharded" : "",
-                       d.model_size, d.context_length, d.batch_per_rank, toString(d.precision), ranks);
+    return fmt::format("ddp {}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket,
+                       d.shard_optimizer ? " sharded" : "", d.model_size, d.context_length,
+                       d.batch_per_rank, toString(d.precision), ranks);
 }
 
 DdpSummary summarizeDdp(const DistributedResult& r) {

@@ -22,27 +22,8 @@ CLI = None
 SMALL = ["--sizes", "64KiB,256KiB", "--warmup", "1", "--iters", "3", "--timeout", "60"]
 
 
-def marked_env(marker, **extra):
-    env = dict(os.environ)
-    env["TRAINSCOPE_TEST_MARKER"] = marker
-    env.update(extra)
-    return env
-
-
-def processes_with(marker):
-    """Pids (this test's own excepted) whose environment holds the marker: the CLI and its workers."""
-    found = []
-    needle = f"TRAINSCOPE_TEST_MARKER={marker}".encode()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    found.append(int(pid))
-        except OSError:
-            pass  # gone, or not ours to read
-    return found
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from marked_processes import marked_env, processes_with  # noqa: E402
 
 
 class Distributed(unittest.TestCase):

@@ -25,19 +25,8 @@ TINY = ["--size", "tiny", "--device", "cpu", "--context-length", "16", "--batch-
         "--steps", "2"]
 
 
-def processes_with(marker):
-    found = []
-    needle = f"TRAINSCOPE_TEST_MARKER={marker}".encode()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from marked_processes import marked_env, processes_with  # noqa: E402
 
 
 class PythonSource(unittest.TestCase):
@@ -45,7 +34,7 @@ class PythonSource(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.db = os.path.join(self.tmp.name, "results.db")
         self.marker = uuid.uuid4().hex
-        self.env = dict(os.environ, TRAINSCOPE_DB=self.db, TRAINSCOPE_TEST_MARKER=self.marker)
+        self.env = marked_env(self.marker, TRAINSCOPE_DB=self.db)
 
     def tearDown(self):
         deadline = time.time() + 10

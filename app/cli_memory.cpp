@@ -113,6 +113,12 @@ std::vector<ts::MemorySpec> memorySpecs(const MemoryOptions& o) {
     for (const auto& p : points) {
         ts::MemorySpec s = base;
         s.bench = p;
+        // What the memory lab adds to the point's checks (eager steps only; --stacks is for
+        // TrainScope's C++ model): refused before anything runs.
+        if (const auto problems = ts::validateMemory(s); !problems.empty())
+            throw BadInput(fmt::format("{} (size {}, context {}{})", fmt::join(problems, "; "),
+                                       p.model.name, p.model.context_length,
+                                       p.source == ts::Source::Python ? ", your code" : ""));
         specs.push_back(s);
     }
     if (!o.snapshot.empty() && specs.size() != 1)
@@ -159,6 +165,7 @@ nlohmann::json summaryJson(const ts::MemoryResult& r, int top) {
              {"category", ts::toString(x.category)},
              {"range", name(x.range)},
              {"op", name(x.op)},
+             {"where", ts::allocationSite(r.trace, x.stack)},
              {"freed_at", x.free_index ? nlohmann::json(*x.free_index) : nlohmann::json(nullptr)}});
     }
     nlohmann::json j{{"type", "memory"},
@@ -322,6 +329,7 @@ void addMemoryCommand(CLI::App& app, int& code) {
                            "allocations, and the OOM frontier.");
     cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     addPointOptions(*cmd, o->point, /*measured_steps=*/false);
+    addCodeOptions(*cmd, o->point);  // the user's code, its allocator history recorded
     cmd->get_option("--warmup")
         ->description("Warm-up steps, run before the allocator's history is turned on");
     cmd->add_option("--record-steps", o->record_steps, "Steps recorded, after the warm-up")

@@ -1,4 +1,4 @@
-"""python -m trainscope_runner check|bench|profile --spec JSON"""
+"""python -m trainscope_runner check|bench|profile|memory --spec JSON"""
 
 import argparse
 import json
@@ -22,7 +22,7 @@ def check(spec):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m trainscope_runner")
-    parser.add_argument("command", choices=["check", "bench", "profile"])
+    parser.add_argument("command", choices=["check", "bench", "profile", "memory"])
     parser.add_argument("--spec", required=True, help="the point as JSON")
     args = parser.parse_args(argv)
     protocol.claim_stdout()
@@ -40,9 +40,9 @@ def main(argv=None):
         if args.command == "check":
             check(spec)
         else:
-            from . import bench, profile
+            from . import bench, memory, profile
             try:
-                (profile if args.command == "profile" else bench).run(spec)
+                {"bench": bench, "profile": profile, "memory": memory}[args.command].run(spec)
             except Exception as e:
                 if not bench.is_oom(e):
                     raise

@@ -15,6 +15,9 @@ COMPILE_MODES = {"eager": None, "compiled": "default", "reduce-overhead": "reduc
 
 def is_oom(e):
     import torch
+    cause = getattr(e, "cause", None)  # a UserError around an out-of-memory (in construction)
+    if cause is not None and cause is not e and is_oom(cause):
+        return True
     oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", ())
     if oom and isinstance(e, oom):
         return True
@@ -114,9 +117,11 @@ class Point:
              parameters=self.parameters, torch=self.torch.__version__, device=_device_name(self.device),
              notes=self.found.notes)
 
-    def step(self, i, ranged=False):
+    def step(self, i, ranged=False, phases=None):
         """One step, timed phase by phase; `ranged`: each phase inside a profiler range named as
-        TrainScope's own step names them (forward with loss inside it, backward, optimizer)."""
+        TrainScope's own step names them (forward with loss inside it, backward, optimizer);
+        `phases`: called with "forward", "backward", "optimizer" as each begins (the memory
+        lab's marks)."""
         torch = self.torch
         import torch.nn.functional as F
 
@@ -125,6 +130,8 @@ class Point:
             torch.cuda.reset_peak_memory_stats(self.device)
         if self.mode != "forward":
             self.model.zero_grad(set_to_none=True)
+        mark = phases or (lambda _phase: None)
+        mark("forward")
         self.clock.mark(0)
 
         def forward():
@@ -138,12 +145,16 @@ class Point:
         loss = _phase("forward", forward)
         self.clock.mark(1)
         if self.mode != "forward":
+            mark("backward")
+
             def backward():
                 with rng("backward"):
                     (self.scaler.scale(loss) if self.scaler else loss).backward()
             _phase("backward", backward)
         self.clock.mark(2)
         if self.optimizer is not None:
+            mark("optimizer")
+
             def step():
                 with rng("optimizer"):
                     if self.scaler:

@@ -47,6 +47,7 @@ QVariant ResultModel::headerData(int section, Qt::Orientation o, int role) const
         case Tflops: return tr("TFLOP/s");
         case PeakShare: return tr("% of peak");
         case PeakMemory: return tr("Peak MiB");
+        case Compile: return tr("Compile s");
     }
     return {};
 }
@@ -98,6 +99,9 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
                                        .arg(kNoisyCv * 100)
                                  : tr("Noisy measurement, %1").arg(qstr(noise));
         }
+        if (col == Compile)
+            return tr("The compilation's share of the first step: its wall time less a measured step's "
+                      "mean (torch.compile, or TrainScope's compiled mode); not part of the step times");
         if (col == PeakMemory && e.finished && !measuresDeviceMemory(c))
             return tr("No device memory on the CPU: memory is measured on CUDA devices only");
         return describeConfig(c);
@@ -171,6 +175,12 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
             if (!measuresDeviceMemory(c)) return none(notApplicable());
             return raw ? QVariant(static_cast<qlonglong>(r.peak_memory))
                        : QVariant(formatMiB(r.peak_memory));
+        case Compile: {
+            if (!stats) return none(QString());
+            const auto s = compileSeconds(r);
+            if (!s) return none(notApplicable());
+            return raw ? QVariant(*s) : QVariant(QString::number(*s, 'f', 1));
+        }
     }
     return {};
 }

@@ -18,7 +18,7 @@ public:
     enum Column {
         Point, Size, Params, Context, Batch, Precision, Attention, Mode, Exec, Device, Warmup, Steps,
         Status, Forward, ForwardStd, Backward, BackwardStd, Optimizer, OptimizerStd, Total, TotalStd,
-        TotalCv, Tflops, PeakShare, PeakMemory, ColumnCount
+        TotalCv, Tflops, PeakShare, PeakMemory, Compile, ColumnCount
     };
     static constexpr int ValueRole = Qt::UserRole + 1;  // raw number behind a cell
     static constexpr int StatusRole = Qt::UserRole + 2; // "running", "ok", "OOM", ...

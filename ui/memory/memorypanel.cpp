@@ -9,6 +9,7 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
+#include "common/codechoice.h"
 #include "common/format.h"
 #include "core/store.h"
 #include "memory/memory_json.h"
@@ -67,6 +68,8 @@ void MemoryPanel::build() {
     label_->setPlaceholderText(tr("optional; shown in the log and exports"));
     top->addRow(tr("&Label:"), label_);
     outer->addLayout(top);
+    code_ = new CodeChoice(/*both=*/false, this);
+    outer->addWidget(code_);
 
     auto* pointBox = new QGroupBox(tr("Point"), this);
     auto* form = new QFormLayout(pointBox);
@@ -120,7 +123,10 @@ void MemoryPanel::build() {
                     {QStringLiteral("device"), device_},
                     {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("record_steps"), steps_},
-                    {QStringLiteral("frontier"), frontier_}});
+                    {QStringLiteral("frontier"), frontier_},
+                    {QStringLiteral("sources"), code_->sourceBox()},
+                    {QStringLiteral("code"), code_->codeEdit()},
+                    {QStringLiteral("python"), code_->pythonEdit()}});
 
     selectData(size_, QStringLiteral("tiny"));
     context_->setValue(128);
@@ -135,6 +141,7 @@ void MemoryPanel::build() {
         revalidate();
     };
     connect(label_, &QLineEdit::textChanged, this, changed);
+    connect(code_, &CodeChoice::changed, this, changed);
     for (QComboBox* c : {size_, precision_, attention_, mode_, frontier_, device_})
         connect(c, &QComboBox::currentIndexChanged, this, changed);
     for (QSpinBox* s : {context_, batch_, warmup_, steps_}) connect(s, &QSpinBox::valueChanged, this, changed);
@@ -162,6 +169,11 @@ void MemoryPanel::revalidate() {
     s.bench.warmup = warmup_->value();
     s.record_steps = steps_->value();
     s.frontier = parseFrontierAxis(frontier_->currentData().toString().toStdString()).value_or(FrontierAxis::None);
+    const std::vector<Source> sources = code_->sources();
+    s.bench.source = sources.empty() ? Source::TrainScope : sources.front();
+    s.bench.python = code_->code();
+    // The user's model has its own attention: the field does not apply to it.
+    attention_->setEnabled(s.bench.source == Source::TrainScope);
     spec_ = s;
 
     QHash<QWidget*, QStringList> byField;
@@ -173,11 +185,12 @@ void MemoryPanel::revalidate() {
         {QStringLiteral("frontier"), frontier_}, {QStringLiteral("device"), device_}};
     std::vector<std::string> problems = validateMemory(s);
     if (problems.empty() && capsKnown_) problems = checkBenchRunnable(s.bench);
+    if (const QString m = code_->problem(); !m.isEmpty()) problems.push_back(m.toStdString());
     for (const auto& m : problems) {
         const QString msg = qstr(m);
-        QWidget* target = nullptr;
+        QWidget* target = code_->fieldFor(msg);
         for (const auto& [k, w] : keys)
-            if (msg.contains(k, Qt::CaseInsensitive)) {
+            if (!target && msg.contains(k, Qt::CaseInsensitive)) {
                 target = w;
                 break;
             }
@@ -225,6 +238,8 @@ QJsonObject MemoryPanel::state() const {
     o[QStringLiteral("warmup")] = warmup_->value();
     o[QStringLiteral("record_steps")] = steps_->value();
     o[QStringLiteral("frontier")] = frontier_->currentData().toString();
+    const QJsonObject code = code_->state();
+    for (auto it = code.begin(); it != code.end(); ++it) o[it.key()] = it.value();
     return o;
 }
 
@@ -250,6 +265,7 @@ void MemoryPanel::setState(const QJsonObject& o, QStringList* notes) {
     spin("batch", batch_);
     spin("warmup", warmup_);
     spin("record_steps", steps_);
+    code_->setState(o);  // states saved before the field: TrainScope's model
     if (o.contains(QLatin1String("device"))) {
         const QString dev = o.value(QLatin1String("device")).toString();
         auto* model = qobject_cast<QStandardItemModel*>(device_->model());
@@ -287,6 +303,8 @@ QString MemoryPanel::describeSpec(const QJsonObject& spec) {
     parts << b.value(QLatin1String("device")).toString();
     const int points = spec.value(QLatin1String("points")).toArray().size();
     if (points > 1) parts << QObject::tr("%1 points").arg(points);
+    if (b.value(QLatin1String("source")).toString() == QLatin1String("python"))
+        parts.prepend(QObject::tr("your code %1").arg(b.value(QLatin1String("code")).toString()));
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -305,6 +323,11 @@ QJsonObject MemoryPanel::stateFromSpec(const QJsonObject& spec) {
     o[QStringLiteral("warmup")] = b.value(QLatin1String("warmup"));
     o[QStringLiteral("record_steps")] = s.value(QLatin1String("record_steps"));
     o[QStringLiteral("frontier")] = s.value(QLatin1String("frontier"));
+    // Runs stored before the field are of TrainScope's model.
+    o[QStringLiteral("sources")] =
+        QJsonArray{b.value(QLatin1String("source")).toString(QStringLiteral("trainscope"))};
+    o[QStringLiteral("code")] = b.value(QLatin1String("code")).toString();
+    o[QStringLiteral("python")] = b.value(QLatin1String("python")).toString();
     return o;
 }
 

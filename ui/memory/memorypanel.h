@@ -1,5 +1,5 @@
-// The memory lab's panel: one benchmark point (size, context, batch, precision, attention,
-// mode, device), warm-up and recorded steps, and the OOM frontier to search (none, context,
+// The memory lab's panel: one benchmark point (whose code: TrainScope's model or the user's;
+// size, context, batch, precision, attention, mode, device), warm-up and recorded steps, and the OOM frontier to search (none, context,
 // batch). Its results go to its own view (MemoryView).
 #pragma once
 
@@ -7,6 +7,9 @@
 #include "memory/memory.h"
 
 class QComboBox;
+namespace ts::ui {
+class CodeChoice;
+}
 class QLineEdit;
 class QSpinBox;
 
@@ -33,6 +36,7 @@ private:
     void updateAvailability() override;
 
     QLineEdit* label_;
+    CodeChoice* code_;  // TrainScope's model or the user's code (one of them: one point)
     QComboBox *size_, *precision_, *attention_, *mode_, *frontier_;
     QSpinBox *context_, *batch_, *warmup_, *steps_;
     MemorySpec spec_;

@@ -1,5 +1,7 @@
 #include "memory/memoryview.h"
 
+#include <QFileInfo>
+
 #include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -405,7 +407,14 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
         QString stack;
         if (x.stack >= 0 && static_cast<size_t>(x.stack) < r.trace.stacks.size()) {
             QStringList frames;
-            for (const auto& f : r.trace.stacks[x.stack]) frames << qstr(f.name);
+            // The user's Python frames carry their file and line: "forward (model.py:88)".
+            for (const auto& f : r.trace.stacks[x.stack])
+                frames << (f.filename.empty() || f.line <= 0
+                               ? qstr(f.name)
+                               : QStringLiteral("%1 (%2:%3)")
+                                     .arg(qstr(f.name),
+                                          QFileInfo(qstr(f.filename)).fileName())
+                                     .arg(f.line));
             stack = frames.join(QStringLiteral(" ← "));
         }
         QList<QStandardItem*> row{

@@ -137,12 +137,19 @@ struct BenchResult {
     std::vector<StepSample> steps;              // warm-up and measured, in order
     Stats forward, backward, optimizer, total;  // over measured steps only
     int64_t peak_memory = 0;                    // bytes, over the whole run (0 on the CPU)
+    // The first step's wall time, synchronised: under torch.compile (or our compiled mode) it
+    // holds the compilation, which the steps' statistics leave out (0: not measured).
+    double first_step_ms = 0;
     Environment environment;
 };
+// The compilation's share of the first step: its wall time less a measured step's mean, in
+// seconds; nullopt for an eager point or one without the first step's time.
+std::optional<double> compileSeconds(const BenchResult& r);
 
 // The Python source (the user's code) for any lab that runs a point's steps: `command` of the
 // Python runner (runtime/python_runner.h) with `spec` (pythonRunnerSpec, and what the lab
-// adds), its steps handed to `on_step` and its other lines (a profile's trace) to `on_other`.
+// adds), its steps handed to `on_step`, its other lines (a profile's trace) to `on_other` and its
+// result line (what a lab reads besides the status) to `on_result`.
 // The outcome: Ok, OOM (a result), Failed (the user's message and traceback, a crash, a hang),
 // Cancelled; the "ready" line's model, optimizer and notes are logged as Info.
 struct PythonPointOutcome {
@@ -154,7 +161,8 @@ PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& com
                                   const nlohmann::json& spec, Observer& obs, int point_index,
                                   const CancelToken& cancel,
                                   const std::function<void(const StepSample&)>& on_step,
-                                  const std::function<void(const nlohmann::json&)>& on_other);
+                                  const std::function<void(const nlohmann::json&)>& on_other,
+                                  const std::function<void(const nlohmann::json&)>& on_result = {});
 
 // Recomputes the four Stats of `r` from its measured (non-warm-up) steps.
 void summarize(BenchResult& r);

@@ -102,6 +102,12 @@ std::optional<double> peakShare(const BenchResult& r) {
     return *achieved / *peak;
 }
 
+std::optional<double> compileSeconds(const BenchResult& r) {
+    if (r.config.exec == ExecMode::Eager || r.first_step_ms <= 0 || r.total.count == 0)
+        return std::nullopt;
+    return std::max(0.0, r.first_step_ms - r.total.mean) / 1000.0;
+}
+
 std::optional<NoiseFlag> noiseFlag(const BenchResult& r) {
     const Stats& t = r.total;
     if (r.status != Status::Ok || t.count < 2 || t.mean <= 0 || t.cv <= kNoisyCv)

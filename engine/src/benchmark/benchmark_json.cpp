@@ -146,6 +146,7 @@ json toJson(const BenchResult& r) {
             {"optimizer", toJson(r.optimizer)},
             {"total", toJson(r.total)},
             {"peak_memory", r.peak_memory},
+            {"first_step_ms", number(r.first_step_ms)},
             {"environment", toJson(r.environment)}};
 }
 
@@ -170,6 +171,7 @@ BenchResult resultFromJson(const json& j) {
     if (auto it = j.find("optimizer"); it != j.end()) r.optimizer = statsFrom(*it, "optimizer");
     if (auto it = j.find("total"); it != j.end()) r.total = statsFrom(*it, "total");
     read(j, "", "peak_memory", r.peak_memory, kInt64);
+    read(j, "", "first_step_ms", r.first_step_ms, toDouble);
     if (auto it = j.find("environment"); it != j.end())
         r.environment = environmentFrom(*it, "environment");
     return r;

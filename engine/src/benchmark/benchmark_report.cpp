@@ -157,6 +157,20 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
                             const auto x = speedup(r);
                             return x ? fmt::format("{:.4f}", *x) : std::string();
                         }});
+    // The compilation, apart from the steps (torch.compile's, or our compiled mode's capture).
+    const bool any_compile = std::any_of(results.begin(), results.end(), [](const BenchResult& r) {
+        return compileSeconds(r).has_value();
+    });
+    if (all || any_compile)
+        cols.push_back({"compile (s)",
+                        [](const BenchResult& r) {
+                            const auto c = compileSeconds(r);
+                            return c ? fmt::format("{:.1f}", *c) : std::string("-");
+                        },
+                        [](const BenchResult& r) {
+                            const auto c = compileSeconds(r);
+                            return c ? fmt::format("{:.3f}", *c) : std::string();
+                        }});
     cols.push_back({"peak MiB", mib, memoryBytes});
     cols.push_back({"status",
                     [](const BenchResult& r) { return std::string(toString(r.status)); },

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <atomic>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "benchmark/benchmark.h"
@@ -95,7 +96,12 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
             throw c10::OutOfMemoryError(
                 {__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                 "CUDA out of memory. Tried to allocate 2.00 GiB (injected by a test)");
+        const auto started = std::chrono::steady_clock::now();
         const StepSample s = stepSample(step.run(timer), i, i < cfg.warmup);
+        if (i == 0)  // step.run synchronises: this is the first step's whole wall time
+            r.first_step_ms = std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - started)
+                                  .count();
         r.steps.push_back(s);
         obs.stepFinished(progress.point_index, s);
         progress.report(i + 1);
@@ -113,7 +119,12 @@ void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken
                            obs.stepFinished(progress.point_index, s);
                            progress.report(static_cast<int>(r.steps.size()));
                        },
-                       {});
+                       {},
+                       [&](const nlohmann::json& result) {
+                           const auto it = result.find("first_step_s");
+                           if (it != result.end() && it->is_number())
+                               r.first_step_ms = 1000.0 * it->get<double>();
+                       });
     r.parameter_count = out.parameter_count;
     r.status = out.status;
     r.error = out.error;
@@ -125,7 +136,8 @@ PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& com
                                   const nlohmann::json& spec, Observer& obs, int point_index,
                                   const CancelToken& cancel,
                                   const std::function<void(const StepSample&)>& on_step,
-                                  const std::function<void(const nlohmann::json&)>& on_other) {
+                                  const std::function<void(const nlohmann::json&)>& on_other,
+                                  const std::function<void(const nlohmann::json&)>& on_result) {
     PythonPointOutcome r;
     int steps = 0;
     bool finished = false;
@@ -146,6 +158,7 @@ PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& com
                 on_step(stepFromJson(j));  // the runner's step line has a StepSample's fields
             } else if (event == "result") {
                 finished = true;
+                if (on_result) on_result(j);
                 if (j.value("status", "ok") == "oom") {
                     r.status = Status::OOM;
                     r.error = j.value("message", "out of memory in the user's code");

@@ -195,6 +195,10 @@ struct MemoryAnalysis {
 };
 MemoryAnalysis analyzeMemory(const RawMemoryTrace& t);
 
+// Where an allocation was asked for: the innermost frame of its stack as "file.py:12 (fn)"
+// (for the user's code, their own line: the runner keeps only their frames); "" without one.
+std::string allocationSite(const RawMemoryTrace& t, int32_t stack);
+
 // The largest allocations of the trace (initial blocks left out), largest first; ties by order.
 std::vector<size_t> largestAllocations(const MemoryAnalysis& a, size_t count);
 

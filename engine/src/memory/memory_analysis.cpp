@@ -59,15 +59,24 @@ const std::vector<MemoryCategory>& allMemoryCategories() {
     return all;
 }
 
+std::string allocationSite(const RawMemoryTrace& t, int32_t stack) {
+    if (stack < 0 || static_cast<size_t>(stack) >= t.stacks.size() || t.stacks[stack].empty())
+        return {};
+    const StackFrame& f = t.stacks[stack].front();
+    if (f.filename.empty()) return f.name;
+    return f.name.empty() ? fmt::format("{}:{}", f.filename, f.line)
+                          : fmt::format("{}:{} ({})", f.filename, f.line, f.name);
+}
+
 std::vector<std::string> validateMemory(const MemorySpec& spec) {
     std::vector<std::string> problems = validateBench(spec.bench);
-    if (spec.bench.exec == ExecMode::Compiled)
-        problems.push_back("the memory lab records eager steps; compiled mode is the benchmark's");
-    if (spec.bench.source == Source::Python)
-        problems.push_back(
-            "the memory lab records TrainScope's model only, not yet your code (--code): the "
-            "benchmark "
-            "and the profiler run it");
+    if (spec.bench.exec != ExecMode::Eager)
+        problems.push_back(fmt::format(
+            "the memory lab records eager steps, not {} (the benchmark times compiled ones)",
+            toString(spec.bench.exec)));
+    if (spec.bench.source == Source::Python && spec.record_stacks)
+        problems.push_back("--stacks records TrainScope's C++ stacks; your code's allocations "
+                           "always carry your Python file and line");
     if (spec.record_steps < 1 || spec.record_steps > kMaxRecordSteps)
         problems.push_back(fmt::format("recorded steps must be 1 to {}, not {}", kMaxRecordSteps,
                                        spec.record_steps));

@@ -118,6 +118,14 @@ FrontierResult frontierFrom(const json& j) {
 
 }  // namespace
 
+RawMemoryTrace memoryTraceFromJson(const json& j) {
+    try {
+        return traceFrom(j);
+    } catch (const json::exception& e) {
+        throw std::invalid_argument(fmt::format("memory trace: {}", e.what()));
+    }
+}
+
 json toJson(const FrontierResult& f) {
     json probes = json::array();
     for (const auto& p : f.probes)

@@ -14,6 +14,9 @@ nlohmann::json toJson(const MemoryResult& r);
 nlohmann::json toJson(const FrontierResult& f);
 MemorySpec memorySpecFromJson(const nlohmann::json& j);
 MemoryResult memoryResultFromJson(const nlohmann::json& j);
+// The allocator's trace alone, in the form a stored result holds it (and the Python runner
+// sends it: runner/trainscope_runner/memory.py).
+RawMemoryTrace memoryTraceFromJson(const nlohmann::json& j);
 
 // The run's spec as stored (createRun): one spec, or {"points": [...]} for several.
 std::string memorySpecJson(const std::vector<MemorySpec>& specs);

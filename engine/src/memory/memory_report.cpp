@@ -28,9 +28,17 @@ std::string signedBytes(int64_t b) { return b < 0 ? "-" + formatBytes(-b) : "+" 
 
 Table allocationRows(const MemoryResult& r, const MemoryAnalysis& a,
                      const std::vector<size_t>& which) {
+    // "where" (the file and line that asked) where the trace has stacks: the user's code's.
+    const bool sites = std::any_of(which.begin(), which.end(), [&](size_t k) {
+        return !allocationSite(r.trace, a.allocations[k].stack).empty();
+    });
     Table t{{"size", "event", "phase", "category", "freed at", "range", "op"},
             {true, true, false, false, true, false, false},
             {}};
+    if (sites) {
+        t.headers.push_back("where");
+        t.right.push_back(false);
+    }
     for (size_t k : which) {
         const Allocation& x = a.allocations[k];
         t.rows.push_back(
@@ -38,6 +46,7 @@ Table allocationRows(const MemoryResult& r, const MemoryAnalysis& a,
              x.initial ? "-" : phaseStep(x.phase, x.step), std::string(toString(x.category)),
              x.free_index ? fmt::format("{}", *x.free_index) : "live", nameOf(r.trace, x.range),
              nameOf(r.trace, x.op)});
+        if (sites) t.rows.back().push_back(allocationSite(r.trace, x.stack));
     }
     return t;
 }
@@ -69,10 +78,15 @@ std::string formatBytes(int64_t bytes) {
 
 std::string memoryHeadline(const MemoryResult& r) {
     const BenchConfig& c = r.spec.bench;
-    return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} recorded step(s) after {} warm-up",
-                       c.model.name, c.model.context_length, c.batch_size, toString(c.precision),
-                       toString(c.attention), toString(c.mode), c.device, r.spec.record_steps,
-                       c.warmup);
+    // The user's model has its own attention: "your code <ref>" says whose model it is.
+    const std::string whose = c.source == Source::Python
+                                  ? fmt::format("your code {} ({} dims)", c.python.code, c.model.name)
+                                  : fmt::format("{}", c.model.name);
+    const std::string attention =
+        c.source == Source::Python ? std::string() : " " + std::string(toString(c.attention));
+    return fmt::format("{} ctx={} batch={} {}{} {} on {}, {} recorded step(s) after {} warm-up",
+                       whose, c.model.context_length, c.batch_size, toString(c.precision),
+                       attention, toString(c.mode), c.device, r.spec.record_steps, c.warmup);
 }
 
 std::string memoryTimelineCsv(const MemoryResult& r) {

@@ -24,12 +24,14 @@
 #include <torch/csrc/profiler/unwind/unwind.h>
 #endif
 
+#include "benchmark/benchmark_json.h"
 #include "core/store.h"
 #include "memory/memory.h"
 #include "memory/memory_json.h"
 #include "nn/training_step.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 
 namespace ts {
 namespace {
@@ -528,6 +530,111 @@ void frontier(const MemorySpec& spec, const c10::Device& device, MemoryObserver&
 
 #endif  // TRAINSCOPE_TORCH_CUDA
 
+// ---- The user's code (the Python source) ----
+// The runner (runner/trainscope_runner/memory.py) records the allocator's history around the
+// user's steps and sends it in parts under `key` ("memory", or "oom_trace" for a frontier
+// probe that ran out of memory): events, then stacks, then the rest with "done".
+class RunnerTrace {
+public:
+    explicit RunnerTrace(std::string key) : key_(std::move(key)) {}
+    // Takes a line of the runner's; true when it was one of this trace's.
+    bool take(const nlohmann::json& j) {
+        if (j.value("event", "") != key_) return false;
+        if (auto it = j.find("events"); it != j.end())
+            for (const auto& e : *it) events_.push_back(e);
+        if (auto it = j.find("stacks"); it != j.end())
+            for (const auto& e : *it) stacks_.push_back(e);
+        if (j.value("done", false)) {
+            nlohmann::json t = j;
+            t["events"] = std::move(events_);
+            t["stacks"] = std::move(stacks_);
+            truncated_ = j.value("truncated", false);
+            trace_ = memoryTraceFromJson(t);
+        }
+        return true;
+    }
+    std::optional<RawMemoryTrace>& trace() { return trace_; }
+    bool truncated() const { return truncated_; }
+
+private:
+    std::string key_;
+    nlohmann::json events_ = nlohmann::json::array(), stacks_ = nlohmann::json::array();
+    std::optional<RawMemoryTrace> trace_;
+    bool truncated_ = false;
+};
+
+void recordPython(const MemorySpec& spec, MemoryObserver& obs, const CancelToken& cancel,
+                  MemoryResult& r) {
+    const BenchConfig& cfg = spec.bench;
+    nlohmann::json js = pythonRunnerSpec(cfg);
+    js["record_steps"] = spec.record_steps;
+    ProgressMeter meter(obs);
+    const int total = cfg.warmup + spec.record_steps;
+    RunnerTrace trace("memory");
+    const PythonPointOutcome out = runPythonPoint(
+        cfg, "memory", js, obs, 0, cancel,
+        [&](const StepSample& s) {
+            r.steps.push_back(s);
+            obs.stepFinished(r.steps.back());
+            meter.report(static_cast<double>(r.steps.size()), total);
+            if (static_cast<int>(r.steps.size()) == total) obs.traceCollected();
+        },
+        [&](const nlohmann::json& j) { trace.take(j); },
+        [&](const nlohmann::json& result) {
+            r.parameter_bytes = result.value("parameter_bytes", int64_t{0});
+            r.gradient_bytes = result.value("gradient_bytes", int64_t{0});
+            r.optimizer_bytes = result.value("optimizer_bytes", int64_t{0});
+        });
+    r.status = out.status;
+    r.error = out.error;
+    r.parameter_count = out.parameter_count;
+    r.gpu = trace.trace().has_value();
+    if (trace.trace()) r.trace = std::move(*trace.trace());
+    if (trace.truncated())
+        obs.log(LogLevel::Warning, "memory: the allocator's history filled; the first events are "
+                                   "lost (record fewer steps)");
+}
+
+void frontierPython(const MemorySpec& spec, MemoryObserver& obs, const CancelToken& cancel,
+                    MemoryResult& r) {
+    const bool context = spec.frontier == FrontierAxis::Context;
+    const int64_t hi = spec.frontier_max > 0 ? spec.frontier_max
+                       : context             ? kDefaultContextFrontierMax
+                                             : kDefaultBatchFrontierMax;
+    obs.log(LogLevel::Info, fmt::format("memory: OOM frontier of your code by {} up to {}",
+                                        toString(spec.frontier), hi));
+    std::optional<RawMemoryTrace> oom_trace;
+    r.frontier = findFrontier(spec.frontier, context ? 16 : 1, hi, context ? 16 : 1, [&](int64_t v) {
+        FrontierProbe p;
+        if (cancel.cancelled()) {
+            p.status = Status::Cancelled;
+            p.error = "cancelled";
+            return p;
+        }
+        BenchConfig c = spec.bench;
+        (context ? c.model.context_length : c.batch_size) = v;
+        nlohmann::json js = pythonRunnerSpec(c);
+        js["probe"] = true;
+        RunnerTrace trace("oom_trace");
+        Observer quiet;  // a probe's "ready", steps and warnings are not the run's: its row says
+        const PythonPointOutcome out = runPythonPoint(
+            c, "memory", js, quiet, 0, cancel, [](const StepSample&) {},
+            [&](const nlohmann::json& j) { trace.take(j); },
+            [&](const nlohmann::json& result) {
+                p.fits = result.value("fits", false);
+                p.peak_bytes = result.value("peak_bytes", int64_t{0});
+            });
+        p.value = v;
+        p.status = out.status;
+        p.error = out.error;
+        if (p.status != Status::Ok) p.fits = false;
+        if (trace.trace()) oom_trace = std::move(trace.trace());
+        obs.frontierProbed(p);
+        return p;
+    });
+    r.frontier->oom_trace = std::move(oom_trace);
+}
+
 }  // namespace
 
 MemoryResult runMemory(const MemorySpec& spec, MemoryObserver& observer, const CancelToken& cancel, ResultStore* store,
@@ -544,7 +651,12 @@ MemoryResult runMemory(const MemorySpec& spec, MemoryObserver& observer, const C
         r.error = fmt::format("{}", fmt::join(problems, "; "));
     } else {
         const c10::Device device = parseDevice(spec.bench.device);
-        if (!device.is_cuda()) {
+        if (device.is_cuda() && spec.bench.source == Source::Python) {
+            runRecordingFailure(r, [&] { recordPython(spec, observer, cancel, r); });
+            if (spec.frontier != FrontierAxis::None && r.status != Status::Cancelled &&
+                !cancel.cancelled())
+                runRecordingFailure(r, [&] { frontierPython(spec, observer, cancel, r); });
+        } else if (!device.is_cuda()) {
             r.status = Status::Failed;
             r.error = "memory recording needs a CUDA device (the caching allocator's history); the analytic model "
                       "is shown without measurements";

@@ -3,9 +3,9 @@
 #include <QBrush>
 #include <QColor>
 
+#include "benchmark/benchformat.h"
 #include "benchmark/dimensions.h"
 #include "common/format.h"
-#include "benchmark/benchformat.h"
 
 namespace ts::ui {
 
@@ -22,32 +22,58 @@ int ResultModel::columnCount(const QModelIndex& parent) const {
 QVariant ResultModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-        case Point: return tr("Point");
-        case Size: return tr("Model");
-        case Params: return tr("Parameters");
-        case Context: return tr("Context");
-        case Batch: return tr("Batch");
-        case Precision: return tr("Precision");
-        case Attention: return tr("Attention");
-        case Mode: return tr("Mode");
-        case Exec: return tr("Execution");
-        case Device: return tr("Device");
-        case Warmup: return tr("Warm-up");
-        case Steps: return tr("Steps");
-        case Status: return tr("Status");
-        case Forward: return tr("Forward ms");
-        case ForwardStd: return tr("Forward std ms");
-        case Backward: return tr("Backward ms");
-        case BackwardStd: return tr("Backward std ms");
-        case Optimizer: return tr("Optimizer ms");
-        case OptimizerStd: return tr("Optimizer std ms");
-        case Total: return tr("Total ms");
-        case TotalStd: return tr("Total std ms");
-        case TotalCv: return tr("Total CV %");
-        case Tflops: return tr("TFLOP/s");
-        case PeakShare: return tr("% of peak");
-        case PeakMemory: return tr("Peak MiB");
-        case Compile: return tr("Compile s");
+        case Point:
+            return tr("Point");
+        case Size:
+            return tr("Model");
+        case Params:
+            return tr("Parameters");
+        case Context:
+            return tr("Context");
+        case Batch:
+            return tr("Batch");
+        case Precision:
+            return tr("Precision");
+        case Attention:
+            return tr("Attention");
+        case Mode:
+            return tr("Mode");
+        case Exec:
+            return tr("Execution");
+        case Device:
+            return tr("Device");
+        case Warmup:
+            return tr("Warm-up");
+        case Steps:
+            return tr("Steps");
+        case Status:
+            return tr("Status");
+        case Forward:
+            return tr("Forward ms");
+        case ForwardStd:
+            return tr("Forward std ms");
+        case Backward:
+            return tr("Backward ms");
+        case BackwardStd:
+            return tr("Backward std ms");
+        case Optimizer:
+            return tr("Optimizer ms");
+        case OptimizerStd:
+            return tr("Optimizer std ms");
+        case Total:
+            return tr("Total ms");
+        case TotalStd:
+            return tr("Total std ms");
+        case TotalCv:
+            return tr("Total CV %");
+        case Tflops:
+            return tr("TFLOP/s");
+        case PeakShare:
+            return tr("% of peak");
+        case PeakMemory:
+            return tr("Peak MiB");
+        case Compile:
+            return tr("Compile s");
     }
     return {};
 }
@@ -62,12 +88,16 @@ static QString notApplicable() { return QStringLiteral("n/a"); }
 static std::pair<const Stats*, bool> phaseOf(const BenchResult& r, int col) {
     switch (col) {
         case ResultModel::Forward:
-        case ResultModel::ForwardStd: return {&r.forward, true};
+        case ResultModel::ForwardStd:
+            return {&r.forward, true};
         case ResultModel::Backward:
-        case ResultModel::BackwardStd: return {&r.backward, r.config.mode != Mode::Forward};
+        case ResultModel::BackwardStd:
+            return {&r.backward, r.config.mode != Mode::Forward};
         case ResultModel::Optimizer:
-        case ResultModel::OptimizerStd: return {&r.optimizer, r.config.mode == Mode::Train};
-        default: return {&r.total, true};
+        case ResultModel::OptimizerStd:
+            return {&r.optimizer, r.config.mode == Mode::Train};
+        default:
+            return {&r.total, true};
     }
 }
 
@@ -83,8 +113,10 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole) {
         if (!r.error.empty()) return qstr(r.error);
         if (col == Tflops)
-            return tr("Model FLOPs of forward and backward (from the dimensions: matmuls and attention) over "
-                      "their measured mean time");
+            return tr(
+                "Model FLOPs of forward and backward (from the dimensions: matmuls and attention) "
+                "over "
+                "their measured mean time");
         if (col == PeakShare) {
             const auto peak = densePeakTflops(r.environment.device_name, c.precision);
             return peak ? tr("Of %1's dense %2 peak, %3 TFLOP/s")
@@ -94,26 +126,28 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         }
         if (col == TotalCv && e.finished) {
             const std::string noise = noiseText(r);
-            return noise.empty() ? tr("Coefficient of variation of the step time over the measured steps: steady "
+            return noise.empty() ? tr("Coefficient of variation of the step time over the measured "
+                                      "steps: steady "
                                       "(at most %1%)")
                                        .arg(kNoisyCv * 100)
                                  : tr("Noisy measurement, %1").arg(qstr(noise));
         }
         if (col == Compile)
-            return tr("The compilation's share of the first step: its wall time less a measured step's "
-                      "mean (torch.compile, or TrainScope's compiled mode); not part of the step times");
+            return tr(
+                "The compilation's share of the first step: its wall time less a measured step's "
+                "mean (torch.compile, or TrainScope's compiled mode); not part of the step times");
         if (col == PeakMemory && e.finished && !measuresDeviceMemory(c))
             return tr("No device memory on the CPU: memory is measured on CUDA devices only");
         return describeConfig(c);
     }
-    if (role == Qt::ForegroundRole && col == Status && e.finished &&
-        r.status != Status::Ok)
+    if (role == Qt::ForegroundRole && col == Status && e.finished && r.status != Status::Ok)
         return QBrush(QColor(0xd3, 0x2f, 0x2f));
     // Note [noisy measurement]: a CV above 5% in amber, marked, its cause in the tooltip.
-    if (role == Qt::ForegroundRole && col == TotalCv && e.finished && noiseFlag(r)) return QBrush(QColor(0xe0, 0x8a, 0x00));
+    if (role == Qt::ForegroundRole && col == TotalCv && e.finished && noiseFlag(r))
+        return QBrush(QColor(0xe0, 0x8a, 0x00));
     if (role == Qt::TextAlignmentRole) {
-        const bool text = col == Size || col == Precision || col == Attention || col == Mode || col == Exec ||
-                          col == Device || col == Status;
+        const bool text = col == Size || col == Precision || col == Attention || col == Mode ||
+                          col == Exec || col == Device || col == Status;
         return text ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                     : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     }
@@ -129,30 +163,44 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         return raw ? QVariant(v) : QVariant(formatMs(v));
     };
     switch (col) {
-        case Point: return index.row() + 1;
-        case Size: return sizeLabel(c.model);
+        case Point:
+            return index.row() + 1;
+        case Size:
+            return sizeLabel(c.model);
         case Params: {
             const auto n = parameterCount(c.model);
             return raw ? QVariant(static_cast<qlonglong>(n)) : QVariant(formatParams(n));
         }
-        case Context: return static_cast<qlonglong>(c.model.context_length);
-        case Batch: return static_cast<qlonglong>(c.batch_size);
-        case Precision: return qstr(toString(c.precision));
-        case Attention: return qstr(toString(c.attention));
-        case Mode: return qstr(toString(c.mode));
-        case Exec: return qstr(toString(c.exec));
-        case Device: return qstr(c.device);
-        case Warmup: return c.warmup;
-        case Steps: return c.steps;
-        case Status: return statusText(e);
+        case Context:
+            return static_cast<qlonglong>(c.model.context_length);
+        case Batch:
+            return static_cast<qlonglong>(c.batch_size);
+        case Precision:
+            return qstr(toString(c.precision));
+        case Attention:
+            return qstr(toString(c.attention));
+        case Mode:
+            return qstr(toString(c.mode));
+        case Exec:
+            return qstr(toString(c.exec));
+        case Device:
+            return qstr(c.device);
+        case Warmup:
+            return c.warmup;
+        case Steps:
+            return c.steps;
+        case Status:
+            return statusText(e);
         case Forward:
         case Backward:
         case Optimizer:
-        case Total: return phase(false);
+        case Total:
+            return phase(false);
         case ForwardStd:
         case BackwardStd:
         case OptimizerStd:
-        case TotalStd: return phase(true);
+        case TotalStd:
+            return phase(true);
         case TotalCv:
             if (!stats) return none(QString());
             return raw ? QVariant(r.total.cv * 100)
@@ -168,7 +216,8 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
             if (!stats) return none(QString());
             const auto p = peakShare(r);
             if (!p) return none(notApplicable());
-            return raw ? QVariant(*p * 100) : QVariant(QStringLiteral("%1%").arg(*p * 100, 0, 'f', 0));
+            return raw ? QVariant(*p * 100)
+                       : QVariant(QStringLiteral("%1%").arg(*p * 100, 0, 'f', 0));
         }
         case PeakMemory:
             if (!e.finished) return none(QString());

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <QAbstractTableModel>
-
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -16,15 +15,39 @@ class ResultModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column {
-        Point, Size, Params, Context, Batch, Precision, Attention, Mode, Exec, Device, Warmup, Steps,
-        Status, Forward, ForwardStd, Backward, BackwardStd, Optimizer, OptimizerStd, Total, TotalStd,
-        TotalCv, Tflops, PeakShare, PeakMemory, Compile, ColumnCount
+        Point,
+        Size,
+        Params,
+        Context,
+        Batch,
+        Precision,
+        Attention,
+        Mode,
+        Exec,
+        Device,
+        Warmup,
+        Steps,
+        Status,
+        Forward,
+        ForwardStd,
+        Backward,
+        BackwardStd,
+        Optimizer,
+        OptimizerStd,
+        Total,
+        TotalStd,
+        TotalCv,
+        Tflops,
+        PeakShare,
+        PeakMemory,
+        Compile,
+        ColumnCount
     };
-    static constexpr int ValueRole = Qt::UserRole + 1;  // raw number behind a cell
-    static constexpr int StatusRole = Qt::UserRole + 2; // "running", "ok", "OOM", ...
+    static constexpr int ValueRole = Qt::UserRole + 1;   // raw number behind a cell
+    static constexpr int StatusRole = Qt::UserRole + 2;  // "running", "ok", "OOM", ...
 
     struct Entry {
-        BenchResult result;     // config always set; the rest once finished
+        BenchResult result;  // config always set; the rest once finished
         bool finished = false;
     };
 

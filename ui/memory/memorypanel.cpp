@@ -27,12 +27,14 @@ class MemoryForwarder final : public MemoryObserver {
 public:
     explicit MemoryForwarder(JobObserver& out) : out_(out) {}
     void stepFinished(const StepSample& s) override {
-        out_.log(LogLevel::Info, "step " + std::to_string(s.index + 1) + (s.warmup ? " (warm-up)" : " (recorded)") +
-                                     ": " + formatMs(s.total_ms).toStdString() + " ms");
+        out_.log(LogLevel::Info, "step " + std::to_string(s.index + 1) +
+                                     (s.warmup ? " (warm-up)" : " (recorded)") + ": " +
+                                     formatMs(s.total_ms).toStdString() + " ms");
     }
     void traceCollected() override { out_.log(LogLevel::Info, "reading the allocator's trace"); }
     void frontierProbed(const FrontierProbe& p) override {
-        out_.log(LogLevel::Info, "frontier: " + std::to_string(p.value) + (p.fits ? " fits" : " does not fit"));
+        out_.log(LogLevel::Info,
+                 "frontier: " + std::to_string(p.value) + (p.fits ? " fits" : " does not fit"));
     }
     void pointFinished(int, const MemoryResult& r) override { out_.item(QVariant::fromValue(r)); }
     void progress(double fraction, double eta) override { out_.progress(fraction, eta); }
@@ -104,8 +106,9 @@ void MemoryPanel::build() {
     frontier_->addItem(tr("none"), QStringLiteral("none"));
     frontier_->addItem(tr("largest context that fits"), QStringLiteral("context"));
     frontier_->addItem(tr("largest batch that fits"), QStringLiteral("batch"));
-    frontier_->setToolTip(tr("After the recorded steps, bisect for the largest context or batch whose step fits "
-                             "on this GPU (an out-of-memory is the answer, not an error)"));
+    frontier_->setToolTip(
+        tr("After the recorded steps, bisect for the largest context or batch whose step fits "
+           "on this GPU (an out-of-memory is the answer, not an error)"));
     rform->addRow(tr("&Device:"), device_);
     rform->addRow(tr("&Warm-up steps:"), warmup_);
     rform->addRow(tr("&Recorded steps:"), steps_);
@@ -144,7 +147,8 @@ void MemoryPanel::build() {
     connect(code_, &CodeChoice::changed, this, changed);
     for (QComboBox* c : {size_, precision_, attention_, mode_, frontier_, device_})
         connect(c, &QComboBox::currentIndexChanged, this, changed);
-    for (QSpinBox* s : {context_, batch_, warmup_, steps_}) connect(s, &QSpinBox::valueChanged, this, changed);
+    for (QSpinBox* s : {context_, batch_, warmup_, steps_})
+        connect(s, &QSpinBox::valueChanged, this, changed);
     installRunShortcut();
     setLabelField(label_);
     updateAvailability();
@@ -161,14 +165,17 @@ void MemoryPanel::revalidate() {
     if (preset) s.bench.model = *preset;
     s.bench.model.context_length = context_->value();
     s.bench.batch_size = batch_->value();
-    s.bench.precision = parsePrecision(precision_->currentData().toString().toStdString()).value_or(Precision::FP32);
-    s.bench.attention = parseAttentionImpl(attention_->currentData().toString().toStdString()).value_or(AttentionImpl::Naive);
+    s.bench.precision = parsePrecision(precision_->currentData().toString().toStdString())
+                            .value_or(Precision::FP32);
+    s.bench.attention = parseAttentionImpl(attention_->currentData().toString().toStdString())
+                            .value_or(AttentionImpl::Naive);
     s.bench.mode = parseMode(mode_->currentData().toString().toStdString()).value_or(Mode::Train);
     s.bench.device = device_ ? device_->currentData().toString().toStdString() : "cpu";
     if (s.bench.device.empty()) s.bench.device = "cpu";
     s.bench.warmup = warmup_->value();
     s.record_steps = steps_->value();
-    s.frontier = parseFrontierAxis(frontier_->currentData().toString().toStdString()).value_or(FrontierAxis::None);
+    s.frontier = parseFrontierAxis(frontier_->currentData().toString().toStdString())
+                     .value_or(FrontierAxis::None);
     const std::vector<Source> sources = code_->sources();
     s.bench.source = sources.empty() ? Source::TrainScope : sources.front();
     s.bench.python = code_->code();
@@ -179,10 +186,10 @@ void MemoryPanel::revalidate() {
     QHash<QWidget*, QStringList> byField;
     QStringList general;
     const QList<QPair<QString, QWidget*>> keys = {
-        {QStringLiteral("context"), context_}, {QStringLiteral("batch"), batch_},
+        {QStringLiteral("context"), context_},     {QStringLiteral("batch"), batch_},
         {QStringLiteral("precision"), precision_}, {QStringLiteral("attention"), attention_},
-        {QStringLiteral("warm-up"), warmup_}, {QStringLiteral("recorded steps"), steps_},
-        {QStringLiteral("frontier"), frontier_}, {QStringLiteral("device"), device_}};
+        {QStringLiteral("warm-up"), warmup_},      {QStringLiteral("recorded steps"), steps_},
+        {QStringLiteral("frontier"), frontier_},   {QStringLiteral("device"), device_}};
     std::vector<std::string> problems = validateMemory(s);
     if (problems.empty() && capsKnown_) problems = checkBenchRunnable(s.bench);
     if (const QString m = code_->problem(); !m.isEmpty()) problems.push_back(m.toStdString());
@@ -194,17 +201,21 @@ void MemoryPanel::revalidate() {
                 target = w;
                 break;
             }
-        if (target) byField[target] << msg;
-        else general << msg;
+        if (target)
+            byField[target] << msg;
+        else
+            general << msg;
     }
     showProblems(byField, general);
     Q_EMIT changed();
 }
 
 QString MemoryPanel::summary() const {
-    if (!problems_.isEmpty()) return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+    if (!problems_.isEmpty())
+        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
     QString s = qstr(memoryHeadline(MemoryResult{spec_}));
-    if (spec_.bench.device == "cpu") s += tr(" — the CPU has no caching allocator: only the analytic model is shown");
+    if (spec_.bench.device == "cpu")
+        s += tr(" — the CPU has no caching allocator: only the analytic model is shown");
     return s;
 }
 
@@ -218,7 +229,8 @@ std::optional<LabJob> MemoryPanel::makeJob() const {
     job.spec_json = memorySpecJson({spec_});
     const std::string device = spec_.bench.device;
     job.environment = [device] { return currentEnvironment(device); };
-    job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+    job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore* store,
+                             int64_t runId) {
         MemoryForwarder forward(obs);
         runMemory(spec, forward, cancel, store, runId, 0, 1);
     };
@@ -249,13 +261,17 @@ void MemoryPanel::setState(const QJsonObject& o, QStringList* notes) {
         if (!o.contains(QLatin1String(key))) return;
         const QString v = o.value(QLatin1String(key)).toString();
         const int i = box->findData(v);
-        if (i >= 0) box->setCurrentIndex(i);
-        else if (notes) *notes << tr("%1 '%2' is not known here; keeping %3").arg(QLatin1String(key), v, box->currentText());
+        if (i >= 0)
+            box->setCurrentIndex(i);
+        else if (notes)
+            *notes << tr("%1 '%2' is not known here; keeping %3")
+                          .arg(QLatin1String(key), v, box->currentText());
     };
     auto spin = [&](const char* key, QSpinBox* box) {
         if (o.contains(QLatin1String(key))) box->setValue(o.value(QLatin1String(key)).toInt());
     };
-    if (o.contains(QLatin1String("label"))) label_->setText(o.value(QLatin1String("label")).toString());
+    if (o.contains(QLatin1String("label")))
+        label_->setText(o.value(QLatin1String("label")).toString());
     combo("size", size_);
     combo("precision", precision_);
     combo("attention", attention_);
@@ -270,9 +286,11 @@ void MemoryPanel::setState(const QJsonObject& o, QStringList* notes) {
         const QString dev = o.value(QLatin1String("device")).toString();
         auto* model = qobject_cast<QStandardItemModel*>(device_->model());
         const int i = device_->findData(dev);
-        if (i >= 0 && (!model || model->item(i)->isEnabled())) device_->setCurrentIndex(i);
+        if (i >= 0 && (!model || model->item(i)->isEnabled()))
+            device_->setCurrentIndex(i);
         else if (notes && capsKnown_)
-            *notes << tr("device '%1' is not available here; using %2").arg(dev, device_->currentData().toString());
+            *notes << tr("device '%1' is not available here; using %2")
+                          .arg(dev, device_->currentData().toString());
     }
     updating_ = false;
     updateAvailability();
@@ -295,11 +313,13 @@ QString MemoryPanel::describeSpec(const QJsonObject& spec) {
     parts << m.value(QLatin1String("name")).toString()
           << QStringLiteral("ctx %1").arg(m.value(QLatin1String("context_length")).toInteger())
           << QStringLiteral("b %1").arg(b.value(QLatin1String("batch_size")).toInteger())
-          << b.value(QLatin1String("precision")).toString() << b.value(QLatin1String("attention")).toString()
+          << b.value(QLatin1String("precision")).toString()
+          << b.value(QLatin1String("attention")).toString()
           << b.value(QLatin1String("mode")).toString()
           << QObject::tr("%1 recorded").arg(s.value(QLatin1String("record_steps")).toInteger());
     const QString frontier = s.value(QLatin1String("frontier")).toString();
-    if (!frontier.isEmpty() && frontier != QLatin1String("none")) parts << QObject::tr("frontier %1").arg(frontier);
+    if (!frontier.isEmpty() && frontier != QLatin1String("none"))
+        parts << QObject::tr("frontier %1").arg(frontier);
     parts << b.value(QLatin1String("device")).toString();
     const int points = spec.value(QLatin1String("points")).toArray().size();
     if (points > 1) parts << QObject::tr("%1 points").arg(points);

@@ -1,6 +1,6 @@
 // The memory lab's panel: one benchmark point (whose code: TrainScope's model or the user's;
-// size, context, batch, precision, attention, mode, device), warm-up and recorded steps, and the OOM frontier to search (none, context,
-// batch). Its results go to its own view (MemoryView).
+// size, context, batch, precision, attention, mode, device), warm-up and recorded steps, and the
+// OOM frontier to search (none, context, batch). Its results go to its own view (MemoryView).
 #pragma once
 
 #include "common/labpanel.h"

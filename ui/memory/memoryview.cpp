@@ -1,9 +1,8 @@
 #include "memory/memoryview.h"
 
-#include <QFileInfo>
-
 #include <QComboBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -412,8 +411,7 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
                 frames << (f.filename.empty() || f.line <= 0
                                ? qstr(f.name)
                                : QStringLiteral("%1 (%2:%3)")
-                                     .arg(qstr(f.name),
-                                          QFileInfo(qstr(f.filename)).fileName())
+                                     .arg(qstr(f.name), QFileInfo(qstr(f.filename)).fileName())
                                      .arg(f.line));
             stack = frames.join(QStringLiteral(" ← "));
         }

@@ -112,19 +112,18 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
 // (forward with the loss, backward, optimizer; CUDA events, one synchronisation a step).
 void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel,
                    const Progress& progress, BenchResult& r) {
-    const PythonPointOutcome out =
-        runPythonPoint(cfg, "bench", pythonRunnerSpec(cfg), obs, progress.point_index, cancel,
-                       [&](const StepSample& s) {
-                           r.steps.push_back(s);
-                           obs.stepFinished(progress.point_index, s);
-                           progress.report(static_cast<int>(r.steps.size()));
-                       },
-                       {},
-                       [&](const nlohmann::json& result) {
-                           const auto it = result.find("first_step_s");
-                           if (it != result.end() && it->is_number())
-                               r.first_step_ms = 1000.0 * it->get<double>();
-                       });
+    const PythonPointOutcome out = runPythonPoint(
+        cfg, "bench", pythonRunnerSpec(cfg), obs, progress.point_index, cancel,
+        [&](const StepSample& s) {
+            r.steps.push_back(s);
+            obs.stepFinished(progress.point_index, s);
+            progress.report(static_cast<int>(r.steps.size()));
+        },
+        {},
+        [&](const nlohmann::json& result) {
+            const auto it = result.find("first_step_s");
+            if (it != result.end() && it->is_number()) r.first_step_ms = 1000.0 * it->get<double>();
+        });
     r.parameter_count = out.parameter_count;
     r.status = out.status;
     r.error = out.error;

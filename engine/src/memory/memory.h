@@ -33,11 +33,11 @@ std::string_view toString(FrontierAxis a);  // "none", "context", "batch"
 std::optional<FrontierAxis> parseFrontierAxis(std::string_view s);
 
 struct MemorySpec {
-    BenchConfig bench;       // the point; its `steps` are not used, record_steps are
-    int record_steps = 2;    // steps recorded, after bench.warmup unrecorded ones
+    BenchConfig bench;           // the point; its `steps` are not used, record_steps are
+    int record_steps = 2;        // steps recorded, after bench.warmup unrecorded ones
     bool record_stacks = false;  // C++ stacks of every allocation (slow to symbolize)
     FrontierAxis frontier = FrontierAxis::None;
-    int64_t frontier_max = 0;    // the bisection's upper end (0: kDefaultFrontierMax of the axis)
+    int64_t frontier_max = 0;  // the bisection's upper end (0: kDefaultFrontierMax of the axis)
     bool operator==(const MemorySpec&) const = default;
 };
 inline constexpr int kMaxRecordSteps = 100;
@@ -68,9 +68,9 @@ struct AllocEvent {
     int64_t time_ns = 0;  // from the first event of the trace
     uint64_t stream = 0;
     Phase phase = Phase::Other;
-    int step = -1;        // 0-based over the recorded steps; -1 outside a step
-    int32_t range = -1;   // the model's ranges around it: "layer.3/attention"
-    int32_t op = -1;      // the innermost op or autograd node: "aten::mm", "MmBackward0"
+    int step = -1;       // 0-based over the recorded steps; -1 outside a step
+    int32_t range = -1;  // the model's ranges around it: "layer.3/attention"
+    int32_t op = -1;     // the innermost op or autograd node: "aten::mm", "MmBackward0"
     int32_t stack = -1;
     bool operator==(const AllocEvent&) const = default;
 };
@@ -101,7 +101,14 @@ struct MemorySegment {
 
 // Every live byte falls in one category. The first three we know exactly (we own the model
 // and the optimizer); the rest by phase and lifetime (Note [categories]).
-enum class MemoryCategory { Parameters, Gradients, OptimizerState, Activations, Temporaries, Other };
+enum class MemoryCategory {
+    Parameters,
+    Gradients,
+    OptimizerState,
+    Activations,
+    Temporaries,
+    Other
+};
 inline constexpr size_t kMemoryCategories = 6;
 std::string_view toString(MemoryCategory c);  // "parameters", "gradients", "optimizer state", ...
 const std::vector<MemoryCategory>& allMemoryCategories();
@@ -125,11 +132,11 @@ struct DriverSample {
 
 struct RawMemoryTrace {
     std::vector<AllocEvent> events;
-    std::vector<std::string> names;                     // ranges and ops
-    std::vector<std::vector<StackFrame>> stacks;        // innermost frame first
-    std::vector<LiveBlock> initial;                     // live when recording started
-    int64_t initial_reserved = 0;                       // reserved bytes then
-    std::vector<MemorySegment> segments;                // at the end
+    std::vector<std::string> names;               // ranges and ops
+    std::vector<std::vector<StackFrame>> stacks;  // innermost frame first
+    std::vector<LiveBlock> initial;               // live when recording started
+    int64_t initial_reserved = 0;                 // reserved bytes then
+    std::vector<MemorySegment> segments;          // at the end
     std::vector<KnownStorage> known;
     std::vector<DriverSample> driver;
     int device = 0;
@@ -146,11 +153,12 @@ struct RawMemoryTrace {
 // ends in an out-of-memory during backward (a frontier probe's), a block forward made in that
 // step and still held at the failure counts as an activation too.
 // `alloc_index` is the alloc event's index; `free_index` its free_completed's (none: still live).
-MemoryCategory categorizeAllocation(const RawMemoryTrace& t, size_t alloc_index, std::optional<size_t> free_index);
+MemoryCategory categorizeAllocation(const RawMemoryTrace& t, size_t alloc_index,
+                                    std::optional<size_t> free_index);
 
 // One allocation's life in the trace.
 struct Allocation {
-    size_t alloc_index = 0;            // into events (for a block live at the start: none, see initial)
+    size_t alloc_index = 0;  // into events (for a block live at the start: none, see initial)
     std::optional<size_t> free_index;  // the free_completed event; none: live at the end
     bool initial = false;              // live before recording (alloc_index is then 0)
     uint64_t addr = 0;
@@ -177,13 +185,14 @@ struct PhaseBand {
 };
 
 struct PeakBreakdown {
-    size_t index = 0;     // the event after which allocated bytes peaked
+    size_t index = 0;  // the event after which allocated bytes peaked
     int64_t time_ns = 0;
     Phase phase = Phase::Other;
     int step = -1;
     int64_t allocated = 0, reserved = 0;
     std::array<int64_t, kMemoryCategories> by_category{};
-    std::vector<size_t> live;  // indices into MemoryAnalysis::allocations live at the peak, largest first
+    std::vector<size_t>
+        live;  // indices into MemoryAnalysis::allocations live at the peak, largest first
 };
 
 struct MemoryAnalysis {
@@ -191,7 +200,8 @@ struct MemoryAnalysis {
     std::vector<TimelinePoint> timeline;
     std::vector<PhaseBand> bands;
     PeakBreakdown peak;
-    std::vector<std::pair<size_t, int64_t>> driver;  // (event index, used bytes) of each driver sample
+    std::vector<std::pair<size_t, int64_t>>
+        driver;  // (event index, used bytes) of each driver sample
 };
 MemoryAnalysis analyzeMemory(const RawMemoryTrace& t);
 
@@ -220,11 +230,11 @@ std::vector<size_t> largestAllocations(const MemoryAnalysis& a, size_t count);
 // it makes gradients.
 struct MemoryPrediction {
     int64_t parameters = 0, gradients = 0, optimizer_state = 0;
-    int64_t activations = 0;         // saved for backward (0 in forward mode)
+    int64_t activations = 0;  // saved for backward (0 in forward mode)
     int64_t activations_per_layer = 0;
-    int64_t weight_casts = 0;        // autocast's half copies of the weights
-    int64_t temporaries = 0;         // the largest transient: the logits' gradient or a layer's scores
-    int64_t peak = 0;                // the sum: an estimate of the step's peak
+    int64_t weight_casts = 0;  // autocast's half copies of the weights
+    int64_t temporaries = 0;   // the largest transient: the logits' gradient or a layer's scores
+    int64_t peak = 0;          // the sum: an estimate of the step's peak
     std::array<int64_t, kMemoryCategories> by_category{};  // weight casts counted as temporaries
 };
 MemoryPrediction predictMemory(const BenchConfig& cfg);
@@ -243,8 +253,8 @@ struct FrontierProbe {
 struct FrontierResult {
     FrontierAxis axis = FrontierAxis::None;
     int64_t lo = 0, hi = 0, granule = 1;
-    int64_t largest_fit = 0;    // 0: not even lo fits
-    int64_t smallest_oom = 0;   // 0: hi fits
+    int64_t largest_fit = 0;            // 0: not even lo fits
+    int64_t smallest_oom = 0;           // 0: hi fits
     std::vector<FrontierProbe> probes;  // in the order run
     // The allocator's history of the probe at smallest_oom, from its model's construction up
     // to the allocation that failed (the trace's last oom entry), with the segments as they
@@ -257,9 +267,9 @@ struct FrontierResult {
 // The allocation an out-of-memory refused: the trace's last oom entry, with what the
 // allocator held when it failed.
 struct FailedAllocation {
-    size_t index = 0;          // the oom event
-    int64_t requested = 0;     // bytes asked for
-    int64_t device_free = 0;   // the device's free bytes, as the allocator saw them
+    size_t index = 0;         // the oom event
+    int64_t requested = 0;    // bytes asked for
+    int64_t device_free = 0;  // the device's free bytes, as the allocator saw them
     Phase phase = Phase::Other;
     int step = -1;
     std::string range, op;
@@ -294,7 +304,8 @@ struct CategoryComparison {
     MemoryCategory category = MemoryCategory::Other;
     int64_t measured = 0, predicted = 0;
 };
-std::vector<CategoryComparison> compareWithPrediction(const MemoryResult& r, const MemoryAnalysis& a);
+std::vector<CategoryComparison> compareWithPrediction(const MemoryResult& r,
+                                                      const MemoryAnalysis& a);
 
 // The highest moment of each phase (over the recorded steps) with its categories: the
 // comparison of two runs phase by phase. `present` is false for a phase the run does not have
@@ -314,11 +325,11 @@ std::vector<PhasePeak> phasePeaks(const RawMemoryTrace& t, const MemoryAnalysis&
 // row per category and a total, A's and B's bytes at that phase's highest moment and B's
 // difference's share of the phase's total difference (what B saves, attributed).
 struct PhaseComparisonRow {
-    Phase phase = Phase::Other;                // Other: the step's overall peak
-    std::optional<MemoryCategory> category;    // none: the phase's total
-    bool a_present = false, b_present = false; // the run has the phase
+    Phase phase = Phase::Other;                 // Other: the step's overall peak
+    std::optional<MemoryCategory> category;     // none: the phase's total
+    bool a_present = false, b_present = false;  // the run has the phase
     int64_t a = 0, b = 0;
-    std::optional<double> share;               // of the phase's B - A (categories, both present, B != A)
+    std::optional<double> share;  // of the phase's B - A (categories, both present, B != A)
 };
 std::vector<PhaseComparisonRow> comparePhases(const RawMemoryTrace& ta, const MemoryAnalysis& aa,
                                               const RawMemoryTrace& tb, const MemoryAnalysis& ab);
@@ -340,6 +351,7 @@ public:
 // status Failed ("memory recording needs a CUDA device"). When `store` is given the result is
 // stored as row `index` of `run_id` before pointFinished.
 MemoryResult runMemory(const MemorySpec& spec, MemoryObserver& observer, const CancelToken& cancel,
-                       ResultStore* store = nullptr, int64_t run_id = 0, int index = 0, int count = 1);
+                       ResultStore* store = nullptr, int64_t run_id = 0, int index = 0,
+                       int count = 1);
 
 }  // namespace ts

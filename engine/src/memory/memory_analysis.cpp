@@ -75,8 +75,9 @@ std::vector<std::string> validateMemory(const MemorySpec& spec) {
             "the memory lab records eager steps, not {} (the benchmark times compiled ones)",
             toString(spec.bench.exec)));
     if (spec.bench.source == Source::Python && spec.record_stacks)
-        problems.push_back("--stacks records TrainScope's C++ stacks; your code's allocations "
-                           "always carry your Python file and line");
+        problems.push_back(
+            "--stacks records TrainScope's C++ stacks; your code's allocations "
+            "always carry your Python file and line");
     if (spec.record_steps < 1 || spec.record_steps > kMaxRecordSteps)
         problems.push_back(fmt::format("recorded steps must be 1 to {}, not {}", kMaxRecordSteps,
                                        spec.record_steps));

@@ -23,12 +23,12 @@ MemoryCategory categoryFrom(const json& v) {
 }
 
 json traceJson(const RawMemoryTrace& t) {
-    json events = json::array(), stacks = json::array(), initial = json::array(), segments = json::array(),
-         known = json::array(), driver = json::array();
+    json events = json::array(), stacks = json::array(), initial = json::array(),
+         segments = json::array(), known = json::array(), driver = json::array();
     // Events go out as arrays, not objects: a step of a large model has hundreds of thousands.
     for (const auto& e : t.events)
-        events.push_back(json::array({toString(e.action), e.addr, e.size, e.time_ns, e.stream, toString(e.phase), e.step,
-                                      e.range, e.op, e.stack}));
+        events.push_back(json::array({toString(e.action), e.addr, e.size, e.time_ns, e.stream,
+                                      toString(e.phase), e.step, e.range, e.op, e.stack}));
     for (const auto& s : t.stacks) {
         json frames = json::array();
         for (const auto& f : s) frames.push_back(json::array({f.name, f.filename, f.line}));
@@ -37,15 +37,22 @@ json traceJson(const RawMemoryTrace& t) {
     for (const auto& b : t.initial) initial.push_back(json::array({b.addr, b.size}));
     for (const auto& s : t.segments) {
         json blocks = json::array();
-        for (const auto& b : s.blocks) blocks.push_back(json::array({b.addr, b.size, b.requested, b.allocated}));
-        segments.push_back(json::array({s.addr, s.total_size, s.stream, s.large, std::move(blocks)}));
+        for (const auto& b : s.blocks)
+            blocks.push_back(json::array({b.addr, b.size, b.requested, b.allocated}));
+        segments.push_back(
+            json::array({s.addr, s.total_size, s.stream, s.large, std::move(blocks)}));
     }
-    for (const auto& k : t.known) known.push_back(json::array({k.addr, k.bytes, toString(k.category), k.step}));
+    for (const auto& k : t.known)
+        known.push_back(json::array({k.addr, k.bytes, toString(k.category), k.step}));
     for (const auto& d : t.driver) driver.push_back(json::array({d.time_ns, d.used_bytes}));
-    return {{"device", t.device},     {"initial_reserved", t.initial_reserved},
-            {"names", t.names},       {"events", std::move(events)},
-            {"stacks", std::move(stacks)}, {"initial", std::move(initial)},
-            {"segments", std::move(segments)}, {"known", std::move(known)},
+    return {{"device", t.device},
+            {"initial_reserved", t.initial_reserved},
+            {"names", t.names},
+            {"events", std::move(events)},
+            {"stacks", std::move(stacks)},
+            {"initial", std::move(initial)},
+            {"segments", std::move(segments)},
+            {"known", std::move(known)},
             {"driver", std::move(driver)}};
 }
 
@@ -67,27 +74,34 @@ RawMemoryTrace traceFrom(const json& j) {
         a.range = e[7].get<int32_t>();
         a.op = e[8].get<int32_t>();
         a.stack = e[9].get<int32_t>();
-        if (a.range >= names || a.op >= names) throw std::invalid_argument("a name index out of range");
+        if (a.range >= names || a.op >= names)
+            throw std::invalid_argument("a name index out of range");
         return a;
     });
     for (const auto& s : j.at("stacks")) {
         std::vector<StackFrame> frames;
-        for (const auto& f : s) frames.push_back({f.at(0).get<std::string>(), f.at(1).get<std::string>(), f.at(2).get<int64_t>()});
+        for (const auto& f : s)
+            frames.push_back(
+                {f.at(0).get<std::string>(), f.at(1).get<std::string>(), f.at(2).get<int64_t>()});
         t.stacks.push_back(std::move(frames));
     }
     for (const auto& e : t.events)
-        if (e.stack >= static_cast<int32_t>(t.stacks.size())) throw std::invalid_argument("trace: a stack index out of range");
+        if (e.stack >= static_cast<int32_t>(t.stacks.size()))
+            throw std::invalid_argument("trace: a stack index out of range");
     t.initial = jsonio::recordsFrom<LiveBlock>(j, "initial", 2, [](const json& e) {
         return LiveBlock{e[0].get<uint64_t>(), e[1].get<int64_t>()};
     });
     t.segments = jsonio::recordsFrom<MemorySegment>(j, "segments", 5, [](const json& e) {
-        MemorySegment s{e[0].get<uint64_t>(), e[1].get<int64_t>(), e[2].get<uint64_t>(), e[3].get<bool>(), {}};
+        MemorySegment s{
+            e[0].get<uint64_t>(), e[1].get<int64_t>(), e[2].get<uint64_t>(), e[3].get<bool>(), {}};
         for (const auto& b : e[4])
-            s.blocks.push_back({b.at(0).get<uint64_t>(), b.at(1).get<int64_t>(), b.at(2).get<int64_t>(), b.at(3).get<bool>()});
+            s.blocks.push_back({b.at(0).get<uint64_t>(), b.at(1).get<int64_t>(),
+                                b.at(2).get<int64_t>(), b.at(3).get<bool>()});
         return s;
     });
     t.known = jsonio::recordsFrom<KnownStorage>(j, "known", 4, [](const json& e) {
-        return KnownStorage{e[0].get<uint64_t>(), e[1].get<int64_t>(), categoryFrom(e[2]), e[3].get<int>()};
+        return KnownStorage{e[0].get<uint64_t>(), e[1].get<int64_t>(), categoryFrom(e[2]),
+                            e[3].get<int>()};
     });
     t.driver = jsonio::recordsFrom<DriverSample>(j, "driver", 2, [](const json& e) {
         return DriverSample{e[0].get<int64_t>(), e[1].get<int64_t>()};
@@ -112,7 +126,8 @@ FrontierResult frontierFrom(const json& j) {
         x.error = p.at("error").get<std::string>();
         f.probes.push_back(std::move(x));
     }
-    if (auto it = j.find("oom_trace"); it != j.end() && !it->is_null()) f.oom_trace = traceFrom(*it);
+    if (auto it = j.find("oom_trace"); it != j.end() && !it->is_null())
+        f.oom_trace = traceFrom(*it);
     return f;
 }
 
@@ -129,21 +144,33 @@ RawMemoryTrace memoryTraceFromJson(const json& j) {
 json toJson(const FrontierResult& f) {
     json probes = json::array();
     for (const auto& p : f.probes)
-        probes.push_back({{"value", p.value}, {"fits", p.fits}, {"status", toString(p.status)},
-                          {"peak_bytes", p.peak_bytes}, {"error", p.error}});
-    return {{"axis", toString(f.axis)}, {"lo", f.lo}, {"hi", f.hi}, {"granule", f.granule},
-            {"largest_fit", f.largest_fit}, {"smallest_oom", f.smallest_oom}, {"probes", std::move(probes)},
+        probes.push_back({{"value", p.value},
+                          {"fits", p.fits},
+                          {"status", toString(p.status)},
+                          {"peak_bytes", p.peak_bytes},
+                          {"error", p.error}});
+    return {{"axis", toString(f.axis)},
+            {"lo", f.lo},
+            {"hi", f.hi},
+            {"granule", f.granule},
+            {"largest_fit", f.largest_fit},
+            {"smallest_oom", f.smallest_oom},
+            {"probes", std::move(probes)},
             {"oom_trace", f.oom_trace ? traceJson(*f.oom_trace) : json(nullptr)}};
 }
 
 json toJson(const MemorySpec& s) {
-    return {{"bench", toJson(s.bench)}, {"record_steps", s.record_steps}, {"record_stacks", s.record_stacks},
-            {"frontier", toString(s.frontier)}, {"frontier_max", s.frontier_max}};
+    return {{"bench", toJson(s.bench)},
+            {"record_steps", s.record_steps},
+            {"record_stacks", s.record_stacks},
+            {"frontier", toString(s.frontier)},
+            {"frontier_max", s.frontier_max}};
 }
 
 MemorySpec memorySpecFromJson(const json& j) {
     jsonio::requireObject(j, "");
-    jsonio::rejectUnknown(j, "", {"bench", "record_steps", "record_stacks", "frontier", "frontier_max", "command"});
+    jsonio::rejectUnknown(
+        j, "", {"bench", "record_steps", "record_stacks", "frontier", "frontier_max", "command"});
     MemorySpec s;
     if (auto it = j.find("bench"); it != j.end()) {
         try {
@@ -154,10 +181,13 @@ MemorySpec memorySpecFromJson(const json& j) {
     }
     if (auto it = j.find("record_steps"); it != j.end())
         s.record_steps = static_cast<int>(jsonio::toInt(*it, "record_steps", 1, kMaxRecordSteps));
-    if (auto it = j.find("record_stacks"); it != j.end()) s.record_stacks = jsonio::toBool(*it, "record_stacks");
+    if (auto it = j.find("record_stacks"); it != j.end())
+        s.record_stacks = jsonio::toBool(*it, "record_stacks");
     if (auto it = j.find("frontier"); it != j.end()) {
         auto a = parseFrontierAxis(jsonio::toStr(*it, "frontier"));
-        if (!a) throw std::invalid_argument(fmt::format("frontier: {} is not one of none, context, batch", it->dump()));
+        if (!a)
+            throw std::invalid_argument(
+                fmt::format("frontier: {} is not one of none, context, batch", it->dump()));
         s.frontier = *a;
     }
     if (auto it = j.find("frontier_max"); it != j.end())

@@ -79,9 +79,9 @@ std::string formatBytes(int64_t bytes) {
 std::string memoryHeadline(const MemoryResult& r) {
     const BenchConfig& c = r.spec.bench;
     // The user's model has its own attention: "your code <ref>" says whose model it is.
-    const std::string whose = c.source == Source::Python
-                                  ? fmt::format("your code {} ({} dims)", c.python.code, c.model.name)
-                                  : fmt::format("{}", c.model.name);
+    const std::string whose = c.source == Source::Python ? fmt::format("your code {} ({} dims)",
+                                                                       c.python.code, c.model.name)
+                                                         : fmt::format("{}", c.model.name);
     const std::string attention =
         c.source == Source::Python ? std::string() : " " + std::string(toString(c.attention));
     return fmt::format("{} ctx={} batch={} {}{} {} on {}, {} recorded step(s) after {} warm-up",

@@ -41,7 +41,8 @@ TrainingSetup setupOf(const BenchConfig& c) {
 }
 
 int64_t wallMicros() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
 
@@ -65,7 +66,9 @@ public:
         char bus[32] = {};
         if (!init || !by_bus || !info_ || init() != 0) return;
         initialised_ = true;
-        if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess || by_bus(bus, &handle_) != 0) handle_ = nullptr;
+        if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess ||
+            by_bus(bus, &handle_) != 0)
+            handle_ = nullptr;
     }
     ~DriverMemory() {
         if (initialised_ && shutdown_) shutdown_();
@@ -123,7 +126,8 @@ struct Recording {
         samples.push_back({wallMicros(), used});
     }
 };
-Recording* g_recording = nullptr;  // one recording at a time: the allocator's history is process-wide
+Recording* g_recording =
+    nullptr;  // one recording at a time: the allocator's history is process-wide
 
 thread_local std::vector<std::string> t_ranges;
 thread_local std::vector<std::string> t_ops;
@@ -194,14 +198,17 @@ public:
         g_recording = &rec;
         t_ranges.clear();
         t_ops.clear();
-        handle_ = at::addGlobalCallback(at::RecordFunctionCallback(onEnter, onExit)
-                                            .scopes({at::RecordScope::USER_SCOPE, at::RecordScope::FUNCTION,
-                                                     at::RecordScope::BACKWARD_FUNCTION}));
-        alloc::recordHistory(true, gatherContext, max_entries, alloc::RecordContext::ALL, /*clearHistory=*/true, {});
+        handle_ = at::addGlobalCallback(
+            at::RecordFunctionCallback(onEnter, onExit)
+                .scopes({at::RecordScope::USER_SCOPE, at::RecordScope::FUNCTION,
+                         at::RecordScope::BACKWARD_FUNCTION}));
+        alloc::recordHistory(true, gatherContext, max_entries, alloc::RecordContext::ALL,
+                             /*clearHistory=*/true, {});
     }
     ~HistoryRecorder() {
         try {
-            alloc::recordHistory(false, nullptr, 0, alloc::RecordContext::NEVER, /*clearHistory=*/true, {});
+            alloc::recordHistory(false, nullptr, 0, alloc::RecordContext::NEVER,
+                                 /*clearHistory=*/true, {});
         } catch (...) {
         }
         at::removeCallback(handle_);
@@ -227,7 +234,8 @@ std::vector<MemorySegment> segmentsOf(const alloc::SnapshotInfo& snap, int devic
         m.large = s.is_large;
         uint64_t addr = s.address;
         for (const auto& b : s.blocks) {
-            m.blocks.push_back({addr, static_cast<int64_t>(b.size), static_cast<int64_t>(b.requested_size), b.allocated});
+            m.blocks.push_back({addr, static_cast<int64_t>(b.size),
+                                static_cast<int64_t>(b.requested_size), b.allocated});
             addr += b.size;
         }
         out.push_back(std::move(m));
@@ -238,13 +246,20 @@ std::vector<MemorySegment> segmentsOf(const alloc::SnapshotInfo& snap, int devic
 std::optional<AllocAction> actionOf(alloc::TraceEntry::Action a) {
     using A = alloc::TraceEntry::Action;
     switch (a) {
-    case A::ALLOC: return AllocAction::Alloc;
-    case A::FREE_REQUESTED: return AllocAction::FreeRequested;
-    case A::FREE_COMPLETED: return AllocAction::FreeCompleted;
-    case A::SEGMENT_ALLOC: return AllocAction::SegmentAlloc;
-    case A::SEGMENT_FREE: return AllocAction::SegmentFree;
-    case A::OOM: return AllocAction::Oom;
-    default: return std::nullopt;  // snapshots, expandable segments' maps
+        case A::ALLOC:
+            return AllocAction::Alloc;
+        case A::FREE_REQUESTED:
+            return AllocAction::FreeRequested;
+        case A::FREE_COMPLETED:
+            return AllocAction::FreeCompleted;
+        case A::SEGMENT_ALLOC:
+            return AllocAction::SegmentAlloc;
+        case A::SEGMENT_FREE:
+            return AllocAction::SegmentFree;
+        case A::OOM:
+            return AllocAction::Oom;
+        default:
+            return std::nullopt;  // snapshots, expandable segments' maps
     }
 }
 
@@ -273,7 +288,8 @@ void readTrace(const alloc::SnapshotInfo& snap, int device, Recording& rec, RawM
             e.range = c->range;
             e.op = c->op;
             if (!c->frames.empty()) {
-                auto [it, added] = stack_of.try_emplace(c->frames, static_cast<int32_t>(with_frames.size()));
+                auto [it, added] =
+                    stack_of.try_emplace(c->frames, static_cast<int32_t>(with_frames.size()));
                 if (added) with_frames.push_back(&it->first);
                 e.stack = it->second;
             }
@@ -283,7 +299,8 @@ void readTrace(const alloc::SnapshotInfo& snap, int device, Recording& rec, RawM
     {
         std::lock_guard lock(rec.mutex);
         t.names = rec.names;
-        for (const auto& s : rec.samples) t.driver.push_back({(s.time_ns - t0_us) * 1000, s.used_bytes});
+        for (const auto& s : rec.samples)
+            t.driver.push_back({(s.time_ns - t0_us) * 1000, s.used_bytes});
     }
     if (with_frames.empty()) return;
     // Symbolize every distinct address once ("fast": LibTorch's own DWARF reader; dladdr, which
@@ -326,15 +343,17 @@ void readInitial(int dev, RawMemoryTrace& t) {
 
 void addKnown(std::vector<KnownStorage>& known, const at::Tensor& t, MemoryCategory c, int step) {
     if (!t.defined() || !t.has_storage()) return;
-    known.push_back({reinterpret_cast<uint64_t>(t.storage().data()), static_cast<int64_t>(t.storage().nbytes()), c, step});
+    known.push_back({reinterpret_cast<uint64_t>(t.storage().data()),
+                     static_cast<int64_t>(t.storage().nbytes()), c, step});
 }
 
 void addGradients(std::vector<KnownStorage>& known, TrainingStep& step, int index) {
-    for (const auto& p : step.parameters()) addKnown(known, p.grad(), MemoryCategory::Gradients, index);
+    for (const auto& p : step.parameters())
+        addKnown(known, p.grad(), MemoryCategory::Gradients, index);
 }
 
-void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& obs, const CancelToken& cancel,
-            MemoryResult& r) {
+void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& obs,
+            const CancelToken& cancel, MemoryResult& r) {
     const BenchConfig& cfg = spec.bench;
     c10::OptionalDeviceGuard guard;
     guard.reset_device(device);
@@ -346,7 +365,8 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
         if (!cancel.cancelled()) return false;
         r.status = Status::Cancelled;
         r.error = i < cfg.warmup ? fmt::format("during warm-up step {} of {}", i + 1, cfg.warmup)
-                                 : fmt::format("after {} of {} recorded steps", i - cfg.warmup, spec.record_steps);
+                                 : fmt::format("after {} of {} recorded steps", i - cfg.warmup,
+                                               spec.record_steps);
         return true;
     };
     for (int i = 0; i < cfg.warmup; ++i) {
@@ -360,7 +380,8 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
     t.device = dev;
     readInitial(dev, t);
     for (const auto& p : step.parameters()) addKnown(t.known, p, MemoryCategory::Parameters, -1);
-    for (const auto& s : step.optimizer().state()) addKnown(t.known, s, MemoryCategory::OptimizerState, -1);
+    for (const auto& s : step.optimizer().state())
+        addKnown(t.known, s, MemoryCategory::OptimizerState, -1);
     addGradients(t.known, step, -1);  // the last warm-up step's, freed by the first recorded step
 
     Recording rec;
@@ -398,14 +419,16 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
         if (failure) std::rethrow_exception(failure);
     }
     if (t.events.size() >= kMaxTraceEntries)
-        obs.log(LogLevel::Warning, fmt::format("memory: the allocator's trace filled its {} entries; the first events "
-                                               "are lost (record fewer steps)",
-                                               kMaxTraceEntries));
+        obs.log(LogLevel::Warning,
+                fmt::format("memory: the allocator's trace filled its {} entries; the first events "
+                            "are lost (record fewer steps)",
+                            kMaxTraceEntries));
     for (const auto& p : step.parameters()) {
         r.parameter_bytes += static_cast<int64_t>(p.nbytes());
         if (p.grad().defined()) r.gradient_bytes += static_cast<int64_t>(p.grad().nbytes());
     }
-    for (const auto& s : step.optimizer().state()) r.optimizer_bytes += static_cast<int64_t>(s.nbytes());
+    for (const auto& s : step.optimizer().state())
+        r.optimizer_bytes += static_cast<int64_t>(s.nbytes());
 }
 
 // Note [the snapshot at an out-of-memory]: the allocator calls its out-of-memory observers
@@ -449,7 +472,8 @@ public:
 // allocator's history on; when it runs out of memory, `oom_trace` gets that history up to
 // the failed allocation and the segments at that moment (Note [the snapshot at an
 // out-of-memory]).
-FrontierProbe probePoint(const BenchConfig& cfg, const c10::Device& device, std::optional<RawMemoryTrace>& oom_trace) {
+FrontierProbe probePoint(const BenchConfig& cfg, const c10::Device& device,
+                         std::optional<RawMemoryTrace>& oom_trace) {
     FrontierProbe p;
     oom_trace.reset();
     const int dev = device.index();
@@ -479,9 +503,11 @@ FrontierProbe probePoint(const BenchConfig& cfg, const c10::Device& device, std:
             p.error = f.message;
             std::lock_guard lock(capture.mutex);
             if (f.status == Status::OOM && capture.snapshot) {
-                // What we own is known exactly: the model, AdamW's state, the gradients made so far.
+                // What we own is known exactly: the model, AdamW's state, the gradients made so
+                // far.
                 if (step) {
-                    for (const auto& x : step->parameters()) addKnown(trace.known, x, MemoryCategory::Parameters, -1);
+                    for (const auto& x : step->parameters())
+                        addKnown(trace.known, x, MemoryCategory::Parameters, -1);
                     for (const auto& x : step->optimizer().state())
                         addKnown(trace.known, x, MemoryCategory::OptimizerState, -1);
                     addGradients(trace.known, *step, 0);
@@ -500,31 +526,33 @@ FrontierProbe probePoint(const BenchConfig& cfg, const c10::Device& device, std:
     return p;
 }
 
-void frontier(const MemorySpec& spec, const c10::Device& device, MemoryObserver& obs, const CancelToken& cancel,
-              MemoryResult& r) {
+void frontier(const MemorySpec& spec, const c10::Device& device, MemoryObserver& obs,
+              const CancelToken& cancel, MemoryResult& r) {
     const bool context = spec.frontier == FrontierAxis::Context;
     const int64_t hi = spec.frontier_max > 0 ? spec.frontier_max
                        : context             ? kDefaultContextFrontierMax
                                              : kDefaultBatchFrontierMax;
-    obs.log(LogLevel::Info, fmt::format("memory: OOM frontier by {} up to {}", toString(spec.frontier), hi));
+    obs.log(LogLevel::Info,
+            fmt::format("memory: OOM frontier by {} up to {}", toString(spec.frontier), hi));
     std::optional<RawMemoryTrace> oom_trace;
-    r.frontier = findFrontier(spec.frontier, context ? 16 : 1, hi, context ? 16 : 1, [&](int64_t v) {
-        FrontierProbe p;
-        if (cancel.cancelled()) {
-            p.status = Status::Cancelled;
-            p.error = "cancelled";
+    r.frontier =
+        findFrontier(spec.frontier, context ? 16 : 1, hi, context ? 16 : 1, [&](int64_t v) {
+            FrontierProbe p;
+            if (cancel.cancelled()) {
+                p.status = Status::Cancelled;
+                p.error = "cancelled";
+                return p;
+            }
+            BenchConfig c = spec.bench;
+            (context ? c.model.context_length : c.batch_size) = v;
+            std::optional<RawMemoryTrace> trace;
+            p = probePoint(c, device, trace);
+            p.value = v;
+            // Bisection only lowers its smallest OOM: the latest OOM's picture is the frontier's.
+            if (trace) oom_trace = std::move(trace);
+            obs.frontierProbed(p);
             return p;
-        }
-        BenchConfig c = spec.bench;
-        (context ? c.model.context_length : c.batch_size) = v;
-        std::optional<RawMemoryTrace> trace;
-        p = probePoint(c, device, trace);
-        p.value = v;
-        // Bisection only lowers its smallest OOM: the latest OOM's picture is the frontier's.
-        if (trace) oom_trace = std::move(trace);
-        obs.frontierProbed(p);
-        return p;
-    });
+        });
     r.frontier->oom_trace = std::move(oom_trace);
 }
 
@@ -591,8 +619,9 @@ void recordPython(const MemorySpec& spec, MemoryObserver& obs, const CancelToken
     r.gpu = trace.trace().has_value();
     if (trace.trace()) r.trace = std::move(*trace.trace());
     if (trace.truncated())
-        obs.log(LogLevel::Warning, "memory: the allocator's history filled; the first events are "
-                                   "lost (record fewer steps)");
+        obs.log(LogLevel::Warning,
+                "memory: the allocator's history filled; the first events are "
+                "lost (record fewer steps)");
 }
 
 void frontierPython(const MemorySpec& spec, MemoryObserver& obs, const CancelToken& cancel,
@@ -604,41 +633,43 @@ void frontierPython(const MemorySpec& spec, MemoryObserver& obs, const CancelTok
     obs.log(LogLevel::Info, fmt::format("memory: OOM frontier of your code by {} up to {}",
                                         toString(spec.frontier), hi));
     std::optional<RawMemoryTrace> oom_trace;
-    r.frontier = findFrontier(spec.frontier, context ? 16 : 1, hi, context ? 16 : 1, [&](int64_t v) {
-        FrontierProbe p;
-        if (cancel.cancelled()) {
-            p.status = Status::Cancelled;
-            p.error = "cancelled";
+    r.frontier =
+        findFrontier(spec.frontier, context ? 16 : 1, hi, context ? 16 : 1, [&](int64_t v) {
+            FrontierProbe p;
+            if (cancel.cancelled()) {
+                p.status = Status::Cancelled;
+                p.error = "cancelled";
+                return p;
+            }
+            BenchConfig c = spec.bench;
+            (context ? c.model.context_length : c.batch_size) = v;
+            nlohmann::json js = pythonRunnerSpec(c);
+            js["probe"] = true;
+            RunnerTrace trace("oom_trace");
+            Observer
+                quiet;  // a probe's "ready", steps and warnings are not the run's: its row says
+            const PythonPointOutcome out = runPythonPoint(
+                c, "memory", js, quiet, 0, cancel, [](const StepSample&) {},
+                [&](const nlohmann::json& j) { trace.take(j); },
+                [&](const nlohmann::json& result) {
+                    p.fits = result.value("fits", false);
+                    p.peak_bytes = result.value("peak_bytes", int64_t{0});
+                });
+            p.value = v;
+            p.status = out.status;
+            p.error = out.error;
+            if (p.status != Status::Ok) p.fits = false;
+            if (trace.trace()) oom_trace = std::move(trace.trace());
+            obs.frontierProbed(p);
             return p;
-        }
-        BenchConfig c = spec.bench;
-        (context ? c.model.context_length : c.batch_size) = v;
-        nlohmann::json js = pythonRunnerSpec(c);
-        js["probe"] = true;
-        RunnerTrace trace("oom_trace");
-        Observer quiet;  // a probe's "ready", steps and warnings are not the run's: its row says
-        const PythonPointOutcome out = runPythonPoint(
-            c, "memory", js, quiet, 0, cancel, [](const StepSample&) {},
-            [&](const nlohmann::json& j) { trace.take(j); },
-            [&](const nlohmann::json& result) {
-                p.fits = result.value("fits", false);
-                p.peak_bytes = result.value("peak_bytes", int64_t{0});
-            });
-        p.value = v;
-        p.status = out.status;
-        p.error = out.error;
-        if (p.status != Status::Ok) p.fits = false;
-        if (trace.trace()) oom_trace = std::move(trace.trace());
-        obs.frontierProbed(p);
-        return p;
-    });
+        });
     r.frontier->oom_trace = std::move(oom_trace);
 }
 
 }  // namespace
 
-MemoryResult runMemory(const MemorySpec& spec, MemoryObserver& observer, const CancelToken& cancel, ResultStore* store,
-                       int64_t run_id, int index, int count) {
+MemoryResult runMemory(const MemorySpec& spec, MemoryObserver& observer, const CancelToken& cancel,
+                       ResultStore* store, int64_t run_id, int index, int count) {
     observer.pointStarted(index, count, spec.bench);
     MemoryResult r;
     r.spec = spec;
@@ -658,14 +689,17 @@ MemoryResult runMemory(const MemorySpec& spec, MemoryObserver& observer, const C
                 runRecordingFailure(r, [&] { frontierPython(spec, observer, cancel, r); });
         } else if (!device.is_cuda()) {
             r.status = Status::Failed;
-            r.error = "memory recording needs a CUDA device (the caching allocator's history); the analytic model "
-                      "is shown without measurements";
+            r.error =
+                "memory recording needs a CUDA device (the caching allocator's history); the "
+                "analytic model "
+                "is shown without measurements";
         } else {
 #ifdef TRAINSCOPE_TORCH_CUDA
             r.gpu = true;
             runRecordingFailure(r, [&] { record(spec, device, observer, cancel, r); });
             releaseCachedMemory(device);
-            if (spec.frontier != FrontierAxis::None && r.status != Status::Cancelled && !cancel.cancelled())
+            if (spec.frontier != FrontierAxis::None && r.status != Status::Cancelled &&
+                !cancel.cancelled())
                 runRecordingFailure(r, [&] { frontier(spec, device, observer, cancel, r); });
 #else
             r.status = Status::Failed;

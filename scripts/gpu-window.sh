@@ -220,7 +220,12 @@ if want live; then
         --screenshot "results=$LIVE/your-model-results.png" --report "$LIVE/your-model-vs-trainscope.md"
     session your-model-profile --experiment profile \
         --config "{\"size\":\"small\",\"context\":256,\"batch\":4,\"mode\":\"train\",\"precision\":\"bf16\",\"warmup\":2,\"profile_steps\":1,\"device\":\"cuda\",\"sources\":[\"python\"],\"code\":\"$ROOT/examples/course-checkout\"}" \
-        --run --screenshot "kernels=$LIVE/your-model-profile-kernels.png" --screenshot "categories=$LIVE/your-model-profile-categories.png"
+        --run --screenshot "kernels=$LIVE/your-model-profile-kernels.png" --screenshot "categories=$LIVE/your-model-profile-categories.png" \
+        --screenshot "attention-parts=$LIVE/your-model-profile-attention.png"
+    session your-model-memory --experiment memory \
+        --config "{\"size\":\"small\",\"context\":512,\"batch\":4,\"mode\":\"train\",\"precision\":\"fp32\",\"warmup\":1,\"record_steps\":2,\"frontier\":\"none\",\"device\":\"cuda\",\"sources\":[\"python\"],\"code\":\"$ROOT/examples/course-checkout\"}" \
+        --run --screenshot "timeline=$LIVE/your-model-memory-timeline.png" --screenshot "allocations=$LIVE/your-model-memory-allocations.png" \
+        --screenshot "peaks=$LIVE/your-model-memory-peaks.png" --report "$LIVE/your-model-memory.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1
     "$BUILD/app/trainscope-cli" runs list 2>&1 | head -12
     # The device tool brings back a few files a call: the screenshots and reports as one archive.

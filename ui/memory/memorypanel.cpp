@@ -310,12 +310,14 @@ QString MemoryPanel::describeSpec(const QJsonObject& spec) {
     const QJsonObject b = s.value(QLatin1String("bench")).toObject();
     const QJsonObject m = b.value(QLatin1String("model")).toObject();
     QStringList parts;
+    const bool yours = b.value(QLatin1String("source")).toString() == QLatin1String("python");
     parts << m.value(QLatin1String("name")).toString()
           << QStringLiteral("ctx %1").arg(m.value(QLatin1String("context_length")).toInteger())
           << QStringLiteral("b %1").arg(b.value(QLatin1String("batch_size")).toInteger())
-          << b.value(QLatin1String("precision")).toString()
-          << b.value(QLatin1String("attention")).toString()
-          << b.value(QLatin1String("mode")).toString()
+          << b.value(QLatin1String("precision")).toString();
+    if (!yours)
+        parts << b.value(QLatin1String("attention")).toString();  // the user's model has its own
+    parts << b.value(QLatin1String("mode")).toString()
           << QObject::tr("%1 recorded").arg(s.value(QLatin1String("record_steps")).toInteger());
     const QString frontier = s.value(QLatin1String("frontier")).toString();
     if (!frontier.isEmpty() && frontier != QLatin1String("none"))
@@ -323,7 +325,7 @@ QString MemoryPanel::describeSpec(const QJsonObject& spec) {
     parts << b.value(QLatin1String("device")).toString();
     const int points = spec.value(QLatin1String("points")).toArray().size();
     if (points > 1) parts << QObject::tr("%1 points").arg(points);
-    if (b.value(QLatin1String("source")).toString() == QLatin1String("python"))
+    if (yours)
         parts.prepend(QObject::tr("your code %1").arg(b.value(QLatin1String("code")).toString()));
     return parts.join(QStringLiteral(" · "));
 }

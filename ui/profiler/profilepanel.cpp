@@ -415,16 +415,18 @@ QString ProfilePanel::describeSpec(const QJsonObject& s) {
     const QJsonObject bench = s.value(QLatin1String("bench")).toObject();
     const QJsonObject model = bench.value(QLatin1String("model")).toObject();
     QStringList parts;
+    const bool yours = bench.value(QLatin1String("source")).toString() == QLatin1String("python");
     parts << model.value(QLatin1String("name")).toString()
           << QStringLiteral("ctx %1").arg(model.value(QLatin1String("context_length")).toInteger())
           << QStringLiteral("bs %1").arg(bench.value(QLatin1String("batch_size")).toInteger())
-          << bench.value(QLatin1String("precision")).toString()
-          << bench.value(QLatin1String("attention")).toString()
-          << bench.value(QLatin1String("mode")).toString()
+          << bench.value(QLatin1String("precision")).toString();
+    if (!yours)  // the user's model has its own attention
+        parts << bench.value(QLatin1String("attention")).toString();
+    parts << bench.value(QLatin1String("mode")).toString()
           << QObject::tr("warm-up %1").arg(bench.value(QLatin1String("warmup")).toInteger())
           << QObject::tr("%1 profiled").arg(s.value(QLatin1String("profile_steps")).toInteger())
           << bench.value(QLatin1String("device")).toString();
-    if (bench.value(QLatin1String("source")).toString() == QLatin1String("python"))
+    if (yours)
         parts.prepend(
             QObject::tr("your code %1").arg(bench.value(QLatin1String("code")).toString()));
     return parts.join(QStringLiteral(" · "));

@@ -205,7 +205,8 @@ struct MemoryAnalysis {
 };
 MemoryAnalysis analyzeMemory(const RawMemoryTrace& t);
 
-// Where an allocation was asked for: the innermost frame of its stack as "file.py:12 (fn)"
+// Where an allocation was asked for: the innermost frame of its stack as
+// "cs336_basics/model.py:12 (fn)" (the file's folder and name)
 // (for the user's code, their own line: the runner keeps only their frames); "" without one.
 std::string allocationSite(const RawMemoryTrace& t, int32_t stack);
 

@@ -64,8 +64,14 @@ std::string allocationSite(const RawMemoryTrace& t, int32_t stack) {
         return {};
     const StackFrame& f = t.stacks[stack].front();
     if (f.filename.empty()) return f.name;
-    return f.name.empty() ? fmt::format("{}:{}", f.filename, f.line)
-                          : fmt::format("{}:{} ({})", f.filename, f.line, f.name);
+    // The file's folder and name: "cs336_basics/model.py" tells it apart without the whole
+    // path (the stack and the snapshot keep that).
+    std::string file = f.filename;
+    if (const size_t last = file.rfind('/'); last != std::string::npos && last > 0)
+        if (const size_t prev = file.rfind('/', last - 1); prev != std::string::npos)
+            file = file.substr(prev + 1);
+    return f.name.empty() ? fmt::format("{}:{}", file, f.line)
+                          : fmt::format("{}:{} ({})", file, f.line, f.name);
 }
 
 std::vector<std::string> validateMemory(const MemorySpec& spec) {

@@ -8,7 +8,6 @@
 #include <QFile>
 #include <QTimer>
 #include <QtTest>
-
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -74,10 +73,16 @@ void TestWindowGpu::cleanup() {
 
 void TestWindowGpu::benchmarkPointShowsDeviceMemory() {
     QVERIFY(w_->selectExperiment("bench"));
-    w_->currentPanel()->setState(QJsonObject{
-        {"label", "small on the GPU"}, {"sizes", QJsonArray{"small"}}, {"context", "256"}, {"batch", "4"},
-        {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32", "bf16"}}, {"attentions", QJsonArray{"naive"}},
-        {"warmup", "3"}, {"steps", 10}, {"device", "cuda"}});
+    w_->currentPanel()->setState(QJsonObject{{"label", "small on the GPU"},
+                                             {"sizes", QJsonArray{"small"}},
+                                             {"context", "256"},
+                                             {"batch", "4"},
+                                             {"modes", QJsonArray{"train"}},
+                                             {"precisions", QJsonArray{"fp32", "bf16"}},
+                                             {"attentions", QJsonArray{"naive"}},
+                                             {"warmup", "3"},
+                                             {"steps", 10},
+                                             {"device", "cuda"}});
     QVERIFY2(w_->currentPanel()->isValid(), qPrintable(w_->currentPanel()->problems().join('\n')));
     QVERIFY(runToEnd(*w_, 300000));
     BenchView* v = benchViewOf(w_.get());
@@ -87,7 +92,8 @@ void TestWindowGpu::benchmarkPointShowsDeviceMemory() {
         QVERIFY(e.result.status == Status::Ok);
         QVERIFY(e.result.total.mean > 0);
         // Device memory: a 128 M-parameter model with AdamW holds over 1.5 GB.
-        QVERIFY2(e.result.peak_memory > 1'500'000'000LL, qPrintable(QString::number(e.result.peak_memory)));
+        QVERIFY2(e.result.peak_memory > 1'500'000'000LL,
+                 qPrintable(QString::number(e.result.peak_memory)));
     }
     QVERIFY(v->document()->environment().device_name.find("NVIDIA") != std::string::npos);
     v->memoryChart()->flushRedraw();
@@ -104,11 +110,19 @@ void TestWindowGpu::benchmarkPointShowsDeviceMemory() {
 void TestWindowGpu::attentionLabRunsOurKernels() {
     if (!capabilities().flash_kernels) QSKIP("this build has no CUDA attention kernels");
     QVERIFY(w_->selectExperiment("attention"));
-    w_->currentPanel()->setState(QJsonObject{
-        {"label", "ours against SDPA"}, {"impls", QJsonArray{"naive", "sdpa-flash", "flash"}},
-        {"seq", "1024, 2048, 4096"}, {"head_dims", "64"}, {"batches", "4"}, {"heads", "8"},
-        {"dtypes", QJsonArray{"bf16"}}, {"causal", QJsonArray{"causal"}}, {"passes", QJsonArray{"forward", "backward"}},
-        {"warmup", 2}, {"steps", 5}, {"device", "cuda"}, {"check", true}});
+    w_->currentPanel()->setState(QJsonObject{{"label", "ours against SDPA"},
+                                             {"impls", QJsonArray{"naive", "sdpa-flash", "flash"}},
+                                             {"seq", "1024, 2048, 4096"},
+                                             {"head_dims", "64"},
+                                             {"batches", "4"},
+                                             {"heads", "8"},
+                                             {"dtypes", QJsonArray{"bf16"}},
+                                             {"causal", QJsonArray{"causal"}},
+                                             {"passes", QJsonArray{"forward", "backward"}},
+                                             {"warmup", 2},
+                                             {"steps", 5},
+                                             {"device", "cuda"},
+                                             {"check", true}});
     QVERIFY2(w_->currentPanel()->isValid(), qPrintable(w_->currentPanel()->problems().join('\n')));
     QVERIFY(runToEnd(*w_, 300000));
     AttentionView* v = attentionViewOf(w_.get());
@@ -127,10 +141,16 @@ void TestWindowGpu::uiStaysResponsiveWhileALargeModelStreams() {
     // xl: 2 B parameters, a step of about half a second; its steps, memory and results stream
     // into the views while the UI thread keeps a 5 ms timer.
     QVERIFY(w_->selectExperiment("bench"));
-    w_->currentPanel()->setState(QJsonObject{
-        {"label", "xl streaming"}, {"sizes", QJsonArray{"xl"}}, {"context", "256"}, {"batch", "4"},
-        {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"bf16"}}, {"attentions", QJsonArray{"naive"}},
-        {"warmup", "2"}, {"steps", 20}, {"device", "cuda"}});
+    w_->currentPanel()->setState(QJsonObject{{"label", "xl streaming"},
+                                             {"sizes", QJsonArray{"xl"}},
+                                             {"context", "256"},
+                                             {"batch", "4"},
+                                             {"modes", QJsonArray{"train"}},
+                                             {"precisions", QJsonArray{"bf16"}},
+                                             {"attentions", QJsonArray{"naive"}},
+                                             {"warmup", "2"},
+                                             {"steps", 20},
+                                             {"device", "cuda"}});
     QVERIFY2(w_->currentPanel()->isValid(), qPrintable(w_->currentPanel()->problems().join('\n')));
     QVERIFY(w_->showTab(QStringLiteral("memory")));
     StallProbe probe;
@@ -149,11 +169,14 @@ void TestWindowGpu::uiStaysResponsiveWhileALargeModelStreams() {
     std::vector<qint64> sorted = probe.stalls();
     std::sort(sorted.begin(), sorted.end());
     const double worst = sorted.back() / 1e6, p99 = sorted[sorted.size() * 99 / 100] / 1e6;
-    std::printf("xl bf16 run of %lld ms on %s: %lld UI ticks; the UI thread's own longest stall %.1f ms, p99 %.1f ms\n",
-                static_cast<long long>(probe.elapsedMs()), v->document()->environment().device_name.c_str(),
-                static_cast<long long>(probe.ticks()), worst, p99);
+    std::printf(
+        "xl bf16 run of %lld ms on %s: %lld UI ticks; the UI thread's own longest stall %.1f ms, "
+        "p99 %.1f ms\n",
+        static_cast<long long>(probe.elapsedMs()), v->document()->environment().device_name.c_str(),
+        static_cast<long long>(probe.ticks()), worst, p99);
     QVERIFY(probe.ticks() > probe.elapsedMs() / 50);  // the probe really ran throughout
-    QVERIFY2(worst <= 50.0, qPrintable(QStringLiteral("the UI thread stalled for %1 ms").arg(worst)));
+    QVERIFY2(worst <= 50.0,
+             qPrintable(QStringLiteral("the UI thread stalled for %1 ms").arg(worst)));
     QVERIFY2(p99 < 20.0, qPrintable(QStringLiteral("p99 stall %1 ms").arg(p99)));
     shoot(*w_, QStringLiteral("memory-xl-gpu.png"));
 }

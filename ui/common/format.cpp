@@ -1,15 +1,12 @@
 #include "common/format.h"
 
-#include <limits>
-
 #include <QJsonArray>
 #include <QLocale>
 #include <QRegularExpression>
 #include <QStringList>
-
 #include <algorithm>
 #include <cmath>
-
+#include <limits>
 
 namespace ts::ui {
 
@@ -84,7 +81,9 @@ bool parseIntList(const QString& text, std::vector<int64_t>* out, QString* error
             static const QRegularExpression digits(QStringLiteral("^[+-]?[0-9]+$"));
             if (error)
                 *error = digits.match(t).hasMatch()
-                             ? QObject::tr("'%1' is too large (at most %2)").arg(t).arg(std::numeric_limits<qlonglong>::max())
+                             ? QObject::tr("'%1' is too large (at most %2)")
+                                   .arg(t)
+                                   .arg(std::numeric_limits<qlonglong>::max())
                              : QObject::tr("'%1' is not a whole number").arg(t);
             return false;
         }
@@ -101,14 +100,23 @@ QStringList stringsOf(const QJsonValue& v) {
 
 QString attentionHint(AttentionImpl a) {
     switch (a) {
-        case AttentionImpl::Naive: return QObject::tr("matmul, masked softmax, matmul, as the course writes it");
-        case AttentionImpl::Tiled: return QObject::tr("FlashAttention-2's algorithm in LibTorch ops");
-        case AttentionImpl::Sdpa: return QObject::tr("LibTorch's fused scaled_dot_product_attention, backend of its choice");
-        case AttentionImpl::SdpaFlash: return QObject::tr("LibTorch's SDPA, forced to its FlashAttention backend");
-        case AttentionImpl::SdpaEfficient: return QObject::tr("LibTorch's SDPA, forced to its memory-efficient backend");
-        case AttentionImpl::SdpaCudnn: return QObject::tr("LibTorch's SDPA, forced to its cuDNN backend");
-        case AttentionImpl::SdpaMath: return QObject::tr("LibTorch's SDPA, forced to its math (unfused) backend");
-        case AttentionImpl::Flash: return QObject::tr("TrainScope's own CUDA kernels");
+        case AttentionImpl::Naive:
+            return QObject::tr("matmul, masked softmax, matmul, as the course writes it");
+        case AttentionImpl::Tiled:
+            return QObject::tr("FlashAttention-2's algorithm in LibTorch ops");
+        case AttentionImpl::Sdpa:
+            return QObject::tr(
+                "LibTorch's fused scaled_dot_product_attention, backend of its choice");
+        case AttentionImpl::SdpaFlash:
+            return QObject::tr("LibTorch's SDPA, forced to its FlashAttention backend");
+        case AttentionImpl::SdpaEfficient:
+            return QObject::tr("LibTorch's SDPA, forced to its memory-efficient backend");
+        case AttentionImpl::SdpaCudnn:
+            return QObject::tr("LibTorch's SDPA, forced to its cuDNN backend");
+        case AttentionImpl::SdpaMath:
+            return QObject::tr("LibTorch's SDPA, forced to its math (unfused) backend");
+        case AttentionImpl::Flash:
+            return QObject::tr("TrainScope's own CUDA kernels");
     }
     return {};
 }
@@ -116,12 +124,13 @@ QString attentionHint(AttentionImpl a) {
 QStringList jsonListText(const QJsonValue& v, const QJsonValue& fallback) {
     QStringList out;
     for (const QJsonValue& x : v.toArray())
-        out << (x.isString() ? x.toString() : x.isBool() ? QString() : QString::number(x.toInteger()));
+        out << (x.isString() ? x.toString()
+                : x.isBool() ? QString()
+                             : QString::number(x.toInteger()));
     out.removeAll(QString());
     if (out.isEmpty() && !fallback.isUndefined() && !fallback.isNull())
         out << (fallback.isString() ? fallback.toString() : QString::number(fallback.toInteger()));
     return out;
 }
-
 
 }  // namespace ts::ui

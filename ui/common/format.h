@@ -2,9 +2,7 @@
 #pragma once
 
 #include <QJsonValue>
-
 #include <QString>
-
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -13,7 +13,6 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
-
 #include <cmath>
 #include <set>
 
@@ -48,7 +47,9 @@ public:
     void rankReady(int index, int rank, const std::string& device) override {
         out_.item(QVariant::fromValue(DistRankReady{index, rank, device}));
     }
-    void ddpStep(int index, const DdpStepRow& row) override { out_.item(QVariant::fromValue(DistStep{index, row})); }
+    void ddpStep(int index, const DdpStepRow& row) override {
+        out_.item(QVariant::fromValue(DistStep{index, row}));
+    }
     void allreduceMeasured(int index, const dist::AllreduceRow& row) override {
         out_.item(QVariant::fromValue(DistAllreduce{index, row}));
     }
@@ -85,7 +86,8 @@ QStringList checked(const QStringList& order, const QMap<QString, QCheckBox*>& b
 
 QStringList listItems(const QString& text) {
     QStringList out;
-    for (const QString& t : text.split(QRegularExpression(QStringLiteral("[,;]")), Qt::SkipEmptyParts)) {
+    for (const QString& t :
+         text.split(QRegularExpression(QStringLiteral("[,;]")), Qt::SkipEmptyParts)) {
         const QString s = t.trimmed();
         if (!s.isEmpty()) out << s;
     }
@@ -149,7 +151,8 @@ void DistributedPanel::build() {
     allreduceBox_ = new QGroupBox(tr("All-reduce"), this);
     auto* aform = new QFormLayout(allreduceBox_);
     sizes_ = new QLineEdit(allreduceBox_);
-    sizes_->setToolTip(tr("Bytes of each rank's tensor, e.g. 1MB, 16MB, 64MB, 256MB, 1GB (MB = 10^6, MiB = 2^20)"));
+    sizes_->setToolTip(tr(
+        "Bytes of each rank's tensor, e.g. 1MB, 16MB, 64MB, 256MB, 1GB (MB = 10^6, MiB = 2^20)"));
     dtypeRow_ = checkRow(allreduceBox_, kDtypes, dtypes_);
     arWarmup_ = new QSpinBox(allreduceBox_);
     arWarmup_->setRange(0, 10000);
@@ -162,8 +165,9 @@ void DistributedPanel::build() {
     aform->addRow(tr("&Warm-up:"), arWarmup_);
     aform->addRow(tr("&Iterations:"), arIters_);
     arSweepWorld_ = new QCheckBox(tr("also at 2, 4, … ranks up to the world size"), allreduceBox_);
-    arSweepWorld_->setToolTip(tr("One point per world size (2, 4, 6, … and the world size itself): the chart's "
-                                 "series per world size show how the bus bandwidth scales"));
+    arSweepWorld_->setToolTip(
+        tr("One point per world size (2, 4, 6, … and the world size itself): the chart's "
+           "series per world size show how the bus bandwidth scales"));
     aform->addRow(QString(), arSweepWorld_);
     outer->addWidget(allreduceBox_);
 
@@ -178,14 +182,19 @@ void DistributedPanel::build() {
     batch_->setToolTip(tr("Rows each rank trains on; the global batch is this × the world size"));
     precisionRow_ = checkRow(ddpBox_, kPrecisions, precisions_);
     strategyRow_ = checkRow(ddpBox_, strategyNames(), strategies_);
-    strategies_.value(QStringLiteral("naive"))->setToolTip(tr("A blocking all-reduce per gradient after backward"));
-    strategies_.value(QStringLiteral("flat"))->setToolTip(tr("Every gradient copied into one flat buffer, one all-reduce"));
+    strategies_.value(QStringLiteral("naive"))
+        ->setToolTip(tr("A blocking all-reduce per gradient after backward"));
+    strategies_.value(QStringLiteral("flat"))
+        ->setToolTip(tr("Every gradient copied into one flat buffer, one all-reduce"));
     strategies_.value(QStringLiteral("overlap"))
-        ->setToolTip(tr("An asynchronous all-reduce per gradient, started from its hook during backward"));
+        ->setToolTip(
+            tr("An asynchronous all-reduce per gradient, started from its hook during backward"));
     strategies_.value(QStringLiteral("bucketed"))
-        ->setToolTip(tr("Gradients in buckets (a 1 MiB first one), each all-reduced once it is full, during backward"));
+        ->setToolTip(tr("Gradients in buckets (a 1 MiB first one), each all-reduced once it is "
+                        "full, during backward"));
     buckets_ = new QLineEdit(ddpBox_);
-    buckets_->setToolTip(tr("Bucket sizes in MB for the bucketed strategy, e.g. 1, 10, 100, 1000, 25: one point each"));
+    buckets_->setToolTip(tr(
+        "Bucket sizes in MB for the bucketed strategy, e.g. 1, 10, 100, 1000, 25: one point each"));
     sharding_ = new QComboBox(ddpBox_);
     sharding_->addItem(tr("off"), QStringLiteral("off"));
     sharding_->addItem(tr("on (ZeRO-1)"), QStringLiteral("on"));
@@ -246,8 +255,10 @@ void DistributedPanel::build() {
         updateAvailability();
         revalidate();
     };
-    for (QLineEdit* e : {label_, sizes_, buckets_}) connect(e, &QLineEdit::textChanged, this, changed);
-    for (QComboBox* c : {backend_, experiment_, model_, sharding_}) connect(c, &QComboBox::currentIndexChanged, this, changed);
+    for (QLineEdit* e : {label_, sizes_, buckets_})
+        connect(e, &QLineEdit::textChanged, this, changed);
+    for (QComboBox* c : {backend_, experiment_, model_, sharding_})
+        connect(c, &QComboBox::currentIndexChanged, this, changed);
     for (QSpinBox* s : {world_, arWarmup_, arIters_, context_, batch_, warmup_, steps_})
         connect(s, &QSpinBox::valueChanged, this, changed);
     connect(arSweepWorld_, &QCheckBox::toggled, this, changed);
@@ -285,9 +296,13 @@ void DistributedPanel::updateAvailability() {
     else if (capsKnown_ && gpus == 0)
         why = tr("NCCL needs a CUDA device for every rank; this machine has none");
     const int nccl = backend_->findData(QStringLiteral("nccl"));
-    if (auto* model = qobject_cast<QStandardItemModel*>(backend_->model())) model->item(nccl)->setEnabled(why.isEmpty());
-    backend_->setItemData(nccl, why.isEmpty() ? tr("NCCL on %n GPU(s): one rank per GPU", "", gpus) : why, Qt::ToolTipRole);
-    if (!why.isEmpty() && backend_->currentIndex() == nccl) backend_->setCurrentIndex(backend_->findData(QStringLiteral("gloo")));
+    if (auto* model = qobject_cast<QStandardItemModel*>(backend_->model()))
+        model->item(nccl)->setEnabled(why.isEmpty());
+    backend_->setItemData(nccl,
+                          why.isEmpty() ? tr("NCCL on %n GPU(s): one rank per GPU", "", gpus) : why,
+                          Qt::ToolTipRole);
+    if (!why.isEmpty() && backend_->currentIndex() == nccl)
+        backend_->setCurrentIndex(backend_->findData(QStringLiteral("gloo")));
     const bool onGpus = backend_->currentData().toString() == QLatin1String("nccl");
     world_->setMaximum(onGpus && capsKnown_ ? std::max(1, gpus) : kMaxCpuRanks);
     world_->setToolTip(onGpus ? tr("Ranks: one per GPU, at most %1 here").arg(world_->maximum())
@@ -309,7 +324,8 @@ void DistributedPanel::revalidate() {
     const bool allreduce = e == QLatin1String("allreduce");
 
     DistributedPoint base;
-    base.backend = dist::parseBackend(backend_->currentData().toString().toStdString()).value_or(dist::CommBackend::Gloo);
+    base.backend = dist::parseBackend(backend_->currentData().toString().toStdString())
+                       .value_or(dist::CommBackend::Gloo);
     base.world_size = world_->value();
     const bool onGpus = base.backend == dist::CommBackend::Nccl;
     DistributedSpec spec;
@@ -317,13 +333,15 @@ void DistributedPanel::revalidate() {
         base.experiment = DistExperiment::Allreduce;
         base.allreduce.sizes.clear();
         const QStringList sizes = listItems(sizes_->text());
-        if (sizes.isEmpty()) byField[sizes_] << tr("give at least one all-reduce size (e.g. 1MB, 16MB, 64MB)");
+        if (sizes.isEmpty())
+            byField[sizes_] << tr("give at least one all-reduce size (e.g. 1MB, 16MB, 64MB)");
         for (const QString& t : sizes) {
             QString compact = t;
             compact.remove(QLatin1Char(' '));
             const auto bytes = dist::parseByteSize(compact.toStdString());
             if (!bytes)
-                byField[sizes_] << tr("all-reduce size '%1' is not a size (1MB, 16MiB, 1GB)").arg(t);
+                byField[sizes_]
+                    << tr("all-reduce size '%1' is not a size (1MB, 16MiB, 1GB)").arg(t);
             else if (*bytes <= 0)
                 byField[sizes_] << tr("all-reduce size '%1' must be positive").arg(t);
             else
@@ -358,7 +376,8 @@ void DistributedPanel::revalidate() {
             if (auto pr = parsePrecision(p.toStdString())) precisions.push_back(*pr);
         if (precisions.empty()) byField[precisionRow_] << tr("choose at least one precision");
         std::vector<std::string> strategies;
-        for (const QString& s : checked(strategyNames(), strategies_)) strategies.push_back(s.toStdString());
+        for (const QString& s : checked(strategyNames(), strategies_))
+            strategies.push_back(s.toStdString());
         if (strategies.empty()) byField[strategyRow_] << tr("choose at least one strategy");
         std::vector<double> buckets;
         const bool bucketed = strategies_.value(QStringLiteral("bucketed"))->isChecked();
@@ -368,19 +387,25 @@ void DistributedPanel::revalidate() {
             if (!ok || !std::isfinite(mb))
                 byField[buckets_] << tr("bucket size '%1' is not a number of MB").arg(t);
             else if (mb <= 0)
-                byField[buckets_] << tr("bucket size must be a positive number of MB (got %1)").arg(t);
+                byField[buckets_]
+                    << tr("bucket size must be a positive number of MB (got %1)").arg(t);
             else if (std::find(buckets.begin(), buckets.end(), mb) == buckets.end())
                 buckets.push_back(mb);
         }
-        if (!bucketed) byField.remove(buckets_);
+        if (!bucketed)
+            byField.remove(buckets_);
         else if (buckets.empty() && !byField.contains(buckets_))
             byField[buckets_] << tr("give at least one bucket size in MB (e.g. 25)");
-        if (buckets.empty()) buckets = {d.bucket_mb};
-        else d.bucket_mb = buckets.front();
+        if (buckets.empty())
+            buckets = {d.bucket_mb};
+        else
+            d.bucket_mb = buckets.front();
         const QString sharding = sharding_->currentData().toString();
         std::vector<bool> shardings;
-        if (e == QLatin1String("ddp-sharding") || sharding == QLatin1String("both")) shardings = {false, true};
-        else shardings = {sharding == QLatin1String("on")};
+        if (e == QLatin1String("ddp-sharding") || sharding == QLatin1String("both"))
+            shardings = {false, true};
+        else
+            shardings = {sharding == QLatin1String("on")};
         spec.points = ddpSweep(base, precisions, strategies, buckets, shardings);
     }
     spec_ = spec;
@@ -395,32 +420,49 @@ void DistributedPanel::revalidate() {
         RunNeeds needs;
         needs.device = onGpus ? "cuda" : "cpu";
         for (const auto& p : spec_.points)
-            if (std::find(needs.precisions.begin(), needs.precisions.end(), p.ddp.precision) == needs.precisions.end())
+            if (std::find(needs.precisions.begin(), needs.precisions.end(), p.ddp.precision) ==
+                needs.precisions.end())
                 needs.precisions.push_back(p.ddp.precision);
         for (const auto& m : checkRunnable(needs)) messages << qstr(m);
     }
     for (const QString& m : messages) {
         const QString l = m.toLower();
         QWidget* target = nullptr;
-        if (l.contains(QLatin1String("world size"))) target = world_;
-        else if (l.contains(QLatin1String("nccl"))) target = backend_;
-        else if (l.contains(QLatin1String("bucket"))) target = buckets_;
-        else if (l.contains(QLatin1String("strateg"))) target = strategyRow_;
-        else if (l.contains(QLatin1String("dtype"))) target = dtypeRow_;
-        else if (l.contains(QLatin1String("bf16")) || l.contains(QLatin1String("fp16")) || l.contains(QLatin1String("precision")))
+        if (l.contains(QLatin1String("world size")))
+            target = world_;
+        else if (l.contains(QLatin1String("nccl")))
+            target = backend_;
+        else if (l.contains(QLatin1String("bucket")))
+            target = buckets_;
+        else if (l.contains(QLatin1String("strateg")))
+            target = strategyRow_;
+        else if (l.contains(QLatin1String("dtype")))
+            target = dtypeRow_;
+        else if (l.contains(QLatin1String("bf16")) || l.contains(QLatin1String("fp16")) ||
+                 l.contains(QLatin1String("precision")))
             target = allreduce ? dtypeRow_ : precisionRow_;
-        else if (l.contains(QLatin1String("model size")) || l.contains(QLatin1String("vocab"))) target = model_;
-        else if (l.contains(QLatin1String("context"))) target = context_;
-        else if (l.contains(QLatin1String("batch"))) target = batch_;
-        else if (l.contains(QLatin1String("iteration"))) target = arIters_;
-        else if (l.contains(QLatin1String("warm-up")) || l.contains(QLatin1String("warmup"))) target = allreduce ? arWarmup_ : warmup_;
-        else if (l.contains(QLatin1String("measured steps"))) target = steps_;
-        else if (l.contains(QLatin1String("size")) && allreduce) target = sizes_;
-        if (target) byField[target] << m;
-        else general << m;
+        else if (l.contains(QLatin1String("model size")) || l.contains(QLatin1String("vocab")))
+            target = model_;
+        else if (l.contains(QLatin1String("context")))
+            target = context_;
+        else if (l.contains(QLatin1String("batch")))
+            target = batch_;
+        else if (l.contains(QLatin1String("iteration")))
+            target = arIters_;
+        else if (l.contains(QLatin1String("warm-up")) || l.contains(QLatin1String("warmup")))
+            target = allreduce ? arWarmup_ : warmup_;
+        else if (l.contains(QLatin1String("measured steps")))
+            target = steps_;
+        else if (l.contains(QLatin1String("size")) && allreduce)
+            target = sizes_;
+        if (target)
+            byField[target] << m;
+        else
+            general << m;
     }
     // Fields of the experiment not shown do not block Run.
-    for (QWidget* w : allreduce ? QList<QWidget*>{model_, context_, batch_, precisionRow_, strategyRow_, buckets_, warmup_, steps_}
+    for (QWidget* w : allreduce ? QList<QWidget*>{model_, context_, batch_, precisionRow_,
+                                                  strategyRow_, buckets_, warmup_, steps_}
                                 : QList<QWidget*>{sizes_, dtypeRow_, arWarmup_, arIters_})
         byField.remove(w);
     showProblems(byField, general);
@@ -428,7 +470,8 @@ void DistributedPanel::revalidate() {
 }
 
 QString DistributedPanel::summary() const {
-    if (!problems_.isEmpty()) return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+    if (!problems_.isEmpty())
+        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
     if (spec_.points.empty()) return tr("Nothing to run");
     int least = spec_.points.front().world_size, most = least;
     for (const auto& p : spec_.points) {
@@ -436,7 +479,8 @@ QString DistributedPanel::summary() const {
         most = std::max(most, p.world_size);
     }
     QString s = tr("%n point(s) of %1 rank(s) each", "", static_cast<int>(spec_.points.size()))
-                    .arg(least == most ? QString::number(most) : QStringLiteral("%1–%2").arg(least).arg(most));
+                    .arg(least == most ? QString::number(most)
+                                       : QStringLiteral("%1–%2").arg(least).arg(most));
     s += QStringLiteral(": ") + qstr(pointHeadline(spec_.points.front()));
     if (spec_.points.size() > 1) s += QStringLiteral(", …");
     return s;
@@ -452,8 +496,8 @@ std::optional<LabJob> DistributedPanel::makeJob() const {
     job.spec_json = distributedSpecText(spec_);
     const std::string device = job.device;
     job.environment = [device] { return currentEnvironment(device); };
-    job.run = [spec = spec_, worker = workerPath().toStdString()](JobObserver& obs, const CancelToken& cancel,
-                                                                  ResultStore* store, int64_t runId) {
+    job.run = [spec = spec_, worker = workerPath().toStdString()](
+                  JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
         DistributedForwarder forward(obs);
         runDistributed(spec, worker, forward, cancel, store, runId);
     };
@@ -491,11 +535,14 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
         if (!has(key)) return;
         const QString v = o.value(QLatin1String(key)).toString();
         const int i = box->findData(v);
-        if (i >= 0 && itemEnabled(box, i)) box->setCurrentIndex(i);
+        if (i >= 0 && itemEnabled(box, i))
+            box->setCurrentIndex(i);
         else if (notes && (i < 0 || capsKnown_))
-            *notes << (i < 0 ? tr("%1 '%2' is not known here; keeping %3").arg(QLatin1String(key), v, box->currentText())
+            *notes << (i < 0 ? tr("%1 '%2' is not known here; keeping %3")
+                                   .arg(QLatin1String(key), v, box->currentText())
                              : tr("%1 '%2' is not available here (%3); using %4")
-                                   .arg(QLatin1String(key), v, box->itemData(i, Qt::ToolTipRole).toString(),
+                                   .arg(QLatin1String(key), v,
+                                        box->itemData(i, Qt::ToolTipRole).toString(),
                                         box->currentData().toString()));
     };
     auto spin = [&](const char* key, QSpinBox* box) {
@@ -503,20 +550,25 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
     };
     auto text = [&](const char* key, QLineEdit* e) {
         const QJsonValue v = o.value(QLatin1String(key));
-        if (v.isString()) e->setText(v.toString());
-        else if (v.isDouble()) e->setText(numberText(v.toDouble()));
+        if (v.isString())
+            e->setText(v.toString());
+        else if (v.isDouble())
+            e->setText(numberText(v.toDouble()));
         else if (v.isArray()) {
             QStringList parts;
-            for (const auto& x : v.toArray()) parts << (x.isString() ? x.toString() : numberText(x.toDouble()));
+            for (const auto& x : v.toArray())
+                parts << (x.isString() ? x.toString() : numberText(x.toDouble()));
             e->setText(parts.join(QStringLiteral(", ")));
         }
     };
     auto checks = [&](const char* key, const QMap<QString, QCheckBox*>& boxes) {
         if (!has(key)) return;
         const QStringList wanted = stringsOf(o.value(QLatin1String(key)));
-        for (auto it = boxes.begin(); it != boxes.end(); ++it) it.value()->setChecked(wanted.contains(it.key()));
+        for (auto it = boxes.begin(); it != boxes.end(); ++it)
+            it.value()->setChecked(wanted.contains(it.key()));
         for (const QString& w : wanted)
-            if (!boxes.contains(w) && notes) *notes << tr("%1 '%2' is not known here; left out").arg(QLatin1String(key), w);
+            if (!boxes.contains(w) && notes)
+                *notes << tr("%1 '%2' is not known here; left out").arg(QLatin1String(key), w);
     };
     if (has("label")) label_->setText(o.value(QLatin1String("label")).toString());
     combo("backend", backend_);
@@ -526,13 +578,16 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
         const int want = o.value(QLatin1String("world")).toInt(world_->value());
         world_->setValue(want);
         if (world_->value() != want && notes)
-            *notes << tr("world size %1 is more than this machine allows; using %2").arg(want).arg(world_->value());
+            *notes << tr("world size %1 is more than this machine allows; using %2")
+                          .arg(want)
+                          .arg(world_->value());
     }
     text("sizes", sizes_);
     checks("dtypes", dtypes_);
     spin("ar_warmup", arWarmup_);
     spin("ar_iters", arIters_);
-    if (has("ar_sweep_world")) arSweepWorld_->setChecked(o.value(QLatin1String("ar_sweep_world")).toBool());
+    if (has("ar_sweep_world"))
+        arSweepWorld_->setChecked(o.value(QLatin1String("ar_sweep_world")).toBool());
     combo("model", model_);
     spin("context", context_);
     spin("batch", batch_);
@@ -550,7 +605,8 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
 namespace {
 std::optional<DistributedSpec> specOf(const QJsonObject& json) {
     try {
-        return distributedSpecFromText(QJsonDocument(json).toJson(QJsonDocument::Compact).toStdString());
+        return distributedSpecFromText(
+            QJsonDocument(json).toJson(QJsonDocument::Compact).toStdString());
     } catch (const std::exception&) {
         return std::nullopt;
     }
@@ -569,14 +625,17 @@ QStringList distinct(const std::vector<DistributedPoint>& points, F f) {
 
 QString DistributedPanel::describeSpec(const QJsonObject& json) {
     const auto spec = specOf(json);
-    if (!spec || spec->points.empty()) return QObject::tr("(a distributed run whose configuration cannot be read)");
+    if (!spec || spec->points.empty())
+        return QObject::tr("(a distributed run whose configuration cannot be read)");
     const DistributedPoint& p = spec->points.front();
     const QString dot = QStringLiteral(", ");
     QStringList parts;
     QStringList worlds;
     for (const auto& q : spec->points)
-        if (!worlds.contains(QString::number(q.world_size))) worlds << QString::number(q.world_size);
-    parts << QObject::tr("%1 × %2").arg(qstr(std::string(dist::backendName(p.backend))), worlds.join(QStringLiteral(", ")));
+        if (!worlds.contains(QString::number(q.world_size)))
+            worlds << QString::number(q.world_size);
+    parts << QObject::tr("%1 × %2").arg(qstr(std::string(dist::backendName(p.backend))),
+                                        worlds.join(QStringLiteral(", ")));
     if (p.experiment == DistExperiment::Allreduce) {
         QStringList sizes, dtypes;
         for (int64_t b : p.allreduce.sizes) sizes << qstr(dist::formatByteSize(b));
@@ -585,10 +644,15 @@ QString DistributedPanel::describeSpec(const QJsonObject& json) {
               << QObject::tr("%1 iterations").arg(p.allreduce.iters);
     } else {
         const auto& pts = spec->points;
-        parts << QObject::tr("DDP") << qstr(p.ddp.model_size) << QStringLiteral("ctx %1").arg(p.ddp.context_length)
+        parts << QObject::tr("DDP") << qstr(p.ddp.model_size)
+              << QStringLiteral("ctx %1").arg(p.ddp.context_length)
               << QObject::tr("b %1/rank").arg(p.ddp.batch_per_rank)
-              << distinct(pts, [](const DistributedPoint& q) { return qstr(toString(q.ddp.precision)); }).join(dot)
-              << distinct(pts, [](const DistributedPoint& q) { return qstr(q.ddp.strategy); }).join(dot);
+              << distinct(pts,
+                          [](const DistributedPoint& q) { return qstr(toString(q.ddp.precision)); })
+                     .join(dot)
+              << distinct(pts, [](const DistributedPoint& q) {
+                     return qstr(q.ddp.strategy);
+                 }).join(dot);
         const QStringList buckets = distinct(pts, [](const DistributedPoint& q) {
             return q.ddp.strategy == "bucketed" ? numberText(q.ddp.bucket_mb) : QString();
         });
@@ -626,8 +690,11 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
     const auto& pts = spec->points;
     bool sharded = false, unsharded = false;
     for (const auto& q : pts) (q.ddp.shard_optimizer ? sharded : unsharded) = true;
-    o[QStringLiteral("experiment")] = sharded && unsharded ? QStringLiteral("ddp-sharding") : QStringLiteral("ddp");
-    o[QStringLiteral("sharding")] = sharded && unsharded ? QStringLiteral("both") : sharded ? QStringLiteral("on") : QStringLiteral("off");
+    o[QStringLiteral("experiment")] =
+        sharded && unsharded ? QStringLiteral("ddp-sharding") : QStringLiteral("ddp");
+    o[QStringLiteral("sharding")] = sharded && unsharded ? QStringLiteral("both")
+                                    : sharded            ? QStringLiteral("on")
+                                                         : QStringLiteral("off");
     o[QStringLiteral("model")] = qstr(p.ddp.model_size);
     o[QStringLiteral("context")] = static_cast<qint64>(p.ddp.context_length);
     o[QStringLiteral("batch")] = static_cast<qint64>(p.ddp.batch_per_rank);
@@ -635,12 +702,13 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
     o[QStringLiteral("steps")] = p.ddp.measured_steps;
     o[QStringLiteral("precisions")] = QJsonArray::fromStringList(
         distinct(pts, [](const DistributedPoint& q) { return qstr(toString(q.ddp.precision)); }));
-    o[QStringLiteral("strategies")] =
-        QJsonArray::fromStringList(distinct(pts, [](const DistributedPoint& q) { return qstr(q.ddp.strategy); }));
+    o[QStringLiteral("strategies")] = QJsonArray::fromStringList(
+        distinct(pts, [](const DistributedPoint& q) { return qstr(q.ddp.strategy); }));
     const QStringList buckets = distinct(pts, [](const DistributedPoint& q) {
         return q.ddp.strategy == "bucketed" ? numberText(q.ddp.bucket_mb) : QString();
     });
-    o[QStringLiteral("buckets")] = buckets.isEmpty() ? numberText(p.ddp.bucket_mb) : buckets.join(QStringLiteral(", "));
+    o[QStringLiteral("buckets")] =
+        buckets.isEmpty() ? numberText(p.ddp.bucket_mb) : buckets.join(QStringLiteral(", "));
     return o;
 }
 

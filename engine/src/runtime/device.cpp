@@ -3,7 +3,6 @@
 #include <ATen/DeviceAccelerator.h>
 #include <c10/core/Event.h>
 #include <c10/util/Exception.h>
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -20,7 +19,8 @@ c10::Device parseDevice(const std::string& device) {
 DeviceTimer::DeviceTimer(const c10::Device& device, int marks) : device_(device), times_(marks) {
     if (device.is_cuda())
         for (int i = 0; i < marks; ++i)
-            events_.push_back(std::make_unique<c10::Event>(c10::DeviceType::CUDA, c10::EventFlag::BACKEND_DEFAULT));
+            events_.push_back(std::make_unique<c10::Event>(c10::DeviceType::CUDA,
+                                                           c10::EventFlag::BACKEND_DEFAULT));
 }
 
 DeviceTimer::~DeviceTimer() = default;
@@ -52,7 +52,8 @@ MemoryStats memoryStats(const c10::Device& device) {
     if (!device.is_cuda()) return {};
     const auto stats = at::accelerator::getDeviceStats(indexOf(device));
     const auto agg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
-    return {stats.allocated_bytes[agg].current, stats.reserved_bytes[agg].current, stats.allocated_bytes[agg].peak};
+    return {stats.allocated_bytes[agg].current, stats.reserved_bytes[agg].current,
+            stats.allocated_bytes[agg].peak};
 }
 
 void resetPeakMemory(const c10::Device& device) {
@@ -77,8 +78,11 @@ int64_t requestedBytes(const std::string& message) {
     static const std::regex re(R"(Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB))");
     std::smatch m;
     if (!std::regex_search(message, m, re)) return 0;
-    static const std::pair<const char*, double> units[] = {
-        {"B", 1.0}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+    static const std::pair<const char*, double> units[] = {{"B", 1.0},
+                                                           {"KiB", 1024.0},
+                                                           {"MiB", 1048576.0},
+                                                           {"GiB", 1073741824.0},
+                                                           {"TiB", 1099511627776.0}};
     for (const auto& [u, f] : units)
         if (m[2] == u) return static_cast<int64_t>(std::stod(m[1]) * f);
     return 0;
@@ -103,7 +107,8 @@ Failure describeFailure(const std::exception& e) {
     } else if (const int64_t bytes = cpuAllocationBytes(f.message); bytes > 0) {
         f.status = Status::OOM;
         f.oom_bytes = bytes;
-        f.message = fmt::format("out of memory on the CPU: tried to allocate {:.1f} GiB", bytes / 1073741824.0);
+        f.message = fmt::format("out of memory on the CPU: tried to allocate {:.1f} GiB",
+                                bytes / 1073741824.0);
     }
     return f;
 }

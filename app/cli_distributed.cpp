@@ -487,7 +487,8 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ddp->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     ddp->add_option("--backend", df->bench.backend, "gloo (CPU) | nccl (one GPU per rank)")
         ->capture_default_str();
-    ddp->add_option("--size", dd->size, "Model size (tiny, small, medium, large, xl, 2.7B, ...)")
+    ddp->add_option("--size", dd->size,
+                    "Model size (tiny, small, medium, large, xl, 10B; 2025 table: xl-2025, 2.7B)")
         ->capture_default_str();
     ddp->add_option("--context-length", dd->context, "Context length")->capture_default_str();
     ddp->add_option("--batch", dd->batch, "Batch per rank (the global batch is this × world size)")

@@ -41,7 +41,7 @@ constexpr const char* kPointOptions[] = {
     "--vocab-size", "--context-length", "--batch-size", "--warmup",     "--steps",
     "--mode",       "--precision",      "--attention",  "--device",     "--seed",
     "--lr",         "--exec",           "--compile",    "--code",       "--source",
-    "--optimizer",  "--python",         "--timeout"};
+    "--optimizer",  "--python",         "--timeout",    "--model-table"};
 
 // A sweep file larger than this is no sweep (a log, a device, a mistake).
 constexpr std::uintmax_t kMaxSweepFileBytes = 16 << 20;
@@ -125,9 +125,14 @@ bool given(const BenchOptions& o, std::string_view name) {
 }
 
 void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
-    cmd.add_option(
-           "--size", o.size,
-           "Model size: " + fmt::format("{}", fmt::join(ts::modelPresetNames(), ", ")) + ", custom")
+    cmd.add_option("--size", o.size,
+                   fmt::format("Model size(s): {} (the course's 2026 table), {} (2025's), custom",
+                               fmt::join(ts::modelPresetNames(ts::ModelTable::Edition2026), ", "),
+                               "xl-2025, 2.7B"))
+        ->capture_default_str();
+    cmd.add_option("--model-table,--sizes", o.model_table,
+                   "2026 | 2025: the course edition whose table --size names (xl is 2560 wide, 32 "
+                   "layers in 2026; 1600 wide, 48 layers in 2025)")
         ->capture_default_str();
     cmd.add_option("--d-model", o.d_model, "Custom model width (overrides the size)");
     cmd.add_option("--d-ff", o.d_ff, "Custom feed-forward width");
@@ -198,9 +203,17 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
     } else {
         ts::BenchConfig& b = spec.base;
         const bool custom = o.d_model || o.d_ff || o.num_layers || o.num_heads;
-        for (const auto& s : requireList("--size", o.size)) {
+        const auto table = ts::parseModelTable(o.model_table);
+        if (!table)
+            throw BadInput(fmt::format(
+                "--model-table: '{}' is not 2026 or 2025 (the course edition whose sizes --size "
+                "names; the sizes themselves go to --size)",
+                o.model_table));
+        spec.table = *table;
+        for (const auto& given_size : requireList("--size", o.size)) {
+            const std::string s = ts::presetName(given_size, *table);
             if (s != "custom" && !ts::modelPreset(s))
-                throw BadInput(fmt::format("--size: '{}' is not one of {}, custom", s,
+                throw BadInput(fmt::format("--size: '{}' is not one of {}, custom", given_size,
                                            fmt::join(ts::modelPresetNames(), ", ")));
             spec.sizes.push_back(s);
         }

@@ -22,6 +22,7 @@ namespace ts::cli {
 // ("4294967297", "-1") rather than what a conversion made of it.
 struct BenchOptions {
     std::string size = "small", context = "256", precision = "fp32", attention = "naive";
+    std::string model_table = "2026";  // Note [two model tables]: the edition --size names
     std::string mode = "train", warmup = "5", batch_size = "4", device, sweep_file, db, label;
     std::optional<std::string> d_model, d_ff, num_layers, num_heads, vocab_size;
     std::string steps = "10", seed = "0", lr = "1e-4";

@@ -2,7 +2,7 @@
 # TrainScope vs the plain PyTorch reference (tests/reference/reference_bench.py), side by side
 # in one run: for each model size, the reference then TrainScope, at the same settings.
 #   scripts/bench-e2e.sh [path/to/trainscope-cli] [outdir]
-# Env: SIZES (default "small medium large xl 2.7B"), CONTEXT (256), PRECISIONS (fp32,bf16),
+# Env: SIZES (default "small medium large xl-2025 2.7B"), CONTEXT (256), PRECISIONS (fp32,bf16),
 #      MODES (forward,forward-backward,train), WARMUP (5), STEPS (10), ATTENTION (naive)
 # Writes $outdir/e2e-{pytorch,trainscope}.jsonl and prints a Markdown comparison table.
 set -uo pipefail
@@ -11,7 +11,7 @@ CLI="${1:-$ROOT/build/default/app/trainscope-cli}"
 OUTDIR="${2:-$ROOT/build/e2e}"
 mkdir -p "$OUTDIR"
 PY="${PYTHON:-python3}"
-SIZES="${SIZES:-small medium large xl 2.7B}"
+SIZES="${SIZES:-small medium large xl-2025 2.7B}"
 common=(--context-length "${CONTEXT:-256}" --precision "${PRECISIONS:-fp32,bf16}"
         --mode "${MODES:-forward,forward-backward,train}" --warmup "${WARMUP:-5}" --steps "${STEPS:-10}"
         --attention "${ATTENTION:-naive}")

@@ -3,7 +3,7 @@
 # reference (eager, torch.compile default and reduce-overhead with fused AdamW) beside
 # TrainScope's eager and compiled (CUDA graphs) modes, side by side at the same settings.
 #   scripts/compiled-evidence.sh <trainscope-cli> <outdir>
-# Env: SIZES (default "small medium large xl 2.7B"), PRECISIONS (bf16,fp32), CONTEXT (256),
+# Env: SIZES (default "small medium large xl-2025 2.7B"), PRECISIONS (bf16,fp32), CONTEXT (256),
 #      ATTENTIONS (naive,sdpa,flash: TrainScope's; the reference runs naive for naive and SDPA for
 #      sdpa and flash, since it has no kernels of ours), WARMUP (5), STEPS (20),
 #      REFERENCE_MODES ("none default reduce-overhead"), PYTHON (python3),
@@ -27,7 +27,7 @@ compile_modes=$(for m in ${REFERENCE_MODES:-none default reduce-overhead}; do [ 
 if [ -n "${PREWARM_GB:-}" ] && [ -n "$compile_modes" ]; then
     echo "-- compiling torch.compile's points side by side (budget ${PREWARM_GB} GB)" >&2
     t0=$(date +%s)
-    "$PY" "$ROOT/tests/reference/prewarm_compile.py" --sizes "$(echo ${SIZES:-small medium large xl 2.7B} | tr ' ' ',')" \
+    "$PY" "$ROOT/tests/reference/prewarm_compile.py" --sizes "$(echo ${SIZES:-small medium large xl-2025 2.7B} | tr ' ' ',')" \
         --precisions "${PRECISIONS:-bf16,fp32}" --attentions "$(echo $ref_attentions | tr ' ' ',')" \
         --modes "$compile_modes" --context-length "${CONTEXT:-256}" --budget-gb "$PREWARM_GB" \
         >> "$OUTDIR/prewarm.jsonl" 2>> "$OUTDIR/compiled-pytorch.err" || echo "   a prewarm failed (prewarm.jsonl)" >&2
@@ -36,7 +36,7 @@ fi
 [ "${PREWARM_ONLY:-}" = 1 ] && exit 0
 : > "$OUTDIR/compiled-pytorch.jsonl"
 : > "$OUTDIR/compiled-trainscope.jsonl"
-for size in ${SIZES:-small medium large xl 2.7B}; do
+for size in ${SIZES:-small medium large xl-2025 2.7B}; do
     for precision in $(echo "${PRECISIONS:-bf16,fp32}" | tr ',' ' '); do
         echo "-- $size $precision" >&2
         # TrainScope first: torch.compile's compilations are the long part of a call.

@@ -11,7 +11,7 @@
 # Env: WORLD (default: the GPUs, `nvidia-smi -L | wc -l`; 2 without one), BACKEND (nccl with GPUs,
 #      else gloo), SIZES (1MiB,16MiB,64MiB,256MiB,1GiB; on Gloo to 64MiB; MB = 10^6, MiB = 2^20,
 #      as both sides parse them), DTYPES (fp32,bf16), ITERS (20), WARMUP (5), STEPS (10),
-#      DDP_SIZE (xl), CONTEXT (256), BATCH (4 per rank), PRECISIONS (fp32,bf16),
+#      DDP_SIZE (xl-2025), CONTEXT (256), BATCH (4 per rank), PRECISIONS (fp32,bf16),
 #      STRATEGIES (naive,flat,overlap,bucketed), BUCKET_MB (25; a comma list sweeps it),
 #      SHARDED_STRATEGIES (bucketed: the strategies also run with ZeRO; empty: none),
 #      PARTS ("allreduce ddp single": a subset runs only those, keeping the others' files, so
@@ -33,7 +33,7 @@ else
     WORLD="${WORLD:-2}"; DEVICE=cpu; SIZES="${SIZES:-1MiB,16MiB,64MiB}"
 fi
 DTYPES="${DTYPES:-fp32,bf16}"; WARMUP="${WARMUP:-5}"; ITERS="${ITERS:-20}"; STEPS="${STEPS:-10}"
-DDP_SIZE="${DDP_SIZE:-xl}"; CONTEXT="${CONTEXT:-256}"; BATCH="${BATCH:-4}"; PRECISIONS="${PRECISIONS:-fp32,bf16}"
+DDP_SIZE="${DDP_SIZE:-xl-2025}"; CONTEXT="${CONTEXT:-256}"; BATCH="${BATCH:-4}"; PRECISIONS="${PRECISIONS:-fp32,bf16}"
 STRATEGIES="${STRATEGIES:-naive,flat,overlap,bucketed}"; BUCKET_MB="${BUCKET_MB:-25}"
 SHARDED_STRATEGIES="${SHARDED_STRATEGIES-bucketed}"
 PARTS="${PARTS:-allreduce ddp single}"

@@ -17,9 +17,9 @@ mkdir -p "$OUTDIR"
 export TRAINSCOPE_DB="$OUTDIR/memory-evidence.db"
 status=0
 t=$(date +%s)
-SIZES="${MEMORY_SIZES:-small,medium,large,xl,2.7B}"
+SIZES="${MEMORY_SIZES:-small,medium,large,xl-2025,2.7B}"
 if [ "${MEMORY_PEAKS:-1}" != 0 ]; then
-# MEMORY_FRONTIER_SIZES: the sizes whose frontier is searched (default "2.7B xl"; empty: none)
+# MEMORY_FRONTIER_SIZES: the sizes whose frontier is searched (default "2.7B xl-2025"; empty: none)
 echo "-- peak table: $SIZES × 128,256,512 × fp32,bf16 × forward,train"
 "$CLI" memory --size "$SIZES" --context-length 128,256,512 --precision fp32,bf16 --mode forward,train \
     --warmup 2 --record-steps 1 --device cuda -q --markdown > "$OUTDIR/memory-peaks.md" 2> "$OUTDIR/memory-peaks.log"
@@ -42,8 +42,8 @@ print(f"   memory_viz: snapshot with {len(snap['segments'])} segments, "
 PY
 fi
 t=$(date +%s)
-# 2.7B has 80-dimensional heads (our kernels run them padded to 128); xl has 64-dimensional ones.
-for size in ${MEMORY_FRONTIER_SIZES-2.7B xl}; do
+# 2.7B has 80-dimensional heads (our kernels run them padded to 128); xl-2025 has 64-dimensional ones.
+for size in ${MEMORY_FRONTIER_SIZES-2.7B xl-2025}; do
     for attn in ${MEMORY_FRONTIER_ATTENTIONS:-naive sdpa flash}; do
         "$CLI" memory --size $size --precision bf16 --mode train --attention $attn --frontier context \
             --frontier-max 65536 --warmup 1 --record-steps 1 --device cuda --markdown \

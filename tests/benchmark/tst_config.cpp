@@ -6,6 +6,7 @@
 #include "benchmark/benchmark.h"
 #include "benchmark/benchmark_json.h"
 #include "benchmark/benchmark_report.h"
+#include "core/json.h"
 
 namespace {
 
@@ -20,10 +21,11 @@ TEST(Config, CoursePresetsHaveTheCourseDimensions) {
         const char* name;
         int64_t d, f, l, h;
     };
-    const Want want[] = {{"small", 768, 3072, 12, 12},
-                         {"medium", 1024, 4096, 24, 16},
-                         {"large", 1280, 5120, 36, 20},
-                         {"xl", 1600, 6400, 48, 25},
+    // Note [two model tables]: the 2026 edition's xl is 2025's 2.7B; its 10B is new; 2025's
+    // xl is xl-2025.
+    const Want want[] = {{"small", 768, 3072, 12, 12},  {"medium", 1024, 4096, 24, 16},
+                         {"large", 1280, 5120, 36, 20}, {"xl", 2560, 10240, 32, 32},
+                         {"10B", 4608, 12288, 50, 36},  {"xl-2025", 1600, 6400, 48, 25},
                          {"2.7B", 2560, 10240, 32, 32}};
     for (const auto& w : want) {
         auto m = ts::modelPreset(w.name);
@@ -36,6 +38,51 @@ TEST(Config, CoursePresetsHaveTheCourseDimensions) {
         EXPECT_TRUE(ts::validateModel(*m).empty()) << w.name;
     }
     EXPECT_FALSE(ts::modelPreset("huge"));
+}
+
+TEST(Config, EachEditionHasItsTableAndXlMeansItsOwn) {
+    using ts::ModelTable;
+    EXPECT_EQ(ts::modelPresetNames(ModelTable::Edition2026),
+              (std::vector<std::string>{"tiny", "mini", "small", "medium", "large", "xl", "10B"}));
+    EXPECT_EQ(
+        ts::modelPresetNames(ModelTable::Edition2025),
+        (std::vector<std::string>{"tiny", "mini", "small", "medium", "large", "xl-2025", "2.7B"}));
+    EXPECT_EQ(ts::kDefaultModelTable, ModelTable::Edition2026);
+    EXPECT_EQ(ts::presetName("xl", ModelTable::Edition2025), "xl-2025");
+    EXPECT_EQ(ts::presetName("xl", ModelTable::Edition2026), "xl");
+    EXPECT_EQ(ts::presetName("small", ModelTable::Edition2025), "small");
+    EXPECT_EQ(ts::presetEdition("10B"), ModelTable::Edition2026);
+    EXPECT_EQ(ts::presetEdition("2.7B"), ModelTable::Edition2025);
+    EXPECT_FALSE(ts::presetEdition("medium"));
+    EXPECT_TRUE(ts::modelTableNote({"small", "medium"}).empty());
+    EXPECT_NE(ts::modelTableNote({"small", "xl"}).find("2026 edition (xl = d_model 2560"),
+              std::string::npos);
+    EXPECT_NE(ts::modelTableNote({"xl-2025"}).find("2025 edition"), std::string::npos);
+    EXPECT_EQ(ts::parseModelTable("2025"), ModelTable::Edition2025);
+    EXPECT_FALSE(ts::parseModelTable("2024"));
+}
+
+TEST(Config, ARunStoredBeforeTheTwoTablesKeepsItsModel) {
+    // A point stored with the 2025 xl under its old name reads back as xl-2025, its dimensions
+    // as they were; the current xl keeps its name.
+    nlohmann::json old = ts::toJson(*ts::modelPreset("xl-2025"));
+    old["name"] = "xl";
+    const ts::ModelConfig m = ts::modelFromJson(old);
+    EXPECT_EQ(m.name, "xl-2025");
+    EXPECT_EQ(m.d_model, 1600);
+    EXPECT_EQ(ts::modelFromJson(ts::toJson(*ts::modelPreset("xl"))).name, "xl");
+    // A stored sweep spec (it has "points") from before names 2025's sizes; a sweep file
+    // names the current edition's unless it says otherwise.
+    const auto stored =
+        ts::sweepFromJson(nlohmann::json::parse(R"({"sizes": ["xl"], "points": 1})"));
+    EXPECT_EQ(stored.sizes, std::vector<std::string>{"xl-2025"});
+    const auto file = ts::sweepFromJson(nlohmann::json::parse(R"({"sizes": ["xl"]})"));
+    EXPECT_EQ(file.sizes, std::vector<std::string>{"xl"});
+    const auto asked =
+        ts::sweepFromJson(nlohmann::json::parse(R"({"sizes": ["xl"], "model_table": "2025"})"));
+    EXPECT_EQ(asked.sizes, std::vector<std::string>{"xl-2025"});
+    EXPECT_THROW(ts::sweepFromJson(nlohmann::json::parse(R"({"model_table": 2025})")),
+                 std::invalid_argument);
 }
 
 TEST(Config, ParameterCountFormula) {

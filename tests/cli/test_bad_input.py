@@ -194,6 +194,16 @@ class BadInput(unittest.TestCase):
              "--timeout: 1e300 is more than the limit of 86400"),
             (["distributed", "ddp", "--backend", "gloo", "--world", "1", "--size", "tiny", "--attention", "flash"],
              "attention 'flash' runs on CUDA GPUs, and gloo's ranks run on the CPU"),
+            # a point the host cannot hold is refused with its estimate, not left to the OOM killer
+            (["bench", "--size", "small", "--num-layers", "100000", "--device", "cpu"],
+             "on the CPU needs at least"),
+            (["profile", "--size", "small", "--num-layers", "100000", "--device", "cpu"],
+             "on the CPU needs at least"),
+            (["memory", "--size", "small", "--num-layers", "100000", "--device", "cpu"],
+             "on the CPU needs at least"),
+            # the model tables: an edition that is not one, and sizes given to it by mistake
+            (["bench", *TINY, "--model-table", "2024"], "--model-table: '2024' is not 2026 or 2025"),
+            (["bench", *TINY, "--sizes", "small,xl"], "the sizes themselves go to --size"),
             (["precision", "sum"], "precision: 'sum' is not a command (one of: "),
             (["distributed", "bogus"], "distributed: 'bogus' is not a command (one of: "),
             (["distributed"], "distributed: no command given (one of: "),

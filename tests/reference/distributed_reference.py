@@ -398,7 +398,7 @@ def main():
     for name, helptext in (("ddp", "DistributedDataParallel training steps (default buckets)"),
                            ("single", "the same training step on one device, no DDP")):
         t = sub.add_parser(name, parents=[common], help=helptext)
-        t.add_argument("--size", default="xl", choices=list(PRESETS))
+        t.add_argument("--size", default="xl-2025", choices=list(PRESETS))
         t.add_argument("--context-length", type=int, default=256)
         t.add_argument("--batch", "--batch-size", dest="batch", type=int, default=4, help="rows per rank")
         t.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])

@@ -88,9 +88,8 @@ void BenchPanel::build() {
     sizes_->setObjectName(QStringLiteral("sizes"));
     for (const auto& name : modelPresetNames()) {
         auto m = modelPreset(name);
-        auto* item = new QListWidgetItem(
-            tr("%1  (%2 layers, d_model %3)").arg(qstr(name)).arg(m->num_layers).arg(m->d_model),
-            sizes_);
+        auto* item = new QListWidgetItem(presetLabel(name), sizes_);
+        item->setToolTip(presetTooltip(name));
         item->setData(Qt::UserRole, qstr(name));
         item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
         item->setCheckState(Qt::Unchecked);
@@ -102,7 +101,8 @@ void BenchPanel::build() {
     sizes_->setToolTip(tr("Tick several sizes to sweep over them"));
     // Fixed: a list that could shrink would give way (and move every field below it) when the
     // problems under the panel grow; the dock scrolls instead.
-    sizes_->setFixedHeight(sizes_->sizeHintForRow(0) * 8 + 2 * sizes_->frameWidth() + 4);
+    sizes_->setFixedHeight(sizes_->sizeHintForRow(0) * sizes_->count() + 2 * sizes_->frameWidth() +
+                           4);
     modelLayout->addWidget(sizes_);
     customBox_ = new QGroupBox(tr("Custom dimensions"), modelBox);
     customBox_->setObjectName(QStringLiteral("customDimensions"));
@@ -749,8 +749,16 @@ QJsonObject BenchPanel::stateFromSpec(const QJsonObject& s) {
     const QJsonObject model = base.value(QLatin1String("model")).toObject();
     const QString comma = QStringLiteral(", ");
     QJsonObject o;
-    o[QStringLiteral("sizes")] = QJsonArray::fromStringList(
-        jsonListText(s.value(QLatin1String("sizes")), model.value(QLatin1String("name"))));
+    // Note [two model tables]: a run stored before the two tables (its spec has "points" but
+    // no "model_table") names 2025's xl "xl".
+    QStringList sizes =
+        jsonListText(s.value(QLatin1String("sizes")), model.value(QLatin1String("name")));
+    const ModelTable table =
+        parseModelTable(s.value(QLatin1String("model_table")).toString().toStdString())
+            .value_or(s.contains(QLatin1String("points")) ? ModelTable::Edition2025
+                                                          : kDefaultModelTable);
+    for (QString& size : sizes) size = qstr(presetName(size.toStdString(), table));
+    o[QStringLiteral("sizes")] = QJsonArray::fromStringList(sizes);
     o[QStringLiteral("custom")] =
         QJsonObject{{QStringLiteral("vocab"), model.value(QLatin1String("vocab_size"))},
                     {QStringLiteral("d_model"), model.value(QLatin1String("d_model"))},

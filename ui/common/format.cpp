@@ -37,6 +37,34 @@ QString formatDuration(double seconds) {
     return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
 }
 
+QString presetLabel(const std::string& name) {
+    const auto m = modelPreset(name);
+    if (!m) return qstr(name);
+    QString label = QObject::tr("%1  (%2 layers, d_model %3)")
+                        .arg(qstr(name))
+                        .arg(m->num_layers)
+                        .arg(m->d_model);
+    if (presetEdition(name) == ModelTable::Edition2025) label += QObject::tr("  · 2025 table");
+    return label;
+}
+
+QString presetTooltip(const std::string& name) {
+    const auto m = modelPreset(name);
+    if (!m) return {};
+    const auto edition = presetEdition(name);
+    return QObject::tr("%1: d_model %2, d_ff %3, %4 layers, %5 heads; %6")
+        .arg(qstr(name))
+        .arg(m->d_model)
+        .arg(m->d_ff)
+        .arg(m->num_layers)
+        .arg(m->num_heads)
+        .arg(!edition ? QObject::tr("the same in the course's 2026 and 2025 tables")
+             : *edition == ModelTable::Edition2026
+                 ? QObject::tr("the course's current (2026) table")
+                 : QObject::tr(
+                       "the course's 2025 table (its xl; now xl means 2560 wide, 32 layers)"));
+}
+
 QString sizeLabel(const ModelConfig& m) {
     if (m.name != "custom" && !m.name.empty()) {
         // A preset name only if the dimensions still match the preset.

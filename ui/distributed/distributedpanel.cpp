@@ -174,7 +174,10 @@ void DistributedPanel::build() {
     ddpBox_ = new QGroupBox(tr("DDP"), this);
     auto* dform = new QFormLayout(ddpBox_);
     model_ = new QComboBox(ddpBox_);
-    for (const auto& name : modelPresetNames()) model_->addItem(qstr(name), qstr(name));
+    for (const auto& name : modelPresetNames()) {
+        model_->addItem(presetLabel(name), qstr(name));
+        model_->setItemData(model_->count() - 1, presetTooltip(name), Qt::ToolTipRole);
+    }
     context_ = new QSpinBox(ddpBox_);
     context_->setRange(1, 1 << 20);
     batch_ = new QSpinBox(ddpBox_);

@@ -76,7 +76,10 @@ void MemoryPanel::build() {
     auto* pointBox = new QGroupBox(tr("Point"), this);
     auto* form = new QFormLayout(pointBox);
     size_ = new QComboBox(pointBox);
-    for (const auto& name : modelPresetNames()) size_->addItem(qstr(name), qstr(name));
+    for (const auto& name : modelPresetNames()) {
+        size_->addItem(presetLabel(name), qstr(name));
+        size_->setItemData(size_->count() - 1, presetTooltip(name), Qt::ToolTipRole);
+    }
     context_ = new QSpinBox(pointBox);
     context_->setRange(1, 1 << 20);
     batch_ = new QSpinBox(pointBox);

@@ -88,10 +88,8 @@ void ProfilePanel::build() {
     auto* form = new QFormLayout(modelBox);
     size_ = new QComboBox(modelBox);
     for (const auto& name : modelPresetNames()) {
-        const auto m = modelPreset(name);
-        size_->addItem(
-            tr("%1  (%2 layers, d_model %3)").arg(qstr(name)).arg(m->num_layers).arg(m->d_model),
-            qstr(name));
+        size_->addItem(presetLabel(name), qstr(name));
+        size_->setItemData(size_->count() - 1, presetTooltip(name), Qt::ToolTipRole);
     }
     size_->addItem(tr("custom (dimensions below)"), QStringLiteral("custom"));
     form->addRow(tr("&Model size:"), size_);

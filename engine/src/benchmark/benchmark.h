@@ -74,6 +74,14 @@ TensorEstimate largestTensor(const BenchConfig& c);
 // `device_name`), or empty when it may; 0 bytes (unknown, the CPU) never refuses.
 std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory,
                                 const std::string& device_name);
+// What a point of TrainScope's model needs at least, in bytes: its fp32 weights, their
+// gradients (unless forward mode) and AdamW's two moments (train mode), plus its largest
+// tensor; what it needs for the rest (activations) comes on top.
+double pointMemoryLowerBound(const BenchConfig& c);
+// Why the point cannot fit in the host's `available` bytes (the CPU device: a point that does
+// not fit there is ended by the kernel's out-of-memory killer, with the machine), or empty.
+// The user's code (the Python source) is not estimated: its model is its own.
+std::string hostMemoryProblem(const BenchConfig& c, int64_t available);
 
 // Every problem with a point (model dimensions included); empty if valid. Does not check
 // that the device exists: checkBenchRunnable() does. Compiled mode is refused where the step
@@ -94,6 +102,8 @@ std::vector<std::string> checkBenchRunnable(const BenchConfig& c);
 // dimensions.
 struct SweepSpec {
     BenchConfig base;
+    // Which edition's table `sizes` name (Note [two model tables]): "xl" in 2025 is xl-2025.
+    ModelTable table = kDefaultModelTable;
     std::vector<std::string> sizes;
     std::vector<int64_t> context_lengths;
     std::vector<int64_t> batch_sizes;

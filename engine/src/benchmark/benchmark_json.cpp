@@ -181,15 +181,25 @@ SweepSpec sweepFromJson(const json& j) {
     requireObject(j, "");
     // "points" and "command" are what a stored run's spec adds (benchSpecJson), so that it
     // can be run again as a sweep file.
-    rejectUnknown(j, "",
-                  {"base", "sizes", "context_lengths", "batch_sizes", "precisions", "attentions",
-                   "modes", "execs", "sources", "warmups", "devices", "points", "command"});
+    rejectUnknown(
+        j, "",
+        {"base", "sizes", "context_lengths", "batch_sizes", "precisions", "attentions", "modes",
+         "execs", "sources", "warmups", "devices", "points", "command", "model_table"});
     if (auto it = j.find("command"); it != j.end() && *it != "bench")
         fail("command", "this is the spec of a " + shown(*it) + " run, not a benchmark sweep");
     SweepSpec s;
+    if (auto it = j.find("model_table"); it != j.end()) {
+        const auto t = it->is_string() ? parseModelTable(it->get<std::string>()) : std::nullopt;
+        if (!t) fail("model_table", "expected \"2026\" or \"2025\", got " + shown(*it));
+        s.table = *t;
+    } else if (j.contains("points")) {
+        // A run stored before the two tables (Note [two model tables]): its sizes are 2025's.
+        s.table = ModelTable::Edition2025;
+    }
     if (auto it = j.find("base"); it != j.end()) s.base = benchFrom(*it, "base", true);
-    readList(j, "sizes", s.sizes,
-             [](const json& v, std::string_view f) { return toSize(v, f, true); });
+    readList(j, "sizes", s.sizes, [&](const json& v, std::string_view f) {
+        return presetName(toSize(v, f, true), s.table);
+    });
     readList(j, "context_lengths", s.context_lengths, kInt64);
     readList(j, "batch_sizes", s.batch_sizes, kInt64);
     readList(j, "precisions", s.precisions, toPrecision);
@@ -210,6 +220,7 @@ std::string benchSpecJson(const SweepSpec& s, size_t point_count) {
         return out;
     };
     return dumpJson(json{{"base", toJson(s.base)},
+                         {"model_table", toString(s.table)},
                          {"sizes", s.sizes},
                          {"context_lengths", s.context_lengths},
                          {"batch_sizes", s.batch_sizes},

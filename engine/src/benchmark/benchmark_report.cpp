@@ -270,6 +270,11 @@ std::string formatResults(const std::vector<BenchResult>& results, TableFormat f
     else
         out += fmt::format("{}\n", fmt::join(rule, "  "));
     for (const auto& row : rows) line(row, false);
+    // Note [two model tables]: which edition's xl this is, said under the table.
+    std::vector<std::string> names;
+    for (const auto& r : results) names.push_back(r.config.model.name);
+    if (const std::string note = modelTableNote(names); !note.empty())
+        out += (md ? "\n" : "") + note + (md ? ".\n" : "\n");
     return out;
 }
 

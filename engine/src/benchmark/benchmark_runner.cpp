@@ -51,6 +51,8 @@ std::vector<std::string> checkBenchRunnable(const BenchConfig& c) {
         if (auto p = deviceMemoryProblem(c, systemMemoryBytes(), "this machine's memory");
             !p.empty())
             problems.push_back(p);
+        else if (auto q = hostMemoryProblem(c, availableMemoryBytes()); !q.empty())
+            problems.push_back(q);
         return problems;
     }
     for (const auto& d : capabilities().devices)

@@ -43,6 +43,29 @@ std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory,
                        static_cast<double>(device_memory) / 1073741824.0, c.device, device_name);
 }
 
+double pointMemoryLowerBound(const BenchConfig& c) {
+    const double p = static_cast<double>(parameterCount(c.model));
+    const double per_parameter =
+        4.0 + (c.mode != Mode::Forward ? 4.0 : 0.0) + (c.mode == Mode::Train ? 8.0 : 0.0);
+    return p * per_parameter + largestTensor(c).bytes;
+}
+
+std::string hostMemoryProblem(const BenchConfig& c, int64_t available) {
+    if (c.source == Source::Python || available <= 0) return {};
+    const double need = pointMemoryLowerBound(c);
+    if (need <= static_cast<double>(available)) return {};
+    const double gib = 1073741824.0;
+    const double params = static_cast<double>(parameterCount(c.model));
+    return fmt::format(
+        "{} on the CPU needs at least {:.1f} GiB ({:.3g} parameters: weights{}{} at {:.0f} bytes "
+        "each, and its largest tensor, the {}), more than the {:.1f} GiB this machine has free; "
+        "lower the sizes or run it on a GPU",
+        c.model.name, need / gib, params, c.mode != Mode::Forward ? ", gradients" : "",
+        c.mode == Mode::Train ? ", AdamW's state" : "",
+        4.0 + (c.mode != Mode::Forward ? 4.0 : 0.0) + (c.mode == Mode::Train ? 8.0 : 0.0),
+        largestTensor(c).name, static_cast<double>(available) / gib);
+}
+
 std::vector<std::string> validateBench(const BenchConfig& c) {
     std::vector<std::string> errors = validateModel(c.model);
     if (c.batch_size <= 0)

@@ -10,13 +10,17 @@ namespace {
 struct Preset {
     const char* name;
     int64_t d_model, d_ff, num_layers, num_heads;
+    bool in2026, in2025;  // Note [two model tables]
 };
 
-// The course's sizes, then tiny ones for a CPU. Order is the display order.
+// Tiny ones for a CPU, then the course's sizes: the current edition's, then the 2025 one's
+// own. Order is the display order.
 constexpr Preset kPresets[] = {
-    {"tiny", 64, 256, 2, 4},        {"mini", 128, 512, 4, 4},      {"small", 768, 3072, 12, 12},
-    {"medium", 1024, 4096, 24, 16}, {"large", 1280, 5120, 36, 20}, {"xl", 1600, 6400, 48, 25},
-    {"2.7B", 2560, 10240, 32, 32},
+    {"tiny", 64, 256, 2, 4, true, true},        {"mini", 128, 512, 4, 4, true, true},
+    {"small", 768, 3072, 12, 12, true, true},   {"medium", 1024, 4096, 24, 16, true, true},
+    {"large", 1280, 5120, 36, 20, true, true},  {"xl", 2560, 10240, 32, 32, true, false},
+    {"10B", 4608, 12288, 50, 36, true, false},  {"xl-2025", 1600, 6400, 48, 25, false, true},
+    {"2.7B", 2560, 10240, 32, 32, false, true},
 };
 
 template <typename T, typename Table>
@@ -96,6 +100,67 @@ const std::vector<std::string>& modelPresetNames() {
         return v;
     }();
     return names;
+}
+
+std::string_view toString(ModelTable t) { return t == ModelTable::Edition2025 ? "2025" : "2026"; }
+
+std::optional<ModelTable> parseModelTable(std::string_view s) {
+    if (s == "2026") return ModelTable::Edition2026;
+    if (s == "2025") return ModelTable::Edition2025;
+    return std::nullopt;
+}
+
+const std::vector<std::string>& modelPresetNames(ModelTable t) {
+    static const auto names = [](bool current) {
+        std::vector<std::string> v;
+        for (const auto& p : kPresets)
+            if (current ? p.in2026 : p.in2025) v.emplace_back(p.name);
+        return v;
+    };
+    static const std::vector<std::string> current = names(true), previous = names(false);
+    return t == ModelTable::Edition2025 ? previous : current;
+}
+
+std::string presetName(std::string_view size, ModelTable t) {
+    if (t == ModelTable::Edition2025 && size == "xl") return "xl-2025";
+    return std::string(size);
+}
+
+std::optional<ModelTable> presetEdition(std::string_view name) {
+    for (const auto& p : kPresets)
+        if (name == p.name && p.in2026 != p.in2025)
+            return p.in2026 ? ModelTable::Edition2026 : ModelTable::Edition2025;
+    return std::nullopt;
+}
+
+std::string modelTableNote(const std::vector<std::string>& model_names) {
+    bool current = false, previous = false;
+    for (const auto& n : model_names)
+        if (const auto e = presetEdition(n))
+            (*e == ModelTable::Edition2026 ? current : previous) = true;
+    std::string out;
+    if (current)
+        out =
+            "Model table: the course's 2026 edition (xl = d_model 2560, d_ff 10240, 32 layers, 32 "
+            "heads; 10B = 4608, 12288, 50, 36)";
+    if (previous)
+        out += std::string(out.empty() ? "Model table: " : "; ") +
+               "the course's 2025 edition (xl-2025 = d_model 1600, d_ff 6400, 48 layers, 25 heads; "
+               "2.7B = 2560, 10240, 32, 32)";
+    return out;
+}
+
+std::string canonicalPresetName(const ModelConfig& m) {
+    const auto same = [&](const ModelConfig& p) {
+        return p.d_model == m.d_model && p.d_ff == m.d_ff && p.num_layers == m.num_layers &&
+               p.num_heads == m.num_heads;
+    };
+    if (m.name == "xl") {
+        const auto current = modelPreset("xl");
+        const auto old = modelPreset("xl-2025");
+        if (current && old && !same(*current) && same(*old)) return "xl-2025";
+    }
+    return m.name;
 }
 
 std::vector<std::string> validateModel(const ModelConfig& m) {

@@ -25,10 +25,35 @@ struct ModelConfig {
     bool operator==(const ModelConfig&) const = default;
 };
 
-// The presets: the course's five sizes plus tiny ones that run in seconds on a CPU.
+// Note [two model tables]: the course's sizes, as its two editions give them. The current
+// (2026) edition: small, medium, large as before, xl = d_model 2560, d_ff 10240, 32 layers,
+// 32 heads (what the 2025 edition called 2.7B) and 10B (4608, 12288, 50, 36). The 2025
+// edition: the same small, medium, large, its own xl (1600, 6400, 48, 25) and 2.7B. Every
+// preset has one name in every table, so that a stored run's name means one model: the 2025
+// xl is "xl-2025" (runs stored before the tables were two, named "xl" with its dimensions,
+// read back as "xl-2025"), 2.7B keeps its name. tiny and mini (for a CPU) are in both.
 // Context length and vocabulary keep their defaults; set them afterwards.
+enum class ModelTable { Edition2026, Edition2025 };
+inline constexpr ModelTable kDefaultModelTable = ModelTable::Edition2026;
+std::string_view toString(ModelTable t);  // "2026", "2025"
+std::optional<ModelTable> parseModelTable(std::string_view s);
 std::optional<ModelConfig> modelPreset(std::string_view name);
+// Every preset's name, both tables (the current one first): what --size and JSON accept.
 const std::vector<std::string>& modelPresetNames();
+// One table's sizes in display order: tiny, mini, small, ...
+const std::vector<std::string>& modelPresetNames(ModelTable t);
+// A size as a table names it: "xl" in the 2025 table is "xl-2025"; every other name as it is.
+std::string presetName(std::string_view size, ModelTable t);
+// The edition a preset belongs to only (xl and 10B: 2026; xl-2025 and 2.7B: 2025); nullopt
+// for a size of both tables, a custom model or an unknown name.
+std::optional<ModelTable> presetEdition(std::string_view name);
+// One line naming the edition(s) whose table the models' sizes come from, for under a table
+// or in a report: "Model table: the course's 2026 edition (xl = d_model 2560, ...)"; empty when
+// no size belongs to one edition only (small, medium, large are the same in both).
+std::string modelTableNote(const std::vector<std::string>& model_names);
+// The name a stored model should carry: a run stored before the two tables named the 2025 xl
+// "xl"; its dimensions say which one it is.
+std::string canonicalPresetName(const ModelConfig& m);
 
 // Every problem with the dimensions, each as a sentence naming the bad value; empty if valid.
 std::vector<std::string> validateModel(const ModelConfig& m);

@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <regex>
+#include <string_view>
 
 namespace ts {
 
@@ -111,6 +114,70 @@ Failure describeFailure(const std::exception& e) {
                                 bytes / 1073741824.0);
     }
     return f;
+}
+
+namespace {
+
+// The first whole number in a file (0 when it has none, or "max").
+int64_t numberIn(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) return 0;
+    long long v = 0;
+    const int n = std::fscanf(f, "%lld", &v);
+    std::fclose(f);
+    return n == 1 && v > 0 ? static_cast<int64_t>(v) : 0;
+}
+
+int64_t memAvailable() {
+    std::FILE* f = std::fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char key[64];
+    long long kb = 0;
+    int64_t out = 0;
+    while (std::fscanf(f, "%63s %lld kB\n", key, &kb) == 2)
+        if (std::string_view(key) == "MemAvailable:") {
+            out = static_cast<int64_t>(kb) * 1024;
+            break;
+        }
+    std::fclose(f);
+    return out;
+}
+
+// This process's cgroup folder (v2: the "0::" line of /proc/self/cgroup).
+std::string cgroupFolder() {
+    std::FILE* f = std::fopen("/proc/self/cgroup", "r");
+    if (!f) return {};
+    char line[4096];
+    std::string out;
+    while (std::fgets(line, sizeof line, f)) {
+        std::string_view l(line);
+        if (l.substr(0, 3) == "0::") {
+            out = std::string(l.substr(3));
+            while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+            break;
+        }
+    }
+    std::fclose(f);
+    return out;
+}
+
+}  // namespace
+
+int64_t availableMemoryBytes() {
+    int64_t available = memAvailable();
+    auto lower = [&](int64_t limit, int64_t used) {
+        // A limit near 2^63 (v1's "none") is no limit.
+        if (limit <= 0 || limit > (int64_t{1} << 60)) return;
+        const int64_t left = std::max<int64_t>(0, limit - used);
+        available = available > 0 ? std::min(available, left) : left;
+    };
+    if (const std::string g = cgroupFolder(); !g.empty()) {
+        const std::string dir = "/sys/fs/cgroup" + (g == "/" ? std::string() : g);
+        lower(numberIn(dir + "/memory.max"), numberIn(dir + "/memory.current"));
+    }
+    lower(numberIn("/sys/fs/cgroup/memory/memory.limit_in_bytes"),
+          numberIn("/sys/fs/cgroup/memory/memory.usage_in_bytes"));
+    return available;
 }
 
 int64_t systemMemoryBytes() {

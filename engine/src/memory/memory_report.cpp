@@ -140,6 +140,8 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
     const TableFormat f = o.format;
     std::string out = f == TableFormat::Markdown ? fmt::format("## Memory: {}\n", memoryHeadline(r))
                                                  : fmt::format("memory: {}\n", memoryHeadline(r));
+    if (const std::string t = modelTableNote({r.spec.bench.model.name}); !t.empty())
+        out += t + "\n";  // Note [two model tables]
     if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
 
     const MemoryPrediction pred = predictMemory(r.spec.bench);

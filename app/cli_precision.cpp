@@ -1,7 +1,7 @@
 // `trainscope-cli precision accumulate|autocast|train`: the precision lab from the command line.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -52,7 +52,10 @@ enum class Format { Table, Markdown, Json, Jsonl };
 Format formatOf(const OutputOptions& o) {
     if (static_cast<int>(o.markdown) + static_cast<int>(o.json) + static_cast<int>(o.jsonl) > 1)
         throw cli::BadInput("choose one of --markdown, --json, --jsonl");
-    return o.markdown ? Format::Markdown : o.json ? Format::Json : o.jsonl ? Format::Jsonl : Format::Table;
+    return o.markdown ? Format::Markdown
+           : o.json   ? Format::Json
+           : o.jsonl  ? Format::Jsonl
+                      : Format::Table;
 }
 
 std::vector<std::string> dtypeItems(const std::vector<std::string>& values) {
@@ -70,10 +73,13 @@ AccumulationSpec buildAccumulationSpec(const AccumulateOptions& o) {
     if (!o.dtype.empty()) {
         spec.fp16 = spec.bf16 = false;
         for (const auto& d : dtypeItems(o.dtype)) {
-            if (d == "fp16") spec.fp16 = true;
-            else if (d == "bf16") spec.bf16 = true;
+            if (d == "fp16")
+                spec.fp16 = true;
+            else if (d == "bf16")
+                spec.bf16 = true;
             else if (d != "fp32")
-                throw cli::BadInput(fmt::format("--dtype: unknown value '{}' (choose from fp32, fp16, bf16)", d));
+                throw cli::BadInput(
+                    fmt::format("--dtype: unknown value '{}' (choose from fp32, fp16, bf16)", d));
         }
     }
     if (const auto errors = validateAccumulationSpec(spec); !errors.empty())
@@ -86,19 +92,22 @@ std::vector<AutocastSpec> buildAutocastSpecs(const AutocastOptions& o) {
     base.model = o.model;
     base.device = o.device;
     if (o.batch) base.batch = cli::parseIntIn("--batch", *o.batch, 1, 65536);
-    if (o.context_length) base.context_length = cli::parseIntIn("--context-length", *o.context_length, 1, 65536);
+    if (o.context_length)
+        base.context_length = cli::parseIntIn("--context-length", *o.context_length, 1, 65536);
     if (o.seed) base.seed = cli::parseSeed("--seed", *o.seed);
     if (base.model != "toy" && !modelPreset(base.model))
-        throw cli::BadInput(fmt::format("--model: unknown model '{}' (choose toy or a size: {})", base.model,
-                                        fmt::join(modelPresetNames(), ", ")));
+        throw cli::BadInput(fmt::format("--model: unknown model '{}' (choose toy or a size: {})",
+                                        base.model, fmt::join(modelPresetNames(), ", ")));
     std::vector<AutocastSpec> specs;
     for (const auto& d : o.dtype.empty() ? std::vector<std::string>{"bf16"} : dtypeItems(o.dtype)) {
         const auto p = parsePrecision(d);
         if (!p || *p == Precision::FP32)
-            throw cli::BadInput(fmt::format("--dtype: '{}' is no autocast dtype (choose bf16 or fp16)", d));
+            throw cli::BadInput(
+                fmt::format("--dtype: '{}' is no autocast dtype (choose bf16 or fp16)", d));
         AutocastSpec s = base;
         s.dtype = *p;
-        if (const auto errors = validateAutocastSpec(s); !errors.empty()) throw cli::BadInput(errors.front());
+        if (const auto errors = validateAutocastSpec(s); !errors.empty())
+            throw cli::BadInput(errors.front());
         if (const auto problems = checkRunnable({s.device, {s.dtype}, {}}); !problems.empty())
             throw cli::BadInput(problems.front());
         specs.push_back(s);
@@ -113,16 +122,21 @@ TrainNumericsSpec buildTrainSpec(const TrainOptions& o) {
         spec.precisions.clear();
         for (const auto& d : dtypeItems(o.dtype)) {
             const auto p = parsePrecision(d);
-            if (!p) throw cli::BadInput(fmt::format("--dtype: unknown value '{}' (choose from fp32, bf16, fp16)", d));
+            if (!p)
+                throw cli::BadInput(
+                    fmt::format("--dtype: unknown value '{}' (choose from fp32, bf16, fp16)", d));
             spec.precisions.push_back(*p);
         }
     }
-    if (o.steps) spec.steps = static_cast<int>(cli::parseIntIn("--steps", *o.steps, 1, kMaxTrainNumericsSteps));
+    if (o.steps)
+        spec.steps =
+            static_cast<int>(cli::parseIntIn("--steps", *o.steps, 1, kMaxTrainNumericsSteps));
     if (o.lr) spec.lr = cli::parseFinite("--lr", *o.lr);
     if (o.init_scale) spec.init_scale = cli::parseFinite("--init-scale", *o.init_scale);
     if (o.batch) spec.batch = cli::parseIntIn("--batch", *o.batch, 1, 65536);
     if (o.seed) spec.seed = cli::parseSeed("--seed", *o.seed);
-    if (const auto errors = validateTrainNumericsSpec(spec); !errors.empty()) throw cli::BadInput(errors.front());
+    if (const auto errors = validateTrainNumericsSpec(spec); !errors.empty())
+        throw cli::BadInput(errors.front());
     if (const auto problems = checkRunnable({spec.device, spec.precisions, {}}); !problems.empty())
         throw cli::BadInput(problems.front());
     return spec;
@@ -130,15 +144,18 @@ TrainNumericsSpec buildTrainSpec(const TrainOptions& o) {
 
 class CliObserver : public Observer {
 public:
-    void log(LogLevel, const std::string& message) override { std::fprintf(stderr, "%s\n", message.c_str()); }
+    void log(LogLevel, const std::string& message) override {
+        std::fprintf(stderr, "%s\n", message.c_str());
+    }
 };
 
 // Opens the store and creates the run, unless --no-store.
-std::unique_ptr<ResultStore> startRun(const OutputOptions& o, const std::string& spec_json, const std::string& device,
-                                      int64_t& run_id) {
+std::unique_ptr<ResultStore> startRun(const OutputOptions& o, const std::string& spec_json,
+                                      const std::string& device, int64_t& run_id) {
     if (o.no_store) return nullptr;
     auto store = cli::openStore(o.db);
-    run_id = store->createRun(kPrecisionLab, o.label, spec_json, currentEnvironment(device).device_name);
+    run_id =
+        store->createRun(kPrecisionLab, o.label, spec_json, currentEnvironment(device).device_name);
     std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
     return store;
 }
@@ -171,7 +188,8 @@ int runAccumulate(const AccumulateOptions& o) {
     }
     switch (format) {
         case Format::Jsonl:
-            for (const auto& r : results) std::printf("%s\n", accumulationJsonLine(r, o.running_error).c_str());
+            for (const auto& r : results)
+                std::printf("%s\n", accumulationJsonLine(r, o.running_error).c_str());
             break;
         case Format::Json: {
             std::string out = "{\"sums\": [";
@@ -183,10 +201,12 @@ int runAccumulate(const AccumulateOptions& o) {
         case Format::Markdown:
         case Format::Table:
             std::printf("Sums of %s × %lld (exact %s):\n\n", fmt::format("{}", spec.addend).c_str(),
-                        static_cast<long long>(spec.count), fmt::format("{}", results.front().exact).c_str());
-            std::printf("%s", accumulationTable(results, format == Format::Markdown ? TableFormat::Markdown
-                                                                                    : TableFormat::Text)
-                                  .c_str());
+                        static_cast<long long>(spec.count),
+                        fmt::format("{}", results.front().exact).c_str());
+            std::printf(
+                "%s", accumulationTable(results, format == Format::Markdown ? TableFormat::Markdown
+                                                                            : TableFormat::Text)
+                          .c_str());
             break;
     }
     return cli::kOk;
@@ -224,19 +244,25 @@ int runAutocast(const AutocastOptions& o) {
         }
         failed += r.status != Status::Ok;
         switch (format) {
-            case Format::Jsonl: std::printf("%s\n", autocastJsonLine(r).c_str()); break;
-            case Format::Json: json_out += (i ? ", " : "") + autocastJsonLine(r); break;
+            case Format::Jsonl:
+                std::printf("%s\n", autocastJsonLine(r).c_str());
+                break;
+            case Format::Json:
+                json_out += (i ? ", " : "") + autocastJsonLine(r);
+                break;
             case Format::Markdown:
             case Format::Table: {
-                const TableFormat tf = format == Format::Markdown ? TableFormat::Markdown : TableFormat::Text;
+                const TableFormat tf =
+                    format == Format::Markdown ? TableFormat::Markdown : TableFormat::Text;
                 std::printf("%sAutocast %s on %s, model %s%s\n\n", i ? "\n" : "",
-                            std::string(toString(r.spec.dtype)).c_str(), printable(r.spec.device).c_str(),
-                            printable(r.spec.model).c_str(),
+                            std::string(toString(r.spec.dtype)).c_str(),
+                            printable(r.spec.device).c_str(), printable(r.spec.model).c_str(),
                             r.status == Status::Ok ? ":" : (": " + printable(r.error)).c_str());
                 std::printf("%s", autocastTable(r, tf).c_str());
                 if (!r.ops.empty())
-                    std::printf("\nOps (computed in: the dtypes of the inputs the kernel got):\n\n%s",
-                                autocastOpsTable(r, tf).c_str());
+                    std::printf(
+                        "\nOps (computed in: the dtypes of the inputs the kernel got):\n\n%s",
+                        autocastOpsTable(r, tf).c_str());
                 break;
             }
         }
@@ -278,18 +304,20 @@ int runTrain(const TrainOptions& o) {
             break;
         case Format::Json: {
             std::string out = "{\"curves\": [";
-            for (size_t i = 0; i < curves.size(); ++i) out += (i ? ", " : "") + trainNumericsJsonLine(curves[i]);
+            for (size_t i = 0; i < curves.size(); ++i)
+                out += (i ? ", " : "") + trainNumericsJsonLine(curves[i]);
             std::printf("%s]}\n", out.c_str());
             break;
         }
         case Format::Markdown:
         case Format::Table:
-            std::printf("The toy model trained %d steps on %s (batch %lld, AdamW lr %s):\n\n", spec.steps,
-                        printable(spec.device).c_str(), static_cast<long long>(spec.batch),
-                        fmt::format("{}", spec.lr).c_str());
-            std::printf("%s", trainNumericsTable(curves, format == Format::Markdown ? TableFormat::Markdown
-                                                                                     : TableFormat::Text)
-                                  .c_str());
+            std::printf("The toy model trained %d steps on %s (batch %lld, AdamW lr %s):\n\n",
+                        spec.steps, printable(spec.device).c_str(),
+                        static_cast<long long>(spec.batch), fmt::format("{}", spec.lr).c_str());
+            std::printf(
+                "%s", trainNumericsTable(curves, format == Format::Markdown ? TableFormat::Markdown
+                                                                            : TableFormat::Text)
+                          .c_str());
             break;
     }
     if (cli::interruptToken().cancelled()) return cli::kInterrupted;
@@ -302,14 +330,17 @@ void addOutputOptions(CLI::App* sub, OutputOptions& o) {
     sub->add_flag("--markdown", o.markdown, "a Markdown table");
     sub->add_flag("--json", o.json, "one JSON document");
     sub->add_flag("--jsonl", o.jsonl, "one JSON object a line");
-    sub->add_option("--db", o.db, "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    sub->add_option(
+        "--db", o.db,
+        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
     sub->add_option("--label", o.label, "A label for this run in the store");
     sub->add_flag("--no-store", o.no_store, "Do not store the results");
 }
 
 void addPrecisionCommand(CLI::App& app, int& exit_code) {
-    CLI::App* precision =
-        app.add_subcommand("precision", "Precision lab: accumulation in fp32/fp16/bf16, what autocast does, training numerics");
+    CLI::App* precision = app.add_subcommand(
+        "precision",
+        "Precision lab: accumulation in fp32/fp16/bf16, what autocast does, training numerics");
     precision->require_subcommand(1);
 
     auto a = std::make_shared<AccumulateOptions>();
@@ -317,19 +348,23 @@ void addPrecisionCommand(CLI::App& app, int& exit_code) {
         "accumulate", "The course's sums: s += addend, count times, in fp32, fp16, bf16 and mixed");
     acc->add_option("--addend", a->addend, "the addend (default 0.01)");
     acc->add_option("--count", a->count, "how many adds (default 1000)");
-    acc->add_option("--dtype", a->dtype, "low-precision formats besides fp32: fp16,bf16 (default both)");
-    acc->add_flag("--running-error", a->running_error, "with --json/--jsonl: the error after every step");
+    acc->add_option("--dtype", a->dtype,
+                    "low-precision formats besides fp32: fp16,bf16 (default both)");
+    acc->add_flag("--running-error", a->running_error,
+                  "with --json/--jsonl: the error after every step");
     addOutputOptions(acc, a->out);
     acc->callback([a, &exit_code] { exit_code = runAccumulate(*a); });
 
     auto c = std::make_shared<AutocastOptions>();
     CLI::App* cast = precision->add_subcommand(
         "autocast", "Run a model once under autocast and show every tensor's dtype");
-    cast->add_option("--model", c->model, "toy (the course's Linear→ReLU→LayerNorm→Linear) or an LM size");
+    cast->add_option("--model", c->model,
+                     "toy (the course's Linear→ReLU→LayerNorm→Linear) or an LM size");
     cast->add_option("--device", c->device, "cpu, cuda or cuda:N (default cpu)");
     cast->add_option("--dtype", c->dtype, "autocast dtypes: bf16,fp16 (default bf16)");
     cast->add_option("--batch", c->batch, "batch size (default 8)");
-    cast->add_option("--context-length", c->context_length, "the LM's sequence length (default 16)");
+    cast->add_option("--context-length", c->context_length,
+                     "the LM's sequence length (default 16)");
     cast->add_option("--seed", c->seed, "random seed of weights and inputs");
     addOutputOptions(cast, c->out);
     cast->callback([c, &exit_code] { exit_code = runAutocast(*c); });

@@ -172,9 +172,12 @@ int runAttention(const AttentionOptions& o) {
             store = cli::openStore(o.db);  // the same store and message as every command
             run_id = store->createRun(kAttentionLab, o.label, attentionSpecJson(spec),
                                       currentEnvironment(spec.device).device_name);
-        } catch (const std::exception& e) {
+        } catch (const cli::BadInput& e) {  // a store that can only be read
             std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
-            return 2;
+            return cli::kBadInput;
+        } catch (const std::exception& e) {  // the store cannot be written: as every command, 3
+            std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
+            return cli::kRunFailed;
         }
         std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id),
                      store->path().c_str());

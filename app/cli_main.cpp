@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -249,6 +250,17 @@ int main(int argc, char** argv) {
 
     app.add_subcommand("info", "What this machine can run: LibTorch, devices, bf16, kernels")
         ->callback([&] { code = infoCommand(); });
+
+    // Hardening round two, item 15: an option of one value given twice means the same in every
+    // command: the last one wins (as `bench` always had it, so that a script can append an
+    // override to a base command line; some commands refused it in CLI11's words).
+    std::function<void(CLI::App*)> lastOneWins = [&](CLI::App* sub) {
+        for (CLI::App* child : sub->get_subcommands({})) lastOneWins(child);
+        for (CLI::Option* opt : sub->get_options())
+            if (opt->get_expected_max() >= 1 && opt->get_items_expected_max() <= 1)
+                opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    };
+    lastOneWins(&app);
 
     try {
         checkCommandName(app, argc, argv);

@@ -174,9 +174,12 @@ int runAccumulate(const AccumulateOptions& o) {
     int64_t run_id = 0;
     try {
         store = startRun(o.out, accumulationSpecJson(spec), "cpu", run_id);
-    } catch (const std::exception& e) {
+    } catch (const cli::BadInput& e) {  // a store that can only be read, an output to refuse
         std::fprintf(stderr, "trainscope-cli precision accumulate: %s\n", e.what());
         return cli::kBadInput;
+    } catch (const std::exception& e) {  // the store cannot be written: as every command, exit 3
+        std::fprintf(stderr, "trainscope-cli precision accumulate: %s\n", e.what());
+        return cli::kRunFailed;
     }
     CliObserver obs;
     std::vector<AccumulationResult> results;
@@ -226,9 +229,12 @@ int runAutocast(const AutocastOptions& o) {
     int64_t run_id = 0;
     try {
         store = startRun(o.out, autocastSpecJson(specs.front()), specs.front().device, run_id);
-    } catch (const std::exception& e) {
+    } catch (const cli::BadInput& e) {  // a store that can only be read, an output to refuse
         std::fprintf(stderr, "trainscope-cli precision autocast: %s\n", e.what());
         return cli::kBadInput;
+    } catch (const std::exception& e) {  // the store cannot be written: as every command, exit 3
+        std::fprintf(stderr, "trainscope-cli precision autocast: %s\n", e.what());
+        return cli::kRunFailed;
     }
     CliObserver obs;
     int failed = 0;
@@ -285,9 +291,12 @@ int runTrain(const TrainOptions& o) {
     int64_t run_id = 0;
     try {
         store = startRun(o.out, trainNumericsSpecJson(spec), spec.device, run_id);
-    } catch (const std::exception& e) {
+    } catch (const cli::BadInput& e) {  // a store that can only be read, an output to refuse
         std::fprintf(stderr, "trainscope-cli precision train: %s\n", e.what());
         return cli::kBadInput;
+    } catch (const std::exception& e) {  // the store cannot be written: as every command, exit 3
+        std::fprintf(stderr, "trainscope-cli precision train: %s\n", e.what());
+        return cli::kRunFailed;
     }
     CliObserver obs;
     cli::catchInterrupts();

@@ -146,6 +146,35 @@ class Hardening(unittest.TestCase):
         self.assertEqual(len(results), 1, "the measurement is still shown, and the run stopped")
         self.assertEqual(results[0]["status"], "ok")
 
+    # Item 14: a store that cannot take a new run is the same exit 3 for every command (it was
+    # 2 for attention and precision): the input was fine, the store could not be written.
+    def test_a_store_that_cannot_take_a_run_is_exit_3_for_every_command(self):
+        self.tiny_run()
+        with sqlite3.connect(self.db) as c:
+            c.execute("CREATE TRIGGER refuse BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'the disk is full'); END")
+        for args in (["bench", *TINY], ["profile", "--size", "tiny", "--device", "cpu", "--context-length", "8",
+                                        "--batch-size", "1", "--warmup", "0"],
+                     ["memory", "--size", "tiny", "--device", "cpu", "--context-length", "8"],
+                     ["attention", "--device", "cpu", "--preset", "a", "--seq", "16", "--steps", "1", "--warmup", "0"],
+                     ["precision", "accumulate"], ["precision", "autocast", "--device", "cpu"],
+                     ["distributed", "allreduce", "--backend", "gloo", "--world", "2", "--sizes", "1MB"]):
+            p = run(*args, db=self.db)
+            self.assertEqual(p.returncode, 3, f"{args[:2]}: {text(p.stderr)}")
+            self.assertIn("the disk is full", text(p.stderr), args[:2])
+
+    # Item 15: an option of one value given twice is the last one, in every command (attention,
+    # precision and runs refused it; bench, profile, memory and distributed took the last).
+    def test_an_option_given_twice_is_the_last_one_everywhere(self):
+        self.tiny_run("--label", "kept")
+        p = run("runs", "list", "--json", "--db", self.path("elsewhere.db"), "--db", self.db)
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        self.assertEqual(json.loads(p.stdout)[0]["label"], "kept")
+        p = run("precision", "accumulate", "--count", "5", "--count", "10", "--no-store", "--jsonl")
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+        p = run("attention", "--device", "cpu", "--preset", "a", "--preset", "b", "--impl", "naive", "--seq", "16",
+                "--warmup", "0", "--steps", "1", "--no-store", "--jsonl")
+        self.assertEqual(p.returncode, 0, text(p.stderr))
+
     # Item 13: -q still says why a point failed
     def test_quiet_still_names_a_point_that_ran_out_of_memory(self):
         # A vocabulary whose whole training point (embedding and LM head, their gradients and

@@ -61,6 +61,8 @@ class GuiScript(unittest.TestCase):
             (["--open", "-4"], "--open: expected a run id"),
             (["--screenshot", "steps"], "--screenshot: expected TAB=file.png"),
             (["--size", "big"], "--size: expected WIDTHxHEIGHT"),
+            (["--size", "99999x99999"], "--size: 99999x99999 is outside 320x240 to 8192x8192"),
+            (["--size", "100x100"], "is outside 320x240"),
             (["--theme", "purple"], "--theme: expected light, dark or system"),
         ]
         for args, message in cases:

@@ -124,6 +124,16 @@ QString parseAutomation(const AutomationArgs& a, AutomationOptions* out) {
                        "--size: expected WIDTHxHEIGHT in pixels, e.g. 1600x1000, got '%1'")
                 .arg(a.size);
         o.size = QSize(m.captured(1).toInt(), m.captured(2).toInt());
+        // A window past 8K is no window to look at, and its backing store (99999² pixels: 37
+        // GiB) is what made the window crash while painting; one below 320×240 shows nothing.
+        constexpr int kMinW = 320, kMinH = 240, kMax = 8192;
+        if (o.size.width() < kMinW || o.size.height() < kMinH || o.size.width() > kMax ||
+            o.size.height() > kMax)
+            return QStringLiteral("--size: %1 is outside %2x%3 to %4x%4 pixels")
+                .arg(a.size)
+                .arg(kMinW)
+                .arg(kMinH)
+                .arg(kMax);
     }
     if (!a.theme.isEmpty() &&
         !QStringList{QStringLiteral("light"), QStringLiteral("dark"), QStringLiteral("system")}

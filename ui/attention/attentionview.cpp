@@ -1,20 +1,18 @@
 #include "attention/attentionview.h"
 
-#include <algorithm>
-
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
 #include <QVBoxLayout>
-
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "attention/attention_report.h"
 #include "attention/attentionmodel.h"
-#include "common/format.h"
 #include "benchmark/sweepchart.h"
+#include "common/format.h"
 #include "common/tableview.h"
 
 namespace ts::ui {
@@ -31,7 +29,8 @@ AttentionView::AttentionView(QWidget* parent) : LabView(parent) {
     table_->setTitle(tr("Attention cells"), QStringLiteral("attention"));
     table_->setModel(model_);
     pass_ = new QComboBox(this);
-    for (AttentionPass p : {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward})
+    for (AttentionPass p :
+         {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward})
         pass_->addItem(qstr(toString(p)), static_cast<int>(p));
     connect(pass_, &QComboBox::currentIndexChanged, this,
             [this] { series_->setPass(static_cast<AttentionPass>(pass_->currentData().toInt())); });
@@ -71,7 +70,8 @@ void AttentionView::begin(const QString& label, const std::string& spec_json) {
             const auto it = spec.find(key);
             if (it == spec.end() || !it->is_array()) return;
             QStringList v;
-            for (const auto& x : *it) v << (x.is_string() ? qstr(x.get<std::string>()) : qstr(x.dump()));
+            for (const auto& x : *it)
+                v << (x.is_string() ? qstr(x.get<std::string>()) : qstr(x.dump()));
             parts << name.arg(v.join(QLatin1Char(',')));
         };
         list("impls", tr("impl %1"));
@@ -82,7 +82,8 @@ void AttentionView::begin(const QString& label, const std::string& spec_json) {
         list("heads", tr("heads %1"));
         list("causal", tr("causal %1"));
         configuration_ = parts.join(QStringLiteral("; "));
-        configurationJson_ = qstr(spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        configurationJson_ =
+            qstr(spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     Q_EMIT titleChanged();
 }
@@ -97,7 +98,8 @@ void AttentionView::runStarted(qint64 storeRunId, const Environment& env) {
 
 void AttentionView::addItems(const QList<QVariant>& items) {
     for (const QVariant& item : items)
-        if (item.metaType() == QMetaType::fromType<AttentionCell>()) model_->addCell(item.value<AttentionCell>());
+        if (item.metaType() == QMetaType::fromType<AttentionCell>())
+            model_->addCell(item.value<AttentionCell>());
 }
 
 bool AttentionView::showStored(const StoredRun& run, QString* error) {
@@ -112,7 +114,10 @@ bool AttentionView::showStored(const StoredRun& run, QString* error) {
     storeRunId_ = run.info.id;
     env_.device_name = run.info.device_name;
     for (const AttentionCell& c : cells) model_->addCell(c);
-    Q_EMIT logLine(tr("Opened %1 run %2 (%3 cells)").arg(qstr(run.info.lab)).arg(run.info.id).arg(cells.size()));
+    Q_EMIT logLine(tr("Opened %1 run %2 (%3 cells)")
+                       .arg(qstr(run.info.lab))
+                       .arg(run.info.id)
+                       .arg(cells.size()));
     Q_EMIT titleChanged();
     return true;
 }
@@ -129,11 +134,9 @@ QList<ReportPart> AttentionView::reportParts() const {
                                 [this, i] { pass_->setCurrentIndex(i); }};
     }
     if (parts.isEmpty()) parts << ReportPart{tr("Attention"), chart_, nullptr, {}};
-    parts << ReportPart{tr("Attention cells"), nullptr, model_, [this, shown = pass_->currentIndex()] {
-                            pass_->setCurrentIndex(shown);
-                        }};
+    parts << ReportPart{tr("Attention cells"), nullptr, model_,
+                        [this, shown = pass_->currentIndex()] { pass_->setCurrentIndex(shown); }};
     return parts;
 }
-
 
 }  // namespace ts::ui

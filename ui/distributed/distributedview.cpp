@@ -7,14 +7,12 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSplitter>
-#include <QStyle>
 #include <QStandardItemModel>
+#include <QStyle>
 #include <QVBoxLayout>
-
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "common/chartstyle.h"
 #include "common/format.h"
@@ -29,11 +27,14 @@ namespace ts::ui {
 
 namespace {
 
-QStandardItem* bytesCell(int64_t bytes) { return valueCell(qstr(formatBytes(bytes)), static_cast<qlonglong>(bytes)); }
+QStandardItem* bytesCell(int64_t bytes) {
+    return valueCell(qstr(formatBytes(bytes)), static_cast<qlonglong>(bytes));
+}
 QStandardItem* msCell(double ms) { return valueCell(formatMs(ms), ms); }
-QStandardItem* numberCell(double v, int decimals) { return valueCell(QString::number(v, 'f', decimals), v); }
+QStandardItem* numberCell(double v, int decimals) {
+    return valueCell(QString::number(v, 'f', decimals), v);
+}
 QStandardItem* dash() { return cell(QStringLiteral("—"), true); }
-
 
 // A DDP point in a few words for tables and bar groups: "bucketed 25 MB, sharded, bf16".
 QString shortName(const DistributedPoint& p) {
@@ -46,13 +47,16 @@ QString shortName(const DistributedPoint& p) {
 
 QString statusLine(int index, const DistributedResult& r) {
     if (r.status == Status::Ok) return {};
-    if (r.status == Status::Cancelled) return QObject::tr("Point %1 was stopped: %2").arg(index + 1).arg(qstr(r.error));
+    if (r.status == Status::Cancelled)
+        return QObject::tr("Point %1 was stopped: %2").arg(index + 1).arg(qstr(r.error));
     if (r.failed_rank >= 0)
         return QObject::tr("Point %1 failed on rank %2: %3 — the other ranks were stopped.")
             .arg(index + 1)
             .arg(r.failed_rank)
             .arg(qstr(r.error));
-    return QObject::tr("Point %1 %2: %3").arg(index + 1).arg(qstr(toString(r.status)), qstr(r.error));
+    return QObject::tr("Point %1 %2: %3")
+        .arg(index + 1)
+        .arg(qstr(toString(r.status)), qstr(r.error));
 }
 
 }  // namespace
@@ -68,7 +72,8 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     memory_ = new RankMemoryChart(this);
     memory_->setObjectName(QStringLiteral("distributedMemory"));
 
-    auto table = [this](const QString& name, const QString& title, const QString& stem, QStandardItemModel*& model) {
+    auto table = [this](const QString& name, const QString& title, const QString& stem,
+                        QStandardItemModel*& model) {
         model = new QStandardItemModel(this);
         auto* t = new DataTableView(this);
         t->setObjectName(name);
@@ -82,7 +87,8 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
                            QStringLiteral("distributed-strategies"), strategies_);
     memoryTable_ = table(QStringLiteral("distributedMemoryTable"), tr("Memory per rank"),
                          QStringLiteral("distributed-memory"), memoryModel_);
-    pointTable_ = table(QStringLiteral("distributedPoints"), tr("Points"), QStringLiteral("distributed-points"), pointsModel_);
+    pointTable_ = table(QStringLiteral("distributedPoints"), tr("Points"),
+                        QStringLiteral("distributed-points"), pointsModel_);
     pointTable_->horizontalHeader()->setStretchLastSection(true);  // the error
 
     // The lanes: the point chooser, the failure banner, the chart, what it shows.
@@ -104,9 +110,10 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     banner_->setWordWrap(true);
     banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     // Red for a failure; grey for a point that was stopped.
-    banner_->setStyleSheet(QStringLiteral(
-        "QLabel#distributedBanner { background: #c62828; color: white; font-weight: bold; padding: 6px; border-radius: 3px; }"
-        "QLabel#distributedBanner[stopped=\"true\"] { background: #616161; }"));
+    banner_->setStyleSheet(
+        QStringLiteral("QLabel#distributedBanner { background: #c62828; color: white; font-weight: "
+                       "bold; padding: 6px; border-radius: 3px; }"
+                       "QLabel#distributedBanner[stopped=\"true\"] { background: #616161; }"));
     banner_->hide();
     topRows->addWidget(banner_);
     lanesText_ = new QLabel(this);
@@ -118,12 +125,16 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     log_->setReadOnly(true);
     log_->setMaximumBlockCount(20000);
 
-    addPane({QStringLiteral("lanes"), tr("&Lanes"), panePage(this, top, lanes_, nullptr, lanesText_), lanes_, nullptr});
-    addPane({QStringLiteral("allreduce"), tr("&All-reduce"), panePage(this, nullptr, allreduce_, allreduceTable_), allreduce_,
-             allreduceTable_});
-    addPane({QStringLiteral("strategies"), tr("&Strategies"), panePage(this, nullptr, strategyTable_), nullptr, strategyTable_});
-    addPane({QStringLiteral("memory"), tr("&Memory"), panePage(this, nullptr, memory_, memoryTable_), memory_, memoryTable_});
-    addPane({QStringLiteral("log"), tr("L&og"), panePage(this, nullptr, pointTable_, log_), nullptr, pointTable_});
+    addPane({QStringLiteral("lanes"), tr("&Lanes"),
+             panePage(this, top, lanes_, nullptr, lanesText_), lanes_, nullptr});
+    addPane({QStringLiteral("allreduce"), tr("&All-reduce"),
+             panePage(this, nullptr, allreduce_, allreduceTable_), allreduce_, allreduceTable_});
+    addPane({QStringLiteral("strategies"), tr("&Strategies"),
+             panePage(this, nullptr, strategyTable_), nullptr, strategyTable_});
+    addPane({QStringLiteral("memory"), tr("&Memory"),
+             panePage(this, nullptr, memory_, memoryTable_), memory_, memoryTable_});
+    addPane({QStringLiteral("log"), tr("L&og"), panePage(this, nullptr, pointTable_, log_), nullptr,
+             pointTable_});
 
     throttle_ = new RedrawThrottle([this] { redrawLanes(); }, this);
     begin({}, {});
@@ -149,7 +160,8 @@ void DistributedView::begin(const QString& label, const std::string& spec_json) 
         if (spec.is_object()) {
             configuration_ = DistributedPanel::describeSpec(
                 QJsonDocument::fromJson(QByteArray::fromStdString(spec_json)).object());
-            configurationJson_ = qstr(spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+            configurationJson_ =
+                qstr(spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         }
     }
     fillAllreduce();
@@ -189,14 +201,18 @@ void DistributedView::addItems(const QList<QVariant>& items) {
             if (s.index < 0) continue;
             DistributedResult& r = pointAt(s.index);
             r.point = s.point;
-            addLog(tr("Point %1 of %2: %3").arg(s.index + 1).arg(s.count).arg(qstr(pointHeadline(s.point))));
+            addLog(tr("Point %1 of %2: %3")
+                       .arg(s.index + 1)
+                       .arg(s.count)
+                       .arg(qstr(pointHeadline(s.point))));
             updateChooser(s.index);
             if (followLive_) showPoint(s.index);
         } else if (type == QMetaType::fromType<DistRankReady>()) {
             const auto s = item.value<DistRankReady>();
             if (s.index < 0 || s.rank < 0) continue;
             DistributedResult& r = pointAt(s.index);
-            if (r.rank_devices.size() <= static_cast<size_t>(s.rank)) r.rank_devices.resize(static_cast<size_t>(s.rank) + 1);
+            if (r.rank_devices.size() <= static_cast<size_t>(s.rank))
+                r.rank_devices.resize(static_cast<size_t>(s.rank) + 1);
             r.rank_devices[static_cast<size_t>(s.rank)] = s.device;
             log_->appendPlainText(tr("  rank %1 ready on %2").arg(s.rank).arg(qstr(s.device)));
         } else if (type == QMetaType::fromType<DistStep>()) {
@@ -221,8 +237,10 @@ void DistributedView::addItems(const QList<QVariant>& items) {
             finished = true;
             allreduceChanged = allreduceChanged || !s.result.allreduce.empty();
             // A failure is shown where it happened, whichever point was being looked at.
-            if (s.result.status == Status::Failed || s.result.status == Status::OOM) showPoint(s.index);
-            else if (s.index == shown_) throttle_->request();
+            if (s.result.status == Status::Failed || s.result.status == Status::OOM)
+                showPoint(s.index);
+            else if (s.index == shown_)
+                throttle_->request();
         }
     }
     if (allreduceChanged) fillAllreduce();
@@ -239,10 +257,13 @@ void DistributedView::flush() { throttle_->flush(); }
 void DistributedView::updateChooser(int index) {
     const DistributedResult& r = points_[static_cast<size_t>(index)];
     QString text = QStringLiteral("%1: %2").arg(index + 1).arg(qstr(pointHeadline(r.point)));
-    if (finished_[static_cast<size_t>(index)] && r.status != Status::Ok) text += QStringLiteral(" — ") + qstr(toString(r.status));
+    if (finished_[static_cast<size_t>(index)] && r.status != Status::Ok)
+        text += QStringLiteral(" — ") + qstr(toString(r.status));
     const int row = point_->findData(index);
-    if (row >= 0) point_->setItemText(row, text);
-    else point_->addItem(text, index);
+    if (row >= 0)
+        point_->setItemText(row, text);
+    else
+        point_->addItem(text, index);
 }
 
 void DistributedView::showPoint(int index) {
@@ -267,12 +288,15 @@ void DistributedView::redrawLanes() {
     lanes_->setSteps(r.steps, r.point.world_size, r.point.ddp.strategy);
     QString text = lanes_->explanation();
     if (!text.isEmpty() && r.point.backend == dist::CommBackend::Nccl)
-        text += tr(" On NCCL the hidden part is the collectives' device time less the wait: a bound from below.");
+        text +=
+            tr(" On NCCL the hidden part is the collectives' device time less the wait: a bound "
+               "from below.");
     lanesText_->setText(text);
 }
 
 void DistributedView::updateBanner() {
-    if (shown_ < 0 || static_cast<size_t>(shown_) >= points_.size() || !finished_[static_cast<size_t>(shown_)]) {
+    if (shown_ < 0 || static_cast<size_t>(shown_) >= points_.size() ||
+        !finished_[static_cast<size_t>(shown_)]) {
         banner_->hide();
         return;
     }
@@ -293,16 +317,18 @@ void DistributedView::fillAllreduce() {
     for (const auto& p : points_) rows.insert(rows.end(), p.allreduce.begin(), p.allreduce.end());
     allreduce_->setRows(rows);
     allreduceModel_->clear();
-    allreduceModel_->setHorizontalHeaderLabels({tr("ranks"), tr("backend"), tr("dtype"), tr("size"), tr("iterations"),
-                                                tr("time ms"), tr("fastest rank's mean ms"), tr("algbw GB/s"),
-                                                tr("busbw GB/s"), tr("ideal ms")});
+    allreduceModel_->setHorizontalHeaderLabels(
+        {tr("ranks"), tr("backend"), tr("dtype"), tr("size"), tr("iterations"), tr("time ms"),
+         tr("fastest rank's mean ms"), tr("algbw GB/s"), tr("busbw GB/s"), tr("ideal ms")});
     for (const auto& r : rows) {
         auto* size = cell(qstr(dist::formatByteSize(r.bytes)), true);
         size->setData(static_cast<qlonglong>(r.bytes), Qt::UserRole);
-        allreduceModel_->appendRow({cell(QString::number(r.world_size), true), cell(QString::fromLatin1(dist::backendName(r.backend))),
+        allreduceModel_->appendRow({cell(QString::number(r.world_size), true),
+                                    cell(QString::fromLatin1(dist::backendName(r.backend))),
                                     cell(QString::fromLatin1(dist::dtypeName(r.dtype))), size,
-                                    cell(QString::number(r.iters), true), msCell(r.time_ms), msCell(r.rank_mean_min_ms),
-                                    numberCell(r.algbw_gbps, 2), numberCell(r.busbw_gbps, 2),
+                                    cell(QString::number(r.iters), true), msCell(r.time_ms),
+                                    msCell(r.rank_mean_min_ms), numberCell(r.algbw_gbps, 2),
+                                    numberCell(r.busbw_gbps, 2),
                                     r.ideal_ms > 0 ? msCell(r.ideal_ms) : dash()});
     }
     allreduceTable_->fitColumnsToHeaders();
@@ -310,10 +336,11 @@ void DistributedView::fillAllreduce() {
 
 void DistributedView::fillStrategies() {
     strategies_->clear();
-    strategies_->setHorizontalHeaderLabels({tr("point"), tr("strategy"), tr("bucket MB"), tr("sharded"), tr("precision"),
-                                            tr("ranks"), tr("status"), tr("step ms"), tr("± std"), tr("forward"),
-                                            tr("backward"), tr("comm wait"), tr("hidden ms"), tr("hidden share"),
-                                            tr("optimizer"), tr("all-reduced bytes"), tr("peak memory"), tr("loss")});
+    strategies_->setHorizontalHeaderLabels(
+        {tr("point"), tr("strategy"), tr("bucket MB"), tr("sharded"), tr("precision"), tr("ranks"),
+         tr("status"), tr("step ms"), tr("± std"), tr("forward"), tr("backward"), tr("comm wait"),
+         tr("hidden ms"), tr("hidden share"), tr("optimizer"), tr("all-reduced bytes"),
+         tr("peak memory"), tr("loss")});
     for (size_t i = 0; i < points_.size(); ++i) {
         const DistributedResult& r = points_[i];
         if (r.point.experiment != DistExperiment::Ddp || !finished_[i]) continue;
@@ -321,24 +348,26 @@ void DistributedView::fillStrategies() {
         const DdpSummary s = summarizeDdp(r);
         const bool measured = s.steps > 0;
         auto ms = [&](double v) { return measured ? msCell(v) : dash(); };
-        QList<QStandardItem*> row{cell(QString::number(i + 1), true),
-                                  cell(qstr(p.ddp.strategy)),
-                                  p.ddp.strategy == "bucketed" ? numberCell(p.ddp.bucket_mb, p.ddp.bucket_mb < 10 ? 1 : 0) : dash(),
-                                  cell(p.ddp.shard_optimizer ? tr("yes") : tr("no")),
-                                  cell(qstr(toString(p.ddp.precision))),
-                                  cell(QString::number(p.world_size), true),
-                                  cell(qstr(toString(r.status))),
-                                  ms(s.step_ms),
-                                  ms(s.step_std_ms),
-                                  ms(s.forward_ms),
-                                  ms(s.backward_ms),
-                                  ms(s.comm_wait_ms),
-                                  measured && s.hidden_ms >= 0 ? msCell(s.hidden_ms) : dash(),
-                                  measured && s.hidden_share >= 0 ? numberCell(100.0 * s.hidden_share, 0) : dash(),
-                                  ms(s.optimizer_ms),
-                                  measured ? bytesCell(s.comm_bytes) : dash(),
-                                  measured && s.memory_peak > 0 ? bytesCell(s.memory_peak) : dash(),
-                                  measured ? numberCell(s.final_global_loss, 4) : dash()};
+        QList<QStandardItem*> row{
+            cell(QString::number(i + 1), true),
+            cell(qstr(p.ddp.strategy)),
+            p.ddp.strategy == "bucketed" ? numberCell(p.ddp.bucket_mb, p.ddp.bucket_mb < 10 ? 1 : 0)
+                                         : dash(),
+            cell(p.ddp.shard_optimizer ? tr("yes") : tr("no")),
+            cell(qstr(toString(p.ddp.precision))),
+            cell(QString::number(p.world_size), true),
+            cell(qstr(toString(r.status))),
+            ms(s.step_ms),
+            ms(s.step_std_ms),
+            ms(s.forward_ms),
+            ms(s.backward_ms),
+            ms(s.comm_wait_ms),
+            measured && s.hidden_ms >= 0 ? msCell(s.hidden_ms) : dash(),
+            measured && s.hidden_share >= 0 ? numberCell(100.0 * s.hidden_share, 0) : dash(),
+            ms(s.optimizer_ms),
+            measured ? bytesCell(s.comm_bytes) : dash(),
+            measured && s.memory_peak > 0 ? bytesCell(s.memory_peak) : dash(),
+            measured ? numberCell(s.final_global_loss, 4) : dash()};
         if (measured && s.hidden_share >= 0) row[13]->setText(row[13]->text() + QLatin1Char('%'));
         if (r.status != Status::Ok) row[6]->setToolTip(qstr(r.error));
         strategies_->appendRow(row);
@@ -350,9 +379,13 @@ void DistributedView::fillMemory() {
     // DDP points, the same configuration sharded and not side by side.
     std::vector<size_t> order;
     for (size_t i = 0; i < points_.size(); ++i)
-        if (points_[i].point.experiment == DistExperiment::Ddp && !points_[i].steps.empty() && finished_[i]) order.push_back(i);
+        if (points_[i].point.experiment == DistExperiment::Ddp && !points_[i].steps.empty() &&
+            finished_[i])
+            order.push_back(i);
     const auto& names = ddpStrategyNames();
-    auto rankOf = [&](const std::string& s) { return std::find(names.begin(), names.end(), s) - names.begin(); };
+    auto rankOf = [&](const std::string& s) {
+        return std::find(names.begin(), names.end(), s) - names.begin();
+    };
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
         const DdpSpec &x = points_[a].point.ddp, &y = points_[b].point.ddp;
         return std::tuple(x.precision, rankOf(x.strategy), x.bucket_mb, x.shard_optimizer) <
@@ -360,9 +393,9 @@ void DistributedView::fillMemory() {
     });
     std::vector<RankMemoryBar> bars;
     memoryModel_->clear();
-    memoryModel_->setHorizontalHeaderLabels({tr("point"), tr("configuration"), tr("rank"), tr("parameters"),
-                                             tr("gradients"), tr("optimizer state"), tr("communication buffers"),
-                                             tr("total"), tr("allocator peak")});
+    memoryModel_->setHorizontalHeaderLabels(
+        {tr("point"), tr("configuration"), tr("rank"), tr("parameters"), tr("gradients"),
+         tr("optimizer state"), tr("communication buffers"), tr("total"), tr("allocator peak")});
     int group = 0;
     for (size_t i : order) {
         const DistributedResult& r = points_[i];
@@ -370,14 +403,20 @@ void DistributedView::fillMemory() {
         std::map<int, const DdpStepRow*> last;
         for (const auto& row : r.steps) last[row.rank] = &row;
         for (const auto& [rank, row] : last) {
-            RankMemoryBar b{QStringLiteral("%1: %2").arg(i + 1).arg(shortName(r.point)), group, rank, row->parameter_bytes,
-                            row->gradient_bytes, row->optimizer_state_bytes, row->comm_buffer_bytes};
+            RankMemoryBar b{QStringLiteral("%1: %2").arg(i + 1).arg(shortName(r.point)),
+                            group,
+                            rank,
+                            row->parameter_bytes,
+                            row->gradient_bytes,
+                            row->optimizer_state_bytes,
+                            row->comm_buffer_bytes};
             bars.push_back(b);
-            memoryModel_->appendRow({cell(QString::number(i + 1), true), cell(shortName(r.point)),
-                                     cell(QString::number(rank), true), bytesCell(b.parameters), bytesCell(b.gradients),
-                                     bytesCell(b.optimizer_state), bytesCell(b.comm_buffers),
-                                     bytesCell(b.parameters + b.gradients + b.optimizer_state + b.comm_buffers),
-                                     row->memory_peak > 0 ? bytesCell(row->memory_peak) : dash()});
+            memoryModel_->appendRow(
+                {cell(QString::number(i + 1), true), cell(shortName(r.point)),
+                 cell(QString::number(rank), true), bytesCell(b.parameters), bytesCell(b.gradients),
+                 bytesCell(b.optimizer_state), bytesCell(b.comm_buffers),
+                 bytesCell(b.parameters + b.gradients + b.optimizer_state + b.comm_buffers),
+                 row->memory_peak > 0 ? bytesCell(row->memory_peak) : dash()});
         }
         ++group;
     }
@@ -387,16 +426,19 @@ void DistributedView::fillMemory() {
 
 void DistributedView::fillPoints() {
     pointsModel_->clear();
-    pointsModel_->setHorizontalHeaderLabels(
-        {tr("point"), tr("what"), tr("status"), tr("failed rank"), tr("ranks' devices"), tr("error")});
+    pointsModel_->setHorizontalHeaderLabels({tr("point"), tr("what"), tr("status"),
+                                             tr("failed rank"), tr("ranks' devices"), tr("error")});
     for (size_t i = 0; i < points_.size(); ++i) {
         const DistributedResult& r = points_[i];
         QStringList devices;
         for (const auto& d : r.rank_devices) devices << (d.empty() ? QStringLiteral("?") : qstr(d));
-        QList<QStandardItem*> row{cell(QString::number(i + 1), true), cell(qstr(pointHeadline(r.point))),
-                                  cell(finished_[i] ? qstr(toString(r.status)) : tr("running")),
-                                  r.failed_rank >= 0 ? cell(QString::number(r.failed_rank), true) : cell(QString()),
-                                  cell(devices.join(QStringLiteral(", "))), cell(qstr(r.error))};
+        QList<QStandardItem*> row{
+            cell(QString::number(i + 1), true),
+            cell(qstr(pointHeadline(r.point))),
+            cell(finished_[i] ? qstr(toString(r.status)) : tr("running")),
+            r.failed_rank >= 0 ? cell(QString::number(r.failed_rank), true) : cell(QString()),
+            cell(devices.join(QStringLiteral(", "))),
+            cell(qstr(r.error))};
         row.back()->setToolTip(qstr(r.error));
         if (finished_[i] && (r.status == Status::Failed || r.status == Status::OOM))
             for (QStandardItem* item : row) item->setForeground(QColor(0xc6, 0x28, 0x28));
@@ -423,10 +465,13 @@ bool DistributedView::showStored(const StoredRun& run, QString* error) {
     for (size_t i = 0; i < points_.size(); ++i) {
         updateChooser(static_cast<int>(i));
         const QString failure = statusLine(static_cast<int>(i), points_[i]);
-        log_->appendPlainText(failure.isEmpty() ? tr("Point %1: %2").arg(i + 1).arg(qstr(pointHeadline(points_[i].point)))
-                                                : failure);
+        log_->appendPlainText(
+            failure.isEmpty()
+                ? tr("Point %1: %2").arg(i + 1).arg(qstr(pointHeadline(points_[i].point)))
+                : failure);
     }
-    if (!points_.empty() && !points_.front().environment.device_name.empty()) env_ = points_.front().environment;
+    if (!points_.empty() && !points_.front().environment.device_name.empty())
+        env_ = points_.front().environment;
     fillAllreduce();
     fillStrategies();
     fillMemory();
@@ -434,11 +479,15 @@ bool DistributedView::showStored(const StoredRun& run, QString* error) {
     // The first failed point, else the first DDP point, else the first.
     int show = -1;
     for (size_t i = 0; i < points_.size() && show < 0; ++i)
-        if (points_[i].status == Status::Failed || points_[i].status == Status::OOM) show = static_cast<int>(i);
+        if (points_[i].status == Status::Failed || points_[i].status == Status::OOM)
+            show = static_cast<int>(i);
     for (size_t i = 0; i < points_.size() && show < 0; ++i)
         if (points_[i].point.experiment == DistExperiment::Ddp) show = static_cast<int>(i);
     showPoint(show >= 0 ? show : 0);
-    Q_EMIT logLine(tr("Opened %1 run %2 (%3 point(s))").arg(qstr(run.info.lab)).arg(run.info.id).arg(points_.size()));
+    Q_EMIT logLine(tr("Opened %1 run %2 (%3 point(s))")
+                       .arg(qstr(run.info.lab))
+                       .arg(run.info.id)
+                       .arg(points_.size()));
     Q_EMIT titleChanged();
     return true;
 }
@@ -446,14 +495,17 @@ bool DistributedView::showStored(const StoredRun& run, QString* error) {
 ExportContext DistributedView::exportContext(int pane) const {
     ExportContext ctx = LabView::exportContext(pane);
     if (shown_ >= 0 && static_cast<size_t>(shown_) < points_.size())
-        ctx.notes << tr("Lanes: point %1, %2").arg(shown_ + 1).arg(qstr(pointHeadline(points_[static_cast<size_t>(shown_)].point)));
+        ctx.notes << tr("Lanes: point %1, %2")
+                         .arg(shown_ + 1)
+                         .arg(qstr(pointHeadline(points_[static_cast<size_t>(shown_)].point)));
     return ctx;
 }
 
 QList<ReportPart> DistributedView::reportParts() const {
     QList<ReportPart> parts;
     bool ddp = false, allreduce = false;
-    for (const auto& p : points_) (p.point.experiment == DistExperiment::Ddp ? ddp : allreduce) = true;
+    for (const auto& p : points_)
+        (p.point.experiment == DistExperiment::Ddp ? ddp : allreduce) = true;
     if (ddp)
         parts << ReportPart{tr("Ranks' steps"), lanes_, nullptr, {}}
               << ReportPart{tr("DDP strategies compared"), nullptr, strategies_, {}}

@@ -128,6 +128,27 @@ class GuiScript(unittest.TestCase):
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith(".steps")], [])
 
+    def test_a_stored_spec_nested_100k_deep_opens_without_a_crash(self):
+        # Hardening round two, item 8: every view reads a stored spec through the one
+        # depth-limited reader (parseJsonOrDiscarded); the attention, distributed and memory
+        # views overflowed the stack on this one (exit 139).
+        self.cli("bench", "--size", "tiny", "--device", "cpu", "--context-length", "8", "--batch-size", "1",
+                 "--steps", "1", "--warmup", "0", "-q")
+        import sqlite3
+        deep = "[" * 100000 + "]" * 100000
+        spec = '{"device": "cpu", "bench": %s, "points": %s}' % (deep, deep)
+        with sqlite3.connect(self.db) as c:
+            cols = [r[1] for r in c.execute("PRAGMA table_info(runs)")]
+            row = dict(zip(cols, c.execute("SELECT * FROM runs").fetchone()))
+            row.pop("id")
+            for kind in ("attention", "profile", "distributed", "memory", "bench", "precision"):
+                row.update(kind=kind, spec_json=spec)
+                c.execute(f"INSERT INTO runs ({','.join(row)}) VALUES ({','.join('?' * len(row))})", list(row.values()))
+            ids = [r[0] for r in c.execute("SELECT id FROM runs WHERE id > 1")]
+        for run_id in ids:
+            p = self.gui("--open", str(run_id), "--screenshot", "results=" + self.path(f"r{run_id}.png"))
+            self.assertIn(p.returncode, (0, 1), f"run {run_id}: exit {p.returncode} {p.stderr[-300:]}")
+
 
 if __name__ == "__main__":
     GUI, CLI = sys.argv[1], sys.argv[2]

@@ -14,6 +14,7 @@
 #include "benchmark/sweepchart.h"
 #include "common/format.h"
 #include "common/tableview.h"
+#include "core/json.h"
 
 namespace ts::ui {
 
@@ -59,7 +60,7 @@ void AttentionView::begin(const QString& label, const std::string& spec_json) {
     // The spec as the engine stored it (attentionSpecJson): one line, and the JSON itself.
     configuration_.clear();
     configurationJson_.clear();
-    const auto spec = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
+    const auto spec = parseJsonOrDiscarded(spec_json);
     // The CPU records no device memory: its zeros are no measurement.
     const auto device = spec.is_object() ? spec.find("device") : spec.end();
     model_->setMeasuresMemory(device == spec.end() || !device->is_string() ||

@@ -18,6 +18,7 @@
 #include "common/format.h"
 #include "common/panes.h"
 #include "common/tableview.h"
+#include "core/json.h"
 #include "distributed/distributedcharts.h"
 #include "distributed/distributedpanel.h"
 #include "distributed/distributedstore.h"
@@ -156,7 +157,7 @@ void DistributedView::begin(const QString& label, const std::string& spec_json) 
     configuration_.clear();
     configurationJson_.clear();
     if (!spec_json.empty()) {
-        const auto spec = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
+        const auto spec = parseJsonOrDiscarded(spec_json);
         if (spec.is_object()) {
             configuration_ = DistributedPanel::describeSpec(
                 QJsonDocument::fromJson(QByteArray::fromStdString(spec_json)).object());

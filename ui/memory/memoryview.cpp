@@ -232,7 +232,7 @@ void MemoryView::begin(const QString& label, const std::string& spec_json) {
     timelineText_->clear();
     configuration_.clear();
     configurationJson_.clear();
-    const auto spec = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
+    const auto spec = parseJsonOrDiscarded(spec_json);
     if (spec.is_object()) {
         try {
             std::vector<MemorySpec> specs;

@@ -18,6 +18,7 @@
 #include "common/format.h"
 #include "common/tableview.h"
 #include "core/atomic_file.h"
+#include "core/json.h"
 #include "profiler/profilecharts.h"
 #include "profiler/profiler_json.h"
 #include "profiler/profiler_report.h"
@@ -285,7 +286,7 @@ void ProfileView::begin(const QString& label, const std::string& specJson) {
     phaseNote_->clear();
     configuration_.clear();
     configurationJson_.clear();
-    const auto spec = nlohmann::json::parse(specJson, nullptr, /*allow_exceptions=*/false);
+    const auto spec = parseJsonOrDiscarded(specJson);
     if (spec.is_object()) {
         try {
             configuration_ = qstr(profileHeadline({profileSpecFromJson(spec)}));
@@ -358,7 +359,7 @@ bool ProfileView::showStored(const StoredRun& run, QString* error) {
     w->setFuture(QtConcurrent::run([json = run.rows.front().result_json] {
         Parsed p;
         try {
-            p.analysis = analyzeProfile(profileResultFromJson(nlohmann::json::parse(json)));
+            p.analysis = analyzeProfile(profileResultFromJson(parseJson(json)));
         } catch (const std::exception& e) {
             p.error = qstr(std::string(e.what()));
         }

@@ -307,4 +307,12 @@ ModelConfig modelFromJson(const json& j) { return modelFrom(j, "", true); }
 Stats statsFromJson(const json& j) { return statsFrom(j, ""); }
 Environment environmentFromJson(const json& j) { return environmentFrom(j, ""); }
 
+json parseJsonOrDiscarded(std::string_view text) {
+    try {
+        return parseJson(text);
+    } catch (const std::exception&) {
+        return json(json::value_t::discarded);
+    }
+}
+
 }  // namespace ts

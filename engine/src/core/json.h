@@ -22,6 +22,10 @@ nlohmann::json toJson(const Environment& e);
 // nlohmann::json::parse_error.
 inline constexpr int kMaxJsonDepth = 64;
 nlohmann::json parseJson(std::string_view text);
+// The same reader for text that may be anything (a stored run's spec as a view opens it): a
+// discarded value (is_discarded()) instead of an exception for bad syntax, a NUL, a key given
+// twice or nesting past kMaxJsonDepth. The one way a view reads stored JSON.
+nlohmann::json parseJsonOrDiscarded(std::string_view text);
 // JSON text of a value that may hold text from users or stores (a label, an error): invalid
 // UTF-8 is written as U+FFFD instead of throwing, so one bad label cannot break a listing.
 std::string dumpJson(const nlohmann::json& j, int indent = -1);

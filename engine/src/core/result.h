@@ -4,10 +4,9 @@
 
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
-
 
 namespace ts {
 
@@ -19,8 +18,8 @@ struct Environment {
     std::string torch_version;   // e.g. "2.11.0"
     std::string cpu;             // CPU model name
     std::string hostname;
-    std::string date;            // ISO 8601, UTC, when the run started
-    std::string git_commit;      // of the TrainScope build
+    std::string date;        // ISO 8601, UTC, when the run started
+    std::string git_commit;  // of the TrainScope build
     std::string trainscope_version;
 };
 

@@ -27,6 +27,7 @@
 #include "distributed/distributed_json.h"
 #include "distributed/distributed_report.h"
 #include "runtime/environment.h"
+#include "runtime/host_memory.h"
 #include "trainscope/distributed/allreduce_bench.h"
 #include "trainscope/distributed/launcher.h"
 #include "trainscope/distributed/worker_lines.h"
@@ -217,8 +218,10 @@ int runWorker(const WorkerFlags& f) {
         std::fprintf(stderr, "trainscope-cli worker: %s\n", e.what());
         return kBadInput;
     } catch (const std::exception& e) {
+        // One line to the launcher, the run's error and the store; the whole text (LibTorch's
+        // backtrace included) to this worker's stderr, the run's log.
         const std::string message = withoutRank(e.what(), rank);
-        emit(dist::errorLine(rank, message));
+        emit(dist::errorLine(rank, ts::oneLineError(message)));
         std::fprintf(stderr, "trainscope-cli worker: rank %d: %s\n", rank, message.c_str());
         return kRunFailed;
     }
@@ -289,8 +292,8 @@ private:
 int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) {
     const int gpus = dist::gpuCount();
     for (size_t i = 0; i < spec.points.size(); ++i)
-        if (const auto problems =
-                ts::validateDistributedPoint(spec.points[i], gpus, dist::ncclBuilt());
+        if (const auto problems = ts::validateDistributedPoint(
+                spec.points[i], gpus, dist::ncclBuilt(), ts::availableMemoryBytes());
             !problems.empty())
             throw BadInput(problems.front());
     std::unique_ptr<ts::ResultStore> store;

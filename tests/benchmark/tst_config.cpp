@@ -85,6 +85,19 @@ TEST(Config, ARunStoredBeforeTheTwoTablesKeepsItsModel) {
                  std::invalid_argument);
 }
 
+TEST(Config, AnErrorIsOneLineWithoutLibTorchsBacktrace) {
+    EXPECT_EQ(ts::oneLineError(
+                  "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't "
+                  "allocate memory: you tried to allocate 17592186044416 bytes. Error code 12\n"
+                  "frame #0: c10::ThrowEnforceNotMet(...)\nframe #1: ..."),
+              "out of memory on the CPU: tried to allocate 16384.0 GiB");
+    EXPECT_EQ(ts::oneLineError(
+                  "NCCL error: unhandled system error Exception raised from foo at bar.cpp:1 "
+                  "(most recent call first):\nframe #0: x"),
+              "NCCL error: unhandled system error");
+    EXPECT_EQ(ts::oneLineError("plain"), "plain");
+}
+
 TEST(Config, ParameterCountFormula) {
     // small: 2·10000·768 + 12·(4·768² + 3·768·3072 + 2·768) + 768
     auto m = *ts::modelPreset("small");

@@ -204,6 +204,11 @@ class BadInput(unittest.TestCase):
             # the model tables: an edition that is not one, and sizes given to it by mistake
             (["bench", *TINY, "--model-table", "2024"], "--model-table: '2024' is not 2026 or 2025"),
             (["bench", *TINY, "--sizes", "small,xl"], "the sizes themselves go to --size"),
+            # the distributed lab gets the benchmark's limits, and Gloo's ranks are counted whole
+            (["distributed", "ddp", "--backend", "gloo", "--world", "2", "--size", "tiny", "--context-length",
+              "1048576", "--batch", "1048576"], "would take 1.84e+19 bytes, more than the 2^40 bytes"),
+            (["distributed", "ddp", "--backend", "gloo", "--world", "256", "--size", "large"],
+             "gloo ranks of large need at least"),
             (["precision", "sum"], "precision: 'sum' is not a command (one of: "),
             (["distributed", "bogus"], "distributed: 'bogus' is not a command (one of: "),
             (["distributed"], "distributed: no command given (one of: "),

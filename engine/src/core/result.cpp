@@ -1,8 +1,12 @@
 #include "core/result.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <regex>
+#include <string>
 
 namespace ts {
 
@@ -59,6 +63,21 @@ std::string namesOf(const std::vector<Status>& all) {
     std::string out;
     for (Status s : all) out += (out.empty() ? "" : ", ") + std::string(toString(s));
     return out;
+}
+
+std::string oneLineError(std::string_view what) {
+    std::string line(what.substr(0, what.find('\n')));
+    if (const size_t at = line.find("Exception raised from "); at != std::string::npos)
+        line.resize(at);
+    static const std::regex enforce(R"(^\[enforce fail at [^\]]*\]\s*(err == 0\.\s*)?)");
+    line = std::regex_replace(line, enforce, "");
+    static const std::regex cpu(R"(can't allocate memory: you tried to allocate ([0-9]+) bytes)");
+    std::smatch m;
+    if (std::regex_search(line, m, cpu))
+        return fmt::format("out of memory on the CPU: tried to allocate {:.1f} GiB",
+                           std::stod(m[1]) / 1073741824.0);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    return line;
 }
 
 }  // namespace ts

@@ -39,4 +39,10 @@ std::optional<Status> parseStatus(std::string_view s);
 const std::vector<Status>& allStatuses();
 std::string namesOf(const std::vector<Status>&);
 
+// An error's text as one line for a person (a worker's failure, a row's error): LibTorch's
+// first line without its C++ backtrace ("frame #0: ...", "Exception raised from ...") and
+// without "[enforce fail at alloc_cpu.cpp:127] err == 0. "; a CPU allocation that failed is
+// "out of memory on the CPU: tried to allocate 16384.0 GiB". The whole text belongs in a log.
+std::string oneLineError(std::string_view what);
+
 }  // namespace ts

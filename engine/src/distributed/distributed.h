@@ -131,9 +131,11 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                                        const std::vector<double>& bucket_mbs,
                                        const std::vector<bool>& shardings);
 // Every problem with a point before anything starts (world size below 1, NCCL with more ranks
-// than `gpus` or not built, a bad all-reduce or DDP spec), each a sentence; empty if valid.
+// than `gpus` or not built, a bad all-reduce or DDP spec, a tensor past 1 TiB as the benchmark
+// refuses it, Gloo's CPU ranks that together need more than the host's `host_available` bytes
+// (0: not checked)), each a sentence; empty if valid.
 std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus,
-                                                  bool nccl_built);
+                                                  bool nccl_built, int64_t host_available = 0);
 // "ddp bucketed 25 MB sharded xl ctx=256 b=4/rank bf16 × 2 nccl", "allreduce fp32,bf16 × 2 gloo"
 std::string pointHeadline(const DistributedPoint& p);
 

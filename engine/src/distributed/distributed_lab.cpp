@@ -46,7 +46,7 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
 }
 
 std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus,
-                                                  bool nccl_built) {
+                                                  bool nccl_built, int64_t host_available) {
     std::vector<std::string> errors;
     if (p.world_size < 1)
         errors.push_back(fmt::format("world size must be at least 1 (got {})", p.world_size));
@@ -68,6 +68,34 @@ std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int
         DdpSpec d = p.ddp;
         d.device = "cpu";  // each rank's own, set by the worker
         for (auto& e : validateDdpSpec(d)) errors.push_back(std::move(e));
+        if (errors.empty()) {
+            // The benchmark's limits on a rank's point (hardening round two, item 7): its
+            // largest tensor, and on Gloo (ranks on the CPU) the ranks' memory together.
+            const ModelConfig m = ddpModel(d);
+            const double b = static_cast<double>(d.batch_per_rank),
+                         t = static_cast<double>(m.context_length),
+                         logits = b * t * static_cast<double>(m.vocab_size) * 4,
+                         scores = b * static_cast<double>(m.num_heads) * t * t * 4;
+            if (std::max(logits, scores) > static_cast<double>(int64_t{1} << 40))
+                errors.push_back(fmt::format(
+                    "a rank's {} would take {:.3g} bytes, more than the 2^40 bytes (1 TiB) that "
+                    "any device holds; lower the context length or the batch",
+                    logits >= scores ? "logits (batch × context × vocab)"
+                                     : "attention scores (batch × heads × context²)",
+                    std::max(logits, scores)));
+            else if (p.backend == dist::CommBackend::Gloo && host_available > 0) {
+                const double per_rank =
+                    static_cast<double>(parameterCount(m)) * 16 + std::max(logits, scores);
+                const double need = per_rank * p.world_size;
+                if (need > static_cast<double>(host_available))
+                    errors.push_back(fmt::format(
+                        "{} gloo ranks of {} need at least {:.1f} GiB together (each its "
+                        "weights, gradients, AdamW's state and its largest tensor), more than "
+                        "the {:.1f} GiB this machine has free; fewer ranks or a smaller model",
+                        p.world_size, m.name, need / 1073741824.0,
+                        static_cast<double>(host_available) / 1073741824.0));
+            }
+        }
         // Gloo's ranks run on the CPU, where the GPU-only attention backends fail in every rank
         // at run time: said up front instead.
         const AttentionImpl a = d.attention;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "runtime/host_memory.h"
 
 namespace c10 {
 struct Event;
@@ -79,13 +80,6 @@ void runRecordingFailure(Result& result, Work&& work) {
         result.oom_bytes = f.oom_bytes;
     }
 }
-
-// The machine's physical memory in bytes (0 when unknown): what the CPU "device" holds.
-int64_t systemMemoryBytes();
-// The memory a new allocation can actually get, in bytes (0 when unknown): the kernel's
-// MemAvailable, lowered by this process's cgroup limit (v2 memory.max less memory.current, or
-// v1's limit less its usage) where one is set.
-int64_t availableMemoryBytes();
 
 // The first line of a message.
 std::string firstLine(const std::string& s);

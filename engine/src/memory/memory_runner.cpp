@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -44,6 +45,39 @@ int64_t wallMicros() {
     return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
+}
+
+// The OOM frontier of a spec (TrainScope's model or the user's): bisection over the axis, one
+// `probe` of the point at each value; the latest out-of-memory's picture is the frontier's
+// (bisection only lowers its smallest OOM). `whose` goes into the log line.
+using ProbeFn = std::function<FrontierProbe(const BenchConfig&, std::optional<RawMemoryTrace>&)>;
+void searchFrontier(const MemorySpec& spec, MemoryObserver& obs, const CancelToken& cancel,
+                    MemoryResult& r, std::string_view whose, const ProbeFn& probe) {
+    const bool context = spec.frontier == FrontierAxis::Context;
+    const int64_t hi = spec.frontier_max > 0 ? spec.frontier_max
+                       : context             ? kDefaultContextFrontierMax
+                                             : kDefaultBatchFrontierMax;
+    obs.log(LogLevel::Info, fmt::format("memory: OOM frontier{} by {} up to {}", whose,
+                                        toString(spec.frontier), hi));
+    std::optional<RawMemoryTrace> oom_trace;
+    r.frontier =
+        findFrontier(spec.frontier, context ? 16 : 1, hi, context ? 16 : 1, [&](int64_t v) {
+            FrontierProbe p;
+            if (cancel.cancelled()) {
+                p.status = Status::Cancelled;
+                p.error = "cancelled";
+                return p;
+            }
+            BenchConfig c = spec.bench;
+            (context ? c.model.context_length : c.batch_size) = v;
+            std::optional<RawMemoryTrace> trace;
+            p = probe(c, trace);
+            p.value = v;
+            if (trace) oom_trace = std::move(trace);
+            obs.frontierProbed(p);
+            return p;
+        });
+    r.frontier->oom_trace = std::move(oom_trace);
 }
 
 #ifdef TRAINSCOPE_TORCH_CUDA
@@ -528,32 +562,10 @@ FrontierProbe probePoint(const BenchConfig& cfg, const c10::Device& device,
 
 void frontier(const MemorySpec& spec, const c10::Device& device, MemoryObserver& obs,
               const CancelToken& cancel, MemoryResult& r) {
-    const bool context = spec.frontier == FrontierAxis::Context;
-    const int64_t hi = spec.frontier_max > 0 ? spec.frontier_max
-                       : context             ? kDefaultContextFrontierMax
-                                             : kDefaultBatchFrontierMax;
-    obs.log(LogLevel::Info,
-            fmt::format("memory: OOM frontier by {} up to {}", toString(spec.frontier), hi));
-    std::optional<RawMemoryTrace> oom_trace;
-    r.frontier =
-        findFrontier(spec.frontier, context ? 16 : 1, hi, context ? 16 : 1, [&](int64_t v) {
-            FrontierProbe p;
-            if (cancel.cancelled()) {
-                p.status = Status::Cancelled;
-                p.error = "cancelled";
-                return p;
-            }
-            BenchConfig c = spec.bench;
-            (context ? c.model.context_length : c.batch_size) = v;
-            std::optional<RawMemoryTrace> trace;
-            p = probePoint(c, device, trace);
-            p.value = v;
-            // Bisection only lowers its smallest OOM: the latest OOM's picture is the frontier's.
-            if (trace) oom_trace = std::move(trace);
-            obs.frontierProbed(p);
-            return p;
-        });
-    r.frontier->oom_trace = std::move(oom_trace);
+    searchFrontier(spec, obs, cancel, r, "",
+                   [&](const BenchConfig& c, std::optional<RawMemoryTrace>& trace) {
+                       return probePoint(c, device, trace);
+                   });
 }
 
 #endif  // TRAINSCOPE_TORCH_CUDA
@@ -626,26 +638,13 @@ void recordPython(const MemorySpec& spec, MemoryObserver& obs, const CancelToken
 
 void frontierPython(const MemorySpec& spec, MemoryObserver& obs, const CancelToken& cancel,
                     MemoryResult& r) {
-    const bool context = spec.frontier == FrontierAxis::Context;
-    const int64_t hi = spec.frontier_max > 0 ? spec.frontier_max
-                       : context             ? kDefaultContextFrontierMax
-                                             : kDefaultBatchFrontierMax;
-    obs.log(LogLevel::Info, fmt::format("memory: OOM frontier of your code by {} up to {}",
-                                        toString(spec.frontier), hi));
-    std::optional<RawMemoryTrace> oom_trace;
-    r.frontier =
-        findFrontier(spec.frontier, context ? 16 : 1, hi, context ? 16 : 1, [&](int64_t v) {
-            FrontierProbe p;
-            if (cancel.cancelled()) {
-                p.status = Status::Cancelled;
-                p.error = "cancelled";
-                return p;
-            }
-            BenchConfig c = spec.bench;
-            (context ? c.model.context_length : c.batch_size) = v;
+    searchFrontier(
+        spec, obs, cancel, r, " of your code",
+        [&](const BenchConfig& c, std::optional<RawMemoryTrace>& oom_trace) {
             nlohmann::json js = pythonRunnerSpec(c);
             js["probe"] = true;
             RunnerTrace trace("oom_trace");
+            FrontierProbe p;
             Observer
                 quiet;  // a probe's "ready", steps and warnings are not the run's: its row says
             const PythonPointOutcome out = runPythonPoint(
@@ -655,15 +654,12 @@ void frontierPython(const MemorySpec& spec, MemoryObserver& obs, const CancelTok
                     p.fits = result.value("fits", false);
                     p.peak_bytes = result.value("peak_bytes", int64_t{0});
                 });
-            p.value = v;
             p.status = out.status;
             p.error = out.error;
             if (p.status != Status::Ok) p.fits = false;
-            if (trace.trace()) oom_trace = std::move(trace.trace());
-            obs.frontierProbed(p);
+            oom_trace = std::move(trace.trace());
             return p;
         });
-    r.frontier->oom_trace = std::move(oom_trace);
 }
 
 }  // namespace

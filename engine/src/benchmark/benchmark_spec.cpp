@@ -44,10 +44,8 @@ std::string deviceMemoryProblem(const BenchConfig& c, int64_t device_memory,
 }
 
 double pointMemoryLowerBound(const BenchConfig& c) {
-    const double p = static_cast<double>(parameterCount(c.model));
-    const double per_parameter =
-        4.0 + (c.mode != Mode::Forward ? 4.0 : 0.0) + (c.mode == Mode::Train ? 8.0 : 0.0);
-    return p * per_parameter + largestTensor(c).bytes;
+    return static_cast<double>(parameterCount(c.model)) * bytesPerParameter(c.mode) +
+           largestTensor(c).bytes;
 }
 
 std::string hostMemoryProblem(const BenchConfig& c, int64_t available) {
@@ -61,8 +59,7 @@ std::string hostMemoryProblem(const BenchConfig& c, int64_t available) {
         "each, and its largest tensor, the {}), more than the {:.1f} GiB this machine has free; "
         "lower the sizes or run it on a GPU",
         c.model.name, need / gib, params, c.mode != Mode::Forward ? ", gradients" : "",
-        c.mode == Mode::Train ? ", AdamW's state" : "",
-        4.0 + (c.mode != Mode::Forward ? 4.0 : 0.0) + (c.mode == Mode::Train ? 8.0 : 0.0),
+        c.mode == Mode::Train ? ", AdamW's state" : "", bytesPerParameter(c.mode),
         largestTensor(c).name, static_cast<double>(available) / gib);
 }
 

@@ -191,6 +191,10 @@ std::vector<std::string> validateModel(const ModelConfig& m) {
     return errors;
 }
 
+double bytesPerParameter(Mode m) {
+    return 4.0 + (m != Mode::Forward ? 4.0 : 0.0) + (m == Mode::Train ? 8.0 : 0.0);
+}
+
 int64_t parameterCount(const ModelConfig& m) {
     const int64_t d = m.d_model, f = m.d_ff, v = m.vocab_size;
     const int64_t per_layer = 4 * d * d + 3 * d * f + 2 * d;

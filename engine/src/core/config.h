@@ -64,6 +64,9 @@ int64_t parameterCount(const ModelConfig& m);
 
 enum class Mode { Forward, ForwardBackward, Train };
 enum class Precision { FP32, BF16, FP16 };
+// Bytes a parameter holds in a mode, at the least: its fp32 weight, its gradient (unless forward
+// mode) and AdamW's two moments (train mode): 4, 8 or 16. The host-memory checks' unit.
+double bytesPerParameter(Mode m);
 // One list of attention implementations for every lab. The model runs any of them; the
 // attention lab compares them.
 enum class AttentionImpl {

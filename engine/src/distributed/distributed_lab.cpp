@@ -85,7 +85,8 @@ std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int
                     std::max(logits, scores)));
             else if (p.backend == dist::CommBackend::Gloo && host_available > 0) {
                 const double per_rank =
-                    static_cast<double>(parameterCount(m)) * 16 + std::max(logits, scores);
+                    static_cast<double>(parameterCount(m)) * bytesPerParameter(Mode::Train) +
+                    std::max(logits, scores);
                 const double need = per_rank * p.world_size;
                 if (need > static_cast<double>(host_available))
                     errors.push_back(fmt::format(

@@ -6,21 +6,25 @@
 #include "attention/attentionview.h"
 #include "benchmark/benchpanel.h"
 #include "benchmark/benchview.h"
+#include "distributed/distributedpanel.h"
+#include "distributed/distributedview.h"
+#include "memory/memorypanel.h"
+#include "memory/memoryview.h"
 #include "precision/precisionpanel.h"
 #include "precision/precisionview.h"
 #include "profiler/profilepanel.h"
 #include "profiler/profileview.h"
-#include "memory/memorypanel.h"
-#include "memory/memoryview.h"
-#include "distributed/distributedpanel.h"
-#include "distributed/distributedview.h"
 
 namespace ts::ui {
 
 template <typename Panel, typename View>
 static LabEntry entry(const char* id, const char* title) {
-    return {QString::fromLatin1(id), QObject::tr(title), [] { return static_cast<LabPanel*>(new Panel); },
-            [] { return static_cast<LabView*>(new View); }, &Panel::describeSpec, &Panel::stateFromSpec};
+    return {QString::fromLatin1(id),
+            QObject::tr(title),
+            [] { return static_cast<LabPanel*>(new Panel); },
+            [] { return static_cast<LabView*>(new View); },
+            &Panel::describeSpec,
+            &Panel::stateFromSpec};
 }
 
 const std::vector<LabEntry>& uiLabs() {

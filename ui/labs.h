@@ -5,7 +5,6 @@
 
 #include <QJsonObject>
 #include <QString>
-
 #include <functional>
 #include <vector>
 

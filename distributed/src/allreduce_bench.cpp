@@ -1,5 +1,7 @@
 // The all-reduce benchmark's runner: one rank's part. The only file of the benchmark that sees
 // LibTorch.
+#include "trainscope/distributed/allreduce_bench.h"
+
 #include <ATen/ATen.h>
 #include <ATen/DeviceAccelerator.h>
 #include <c10/core/Event.h>
@@ -10,7 +12,6 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "trainscope/distributed/allreduce_bench.h"
 #include "trainscope/distributed/process_group.h"
 
 namespace ts::dist {
@@ -25,7 +26,8 @@ public:
     IterationTimer(const c10::Device& device, int iters) : device_(device) {
         if (device.is_cuda())
             for (int i = 0; i < 2 * iters; ++i)
-                events_.push_back(std::make_unique<c10::Event>(c10::DeviceType::CUDA, c10::EventFlag::BACKEND_DEFAULT));
+                events_.push_back(std::make_unique<c10::Event>(c10::DeviceType::CUDA,
+                                                               c10::EventFlag::BACKEND_DEFAULT));
         cpu_ms_.reserve(iters);
     }
     template <typename F>
@@ -38,14 +40,17 @@ public:
         } else {
             const auto t0 = std::chrono::steady_clock::now();
             f();
-            cpu_ms_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            cpu_ms_.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count());
         }
     }
     std::vector<double> ms() {
         if (!device_.is_cuda()) return cpu_ms_;
         std::vector<double> out;
         if (!events_.empty()) events_.back()->synchronize();
-        for (size_t i = 0; i + 1 < events_.size(); i += 2) out.push_back(events_[i]->elapsedTime(*events_[i + 1]));
+        for (size_t i = 0; i + 1 < events_.size(); i += 2)
+            out.push_back(events_[i]->elapsedTime(*events_[i + 1]));
         return out;
     }
 
@@ -55,7 +60,9 @@ private:
     std::vector<double> cpu_ms_;
 };
 
-at::ScalarType scalarType(BenchDtype d) { return d == BenchDtype::BFloat16 ? at::kBFloat16 : at::kFloat; }
+at::ScalarType scalarType(BenchDtype d) {
+    return d == BenchDtype::BFloat16 ? at::kBFloat16 : at::kFloat;
+}
 
 void allreduce(Group& g, at::Tensor& t) {
     std::vector<at::Tensor> ts{t};
@@ -64,9 +71,10 @@ void allreduce(Group& g, at::Tensor& t) {
 
 }  // namespace
 
-void runAllreduceRank(const GroupSpec& group, const AllreduceSpec& spec, AllreduceObserver& observer,
-                      const std::function<bool()>& stop) {
-    if (const std::string problem = allreduceSpecProblem(spec); !problem.empty()) throw std::invalid_argument(problem);
+void runAllreduceRank(const GroupSpec& group, const AllreduceSpec& spec,
+                      AllreduceObserver& observer, const std::function<bool()>& stop) {
+    if (const std::string problem = allreduceSpecProblem(spec); !problem.empty())
+        throw std::invalid_argument(problem);
     const std::string who = "rank " + std::to_string(group.rank) + ": ";
     c10::Device device(c10::kCPU);
     if (group.backend == CommBackend::Nccl) {
@@ -99,18 +107,20 @@ void runAllreduceRank(const GroupSpec& group, const AllreduceSpec& spec, Allredu
                 const double want = g.world_size * (g.world_size + 1) / 2.0;
                 const double got = x[0].item<double>();
                 if (got != want)
-                    throw std::runtime_error("the check all-reduce summed to " + std::to_string(got) + ", not " +
-                                             std::to_string(want));
+                    throw std::runtime_error("the check all-reduce summed to " +
+                                             std::to_string(got) + ", not " + std::to_string(want));
                 x.zero_();  // zeros stay zeros: no overflow and no denormals over many iterations
                 for (int i = 0; i < spec.warmup; ++i) allreduce(g, x);
                 IterationTimer timer(device, spec.iters);
                 for (int i = 0; i < spec.iters; ++i) timer.time(i, [&] { allreduce(g, x); });
                 const std::vector<double> ms = timer.ms();
-                t.mean_ms = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+                t.mean_ms =
+                    std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
                 t.min_ms = *std::min_element(ms.begin(), ms.end());
                 t.max_ms = *std::max_element(ms.begin(), ms.end());
                 // Every rank's mean/min/max to every rank; rank 0 reports them.
-                at::Tensor mine = at::tensor({t.mean_ms, t.min_ms, t.max_ms}, at::TensorOptions().dtype(at::kDouble))
+                at::Tensor mine = at::tensor({t.mean_ms, t.min_ms, t.max_ms},
+                                             at::TensorOptions().dtype(at::kDouble))
                                       .to(device);
                 std::vector<std::vector<at::Tensor>> out(1);
                 for (int r = 0; r < g.world_size; ++r) out[0].push_back(at::empty_like(mine));
@@ -125,8 +135,8 @@ void runAllreduceRank(const GroupSpec& group, const AllreduceSpec& spec, Allredu
             } catch (const std::exception& e) {
                 std::string what = e.what();
                 if (const auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-                throw std::runtime_error(who + "all-reduce of " + formatByteSize(t.bytes) + " " + dtypeName(dtype) +
-                                         " failed: " + what);
+                throw std::runtime_error(who + "all-reduce of " + formatByteSize(t.bytes) + " " +
+                                         dtypeName(dtype) + " failed: " + what);
             }
             observer.measured(t, ++done, total);
         }

@@ -22,20 +22,33 @@ int dtypeBytes(BenchDtype dtype) { return dtype == BenchDtype::BFloat16 ? 2 : 4;
 
 std::optional<int64_t> parseByteSize(const std::string& text) {
     size_t split = 0;
-    while (split < text.size() && (std::isdigit(static_cast<unsigned char>(text[split])) || text[split] == '.')) ++split;
+    while (split < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[split])) || text[split] == '.'))
+        ++split;
     std::string number = text.substr(0, split), unit = text.substr(split);
     while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
-    std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (number.empty() || number.front() == '.' || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
+    std::transform(unit.begin(), unit.end(), unit.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (number.empty() || number.front() == '.' ||
+        std::count(number.begin(), number.end(), '.') > 1)
+        return std::nullopt;
     double scale = 0;
-    if (unit.empty() || unit == "b") scale = 1;
-    else if (unit == "kb") scale = 1e3;
-    else if (unit == "mb") scale = 1e6;
-    else if (unit == "gb") scale = 1e9;
-    else if (unit == "kib") scale = 1024.0;
-    else if (unit == "mib") scale = 1024.0 * 1024;
-    else if (unit == "gib") scale = 1024.0 * 1024 * 1024;
-    else return std::nullopt;
+    if (unit.empty() || unit == "b")
+        scale = 1;
+    else if (unit == "kb")
+        scale = 1e3;
+    else if (unit == "mb")
+        scale = 1e6;
+    else if (unit == "gb")
+        scale = 1e9;
+    else if (unit == "kib")
+        scale = 1024.0;
+    else if (unit == "mib")
+        scale = 1024.0 * 1024;
+    else if (unit == "gib")
+        scale = 1024.0 * 1024 * 1024;
+    else
+        return std::nullopt;
     double value = 0;
     const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
     if (ec != std::errc() || end != number.data() + number.size()) return std::nullopt;
@@ -49,8 +62,9 @@ std::string formatByteSize(int64_t bytes) {
         int64_t size;
         const char* name;
     };
-    for (const Unit u : {Unit{int64_t{1} << 30, "GiB"}, Unit{int64_t{1} << 20, "MiB"}, Unit{1000000000, "GB"},
-                         Unit{1000000, "MB"}, Unit{1024, "KiB"}, Unit{1000, "KB"}})
+    for (const Unit u :
+         {Unit{int64_t{1} << 30, "GiB"}, Unit{int64_t{1} << 20, "MiB"}, Unit{1000000000, "GB"},
+          Unit{1000000, "MB"}, Unit{1024, "KiB"}, Unit{1000, "KB"}})
         if (bytes > 0 && bytes % u.size == 0) return std::to_string(bytes / u.size) + " " + u.name;
     return std::to_string(bytes) + " B";
 }
@@ -74,16 +88,20 @@ std::string allreduceSpecProblem(const AllreduceSpec& spec) {
     }
     if (spec.warmup < 0) return "warm-up iterations must be 0 or more";
     if (spec.iters < 1) return "measured iterations must be at least 1";
-    if (!(spec.link_gbps >= 0) || !std::isfinite(spec.link_gbps)) return "the link bandwidth must be 0 (unknown) or more";
+    if (!(spec.link_gbps >= 0) || !std::isfinite(spec.link_gbps))
+        return "the link bandwidth must be 0 (unknown) or more";
     return "";
 }
 
-double busFactor(int world_size) { return world_size > 0 ? 2.0 * (world_size - 1) / world_size : 0.0; }
+double busFactor(int world_size) {
+    return world_size > 0 ? 2.0 * (world_size - 1) / world_size : 0.0;
+}
 
 AllreduceRow allreduceRow(const AllreduceTiming& t, double link_gbps) {
     if (static_cast<int>(t.ranks.size()) != t.world_size || t.ranks.empty())
-        throw std::invalid_argument("an all-reduce row needs every rank's times (" + std::to_string(t.ranks.size()) +
-                                    " of " + std::to_string(t.world_size) + ")");
+        throw std::invalid_argument("an all-reduce row needs every rank's times (" +
+                                    std::to_string(t.ranks.size()) + " of " +
+                                    std::to_string(t.world_size) + ")");
     AllreduceRow row;
     row.bytes = t.bytes;
     row.elements = t.elements;
@@ -101,9 +119,12 @@ AllreduceRow allreduceRow(const AllreduceTiming& t, double link_gbps) {
         row.fastest_ms = std::min(row.fastest_ms, r.min_ms);
         row.slowest_ms = std::max(row.slowest_ms, r.max_ms);
     }
-    row.algbw_gbps = row.time_ms > 0 ? static_cast<double>(row.bytes) / (row.time_ms * 1e-3) / 1e9 : 0.0;
+    row.algbw_gbps =
+        row.time_ms > 0 ? static_cast<double>(row.bytes) / (row.time_ms * 1e-3) / 1e9 : 0.0;
     row.busbw_gbps = row.algbw_gbps * busFactor(row.world_size);
-    row.ideal_ms = link_gbps > 0 ? static_cast<double>(row.bytes) * busFactor(row.world_size) / (link_gbps * 1e9) * 1e3 : 0.0;
+    row.ideal_ms = link_gbps > 0 ? static_cast<double>(row.bytes) * busFactor(row.world_size) /
+                                       (link_gbps * 1e9) * 1e3
+                                 : 0.0;
     return row;
 }
 

@@ -4,7 +4,6 @@
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "dtype_groups.h"
 #include "trainscope/distributed/buckets.h"
@@ -146,7 +146,8 @@ struct FlatBuffer {
     std::vector<int> params;
     std::vector<int64_t> offsets;  // element offset of each parameter in `data`
 
-    FlatBuffer(const std::vector<at::Tensor>& all, std::vector<int> members) : params(std::move(members)) {
+    FlatBuffer(const std::vector<at::Tensor>& all, std::vector<int> members)
+        : params(std::move(members)) {
         int64_t n = 0;
         for (int i : params) {
             offsets.push_back(n);
@@ -181,7 +182,8 @@ WorkPtr allreduce(const Group& group, at::Tensor& t) {
 // Calls `ready(index)` from autograd when a parameter's gradient has been accumulated.
 class ReadyHook final : public torch::autograd::PostAccumulateGradHook {
 public:
-    ReadyHook(std::function<void(int)> ready, int index) : ready_(std::move(ready)), index_(index) {}
+    ReadyHook(std::function<void(int)> ready, int index)
+        : ready_(std::move(ready)), index_(index) {}
     void operator()(const torch::autograd::Variable&) override { ready_(index_); }
 
 private:
@@ -200,7 +202,8 @@ protected:
     void installHooks() {
         for (size_t i = 0; i < params_.size(); ++i)
             torch::autograd::impl::set_post_acc_grad_hooks(
-                params_[i], std::make_unique<ReadyHook>([this](int k) { onReady(k); }, static_cast<int>(i)));
+                params_[i],
+                std::make_unique<ReadyHook>([this](int k) { onReady(k); }, static_cast<int>(i)));
     }
     virtual void onReady(int index) = 0;
 
@@ -247,7 +250,8 @@ public:
         params_ = params;
         enableTiming(group);
         buffers_.clear();
-        for (auto& members : groupByDtype(params)) buffers_.emplace_back(params, std::move(members));
+        for (auto& members : groupByDtype(params))
+            buffers_.emplace_back(params, std::move(members));
     }
     void afterBackward() override {
         const auto t0 = Clock::now();
@@ -320,7 +324,8 @@ public:
 private:
     void onReady(int index) override {
         std::lock_guard lock(mutex_);
-        if (!in_backward_) return;  // a backward outside the protocol (no beforeBackward) syncs nothing
+        if (!in_backward_)
+            return;  // a backward outside the protocol (no beforeBackward) syncs nothing
         ready_[static_cast<size_t>(index)] = true;
         while (next_ < order_.size() && ready_[static_cast<size_t>(order_[next_])]) {
             launch(order_[next_++]);
@@ -347,7 +352,8 @@ private:
 // back.
 class BucketedSync final : public HookedSync {
 public:
-    explicit BucketedSync(double bucket_mb) : bucket_bytes_(static_cast<int64_t>(bucket_mb * 1024.0 * 1024.0)) {
+    explicit BucketedSync(double bucket_mb)
+        : bucket_bytes_(static_cast<int64_t>(bucket_mb * 1024.0 * 1024.0)) {
         bucket_bytes_ = std::max<int64_t>(bucket_bytes_, 1);
     }
     std::string name() const override { return "bucketed"; }
@@ -360,7 +366,8 @@ public:
         for (const auto& members : groupByDtype(params)) {
             std::vector<int64_t> bytes;
             for (int i : members) bytes.push_back(bytesOf(params[static_cast<size_t>(i)]));
-            for (const auto& local : assignBuckets(bytes, bucket_bytes_, std::min(bucket_bytes_, kFirstBucketBytes))) {
+            for (const auto& local :
+                 assignBuckets(bytes, bucket_bytes_, std::min(bucket_bytes_, kFirstBucketBytes))) {
                 std::vector<int> global;
                 for (int k : local) global.push_back(members[static_cast<size_t>(k)]);
                 buckets_.emplace_back(params, global);
@@ -376,7 +383,8 @@ public:
     void beforeBackward() override {
         GradientSync::beforeBackward();
         std::lock_guard lock(mutex_);
-        for (size_t b = 0; b < buckets_.size(); ++b) pending_[b] = static_cast<int>(buckets_[b].params.size());
+        for (size_t b = 0; b < buckets_.size(); ++b)
+            pending_[b] = static_cast<int>(buckets_[b].params.size());
         std::fill(arrived_.begin(), arrived_.end(), false);
         std::fill(works_.begin(), works_.end(), WorkPtr());
         next_ = 0;
@@ -444,7 +452,8 @@ const std::vector<std::string>& gradientSyncNames() {
 
 std::unique_ptr<GradientSync> makeGradientSync(const std::string& name, double bucket_mb) {
     if (!(bucket_mb > 0) || !std::isfinite(bucket_mb))
-        throw std::invalid_argument("bucket size must be a positive number of MB, not " + std::to_string(bucket_mb));
+        throw std::invalid_argument("bucket size must be a positive number of MB, not " +
+                                    std::to_string(bucket_mb));
     if (name == "naive") return std::make_unique<NaiveSync>();
     if (name == "flat") return std::make_unique<FlatSync>();
     if (name == "overlap") return std::make_unique<OverlapSync>();
@@ -459,7 +468,8 @@ void broadcastParameters(const Group& group, const std::vector<at::Tensor>& para
     at::NoGradGuard no_grad;
     for (const auto& members : groupByDtype(params)) {
         std::vector<at::Tensor> flat_parts;
-        for (int i : members) flat_parts.push_back(params[static_cast<size_t>(i)].detach().reshape({-1}));
+        for (int i : members)
+            flat_parts.push_back(params[static_cast<size_t>(i)].detach().reshape({-1}));
         std::vector<at::Tensor> buffer{at::cat(flat_parts)};
         c10d::BroadcastOptions options;
         options.rootRank = 0;
@@ -468,7 +478,8 @@ void broadcastParameters(const Group& group, const std::vector<at::Tensor>& para
         int64_t offset = 0;
         for (int i : members) {
             const at::Tensor& p = params[static_cast<size_t>(i)];
-            const_cast<at::Tensor&>(p).copy_(buffer[0].narrow(0, offset, p.numel()).view(p.sizes()));
+            const_cast<at::Tensor&>(p).copy_(
+                buffer[0].narrow(0, offset, p.numel()).view(p.sizes()));
             offset += p.numel();
         }
     }

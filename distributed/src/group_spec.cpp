@@ -12,7 +12,9 @@
 
 namespace ts::dist {
 
-const char* backendName(CommBackend backend) { return backend == CommBackend::Nccl ? "nccl" : "gloo"; }
+const char* backendName(CommBackend backend) {
+    return backend == CommBackend::Nccl ? "nccl" : "gloo";
+}
 
 std::optional<CommBackend> parseBackend(const std::string& name) {
     if (name == "gloo") return CommBackend::Gloo;
@@ -54,7 +56,9 @@ int intFromEnv(const char* name, const char* fallback_name, std::optional<int> d
     }
     if (!v) {
         if (default_value) return *default_value;
-        throw std::invalid_argument(std::string(name) + " is not set (a distributed run started by torchrun or srun sets it)");
+        throw std::invalid_argument(
+            std::string(name) +
+            " is not set (a distributed run started by torchrun or srun sets it)");
     }
     try {
         size_t end = 0;
@@ -62,7 +66,8 @@ int intFromEnv(const char* name, const char* fallback_name, std::optional<int> d
         if (end != v->size() || x < 0) throw std::invalid_argument("");
         return x;
     } catch (const std::exception&) {
-        throw std::invalid_argument(std::string(used) + "='" + *v + "' is not a non-negative whole number");
+        throw std::invalid_argument(std::string(used) + "='" + *v +
+                                    "' is not a non-negative whole number");
     }
 }
 
@@ -78,8 +83,8 @@ GroupSpec groupSpecFromEnvironment(CommBackend backend) {
     spec.master_port = intFromEnv("MASTER_PORT", nullptr, std::nullopt);
     if (spec.world_size < 1) throw std::invalid_argument("WORLD_SIZE must be at least 1");
     if (spec.rank >= spec.world_size)
-        throw std::invalid_argument("RANK " + std::to_string(spec.rank) + " is not below WORLD_SIZE " +
-                                    std::to_string(spec.world_size));
+        throw std::invalid_argument("RANK " + std::to_string(spec.rank) +
+                                    " is not below WORLD_SIZE " + std::to_string(spec.world_size));
     return spec;
 }
 

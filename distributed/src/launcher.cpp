@@ -25,22 +25,32 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kMaxWorld = 256;          // a typo (--world 4000) must not fork thousands of processes
+constexpr int kMaxWorld = 256;         // a typo (--world 4000) must not fork thousands of processes
 constexpr size_t kMaxLine = 4u << 20;  // a line longer than this is handed on in pieces
 constexpr int kPortAttempts = 3;
 
 std::string signalName(int sig) {
     switch (sig) {
-        case SIGKILL: return "SIGKILL";
-        case SIGTERM: return "SIGTERM";
-        case SIGSEGV: return "SIGSEGV";
-        case SIGABRT: return "SIGABRT";
-        case SIGBUS: return "SIGBUS";
-        case SIGFPE: return "SIGFPE";
-        case SIGILL: return "SIGILL";
-        case SIGINT: return "SIGINT";
-        case SIGPIPE: return "SIGPIPE";
-        default: return "signal " + std::to_string(sig);
+        case SIGKILL:
+            return "SIGKILL";
+        case SIGTERM:
+            return "SIGTERM";
+        case SIGSEGV:
+            return "SIGSEGV";
+        case SIGABRT:
+            return "SIGABRT";
+        case SIGBUS:
+            return "SIGBUS";
+        case SIGFPE:
+            return "SIGFPE";
+        case SIGILL:
+            return "SIGILL";
+        case SIGINT:
+            return "SIGINT";
+        case SIGPIPE:
+            return "SIGPIPE";
+        default:
+            return "signal " + std::to_string(sig);
     }
 }
 
@@ -50,13 +60,16 @@ std::string errorMessageOf(const std::string& line) {
     const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object() || j.value("event", "") != "error") return "";
     const auto m = j.find("message");
-    return m != j.end() && m->is_string() ? m->get<std::string>() : std::string("an error without a message");
+    return m != j.end() && m->is_string() ? m->get<std::string>()
+                                          : std::string("an error without a message");
 }
 
 bool addressInUse(const std::string& text) {
     std::string lower = text;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    return lower.find("address already in use") != std::string::npos || lower.find("eaddrinuse") != std::string::npos;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    return lower.find("address already in use") != std::string::npos ||
+           lower.find("eaddrinuse") != std::string::npos;
 }
 
 void closeFd(int& fd) {
@@ -69,16 +82,19 @@ void closeFd(int& fd) {
 int gpuCount() { return static_cast<int>(torch::cuda::device_count()); }
 
 std::string launchProblem(const LaunchSpec& spec) {
-    if (spec.world_size < 1) return "world size must be at least 1 (it is " + std::to_string(spec.world_size) + ")";
+    if (spec.world_size < 1)
+        return "world size must be at least 1 (it is " + std::to_string(spec.world_size) + ")";
     if (spec.world_size > kMaxWorld)
-        return "world size " + std::to_string(spec.world_size) + " is more than a local launch starts (" +
-               std::to_string(kMaxWorld) + ")";
+        return "world size " + std::to_string(spec.world_size) +
+               " is more than a local launch starts (" + std::to_string(kMaxWorld) + ")";
     if (spec.backend == CommBackend::Nccl) {
-        if (!ncclBuilt()) return "this TrainScope was built without NCCL (a CPU LibTorch): use --backend gloo";
+        if (!ncclBuilt())
+            return "this TrainScope was built without NCCL (a CPU LibTorch): use --backend gloo";
         const int gpus = gpuCount();
         if (spec.world_size > gpus)
-            return "world size " + std::to_string(spec.world_size) + " is more than the " + std::to_string(gpus) +
-                   (gpus == 1 ? " GPU present" : " GPUs present") + " (NCCL runs one rank per GPU)";
+            return "world size " + std::to_string(spec.world_size) + " is more than the " +
+                   std::to_string(gpus) + (gpus == 1 ? " GPU present" : " GPUs present") +
+                   " (NCCL runs one rank per GPU)";
     }
     if (spec.executable.empty()) return "no worker executable given";
     if (::access(spec.executable.c_str(), X_OK) != 0)
@@ -98,7 +114,8 @@ struct LocalLauncher::Child {
 };
 
 LocalLauncher::LocalLauncher(LaunchSpec spec) : spec_(std::move(spec)) {
-    if (const std::string problem = launchProblem(spec_); !problem.empty()) throw std::invalid_argument(problem);
+    if (const std::string problem = launchProblem(spec_); !problem.empty())
+        throw std::invalid_argument(problem);
 }
 
 LocalLauncher::~LocalLauncher() { reapAll(); }
@@ -115,7 +132,9 @@ void LocalLauncher::start() {
     const std::string world = std::to_string(spec_.world_size);
     // Every variable we set, so that the parent's own copy (a torchrun around us) is replaced.
     std::vector<std::pair<std::string, std::string>> fixed = {
-        {"WORLD_SIZE", world}, {"LOCAL_WORLD_SIZE", world}, {"MASTER_ADDR", "127.0.0.1"},
+        {"WORLD_SIZE", world},
+        {"LOCAL_WORLD_SIZE", world},
+        {"MASTER_ADDR", "127.0.0.1"},
         {"MASTER_PORT", std::to_string(port_)}};
     for (const auto& kv : spec_.environment) fixed.push_back(kv);
     std::set<std::string> replaced = {"RANK", "LOCAL_RANK"};
@@ -146,7 +165,8 @@ void LocalLauncher::start() {
         for (auto& e : env_s) envp.push_back(e.data());
         envp.push_back(nullptr);
         int out[2], err[2];
-        if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+        if (::pipe2(out, O_CLOEXEC) != 0)
+            throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
         if (::pipe2(err, O_CLOEXEC) != 0) {
             ::close(out[0]);
             ::close(out[1]);
@@ -156,7 +176,8 @@ void LocalLauncher::start() {
         if (pid < 0) {
             const int e = errno;
             for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
-            throw std::runtime_error(std::string("cannot start rank ") + std::to_string(r) + ": " + std::strerror(e));
+            throw std::runtime_error(std::string("cannot start rank ") + std::to_string(r) + ": " +
+                                     std::strerror(e));
         }
         if (pid == 0) {
             ::setpgid(0, 0);
@@ -250,7 +271,8 @@ bool takeLines(std::string& buf, bool at_end, F&& each) {
 std::string describeEnd(const RankEnd& e) {
     std::string what = "rank " + std::to_string(e.rank);
     if (e.signal)
-        what += " was killed by signal " + std::to_string(e.signal) + " (" + signalName(e.signal) + ")";
+        what +=
+            " was killed by signal " + std::to_string(e.signal) + " (" + signalName(e.signal) + ")";
     else
         what += " failed (exit code " + std::to_string(e.exit_code) + ")";
     if (!e.message.empty()) what += ": " + e.message;
@@ -259,7 +281,8 @@ std::string describeEnd(const RankEnd& e) {
 
 }  // namespace
 
-bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_line, const StopCheck& stop) {
+bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_line,
+                               const StopCheck& stop) {
     start();
     bool delivered = false;  // a stdout line went to on_line (then a port clash is not retried)
     bool stopping = false;
@@ -307,7 +330,8 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
                     fds.push_back({fd, POLLIN, 0});
                     owners.push_back(&c);
                 }
-        if (std::none_of(children_.begin(), children_.end(), [](const Child& c) { return c.alive; })) {
+        if (std::none_of(children_.begin(), children_.end(),
+                         [](const Child& c) { return c.alive; })) {
             for (auto& c : children_) readChild(c, /*last=*/true);
             break;
         }
@@ -331,15 +355,16 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
             } else if (got > 0 && WIFSIGNALED(status)) {
                 c.end.signal = WTERMSIG(status);
             }
-            c.end.message = !c.error_line.empty()           ? c.error_line
-                            : !c.end.stderr_tail.empty()    ? c.end.stderr_tail.back()
-                                                            : std::string();
+            c.end.message = !c.error_line.empty()        ? c.error_line
+                            : !c.end.stderr_tail.empty() ? c.end.stderr_tail.back()
+                                                         : std::string();
             if (!(c.end.exited && c.end.exit_code == 0) && !c.end.stopped) failed.push_back(&c);
         }
         if (!failed.empty() && !stopping) {
             // A rank killed by a signal is the cause; the others' errors ("connection closed")
             // are what its death did to them.
-            auto first = std::find_if(failed.begin(), failed.end(), [](Child* c) { return c->end.signal != 0; });
+            auto first = std::find_if(failed.begin(), failed.end(),
+                                      [](Child* c) { return c->end.signal != 0; });
             Child* cause = first != failed.end() ? *first : failed.front();
             beginStop(LaunchOutcome::State::Failed, cause->rank, describeEnd(cause->end));
         }
@@ -352,22 +377,23 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
                     (!silent || c.last_activity < silent->last_activity))
                     silent = &c;
             if (silent) {
-                const auto secs = std::chrono::duration_cast<std::chrono::seconds>(spec_.hang_timeout).count();
+                const auto secs =
+                    std::chrono::duration_cast<std::chrono::seconds>(spec_.hang_timeout).count();
                 beginStop(LaunchOutcome::State::TimedOut, silent->rank,
-                          "rank " + std::to_string(silent->rank) + " wrote nothing for " + std::to_string(secs) +
-                              " s and did not exit (hung?)");
+                          "rank " + std::to_string(silent->rank) + " wrote nothing for " +
+                              std::to_string(secs) + " s and did not exit (hung?)");
             }
         }
         if (stopping && Clock::now() >= kill_at) stopAll(SIGKILL);
     }
     for (auto& c : children_) outcome.ranks.push_back(c.end);
-    return outcome.state == LaunchOutcome::State::Failed && !delivered && outcome.failed_rank >= 0 &&
-           addressInUse(outcome.ranks[outcome.failed_rank].message + "\n" +
-                        [&] {
-                            std::string all;
-                            for (const auto& l : outcome.ranks[outcome.failed_rank].stderr_tail) all += l + "\n";
-                            return all;
-                        }());
+    return outcome.state == LaunchOutcome::State::Failed && !delivered &&
+           outcome.failed_rank >= 0 &&
+           addressInUse(outcome.ranks[outcome.failed_rank].message + "\n" + [&] {
+               std::string all;
+               for (const auto& l : outcome.ranks[outcome.failed_rank].stderr_tail) all += l + "\n";
+               return all;
+           }());
 }
 
 LaunchOutcome LocalLauncher::run(const LineHandler& on_line, const StopCheck& stop) {

@@ -2,26 +2,29 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "dtype_groups.h"
 
 namespace ts::dist {
 
 std::vector<int> shardParameters(const std::vector<int64_t>& sizes_in_bytes, int world) {
-    if (world < 1) throw std::invalid_argument("world size must be at least 1, not " + std::to_string(world));
+    if (world < 1)
+        throw std::invalid_argument("world size must be at least 1, not " + std::to_string(world));
     std::vector<int> by_size(sizes_in_bytes.size());
     std::iota(by_size.begin(), by_size.end(), 0);
-    std::stable_sort(by_size.begin(), by_size.end(),
-                     [&](int a, int b) { return sizes_in_bytes[static_cast<size_t>(a)] > sizes_in_bytes[static_cast<size_t>(b)]; });
+    std::stable_sort(by_size.begin(), by_size.end(), [&](int a, int b) {
+        return sizes_in_bytes[static_cast<size_t>(a)] > sizes_in_bytes[static_cast<size_t>(b)];
+    });
     std::vector<int64_t> load(static_cast<size_t>(world), 0);
     std::vector<int> owner(sizes_in_bytes.size(), 0);
     for (int i : by_size) {
-        const auto least = std::min_element(load.begin(), load.end()) - load.begin();  // first minimum: lower rank
+        const auto least =
+            std::min_element(load.begin(), load.end()) - load.begin();  // first minimum: lower rank
         owner[static_cast<size_t>(i)] = static_cast<int>(least);
         load[static_cast<size_t>(least)] += sizes_in_bytes[static_cast<size_t>(i)];
     }
@@ -32,7 +35,8 @@ ShardedOptimizer::ShardedOptimizer(const Group& group, std::vector<at::Tensor> p
                                    const LocalStepFactory& make_local_step)
     : group_(group), params_(std::move(params)) {
     std::vector<int64_t> bytes;
-    for (const auto& p : params_) bytes.push_back(p.numel() * static_cast<int64_t>(p.element_size()));
+    for (const auto& p : params_)
+        bytes.push_back(p.numel() * static_cast<int64_t>(p.element_size()));
     owner_ = shardParameters(bytes, group_.world_size);
     by_owner_.resize(static_cast<size_t>(group_.world_size));
     for (int r = 0; r < group_.world_size; ++r) {
@@ -69,7 +73,8 @@ void ShardedOptimizer::step() {
             const auto& first = params_[static_cast<size_t>(members.front())];
             if (p.mine) {
                 std::vector<at::Tensor> parts;
-                for (int i : members) parts.push_back(params_[static_cast<size_t>(i)].detach().reshape({-1}));
+                for (int i : members)
+                    parts.push_back(params_[static_cast<size_t>(i)].detach().reshape({-1}));
                 p.buffer.push_back(at::cat(parts));
             } else {
                 p.buffer.push_back(at::empty({n}, first.options().requires_grad(false)));

@@ -5,16 +5,22 @@
 namespace ts::dist {
 
 namespace {
-std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string dump(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 }  // namespace
 
 std::string readyLine(int rank, int world_size, CommBackend backend, const std::string& device) {
-    return dump({{"event", "ready"}, {"rank", rank}, {"world_size", world_size}, {"backend", backendName(backend)},
+    return dump({{"event", "ready"},
+                 {"rank", rank},
+                 {"world_size", world_size},
+                 {"backend", backendName(backend)},
                  {"device", device}});
 }
 
 std::string progressLine(int rank, int done, int total, const std::string& what) {
-    return dump({{"event", "progress"}, {"rank", rank}, {"done", done}, {"total", total}, {"what", what}});
+    return dump(
+        {{"event", "progress"}, {"rank", rank}, {"done", done}, {"total", total}, {"what", what}});
 }
 
 std::string errorLine(int rank, const std::string& message) {
@@ -22,19 +28,31 @@ std::string errorLine(int rank, const std::string& message) {
 }
 
 std::string allreduceResultLine(const AllreduceTiming& t) {
-    nlohmann::json j{{"event", "result"},   {"experiment", "allreduce"}, {"rank", t.rank},
-                     {"world_size", t.world_size}, {"backend", backendName(t.backend)}, {"device", t.device},
-                     {"bytes", t.bytes},    {"elements", t.elements},  {"dtype", dtypeName(t.dtype)},
-                     {"iters", t.iters},    {"mean_ms", t.mean_ms},    {"min_ms", t.min_ms},
+    nlohmann::json j{{"event", "result"},
+                     {"experiment", "allreduce"},
+                     {"rank", t.rank},
+                     {"world_size", t.world_size},
+                     {"backend", backendName(t.backend)},
+                     {"device", t.device},
+                     {"bytes", t.bytes},
+                     {"elements", t.elements},
+                     {"dtype", dtypeName(t.dtype)},
+                     {"iters", t.iters},
+                     {"mean_ms", t.mean_ms},
+                     {"min_ms", t.min_ms},
                      {"max_ms", t.max_ms}};
     // The rank's own bandwidths, from its own mean (the row uses the slowest rank's).
-    const double algbw = t.mean_ms > 0 ? static_cast<double>(t.bytes) / (t.mean_ms * 1e-3) / 1e9 : 0.0;
+    const double algbw =
+        t.mean_ms > 0 ? static_cast<double>(t.bytes) / (t.mean_ms * 1e-3) / 1e9 : 0.0;
     j["algbw_gbps"] = algbw;
     j["busbw_gbps"] = algbw * busFactor(t.world_size);
     if (!t.ranks.empty()) {
         auto& ranks = j["ranks"] = nlohmann::json::array();
         for (const RankTime& r : t.ranks)
-            ranks.push_back({{"rank", r.rank}, {"mean_ms", r.mean_ms}, {"min_ms", r.min_ms}, {"max_ms", r.max_ms}});
+            ranks.push_back({{"rank", r.rank},
+                             {"mean_ms", r.mean_ms},
+                             {"min_ms", r.min_ms},
+                             {"max_ms", r.max_ms}});
     }
     return dump(j);
 }
@@ -60,8 +78,8 @@ AllreduceTiming timingFromJson(const nlohmann::json& j) {
     t.max_ms = j.at("max_ms").get<double>();
     if (const auto r = j.find("ranks"); r != j.end())
         for (const auto& x : *r)
-            t.ranks.push_back({x.at("rank").get<int>(), x.at("mean_ms").get<double>(), x.at("min_ms").get<double>(),
-                               x.at("max_ms").get<double>()});
+            t.ranks.push_back({x.at("rank").get<int>(), x.at("mean_ms").get<double>(),
+                               x.at("min_ms").get<double>(), x.at("max_ms").get<double>()});
     return t;
 }
 
@@ -75,7 +93,8 @@ std::optional<WorkerLine> parseWorkerLine(const std::string& line) {
     WorkerLine w;
     w.event = event->get<std::string>();
     try {
-        if (const auto r = j.find("rank"); r != j.end() && r->is_number_integer()) w.rank = r->get<int>();
+        if (const auto r = j.find("rank"); r != j.end() && r->is_number_integer())
+            w.rank = r->get<int>();
         if (w.event == "error") {
             w.message = j.value("message", "an error without a message");
         } else if (w.event == "progress") {
@@ -88,7 +107,8 @@ std::optional<WorkerLine> parseWorkerLine(const std::string& line) {
         }
     } catch (const std::exception& e) {
         w.event = "error";
-        w.message = std::string("a worker's ") + event->get<std::string>() + " line does not read: " + e.what();
+        w.message = std::string("a worker's ") + event->get<std::string>() +
+                    " line does not read: " + e.what();
     }
     return w;
 }

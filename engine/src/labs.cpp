@@ -11,12 +11,8 @@ namespace ts {
 
 const std::vector<Lab>& labs() {
     static const std::vector<Lab> all = {
-        benchmarkLab(),
-        attentionLab(),
-        profilerLab(),
-        precisionLab(),
-        memoryLab(),
-        distributedLab(),
+        benchmarkLab(), attentionLab(), profilerLab(),
+        precisionLab(), memoryLab(),    distributedLab(),
     };
     return all;
 }

@@ -3,9 +3,9 @@
 // with nvcc alone and quickly.
 #pragma once
 
-#include <cstdint>
-
 #include <cuda_runtime_api.h>
+
+#include <cstdint>
 
 namespace ts::kernels {
 
@@ -80,9 +80,9 @@ void launchBwdFp32(const FlashBwdParams& p, cudaStream_t stream);
 // current device. Defined in flash_api.cpp.
 bool sm90KernelsOn(int compute_major, int compute_minor);
 bool sm90Usable();
-// Hopper's wgmma kernels (sm_90a; head dims 64 and 128, and kSm90InTileHeadDims in the 128 tile): the forward, and the backward's
-// dQ/dK/dV loop alone, in files built only for sm_90a (flash_*_sm90_*.cu); called by
-// launchFwd* / launchBwd* where sm90Usable().
+// Hopper's wgmma kernels (sm_90a; head dims 64 and 128, and kSm90InTileHeadDims in the 128 tile):
+// the forward, and the backward's dQ/dK/dV loop alone, in files built only for sm_90a
+// (flash_*_sm90_*.cu); called by launchFwd* / launchBwd* where sm90Usable().
 void launchFwdSm90Bf16(const FlashFwdParams& p, bool heads_fastest, cudaStream_t stream);
 void launchFwdSm90Fp16(const FlashFwdParams& p, bool heads_fastest, cudaStream_t stream);
 void launchBwdSm90Bf16(const FlashBwdParams& p, cudaStream_t stream);

@@ -41,8 +41,8 @@ struct BwdTraits {
     static constexpr int kKeyGroups = kNWarps / kDSplit;
     static constexpr int kDkCols = D / kDSplit;
     static constexpr int kBlockN = 16 * kKeyGroups;  // keys per block
-    static constexpr int kBlockM = kBlockM_;      // queries per tile
-    static constexpr bool kKVInRegs = kKVInRegs_;  // K, V fragments kept in registers
+    static constexpr int kBlockM = kBlockM_;         // queries per tile
+    static constexpr bool kKVInRegs = kKVInRegs_;    // K, V fragments kept in registers
     static constexpr int kMinBlocks = kMinBlocks_;
     static_assert(kNWarps % kDSplit == 0 && kDkCols % 16 == 0 && D % 16 == 0, "dK/dV split");
     static_assert(kDSplit == 1 || !kKVInRegs, "split warps read K, V from shared memory");
@@ -59,13 +59,20 @@ struct BwdTraits {
     static_assert(kSmemBytes <= kSm80MaxSmemBytes, "runs on sm_80");
 };
 
-template <int D> struct BwdTraitsFor;
-template <> struct BwdTraitsFor<16> : BwdTraits<16, 4, 64, true, 2> {};
-template <> struct BwdTraitsFor<32> : BwdTraits<32, 4, 64, true, 2> {};
-template <> struct BwdTraitsFor<64> : BwdTraits<64, 8, 64, true, 1> {};
-template <> struct BwdTraitsFor<96> : BwdTraits<96, 8, 64, false, 1> {};
-template <> struct BwdTraitsFor<128> : BwdTraits<128, 8, 32, false, 1> {};
-template <> struct BwdTraitsFor<256> : BwdTraits<256, 8, 32, false, 1, 2> {};
+template <int D>
+struct BwdTraitsFor;
+template <>
+struct BwdTraitsFor<16> : BwdTraits<16, 4, 64, true, 2> {};
+template <>
+struct BwdTraitsFor<32> : BwdTraits<32, 4, 64, true, 2> {};
+template <>
+struct BwdTraitsFor<64> : BwdTraits<64, 8, 64, true, 1> {};
+template <>
+struct BwdTraitsFor<96> : BwdTraits<96, 8, 64, false, 1> {};
+template <>
+struct BwdTraitsFor<128> : BwdTraits<128, 8, 32, false, 1> {};
+template <>
+struct BwdTraitsFor<256> : BwdTraits<256, 8, 32, false, 1, 2> {};
 
 // Launch 1. One group of G threads per row (a power of two of at most a warp, for the
 // shuffle sum), each summing kPer 16-byte pieces G apart.
@@ -91,8 +98,8 @@ __global__ void __launch_bounds__(256) bwdPreprocessKernel(const FlashBwdParams 
     const int sq = p.seqlen_q;
     float acc = 0.f;
     if (row < sq) {
-        const T* dorow = static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride +
-                         row * p.do_row_stride + c * kVec;
+        const T* dorow = static_cast<const T*>(p.dout) + b * p.do_batch_stride +
+                         h * p.do_head_stride + row * p.do_row_stride + c * kVec;
         const T* orow = static_cast<const T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride +
                         row * p.o_row_stride + c * kVec;
 #pragma unroll
@@ -109,14 +116,16 @@ __global__ void __launch_bounds__(256) bwdPreprocessKernel(const FlashBwdParams 
     for (int off = G / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffff, acc, off);
     // dQ's fp32 accumulator starts at zero: cleared here rather than by a separate fill launch.
     if (p.dq_accum && row < p.seqlen_q_padded) {
-        float4* z = reinterpret_cast<float4*>(p.dq_accum + (static_cast<int64_t>(bh) * p.seqlen_q_padded + row) * D);
+        float4* z = reinterpret_cast<float4*>(
+            p.dq_accum + (static_cast<int64_t>(bh) * p.seqlen_q_padded + row) * D);
 #pragma unroll
         for (int i = c; i < D / 4; i += G) z[i] = make_float4(0.f, 0.f, 0.f, 0.f);
     }
     if (c == 0 && row < p.seqlen_q_padded) {
         const int64_t i = static_cast<int64_t>(bh) * p.seqlen_q_padded + row;
         p.dsum[i] = row < sq ? acc : 0.f;
-        p.lse_log2[i] = row < sq ? p.lse[static_cast<int64_t>(bh) * sq + row] * 1.4426950408889634f : INFINITY;
+        p.lse_log2[i] =
+            row < sq ? p.lse[static_cast<int64_t>(bh) * sq + row] * 1.4426950408889634f : INFINITY;
     }
 }
 
@@ -130,17 +139,18 @@ void runBwdPreprocess(const FlashBwdParams& p, cudaStream_t stream) {
 
 // Launch 2.
 template <typename T, typename Tr, bool Causal>
-__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(const FlashBwdParams p) {
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
+    flashBwdKernel(const FlashBwdParams p) {
     constexpr int D = Tr::D, BM = Tr::kBlockM, BN = Tr::kBlockN, P = Tr::kPitch, PS = Tr::kPitchS;
     constexpr int NT = Tr::kThreads;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T* sK = reinterpret_cast<T*>(smem_raw);
     T* sV = sK + BN * P;
-    T* sQ = sV + BN * P;        // [2][BM][P]
-    T* sdO = sQ + 2 * BM * P;   // [2][BM][P]
-    T* sdS = sdO + 2 * BM * P;  // [BN][PS]: dSᵀ, keys × queries
+    T* sQ = sV + BN * P;                                  // [2][BM][P]
+    T* sdO = sQ + 2 * BM * P;                             // [2][BM][P]
+    T* sdS = sdO + 2 * BM * P;                            // [BN][PS]: dSᵀ, keys × queries
     float* sL = reinterpret_cast<float*>(sdS + BN * PS);  // [2][BM]
-    float* sD = sL + 2 * BM;                               // [2][BM]
+    float* sD = sL + 2 * BM;                              // [2][BM]
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     // kw: the warp's 16 keys within the block; dc0: its first dK/dV column (Note [d 256 backward]).
@@ -160,14 +170,18 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
 
     auto loadQTile = [&](int mt, int buf) {
         const int m0 = mt * BM;
-        loadTile<T, D, BM, NT, P>(sQ + buf * BM * P, blk.q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
-        loadTile<T, D, BM, NT, P>(sdO + buf * BM * P, blk.dout + m0 * p.do_row_stride, p.do_row_stride, sq - m0, tid);
+        loadTile<T, D, BM, NT, P>(sQ + buf * BM * P, blk.q + m0 * p.q_row_stride, p.q_row_stride,
+                                  sq - m0, tid);
+        loadTile<T, D, BM, NT, P>(sdO + buf * BM * P, blk.dout + m0 * p.do_row_stride,
+                                  p.do_row_stride, sq - m0, tid);
         blk.loadLD(sL, sD, buf, m0, tid);
     };
 
     if (blk.m_begin < blk.m_tiles) {
-        loadTile<T, D, BN, NT, P>(sK, blk.k + blk.n0 * p.k_row_stride, p.k_row_stride, sk - blk.n0, tid);
-        loadTile<T, D, BN, NT, P>(sV, blk.v + blk.n0 * p.v_row_stride, p.v_row_stride, sk - blk.n0, tid);
+        loadTile<T, D, BN, NT, P>(sK, blk.k + blk.n0 * p.k_row_stride, p.k_row_stride, sk - blk.n0,
+                                  tid);
+        loadTile<T, D, BN, NT, P>(sV, blk.v + blk.n0 * p.v_row_stride, p.v_row_stride, sk - blk.n0,
+                                  tid);
         cpAsyncCommit();
         loadQTile(blk.m_begin, 0);
         cpAsyncCommit();
@@ -213,7 +227,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
                 }
 #pragma unroll
                 for (int qp = 0; qp < BM / 16; ++qp) {
-                    const int off = (qp * 16 + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 + ((lane >> 3) & 1) * 8;
+                    const int off = (qp * 16 + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 +
+                                    ((lane >> 3) & 1) * 8;
                     uint32_t bq[4], bd[4];
                     ldmatrixX4(bq, cQ + off);
                     ldmatrixX4(bd, cdO + off);
@@ -230,7 +245,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
             for (int qt = 0; qt < BM / 8; ++qt)
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
-                    st[qt][e] = exp2Fast(fmaf(st[qt][e], p.scale_log2, -cL[qt * 8 + col_in + (e & 1)]));
+                    st[qt][e] =
+                        exp2Fast(fmaf(st[qt][e], p.scale_log2, -cL[qt * 8 + col_in + (e & 1)]));
             if (need_mask) {  // a branch: inline, the compares ran (predicated) on every tile
 #pragma unroll
                 for (int qt = 0; qt < BM / 8; ++qt)
@@ -244,12 +260,15 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
 #pragma unroll
             for (int qt = 0; qt < BM / 8; ++qt)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) dpt[qt][e] = st[qt][e] * (dpt[qt][e] - cD[qt * 8 + col_in + (e & 1)]);
+                for (int e = 0; e < 4; ++e)
+                    dpt[qt][e] = st[qt][e] * (dpt[qt][e] - cD[qt * 8 + col_in + (e & 1)]);
 
-            // dV += Pᵀ dO, dK += dSᵀ Q (B operands: rows of dO and Q, transposed by ldmatrix)
+                    // dV += Pᵀ dO, dK += dSᵀ Q (B operands: rows of dO and Q, transposed by
+                    // ldmatrix)
 #pragma unroll
             for (int kq = 0; kq < BM / 16; ++kq) {
-                const uint32_t pa[4] = {pack2<T>(st[2 * kq][0], st[2 * kq][1]), pack2<T>(st[2 * kq][2], st[2 * kq][3]),
+                const uint32_t pa[4] = {pack2<T>(st[2 * kq][0], st[2 * kq][1]),
+                                        pack2<T>(st[2 * kq][2], st[2 * kq][3]),
                                         pack2<T>(st[2 * kq + 1][0], st[2 * kq + 1][1]),
                                         pack2<T>(st[2 * kq + 1][2], st[2 * kq + 1][3])};
                 const uint32_t sa[4] = {pack2<T>(dpt[2 * kq][0], dpt[2 * kq][1]),
@@ -287,11 +306,13 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
 #pragma unroll
             for (int kk = 0; kk < BN / 16; ++kk) {
                 uint32_t a[4];
-                ldmatrixX4T(a, sdS + (kk * 16 + (lane & 7) + (lane >> 4) * 8) * PS + rg * 16 + ((lane >> 3) & 1) * 8);
+                ldmatrixX4T(a, sdS + (kk * 16 + (lane & 7) + (lane >> 4) * 8) * PS + rg * 16 +
+                                   ((lane >> 3) & 1) * 8);
 #pragma unroll
                 for (int dp = 0; dp < C / 16; ++dp) {
                     uint32_t bk[4];
-                    ldmatrixX4T(bk, sK + (kk * 16 + (lane & 15)) * P + cg * C + dp * 16 + (lane >> 4) * 8);
+                    ldmatrixX4T(
+                        bk, sK + (kk * 16 + (lane & 15)) * P + cg * C + dp * 16 + (lane >> 4) * 8);
                     mma16816<T>(dq[2 * dp], a, bk[0], bk[1]);
                     mma16816<T>(dq[2 * dp + 1], a, bk[2], bk[3]);
                 }
@@ -302,7 +323,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
                 if (row < sq) {
                     float* dst = blk.dqRow(row) + cg * C + col_in;
 #pragma unroll
-                    for (int dt = 0; dt < C / 8; ++dt) atomicAdd2(dst + dt * 8, dq[dt][2 * r], dq[dt][2 * r + 1]);
+                    for (int dt = 0; dt < C / 8; ++dt)
+                        atomicAdd2(dst + dt * 8, dq[dt][2 * r], dq[dt][2 * r + 1]);
                 }
             }
         }
@@ -321,7 +343,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdKernel(c
             for (int dt = 0; dt < DK / 8; ++dt) {
                 *reinterpret_cast<uint32_t*>(dkrow + dt * 8) =
                     pack2<T>(dk[dt][2 * r] * p.scale, dk[dt][2 * r + 1] * p.scale);
-                *reinterpret_cast<uint32_t*>(dvrow + dt * 8) = pack2<T>(dv[dt][2 * r], dv[dt][2 * r + 1]);
+                *reinterpret_cast<uint32_t*>(dvrow + dt * 8) =
+                    pack2<T>(dv[dt][2 * r], dv[dt][2 * r + 1]);
             }
         }
     }
@@ -358,22 +381,24 @@ struct BwdSplitTraits {
     // and m16n8 tile).
     static constexpr int kXBytes = kPairs * kPairKeys * kBlockM * 4;
     static constexpr int kSmemBytes =
-        (2 * kBlockN * kPitch + 4 * kBlockM * kPitch + kBlockN * kPitchS) * 2 + kXBytes + 4 * kBlockM * 4;
+        (2 * kBlockN * kPitch + 4 * kBlockM * kPitch + kBlockN * kPitchS) * 2 + kXBytes +
+        4 * kBlockM * 4;
 };
 
 template <typename T, typename Tr, bool Causal>
-__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKernel(const FlashBwdParams p) {
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
+    flashBwdSplitKernel(const FlashBwdParams p) {
     constexpr int D = Tr::D, BM = Tr::kBlockM, BN = Tr::kBlockN, P = Tr::kPitch, PS = Tr::kPitchS;
     constexpr int NT = Tr::kThreads, NQ = BM / 8;  // n8 tiles of queries
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T* sK = reinterpret_cast<T*>(smem_raw);
     T* sV = sK + BN * P;
-    T* sQ = sV + BN * P;        // [2][BM][P]
-    T* sdO = sQ + 2 * BM * P;   // [2][BM][P]
-    T* sdS = sdO + 2 * BM * P;  // [BN][PS]: dSᵀ, keys × queries
-    float4* sX = reinterpret_cast<float4*>(sdS + BN * PS);             // [pairs][2][NQ][32]: Pᵀ
-    float* sL = reinterpret_cast<float*>(sX) + Tr::kXBytes / 4;        // [2][BM]
-    float* sD = sL + 2 * BM;                                            // [2][BM]
+    T* sQ = sV + BN * P;                                         // [2][BM][P]
+    T* sdO = sQ + 2 * BM * P;                                    // [2][BM][P]
+    T* sdS = sdO + 2 * BM * P;                                   // [BN][PS]: dSᵀ, keys × queries
+    float4* sX = reinterpret_cast<float4*>(sdS + BN * PS);       // [pairs][2][NQ][32]: Pᵀ
+    float* sL = reinterpret_cast<float*>(sX) + Tr::kXBytes / 4;  // [2][BM]
+    float* sD = sL + 2 * BM;                                     // [2][BM]
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int role = warp / Tr::kPairs, pair = warp % Tr::kPairs;  // role 0: P, dV; role 1: dS, dK
@@ -396,8 +421,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
 
     auto loadQTile = [&](int mt, int buf) {
         const int m0 = mt * BM;
-        loadTile<T, D, BM, NT, P>(sQ + buf * BM * P, blk.q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
-        loadTile<T, D, BM, NT, P>(sdO + buf * BM * P, blk.dout + m0 * p.do_row_stride, p.do_row_stride, sq - m0, tid);
+        loadTile<T, D, BM, NT, P>(sQ + buf * BM * P, blk.q + m0 * p.q_row_stride, p.q_row_stride,
+                                  sq - m0, tid);
+        loadTile<T, D, BM, NT, P>(sdO + buf * BM * P, blk.dout + m0 * p.do_row_stride,
+                                  p.do_row_stride, sq - m0, tid);
         blk.loadLD(sL, sD, buf, m0, tid);
     };
 
@@ -412,21 +439,24 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
     };
 
     // 32 keys × BM queries: acc2 = A_pair · Bᵀ over D, A = K or V rows (keys), B = Q or dO rows.
-    auto keyQueryProduct = [&](float (&s)[2][NQ][4], const T* sA, const T* sB) {
+    auto keyQueryProduct = [&](float(&s)[2][NQ][4], const T* sA, const T* sB) {
 #pragma unroll
         for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
-            for (int i = 0; i < NQ; ++i) s[mi][i][0] = s[mi][i][1] = s[mi][i][2] = s[mi][i][3] = 0.f;
+            for (int i = 0; i < NQ; ++i)
+                s[mi][i][0] = s[mi][i][1] = s[mi][i][2] = s[mi][i][3] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk) {
             uint32_t a[2][4];
 #pragma unroll
             for (int mi = 0; mi < 2; ++mi)
-                ldmatrixX4(a[mi], sA + (pk0 + mi * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
+                ldmatrixX4(a[mi],
+                           sA + (pk0 + mi * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
 #pragma unroll
             for (int qp = 0; qp < BM / 16; ++qp) {
                 uint32_t bq[4];
-                ldmatrixX4(bq, sB + (qp * 16 + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 + ((lane >> 3) & 1) * 8);
+                ldmatrixX4(bq, sB + (qp * 16 + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 +
+                                   ((lane >> 3) & 1) * 8);
 #pragma unroll
                 for (int mi = 0; mi < 2; ++mi) {
                     mma16816<T>(s[mi][2 * qp], a[mi], bq[0], bq[1]);
@@ -437,7 +467,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
     };
 
     // acc (32 keys × D) += Xᵀ B, Xᵀ the packed A fragments (keys × queries), B rows = queries.
-    auto keyDimProduct = [&](const uint32_t (&xa)[BM / 16][2][4], const T* sB) {
+    auto keyDimProduct = [&](const uint32_t(&xa)[BM / 16][2][4], const T* sB) {
 #pragma unroll
         for (int kq = 0; kq < BM / 16; ++kq)
 #pragma unroll
@@ -452,7 +482,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
             }
     };
 
-    auto pack = [&](uint32_t (&xa)[BM / 16][2][4], const float (&s)[2][NQ][4]) {
+    auto pack = [&](uint32_t(&xa)[BM / 16][2][4], const float(&s)[2][NQ][4]) {
 #pragma unroll
         for (int kq = 0; kq < BM / 16; ++kq)
 #pragma unroll
@@ -472,18 +502,20 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
 #pragma unroll
         for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
-            for (int i = 0; i < C / 8; ++i) dq[mi][i][0] = dq[mi][i][1] = dq[mi][i][2] = dq[mi][i][3] = 0.f;
+            for (int i = 0; i < C / 8; ++i)
+                dq[mi][i][0] = dq[mi][i][1] = dq[mi][i][2] = dq[mi][i][3] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < BN / 16; ++kk) {
             uint32_t a[2][4];
 #pragma unroll
             for (int mi = 0; mi < 2; ++mi)
-                ldmatrixX4T(a[mi], sdS + (kk * 16 + (lane & 7) + (lane >> 4) * 8) * PS + rg * 32 + mi * 16 +
-                                       ((lane >> 3) & 1) * 8);
+                ldmatrixX4T(a[mi], sdS + (kk * 16 + (lane & 7) + (lane >> 4) * 8) * PS + rg * 32 +
+                                       mi * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
             for (int dp = 0; dp < C / 16; ++dp) {
                 uint32_t bk[4];
-                ldmatrixX4T(bk, sK + (kk * 16 + (lane & 15)) * P + cg * C + dp * 16 + (lane >> 4) * 8);
+                ldmatrixX4T(bk,
+                            sK + (kk * 16 + (lane & 15)) * P + cg * C + dp * 16 + (lane >> 4) * 8);
 #pragma unroll
                 for (int mi = 0; mi < 2; ++mi) {
                     mma16816<T>(dq[mi][2 * dp], a[mi], bk[0], bk[1]);
@@ -499,7 +531,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
                 const int row = m0 + rg * 32 + mi * 16 + (lane >> 2) + r * 8;
                 float* dst = blk.dqRow(row) + cg * C + col_in;
 #pragma unroll
-                for (int dt = 0; dt < C / 8; ++dt) atomicAdd2(dst + dt * 8, dq[mi][dt][2 * r], dq[mi][dt][2 * r + 1]);
+                for (int dt = 0; dt < C / 8; ++dt)
+                    atomicAdd2(dst + dt * 8, dq[mi][dt][2 * r], dq[mi][dt][2 * r + 1]);
             }
     };
 
@@ -510,8 +543,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
     auto role1Sync = [] { asm volatile("bar.sync 6, %0;\n" ::"n"(Tr::kThreads / 2) : "memory"); };
 
     if (blk.m_begin < blk.m_tiles) {
-        loadTile<T, D, BN, NT, P>(sK, blk.k + blk.n0 * p.k_row_stride, p.k_row_stride, sk - blk.n0, tid);
-        loadTile<T, D, BN, NT, P>(sV, blk.v + blk.n0 * p.v_row_stride, p.v_row_stride, sk - blk.n0, tid);
+        loadTile<T, D, BN, NT, P>(sK, blk.k + blk.n0 * p.k_row_stride, p.k_row_stride, sk - blk.n0,
+                                  tid);
+        loadTile<T, D, BN, NT, P>(sV, blk.v + blk.n0 * p.v_row_stride, p.v_row_stride, sk - blk.n0,
+                                  tid);
         cpAsyncCommit();
         loadQTile(blk.m_begin, 0);
         cpAsyncCommit();
@@ -527,15 +562,17 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
                 float s[2][NQ][4];
                 keyQueryProduct(s, sK, cQ);  // Sᵀ
                 // Pᵀ = exp(S·scale − L), 0 where masked; to the partner in fp32.
-                const bool need_mask =
-                    blk.n0 + pk0 + Tr::kPairKeys > sk || (Causal && blk.n0 + pk0 + Tr::kPairKeys - 1 > m0);
+                const bool need_mask = blk.n0 + pk0 + Tr::kPairKeys > sk ||
+                                       (Causal && blk.n0 + pk0 + Tr::kPairKeys - 1 > m0);
 #pragma unroll
                 for (int nt = 0; nt < NQ; ++nt) {
                     const float l0 = cL[nt * 8 + col_in], l1 = cL[nt * 8 + col_in + 1];
 #pragma unroll
                     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
-                        for (int e = 0; e < 4; ++e) s[mi][nt][e] = exp2Fast(fmaf(s[mi][nt][e], p.scale_log2, -(e & 1 ? l1 : l0)));
+                        for (int e = 0; e < 4; ++e)
+                            s[mi][nt][e] =
+                                exp2Fast(fmaf(s[mi][nt][e], p.scale_log2, -(e & 1 ? l1 : l0)));
                 }
                 if (need_mask) {  // a branch: inline, the compares ran (predicated) on every tile
 #pragma unroll
@@ -544,7 +581,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
                         for (int nt = 0; nt < NQ; ++nt)
 #pragma unroll
                             for (int e = 0; e < 4; ++e) {
-                                const int key = key0 + mi * 16 + (e >> 1) * 8, qr = m0 + nt * 8 + col_in + (e & 1);
+                                const int key = key0 + mi * 16 + (e >> 1) * 8,
+                                          qr = m0 + nt * 8 + col_in + (e & 1);
                                 if (key >= sk || (Causal && key > qr)) s[mi][nt][e] = 0.f;
                             }
                 }
@@ -552,12 +590,13 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
                 for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
                     for (int nt = 0; nt < NQ; ++nt)
-                        xp[(mi * NQ + nt) * 32] = make_float4(s[mi][nt][0], s[mi][nt][1], s[mi][nt][2], s[mi][nt][3]);
+                        xp[(mi * NQ + nt) * 32] =
+                            make_float4(s[mi][nt][0], s[mi][nt][1], s[mi][nt][2], s[mi][nt][3]);
                 pairSync();
                 uint32_t pa[BM / 16][2][4];
                 pack(pa, s);
                 keyDimProduct(pa, cdO);  // dV += Pᵀ dO
-                dsWait();  // every dSᵀ written
+                dsWait();                // every dSᵀ written
                 dqProduct(m0);
             }
         } else {
@@ -626,7 +665,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashBwdSplitKer
                 T* row = dst + key * row_stride + col_in;
 #pragma unroll
                 for (int dt = 0; dt < D / 8; ++dt)
-                    *reinterpret_cast<uint32_t*>(row + dt * 8) = pack2<T>(acc[mi][dt][2 * r] * sc, acc[mi][dt][2 * r + 1] * sc);
+                    *reinterpret_cast<uint32_t*>(row + dt * 8) =
+                        pack2<T>(acc[mi][dt][2 * r] * sc, acc[mi][dt][2 * r + 1] * sc);
             }
         }
 }
@@ -639,8 +679,10 @@ __global__ void __launch_bounds__(256) bwdConvertDqKernel(const FlashBwdParams p
     const int64_t i = (static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x) * 4;
     if (i >= static_cast<int64_t>(p.seqlen_q) * D) return;
     const int row = static_cast<int>(i / D), col = static_cast<int>(i % D);
-    const float4 a = *reinterpret_cast<const float4*>(p.dq_accum + static_cast<int64_t>(bh) * p.seqlen_q_padded * D + i);
-    T* dst = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + row * p.dq_row_stride + col;
+    const float4 a = *reinterpret_cast<const float4*>(
+        p.dq_accum + static_cast<int64_t>(bh) * p.seqlen_q_padded * D + i);
+    T* dst = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride +
+             row * p.dq_row_stride + col;
     dst[0] = fromFloat<T>(a.x * p.scale);
     dst[1] = fromFloat<T>(a.y * p.scale);
     dst[2] = fromFloat<T>(a.z * p.scale);
@@ -657,8 +699,14 @@ void launchBwdConvertDq(const FlashBwdParams& p, cudaStream_t stream) {
 
 // The warp-specialised kernel (d 128) needs 187 KB of shared memory: sm_90 has 227 KB per
 // block, sm_80 164 KB (that gets the one-warp-per-16-keys kernel).
-template <int D> struct BwdSplitFor { static constexpr bool kUse = false; };
-template <> struct BwdSplitFor<128> : BwdSplitTraits<128, 64> { static constexpr bool kUse = true; };
+template <int D>
+struct BwdSplitFor {
+    static constexpr bool kUse = false;
+};
+template <>
+struct BwdSplitFor<128> : BwdSplitTraits<128, 64> {
+    static constexpr bool kUse = true;
+};
 
 template <typename T, int D, bool Causal>
 void runFlashBwd(const FlashBwdParams& p, cudaStream_t stream) {
@@ -668,8 +716,10 @@ void runFlashBwd(const FlashBwdParams& p, cudaStream_t stream) {
     bool launched = false;
     if constexpr (D == 64 || D == 128) {
         if (sm90Usable()) {
-            if constexpr (std::is_same_v<T, __nv_bfloat16>) launchBwdSm90Bf16(p, stream);
-            else launchBwdSm90Fp16(p, stream);
+            if constexpr (std::is_same_v<T, __nv_bfloat16>)
+                launchBwdSm90Bf16(p, stream);
+            else
+                launchBwdSm90Fp16(p, stream);
             launched = true;
         }
     }
@@ -696,7 +746,8 @@ void runFlashBwdHeadDim(const FlashBwdParams& p, cudaStream_t stream) {
 }
 // Head dims 96 and 256 are compiled in files of their own (flash_bwd_hdim*.cu), in parallel
 // with the per-dtype files that hold 16 to 128.
-#define TS_FLASH_BWD_EXTERN(T, D) extern template void runFlashBwdHeadDim<T, D>(const FlashBwdParams&, cudaStream_t);
+#define TS_FLASH_BWD_EXTERN(T, D) \
+    extern template void runFlashBwdHeadDim<T, D>(const FlashBwdParams&, cudaStream_t);
 TS_FLASH_BWD_EXTERN(__nv_bfloat16, 96)
 TS_FLASH_BWD_EXTERN(__half, 96)
 TS_FLASH_BWD_EXTERN(__nv_bfloat16, 256)
@@ -707,11 +758,16 @@ TS_FLASH_BWD_EXTERN(__half, 256)
 // lets it through only where sm90Usable()): the three launches, dQ's work buffer d wide.
 template <typename T>
 void runFlashBwdInTile(const FlashBwdParams& p, cudaStream_t stream) {
-    if (!sm90Usable()) throw std::invalid_argument("head_dim " + std::to_string(p.head_dim) + " needs the sm_90a kernels");
-    static_assert(kSm90InTileHeadDims[0] == 80 && std::size(kSm90InTileHeadDims) == 1, "one preprocess per in-tile dim");
+    if (!sm90Usable())
+        throw std::invalid_argument("head_dim " + std::to_string(p.head_dim) +
+                                    " needs the sm_90a kernels");
+    static_assert(kSm90InTileHeadDims[0] == 80 && std::size(kSm90InTileHeadDims) == 1,
+                  "one preprocess per in-tile dim");
     runBwdPreprocess<T, 80>(p, stream);
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) launchBwdSm90Bf16(p, stream);
-    else launchBwdSm90Fp16(p, stream);
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        launchBwdSm90Bf16(p, stream);
+    else
+        launchBwdSm90Fp16(p, stream);
     launchBwdConvertDq<T>(p, stream);
 }
 

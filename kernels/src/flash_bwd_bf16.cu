@@ -2,5 +2,7 @@
 #include "flash_bwd.cuh"
 
 namespace ts::kernels {
-void launchBwdBf16(const FlashBwdParams& p, cudaStream_t stream) { dispatchFlashBwd<__nv_bfloat16>(p, stream); }
+void launchBwdBf16(const FlashBwdParams& p, cudaStream_t stream) {
+    dispatchFlashBwd<__nv_bfloat16>(p, stream);
+}
 }  // namespace ts::kernels

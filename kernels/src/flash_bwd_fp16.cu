@@ -2,5 +2,7 @@
 #include "flash_bwd.cuh"
 
 namespace ts::kernels {
-void launchBwdFp16(const FlashBwdParams& p, cudaStream_t stream) { dispatchFlashBwd<__half>(p, stream); }
+void launchBwdFp16(const FlashBwdParams& p, cudaStream_t stream) {
+    dispatchFlashBwd<__half>(p, stream);
+}
 }  // namespace ts::kernels

@@ -20,38 +20,57 @@ namespace ts::kernels {
     throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorString(err) + " (" + what +
                              ") at " + file + ":" + std::to_string(line));
 }
-#define TS_CUDA_CHECK(call)                                                    \
-    do {                                                                       \
-        cudaError_t err_ = (call);                                             \
+#define TS_CUDA_CHECK(call)                                                                \
+    do {                                                                                   \
+        cudaError_t err_ = (call);                                                         \
         if (err_ != cudaSuccess) ::ts::kernels::cudaFail(err_, #call, __FILE__, __LINE__); \
     } while (0)
 #define TS_CUDA_CHECK_LAUNCH() TS_CUDA_CHECK(cudaGetLastError())
 
 // Runtime flags become compile-time constants (one kernel per value).
-#define TS_BOOL_SWITCH(cond, NAME, ...)      \
-    [&] {                                    \
-        if (cond) {                          \
-            constexpr bool NAME = true;      \
-            return __VA_ARGS__();            \
-        } else {                             \
-            constexpr bool NAME = false;     \
-            return __VA_ARGS__();            \
-        }                                    \
+#define TS_BOOL_SWITCH(cond, NAME, ...)  \
+    [&] {                                \
+        if (cond) {                      \
+            constexpr bool NAME = true;  \
+            return __VA_ARGS__();        \
+        } else {                         \
+            constexpr bool NAME = false; \
+            return __VA_ARGS__();        \
+        }                                \
     }()
 
 // The head dims the kernels are built for (flash_api.cpp's check and ts::flashAttention's
 // padding follow this list); a dim between two runs zero-padded in the next one up.
-#define TS_HEADDIM_SWITCH(d, NAME, ...)                                                               \
-    [&] {                                                                                             \
-        switch (d) {                                                                                  \
-            case 16: { constexpr int NAME = 16; return __VA_ARGS__(); }                               \
-            case 32: { constexpr int NAME = 32; return __VA_ARGS__(); }                               \
-            case 64: { constexpr int NAME = 64; return __VA_ARGS__(); }                               \
-            case 96: { constexpr int NAME = 96; return __VA_ARGS__(); }                               \
-            case 128: { constexpr int NAME = 128; return __VA_ARGS__(); }                             \
-            case 256: { constexpr int NAME = 256; return __VA_ARGS__(); }                             \
-            default: throw std::invalid_argument("head_dim must be 16, 32, 64, 96, 128 or 256");      \
-        }                                                                                             \
+#define TS_HEADDIM_SWITCH(d, NAME, ...)                                                     \
+    [&] {                                                                                   \
+        switch (d) {                                                                        \
+            case 16: {                                                                      \
+                constexpr int NAME = 16;                                                    \
+                return __VA_ARGS__();                                                       \
+            }                                                                               \
+            case 32: {                                                                      \
+                constexpr int NAME = 32;                                                    \
+                return __VA_ARGS__();                                                       \
+            }                                                                               \
+            case 64: {                                                                      \
+                constexpr int NAME = 64;                                                    \
+                return __VA_ARGS__();                                                       \
+            }                                                                               \
+            case 96: {                                                                      \
+                constexpr int NAME = 96;                                                    \
+                return __VA_ARGS__();                                                       \
+            }                                                                               \
+            case 128: {                                                                     \
+                constexpr int NAME = 128;                                                   \
+                return __VA_ARGS__();                                                       \
+            }                                                                               \
+            case 256: {                                                                     \
+                constexpr int NAME = 256;                                                   \
+                return __VA_ARGS__();                                                       \
+            }                                                                               \
+            default:                                                                        \
+                throw std::invalid_argument("head_dim must be 16, 32, 64, 96, 128 or 256"); \
+        }                                                                                   \
     }()
 
 // The largest dynamic shared memory a block may ask for on sm_80 (163 KB; sm_90: 227 KB). Tile
@@ -62,7 +81,8 @@ constexpr int kSm80MaxSmemBytes = 163 * 1024;
 template <typename Kernel>
 inline void setSmem(Kernel kernel, int bytes) {
     if (bytes > 48 * 1024)
-        TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        TS_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
 // Launch planning from the current device's size (cudaDeviceGetAttribute is a cheap host
@@ -102,14 +122,16 @@ inline bool latencyGrid(const DeviceSize& ds, int64_t blocks) {
 // last. Heads-fastest order starts the longest blocks of every head first; each wave then
 // touches all heads, so only when what every block streams (K, V forward; Q, dO backward)
 // fits in L2 for all heads together.
-inline bool headsFastest(const DeviceSize& ds, bool causal, int64_t blocks, int64_t streamed_bytes_all_heads) {
+inline bool headsFastest(const DeviceSize& ds, bool causal, int64_t blocks,
+                         int64_t streamed_bytes_all_heads) {
     return causal && smallGrid(ds, blocks) && streamed_bytes_all_heads <= ds.l2_bytes;
 }
 
 // One forward launch: one block per kBlockM query rows of every (batch, head); heads_fastest:
 // see headsFastest.
 template <typename Tr, typename Kernel>
-void launchFwdMain(Kernel kernel, const FlashFwdParams& p, bool heads_fastest, cudaStream_t stream) {
+void launchFwdMain(Kernel kernel, const FlashFwdParams& p, bool heads_fastest,
+                   cudaStream_t stream) {
     setSmem(kernel, Tr::kSmemBytes);
     const unsigned m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM, bh = p.batch * p.heads;
     FlashFwdParams pp = p;
@@ -135,8 +157,6 @@ void launchBwdMain(Kernel kernel, const FlashBwdParams& p, int elem_bytes, cudaS
     TS_CUDA_CHECK_LAUNCH();
 }
 
-
-
 // The (batch·head, block) of this thread block. Grid (blocks, batch·heads), or (batch·heads,
 // blocks) when p.heads_fastest; longest_first reverses the block order (causal forward: the
 // last query block has the most keys; causal backward's key block 0 is the longest already).
@@ -155,7 +175,8 @@ __device__ __forceinline__ BlockIndex blockIndex(const FlashFwdParams& p, bool l
 }
 // Start of this block's (batch, head) in a (batch, heads, seq, d) tensor.
 template <typename T>
-__device__ __forceinline__ T* headBase(const void* base, const BlockIndex& i, int64_t batch_stride, int64_t head_stride) {
+__device__ __forceinline__ T* headBase(const void* base, const BlockIndex& i, int64_t batch_stride,
+                                       int64_t head_stride) {
     return static_cast<T*>(const_cast<void*>(base)) + i.b * batch_stride + i.h * head_stride;
 }
 
@@ -170,7 +191,9 @@ __device__ __forceinline__ void cpAsync16(void* dst, const void* src, bool pred)
 }
 __device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
-__device__ __forceinline__ void cpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void cpAsyncWait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
 
 // Columns of a row of dQ's fp32 work buffer: the head dim, Tr::kCols where a kernel runs one
 // inside a wider tile (sm90::InTile), else the tile's Tr::D.
@@ -189,9 +212,9 @@ struct DqWidth<Tr, std::void_t<decltype(Tr::kCols)>> {
 template <typename T, typename Tr>
 struct BwdBlock {
     BlockIndex bi;
-    int n0;                    // first key of the block
-    int sq, sk;                // p.seqlen_q, p.seqlen_k
-    int m_begin, m_tiles;      // query tiles [m_begin, m_tiles); none when no query sees the keys
+    int n0;                // first key of the block
+    int sq, sk;            // p.seqlen_q, p.seqlen_k
+    int m_begin, m_tiles;  // query tiles [m_begin, m_tiles); none when no query sees the keys
     const T *q, *k, *v, *dout;
     const float *lse2, *dsum;  // this head's seqlen_q_padded rows
     // dq_accum + dq_off: this head's (seqlen_q_padded, D) rows. Apart, not one pointer: so the
@@ -206,8 +229,10 @@ struct BwdBlock {
     // buffers: no bounds check), 16 bytes per thread of the first kBlockM / 2.
     __device__ __forceinline__ void loadLD(float* sL, float* sD, int buf, int m0, int tid) const {
         constexpr int BM = Tr::kBlockM;
-        if (tid < BM / 4) cpAsync16(sL + buf * BM + tid * 4, lse2 + m0 + tid * 4, true);
-        else if (tid < BM / 2) cpAsync16(sD + buf * BM + (tid - BM / 4) * 4, dsum + m0 + (tid - BM / 4) * 4, true);
+        if (tid < BM / 4)
+            cpAsync16(sL + buf * BM + tid * 4, lse2 + m0 + tid * 4, true);
+        else if (tid < BM / 2)
+            cpAsync16(sD + buf * BM + (tid - BM / 4) * 4, dsum + m0 + (tid - BM / 4) * 4, true);
     }
 };
 template <typename T, typename Tr, bool Causal>
@@ -246,7 +271,8 @@ __device__ __forceinline__ void ldmatrixX4T(uint32_t (&r)[4], const void* p) {
 
 // D = A·B + D, m16n8k16, fp32 accumulators.
 template <typename T>
-__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1) {
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
         asm volatile(
             "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
@@ -282,20 +308,27 @@ __device__ __forceinline__ void accToA(const float (&acc)[N], uint32_t (&a)[N / 
 #pragma unroll
     for (int kk = 0; kk < N / 8; ++kk)
 #pragma unroll
-        for (int r = 0; r < 4; ++r) a[kk][r] = pack2<T>(acc[8 * kk + 2 * r], acc[8 * kk + 2 * r + 1]);
+        for (int r = 0; r < 4; ++r)
+            a[kk][r] = pack2<T>(acc[8 * kk + 2 * r], acc[8 * kk + 2 * r + 1]);
 }
 
 template <typename T>
 __device__ __forceinline__ float toFloat(T x) {
-    if constexpr (std::is_same_v<T, float>) return x;
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
-    else return __half2float(x);
+    if constexpr (std::is_same_v<T, float>)
+        return x;
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        return __bfloat162float(x);
+    else
+        return __half2float(x);
 }
 template <typename T>
 __device__ __forceinline__ T fromFloat(float x) {
-    if constexpr (std::is_same_v<T, float>) return x;
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(x);
-    else return __float2half_rn(x);
+    if constexpr (std::is_same_v<T, float>)
+        return x;
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        return __float2bfloat16_rn(x);
+    else
+        return __float2half_rn(x);
 }
 
 // 2^x on the special-function unit, subnormal results flushed to zero (-inf gives 0). Same

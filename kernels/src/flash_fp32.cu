@@ -17,26 +17,33 @@ namespace {
 
 constexpr int kRows = 32;  // rows (queries or keys) per block, one lane group each
 // Threads per row (kLanes), rows of the streamed tile (kTile) and threads per block, per head dim.
-template <int D> constexpr int kLanes = D <= 128 ? 4 : 8;
-template <int D> constexpr int kTile = D <= 128 ? 32 : 16;
-template <int D> constexpr int kThreads = kLanes<D> * kRows;
+template <int D>
+constexpr int kLanes = D <= 128 ? 4 : 8;
+template <int D>
+constexpr int kTile = D <= 128 ? 32 : 16;
+template <int D>
+constexpr int kThreads = kLanes<D>* kRows;
 // A thread's float4s of a row: D / (4 · kLanes).
-template <int D> constexpr int kPer = D / (4 * kLanes<D>);
+template <int D>
+constexpr int kPer = D / (4 * kLanes<D>);
 
 __device__ __forceinline__ float dot4(const float4& a, const float4& b) {
     return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
 }
 __device__ __forceinline__ void axpy4(float4& y, float a, const float4& x) {
-    y.x = fmaf(a, x.x, y.x), y.y = fmaf(a, x.y, y.y), y.z = fmaf(a, x.z, y.z), y.w = fmaf(a, x.w, y.w);
+    y.x = fmaf(a, x.x, y.x), y.y = fmaf(a, x.y, y.y), y.z = fmaf(a, x.z, y.z),
+    y.w = fmaf(a, x.w, y.w);
 }
 
 // Loads kTile rows × D floats into s (float4 units); rows >= valid become zeros.
 template <int D>
-__device__ __forceinline__ void loadRows(float4 (*s)[D / 4], const float* g, int64_t stride, int valid) {
+__device__ __forceinline__ void loadRows(float4 (*s)[D / 4], const float* g, int64_t stride,
+                                         int valid) {
     constexpr int kRow4 = D / 4;
     for (int i = threadIdx.x; i < kTile<D> * kRow4; i += kThreads<D>) {
         const int r = i / kRow4, c = i % kRow4;
-        s[r][c] = r < valid ? *reinterpret_cast<const float4*>(g + r * stride + c * 4) : make_float4(0, 0, 0, 0);
+        s[r][c] = r < valid ? *reinterpret_cast<const float4*>(g + r * stride + c * 4)
+                            : make_float4(0, 0, 0, 0);
     }
 }
 
@@ -130,13 +137,15 @@ __global__ void __launch_bounds__(kThreads<D>) fwdFp32Kernel(const FlashFwdParam
     }
     if (row < sq) {
         const float inv = l > 0.f ? 1.f / l : 0.f;
-        float* o = static_cast<float*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride + row * p.o_row_stride;
+        float* o = static_cast<float*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride +
+                   row * p.o_row_stride;
 #pragma unroll
         for (int i = 0; i < kPer<D>; ++i)
             *reinterpret_cast<float4*>(o + col4<D>(i, ql) * 4) =
                 make_float4(acc[i].x * inv, acc[i].y * inv, acc[i].z * inv, acc[i].w * inv);
         if (ql == 0)
-            p.lse[static_cast<int64_t>(bh) * sq + row] = l > 0.f ? m * 0.6931471805599453f + logf(l) : INFINITY;
+            p.lse[static_cast<int64_t>(bh) * sq + row] =
+                l > 0.f ? m * 0.6931471805599453f + logf(l) : INFINITY;
     }
 }
 
@@ -150,15 +159,22 @@ __global__ void __launch_bounds__(kThreads<D>) bwdDkDvFp32Kernel(const FlashBwdP
     const int n0 = blockIdx.x * kRows, key = n0 + threadIdx.x / kLanes<D>;
     const int sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
     const float* q = static_cast<const float*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
-    const float* dout = static_cast<const float*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride;
+    const float* dout =
+        static_cast<const float*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride;
     const float* lse2 = p.lse_log2 + static_cast<int64_t>(bh) * sqp;
     const float* dsum = p.dsum + static_cast<int64_t>(bh) * sqp;
 
     float4 kv[kPer<D>], vv[kPer<D>], dk[kPer<D>], dv[kPer<D>];
     for (int i = 0; i < kPer<D>; ++i) kv[i] = vv[i] = dk[i] = dv[i] = make_float4(0, 0, 0, 0);
     if (key < sk) {
-        loadRow<D>(kv, static_cast<const float*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride + key * p.k_row_stride, ql, p.scale_log2);
-        loadRow<D>(vv, static_cast<const float*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride + key * p.v_row_stride, ql, 1.f);
+        loadRow<D>(kv,
+                   static_cast<const float*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride +
+                       key * p.k_row_stride,
+                   ql, p.scale_log2);
+        loadRow<D>(vv,
+                   static_cast<const float*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride +
+                       key * p.v_row_stride,
+                   ql, 1.f);
     }
     const int m_tiles = (sq + kTile<D> - 1) / kTile<D>;
     for (int mt = Causal ? n0 / kTile<D> : 0; mt < m_tiles; ++mt) {
@@ -166,8 +182,10 @@ __global__ void __launch_bounds__(kThreads<D>) bwdDkDvFp32Kernel(const FlashBwdP
         __syncthreads();
         loadRows<D>(sQ, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0);
         loadRows<D>(sdO, dout + m0 * p.do_row_stride, p.do_row_stride, sq - m0);
-        if (threadIdx.x < kTile<D>) sL[threadIdx.x] = lse2[m0 + threadIdx.x];
-        else if (threadIdx.x < 2 * kTile<D>) sD[threadIdx.x - kTile<D>] = dsum[m0 + threadIdx.x - kTile<D>];
+        if (threadIdx.x < kTile<D>)
+            sL[threadIdx.x] = lse2[m0 + threadIdx.x];
+        else if (threadIdx.x < 2 * kTile<D>)
+            sD[threadIdx.x - kTile<D>] = dsum[m0 + threadIdx.x - kTile<D>];
         __syncthreads();
         float4 pk[kPer<D>], pv[kPer<D>];  // this tile's sums (two-level summation)
 #pragma unroll
@@ -191,12 +209,15 @@ __global__ void __launch_bounds__(kThreads<D>) bwdDkDvFp32Kernel(const FlashBwdP
         }
     }
     if (key < sk) {
-        float* dkr = static_cast<float*>(p.dk) + b * p.dk_batch_stride + h * p.dk_head_stride + key * p.dk_row_stride;
-        float* dvr = static_cast<float*>(p.dv) + b * p.dv_batch_stride + h * p.dv_head_stride + key * p.dv_row_stride;
+        float* dkr = static_cast<float*>(p.dk) + b * p.dk_batch_stride + h * p.dk_head_stride +
+                     key * p.dk_row_stride;
+        float* dvr = static_cast<float*>(p.dv) + b * p.dv_batch_stride + h * p.dv_head_stride +
+                     key * p.dv_row_stride;
         const float s = p.scale;
 #pragma unroll
         for (int i = 0; i < kPer<D>; ++i) {
-            *reinterpret_cast<float4*>(dkr + col4<D>(i, ql) * 4) = make_float4(dk[i].x * s, dk[i].y * s, dk[i].z * s, dk[i].w * s);
+            *reinterpret_cast<float4*>(dkr + col4<D>(i, ql) * 4) =
+                make_float4(dk[i].x * s, dk[i].y * s, dk[i].z * s, dk[i].w * s);
             *reinterpret_cast<float4*>(dvr + col4<D>(i, ql) * 4) = dv[i];
         }
     }
@@ -217,8 +238,14 @@ __global__ void __launch_bounds__(kThreads<D>) bwdDqFp32Kernel(const FlashBwdPar
     for (int i = 0; i < kPer<D>; ++i) qv[i] = dov[i] = dq[i] = make_float4(0, 0, 0, 0);
     float lrow = INFINITY, drow = 0.f;  // rows past the end: P = 0
     if (row < sq) {
-        loadRow<D>(qv, static_cast<const float*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + row * p.q_row_stride, ql, p.scale_log2);
-        loadRow<D>(dov, static_cast<const float*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + row * p.do_row_stride, ql, 1.f);
+        loadRow<D>(qv,
+                   static_cast<const float*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride +
+                       row * p.q_row_stride,
+                   ql, p.scale_log2);
+        loadRow<D>(dov,
+                   static_cast<const float*>(p.dout) + b * p.do_batch_stride +
+                       h * p.do_head_stride + row * p.do_row_stride,
+                   ql, 1.f);
         lrow = p.lse_log2[static_cast<int64_t>(bh) * p.seqlen_q_padded + row];
         drow = p.dsum[static_cast<int64_t>(bh) * p.seqlen_q_padded + row];
     }
@@ -245,11 +272,13 @@ __global__ void __launch_bounds__(kThreads<D>) bwdDqFp32Kernel(const FlashBwdPar
         for (int i = 0; i < kPer<D>; ++i) axpy4(dq[i], 1.f, part[i]);
     }
     if (row < sq) {
-        float* dqr = static_cast<float*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + row * p.dq_row_stride;
+        float* dqr = static_cast<float*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride +
+                     row * p.dq_row_stride;
         const float s = p.scale;
 #pragma unroll
         for (int i = 0; i < kPer<D>; ++i)
-            *reinterpret_cast<float4*>(dqr + col4<D>(i, ql) * 4) = make_float4(dq[i].x * s, dq[i].y * s, dq[i].z * s, dq[i].w * s);
+            *reinterpret_cast<float4*>(dqr + col4<D>(i, ql) * 4) =
+                make_float4(dq[i].x * s, dq[i].y * s, dq[i].z * s, dq[i].w * s);
     }
 }
 
@@ -269,13 +298,13 @@ __global__ void __launch_bounds__(kThreads<D>) bwdDqFp32Kernel(const FlashBwdPar
 // comparison.
 namespace tiled {
 
-constexpr int kB = 64;        // rows per block, and rows of every streamed tile
-constexpr int kThreads = 256; // 16 row groups × 16 lanes
-constexpr int kP = kB + 4;    // pitch (floats) of the 64-column tiles: 16-byte rows, spread banks
+constexpr int kB = 64;         // rows per block, and rows of every streamed tile
+constexpr int kThreads = 256;  // 16 row groups × 16 lanes
+constexpr int kP = kB + 4;     // pitch (floats) of the 64-column tiles: 16-byte rows, spread banks
 
 template <int D>
 struct Smem {
-    static constexpr int kPD = D + 4;  // pitch of the D-column tiles
+    static constexpr int kPD = D + 4;       // pitch of the D-column tiles
     static constexpr int kTile = kB * kPD;  // floats
 };
 
@@ -285,14 +314,16 @@ __device__ __forceinline__ void loadTile(float* s, const float* g, int64_t strid
     constexpr int kRow4 = D / 4;
     for (int i = threadIdx.x; i < kB * kRow4; i += kThreads) {
         const int r = i / kRow4, c = (i % kRow4) * 4;
-        const float4 v = r < valid ? *reinterpret_cast<const float4*>(g + r * stride + c) : make_float4(0, 0, 0, 0);
+        const float4 v = r < valid ? *reinterpret_cast<const float4*>(g + r * stride + c)
+                                   : make_float4(0, 0, 0, 0);
         *reinterpret_cast<float4*>(s + r * Smem<D>::kPD + c) = v;
     }
 }
 
 // acc[i][j] = Σ_d A[tr + 16i][d] · B[tc + 16j][d] over the D columns of two 64-row tiles.
 template <int D>
-__device__ __forceinline__ void scoreTile(float (&acc)[4][4], const float* sA, const float* sB, int tr, int tc) {
+__device__ __forceinline__ void scoreTile(float (&acc)[4][4], const float* sA, const float* sB,
+                                          int tr, int tc) {
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -301,9 +332,11 @@ __device__ __forceinline__ void scoreTile(float (&acc)[4][4], const float* sA, c
     for (int d = 0; d < D; d += 4) {
         float4 a[4], b[4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) a[i] = *reinterpret_cast<const float4*>(sA + (tr + 16 * i) * Smem<D>::kPD + d);
+        for (int i = 0; i < 4; ++i)
+            a[i] = *reinterpret_cast<const float4*>(sA + (tr + 16 * i) * Smem<D>::kPD + d);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) b[j] = *reinterpret_cast<const float4*>(sB + (tc + 16 * j) * Smem<D>::kPD + d);
+        for (int j = 0; j < 4; ++j)
+            b[j] = *reinterpret_cast<const float4*>(sB + (tc + 16 * j) * Smem<D>::kPD + d);
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -314,15 +347,18 @@ __device__ __forceinline__ void scoreTile(float (&acc)[4][4], const float* sA, c
 // part[i] += Σ_k W[tr + 16i][k] · M[k][4tc .. 4tc + 3] over 64 k: W a 64 × 64 tile (pitch kP),
 // M a 64-row D-column tile; D = 64: the thread's 4 adjacent columns.
 template <int D>
-__device__ __forceinline__ void weightedRows(float4 (&part)[4], const float* sW, const float* sM, int tr, int tc) {
+__device__ __forceinline__ void weightedRows(float4 (&part)[4], const float* sW, const float* sM,
+                                             int tr, int tc) {
     static_assert(D == 64, "16 lanes × 4 columns");
 #pragma unroll 2
     for (int k = 0; k < kB; k += 4) {
         float4 w[4], m[4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) w[i] = *reinterpret_cast<const float4*>(sW + (tr + 16 * i) * kP + k);
+        for (int i = 0; i < 4; ++i)
+            w[i] = *reinterpret_cast<const float4*>(sW + (tr + 16 * i) * kP + k);
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) m[kk] = *reinterpret_cast<const float4*>(sM + (k + kk) * Smem<D>::kPD + 4 * tc);
+        for (int kk = 0; kk < 4; ++kk)
+            m[kk] = *reinterpret_cast<const float4*>(sM + (k + kk) * Smem<D>::kPD + 4 * tc);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             axpy4(part[i], w[i].x, m[0]);
@@ -345,7 +381,9 @@ __device__ __forceinline__ float rowSum16(float x) {
     return x;
 }
 
-__device__ __forceinline__ float4 scaled(const float4& v, float s) { return make_float4(v.x * s, v.y * s, v.z * s, v.w * s); }
+__device__ __forceinline__ float4 scaled(const float4& v, float s) {
+    return make_float4(v.x * s, v.y * s, v.z * s, v.w * s);
+}
 
 template <int D, bool Causal>
 __global__ void __launch_bounds__(kThreads) fwdKernel(const FlashFwdParams p) {
@@ -400,7 +438,8 @@ __global__ void __launch_bounds__(kThreads) fwdKernel(const FlashFwdParams p) {
                 lpart += pj;
                 sP[(tr + 16 * i) * kP + tc + 16 * j] = pj;
             }
-            l[i] = fmaf(l[i], corr[i], lpart);  // per lane; the row group's lanes are summed at the end
+            l[i] = fmaf(l[i], corr[i],
+                        lpart);  // per lane; the row group's lanes are summed at the end
         }
         __syncwarp();  // a row of P is written and read by its half-warp
         float4 part[4];
@@ -418,10 +457,12 @@ __global__ void __launch_bounds__(kThreads) fwdKernel(const FlashFwdParams p) {
         const float lsum = rowSum16(l[i]);
         if (row < sq) {
             const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
-            float* orow = static_cast<float*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride + row * p.o_row_stride;
+            float* orow = static_cast<float*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride +
+                          row * p.o_row_stride;
             *reinterpret_cast<float4*>(orow + 4 * tc) = scaled(o[i], inv);
             if (tc == 0)
-                p.lse[static_cast<int64_t>(bh) * sq + row] = lsum > 0.f ? m[i] * 0.6931471805599453f + logf(lsum) : INFINITY;
+                p.lse[static_cast<int64_t>(bh) * sq + row] =
+                    lsum > 0.f ? m[i] * 0.6931471805599453f + logf(lsum) : INFINITY;
         }
     }
 }
@@ -442,12 +483,17 @@ __global__ void __launch_bounds__(kThreads, 2) bwdDkDvKernel(const FlashBwdParam
     const int bh = blockIdx.y, b = bh / p.heads, h = bh % p.heads;
     const int n0 = blockIdx.x * kB, sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
     const float* q = static_cast<const float*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
-    const float* dout = static_cast<const float*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride;
+    const float* dout =
+        static_cast<const float*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride;
     const float* lse2 = p.lse_log2 + static_cast<int64_t>(bh) * sqp;
     const float* dsum = p.dsum + static_cast<int64_t>(bh) * sqp;
-    loadTile<D>(sK, static_cast<const float*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride + n0 * p.k_row_stride,
+    loadTile<D>(sK,
+                static_cast<const float*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride +
+                    n0 * p.k_row_stride,
                 p.k_row_stride, sk - n0);
-    loadTile<D>(sV, static_cast<const float*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride + n0 * p.v_row_stride,
+    loadTile<D>(sV,
+                static_cast<const float*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride +
+                    n0 * p.v_row_stride,
                 p.v_row_stride, sk - n0);
 
     float4 dk[4], dv[4];
@@ -459,8 +505,10 @@ __global__ void __launch_bounds__(kThreads, 2) bwdDkDvKernel(const FlashBwdParam
         __syncthreads();  // everyone is done with the previous Q, dO, Pᵀ, dSᵀ
         loadTile<D>(sQ, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0);
         loadTile<D>(sdO, dout + m0 * p.do_row_stride, p.do_row_stride, sq - m0);
-        if (threadIdx.x < kB) sL[threadIdx.x] = lse2[m0 + threadIdx.x];  // padded buffers: no bounds check
-        else if (threadIdx.x < 2 * kB) sD[threadIdx.x - kB] = dsum[m0 + threadIdx.x - kB];
+        if (threadIdx.x < kB)
+            sL[threadIdx.x] = lse2[m0 + threadIdx.x];  // padded buffers: no bounds check
+        else if (threadIdx.x < 2 * kB)
+            sD[threadIdx.x - kB] = dsum[m0 + threadIdx.x - kB];
         __syncthreads();
         // Sᵀ, then dPᵀ (keys tr + 16i, queries tc + 16j): one at a time in registers, Pᵀ kept in
         // shared memory between them (each thread reads back what it wrote), so that two blocks
@@ -473,7 +521,8 @@ __global__ void __launch_bounds__(kThreads, 2) bwdDkDvKernel(const FlashBwdParam
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const int qc = tc + 16 * j;
-                float pr = exp2f(fmaf(t[i][j], p.scale_log2, -sL[qc]));  // queries past the end: L = +inf, P = 0
+                float pr = exp2f(
+                    fmaf(t[i][j], p.scale_log2, -sL[qc]));  // queries past the end: L = +inf, P = 0
                 if (key >= sk || (Causal && key > m0 + qc)) pr = 0.f;
                 sP[(tr + 16 * i) * kP + qc] = pr;
             }
@@ -486,12 +535,12 @@ __global__ void __launch_bounds__(kThreads, 2) bwdDkDvKernel(const FlashBwdParam
                 const int qc = tc + 16 * j;
                 sdS[(tr + 16 * i) * kP + qc] = sP[(tr + 16 * i) * kP + qc] * (t[i][j] - sD[qc]);
             }
-        __syncwarp();  // rows of Pᵀ, dSᵀ: written and read by their half-warp
+        __syncwarp();         // rows of Pᵀ, dSᵀ: written and read by their half-warp
         float4 pv[4], pk[4];  // this tile's sums (two-level summation)
 #pragma unroll
         for (int i = 0; i < 4; ++i) pv[i] = pk[i] = make_float4(0, 0, 0, 0);
-        weightedRows<D>(pv, sP, sdO, tr, tc);   // dV += Pᵀ dO
-        weightedRows<D>(pk, sdS, sQ, tr, tc);   // dK += dSᵀ Q
+        weightedRows<D>(pv, sP, sdO, tr, tc);  // dV += Pᵀ dO
+        weightedRows<D>(pk, sdS, sQ, tr, tc);  // dK += dSᵀ Q
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             axpy4(dv[i], 1.f, pv[i]);
@@ -502,8 +551,10 @@ __global__ void __launch_bounds__(kThreads, 2) bwdDkDvKernel(const FlashBwdParam
     for (int i = 0; i < 4; ++i) {
         const int key = n0 + tr + 16 * i;
         if (key < sk) {
-            float* dkr = static_cast<float*>(p.dk) + b * p.dk_batch_stride + h * p.dk_head_stride + key * p.dk_row_stride;
-            float* dvr = static_cast<float*>(p.dv) + b * p.dv_batch_stride + h * p.dv_head_stride + key * p.dv_row_stride;
+            float* dkr = static_cast<float*>(p.dk) + b * p.dk_batch_stride + h * p.dk_head_stride +
+                         key * p.dk_row_stride;
+            float* dvr = static_cast<float*>(p.dv) + b * p.dv_batch_stride + h * p.dv_head_stride +
+                         key * p.dv_row_stride;
             *reinterpret_cast<float4*>(dkr + 4 * tc) = scaled(dk[i], p.scale);
             *reinterpret_cast<float4*>(dvr + 4 * tc) = dv[i];
         }
@@ -525,9 +576,13 @@ __global__ void __launch_bounds__(kThreads) bwdDqKernel(const FlashBwdParams p) 
     const int m0 = m_block * kB, sq = p.seqlen_q, sk = p.seqlen_k, sqp = p.seqlen_q_padded;
     const float* k = static_cast<const float*>(p.k) + b * p.k_batch_stride + h * p.k_head_stride;
     const float* v = static_cast<const float*>(p.v) + b * p.v_batch_stride + h * p.v_head_stride;
-    loadTile<D>(sQ, static_cast<const float*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride,
+    loadTile<D>(sQ,
+                static_cast<const float*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride +
+                    m0 * p.q_row_stride,
                 p.q_row_stride, sq - m0);
-    loadTile<D>(sdO, static_cast<const float*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride,
+    loadTile<D>(sdO,
+                static_cast<const float*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride +
+                    m0 * p.do_row_stride,
                 p.do_row_stride, sq - m0);
     float lrow[4], drow[4];
 #pragma unroll
@@ -562,7 +617,8 @@ __global__ void __launch_bounds__(kThreads) bwdDqKernel(const FlashBwdParams p) 
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j) sdS[(tr + 16 * i) * kP + tc + 16 * j] = s[i][j] * (dp[i][j] - drow[i]);
+            for (int j = 0; j < 4; ++j)
+                sdS[(tr + 16 * i) * kP + tc + 16 * j] = s[i][j] * (dp[i][j] - drow[i]);
         __syncwarp();
         float4 part[4];
 #pragma unroll
@@ -575,7 +631,8 @@ __global__ void __launch_bounds__(kThreads) bwdDqKernel(const FlashBwdParams p) 
     for (int i = 0; i < 4; ++i) {
         const int row = m0 + tr + 16 * i;
         if (row < sq) {
-            float* dqr = static_cast<float*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + row * p.dq_row_stride;
+            float* dqr = static_cast<float*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride +
+                         row * p.dq_row_stride;
             *reinterpret_cast<float4*>(dqr + 4 * tc) = scaled(dq[i], p.scale);
         }
     }
@@ -640,15 +697,13 @@ void runBwdFp32(const FlashBwdParams& p, cudaStream_t stream) {
 }  // namespace
 
 void launchFwdFp32(const FlashFwdParams& p, cudaStream_t stream) {
-    TS_HEADDIM_SWITCH(p.head_dim, D, [&] {
-        TS_BOOL_SWITCH(p.causal, C, [&] { runFwdFp32<D, C>(p, stream); });
-    });
+    TS_HEADDIM_SWITCH(p.head_dim, D,
+                      [&] { TS_BOOL_SWITCH(p.causal, C, [&] { runFwdFp32<D, C>(p, stream); }); });
 }
 
 void launchBwdFp32(const FlashBwdParams& p, cudaStream_t stream) {
-    TS_HEADDIM_SWITCH(p.head_dim, D, [&] {
-        TS_BOOL_SWITCH(p.causal, C, [&] { runBwdFp32<D, C>(p, stream); });
-    });
+    TS_HEADDIM_SWITCH(p.head_dim, D,
+                      [&] { TS_BOOL_SWITCH(p.causal, C, [&] { runBwdFp32<D, C>(p, stream); }); });
 }
 
 }  // namespace ts::kernels

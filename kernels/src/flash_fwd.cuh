@@ -37,19 +37,29 @@ struct FwdTraits {
 // FwdTraitsSmall: grids of at most kSmallGridBlocksPerSm blocks per SM, where the longest
 // causal block's latency counts: 16 rows per warp halve each warp's serial work (notes:
 // docs/ATTENTION.md, v1 and v3).
-template <int D> struct FwdTraitsFor;
-template <> struct FwdTraitsFor<16> : FwdTraits<16, 4, 1, 128, 3> {};
-template <> struct FwdTraitsFor<32> : FwdTraits<32, 4, 1, 128, 3> {};
-template <> struct FwdTraitsFor<64> : FwdTraits<64, 4, 2, 128, 2> {};
-template <> struct FwdTraitsFor<96> : FwdTraits<96, 4, 2, 64, 2> {};  // d 128's shape, not tuned
-template <> struct FwdTraitsFor<128> : FwdTraits<128, 4, 2, 64, 2> {};
+template <int D>
+struct FwdTraitsFor;
+template <>
+struct FwdTraitsFor<16> : FwdTraits<16, 4, 1, 128, 3> {};
+template <>
+struct FwdTraitsFor<32> : FwdTraits<32, 4, 1, 128, 3> {};
+template <>
+struct FwdTraitsFor<64> : FwdTraits<64, 4, 2, 128, 2> {};
+template <>
+struct FwdTraitsFor<96> : FwdTraits<96, 4, 2, 64, 2> {};  // d 128's shape, not tuned
+template <>
+struct FwdTraitsFor<128> : FwdTraits<128, 4, 2, 64, 2> {};
 // d 256 (correctness first, not tuned): one m-tile, Q re-read from shared memory (kQInRegs),
 // O alone is 128 registers per thread; 32-key tiles keep Q + K[2] + V[2] at 99 KB.
-template <> struct FwdTraitsFor<256> : FwdTraits<256, 4, 1, 32, 1> {};
+template <>
+struct FwdTraitsFor<256> : FwdTraits<256, 4, 1, 32, 1> {};
 // d 16 and 32 have one layout (one m-tile already); d 96 and 256 only the one above.
-template <int D> struct FwdTraitsSmall;
-template <> struct FwdTraitsSmall<64> : FwdTraits<64, 8, 1, 64, 1> {};
-template <> struct FwdTraitsSmall<128> : FwdTraits<128, 8, 1, 64, 1> {};
+template <int D>
+struct FwdTraitsSmall;
+template <>
+struct FwdTraitsSmall<64> : FwdTraits<64, 8, 1, 64, 1> {};
+template <>
+struct FwdTraitsSmall<128> : FwdTraits<128, 8, 1, 64, 1> {};
 
 // Copies a tile of kRows rows × D (16-bit) into shared memory; rows >= valid are zero-filled.
 // Thread t copies the 16-byte chunk (t % kChunks) of rows t / kChunks + i·kRowStep: one
@@ -58,7 +68,8 @@ template <> struct FwdTraitsSmall<128> : FwdTraits<128, 8, 1, 64, 1> {};
 // main loop and spilled).
 // Where a row's chunks do not divide the threads (d 96: 12 of 128), the last threads idle.
 template <typename T, int D, int kRows, int kThreads, int kPitch>
-__device__ __forceinline__ void loadTile(T* smem, const T* gmem, int64_t row_stride, int valid, int tid) {
+__device__ __forceinline__ void loadTile(T* smem, const T* gmem, int64_t row_stride, int valid,
+                                         int tid) {
     constexpr int kChunks = D / 8;  // 16-byte pieces per row
     constexpr int kRowStep = kThreads / kChunks;
     static_assert(kRowStep > 0, "a row per pass");
@@ -79,7 +90,8 @@ __device__ __forceinline__ void loadTile(T* smem, const T* gmem, int64_t row_str
 }
 
 template <typename T, typename Tr, bool Causal>
-__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(const FlashFwdParams p) {
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
+    flashFwdKernel(const FlashFwdParams p) {
     constexpr int D = Tr::D, BM = Tr::kBlockM, BN = Tr::kBlockN, P = Tr::kPitch, NT = Tr::kThreads;
     constexpr int MT = Tr::kMTiles;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -98,7 +110,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
     T* o = headBase<T>(p.o, bi, p.o_batch_stride, p.o_head_stride);
 
     int n_end = (sk + BN - 1) / BN;
-    if (Causal) n_end = min(n_end, (min(m0 + BM, sq) - 1) / BN + 1);  // tiles past the diagonal skipped
+    if (Causal)
+        n_end = min(n_end, (min(m0 + BM, sq) - 1) / BN + 1);  // tiles past the diagonal skipped
 
     loadTile<T, D, BM, NT, P>(sQ, q + m0 * p.q_row_stride, p.q_row_stride, sq - m0, tid);
     loadTile<T, D, BN, NT, P>(sK, k, p.k_row_stride, sk, tid);
@@ -119,10 +132,12 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int i = 0; i < D / 8; ++i) acc[mt][i][0] = acc[mt][i][1] = acc[mt][i][2] = acc[mt][i][3] = 0.f;
+        for (int i = 0; i < D / 8; ++i)
+            acc[mt][i][0] = acc[mt][i][1] = acc[mt][i][2] = acc[mt][i][3] = 0.f;
     float row_max[MT][2], row_sum[MT][2];
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) row_max[mt][0] = row_max[mt][1] = -INFINITY, row_sum[mt][0] = row_sum[mt][1] = 0.f;
+    for (int mt = 0; mt < MT; ++mt)
+        row_max[mt][0] = row_max[mt][1] = -INFINITY, row_sum[mt][0] = row_sum[mt][1] = 0.f;
     const int row0 = m0 + wrow + (lane >> 2);  // this thread's rows: row0 + 16·mt + {0, 8}
     const int col_in = 2 * (lane & 3);
 
@@ -130,8 +145,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
         const int buf = n & 1;
         if (n + 1 < n_end) {
             const int nn = (n + 1) * BN;
-            loadTile<T, D, BN, NT, P>(sK + (buf ^ 1) * BN * P, k + nn * p.k_row_stride, p.k_row_stride, sk - nn, tid);
-            loadTile<T, D, BN, NT, P>(sV + (buf ^ 1) * BN * P, v + nn * p.v_row_stride, p.v_row_stride, sk - nn, tid);
+            loadTile<T, D, BN, NT, P>(sK + (buf ^ 1) * BN * P, k + nn * p.k_row_stride,
+                                      p.k_row_stride, sk - nn, tid);
+            loadTile<T, D, BN, NT, P>(sV + (buf ^ 1) * BN * P, v + nn * p.v_row_stride,
+                                      p.v_row_stride, sk - nn, tid);
         }
         cpAsyncCommit();
         cpAsyncWait<1>();
@@ -144,7 +161,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-            for (int i = 0; i < BN / 8; ++i) s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0.f;
+            for (int i = 0; i < BN / 8; ++i)
+                s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk) {
             uint32_t qa[MT][4];
@@ -154,13 +172,15 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
 #pragma unroll
                     for (int i = 0; i < 4; ++i) qa[mt][i] = qf[kk][i];
                 } else {
-                    ldmatrixX4(qa[mt], sQ + (wrow + mt * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
+                    ldmatrixX4(qa[mt],
+                               sQ + (wrow + mt * 16 + (lane & 15)) * P + kk * 16 + (lane >> 4) * 8);
                 }
             }
 #pragma unroll
             for (int np = 0; np < BN / 16; ++np) {
                 uint32_t bf[4];
-                ldmatrixX4(bf, cK + (np * 16 + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 + ((lane >> 3) & 1) * 8);
+                ldmatrixX4(bf, cK + (np * 16 + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 +
+                                   ((lane >> 3) & 1) * 8);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
                     mma16816<T>(s[mt][2 * np], qa[mt], bf[0], bf[1]);
@@ -194,7 +214,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
             for (int r = 0; r < 2; ++r) {
                 float mx = row_max[mt][r];
 #pragma unroll
-                for (int nt = 0; nt < BN / 8; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
+                for (int nt = 0; nt < BN / 8; ++nt)
+                    mx = fmaxf(mx, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
                 mx = quadMax(mx);
                 const float m_scaled = mx == -INFINITY ? 0.f : mx * p.scale_log2;
                 const bool up = mx > row_max[mt][r];
@@ -210,7 +231,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
                         sum += s[mt][nt][e];
                     }
                 }
-                row_sum[mt][r] = row_sum[mt][r] * corr[r] + sum;  // per-thread partial; quad summed at the end
+                row_sum[mt][r] =
+                    row_sum[mt][r] * corr[r] + sum;  // per-thread partial; quad summed at the end
             }
             if (__any_sync(0xffffffff, grew)) {
 #pragma unroll
@@ -262,7 +284,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) flashFwdKernel(c
                     *reinterpret_cast<uint32_t*>(orow + dt * 8) =
                         pack2<T>(acc[mt][dt][2 * r] * inv, acc[mt][dt][2 * r + 1] * inv);
                 if ((lane & 3) == 0)
-                    p.lse[static_cast<int64_t>(bh) * sq + row] = l > 0.f ? row_max[mt][r] * p.scale + logf(l) : INFINITY;
+                    p.lse[static_cast<int64_t>(bh) * sq + row] =
+                        l > 0.f ? row_max[mt][r] * p.scale + logf(l) : INFINITY;
             }
         }
 }
@@ -275,17 +298,25 @@ void launchFlashFwd(const FlashFwdParams& p, bool heads_fastest, cudaStream_t st
 template <typename T, int D, bool Causal>
 void runFlashFwd(const FlashFwdParams& p, cudaStream_t stream) {
     const DeviceSize ds = deviceSize();
-    const int64_t blocks = int64_t{(p.seqlen_q + FwdTraitsFor<D>::kBlockM - 1) / FwdTraitsFor<D>::kBlockM} * p.batch * p.heads;
-    const int64_t kv_bytes = int64_t{p.batch} * p.heads * p.seqlen_k * D * 2 * static_cast<int64_t>(sizeof(T));
+    const int64_t blocks =
+        int64_t{(p.seqlen_q + FwdTraitsFor<D>::kBlockM - 1) / FwdTraitsFor<D>::kBlockM} * p.batch *
+        p.heads;
+    const int64_t kv_bytes =
+        int64_t{p.batch} * p.heads * p.seqlen_k * D * 2 * static_cast<int64_t>(sizeof(T));
     const bool heads_fastest = headsFastest(ds, Causal, blocks, kv_bytes);
     if constexpr (D == 64 || D == 128) {
-        if (sm90Usable()) {  // Hopper: the wgmma kernel (flash_fwd_sm90.cuh), also 128 rows per block
-            if constexpr (std::is_same_v<T, __nv_bfloat16>) launchFwdSm90Bf16(p, heads_fastest, stream);
-            else launchFwdSm90Fp16(p, heads_fastest, stream);
+        if (sm90Usable()) {  // Hopper: the wgmma kernel (flash_fwd_sm90.cuh), also 128 rows per
+                             // block
+            if constexpr (std::is_same_v<T, __nv_bfloat16>)
+                launchFwdSm90Bf16(p, heads_fastest, stream);
+            else
+                launchFwdSm90Fp16(p, heads_fastest, stream);
             return;
         }
-        static_assert(FwdTraitsFor<D>::kBlockM == FwdTraitsSmall<D>::kBlockM, "one grid size for both layouts");
-        if (latencyGrid(ds, blocks)) return launchFlashFwd<T, FwdTraitsSmall<D>, Causal>(p, heads_fastest, stream);
+        static_assert(FwdTraitsFor<D>::kBlockM == FwdTraitsSmall<D>::kBlockM,
+                      "one grid size for both layouts");
+        if (latencyGrid(ds, blocks))
+            return launchFlashFwd<T, FwdTraitsSmall<D>, Causal>(p, heads_fastest, stream);
     }
     launchFlashFwd<T, FwdTraitsFor<D>, Causal>(p, heads_fastest, stream);
 }
@@ -296,7 +327,8 @@ void runFlashFwdHeadDim(const FlashFwdParams& p, cudaStream_t stream) {
 }
 // Head dims 96 and 256 are compiled in files of their own (flash_fwd_hdim*.cu), in parallel
 // with the per-dtype files that hold 16 to 128.
-#define TS_FLASH_FWD_EXTERN(T, D) extern template void runFlashFwdHeadDim<T, D>(const FlashFwdParams&, cudaStream_t);
+#define TS_FLASH_FWD_EXTERN(T, D) \
+    extern template void runFlashFwdHeadDim<T, D>(const FlashFwdParams&, cudaStream_t);
 TS_FLASH_FWD_EXTERN(__nv_bfloat16, 96)
 TS_FLASH_FWD_EXTERN(__half, 96)
 TS_FLASH_FWD_EXTERN(__nv_bfloat16, 256)
@@ -307,13 +339,18 @@ TS_FLASH_FWD_EXTERN(__half, 256)
 // lets it through only where sm90Usable()).
 template <typename T>
 void runFlashFwdInTile(const FlashFwdParams& p, cudaStream_t stream) {
-    if (!sm90Usable()) throw std::invalid_argument("head_dim " + std::to_string(p.head_dim) + " needs the sm_90a kernels");
+    if (!sm90Usable())
+        throw std::invalid_argument("head_dim " + std::to_string(p.head_dim) +
+                                    " needs the sm_90a kernels");
     constexpr int kBlockM = 128;  // the wgmma forward's rows per block
     const int64_t blocks = int64_t{(p.seqlen_q + kBlockM - 1) / kBlockM} * p.batch * p.heads;
-    const int64_t kv_bytes = int64_t{p.batch} * p.heads * p.seqlen_k * p.head_dim * 2 * static_cast<int64_t>(sizeof(T));
+    const int64_t kv_bytes =
+        int64_t{p.batch} * p.heads * p.seqlen_k * p.head_dim * 2 * static_cast<int64_t>(sizeof(T));
     const bool heads_fastest = headsFastest(deviceSize(), p.causal, blocks, kv_bytes);
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) launchFwdSm90Bf16(p, heads_fastest, stream);
-    else launchFwdSm90Fp16(p, heads_fastest, stream);
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        launchFwdSm90Bf16(p, heads_fastest, stream);
+    else
+        launchFwdSm90Fp16(p, heads_fastest, stream);
 }
 
 template <typename T>

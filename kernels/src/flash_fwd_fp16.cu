@@ -2,5 +2,7 @@
 #include "flash_fwd.cuh"
 
 namespace ts::kernels {
-void launchFwdFp16(const FlashFwdParams& p, cudaStream_t stream) { dispatchFlashFwd<__half>(p, stream); }
+void launchFwdFp16(const FlashFwdParams& p, cudaStream_t stream) {
+    dispatchFlashFwd<__half>(p, stream);
+}
 }  // namespace ts::kernels

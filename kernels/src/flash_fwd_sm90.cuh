@@ -4,8 +4,8 @@
 // shared-memory layout differ.
 //
 // A block owns 128 query rows; its two warpgroups own 64 each. K/V tiles (128 keys at d 128,
-// 64 at d 64) stream through shared memory (cp.async; K double-, V triple-buffered so that O += P V of one tile
-// can still run while the next tile's copies start):
+// 64 at d 64) stream through shared memory (cp.async; K double-, V triple-buffered so that O += P V
+// of one tile can still run while the next tile's copies start):
 //   S  = Q Kᵀ  (64 × tile per warpgroup; A = Q, B = K, both K-major from shared memory)
 //   P  = exp2(S·scale·log2e − m), masked, online
 //   O += P V   (A = P from registers, B = V, MN-major)
@@ -33,16 +33,16 @@ template <int D_, int kBlockN_ = 128, int kMinBlocks_ = 1>
 struct FwdSm90Traits {
     static constexpr int D = D_;
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
-    static constexpr int kCols = D;  // the head dim; less inside the tile (sm90::InTile)
-    static constexpr int kThreads = 256;  // two warpgroups
-    static constexpr int kBlockM = 128;   // query rows per block, 64 per warpgroup
+    static constexpr int kCols = D;           // the head dim; less inside the tile (sm90::InTile)
+    static constexpr int kThreads = 256;      // two warpgroups
+    static constexpr int kBlockM = 128;       // query rows per block, 64 per warpgroup
     static constexpr int kBlockN = kBlockN_;  // keys per tile
     static constexpr int kMinBlocks = kMinBlocks_;
     static constexpr int kQBytes = kBlockM * D * 2;
     static constexpr int kKVBytes = kBlockN * D * 2;
     static constexpr int kOffQ = 0;
-    static constexpr int kOffK = kQBytes;               // [2] stages
-    static constexpr int kOffV = kOffK + 2 * kKVBytes;  // [3] stages
+    static constexpr int kOffK = kQBytes;                           // [2] stages
+    static constexpr int kOffV = kOffK + 2 * kKVBytes;              // [3] stages
     static constexpr int kSmemBytes = kOffV + 3 * kKVBytes + 1024;  // + slack to align to 1024
 };
 
@@ -50,9 +50,12 @@ struct FwdSm90Traits {
 // keys, one block per SM (193 KB); d 64 tiles of 64 keys, two blocks per SM (57 KB and at most
 // 128 registers each): 8–13% faster at b 8 × 16 than 128-key tiles at one block per SM. d 128
 // with 64-key tiles at two blocks per SM was 4–30% slower than its 128-key tiles.
-template <int D> struct FwdSm90For;
-template <> struct FwdSm90For<64> : FwdSm90Traits<64, 64, 2> {};
-template <> struct FwdSm90For<128> : FwdSm90Traits<128, 128, 1> {};
+template <int D>
+struct FwdSm90For;
+template <>
+struct FwdSm90For<64> : FwdSm90Traits<64, 64, 2> {};
+template <>
+struct FwdSm90For<128> : FwdSm90Traits<128, 128, 1> {};
 
 template <typename T, typename Tr, bool Causal>
 __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const FlashFwdParams p) {
@@ -97,24 +100,29 @@ __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const 
         const uint32_t cK = sK + (n & 1) * Tr::kKVBytes, cV = sV + (n % 3) * Tr::kKVBytes;
         cpAsyncWait<0>();
         sm90::fenceProxyAsync();
-        __syncthreads();  // tile n is in; every thread is done with S of tile n − 1 and P·V of n − 2
+        __syncthreads();  // tile n is in; every thread is done with S of tile n − 1 and P·V of n −
+                          // 2
         if (n + 1 < n_end) {
             const int nn = (n + 1) * BN;
-            sm90::loadSwizzled<T, D, BN, NT, C>(sK + ((n + 1) & 1) * Tr::kKVBytes, k + nn * p.k_row_stride,
-                                                p.k_row_stride, sk - nn, tid);
-            sm90::loadSwizzled<T, D, BN, NT, C>(sV + ((n + 1) % 3) * Tr::kKVBytes, v + nn * p.v_row_stride,
-                                                p.v_row_stride, sk - nn, tid);
+            sm90::loadSwizzled<T, D, BN, NT, C>(sK + ((n + 1) & 1) * Tr::kKVBytes,
+                                                k + nn * p.k_row_stride, p.k_row_stride, sk - nn,
+                                                tid);
+            sm90::loadSwizzled<T, D, BN, NT, C>(sV + ((n + 1) % 3) * Tr::kKVBytes,
+                                                v + nn * p.v_row_stride, p.v_row_stride, sk - nn,
+                                                tid);
             cpAsyncCommit();
         }
 
-        // S = Q Kᵀ (element i: key column (i / 4) * 8 + col_in + (i & 1), row row0 + ((i >> 1) & 1) * 8)
+        // S = Q Kᵀ (element i: key column (i / 4) * 8 + col_in + (i & 1), row row0 + ((i >> 1) & 1)
+        // * 8)
         float s[BN / 2];
         sm90::fence();
 #pragma unroll
         for (int kk = 0; kk < kDSteps; ++kk) {
             const uint32_t off_q = (kk / 4) * (BM * 128) + wg * 64 * 128 + (kk % 4) * 32;
             const uint32_t off_k = (kk / 4) * (BN * 128) + (kk % 4) * 32;
-            wgmma::SS<BN, kBf16, 0, 0>::mma(s, sm90::desc(sQ + off_q, 16, 1024), sm90::desc(cK + off_k, 16, 1024), kk > 0);
+            wgmma::SS<BN, kBf16, 0, 0>::mma(s, sm90::desc(sQ + off_q, 16, 1024),
+                                            sm90::desc(cK + off_k, 16, 1024), kk > 0);
         }
         sm90::commit();
         sm90::wait<0>();  // S, and the previous tile's P·V
@@ -140,7 +148,8 @@ __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const 
         for (int r = 0; r < 2; ++r) {
             float mx = row_max[r];
 #pragma unroll
-            for (int nt = 0; nt < BN / 8; ++nt) mx = fmaxf(mx, fmaxf(s[nt * 4 + 2 * r], s[nt * 4 + 2 * r + 1]));
+            for (int nt = 0; nt < BN / 8; ++nt)
+                mx = fmaxf(mx, fmaxf(s[nt * 4 + 2 * r], s[nt * 4 + 2 * r + 1]));
             mx = quadMax(mx);
             const float m_scaled = mx == -INFINITY ? 0.f : mx * p.scale_log2;
             const bool up = mx > row_max[r];
@@ -182,9 +191,11 @@ __global__ void __launch_bounds__(256, Tr::kMinBlocks) flashFwdSm90Kernel(const 
             T* orow = o + row * p.o_row_stride + col_in;
 #pragma unroll
             for (int nt = 0; nt < C / 8; ++nt)
-                *reinterpret_cast<uint32_t*>(orow + nt * 8) = pack2<T>(acc[nt * 4 + 2 * r] * inv, acc[nt * 4 + 2 * r + 1] * inv);
+                *reinterpret_cast<uint32_t*>(orow + nt * 8) =
+                    pack2<T>(acc[nt * 4 + 2 * r] * inv, acc[nt * 4 + 2 * r + 1] * inv);
             if ((lane & 3) == 0)
-                p.lse[static_cast<int64_t>(bh) * sq + row] = l > 0.f ? row_max[r] * p.scale + logf(l) : INFINITY;
+                p.lse[static_cast<int64_t>(bh) * sq + row] =
+                    l > 0.f ? row_max[r] * p.scale + logf(l) : INFINITY;
         }
     }
 #else
@@ -197,17 +208,24 @@ void launchFwdSm90(const FlashFwdParams& p, bool heads_fastest, cudaStream_t str
     TS_BOOL_SWITCH(p.causal, C, [&] {
         auto go = [&](auto kernel, auto traits) {
             using Tr = decltype(traits);
-            if constexpr (Tr::kMinBlocks > 1)  // two blocks need (nearly) all of the SM's shared memory
-                TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+            if constexpr (Tr::kMinBlocks >
+                          1)  // two blocks need (nearly) all of the SM's shared memory
+                TS_CUDA_CHECK(cudaFuncSetAttribute(kernel,
+                                                   cudaFuncAttributePreferredSharedMemoryCarveout,
                                                    cudaSharedmemCarveoutMaxShared));
             launchFwdMain<Tr>(kernel, p, heads_fastest, stream);
         };
         using In80 = sm90::InTile<FwdSm90For<128>, 80>;
-        static_assert(kSm90InTileHeadDims[0] == 80 && std::size(kSm90InTileHeadDims) == 1, "one kernel per in-tile dim");
-        if (p.head_dim == 128) go(flashFwdSm90Kernel<T, FwdSm90For<128>, C>, FwdSm90For<128>{});
-        else if (p.head_dim == 64) go(flashFwdSm90Kernel<T, FwdSm90For<64>, C>, FwdSm90For<64>{});
-        else if (p.head_dim == 80) go(flashFwdSm90Kernel<T, In80, C>, In80{});
-        else throw std::invalid_argument("the sm_90a forward takes head dims 64, 80 and 128");
+        static_assert(kSm90InTileHeadDims[0] == 80 && std::size(kSm90InTileHeadDims) == 1,
+                      "one kernel per in-tile dim");
+        if (p.head_dim == 128)
+            go(flashFwdSm90Kernel<T, FwdSm90For<128>, C>, FwdSm90For<128>{});
+        else if (p.head_dim == 64)
+            go(flashFwdSm90Kernel<T, FwdSm90For<64>, C>, FwdSm90For<64>{});
+        else if (p.head_dim == 80)
+            go(flashFwdSm90Kernel<T, In80, C>, In80{});
+        else
+            throw std::invalid_argument("the sm_90a forward takes head dims 64, 80 and 128");
     });
 }
 

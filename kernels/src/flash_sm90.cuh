@@ -19,7 +19,8 @@ namespace ts::kernels::sm90 {
 // Byte offset of the 16-byte piece `piece` (0 .. D/8-1) of row `row` in a swizzled tile of
 // `rows` rows.
 __device__ __forceinline__ uint32_t swizzledOffset(int rows, int row, int piece) {
-    return static_cast<uint32_t>((piece >> 3) * rows * 128 + row * 128 + (((piece & 7) ^ (row & 7)) << 4));
+    return static_cast<uint32_t>((piece >> 3) * rows * 128 + row * 128 +
+                                 (((piece & 7) ^ (row & 7)) << 4));
 }
 
 // Byte offset of the 16-bit element (row, col) in a swizzled tile of `rows` rows.
@@ -31,7 +32,8 @@ __device__ __forceinline__ uint32_t swizzledElem(int rows, int row, int col) {
 // 16-byte cp.async; rows at or past `valid`, and columns at or past kCols (a head dim inside
 // the tile, Note [head dims inside the tile]), are zero-filled without reading global memory.
 template <typename T, int D, int kRows, int kThreads, int kCols = D>
-__device__ __forceinline__ void loadSwizzled(uint32_t smem, const T* gmem, int64_t row_stride, int valid, int tid) {
+__device__ __forceinline__ void loadSwizzled(uint32_t smem, const T* gmem, int64_t row_stride,
+                                             int valid, int tid) {
     static_assert(kCols % 8 == 0 && kCols <= D, "whole 16-byte pieces");
     constexpr int kPieces = D / 8;
     static_assert(kThreads % kPieces == 0, "whole rows per pass");
@@ -43,7 +45,8 @@ __device__ __forceinline__ void loadSwizzled(uint32_t smem, const T* gmem, int64
     for (int i = 0; i < kRows / kRowStep; ++i) {
         const int r = r0 + i * kRowStep;
         const bool ok = r < valid && (kCols == D || piece < kCols / 8);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem + swizzledOffset(kRows, r, piece)),
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                         smem + swizzledOffset(kRows, r, piece)),
                      "l"(ok ? src : gmem), "r"(ok ? 16 : 0));
         src += kRowStep * row_stride;
     }
@@ -69,8 +72,12 @@ __device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo, uint32_t s
     return d;
 }
 
-__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void fence() {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
 template <int N>
 __device__ __forceinline__ void wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
@@ -90,7 +97,9 @@ __device__ __forceinline__ void fenceRegs(uint32_t (&r)[N][4]) {
 }
 // Generic-proxy writes to shared memory (st.shared, cp.async) made visible to wgmma, which
 // reads through the async proxy. Before the barrier that publishes them.
-__device__ __forceinline__ void fenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void fenceProxyAsync() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 
 __device__ __forceinline__ void namedBarrier(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");

@@ -45,12 +45,12 @@ namespace ts::kernels {
 enum class Storage { F32, BF16, F16 };
 
 struct RmsNormFwdParams {
-    const float* x = nullptr;         // (rows, cols)
-    const void* residual = nullptr;   // (rows, cols) in residual_dtype, or null (plain norm)
-    const float* weight = nullptr;    // (cols)
-    float* sum = nullptr;             // (rows, cols): x + residual; null without a residual
-    void* out = nullptr;              // (rows, cols) in out_dtype
-    float* rstd = nullptr;            // (rows)
+    const float* x = nullptr;        // (rows, cols)
+    const void* residual = nullptr;  // (rows, cols) in residual_dtype, or null (plain norm)
+    const float* weight = nullptr;   // (cols)
+    float* sum = nullptr;            // (rows, cols): x + residual; null without a residual
+    void* out = nullptr;             // (rows, cols) in out_dtype
+    float* rstd = nullptr;           // (rows)
     int64_t rows = 0;
     int cols = 0;
     float eps = 1e-5f;
@@ -58,28 +58,28 @@ struct RmsNormFwdParams {
 };
 
 struct RmsNormBwdParams {
-    const void* grad_out = nullptr;   // (rows, cols) in out_dtype
-    const float* grad_sum = nullptr;  // (rows, cols) or null: a gradient reaching the sum itself
-    const float* x = nullptr;         // the normalised input (x + residual), (rows, cols)
-    const float* rstd = nullptr;      // (rows)
-    const float* weight = nullptr;    // (cols)
-    float* dx = nullptr;              // (rows, cols)
-    void* dresidual = nullptr;        // (rows, cols) in residual_dtype, or null
-    float* dweight_partial = nullptr; // (blocks, cols)
-    int blocks = 1;                   // the launch's grid (CPU reference: 1)
+    const void* grad_out = nullptr;    // (rows, cols) in out_dtype
+    const float* grad_sum = nullptr;   // (rows, cols) or null: a gradient reaching the sum itself
+    const float* x = nullptr;          // the normalised input (x + residual), (rows, cols)
+    const float* rstd = nullptr;       // (rows)
+    const float* weight = nullptr;     // (cols)
+    float* dx = nullptr;               // (rows, cols)
+    void* dresidual = nullptr;         // (rows, cols) in residual_dtype, or null
+    float* dweight_partial = nullptr;  // (blocks, cols)
+    int blocks = 1;                    // the launch's grid (CPU reference: 1)
     int64_t rows = 0;
     int cols = 0;
     Storage out_dtype = Storage::F32, residual_dtype = Storage::F32;
 };
 
 struct RopeParams {
-    const void* src = nullptr;  // (batch, seq, 3, heads, head_dim), contiguous
-    void* dst = nullptr;        // the same layout; == src for the forward (in place)
-    const float* cos = nullptr; // (>= seq, head_dim / 2), contiguous
+    const void* src = nullptr;   // (batch, seq, 3, heads, head_dim), contiguous
+    void* dst = nullptr;         // the same layout; == src for the forward (in place)
+    const float* cos = nullptr;  // (>= seq, head_dim / 2), contiguous
     const float* sin = nullptr;
     int64_t batch = 0, seq = 0;
     int heads = 0, head_dim = 0;
-    bool inverse = false;       // backward: rotate by −angle, and copy v's part
+    bool inverse = false;  // backward: rotate by −angle, and copy v's part
     Storage dtype = Storage::F32;
 };
 
@@ -102,17 +102,18 @@ struct SoftmaxParams {
     int64_t rows = 0, queries = 1;     // row r is query r % queries (rows = batch·heads·queries)
     int cols = 0;
     float scale = 1.f;
-    bool causal = false;               // key c of query q masked when c > q
+    bool causal = false;  // key c of query q masked when c > q
     Storage dtype = Storage::F32;
 };
 
 struct CrossEntropyParams {
-    const void* logits = nullptr;     // (rows, vocab), rows `row_stride` apart
-    const int64_t* targets = nullptr; // (rows), each in [0, vocab)
-    float* loss = nullptr;            // forward: (rows)
-    float* lse = nullptr;             // forward writes, backward reads: (rows)
-    const float* grad_loss = nullptr; // backward: the mean loss's gradient (one value, on the device)
-    void* grad_logits = nullptr;      // backward: (rows, vocab), contiguous
+    const void* logits = nullptr;      // (rows, vocab), rows `row_stride` apart
+    const int64_t* targets = nullptr;  // (rows), each in [0, vocab)
+    float* loss = nullptr;             // forward: (rows)
+    float* lse = nullptr;              // forward writes, backward reads: (rows)
+    const float* grad_loss =
+        nullptr;                  // backward: the mean loss's gradient (one value, on the device)
+    void* grad_logits = nullptr;  // backward: (rows, vocab), contiguous
     int64_t rows = 0, row_stride = 0;
     int vocab = 0;
     Storage dtype = Storage::F32;
@@ -133,7 +134,7 @@ struct AdamWTensor {
     const float* step = nullptr;  // the step number this update is (already advanced)
     void* copy = nullptr;         // or null
     int64_t numel = 0;
-    bool vec4 = false;            // numel % 4 == 0 and every pointer aligned to 4 values: vector accesses
+    bool vec4 = false;  // numel % 4 == 0 and every pointer aligned to 4 values: vector accesses
 };
 struct AdamWParams {
     AdamWTensor t[kAdamWMaxTensors];

@@ -1,7 +1,5 @@
 // The LibTorch side of the fused element-wise kernels: checks, parameter structs, and the
 // choice between the CUDA launch (current stream) and the CPU reference.
-#include "trainscope/kernels/fused_ops.h"
-
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -10,6 +8,7 @@
 #include <string>
 
 #include "fused.h"
+#include "trainscope/kernels/fused_ops.h"
 
 #ifdef TRAINSCOPE_KERNELS_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -25,10 +24,14 @@ namespace {
 
 Storage storageOf(const char* op, at::ScalarType t) {
     switch (t) {
-        case at::kFloat: return Storage::F32;
-        case at::kBFloat16: return Storage::BF16;
-        case at::kHalf: return Storage::F16;
-        default: bad(op, std::string("dtype ") + c10::toString(t) + " (fp32, bf16 or fp16 only)");
+        case at::kFloat:
+            return Storage::F32;
+        case at::kBFloat16:
+            return Storage::BF16;
+        case at::kHalf:
+            return Storage::F16;
+        default:
+            bad(op, std::string("dtype ") + c10::toString(t) + " (fp32, bf16 or fp16 only)");
     }
 }
 
@@ -48,13 +51,16 @@ void needContiguous(const char* op, const at::Tensor& t, const char* name) {
 }
 
 #ifdef TRAINSCOPE_KERNELS_CUDA
-cudaStream_t streamOf(const at::Tensor& t) { return at::cuda::getCurrentCUDAStream(t.device().index()); }
+cudaStream_t streamOf(const at::Tensor& t) {
+    return at::cuda::getCurrentCUDAStream(t.device().index());
+}
 #else
 cudaStream_t streamOf(const at::Tensor&) { return nullptr; }
 #endif
 // The tensor's GPU is the current one for the launch (nothing to do for CPU tensors).
-#define TS_ON_DEVICE(t) \
-    const c10::OptionalDeviceGuard guard_((t).is_cuda() ? std::optional<c10::Device>((t).device()) : std::nullopt)
+#define TS_ON_DEVICE(t)                                                                            \
+    const c10::OptionalDeviceGuard guard_((t).is_cuda() ? std::optional<c10::Device>((t).device()) \
+                                                        : std::nullopt)
 
 }  // namespace
 
@@ -81,13 +87,16 @@ bool fusedKernelsBuilt() {
 #endif
 }
 
-RmsNormForward rmsNormForward(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight, double eps,
-                              at::ScalarType out_dtype) {
+RmsNormForward rmsNormForward(const at::Tensor& x, const at::Tensor& residual,
+                              const at::Tensor& weight, double eps, at::ScalarType out_dtype) {
     constexpr const char* op = "fused RMSNorm";
     const bool cuda = onCuda(op, {&x, &residual, &weight});
-    if (x.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat) bad(op, "x and the weight must be fp32");
-    if (x.dim() < 1 || weight.dim() != 1 || weight.size(0) != x.size(-1)) bad(op, "the weight must be (x.size(-1))");
-    if (residual.defined() && residual.sizes() != x.sizes()) bad(op, "the residual must have x's shape");
+    if (x.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat)
+        bad(op, "x and the weight must be fp32");
+    if (x.dim() < 1 || weight.dim() != 1 || weight.size(0) != x.size(-1))
+        bad(op, "the weight must be (x.size(-1))");
+    if (residual.defined() && residual.sizes() != x.sizes())
+        bad(op, "the residual must have x's shape");
     needContiguous(op, x, "x");
     needContiguous(op, weight, "the weight");
     if (residual.defined()) needContiguous(op, residual, "the residual");
@@ -117,12 +126,14 @@ RmsNormForward rmsNormForward(const at::Tensor& x, const at::Tensor& residual, c
     return r;
 }
 
-RmsNormBackward rmsNormBackward(const at::Tensor& grad_out_in, const at::Tensor& grad_sum_in, const at::Tensor& x,
-                                const at::Tensor& rstd, const at::Tensor& weight,
+RmsNormBackward rmsNormBackward(const at::Tensor& grad_out_in, const at::Tensor& grad_sum_in,
+                                const at::Tensor& x, const at::Tensor& rstd,
+                                const at::Tensor& weight,
                                 std::optional<at::ScalarType> residual_dtype) {
     constexpr const char* op = "fused RMSNorm backward";
     const at::Tensor grad_out = grad_out_in.contiguous();
-    const at::Tensor grad_sum = grad_sum_in.defined() ? grad_sum_in.to(at::kFloat).contiguous() : grad_sum_in;
+    const at::Tensor grad_sum =
+        grad_sum_in.defined() ? grad_sum_in.to(at::kFloat).contiguous() : grad_sum_in;
     const bool cuda = onCuda(op, {&x, &grad_out, &grad_sum, &rstd, &weight});
     if (grad_out.sizes() != x.sizes() || (grad_sum.defined() && grad_sum.sizes() != x.sizes()))
         bad(op, "gradients must have the input's shape");
@@ -157,8 +168,8 @@ RmsNormBackward rmsNormBackward(const at::Tensor& grad_out_in, const at::Tensor&
 }
 
 namespace {
-RopeParams ropeParams(const char* op, const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin,
-                      int64_t heads) {
+RopeParams ropeParams(const char* op, const at::Tensor& qkv, const at::Tensor& cos,
+                      const at::Tensor& sin, int64_t heads) {
     if (qkv.dim() != 3 || heads < 1 || qkv.size(2) % (3 * heads) != 0)
         bad(op, "qkv must be (batch, seq, 3·heads·head_dim)");
     const int64_t d = qkv.size(2) / (3 * heads);
@@ -181,7 +192,8 @@ RopeParams ropeParams(const char* op, const at::Tensor& qkv, const at::Tensor& c
 }
 }  // namespace
 
-void ropeQkvInPlace(const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin, int64_t heads) {
+void ropeQkvInPlace(const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin,
+                    int64_t heads) {
     constexpr const char* op = "fused RoPE";
     const bool cuda = onCuda(op, {&qkv, &cos, &sin});
     RopeParams p = ropeParams(op, qkv, cos, sin, heads);
@@ -194,7 +206,8 @@ void ropeQkvInPlace(const at::Tensor& qkv, const at::Tensor& cos, const at::Tens
         ropeRef(p);
 }
 
-at::Tensor ropeQkvBackward(const at::Tensor& grad_in, const at::Tensor& cos, const at::Tensor& sin, int64_t heads) {
+at::Tensor ropeQkvBackward(const at::Tensor& grad_in, const at::Tensor& cos, const at::Tensor& sin,
+                           int64_t heads) {
     constexpr const char* op = "fused RoPE backward";
     const at::Tensor grad = grad_in.contiguous();
     const bool cuda = onCuda(op, {&grad, &cos, &sin});
@@ -282,7 +295,8 @@ SoftmaxForward attentionSoftmaxForward(const at::Tensor& scores, double scale, b
     const bool cuda = onCuda(op, {&scores});
     SoftmaxParams p = softmaxParams(op, scores, scale, causal);
     TS_ON_DEVICE(scores);
-    SoftmaxForward r{at::empty_like(scores), at::empty({p.rows}, scores.options().dtype(at::kFloat))};
+    SoftmaxForward r{at::empty_like(scores),
+                     at::empty({p.rows}, scores.options().dtype(at::kFloat))};
     p.probs = r.probs.data_ptr();
     p.lse = r.lse.data_ptr<float>();
     if (cuda)
@@ -292,8 +306,8 @@ SoftmaxForward attentionSoftmaxForward(const at::Tensor& scores, double scale, b
     return r;
 }
 
-at::Tensor attentionSoftmaxBackward(const at::Tensor& grad_probs_in, const at::Tensor& scores, const at::Tensor& lse,
-                                    double scale, bool causal) {
+at::Tensor attentionSoftmaxBackward(const at::Tensor& grad_probs_in, const at::Tensor& scores,
+                                    const at::Tensor& lse, double scale, bool causal) {
     constexpr const char* op = "fused attention softmax backward";
     const at::Tensor grad_probs = grad_probs_in.to(scores.scalar_type()).contiguous();
     const bool cuda = onCuda(op, {&scores, &grad_probs, &lse});
@@ -315,8 +329,10 @@ at::Tensor attentionSoftmaxBackward(const at::Tensor& grad_probs_in, const at::T
 
 namespace {
 CrossEntropyParams ceParams(const char* op, const at::Tensor& logits, const at::Tensor& targets) {
-    if (logits.dim() != 2 || logits.stride(1) != 1) bad(op, "logits must be (rows, vocab), rows contiguous");
-    if (targets.dim() != 1 || targets.size(0) != logits.size(0) || targets.scalar_type() != at::kLong)
+    if (logits.dim() != 2 || logits.stride(1) != 1)
+        bad(op, "logits must be (rows, vocab), rows contiguous");
+    if (targets.dim() != 1 || targets.size(0) != logits.size(0) ||
+        targets.scalar_type() != at::kLong)
         bad(op, "targets must be (rows) int64");
     needContiguous(op, targets, "targets");
     if (logits.size(1) < 1) bad(op, "empty vocabulary");
@@ -350,14 +366,15 @@ CrossEntropyForward crossEntropyForward(const at::Tensor& logits, const at::Tens
     return r;
 }
 
-at::Tensor crossEntropyBackward(const at::Tensor& grad_loss_in, const at::Tensor& logits, const at::Tensor& targets,
-                                const at::Tensor& lse) {
+at::Tensor crossEntropyBackward(const at::Tensor& grad_loss_in, const at::Tensor& logits,
+                                const at::Tensor& targets, const at::Tensor& lse) {
     constexpr const char* op = "fused cross-entropy backward";
     const at::Tensor grad_loss = grad_loss_in.to(at::kFloat).contiguous();
     const bool cuda = onCuda(op, {&logits, &targets, &lse, &grad_loss});
     CrossEntropyParams p = ceParams(op, logits, targets);
     if (grad_loss.numel() != 1) bad(op, "the loss's gradient must be one value");
-    if (lse.numel() != p.rows || lse.scalar_type() != at::kFloat) bad(op, "lse must be the forward's (rows) fp32");
+    if (lse.numel() != p.rows || lse.scalar_type() != at::kFloat)
+        bad(op, "lse must be the forward's (rows) fp32");
     TS_ON_DEVICE(logits);
     at::Tensor dlogits = at::empty(logits.sizes(), logits.options());
     p.lse = const_cast<float*>(lse.data_ptr<float>());
@@ -376,23 +393,29 @@ void adamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
                const AdamWSettings& settings) {
     constexpr const char* op = "fused AdamW";
     const size_t n = params.size();
-    if (grads.size() != n || exp_avgs.size() != n || exp_avg_sqs.size() != n || steps.size() != n || copies.size() != n)
+    if (grads.size() != n || exp_avgs.size() != n || exp_avg_sqs.size() != n || steps.size() != n ||
+        copies.size() != n)
         bad(op, "one gradient, moment pair, step and copy slot per parameter");
     if (n == 0) return;
     const bool cuda = onCuda(op, {&params[0]});
     for (size_t i = 0; i < n; ++i) {
         const at::Tensor* ts[] = {&params[i], &exp_avgs[i], &exp_avg_sqs[i], &steps[i]};
         for (const at::Tensor* t : ts)
-            if (t->scalar_type() != at::kFloat || !t->is_contiguous() || t->device() != params[0].device())
-                bad(op, "parameters, moments and steps must be contiguous fp32 tensors on one device");
-        if (exp_avgs[i].numel() != params[i].numel() || exp_avg_sqs[i].numel() != params[i].numel() ||
-            steps[i].numel() != 1 || grads[i].numel() != params[i].numel() || !grads[i].is_contiguous() ||
+            if (t->scalar_type() != at::kFloat || !t->is_contiguous() ||
+                t->device() != params[0].device())
+                bad(op,
+                    "parameters, moments and steps must be contiguous fp32 tensors on one device");
+        if (exp_avgs[i].numel() != params[i].numel() ||
+            exp_avg_sqs[i].numel() != params[i].numel() || steps[i].numel() != 1 ||
+            grads[i].numel() != params[i].numel() || !grads[i].is_contiguous() ||
             grads[i].device() != params[0].device())
             bad(op, "each gradient and moment must match its parameter; each step is one value");
         const at::ScalarType want = copies[i].defined() ? copies[i].scalar_type() : at::kFloat;
-        if (grads[i].scalar_type() != want) bad(op, "a gradient must be fp32, or its copy's dtype where there is a copy");
-        if (copies[i].defined() && (copies[i].numel() != params[i].numel() || !copies[i].is_contiguous() ||
-                                    copies[i].device() != params[0].device()))
+        if (grads[i].scalar_type() != want)
+            bad(op, "a gradient must be fp32, or its copy's dtype where there is a copy");
+        if (copies[i].defined() &&
+            (copies[i].numel() != params[i].numel() || !copies[i].is_contiguous() ||
+             copies[i].device() != params[0].device()))
             bad(op, "each copy must be a contiguous tensor of its parameter's size");
     }
     TS_ON_DEVICE(params[0]);
@@ -428,9 +451,11 @@ void adamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
                 return reinterpret_cast<uintptr_t>(ptr) % (4 * elem) == 0;
             };
             const size_t g_elem = grads[i].element_size();
-            t.vec4 = t.numel % 4 == 0 && aligned4(t.param, 4) && aligned4(t.exp_avg, 4) && aligned4(t.exp_avg_sq, 4) &&
-                     aligned4(t.grad, g_elem) && (!t.copy || aligned4(t.copy, copies[i].element_size()));
-            p.block_start[p.count + 1] = p.block_start[p.count] + (t.numel + kAdamWChunk - 1) / kAdamWChunk;
+            t.vec4 = t.numel % 4 == 0 && aligned4(t.param, 4) && aligned4(t.exp_avg, 4) &&
+                     aligned4(t.exp_avg_sq, 4) && aligned4(t.grad, g_elem) &&
+                     (!t.copy || aligned4(t.copy, copies[i].element_size()));
+            p.block_start[p.count + 1] =
+                p.block_start[p.count] + (t.numel + kAdamWChunk - 1) / kAdamWChunk;
             ++p.count;
         }
         if (cuda)

@@ -17,7 +17,8 @@ namespace ts::kernels {
 namespace {
 
 [[noreturn]] void cudaFail(cudaError_t err, const char* what) {
-    throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorString(err) + " (" + what + ")");
+    throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorString(err) + " (" + what +
+                             ")");
 }
 void checkLaunch(const char* what) {
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) cudaFail(err, what);
@@ -26,18 +27,34 @@ void checkLaunch(const char* what) {
 __device__ __forceinline__ float toF(float v) { return v; }
 __device__ __forceinline__ float toF(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float toF(__half v) { return __half2float(v); }
-template <typename T> __device__ __forceinline__ T fromF(float v);
-template <> __device__ __forceinline__ float fromF<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 fromF<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
-template <> __device__ __forceinline__ __half fromF<__half>(float v) { return __float2half(v); }
+template <typename T>
+__device__ __forceinline__ T fromF(float v);
+template <>
+__device__ __forceinline__ float fromF<float>(float v) {
+    return v;
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 fromF<__nv_bfloat16>(float v) {
+    return __float2bfloat16(v);
+}
+template <>
+__device__ __forceinline__ __half fromF<__half>(float v) {
+    return __float2half(v);
+}
 
 // Calls f(T{}) with the storage type for `s`.
 template <typename F>
 void withType(Storage s, F&& f) {
     switch (s) {
-        case Storage::F32: f(float{}); break;
-        case Storage::BF16: f(__nv_bfloat16{}); break;
-        case Storage::F16: f(__half{}); break;
+        case Storage::F32:
+            f(float{});
+            break;
+        case Storage::BF16:
+            f(__nv_bfloat16{});
+            break;
+        case Storage::F16:
+            f(__half{});
+            break;
     }
 }
 
@@ -125,13 +142,15 @@ __global__ void __launch_bounds__(kRowThreads) rmsNormBwdKernel(const RmsNormBwd
             if constexpr (kResidual) static_cast<R*>(p.dresidual)[row * n + c] = fromF<R>(d);
         }
     }
-    for (int c = threadIdx.x; c < n; c += kRowThreads) p.dweight_partial[int64_t{blockIdx.x} * n + c] = dw[c];
+    for (int c = threadIdx.x; c < n; c += kRowThreads)
+        p.dweight_partial[int64_t{blockIdx.x} * n + c] = dw[c];
 }
 
 int smCount() {
     int dev = 0, sms = 0;
     if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) cudaFail(e, "cudaGetDevice");
-    if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev); e != cudaSuccess)
+    if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        e != cudaSuccess)
         cudaFail(e, "cudaDeviceGetAttribute");
     return sms;
 }
@@ -145,7 +164,8 @@ __global__ void ropeKernel(const RopeParams p) {
     const int64_t per_token = int64_t{2} * p.heads * half;  // q and k pairs of one token
     const int64_t total = p.batch * p.seq * per_token;
     const int64_t row_len = int64_t{3} * p.heads * p.head_dim;
-    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+         i += int64_t{gridDim.x} * blockDim.x) {
         const int64_t token = i / per_token;
         const int rest = static_cast<int>(i % per_token);  // (which of q/k, head, pair)
         const int k = rest % half;
@@ -161,7 +181,8 @@ __global__ void ropeKernel(const RopeParams p) {
     }
     if (!p.inverse) return;
     const int64_t v_len = int64_t{p.heads} * p.head_dim, v_total = p.batch * p.seq * v_len;
-    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < v_total; i += int64_t{gridDim.x} * blockDim.x) {
+    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < v_total;
+         i += int64_t{gridDim.x} * blockDim.x) {
         const int64_t at = (i / v_len) * row_len + 2 * v_len + i % v_len;
         static_cast<T*>(p.dst)[at] = static_cast<const T*>(p.src)[at];
     }
@@ -174,7 +195,8 @@ __device__ __forceinline__ float sigmoid(float g) { return 1.f / (1.f + __expf(-
 template <typename T>
 __global__ void swigluFwdKernel(const SwigluParams p) {
     const int64_t total = p.rows * p.f;
-    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+         i += int64_t{gridDim.x} * blockDim.x) {
         const int64_t r = i / p.f, c = i % p.f;
         const T* gu = static_cast<const T*>(p.gu) + r * 2 * p.f;
         const float g = toF(gu[c]), u = toF(gu[p.f + c]);
@@ -185,11 +207,13 @@ __global__ void swigluFwdKernel(const SwigluParams p) {
 template <typename T>
 __global__ void swigluBwdKernel(const SwigluParams p) {
     const int64_t total = p.rows * p.f;
-    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+         i += int64_t{gridDim.x} * blockDim.x) {
         const int64_t r = i / p.f, c = i % p.f;
         const T* gu = static_cast<const T*>(p.gu) + r * 2 * p.f;
         T* dgu = static_cast<T*>(p.grad_gu) + r * 2 * p.f;
-        const float g = toF(gu[c]), u = toF(gu[p.f + c]), dh = toF(static_cast<const T*>(p.grad_h)[i]);
+        const float g = toF(gu[c]), u = toF(gu[p.f + c]),
+                    dh = toF(static_cast<const T*>(p.grad_h)[i]);
         const float sg = sigmoid(g);
         dgu[c] = fromF<T>(dh * u * sg * (1.f + g * (1.f - sg)));
         dgu[p.f + c] = fromF<T>(dh * g * sg);
@@ -240,7 +264,8 @@ __global__ void __launch_bounds__(kSoftmaxWarps * 32) softmaxFwdKernel(const Sof
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
-        const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, sum, o);
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o),
+                    s2 = __shfl_xor_sync(0xffffffffu, sum, o);
         const float mm = fmaxf(m, m2);
         sum = mm == -INFINITY ? 0.f : sum * expf(m - mm) + s2 * expf(m2 - mm);
         m = mm;
@@ -262,7 +287,8 @@ __global__ void __launch_bounds__(kSoftmaxWarps * 32) softmaxBwdKernel(const Sof
     const int limit = softmaxLimit(p, row);
     const float lse = p.lse[row];
     float dot = 0.f;
-    for (int c = lane; c < limit; c += 32) dot += toF(dp[c]) * expf(scaledScore(s, c, p.scale) - lse);
+    for (int c = lane; c < limit; c += 32)
+        dot += toF(dp[c]) * expf(scaledScore(s, c, p.scale) - lse);
     dot = warpSum(dot);
     for (int c = lane; c < p.cols; c += 32) {
         float g = 0.f;
@@ -299,11 +325,14 @@ template <typename T>
 __global__ void crossEntropyBwdKernel(const CrossEntropyParams p) {
     const float scale = *p.grad_loss / static_cast<float>(p.rows);
     const int64_t total = p.rows * p.vocab;
-    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+         i += int64_t{gridDim.x} * blockDim.x) {
         const int64_t r = i / p.vocab;
         const int c = static_cast<int>(i % p.vocab);
-        const float prob = __expf(toF(static_cast<const T*>(p.logits)[r * p.row_stride + c]) - p.lse[r]);
-        static_cast<T*>(p.grad_logits)[i] = fromF<T>((prob - (c == p.targets[r] ? 1.f : 0.f)) * scale);
+        const float prob =
+            __expf(toF(static_cast<const T*>(p.logits)[r * p.row_stride + c]) - p.lse[r]);
+        static_cast<T*>(p.grad_logits)[i] =
+            fromF<T>((prob - (c == p.targets[r] ? 1.f : 0.f)) * scale);
     }
 }
 
@@ -381,7 +410,8 @@ __global__ void __launch_bounds__(256) adamWKernel(const AdamWParams p) {
                 for (int k = 0; k < 4; ++k) {
                     m[u][k] = p.beta1 * m[u][k] + (1.f - p.beta1) * g[u][k];
                     v[u][k] = p.beta2 * v[u][k] + (1.f - p.beta2) * g[u][k] * g[u][k];
-                    w[u][k] = w[u][k] * decay - step_size * m[u][k] / (sqrtf(v[u][k]) / bias2_sqrt + p.eps);
+                    w[u][k] = w[u][k] * decay -
+                              step_size * m[u][k] / (sqrtf(v[u][k]) / bias2_sqrt + p.eps);
                 }
                 store4(a.exp_avg + i, m[u]);
                 store4(a.exp_avg_sq + i, v[u]);
@@ -417,12 +447,14 @@ void launchRmsNormFwd(const RmsNormFwdParams& p, cudaStream_t stream) {
     withType(p.out_dtype, [&](auto o) {
         using O = decltype(o);
         if (!p.residual) {
-            rmsNormFwdKernel<float, O, false><<<static_cast<unsigned>(p.rows), kRowThreads, 0, stream>>>(p);
+            rmsNormFwdKernel<float, O, false>
+                <<<static_cast<unsigned>(p.rows), kRowThreads, 0, stream>>>(p);
             return;
         }
         withType(p.residual_dtype, [&](auto r) {
             using R = decltype(r);
-            rmsNormFwdKernel<R, O, true><<<static_cast<unsigned>(p.rows), kRowThreads, 0, stream>>>(p);
+            rmsNormFwdKernel<R, O, true>
+                <<<static_cast<unsigned>(p.rows), kRowThreads, 0, stream>>>(p);
         });
     });
     checkLaunch("RMSNorm forward");
@@ -454,40 +486,50 @@ void launchRmsNormBwd(const RmsNormBwdParams& p, cudaStream_t stream) {
 void launchRope(const RopeParams& p, cudaStream_t stream) {
     const int64_t n = p.batch * p.seq * p.heads * p.head_dim;  // q and k pairs = one per 2 of 2·h·d
     if (n == 0) return;
-    withType(p.dtype, [&](auto t) { ropeKernel<decltype(t)><<<strideBlocks(n), 256, 0, stream>>>(p); });
+    withType(p.dtype,
+             [&](auto t) { ropeKernel<decltype(t)><<<strideBlocks(n), 256, 0, stream>>>(p); });
     checkLaunch("RoPE");
 }
 
 void launchSwigluFwd(const SwigluParams& p, cudaStream_t stream) {
     if (p.rows * p.f == 0) return;
-    withType(p.dtype, [&](auto t) { swigluFwdKernel<decltype(t)><<<strideBlocks(p.rows * p.f), 256, 0, stream>>>(p); });
+    withType(p.dtype, [&](auto t) {
+        swigluFwdKernel<decltype(t)><<<strideBlocks(p.rows * p.f), 256, 0, stream>>>(p);
+    });
     checkLaunch("SwiGLU forward");
 }
 
 void launchSwigluBwd(const SwigluParams& p, cudaStream_t stream) {
     if (p.rows * p.f == 0) return;
-    withType(p.dtype, [&](auto t) { swigluBwdKernel<decltype(t)><<<strideBlocks(p.rows * p.f), 256, 0, stream>>>(p); });
+    withType(p.dtype, [&](auto t) {
+        swigluBwdKernel<decltype(t)><<<strideBlocks(p.rows * p.f), 256, 0, stream>>>(p);
+    });
     checkLaunch("SwiGLU backward");
 }
 
 void launchSoftmaxFwd(const SoftmaxParams& p, cudaStream_t stream) {
     if (p.rows * p.cols == 0) return;
     const unsigned blocks = static_cast<unsigned>((p.rows + kSoftmaxWarps - 1) / kSoftmaxWarps);
-    withType(p.dtype, [&](auto t) { softmaxFwdKernel<decltype(t)><<<blocks, kSoftmaxWarps * 32, 0, stream>>>(p); });
+    withType(p.dtype, [&](auto t) {
+        softmaxFwdKernel<decltype(t)><<<blocks, kSoftmaxWarps * 32, 0, stream>>>(p);
+    });
     checkLaunch("softmax forward");
 }
 
 void launchSoftmaxBwd(const SoftmaxParams& p, cudaStream_t stream) {
     if (p.rows * p.cols == 0) return;
     const unsigned blocks = static_cast<unsigned>((p.rows + kSoftmaxWarps - 1) / kSoftmaxWarps);
-    withType(p.dtype, [&](auto t) { softmaxBwdKernel<decltype(t)><<<blocks, kSoftmaxWarps * 32, 0, stream>>>(p); });
+    withType(p.dtype, [&](auto t) {
+        softmaxBwdKernel<decltype(t)><<<blocks, kSoftmaxWarps * 32, 0, stream>>>(p);
+    });
     checkLaunch("softmax backward");
 }
 
 void launchCrossEntropyFwd(const CrossEntropyParams& p, cudaStream_t stream) {
     if (p.rows == 0) return;
     withType(p.dtype, [&](auto t) {
-        crossEntropyFwdKernel<decltype(t)><<<static_cast<unsigned>(p.rows), kRowThreads, 0, stream>>>(p);
+        crossEntropyFwdKernel<decltype(t)>
+            <<<static_cast<unsigned>(p.rows), kRowThreads, 0, stream>>>(p);
     });
     checkLaunch("cross-entropy forward");
 }

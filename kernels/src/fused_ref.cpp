@@ -18,18 +18,27 @@ namespace {
 
 float load(const void* base, Storage s, int64_t i) {
     switch (s) {
-        case Storage::F32: return static_cast<const float*>(base)[i];
-        case Storage::BF16: return static_cast<float>(static_cast<const c10::BFloat16*>(base)[i]);
-        case Storage::F16: return static_cast<float>(static_cast<const c10::Half*>(base)[i]);
+        case Storage::F32:
+            return static_cast<const float*>(base)[i];
+        case Storage::BF16:
+            return static_cast<float>(static_cast<const c10::BFloat16*>(base)[i]);
+        case Storage::F16:
+            return static_cast<float>(static_cast<const c10::Half*>(base)[i]);
     }
     return 0.f;
 }
 
 void store(void* base, Storage s, int64_t i, float v) {
     switch (s) {
-        case Storage::F32: static_cast<float*>(base)[i] = v; break;
-        case Storage::BF16: static_cast<c10::BFloat16*>(base)[i] = c10::BFloat16(v); break;
-        case Storage::F16: static_cast<c10::Half*>(base)[i] = c10::Half(v); break;
+        case Storage::F32:
+            static_cast<float*>(base)[i] = v;
+            break;
+        case Storage::BF16:
+            static_cast<c10::BFloat16*>(base)[i] = c10::BFloat16(v);
+            break;
+        case Storage::F16:
+            static_cast<c10::Half*>(base)[i] = c10::Half(v);
+            break;
     }
 }
 
@@ -52,7 +61,8 @@ void rmsNormFwdRef(const RmsNormFwdParams& p) {
         const float rstd = 1.f / std::sqrt(ss / n + p.eps);
         p.rstd[r] = rstd;
         const float* src = p.residual ? p.sum : p.x;
-        for (int c = 0; c < n; ++c) store(p.out, p.out_dtype, r * n + c, src[r * n + c] * rstd * p.weight[c]);
+        for (int c = 0; c < n; ++c)
+            store(p.out, p.out_dtype, r * n + c, src[r * n + c] * rstd * p.weight[c]);
     }
 }
 
@@ -71,7 +81,8 @@ void rmsNormBwdRef(const RmsNormBwdParams& p) {
         const float mean = dot / n;
         for (int c = 0; c < n; ++c) {
             const int64_t i = r * n + c;
-            float d = rstd * (load(p.grad_out, p.out_dtype, i) * p.weight[c] - p.x[i] * rstd * mean);
+            float d =
+                rstd * (load(p.grad_out, p.out_dtype, i) * p.weight[c] - p.x[i] * rstd * mean);
             if (p.grad_sum) d += p.grad_sum[i];
             p.dx[i] = d;
             if (p.dresidual) store(p.dresidual, p.residual_dtype, i, d);
@@ -89,7 +100,8 @@ void ropeRef(const RopeParams& p) {
             for (int k = 0; k < half; ++k) {
                 const int64_t at = t * row_len + int64_t{part} * p.head_dim + 2 * k;
                 const float x0 = load(p.src, p.dtype, at), x1 = load(p.src, p.dtype, at + 1);
-                const float c = p.cos[pos * half + k], s = (p.inverse ? -1.f : 1.f) * p.sin[pos * half + k];
+                const float c = p.cos[pos * half + k],
+                            s = (p.inverse ? -1.f : 1.f) * p.sin[pos * half + k];
                 store(p.dst, p.dtype, at, x0 * c - x1 * s);
                 store(p.dst, p.dtype, at + 1, x0 * s + x1 * c);
             }
@@ -102,7 +114,8 @@ void ropeRef(const RopeParams& p) {
 void swigluFwdRef(const SwigluParams& p) {
     for (int64_t r = 0; r < p.rows; ++r)
         for (int c = 0; c < p.f; ++c) {
-            const float g = load(p.gu, p.dtype, r * 2 * p.f + c), u = load(p.gu, p.dtype, r * 2 * p.f + p.f + c);
+            const float g = load(p.gu, p.dtype, r * 2 * p.f + c),
+                        u = load(p.gu, p.dtype, r * 2 * p.f + p.f + c);
             store(p.h, p.dtype, r * p.f + c, g * sigmoid(g) * u);
         }
 }
@@ -124,9 +137,12 @@ namespace {
 float scaledScore(const SoftmaxParams& p, int64_t i) {
     const float x = load(p.scores, p.dtype, i) * p.scale;
     switch (p.dtype) {
-        case Storage::F32: return x;
-        case Storage::BF16: return static_cast<float>(c10::BFloat16(x));
-        case Storage::F16: return static_cast<float>(c10::Half(x));
+        case Storage::F32:
+            return x;
+        case Storage::BF16:
+            return static_cast<float>(c10::BFloat16(x));
+        case Storage::F16:
+            return static_cast<float>(c10::Half(x));
     }
     return x;
 }
@@ -148,7 +164,8 @@ void softmaxFwdRef(const SoftmaxParams& p) {
         const float lse = m + std::log(s);
         p.lse[r] = lse;
         for (int c = 0; c < p.cols; ++c)
-            store(p.probs, p.dtype, base + c, c < limit ? std::exp(scaledScore(p, base + c) - lse) : 0.f);
+            store(p.probs, p.dtype, base + c,
+                  c < limit ? std::exp(scaledScore(p, base + c) - lse) : 0.f);
     }
 }
 
@@ -158,13 +175,16 @@ void softmaxBwdRef(const SoftmaxParams& p) {
         const int limit = softmaxLimit(p, r);
         float dot = 0.f;
         for (int c = 0; c < limit; ++c)
-            dot += load(p.grad_probs, p.dtype, base + c) * std::exp(scaledScore(p, base + c) - p.lse[r]);
+            dot += load(p.grad_probs, p.dtype, base + c) *
+                   std::exp(scaledScore(p, base + c) - p.lse[r]);
         for (int c = 0; c < p.cols; ++c) {
             float g = 0.f;
             if (c < limit) {
                 const float pr = std::exp(scaledScore(p, base + c) - p.lse[r]);
-                store(p.grad_scores, p.dtype, base + c, pr * (load(p.grad_probs, p.dtype, base + c) - dot));
-                g = load(p.grad_scores, p.dtype, base + c) * p.scale;  // eager's rounding, then its scaling
+                store(p.grad_scores, p.dtype, base + c,
+                      pr * (load(p.grad_probs, p.dtype, base + c) - dot));
+                g = load(p.grad_scores, p.dtype, base + c) *
+                    p.scale;  // eager's rounding, then its scaling
             }
             store(p.grad_scores, p.dtype, base + c, g);
         }
@@ -191,7 +211,8 @@ void crossEntropyBwdRef(const CrossEntropyParams& p) {
     for (int64_t r = 0; r < p.rows; ++r)
         for (int c = 0; c < p.vocab; ++c) {
             const float prob = std::exp(load(p.logits, p.dtype, r * p.row_stride + c) - p.lse[r]);
-            store(p.grad_logits, p.dtype, r * p.vocab + c, (prob - (c == p.targets[r] ? 1.f : 0.f)) * scale);
+            store(p.grad_logits, p.dtype, r * p.vocab + c,
+                  (prob - (c == p.targets[r] ? 1.f : 0.f)) * scale);
         }
 }
 
@@ -199,7 +220,8 @@ void adamWRef(const AdamWParams& p) {
     for (int t = 0; t < p.count; ++t) {
         const AdamWTensor& a = p.t[t];
         const float step = *a.step;
-        const float bias1 = 1.f - std::pow(p.beta1, step), bias2_sqrt = std::sqrt(1.f - std::pow(p.beta2, step));
+        const float bias1 = 1.f - std::pow(p.beta1, step),
+                    bias2_sqrt = std::sqrt(1.f - std::pow(p.beta2, step));
         const float step_size = p.lr / bias1, decay = 1.f - p.lr * p.weight_decay;
         for (int64_t i = 0; i < a.numel; ++i) {
             const float g = load(a.grad, p.grad_dtype, i);
@@ -207,7 +229,8 @@ void adamWRef(const AdamWParams& p) {
             const float v = p.beta2 * a.exp_avg_sq[i] + (1.f - p.beta2) * g * g;
             a.exp_avg[i] = m;
             a.exp_avg_sq[i] = v;
-            const float w = a.param[i] * decay - step_size * m / (std::sqrt(v) / bias2_sqrt + p.eps);
+            const float w =
+                a.param[i] * decay - step_size * m / (std::sqrt(v) / bias2_sqrt + p.eps);
             a.param[i] = w;
             if (p.has_copy) store(a.copy, p.copy_dtype, i, w);
         }

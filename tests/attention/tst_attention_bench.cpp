@@ -46,10 +46,14 @@ TEST(AttentionBench, ValidationNamesTheBadValue) {
 }
 
 TEST(AttentionBench, FlopCount) {
-    EXPECT_DOUBLE_EQ(attentionFlops(2, 3, 10, 16, false, AttentionPass::Forward), 4.0 * 2 * 3 * 100 * 16);
-    EXPECT_DOUBLE_EQ(attentionFlops(2, 3, 10, 16, true, AttentionPass::Forward), 2.0 * 2 * 3 * 100 * 16);
-    EXPECT_DOUBLE_EQ(attentionFlops(1, 1, 10, 16, true, AttentionPass::Backward), 2.5 * 2 * 100 * 16);
-    EXPECT_DOUBLE_EQ(attentionFlops(1, 1, 10, 16, false, AttentionPass::ForwardBackward), 3.5 * 4 * 100 * 16);
+    EXPECT_DOUBLE_EQ(attentionFlops(2, 3, 10, 16, false, AttentionPass::Forward),
+                     4.0 * 2 * 3 * 100 * 16);
+    EXPECT_DOUBLE_EQ(attentionFlops(2, 3, 10, 16, true, AttentionPass::Forward),
+                     2.0 * 2 * 3 * 100 * 16);
+    EXPECT_DOUBLE_EQ(attentionFlops(1, 1, 10, 16, true, AttentionPass::Backward),
+                     2.5 * 2 * 100 * 16);
+    EXPECT_DOUBLE_EQ(attentionFlops(1, 1, 10, 16, false, AttentionPass::ForwardBackward),
+                     3.5 * 4 * 100 * 16);
 }
 
 struct Recorder : AttentionObserver {
@@ -60,8 +64,8 @@ struct Recorder : AttentionObserver {
 
 TEST(AttentionBench, CpuSweepChecksTimesAndMarksUnsupported) {
     AttentionBenchSpec s;
-    s.impls = {AttentionImpl::Naive, AttentionImpl::Tiled, AttentionImpl::Sdpa, AttentionImpl::SdpaMath,
-               AttentionImpl::SdpaFlash, AttentionImpl::Flash};
+    s.impls = {AttentionImpl::Naive,    AttentionImpl::Tiled,     AttentionImpl::Sdpa,
+               AttentionImpl::SdpaMath, AttentionImpl::SdpaFlash, AttentionImpl::Flash};
     s.seq_lens = {33, 64};
     s.head_dims = {16};
     s.dtypes = {Precision::FP32};
@@ -79,7 +83,8 @@ TEST(AttentionBench, CpuSweepChecksTimesAndMarksUnsupported) {
     EXPECT_EQ(rec.started, 24);
     EXPECT_EQ(rec.finished, 24);
     for (const auto& c : r.cells) {
-        SCOPED_TRACE(std::string(toString(c.impl)) + " seq " + std::to_string(c.seq) + " " + c.error);
+        SCOPED_TRACE(std::string(toString(c.impl)) + " seq " + std::to_string(c.seq) + " " +
+                     c.error);
         if (c.impl == AttentionImpl::Flash) {  // our kernels need CUDA tensors
             EXPECT_EQ(c.status, Status::Unsupported);
             continue;
@@ -97,7 +102,8 @@ TEST(AttentionBench, CpuSweepChecksTimesAndMarksUnsupported) {
     EXPECT_NE(md.find("unsupported"), std::string::npos);
     EXPECT_NE(attentionJsonLine(r.cells.front()).find("\"impl\":\"naive\""), std::string::npos);
     const std::string header = attentionCsvHeader(), row = attentionCsvRow(r.cells.front());
-    EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(row.begin(), row.end(), ','));
+    EXPECT_EQ(std::count(header.begin(), header.end(), ','),
+              std::count(row.begin(), row.end(), ','));
 }
 
 TEST(AttentionBench, CancelStopsTheSweep) {
@@ -119,7 +125,8 @@ TEST(AttentionBench, CancelStopsTheSweep) {
 }
 
 TEST(AttentionBench, ACellThatCannotBeStoredStopsTheSweep) {
-    const auto path = std::filesystem::temp_directory_path() / ("tst_attention_lost_" + std::to_string(::getpid()) + ".db");
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("tst_attention_lost_" + std::to_string(::getpid()) + ".db");
     std::filesystem::remove(path);
     {
         ResultStore store(path.string());
@@ -147,7 +154,8 @@ TEST(AttentionBench, ACellThatCannotBeStoredStopsTheSweep) {
         EXPECT_EQ(obs.finished, 1);
         ASSERT_EQ(obs.errors.size(), 1u);
         EXPECT_EQ(obs.errors[0], r.store_error);
-        EXPECT_NE(r.store_error.find("could not store cell 1 of 2"), std::string::npos) << r.store_error;
+        EXPECT_NE(r.store_error.find("could not store cell 1 of 2"), std::string::npos)
+            << r.store_error;
     }
     std::filesystem::remove(path);
 }
@@ -158,10 +166,12 @@ TEST(AttentionBench, LimitsAreNamed) {
     EXPECT_NE(validateAttentionSpec(s).front().find("at most 1000000"), std::string::npos);
     s = *attentionPreset("a");
     s.seq_lens = {int64_t{1} << 40};
-    EXPECT_NE(validateAttentionSpec(s).front().find("2^40 bytes"), std::string::npos) << validateAttentionSpec(s).front();
+    EXPECT_NE(validateAttentionSpec(s).front().find("2^40 bytes"), std::string::npos)
+        << validateAttentionSpec(s).front();
     s = *attentionPreset("b");
     s.batches.assign(1000, 1);  // 1000 × 2 × 4 × 10 × 4 cells
-    EXPECT_NE(validateAttentionSpec(s).front().find("320000 cells, more than the limit of 10000"), std::string::npos)
+    EXPECT_NE(validateAttentionSpec(s).front().find("320000 cells, more than the limit of 10000"),
+              std::string::npos)
         << validateAttentionSpec(s).front();
 }
 

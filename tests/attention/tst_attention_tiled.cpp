@@ -1,12 +1,11 @@
 // The tiled reference (FlashAttention-2's algorithm in LibTorch ops) against naive attention
 // in float64, on the CPU: forward O and L, backward dQ, dK, dV; causal and not; lengths that
 // are not multiples of the tile; query and key lengths that differ.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include <ATen/ATen.h>
-
-#include "nn/attention.h"
 #include "kernels/attention_testing.h"
+#include "nn/attention.h"
 #include "nn/attention_tiled.h"
 
 namespace {
@@ -15,7 +14,10 @@ struct Shape {
     int64_t b, h, sq, sk, d;
 };
 
-const Shape kShapes[] = {{2, 3, 64, 64, 16}, {1, 2, 97, 97, 32}, {2, 1, 50, 131, 16}, {1, 1, 131, 40, 32},
+const Shape kShapes[] = {{2, 3, 64, 64, 16},
+                         {1, 2, 97, 97, 32},
+                         {2, 1, 50, 131, 16},
+                         {1, 1, 131, 40, 32},
                          {1, 2, 1, 33, 16}};
 
 TEST(TiledReference, MatchesFloat64NaiveForwardAndBackward) {
@@ -23,8 +25,9 @@ TEST(TiledReference, MatchesFloat64NaiveForwardAndBackward) {
     for (const Shape& s : kShapes)
         for (bool causal : {false, true})
             for (int64_t tile : {16, 32}) {
-                SCOPED_TRACE(::testing::Message() << "b" << s.b << " h" << s.h << " sq" << s.sq << " sk" << s.sk
-                                                  << " d" << s.d << " causal " << causal << " tile " << tile);
+                SCOPED_TRACE(::testing::Message()
+                             << "b" << s.b << " h" << s.h << " sq" << s.sq << " sk" << s.sk << " d"
+                             << s.d << " causal " << causal << " tile " << tile);
                 const auto opts = at::TensorOptions().dtype(at::kDouble);
                 at::Tensor q = at::randn({s.b, s.h, s.sq, s.d}, opts);
                 at::Tensor k = at::randn({s.b, s.h, s.sk, s.d}, opts);
@@ -64,7 +67,8 @@ TEST(TiledReference, Float32ThroughAutogradAndAttend) {
 
 TEST(TiledReference, AgreesWithNaiveBackend) {
     at::manual_seed(3);
-    at::Tensor q = at::randn({1, 4, 77, 16}), k = at::randn({1, 4, 77, 16}), v = at::randn({1, 4, 77, 16});
+    at::Tensor q = at::randn({1, 4, 77, 16}), k = at::randn({1, 4, 77, 16}),
+               v = at::randn({1, 4, 77, 16});
     for (bool causal : {false, true}) {
         const at::Tensor a = ts::attend(q, k, v, ts::AttentionImpl::Tiled, causal);
         const at::Tensor b = ts::attend(q, k, v, ts::AttentionImpl::Naive, causal);

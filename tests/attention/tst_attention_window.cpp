@@ -8,22 +8,20 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QtTest>
-
-#include "common/windowtesting.h"
-
 #include <nlohmann/json.hpp>
 
-#include "attention/attentionmodel.h"
 #include "attention/attention_json.h"
+#include "attention/attentionmodel.h"
 #include "attention/attentionpanel.h"
 #include "attention/attentionview.h"
+#include "benchmark/sweepchart.h"
+#include "common/runcontroller.h"
+#include "common/tableview.h"
+#include "common/windowtesting.h"
+#include "core/store.h"
+#include "runtime/environment.h"
 #include "shell/historywidget.h"
 #include "shell/mainwindow.h"
-#include "common/runcontroller.h"
-#include "benchmark/sweepchart.h"
-#include "common/tableview.h"
-#include "runtime/environment.h"
-#include "core/store.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -44,10 +42,18 @@ AttentionCell cell(AttentionImpl impl, int64_t seq, double fwd, Status status = 
 }
 
 QJsonObject tinyState() {
-    return QJsonObject{{"impls", QJsonArray{"naive", "tiled"}}, {"seq", "32, 64"}, {"head_dims", "16"},
-                       {"batches", "1"}, {"heads", "2"}, {"dtypes", QJsonArray{"fp32"}},
-                       {"causal", QJsonArray{"causal"}}, {"passes", QJsonArray{"forward", "backward"}},
-                       {"warmup", 1}, {"steps", 2}, {"device", "cpu"}, {"check", true}};
+    return QJsonObject{{"impls", QJsonArray{"naive", "tiled"}},
+                       {"seq", "32, 64"},
+                       {"head_dims", "16"},
+                       {"batches", "1"},
+                       {"heads", "2"},
+                       {"dtypes", QJsonArray{"fp32"}},
+                       {"causal", QJsonArray{"causal"}},
+                       {"passes", QJsonArray{"forward", "backward"}},
+                       {"warmup", 1},
+                       {"steps", 2},
+                       {"device", "cpu"},
+                       {"check", true}};
 }
 }  // namespace
 
@@ -69,7 +75,8 @@ void TestAttention::cellModelAndSeries() {
     AttentionModel m;
     QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
     AttentionSeriesModel series(&m);
-    QAbstractItemModelTester seriesTester(&series, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester seriesTester(&series,
+                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
     m.addCell(cell(AttentionImpl::Naive, 128, 1.0));
     m.addCell(cell(AttentionImpl::Flash, 128, 0.25));
     m.addCell(cell(AttentionImpl::Naive, 256, 4.0));
@@ -78,8 +85,11 @@ void TestAttention::cellModelAndSeries() {
     QCOMPARE(m.data(m.index(1, AttentionModel::Impl)).toString(), QStringLiteral("flash"));
     QCOMPARE(m.data(m.index(3, AttentionModel::Status)).toString(), QStringLiteral("OOM"));
     QCOMPARE(m.data(m.index(3, AttentionModel::Forward)).toString(), QStringLiteral("—"));
-    QVERIFY(m.data(m.index(3, AttentionModel::Status), Qt::ToolTipRole).toString().contains(QStringLiteral("memory")));
-    QCOMPARE(m.data(m.index(2, AttentionModel::Backward), AttentionModel::ValueRole).toDouble(), 8.0);
+    QVERIFY(m.data(m.index(3, AttentionModel::Status), Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("memory")));
+    QCOMPARE(m.data(m.index(2, AttentionModel::Backward), AttentionModel::ValueRole).toDouble(),
+             8.0);
     QCOMPARE(series.seriesNames(), QStringList({"naive", "flash"}));
     QCOMPARE(series.rowCount(), 3);
     QCOMPARE(series.missingPoints(), 1);
@@ -126,7 +136,8 @@ void TestAttention::panelValidatesAndDisablesWhatIsMissing() {
         s["impls"] = QJsonArray{"naive", "flash"};
         QStringList notes;
         p.setState(s, &notes);
-        QVERIFY2(notes.join(' ').contains(QStringLiteral("flash left out")), qPrintable(notes.join('\n')));
+        QVERIFY2(notes.join(' ').contains(QStringLiteral("flash left out")),
+                 qPrintable(notes.join('\n')));
         QVERIFY(p.isValid());
     }
     // LibTorch's memory-efficient and cuDNN backends have no CPU version: on the CPU they are
@@ -137,12 +148,14 @@ void TestAttention::panelValidatesAndDisablesWhatIsMissing() {
             if (c->text() == QLatin1String(name)) cb = c;
         QVERIFY(cb);
         QVERIFY2(!cb->isEnabled(), name);  // the panel's device is the CPU here
-        QVERIFY2(cb->toolTip().contains(QStringLiteral("runs on CUDA devices only")), qPrintable(cb->toolTip()));
+        QVERIFY2(cb->toolTip().contains(QStringLiteral("runs on CUDA devices only")),
+                 qPrintable(cb->toolTip()));
         QJsonObject s = tinyState();
         s["impls"] = QJsonArray{"naive", name};
         QStringList notes;
         p.setState(s, &notes);
-        QVERIFY2(notes.join(' ').contains(QStringLiteral("%1 left out: ").arg(QLatin1String(name))), qPrintable(notes.join('\n')));
+        QVERIFY2(notes.join(' ').contains(QStringLiteral("%1 left out: ").arg(QLatin1String(name))),
+                 qPrintable(notes.join('\n')));
         QVERIFY(p.isValid());
     }
     // The course's set-ups fill the fields.
@@ -220,7 +233,8 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
         if (!line.startsWith('#')) rows << line;
     QCOMPARE(rows.size(), 5);
     QVERIFY(rows[0].startsWith(QStringLiteral("Implementation,Batch,Heads,Seq")));
-    QVERIFY2(w.exportTab(tab, dir.filePath("attention.png"), {900, 500}, &error), qPrintable(error));
+    QVERIFY2(w.exportTab(tab, dir.filePath("attention.png"), {900, 500}, &error),
+             qPrintable(error));
     QImage img;
     QVERIFY(img.load(dir.filePath("attention.png")));
     QCOMPARE(img.size(), QSize(900, 500));
@@ -232,7 +246,8 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     // A chart for each pass the run timed, headings without the menu's "&", the spec as JSON.
     const QComboBox* pass = view->findChild<QComboBox*>();
     const int shown = pass->currentIndex();
-    for (const char* heading : {"## Attention, forward\n", "## Attention, backward\n", "## Configuration\n\n```json\n{"})
+    for (const char* heading :
+         {"## Attention, forward\n", "## Attention, backward\n", "## Configuration\n\n```json\n{"})
         QVERIFY2(report.contains(QString::fromUtf8(heading)), qPrintable(report.right(600)));
     QVERIFY(!report.contains(QStringLiteral("&Attention")));
     QCOMPARE(pass->currentIndex(), shown);  // the pane shows the pass it showed before
@@ -254,9 +269,15 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     QSignalSpy finished(&w, &MainWindow::runFinished);
     // A benchmark run first, so that the store holds both kinds.
     QVERIFY(w.selectExperiment("bench"));
-    w.currentPanel()->setState(QJsonObject{{"label", "bench beside"}, {"sizes", QJsonArray{"tiny"}}, {"context", "32"},
-                                           {"batch", "2"}, {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}},
-                                           {"attentions", QJsonArray{"naive"}}, {"warmup", "1"}, {"steps", 2},
+    w.currentPanel()->setState(QJsonObject{{"label", "bench beside"},
+                                           {"sizes", QJsonArray{"tiny"}},
+                                           {"context", "32"},
+                                           {"batch", "2"},
+                                           {"modes", QJsonArray{"train"}},
+                                           {"precisions", QJsonArray{"fp32"}},
+                                           {"attentions", QJsonArray{"naive"}},
+                                           {"warmup", "1"},
+                                           {"steps", 2},
                                            {"device", "cpu"}});
     QVERIFY(w.startRun());
     QVERIFY(finished.wait(180000) || !finished.isEmpty());
@@ -265,11 +286,19 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     QVERIFY(benchRun > 0);
     // The attention run, through the window.
     QVERIFY(w.selectExperiment("attention"));
-    w.currentPanel()->setState(QJsonObject{{"label", "stored attention"}, {"impls", QJsonArray{"naive", "tiled"}},
-                                           {"seq", "32"}, {"head_dims", "16"}, {"batches", "1"}, {"heads", "2"},
-                                           {"dtypes", QJsonArray{"fp32"}}, {"causal", QJsonArray{"causal"}},
-                                           {"passes", QJsonArray{"forward", "backward"}}, {"warmup", 0}, {"steps", 1},
-                                           {"device", "cpu"}, {"check", true}});
+    w.currentPanel()->setState(QJsonObject{{"label", "stored attention"},
+                                           {"impls", QJsonArray{"naive", "tiled"}},
+                                           {"seq", "32"},
+                                           {"head_dims", "16"},
+                                           {"batches", "1"},
+                                           {"heads", "2"},
+                                           {"dtypes", QJsonArray{"fp32"}},
+                                           {"causal", QJsonArray{"causal"}},
+                                           {"passes", QJsonArray{"forward", "backward"}},
+                                           {"warmup", 0},
+                                           {"steps", 1},
+                                           {"device", "cpu"},
+                                           {"check", true}});
     QVERIFY2(w.currentPanel()->isValid(), qPrintable(w.currentPanel()->problems().join('\n')));
     QVERIFY(w.startRun());
     QVERIFY(finished.wait(120000) || finished.count() > 1);
@@ -311,8 +340,10 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     RunListModel* runs = w.runList();
     const int row = runs->rowOf(attRun);
     QVERIFY(row >= 0);
-    QCOMPARE(runs->data(runs->index(row, RunListModel::Kind)).toString(), QStringLiteral("attention"));
-    QCOMPARE(runs->data(runs->index(runs->rowOf(benchRun), RunListModel::Kind)).toString(), QStringLiteral("bench"));
+    QCOMPARE(runs->data(runs->index(row, RunListModel::Kind)).toString(),
+             QStringLiteral("attention"));
+    QCOMPARE(runs->data(runs->index(runs->rowOf(benchRun), RunListModel::Kind)).toString(),
+             QStringLiteral("bench"));
 
     // Replay and Compare are for benchmark runs: disabled for an attention run, saying why.
     HistoryWidget* h = w.history();

@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <mutex>
 
-#include "benchmark/benchmark_testing.h"
 #include "benchmark/benchmark.h"
-#include "runtime/environment.h"
 #include "benchmark/benchmark_json.h"
+#include "benchmark/benchmark_testing.h"
 #include "core/store.h"
 #include "nn/training_step.h"
+#include "runtime/environment.h"
 
 namespace {
 
@@ -32,13 +32,17 @@ struct Recorder : ts::BenchObserver {
     std::vector<ts::StepSample> steps;
     std::vector<double> fractions;
     std::function<void(const ts::StepSample&)> on_step;
-    void pointStarted(int i, int n, const ts::BenchConfig&) override { calls.push_back("start " + std::to_string(i) + "/" + std::to_string(n)); }
+    void pointStarted(int i, int n, const ts::BenchConfig&) override {
+        calls.push_back("start " + std::to_string(i) + "/" + std::to_string(n));
+    }
     void stepFinished(int, const ts::StepSample& s) override {
         calls.push_back("step " + std::to_string(s.index));
         steps.push_back(s);
         if (on_step) on_step(s);
     }
-    void pointFinished(int i, const ts::BenchResult&) override { calls.push_back("finish " + std::to_string(i)); }
+    void pointFinished(int i, const ts::BenchResult&) override {
+        calls.push_back("finish " + std::to_string(i));
+    }
     void progress(double f, double) override { fractions.push_back(f); }
 };
 
@@ -64,7 +68,8 @@ TEST(Benchmark, TrainModeReportsEveryPhaseOfEveryStep) {
     // Statistics over the three measured steps only.
     EXPECT_EQ(r.total.count, 3);
     EXPECT_EQ(r.forward.count, 3);
-    EXPECT_NEAR(r.forward.mean, (r.steps[2].forward_ms + r.steps[3].forward_ms + r.steps[4].forward_ms) / 3, 1e-9);
+    EXPECT_NEAR(r.forward.mean,
+                (r.steps[2].forward_ms + r.steps[3].forward_ms + r.steps[4].forward_ms) / 3, 1e-9);
     EXPECT_EQ(r.parameter_count, ts::parameterCount(r.config.model));
     EXPECT_FALSE(r.environment.torch_version.empty());
     EXPECT_FALSE(r.environment.date.empty());
@@ -98,7 +103,8 @@ TEST(Benchmark, EveryPrecisionAndAttentionRunsOnTheCpu) {
             c.precision = p;
             c.attention = a;
             auto r = ts::runBenchmark(c, rec, cancel);
-            EXPECT_EQ(r.status, ts::Status::Ok) << ts::toString(p) << " " << ts::toString(a) << ": " << r.error;
+            EXPECT_EQ(r.status, ts::Status::Ok)
+                << ts::toString(p) << " " << ts::toString(a) << ": " << r.error;
         }
     }
 }
@@ -156,7 +162,9 @@ TEST(Benchmark, CompiledModeOnTheCpuIsRefusedNotRunEagerly) {
     c.exec = ts::ExecMode::Compiled;
     const auto r = ts::runBenchmark(c, rec, cancel);
     EXPECT_EQ(r.status, ts::Status::Failed);
-    EXPECT_NE(r.error.find("compiled mode captures CUDA graphs: it needs a CUDA device"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("compiled mode captures CUDA graphs: it needs a CUDA device"),
+              std::string::npos)
+        << r.error;
     EXPECT_TRUE(r.steps.empty());
     ts::TrainingSetup setup;
     setup.model = *ts::modelPreset("tiny");
@@ -171,7 +179,8 @@ TEST(Benchmark, CompiledModeOnTheCpuIsRefusedNotRunEagerly) {
 }
 
 TEST(Benchmark, SweepStoresEachPointAsItFinishes) {
-    const auto path = std::filesystem::temp_directory_path() / ("tst_benchmark_" + std::to_string(::getpid()) + ".db");
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("tst_benchmark_" + std::to_string(::getpid()) + ".db");
     std::filesystem::remove(path);
     {
         ts::ResultStore store(path.string());
@@ -213,7 +222,8 @@ TEST(Benchmark, SweepStoresEachPointAsItFinishes) {
 // A point that cannot be stored (here: its run is gone, so the foreign key refuses it) stops
 // the sweep with an Error naming the point 1-based; the observer still sees its measurement.
 TEST(Benchmark, SweepStopsAtAPointThatCannotBeStored) {
-    const auto path = std::filesystem::temp_directory_path() / ("tst_benchmark_lost_" + std::to_string(::getpid()) + ".db");
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("tst_benchmark_lost_" + std::to_string(::getpid()) + ".db");
     std::filesystem::remove(path);
     {
         ts::ResultStore store(path.string());
@@ -236,7 +246,8 @@ TEST(Benchmark, SweepStopsAtAPointThatCannotBeStored) {
         EXPECT_EQ(results[0].status, ts::Status::Ok);
         EXPECT_EQ(rec.calls.back(), "finish 0");
         ASSERT_EQ(rec.errors.size(), 1u);
-        EXPECT_NE(rec.errors[0].find("could not store point 1 of 3"), std::string::npos) << rec.errors[0];
+        EXPECT_NE(rec.errors[0].find("could not store point 1 of 3"), std::string::npos)
+            << rec.errors[0];
         EXPECT_NE(rec.errors[0].find("adding point 1 to run"), std::string::npos) << rec.errors[0];
         EXPECT_NE(rec.errors[0].find("stops"), std::string::npos) << rec.errors[0];
     }

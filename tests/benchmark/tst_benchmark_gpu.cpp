@@ -38,7 +38,8 @@ TEST(BenchmarkGpu, EveryPrecisionModeAndAttentionRuns) {
                 c.mode = m;
                 c.attention = a;
                 auto r = ts::runBenchmark(c, q, cancel);
-                ASSERT_EQ(r.status, ts::Status::Ok) << ts::toString(p) << " " << ts::toString(m) << ": " << r.error;
+                ASSERT_EQ(r.status, ts::Status::Ok)
+                    << ts::toString(p) << " " << ts::toString(m) << ": " << r.error;
                 for (const auto& s : r.steps) {
                     EXPECT_GT(s.forward_ms, 0);
                     EXPECT_EQ(s.backward_ms > 0, m != ts::Mode::Forward);
@@ -49,7 +50,8 @@ TEST(BenchmarkGpu, EveryPrecisionModeAndAttentionRuns) {
                     EXPECT_TRUE(std::isfinite(s.loss));
                 }
                 EXPECT_GT(r.peak_memory, 0);
-                EXPECT_NE(r.environment.device_name.find("NVIDIA"), std::string::npos) << r.environment.device_name;
+                EXPECT_NE(r.environment.device_name.find("NVIDIA"), std::string::npos)
+                    << r.environment.device_name;
                 EXPECT_FALSE(r.environment.driver_version.empty());
             }
 }
@@ -84,11 +86,14 @@ TEST(BenchmarkGpu, FlashAttentionTrainsLikeSdpa) {
         ASSERT_EQ(sdpa.status, ts::Status::Ok) << sdpa.error;
         ASSERT_EQ(flash.steps.size(), sdpa.steps.size());
         // Step 0 is the same weights on the same batch; later steps may drift apart a little.
-        EXPECT_NEAR(flash.steps[0].loss, sdpa.steps[0].loss, 5e-3 * sdpa.steps[0].loss) << "head dim " << d_model / heads;
+        EXPECT_NEAR(flash.steps[0].loss, sdpa.steps[0].loss, 5e-3 * sdpa.steps[0].loss)
+            << "head dim " << d_model / heads;
         for (size_t i = 0; i < flash.steps.size(); ++i)
-            EXPECT_NEAR(flash.steps[i].loss, sdpa.steps[i].loss, std::max(0.05, 0.05 * sdpa.steps[i].loss))
+            EXPECT_NEAR(flash.steps[i].loss, sdpa.steps[i].loss,
+                        std::max(0.05, 0.05 * sdpa.steps[i].loss))
                 << "head dim " << d_model / heads << ", step " << i;
-        EXPECT_LT(flash.steps.back().loss, flash.steps.front().loss - 0.5) << "head dim " << d_model / heads;
+        EXPECT_LT(flash.steps.back().loss, flash.steps.front().loss - 0.5)
+            << "head dim " << d_model / heads;
     }
 }
 
@@ -104,7 +109,8 @@ TEST(BenchmarkGpu, FlashAttentionAtHeadDim80MatchesNaive) {
             at::Tensor q = at::randn({2, 3, 100, 80}, opts).requires_grad_();
             at::Tensor k = at::randn({2, 3, 100, 80}, opts).requires_grad_();
             at::Tensor v = at::randn({2, 3, 100, 80}, opts).requires_grad_();
-            at::Tensor o = flash ? ts::flashAttention(q, k, v, causal) : ts::naiveAttention(q, k, v, causal);
+            at::Tensor o =
+                flash ? ts::flashAttention(q, k, v, causal) : ts::naiveAttention(q, k, v, causal);
             o.backward(at::ones_like(o) * 0.1 + o.detach() * 0.01);
             return std::vector<at::Tensor>{o.detach(), q.grad(), k.grad(), v.grad()};
         };
@@ -142,7 +148,8 @@ TEST(BenchmarkGpu, RealOutOfMemoryIsAResultAndTheNextRunWorks) {
     c.model.context_length = 16384;
     const double scores_per_batch = 4.0 * c.model.num_heads * 16384.0 * 16384.0;
     const int64_t memory = ts::capabilities().devices.at(1).total_memory;
-    c.batch_size = std::max<int64_t>(1, static_cast<int64_t>(0.6 * static_cast<double>(memory) / scores_per_batch));
+    c.batch_size = std::max<int64_t>(
+        1, static_cast<int64_t>(0.6 * static_cast<double>(memory) / scores_per_batch));
     ASSERT_TRUE(ts::checkBenchRunnable(c).empty()) << ts::checkBenchRunnable(c).front();
     c.warmup = 0;
     c.steps = 1;
@@ -160,7 +167,8 @@ TEST(BenchmarkGpu, DeviceTimesAddUp) {
     auto r = ts::runBenchmark(c, q, cancel);
     ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
     for (const auto& s : r.steps)
-        EXPECT_NEAR(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms, 1e-3 + 1e-6 * s.total_ms);
+        EXPECT_NEAR(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms,
+                    1e-3 + 1e-6 * s.total_ms);
 }
 
 // ---- Compiled mode (Note [compiled step] in nn/graphed_step.cpp) ----
@@ -184,7 +192,8 @@ TEST(CompiledGpu, LossTrajectoryEqualsEager) {
             const auto eager = ts::runBenchmark(c, q, cancel);
             c.exec = ts::ExecMode::Compiled;
             const auto compiled = ts::runBenchmark(c, q, cancel);
-            const std::string what = std::string(ts::toString(p)) + " " + std::string(ts::toString(m));
+            const std::string what =
+                std::string(ts::toString(p)) + " " + std::string(ts::toString(m));
             ASSERT_EQ(eager.status, ts::Status::Ok) << what << ": " << eager.error;
             ASSERT_EQ(compiled.status, ts::Status::Ok) << what << ": " << compiled.error;
             ASSERT_EQ(compiled.steps.size(), 6u);
@@ -199,10 +208,13 @@ TEST(CompiledGpu, LossTrajectoryEqualsEager) {
                 // The phases tile the step: CUDA events read to about 0.5 µs each (three intervals
                 // against one), and a mode without an optimizer leaves its empty interval (two
                 // events recorded back to back, a few µs) in the total.
-                EXPECT_NEAR(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms, 5e-3 + 1e-6 * s.total_ms) << what;
+                EXPECT_NEAR(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms,
+                            5e-3 + 1e-6 * s.total_ms)
+                    << what;
                 EXPECT_GE(s.memory_peak, s.memory_allocated) << what;
             }
-            if (m == ts::Mode::Train) EXPECT_LT(compiled.steps.back().loss, compiled.steps.front().loss) << what;
+            if (m == ts::Mode::Train)
+                EXPECT_LT(compiled.steps.back().loss, compiled.steps.front().loss) << what;
             EXPECT_GT(compiled.peak_memory, 0) << what;
         }
 }
@@ -225,7 +237,8 @@ TEST(CompiledGpu, AttentionImplementationsCapture) {
         ASSERT_EQ(eager.status, ts::Status::Ok) << ts::toString(a) << ": " << eager.error;
         ASSERT_EQ(compiled.status, ts::Status::Ok) << ts::toString(a) << ": " << compiled.error;
         for (size_t i = 0; i < eager.steps.size(); ++i)
-            EXPECT_NEAR(compiled.steps[i].loss, eager.steps[i].loss, 1e-3 * std::abs(eager.steps[i].loss))
+            EXPECT_NEAR(compiled.steps[i].loss, eager.steps[i].loss,
+                        1e-3 * std::abs(eager.steps[i].loss))
                 << ts::toString(a) << ", step " << i;
     }
 }
@@ -250,11 +263,14 @@ TEST(CompiledGpu, ReplaysAllocateNothing) {
         // A host copy: a device clone would itself be an allocation after the first step's count.
         const at::Tensor before = step.parameters().front().detach().to(at::kCPU);
         const c10::DeviceIndex index = 0;  // the test's "cuda": the current device, 0
-        const auto count = [&] { return at::accelerator::getDeviceStats(index).allocation[0].allocated; };  // AGGREGATE
+        const auto count = [&] {
+            return at::accelerator::getDeviceStats(index).allocation[0].allocated;
+        };  // AGGREGATE
         const int64_t allocations = count();
         for (int i = 0; i < 5; ++i) {
             const ts::StepTimes t = step.run(timer);
-            EXPECT_EQ(t.memory_allocated, first.memory_allocated) << ts::toString(p) << ", replay " << i;
+            EXPECT_EQ(t.memory_allocated, first.memory_allocated)
+                << ts::toString(p) << ", replay " << i;
             EXPECT_GT(t.forward_ms, 0);
             EXPECT_GT(t.backward_ms, 0);
             EXPECT_GT(t.optimizer_ms, 0);
@@ -262,7 +278,9 @@ TEST(CompiledGpu, ReplaysAllocateNothing) {
         }
         EXPECT_EQ(count(), allocations) << ts::toString(p);
         EXPECT_EQ(step.optimizer().stepCount(), 6);
-        EXPECT_GT((step.parameters().front().detach().to(at::kCPU) - before).abs().max().item<double>(), 0);
+        EXPECT_GT(
+            (step.parameters().front().detach().to(at::kCPU) - before).abs().max().item<double>(),
+            0);
     }
 }
 

@@ -34,7 +34,9 @@ TEST(BenchLimits, StepCountsBeyondTheLimitAreRefused) {
     auto c = tiny();
     c.warmup = 1;
     c.steps = std::numeric_limits<int>::max();  // warm-up + steps would overflow int
-    EXPECT_NE(problems(c).find("steps 2147483647 is more than the limit of 1000000"), std::string::npos) << problems(c);
+    EXPECT_NE(problems(c).find("steps 2147483647 is more than the limit of 1000000"),
+              std::string::npos)
+        << problems(c);
     c = tiny();
     c.warmup = ts::kMaxSteps + 1;
     EXPECT_NE(problems(c).find("warmup 1000001"), std::string::npos) << problems(c);
@@ -45,20 +47,28 @@ TEST(BenchLimits, StepCountsBeyondTheLimitAreRefused) {
 }
 
 TEST(BenchLimits, NonFiniteNumbersAreRefused) {
-    for (double bad : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), -1.0}) {
+    for (double bad : {std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::quiet_NaN(), -1.0}) {
         auto c = tiny();
         c.learning_rate = bad;
-        EXPECT_NE(problems(c).find("learning_rate must be a positive finite number"), std::string::npos) << bad;
+        EXPECT_NE(problems(c).find("learning_rate must be a positive finite number"),
+                  std::string::npos)
+            << bad;
         c = tiny();
         c.model.rope_theta = bad;
-        EXPECT_NE(problems(c).find("rope_theta must be a positive finite number"), std::string::npos) << bad;
+        EXPECT_NE(problems(c).find("rope_theta must be a positive finite number"),
+                  std::string::npos)
+            << bad;
     }
     // As they come from a sweep file.
     const auto spec = ts::sweepFromJson(nlohmann::json::parse(
         R"({"base": {"size": "tiny", "device": "cpu", "learning_rate": "Infinity", "rope_theta": "Infinity"}})"));
     const auto text = problems(ts::expandSweep(spec).front());
-    EXPECT_NE(text.find("learning_rate must be a positive finite number (got inf)"), std::string::npos) << text;
-    EXPECT_NE(text.find("rope_theta must be a positive finite number (got inf)"), std::string::npos) << text;
+    EXPECT_NE(text.find("learning_rate must be a positive finite number (got inf)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("rope_theta must be a positive finite number (got inf)"), std::string::npos)
+        << text;
 }
 
 TEST(BenchLimits, TensorsNoDeviceHoldsAreRefusedUpFront) {
@@ -94,7 +104,9 @@ TEST(BenchLimits, SweepsAreCountedBeforeTheyAreExpanded) {
         ts::expandSweep(spec);
         FAIL() << "no error";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("20000 points, more than the limit of 10000"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("20000 points, more than the limit of 10000"),
+                  std::string::npos)
+            << e.what();
     }
     // 63 million points must be refused, not allocated; a count past size_t saturates.
     spec.devices.assign(3150, "cpu");
@@ -114,7 +126,8 @@ TEST(BenchLimits, TensorsBeyondTheDevicesMemoryAreNamed) {
     c.batch_size = 100000;
     c.model.context_length = 256;  // logits: 100000 × 256 × 10000 × 4 bytes = 953.7 GiB
     const std::string p = ts::deviceMemoryProblem(c, int64_t{80} << 30, "NVIDIA H100 80GB HBM3");
-    EXPECT_NE(p.find("logits (batch 100000 × context 256 × vocab 10000) would take 953.7 GiB, more than the 80.0 GiB "
+    EXPECT_NE(p.find("logits (batch 100000 × context 256 × vocab 10000) would take 953.7 GiB, more "
+                     "than the 80.0 GiB "
                      "of cuda:1 (NVIDIA H100 80GB HBM3)"),
               std::string::npos)
         << p;

@@ -13,7 +13,6 @@
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
 #include <QtTest>
-
 #include <nlohmann/json.hpp>
 
 #include "attention/attentionmodel.h"
@@ -42,7 +41,8 @@ QJsonObject json(const char* text) { return QJsonDocument::fromJson(text).object
 
 // A live run of `results` into `view`, as the run controller would post it; the job says
 // the run has `count` points (more than arrive, while it runs).
-void runInto(BenchView& view, const std::vector<BenchResult>& results, int count, bool finishLast = true) {
+void runInto(BenchView& view, const std::vector<BenchResult>& results, int count,
+             bool finishLast = true) {
     LabJob job;
     job.lab = QStringLiteral("bench");
     job.label = QStringLiteral("test");
@@ -53,7 +53,8 @@ void runInto(BenchView& view, const std::vector<BenchResult>& results, int count
         QList<QVariant> items;
         items << QVariant::fromValue(BenchPointStarted{p, count, results[i].config});
         for (const StepSample& s : results[i].steps) items << QVariant::fromValue(BenchStep{p, s});
-        if (finishLast || i + 1 < results.size()) items << QVariant::fromValue(BenchPointFinished{p, results[i]});
+        if (finishLast || i + 1 < results.size())
+            items << QVariant::fromValue(BenchPointFinished{p, results[i]});
         view.addItems(items);
     }
 }
@@ -64,8 +65,8 @@ StoredRun stored(qint64 id, const std::vector<BenchResult>& results) {
     run.info.lab = "bench";
     run.info.label = "stored";
     for (size_t i = 0; i < results.size(); ++i)
-        run.rows.push_back({static_cast<int>(i), results[i].status, toJson(results[i].config).dump(),
-                            toJson(results[i]).dump()});
+        run.rows.push_back({static_cast<int>(i), results[i].status,
+                            toJson(results[i].config).dump(), toJson(results[i]).dump()});
     return run;
 }
 
@@ -139,12 +140,14 @@ private Q_SLOTS:
 
 void TestCharts::aPointWithoutStepsSaysWhy() {
     BenchView view;
-    runInto(view, {fake::result(withWarmup(0), 5), fake::result(withWarmup(1), 5, 0.1, Status::OOM)}, 2);
+    runInto(view,
+            {fake::result(withWarmup(0), 5), fake::result(withWarmup(1), 5, 0.1, Status::OOM)}, 2);
     view.stepChart()->setPoint(1);
     view.stepChart()->flushRedraw();
     const QString title = view.stepChart()->chart()->title();
     QVERIFY2(title.contains(QStringLiteral("point 2 of 2")), qPrintable(title));
-    QVERIFY2(title.contains(QStringLiteral("(OOM, no steps measured: CUDA out of memory")), qPrintable(title));
+    QVERIFY2(title.contains(QStringLiteral("(OOM, no steps measured: CUDA out of memory")),
+             qPrintable(title));
     view.stepChart()->setPoint(0);
     view.stepChart()->flushRedraw();
     QVERIFY(!view.stepChart()->chart()->title().contains(QStringLiteral("no steps")));
@@ -159,7 +162,10 @@ void TestCharts::stepTitleCountsTheRunsPointsAndNamesWarmup() {
     QVERIFY2(title.contains(QStringLiteral("point 2 of 3")), qPrintable(title));
     QVERIFY2(title.contains(QStringLiteral("warm-up 1")), qPrintable(title));
     // The three points of "Warm-up matters" have three titles.
-    runInto(view, {fake::result(withWarmup(0), 5), fake::result(withWarmup(1), 5), fake::result(withWarmup(5), 5)}, 3);
+    runInto(view,
+            {fake::result(withWarmup(0), 5), fake::result(withWarmup(1), 5),
+             fake::result(withWarmup(5), 5)},
+            3);
     QSet<QString> titles;
     for (int p = 0; p < 3; ++p) titles << view.stepChart()->pointTitle(p);
     QCOMPARE(titles.size(), 3);
@@ -175,14 +181,16 @@ void TestCharts::replayTitlesCountTheStoredRunsPoints() {
     view.stopReplay();
     const int point = view.document()->results()->rowCount() - 1;
     view.stepChart()->flushRedraw();
-    QVERIFY2(view.stepChart()->chart()->title().contains(QStringLiteral("point %1 of 6").arg(point + 1)),
-             qPrintable(view.stepChart()->chart()->title()));
+    QVERIFY2(
+        view.stepChart()->chart()->title().contains(QStringLiteral("point %1 of 6").arg(point + 1)),
+        qPrintable(view.stepChart()->chart()->title()));
 }
 
 void TestCharts::stepChartKeepsTheLastMarkerInside() {
     BenchView probe;
     // Fragments of markers that moved are not left behind: every change repaints the chart.
-    QCOMPARE(probe.stepChart()->chartView()->viewportUpdateMode(), QGraphicsView::FullViewportUpdate);
+    QCOMPARE(probe.stepChart()->chartView()->viewportUpdateMode(),
+             QGraphicsView::FullViewportUpdate);
     BenchView view;
     view.resize(900, 600);
     runInto(view, {fake::result(withWarmup(1), 5)}, 1);
@@ -202,7 +210,10 @@ void TestCharts::stepChartKeepsTheLastMarkerInside() {
 
 void TestCharts::overlayDrawsEveryPoint() {
     BenchView view;
-    runInto(view, {fake::result(withWarmup(0), 5), fake::result(withWarmup(1), 6), fake::result(withWarmup(5), 7)}, 3);
+    runInto(view,
+            {fake::result(withWarmup(0), 5), fake::result(withWarmup(1), 6),
+             fake::result(withWarmup(5), 7)},
+            3);
     view.overlayCheck()->setChecked(true);
     view.stepChart()->flushRedraw();
     QCOMPARE(view.stepChart()->overlaySeriesCount(), 3);
@@ -233,11 +244,15 @@ void TestCharts::overlayDrawsEveryPoint() {
 
 void TestCharts::reportHoldsEveryPointsStepChart() {
     BenchView view;
-    runInto(view, {fake::result(withWarmup(0), 5), fake::result(withWarmup(1), 6), fake::result(withWarmup(5), 7)}, 3);
+    runInto(view,
+            {fake::result(withWarmup(0), 5), fake::result(withWarmup(1), 6),
+             fake::result(withWarmup(5), 7)},
+            3);
     const QList<ReportPart> parts = view.reportParts();
     QStringList stepCharts;
     for (const ReportPart& p : parts)
-        if (p.chart && p.chart->chartFileStem().startsWith(QStringLiteral("steps-point"))) stepCharts << p.chart->chartTitle();
+        if (p.chart && p.chart->chartFileStem().startsWith(QStringLiteral("steps-point")))
+            stepCharts << p.chart->chartTitle();
     QCOMPARE(stepCharts.size(), 3);
     QVERIFY(stepCharts[1].contains(QStringLiteral("point 2 of 3")));
     // Writing the report draws each point and leaves the chart on the point it showed.
@@ -245,7 +260,8 @@ void TestCharts::reportHoldsEveryPointsStepChart() {
     view.stepChart()->flushRedraw();
     QTemporaryDir dir;
     QString error;
-    QVERIFY2(exportReport(dir.filePath(QStringLiteral("r.md")), parts, view.exportContext(-1), {800, 500}, &error),
+    QVERIFY2(exportReport(dir.filePath(QStringLiteral("r.md")), parts, view.exportContext(-1),
+                          {800, 500}, &error),
              qPrintable(error));
     QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("r_files/03-steps-point3.png"))));
     QCOMPARE(view.stepChart()->shownPoint(), 0);
@@ -253,10 +269,11 @@ void TestCharts::reportHoldsEveryPointsStepChart() {
 
 void TestCharts::breakdownStacksThePhases() {
     BenchView view;
-    runInto(view,
-            {phases(withMode(Mode::Forward), 2, 4, 1), phases(withMode(Mode::ForwardBackward), 2, 4, 1),
-             phases(withMode(Mode::Train), 2, 4, 1)},
-            3);
+    runInto(
+        view,
+        {phases(withMode(Mode::Forward), 2, 4, 1), phases(withMode(Mode::ForwardBackward), 2, 4, 1),
+         phases(withMode(Mode::Train), 2, 4, 1)},
+        3);
     BreakdownChart* chart = view.breakdownChart();
     chart->flushRedraw();
     QCOMPARE(chart->categories().size(), 3);
@@ -276,10 +293,11 @@ void TestCharts::breakdownStacksThePhases() {
 
 void TestCharts::whereTheTimeGoesOpensTheBreakdown() {
     BenchView view;
-    runInto(view,
-            {phases(withMode(Mode::Forward), 2, 4, 1), phases(withMode(Mode::ForwardBackward), 2, 4, 1),
-             phases(withMode(Mode::Train), 2, 4, 1)},
-            3);
+    runInto(
+        view,
+        {phases(withMode(Mode::Forward), 2, 4, 1), phases(withMode(Mode::ForwardBackward), 2, 4, 1),
+         phases(withMode(Mode::Train), 2, 4, 1)},
+        3);
     view.applyPresetView(json(R"({"tab": "speedup", "dimension": "mode", "baseline": "forward"})"));
     QCOMPARE(view.currentPane(), view.paneIndex(QStringLiteral("breakdown")));
     view.applyPresetView(json(R"({"tab": "breakdown"})"));
@@ -288,8 +306,9 @@ void TestCharts::whereTheTimeGoesOpensTheBreakdown() {
     SpeedupModel* speedup = view.document()->speedup();
     QVERIFY(speedup->dimension() != Dimension::Mode);
     for (int c = 0; c < speedup->columnCount(); ++c)
-        QVERIFY2(!speedup->headerData(c, Qt::Horizontal).toString().contains(QStringLiteral(" vs ")),
-                 qPrintable(speedup->headerData(c, Qt::Horizontal).toString()));
+        QVERIFY2(
+            !speedup->headerData(c, Qt::Horizontal).toString().contains(QStringLiteral(" vs ")),
+            qPrintable(speedup->headerData(c, Qt::Horizontal).toString()));
     view.speedupChart()->flushRedraw();
     QCOMPARE(view.speedupChart()->barSetCount(), 0);
 }
@@ -303,7 +322,8 @@ void TestCharts::presetsResetWhatTheyDoNotSet() {
     QVERIFY(!view.logTimeCheck()->isChecked());
     QCOMPARE(view.sweepXCombo()->currentData().toInt(), static_cast<int>(Dimension::Size));
     QVERIFY(view.overlayCheck()->isChecked());
-    view.applyPresetView(json(R"({"tab": "speedup", "dimension": "precision", "baseline": "fp32"})"));
+    view.applyPresetView(
+        json(R"({"tab": "speedup", "dimension": "precision", "baseline": "fp32"})"));
     QVERIFY(!view.overlayCheck()->isChecked());
     QCOMPARE(view.currentPane(), view.paneIndex(QStringLiteral("speedup")));
 }
@@ -313,9 +333,9 @@ void TestCharts::speedupMarksNoisyRatiosUncertain() {
     SpeedupModel model(&results);
     SpeedupChart chart(&model);
     const std::vector<BenchResult> rs = {
-        spread(fake::config("tiny", 256, Precision::FP32), 10, 0.1),   // clean: 2.00×
+        spread(fake::config("tiny", 256, Precision::FP32), 10, 0.1),  // clean: 2.00×
         spread(fake::config("tiny", 256, Precision::BF16), 5, 0.05),
-        spread(fake::config("mini", 256, Precision::FP32), 10, 2),     // CV 20 %
+        spread(fake::config("mini", 256, Precision::FP32), 10, 2),  // CV 20 %
         spread(fake::config("mini", 256, Precision::BF16), 5, 0.05),
         spread(fake::config("small", 256, Precision::FP32), 10.2, 0.5),  // 1.02 ± 0.07 includes 1
         spread(fake::config("small", 256, Precision::BF16), 10, 0.5)};
@@ -326,13 +346,21 @@ void TestCharts::speedupMarksNoisyRatiosUncertain() {
     QVERIFY(!model.data(model.index(0, col), SpeedupModel::UncertainRole).toBool());
     QCOMPARE(model.data(model.index(0, col)).toString(), QStringLiteral("2.00×"));
     for (int row : {1, 2}) {
-        QVERIFY2(model.data(model.index(row, col), SpeedupModel::UncertainRole).toBool(), qPrintable(QString::number(row)));
+        QVERIFY2(model.data(model.index(row, col), SpeedupModel::UncertainRole).toBool(),
+                 qPrintable(QString::number(row)));
         QVERIFY(model.data(model.index(row, col)).toString().contains(QStringLiteral("±")));
-        QVERIFY(model.data(model.index(row, col), Qt::ToolTipRole).toString().startsWith(QStringLiteral("Uncertain")));
-        QVERIFY(!model.data(model.index(row, col), Qt::BackgroundRole).isValid());  // no green/orange verdict
+        QVERIFY(model.data(model.index(row, col), Qt::ToolTipRole)
+                    .toString()
+                    .startsWith(QStringLiteral("Uncertain")));
+        QVERIFY(!model.data(model.index(row, col), Qt::BackgroundRole)
+                     .isValid());  // no green/orange verdict
     }
-    QVERIFY(model.data(model.index(1, col), Qt::ToolTipRole).toString().contains(QStringLiteral("20 %")));
-    QVERIFY(model.data(model.index(2, col), Qt::ToolTipRole).toString().contains(QStringLiteral("includes 1.0")));
+    QVERIFY(model.data(model.index(1, col), Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("20 %")));
+    QVERIFY(model.data(model.index(2, col), Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("includes 1.0")));
     chart.flushRedraw();
     QCOMPARE(chart.barSetCount(), 1);
     QCOMPARE(chart.categories().size(), 3);
@@ -344,8 +372,9 @@ void TestCharts::sweepSizeIsLogLogWithLabels() {
     // The CPU model-size preset: two sizes less than a decade apart, log time.
     BenchView view;
     view.resize(900, 600);
-    runInto(view, {fake::result(fake::config("tiny", 64, Precision::FP32), 2, 0.1),
-                   fake::result(fake::config("mini", 64, Precision::FP32), 6, 0.2)},
+    runInto(view,
+            {fake::result(fake::config("tiny", 64, Precision::FP32), 2, 0.1),
+             fake::result(fake::config("mini", 64, Precision::FP32), 6, 0.2)},
             2);
     view.applyPresetView(json(R"({"tab": "sweep", "x": "size", "log_time": true})"));
     SweepChart* chart = view.sweepChart();
@@ -399,10 +428,11 @@ void TestCharts::logTicksAreOneTwoFive() {
 
 void TestCharts::sweepAgainstPrecisionIsCategoricalAndDodged() {
     BenchView view;
-    runInto(view, {fake::result(fake::config("tiny", 256, Precision::FP32), 4),
-                   fake::result(fake::config("tiny", 256, Precision::BF16), 2),
-                   fake::result(fake::config("mini", 256, Precision::FP32), 8),
-                   fake::result(fake::config("mini", 256, Precision::BF16), 3)},
+    runInto(view,
+            {fake::result(fake::config("tiny", 256, Precision::FP32), 4),
+             fake::result(fake::config("tiny", 256, Precision::BF16), 2),
+             fake::result(fake::config("mini", 256, Precision::FP32), 8),
+             fake::result(fake::config("mini", 256, Precision::BF16), 3)},
             4);
     view.applyPresetView(json(R"({"tab": "sweep", "x": "precision"})"));
     SweepChart* chart = view.sweepChart();
@@ -415,8 +445,10 @@ void TestCharts::sweepAgainstPrecisionIsCategoricalAndDodged() {
     QVERIFY(a < 0 && b > 0);
     QCOMPARE(a, -b);
     // Warm-up is a numeric x.
-    view.sweepXCombo()->setCurrentIndex(view.sweepXCombo()->findData(static_cast<int>(Dimension::Warmup)));
-    QCOMPARE(view.document()->sweep()->xDimension(), Dimension::Size);  // warm-up does not vary here
+    view.sweepXCombo()->setCurrentIndex(
+        view.sweepXCombo()->findData(static_cast<int>(Dimension::Warmup)));
+    QCOMPARE(view.document()->sweep()->xDimension(),
+             Dimension::Size);  // warm-up does not vary here
 }
 
 void TestCharts::attentionChartLabelsItsLogAxes() {
@@ -436,20 +468,27 @@ void TestCharts::attentionChartLabelsItsLogAxes() {
     chart->flushRedraw();
     QVERIFY(chart->xIsLog() && chart->yIsLog());
     // Every power of two, one beyond the data at each end.
-    QCOMPARE(chart->xTickLabels(), (QStringList{QStringLiteral("64"), QStringLiteral("128"), QStringLiteral("256"),
-                                                QStringLiteral("512"), QStringLiteral("1024"), QStringLiteral("2048")}));
+    QCOMPARE(chart->xTickLabels(),
+             (QStringList{QStringLiteral("64"), QStringLiteral("128"), QStringLiteral("256"),
+                          QStringLiteral("512"), QStringLiteral("1024"), QStringLiteral("2048")}));
     // Not only 1 and 0.1: the 1-2-5 ticks between them.
     const QStringList y = chart->yTickLabels();
-    for (const char* t : {"0.05", "0.1", "0.2", "0.5", "1", "2"}) QVERIFY2(y.contains(QString::fromLatin1(t)), qPrintable(y.join(',')));
+    for (const char* t : {"0.05", "0.1", "0.2", "0.5", "1", "2"})
+        QVERIFY2(y.contains(QString::fromLatin1(t)), qPrintable(y.join(',')));
     // A CPU run has no device memory: n/a, not 0.0 MiB.
-    QCOMPARE(view.model()->data(view.model()->index(0, AttentionModel::PeakMemory)).toString(), QStringLiteral("0.0"));
+    QCOMPARE(view.model()->data(view.model()->index(0, AttentionModel::PeakMemory)).toString(),
+             QStringLiteral("0.0"));
     LabJob job;
     job.lab = QStringLiteral("attention");
     job.spec_json = R"({"command": "attention", "device": "cpu", "impls": ["naive"]})";
     view.beginRun(job);
     view.model()->addCell(AttentionCell{});
-    QCOMPARE(view.model()->data(view.model()->index(0, AttentionModel::PeakMemory)).toString(), QStringLiteral("n/a"));
-    QVERIFY(!view.model()->data(view.model()->index(0, AttentionModel::MemBeforeBackward), AttentionModel::ValueRole).isValid());
+    QCOMPARE(view.model()->data(view.model()->index(0, AttentionModel::PeakMemory)).toString(),
+             QStringLiteral("n/a"));
+    QVERIFY(!view.model()
+                 ->data(view.model()->index(0, AttentionModel::MemBeforeBackward),
+                        AttentionModel::ValueRole)
+                 .isValid());
 }
 
 void TestCharts::memoryChartHasWholeTicksAndPointBoundaries() {
@@ -457,12 +496,16 @@ void TestCharts::memoryChartHasWholeTicksAndPointBoundaries() {
     view.resize(1000, 600);
     view.show();
     // Three points of 5 steps with 100-104 MiB allocated: ticks would fall on 2.5 and 7.5.
-    runInto(view, {fake::result(withWarmup(1), 5), fake::result(withWarmup(1), 6), fake::result(withWarmup(1), 7)}, 3);
+    runInto(view,
+            {fake::result(withWarmup(1), 5), fake::result(withWarmup(1), 6),
+             fake::result(withWarmup(1), 7)},
+            3);
     MemoryChart* chart = view.memoryChart();
     chart->flushRedraw();
     chart->plot()->replot();
     for (QCPAxis* axis : {chart->plot()->xAxis, chart->plot()->yAxis})
-        for (double t : axis->tickVector()) QVERIFY2(t == std::round(t), qPrintable(QString::number(t)));
+        for (double t : axis->tickVector())
+            QVERIFY2(t == std::round(t), qPrintable(QString::number(t)));
     QCOMPARE(chart->boundaryKeys(), (QList<double>{-0.5, 4.5, 9.5}));
     QCOMPARE(chart->boundaryLabels().size(), 3);
     QCOMPARE(chart->boundaryLabels()[2], QStringLiteral("point 3"));
@@ -502,18 +545,20 @@ void TestCharts::zoomPanResetAndHover() {
     zoom->pan(QPointF(50, 0));
     QVERIFY(chart->xAxis()->max() > zoomedMax);
     // A double click resets.
-    QTest::mouseDClick(chart->chartView()->viewport(), Qt::LeftButton, {}, chart->chartView()->viewport()->rect().center());
+    QTest::mouseDClick(chart->chartView()->viewport(), Qt::LeftButton, {},
+                       chart->chartView()->viewport()->rect().center());
     QVERIFY(!zoom->isZoomed());
     QCOMPARE(chart->xAxis()->min(), min);
     QCOMPARE(chart->xAxis()->max(), max);
     // The mouse: a click leaves the view alone, the wheel zooms, a drag pans.
     QWidget* viewport = chart->chartView()->viewport();
-    const QPoint centre = viewport->mapFromGlobal(chart->chartView()->mapToGlobal(
-        chart->chartView()->mapFromScene(chart->chart()->mapToScene(chart->chart()->plotArea().center()))));
+    const QPoint centre =
+        viewport->mapFromGlobal(chart->chartView()->mapToGlobal(chart->chartView()->mapFromScene(
+            chart->chart()->mapToScene(chart->chart()->plotArea().center()))));
     QTest::mouseClick(viewport, Qt::LeftButton, {}, centre);
     QVERIFY(!zoom->isZoomed());
-    QWheelEvent wheel(centre, viewport->mapToGlobal(centre), {}, QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
-                      Qt::NoScrollPhase, false);
+    QWheelEvent wheel(centre, viewport->mapToGlobal(centre), {}, QPoint(0, 120), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
     QApplication::sendEvent(viewport, &wheel);
     QVERIFY(zoom->isZoomed());
     QVERIFY(chart->xAxis()->max() - chart->xAxis()->min() < max - min);
@@ -527,11 +572,13 @@ void TestCharts::zoomPanResetAndHover() {
     // Hover: the nearest point's series and values, and a crosshair.
     QLineSeries* total = chart->totalSeries();
     const QPointF at = chart->chart()->mapToPosition(total->at(2), total);
-    const auto hit = zoom->nearestPoint(at + QPointF(1, -1));  // the backward point lies a little below
+    const auto hit =
+        zoom->nearestPoint(at + QPointF(1, -1));  // the backward point lies a little below
     QVERIFY(hit.has_value());
     QCOMPARE(hit->series, QStringLiteral("total"));
     QCOMPARE(hit->y, total->at(2).y());
-    QVERIFY2(zoom->hitText(*hit).contains(QStringLiteral("step 2\n4.9 ms")), qPrintable(zoom->hitText(*hit)));
+    QVERIFY2(zoom->hitText(*hit).contains(QStringLiteral("step 2\n4.9 ms")),
+             qPrintable(zoom->hitText(*hit)));
     zoom->showCrosshair(at);
     QVERIFY(zoom->crosshairVisible());
     QVERIFY(!zoom->crosshairText().isEmpty());
@@ -544,7 +591,8 @@ void TestCharts::zoomPanResetAndHover() {
     QChart* bars = view.breakdownChart()->chart();
     bool found = false;
     for (int y = 0; y < 40 && !found; ++y) {
-        const auto barHit = view.breakdownChart()->interaction()->nearestPoint(bars->plotArea().center() + QPointF(0, y * 5), 400);
+        const auto barHit = view.breakdownChart()->interaction()->nearestPoint(
+            bars->plotArea().center() + QPointF(0, y * 5), 400);
         found = barHit && barHit->x.startsWith(QStringLiteral("1"));
     }
     QVERIFY(found);
@@ -557,13 +605,16 @@ void TestCharts::resultsHaveMeanAndStdPerPhaseAndNaForCpu() {
     const BenchResult gpu = fake::result(withMode(Mode::Train), 10, 0.5);
     m.setResult(0, gpu);
     m.setResult(1, fake::result(cpu, 4, 0.2));
-    QCOMPARE(m.data(m.index(0, ResultModel::ForwardStd), ResultModel::ValueRole).toDouble(), gpu.forward.std);
-    QCOMPARE(m.data(m.index(0, ResultModel::OptimizerStd), ResultModel::ValueRole).toDouble(), gpu.optimizer.std);
+    QCOMPARE(m.data(m.index(0, ResultModel::ForwardStd), ResultModel::ValueRole).toDouble(),
+             gpu.forward.std);
+    QCOMPARE(m.data(m.index(0, ResultModel::OptimizerStd), ResultModel::ValueRole).toDouble(),
+             gpu.optimizer.std);
     QVERIFY(gpu.forward.std > 0);
     QCOMPARE(m.data(m.index(0, ResultModel::PeakMemory)).toString(), QStringLiteral("200.0"));
     QCOMPARE(m.data(m.index(1, ResultModel::PeakMemory)).toString(), QStringLiteral("n/a"));
     QVERIFY(!m.data(m.index(1, ResultModel::PeakMemory), ResultModel::ValueRole).isValid());
-    QCOMPARE(m.data(m.index(1, ResultModel::Backward)).toString(), QStringLiteral("n/a"));  // forward mode
+    QCOMPARE(m.data(m.index(1, ResultModel::Backward)).toString(),
+             QStringLiteral("n/a"));  // forward mode
     QCOMPARE(m.data(m.index(1, ResultModel::OptimizerStd)).toString(), QStringLiteral("n/a"));
     // Note [noisy measurement]: a CV above 5% is marked, amber, its likely cause in the tooltip.
     BenchResult noisy = gpu;
@@ -573,7 +624,9 @@ void TestCharts::resultsHaveMeanAndStdPerPhaseAndNaForCpu() {
     n.setResult(0, noisy);
     QVERIFY(n.data(n.index(0, ResultModel::TotalCv)).toString().endsWith(QStringLiteral("⚠")));
     QVERIFY(n.data(n.index(0, ResultModel::TotalCv), Qt::ForegroundRole).isValid());
-    QVERIFY2(n.data(n.index(0, ResultModel::TotalCv), Qt::ToolTipRole).toString().contains(QStringLiteral("launch-bound")),
+    QVERIFY2(n.data(n.index(0, ResultModel::TotalCv), Qt::ToolTipRole)
+                 .toString()
+                 .contains(QStringLiteral("launch-bound")),
              qPrintable(n.data(n.index(0, ResultModel::TotalCv), Qt::ToolTipRole).toString()));
     noisy.total.cv = 0.02;  // steady
     n.setResult(0, noisy);
@@ -586,10 +639,12 @@ void TestCharts::resultsHaveMeanAndStdPerPhaseAndNaForCpu() {
     QFile f(path);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QStringList lines;
-    for (const QString& l : QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+    for (const QString& l :
+         QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
         if (!l.startsWith(QLatin1String("# "))) lines << l;
     const QStringList header = lines[0].split(QLatin1Char(','));
-    for (const char* h : {"Forward ms", "Forward std ms", "Backward std ms", "Optimizer std ms", "Total std ms"})
+    for (const char* h :
+         {"Forward ms", "Forward std ms", "Backward std ms", "Optimizer std ms", "Total std ms"})
         QVERIFY2(header.contains(QString::fromLatin1(h)), h);
     const QStringList gpuRow = lines[1].split(QLatin1Char(','));
     const QStringList cpuRow = lines[2].split(QLatin1Char(','));
@@ -607,17 +662,21 @@ void TestCharts::resultsHaveMeanAndStdPerPhaseAndNaForCpu() {
 void TestCharts::engineReportSaysNaForCpuMemory() {
     BenchConfig cpu = withMode(Mode::Train);
     cpu.device = "cpu";
-    const std::vector<BenchResult> rs = {fake::result(withMode(Mode::Train), 10, 0.5), fake::result(cpu, 4, 0.2)};
+    const std::vector<BenchResult> rs = {fake::result(withMode(Mode::Train), 10, 0.5),
+                                         fake::result(cpu, 4, 0.2)};
     const QString md = QString::fromStdString(markdownReport("t", rs));
     const QStringList rows = md.split(QLatin1Char('\n')).filter(QStringLiteral("| small"));
     QCOMPARE(rows.size(), 2);
     QVERIFY2(rows[0].contains(QStringLiteral(" 200 |")), qPrintable(rows[0]));
     QVERIFY2(rows[1].contains(QStringLiteral(" n/a |")), qPrintable(rows[1]));
     // Mean ± std of every phase.
-    QVERIFY(md.contains(QStringLiteral("forward (ms)")) && md.contains(QStringLiteral("optimizer (ms)")));
+    QVERIFY(md.contains(QStringLiteral("forward (ms)")) &&
+            md.contains(QStringLiteral("optimizer (ms)")));
     QVERIFY(rows[0].contains(QStringLiteral(" ± ")));
-    const QStringList csv = QString::fromStdString(formatResults(rs, TableFormat::Csv)).split(QLatin1Char('\n'));
-    const int col = static_cast<int>(csv[0].split(QLatin1Char(',')).indexOf(QStringLiteral("peak_memory_bytes")));
+    const QStringList csv =
+        QString::fromStdString(formatResults(rs, TableFormat::Csv)).split(QLatin1Char('\n'));
+    const int col = static_cast<int>(
+        csv[0].split(QLatin1Char(',')).indexOf(QStringLiteral("peak_memory_bytes")));
     QVERIFY(col >= 0);
     QCOMPARE(csv[1].split(QLatin1Char(','))[col], QString::number(int64_t(200) << 20));
     QCOMPARE(csv[2].split(QLatin1Char(','))[col], QStringLiteral("n/a"));
@@ -626,17 +685,20 @@ void TestCharts::engineReportSaysNaForCpuMemory() {
 void TestCharts::compareNamesTheComparison() {
     BenchView view;
     QString error;
-    QVERIFY2(view.showStored(stored(7, {fake::result(withWarmup(1), 5)}), &error), qPrintable(error));
+    QVERIFY2(view.showStored(stored(7, {fake::result(withWarmup(1), 5)}), &error),
+             qPrintable(error));
     QVERIFY(view.runTitle().startsWith(QStringLiteral("Run 7")));
     QSignalSpy titles(&view, &LabView::titleChanged);
-    QVERIFY2(view.compare(stored(3, {fake::result(withWarmup(1), 5)}), stored(5, {fake::result(withWarmup(1), 4)}), &error),
+    QVERIFY2(view.compare(stored(3, {fake::result(withWarmup(1), 5)}),
+                          stored(5, {fake::result(withWarmup(1), 4)}), &error),
              qPrintable(error));
     QVERIFY(titles.count() > 0);
     QCOMPARE(view.runTitle(), QStringLiteral("Comparison of run 3 (A) and run 5 (B)"));
     QCOMPARE(view.storeRunId(), 0);  // export names do not say run 7
     const int pane = view.paneIndex(QStringLiteral("compare"));
     QCOMPARE(view.panes()[pane].table->fileStem(), QStringLiteral("compare-run3-vs-run5"));
-    QCOMPARE(view.exportContext(pane).runTitle(), QStringLiteral("Comparison of run 3 (A) and run 5 (B)"));
+    QCOMPARE(view.exportContext(pane).runTitle(),
+             QStringLiteral("Comparison of run 3 (A) and run 5 (B)"));
     // The other panes still show, and name, run 7.
     view.showPane(view.paneIndex(QStringLiteral("steps")));
     QVERIFY(view.runTitle().startsWith(QStringLiteral("Run 7")));

@@ -4,16 +4,16 @@
 #include <QtTest>
 
 #include "benchmark/benchpanel.h"
-#include "common/format.h"
 #include "benchmark/comparemodel.h"
 #include "benchmark/dimensions.h"
-#include "common/fakedata.h"
 #include "benchmark/resultmodel.h"
-#include "shell/runlistmodel.h"
 #include "benchmark/speedupmodel.h"
 #include "benchmark/stepchart.h"
 #include "benchmark/stepmodel.h"
 #include "benchmark/sweepmodel.h"
+#include "common/fakedata.h"
+#include "common/format.h"
+#include "shell/runlistmodel.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -41,7 +41,8 @@ void TestModels::stepModelAppendsBatchesPerPoint() {
     QSignalSpy inserted(&m, &QAbstractItemModel::rowsInserted);
     m.appendSteps(0, {fake::step(0, true, 30, 60, 10), fake::step(1, false, 3, 6, 1)});
     m.appendSteps(0, {fake::step(2, false, 3.5, 6, 1)});
-    m.appendSteps(1, {fake::step(0, true, 20, 40, 5), fake::step(1, false, 2, 4, 1), fake::step(2, false, 2, 4, 1)});
+    m.appendSteps(1, {fake::step(0, true, 20, 40, 5), fake::step(1, false, 2, 4, 1),
+                      fake::step(2, false, 2, 4, 1)});
     QCOMPARE(inserted.count(), 3);  // one insertion per batch, not per step
     QCOMPARE(m.rowCount(), 6);
     QCOMPARE(m.rowsOfPoint(0), std::make_pair(0, 3));
@@ -78,7 +79,9 @@ void TestModels::resultModelFillsPointByPoint() {
     QCOMPARE(m.data(m.index(0, ResultModel::Size)).toString(), QStringLiteral("small"));
     QCOMPARE(m.data(m.index(0, ResultModel::Steps)).toInt(), 4);
     QCOMPARE(m.data(m.index(1, ResultModel::Status)).toString(), QStringLiteral("OOM"));
-    QVERIFY(m.data(m.index(1, ResultModel::Status), Qt::ToolTipRole).toString().contains(QStringLiteral("out of memory")));
+    QVERIFY(m.data(m.index(1, ResultModel::Status), Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("out of memory")));
     QVERIFY(m.data(m.index(1, ResultModel::Total)).toString().isEmpty());
     // Rows keep no steps (the step model has them).
     QVERIFY(m.entries()[0].result.steps.empty());
@@ -93,8 +96,10 @@ void TestModels::speedupAgainstBaselineWithOom() {
     SpeedupModel m(&results);
     Tester tester(&m, Tester::FailureReportingMode::QtTest);
     // Two sizes × fp32/bf16; medium bf16 ran out of memory.
-    const auto s32 = fake::config("small", 256, Precision::FP32), s16 = fake::config("small", 256, Precision::BF16);
-    const auto m32 = fake::config("medium", 256, Precision::FP32), m16 = fake::config("medium", 256, Precision::BF16);
+    const auto s32 = fake::config("small", 256, Precision::FP32),
+               s16 = fake::config("small", 256, Precision::BF16);
+    const auto m32 = fake::config("medium", 256, Precision::FP32),
+               m16 = fake::config("medium", 256, Precision::BF16);
     results.setResults({fake::result(s32, 12.0), fake::result(s16, 4.0), fake::result(m32, 30.0),
                         fake::result(m16, 0, 0, Status::OOM)});
     QVERIFY(m.dimension() == Dimension::Precision);  // the first varying of the preferred ones
@@ -112,7 +117,9 @@ void TestModels::speedupAgainstBaselineWithOom() {
     // OOM cells say so, in the time and the speedup column, and carry the error.
     QCOMPARE(m.data(m.index(1, t16)).toString(), QStringLiteral("OOM"));
     QCOMPARE(m.data(m.index(1, t16), SpeedupModel::StatusRole).toString(), QStringLiteral("OOM"));
-    QVERIFY(m.data(m.index(1, t16), Qt::ToolTipRole).toString().contains(QStringLiteral("out of memory")));
+    QVERIFY(m.data(m.index(1, t16), Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("out of memory")));
     QVERIFY(m.data(m.index(1, t16), Qt::BackgroundRole).isValid());
     QCOMPARE(m.data(m.index(1, sp)).toString(), QStringLiteral("OOM"));
     QVERIFY(!m.data(m.index(1, sp), SpeedupModel::ValueRole).isValid());
@@ -124,9 +131,10 @@ void TestModels::speedupFollowsDimensionAndBaseline() {
     SpeedupModel m(&results);
     Tester tester(&m, Tester::FailureReportingMode::QtTest);
     QSignalSpy shape(&m, &SpeedupModel::shapeChanged);
-    results.setResults({fake::result(fake::config("small", 256, Precision::BF16, AttentionImpl::Naive), 8.0),
-                        fake::result(fake::config("small", 256, Precision::BF16, AttentionImpl::Sdpa), 4.0),
-                        fake::result(fake::config("small", 256, Precision::BF16, AttentionImpl::Flash), 2.0)});
+    results.setResults(
+        {fake::result(fake::config("small", 256, Precision::BF16, AttentionImpl::Naive), 8.0),
+         fake::result(fake::config("small", 256, Precision::BF16, AttentionImpl::Sdpa), 4.0),
+         fake::result(fake::config("small", 256, Precision::BF16, AttentionImpl::Flash), 2.0)});
     QVERIFY(m.dimension() == Dimension::Attention);
     QVERIFY(shape.count() >= 1);
     QCOMPARE(m.rowCount(), 1);
@@ -137,7 +145,8 @@ void TestModels::speedupFollowsDimensionAndBaseline() {
     QCOMPARE(m.data(m.index(0, m.speedupColumn("naive")), SpeedupModel::ValueRole).toDouble(), 0.5);
     QCOMPARE(m.data(m.index(0, m.speedupColumn("flash")), SpeedupModel::ValueRole).toDouble(), 2.0);
     m.setMetric(Metric::Forward);  // forward is 30 % of the total in the fake data
-    QCOMPARE(m.data(m.index(0, m.timeColumn("naive")), SpeedupModel::ValueRole).toDouble(), 8.0 * 0.3);
+    QCOMPARE(m.data(m.index(0, m.timeColumn("naive")), SpeedupModel::ValueRole).toDouble(),
+             8.0 * 0.3);
     // A wanted dimension that does not vary falls back; an unknown baseline to the first value.
     m.setDimension(Dimension::Precision);
     QVERIFY(m.dimension() == Dimension::Attention);
@@ -166,8 +175,10 @@ void TestModels::speedupComparesEagerAndCompiled() {
     QCOMPARE(m.values(), QStringList({"eager", "compiled"}));
     QCOMPARE(m.baseline(), QStringLiteral("eager"));
     QCOMPARE(m.rowCount(), 2);
-    QCOMPARE(m.data(m.index(0, m.speedupColumn("compiled")), SpeedupModel::ValueRole).toDouble(), 1.5);
-    QCOMPARE(results.data(results.index(1, ResultModel::Exec)).toString(), QStringLiteral("compiled"));
+    QCOMPARE(m.data(m.index(0, m.speedupColumn("compiled")), SpeedupModel::ValueRole).toDouble(),
+             1.5);
+    QCOMPARE(results.data(results.index(1, ResultModel::Exec)).toString(),
+             QStringLiteral("compiled"));
     const auto dims = varyingDimensions(results.configs());
     QVERIFY(std::find(dims.begin(), dims.end(), Dimension::Exec) != dims.end());
     QVERIFY(dimensionFromKey(QStringLiteral("exec")) == Dimension::Exec);
@@ -177,13 +188,14 @@ void TestModels::sweepSeriesPerPrecisionWithErrors() {
     ResultModel results;
     SweepModel m(&results);
     Tester tester(&m, Tester::FailureReportingMode::QtTest);
-    results.setResults({fake::result(fake::config("small", 256, Precision::FP32), 10, 1),
-                        fake::result(fake::config("medium", 256, Precision::FP32), 30, 2),
-                        fake::result(fake::config("small", 256, Precision::BF16), 4, 0.5),
-                        fake::result(fake::config("medium", 256, Precision::BF16), 0, 0, Status::OOM)});
+    results.setResults(
+        {fake::result(fake::config("small", 256, Precision::FP32), 10, 1),
+         fake::result(fake::config("medium", 256, Precision::FP32), 30, 2),
+         fake::result(fake::config("small", 256, Precision::BF16), 4, 0.5),
+         fake::result(fake::config("medium", 256, Precision::BF16), 0, 0, Status::OOM)});
     QVERIFY(m.xDimension() == Dimension::Size);
     QCOMPARE(m.seriesNames(), QStringList({"fp32", "bf16"}));
-    QCOMPARE(m.rowCount(), 3);  // the OOM point is left out ...
+    QCOMPARE(m.rowCount(), 3);       // the OOM point is left out ...
     QCOMPARE(m.missingPoints(), 1);  // ... and counted
     const auto& rows = m.rows();
     QCOMPARE(rows[0].series, QStringLiteral("fp32"));
@@ -232,7 +244,8 @@ void TestModels::compareMatchesPointsAndShowsRatios() {
     CompareModel::Side a, b;
     a.info.id = 1;
     b.info.id = 2;
-    const auto s32 = fake::config("small", 256, Precision::FP32), s16 = fake::config("small", 256, Precision::BF16);
+    const auto s32 = fake::config("small", 256, Precision::FP32),
+               s16 = fake::config("small", 256, Precision::BF16);
     const auto m32 = fake::config("medium", 256, Precision::FP32);
     a.points = {fake::result(s32, 10), fake::result(s16, 5)};
     b.points = {fake::result(s16, 4), fake::result(s32, 12), fake::result(m32, 0, 0, Status::OOM)};
@@ -253,15 +266,19 @@ void TestModels::compareMatchesPointsAndShowsRatios() {
     QCOMPARE(diffs[0], QStringList({"Driver", "550.1", "560.2"}));
     m.setMetric(Metric::Backward);
     QCOMPARE(m.data(m.index(0, CompareModel::TimeA), CompareModel::ValueRole).toDouble(), 6.0);
-    QVERIFY(m.headerData(CompareModel::TimeA, Qt::Horizontal).toString().contains(QStringLiteral("backward")));
+    QVERIFY(m.headerData(CompareModel::TimeA, Qt::Horizontal)
+                .toString()
+                .contains(QStringLiteral("backward")));
 }
 
 void TestModels::dimensionsOfASweep() {
-    const auto a = fake::config("small", 256, Precision::FP32), b = fake::config("small", 512, Precision::BF16);
+    const auto a = fake::config("small", 256, Precision::FP32),
+               b = fake::config("small", 512, Precision::BF16);
     const auto v = varyingDimensions({a, b});
     QCOMPARE(v, (std::vector<Dimension>{Dimension::Context, Dimension::Precision}));
     QCOMPARE(dimensionValues({a, b, a}, Dimension::Context), QStringList({"256", "512"}));
-    QCOMPARE(pointKey(a, {Dimension::Context, Dimension::Precision}), pointKey(b, {Dimension::Context, Dimension::Precision}));
+    QCOMPARE(pointKey(a, {Dimension::Context, Dimension::Precision}),
+             pointKey(b, {Dimension::Context, Dimension::Precision}));
     QVERIFY(pointKey(a) != pointKey(b));
     QCOMPARE(labelOver(b, v), QStringLiteral("ctx 512 · bf16"));
     QCOMPARE(dimensionFromKey("warmup"), std::optional<Dimension>(Dimension::Warmup));

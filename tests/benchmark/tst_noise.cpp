@@ -43,11 +43,14 @@ TEST(Noise, EachCauseFromTheResultItself) {
     // One step far above the median: other load.
     auto outlier = ts::noiseFlag(withTotals({100, 100, 101, 99, 100, 100, 180, 100}));
     ASSERT_TRUE(outlier);
-    EXPECT_NE(outlier->cause.find("outliers (slowest step 180.0 ms, median 100.0 ms)"), std::string::npos) << outlier->cause;
+    EXPECT_NE(outlier->cause.find("outliers (slowest step 180.0 ms, median 100.0 ms)"),
+              std::string::npos)
+        << outlier->cause;
     // Short GPU steps with jitter: launch-bound.
     auto launch = ts::noiseFlag(withTotals({20, 24, 19, 23, 21, 25, 18, 22}));
     ASSERT_TRUE(launch);
-    EXPECT_NE(launch->cause.find("launch-bound (21.5 ms steps"), std::string::npos) << launch->cause;
+    EXPECT_NE(launch->cause.find("launch-bound (21.5 ms steps"), std::string::npos)
+        << launch->cause;
     // The same on the CPU: shared cores.
     auto cpu = ts::noiseFlag(withTotals({20, 24, 19, 23, 21, 25, 18, 22}, "cpu"));
     ASSERT_TRUE(cpu);

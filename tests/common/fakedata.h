@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
 #include "benchmark/benchmark.h"
+#include "core/config.h"
 
 namespace fake {
 

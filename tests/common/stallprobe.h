@@ -8,7 +8,6 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QTimer>
-
 #include <algorithm>
 #include <vector>
 
@@ -31,7 +30,9 @@ public:
     qint64 worstGapNs() const { return worstGapNs_; }
     // The UI thread's own share of each gap, in ns.
     const std::vector<qint64>& stalls() const { return stalls_; }
-    qint64 worstStallNs() const { return stalls_.empty() ? 0 : *std::max_element(stalls_.begin(), stalls_.end()); }
+    qint64 worstStallNs() const {
+        return stalls_.empty() ? 0 : *std::max_element(stalls_.begin(), stalls_.end());
+    }
 
 private:
     // Nanoseconds this thread has waited on a run queue (ready, but no CPU free); -1 if unknown.
@@ -46,7 +47,9 @@ private:
         const qint64 wait = runQueueWaitNs();
         if (lastNs_ >= 0) {
             const qint64 gap = now - lastNs_;
-            const qint64 queued = (wait >= 0 && lastWaitNs_ >= 0) ? std::clamp<qint64>(wait - lastWaitNs_, 0, gap) : 0;
+            const qint64 queued = (wait >= 0 && lastWaitNs_ >= 0)
+                                      ? std::clamp<qint64>(wait - lastWaitNs_, 0, gap)
+                                      : 0;
             worstGapNs_ = std::max(worstGapNs_, gap);
             stalls_.push_back(gap - queued);
         }

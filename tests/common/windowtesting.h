@@ -3,7 +3,6 @@
 
 #include <QApplication>
 #include <QSettings>
-
 #include <memory>
 
 #include "attention/attentionview.h"

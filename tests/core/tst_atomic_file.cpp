@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <csignal>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -21,8 +20,9 @@ namespace {
 class AtomicFileTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() / fs::path("ts-atomic-" + std::to_string(::getpid()) + "-" +
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir_ = fs::temp_directory_path() /
+               fs::path("ts-atomic-" + std::to_string(::getpid()) + "-" +
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(dir_);
         fs::create_directories(dir_);
     }
@@ -35,7 +35,9 @@ protected:
         return ss.str();
     }
     static void write(const std::string& p, const std::string& text) { std::ofstream(p) << text; }
-    size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), {})); }
+    size_t entries() const {
+        return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), {}));
+    }
     fs::path dir_;
 };
 

@@ -25,7 +25,8 @@ void expectInvalid(F&& f, std::initializer_list<std::string> parts) {
         ADD_FAILURE() << "no exception; expected one mentioning " << *parts.begin();
     } catch (const std::invalid_argument& e) {
         const std::string msg = e.what();
-        for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
+        for (const auto& p : parts)
+            EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
     }
 }
 
@@ -72,8 +73,9 @@ BenchResult sampleResult() {
     for (int i = 0; i < 5; ++i) r.steps.push_back(sampleStep(i, i < 2));
     summarize(r);
     r.peak_memory = int64_t{70} << 30;
-    r.environment = {"NVIDIA H100 80GB HBM3", "550.54", "12.8", "2.11.0", "AMD EPYC 9654",
-                     "node-7", "2025-01-02T03:04:05Z", "abcdef123456", "0.1.0"};
+    r.environment = {
+        "NVIDIA H100 80GB HBM3", "550.54",       "12.8", "2.11.0", "AMD EPYC 9654", "node-7",
+        "2025-01-02T03:04:05Z",  "abcdef123456", "0.1.0"};
     return r;
 }
 
@@ -155,7 +157,8 @@ TEST(JsonRoundTrip, BenchConfigDefaultAndUnusual) {
 TEST(JsonRoundTrip, EveryEnumValue) {
     for (Mode m : {Mode::Forward, Mode::ForwardBackward, Mode::Train})
         for (Precision p : {Precision::FP32, Precision::BF16, Precision::FP16})
-            for (AttentionImpl a : {AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled, AttentionImpl::Flash}) {
+            for (AttentionImpl a : {AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled,
+                                    AttentionImpl::Flash}) {
                 BenchConfig c;
                 c.mode = m;
                 c.precision = p;
@@ -285,8 +288,7 @@ TEST(JsonErrors, WrongTypesNameTheField) {
     expectInvalid([] { benchFromJson(json::parse(R"({"device": 0})")); }, {"device", "0"});
     expectInvalid([] { benchFromJson(json::parse(R"({"learning_rate": "fast"})")); },
                   {"learning_rate", "fast"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"precision": 16})")); },
-                  {"precision", "16"});
+    expectInvalid([] { benchFromJson(json::parse(R"({"precision": 16})")); }, {"precision", "16"});
     expectInvalid([] { benchFromJson(json::parse(R"({"model": {"d_model": true}})")); },
                   {"model.d_model", "true"});
     expectInvalid([] { benchFromJson(json::parse(R"({"model": [1, 2]})")); }, {"model", "[1,2]"});
@@ -304,7 +306,8 @@ TEST(JsonErrors, WrongTypesNameTheField) {
 }
 
 TEST(JsonErrors, ConfigTyposAndAmbiguityRejected) {
-    expectInvalid([] { benchFromJson(json::parse(R"({"batchsize": 4})")); }, {"batchsize", "unknown"});
+    expectInvalid([] { benchFromJson(json::parse(R"({"batchsize": 4})")); },
+                  {"batchsize", "unknown"});
     expectInvalid([] { benchFromJson(json::parse(R"({"model": {"dmodel": 4}})")); },
                   {"model.dmodel", "unknown"});
     expectInvalid([] { benchFromJson(json::parse(R"({"size": "tiny", "model": {}})")); },
@@ -344,8 +347,10 @@ TEST(JsonAttention, CellRoundTripAndErrors) {
     EXPECT_EQ(back.error, "Invalid backend");
     EXPECT_DOUBLE_EQ(back.forward_ms, 0.5);
     EXPECT_TRUE(std::isnan(back.err_out));
-    expectInvalid([] { attentionCellFromJson(json::parse(R"({"impl": "fastest"})")); }, {"impl", "fastest"});
-    expectInvalid([] { attentionCellFromJson(json::parse(R"({"status": "great"})")); }, {"status", "great"});
+    expectInvalid([] { attentionCellFromJson(json::parse(R"({"impl": "fastest"})")); },
+                  {"impl", "fastest"});
+    expectInvalid([] { attentionCellFromJson(json::parse(R"({"status": "great"})")); },
+                  {"status", "great"});
 }
 
 TEST(JsonSweep, ParsesEveryList) {
@@ -367,8 +372,8 @@ TEST(JsonSweep, ParsesEveryList) {
     EXPECT_EQ(s.context_lengths, (std::vector<int64_t>{64, 128}));
     EXPECT_EQ(s.batch_sizes, (std::vector<int64_t>{1, 4}));
     EXPECT_EQ(s.precisions, (std::vector<Precision>{Precision::FP32, Precision::BF16}));
-    EXPECT_EQ(s.attentions,
-              (std::vector<AttentionImpl>{AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled}));
+    EXPECT_EQ(s.attentions, (std::vector<AttentionImpl>{AttentionImpl::Naive, AttentionImpl::Sdpa,
+                                                        AttentionImpl::Tiled}));
     EXPECT_EQ(s.modes, (std::vector<Mode>{Mode::Forward, Mode::Train}));
     EXPECT_EQ(s.warmups, (std::vector<int>{0, 2}));
     EXPECT_EQ(s.devices, (std::vector<std::string>{"cpu", "cuda:0"}));
@@ -419,7 +424,8 @@ TEST(JsonLimits, DeepNestingIsRefusedNotACrash) {
     expectInvalid([&] { parseJson(std::string(300000, '[')); }, {"nested"});
     EXPECT_NO_THROW(parseJson(nested(kMaxJsonDepth, "[", "]")));
     // Brackets inside strings (escaped quotes included) do not count.
-    const std::string text = "{\"label\":\"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
+    const std::string text =
+        "{\"label\":\"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
     EXPECT_EQ(parseJson(text)["label"].get<std::string>().size(), 2001u);
     EXPECT_THROW(parseJson("{\"a\":"), json::parse_error);
 }
@@ -431,10 +437,18 @@ TEST(JsonLimits, ShownValuesStayShortForDeepAndHugeValues) {
     expectInvalid([&] { sweepFromJson(json{{"sizes", {deep}}}); }, {"sizes[0]", "[[[["});
     json big = json::array();
     for (int i = 0; i < 100000; ++i) big.push_back(i);
-    expectInvalid([&] { sweepFromJson(json{{"sizes", json::array({big})}}); }, {"sizes[0]", "[0,1,2", "..."});
+    expectInvalid(
+        [&] {
+            sweepFromJson(json{{"sizes", json::array({big})}});
+        },
+        {"sizes[0]", "[0,1,2", "..."});
     expectInvalid([&] { benchFromJson(json{{"steps", big}}); }, {"steps", "[0,1,2,3"});
     // A string of invalid UTF-8 is shown, not thrown on.
-    expectInvalid([&] { benchFromJson(json{{"steps", std::string("\xff\xfe bad")}}); }, {"steps", "bad"});
+    expectInvalid(
+        [&] {
+            benchFromJson(json{{"steps", std::string("\xff\xfe bad")}});
+        },
+        {"steps", "bad"});
     // Let the deep value go without recursing, in case the library's destructor does.
     while (deep.is_array() && !deep.empty()) {
         json inner = std::move(deep[0]);

@@ -141,8 +141,8 @@ TEST_F(StoreTest, CreateAddListPoints) {
     EXPECT_EQ(info->created[10], 'T');
     EXPECT_EQ(info->created.back(), 'Z');
 
-    const std::vector<BenchResult> want = {makeResult(0), makeResult(1, Status::OOM),
-                                           makeResult(2), makeResult(3, Status::Failed),
+    const std::vector<BenchResult> want = {makeResult(0), makeResult(1, Status::OOM), makeResult(2),
+                                           makeResult(3, Status::Failed),
                                            makeResult(4, Status::Cancelled)};
     // Added out of order: points() returns them by index.
     for (int i : {2, 0, 4, 1, 3}) storeBenchPoint(store, id, i, want[i]);
@@ -237,7 +237,10 @@ TEST_F(StoreTest, AttentionCellsRoundTripAndCount) {
     EXPECT_EQ(info->point_count, 2);
     EXPECT_EQ(info->ok_count, 1);
     // A bench reader on an attention run says what is wrong instead of inventing results.
-    EXPECT_NE(runtimeErrorOf([&] { loadBenchPoints(store, id); }).find("is of kind 'attention', not 'bench'"), std::string::npos);
+    EXPECT_NE(runtimeErrorOf([&] {
+                  loadBenchPoints(store, id);
+              }).find("is of kind 'attention', not 'bench'"),
+              std::string::npos);
 }
 
 TEST_F(StoreTest, ListRunsNewestFirstWithOwnCounts) {
@@ -298,7 +301,8 @@ TEST_F(StoreTest, BadPointsRejected) {
     ASSERT_EQ(loadBenchPoints(store, id).size(), 1u);
     expectSame(loadBenchPoints(store, id)[0], makeResult(0));
 
-    const std::string orphan = runtimeErrorOf([&] { storeBenchPoint(store, id + 99, 0, makeResult(0)); });
+    const std::string orphan =
+        runtimeErrorOf([&] { storeBenchPoint(store, id + 99, 0, makeResult(0)); });
     EXPECT_NE(orphan.find("FOREIGN KEY"), std::string::npos) << orphan;
 }
 
@@ -310,8 +314,9 @@ TEST_F(StoreTest, SchemaVersionAndWal) {
     EXPECT_EQ(raw.text("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN "
                        "('runs','points')"),
               "2");
-    EXPECT_NE(raw.text("SELECT sql FROM sqlite_master WHERE name='points'").find("ON DELETE CASCADE"),
-              std::string::npos);
+    EXPECT_NE(
+        raw.text("SELECT sql FROM sqlite_master WHERE name='points'").find("ON DELETE CASCADE"),
+        std::string::npos);
 }
 
 TEST_F(StoreTest, ReopenSeesData) {
@@ -568,7 +573,7 @@ TEST_F(StoreTest, DefaultPathFollowsEnvironmentAndCreatesDirectory) {
     EXPECT_EQ(ResultStore::defaultPath(), (dir_ / "xdg" / "trainscope" / "results.db").string());
     EXPECT_TRUE(fs::is_directory(dir_ / "xdg" / "trainscope"));
 
-    setenv("TRAINSCOPE_DB", "", 1);           // empty counts as unset
+    setenv("TRAINSCOPE_DB", "", 1);          // empty counts as unset
     setenv("XDG_DATA_HOME", "relative", 1);  // the XDG spec says to ignore relative paths
     const fs::path homeDb = dir_ / "home" / ".local" / "share" / "trainscope" / "results.db";
     EXPECT_EQ(ResultStore::defaultPath(), homeDb.string());
@@ -598,14 +603,14 @@ TEST_F(StoreTest, NewerSchemaOpensReadOnlyForReading) {
     RawDb(dbPath()).exec("PRAGMA user_version=2");
     EXPECT_NE(runtimeErrorOf([&] { ResultStore s(dbPath()); }).find("newer"), std::string::npos);
     ResultStore store(dbPath(), ResultStore::Access::ReadIfNeeded);
-    EXPECT_NE(store.readOnlyReason().find("schema version 2 is newer"), std::string::npos) << store.readOnlyReason();
+    EXPECT_NE(store.readOnlyReason().find("schema version 2 is newer"), std::string::npos)
+        << store.readOnlyReason();
     ASSERT_EQ(store.listRuns().size(), 1u);
     EXPECT_EQ(store.listRuns()[0].label, "kept");
     EXPECT_EQ(loadBenchPoints(store, store.listRuns()[0].id).size(), 1u);
     for (auto write : std::initializer_list<std::function<void()>>{
              [&] { store.createRun("bench", "", "{}", "cpu"); },
-             [&] { storeBenchPoint(store, 1, 1, makeResult(1)); },
-             [&] { store.removeRun(1); }}) {
+             [&] { storeBenchPoint(store, 1, 1, makeResult(1)); }, [&] { store.removeRun(1); }}) {
         const std::string msg = runtimeErrorOf(write);
         EXPECT_NE(msg.find("can only be read here"), std::string::npos) << msg;
         EXPECT_NE(msg.find("newer"), std::string::npos) << msg;
@@ -614,7 +619,8 @@ TEST_F(StoreTest, NewerSchemaOpensReadOnlyForReading) {
 
 TEST_F(StoreTest, NewerSchemaThatCannotBeReadSaysWhy) {
     RawDb(dbPath()).exec("CREATE TABLE runs(id INTEGER PRIMARY KEY); PRAGMA user_version=7");
-    const std::string msg = runtimeErrorOf([&] { ResultStore s(dbPath(), ResultStore::Access::ReadIfNeeded); });
+    const std::string msg =
+        runtimeErrorOf([&] { ResultStore s(dbPath(), ResultStore::Access::ReadIfNeeded); });
     EXPECT_NE(msg.find("newer"), std::string::npos) << msg;
     EXPECT_NE(msg.find("cannot read it"), std::string::npos) << msg;
     EXPECT_NE(msg.find("no such table: points"), std::string::npos) << msg;
@@ -636,15 +642,18 @@ TEST_F(StoreTest, ReadOnlyMediumIsListedReadOnly) {
         if (store.readOnlyReason().empty()) return 10;
         if (store.listRuns().size() != 1 || store.listRuns()[0].label != "on a CD") return 11;
         if (loadBenchPoints(store, store.listRuns()[0].id).size() != 1) return 12;
-        if (runtimeErrorOf([&] { store.createRun("bench", "", "{}", "cpu"); }).find("can only be read here") ==
-            std::string::npos)
+        if (runtimeErrorOf([&] {
+                store.createRun("bench", "", "{}", "cpu");
+            }).find("can only be read here") == std::string::npos)
             return 13;
         if (runtimeErrorOf([&] { ResultStore s(dbPath()); }) == "(no exception)") return 14;
         return 0;
     };
     if (::geteuid() != 0) {
-        fs::permissions(dbPath(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
-        fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);
+        fs::permissions(dbPath(),
+                        fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+        fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec,
+                        fs::perm_options::replace);
         const int rc = check();
         fs::permissions(dir_, fs::perms::owner_all);
         EXPECT_EQ(rc, 0);
@@ -654,11 +663,13 @@ TEST_F(StoreTest, ReadOnlyMediumIsListedReadOnly) {
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) ::_exit(20);
+        if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+            ::_exit(20);
         ::_exit(check());
     }
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "10: opened writable, 11/12: not listed, 13: wrote, 14: Access::Write opened";
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "10: opened writable, 11/12: not listed, 13: wrote, 14: Access::Write opened";
 }

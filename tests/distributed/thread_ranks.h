@@ -16,7 +16,8 @@
 inline const bool kFlightRecorderOff = (::setenv("TORCH_FR_BUFFER_SIZE", "0", 0), true);
 
 // Runs body(group) on `world` threads, one rank each; returns each rank's error ("" if none).
-inline std::vector<std::string> runThreadRanks(int world, const std::function<void(ts::dist::Group&)>& body) {
+inline std::vector<std::string> runThreadRanks(int world,
+                                               const std::function<void(ts::dist::Group&)>& body) {
     const int port = ts::dist::freeLoopbackPort();
     std::vector<std::string> errors(static_cast<size_t>(world));
     std::vector<std::thread> ranks;
@@ -38,5 +39,5 @@ inline std::vector<std::string> runThreadRanks(int world, const std::function<vo
     return errors;
 }
 
-#define EXPECT_NO_RANK_ERRORS(errors)                                              \
+#define EXPECT_NO_RANK_ERRORS(errors) \
     for (size_t r_ = 0; r_ < (errors).size(); ++r_) EXPECT_EQ((errors)[r_], "") << "rank " << r_

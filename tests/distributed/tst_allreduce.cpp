@@ -49,15 +49,16 @@ TEST(Allreduce, RowIsTheSlowestRankWithNcclTestsBandwidths) {
     t.bytes = 1'000'000'000;
     t.elements = 250'000'000;
     t.iters = 10;
-    t.ranks = {{0, 10.0, 9.0, 12.0}, {1, 20.0, 19.0, 25.0}, {2, 15.0, 8.0, 16.0}, {3, 12.0, 11.0, 13.0}};
+    t.ranks = {
+        {0, 10.0, 9.0, 12.0}, {1, 20.0, 19.0, 25.0}, {2, 15.0, 8.0, 16.0}, {3, 12.0, 11.0, 13.0}};
     const AllreduceRow row = allreduceRow(t, /*link_gbps=*/100.0);
     EXPECT_DOUBLE_EQ(row.time_ms, 20.0);
     EXPECT_DOUBLE_EQ(row.rank_mean_min_ms, 10.0);
     EXPECT_DOUBLE_EQ(row.fastest_ms, 8.0);
     EXPECT_DOUBLE_EQ(row.slowest_ms, 25.0);
-    EXPECT_DOUBLE_EQ(row.algbw_gbps, 50.0);         // 1 GB in 20 ms
-    EXPECT_DOUBLE_EQ(row.busbw_gbps, 50.0 * 1.5);   // 2(n−1)/n = 1.5 at n = 4
-    EXPECT_DOUBLE_EQ(row.ideal_ms, 15.0);           // 1.5 GB over 100 GB/s
+    EXPECT_DOUBLE_EQ(row.algbw_gbps, 50.0);        // 1 GB in 20 ms
+    EXPECT_DOUBLE_EQ(row.busbw_gbps, 50.0 * 1.5);  // 2(n−1)/n = 1.5 at n = 4
+    EXPECT_DOUBLE_EQ(row.ideal_ms, 15.0);          // 1.5 GB over 100 GB/s
     EXPECT_DOUBLE_EQ(allreduceRow(t, 0).ideal_ms, 0.0);
     t.ranks.pop_back();
     EXPECT_THROW(allreduceRow(t, 0), std::invalid_argument);

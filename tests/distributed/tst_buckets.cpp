@@ -23,7 +23,8 @@ TEST(Buckets, LargeParameterClosesTheBucketItJoinsAndNothingIsLost) {
 
 TEST(Buckets, EveryBucketFilledToItsLimitByItsLastParameterAndInReverseOrder) {
     std::vector<int64_t> sizes;
-    for (int i = 0; i < 200; ++i) sizes.push_back(1 + (i * 7919) % 997);  // 1 .. 997 bytes, scrambled
+    for (int i = 0; i < 200; ++i)
+        sizes.push_back(1 + (i * 7919) % 997);  // 1 .. 997 bytes, scrambled
     const int64_t first = 1000, rest = 4000;
     const auto b = ts::dist::assignBuckets(sizes, rest, first);
     int expected = static_cast<int>(sizes.size()) - 1;
@@ -35,7 +36,8 @@ TEST(Buckets, EveryBucketFilledToItsLimitByItsLastParameterAndInReverseOrder) {
             filled += sizes[static_cast<size_t>(i)];
         }
         if (k + 1 < b.size()) EXPECT_GE(filled, limit) << "bucket " << k;
-        EXPECT_LT(filled - sizes[static_cast<size_t>(b[k].back())], limit) << "bucket " << k;  // closed at once
+        EXPECT_LT(filled - sizes[static_cast<size_t>(b[k].back())], limit)
+            << "bucket " << k;  // closed at once
     }
     EXPECT_EQ(expected, -1);
 }

@@ -17,8 +17,8 @@ namespace {
 // Parameters of a two-layer tanh network, the same on every rank (fixed generator).
 std::vector<at::Tensor> makeParams() {
     auto gen = at::make_generator<at::CPUGeneratorImpl>(7);
-    std::vector<at::Tensor> p{at::randn({16, 8}, gen), at::randn({16}, gen), at::randn({4, 16}, gen),
-                              at::randn({4}, gen)};
+    std::vector<at::Tensor> p{at::randn({16, 8}, gen), at::randn({16}, gen),
+                              at::randn({4, 16}, gen), at::randn({4}, gen)};
     for (auto& t : p) t.requires_grad_(true);
     return p;
 }
@@ -49,7 +49,8 @@ struct RankResult {
     SyncCounters counters;
 };
 
-std::vector<RankResult> syncOnRanks(const std::string& strategy, int world, double bucket_mb = 25.0, int steps = 2) {
+std::vector<RankResult> syncOnRanks(const std::string& strategy, int world, double bucket_mb = 25.0,
+                                    int steps = 2) {
     std::vector<RankResult> results(static_cast<size_t>(world));
     auto errors = runThreadRanks(world, [&](Group& g) {
         auto p = makeParams();
@@ -75,7 +76,8 @@ void expectAveraged(const std::vector<RankResult>& results, int world) {
     for (size_t r = 0; r < results.size(); ++r) {
         ASSERT_EQ(results[r].grads.size(), ref.size()) << "rank " << r;
         for (size_t i = 0; i < ref.size(); ++i)
-            EXPECT_TRUE(at::allclose(results[r].grads[i], ref[i], 1e-5, 1e-6)) << "rank " << r << " parameter " << i;
+            EXPECT_TRUE(at::allclose(results[r].grads[i], ref[i], 1e-5, 1e-6))
+                << "rank " << r << " parameter " << i;
     }
 }
 
@@ -100,7 +102,7 @@ TEST(Strategies, OverlappedOnesLaunchDuringBackward) {
     auto overlap = syncOnRanks("overlap", 2);
     EXPECT_EQ(overlap[0].counters.collectives, 4);
     EXPECT_EQ(overlap[0].counters.launched_before_sync, 4);  // every gradient from its hook
-    EXPECT_GE(overlap[0].counters.hidden_ms, 0.0);            // Gloo: measured
+    EXPECT_GE(overlap[0].counters.hidden_ms, 0.0);           // Gloo: measured
     // 512, 64, 256, 16 bytes in buckets of 300, last parameter first: {3, 2, 1} (336), {0}.
     auto bucketed = syncOnRanks("bucketed", 2, 300.0 / (1024 * 1024));
     EXPECT_EQ(bucketed[0].counters.collectives, 2);
@@ -182,7 +184,8 @@ TEST(Strategies, BroadcastGivesEveryRankRankZerosParameters) {
 }
 
 TEST(Sharding, BalancedByBytesLargestFirst) {
-    // Largest first to the lighter rank: 10→0, 9→1, 8→1, 7→0, then 1 to rank 0 (17 = 17: the lower).
+    // Largest first to the lighter rank: 10→0, 9→1, 8→1, 7→0, then 1 to rank 0 (17 = 17: the
+    // lower).
     EXPECT_EQ(shardParameters({7, 10, 1, 9, 8}, 2), (std::vector<int>{0, 0, 0, 1, 1}));
     const std::vector<int64_t> sizes{400, 30, 1200, 30, 800, 800, 5, 300, 64, 64, 1200, 16};
     for (int world : {1, 2, 3, 4, 16}) {
@@ -194,7 +197,8 @@ TEST(Sharding, BalancedByBytesLargestFirst) {
             load[static_cast<size_t>(owner[i])] += sizes[i];
         }
         const int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
-        for (int64_t l : load) EXPECT_LE(l, total / world + 1200) << "world " << world;  // mean + largest
+        for (int64_t l : load)
+            EXPECT_LE(l, total / world + 1200) << "world " << world;  // mean + largest
     }
     EXPECT_THROW(shardParameters({1}, 0), std::invalid_argument);
 }
@@ -222,5 +226,6 @@ TEST(Sharding, OwnersStepTheirShardAndEveryRankEndsEqual) {
     EXPECT_EQ(shard_sizes[0] + shard_sizes[1] + shard_sizes[2], ref.size());
     for (int r = 0; r < world; ++r)
         for (size_t i = 0; i < ref.size(); ++i)
-            EXPECT_TRUE(at::allclose(got[static_cast<size_t>(r)][i], ref[i].detach() - 0.1)) << r << " " << i;
+            EXPECT_TRUE(at::allclose(got[static_cast<size_t>(r)][i], ref[i].detach() - 0.1))
+                << r << " " << i;
 }

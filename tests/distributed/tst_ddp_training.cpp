@@ -46,7 +46,8 @@ Reference reference(const DdpSpec& spec, int world) {
     TrainingStep step(setup, c10::Device(c10::kCPU));
     DeviceTimer timer(c10::Device(c10::kCPU), 4);
     Reference r;
-    for (int i = 0; i < spec.warmup_steps + spec.measured_steps; ++i) r.losses.push_back(step.run(timer).loss);
+    for (int i = 0; i < spec.warmup_steps + spec.measured_steps; ++i)
+        r.losses.push_back(step.run(timer).loss);
     r.params = step.parameters();
     return r;
 }
@@ -67,8 +68,8 @@ std::vector<RankRun> train(const DdpSpec& spec, int world) {
     return runs;
 }
 
-void expectLikeOneProcess(const DdpSpec& spec, int world, double loss_tol = 1e-5, double rtol = 1e-4,
-                          double atol = 1e-5) {
+void expectLikeOneProcess(const DdpSpec& spec, int world, double loss_tol = 1e-5,
+                          double rtol = 1e-4, double atol = 1e-5) {
     const Reference ref = reference(spec, world);
     const auto runs = train(spec, world);
     // Each rank trained on rows of its own: the local losses differ, their mean is the global one.
@@ -81,10 +82,12 @@ void expectLikeOneProcess(const DdpSpec& spec, int world, double loss_tol = 1e-5
         ASSERT_EQ(run.rows.size(), ref.losses.size()) << "rank " << r;
         ASSERT_EQ(run.params.size(), ref.params.size());
         for (size_t i = 0; i < ref.losses.size(); ++i)
-            EXPECT_NEAR(run.rows[i].global_loss, ref.losses[i], loss_tol) << "rank " << r << " step " << i;
+            EXPECT_NEAR(run.rows[i].global_loss, ref.losses[i], loss_tol)
+                << "rank " << r << " step " << i;
         for (size_t i = 0; i < ref.params.size(); ++i) {
             // The same averaged gradients and the same step: every rank holds the same bits.
-            EXPECT_TRUE(at::equal(run.params[i], runs[0].params[i])) << "rank " << r << " parameter " << i;
+            EXPECT_TRUE(at::equal(run.params[i], runs[0].params[i]))
+                << "rank " << r << " parameter " << i;
             EXPECT_TRUE(at::allclose(run.params[i], ref.params[i], rtol, atol))
                 << "rank " << r << " parameter " << i << ": max difference "
                 << (run.params[i] - ref.params[i]).abs().max().item<double>();
@@ -102,13 +105,17 @@ TEST_P(DdpTraining, TwoRanksTrainLikeOneProcessOnTheGlobalBatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, DdpTraining,
-                         ::testing::Combine(::testing::Values("naive", "flat", "overlap", "bucketed"),
+                         ::testing::Combine(::testing::Values("naive", "flat", "overlap",
+                                                              "bucketed"),
                                             ::testing::Bool()),
                          [](const auto& info) {
-                             return std::get<0>(info.param) + (std::get<1>(info.param) ? "_sharded" : "");
+                             return std::get<0>(info.param) +
+                                    (std::get<1>(info.param) ? "_sharded" : "");
                          });
 
-TEST(DdpTrainingFour, BucketedAndShardedOverFourRanks) { expectLikeOneProcess(tinySpec("bucketed", true), 4); }
+TEST(DdpTrainingFour, BucketedAndShardedOverFourRanks) {
+    expectLikeOneProcess(tinySpec("bucketed", true), 4);
+}
 
 TEST(DdpTrainingFour, Bf16AutocastOverlappedOverTwoRanks) {
     // bf16 matmuls under autocast, fp32 parameters and gradients. The ranks' and the single
@@ -166,7 +173,8 @@ TEST(DdpTrainingRows, ACancelOnOneRankStopsEveryRankAtTheSameStep) {
     stopped.cancel();
     std::vector<size_t> steps(2);
     auto errors = runThreadRanks(2, [&](dist::Group& g) {
-        steps[static_cast<size_t>(g.rank)] = runDdpRank(spec, g, nullptr, g.rank == 1 ? stopped : running).size();
+        steps[static_cast<size_t>(g.rank)] =
+            runDdpRank(spec, g, nullptr, g.rank == 1 ? stopped : running).size();
     });
     EXPECT_NO_RANK_ERRORS(errors);
     EXPECT_EQ(steps, (std::vector<size_t>{1, 1}));

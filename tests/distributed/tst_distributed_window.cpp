@@ -3,6 +3,9 @@
 // (two ranks' steps with overlapped and bucketed communication, all-reduce rows, a failed
 // point, two points compared, sharded beside unsharded memory), a stored run reopened, the
 // classroom preset, and the panel's job run end to end on 2 Gloo processes.
+#include <signal.h>
+#include <unistd.h>
+
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QJsonArray>
@@ -12,9 +15,6 @@
 #include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QtTest>
-
-#include <signal.h>
-#include <unistd.h>
 
 #include "common/qcp.h"
 #include "core/json.h"
@@ -53,16 +53,23 @@ Capabilities twoGpus() {
     Capabilities c = cpuOnly();
     c.cuda_available = true;
     for (int i = 0; i < 2; ++i)
-        c.devices.push_back(DeviceInfo{"cuda:" + std::to_string(i), "Test GPU", int64_t{80} << 30, 9, 0, true, true, ""});
+        c.devices.push_back(DeviceInfo{"cuda:" + std::to_string(i), "Test GPU", int64_t{80} << 30,
+                                       9, 0, true, true, ""});
     return c;
 }
 
 QJsonObject ddpState() {
-    return QJsonObject{{"backend", "gloo"},     {"world", 2},           {"experiment", "ddp"},
-                       {"model", "tiny"},       {"context", 32},        {"batch", 2},
+    return QJsonObject{{"backend", "gloo"},
+                       {"world", 2},
+                       {"experiment", "ddp"},
+                       {"model", "tiny"},
+                       {"context", 32},
+                       {"batch", 2},
                        {"precisions", QJsonArray{"fp32"}},
                        {"strategies", QJsonArray{"naive", "bucketed"}},
-                       {"buckets", "1, 25"},    {"sharding", "both"},   {"warmup", 1},
+                       {"buckets", "1, 25"},
+                       {"sharding", "both"},
+                       {"warmup", 1},
                        {"steps", 2}};
 }
 
@@ -104,8 +111,8 @@ DdpStepRow step(int rank, int k, double wait, double hidden, bool sharded = fals
 }
 
 // The items a point's job posts: started, each rank's steps, finished.
-QList<QVariant> pointItems(int index, const DistributedPoint& p, double wait, double hidden, bool sharded = false,
-                           Status status = Status::Ok) {
+QList<QVariant> pointItems(int index, const DistributedPoint& p, double wait, double hidden,
+                           bool sharded = false, Status status = Status::Ok) {
     QList<QVariant> items{QVariant::fromValue(DistPointStarted{index, 4, p})};
     DistributedResult r;
     r.point = p;
@@ -160,9 +167,11 @@ void TestDistributedWindow::panelStateRoundTrip() {
     QCOMPARE(stored.points[0].ddp.context_length, int64_t{32});
     QCOMPARE(distributedSpecJson(stored), distributedSpecJson(panel.spec()));
     // History: one line, and back into a panel asking for the same run.
-    const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QJsonObject json =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
     const QString line = DistributedPanel::describeSpec(json);
-    QVERIFY2(line.contains(QStringLiteral("gloo × 2")) && line.contains(QStringLiteral("buckets 1, 25 MB")) &&
+    QVERIFY2(line.contains(QStringLiteral("gloo × 2")) &&
+                 line.contains(QStringLiteral("buckets 1, 25 MB")) &&
                  line.contains(QStringLiteral("6 points")),
              qPrintable(line));
     DistributedPanel again;
@@ -180,8 +189,13 @@ void TestDistributedWindow::panelStateRoundTrip() {
 void TestDistributedWindow::allreduceStateRoundTrip() {
     DistributedPanel panel;
     panel.setCapabilities(cpuOnly());
-    panel.setState(QJsonObject{{"backend", "gloo"}, {"world", 4}, {"experiment", "allreduce"},
-                               {"sizes", "1MB, 16 MiB"}, {"dtypes", QJsonArray{"fp32"}}, {"ar_warmup", 1}, {"ar_iters", 3}});
+    panel.setState(QJsonObject{{"backend", "gloo"},
+                               {"world", 4},
+                               {"experiment", "allreduce"},
+                               {"sizes", "1MB, 16 MiB"},
+                               {"dtypes", QJsonArray{"fp32"}},
+                               {"ar_warmup", 1},
+                               {"ar_iters", 3}});
     QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
     QCOMPARE(panel.spec().points.size(), size_t{1});
     const DistributedPoint& p = panel.spec().points[0];
@@ -190,7 +204,8 @@ void TestDistributedWindow::allreduceStateRoundTrip() {
     QCOMPARE(p.allreduce.iters, 3);
     const auto job = panel.makeJob();
     QVERIFY(job);
-    const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QJsonObject json =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
     QVERIFY(DistributedPanel::describeSpec(json).contains(QStringLiteral("all-reduce")));
     DistributedPanel again;
     again.setCapabilities(cpuOnly());
@@ -205,7 +220,8 @@ void TestDistributedWindow::allreduceStateRoundTrip() {
     QVERIFY(panel.summary().contains(QStringLiteral("2–6")));
     const auto sweepJob = panel.makeJob();
     QVERIFY(sweepJob);
-    const QJsonObject sweep = QJsonDocument::fromJson(QByteArray::fromStdString(sweepJob->spec_json)).object();
+    const QJsonObject sweep =
+        QJsonDocument::fromJson(QByteArray::fromStdString(sweepJob->spec_json)).object();
     QVERIFY(DistributedPanel::describeSpec(sweep).contains(QStringLiteral("gloo × 2, 4, 6")));
     again.setState(DistributedPanel::stateFromSpec(sweep));
     QCOMPARE(distributedSpecJson(again.spec()), distributedSpecJson(panel.spec()));
@@ -255,7 +271,8 @@ void TestDistributedWindow::badBucketsAndNoStrategyRefused() {
     QVERIFY(!panel.isValid());
     QVERIFY(!panel.makeJob());
     QVERIFY(panel.fieldWidget("buckets")->property("invalid").toBool());
-    QVERIFY2(panel.problems().join('\n').contains(QStringLiteral("bucket size must be a positive number of MB")),
+    QVERIFY2(panel.problems().join('\n').contains(
+                 QStringLiteral("bucket size must be a positive number of MB")),
              qPrintable(panel.problems().join('\n')));
     s["buckets"] = "-1";
     panel.setState(s);
@@ -287,12 +304,13 @@ void TestDistributedWindow::lanesShowOverlap() {
     QCOMPARE(view.shownPoint(), 0);
     LanesChart* lanes = view.lanes();
     QCOMPARE(lanes->laneCount(), 2);
-    for (auto kind : {LanesChart::Forward, LanesChart::Backward, LanesChart::CommWait, LanesChart::Optimizer,
-                      LanesChart::Communication, LanesChart::Hidden})
+    for (auto kind : {LanesChart::Forward, LanesChart::Backward, LanesChart::CommWait,
+                      LanesChart::Optimizer, LanesChart::Communication, LanesChart::Hidden})
         QCOMPARE(lanes->barCount(kind), 6);  // 2 ranks × 3 steps
     // Each hidden bar overlaps its backward bar and ends where backward does.
     for (int rank = 0; rank < 2; ++rank) {
-        const auto backward = lanes->bars(LanesChart::Backward, rank), hidden = lanes->bars(LanesChart::Hidden, rank);
+        const auto backward = lanes->bars(LanesChart::Backward, rank),
+                   hidden = lanes->bars(LanesChart::Hidden, rank);
         QCOMPARE(hidden.size(), size_t{3});
         for (size_t k = 0; k < 3; ++k) {
             QCOMPARE(hidden[k].second, backward[k].second);
@@ -300,7 +318,8 @@ void TestDistributedWindow::lanesShowOverlap() {
             QVERIFY(hidden[k].first > backward[k].first);
         }
     }
-    // Steps start together, after the slowest rank's previous step (rank 1: 11 + 20 + 3 + 5 = 39 ms).
+    // Steps start together, after the slowest rank's previous step (rank 1: 11 + 20 + 3 + 5 = 39
+    // ms).
     QCOMPARE(lanes->bars(LanesChart::Forward, 0)[1].first, 39.0);
     QCOMPARE(lanes->bars(LanesChart::Forward, 1)[1].first, 39.0);
     QVERIFY(!view.banner()->isVisibleTo(&view) && view.banner()->isHidden());
@@ -384,12 +403,15 @@ void TestDistributedWindow::failedRankNamedInTheBanner() {
     r.failed_rank = 1;
     r.error = "rank 1: Connection reset by peer";
     r.steps = {step(0, 0, 3, 6), step(1, 0, 3, 6)};
-    view.addItems({QVariant::fromValue(DistPointStarted{1, 2, p}), QVariant::fromValue(DistStep{1, r.steps[0]}),
-                   QVariant::fromValue(DistStep{1, r.steps[1]}), QVariant::fromValue(DistPointFinished{1, r})});
+    view.addItems({QVariant::fromValue(DistPointStarted{1, 2, p}),
+                   QVariant::fromValue(DistStep{1, r.steps[0]}),
+                   QVariant::fromValue(DistStep{1, r.steps[1]}),
+                   QVariant::fromValue(DistPointFinished{1, r})});
     QCOMPARE(view.shownPoint(), 1);
     QVERIFY(!view.banner()->isHidden());
     const QString banner = view.banner()->text();
-    QVERIFY2(banner.contains(QStringLiteral("rank 1")) && banner.contains(QStringLiteral("Connection reset by peer")) &&
+    QVERIFY2(banner.contains(QStringLiteral("rank 1")) &&
+                 banner.contains(QStringLiteral("Connection reset by peer")) &&
                  banner.contains(QStringLiteral("other ranks were stopped")),
              qPrintable(banner));
     // The points' table and the log say it too; the good point shows no banner.
@@ -401,7 +423,8 @@ void TestDistributedWindow::failedRankNamedInTheBanner() {
     QVERIFY(view.banner()->isHidden());
     view.showPoint(1);
     QVERIFY(!view.banner()->isHidden());
-    QCOMPARE(view.lanes()->barCount(LanesChart::Forward), 2);  // the steps that arrived before the failure
+    QCOMPARE(view.lanes()->barCount(LanesChart::Forward),
+             2);  // the steps that arrived before the failure
     QVERIFY(!view.banner()->property("stopped").toBool());
     // A point stopped by the user is said so, in grey.
     DistributedResult stopped;
@@ -431,7 +454,8 @@ void TestDistributedWindow::strategiesCompared() {
     QCOMPARE(m->item(1, 11)->data(Qt::UserRole).toDouble(), s.comm_wait_ms);
     QCOMPARE(m->item(0, 12)->data(Qt::UserRole).toDouble(), 0.0);  // naive hides nothing
     QVERIFY(m->item(1, 13)->text().endsWith(QLatin1Char('%')));
-    QVERIFY(m->item(0, 7)->data(Qt::UserRole).toDouble() > m->item(1, 7)->data(Qt::UserRole).toDouble());
+    QVERIFY(m->item(0, 7)->data(Qt::UserRole).toDouble() >
+            m->item(1, 7)->data(Qt::UserRole).toDouble());
 }
 
 void TestDistributedWindow::memoryShardedBesideUnsharded() {
@@ -510,7 +534,8 @@ void TestDistributedWindow::classroomPresetLoads() {
     // NCCL on the GPUs present (the preset's 2 ranks capped at one GPU's 1), Gloo without any.
     const bool gpus = capabilities().cuda_available && dist::ncclBuilt() && panel.gpuCount() >= 1;
     if (!capabilities().cuda_available)
-        for (auto it = preset->cpuConfig.begin(); it != preset->cpuConfig.end(); ++it) config[it.key()] = it.value();
+        for (auto it = preset->cpuConfig.begin(); it != preset->cpuConfig.end(); ++it)
+            config[it.key()] = it.value();
     QStringList notes;
     panel.applyPreset(config, preset->title, &notes);
     QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
@@ -528,9 +553,17 @@ void TestDistributedWindow::jobRunsOnTwoGlooProcesses() {
     DistributedPanel panel;
     panel.setCapabilities(capabilities());
     panel.setWorkerPath(QStringLiteral(TRAINSCOPE_CLI));
-    panel.setState(QJsonObject{{"backend", "gloo"}, {"world", 2}, {"experiment", "ddp"}, {"model", "tiny"},
-                               {"context", 16}, {"batch", 1}, {"precisions", QJsonArray{"fp32"}},
-                               {"strategies", QJsonArray{"naive"}}, {"sharding", "off"}, {"warmup", 1}, {"steps", 2}});
+    panel.setState(QJsonObject{{"backend", "gloo"},
+                               {"world", 2},
+                               {"experiment", "ddp"},
+                               {"model", "tiny"},
+                               {"context", 16},
+                               {"batch", 1},
+                               {"precisions", QJsonArray{"fp32"}},
+                               {"strategies", QJsonArray{"naive"}},
+                               {"sharding", "off"},
+                               {"warmup", 1},
+                               {"steps", 2}});
     QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
     const auto job = panel.makeJob();
     QVERIFY(job);
@@ -545,7 +578,8 @@ void TestDistributedWindow::jobRunsOnTwoGlooProcesses() {
     for (const QVariant& v : out.items) {
         if (v.metaType() == QMetaType::fromType<DistStep>()) ++steps;
         if (v.metaType() == QMetaType::fromType<DistRankReady>()) ++ready;
-        if (v.metaType() == QMetaType::fromType<DistPointFinished>()) result = v.value<DistPointFinished>().result;
+        if (v.metaType() == QMetaType::fromType<DistPointFinished>())
+            result = v.value<DistPointFinished>().result;
     }
     QVERIFY(result);
     QVERIFY2(result->status == Status::Ok, result->error.c_str());
@@ -576,21 +610,32 @@ void TestDistributedWindow::failedRankEndsTheOthers() {
     {
         QFile f(script);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(QStringLiteral("#!/bin/sh\n"
-                               "if [ \"$RANK\" = 1 ]; then sleep 1; echo '{\"event\":\"error\",\"rank\":1,\"message\":\"injected failure\"}'; exit 3; fi\n"
-                               "echo $$ > '%1'\n"
-                               "exec '%2' \"$@\"\n")
-                    .arg(pidFile, QStringLiteral(TRAINSCOPE_CLI))
-                    .toUtf8());
+        f.write(
+            QStringLiteral(
+                "#!/bin/sh\n"
+                "if [ \"$RANK\" = 1 ]; then sleep 1; echo "
+                "'{\"event\":\"error\",\"rank\":1,\"message\":\"injected failure\"}'; exit 3; fi\n"
+                "echo $$ > '%1'\n"
+                "exec '%2' \"$@\"\n")
+                .arg(pidFile, QStringLiteral(TRAINSCOPE_CLI))
+                .toUtf8());
         f.close();
         f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
     }
     DistributedPanel panel;
     panel.setCapabilities(capabilities());
     panel.setWorkerPath(script);
-    panel.setState(QJsonObject{{"backend", "gloo"}, {"world", 2}, {"experiment", "ddp"}, {"model", "tiny"},
-                               {"context", 16}, {"batch", 1}, {"precisions", QJsonArray{"fp32"}},
-                               {"strategies", QJsonArray{"naive", "flat"}}, {"sharding", "off"}, {"warmup", 0}, {"steps", 1}});
+    panel.setState(QJsonObject{{"backend", "gloo"},
+                               {"world", 2},
+                               {"experiment", "ddp"},
+                               {"model", "tiny"},
+                               {"context", 16},
+                               {"batch", 1},
+                               {"precisions", QJsonArray{"fp32"}},
+                               {"strategies", QJsonArray{"naive", "flat"}},
+                               {"sharding", "off"},
+                               {"warmup", 0},
+                               {"steps", 1}});
     const auto job = panel.makeJob();
     QVERIFY(job);
     Collect out;
@@ -633,7 +678,8 @@ void TestDistributedWindow::historyOpensAndReloadsARun() {
     int64_t id = 0;
     {
         ResultStore store(db.toStdString());
-        id = store.createRun(kDistributedLab, "from history", distributedSpecJson(source.spec()), "cpu");
+        id = store.createRun(kDistributedLab, "from history", distributedSpecJson(source.spec()),
+                             "cpu");
         DistributedResult r;
         r.point = source.spec().points.front();
         int row = 0;

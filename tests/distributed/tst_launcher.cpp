@@ -3,12 +3,11 @@
 // others, a cancel stops all, and no child is left running or unreaped afterwards.
 #include <gtest/gtest.h>
 #include <signal.h>
-
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
@@ -50,7 +49,8 @@ Launched launch(const LaunchSpec& spec, LocalLauncher::StopCheck stop = {}) {
     Launched r;
     LocalLauncher launcher(spec);
     const auto t0 = std::chrono::steady_clock::now();
-    r.outcome = launcher.run([&](int rank, const std::string& line) { r.lines[rank].push_back(line); }, stop);
+    r.outcome = launcher.run(
+        [&](int rank, const std::string& line) { r.lines[rank].push_back(line); }, stop);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.pids = launcher.pids();
     return r;
@@ -70,22 +70,26 @@ TEST(Launcher, LinesArrivePerRankWithTheEnvironment) {
         const std::string ready = lines[0];
         EXPECT_NE(ready.find("\"rank\":" + std::to_string(rank)), std::string::npos) << ready;
         EXPECT_NE(ready.find("\"world_size\":\"3\""), std::string::npos) << ready;
-        EXPECT_NE(ready.find("\"local_rank\":\"" + std::to_string(rank) + "\""), std::string::npos) << ready;
+        EXPECT_NE(ready.find("\"local_rank\":\"" + std::to_string(rank) + "\""), std::string::npos)
+            << ready;
         EXPECT_NE(ready.find("\"addr\":\"127.0.0.1\""), std::string::npos) << ready;
-        EXPECT_NE(ready.find("\"env\":\"0\""), std::string::npos) << "NCCL_NVLS_ENABLE did not reach rank " << rank;
+        EXPECT_NE(ready.find("\"env\":\"0\""), std::string::npos)
+            << "NCCL_NVLS_ENABLE did not reach rank " << rank;
         for (int k = 0; k < 4; ++k)
-            EXPECT_EQ(lines[k + 1], "{\"event\":\"progress\",\"rank\":" + std::to_string(rank) + ",\"i\":" +
-                                        std::to_string(k) + "}");
+            EXPECT_EQ(lines[k + 1], "{\"event\":\"progress\",\"rank\":" + std::to_string(rank) +
+                                        ",\"i\":" + std::to_string(k) + "}");
         EXPECT_TRUE(r.outcome.ranks[rank].exited);
         EXPECT_EQ(r.outcome.ranks[rank].exit_code, 0);
-        EXPECT_EQ(r.outcome.ranks[rank].stderr_tail.back(), "rank " + std::to_string(rank) + " done");
+        EXPECT_EQ(r.outcome.ranks[rank].stderr_tail.back(),
+                  "rank " + std::to_string(rank) + " done");
     }
     expectGone(r.pids);
     ::unsetenv("RANK");
 }
 
 TEST(Launcher, AFailingRankIsNamedAndStopsTheOthers) {
-    const Launched r = launch(childSpec(3, {"--fail-rank", "1", "--mode", "exit", "--others-sleep", "60"}));
+    const Launched r =
+        launch(childSpec(3, {"--fail-rank", "1", "--mode", "exit", "--others-sleep", "60"}));
     EXPECT_EQ(r.outcome.state, LaunchOutcome::State::Failed);
     EXPECT_EQ(r.outcome.failed_rank, 1);
     EXPECT_EQ(r.outcome.message, "rank 1 failed (exit code 5): rank 1: going down (exit)");
@@ -98,7 +102,8 @@ TEST(Launcher, AFailingRankIsNamedAndStopsTheOthers) {
 }
 
 TEST(Launcher, AnErrorLineIsTheMessage) {
-    const Launched r = launch(childSpec(2, {"--fail-rank", "0", "--mode", "error-json", "--others-sleep", "60"}));
+    const Launched r =
+        launch(childSpec(2, {"--fail-rank", "0", "--mode", "error-json", "--others-sleep", "60"}));
     EXPECT_EQ(r.outcome.state, LaunchOutcome::State::Failed);
     EXPECT_EQ(r.outcome.failed_rank, 0);
     EXPECT_EQ(r.outcome.message, "rank 0 failed (exit code 3): the bad thing on rank 0");
@@ -106,12 +111,15 @@ TEST(Launcher, AnErrorLineIsTheMessage) {
 }
 
 TEST(Launcher, CrashesAreNamedBySignal) {
-    for (const auto& [mode, sig] : {std::pair<std::string, std::string>{"segv", "signal 11 (SIGSEGV)"},
-                                   std::pair<std::string, std::string>{"kill", "signal 9 (SIGKILL)"}}) {
-        const Launched r = launch(childSpec(3, {"--fail-rank", "2", "--mode", mode, "--others-sleep", "60"}));
+    for (const auto& [mode, sig] :
+         {std::pair<std::string, std::string>{"segv", "signal 11 (SIGSEGV)"},
+          std::pair<std::string, std::string>{"kill", "signal 9 (SIGKILL)"}}) {
+        const Launched r =
+            launch(childSpec(3, {"--fail-rank", "2", "--mode", mode, "--others-sleep", "60"}));
         EXPECT_EQ(r.outcome.state, LaunchOutcome::State::Failed) << mode;
         EXPECT_EQ(r.outcome.failed_rank, 2) << mode;
-        EXPECT_NE(r.outcome.message.find("rank 2 was killed by " + sig), std::string::npos) << r.outcome.message;
+        EXPECT_NE(r.outcome.message.find("rank 2 was killed by " + sig), std::string::npos)
+            << r.outcome.message;
         EXPECT_NE(r.outcome.message.find("going down"), std::string::npos) << r.outcome.message;
         expectGone(r.pids);
     }
@@ -131,8 +139,8 @@ TEST(Launcher, AHangingRankIsTimedOut) {
 }
 
 TEST(Launcher, RanksThatIgnoreSigtermAreKilledAfterTheGrace) {
-    LaunchSpec spec = childSpec(3, {"--fail-rank", "0", "--mode", "exit", "--others-sleep", "60", "--ignore-term",
-                                     "--fail-after-ms", "300"});
+    LaunchSpec spec = childSpec(3, {"--fail-rank", "0", "--mode", "exit", "--others-sleep", "60",
+                                    "--ignore-term", "--fail-after-ms", "300"});
     spec.grace = 500ms;
     const Launched r = launch(spec);
     EXPECT_EQ(r.outcome.failed_rank, 0);
@@ -147,7 +155,8 @@ TEST(Launcher, CancelStopsEveryRank) {
     const Launched r = [&] {
         Launched out;
         LocalLauncher launcher(childSpec(4, {"--others-sleep", "60"}));
-        out.outcome = launcher.run([&](int, const std::string&) { seen = true; }, [&] { return seen; });
+        out.outcome =
+            launcher.run([&](int, const std::string&) { seen = true; }, [&] { return seen; });
         out.pids = launcher.pids();
         return out;
     }();
@@ -174,7 +183,8 @@ TEST(Launcher, TheDestructorReapsALauncherLeftByAnException) {
 }
 
 TEST(Launcher, ATakenRendezvousPortIsTriedAgainOnAnother) {
-    const std::string flag = ::testing::TempDir() + "tst_launcher_busy_" + std::to_string(::getpid());
+    const std::string flag =
+        ::testing::TempDir() + "tst_launcher_busy_" + std::to_string(::getpid());
     std::remove(flag.c_str());
     const Launched r = launch(childSpec(2, {"--busy-once", flag, "--lines", "1"}));
     std::remove(flag.c_str());
@@ -188,14 +198,18 @@ TEST(Launcher, BadSpecsAreRefusedBeforeAnythingStarts) {
     auto problem = [](LaunchSpec s) { return launchProblem(s); };
     EXPECT_EQ(problem(childSpec(2, {})), "");
     EXPECT_EQ(problem(childSpec(0, {})), "world size must be at least 1 (it is 0)");
-    EXPECT_NE(problem(childSpec(100000, {})).find("more than a local launch starts"), std::string::npos);
+    EXPECT_NE(problem(childSpec(100000, {})).find("more than a local launch starts"),
+              std::string::npos);
     LaunchSpec missing = childSpec(2, {});
     missing.executable = "/no/such/worker";
-    EXPECT_EQ(problem(missing), "worker executable '/no/such/worker' does not exist or cannot be run");
+    EXPECT_EQ(problem(missing),
+              "worker executable '/no/such/worker' does not exist or cannot be run");
     LaunchSpec nccl = childSpec(64, {});
     nccl.backend = CommBackend::Nccl;
     const std::string p = problem(nccl);
     // "… than the 2 GPUs present", "… than the 1 GPU present" (the GPU machine), or no NCCL at all.
-    EXPECT_TRUE(p.find("is more than the ") != std::string::npos || p.find("without NCCL") != std::string::npos) << p;
+    EXPECT_TRUE(p.find("is more than the ") != std::string::npos ||
+                p.find("without NCCL") != std::string::npos)
+        << p;
     EXPECT_THROW(LocalLauncher{childSpec(0, {})}, std::invalid_argument);
 }

@@ -29,38 +29,53 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-        if (a == "--lines") lines = std::atoi(next().c_str());
-        else if (a == "--echo") echo = next();
-        else if (a == "--fail-rank") fail_rank = std::atoi(next().c_str());
-        else if (a == "--mode") mode = next();
-        else if (a == "--others-sleep") others_sleep = std::atoi(next().c_str());
-        else if (a == "--ignore-term") ignore_term = true;
-        else if (a == "--fail-after-ms") fail_after_ms = std::atoi(next().c_str());
-        else if (a == "--busy-once") busy_once = next();
+        if (a == "--lines")
+            lines = std::atoi(next().c_str());
+        else if (a == "--echo")
+            echo = next();
+        else if (a == "--fail-rank")
+            fail_rank = std::atoi(next().c_str());
+        else if (a == "--mode")
+            mode = next();
+        else if (a == "--others-sleep")
+            others_sleep = std::atoi(next().c_str());
+        else if (a == "--ignore-term")
+            ignore_term = true;
+        else if (a == "--fail-after-ms")
+            fail_after_ms = std::atoi(next().c_str());
+        else if (a == "--busy-once")
+            busy_once = next();
     }
     const int rank = std::atoi(env("RANK").c_str());
     if (rank == 0 && !busy_once.empty() && ::access(busy_once.c_str(), F_OK) != 0) {
         if (FILE* f = std::fopen(busy_once.c_str(), "w")) std::fclose(f);
-        std::fprintf(stderr, "rank 0: rendezvous at 127.0.0.1:%s failed: The server socket has failed to listen "
-                             "on any local network address. name: EADDRINUSE, message: address already in use\n",
-                     env("MASTER_PORT").c_str());
+        std::fprintf(
+            stderr,
+            "rank 0: rendezvous at 127.0.0.1:%s failed: The server socket has failed to listen "
+            "on any local network address. name: EADDRINUSE, message: address already in use\n",
+            env("MASTER_PORT").c_str());
         return 1;
     }
     // The others print nothing before rank 0 is up, as workers print nothing before the group.
     if (rank != 0 && !busy_once.empty()) ::usleep(500 * 1000);
     if (ignore_term && rank != fail_rank) ::signal(SIGTERM, SIG_IGN);
-    std::printf("{\"event\":\"ready\",\"rank\":%d,\"world_size\":\"%s\",\"local_rank\":\"%s\",\"port\":\"%s\","
-                "\"addr\":\"%s\",\"env\":\"%s\"}\n",
-                rank, env("WORLD_SIZE").c_str(), env("LOCAL_RANK").c_str(), env("MASTER_PORT").c_str(),
-                env("MASTER_ADDR").c_str(), env(echo.c_str()).c_str());
+    std::printf(
+        "{\"event\":\"ready\",\"rank\":%d,\"world_size\":\"%s\",\"local_rank\":\"%s\",\"port\":\"%"
+        "s\","
+        "\"addr\":\"%s\",\"env\":\"%s\"}\n",
+        rank, env("WORLD_SIZE").c_str(), env("LOCAL_RANK").c_str(), env("MASTER_PORT").c_str(),
+        env("MASTER_ADDR").c_str(), env(echo.c_str()).c_str());
     std::fflush(stdout);
     if (rank == fail_rank) {
         if (fail_after_ms > 0) ::usleep(static_cast<useconds_t>(fail_after_ms) * 1000);
-        std::fprintf(stderr, "rank %d: first stderr line\nrank %d: going down (%s)\n", rank, rank, mode.c_str());
+        std::fprintf(stderr, "rank %d: first stderr line\nrank %d: going down (%s)\n", rank, rank,
+                     mode.c_str());
         std::fflush(stderr);
         if (mode == "exit") return 5;
         if (mode == "error-json") {
-            std::printf("{\"event\":\"error\",\"rank\":%d,\"message\":\"the bad thing on rank %d\"}\n", rank, rank);
+            std::printf(
+                "{\"event\":\"error\",\"rank\":%d,\"message\":\"the bad thing on rank %d\"}\n",
+                rank, rank);
             std::fflush(stdout);
             return 3;
         }

@@ -18,7 +18,8 @@ TEST(ProcessGroup, GlooAllReduceSumsOverThreadRanks) {
         results[g.rank] = t[0];
     });
     EXPECT_NO_RANK_ERRORS(errors);
-    for (int r = 0; r < world; ++r) EXPECT_TRUE(torch::equal(results[r], torch::full({5}, 6.0f))) << "rank " << r;
+    for (int r = 0; r < world; ++r)
+        EXPECT_TRUE(torch::equal(results[r], torch::full({5}, 6.0f))) << "rank " << r;
 }
 
 TEST(ProcessGroup, EnvironmentAsTorchrunSetsIt) {

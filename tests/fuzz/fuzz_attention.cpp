@@ -18,8 +18,9 @@ void cell(std::string_view text) {
     const ts::AttentionCell c = ts::attentionCellFromJson(ts::parseJson(text));
     fuzz::reached("a parsed cell");
     const std::string again = ts::dumpJson(ts::toJson(c));
-    fuzz::require(ts::dumpJson(ts::toJson(ts::attentionCellFromJson(ts::parseJson(again)))) == again,
-                  "a cell survives its JSON round trip");
+    fuzz::require(
+        ts::dumpJson(ts::toJson(ts::attentionCellFromJson(ts::parseJson(again)))) == again,
+        "a cell survives its JSON round trip");
     ts::attentionCsvRow(c);
     ts::attentionJsonLine(c);
     ts::attentionMarkdown({c}, ts::measuredPasses({c}));
@@ -70,7 +71,8 @@ void spec(std::string_view text) {
     ts::attentionSpecJson(s);
     fuzz::reached(errors.empty() ? "a valid spec" : "an invalid spec");
     if (!errors.empty()) return;
-    fuzz::require(ts::attentionCellCount(s) <= ts::kMaxAttentionCells, "a valid spec is within the cell limit");
+    fuzz::require(ts::attentionCellCount(s) <= ts::kMaxAttentionCells,
+                  "a valid spec is within the cell limit");
     for (auto pass : s.passes)
         ts::attentionFlops(s.batches[0], s.heads[0], s.seq_lens[0], s.head_dims[0], true, pass);
 }

@@ -23,9 +23,11 @@ void refusedOrFine(F&& f) {
 
 void lists(const std::string& s) {
     for (const auto& item : ts::cli::splitList(s)) {
-        fuzz::require(!item.empty() && item.find(',') == std::string::npos, "list items are non-empty, comma-free");
+        fuzz::require(!item.empty() && item.find(',') == std::string::npos,
+                      "list items are non-empty, comma-free");
         fuzz::require(item.front() != ' ' && item.back() != ' ', "list items are trimmed");
-        ts::parsePrecision(item), ts::parseMode(item), ts::parseAttentionImpl(item), ts::parseAttentionPass(item);
+        ts::parsePrecision(item), ts::parseMode(item), ts::parseAttentionImpl(item),
+            ts::parseAttentionPass(item);
         ts::modelPreset(item);
         ts::validateDevice(item);
     }
@@ -39,17 +41,22 @@ void numbers(const std::string& s) {
     });
     refusedOrFine([&] { fuzz::require(ts::cli::parseRunId(s) >= 1, "run ids are positive"); });
     refusedOrFine([&] { ts::cli::parseSeed("--seed", s); });
-    refusedOrFine([&] { fuzz::require(std::isfinite(ts::cli::parseFinite("--lr", s)), "parseFinite is finite"); });
     refusedOrFine([&] {
-        for (int64_t v : ts::cli::parseIntList("--context-length", s, 0, std::numeric_limits<int64_t>::max()))
+        fuzz::require(std::isfinite(ts::cli::parseFinite("--lr", s)), "parseFinite is finite");
+    });
+    refusedOrFine([&] {
+        for (int64_t v :
+             ts::cli::parseIntList("--context-length", s, 0, std::numeric_limits<int64_t>::max()))
             fuzz::require(v >= 0, "parseIntList stays in its range");
     });
 }
 
 void label(const std::string& s) {
-    for (unsigned char c : ts::printable(s)) fuzz::require(c >= 0x20 && c != 0x7f, "printable() has no control bytes");
+    for (unsigned char c : ts::printable(s))
+        fuzz::require(c >= 0x20 && c != 0x7f, "printable() has no control bytes");
     for (unsigned char c : ts::printableLines(s))
-        fuzz::require(c == '\n' || (c >= 0x20 && c != 0x7f), "printableLines() keeps newlines alone");
+        fuzz::require(c == '\n' || (c >= 0x20 && c != 0x7f),
+                      "printableLines() keeps newlines alone");
     ts::csvEscape(s);
 }
 

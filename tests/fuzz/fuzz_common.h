@@ -28,7 +28,8 @@ inline void reached(const char* what) {
         std::map<std::string, long> n;
         ~Counts() {
             if (std::getenv("FUZZ_STATS"))
-                for (const auto& [k, v] : n) std::fprintf(stderr, "fuzz: reached %s %ld times\n", k.c_str(), v);
+                for (const auto& [k, v] : n)
+                    std::fprintf(stderr, "fuzz: reached %s %ld times\n", k.c_str(), v);
         }
     };
     static Counts counts;

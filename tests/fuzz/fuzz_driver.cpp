@@ -6,8 +6,6 @@
 //   fuzz_x [--runs N] [--seconds S] [--seed K] [--max-len B] [--crash-file F] SEED_FILE_OR_DIR...
 #include <sanitizer/common_interface_defs.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -19,6 +17,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,13 +41,64 @@ struct Rng {  // splitmix64: tiny, fast, and the same everywhere
 
 // Tokens that reach the interesting paths of JSON readers and number parsers.
 constexpr std::string_view kTokens[] = {
-    "[", "]", "{", "}", "\"", ",", ":", "\\", "\\u0000", "\\ud800", "null", "true", "false", "-", "+",
-    "0", "-1", "1e999", "-1e999", "1.5", "4294967297", "2147483647", "2147483648", "9223372036854775807",
-    "9223372036854775808", "18446744073709551615", "18446744073709551616", "99999999999999999999",
-    "\"NaN\"", "\"Infinity\"", "\"-Infinity\"", "inf", "nan", "\xff", "\xc2\x9b", "\x1b[2J", "\n",
-    "\"size\"", "\"sizes\"", "\"base\"", "\"model\"", "\"custom\"", "\"steps\"", "\"warmup\"", "\"seed\"",
-    "\"context_length\"", "\"batch_size\"", "\"num_heads\"", "\"d_model\"", "\"vocab_size\"", "\"status\"",
-    "\"learning_rate\"", "\"rope_theta\"", "\"devices\"", "\"cuda:99999\"", "\"tiny\"", ",,", "  ",
+    "[",
+    "]",
+    "{",
+    "}",
+    "\"",
+    ",",
+    ":",
+    "\\",
+    "\\u0000",
+    "\\ud800",
+    "null",
+    "true",
+    "false",
+    "-",
+    "+",
+    "0",
+    "-1",
+    "1e999",
+    "-1e999",
+    "1.5",
+    "4294967297",
+    "2147483647",
+    "2147483648",
+    "9223372036854775807",
+    "9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "99999999999999999999",
+    "\"NaN\"",
+    "\"Infinity\"",
+    "\"-Infinity\"",
+    "inf",
+    "nan",
+    "\xff",
+    "\xc2\x9b",
+    "\x1b[2J",
+    "\n",
+    "\"size\"",
+    "\"sizes\"",
+    "\"base\"",
+    "\"model\"",
+    "\"custom\"",
+    "\"steps\"",
+    "\"warmup\"",
+    "\"seed\"",
+    "\"context_length\"",
+    "\"batch_size\"",
+    "\"num_heads\"",
+    "\"d_model\"",
+    "\"vocab_size\"",
+    "\"status\"",
+    "\"learning_rate\"",
+    "\"rope_theta\"",
+    "\"devices\"",
+    "\"cuda:99999\"",
+    "\"tiny\"",
+    ",,",
+    "  ",
 };
 
 using nlohmann::json;
@@ -57,30 +107,49 @@ using nlohmann::json;
 // non-finite numbers as this project writes them, invalid UTF-8, depth and length.
 json interestingValue(Rng& rng) {
     switch (rng.below(20)) {
-        case 0: return -1;
-        case 1: return 0;
-        case 2: return 2147483648LL;
-        case 3: return std::numeric_limits<int64_t>::max();
-        case 4: return std::numeric_limits<uint64_t>::max();
-        case 5: return std::numeric_limits<int64_t>::min();
-        case 6: return 1e308;
-        case 7: return 0.5;
-        case 8: return "NaN";
-        case 9: return rng.below(2) ? "Infinity" : "-Infinity";
-        case 10: return "";
-        case 11: return std::string("\xff\xfe\x1b[2J\n");
-        case 12: return json::array();
-        case 13: return json::object();
-        case 14: return nullptr;
-        case 15: return true;
+        case 0:
+            return -1;
+        case 1:
+            return 0;
+        case 2:
+            return 2147483648LL;
+        case 3:
+            return std::numeric_limits<int64_t>::max();
+        case 4:
+            return std::numeric_limits<uint64_t>::max();
+        case 5:
+            return std::numeric_limits<int64_t>::min();
+        case 6:
+            return 1e308;
+        case 7:
+            return 0.5;
+        case 8:
+            return "NaN";
+        case 9:
+            return rng.below(2) ? "Infinity" : "-Infinity";
+        case 10:
+            return "";
+        case 11:
+            return std::string("\xff\xfe\x1b[2J\n");
+        case 12:
+            return json::array();
+        case 13:
+            return json::object();
+        case 14:
+            return nullptr;
+        case 15:
+            return true;
         case 16: {
             json deep = json::array();
             for (size_t i = 0, n = rng.below(80); i < n; ++i) deep = json::array({deep});
             return deep;
         }
-        case 17: return json(std::vector<int>(rng.below(20000), 8));
-        case 18: return rng.below(2) ? "tiny" : "custom";
-        default: return static_cast<int64_t>(rng.next() >> rng.below(64));
+        case 17:
+            return json(std::vector<int>(rng.below(20000), 8));
+        case 18:
+            return rng.below(2) ? "tiny" : "custom";
+        default:
+            return static_cast<int64_t>(rng.next() >> rng.below(64));
     }
 }
 
@@ -104,7 +173,8 @@ std::string mutateJson(const std::string& seed, Rng& rng) {
         const std::string key = it.key();
         json value = *it;
         node.erase(key);
-        if (rng.below(2)) node[key + (rng.below(2) ? "z" : "")] = value;  // a typo, or back at the end
+        if (rng.below(2))
+            node[key + (rng.below(2) ? "z" : "")] = value;  // a typo, or back at the end
     } else if (node.is_array() && !node.empty() && rng.below(2)) {
         node.push_back(node[rng.below(node.size())]);
     } else {
@@ -116,7 +186,8 @@ std::string mutateJson(const std::string& seed, Rng& rng) {
 std::string mutate(std::string s, const std::vector<std::string>& seeds, Rng& rng, size_t max_len) {
     if (rng.below(2) == 0) {  // half the inputs stay valid JSON
         s = mutateJson(s, rng);
-        if (rng.below(2)) return s.size() > max_len * 16 ? s.substr(0, max_len * 16) : mutateJson(s, rng);
+        if (rng.below(2))
+            return s.size() > max_len * 16 ? s.substr(0, max_len * 16) : mutateJson(s, rng);
         if (rng.below(2)) return s;
     }
     const int rounds = 1 + static_cast<int>(rng.below(4));
@@ -130,16 +201,19 @@ std::string mutate(std::string s, const std::vector<std::string>& seeds, Rng& rn
                 s.insert(pos, kTokens[rng.below(std::size(kTokens))]);
                 break;
             case 2:  // replace a byte with a token
-                if (!s.empty()) s.replace(rng.below(s.size()), 1, kTokens[rng.below(std::size(kTokens))]);
+                if (!s.empty())
+                    s.replace(rng.below(s.size()), 1, kTokens[rng.below(std::size(kTokens))]);
                 break;
             case 3:  // delete a range
                 if (!s.empty()) s.erase(rng.below(s.size()), 1 + rng.below(16));
                 break;
             case 4: {  // repeat a range (nesting, long lists)
                 if (s.empty()) break;
-                const size_t from = rng.below(s.size()), len = 1 + rng.below(std::min<size_t>(32, s.size() - from));
+                const size_t from = rng.below(s.size()),
+                             len = 1 + rng.below(std::min<size_t>(32, s.size() - from));
                 const std::string piece = s.substr(from, len);
-                for (size_t k = 1 + rng.below(64); k > 0 && s.size() < max_len; --k) s.insert(from, piece);
+                for (size_t k = 1 + rng.below(64); k > 0 && s.size() < max_len; --k)
+                    s.insert(from, piece);
                 break;
             }
             case 5: {  // cross with another seed
@@ -189,7 +263,8 @@ const std::string* g_current = nullptr;
 void saveCurrent() {
     if (!g_current) return;
     std::ofstream(g_crash_file, std::ios::binary) << *g_current;
-    std::fprintf(stderr, "fuzz: the failing input (%zu bytes) is in %s\n", g_current->size(), g_crash_file.c_str());
+    std::fprintf(stderr, "fuzz: the failing input (%zu bytes) is in %s\n", g_current->size(),
+                 g_crash_file.c_str());
 }
 
 void runOne(const std::string& input) {
@@ -213,12 +288,18 @@ int main(int argc, char** argv) {
             }
             return std::string(argv[++i]);
         };
-        if (a == "--runs") runs = std::stoull(value());
-        else if (a == "--seconds") seconds = std::stod(value());
-        else if (a == "--seed") seed = std::stoull(value());
-        else if (a == "--max-len") max_len = std::stoull(value());
-        else if (a == "--crash-file") g_crash_file = value();
-        else paths.emplace_back(a);
+        if (a == "--runs")
+            runs = std::stoull(value());
+        else if (a == "--seconds")
+            seconds = std::stod(value());
+        else if (a == "--seed")
+            seed = std::stoull(value());
+        else if (a == "--max-len")
+            max_len = std::stoull(value());
+        else if (a == "--crash-file")
+            g_crash_file = value();
+        else
+            paths.emplace_back(a);
     }
     __sanitizer_set_death_callback(saveCurrent);
     std::set_terminate([] {
@@ -228,7 +309,9 @@ int main(int argc, char** argv) {
     const std::vector<std::string> seeds = loadSeeds(paths);
     Rng rng{seed};
     const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
     uint64_t done = 0;
     for (const auto& s : seeds) runOne(s), ++done;
     // With --seconds the time limit rules and --runs is ignored: the long run of the docs.

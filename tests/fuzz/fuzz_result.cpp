@@ -19,7 +19,8 @@ void result(std::string_view text) {
     // Never throws: what this build writes, it reads.
     const ts::BenchResult back = ts::resultFromJson(ts::parseJson(again));
     fuzz::require(ts::dumpJson(ts::toJson(back)) == again, "a result survives its JSON round trip");
-    for (auto f : {ts::TableFormat::Text, ts::TableFormat::Markdown, ts::TableFormat::Csv}) ts::formatResults({r}, f);
+    for (auto f : {ts::TableFormat::Text, ts::TableFormat::Markdown, ts::TableFormat::Csv})
+        ts::formatResults({r}, f);
     ts::markdownReport("fuzz", {r});
 }
 
@@ -30,7 +31,8 @@ void report(std::string_view text) {
     info.lab = ts::kBenchLab;
     info.label = std::string(text.substr(0, 64));  // labels are free text too
     const std::vector<ts::StoredRow> rows = {{0, ts::Status::Ok, "{}", std::string(text)}};
-    for (auto f : {ts::ReportFormat::Table, ts::ReportFormat::Markdown, ts::ReportFormat::Csv, ts::ReportFormat::Json})
+    for (auto f : {ts::ReportFormat::Table, ts::ReportFormat::Markdown, ts::ReportFormat::Csv,
+                   ts::ReportFormat::Json})
         lab->report(info, rows, f);
 }
 

@@ -15,10 +15,12 @@ void sweep(std::string_view text) {
     const ts::SweepSpec spec = ts::sweepFromJson(ts::parseJson(text));
     fuzz::reached("a parsed sweep");
     const size_t n = ts::sweepPointCount(spec);
-    if (n > 500 && n <= ts::kMaxSweepPoints) return;  // valid but slow to expand: not what we look for
-    const auto points = ts::expandSweep(spec);        // beyond the limit this must throw, not allocate
+    if (n > 500 && n <= ts::kMaxSweepPoints)
+        return;                                 // valid but slow to expand: not what we look for
+    const auto points = ts::expandSweep(spec);  // beyond the limit this must throw, not allocate
     fuzz::require(points.size() == n, "expandSweep gives sweepPointCount points");
-    for (const auto& p : points) fuzz::reached(ts::validateBench(p).empty() ? "a valid point" : "an invalid point");
+    for (const auto& p : points)
+        fuzz::reached(ts::validateBench(p).empty() ? "a valid point" : "an invalid point");
     ts::benchSpecJson(spec, points.size());
 }
 
@@ -27,7 +29,8 @@ void point(std::string_view text) {
     fuzz::reached("a parsed point");
     ts::validateBench(c);
     // What one build writes, it reads back as the same point.
-    fuzz::require(ts::benchFromJson(ts::parseJson(ts::dumpJson(ts::toJson(c)))) == c || c.learning_rate != c.learning_rate ||
+    fuzz::require(ts::benchFromJson(ts::parseJson(ts::dumpJson(ts::toJson(c)))) == c ||
+                      c.learning_rate != c.learning_rate ||
                       c.model.rope_theta != c.model.rope_theta,
                   "a point survives its JSON round trip");
 }

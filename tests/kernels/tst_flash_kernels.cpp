@@ -5,17 +5,16 @@
 // are fresh for every case. Head dims the kernels are not built for go through
 // ts::flashAttention (zero-padded to a built one) with autograd, under the same rule. Needs a
 // GPU: exits 77 (SKIPPED) without one.
-#include <gtest/gtest.h>
-
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 #include <torch/cuda.h>
 
 #include <array>
 #include <cstdio>
 #include <limits>
 
-#include "nn/attention.h"
 #include "kernels/attention_testing.h"
+#include "nn/attention.h"
 #include "nn/attention_tiled.h"
 #include "trainscope/kernels/flash_attention.h"
 
@@ -61,15 +60,16 @@ Errors checkCase(const Shape& s, int64_t d, at::ScalarType dt, bool causal, bool
                vt = v.detach().requires_grad_(true);
     at::Tensor ot = at::scaled_dot_product_attention(qt, kt, vt, {}, 0.0, causal);
     ot.backward(dout);
-    const Errors torch_err{maxAbsErr(ot, ref.out), 0, maxAbsErr(qt.grad(), ref.dq), maxAbsErr(kt.grad(), ref.dk),
-                           maxAbsErr(vt.grad(), ref.dv)};
+    const Errors torch_err{maxAbsErr(ot, ref.out), 0, maxAbsErr(qt.grad(), ref.dq),
+                           maxAbsErr(kt.grad(), ref.dk), maxAbsErr(vt.grad(), ref.dv)};
 
     at::Tensor out, lse, dq, dk, dv;
     if (via == Via::Adapter) {
         out = poisoned(q.sizes(), opts);
         lse = poisoned({s.b, s.h, s.sq}, opts.dtype(at::kFloat));
         ts::kernels::flashForward(q, k, v, causal, std::nullopt, out, lse);
-        dq = poisoned(q.sizes(), opts), dk = poisoned(k.sizes(), opts), dv = poisoned(v.sizes(), opts);
+        dq = poisoned(q.sizes(), opts), dk = poisoned(k.sizes(), opts),
+        dv = poisoned(v.sizes(), opts);
         ts::kernels::flashBackward(dout, q, k, v, out, lse, causal, std::nullopt, dq, dk, dv);
     } else {
         at::Tensor qa = q.detach().requires_grad_(true), ka = k.detach().requires_grad_(true),
@@ -82,10 +82,13 @@ Errors checkCase(const Shape& s, int64_t d, at::ScalarType dt, bool causal, bool
     }
     torch::cuda::synchronize();
 
-    for (const at::Tensor* t : {&out, &lse, &dq, &dk, &dv}) EXPECT_TRUE(ts::test::allFinite(*t)) << "unwritten or non-finite output";
-    const Errors ours{maxAbsErr(out, ref.out), maxAbsErr(lse, ref.lse), maxAbsErr(dq, ref.dq), maxAbsErr(dk, ref.dk),
-                      maxAbsErr(dv, ref.dv)};
-    auto bound = [&](double torch_e, const at::Tensor& r) { return 2.0 * torch_e + ts::test::roundingFloor(r, dt); };
+    for (const at::Tensor* t : {&out, &lse, &dq, &dk, &dv})
+        EXPECT_TRUE(ts::test::allFinite(*t)) << "unwritten or non-finite output";
+    const Errors ours{maxAbsErr(out, ref.out), maxAbsErr(lse, ref.lse), maxAbsErr(dq, ref.dq),
+                      maxAbsErr(dk, ref.dk), maxAbsErr(dv, ref.dv)};
+    auto bound = [&](double torch_e, const at::Tensor& r) {
+        return 2.0 * torch_e + ts::test::roundingFloor(r, dt);
+    };
     EXPECT_LE(ours.out, bound(torch_err.out, ref.out)) << "O: torch error " << torch_err.out;
     EXPECT_LE(ours.dq, bound(torch_err.dq, ref.dq)) << "dQ: torch error " << torch_err.dq;
     EXPECT_LE(ours.dk, bound(torch_err.dk, ref.dk)) << "dK: torch error " << torch_err.dk;
@@ -93,10 +96,13 @@ Errors checkCase(const Shape& s, int64_t d, at::ScalarType dt, bool causal, bool
     // L is computed in fp32 from the same rounded inputs: only fp32 rounding separates them.
     EXPECT_LE(ours.lse, dt == at::kFloat ? 1e-4 : 1e-3) << "L";
     if (print || ::testing::Test::HasFailure())
-        std::printf("%-4s d=%-3lld%s b%lld h%lld sq=%-4lld sk=%-4lld causal=%d | ours O %.2e L %.2e dQ %.2e dK %.2e dV %.2e"
-                    " | torch O %.2e dQ %.2e dK %.2e dV %.2e\n",
-                    name(dt), (long long)d, via == Via::Autograd ? " (autograd)" : "", (long long)s.b, (long long)s.h, (long long)s.sq, (long long)s.sk, causal,
-                    ours.out, ours.lse, ours.dq, ours.dk, ours.dv, torch_err.out, torch_err.dq, torch_err.dk, torch_err.dv);
+        std::printf(
+            "%-4s d=%-3lld%s b%lld h%lld sq=%-4lld sk=%-4lld causal=%d | ours O %.2e L %.2e dQ "
+            "%.2e dK %.2e dV %.2e"
+            " | torch O %.2e dQ %.2e dK %.2e dV %.2e\n",
+            name(dt), (long long)d, via == Via::Autograd ? " (autograd)" : "", (long long)s.b,
+            (long long)s.h, (long long)s.sq, (long long)s.sk, causal, ours.out, ours.lse, ours.dq,
+            ours.dk, ours.dv, torch_err.out, torch_err.dq, torch_err.dk, torch_err.dv);
     return ours;
 }
 
@@ -108,8 +114,8 @@ TEST_P(FlashKernels, AllHeadDimsShapesAndMasks) {
     for (int64_t d : ts::kernels::kFlashHeadDims)
         for (const Shape& s : kShapes)
             for (bool causal : {false, true}) {
-                SCOPED_TRACE(::testing::Message() << name(GetParam()) << " d" << d << " sq" << s.sq << " sk" << s.sk
-                                                  << " causal " << causal);
+                SCOPED_TRACE(::testing::Message() << name(GetParam()) << " d" << d << " sq" << s.sq
+                                                  << " sk" << s.sk << " causal " << causal);
                 checkCase(s, d, GetParam(), causal, s.sq == 197);
             }
 }
@@ -124,8 +130,9 @@ TEST_P(FlashKernels, PaddedHeadDimsThroughAutograd) {
     for (int64_t d : {80, 96, 160, 256, 8, 200})
         for (const Shape& s : shapes)
             for (bool causal : {false, true}) {
-                SCOPED_TRACE(::testing::Message() << name(GetParam()) << " d" << d << " sq" << s.sq << " sk" << s.sk
-                                                  << " causal " << causal << " (autograd)");
+                SCOPED_TRACE(::testing::Message()
+                             << name(GetParam()) << " d" << d << " sq" << s.sq << " sk" << s.sk
+                             << " causal " << causal << " (autograd)");
                 checkCase(s, d, GetParam(), causal, s.sq == 197, Via::Autograd);
             }
 }
@@ -143,26 +150,32 @@ TEST_P(FlashKernels, HeadDim80InsideTheTileOnHopper) {
     at::manual_seed(44);
     for (const Shape& s : kShapes)
         for (bool causal : {false, true}) {
-            SCOPED_TRACE(::testing::Message() << name(dt) << " d80 sq" << s.sq << " sk" << s.sk << " causal " << causal);
+            SCOPED_TRACE(::testing::Message()
+                         << name(dt) << " d80 sq" << s.sq << " sk" << s.sk << " causal " << causal);
             checkCase(s, 80, dt, causal, s.sq == 197);
         }
     const int64_t b = 2, sq = 197, h = 3, d = 80;
-    const at::Tensor qkv = at::randn({b, sq, 3 * h * d}, opts), dout = at::randn({b, h, sq, d}, opts);
+    const at::Tensor qkv = at::randn({b, sq, 3 * h * d}, opts),
+                     dout = at::randn({b, h, sq, d}, opts);
     auto views = [&](const at::Tensor& t) {
         const at::Tensor v = t.view({b, sq, 3, h, d});
-        return std::array<at::Tensor, 3>{v.select(2, 0).transpose(1, 2), v.select(2, 1).transpose(1, 2),
+        return std::array<at::Tensor, 3>{v.select(2, 0).transpose(1, 2),
+                                         v.select(2, 1).transpose(1, 2),
                                          v.select(2, 2).transpose(1, 2)};
     };
     const auto in = views(qkv);
     for (bool causal : {false, true}) {
         SCOPED_TRACE(::testing::Message() << name(dt) << " d80 strided causal " << causal);
-        const auto dense = ts::kernels::flashForward(in[0].contiguous(), in[1].contiguous(), in[2].contiguous(), causal);
-        const auto dense_g = ts::kernels::flashBackward(dout, in[0].contiguous(), in[1].contiguous(), in[2].contiguous(),
-                                                        dense.out, dense.lse, causal);
+        const auto dense = ts::kernels::flashForward(in[0].contiguous(), in[1].contiguous(),
+                                                     in[2].contiguous(), causal);
+        const auto dense_g =
+            ts::kernels::flashBackward(dout, in[0].contiguous(), in[1].contiguous(),
+                                       in[2].contiguous(), dense.out, dense.lse, causal);
         const auto strided = ts::kernels::flashForward(in[0], in[1], in[2], causal);
         const at::Tensor dqkv = poisoned(qkv.sizes(), opts);
         const auto g = views(dqkv);
-        ts::kernels::flashBackward(dout, in[0], in[1], in[2], strided.out, strided.lse, causal, std::nullopt, g[0], g[1], g[2]);
+        ts::kernels::flashBackward(dout, in[0], in[1], in[2], strided.out, strided.lse, causal,
+                                   std::nullopt, g[0], g[1], g[2]);
         EXPECT_TRUE(ts::test::allFinite(dqkv)) << "a gradient column left unwritten";
         EXPECT_TRUE(at::equal(strided.out, dense.out));
         EXPECT_TRUE(at::equal(strided.lse, dense.lse));
@@ -182,7 +195,8 @@ TEST_P(FlashKernels, LongerSequences) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, FlashKernels, ::testing::Values(at::kBFloat16, at::kHalf, at::kFloat),
+INSTANTIATE_TEST_SUITE_P(Dtypes, FlashKernels,
+                         ::testing::Values(at::kBFloat16, at::kHalf, at::kFloat),
                          [](const auto& info) { return std::string(name(info.param)); });
 
 // The autograd wrapper behind attend(Flash), on strided inputs laid out as (b, s, h, d) in
@@ -212,7 +226,8 @@ TEST(FlashBackend, AutogradOnStridedInputs) {
 TEST(FlashBackend, TiledReferenceOnGpuAgrees) {
     at::manual_seed(12);
     const auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kFloat);
-    at::Tensor q = at::randn({1, 2, 333, 32}, opts), k = at::randn({1, 2, 333, 32}, opts), v = at::randn({1, 2, 333, 32}, opts);
+    at::Tensor q = at::randn({1, 2, 333, 32}, opts), k = at::randn({1, 2, 333, 32}, opts),
+               v = at::randn({1, 2, 333, 32}, opts);
     for (bool causal : {false, true}) {
         const auto t = ts::tiledForward(q, k, v, causal, 1.0 / std::sqrt(32.0), {64, 64});
         const auto f = ts::kernels::flashForward(q, k, v, causal);

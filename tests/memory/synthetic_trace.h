@@ -20,7 +20,8 @@ inline RawMemoryTrace syntheticTrace() {
     t.known = {{0x1000, 4096, MemoryCategory::Parameters, -1},
                {0x3000, 8192, MemoryCategory::OptimizerState, -1},
                {0x103000, 4096, MemoryCategory::Gradients, 0}};
-    auto ev = [&](AllocAction a, uint64_t addr, int64_t size, Phase p, int32_t range = -1, int32_t op = -1) {
+    auto ev = [&](AllocAction a, uint64_t addr, int64_t size, Phase p, int32_t range = -1,
+                  int32_t op = -1) {
         AllocEvent e;
         e.action = a;
         e.addr = addr;
@@ -33,20 +34,20 @@ inline RawMemoryTrace syntheticTrace() {
         t.events.push_back(e);
     };
     using A = AllocAction;
-    ev(A::SegmentAlloc, 0x100000, 1 << 20, Phase::Forward);          // 0
-    ev(A::Alloc, 0x100000, 1000, Phase::Forward, 0, 1);               // 1 A1
-    ev(A::Alloc, 0x101000, 500, Phase::Forward, 0, 1);                // 2 T1
-    ev(A::FreeRequested, 0x101000, 500, Phase::Forward);              // 3
-    ev(A::FreeCompleted, 0x101000, 500, Phase::Forward);              // 4
-    ev(A::Alloc, 0x102000, 2000, Phase::Forward, 3, 1);               // 5 A2
-    ev(A::Alloc, 0x103000, 4096, Phase::Backward, -1, 2);             // 6 G1
-    ev(A::Alloc, 0x104000, 3000, Phase::Backward, -1, 2);             // 7 BT: the peak
-    ev(A::FreeCompleted, 0x104000, 3000, Phase::Backward);            // 8
-    ev(A::FreeCompleted, 0x102000, 2000, Phase::Backward);            // 9
-    ev(A::FreeCompleted, 0x100000, 1000, Phase::Backward);            // 10
-    ev(A::Alloc, 0x105000, 100, Phase::Optimizer);                    // 11 O1
-    ev(A::FreeCompleted, 0x105000, 100, Phase::Optimizer);            // 12
-    ev(A::Alloc, 0x106000, 64, Phase::Forward);                       // 13 L
+    ev(A::SegmentAlloc, 0x100000, 1 << 20, Phase::Forward);  // 0
+    ev(A::Alloc, 0x100000, 1000, Phase::Forward, 0, 1);      // 1 A1
+    ev(A::Alloc, 0x101000, 500, Phase::Forward, 0, 1);       // 2 T1
+    ev(A::FreeRequested, 0x101000, 500, Phase::Forward);     // 3
+    ev(A::FreeCompleted, 0x101000, 500, Phase::Forward);     // 4
+    ev(A::Alloc, 0x102000, 2000, Phase::Forward, 3, 1);      // 5 A2
+    ev(A::Alloc, 0x103000, 4096, Phase::Backward, -1, 2);    // 6 G1
+    ev(A::Alloc, 0x104000, 3000, Phase::Backward, -1, 2);    // 7 BT: the peak
+    ev(A::FreeCompleted, 0x104000, 3000, Phase::Backward);   // 8
+    ev(A::FreeCompleted, 0x102000, 2000, Phase::Backward);   // 9
+    ev(A::FreeCompleted, 0x100000, 1000, Phase::Backward);   // 10
+    ev(A::Alloc, 0x105000, 100, Phase::Optimizer);           // 11 O1
+    ev(A::FreeCompleted, 0x105000, 100, Phase::Optimizer);   // 12
+    ev(A::Alloc, 0x106000, 64, Phase::Forward);              // 13 L
     // At the end: G1 and L live in the segment, the rest free.
     t.segments = {{0x100000,
                    1 << 20,

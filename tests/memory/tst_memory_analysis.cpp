@@ -34,8 +34,9 @@ TEST(MemoryAnalysis, CategoriesByKnownStorageAndLifetime) {
     EXPECT_TRUE(a.allocations[0].initial);
     EXPECT_EQ(a.allocations[0].category, MemoryCategory::Parameters);
     EXPECT_EQ(a.allocations[1].category, MemoryCategory::OptimizerState);
-    EXPECT_EQ(allocatedBy(a, 1).category, MemoryCategory::Activations);   // forward → freed in backward
-    EXPECT_EQ(allocatedBy(a, 2).category, MemoryCategory::Temporaries);   // forward → forward
+    EXPECT_EQ(allocatedBy(a, 1).category,
+              MemoryCategory::Activations);  // forward → freed in backward
+    EXPECT_EQ(allocatedBy(a, 2).category, MemoryCategory::Temporaries);  // forward → forward
     EXPECT_EQ(allocatedBy(a, 5).category, MemoryCategory::Activations);
     EXPECT_EQ(allocatedBy(a, 6).category, MemoryCategory::Gradients);     // known storage of step 0
     EXPECT_EQ(allocatedBy(a, 7).category, MemoryCategory::Temporaries);   // backward → backward
@@ -51,10 +52,10 @@ TEST(MemoryAnalysis, AForwardBlockAtAGradientsLaterAddressIsNotTheGradient) {
     // Seen on an H100: the allocator hands a forward activation's address, once backward frees
     // it, to a gradient of the same step. The activation is not the gradient.
     auto t = ts::testing::syntheticTrace();
-    t.events.insert(t.events.begin() + 6,
-                    {AllocAction::Alloc, 0x103000, 512, 5500, 0, Phase::Forward, 0, -1, -1, -1});  // 6: X
-    t.events.insert(t.events.begin() + 7,
-                    {AllocAction::FreeCompleted, 0x103000, 512, 5600, 0, Phase::Backward, 0, -1, -1, -1});
+    t.events.insert(t.events.begin() + 6, {AllocAction::Alloc, 0x103000, 512, 5500, 0,
+                                           Phase::Forward, 0, -1, -1, -1});  // 6: X
+    t.events.insert(t.events.begin() + 7, {AllocAction::FreeCompleted, 0x103000, 512, 5600, 0,
+                                           Phase::Backward, 0, -1, -1, -1});
     // 8 is G1 now, at the same address.
     EXPECT_EQ(ts::categorizeAllocation(t, 6, 7), MemoryCategory::Activations);
     EXPECT_EQ(ts::categorizeAllocation(t, 8, std::nullopt), MemoryCategory::Gradients);
@@ -67,14 +68,18 @@ TEST(MemoryAnalysis, AGradientIsKnownOnlyInItsOwnStep) {
     auto t = ts::testing::syntheticTrace();
     // The same address reused in step 1's forward for a block freed in its forward: a
     // temporary, not the gradient of step 0 that lived there.
-    t.events.push_back({AllocAction::FreeCompleted, 0x103000, 4096, 14000, 0, Phase::Other, 1, -1, -1, -1});
-    t.events.push_back({AllocAction::Alloc, 0x103000, 4096, 15000, 0, Phase::Forward, 1, -1, -1, -1});
-    t.events.push_back({AllocAction::FreeCompleted, 0x103000, 4096, 16000, 0, Phase::Forward, 1, -1, -1, -1});
+    t.events.push_back(
+        {AllocAction::FreeCompleted, 0x103000, 4096, 14000, 0, Phase::Other, 1, -1, -1, -1});
+    t.events.push_back(
+        {AllocAction::Alloc, 0x103000, 4096, 15000, 0, Phase::Forward, 1, -1, -1, -1});
+    t.events.push_back(
+        {AllocAction::FreeCompleted, 0x103000, 4096, 16000, 0, Phase::Forward, 1, -1, -1, -1});
     EXPECT_EQ(ts::categorizeAllocation(t, 6, 14), MemoryCategory::Gradients);
     EXPECT_EQ(ts::categorizeAllocation(t, 15, 16), MemoryCategory::Temporaries);
     // Forward of step 0 freed in backward of step 1 is not "saved for backward" of its step.
     t.events.push_back({AllocAction::Alloc, 0x200000, 10, 17000, 0, Phase::Forward, 0, -1, -1, -1});
-    t.events.push_back({AllocAction::FreeCompleted, 0x200000, 10, 18000, 0, Phase::Backward, 1, -1, -1, -1});
+    t.events.push_back(
+        {AllocAction::FreeCompleted, 0x200000, 10, 18000, 0, Phase::Backward, 1, -1, -1, -1});
     EXPECT_EQ(ts::categorizeAllocation(t, 17, 18), MemoryCategory::Other);
 }
 
@@ -267,15 +272,18 @@ TEST(MemoryFrontier, BisectionFindsTheLargestMultipleThatFits) {
 
 TEST(MemoryFrontier, EndsAndFailures) {
     std::vector<int64_t> seen;
-    auto all = ts::findFrontier(ts::FrontierAxis::Batch, 1, 64, 1, [&](int64_t v) { return fitsBelow(1000, v, seen); });
+    auto all = ts::findFrontier(ts::FrontierAxis::Batch, 1, 64, 1,
+                                [&](int64_t v) { return fitsBelow(1000, v, seen); });
     EXPECT_EQ(all.largest_fit, 64);
     EXPECT_EQ(all.smallest_oom, 0);
     EXPECT_EQ(all.probes.size(), 2u);
-    auto none = ts::findFrontier(ts::FrontierAxis::Batch, 1, 64, 1, [&](int64_t v) { return fitsBelow(0, v, seen); });
+    auto none = ts::findFrontier(ts::FrontierAxis::Batch, 1, 64, 1,
+                                 [&](int64_t v) { return fitsBelow(0, v, seen); });
     EXPECT_EQ(none.largest_fit, 0);
     EXPECT_EQ(none.smallest_oom, 1);
     EXPECT_EQ(none.probes.size(), 1u);
-    auto exact = ts::findFrontier(ts::FrontierAxis::Batch, 1, 64, 1, [&](int64_t v) { return fitsBelow(37, v, seen); });
+    auto exact = ts::findFrontier(ts::FrontierAxis::Batch, 1, 64, 1,
+                                  [&](int64_t v) { return fitsBelow(37, v, seen); });
     EXPECT_EQ(exact.largest_fit, 37);
     EXPECT_EQ(exact.smallest_oom, 38);
     // A failure that is not about memory stops the search, named in its probe.
@@ -314,7 +322,8 @@ ts::MemoryResult syntheticResult() {
     r.trace.stacks = {{{"ts::TrainingStep::run", "training_step.cpp", 42}}};
     r.trace.events[7].stack = 0;
     std::vector<int64_t> seen;
-    r.frontier = ts::findFrontier(ts::FrontierAxis::Context, 16, 256, 16, [&](int64_t v) { return fitsBelow(100, v, seen); });
+    r.frontier = ts::findFrontier(ts::FrontierAxis::Context, 16, 256, 16,
+                                  [&](int64_t v) { return fitsBelow(100, v, seen); });
     return r;
 }
 
@@ -349,11 +358,14 @@ TEST(MemoryReport, TablesTimelineCsvAndPeakTable) {
     const auto r = syntheticResult();
     ts::MemoryReportOptions o;
     const std::string text = ts::formatMemory(r, o);
-    EXPECT_NE(text.find("Peak: 21.9 KiB allocated (3.0 MiB reserved) at event 7 of 14, in backward 0"), std::string::npos)
+    EXPECT_NE(
+        text.find("Peak: 21.9 KiB allocated (3.0 MiB reserved) at event 7 of 14, in backward 0"),
+        std::string::npos)
         << text;
     EXPECT_NE(text.find("Largest allocations"), std::string::npos);
     EXPECT_NE(text.find("MmBackward0"), std::string::npos);
-    EXPECT_NE(text.find("OOM frontier by context: 96 fits, 112 does not"), std::string::npos) << text;
+    EXPECT_NE(text.find("OOM frontier by context: 96 fits, 112 does not"), std::string::npos)
+        << text;
     o.format = ts::TableFormat::Markdown;
     EXPECT_NE(ts::formatMemory(r, o).find("| category"), std::string::npos);
     // A frontier stopped by a failure that is not about memory says so, not "nothing fits".
@@ -365,27 +377,32 @@ TEST(MemoryReport, TablesTimelineCsvAndPeakTable) {
         return p;
     });
     const std::string verdict = ts::formatMemory(stopped, o);
-    EXPECT_NE(verdict.find("OOM frontier by context: stopped: context 16 failed for another reason than memory"),
-              std::string::npos)
+    EXPECT_NE(
+        verdict.find(
+            "OOM frontier by context: stopped: context 16 failed for another reason than memory"),
+        std::string::npos)
         << verdict;
     EXPECT_EQ(verdict.find("not even"), std::string::npos);
 
     const std::string csv = ts::memoryTimelineCsv(r);
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 13);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
-              "event,time_us,phase,step,allocated,reserved,parameters,gradients,optimizer state,activations,temporaries,other");
-    EXPECT_NE(csv.find("\n7,7.000,backward,0,22384,3145728,4096,4096,8192,3000,3000,0\n"), std::string::npos) << csv;
+              "event,time_us,phase,step,allocated,reserved,parameters,gradients,optimizer "
+              "state,activations,temporaries,other");
+    EXPECT_NE(csv.find("\n7,7.000,backward,0,22384,3145728,4096,4096,8192,3000,3000,0\n"),
+              std::string::npos)
+        << csv;
 
     auto fp16 = r;
     fp16.spec.bench.precision = ts::Precision::FP16;
     const std::string peaks = ts::memoryPeakTable({r, fp16}, ts::TableFormat::Csv);
     EXPECT_EQ(std::count(peaks.begin(), peaks.end(), '\n'), 3);
-    EXPECT_NE(peaks.find(",8,3,fp32,naive,train,ok,22384,218556,3145728,"), std::string::npos) << peaks;
+    EXPECT_NE(peaks.find(",8,3,fp32,naive,train,ok,22384,218556,3145728,"), std::string::npos)
+        << peaks;
     EXPECT_NE(peaks.find(",fp16,"), std::string::npos);
 }
 
 // ---- Two runs compared, and the out-of-memory's picture ----
-
 
 TEST(MemoryAnalysis, PhasePeaksOfTheSyntheticStep) {
     const auto t = ts::testing::syntheticTrace();
@@ -458,9 +475,11 @@ TEST(MemoryAnalysis, TheFailedAllocationAndWhatWasHeld) {
     EXPECT_EQ(f->reserved, 3 << 20);
     EXPECT_EQ(f->by_category[cat(MemoryCategory::Activations)], 3000);
     EXPECT_EQ(ts::describeFailedAllocation(*f),
-              "1.00 GiB asked for in backward of step 0 (layer.0/attention, MmBackward0), with 21.9 KiB allocated, "
+              "1.00 GiB asked for in backward of step 0 (layer.0/attention, MmBackward0), with "
+              "21.9 KiB allocated, "
               "3.0 MiB reserved and 12.1 KiB free on the device");
-    EXPECT_FALSE(ts::failedAllocation(ts::testing::syntheticTrace(), ts::analyzeMemory(ts::testing::syntheticTrace())));
+    EXPECT_FALSE(ts::failedAllocation(ts::testing::syntheticTrace(),
+                                      ts::analyzeMemory(ts::testing::syntheticTrace())));
 
     // Stored with the frontier, read back, and told in the report.
     auto r = syntheticResult();
@@ -468,7 +487,9 @@ TEST(MemoryAnalysis, TheFailedAllocationAndWhatWasHeld) {
     const auto back = ts::memoryResultFromJson(ts::parseJson(ts::dumpJson(ts::toJson(r))));
     EXPECT_EQ(back.frontier, r.frontier);
     const std::string text = ts::formatMemory(back, {});
-    EXPECT_NE(text.find("The allocation that failed at context 112: 1.00 GiB asked for in backward"), std::string::npos)
+    EXPECT_NE(
+        text.find("The allocation that failed at context 112: 1.00 GiB asked for in backward"),
+        std::string::npos)
         << text;
 }
 

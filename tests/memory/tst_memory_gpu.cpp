@@ -14,8 +14,8 @@
 
 #include "memory/memory.h"
 #include "memory/memory_pickle.h"
-#include "torch_python.h"
 #include "memory/memory_report.h"
+#include "torch_python.h"
 
 namespace {
 
@@ -147,7 +147,8 @@ TEST(MemoryGpu, CppStacksWhenAskedFor) {
     EXPECT_GT(named, 0u);
     std::printf("first stack (%zu frames):\n", r.trace.stacks[0].size());
     for (size_t i = 0; i < std::min<size_t>(8, r.trace.stacks[0].size()); ++i)
-        std::printf("  %s (%s:%lld)\n", r.trace.stacks[0][i].name.c_str(), r.trace.stacks[0][i].filename.c_str(),
+        std::printf("  %s (%s:%lld)\n", r.trace.stacks[0][i].name.c_str(),
+                    r.trace.stacks[0][i].filename.c_str(),
                     static_cast<long long>(r.trace.stacks[0][i].line));
 }
 
@@ -204,7 +205,8 @@ TEST(MemoryGpu, FrontierOfNaiveAttentionByContext) {
 // Writes `trace` as the pickle, reads it back with our reader, then with torch's
 // torch.cuda._memory_viz where a python with torch is found (skips otherwise).
 void checkInMemoryViz(const ts::RawMemoryTrace& trace, const std::string& name) {
-    const auto path = std::filesystem::temp_directory_path() / ("trainscope_memory_gpu_" + name + ".pickle");
+    const auto path =
+        std::filesystem::temp_directory_path() / ("trainscope_memory_gpu_" + name + ".pickle");
     {
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
         out << ts::memorySnapshotPickle(trace);

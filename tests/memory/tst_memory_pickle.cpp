@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "memory/memory_pickle.h"
-#include "torch_python.h"
 #include "synthetic_trace.h"
+#include "torch_python.h"
 
 namespace {
 
@@ -20,24 +20,28 @@ using ts::pickle::Value;
 
 std::string unhex(const std::string& hex) {
     std::string out;
-    for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    for (size_t i = 0; i + 1 < hex.size(); i += 2)
+        out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
     return out;
 }
 
 TEST(Pickle, EveryKindRoundTrips) {
     Value v = Value::dict();
     std::vector<Value> ints;
-    for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{255}, int64_t{256}, int64_t{2147483647},
-                      int64_t{2147483648}, int64_t{-2147483648LL}, int64_t{-2147483649LL}, int64_t{0x7f00deadbeef},
-                      int64_t{140737488355328}, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+    for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{255}, int64_t{256},
+                      int64_t{2147483647}, int64_t{2147483648}, int64_t{-2147483648LL},
+                      int64_t{-2147483649LL}, int64_t{0x7f00deadbeef}, int64_t{140737488355328},
+                      std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
                       int64_t{-129}, int64_t{128}, int64_t{32768}, int64_t{8388608}})
         ints.push_back(Value::integer(i));
     v.set("ints", Value::list(ints))
         .set("floats", Value::list({Value::real(1.5), Value::real(-0.0), Value::real(1e300)}))
-        .set("strings", Value::list({Value::string(""), Value::string("ünïcode ✓"), Value::string(std::string(70000, 'x'))}))
+        .set("strings", Value::list({Value::string(""), Value::string("ünïcode ✓"),
+                                     Value::string(std::string(70000, 'x'))}))
         .set("misc", Value::tuple({Value::none(), Value::boolean(true), Value::boolean(false)}))
         .set("empty", Value::tuple({}))
-        .set("nested", Value::list({Value::dict(), Value::list(), Value::tuple({Value::integer(0), Value::integer(0)})}));
+        .set("nested", Value::list({Value::dict(), Value::list(),
+                                    Value::tuple({Value::integer(0), Value::integer(0)})}));
     const std::string bytes = ts::pickle::dumps(v);
     EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 0x80);
     EXPECT_EQ(bytes[1], 2);
@@ -49,12 +53,16 @@ TEST(Pickle, ReadsWhatPythonWrote) {
     // pickle.dumps({'a': [1, s, s, 'ünï'], 'b': (2**40, -5, 1.5, None, True, False, -2**63,
     // 2**63-1, 255, 65535, -129), 'c': {}, 'd': []}, protocol=2 and 4), s = 'shared' (memoised).
     const std::string p2 =
-        "80027d71002858010000006171015d7102284b015806000000736861726564710368035805000000c3bc6ec3af7104655801000000627105"
-        "288a060000000000014afbffffff473ff80000000000004e88898a0800000000000000808a08ffffffffffffff7f4bff4dffff4a7fffffff"
+        "80027d71002858010000006171015d7102284b015806000000736861726564710368035805000000c3bc6ec3af"
+        "7104655801000000627105"
+        "288a060000000000014afbffffff473ff80000000000004e88898a0800000000000000808a08ffffffffffffff"
+        "7f4bff4dffff4a7fffffff"
         "74710658010000006371077d710858010000006471095d710a752e";
     const std::string p4 =
-        "8004956c000000000000007d94288c0161945d94284b018c067368617265649468038c05c3bc6ec3af94658c016294288a06000000000001"
-        "4afbffffff473ff80000000000004e88898a0800000000000000808a08ffffffffffffff7f4bff4dffff4a7fffffff74948c0163947d948c"
+        "8004956c000000000000007d94288c0161945d94284b018c067368617265649468038c05c3bc6ec3af94658c01"
+        "6294288a06000000000001"
+        "4afbffffff473ff80000000000004e88898a0800000000000000808a08ffffffffffffff7f4bff4dffff4a7fff"
+        "ffff74948c0163947d948c"
         "0164945d94752e";
     for (const auto& hex : {p2, p4}) {
         const Value v = ts::pickle::loads(unhex(hex));
@@ -84,11 +92,17 @@ TEST(Pickle, ReadsWhatPythonWrote) {
 }
 
 TEST(Pickle, RefusesDamage) {
-    const std::string good = ts::pickle::dumps(Value::list({Value::string("abc"), Value::integer(7)}));
-    EXPECT_THROW(ts::pickle::loads(good.substr(0, good.size() - 1)), std::invalid_argument);  // no STOP
+    const std::string good =
+        ts::pickle::dumps(Value::list({Value::string("abc"), Value::integer(7)}));
+    EXPECT_THROW(ts::pickle::loads(good.substr(0, good.size() - 1)),
+                 std::invalid_argument);  // no STOP
     EXPECT_THROW(ts::pickle::loads(good.substr(0, 8)), std::invalid_argument);
-    EXPECT_THROW(ts::pickle::loads(std::string("\x80\x02\x63os\nsystem\n.", 13)), std::invalid_argument);  // GLOBAL
-    EXPECT_THROW(ts::pickle::loads(std::string("\x80\x02" "e.", 4)), std::invalid_argument);  // APPENDS, no MARK
+    EXPECT_THROW(ts::pickle::loads(std::string("\x80\x02\x63os\nsystem\n.", 13)),
+                 std::invalid_argument);  // GLOBAL
+    EXPECT_THROW(ts::pickle::loads(std::string("\x80\x02"
+                                               "e.",
+                                               4)),
+                 std::invalid_argument);  // APPENDS, no MARK
     EXPECT_THROW(ts::pickle::loads(""), std::invalid_argument);
 }
 

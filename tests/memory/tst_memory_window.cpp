@@ -10,21 +10,20 @@
 #include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <nlohmann/json.hpp>
 
 #include "common/qcp.h"
-#include "memory/memory_pickle.h"
-#include "shell/historywidget.h"
-#include "shell/mainwindow.h"
 #include "common/tableview.h"
 #include "core/json.h"
 #include "core/store.h"
 #include "memory/memory_json.h"
+#include "memory/memory_pickle.h"
 #include "memory/memorycharts.h"
 #include "memory/memorypanel.h"
 #include "memory/memoryview.h"
 #include "runtime/environment.h"
+#include "shell/historywidget.h"
+#include "shell/mainwindow.h"
 #include "shell/presets.h"
 #include "synthetic_trace.h"
 
@@ -48,12 +47,13 @@ MemoryResult syntheticResult() {
     f.granule = 16;
     f.largest_fit = 96;
     f.smallest_oom = 112;
-    f.probes = {{16, true, Status::Ok, 1000, ""}, {256, false, Status::OOM, 0, "CUDA out of memory"},
-                {96, true, Status::Ok, 5000, ""}, {112, false, Status::OOM, 0, "CUDA out of memory"}};
+    f.probes = {{16, true, Status::Ok, 1000, ""},
+                {256, false, Status::OOM, 0, "CUDA out of memory"},
+                {96, true, Status::Ok, 5000, ""},
+                {112, false, Status::OOM, 0, "CUDA out of memory"}};
     r.frontier = f;
     return r;
 }
-
 
 int64_t storeResult(ResultStore& store, const MemoryResult& r, const std::string& label) {
     const int64_t id = store.createRun(kMemoryLab, label, memorySpecJson({r.spec}), "test GPU");
@@ -93,7 +93,8 @@ void TestMemoryWindow::classroomPresetLoads() {
     panel.setCapabilities(capabilities());
     QJsonObject config = preset->config;
     if (!capabilities().cuda_available)
-        for (auto it = preset->cpuConfig.begin(); it != preset->cpuConfig.end(); ++it) config[it.key()] = it.value();
+        for (auto it = preset->cpuConfig.begin(); it != preset->cpuConfig.end(); ++it)
+            config[it.key()] = it.value();
     QStringList notes;
     panel.applyPreset(config, preset->title, &notes);
     QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
@@ -107,9 +108,16 @@ void TestMemoryWindow::panelJobAndStateRoundTrip() {
     MemoryPanel panel;
     panel.setCapabilities(capabilities());
     QStringList notes;
-    panel.setState(QJsonObject{{"size", "tiny"}, {"context", 32}, {"batch", 2}, {"precision", "fp32"},
-                               {"attention", "naive"}, {"mode", "train"}, {"device", "cpu"}, {"warmup", 0},
-                               {"record_steps", 3}, {"frontier", "batch"}},
+    panel.setState(QJsonObject{{"size", "tiny"},
+                               {"context", 32},
+                               {"batch", 2},
+                               {"precision", "fp32"},
+                               {"attention", "naive"},
+                               {"mode", "train"},
+                               {"device", "cpu"},
+                               {"warmup", 0},
+                               {"record_steps", 3},
+                               {"frontier", "batch"}},
                    &notes);
     QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
     const auto job = panel.makeJob();
@@ -121,9 +129,12 @@ void TestMemoryWindow::panelJobAndStateRoundTrip() {
     QVERIFY(spec.frontier == FrontierAxis::Batch);
     QVERIFY(spec == panel.spec());
     // History: the stored spec as one line, and back into a panel asking for the same run.
-    const QJsonObject stored = QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QJsonObject stored =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
     const QString line = MemoryPanel::describeSpec(stored);
-    QVERIFY2(line.contains(QStringLiteral("ctx 32")) && line.contains(QStringLiteral("frontier batch")), qPrintable(line));
+    QVERIFY2(
+        line.contains(QStringLiteral("ctx 32")) && line.contains(QStringLiteral("frontier batch")),
+        qPrintable(line));
     MemoryPanel again;
     again.setCapabilities(capabilities());
     again.setState(MemoryPanel::stateFromSpec(stored));
@@ -133,8 +144,13 @@ void TestMemoryWindow::panelJobAndStateRoundTrip() {
 void TestMemoryWindow::cpuRunOfTheJobSaysWhy() {
     MemoryPanel panel;
     panel.setCapabilities(capabilities());
-    panel.setState(QJsonObject{{"size", "tiny"}, {"context", 16}, {"batch", 1}, {"device", "cpu"}, {"warmup", 0},
-                               {"record_steps", 1}, {"frontier", "none"}});
+    panel.setState(QJsonObject{{"size", "tiny"},
+                               {"context", 16},
+                               {"batch", 1},
+                               {"device", "cpu"},
+                               {"warmup", 0},
+                               {"record_steps", 1},
+                               {"frontier", "none"}});
     const auto job = panel.makeJob();
     QVERIFY(job);
     Collect out;
@@ -155,7 +171,8 @@ void TestMemoryWindow::storedRunInEveryPane() {
     QTemporaryDir dir;
     ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
     const MemoryResult r = syntheticResult();
-    const int64_t id = store.createRun(kMemoryLab, "synthetic", memorySpecJson({r.spec}), "test GPU");
+    const int64_t id =
+        store.createRun(kMemoryLab, "synthetic", memorySpecJson({r.spec}), "test GPU");
     storeMemory(store, id, 0, r);
     StoredRun run{*store.run(id), store.rows(id, kMemoryLab), {}};
     MemoryView view;
@@ -164,7 +181,8 @@ void TestMemoryWindow::storedRunInEveryPane() {
     QCOMPARE(view.storeRunId(), id);
     QStringList keys;
     for (const auto& p : view.panes()) keys << p.key;
-    QCOMPARE(keys, (QStringList{"timeline", "categories", "allocations", "peaks", "frontier", "compare"}));
+    QCOMPARE(keys, (QStringList{"timeline", "categories", "allocations", "peaks", "frontier",
+                                "compare"}));
 
     // The timeline: allocated and reserved after each of the 13 changes, the 3 driver samples;
     // four phase bands; the categories stacked (six graphs of 13 points).
@@ -183,7 +201,8 @@ void TestMemoryWindow::storedRunInEveryPane() {
     QCOMPARE(view.peakModel()->item(0, 1)->data(Qt::UserRole).toLongLong(), 4096);
     QCOMPARE(view.peakModel()->item(1, 1)->data(Qt::UserRole).toLongLong(), 4096);  // gradients
     QCOMPARE(view.peakModel()->item(3, 1)->data(Qt::UserRole).toLongLong(), 3000);  // activations
-    QCOMPARE(view.peakModel()->item(0, 3)->data(Qt::UserRole).toLongLong(), predictMemory(r.spec.bench).parameters);
+    QCOMPARE(view.peakModel()->item(0, 3)->data(Qt::UserRole).toLongLong(),
+             predictMemory(r.spec.bench).parameters);
 
     // The allocations, largest first; selecting one highlights its lifetime on the timeline.
     QAbstractItemModelTester allocTester(view.allocationModel());
@@ -192,8 +211,9 @@ void TestMemoryWindow::storedRunInEveryPane() {
     QCOMPARE(view.allocationModel()->item(1, 4)->text(), QStringLiteral("temporaries"));
     QCOMPARE(view.allocationModel()->item(1, 7)->text(), QStringLiteral("MmBackward0"));
     QCOMPARE(view.timeline()->highlighted(), -1);
-    view.allocationTable()->selectionModel()->setCurrentIndex(view.allocationModel()->index(1, 0),
-                                                             QItemSelectionModel::SelectCurrent | QItemSelectionModel::Rows);
+    view.allocationTable()->selectionModel()->setCurrentIndex(
+        view.allocationModel()->index(1, 0),
+        QItemSelectionModel::SelectCurrent | QItemSelectionModel::Rows);
     const int highlighted = view.timeline()->highlighted();
     QVERIFY(highlighted >= 0);
     const Allocation& x = view.analysis().allocations[highlighted];
@@ -225,10 +245,11 @@ void TestMemoryWindow::failedStepShownAndSaved() {
     QString error;
     QVERIFY2(view.showStored(run, &error), qPrintable(error));
     // The frontier pane names the allocation that failed.
-    QVERIFY2(view.failureText()->text().contains(
-                 QStringLiteral("At context 112 the step ran out of memory: 1.00 GiB asked for in backward of step 0 "
-                                "(layer.0/attention, MmBackward0)")),
-             qPrintable(view.failureText()->text()));
+    QVERIFY2(
+        view.failureText()->text().contains(QStringLiteral(
+            "At context 112 the step ran out of memory: 1.00 GiB asked for in backward of step 0 "
+            "(layer.0/attention, MmBackward0)")),
+        qPrintable(view.failureText()->text()));
     auto* chooser = view.findChild<QComboBox*>(QStringLiteral("memoryPoint"));
     QVERIFY(chooser);
     QCOMPARE(chooser->count(), 2);  // the point, then its failed step
@@ -255,7 +276,8 @@ void TestMemoryWindow::failedStepShownAndSaved() {
     QFile file(oomPath);
     QVERIFY(file.open(QIODevice::ReadOnly));
     const QByteArray bytes = file.readAll();
-    const auto snap = pickle::loads(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
+    const auto snap =
+        pickle::loads(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
     const auto& entries = snap.at("device_traces").items.at(0).items;
     QCOMPARE(entries.size(), size_t{9});
     QCOMPARE(entries.back().at("action").s, std::string("oom"));
@@ -272,7 +294,8 @@ void TestMemoryWindow::failedStepShownAndSaved() {
     live.addItems({QVariant::fromValue(r)});
     QVERIFY(live.shownResult()->status == Status::Ok);
     QVERIFY(findPreset(QStringLiteral("how-long-a-context-fits")));
-    QCOMPARE(findPreset(QStringLiteral("how-long-a-context-fits"))->experiment, QStringLiteral("memory"));
+    QCOMPARE(findPreset(QStringLiteral("how-long-a-context-fits"))->experiment,
+             QStringLiteral("memory"));
     // A path that cannot be written is refused with the reason.
     QVERIFY(!view.saveSnapshot(dir.filePath(QStringLiteral("no/such/dir/x.pickle")), &error));
     QVERIFY(error.contains(QStringLiteral("Could not write")));
@@ -287,7 +310,8 @@ void TestMemoryWindow::twoRunsComparedPhaseByPhase() {
     b.trace.events[5].size = 1000;  // A2 half as large: an activation saved
     b.trace.events[9].size = 1000;
     const int64_t ia = storeResult(store, a, "fp32"), ib = storeResult(store, b, "bf16");
-    StoredRun ra{*store.run(ia), store.rows(ia, kMemoryLab), {}}, rb{*store.run(ib), store.rows(ib, kMemoryLab), {}};
+    StoredRun ra{*store.run(ia), store.rows(ia, kMemoryLab), {}},
+        rb{*store.run(ib), store.rows(ib, kMemoryLab), {}};
     MemoryView view;
     QCOMPARE(view.compareUnavailable(), QString());
     QString error;
@@ -300,13 +324,18 @@ void TestMemoryWindow::twoRunsComparedPhaseByPhase() {
     QCOMPARE(view.comparisonModel()->rowCount(), 4 * 7);
     int backwardActivations = -1, backwardTotal = -1;
     for (int row = 0; row < view.comparisonModel()->rowCount(); ++row) {
-        const QString phase = view.comparisonModel()->item(row, 0)->text(), category = view.comparisonModel()->item(row, 1)->text();
-        if (phase == QStringLiteral("backward") && category == QStringLiteral("activations")) backwardActivations = row;
-        if (phase == QStringLiteral("backward") && category == QStringLiteral("total")) backwardTotal = row;
+        const QString phase = view.comparisonModel()->item(row, 0)->text(),
+                      category = view.comparisonModel()->item(row, 1)->text();
+        if (phase == QStringLiteral("backward") && category == QStringLiteral("activations"))
+            backwardActivations = row;
+        if (phase == QStringLiteral("backward") && category == QStringLiteral("total"))
+            backwardTotal = row;
     }
     QVERIFY(backwardActivations >= 0 && backwardTotal >= 0);
-    QCOMPARE(view.comparisonModel()->item(backwardActivations, 2)->data(Qt::UserRole).toLongLong(), 3000);
-    QCOMPARE(view.comparisonModel()->item(backwardActivations, 3)->data(Qt::UserRole).toLongLong(), 2000);
+    QCOMPARE(view.comparisonModel()->item(backwardActivations, 2)->data(Qt::UserRole).toLongLong(),
+             3000);
+    QCOMPARE(view.comparisonModel()->item(backwardActivations, 3)->data(Qt::UserRole).toLongLong(),
+             2000);
     QCOMPARE(view.comparisonModel()->item(backwardActivations, 5)->text(), QStringLiteral("100%"));
     QCOMPARE(view.comparisonModel()->item(backwardTotal, 4)->text(), QStringLiteral("−1000 B"));
     // The chart: A's and B's stacked bars per phase, their tops the phases' highest moments.
@@ -366,11 +395,13 @@ void TestMemoryWindow::aMillionEvents() {
     for (size_t i = 0; t.events.size() < n; ++i) {
         const int step = static_cast<int>(i);
         for (uint64_t k = 0; k < 250'000 && t.events.size() < n; ++k)
-            t.events.push_back({AllocAction::Alloc, 0x1000000 + k * 4096, 4096, static_cast<int64_t>(t.events.size()), 0,
-                                Phase::Forward, step, -1, -1, -1});
+            t.events.push_back({AllocAction::Alloc, 0x1000000 + k * 4096, 4096,
+                                static_cast<int64_t>(t.events.size()), 0, Phase::Forward, step, -1,
+                                -1, -1});
         for (uint64_t k = 250'000; k-- > 0 && t.events.size() < n;)
             t.events.push_back({AllocAction::FreeCompleted, 0x1000000 + k * 4096, 4096,
-                                static_cast<int64_t>(t.events.size()), 0, Phase::Backward, step, -1, -1, -1});
+                                static_cast<int64_t>(t.events.size()), 0, Phase::Backward, step, -1,
+                                -1, -1});
     }
     QElapsedTimer timer;
     timer.start();
@@ -385,7 +416,8 @@ void TestMemoryWindow::aMillionEvents() {
     timer.restart();
     const QPixmap pixmap = view.timeline()->plot()->toPixmap(1200, 600);
     const qint64 drawn = timer.elapsed();
-    qInfo("a million events: analysed and shown in %lld ms, the timeline drawn in %lld ms", shown, drawn);
+    qInfo("a million events: analysed and shown in %lld ms, the timeline drawn in %lld ms", shown,
+          drawn);
     QVERIFY(!pixmap.isNull());
     QVERIFY2(drawn < 1000, qPrintable(QStringLiteral("drawing took %1 ms").arg(drawn)));
 }

@@ -4,7 +4,6 @@
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
-
 #include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
@@ -32,8 +31,8 @@ struct ModelStep {
 };
 
 // One forward (under autocast for `precision`), loss and backward of `model`, fused or eager.
-inline ModelStep runModelStep(TransformerLM& model, bool fused, const at::Tensor& tokens, const at::Tensor& targets,
-                              Precision precision) {
+inline ModelStep runModelStep(TransformerLM& model, bool fused, const at::Tensor& tokens,
+                              const at::Tensor& targets, Precision precision) {
     model->setFused(fused);
     model->zero_grad();
     at::Tensor logits, loss;
@@ -50,8 +49,9 @@ inline ModelStep runModelStep(TransformerLM& model, bool fused, const at::Tensor
 
 // The fused model's logits and loss within `tol` of the eager model's, each gradient within
 // `grad_tol`.
-inline void expectFusedMatchesEager(TransformerLM& model, const at::Tensor& tokens, const at::Tensor& targets,
-                                    Precision precision, double tol, double grad_tol, const std::string& what) {
+inline void expectFusedMatchesEager(TransformerLM& model, const at::Tensor& tokens,
+                                    const at::Tensor& targets, Precision precision, double tol,
+                                    double grad_tol, const std::string& what) {
     const ModelStep eager = runModelStep(model, false, tokens, targets, precision);
     const ModelStep fused = runModelStep(model, true, tokens, targets, precision);
     EXPECT_EQ(fused.logits.scalar_type(), eager.logits.scalar_type()) << what;
@@ -66,8 +66,9 @@ inline void expectFusedMatchesEager(TransformerLM& model, const at::Tensor& toke
 // its backward) against eager's chain as naiveAttention runs it under autocast: the scaling in
 // the scores' dtype, the causal mask, the softmax in fp32 and the cast back; the gradient by
 // autograd through that chain. Scores (2, 3, queries, keys) on `options`' device.
-inline void expectAttentionSoftmaxMatchesEager(const at::TensorOptions& options, at::ScalarType dtype, bool causal,
-                                               int64_t queries, int64_t keys, double tol, const std::string& what) {
+inline void expectAttentionSoftmaxMatchesEager(const at::TensorOptions& options,
+                                               at::ScalarType dtype, bool causal, int64_t queries,
+                                               int64_t keys, double tol, const std::string& what) {
     at::manual_seed(7);
     const at::Tensor scores = (4 * at::randn({2, 3, queries, keys}, options)).to(dtype);
     const at::Tensor g = at::randn({2, 3, queries, keys}, options).to(dtype);
@@ -84,8 +85,12 @@ inline void expectAttentionSoftmaxMatchesEager(const at::TensorOptions& options,
     EXPECT_EQ(r.probs.scalar_type(), dtype) << what;
     EXPECT_LT(relErr(r.probs, ref), tol) << what;
     if (causal)  // masked keys are exactly zero
-        EXPECT_EQ(r.probs.masked_select(at::ones({queries, keys}, options.dtype(at::kBool)).triu(1)).abs().sum().item<double>(),
-                  0.0) << what;
+        EXPECT_EQ(r.probs.masked_select(at::ones({queries, keys}, options.dtype(at::kBool)).triu(1))
+                      .abs()
+                      .sum()
+                      .item<double>(),
+                  0.0)
+            << what;
     const at::Tensor grad = kernels::attentionSoftmaxBackward(g, scores, r.lse, scale, causal);
     EXPECT_EQ(grad.scalar_type(), dtype) << what;
     EXPECT_LT(relErr(grad, ref_grad), tol) << what;

@@ -10,9 +10,9 @@
 
 #include "nn/autocast.h"
 #include "nn/fused.h"
+#include "nn/fused_testing.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
-#include "nn/fused_testing.h"
 #include "trainscope/kernels/fused_ops.h"
 
 namespace {
@@ -21,7 +21,8 @@ using ts::test::relErr;
 
 at::Tensor leaf(const at::Tensor& t) { return t.detach().clone().requires_grad_(true); }
 
-std::vector<at::Tensor> grads(const at::Tensor& out, const std::vector<at::Tensor>& inputs, const at::Tensor& g) {
+std::vector<at::Tensor> grads(const at::Tensor& out, const std::vector<at::Tensor>& inputs,
+                              const at::Tensor& g) {
     return torch::autograd::grad({out}, inputs, {g});
 }
 
@@ -43,7 +44,8 @@ TEST(FusedOps, AddRmsNormMatchesLibTorchInEveryResidualDtype) {
         at::manual_seed(2);
         const at::Tensor x = at::randn({4, 64}), r = at::randn({4, 64}).to(rt), w = at::randn({64});
         const at::Tensor g_sum = at::randn({4, 64}), g_out = at::randn({4, 64}).to(rt);
-        at::Tensor xa = leaf(x), ra = leaf(r), wa = leaf(w), xb = leaf(x), rb = leaf(r), wb = leaf(w);
+        at::Tensor xa = leaf(x), ra = leaf(r), wa = leaf(w), xb = leaf(x), rb = leaf(r),
+                   wb = leaf(w);
         auto [sum, out] = ts::fusedAddRmsNorm(xa, ra, wa, 1e-5, rt);
         const at::Tensor ref_sum = xb + rb;  // promotes to fp32
         const at::Tensor ref_out = at::rms_norm(ref_sum, {64}, wb, 1e-5).to(rt);
@@ -71,15 +73,19 @@ TEST(FusedOps, RopeInPlaceOnQkvMatchesApplyRope) {
     const at::Tensor base = at::randn({b, s, 3 * h * dh});
     at::Tensor pos = at::arange(ctx, at::kDouble).unsqueeze(1);
     at::Tensor freq = at::pow(10000.0, -2.0 * at::arange(dh / 2, at::kDouble) / dh).unsqueeze(0);
-    const at::Tensor cos = (pos * freq).cos().to(at::kFloat), sin = (pos * freq).sin().to(at::kFloat);
+    const at::Tensor cos = (pos * freq).cos().to(at::kFloat),
+                     sin = (pos * freq).sin().to(at::kFloat);
     const at::Tensor g = at::randn({b, s, 3 * h * dh});
 
     at::Tensor xa = leaf(base), xb = leaf(base);
-    const at::Tensor fused = ts::fusedRopeQkv(xa * 1.0, cos, sin, h);  // a non-leaf, rotated in place
+    const at::Tensor fused =
+        ts::fusedRopeQkv(xa * 1.0, cos, sin, h);  // a non-leaf, rotated in place
     const at::Tensor t = xb.view({b, s, 3, h, dh});
     const auto heads = [&](int i) { return t.select(2, i).transpose(1, 2); };
     const at::Tensor q = ts::applyRope(heads(0), cos, sin), k = ts::applyRope(heads(1), cos, sin);
-    const at::Tensor ref = at::stack({q.transpose(1, 2), k.transpose(1, 2), heads(2).transpose(1, 2)}, 2).reshape({b, s, -1});
+    const at::Tensor ref =
+        at::stack({q.transpose(1, 2), k.transpose(1, 2), heads(2).transpose(1, 2)}, 2)
+            .reshape({b, s, -1});
     EXPECT_LT(relErr(fused, ref), 1e-6);
     EXPECT_TRUE(at::equal(fused.view({b, s, 3, h, dh}).select(2, 2), t.select(2, 2)));
     EXPECT_LT(relErr(grads(fused, {xa}, g)[0], grads(ref, {xb}, g)[0]), 1e-6);
@@ -105,8 +111,10 @@ TEST(FusedOps, AttentionSoftmaxMatchesTheNaiveAttentionsChain) {
         for (bool causal : {true, false}) {
             const std::string what = std::string(c10::toString(dt)) + (causal ? " causal" : "");
             const double tol = dt == at::kFloat ? 1e-6 : dt == at::kBFloat16 ? 8e-3 : 1e-3;
-            ts::test::expectAttentionSoftmaxMatchesEager(at::TensorOptions(), dt, causal, 9, 9, tol, what);
-            ts::test::expectAttentionSoftmaxMatchesEager(at::TensorOptions(), dt, causal, 5, 70, tol, what + " 5x70");
+            ts::test::expectAttentionSoftmaxMatchesEager(at::TensorOptions(), dt, causal, 9, 9, tol,
+                                                         what);
+            ts::test::expectAttentionSoftmaxMatchesEager(at::TensorOptions(), dt, causal, 5, 70,
+                                                         tol, what + " 5x70");
         }
 }
 
@@ -117,7 +125,8 @@ TEST(FusedOps, CrossEntropyMatchesLibTorchWithoutAnFp32CopyOfTheLogits) {
         const at::Tensor targets = at::randint(50, {2, 7}, at::kLong);
         at::Tensor a = leaf(logits), b = leaf(logits);
         const at::Tensor fused = ts::fusedCrossEntropy(a, targets);
-        const at::Tensor ref = at::cross_entropy_loss(b.to(at::kFloat).reshape({-1, 50}), targets.reshape({-1}));
+        const at::Tensor ref =
+            at::cross_entropy_loss(b.to(at::kFloat).reshape({-1, 50}), targets.reshape({-1}));
         EXPECT_EQ(fused.dim(), 0);
         EXPECT_LT(relErr(fused, ref), 1e-6) << c10::toString(dt);
         const at::Tensor g = at::full({}, 1.5);
@@ -137,40 +146,60 @@ TEST(FusedOps, BadInputsAreRefusedWithTheReason) {
         }
         return std::string("(no error)");
     };
-    EXPECT_NE(message([] { ts::kernels::rmsNormForward(at::randn({2, 8}).to(at::kDouble), {}, at::ones({8}), 1e-5, at::kFloat); })
-                  .find("fp32"), std::string::npos);
-    EXPECT_NE(message([] { ts::kernels::rmsNormForward(at::randn({2, 8}), {}, at::ones({7}), 1e-5, at::kFloat); })
-                  .find("weight"), std::string::npos);
-    EXPECT_NE(message([] { ts::kernels::swigluForward(at::randn({2, 7})); }).find("even"), std::string::npos);
-    EXPECT_NE(message([] { ts::kernels::crossEntropyForward(at::randn({2, 5}), at::zeros({3}, at::kLong)); })
-                  .find("targets"), std::string::npos);
-    EXPECT_NE(message([] { ts::kernels::attentionSoftmaxForward(at::randn({8}), 1.0, true); }).find("queries, keys"),
+    EXPECT_NE(message([] {
+                  ts::kernels::rmsNormForward(at::randn({2, 8}).to(at::kDouble), {}, at::ones({8}),
+                                              1e-5, at::kFloat);
+              }).find("fp32"),
+              std::string::npos);
+    EXPECT_NE(
+        message([] {
+            ts::kernels::rmsNormForward(at::randn({2, 8}), {}, at::ones({7}), 1e-5, at::kFloat);
+        }).find("weight"),
+        std::string::npos);
+    EXPECT_NE(message([] {
+                  ts::kernels::swigluForward(at::randn({2, 7}));
+              }).find("even"),
+              std::string::npos);
+    EXPECT_NE(message([] {
+                  ts::kernels::crossEntropyForward(at::randn({2, 5}), at::zeros({3}, at::kLong));
+              }).find("targets"),
+              std::string::npos);
+    EXPECT_NE(message([] {
+                  ts::kernels::attentionSoftmaxForward(at::randn({8}), 1.0, true);
+              }).find("queries, keys"),
               std::string::npos);
     EXPECT_NE(message([] {
                   const at::Tensor s = at::randn({2, 4, 4});
                   ts::kernels::attentionSoftmaxBackward(s, s, at::zeros({3}), 1.0, true);
-              }).find("lse"), std::string::npos);
-    EXPECT_NE(message([] { ts::kernels::ropeQkvInPlace(at::randn({1, 4, 10}), at::ones({4, 1}), at::ones({4, 1}), 2); })
-                  .find("qkv"), std::string::npos);
+              }).find("lse"),
+              std::string::npos);
+    EXPECT_NE(message([] {
+                  ts::kernels::ropeQkvInPlace(at::randn({1, 4, 10}), at::ones({4, 1}),
+                                              at::ones({4, 1}), 2);
+              }).find("qkv"),
+              std::string::npos);
 }
 
 // A target outside the vocabulary gives NaN, never a read outside the row.
 TEST(FusedOps, CrossEntropyTargetOutOfRangeIsNaN) {
-    const auto r = ts::kernels::crossEntropyForward(at::randn({2, 5}), at::tensor({1, 7}, at::kLong));
+    const auto r =
+        ts::kernels::crossEntropyForward(at::randn({2, 5}), at::tensor({1, 7}, at::kLong));
     EXPECT_TRUE(std::isnan(r.loss.item<double>()));
 }
 
 // The fused model computes the eager model's function: logits, loss and every parameter's
 // gradient, in fp32 to rounding and under bf16 autocast within bf16's.
-void expectFusedModelMatchesEager(ts::Precision precision, ts::AttentionImpl attention, double tol) {
+void expectFusedModelMatchesEager(ts::Precision precision, ts::AttentionImpl attention,
+                                  double tol) {
     ts::ModelConfig cfg = *ts::modelPreset("tiny");
     cfg.context_length = 24;
     at::manual_seed(7);
     ts::TransformerLM model(cfg, attention, at::TensorOptions());
     const at::Tensor tokens = at::randint(cfg.vocab_size, {2, 24}, at::kLong);
     const at::Tensor targets = at::randint(cfg.vocab_size, {2, 24}, at::kLong);
-    ts::test::expectFusedMatchesEager(model, tokens, targets, precision, tol, 10 * tol,
-                                      std::string(ts::toString(precision)) + " " + std::string(ts::toString(attention)));
+    ts::test::expectFusedMatchesEager(
+        model, tokens, targets, precision, tol, 10 * tol,
+        std::string(ts::toString(precision)) + " " + std::string(ts::toString(attention)));
 }
 
 TEST(FusedModel, MatchesEagerInFp32) {
@@ -212,8 +241,8 @@ TEST(FusedOps, AdamWMatchesLibTorchsFusedAdamW) {
     for (int step = 0; step < 3; ++step) {
         at::_foreach_add_(s1, 1);
         at::_foreach_add_(s2, 1);
-        at::_fused_adamw_(p1, g32, m1, v1, {}, s1, set.lr, set.beta1, set.beta2, set.weight_decay, set.eps, false, false,
-                          std::nullopt, std::nullopt);
+        at::_fused_adamw_(p1, g32, m1, v1, {}, s1, set.lr, set.beta1, set.beta2, set.weight_decay,
+                          set.eps, false, false, std::nullopt, std::nullopt);
         ts::kernels::adamWStep(p2, g16, m2, v2, s2, copies, set);
     }
     for (size_t i = 0; i < shapes.size(); ++i) {
@@ -222,7 +251,8 @@ TEST(FusedOps, AdamWMatchesLibTorchsFusedAdamW) {
         EXPECT_LT(relErr(v2[i], v1[i]), 1e-6) << i;
         EXPECT_TRUE(at::equal(copies[i], p2[i].to(at::kBFloat16))) << i;
     }
-    // Without copies the gradients are fp32; a gradient in another dtype than its copy's is refused.
+    // Without copies the gradients are fp32; a gradient in another dtype than its copy's is
+    // refused.
     std::vector<at::Tensor> none(shapes.size());
     EXPECT_NO_THROW(ts::kernels::adamWStep(p2, g32, m2, v2, s2, none, set));
     EXPECT_THROW(ts::kernels::adamWStep(p2, g32, m2, v2, s2, copies, set), std::invalid_argument);
@@ -255,7 +285,8 @@ TEST(FusedModel, WeightCopiesTrainLikeEager) {
             {
                 ts::AutocastScope autocast(at::kCPU, ts::Precision::BF16);
                 const at::Tensor logits = model->forward(tokens);
-                loss = fused ? ts::fusedCrossEntropy(logits, targets) : ts::crossEntropy(logits, targets);
+                loss = fused ? ts::fusedCrossEntropy(logits, targets)
+                             : ts::crossEntropy(logits, targets);
             }
             loss.backward();
             opt.step();
@@ -264,7 +295,8 @@ TEST(FusedModel, WeightCopiesTrainLikeEager) {
         return losses;
     };
     const auto eager = train(false), fused = train(true);
-    for (size_t i = 0; i < eager.size(); ++i) EXPECT_NEAR(fused[i], eager[i], 1e-2 * eager[i]) << "step " << i;
+    for (size_t i = 0; i < eager.size(); ++i)
+        EXPECT_NEAR(fused[i], eager[i], 1e-2 * eager[i]) << "step " << i;
     EXPECT_LT(fused.back(), fused.front());
 }
 

@@ -24,10 +24,14 @@ at::Tensor leaf(const at::Tensor& t) { return t.detach().clone().requires_grad_(
 
 // One rounding to the dtype, relative: what separates the kernel (fp32 math, one rounding)
 // from LibTorch computing in fp32 and rounding at the end.
-double roundingOf(at::ScalarType t) { return t == at::kFloat ? 1e-5 : t == at::kBFloat16 ? 8e-3 : 1e-3; }
+double roundingOf(at::ScalarType t) {
+    return t == at::kFloat ? 1e-5 : t == at::kBFloat16 ? 8e-3 : 1e-3;
+}
 
 const at::ScalarType kTypes[] = {at::kFloat, at::kBFloat16, at::kHalf};
-const char* name(at::ScalarType t) { return t == at::kBFloat16 ? "bf16" : t == at::kHalf ? "fp16" : "fp32"; }
+const char* name(at::ScalarType t) {
+    return t == at::kBFloat16 ? "bf16" : t == at::kHalf ? "fp16" : "fp32";
+}
 
 at::TensorOptions cuda() { return at::TensorOptions().device(at::kCUDA); }
 
@@ -35,12 +39,16 @@ at::TensorOptions cuda() { return at::TensorOptions().device(at::kCUDA); }
 TEST(FusedKernelsGpu, AddRmsNormForwardBackward) {
     for (auto rt : kTypes)
         for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1024, 768}, {37, 1000}}) {
-            const at::Tensor x = at::randn({rows, cols}, cuda()), r = at::randn({rows, cols}, cuda()).to(rt);
+            const at::Tensor x = at::randn({rows, cols}, cuda()),
+                             r = at::randn({rows, cols}, cuda()).to(rt);
             const at::Tensor w = 1 + 0.1 * at::randn({cols}, cuda());
-            const at::Tensor gs = at::randn({rows, cols}, cuda()), go = at::randn({rows, cols}, cuda()).to(rt);
-            at::Tensor xa = leaf(x), ra = leaf(r), wa = leaf(w), xb = leaf(x), rb = leaf(r), wb = leaf(w);
+            const at::Tensor gs = at::randn({rows, cols}, cuda()),
+                             go = at::randn({rows, cols}, cuda()).to(rt);
+            at::Tensor xa = leaf(x), ra = leaf(r), wa = leaf(w), xb = leaf(x), rb = leaf(r),
+                       wb = leaf(w);
             auto [sum, out] = ts::fusedAddRmsNorm(xa, ra, wa, 1e-5, rt);
-            const at::Tensor ref_sum = xb + rb, ref_out = at::rms_norm(ref_sum, {cols}, wb, 1e-5).to(rt);
+            const at::Tensor ref_sum = xb + rb,
+                             ref_out = at::rms_norm(ref_sum, {cols}, wb, 1e-5).to(rt);
             const std::string what = std::string(name(rt)) + " " + std::to_string(cols);
             EXPECT_LT(relErr(sum, ref_sum), 1e-7) << what;
             EXPECT_LT(relErr(out, ref_out), roundingOf(rt)) << what;
@@ -48,7 +56,8 @@ TEST(FusedKernelsGpu, AddRmsNormForwardBackward) {
             const auto gr = torch::autograd::grad({ref_sum, ref_out}, {xb, rb, wb}, {gs, go});
             EXPECT_LT(relErr(gf[0], gr[0]), 1e-5) << what;
             EXPECT_LT(relErr(gf[1], gr[1]), roundingOf(rt)) << what;
-            EXPECT_LT(relErr(gf[2], gr[2]), 1e-4) << what;  // a sum over 1,024 rows, in another order
+            EXPECT_LT(relErr(gf[2], gr[2]), 1e-4)
+                << what;  // a sum over 1,024 rows, in another order
             // The CUDA kernels compute what the CPU reference computes.
             const auto cpu = ts::kernels::rmsNormForward(x.cpu(), r.cpu(), w.cpu(), 1e-5, rt);
             const auto dev = ts::kernels::rmsNormForward(x, r, w, 1e-5, rt);
@@ -61,17 +70,20 @@ TEST(FusedKernelsGpu, RopeSwigluCrossEntropyMatchLibTorch) {
     const int64_t b = 4, s = 256, h = 12, dh = 64;
     at::Tensor pos = at::arange(s, at::kDouble).unsqueeze(1);
     at::Tensor freq = at::pow(10000.0, -2.0 * at::arange(dh / 2, at::kDouble) / dh).unsqueeze(0);
-    const at::Tensor cos = (pos * freq).cos().to(at::kFloat).cuda(), sin = (pos * freq).sin().to(at::kFloat).cuda();
+    const at::Tensor cos = (pos * freq).cos().to(at::kFloat).cuda(),
+                     sin = (pos * freq).sin().to(at::kFloat).cuda();
     for (auto dt : kTypes) {
         const std::string what = name(dt);
         {  // RoPE in place: the fp32 rotation of eager's applyRope, rounded once.
-            const at::Tensor qkv = at::randn({b, s, 3 * h * dh}, cuda()).to(dt), g = at::randn_like(qkv);
+            const at::Tensor qkv = at::randn({b, s, 3 * h * dh}, cuda()).to(dt),
+                             g = at::randn_like(qkv);
             at::Tensor xa = leaf(qkv), xb = leaf(qkv.to(at::kFloat));
             const at::Tensor fused = ts::fusedRopeQkv(xa * 1, cos, sin, h);
             const at::Tensor t = xb.view({b, s, 3, h, dh});
             const auto part = [&](int i) { return t.select(2, i).transpose(1, 2); };
             const at::Tensor ref = at::stack({ts::applyRope(part(0), cos, sin).transpose(1, 2),
-                                              ts::applyRope(part(1), cos, sin).transpose(1, 2), part(2).transpose(1, 2)},
+                                              ts::applyRope(part(1), cos, sin).transpose(1, 2),
+                                              part(2).transpose(1, 2)},
                                              2)
                                        .reshape({b, s, -1});
             EXPECT_LT(relErr(fused, ref), roundingOf(dt)) << what;
@@ -80,7 +92,8 @@ TEST(FusedKernelsGpu, RopeSwigluCrossEntropyMatchLibTorch) {
             EXPECT_LT(relErr(ga, gb), roundingOf(dt)) << what;
         }
         {  // SwiGLU
-            const at::Tensor gu = at::randn({b * s, 2 * 3072}, cuda()).to(dt), g = at::randn({b * s, 3072}, cuda()).to(dt);
+            const at::Tensor gu = at::randn({b * s, 2 * 3072}, cuda()).to(dt),
+                             g = at::randn({b * s, 3072}, cuda()).to(dt);
             at::Tensor a = leaf(gu), c = leaf(gu.to(at::kFloat));
             const at::Tensor fused = ts::fusedSwiglu(a);
             const auto halves = c.chunk(2, -1);
@@ -103,7 +116,8 @@ TEST(FusedKernelsGpu, RopeSwigluCrossEntropyMatchLibTorch) {
             EXPECT_EQ(ga.scalar_type(), dt);
             // Against LibTorch's fp32 gradient in the logits' dtype, as eager's autocast casts it:
             // most entries are ~1e-7, subnormal in fp16, and both round them alike.
-            EXPECT_LT(relErr(ga, torch::autograd::grad({ref}, {c}, {g})[0].to(dt)), roundingOf(dt)) << what;
+            EXPECT_LT(relErr(ga, torch::autograd::grad({ref}, {c}, {g})[0].to(dt)), roundingOf(dt))
+                << what;
         }
     }
 }
@@ -113,22 +127,26 @@ TEST(FusedKernelsGpu, RopeSwigluCrossEntropyMatchLibTorch) {
 // (mini) and 80 (2.7B's: on Hopper our kernels run it in place, inside their 128 tile).
 TEST(FusedModelGpu, MatchesEager) {
     for (const int64_t head_dim : {32, 80}) {
-        for (auto attention : {ts::AttentionImpl::Naive, ts::AttentionImpl::Sdpa, ts::AttentionImpl::Flash})
+        for (auto attention :
+             {ts::AttentionImpl::Naive, ts::AttentionImpl::Sdpa, ts::AttentionImpl::Flash})
             for (auto precision : {ts::Precision::FP32, ts::Precision::BF16}) {
-                if (attention == ts::AttentionImpl::Flash && !ts::kernels::flashKernelsBuilt()) continue;
+                if (attention == ts::AttentionImpl::Flash && !ts::kernels::flashKernelsBuilt())
+                    continue;
                 ts::ModelConfig cfg = *ts::modelPreset("mini");
                 cfg.context_length = 128;
                 if (head_dim == 80) cfg.num_heads = 2, cfg.d_model = 160;
                 at::manual_seed(9);
                 ts::TransformerLM model(cfg, attention, cuda().dtype(at::kFloat));
-                const at::Tensor tokens = at::randint(cfg.vocab_size, {4, 128}, cuda().dtype(at::kLong));
-                const at::Tensor targets = at::randint(cfg.vocab_size, {4, 128}, cuda().dtype(at::kLong));
+                const at::Tensor tokens =
+                    at::randint(cfg.vocab_size, {4, 128}, cuda().dtype(at::kLong));
+                const at::Tensor targets =
+                    at::randint(cfg.vocab_size, {4, 128}, cuda().dtype(at::kLong));
                 // fp32: LibTorch's matmuls may use TF32-free cuBLAS paths in another order; 1e-4.
                 const double tol = precision == ts::Precision::FP32 ? 1e-4 : 2e-2;
-                ts::test::expectFusedMatchesEager(
-                    model, tokens, targets, precision, tol, 5 * tol,
-                    std::string(ts::toString(attention)) + " " + std::string(ts::toString(precision)) + " head dim " +
-                        std::to_string(head_dim));
+                ts::test::expectFusedMatchesEager(model, tokens, targets, precision, tol, 5 * tol,
+                                                  std::string(ts::toString(attention)) + " " +
+                                                      std::string(ts::toString(precision)) +
+                                                      " head dim " + std::to_string(head_dim));
             }
     }
 }
@@ -141,7 +159,8 @@ TEST(FusedKernelsGpu, AttentionSoftmaxMatchesTheNaiveAttentionsChain) {
             const std::string what = std::string(name(dt)) + (causal ? " causal" : "");
             const double tol = dt == at::kFloat ? 1e-5 : dt == at::kBFloat16 ? 8e-3 : 1e-3;
             ts::test::expectAttentionSoftmaxMatchesEager(cuda(), dt, causal, 256, 256, tol, what);
-            ts::test::expectAttentionSoftmaxMatchesEager(cuda(), dt, causal, 37, 45, tol, what + " 37x45");
+            ts::test::expectAttentionSoftmaxMatchesEager(cuda(), dt, causal, 37, 45, tol,
+                                                         what + " 37x45");
         }
 }
 
@@ -161,20 +180,23 @@ TEST(FusedKernelsGpu, AdamWMatchesLibTorch) {
             for (auto* v : {&m1, &v1, &m2, &v2}) v->push_back(at::zeros({n}, cuda()));
             s1.push_back(at::zeros({}, cuda()));
             s2.push_back(at::zeros({}, cuda()));
-            copies.push_back(copy_type == at::kFloat ? at::Tensor() : at::full({n}, NAN, cuda().dtype(copy_type)));
+            copies.push_back(copy_type == at::kFloat ? at::Tensor()
+                                                     : at::full({n}, NAN, cuda().dtype(copy_type)));
         }
         const ts::kernels::AdamWSettings set{1e-3, 0.9, 0.999, 1e-8, 0.01};
         for (int step = 0; step < 3; ++step) {
             at::_foreach_add_(s1, 1);
             at::_foreach_add_(s2, 1);
-            at::_fused_adamw_(p1, g32, m1, v1, {}, s1, set.lr, set.beta1, set.beta2, set.weight_decay, set.eps, false,
-                              false, std::nullopt, std::nullopt);
+            at::_fused_adamw_(p1, g32, m1, v1, {}, s1, set.lr, set.beta1, set.beta2,
+                              set.weight_decay, set.eps, false, false, std::nullopt, std::nullopt);
             ts::kernels::adamWStep(p2, g, m2, v2, s2, copies, set);
         }
         for (size_t i = 0; i < p1.size(); ++i) {
             EXPECT_LT(relErr(p2[i], p1[i]), 1e-6) << name(copy_type) << " " << i;
             EXPECT_LT(relErr(v2[i], v1[i]), 1e-6) << name(copy_type) << " " << i;
-            if (copies[i].defined()) EXPECT_TRUE(at::equal(copies[i], p2[i].to(copy_type))) << name(copy_type) << " " << i;
+            if (copies[i].defined())
+                EXPECT_TRUE(at::equal(copies[i], p2[i].to(copy_type)))
+                    << name(copy_type) << " " << i;
         }
     }
 }

@@ -20,7 +20,8 @@ TEST(Model, EveryPresetHasTheFormulaParameterCount) {
     // On the meta device: shapes without memory, so even 2.7B is instant.
     for (const auto& name : ts::modelPresetNames()) {
         ts::ModelConfig cfg = *ts::modelPreset(name);
-        ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions().device(at::kMeta));
+        ts::TransformerLM model(cfg, ts::AttentionImpl::Naive,
+                                at::TensorOptions().device(at::kMeta));
         EXPECT_EQ(countParameters(model), ts::parameterCount(cfg)) << name;
     }
 }
@@ -83,10 +84,13 @@ TEST(Model, LossFallsOverAdamWStepsOnAFixedBatch) {
 
 TEST(Optimizer, FusedAdamWMatchesLibTorchAdamW) {
     at::manual_seed(3);
-    std::vector<at::Tensor> a = {at::randn({5, 7}).requires_grad_(), at::randn({3}).requires_grad_()};
-    std::vector<at::Tensor> b = {a[0].detach().clone().requires_grad_(), a[1].detach().clone().requires_grad_()};
+    std::vector<at::Tensor> a = {at::randn({5, 7}).requires_grad_(),
+                                 at::randn({3}).requires_grad_()};
+    std::vector<at::Tensor> b = {a[0].detach().clone().requires_grad_(),
+                                 a[1].detach().clone().requires_grad_()};
     ts::FusedAdamW ours(a, 1e-2, 0.9, 0.999, 1e-8, 0.01);
-    torch::optim::AdamW theirs(b, torch::optim::AdamWOptions(1e-2).betas({0.9, 0.999}).eps(1e-8).weight_decay(0.01));
+    torch::optim::AdamW theirs(
+        b, torch::optim::AdamWOptions(1e-2).betas({0.9, 0.999}).eps(1e-8).weight_decay(0.01));
     for (int step = 0; step < 5; ++step) {
         std::vector<at::Tensor> g = {at::randn({5, 7}), at::randn({3})};
         for (size_t i = 0; i < 2; ++i) {

@@ -5,14 +5,13 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <stdexcept>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "core/json.h"
 #include "core/lab.h"
@@ -56,19 +55,23 @@ TEST(PrecisionTorch, SumsAgreeWithLibTorchAndC10) {
             ASSERT_EQ(results.size(), 7u);
             for (const auto& r : results) {
                 ASSERT_TRUE(r.torch_checked);
-                EXPECT_EQ(r.value, r.torch_value) << r.variant.name() << " " << addend << " × " << count;
+                EXPECT_EQ(r.value, r.torch_value)
+                    << r.variant.name() << " " << addend << " × " << count;
                 if (r.variant.addend_format == NumFormat::FP16)
-                    EXPECT_EQ(r.value, c10Sum<c10::Half>(r.variant, addend, count)) << r.variant.name();
+                    EXPECT_EQ(r.value, c10Sum<c10::Half>(r.variant, addend, count))
+                        << r.variant.name();
                 if (r.variant.addend_format == NumFormat::BF16)
-                    EXPECT_EQ(r.value, c10Sum<c10::BFloat16>(r.variant, addend, count)) << r.variant.name();
-                EXPECT_EQ(r.addend_stored, at::scalar_tensor(addend, at::TensorOptions().dtype(
-                                                                         r.variant.addend_format == NumFormat::FP16
-                                                                             ? at::kHalf
-                                                                         : r.variant.addend_format == NumFormat::BF16
-                                                                             ? at::kBFloat16
-                                                                             : at::kFloat))
-                                               .to(at::kDouble)
-                                               .item<double>());
+                    EXPECT_EQ(r.value, c10Sum<c10::BFloat16>(r.variant, addend, count))
+                        << r.variant.name();
+                EXPECT_EQ(
+                    r.addend_stored,
+                    at::scalar_tensor(
+                        addend, at::TensorOptions().dtype(
+                                    r.variant.addend_format == NumFormat::FP16   ? at::kHalf
+                                    : r.variant.addend_format == NumFormat::BF16 ? at::kBFloat16
+                                                                                 : at::kFloat))
+                        .to(at::kDouble)
+                        .item<double>());
             }
         }
     EXPECT_TRUE(q.logs.empty()) << q.logs.front();  // no disagreement was logged
@@ -118,7 +121,8 @@ TEST(PrecisionTorch, ToyModelOpsComputedIn) {
     Quiet q;
     const auto r = ts::runAutocastInspector(ts::AutocastSpec{}, q);
     ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
-    auto first = [&](const char* module, const char* name, const char* phase = "forward") -> const ts::AutocastOp* {
+    auto first = [&](const char* module, const char* name,
+                     const char* phase = "forward") -> const ts::AutocastOp* {
         for (const auto& op : r.ops)
             if (op.module == module && op.name == name && op.phase == phase) return &op;
         return nullptr;
@@ -174,7 +178,8 @@ TEST(PrecisionTorch, ToyModelOpsComputedIn) {
     }
     // Every forward op of the toy ran inside one of its modules; the module rows summarise.
     for (const auto& op : r.ops)
-        if (op.phase == "forward") EXPECT_NE(r.find(op.module), nullptr) << op.name << " in '" << op.module << "'";
+        if (op.phase == "forward")
+            EXPECT_NE(r.find(op.module), nullptr) << op.name << " in '" << op.module << "'";
     EXPECT_EQ(r.computedIn(*r.find("fc1")), "bf16");
     EXPECT_EQ(r.computedIn(*r.find("ln")), "bf16+fp32");
     EXPECT_EQ(r.computedIn(*r.find("loss")), "fp32");
@@ -206,7 +211,9 @@ TEST(PrecisionTorch, WithoutAutocastEverythingIsFp32) {
     EXPECT_EQ(at::linear(x, w).scalar_type(), at::kFloat);
     // And the CPU layer_norm keeps a bf16 input's dtype even outside autocast: the bf16 seen
     // above comes from its input, not from a cast by the policy.
-    EXPECT_EQ(at::layer_norm(x.to(at::kBFloat16), {16}, at::ones({16}), at::zeros({16})).scalar_type(), at::kBFloat16);
+    EXPECT_EQ(
+        at::layer_norm(x.to(at::kBFloat16), {16}, at::ones({16}), at::zeros({16})).scalar_type(),
+        at::kBFloat16);
 }
 
 TEST(PrecisionTorch, TinyLmUnderCpuBf16Autocast) {
@@ -258,16 +265,19 @@ TEST(PrecisionTorch, BadSpecsAreRefused) {
 
 // A run stored through the runners reads back equal, and the registry's report shows it.
 TEST(PrecisionStore, RoundTripAndReport) {
-    const std::string path =
-        (std::filesystem::temp_directory_path() / ("tst_precision_" + std::to_string(::getpid()) + ".db")).string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("tst_precision_" + std::to_string(::getpid()) + ".db"))
+                                 .string();
     std::remove(path.c_str());
     {
         ts::ResultStore store(path);
         Quiet q;
         ts::AccumulationSpec spec;
-        const int64_t id = store.createRun(ts::kPrecisionLab, "sums", ts::accumulationSpecJson(spec), "cpu");
+        const int64_t id =
+            store.createRun(ts::kPrecisionLab, "sums", ts::accumulationSpecJson(spec), "cpu");
         const auto sums = ts::runAccumulation(spec, q, &store, id);
-        const int64_t cast_id = store.createRun(ts::kPrecisionLab, "cast", ts::autocastSpecJson({}), "cpu");
+        const int64_t cast_id =
+            store.createRun(ts::kPrecisionLab, "cast", ts::autocastSpecJson({}), "cpu");
         const auto cast = ts::runAutocastInspector({}, q, &store, cast_id);
 
         const auto info = store.run(id);
@@ -288,16 +298,19 @@ TEST(PrecisionStore, RoundTripAndReport) {
         }
         const ts::Lab* lab = ts::findLab(ts::kPrecisionLab);
         ASSERT_NE(lab, nullptr);
-        const std::string table = lab->report(*info, store.rows(id, ts::kPrecisionLab), ts::ReportFormat::Table);
+        const std::string table =
+            lab->report(*info, store.rows(id, ts::kPrecisionLab), ts::ReportFormat::Table);
         EXPECT_NE(table.find("fp16 += fp16"), std::string::npos) << table;
         EXPECT_NE(table.find("9.9531"), std::string::npos) << table;
         EXPECT_NE(table.find("10.0021"), std::string::npos) << table;
-        const auto json = ts::parseJson(lab->report(*info, store.rows(id, ts::kPrecisionLab), ts::ReportFormat::Json));
+        const auto json = ts::parseJson(
+            lab->report(*info, store.rows(id, ts::kPrecisionLab), ts::ReportFormat::Json));
         EXPECT_EQ(json.at("rows").size(), sums.size());
         EXPECT_EQ(json.at("rows")[1].at("value").get<double>(), sums[1].value);
 
         const auto cast_info = store.run(cast_id);
-        const auto cast_rows = ts::precisionRowsFromRows(*cast_info, store.rows(cast_id, ts::kPrecisionLab));
+        const auto cast_rows =
+            ts::precisionRowsFromRows(*cast_info, store.rows(cast_id, ts::kPrecisionLab));
         ASSERT_EQ(cast_rows.size(), 1u);
         ASSERT_TRUE(cast_rows[0].autocast);
         ASSERT_EQ(cast_rows[0].autocast->records.size(), cast.records.size());
@@ -317,10 +330,14 @@ TEST(PrecisionStore, RoundTripAndReport) {
             EXPECT_EQ(ops[i].cast, cast.ops[i].cast);
             EXPECT_EQ(ops[i].autograd_node, cast.ops[i].autograd_node);
         }
-        const std::string md = lab->report(*cast_info, store.rows(cast_id, ts::kPrecisionLab), ts::ReportFormat::Markdown);
+        const std::string md = lab->report(*cast_info, store.rows(cast_id, ts::kPrecisionLab),
+                                           ts::ReportFormat::Markdown);
         EXPECT_NE(md.find("| fc1 | linear | fp32 | fp32 | bf16 | bf16 |"), std::string::npos) << md;
-        EXPECT_NE(md.find("| ln | layer_norm | fp32 | bf16 | bf16 | bf16+fp32 |"), std::string::npos) << md;
-        EXPECT_NE(md.find("| forward | fc1 | aten::linear | - | fp32, fp32 | yes | bf16 | bf16 |"), std::string::npos)
+        EXPECT_NE(md.find("| ln | layer_norm | fp32 | bf16 | bf16 | bf16+fp32 |"),
+                  std::string::npos)
+            << md;
+        EXPECT_NE(md.find("| forward | fc1 | aten::linear | - | fp32, fp32 | yes | bf16 | bf16 |"),
+                  std::string::npos)
             << md;
         EXPECT_NE(md.find("| computed in |"), std::string::npos) << md;
 
@@ -343,8 +360,10 @@ TEST(PrecisionStore, RoundTripAndReport) {
         }
 
         // A damaged row is named, not shown.
-        ts::StoredRow bad{0, ts::Status::Ok, "{}", R"({"type": "accumulation", "accumulator": "fp8"})"};
-        EXPECT_NE(lab->row_problem(bad).find("accumulator"), std::string::npos) << lab->row_problem(bad);
+        ts::StoredRow bad{0, ts::Status::Ok, "{}",
+                          R"({"type": "accumulation", "accumulator": "fp8"})"};
+        EXPECT_NE(lab->row_problem(bad).find("accumulator"), std::string::npos)
+            << lab->row_problem(bad);
         EXPECT_TRUE(lab->row_problem(store.rows(id, ts::kPrecisionLab)[0]).empty());
     }
     // std::remove, not std::filesystem::remove_all: libtorch.so carries its own copy of the
@@ -356,7 +375,8 @@ TEST(PrecisionStore, RoundTripAndReport) {
 
 namespace {
 
-const ts::TrainNumericsCurve& curveOf(const std::vector<ts::TrainNumericsCurve>& curves, ts::Precision p) {
+const ts::TrainNumericsCurve& curveOf(const std::vector<ts::TrainNumericsCurve>& curves,
+                                      ts::Precision p) {
     for (const auto& c : curves)
         if (c.precision == p) return c;
     throw std::runtime_error("no curve");
@@ -378,7 +398,8 @@ TEST(PrecisionTrain, ThreePrecisionsLearnAlike) {
         ASSERT_EQ(c.steps.size(), 30u);
         EXPECT_LT(c.finalLoss(), c.steps.front().loss / 2) << ts::toString(c.precision);
         for (size_t i = 0; i < c.steps.size(); ++i) {
-            EXPECT_NEAR(c.steps[i].loss, fp32.steps[i].loss, 0.05) << ts::toString(c.precision) << " step " << i + 1;
+            EXPECT_NEAR(c.steps[i].loss, fp32.steps[i].loss, 0.05)
+                << ts::toString(c.precision) << " step " << i + 1;
             EXPECT_LE(c.steps[i].fp16_underflow, c.grad_elements);
         }
         EXPECT_EQ(c.skippedSteps(), 0);
@@ -406,15 +427,19 @@ TEST(PrecisionTrain, Fp16SkipsOverflowingStepsAndRecovers) {
     // Every step uses the scale the previous one left: halved after a skipped step, unchanged
     // after a clean one (growth needs 2000 clean steps in a row).
     for (size_t i = 1; i < c.steps.size(); ++i)
-        EXPECT_EQ(c.steps[i].loss_scale, c.steps[i - 1].loss_scale / (c.steps[i - 1].skipped ? 2 : 1)) << i + 1;
-    EXPECT_EQ(c.steps.back().loss_scale * (c.steps.back().skipped ? 0.5 : 1.0), std::ldexp(1.0, 30 - skipped));
+        EXPECT_EQ(c.steps[i].loss_scale,
+                  c.steps[i - 1].loss_scale / (c.steps[i - 1].skipped ? 2 : 1))
+            << i + 1;
+    EXPECT_EQ(c.steps.back().loss_scale * (c.steps.back().skipped ? 0.5 : 1.0),
+              std::ldexp(1.0, 30 - skipped));
     // The first steps are skipped in a row, without an update: the loss stays the same.
     size_t first_clean = 0;
     while (first_clean < c.steps.size() && c.steps[first_clean].skipped) ++first_clean;
     ASSERT_GT(first_clean, 1u);
     ASSERT_LT(first_clean, c.steps.size());
     for (size_t i = 0; i < first_clean; ++i) EXPECT_EQ(c.steps[i].loss, c.steps[0].loss) << i + 1;
-    EXPECT_LT(c.steps[first_clean + 1].loss, c.steps[first_clean].loss);  // the first update lowered it
+    EXPECT_LT(c.steps[first_clean + 1].loss,
+              c.steps[first_clean].loss);  // the first update lowered it
     EXPECT_FALSE(c.steps.back().skipped);  // recovered: the scale settled below the overflow
     EXPECT_LT(c.finalLoss(), c.steps.front().loss * 0.8);
 }

@@ -11,7 +11,8 @@ namespace {
 
 using ts::NumFormat;
 
-ts::AccumulationResult sumOf(NumFormat acc, NumFormat addend, bool cast, double x = 0.01, int64_t n = 1000) {
+ts::AccumulationResult sumOf(NumFormat acc, NumFormat addend, bool cast, double x = 0.01,
+                             int64_t n = 1000) {
     return ts::accumulate({acc, addend, cast}, x, n);
 }
 
@@ -19,12 +20,16 @@ TEST(Rounding, NearestTiesToEvenWithSubnormalsAndOverflow) {
     // fp16: 11 significand bits, so 1 + 2^-11 is a tie between 1 and 1 + 2^-10: even wins.
     EXPECT_EQ(ts::roundTo(1 + std::ldexp(1, -11), NumFormat::FP16), 1.0);
     EXPECT_EQ(ts::roundTo(1 + 3 * std::ldexp(1, -11), NumFormat::FP16), 1 + std::ldexp(1, -9));
-    EXPECT_EQ(ts::roundTo(1 + std::ldexp(1, -11) + std::ldexp(1, -20), NumFormat::FP16), 1 + std::ldexp(1, -10));
+    EXPECT_EQ(ts::roundTo(1 + std::ldexp(1, -11) + std::ldexp(1, -20), NumFormat::FP16),
+              1 + std::ldexp(1, -10));
     EXPECT_EQ(ts::roundTo(65519, NumFormat::FP16), 65504);
-    EXPECT_TRUE(std::isinf(ts::roundTo(65520, NumFormat::FP16)));  // the tie with 65536 goes up: overflow
-    EXPECT_EQ(ts::roundTo(std::ldexp(1, -24), NumFormat::FP16), std::ldexp(1, -24));  // smallest subnormal
+    EXPECT_TRUE(
+        std::isinf(ts::roundTo(65520, NumFormat::FP16)));  // the tie with 65536 goes up: overflow
+    EXPECT_EQ(ts::roundTo(std::ldexp(1, -24), NumFormat::FP16),
+              std::ldexp(1, -24));  // smallest subnormal
     EXPECT_EQ(ts::roundTo(std::ldexp(1, -26), NumFormat::FP16), 0.0);
-    // bf16: 8 bits, ulp 2^-7 at 1; 1.5 ulp is a tie between 1 and 2 ulp: even (2) wins; 0.75 ulp → 1.
+    // bf16: 8 bits, ulp 2^-7 at 1; 1.5 ulp is a tie between 1 and 2 ulp: even (2) wins; 0.75 ulp
+    // → 1.
     EXPECT_EQ(ts::roundTo(-1 - std::ldexp(3, -8), NumFormat::BF16), -1 - std::ldexp(1, -6));
     EXPECT_EQ(ts::roundTo(-1 - std::ldexp(3, -9), NumFormat::BF16), -1 - std::ldexp(1, -7));
     EXPECT_EQ(ts::roundTo(0.1, NumFormat::FP32), static_cast<double>(0.1f));
@@ -66,7 +71,8 @@ TEST(Accumulation, TheCoursesFourSums) {
     EXPECT_EQ(fp32.value, static_cast<double>(f));
     EXPECT_EQ(mixed.value, static_cast<double>(g));
     EXPECT_EQ(cast.value, mixed.value);  // the cast is what type promotion does anyway
-    EXPECT_EQ(half_of_0_01, 0.01000213623046875f);  // 0.01 in fp16: 1.0100100000 × 2^-7 ... to within 2^-18
+    EXPECT_EQ(half_of_0_01,
+              0.01000213623046875f);  // 0.01 in fp16: 1.0100100000 × 2^-7 ... to within 2^-18
     EXPECT_EQ(fp32.exact, 10.0);
     EXPECT_EQ(fp16.error, fp16.value - 10.0);
 }

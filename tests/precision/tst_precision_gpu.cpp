@@ -20,7 +20,8 @@ TEST(PrecisionGpu, ToyModelUnderCudaAutocast) {
         const auto r = ts::runAutocastInspector(spec, q);
         ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
         const std::string low(ts::toString(dtype));
-        auto expect = [&](const char* name, const std::string& param, const std::string& in, const std::string& out) {
+        auto expect = [&](const char* name, const std::string& param, const std::string& in,
+                          const std::string& out) {
             const auto* rec = r.find(name);
             ASSERT_NE(rec, nullptr) << name;
             EXPECT_EQ(rec->param_dtype, param) << low << " " << name;
@@ -32,7 +33,8 @@ TEST(PrecisionGpu, ToyModelUnderCudaAutocast) {
         expect("ln", "fp32", low, "fp32");
         expect("fc2", "fp32", "fp32", low);
         expect("loss", "", low, "fp32");
-        for (const char* g : {"fc1.weight.grad", "ln.weight.grad", "ln.bias.grad", "fc2.weight.grad"})
+        for (const char* g :
+             {"fc1.weight.grad", "ln.weight.grad", "ln.bias.grad", "fc2.weight.grad"})
             expect(g, "fp32", "", "fp32");
         // The measured ops (Note [computed in]): on CUDA the layer norm is cast (up to fp32) and
         // computes in fp32; backward runs on the device's autograd thread, which inherits the
@@ -41,7 +43,8 @@ TEST(PrecisionGpu, ToyModelUnderCudaAutocast) {
         bool fc1_backward = false;
         for (const auto& op : r.ops) {
             if (!ln && op.module == "ln" && op.name == "aten::layer_norm") ln = &op;
-            fc1_backward |= op.module == "fc1" && op.phase == "backward" && op.computed_dtype == low;
+            fc1_backward |=
+                op.module == "fc1" && op.phase == "backward" && op.computed_dtype == low;
         }
         ASSERT_NE(ln, nullptr) << low;
         EXPECT_TRUE(ln->cast) << low;

@@ -2,7 +2,6 @@
 // ops are attributed to the model's ranges, the matmuls carry the model's FLOPs, and the
 // profile is stored and shown through the lab registry.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -42,8 +41,9 @@ double forwardMatmulFlops(const ts::ProfileSpec& s) {
     const auto& m = s.bench.model;
     const double tokens = static_cast<double>(s.bench.batch_size * m.context_length);
     const double d = m.d_model, f = m.d_ff, seq = m.context_length, v = m.vocab_size;
-    const double per_layer = 2 * tokens * d * (3 * d) + 2 * tokens * d * d + 2 * tokens * d * (2 * f) +
-                             2 * tokens * f * d + 2 * 2 * tokens * seq * d;
+    const double per_layer = 2 * tokens * d * (3 * d) + 2 * tokens * d * d +
+                             2 * tokens * d * (2 * f) + 2 * tokens * f * d +
+                             2 * 2 * tokens * seq * d;
     return m.num_layers * per_layer + 2 * tokens * d * v;
 }
 
@@ -81,14 +81,16 @@ TEST_F(ProfilerCpu, FindsThePhasesAndTheModelsRanges) {
 
     std::set<std::pair<ts::Phase, std::string>> seen;
     for (const auto& op : r.trace.ops) seen.insert({op.phase, op.range});
-    for (const char* range : {"layer.0/attention/scores", "layer.0/attention/softmax", "layer.0/attention/values",
-                              "layer.1/mlp", "layer.1/norm", "lm_head", "loss"}) {
+    for (const char* range :
+         {"layer.0/attention/scores", "layer.0/attention/softmax", "layer.0/attention/values",
+          "layer.1/mlp", "layer.1/norm", "lm_head", "loss"}) {
         EXPECT_TRUE(seen.count({ts::Phase::Forward, range})) << range;
         // Backward ops inherit the range of their forward op.
         EXPECT_TRUE(seen.count({ts::Phase::Backward, range})) << range;
     }
     bool optimizer_op = false;
-    for (const auto& op : r.trace.ops) optimizer_op |= op.phase == ts::Phase::Optimizer && op.name == "aten::_fused_adamw_";
+    for (const auto& op : r.trace.ops)
+        optimizer_op |= op.phase == ts::Phase::Optimizer && op.name == "aten::_fused_adamw_";
     EXPECT_TRUE(optimizer_op);
 }
 
@@ -97,7 +99,8 @@ TEST_F(ProfilerCpu, MatmulRowsCarryTheModelsFlops) {
     double forward = 0, backward = 0;
     for (const auto& op : r.trace.ops) {
         if (op.flops <= 0) continue;
-        EXPECT_TRUE(op.name == "aten::mm" || op.name == "aten::addmm" || op.name == "aten::bmm") << op.name;
+        EXPECT_TRUE(op.name == "aten::mm" || op.name == "aten::addmm" || op.name == "aten::bmm")
+            << op.name;
         (op.phase == ts::Phase::Forward ? forward : backward) += op.flops;
         EXPECT_NE(op.phase, ts::Phase::Optimizer);
     }
@@ -138,7 +141,8 @@ TEST_F(ProfilerCpu, CategoriesAndTraceCoverTheStep) {
     bool gemm = false, optimizer = false;
     for (const auto& c : ts::categoryRollup(*result_)) {
         gemm |= c.phase == ts::Phase::Forward && c.category == ts::Category::Gemm && c.time_us > 0;
-        optimizer |= c.phase == ts::Phase::Optimizer && c.category == ts::Category::Optimizer && c.time_us > 0;
+        optimizer |= c.phase == ts::Phase::Optimizer && c.category == ts::Category::Optimizer &&
+                     c.time_us > 0;
     }
     EXPECT_TRUE(gemm);
     EXPECT_TRUE(optimizer);
@@ -155,7 +159,8 @@ TEST(ProfilerStore, StoredProfileIsShownThroughItsLab) {
         ts::ResultStore store(db);
         auto spec = tinySpec();
         spec.profile_steps = 1;
-        const int64_t id = store.createRun(ts::kProfileLab, "tiny", ts::profileSpecJson(spec), "cpu");
+        const int64_t id =
+            store.createRun(ts::kProfileLab, "tiny", ts::profileSpecJson(spec), "cpu");
         Quiet q;
         ts::CancelToken cancel;
         const auto r = ts::runProfile(spec, q, cancel, &store, id);

@@ -26,7 +26,8 @@ ts::CpuEvent range(const char* name, int64_t start, int64_t end, uint64_t thread
     return e;
 }
 
-ts::CpuEvent op(const char* name, uint64_t corr, int64_t start, int64_t end, uint64_t thread = kMain) {
+ts::CpuEvent op(const char* name, uint64_t corr, int64_t start, int64_t end,
+                uint64_t thread = kMain) {
     ts::CpuEvent e;
     e.name = name;
     e.thread = thread;
@@ -75,8 +76,10 @@ ts::RawTrace syntheticStep() {
     t.kernels.push_back(kernel("cunn_SoftMaxForward", 2, 1'100'000, 10'000));
     t.kernels.push_back(kernel("ampere_sgemm_64x32_tn", 5, 1'200'000, 30'000));
     t.kernels.push_back(kernel("ampere_sgemm_64x32_nt", 6, 1'300'000, 20'000));
-    t.kernels.push_back(kernel("vectorized_elementwise_kernel<CUDAFunctor_add>", 7, 1'400'000, 5'000));
-    t.kernels.push_back(kernel("multi_tensor_apply_kernel<FusedAdamMathFunctor>", 3, 1'500'000, 40'000));
+    t.kernels.push_back(
+        kernel("vectorized_elementwise_kernel<CUDAFunctor_add>", 7, 1'400'000, 5'000));
+    t.kernels.push_back(
+        kernel("multi_tensor_apply_kernel<FusedAdamMathFunctor>", 3, 1'500'000, 40'000));
     t.kernels.push_back(kernel("Memcpy HtoD (Pageable -> Device)", 0, 900'000, 1'000));
     return t;
 }
@@ -131,7 +134,8 @@ TEST(Attribution, BackwardOpsOnAnotherThreadTakeThePhaseByTimeAndTheRangeOfTheir
 TEST(Attribution, KernelsTakeTheirLaunchingOpsPhaseAndRange) {
     const auto a = ts::attribute(syntheticStep());
     ASSERT_EQ(a.kernels.size(), 7u);
-    for (size_t i = 1; i < a.kernels.size(); ++i) EXPECT_LE(a.kernels[i - 1].start_ns, a.kernels[i].start_ns);
+    for (size_t i = 1; i < a.kernels.size(); ++i)
+        EXPECT_LE(a.kernels[i - 1].start_ns, a.kernels[i].start_ns);
     auto check = [&](const char* name, Phase phase, const char* range, const char* op) {
         const auto& k = findKernel(a, name);
         EXPECT_EQ(k.phase, phase) << name;
@@ -144,7 +148,8 @@ TEST(Attribution, KernelsTakeTheirLaunchingOpsPhaseAndRange) {
     check("ampere_sgemm_64x32_tn", Phase::Backward, "layer.0/attention", "aten::mm");
     check("ampere_sgemm_64x32_nt", Phase::Backward, "layer.0/attention", "aten::mm");
     check("vectorized_elementwise_kernel<CUDAFunctor_add>", Phase::Backward, "", "aten::add");
-    check("multi_tensor_apply_kernel<FusedAdamMathFunctor>", Phase::Optimizer, "", "aten::_fused_adamw_");
+    check("multi_tensor_apply_kernel<FusedAdamMathFunctor>", Phase::Optimizer, "",
+          "aten::_fused_adamw_");
     check("Memcpy HtoD (Pageable -> Device)", Phase::Other, "", "");
     EXPECT_EQ(findOp(a, "aten::mm", 12'000).device_ns, 50'000);
 }
@@ -184,7 +189,8 @@ TEST(Attribution, WithoutKernelsTheCpuOpsStillGetPhasesAndRanges) {
 }
 
 TEST(Attribution, FilterMatchesAnyComponentOfTheRange) {
-    EXPECT_TRUE(ts::matches({Phase::Forward, "attention"}, Phase::Forward, "layer.3/attention/softmax"));
+    EXPECT_TRUE(
+        ts::matches({Phase::Forward, "attention"}, Phase::Forward, "layer.3/attention/softmax"));
     EXPECT_TRUE(ts::matches({std::nullopt, "layer.3"}, Phase::Backward, "layer.3/mlp"));
     EXPECT_FALSE(ts::matches({std::nullopt, "layer.3"}, Phase::Backward, "layer.30/mlp"));
     EXPECT_FALSE(ts::matches({Phase::Backward, ""}, Phase::Forward, "lm_head"));
@@ -194,9 +200,11 @@ TEST(Attribution, FilterMatchesAnyComponentOfTheRange) {
 
 TEST(MatmulFlops, FromInputShapes) {
     EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::mm", {{4, 5}, {5, 6}}), 2.0 * 4 * 5 * 6);
-    EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::addmm", {{6}, {4, 5}, {5, 6}, {}, {}}), 2.0 * 4 * 5 * 6);
+    EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::addmm", {{6}, {4, 5}, {5, 6}, {}, {}}),
+                     2.0 * 4 * 5 * 6);
     EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::bmm", {{3, 4, 5}, {3, 5, 6}}), 2.0 * 3 * 4 * 5 * 6);
-    EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::baddbmm", {{3, 4, 6}, {3, 4, 5}, {3, 5, 6}}), 2.0 * 3 * 4 * 5 * 6);
+    EXPECT_DOUBLE_EQ(ts::matmulFlops("aten::baddbmm", {{3, 4, 6}, {3, 4, 5}, {3, 5, 6}}),
+                     2.0 * 3 * 4 * 5 * 6);
     EXPECT_EQ(ts::matmulFlops("aten::mm", {{4, 5}, {7, 6}}), 0);  // shapes that do not multiply
     EXPECT_EQ(ts::matmulFlops("aten::mm", {}), 0);
     EXPECT_EQ(ts::matmulFlops("aten::matmul", {{4, 5}, {5, 6}}), 0);  // counted in its mm
@@ -215,16 +223,23 @@ TEST(Categories, ByNameRules) {
         {"MmBackward0", C::Gemm},  // autograd's nodes by the op they differentiate
         {"SoftmaxBackward0", C::ReductionSoftmax},
         {"flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4>>", C::Attention},
-        {"fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)", C::Attention},
-        {"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>", C::ReductionSoftmax},
-        {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps>>", C::ReductionSoftmax},
+        {"fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)",
+         C::Attention},
+        {"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>",
+         C::ReductionSoftmax},
+        {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps>>",
+         C::ReductionSoftmax},
         {"aten::_softmax", C::ReductionSoftmax},
-        {"void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float>", C::ReductionSoftmax},
-        {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", C::Elementwise},
+        {"void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float>",
+         C::ReductionSoftmax},
+        {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
+         C::Elementwise},
         {"aten::mul", C::Elementwise},
-        {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float>", C::Normalization},
+        {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float>",
+         C::Normalization},
         {"aten::rms_norm", C::Normalization},
-        {"void at::native::multi_tensor_apply_kernel<at::native::FusedAdamMathFunctor<float, 4>>", C::Optimizer},
+        {"void at::native::multi_tensor_apply_kernel<at::native::FusedAdamMathFunctor<float, 4>>",
+         C::Optimizer},
         {"aten::_fused_adamw_", C::Optimizer},
         {"Memcpy HtoD (Pageable -> Device)", C::Memory},
         {"Memset (Device)", C::Memory},
@@ -237,8 +252,10 @@ TEST(Categories, ByNameRules) {
 
 TEST(KernelTable, StatisticsPerName) {
     std::vector<ts::ProfiledKernel> ks;
-    for (int64_t us : {10, 20, 30, 40}) ks.push_back({"gemm_a", 0, us * 1000, 7, Phase::Forward, "layer.0/mlp", "aten::mm"});
-    ks.push_back({"softmax_b", 0, 150'000, 7, Phase::Forward, "layer.0/attention/softmax", "aten::_softmax"});
+    for (int64_t us : {10, 20, 30, 40})
+        ks.push_back({"gemm_a", 0, us * 1000, 7, Phase::Forward, "layer.0/mlp", "aten::mm"});
+    ks.push_back({"softmax_b", 0, 150'000, 7, Phase::Forward, "layer.0/attention/softmax",
+                  "aten::_softmax"});
     ks.push_back({"gemm_a", 0, 500'000, 7, Phase::Backward, "layer.0/mlp", "aten::mm"});
     const auto rows = ts::kernelTable(ks, {Phase::Forward, ""});
     ASSERT_EQ(rows.size(), 2u);
@@ -291,7 +308,8 @@ TEST(Tables, PhaseTimesAndCategoriesFromKernels) {
     double forward_share = 0;
     for (const auto& c : ts::categoryRollup(r)) {
         if (c.phase == Phase::Forward) forward_share += c.share;
-        if (c.phase == Phase::Forward && c.category == ts::Category::Gemm) EXPECT_NEAR(c.share, 50.0 / 60.0, 1e-12);
+        if (c.phase == Phase::Forward && c.category == ts::Category::Gemm)
+            EXPECT_NEAR(c.share, 50.0 / 60.0, 1e-12);
         if (c.phase == Phase::Optimizer) EXPECT_EQ(c.category, ts::Category::Optimizer);
     }
     EXPECT_NEAR(forward_share, 1.0, 1e-12);
@@ -371,8 +389,8 @@ TEST(Report, DefaultTablesAreForwardAndWholeStepAndCsvHasEveryKernel) {
 
 namespace insight {
 
-ts::ProfiledKernel placed(const char* name, int64_t start, int64_t duration, Phase phase, const char* range,
-                          int64_t stream = 7) {
+ts::ProfiledKernel placed(const char* name, int64_t start, int64_t duration, Phase phase,
+                          const char* range, int64_t stream = 7) {
     ts::ProfiledKernel k;
     k.name = name;
     k.start_ns = start;
@@ -403,11 +421,16 @@ ts::ProfileResult twoSteps() {
         r.trace.ranges.push_back({"optimizer", 1, t0 + 600'000, t0 + 700'000});
         r.trace.ranges.push_back({"layer.0", 1, t0 + 10'000, t0 + 200'000});  // not a step
         // GPU: 20 µs of launch latency, then kernels with one 100 µs hole and an overlap.
-        r.trace.kernels.push_back(placed("gemm_qk", t0 + 20'000, 30'000, Phase::Forward, "layer.0/attention/scores"));
-        r.trace.kernels.push_back(placed("softmax_k", t0 + 50'000, 10'000, Phase::Forward, "layer.0/attention/softmax"));
-        r.trace.kernels.push_back(placed("gemm_pv", t0 + 60'000, 40'000, Phase::Forward, "layer.0/attention/values"));
-        r.trace.kernels.push_back(placed("gemm_bwd", t0 + 200'000, 500'000, Phase::Backward, "layer.0/attention/scores"));
-        r.trace.kernels.push_back(placed("copy", t0 + 250'000, 100'000, Phase::Backward, "", 9));  // overlaps
+        r.trace.kernels.push_back(
+            placed("gemm_qk", t0 + 20'000, 30'000, Phase::Forward, "layer.0/attention/scores"));
+        r.trace.kernels.push_back(
+            placed("softmax_k", t0 + 50'000, 10'000, Phase::Forward, "layer.0/attention/softmax"));
+        r.trace.kernels.push_back(
+            placed("gemm_pv", t0 + 60'000, 40'000, Phase::Forward, "layer.0/attention/values"));
+        r.trace.kernels.push_back(
+            placed("gemm_bwd", t0 + 200'000, 500'000, Phase::Backward, "layer.0/attention/scores"));
+        r.trace.kernels.push_back(
+            placed("copy", t0 + 250'000, 100'000, Phase::Backward, "", 9));  // overlaps
         r.trace.kernels.push_back(placed("adam", t0 + 720'000, 30'000, Phase::Optimizer, ""));
     }
     return r;
@@ -437,8 +460,10 @@ TEST(AttentionBreakdown, NaivePartsPerStepWithFlopsFromTheDimensions) {
 TEST(AttentionBreakdown, FusedIsOnePartAndForwardModeHasNoBackward) {
     auto r = twoSteps();
     r.trace.kernels.clear();
-    r.trace.kernels.push_back(placed("flash_fwd", 0, 80'000, Phase::Forward, "layer.0/attention/fused"));
-    r.trace.kernels.push_back(placed("flash_bwd", 300'000, 90'000, Phase::Backward, "layer.0/attention/fused"));
+    r.trace.kernels.push_back(
+        placed("flash_fwd", 0, 80'000, Phase::Forward, "layer.0/attention/fused"));
+    r.trace.kernels.push_back(
+        placed("flash_bwd", 300'000, 90'000, Phase::Backward, "layer.0/attention/fused"));
     auto rows = ts::attentionBreakdown(r);
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[0].part, "fused");
@@ -456,7 +481,8 @@ TEST(StepActivity, BusyIsTheUnionOfKernelsAndGapsAreTheHoles) {
     for (const auto& s : steps) {
         // From the forward range's start to the last kernel's end (750 µs).
         EXPECT_DOUBLE_EQ(s.wall_us, 750.0);
-        // 20..100 µs busy (80), 200..700 (500; the copy on another stream inside it), 720..750 (30).
+        // 20..100 µs busy (80), 200..700 (500; the copy on another stream inside it), 720..750
+        // (30).
         EXPECT_DOUBLE_EQ(s.busy_us, 610.0);
         EXPECT_DOUBLE_EQ(s.idle_us, 140.0);
         // Holes: 0..20, 100..200, 700..720; all while the CPU was inside the step (until 700 µs)
@@ -501,7 +527,8 @@ TEST(Peaks, KnownGpusByNameAndUnknownOnesSaySo) {
     EXPECT_FALSE(ts::densePeakTflops("Intel(R) Xeon(R) CPU", ts::Precision::FP32));
     EXPECT_EQ(ts::achievedText(494.7e12, 1.0, "NVIDIA H100 80GB HBM3", ts::Precision::BF16),
               "494.7 TFLOP/s (50% of H100 SXM bf16 dense peak)");
-    EXPECT_EQ(ts::achievedText(2e12, 1.0, "Mystery GPU 9000", ts::Precision::BF16), "2.0 TFLOP/s (unknown GPU)");
+    EXPECT_EQ(ts::achievedText(2e12, 1.0, "Mystery GPU 9000", ts::Precision::BF16),
+              "2.0 TFLOP/s (unknown GPU)");
     EXPECT_EQ(ts::achievedText(0, 1.0, "NVIDIA H100", ts::Precision::BF16), "n/a");
 }
 

@@ -43,7 +43,8 @@ TEST(ProfilerGpu, KernelsInEveryPhaseWithinTheMeasuredPhaseTime) {
     size_t attributed = 0;
     for (const auto& k : r.trace.kernels) attributed += !k.op.empty();
     // Nearly every kernel names its launching op (a memcpy from outside an op may not).
-    EXPECT_GE(attributed, r.trace.kernels.size() * 95 / 100) << attributed << " of " << r.trace.kernels.size();
+    EXPECT_GE(attributed, r.trace.kernels.size() * 95 / 100)
+        << attributed << " of " << r.trace.kernels.size();
     for (const auto& p : ts::phaseTimes(r)) {
         if (p.phase == ts::Phase::Other) continue;
         EXPECT_GT(p.kernels, 0) << ts::toString(p.phase);
@@ -117,7 +118,8 @@ TEST(ProfilerGpu, StepActivityBusyIsTheUnionOfTheStepsKernelsWithinItsWallTime) 
     for (const auto& s : steps) {
         double kernel_us = 0;
         for (const auto& k : r.trace.kernels)
-            if (k.start_ns >= s.start_ns && k.start_ns < s.end_ns) kernel_us += k.duration_ns / 1000.0;
+            if (k.start_ns >= s.start_ns && k.start_ns < s.end_ns)
+                kernel_us += k.duration_ns / 1000.0;
         EXPECT_GT(s.busy_us, 0);
         EXPECT_LE(s.busy_us, s.wall_us);
         EXPECT_LE(s.busy_us, kernel_us + 1e-6);  // a union of intervals is at most their sum

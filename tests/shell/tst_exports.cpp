@@ -4,31 +4,30 @@
 // and still replots quickly; chart redraws stay throttled.
 #include <QApplication>
 #include <QClipboard>
+#include <QComboBox>
+#include <QLabel>
+#include <QSpinBox>
 #include <QSvgRenderer>
 #include <QXmlStreamReader>
 #include <QtCharts/QChart>
 #include <QtCharts/QLineSeries>
 #include <QtTest>
-
 #include <ctime>
 
-#include "common/exporter.h"
-#include "common/theme.h"
-#include "shell/exportdialog.h"
-#include <QComboBox>
-#include <QLabel>
-#include <QSpinBox>
-#include "common/format.h"
 #include "benchmark/benchformat.h"
-#include "common/fakedata.h"
 #include "benchmark/memorychart.h"
-#include "common/qcp.h"
 #include "benchmark/resultmodel.h"
 #include "benchmark/speedupmodel.h"
 #include "benchmark/stepchart.h"
 #include "benchmark/stepmodel.h"
 #include "benchmark/sweepchart.h"
 #include "benchmark/sweepmodel.h"
+#include "common/exporter.h"
+#include "common/fakedata.h"
+#include "common/format.h"
+#include "common/qcp.h"
+#include "common/theme.h"
+#include "shell/exportdialog.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -141,8 +140,9 @@ void TestExports::initTestCase() {
     stepChart_ = std::make_unique<StepChart>(&steps_, &results_);
     sweepChart_ = std::make_unique<SweepChart>(sweep_.get());
     memoryChart_ = std::make_unique<MemoryChart>(&steps_);
-    for (QWidget* w : {static_cast<QWidget*>(stepChart_.get()), static_cast<QWidget*>(sweepChart_.get()),
-                       static_cast<QWidget*>(memoryChart_.get())}) {
+    for (QWidget* w :
+         {static_cast<QWidget*>(stepChart_.get()), static_cast<QWidget*>(sweepChart_.get()),
+          static_cast<QWidget*>(memoryChart_.get())}) {
         w->resize(900, 550);
         w->show();
     }
@@ -154,7 +154,12 @@ void TestExports::chartsExportToPngSvgPdf_data() {
     QTest::addColumn<QString>("ext");
     for (int c = 0; c < 3; ++c)
         for (const char* ext : {"png", "svg", "pdf"})
-            QTest::addRow("%s.%s", c == 0 ? "steps" : c == 1 ? "sweep" : "memory", ext) << c << QString::fromLatin1(ext);
+            QTest::addRow("%s.%s",
+                          c == 0   ? "steps"
+                          : c == 1 ? "sweep"
+                                   : "memory",
+                          ext)
+                << c << QString::fromLatin1(ext);
 }
 
 void TestExports::chartsExportToPngSvgPdf() {
@@ -166,18 +171,23 @@ void TestExports::chartsExportToPngSvgPdf() {
     const QSize size(1280, 720);
     QString error;
     QVERIFY2(exportChart(*c, path, size, context(), &error), qPrintable(error));
-    if (ext == QLatin1String("png")) verifyPng(path, size);
-    else if (ext == QLatin1String("svg")) verifySvg(path);
-    else verifyPdf(path);
+    if (ext == QLatin1String("png"))
+        verifyPng(path, size);
+    else if (ext == QLatin1String("svg"))
+        verifySvg(path);
+    else
+        verifyPdf(path);
     // The on-screen chart is back at its own size after painting at another.
     QCOMPARE(dynamic_cast<QWidget*>(c)->size(), QSize(900, 550));
 }
 
 void TestExports::badExportsAreRefusedNotCrashed() {
     QString error;
-    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("x.bmp")), {800, 600}, context(), &error));
+    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("x.bmp")), {800, 600}, context(),
+                         &error));
     QVERIFY(error.contains(QStringLiteral(".png")));
-    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("x.png")), {10, 10}, context(), &error));
+    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("x.png")), {10, 10}, context(),
+                         &error));
     QVERIFY(error.contains(QStringLiteral("size")));
     QVERIFY(!exportTable(results_, dir_.filePath(QStringLiteral("x.xlsx")), context(), &error));
     QVERIFY(error.contains(QStringLiteral(".csv")));
@@ -186,10 +196,13 @@ void TestExports::badExportsAreRefusedNotCrashed() {
     QVERIFY(blocker.open(QIODevice::WriteOnly));
     blocker.close();
     error.clear();
-    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("blocker/dir/x.png")), {800, 600}, context(), &error));
-    QVERIFY2(error.contains(QStringLiteral("does not exist and cannot be created")), qPrintable(error));
+    QVERIFY(!exportChart(*stepChart_, dir_.filePath(QStringLiteral("blocker/dir/x.png")),
+                         {800, 600}, context(), &error));
+    QVERIFY2(error.contains(QStringLiteral("does not exist and cannot be created")),
+             qPrintable(error));
     error.clear();
-    QVERIFY(!exportTable(results_, dir_.filePath(QStringLiteral("blocker/x.csv")), context(), &error));
+    QVERIFY(
+        !exportTable(results_, dir_.filePath(QStringLiteral("blocker/x.csv")), context(), &error));
     QVERIFY2(error.contains(QStringLiteral("cannot be created")), qPrintable(error));
 }
 
@@ -210,13 +223,16 @@ void TestExports::csvCarriesEnvironmentHeaderAndRows() {
     QVERIFY2(exportTable(results_, path, context(), &error), qPrintable(error));
     QStringList lines = readAll(path).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     QStringList comments;
-    while (!lines.isEmpty() && lines.front().startsWith(QLatin1String("# "))) comments << lines.takeFirst();
+    while (!lines.isEmpty() && lines.front().startsWith(QLatin1String("# ")))
+        comments << lines.takeFirst();
     const QString env = comments.join(QLatin1Char('\n'));
-    for (const char* want : {"Run: Run 42 — test run", "Device: NVIDIA Test GPU", "Driver: 550.1", "CUDA: 12.4",
-                             "LibTorch: 2.11.0", "commit abc123", "Date: 2026-01-01", "Configuration: 2 points"})
+    for (const char* want :
+         {"Run: Run 42 — test run", "Device: NVIDIA Test GPU", "Driver: 550.1", "CUDA: 12.4",
+          "LibTorch: 2.11.0", "commit abc123", "Date: 2026-01-01", "Configuration: 2 points"})
         QVERIFY2(env.contains(QString::fromUtf8(want)), want);
     QStringList header;
-    for (int c = 0; c < results_.columnCount(); ++c) header << results_.headerData(c, Qt::Horizontal).toString();
+    for (int c = 0; c < results_.columnCount(); ++c)
+        header << results_.headerData(c, Qt::Horizontal).toString();
     QCOMPARE(lines.front(), header.join(QLatin1Char(',')));
     QCOMPARE(lines.size(), 1 + results_.rowCount());
     // Raw numbers, so a spreadsheet can compute: the total mean of the first point.
@@ -230,9 +246,12 @@ void TestExports::markdownAndClipboard() {
     SpeedupModel speedup(&results_);
     const QString md = tableToMarkdown(speedup, context());
     const QStringList lines = md.split(QLatin1Char('\n'));
-    QVERIFY2(lines[0].startsWith(QStringLiteral("| Configuration | fp32 ms | bf16 ms | bf16 vs fp32 ×")), qPrintable(lines[0]));
+    QVERIFY2(
+        lines[0].startsWith(QStringLiteral("| Configuration | fp32 ms | bf16 ms | bf16 vs fp32 ×")),
+        qPrintable(lines[0]));
     QVERIFY(lines[1].startsWith(QLatin1String("| --- |")));
-    QCOMPARE(lines.filter(QRegularExpression(QStringLiteral("^\\| (tiny|mini|small) \\|"))).size(), 3);
+    QCOMPARE(lines.filter(QRegularExpression(QStringLiteral("^\\| (tiny|mini|small) \\|"))).size(),
+             3);
     QVERIFY(md.contains(QStringLiteral("| OOM |")));
     QVERIFY(md.contains(QStringLiteral("- Device: NVIDIA Test GPU")));
     copyTableToClipboard(speedup, context());
@@ -249,9 +268,10 @@ void TestExports::reportHeadingsAreReadable() {
     ctx.configurationJson = QStringLiteral("[]");
     const QString path = dir_.filePath(QStringLiteral("headings.md"));
     QString error;
-    QVERIFY2(exportReport(path, {{QStringLiteral("&Attention"), stepChart_.get(), nullptr},
-                                 {QStringLiteral("Forward && backward"), nullptr, &results_}},
-                             ctx, {800, 500}, &error),
+    QVERIFY2(exportReport(path,
+                          {{QStringLiteral("&Attention"), stepChart_.get(), nullptr},
+                           {QStringLiteral("Forward && backward"), nullptr, &results_}},
+                          ctx, {800, 500}, &error),
              qPrintable(error));
     const QString md = readAll(path);
     QVERIFY2(md.contains(QStringLiteral("## Attention\n")), qPrintable(md));
@@ -262,7 +282,8 @@ void TestExports::reportHeadingsAreReadable() {
 }
 
 void TestExports::exportDialogKeepsThePresetSize() {
-    ExportDialog dlg(ExportDialog::Kind::Chart, dir_.filePath(QStringLiteral("x.png")), QSize(900, 550));
+    ExportDialog dlg(ExportDialog::Kind::Chart, dir_.filePath(QStringLiteral("x.png")),
+                     QSize(900, 550));
     auto* preset = dlg.findChild<QComboBox*>();
     QVERIFY(preset);
     QComboBox* size = nullptr;  // the second combo: the size presets
@@ -270,7 +291,8 @@ void TestExports::exportDialogKeepsThePresetSize() {
         if (c->findText(QStringLiteral("Paper column"), Qt::MatchStartsWith) >= 0) size = c;
     QVERIFY(size);
     size->setCurrentIndex(size->findText(QStringLiteral("Paper column"), Qt::MatchStartsWith));
-    QVERIFY2(size->currentText().startsWith(QStringLiteral("Paper column")), qPrintable(size->currentText()));
+    QVERIFY2(size->currentText().startsWith(QStringLiteral("Paper column")),
+             qPrintable(size->currentText()));
     QCOMPARE(dlg.size(), QSize(800, 500));
     // Typing a size of one's own is Custom.
     dlg.findChildren<QSpinBox*>().first()->setValue(801);
@@ -287,7 +309,8 @@ void TestExports::darkChartsExportInPrintColours() {
     const QColor screen = renderChartImage(*sweepChart_, {600, 400}, context()).pixelColor(5, 5);
     QVERIFY(screen.lightnessF() < 0.5);
     {
-        ExportDialog dlg(ExportDialog::Kind::Chart, dir_.filePath(QStringLiteral("x.png")), QSize(600, 400));
+        ExportDialog dlg(ExportDialog::Kind::Chart, dir_.filePath(QStringLiteral("x.png")),
+                         QSize(600, 400));
         auto* colours = dlg.findChild<QComboBox*>(QStringLiteral("colours"));
         QVERIFY(colours && colours->isEnabled());
         colours->setCurrentIndex(colours->findData(true));
@@ -295,7 +318,8 @@ void TestExports::darkChartsExportInPrintColours() {
         const PrintColours print(dlg.printColours());
         QVERIFY(!theme.isDark());
         const QImage paper = renderChartImage(*sweepChart_, {600, 400}, context());
-        QVERIFY2(paper.pixelColor(5, 5).lightnessF() > 0.9, qPrintable(paper.pixelColor(5, 5).name()));
+        QVERIFY2(paper.pixelColor(5, 5).lightnessF() > 0.9,
+                 qPrintable(paper.pixelColor(5, 5).name()));
     }
     // Afterwards the window's charts are dark again.
     QVERIFY(theme.isDark());
@@ -307,11 +331,12 @@ void TestExports::reportLinksImagesThatExist() {
     SpeedupModel speedup(&results_);
     const QString path = dir_.filePath(QStringLiteral("report.md"));
     QString error;
-    QVERIFY2(exportReport(path, {{QStringLiteral("Steps"), stepChart_.get(), nullptr},
-                                 {QStringLiteral("Sweep"), sweepChart_.get(), nullptr},
-                                 {QStringLiteral("Speedup"), nullptr, &speedup},
-                                 {QStringLiteral("Memory"), memoryChart_.get(), nullptr}},
-                             context(), {1000, 600}, &error),
+    QVERIFY2(exportReport(path,
+                          {{QStringLiteral("Steps"), stepChart_.get(), nullptr},
+                           {QStringLiteral("Sweep"), sweepChart_.get(), nullptr},
+                           {QStringLiteral("Speedup"), nullptr, &speedup},
+                           {QStringLiteral("Memory"), memoryChart_.get(), nullptr}},
+                          context(), {1000, 600}, &error),
              qPrintable(error));
     const QString md = readAll(path);
     QVERIFY(md.startsWith(QStringLiteral("# TrainScope report: Run 42 — test run")));
@@ -325,7 +350,8 @@ void TestExports::reportLinksImagesThatExist() {
         QImage i;
         QVERIFY2(i.load(file), qPrintable(file));
         QCOMPARE(i.size(), QSize(1000, 600));
-        QVERIFY(QFileInfo::exists(QString(file).replace(QStringLiteral(".png"), QStringLiteral(".svg"))));
+        QVERIFY(QFileInfo::exists(
+            QString(file).replace(QStringLiteral(".png"), QStringLiteral(".svg"))));
         ++images;
     }
     QCOMPARE(images, 3);
@@ -338,7 +364,7 @@ void TestExports::stepChartShowsWarmupAndFollowsPoints() {
     QCOMPARE(stepChart_->plottedSteps(), 5);  // 1 warm-up + 4 measured
     QCOMPARE(stepChart_->shadedWarmupSteps(), 1);
     QCOMPARE(stepChart_->totalSeries()->at(0).y(), 60.0);  // the warm-up spike: 10 × 6 ms
-    stepChart_->setPoint(-1);  // follow the newest
+    stepChart_->setPoint(-1);                              // follow the newest
     stepChart_->flushRedraw();
     QCOMPARE(stepChart_->shownPoint(), 5);
     QCOMPARE(stepChart_->plottedSteps(), 0);  // the OOM point has no steps
@@ -383,13 +409,18 @@ void TestExports::redrawsAreThrottled() {
     c0 = threadCpuMs();
     chart.grab();
     const double paintMs = threadCpuMs() - c0;
-    qInfo("%d batches, %d chart redraws, %d memory redraws; step chart of %d steps: redraw %.1f ms, paint %.1f ms",
-          batches, chart.redrawCount() - chartBefore, memory.redrawCount() - memBefore, batches, redrawMs, paintMs);
+    qInfo(
+        "%d batches, %d chart redraws, %d memory redraws; step chart of %d steps: redraw %.1f ms, "
+        "paint %.1f ms",
+        batches, chart.redrawCount() - chartBefore, memory.redrawCount() - memBefore, batches,
+        redrawMs, paintMs);
     QVERIFY2(redrawMs + paintMs < 50, "a redraw of the step chart must fit in a frame budget");
     QVERIFY(batches > 100);
     // At most 20 redraws a second (+1 for the last pending one), however many batches came.
-    QVERIFY2(chart.redrawCount() - chartBefore <= 20 * seconds + 1, qPrintable(QString::number(chart.redrawCount())));
-    QVERIFY2(memory.redrawCount() - memBefore <= 20 * seconds + 1, qPrintable(QString::number(memory.redrawCount())));
+    QVERIFY2(chart.redrawCount() - chartBefore <= 20 * seconds + 1,
+             qPrintable(QString::number(chart.redrawCount())));
+    QVERIFY2(memory.redrawCount() - memBefore <= 20 * seconds + 1,
+             qPrintable(QString::number(memory.redrawCount())));
     QVERIFY(chart.redrawCount() - chartBefore >= 5);  // but they keep up while data flows
     QCOMPARE(chart.shownSteps(), batches);
     QVERIFY(chart.plottedSteps() <= 2000);  // min/max decimation keeps Qt Charts fast
@@ -425,11 +456,14 @@ void TestExports::memoryChartTakesAMillionPoints() {
         times << threadCpuMs() - c0;
     }
     std::sort(times.begin(), times.end());
-    qInfo("1M points: appended in %lld ms wall (slowest batch of 50k: %.1f ms CPU), replot median %.1f ms CPU",
-          t.elapsed(), slowestAppend, times[2]);
+    qInfo(
+        "1M points: appended in %lld ms wall (slowest batch of 50k: %.1f ms CPU), replot median "
+        "%.1f ms CPU",
+        t.elapsed(), slowestAppend, times[2]);
     QVERIFY2(times[2] < 50, qPrintable(QStringLiteral("replot took %1 ms").arg(times[2])));
     // Live batches hold the steps of one drain (a few); even 50k rows at once stay short.
-    QVERIFY2(slowestAppend < 100, qPrintable(QStringLiteral("appending 50k rows took %1 ms").arg(slowestAppend)));
+    QVERIFY2(slowestAppend < 100,
+             qPrintable(QStringLiteral("appending 50k rows took %1 ms").arg(slowestAppend)));
     // Zoomed in, the single steps are there.
     chart.plot()->xAxis->setRange(1000, 1100);
     chart.plot()->replot(QCustomPlot::rpImmediateRefresh);

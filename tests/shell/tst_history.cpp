@@ -11,19 +11,17 @@
 #include <QMenu>
 #include <QPainter>
 #include <QPushButton>
-#include <QSpinBox>
 #include <QSettings>
+#include <QSpinBox>
 #include <QTableView>
 #include <QtTest>
-
 #include <cstdlib>
 #include <ctime>
-
-#include "common/windowtesting.h"
 
 #include "attention/attention_lab.h"
 #include "benchmark/benchmark.h"
 #include "common/labpanel.h"
+#include "common/windowtesting.h"
 #include "core/store.h"
 #include "shell/historytable.h"
 #include "shell/historywidget.h"
@@ -37,16 +35,32 @@ using namespace ts::ui;
 namespace {
 
 QJsonObject tinyBench(const QString& label) {
-    return QJsonObject{{"label", label}, {"sizes", QJsonArray{"tiny"}}, {"context", "32"}, {"batch", "2"},
-                       {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}},
-                       {"attentions", QJsonArray{"naive"}}, {"warmup", "1"}, {"steps", 3}, {"device", "cpu"}};
+    return QJsonObject{{"label", label},
+                       {"sizes", QJsonArray{"tiny"}},
+                       {"context", "32"},
+                       {"batch", "2"},
+                       {"modes", QJsonArray{"train"}},
+                       {"precisions", QJsonArray{"fp32"}},
+                       {"attentions", QJsonArray{"naive"}},
+                       {"warmup", "1"},
+                       {"steps", 3},
+                       {"device", "cpu"}};
 }
 
 QJsonObject tinyAttention(const QString& label) {
-    return QJsonObject{{"label", label}, {"impls", QJsonArray{"naive", "tiled"}}, {"seq", "32, 64"},
-                       {"head_dims", "16"}, {"batches", "1"}, {"heads", "2"}, {"dtypes", QJsonArray{"fp32"}},
-                       {"causal", QJsonArray{"causal", "full"}}, {"passes", QJsonArray{"forward"}},
-                       {"warmup", 1}, {"steps", 2}, {"device", "cpu"}, {"check", true}};
+    return QJsonObject{{"label", label},
+                       {"impls", QJsonArray{"naive", "tiled"}},
+                       {"seq", "32, 64"},
+                       {"head_dims", "16"},
+                       {"batches", "1"},
+                       {"heads", "2"},
+                       {"dtypes", QJsonArray{"fp32"}},
+                       {"causal", QJsonArray{"causal", "full"}},
+                       {"passes", QJsonArray{"forward"}},
+                       {"warmup", 1},
+                       {"steps", 2},
+                       {"device", "cpu"},
+                       {"check", true}};
 }
 
 // A sweep as the CLI would store it: xl and small, bf16.
@@ -166,27 +180,36 @@ void TestHistory::statusSaysWhatItCounts() {
     QCOMPARE(RunListModel::statusText(4, 3), QStringLiteral("3 of 4 ok"));
     QCOMPARE(RunListModel::statusText(4, 0), QStringLiteral("none of 4 ok"));
     const RunListModel* runs = w_->runList();
-    QCOMPARE(runs->headerData(RunListModel::Status, Qt::Horizontal).toString(), QStringLiteral("Status"));
+    QCOMPARE(runs->headerData(RunListModel::Status, Qt::Horizontal).toString(),
+             QStringLiteral("Status"));
     const int row = runs->rowOf(benchRun_);
-    QCOMPARE(runs->data(runs->index(row, RunListModel::Status)).toString(), QStringLiteral("no results"));
+    QCOMPARE(runs->data(runs->index(row, RunListModel::Status)).toString(),
+             QStringLiteral("no results"));
 }
 
 void TestHistory::timesAreLocalAndReadable() {
     const QDateTime june = QDateTime(QDate(2026, 6, 1), QTime(12, 0));
     // 23:50 UTC is 05:20 the next day in India (UTC+5:30).
-    QCOMPARE(RunListModel::localTime(QStringLiteral("2026-01-01T23:50:00Z"), june), QStringLiteral("2 Jan 05:20"));
-    QCOMPARE(RunListModel::localTime(QStringLiteral("2025-01-01T23:50:00Z"), june), QStringLiteral("2 Jan 2025 05:20"));
+    QCOMPARE(RunListModel::localTime(QStringLiteral("2026-01-01T23:50:00Z"), june),
+             QStringLiteral("2 Jan 05:20"));
+    QCOMPARE(RunListModel::localTime(QStringLiteral("2025-01-01T23:50:00Z"), june),
+             QStringLiteral("2 Jan 2025 05:20"));
     const QDateTime now(QDate(2026, 1, 2), QTime(9, 0));
-    QCOMPARE(RunListModel::localTime(QStringLiteral("2026-01-01T23:50:00Z"), now), QStringLiteral("Today 05:20"));
-    QCOMPARE(RunListModel::localTime(QStringLiteral("2026-01-01T10:00:00Z"), now), QStringLiteral("Yesterday 15:30"));
+    QCOMPARE(RunListModel::localTime(QStringLiteral("2026-01-01T23:50:00Z"), now),
+             QStringLiteral("Today 05:20"));
+    QCOMPARE(RunListModel::localTime(QStringLiteral("2026-01-01T10:00:00Z"), now),
+             QStringLiteral("Yesterday 15:30"));
     // The stored runs: local time shown, the ISO time in the tooltip.
     const RunListModel* runs = w_->runList();
     const RunInfo* r = runs->runById(benchRun_);
     QVERIFY(r);
     const QModelIndex created = runs->index(runs->rowOf(benchRun_), RunListModel::Created);
-    const QDateTime local = QDateTime::fromString(QString::fromStdString(r->created), Qt::ISODate).toLocalTime();
-    QCOMPARE(created.data().toString(), QStringLiteral("Today ") + local.toString(QStringLiteral("HH:mm")));
-    QVERIFY(!created.data().toString().contains(QRegularExpression(QStringLiteral("\\d{4}-\\d\\d-\\d\\dT"))));
+    const QDateTime local =
+        QDateTime::fromString(QString::fromStdString(r->created), Qt::ISODate).toLocalTime();
+    QCOMPARE(created.data().toString(),
+             QStringLiteral("Today ") + local.toString(QStringLiteral("HH:mm")));
+    QVERIFY(!created.data().toString().contains(
+        QRegularExpression(QStringLiteral("\\d{4}-\\d\\d-\\d\\dT"))));
     QVERIFY(created.data(Qt::ToolTipRole).toString().contains(QString::fromStdString(r->created)));
 }
 
@@ -197,34 +220,45 @@ void TestHistory::sortArrowMatchesTheRows() {
     QVERIFY(rowIdAt(0) > rowIdAt(1) && rowIdAt(1) > rowIdAt(2));
     QCOMPARE(header->arrowOf(RunListModel::Id), QStyleOptionHeader::SortDown);
     QList<int> widths = rowWidths(drawnArrow(header, RunListModel::Id));
-    QVERIFY2(widths.size() >= 2 && widths.first() > widths.last(), "the arrow over descending rows must point down");
+    QVERIFY2(widths.size() >= 2 && widths.first() > widths.last(),
+             "the arrow over descending rows must point down");
     QCOMPARE(header->arrowOf(RunListModel::Label), QStyleOptionHeader::None);
     // A click on the header: oldest first, the arrow points up.
     w_->history()->view()->sortByColumn(RunListModel::Id, Qt::AscendingOrder);
     QVERIFY(rowIdAt(0) < rowIdAt(1) && rowIdAt(1) < rowIdAt(2));
     QCOMPARE(header->arrowOf(RunListModel::Id), QStyleOptionHeader::SortUp);
     widths = rowWidths(drawnArrow(header, RunListModel::Id));
-    QVERIFY2(widths.size() >= 2 && widths.first() < widths.last(), "the arrow over ascending rows must point up");
+    QVERIFY2(widths.size() >= 2 && widths.first() < widths.last(),
+             "the arrow over ascending rows must point up");
     // Created sorts by time (the stored UTC time), not by its display text ("Today …").
     const RunListModel* runs = w_->runList();
     const QModelIndex created = runs->index(runs->rowOf(xlRun_), RunListModel::Created);
-    QCOMPARE(created.data(RunListModel::SortRole).toString(), QString::fromStdString(runs->runById(xlRun_)->created));
+    QCOMPARE(created.data(RunListModel::SortRole).toString(),
+             QString::fromStdString(runs->runById(xlRun_)->created));
     QCOMPARE(w_->history()->proxy()->sortRole(), RunListModel::SortRole);
     w_->history()->view()->sortByColumn(RunListModel::Id, Qt::DescendingOrder);
 }
 
 void TestHistory::configurationColumnTakesTheSpareWidth() {
     const RunListModel* runs = w_->runList();
-    auto config = [&](qint64 id) { return runs->index(runs->rowOf(id), RunListModel::Configuration).data().toString(); };
-    QCOMPARE(config(benchRun_), QStringLiteral("tiny · ctx 32 · bs 2 · fp32 · naive · train · warm-up 1 · steps 3 · cpu"));
-    QCOMPARE(config(xlRun_), QStringLiteral("small, xl · ctx 256, 512 · bs 4 · bf16 · naive · train · warm-up 2 · steps 20 · cuda:0"));
-    QVERIFY2(config(attentionRun_).startsWith(QStringLiteral("naive, tiled · seq 32, 64 · d 16 · fp32 · causal, full")),
-             qPrintable(config(attentionRun_)));
+    auto config = [&](qint64 id) {
+        return runs->index(runs->rowOf(id), RunListModel::Configuration).data().toString();
+    };
+    QCOMPARE(
+        config(benchRun_),
+        QStringLiteral("tiny · ctx 32 · bs 2 · fp32 · naive · train · warm-up 1 · steps 3 · cpu"));
+    QCOMPARE(config(xlRun_), QStringLiteral("small, xl · ctx 256, 512 · bs 4 · bf16 · naive · "
+                                            "train · warm-up 2 · steps 20 · cuda:0"));
+    QVERIFY2(
+        config(attentionRun_)
+            .startsWith(QStringLiteral("naive, tiled · seq 32, 64 · d 16 · fp32 · causal, full")),
+        qPrintable(config(attentionRun_)));
     QHeaderView* header = w_->history()->header();
     QVERIFY(!header->stretchLastSection());
     QCOMPARE(header->sectionResizeMode(RunListModel::Configuration), QHeaderView::Stretch);
     QCOMPARE(header->sectionResizeMode(RunListModel::Status), QHeaderView::ResizeToContents);
-    QTRY_VERIFY(header->sectionSize(RunListModel::Configuration) > header->sectionSize(RunListModel::Status));
+    QTRY_VERIFY(header->sectionSize(RunListModel::Configuration) >
+                header->sectionSize(RunListModel::Status));
 }
 
 void TestHistory::filterNarrowsByConfigurationWords() {
@@ -267,7 +301,8 @@ void TestHistory::loadConfigurationAsksForTheStoredSpec() {
     QCOMPARE(job->spec_json, benchSpec_);
     QCOMPARE(job->label, QStringLiteral("alpha"));
     // Changed, it is another run than "alpha": the label goes, as a preset's does.
-    qobject_cast<QSpinBox*>(bench->fieldWidget("steps"))->setValue(bench->state().value("steps").toInt() + 1);
+    qobject_cast<QSpinBox*>(bench->fieldWidget("steps"))
+        ->setValue(bench->state().value("steps").toInt() + 1);
     QCOMPARE(bench->makeJob()->label, QString());
     // The attention run: into the attention panel, the lab switched.
     LabPanel* att = w_->panel(QStringLiteral("attention"));
@@ -311,7 +346,8 @@ void TestHistory::deletedRunIsMarkedAndRefusesExport() {
     w_->openStoredRun(ranAgain_);
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
     QString error;
-    QVERIFY2(w_->exportTab(QStringLiteral("results"), dir_.filePath("before.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w_->exportTab(QStringLiteral("results"), dir_.filePath("before.csv"), {}, &error),
+             qPrintable(error));
     auto* banner = w_->findChild<QLabel*>(QStringLiteral("deletedBanner"));
     QVERIFY(banner && !banner->isVisible());
 
@@ -357,7 +393,8 @@ void TestHistory::openResultsStore() {
     QVERIFY(ok.wait(10000) || !ok.isEmpty());
     QCOMPARE(w_->storePath(), QFileInfo(other).absoluteFilePath());
     QCOMPARE(w_->runList()->rowCount(), 1);
-    QCOMPARE(QString::fromStdString(w_->runList()->runs()[0].label), QStringLiteral("from the other store"));
+    QCOMPARE(QString::fromStdString(w_->runList()->runs()[0].label),
+             QStringLiteral("from the other store"));
     auto* label = w_->findChild<QLabel*>(QStringLiteral("storeLabel"));
     QVERIFY(label && label->text().contains(QStringLiteral("other.db")));
 
@@ -370,8 +407,9 @@ void TestHistory::openResultsStore() {
     }
     w_->openStore(junk);
     QVERIFY(failed.wait(10000) || !failed.isEmpty());
-    QVERIFY2(failed.last()[0].toString().contains(QStringLiteral("cannot be read as a results store")),
-             qPrintable(failed.last()[0].toString()));
+    QVERIFY2(
+        failed.last()[0].toString().contains(QStringLiteral("cannot be read as a results store")),
+        qPrintable(failed.last()[0].toString()));
     QCOMPARE(w_->storePath(), QFileInfo(other).absoluteFilePath());
     QCOMPARE(w_->runList()->rowCount(), 1);
     w_->openStore(dir_.filePath("missing.db"));
@@ -396,7 +434,8 @@ void TestHistory::compareRefusalsEnd() {
              qPrintable(failed.last()[0].toString()));
     w_->compareStoredRuns(benchRun_, 999);
     QTRY_COMPARE(failed.size(), 2);
-    QVERIFY2(failed.last()[0].toString().contains(QStringLiteral("999")), qPrintable(failed.last()[0].toString()));
+    QVERIFY2(failed.last()[0].toString().contains(QStringLiteral("999")),
+             qPrintable(failed.last()[0].toString()));
 }
 
 QTEST_MAIN(TestHistory)

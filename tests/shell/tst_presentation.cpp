@@ -10,9 +10,8 @@
 #include <QStyleOptionButton>
 #include <QtTest>
 
-#include "common/windowtesting.h"
-
 #include "common/theme.h"
+#include "common/windowtesting.h"
 #include "shell/mainwindow.h"
 
 using namespace ts::ui;
@@ -89,7 +88,10 @@ void TestPresentation::iconsStandOutInBothThemes() {
         const QColor ink = inkOf(a->icon());
         QVERIFY2(ink.isValid(), qPrintable(a->text()));
         const double c = contrastRatio(ink, window);
-        QVERIFY2(c >= 3.0, qPrintable(QStringLiteral("%1 icon: contrast %2 against the window").arg(a->text()).arg(c)));
+        QVERIFY2(
+            c >= 3.0,
+            qPrintable(
+                QStringLiteral("%1 icon: contrast %2 against the window").arg(a->text()).arg(c)));
         // Disabled still shows, and looks unlike the enabled one.
         const QColor off = inkOf(a->icon(), QIcon::Disabled);
         QVERIFY(contrastRatio(off, window) >= 2.0);
@@ -115,8 +117,10 @@ void TestPresentation::checkBoxBorderShowsInBothThemes() {
     QVERIFY(indicator.isValid() && img.rect().contains(indicator));
     const QPalette pal = QApplication::palette();
     // The border against the field inside it and against the window around it.
-    QVERIFY2(maxContrast(img, indicator, pal.color(QPalette::Base)) >= 3.0, "the indicator's border is lost in its field");
-    QVERIFY2(maxContrast(img, indicator, pal.color(QPalette::Window)) >= 3.0, "the indicator's border is lost in the window");
+    QVERIFY2(maxContrast(img, indicator, pal.color(QPalette::Base)) >= 3.0,
+             "the indicator's border is lost in its field");
+    QVERIFY2(maxContrast(img, indicator, pal.color(QPalette::Window)) >= 3.0,
+             "the indicator's border is lost in the window");
     QVERIFY(contrastRatio(Theme::indicatorBorder(pal), pal.color(QPalette::Base)) >= 3.0);
     Theme::instance().setPresentation(false);
 }
@@ -129,7 +133,8 @@ void TestPresentation::presentationHidesDocksAndRestoresLayout() {
     auto* views = w_->findChild<QStackedWidget*>(QStringLiteral("labViews"));
     QVERIFY(experiment && history && log && views);
     QTest::qWait(50);
-    const QSize expBefore = experiment->size(), histBefore = history->size(), logBefore = log->size();
+    const QSize expBefore = experiment->size(), histBefore = history->size(),
+                logBefore = log->size();
     const int viewsBefore = views->height();
     QVERIFY(experiment->isVisible() && history->isVisible() && log->isVisible());
     const double font = QApplication::font().pointSizeF();

@@ -9,18 +9,16 @@
 // it is taken out of each gap. The raw gaps are printed too.
 #include <QAction>
 #include <QElapsedTimer>
-#include <QTimer>
 #include <QFile>
+#include <QTimer>
 #include <QtTest>
 
+#include "common/labpanel.h"
 #include "common/stallprobe.h"
 #include "common/windowtesting.h"
-
-#include "common/labpanel.h"
 #include "shell/mainwindow.h"
 
 using namespace ts::ui;
-
 
 class TestResponsiveness : public QObject {
     Q_OBJECT
@@ -46,10 +44,15 @@ void TestResponsiveness::uiThreadNeverStallsDuringARun() {
     QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
     w.showTab(tab);
     // A sweep: points start and finish, steps stream in, tables and charts update.
-    w.currentPanel()->setState(QJsonObject{
-        {"sizes", QJsonArray{"tiny", "mini"}}, {"context", "32, 64"}, {"batch", "2"},
-        {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}}, {"attentions", QJsonArray{"naive"}},
-        {"warmup", "1"}, {"steps", 15}, {"device", "cpu"}});
+    w.currentPanel()->setState(QJsonObject{{"sizes", QJsonArray{"tiny", "mini"}},
+                                           {"context", "32, 64"},
+                                           {"batch", "2"},
+                                           {"modes", QJsonArray{"train"}},
+                                           {"precisions", QJsonArray{"fp32"}},
+                                           {"attentions", QJsonArray{"naive"}},
+                                           {"warmup", "1"},
+                                           {"steps", 15},
+                                           {"device", "cpu"}});
     QVERIFY2(w.currentPanel()->isValid(), qPrintable(w.currentPanel()->problems().join('\n')));
 
     StallProbe probe;
@@ -57,17 +60,21 @@ void TestResponsiveness::uiThreadNeverStallsDuringARun() {
     probe.start();
     w.runAction()->trigger();  // the press itself is part of the measurement
     QVERIFY(w.isRunning());
-    while (finished.isEmpty() && probe.elapsedMs() < 240000) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    while (finished.isEmpty() && probe.elapsedMs() < 240000)
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
     probe.stop();
     QCOMPARE(finished.count(), 1);
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
     QCOMPARE(benchViewOf(&w)->document()->results()->rowCount(), 4);
     QCOMPARE(benchViewOf(&w)->document()->steps()->rowCount(), 4 * 16);
-    const qint64 worstGap = probe.worstGapNs() / 1'000'000, worstStall = probe.worstStallNs() / 1'000'000;
-    qInfo("run of %lld ms: %lld UI ticks; longest gap %lld ms, of which the UI thread's own %lld ms",
-          probe.elapsedMs(), probe.ticks(), worstGap, worstStall);
+    const qint64 worstGap = probe.worstGapNs() / 1'000'000,
+                 worstStall = probe.worstStallNs() / 1'000'000;
+    qInfo(
+        "run of %lld ms: %lld UI ticks; longest gap %lld ms, of which the UI thread's own %lld ms",
+        probe.elapsedMs(), probe.ticks(), worstGap, worstStall);
     QVERIFY(probe.ticks() > probe.elapsedMs() / 50);  // the probe really ran throughout
-    QVERIFY2(worstStall <= 50, qPrintable(QStringLiteral("the UI thread stalled for %1 ms").arg(worstStall)));
+    QVERIFY2(worstStall <= 50,
+             qPrintable(QStringLiteral("the UI thread stalled for %1 ms").arg(worstStall)));
 }
 
 QTEST_MAIN(TestResponsiveness)

@@ -1,20 +1,19 @@
 // The adapter between the engine and the window, driven by fake jobs: signals arrive in
 // order and on the UI thread, Stop ends a run within a step and keeps what was measured,
 // results of a superseded or abandoned run never surface, bursts are coalesced.
+#include <sqlite3.h>
+
 #include <QtTest>
-
-#include "benchmark/storedbenchrun.h"
-
 #include <atomic>
 #include <chrono>
-#include <sqlite3.h>
 #include <thread>
 
-#include "common/fakedata.h"
 #include "benchmark/benchitems.h"
+#include "benchmark/benchmark_json.h"
+#include "benchmark/storedbenchrun.h"
+#include "common/fakedata.h"
 #include "common/runcontroller.h"
 #include "common/storeaccess.h"
-#include "benchmark/benchmark_json.h"
 #include "core/store.h"
 
 using namespace ts;
@@ -43,7 +42,8 @@ struct FakeSweep {
             return e;
         };
         j.lab = QString::fromLatin1(kBenchLab);
-        j.run = [*this](JobObserver& job, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+        j.run = [*this](JobObserver& job, const CancelToken& cancel, ResultStore* store,
+                        int64_t runId) {
             BenchItemForwarder obs(job);  // as the benchmark panel's job reports
             for (int p = 0; p < points; ++p) {
                 BenchConfig c = fake::config("tiny", 32, Precision::FP32);
@@ -92,49 +92,58 @@ struct Recorder {
             runs << run;
             events << e;
         };
-        QObject::connect(&c, &RunController::runStarted, [this, mark](quint64 r, qint64 id, const Environment&) {
-            storeRun = id;
-            mark(r, QStringLiteral("started"));
-        });
+        QObject::connect(&c, &RunController::runStarted,
+                         [this, mark](quint64 r, qint64 id, const Environment&) {
+                             storeRun = id;
+                             mark(r, QStringLiteral("started"));
+                         });
         // The benchmark's items, as the benchmark view takes them: steps of one point in a
         // row are one batch.
-        QObject::connect(&c, &RunController::itemsArrived, [this, mark](quint64 r, const QList<QVariant>& items) {
-            int stepsPoint = -1;
-            bool inSteps = false;
-            auto endBatch = [&] {
-                if (!inSteps) return;
-                ++stepBatches;
-                mark(r, QStringLiteral("batch"));
-                inSteps = false;
-            };
-            for (const QVariant& v : items) {
-                if (v.canConvert<BenchStep>()) {
-                    const auto s = v.value<BenchStep>();
-                    if (inSteps && s.point != stepsPoint) endBatch();
-                    stepsPoint = s.point;
-                    inSteps = true;
-                    steps << s.sample;
-                    events << QStringLiteral("step %1.%2").arg(s.point).arg(s.sample.index);
-                    continue;
+        QObject::connect(
+            &c, &RunController::itemsArrived,
+            [this, mark](quint64 r, const QList<QVariant>& items) {
+                int stepsPoint = -1;
+                bool inSteps = false;
+                auto endBatch = [&] {
+                    if (!inSteps) return;
+                    ++stepBatches;
+                    mark(r, QStringLiteral("batch"));
+                    inSteps = false;
+                };
+                for (const QVariant& v : items) {
+                    if (v.canConvert<BenchStep>()) {
+                        const auto s = v.value<BenchStep>();
+                        if (inSteps && s.point != stepsPoint) endBatch();
+                        stepsPoint = s.point;
+                        inSteps = true;
+                        steps << s.sample;
+                        events << QStringLiteral("step %1.%2").arg(s.point).arg(s.sample.index);
+                        continue;
+                    }
+                    endBatch();
+                    if (v.canConvert<BenchPointStarted>()) {
+                        const auto p = v.value<BenchPointStarted>();
+                        mark(r,
+                             QStringLiteral("point %1 bs%2").arg(p.index).arg(p.config.batch_size));
+                    } else if (v.canConvert<BenchPointFinished>()) {
+                        const auto f = v.value<BenchPointFinished>();
+                        results << f.result;
+                        mark(r, QStringLiteral("done %1").arg(f.index));
+                    }
                 }
                 endBatch();
-                if (v.canConvert<BenchPointStarted>()) {
-                    const auto p = v.value<BenchPointStarted>();
-                    mark(r, QStringLiteral("point %1 bs%2").arg(p.index).arg(p.config.batch_size));
-                } else if (v.canConvert<BenchPointFinished>()) {
-                    const auto f = v.value<BenchPointFinished>();
-                    results << f.result;
-                    mark(r, QStringLiteral("done %1").arg(f.index));
-                }
-            }
-            endBatch();
+            });
+        QObject::connect(&c, &RunController::progress, [this, mark](quint64 r, double, double) {
+            mark(r, QStringLiteral("progress"));
         });
-        QObject::connect(&c, &RunController::progress, [this, mark](quint64 r, double, double) { mark(r, QStringLiteral("progress")); });
-        QObject::connect(&c, &RunController::logMessage, [this, mark](quint64 r, int, const QString&) { mark(r, QStringLiteral("log")); });
-        QObject::connect(&c, &RunController::runFinished, [this, mark](quint64 r, RunOutcome o, const QString&) {
-            outcome = o;
-            mark(r, QStringLiteral("finished"));
-        });
+        QObject::connect(
+            &c, &RunController::logMessage,
+            [this, mark](quint64 r, int, const QString&) { mark(r, QStringLiteral("log")); });
+        QObject::connect(&c, &RunController::runFinished,
+                         [this, mark](quint64 r, RunOutcome o, const QString&) {
+                             outcome = o;
+                             mark(r, QStringLiteral("finished"));
+                         });
     }
     QStringList without(const QStringList& drop) const {
         QStringList out;
@@ -175,7 +184,8 @@ void TestRunController::signalsArriveInOrderOnTheUiThread() {
     QVERIFY(!rec.offThread);
     for (quint64 r : rec.runs) QCOMPARE(r, id);
     // Exact order once the batching and repeated bookkeeping are set aside.
-    const QStringList got = rec.without({QStringLiteral("batch"), QStringLiteral("progress"), QStringLiteral("log")});
+    const QStringList got =
+        rec.without({QStringLiteral("batch"), QStringLiteral("progress"), QStringLiteral("log")});
     QStringList want{QStringLiteral("started")};
     for (int p = 0; p < 3; ++p) {
         want << QStringLiteral("point %1 bs2").arg(p);

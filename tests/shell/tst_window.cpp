@@ -17,18 +17,16 @@
 #include <QtCharts/QLineSeries>
 #include <QtTest>
 
-#include "common/windowtesting.h"
-
-#include "benchmark/storedbenchrun.h"
-
-#include "common/labpanel.h"
-#include "shell/historywidget.h"
-#include "shell/mainwindow.h"
 #include "benchmark/memorychart.h"
 #include "benchmark/stepchart.h"
+#include "benchmark/storedbenchrun.h"
 #include "benchmark/sweepchart.h"
+#include "common/labpanel.h"
 #include "common/tableview.h"
 #include "common/theme.h"
+#include "common/windowtesting.h"
+#include "shell/historywidget.h"
+#include "shell/mainwindow.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -36,9 +34,15 @@ using namespace ts::ui;
 namespace {
 
 QJsonObject tinyCpu(int steps = 3, const QString& label = QStringLiteral("tiny cpu")) {
-    return QJsonObject{{"label", label}, {"sizes", QJsonArray{"tiny"}}, {"context", "32"}, {"batch", "2"},
-                       {"modes", QJsonArray{"train"}}, {"precisions", QJsonArray{"fp32"}},
-                       {"attentions", QJsonArray{"naive"}}, {"warmup", "1"}, {"steps", steps},
+    return QJsonObject{{"label", label},
+                       {"sizes", QJsonArray{"tiny"}},
+                       {"context", "32"},
+                       {"batch", "2"},
+                       {"modes", QJsonArray{"train"}},
+                       {"precisions", QJsonArray{"fp32"}},
+                       {"attentions", QJsonArray{"naive"}},
+                       {"warmup", "1"},
+                       {"steps", steps},
                        {"device", "cpu"}};
 }
 
@@ -134,23 +138,28 @@ void TestWindow::runsATinyCpuBenchmark() {
     benchViewOf(w_.get())->stepChart()->flushRedraw();
     QCOMPARE(benchViewOf(w_.get())->stepChart()->plottedSteps(), 4);
     QCOMPARE(benchViewOf(w_.get())->stepChart()->shadedWarmupSteps(), 1);
-    QCOMPARE(benchViewOf(w_.get())->stepChart()->totalSeries()->at(3).y(), steps->sample(3).total_ms);
+    QCOMPARE(benchViewOf(w_.get())->stepChart()->totalSeries()->at(3).y(),
+             steps->sample(3).total_ms);
     benchViewOf(w_.get())->memoryChart()->flushRedraw();
     QCOMPARE(benchViewOf(w_.get())->memoryChart()->plottedPoints(), 4);
     // The results table: one point, ok, the statistics over the 3 measured steps.
     ResultModel* results = benchViewOf(w_.get())->document()->results();
     QCOMPARE(results->rowCount(), 1);
-    QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(), QStringLiteral("ok"));
+    QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(),
+             QStringLiteral("ok"));
     const BenchResult& r = results->entries()[0].result;
     QCOMPARE(r.total.count, 3);
     double sum = 0;
     for (int i = 1; i < 4; ++i) sum += steps->sample(i).total_ms;
     QVERIFY(qAbs(r.total.mean - sum / 3) < 1e-6 * sum);
-    QCOMPARE(results->data(results->index(0, ResultModel::Total), ResultModel::ValueRole).toDouble(), r.total.mean);
+    QCOMPARE(
+        results->data(results->index(0, ResultModel::Total), ResultModel::ValueRole).toDouble(),
+        r.total.mean);
     // Stored, with its environment; the history lists it.
     QVERIFY(benchViewOf(w_.get())->document()->storeRunId() > 0);
     QVERIFY(!benchViewOf(w_.get())->document()->environment().torch_version.empty());
-    QTRY_VERIFY_WITH_TIMEOUT(w_->runList()->rowOf(benchViewOf(w_.get())->document()->storeRunId()) >= 0, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w_->runList()->rowOf(benchViewOf(w_.get())->document()->storeRunId()) >= 0, 10000);
     QVERIFY(w_->windowTitle().contains(QStringLiteral("tiny cpu")));
     QVERIFY(w_->logText().contains(QStringLiteral("Point 1/1")));
 }
@@ -160,8 +169,9 @@ void TestWindow::everyExportWritesAValidFile() {
     const QSize size(1024, 640);
     QString error;
     // Charts: PNG decodes at the size, SVG parses, PDF is a PDF.
-    for (auto [tab, stem] : {std::pair{QStringLiteral("steps"), "steps"}, std::pair{QStringLiteral("sweep"), "sweep"},
-                             std::pair{QStringLiteral("memory"), "memory"}}) {
+    for (auto [tab, stem] :
+         {std::pair{QStringLiteral("steps"), "steps"}, std::pair{QStringLiteral("sweep"), "sweep"},
+          std::pair{QStringLiteral("memory"), "memory"}}) {
         const QString base = dir_.filePath(QString::fromLatin1(stem));
         QVERIFY2(w_->exportTab(tab, base + ".png", size, &error), qPrintable(error));
         QImage img;
@@ -192,7 +202,8 @@ void TestWindow::everyExportWritesAValidFile() {
         QVERIFY(!w_->exportReport(store, {800, 450}, &refused));
         QCOMPARE(QFileInfo(store).size(), before);
     }
-    QVERIFY2(w_->exportTab(QStringLiteral("results"), dir_.filePath("results.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w_->exportTab(QStringLiteral("results"), dir_.filePath("results.csv"), {}, &error),
+             qPrintable(error));
     QStringList rows = csvRows(dir_.filePath("results.csv"), &comments);
     QCOMPARE(rows.size(), 2);
     QCOMPARE(rows[0], header(*benchViewOf(w_.get())->document()->results()));
@@ -201,16 +212,21 @@ void TestWindow::everyExportWritesAValidFile() {
     QVERIFY(env.contains(QStringLiteral("# Device: ")));
     QVERIFY(env.contains(QStringLiteral("# LibTorch: ")));
     QVERIFY(env.contains(QStringLiteral("# Date: ")));
-    QVERIFY(env.contains(QStringLiteral("# Configuration: tiny · ctx 32 · bs 2 · fp32 · naive · train · warm-up 1 · steps 3 · cpu")));
-    QVERIFY2(w_->exportTab(QStringLiteral("steps"), dir_.filePath("steps.csv"), {}, &error), qPrintable(error));
+    QVERIFY(
+        env.contains(QStringLiteral("# Configuration: tiny · ctx 32 · bs 2 · fp32 · naive · train "
+                                    "· warm-up 1 · steps 3 · cpu")));
+    QVERIFY2(w_->exportTab(QStringLiteral("steps"), dir_.filePath("steps.csv"), {}, &error),
+             qPrintable(error));
     rows = csvRows(dir_.filePath("steps.csv"));
     QCOMPARE(rows.size(), 5);
     QCOMPARE(rows[0], header(*benchViewOf(w_.get())->document()->steps()));
-    QVERIFY2(w_->exportTab(QStringLiteral("speedup"), dir_.filePath("speedup.md"), {}, &error), qPrintable(error));
+    QVERIFY2(w_->exportTab(QStringLiteral("speedup"), dir_.filePath("speedup.md"), {}, &error),
+             qPrintable(error));
     QFile md(dir_.filePath("speedup.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     QVERIFY(md.readAll().startsWith("| Configuration |"));
-    QVERIFY(!w_->exportTab(QStringLiteral("memory"), dir_.filePath("memory.csv"), {}, &error));  // no table there
+    QVERIFY(!w_->exportTab(QStringLiteral("memory"), dir_.filePath("memory.csv"), {},
+                           &error));  // no table there
     // Clipboard.
     Q_EMIT benchViewOf(w_.get())->resultTable()->copyRequested();
     QVERIFY(QApplication::clipboard()->text().startsWith(QStringLiteral("Point\tModel")));
@@ -245,7 +261,8 @@ void TestWindow::invalidValuesBlockRun() {
     // The status bar keeps the problem in sight, however the panel is scrolled.
     auto* indicator = w_->findChild<QLabel*>(QStringLiteral("problemsIndicator"));
     QVERIFY(indicator && indicator->isVisible());
-    QVERIFY2(indicator->text().contains(QStringLiteral("thirty-two")), qPrintable(indicator->text()));
+    QVERIFY2(indicator->text().contains(QStringLiteral("thirty-two")),
+             qPrintable(indicator->text()));
     QVERIFY(!w_->startRun());
     QVERIFY(!w_->isRunning());
     ctx->setText(QStringLiteral("32"));
@@ -267,9 +284,11 @@ void TestWindow::stopKeepsWhatWasMeasured() {
     QVERIFY(measured >= 3 && measured < 100001);
     ResultModel* results = benchViewOf(w_.get())->document()->results();
     QCOMPARE(results->rowCount(), 1);
-    QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(), QStringLiteral("cancelled"));
+    QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(),
+             QStringLiteral("cancelled"));
     // What was measured was also stored.
-    const StoredBenchRun stored = benchRunFrom(loadRun(w_->storePath(), benchViewOf(w_.get())->document()->storeRunId()));
+    const StoredBenchRun stored =
+        benchRunFrom(loadRun(w_->storePath(), benchViewOf(w_.get())->document()->storeRunId()));
     QVERIFY2(stored.error.isEmpty(), qPrintable(stored.error));
     QCOMPARE(stored.points.size(), size_t(1));
     QCOMPARE(int(stored.points[0].steps.size()), measured);
@@ -294,7 +313,11 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
     QVERIFY(replayed.wait(20000) || !replayed.isEmpty());
     QVERIFY(benchViewOf(w_.get())->document()->source() == RunDocument::Source::Replay);
     QCOMPARE(benchViewOf(w_.get())->document()->steps()->rowCount(), 4);
-    QCOMPARE(benchViewOf(w_.get())->document()->results()->data(benchViewOf(w_.get())->document()->results()->index(0, ResultModel::Status)).toString(),
+    QCOMPARE(benchViewOf(w_.get())
+                 ->document()
+                 ->results()
+                 ->data(benchViewOf(w_.get())->document()->results()->index(0, ResultModel::Status))
+                 .toString(),
              QStringLiteral("ok"));
     // Compare the first (3 steps) with the stopped one: same point, ratio shown.
     QSignalSpy compared(w_.get(), &MainWindow::comparisonReady);
@@ -306,7 +329,8 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
     QCOMPARE(cmp->sideB().info.id, second);
     QVERIFY(cmp->data(cmp->index(0, CompareModel::TimeA), CompareModel::ValueRole).toDouble() > 0);
     QString error;
-    QVERIFY2(w_->exportTab(QStringLiteral("compare"), dir_.filePath("compare.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w_->exportTab(QStringLiteral("compare"), dir_.filePath("compare.csv"), {}, &error),
+             qPrintable(error));
     QStringList comments;
     const QStringList rows = csvRows(dir_.filePath("compare.csv"), &comments);
     QCOMPARE(rows[0], header(*cmp));
@@ -323,13 +347,16 @@ void TestWindow::presetsLoadAndPresentationModeToggles() {
     QVERIFY(presets.size() >= 5);
     for (const auto& p : presets) {
         w_->loadPreset(p);
-        QVERIFY2(w_->currentPanel()->isValid(), qPrintable(p.id + ": " + w_->currentPanel()->problems().join('\n')));
+        QVERIFY2(w_->currentPanel()->isValid(),
+                 qPrintable(p.id + ": " + w_->currentPanel()->problems().join('\n')));
         QVERIFY(w_->runAction()->isEnabled());
         if (p.experiment != QLatin1String("bench")) continue;  // the rest is the benchmark panel's
         // The custom dimensions are editable only when "custom" is one of the sizes.
-        auto* custom = w_->currentPanel()->findChild<QGroupBox*>(QStringLiteral("customDimensions"));
+        auto* custom =
+            w_->currentPanel()->findChild<QGroupBox*>(QStringLiteral("customDimensions"));
         QVERIFY(custom);
-        const bool wantsCustom = w_->currentPanel()->state().value("sizes").toArray().contains(QJsonValue("custom"));
+        const bool wantsCustom =
+            w_->currentPanel()->state().value("sizes").toArray().contains(QJsonValue("custom"));
         QCOMPARE(custom->isEnabled(), wantsCustom);
     }
     const QFont before = QApplication::font();

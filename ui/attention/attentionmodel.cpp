@@ -10,9 +10,12 @@ namespace ts::ui {
 
 double passMs(const AttentionCell& c, AttentionPass p) {
     switch (p) {
-        case AttentionPass::Forward: return c.forward_ms;
-        case AttentionPass::Backward: return c.backward_ms;
-        case AttentionPass::ForwardBackward: return c.forward_backward_ms;
+        case AttentionPass::Forward:
+            return c.forward_ms;
+        case AttentionPass::Backward:
+            return c.backward_ms;
+        case AttentionPass::ForwardBackward:
+            return c.forward_backward_ms;
     }
     return 0;
 }
@@ -32,24 +35,42 @@ int AttentionModel::columnCount(const QModelIndex& parent) const {
 QVariant AttentionModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-        case Impl: return tr("Implementation");
-        case Batch: return tr("Batch");
-        case Heads: return tr("Heads");
-        case Seq: return tr("Seq");
-        case HeadDim: return tr("Head dim");
-        case Dtype: return tr("Dtype");
-        case Causal: return tr("Causal");
-        case Status: return tr("Status");
-        case ErrOut: return tr("Error out");
-        case ErrGrad: return tr("Error grad");
-        case Tolerance: return tr("Tolerance");
-        case Forward: return tr("Forward ms");
-        case Backward: return tr("Backward ms");
-        case ForwardBackward: return tr("Fwd+bwd ms");
-        case ForwardTflops: return tr("Forward TFLOP/s");
-        case BackwardTflops: return tr("Backward TFLOP/s");
-        case MemBeforeBackward: return tr("Before backward MiB");
-        case PeakMemory: return tr("Peak MiB");
+        case Impl:
+            return tr("Implementation");
+        case Batch:
+            return tr("Batch");
+        case Heads:
+            return tr("Heads");
+        case Seq:
+            return tr("Seq");
+        case HeadDim:
+            return tr("Head dim");
+        case Dtype:
+            return tr("Dtype");
+        case Causal:
+            return tr("Causal");
+        case Status:
+            return tr("Status");
+        case ErrOut:
+            return tr("Error out");
+        case ErrGrad:
+            return tr("Error grad");
+        case Tolerance:
+            return tr("Tolerance");
+        case Forward:
+            return tr("Forward ms");
+        case Backward:
+            return tr("Backward ms");
+        case ForwardBackward:
+            return tr("Fwd+bwd ms");
+        case ForwardTflops:
+            return tr("Forward TFLOP/s");
+        case BackwardTflops:
+            return tr("Backward TFLOP/s");
+        case MemBeforeBackward:
+            return tr("Before backward MiB");
+        case PeakMemory:
+            return tr("Peak MiB");
     }
     return {};
 }
@@ -61,7 +82,8 @@ QVariant AttentionModel::data(const QModelIndex& index, int role) const {
     const int col = index.column();
     const bool ok = c.status == Status::Ok;
     if (role == Qt::ToolTipRole) return c.error.empty() ? QVariant() : QVariant(qstr(c.error));
-    if (role == Qt::BackgroundRole && col == Status && !ok) return QBrush(QColor(0xd3, 0x2f, 0x2f, 60));
+    if (role == Qt::BackgroundRole && col == Status && !ok)
+        return QBrush(QColor(0xd3, 0x2f, 0x2f, 60));
     if (role == Qt::TextAlignmentRole)
         return (col == Impl || col == Dtype || col == Status || col == Causal)
                    ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
@@ -73,31 +95,49 @@ QVariant AttentionModel::data(const QModelIndex& index, int role) const {
         return raw ? QVariant(v) : QVariant(text);
     };
     switch (col) {
-        case Impl: return qstr(toString(c.impl));
-        case Batch: return static_cast<qlonglong>(c.batch);
-        case Heads: return static_cast<qlonglong>(c.heads);
-        case Seq: return static_cast<qlonglong>(c.seq);
-        case HeadDim: return static_cast<qlonglong>(c.head_dim);
-        case Dtype: return qstr(toString(c.dtype));
-        case Causal: return raw ? QVariant(c.causal) : QVariant(c.causal ? tr("yes") : tr("no"));
-        case Status: return qstr(toString(c.status));
-        case ErrOut: return num(c.err_out, QString::number(c.err_out, 'g', 3), c.err_out >= 0);
-        case ErrGrad: return num(c.err_grad, QString::number(c.err_grad, 'g', 3), c.err_grad >= 0);
-        case Tolerance: return num(c.tolerance, QString::number(c.tolerance, 'g', 3), c.tolerance > 0);
-        case Forward: return num(c.forward_ms, formatMs(c.forward_ms), ok && c.forward_ms > 0);
-        case Backward: return num(c.backward_ms, formatMs(c.backward_ms), ok && c.backward_ms > 0);
+        case Impl:
+            return qstr(toString(c.impl));
+        case Batch:
+            return static_cast<qlonglong>(c.batch);
+        case Heads:
+            return static_cast<qlonglong>(c.heads);
+        case Seq:
+            return static_cast<qlonglong>(c.seq);
+        case HeadDim:
+            return static_cast<qlonglong>(c.head_dim);
+        case Dtype:
+            return qstr(toString(c.dtype));
+        case Causal:
+            return raw ? QVariant(c.causal) : QVariant(c.causal ? tr("yes") : tr("no"));
+        case Status:
+            return qstr(toString(c.status));
+        case ErrOut:
+            return num(c.err_out, QString::number(c.err_out, 'g', 3), c.err_out >= 0);
+        case ErrGrad:
+            return num(c.err_grad, QString::number(c.err_grad, 'g', 3), c.err_grad >= 0);
+        case Tolerance:
+            return num(c.tolerance, QString::number(c.tolerance, 'g', 3), c.tolerance > 0);
+        case Forward:
+            return num(c.forward_ms, formatMs(c.forward_ms), ok && c.forward_ms > 0);
+        case Backward:
+            return num(c.backward_ms, formatMs(c.backward_ms), ok && c.backward_ms > 0);
         case ForwardBackward:
-            return num(c.forward_backward_ms, formatMs(c.forward_backward_ms), ok && c.forward_backward_ms > 0);
+            return num(c.forward_backward_ms, formatMs(c.forward_backward_ms),
+                       ok && c.forward_backward_ms > 0);
         case ForwardTflops:
-            return num(c.forward_tflops, QString::number(c.forward_tflops, 'f', 2), ok && c.forward_tflops > 0);
+            return num(c.forward_tflops, QString::number(c.forward_tflops, 'f', 2),
+                       ok && c.forward_tflops > 0);
         case BackwardTflops:
-            return num(c.backward_tflops, QString::number(c.backward_tflops, 'f', 2), ok && c.backward_tflops > 0);
+            return num(c.backward_tflops, QString::number(c.backward_tflops, 'f', 2),
+                       ok && c.backward_tflops > 0);
         case MemBeforeBackward:
             if (!measuresMemory_) return raw ? QVariant() : QVariant(QStringLiteral("n/a"));
-            return raw ? QVariant(static_cast<qlonglong>(c.memory_before_backward)) : QVariant(formatMiB(c.memory_before_backward));
+            return raw ? QVariant(static_cast<qlonglong>(c.memory_before_backward))
+                       : QVariant(formatMiB(c.memory_before_backward));
         case PeakMemory:
             if (!measuresMemory_) return raw ? QVariant() : QVariant(QStringLiteral("n/a"));
-            return raw ? QVariant(static_cast<qlonglong>(c.peak_memory)) : QVariant(formatMiB(c.peak_memory));
+            return raw ? QVariant(static_cast<qlonglong>(c.peak_memory))
+                       : QVariant(formatMiB(c.peak_memory));
     }
     return {};
 }

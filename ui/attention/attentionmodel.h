@@ -6,11 +6,10 @@
 #include <QAbstractTableModel>
 #include <QMetaType>
 #include <QPointer>
-
 #include <vector>
 
-#include "benchmark/seriesmodel.h"
 #include "attention/attention_lab.h"
+#include "benchmark/seriesmodel.h"
 
 Q_DECLARE_METATYPE(ts::AttentionCell)
 
@@ -20,9 +19,25 @@ class AttentionModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column {
-        Impl, Batch, Heads, Seq, HeadDim, Dtype, Causal, Status, ErrOut, ErrGrad, Tolerance,
-        Forward, Backward, ForwardBackward, ForwardTflops, BackwardTflops, MemBeforeBackward,
-        PeakMemory, ColumnCount
+        Impl,
+        Batch,
+        Heads,
+        Seq,
+        HeadDim,
+        Dtype,
+        Causal,
+        Status,
+        ErrOut,
+        ErrGrad,
+        Tolerance,
+        Forward,
+        Backward,
+        ForwardBackward,
+        ForwardTflops,
+        BackwardTflops,
+        MemBeforeBackward,
+        PeakMemory,
+        ColumnCount
     };
     static constexpr int ValueRole = Qt::UserRole + 1;
 

@@ -12,22 +12,20 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
-
 #include <memory>
 
-#include "attention/attentionmodel.h"
 #include "attention/attention_json.h"
+#include "attention/attentionmodel.h"
 #include "attention/attentionview.h"
 #include "common/checkrow.h"
 #include "common/format.h"
-#include "runtime/environment.h"
 #include "core/store.h"
+#include "runtime/environment.h"
 
 namespace ts::ui {
 
 namespace {
 constexpr int kMaxCells = 2000;
-
 
 QString joinInts(const std::vector<int64_t>& v) {
     QStringList parts;
@@ -42,9 +40,10 @@ class CellForwarder final : public AttentionObserver {
 public:
     explicit CellForwarder(JobObserver& out) : out_(out) {}
     void cellFinished(int index, int count, const AttentionCell& cell) override {
-        std::string line = "cell " + std::to_string(index + 1) + "/" + std::to_string(count) + ": " +
-                           std::string(toString(cell.impl)) + " seq " + std::to_string(cell.seq) + " d " +
-                           std::to_string(cell.head_dim) + " " + std::string(toString(cell.dtype)) + ": " +
+        std::string line = "cell " + std::to_string(index + 1) + "/" + std::to_string(count) +
+                           ": " + std::string(toString(cell.impl)) + " seq " +
+                           std::to_string(cell.seq) + " d " + std::to_string(cell.head_dim) + " " +
+                           std::string(toString(cell.dtype)) + ": " +
                            std::string(toString(cell.status));
         if (cell.status == Status::Ok)
             line += " (forward " + formatMs(cell.forward_ms).toStdString() + " ms, backward " +
@@ -76,8 +75,10 @@ void AttentionPanel::build() {
     label_->setPlaceholderText(tr("optional; shown in the log and exports"));
     preset_ = new QComboBox(this);
     preset_->addItem(tr("custom"), QString());
-    preset_->addItem(tr("course set-up a: b 8, d 16…128, seq 256…16384, fp32"), QStringLiteral("a"));
-    preset_->addItem(tr("course set-up b: causal, seq 128…65536, bf16 and fp32"), QStringLiteral("b"));
+    preset_->addItem(tr("course set-up a: b 8, d 16…128, seq 256…16384, fp32"),
+                     QStringLiteral("a"));
+    preset_->addItem(tr("course set-up b: causal, seq 128…65536, bf16 and fp32"),
+                     QStringLiteral("b"));
     preset_->setToolTip(tr("Fills the fields with one of the course's two set-ups"));
     preset_->setObjectName(QStringLiteral("setup"));
     top->addRow(tr("&Label:"), label_);
@@ -139,11 +140,16 @@ void AttentionPanel::build() {
     outer->addStretch();
     addStatusLabels(outer);  // last: when it grows, no field moves
 
-    registerFields({{QStringLiteral("impls"), implBox_},     {QStringLiteral("seq"), seq_},
-                    {QStringLiteral("head_dims"), headDims_}, {QStringLiteral("batches"), batches_},
-                    {QStringLiteral("heads"), heads_},        {QStringLiteral("dtypes"), dtypeBox_},
-                    {QStringLiteral("causal"), causalBox_},   {QStringLiteral("passes"), passBox_},
-                    {QStringLiteral("warmup"), warmup_},      {QStringLiteral("steps"), steps_},
+    registerFields({{QStringLiteral("impls"), implBox_},
+                    {QStringLiteral("seq"), seq_},
+                    {QStringLiteral("head_dims"), headDims_},
+                    {QStringLiteral("batches"), batches_},
+                    {QStringLiteral("heads"), heads_},
+                    {QStringLiteral("dtypes"), dtypeBox_},
+                    {QStringLiteral("causal"), causalBox_},
+                    {QStringLiteral("passes"), passBox_},
+                    {QStringLiteral("warmup"), warmup_},
+                    {QStringLiteral("steps"), steps_},
                     {QStringLiteral("device"), device_}});
 
     // Defaults: seconds on a CPU.
@@ -167,19 +173,20 @@ void AttentionPanel::build() {
         updateAvailability();
         revalidate();
     };
-    for (QLineEdit* e : {label_, seq_, headDims_, batches_, heads_}) connect(e, &QLineEdit::textChanged, this, changed);
+    for (QLineEdit* e : {label_, seq_, headDims_, batches_, heads_})
+        connect(e, &QLineEdit::textChanged, this, changed);
     for (auto* cb : impls_) connect(cb, &QCheckBox::toggled, this, changed);
     for (auto* cb : dtypes_) connect(cb, &QCheckBox::toggled, this, changed);
     for (auto* cb : passes_) connect(cb, &QCheckBox::toggled, this, changed);
     for (QCheckBox* cb : {causal_, full_, check_}) connect(cb, &QCheckBox::toggled, this, changed);
     for (QSpinBox* sb : {warmup_, steps_}) connect(sb, &QSpinBox::valueChanged, this, changed);
     connect(device_, &QComboBox::currentIndexChanged, this, changed);
-    connect(preset_, &QComboBox::activated, this, [this] { applyPreset(preset_->currentData().toString()); });
+    connect(preset_, &QComboBox::activated, this,
+            [this] { applyPreset(preset_->currentData().toString()); });
     installRunShortcut();
     setLabelField(label_);
     updateAvailability();
 }
-
 
 void AttentionPanel::applyPreset(const QString& name) {
     auto spec = name.isEmpty() ? std::nullopt : attentionPreset(name.toStdString());
@@ -204,7 +211,6 @@ void AttentionPanel::applyPreset(const QString& name) {
     setState(o);
 }
 
-
 void AttentionPanel::updateAvailability() {
     // The engine's own checks say what this machine lacks: the flash kernels and half
     // precisions are probed as a benchmark point on the chosen device would be.
@@ -223,11 +229,13 @@ void AttentionPanel::updateAvailability() {
     for (AttentionImpl impl : allAttentionImpls()) {
         AttentionBenchSpec s = probe;
         s.impls = {impl};
-        if (impl == AttentionImpl::Flash) s.dtypes = {Precision::BF16};  // as our kernels are mostly used
+        if (impl == AttentionImpl::Flash)
+            s.dtypes = {Precision::BF16};  // as our kernels are mostly used
         const QString why = reason(s);
         QCheckBox* cb = impls_[impl];
         cb->setEnabled(why.isEmpty());
-        cb->setToolTip(why.isEmpty() ? attentionHint(impl) : attentionHint(impl) + QLatin1Char('\n') + why);
+        cb->setToolTip(why.isEmpty() ? attentionHint(impl)
+                                     : attentionHint(impl) + QLatin1Char('\n') + why);
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
     for (Precision p : {Precision::BF16, Precision::FP16}) {
@@ -246,8 +254,10 @@ void AttentionPanel::revalidate() {
     QHash<QWidget*, QStringList> byField;
     QStringList general;
     auto add = [&](QWidget* w, const QString& m) {
-        if (w && !byField[w].contains(m)) byField[w] << m;
-        else if (!w && !general.contains(m)) general << m;
+        if (w && !byField[w].contains(m))
+            byField[w] << m;
+        else if (!w && !general.contains(m))
+            general << m;
     };
     AttentionBenchSpec s;
     QString err;
@@ -276,11 +286,11 @@ void AttentionPanel::revalidate() {
     s.check = check_->isChecked();
     // The engine names the bad value; map its words to the field.
     const QList<QPair<QString, QWidget*>> keys = {
-        {QStringLiteral("sequence length"), seq_}, {QStringLiteral("head dim"), headDims_},
-        {QStringLiteral("batch size"), batches_},  {QStringLiteral("head count"), heads_},
+        {QStringLiteral("sequence length"), seq_},    {QStringLiteral("head dim"), headDims_},
+        {QStringLiteral("batch size"), batches_},     {QStringLiteral("head count"), heads_},
         {QStringLiteral("implementation"), implBox_}, {QStringLiteral("dtype"), dtypeBox_},
-        {QStringLiteral("causal"), causalBox_},    {QStringLiteral("pass"), passBox_},
-        {QStringLiteral("warm-up"), warmup_},      {QStringLiteral("steps"), steps_},
+        {QStringLiteral("causal"), causalBox_},       {QStringLiteral("pass"), passBox_},
+        {QStringLiteral("warm-up"), warmup_},         {QStringLiteral("steps"), steps_},
         {QStringLiteral("device"), device_}};
     for (const auto& m : validateAttentionSpec(s)) {
         const QString msg = qstr(m);
@@ -294,8 +304,9 @@ void AttentionPanel::revalidate() {
         if (target && byField.contains(target)) continue;
         add(target, msg);
     }
-    cells_ = static_cast<int>(s.impls.size() * s.seq_lens.size() * s.head_dims.size() * s.dtypes.size() *
-                              s.causal.size() * s.batches.size() * s.heads.size());
+    cells_ =
+        static_cast<int>(s.impls.size() * s.seq_lens.size() * s.head_dims.size() * s.dtypes.size() *
+                         s.causal.size() * s.batches.size() * s.heads.size());
     if (byField.isEmpty() && general.isEmpty() && cells_ > kMaxCells)
         general << tr("%1 cells; at most %2 can run at once").arg(cells_).arg(kMaxCells);
     spec_ = s;
@@ -304,10 +315,14 @@ void AttentionPanel::revalidate() {
 }
 
 QString AttentionPanel::summary() const {
-    if (!problems_.isEmpty()) return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+    if (!problems_.isEmpty())
+        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
     QStringList impls;
     for (AttentionImpl i : spec_.impls) impls << qstr(toString(i));
-    return tr("%1 cells: %2 × %3 problem(s)").arg(cells_).arg(impls.join(QStringLiteral(", "))).arg(cells_ / std::max<int>(1, static_cast<int>(spec_.impls.size())));
+    return tr("%1 cells: %2 × %3 problem(s)")
+        .arg(cells_)
+        .arg(impls.join(QStringLiteral(", ")))
+        .arg(cells_ / std::max<int>(1, static_cast<int>(spec_.impls.size())));
 }
 
 std::optional<LabJob> AttentionPanel::makeJob() const {
@@ -320,7 +335,8 @@ std::optional<LabJob> AttentionPanel::makeJob() const {
     job.spec_json = attentionSpecJson(spec_);
     const std::string device = spec_.device;
     job.environment = [device] { return currentEnvironment(device); };
-    job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
+    job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore* store,
+                             int64_t runId) {
         CellForwarder forward(obs);
         runAttentionBench(spec, forward, cancel, store, runId);
     };
@@ -357,39 +373,50 @@ QJsonObject AttentionPanel::state() const {
 void AttentionPanel::setState(const QJsonObject& o, QStringList* notes) {
     updating_ = true;
     auto text = [&](const char* key, QLineEdit* e) {
-        if (o.contains(QLatin1String(key))) e->setText(o.value(QLatin1String(key)).toVariant().toString());
+        if (o.contains(QLatin1String(key)))
+            e->setText(o.value(QLatin1String(key)).toVariant().toString());
     };
-    if (o.contains(QLatin1String("label"))) label_->setText(o.value(QLatin1String("label")).toString());
+    if (o.contains(QLatin1String("label")))
+        label_->setText(o.value(QLatin1String("label")).toString());
     text("seq", seq_);
     text("head_dims", headDims_);
     text("batches", batches_);
     text("heads", heads_);
     if (o.contains(QLatin1String("impls"))) {
         const QStringList want = stringsOf(o.value(QLatin1String("impls")));
-        for (AttentionImpl i : allAttentionImpls()) impls_[i]->setChecked(want.contains(qstr(toString(i))));
+        for (AttentionImpl i : allAttentionImpls())
+            impls_[i]->setChecked(want.contains(qstr(toString(i))));
     }
     if (o.contains(QLatin1String("dtypes"))) {
         const QStringList want = stringsOf(o.value(QLatin1String("dtypes")));
-        for (Precision p : allPrecisions()) dtypes_[p]->setChecked(want.contains(qstr(toString(p))));
+        for (Precision p : allPrecisions())
+            dtypes_[p]->setChecked(want.contains(qstr(toString(p))));
     }
     if (o.contains(QLatin1String("passes"))) {
         const QStringList want = stringsOf(o.value(QLatin1String("passes")));
-        for (AttentionPass p : allAttentionPasses()) passes_[p]->setChecked(want.contains(qstr(toString(p))));
+        for (AttentionPass p : allAttentionPasses())
+            passes_[p]->setChecked(want.contains(qstr(toString(p))));
     }
     if (o.contains(QLatin1String("causal"))) {
         const QStringList want = stringsOf(o.value(QLatin1String("causal")));
         causal_->setChecked(want.contains(QStringLiteral("causal")));
         full_->setChecked(want.contains(QStringLiteral("full")));
     }
-    if (o.contains(QLatin1String("warmup"))) warmup_->setValue(o.value(QLatin1String("warmup")).toInt());
-    if (o.contains(QLatin1String("steps"))) steps_->setValue(o.value(QLatin1String("steps")).toInt());
-    if (o.contains(QLatin1String("check"))) check_->setChecked(o.value(QLatin1String("check")).toBool());
+    if (o.contains(QLatin1String("warmup")))
+        warmup_->setValue(o.value(QLatin1String("warmup")).toInt());
+    if (o.contains(QLatin1String("steps")))
+        steps_->setValue(o.value(QLatin1String("steps")).toInt());
+    if (o.contains(QLatin1String("check")))
+        check_->setChecked(o.value(QLatin1String("check")).toBool());
     if (o.contains(QLatin1String("device"))) {
         const QString dev = o.value(QLatin1String("device")).toString();
         auto* model = qobject_cast<QStandardItemModel*>(device_->model());
         const int i = device_->findData(dev);
-        if (i >= 0 && (!model || model->item(i)->isEnabled())) device_->setCurrentIndex(i);
-        else if (notes && capsKnown_) *notes << tr("device '%1' is not available here; using %2").arg(dev, device_->currentData().toString());
+        if (i >= 0 && (!model || model->item(i)->isEnabled()))
+            device_->setCurrentIndex(i);
+        else if (notes && capsKnown_)
+            *notes << tr("device '%1' is not available here; using %2")
+                          .arg(dev, device_->currentData().toString());
     }
     QList<AttentionImpl> implsWanted;
     for (AttentionImpl i : allAttentionImpls())
@@ -401,7 +428,9 @@ void AttentionPanel::setState(const QJsonObject& o, QStringList* notes) {
     if (notes && capsKnown_) {
         for (AttentionImpl i : implsWanted)
             if (!impls_[i]->isChecked())
-                *notes << tr("%1 left out: %2").arg(qstr(toString(i)), impls_[i]->toolTip().section(QLatin1Char('\n'), 1));
+                *notes << tr("%1 left out: %2")
+                              .arg(qstr(toString(i)),
+                                   impls_[i]->toolTip().section(QLatin1Char('\n'), 1));
         for (Precision p : {Precision::BF16, Precision::FP16})
             if (halfWanted.contains(qstr(toString(p))) && !dtypes_[p]->isChecked())
                 *notes << tr("%1 left out: %2").arg(qstr(toString(p)), dtypes_[p]->toolTip());
@@ -418,7 +447,8 @@ void AttentionPanel::setState(const QJsonObject& o, QStringList* notes) {
 namespace {
 QStringList causalNames(const QJsonValue& v) {
     QStringList out;
-    for (const QJsonValue& x : v.toArray()) out << (x.toBool() ? QStringLiteral("causal") : QStringLiteral("full"));
+    for (const QJsonValue& x : v.toArray())
+        out << (x.toBool() ? QStringLiteral("causal") : QStringLiteral("full"));
     return out;
 }
 }  // namespace
@@ -429,7 +459,8 @@ QString AttentionPanel::describeSpec(const QJsonObject& s) {
     parts << jsonListText(s.value(QLatin1String("impls"))).join(comma)
           << QStringLiteral("seq ") + jsonListText(s.value(QLatin1String("seq_lens"))).join(comma)
           << QStringLiteral("d ") + jsonListText(s.value(QLatin1String("head_dims"))).join(comma)
-          << jsonListText(s.value(QLatin1String("dtypes"))).join(comma) << causalNames(s.value(QLatin1String("causal"))).join(comma)
+          << jsonListText(s.value(QLatin1String("dtypes"))).join(comma)
+          << causalNames(s.value(QLatin1String("causal"))).join(comma)
           << jsonListText(s.value(QLatin1String("passes"))).join(comma)
           << QStringLiteral("b ") + jsonListText(s.value(QLatin1String("batches"))).join(comma)
           << QStringLiteral("h ") + jsonListText(s.value(QLatin1String("heads"))).join(comma)
@@ -442,14 +473,18 @@ QString AttentionPanel::describeSpec(const QJsonObject& s) {
 QJsonObject AttentionPanel::stateFromSpec(const QJsonObject& s) {
     const QString comma = QStringLiteral(", ");
     QJsonObject o;
-    o[QStringLiteral("impls")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("impls"))));
+    o[QStringLiteral("impls")] =
+        QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("impls"))));
     o[QStringLiteral("seq")] = jsonListText(s.value(QLatin1String("seq_lens"))).join(comma);
     o[QStringLiteral("head_dims")] = jsonListText(s.value(QLatin1String("head_dims"))).join(comma);
     o[QStringLiteral("batches")] = jsonListText(s.value(QLatin1String("batches"))).join(comma);
     o[QStringLiteral("heads")] = jsonListText(s.value(QLatin1String("heads"))).join(comma);
-    o[QStringLiteral("dtypes")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("dtypes"))));
-    o[QStringLiteral("causal")] = QJsonArray::fromStringList(causalNames(s.value(QLatin1String("causal"))));
-    o[QStringLiteral("passes")] = QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("passes"))));
+    o[QStringLiteral("dtypes")] =
+        QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("dtypes"))));
+    o[QStringLiteral("causal")] =
+        QJsonArray::fromStringList(causalNames(s.value(QLatin1String("causal"))));
+    o[QStringLiteral("passes")] =
+        QJsonArray::fromStringList(jsonListText(s.value(QLatin1String("passes"))));
     o[QStringLiteral("warmup")] = s.value(QLatin1String("warmup"));
     o[QStringLiteral("steps")] = s.value(QLatin1String("steps"));
     o[QStringLiteral("device")] = s.value(QLatin1String("device"));

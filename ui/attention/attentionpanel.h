@@ -6,8 +6,8 @@
 #include <QHash>
 #include <QMap>
 
-#include "common/labpanel.h"
 #include "attention/attention_lab.h"
+#include "common/labpanel.h"
 
 class QCheckBox;
 class QComboBox;

@@ -29,7 +29,9 @@ public:
     void pointStarted(int index, int count, const BenchConfig& config) override;
     void stepFinished(int index, const StepSample& sample) override;
     void pointFinished(int index, const BenchResult& result) override;
-    void progress(double fraction, double eta_seconds) override { out_.progress(fraction, eta_seconds); }
+    void progress(double fraction, double eta_seconds) override {
+        out_.progress(fraction, eta_seconds);
+    }
     void log(LogLevel level, const std::string& message) override { out_.log(level, message); }
 
 private:

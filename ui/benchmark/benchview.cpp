@@ -10,20 +10,19 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
-
 #include <algorithm>
 
+#include "benchmark/benchformat.h"
 #include "benchmark/benchitems.h"
 #include "benchmark/breakdownchart.h"
-#include "benchmark/speedupchart.h"
 #include "benchmark/comparewidget.h"
 #include "benchmark/dimensions.h"
 #include "benchmark/memorychart.h"
+#include "benchmark/speedupchart.h"
 #include "benchmark/stepchart.h"
 #include "benchmark/storedbenchrun.h"
 #include "benchmark/sweepchart.h"
 #include "common/format.h"
-#include "benchmark/benchformat.h"
 #include "common/tableview.h"
 #include "profiler/profiler_json.h"
 
@@ -73,20 +72,23 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     split->addWidget(stepTable_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
-    addPane({QStringLiteral("steps"), tr("&Steps"), withControls(this, stepControls, split), stepChart_, stepTable_});
+    addPane({QStringLiteral("steps"), tr("&Steps"), withControls(this, stepControls, split),
+             stepChart_, stepTable_});
     connect(pointCombo_, &QComboBox::currentIndexChanged, this,
             [this] { stepChart_->setPoint(pointCombo_->currentData().toInt()); });
     connect(overlay_, &QCheckBox::toggled, this, [this](bool on) {
         stepChart_->setOverlay(on);
         pointCombo_->setEnabled(!on);
     });
-    connect(&doc_, &RunDocument::infoChanged, this, [this] { stepChart_->setRunPointCount(doc_.pointCount()); });
+    connect(&doc_, &RunDocument::infoChanged, this,
+            [this] { stepChart_->setRunPointCount(doc_.pointCount()); });
 
     // Sweep: time against size / context / batch, one series per other varying value.
     sweepChart_ = new SweepChart(doc_.sweep(), this);
     sweepChart_->setObjectName(QStringLiteral("sweepChart"));
     sweepX_ = new QComboBox(this);
-    for (Dimension d : SweepModel::xDimensions()) sweepX_->addItem(dimensionName(d), static_cast<int>(d));
+    for (Dimension d : SweepModel::xDimensions())
+        sweepX_->addItem(dimensionName(d), static_cast<int>(d));
     sweepMetric_ = new QComboBox(this);
     for (Metric m : {Metric::Total, Metric::Forward, Metric::Backward, Metric::Optimizer})
         sweepMetric_->addItem(metricName(m), static_cast<int>(m));
@@ -98,11 +100,14 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     sweepControls->addWidget(sweepMetric_);
     sweepControls->addWidget(sweepLogY_);
     sweepControls->addStretch();
-    addPane({QStringLiteral("sweep"), tr("S&weep"), withControls(this, sweepControls, sweepChart_), sweepChart_, nullptr});
-    connect(sweepX_, &QComboBox::currentIndexChanged, this,
-            [this] { doc_.sweep()->setXDimension(static_cast<Dimension>(sweepX_->currentData().toInt())); });
-    connect(sweepMetric_, &QComboBox::currentIndexChanged, this,
-            [this] { doc_.sweep()->setMetric(static_cast<Metric>(sweepMetric_->currentData().toInt())); });
+    addPane({QStringLiteral("sweep"), tr("S&weep"), withControls(this, sweepControls, sweepChart_),
+             sweepChart_, nullptr});
+    connect(sweepX_, &QComboBox::currentIndexChanged, this, [this] {
+        doc_.sweep()->setXDimension(static_cast<Dimension>(sweepX_->currentData().toInt()));
+    });
+    connect(sweepMetric_, &QComboBox::currentIndexChanged, this, [this] {
+        doc_.sweep()->setMetric(static_cast<Metric>(sweepMetric_->currentData().toInt()));
+    });
     connect(sweepLogY_, &QCheckBox::toggled, sweepChart_, &SweepChart::setLogY);
 
     // Speedup: a baseline column against the others.
@@ -131,22 +136,23 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     speedSplit->addWidget(speedupTable_);
     speedSplit->addWidget(speedupChart_);
     speedSplit->setSizes({500, 500});  // half and half, whatever the table's own width
-    addPane({QStringLiteral("speedup"), tr("S&peedup"), withControls(this, speedControls, speedSplit), speedupChart_,
-             speedupTable_});
+    addPane({QStringLiteral("speedup"), tr("S&peedup"),
+             withControls(this, speedControls, speedSplit), speedupChart_, speedupTable_});
     connect(speedupDim_, &QComboBox::activated, this, [this] {
         doc_.speedup()->setDimension(static_cast<Dimension>(speedupDim_->currentData().toInt()));
     });
     connect(speedupBaseline_, &QComboBox::activated, this,
             [this] { doc_.speedup()->setBaseline(speedupBaseline_->currentText()); });
-    connect(speedupMetric_, &QComboBox::currentIndexChanged, this,
-            [this] { doc_.speedup()->setMetric(static_cast<Metric>(speedupMetric_->currentData().toInt())); });
+    connect(speedupMetric_, &QComboBox::currentIndexChanged, this, [this] {
+        doc_.speedup()->setMetric(static_cast<Metric>(speedupMetric_->currentData().toInt()));
+    });
     connect(doc_.speedup(), &SpeedupModel::shapeChanged, this, &BenchView::refillSpeedupControls);
 
     // Breakdown: forward, backward and optimizer of each point, stacked.
     breakdownChart_ = new BreakdownChart(doc_.results(), this);
     breakdownChart_->setObjectName(QStringLiteral("breakdownChart"));
-    addPane({QStringLiteral("breakdown"), tr("&Breakdown"), withControls(this, nullptr, breakdownChart_), breakdownChart_,
-             nullptr});
+    addPane({QStringLiteral("breakdown"), tr("&Breakdown"),
+             withControls(this, nullptr, breakdownChart_), breakdownChart_, nullptr});
 
     // Results: one row per point.
     resultTable_ = new DataTableView(this);
@@ -157,22 +163,27 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     resultTable_->horizontalHeader()->setStretchLastSection(false);
     // Any point can be profiled: the Profiler lab opens with its configuration and runs it.
     profileAct_ = new QAction(tr("Profile This Point"), resultTable_);
-    profileAct_->setToolTip(tr("Opens the Profiler with the selected point's configuration and runs it"));
+    profileAct_->setToolTip(
+        tr("Opens the Profiler with the selected point's configuration and runs it"));
     profileAct_->setEnabled(false);
     resultTable_->addAction(profileAct_);
-    connect(profileAct_, &QAction::triggered, this, [this] { profilePoint(resultTable_->currentIndex().row()); });
+    connect(profileAct_, &QAction::triggered, this,
+            [this] { profilePoint(resultTable_->currentIndex().row()); });
     auto* profileButton = new QPushButton(tr("&Profile This Point"), this);
     profileButton->setObjectName(QStringLiteral("profilePoint"));
     profileButton->setToolTip(profileAct_->toolTip());
-    connect(profileAct_, &QAction::changed, profileButton, [this, profileButton] { profileButton->setEnabled(profileAct_->isEnabled()); });
+    connect(profileAct_, &QAction::changed, profileButton,
+            [this, profileButton] { profileButton->setEnabled(profileAct_->isEnabled()); });
     profileButton->setEnabled(false);
     connect(profileButton, &QPushButton::clicked, profileAct_, &QAction::trigger);
     connect(resultTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { profileAct_->setEnabled(current.isValid()); });
-    connect(doc_.results(), &QAbstractItemModel::modelReset, this, [this] { profileAct_->setEnabled(false); });
+    connect(doc_.results(), &QAbstractItemModel::modelReset, this,
+            [this] { profileAct_->setEnabled(false); });
     auto* sweepProfile = new QAction(tr("Profile This Point"), sweepChart_);
     sweepChart_->addAction(sweepProfile);
-    connect(sweepProfile, &QAction::triggered, this, [this] { profileSweepPointAt(sweepChart_->contextMenuPosition()); });
+    connect(sweepProfile, &QAction::triggered, this,
+            [this] { profileSweepPointAt(sweepChart_->contextMenuPosition()); });
     auto* speedupProfile = new QAction(tr("Profile This Point"), speedupTable_);
     speedupTable_->addAction(speedupProfile);
     connect(speedupProfile, &QAction::triggered, this, [this] {
@@ -182,15 +193,18 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     auto* resultControls = new QHBoxLayout;
     resultControls->addStretch();
     resultControls->addWidget(profileButton);
-    addPane({QStringLiteral("results"), tr("&Results"), withControls(this, resultControls, resultTable_), nullptr, resultTable_});
+    addPane({QStringLiteral("results"), tr("&Results"),
+             withControls(this, resultControls, resultTable_), nullptr, resultTable_});
 
     memoryChart_ = new MemoryChart(doc_.steps(), this);
     memoryChart_->setObjectName(QStringLiteral("memoryChart"));
     memoryChart_->setResults(doc_.results());
-    addPane({QStringLiteral("memory"), tr("&Memory"), withControls(this, nullptr, memoryChart_), memoryChart_, nullptr});
+    addPane({QStringLiteral("memory"), tr("&Memory"), withControls(this, nullptr, memoryChart_),
+             memoryChart_, nullptr});
 
     compareWidget_ = new CompareWidget(&compare_, this);
-    comparePane_ = addPane({QStringLiteral("compare"), tr("&Compare"), compareWidget_, nullptr, compareWidget_->table()});
+    comparePane_ = addPane({QStringLiteral("compare"), tr("&Compare"), compareWidget_, nullptr,
+                            compareWidget_->table()});
 
     connect(&doc_, &RunDocument::infoChanged, this, &BenchView::titleChanged);
     connect(tabs(), &QTabWidget::currentChanged, this, &BenchView::titleChanged);
@@ -244,8 +258,12 @@ void BenchView::addItems(const QList<QVariant>& items) {
         if (item.canConvert<BenchPointStarted>()) {
             const auto p = item.value<BenchPointStarted>();
             doc_.startPoint(p.index, p.config);
-            Q_EMIT statusText(tr("Running point %1 of %2: %3").arg(p.index + 1).arg(p.count).arg(describeConfig(p.config)));
-            Q_EMIT logLine(tr("Point %1/%2: %3").arg(p.index + 1).arg(p.count).arg(describeConfig(p.config)));
+            Q_EMIT statusText(tr("Running point %1 of %2: %3")
+                                  .arg(p.index + 1)
+                                  .arg(p.count)
+                                  .arg(describeConfig(p.config)));
+            Q_EMIT logLine(
+                tr("Point %1/%2: %3").arg(p.index + 1).arg(p.count).arg(describeConfig(p.config)));
         } else if (item.canConvert<BenchPointFinished>()) {
             const auto f = item.value<BenchPointFinished>();
             const BenchResult& r = f.result;
@@ -253,13 +271,18 @@ void BenchView::addItems(const QList<QVariant>& items) {
             if (r.status == Status::Ok) {
                 // The phases the mode runs: a forward-only point has no backward of 0 ms.
                 QStringList phases{tr("forward %1").arg(formatMs(r.forward.mean))};
-                if (r.config.mode != Mode::Forward) phases << tr("backward %1").arg(formatMs(r.backward.mean));
-                if (r.config.mode == Mode::Train) phases << tr("optimizer %1").arg(formatMs(r.optimizer.mean));
+                if (r.config.mode != Mode::Forward)
+                    phases << tr("backward %1").arg(formatMs(r.backward.mean));
+                if (r.config.mode == Mode::Train)
+                    phases << tr("optimizer %1").arg(formatMs(r.optimizer.mean));
                 Q_EMIT logLine(tr("Point %1: total %2 ± %3 ms per step (%4)")
                                    .arg(f.index + 1)
-                                   .arg(formatMs(r.total.mean), formatMs(r.total.std), phases.join(QStringLiteral(", "))));
+                                   .arg(formatMs(r.total.mean), formatMs(r.total.std),
+                                        phases.join(QStringLiteral(", "))));
             } else
-                Q_EMIT logLine(tr("Point %1: %2 %3").arg(f.index + 1).arg(qstr(toString(r.status)), qstr(r.error)));
+                Q_EMIT logLine(tr("Point %1: %2 %3")
+                                   .arg(f.index + 1)
+                                   .arg(qstr(toString(r.status)), qstr(r.error)));
         }
     }
     flush();
@@ -286,7 +309,8 @@ void BenchView::replay(const StoredRun& stored, double speed) {
         return;
     }
     endComparison();
-    doc_.begin(RunDocument::Source::Replay, qstr(run.info.label), static_cast<int>(run.points.size()));
+    doc_.begin(RunDocument::Source::Replay, qstr(run.info.label),
+               static_cast<int>(run.points.size()));
     doc_.setStoreRunId(run.info.id);
     if (!run.points.empty()) doc_.setEnvironment(run.points.front().environment);
     pointCombo_->setCurrentIndex(0);
@@ -296,10 +320,14 @@ void BenchView::replay(const StoredRun& stored, double speed) {
 }
 
 void BenchView::connectReplayer() {
-    connect(&replayer_, &Replayer::pointStarted, this, [this](int index, int count, const BenchConfig& c) {
-        doc_.startPoint(index, c);
-        Q_EMIT statusText(tr("Replaying point %1 of %2: %3").arg(index + 1).arg(count).arg(describeConfig(c)));
-    });
+    connect(&replayer_, &Replayer::pointStarted, this,
+            [this](int index, int count, const BenchConfig& c) {
+                doc_.startPoint(index, c);
+                Q_EMIT statusText(tr("Replaying point %1 of %2: %3")
+                                      .arg(index + 1)
+                                      .arg(count)
+                                      .arg(describeConfig(c)));
+            });
     connect(&replayer_, &Replayer::stepsArrived, this,
             [this](int point, const QList<StepSample>& steps) { doc_.addSteps(point, steps); });
     connect(&replayer_, &Replayer::pointFinished, this,
@@ -321,8 +349,8 @@ bool BenchView::compare(const StoredRun& a, const StoredRun& b, QString* error) 
         }
     compare_.setRuns({ra.info, std::move(ra.points)}, {rb.info, std::move(rb.points)});
     comparing_ = true;
-    compareWidget_->table()->setTitle(tr("Comparison"),
-                                      QStringLiteral("compare-run%1-vs-run%2").arg(a.info.id).arg(b.info.id));
+    compareWidget_->table()->setTitle(
+        tr("Comparison"), QStringLiteral("compare-run%1-vs-run%2").arg(a.info.id).arg(b.info.id));
     showPane(comparePane_);
     Q_EMIT titleChanged();
     Q_EMIT logLine(tr("Comparing run %1 (A) with run %2 (B)").arg(a.info.id).arg(b.info.id));
@@ -359,7 +387,8 @@ void BenchView::applyPresetView(const QJsonObject& view) {
     LabView::applyPresetView(view);
     // Modes do different work: a preset that compares them gets the breakdown of the step,
     // not a speedup.
-    if (dimension && !SpeedupModel::comparesAsSpeedup(*dimension) && currentPane() == paneIndex(QStringLiteral("speedup")))
+    if (dimension && !SpeedupModel::comparesAsSpeedup(*dimension) &&
+        currentPane() == paneIndex(QStringLiteral("speedup")))
         showPane(paneIndex(QStringLiteral("breakdown")));
 }
 
@@ -376,7 +405,9 @@ ExportContext BenchView::compareContext() const {
     for (const auto& p : a.points) configs.push_back(p.config);
     ctx.configuration = describeSweep(configs);
     if (!b.points.empty())
-        ctx.notes << tr("Run B environment: %1").arg(environmentLines(b.points.front().environment).join(QStringLiteral("; ")));
+        ctx.notes
+            << tr("Run B environment: %1")
+                   .arg(environmentLines(b.points.front().environment).join(QStringLiteral("; ")));
     return ctx;
 }
 
@@ -398,11 +429,12 @@ QList<ReportPart> BenchView::reportParts() const {
     // Every point's step chart, not only the one on screen.
     const int points = doc.results()->rowCount();
     while (static_cast<int>(pointCharts_.size()) < points)
-        pointCharts_.push_back(std::make_unique<StepChartAtPoint>(stepChart_, static_cast<int>(pointCharts_.size())));
+        pointCharts_.push_back(
+            std::make_unique<StepChartAtPoint>(stepChart_, static_cast<int>(pointCharts_.size())));
     if (points == 0) parts << ReportPart{tr("Step timings"), stepChart_, nullptr};
     for (int p = 0; p < points; ++p)
-        parts << ReportPart{tr("Step timings, point %1 of %2").arg(p + 1).arg(points), pointCharts_[static_cast<size_t>(p)].get(),
-                            nullptr};
+        parts << ReportPart{tr("Step timings, point %1 of %2").arg(p + 1).arg(points),
+                            pointCharts_[static_cast<size_t>(p)].get(), nullptr};
     if (points > 1) parts << ReportPart{tr("Where the time goes"), breakdownChart_, nullptr};
     // The sweep chart says something when its x varies (not for a sweep over modes only).
     const std::vector<Dimension> varying = varyingDimensions(doc.results()->configs());
@@ -411,7 +443,8 @@ QList<ReportPart> BenchView::reportParts() const {
         parts << ReportPart{tr("Sweep"), sweepChart_, nullptr};
     auto* speedup = doc.speedup();
     if (!speedup->candidates().empty())
-        parts << ReportPart{tr("Speedup (%1, baseline %2)").arg(dimensionName(speedup->dimension()), speedup->baseline()),
+        parts << ReportPart{tr("Speedup (%1, baseline %2)")
+                                .arg(dimensionName(speedup->dimension()), speedup->baseline()),
                             speedupChart_, speedup};
     parts << ReportPart{tr("Results"), nullptr, doc.results()};
     parts << ReportPart{tr("Memory per step"), memoryChart_, nullptr};
@@ -427,8 +460,9 @@ void BenchView::refillPointCombo() {
     pointCombo_->addItem(tr("follow the running point"), -1);
     const auto& entries = doc_.results()->entries();
     for (size_t i = 0; i < entries.size(); ++i)
-        pointCombo_->addItem(QStringLiteral("%1: %2").arg(i + 1).arg(describeConfig(entries[i].result.config)),
-                             static_cast<int>(i));
+        pointCombo_->addItem(
+            QStringLiteral("%1: %2").arg(i + 1).arg(describeConfig(entries[i].result.config)),
+            static_cast<int>(i));
     const int idx = pointCombo_->findData(wanted);
     pointCombo_->setCurrentIndex(idx < 0 ? 0 : idx);
     stepChart_->setPoint(pointCombo_->currentData().toInt());
@@ -442,13 +476,15 @@ void BenchView::refillSpeedupControls() {
         auto candidates = m->candidates();
         if (candidates.empty()) candidates.push_back(m->dimension());
         for (Dimension d : candidates) speedupDim_->addItem(dimensionName(d), static_cast<int>(d));
-        speedupDim_->setCurrentIndex(std::max(0, speedupDim_->findData(static_cast<int>(m->dimension()))));
+        speedupDim_->setCurrentIndex(
+            std::max(0, speedupDim_->findData(static_cast<int>(m->dimension()))));
     }
     {
         const QSignalBlocker b2(speedupBaseline_);
         speedupBaseline_->clear();
         speedupBaseline_->addItems(m->values());
-        speedupBaseline_->setCurrentIndex(std::max(0, static_cast<int>(m->values().indexOf(m->baseline()))));
+        speedupBaseline_->setCurrentIndex(
+            std::max(0, static_cast<int>(m->values().indexOf(m->baseline()))));
     }
 }
 
@@ -457,8 +493,11 @@ bool BenchView::profilePoint(int row) {
     if (row < 0 || row >= static_cast<int>(entries.size())) return false;
     ProfileSpec spec;
     spec.bench = entries[static_cast<size_t>(row)].result.config;
-    const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(profileSpecJson(spec))).object();
-    Q_EMIT openInLab(QString::fromLatin1(kProfileLab), json, tr("Profile of point %1: %2").arg(row + 1).arg(describeConfig(spec.bench)), true);
+    const QJsonObject json =
+        QJsonDocument::fromJson(QByteArray::fromStdString(profileSpecJson(spec))).object();
+    Q_EMIT openInLab(QString::fromLatin1(kProfileLab), json,
+                     tr("Profile of point %1: %2").arg(row + 1).arg(describeConfig(spec.bench)),
+                     true);
     return true;
 }
 

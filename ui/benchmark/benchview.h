@@ -4,13 +4,13 @@
 // replayer and the comparison; live runs, stored runs and replays all fill the same models.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "benchmark/comparemodel.h"
 #include "benchmark/replayer.h"
 #include "benchmark/rundocument.h"
 #include "common/labview.h"
-
-#include <memory>
-#include <vector>
 
 class QAction;
 class QCheckBox;

@@ -4,9 +4,9 @@
 #include <QColor>
 #include <QHash>
 
+#include "benchmark/benchformat.h"
 #include "benchmark/dimensions.h"
 #include "common/format.h"
-#include "benchmark/benchformat.h"
 
 namespace ts::ui {
 
@@ -24,11 +24,16 @@ QVariant CompareModel::headerData(int section, Qt::Orientation o, int role) cons
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     const QString m = metricName(metric_);
     switch (section) {
-        case Configuration: return tr("Configuration");
-        case TimeA: return tr("Run %1 %2 ms").arg(a_.info.id).arg(m);
-        case TimeB: return tr("Run %1 %2 ms").arg(b_.info.id).arg(m);
-        case Difference: return tr("Δ ms (B − A)");
-        case Ratio: return tr("Ratio B / A");
+        case Configuration:
+            return tr("Configuration");
+        case TimeA:
+            return tr("Run %1 %2 ms").arg(a_.info.id).arg(m);
+        case TimeB:
+            return tr("Run %1 %2 ms").arg(b_.info.id).arg(m);
+        case Difference:
+            return tr("Δ ms (B − A)");
+        case Ratio:
+            return tr("Ratio B / A");
     }
     return {};
 }
@@ -62,17 +67,21 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
     };
     if (role != Qt::DisplayRole && role != ValueRole) return {};
     switch (col) {
-        case Configuration: return r.label;
-        case TimeA: return side(r.a, okA, ta);
-        case TimeB: return side(r.b, okB, tb);
+        case Configuration:
+            return r.label;
+        case TimeA:
+            return side(r.a, okA, ta);
+        case TimeB:
+            return side(r.b, okB, tb);
         case Difference:
             if (!okA || !okB) return role == ValueRole ? QVariant() : QVariant(tr("—"));
             return role == ValueRole ? QVariant(tb - ta)
                                      : QVariant((tb >= ta ? "+" : "") + formatMs(tb - ta));
         case Ratio:
             if (!okA || !okB || ta <= 0) return role == ValueRole ? QVariant() : QVariant(tr("—"));
-            return role == ValueRole ? QVariant(tb / ta)
-                                     : QVariant(QString::number(tb / ta, 'f', 3) + QStringLiteral("×"));
+            return role == ValueRole
+                       ? QVariant(tb / ta)
+                       : QVariant(QString::number(tb / ta, 'f', 3) + QStringLiteral("×"));
     }
     return {};
 }
@@ -111,7 +120,8 @@ void CompareModel::rebuild() {
         if (row < 0) {
             row = static_cast<int>(rows_.size());
             rowOf.insert(key, row);
-            rows_.push_back({varying.empty() ? describeConfig(p.config) : labelOver(p.config, varying)});
+            rows_.push_back(
+                {varying.empty() ? describeConfig(p.config) : labelOver(p.config, varying)});
         }
         (isA ? rows_[static_cast<size_t>(row)].a : rows_[static_cast<size_t>(row)].b) = &p;
     };

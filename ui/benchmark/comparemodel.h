@@ -4,7 +4,6 @@
 
 #include <QAbstractTableModel>
 #include <QStringList>
-
 #include <vector>
 
 #include "benchmark/speedupmodel.h"

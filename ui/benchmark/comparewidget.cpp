@@ -12,7 +12,8 @@
 
 namespace ts::ui {
 
-CompareWidget::CompareWidget(CompareModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+CompareWidget::CompareWidget(CompareModel* model, QWidget* parent)
+    : QWidget(parent), model_(model) {
     header_ = new QLabel(this);
     header_->setWordWrap(true);
     header_->setTextFormat(Qt::RichText);
@@ -51,7 +52,9 @@ void CompareWidget::refresh() {
         return QStringLiteral("<b>%1</b> = run %2 %3 (%4, %5 points)")
             .arg(QLatin1String(tag))
             .arg(s.info.id)
-            .arg(s.info.label.empty() ? QString() : QStringLiteral("“") + qstr(s.info.label).toHtmlEscaped() + QStringLiteral("”"))
+            .arg(s.info.label.empty() ? QString()
+                                      : QStringLiteral("“") + qstr(s.info.label).toHtmlEscaped() +
+                                            QStringLiteral("”"))
             .arg(qstr(s.info.created).toHtmlEscaped())
             .arg(s.points.size());
     };
@@ -60,9 +63,11 @@ void CompareWidget::refresh() {
     if (diffs.isEmpty()) {
         html += tr("<br>Same environment.");
     } else {
-        html += QStringLiteral("<br>") + tr("Environment differences:") + QStringLiteral("<ul style='margin:0'>");
+        html += QStringLiteral("<br>") + tr("Environment differences:") +
+                QStringLiteral("<ul style='margin:0'>");
         for (const QStringList& d : diffs)
-            html += QStringLiteral("<li>%1: A %2 · B %3</li>").arg(d[0].toHtmlEscaped(), d[1].toHtmlEscaped(), d[2].toHtmlEscaped());
+            html += QStringLiteral("<li>%1: A %2 · B %3</li>")
+                        .arg(d[0].toHtmlEscaped(), d[1].toHtmlEscaped(), d[2].toHtmlEscaped());
         html += QStringLiteral("</ul>");
     }
     header_->setText(html);

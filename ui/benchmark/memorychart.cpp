@@ -2,15 +2,14 @@
 
 #include <QMenu>
 #include <QPicture>
-#include <QVBoxLayout>
-
 #include <QToolTip>
+#include <QVBoxLayout>
 
 #include "benchmark/dimensions.h"
 #include "benchmark/resultmodel.h"
-#include "common/qcp.h"
 #include "benchmark/stepmodel.h"
 #include "common/format.h"
+#include "common/qcp.h"
 #include "common/theme.h"
 
 namespace ts::ui {
@@ -29,7 +28,9 @@ protected:
             if (raw <= m * mag) return m * mag;
         return 10 * mag;
     }
-    int getSubTickCount(double step) override { return step >= 5 && std::fmod(step, 5) == 0 ? 4 : step >= 2 ? 1 : 0; }
+    int getSubTickCount(double step) override {
+        return step >= 5 && std::fmod(step, 5) == 0 ? 4 : step >= 2 ? 1 : 0;
+    }
 };
 }  // namespace
 
@@ -69,7 +70,8 @@ MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), s
     note_ = new QCPItemText(plot_);
     note_->position->setType(QCPItemPosition::ptAxisRectRatio);
     note_->position->setCoords(0.5, 0.5);
-    note_->setText(tr("No device memory in this run: memory is measured on CUDA devices; CPU runs record none."));
+    note_->setText(tr(
+        "No device memory in this run: memory is measured on CUDA devices; CPU runs record none."));
     note_->setVisible(false);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -91,14 +93,18 @@ MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), s
     // into a box instead of dragging.
     connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
         followData_ = false;
-        plot_->setSelectionRectMode(e->modifiers() & Qt::ControlModifier ? QCP::srmZoom : QCP::srmNone);
+        plot_->setSelectionRectMode(e->modifiers() & Qt::ControlModifier ? QCP::srmZoom
+                                                                         : QCP::srmNone);
     });
     connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
         const double key = plot_->xAxis->pixelToCoord(e->pos().x());
         hoverAt(key);
-        const QString text = tracer_->visible() ? hoverText(static_cast<int>(std::lround(key))) : QString();
-        if (text.isEmpty()) QToolTip::hideText();
-        else QToolTip::showText(e->globalPosition().toPoint(), text, plot_);
+        const QString text =
+            tracer_->visible() ? hoverText(static_cast<int>(std::lround(key))) : QString();
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(e->globalPosition().toPoint(), text, plot_);
     });
     connect(plot_, &QCustomPlot::mouseWheel, this, [this] { followData_ = false; });
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] {
@@ -137,7 +143,8 @@ QString MemoryChart::pointLabel(int point) const {
     if (!results_ || point >= results_->rowCount()) return tr("point %1").arg(point + 1);
     std::vector<Dimension> dims = varyingDimensions(results_->configs());
     const BenchConfig& c = results_->entries()[static_cast<size_t>(point)].result.config;
-    return dims.empty() ? tr("point %1").arg(point + 1) : QStringLiteral("%1: %2").arg(point + 1).arg(labelOver(c, dims));
+    return dims.empty() ? tr("point %1").arg(point + 1)
+                        : QStringLiteral("%1: %2").arg(point + 1).arg(labelOver(c, dims));
 }
 
 // A vertical line where each point's steps start, labelled with the point. Redrawn only
@@ -184,10 +191,12 @@ QString MemoryChart::hoverText(int row) const {
     if (!steps_ || row < 0 || row >= steps_->rowCount()) return {};
     const StepSample& s = steps_->sample(row);
     const int point = steps_->pointOf(row);
-    if (!steps_->measuresMemory(point)) return tr("step %1 of %2: no device memory (CPU)").arg(s.index).arg(pointLabel(point));
+    if (!steps_->measuresMemory(point))
+        return tr("step %1 of %2: no device memory (CPU)").arg(s.index).arg(pointLabel(point));
     return tr("step %1 of %2\nallocated %3 MiB\nreserved %4 MiB\npeak in step %5 MiB")
         .arg(s.index)
-        .arg(pointLabel(point), formatMiB(s.memory_allocated), formatMiB(s.memory_reserved), formatMiB(s.memory_peak));
+        .arg(pointLabel(point), formatMiB(s.memory_allocated), formatMiB(s.memory_reserved),
+             formatMiB(s.memory_peak));
 }
 
 void MemoryChart::hoverAt(double key) {
@@ -274,7 +283,8 @@ void MemoryChart::restyle() {
         QColor c = s.seriesColor(i);
         if (graphs[i] == peak_) {
             const QColor bg = s.background;
-            c = QColor((c.red() + bg.red()) / 2, (c.green() + bg.green()) / 2, (c.blue() + bg.blue()) / 2);
+            c = QColor((c.red() + bg.red()) / 2, (c.green() + bg.green()) / 2,
+                       (c.blue() + bg.blue()) / 2);
         }
         QPen pen(c);
         pen.setWidth(graphs[i] == peak_ ? 1 : std::max(1, qRound(s.lineWidth)));

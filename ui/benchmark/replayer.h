@@ -35,8 +35,8 @@ private:
     StoredBenchRun run_;
     double speed_ = 1, minStepMs_ = 40;
     size_t point_ = 0, step_ = 0;
-    double due_ = 0;        // ms after start at which the next step shows
-    double totalMs_ = 0;    // of the whole replay
+    double due_ = 0;      // ms after start at which the next step shows
+    double totalMs_ = 0;  // of the whole replay
     bool pointOpen_ = false;
 };
 

@@ -1,7 +1,7 @@
 #include "benchmark/rundocument.h"
 
-#include "common/format.h"
 #include "benchmark/benchformat.h"
+#include "common/format.h"
 
 namespace ts::ui {
 
@@ -66,10 +66,17 @@ void RunDocument::load(const StoredBenchRun& run) {
 QString RunDocument::title() const {
     QString t;
     switch (source_) {
-        case Source::None: return tr("No run");
-        case Source::Live: t = storeRunId_ > 0 ? tr("Run %1").arg(storeRunId_) : tr("Run"); break;
-        case Source::Stored: t = tr("Run %1").arg(storeRunId_); break;
-        case Source::Replay: t = tr("Replay of run %1").arg(storeRunId_); break;
+        case Source::None:
+            return tr("No run");
+        case Source::Live:
+            t = storeRunId_ > 0 ? tr("Run %1").arg(storeRunId_) : tr("Run");
+            break;
+        case Source::Stored:
+            t = tr("Run %1").arg(storeRunId_);
+            break;
+        case Source::Replay:
+            t = tr("Replay of run %1").arg(storeRunId_);
+            break;
     }
     if (!label_.isEmpty()) t += QStringLiteral(" — ") + label_;
     return t;

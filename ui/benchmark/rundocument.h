@@ -5,12 +5,12 @@
 #include <QList>
 #include <QObject>
 
-#include "common/exporter.h"
 #include "benchmark/resultmodel.h"
 #include "benchmark/speedupmodel.h"
 #include "benchmark/stepmodel.h"
 #include "benchmark/storedbenchrun.h"
 #include "benchmark/sweepmodel.h"
+#include "common/exporter.h"
 
 namespace ts::ui {
 

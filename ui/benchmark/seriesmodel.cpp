@@ -17,11 +17,16 @@ int SeriesModel::columnCount(const QModelIndex& parent) const {
 QVariant SeriesModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-        case Series: return tr("Series");
-        case X: return xTitle();
-        case XLabel: return tr("Label");
-        case Mean: return tr("Mean ms");
-        case Std: return tr("Std ms");
+        case Series:
+            return tr("Series");
+        case X:
+            return xTitle();
+        case XLabel:
+            return tr("Label");
+        case Mean:
+            return tr("Mean ms");
+        case Std:
+            return tr("Std ms");
     }
     return {};
 }
@@ -32,21 +37,31 @@ QVariant SeriesModel::data(const QModelIndex& index, int role) const {
     const Row& r = rows_[static_cast<size_t>(index.row())];
     if (role == ValueRole) {
         switch (index.column()) {
-            case Series: return r.series;
-            case X: return r.x;
-            case XLabel: return r.xLabel;
-            case Mean: return r.mean;
-            case Std: return r.std;
+            case Series:
+                return r.series;
+            case X:
+                return r.x;
+            case XLabel:
+                return r.xLabel;
+            case Mean:
+                return r.mean;
+            case Std:
+                return r.std;
         }
         return {};
     }
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
-        case Series: return r.series;
-        case X: return QString::number(r.x, 'g', 6);
-        case XLabel: return r.xLabel;
-        case Mean: return formatMs(r.mean);
-        case Std: return formatMs(r.std);
+        case Series:
+            return r.series;
+        case X:
+            return QString::number(r.x, 'g', 6);
+        case XLabel:
+            return r.xLabel;
+        case Mean:
+            return formatMs(r.mean);
+        case Std:
+            return formatMs(r.std);
     }
     return {};
 }

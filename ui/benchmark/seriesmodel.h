@@ -5,7 +5,6 @@
 
 #include <QAbstractTableModel>
 #include <QStringList>
-
 #include <vector>
 
 namespace ts::ui {
@@ -38,7 +37,7 @@ public:
 
     // How the chart draws these rows.
     virtual QString chartTitle() const = 0;
-    virtual QString xTitle() const = 0;       // the x column's header
+    virtual QString xTitle() const = 0;  // the x column's header
     virtual QString xAxisTitle() const { return xTitle(); }
     virtual QString yAxisTitle() const = 0;
     virtual double xScale() const { return 1.0; }  // x drawn = x × scale

@@ -10,12 +10,11 @@
 #include <QAbstractTableModel>
 #include <QPointer>
 #include <QStringList>
-
 #include <optional>
 #include <vector>
 
-#include "benchmark/dimensions.h"
 #include "benchmark/benchmark.h"
+#include "benchmark/dimensions.h"
 
 namespace ts::ui {
 
@@ -28,8 +27,8 @@ const Stats& metricStats(const BenchResult& r, Metric m);
 class SpeedupModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    static constexpr int ValueRole = Qt::UserRole + 1;   // ms or ratio; invalid if none
-    static constexpr int StatusRole = Qt::UserRole + 2;  // "ok", "OOM", "failed", "missing"
+    static constexpr int ValueRole = Qt::UserRole + 1;      // ms or ratio; invalid if none
+    static constexpr int StatusRole = Qt::UserRole + 2;     // "ok", "OOM", "failed", "missing"
     static constexpr int UncertainRole = Qt::UserRole + 3;  // speedup cells: bool
     static constexpr double kNoisyCv = 0.10;
 

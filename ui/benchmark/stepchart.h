@@ -77,11 +77,15 @@ class StepChartAtPoint : public ExportableChart {
 public:
     StepChartAtPoint(StepChart* chart, int point) : chart_(chart), point_(point) {}
     QString chartTitle() const override { return chart_ ? chart_->pointTitle(point_) : QString(); }
-    QString chartFileStem() const override { return QStringLiteral("steps-point%1").arg(point_ + 1); }
+    QString chartFileStem() const override {
+        return QStringLiteral("steps-point%1").arg(point_ + 1);
+    }
     void paintChart(QPainter& painter, const QRectF& target) override {
         if (chart_) chart_->paintPoint(point_, painter, target);
     }
-    QColor backgroundColor() const override { return chart_ ? chart_->backgroundColor() : QColor(); }
+    QColor backgroundColor() const override {
+        return chart_ ? chart_->backgroundColor() : QColor();
+    }
 
 private:
     QPointer<StepChart> chart_;

@@ -19,17 +19,28 @@ int StepModel::columnCount(const QModelIndex& parent) const {
 QVariant StepModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-        case Point: return tr("Point");
-        case Step: return tr("Step");
-        case Phase: return tr("Phase");
-        case Forward: return tr("Forward ms");
-        case Backward: return tr("Backward ms");
-        case Optimizer: return tr("Optimizer ms");
-        case Total: return tr("Total ms");
-        case Loss: return tr("Loss");
-        case Allocated: return tr("Allocated MiB");
-        case Reserved: return tr("Reserved MiB");
-        case Peak: return tr("Peak MiB");
+        case Point:
+            return tr("Point");
+        case Step:
+            return tr("Step");
+        case Phase:
+            return tr("Phase");
+        case Forward:
+            return tr("Forward ms");
+        case Backward:
+            return tr("Backward ms");
+        case Optimizer:
+            return tr("Optimizer ms");
+        case Total:
+            return tr("Total ms");
+        case Loss:
+            return tr("Loss");
+        case Allocated:
+            return tr("Allocated MiB");
+        case Reserved:
+            return tr("Reserved MiB");
+        case Peak:
+            return tr("Peak MiB");
     }
     return {};
 }
@@ -39,22 +50,34 @@ QVariant StepModel::data(const QModelIndex& index, int role) const {
         return {};
     const Row& r = rows_[static_cast<size_t>(index.row())];
     const StepSample& s = r.sample;
-    const bool memory = index.column() == Allocated || index.column() == Reserved || index.column() == Peak;
+    const bool memory =
+        index.column() == Allocated || index.column() == Reserved || index.column() == Peak;
     if (memory && !measuresMemory(r.point) && (role == ValueRole || role == Qt::DisplayRole))
         return role == ValueRole ? QVariant() : QVariant(QStringLiteral("n/a"));
     if (role == ValueRole) {
         switch (index.column()) {
-            case Point: return r.point;
-            case Step: return s.index;
-            case Phase: return s.warmup;
-            case Forward: return s.forward_ms;
-            case Backward: return s.backward_ms;
-            case Optimizer: return s.optimizer_ms;
-            case Total: return s.total_ms;
-            case Loss: return s.loss;
-            case Allocated: return static_cast<qlonglong>(s.memory_allocated);
-            case Reserved: return static_cast<qlonglong>(s.memory_reserved);
-            case Peak: return static_cast<qlonglong>(s.memory_peak);
+            case Point:
+                return r.point;
+            case Step:
+                return s.index;
+            case Phase:
+                return s.warmup;
+            case Forward:
+                return s.forward_ms;
+            case Backward:
+                return s.backward_ms;
+            case Optimizer:
+                return s.optimizer_ms;
+            case Total:
+                return s.total_ms;
+            case Loss:
+                return s.loss;
+            case Allocated:
+                return static_cast<qlonglong>(s.memory_allocated);
+            case Reserved:
+                return static_cast<qlonglong>(s.memory_reserved);
+            case Peak:
+                return static_cast<qlonglong>(s.memory_peak);
         }
         return {};
     }
@@ -63,17 +86,28 @@ QVariant StepModel::data(const QModelIndex& index, int role) const {
                                        : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
-        case Point: return r.point + 1;
-        case Step: return s.index;
-        case Phase: return s.warmup ? tr("warm-up") : tr("measured");
-        case Forward: return formatMs(s.forward_ms);
-        case Backward: return formatMs(s.backward_ms);
-        case Optimizer: return formatMs(s.optimizer_ms);
-        case Total: return formatMs(s.total_ms);
-        case Loss: return QString::number(s.loss, 'f', 4);
-        case Allocated: return formatMiB(s.memory_allocated);
-        case Reserved: return formatMiB(s.memory_reserved);
-        case Peak: return formatMiB(s.memory_peak);
+        case Point:
+            return r.point + 1;
+        case Step:
+            return s.index;
+        case Phase:
+            return s.warmup ? tr("warm-up") : tr("measured");
+        case Forward:
+            return formatMs(s.forward_ms);
+        case Backward:
+            return formatMs(s.backward_ms);
+        case Optimizer:
+            return formatMs(s.optimizer_ms);
+        case Total:
+            return formatMs(s.total_ms);
+        case Loss:
+            return QString::number(s.loss, 'f', 4);
+        case Allocated:
+            return formatMiB(s.memory_allocated);
+        case Reserved:
+            return formatMiB(s.memory_reserved);
+        case Peak:
+            return formatMiB(s.memory_peak);
     }
     return {};
 }
@@ -85,7 +119,8 @@ void StepModel::setMeasuresMemory(int point, bool measures) {
 }
 
 bool StepModel::measuresMemory(int point) const {
-    return std::find(noMemoryPoints_.begin(), noMemoryPoints_.end(), point) == noMemoryPoints_.end();
+    return std::find(noMemoryPoints_.begin(), noMemoryPoints_.end(), point) ==
+           noMemoryPoints_.end();
 }
 
 void StepModel::clear() {
@@ -110,8 +145,8 @@ std::pair<int, int> StepModel::rowsOfPoint(int point) const {
     // Points arrive in order, so rows are sorted by point.
     auto lo = std::lower_bound(rows_.begin(), rows_.end(), point,
                                [](const Row& r, int p) { return r.point < p; });
-    auto hi = std::upper_bound(lo, rows_.end(), point,
-                               [](int p, const Row& r) { return p < r.point; });
+    auto hi =
+        std::upper_bound(lo, rows_.end(), point, [](int p, const Row& r) { return p < r.point; });
     return {static_cast<int>(lo - rows_.begin()), static_cast<int>(hi - lo)};
 }
 

@@ -4,7 +4,6 @@
 
 #include <QAbstractTableModel>
 #include <QList>
-
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -15,7 +14,17 @@ class StepModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column {
-        Point, Step, Phase, Forward, Backward, Optimizer, Total, Loss, Allocated, Reserved, Peak,
+        Point,
+        Step,
+        Phase,
+        Forward,
+        Backward,
+        Optimizer,
+        Total,
+        Loss,
+        Allocated,
+        Reserved,
+        Peak,
         ColumnCount
     };
     // The raw number behind a cell (ms, bytes), for charts and sorting.

@@ -7,7 +7,6 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
-
 #include <algorithm>
 #include <cmath>
 
@@ -87,7 +86,8 @@ public:
     }
     int count() const { return static_cast<int>(bars_.size()); }
     int clipped(double bottom) const {
-        return static_cast<int>(std::count_if(bars_.begin(), bars_.end(), [&](const Bar& b) { return b.lo < bottom; }));
+        return static_cast<int>(
+            std::count_if(bars_.begin(), bars_.end(), [&](const Bar& b) { return b.lo < bottom; }));
     }
     QStringList labels() const {
         QStringList out;
@@ -104,7 +104,9 @@ public:
         for (const Bar& b : bars_) {
             if (!(b.hi > b.lo)) continue;
             const QPointF top = chart_->mapToPosition(QPointF(b.x, b.hi), b.series);
-            const bool open = !std::isfinite(b.lo) || chart_->mapToPosition(QPointF(b.x, b.lo), b.series).y() > area.bottom();
+            const bool open =
+                !std::isfinite(b.lo) ||
+                chart_->mapToPosition(QPointF(b.x, b.lo), b.series).y() > area.bottom();
             const QPointF bottom = open ? QPointF(top.x(), area.bottom())
                                         : chart_->mapToPosition(QPointF(b.x, b.lo), b.series);
             QPen pen(b.color);
@@ -117,7 +119,8 @@ public:
                 p->drawLine(QPointF(bottom.x() - cap, bottom.y() - cap), bottom);
                 p->drawLine(QPointF(bottom.x() + cap, bottom.y() - cap), bottom);
             } else {
-                p->drawLine(QPointF(bottom.x() - cap, bottom.y()), QPointF(bottom.x() + cap, bottom.y()));
+                p->drawLine(QPointF(bottom.x() - cap, bottom.y()),
+                            QPointF(bottom.x() + cap, bottom.y()));
             }
         }
         p->setPen(text_);
@@ -217,9 +220,11 @@ void SweepChart::setLinearAxis(QCategoryAxis* axis, double lo, double hi) {
             step = m * mag;
             break;
         }
-    const double first = std::floor(lo / step + 1e-9) * step, last = std::ceil(hi / step - 1e-9) * step;
+    const double first = std::floor(lo / step + 1e-9) * step,
+                 last = std::ceil(hi / step - 1e-9) * step;
     axis->setStartValue(first);
-    for (double v = first; v <= last + step * 1e-6; v += step) axis->append(tickLabel(std::abs(v) < step * 1e-9 ? 0 : v), v);
+    for (double v = first; v <= last + step * 1e-6; v += step)
+        axis->append(tickLabel(std::abs(v) < step * 1e-9 ? 0 : v), v);
     axis->setRange(first, last);
 }
 
@@ -294,13 +299,15 @@ void SweepChart::redraw() {
         const double x = r.x * xScale;
         if (i < 0 || (xLog_ && !(x > 0)) || (yIsLog_ && !(r.mean > 0))) continue;
         const QList<int>& sharing = seriesAt[r.x];
-        const double ax = dodgeX(toAxisX(x), static_cast<int>(sharing.indexOf(i)), static_cast<int>(sharing.size()), slot);
+        const double ax = dodgeX(toAxisX(x), static_cast<int>(sharing.indexOf(i)),
+                                 static_cast<int>(sharing.size()), slot);
         const double lo = r.mean - r.std;
         data[i] << QPointF(ax, toAxisY(r.mean));
         plotted_[r.series] << qMakePair(data[i].back(), r.source);
         bars << ErrorBarsItem::Bar{lines_[i], ax, (yIsLog_ && !(lo > 0)) ? -INFINITY : toAxisY(lo),
                                    toAxisY(r.mean + r.std), style().seriesColor(i)};
-        if (model_->labelPoints() && (!labels.contains(r.x) || labels[r.x].at.y() < toAxisY(r.mean)))
+        if (model_->labelPoints() &&
+            (!labels.contains(r.x) || labels[r.x].at.y() < toAxisY(r.mean)))
             labels[r.x] = ErrorBarsItem::Label{lines_[i], QPointF(ax, toAxisY(r.mean)), r.xLabel};
         ymax = std::max(ymax, r.mean + r.std);
         // The axis reaches down to a bar's end within a decade of its mean; longer bars

@@ -11,7 +11,6 @@
 
 #include <QHash>
 #include <QPointer>
-
 #include <optional>
 
 #include "common/chartpane.h"
@@ -56,7 +55,7 @@ public:
     std::optional<QPointF> positionOf(int source) const;
     int plottedPoints() const;
     int errorBarCount() const;
-    int clippedErrorBars() const;   // bars that run off the bottom of the axis
+    int clippedErrorBars() const;  // bars that run off the bottom of the axis
     bool xIsLog() const { return xLog_; }
     bool yIsLog() const { return yIsLog_; }
     bool xIsCategorical() const { return xCategorical_; }
@@ -64,7 +63,7 @@ public:
     double xAxisMin() const;          // the axis' range, drawn coordinates
     double xAxisMax() const;
     QStringList yTickLabels() const;
-    QStringList pointLabels() const;  // labels drawn next to points (model sizes)
+    QStringList pointLabels() const;                // labels drawn next to points (model sizes)
     QList<QPointF> seriesPoints(int series) const;  // as drawn (log10 on log axes)
     // Data coordinates → drawn coordinates (log10 on a log axis), and back.
     double toAxisX(double x) const;
@@ -82,7 +81,8 @@ private:
     QString stem_;
     bool logY_ = false;
     QList<QLineSeries*> lines_;
-    QHash<QString, QList<QPair<QPointF, int>>> plotted_;  // per series: each point's value and source
+    QHash<QString, QList<QPair<QPointF, int>>>
+        plotted_;  // per series: each point's value and source
     QStringList names_;
     QCategoryAxis* x_ = nullptr;
     QCategoryAxis* y_ = nullptr;

@@ -10,7 +10,6 @@
 #include <QPoint>
 #include <QPointF>
 #include <QString>
-
 #include <functional>
 #include <optional>
 

@@ -39,7 +39,8 @@ ChartPane::ChartPane(QWidget* parent) : QWidget(parent) {
         menu.addAction(tr("Export Chart…"), this, &ChartPane::exportRequested);
         menu.addAction(tr("Copy Chart Image"), this, &ChartPane::copyRequested);
         menu.addSeparator();
-        QAction* reset = menu.addAction(tr("Reset Zoom"), interaction_, &ChartInteraction::resetZoom);
+        QAction* reset =
+            menu.addAction(tr("Reset Zoom"), interaction_, &ChartInteraction::resetZoom);
         reset->setEnabled(interaction_->isZoomed());
         // What the chart's owner added (addAction): "Profile This Point" of the sweep.
         menuPos_ = chart_->mapFromScene(view_->mapToScene(pos));

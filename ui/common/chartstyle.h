@@ -9,7 +9,6 @@
 #include <QList>
 #include <QObject>
 #include <QTimer>
-
 #include <functional>
 
 class QChart;

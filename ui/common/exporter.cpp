@@ -10,12 +10,11 @@
 #include <QMimeData>
 #include <QPageSize>
 #include <QPainter>
-#include <QPdfWriter>
 #include <QPalette>
+#include <QPdfWriter>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTextStream>
-
 #include <cmath>
 
 #include "common/format.h"
@@ -32,7 +31,8 @@ QColor ExportableChart::backgroundColor() const {
 
 QString ExportContext::runTitle() const {
     if (!title.isEmpty()) return title;
-    QString t = storeRunId > 0 ? QStringLiteral("Run %1").arg(storeRunId) : QStringLiteral("Unsaved run");
+    QString t =
+        storeRunId > 0 ? QStringLiteral("Run %1").arg(storeRunId) : QStringLiteral("Unsaved run");
     if (!runLabel.isEmpty()) t += QStringLiteral(" — ") + runLabel;
     return t;
 }
@@ -109,13 +109,13 @@ void paintWithFooter(QPainter& p, ExportableChart& chart, const QRectF& target,
     p.restore();
 }
 
-
 QString cellText(const QAbstractItemModel& m, int row, int col, bool preferRaw) {
     const QModelIndex idx = m.index(row, col);
     if (preferRaw) {
         const QVariant raw = m.data(idx, kValueRole);
-        if (raw.isValid() && (raw.typeId() == QMetaType::Double || raw.typeId() == QMetaType::Int ||
-                              raw.typeId() == QMetaType::LongLong || raw.typeId() == QMetaType::Bool)) {
+        if (raw.isValid() &&
+            (raw.typeId() == QMetaType::Double || raw.typeId() == QMetaType::Int ||
+             raw.typeId() == QMetaType::LongLong || raw.typeId() == QMetaType::Bool)) {
             if (raw.typeId() == QMetaType::Double) return QString::number(raw.toDouble(), 'g', 10);
             return raw.toString();
         }
@@ -145,8 +145,9 @@ QString htmlEscape(const QString& s) { return s.toHtmlEscaped(); }
 bool openForWriting(QSaveFile& f, const QString& path, QString* error, QIODevice::OpenMode mode) {
     const QString folder = QFileInfo(path).absolutePath();
     if (!QDir().mkpath(folder)) {
-        setError(error, QObject::tr("cannot write %1: the folder %2 does not exist and cannot be created")
-                            .arg(path, folder));
+        setError(error,
+                 QObject::tr("cannot write %1: the folder %2 does not exist and cannot be created")
+                     .arg(path, folder));
         return false;
     }
     if (QFileInfo(path).isDir()) {
@@ -179,11 +180,9 @@ bool writeText(const QString& path, const QString& text, QString* error) {
     return true;
 }
 
-
 }  // namespace
 
-QImage renderChartImage(ExportableChart& chart, QSize size, const ExportContext& ctx,
-                        qreal dpr) {
+QImage renderChartImage(ExportableChart& chart, QSize size, const ExportContext& ctx, qreal dpr) {
     QImage img(size * dpr, QImage::Format_ARGB32_Premultiplied);
     img.setDevicePixelRatio(dpr);
     img.fill(chart.backgroundColor());
@@ -191,7 +190,8 @@ QImage renderChartImage(ExportableChart& chart, QSize size, const ExportContext&
         QPainter p(&img);
         p.setRenderHint(QPainter::Antialiasing);
         p.setRenderHint(QPainter::TextAntialiasing);
-        paintWithFooter(p, chart, QRectF(QPointF(0, 0), QSizeF(size)), ctx, chart.backgroundColor());
+        paintWithFooter(p, chart, QRectF(QPointF(0, 0), QSizeF(size)), ctx,
+                        chart.backgroundColor());
     }
     // The environment also travels as PNG text chunks.
     img.setText(QStringLiteral("Title"), chart.chartTitle());
@@ -204,7 +204,8 @@ bool exportChart(ExportableChart& chart, const QString& path, QSize size, const 
                  QString* error) {
     if (size.width() < 100 || size.height() < 80 || size.width() > 20000 || size.height() > 20000) {
         setError(error, QObject::tr("size %1×%2 is outside 100×80 … 20000×20000")
-                            .arg(size.width()).arg(size.height()));
+                            .arg(size.width())
+                            .arg(size.height()));
         return false;
     }
     const auto format = imageFormatFor(path);
@@ -247,11 +248,12 @@ bool exportChart(ExportableChart& chart, const QString& path, QSize size, const 
         case ImageFormat::Pdf: {
             QPdfWriter pdf(&out);
             pdf.setResolution(96);  // one unit = one pixel of the chosen size
-            pdf.setPageSize(QPageSize(QSizeF(size) * 72.0 / 96.0, QPageSize::Point,
-                                      QString(), QPageSize::ExactMatch));
+            pdf.setPageSize(QPageSize(QSizeF(size) * 72.0 / 96.0, QPageSize::Point, QString(),
+                                      QPageSize::ExactMatch));
             pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
             pdf.setTitle(chart.chartTitle());
-            pdf.setCreator(QStringLiteral("TrainScope — ") + ctx.lines().join(QStringLiteral("; ")));
+            pdf.setCreator(QStringLiteral("TrainScope — ") +
+                           ctx.lines().join(QStringLiteral("; ")));
             QPainter p;
             if (!p.begin(&pdf)) {
                 setError(error, QObject::tr("cannot write %1").arg(path));
@@ -285,14 +287,16 @@ QString tableToCsv(const QAbstractItemModel& m, const ExportContext& ctx) {
     return out;
 }
 
-QString tableToMarkdown(const QAbstractItemModel& m, const ExportContext& ctx, bool withEnvironment) {
+QString tableToMarkdown(const QAbstractItemModel& m, const ExportContext& ctx,
+                        bool withEnvironment) {
     QString out;
     QStringList header, sep;
     for (int c = 0; c < m.columnCount(); ++c) {
         header << mdCell(m.headerData(c, Qt::Horizontal).toString());
-        const QVariant align = m.rowCount() ? m.data(m.index(0, c), Qt::TextAlignmentRole) : QVariant();
+        const QVariant align =
+            m.rowCount() ? m.data(m.index(0, c), Qt::TextAlignmentRole) : QVariant();
         sep << ((align.isValid() && (align.toInt() & Qt::AlignRight)) ? QStringLiteral("---:")
-                                                                       : QStringLiteral("---"));
+                                                                      : QStringLiteral("---"));
     }
     out += QStringLiteral("| ") + header.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
     out += QStringLiteral("| ") + sep.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
@@ -303,7 +307,8 @@ QString tableToMarkdown(const QAbstractItemModel& m, const ExportContext& ctx, b
     }
     if (withEnvironment) {
         out += QLatin1Char('\n');
-        for (const QString& line : ctx.lines()) out += QStringLiteral("- ") + line + QLatin1Char('\n');
+        for (const QString& line : ctx.lines())
+            out += QStringLiteral("- ") + line + QLatin1Char('\n');
     }
     return out;
 }
@@ -315,8 +320,8 @@ bool exportTable(const QAbstractItemModel& m, const QString& path, const ExportC
         setError(error, QObject::tr("%1: use .csv or .md").arg(path));
         return false;
     }
-    return writeText(path, *format == TableFormat::Csv ? tableToCsv(m, ctx) : tableToMarkdown(m, ctx),
-                     error);
+    return writeText(
+        path, *format == TableFormat::Csv ? tableToCsv(m, ctx) : tableToMarkdown(m, ctx), error);
 }
 
 void copyTableToClipboard(const QAbstractItemModel& m, const ExportContext& ctx) {
@@ -373,7 +378,8 @@ bool exportReport(const QString& path, const QList<ReportPart>& parts, const Exp
         const QString title = withoutMnemonic(part.title);  // pane titles carry "&" for Alt+key
         md += QStringLiteral("## ") + title + QStringLiteral("\n\n");
         if (part.chart) {
-            const QString stem = QStringLiteral("%1-%2").arg(++n, 2, 10, QLatin1Char('0'))
+            const QString stem = QStringLiteral("%1-%2")
+                                     .arg(++n, 2, 10, QLatin1Char('0'))
                                      .arg(part.chart->chartFileStem());
             for (const char* ext : {"png", "svg"}) {
                 const QString file = dir.filePath(filesName + QLatin1Char('/') + stem +
@@ -387,7 +393,8 @@ bool exportReport(const QString& path, const QList<ReportPart>& parts, const Exp
     }
     const QString json = ctx.configurationJson.trimmed();
     if (!json.isEmpty() && json != QLatin1String("[]") && json != QLatin1String("{}"))
-        md += QStringLiteral("## Configuration\n\n```json\n") + ctx.configurationJson + QStringLiteral("\n```\n");
+        md += QStringLiteral("## Configuration\n\n```json\n") + ctx.configurationJson +
+              QStringLiteral("\n```\n");
     return writeText(path, md, error);
 }
 

@@ -9,7 +9,6 @@
 #include <QSize>
 #include <QString>
 #include <QStringList>
-
 #include <functional>
 #include <optional>
 #include <vector>
@@ -48,8 +47,8 @@ struct ExportContext {
     // Set for what is no single run (a comparison of two): the title as it is.
     QString title;
 
-    QString runTitle() const;  // `title`, else "Run 12 — label", "Unsaved run"
-    QStringList lines() const;          // run, environment, configuration
+    QString runTitle() const;   // `title`, else "Run 12 — label", "Unsaved run"
+    QStringList lines() const;  // run, environment, configuration
 };
 
 enum class ImageFormat { Png, Svg, Pdf };
@@ -60,8 +59,8 @@ std::optional<TableFormat> tableFormatFor(const QString& path);
 QImage renderChartImage(ExportableChart& chart, QSize size, const ExportContext& ctx,
                         qreal devicePixelRatio = 1.0);
 // Writes PNG, SVG or PDF by the file's suffix. False with `error` set when it cannot.
-bool exportChart(ExportableChart& chart, const QString& path, QSize size,
-                 const ExportContext& ctx, QString* error = nullptr);
+bool exportChart(ExportableChart& chart, const QString& path, QSize size, const ExportContext& ctx,
+                 QString* error = nullptr);
 
 // CSV: "# key: value" comment lines with the environment, then the header and the rows
 // (raw numbers where the model has them, so that a spreadsheet can compute with them).
@@ -76,7 +75,7 @@ void copyChartToClipboard(ExportableChart& chart, QSize size, const ExportContex
 
 struct ReportPart {
     QString title;
-    ExportableChart* chart = nullptr;             // one of the two
+    ExportableChart* chart = nullptr;  // one of the two
     const QAbstractItemModel* table = nullptr;
     // Run just before the part is written: one chart can show several things in turn (the
     // attention chart's passes). Empty: nothing to do.

@@ -4,12 +4,12 @@
 #include <QAbstractScrollArea>
 #include <QAbstractSpinBox>
 #include <QApplication>
-#include <QScrollBar>
 #include <QComboBox>
 #include <QEvent>
-#include <QPainter>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPainter>
+#include <QScrollBar>
 #include <QShortcut>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
@@ -38,8 +38,14 @@ public:
 protected:
     bool eventFilter(QObject*, QEvent* e) override {
         switch (e->type()) {
-        case QEvent::Move: case QEvent::Resize: case QEvent::Show: case QEvent::Hide: follow(); break;
-        default: break;
+            case QEvent::Move:
+            case QEvent::Resize:
+            case QEvent::Show:
+            case QEvent::Hide:
+                follow();
+                break;
+            default:
+                break;
         }
         return false;
     }
@@ -91,9 +97,10 @@ void LabPanel::flagField(QWidget* w, const QStringList& messages, const QString&
         }
         if (frame) frame->setShown(invalid);
     }
-    w->setToolTip(invalid ? messages.join(QLatin1Char('\n')) +
-                                (base_tooltip.isEmpty() ? QString() : QStringLiteral("\n\n") + base_tooltip)
-                          : base_tooltip);
+    w->setToolTip(
+        invalid ? messages.join(QLatin1Char('\n')) +
+                      (base_tooltip.isEmpty() ? QString() : QStringLiteral("\n\n") + base_tooltip)
+                : base_tooltip);
 }
 
 void LabPanel::showEvent(QShowEvent* e) {
@@ -199,7 +206,8 @@ void LabPanel::restoreState(const QJsonObject& saved) {
     applyingPreset_ = false;
     presetTitle_.clear();
     // Labelled by a preset last time: still so only while the configuration is the preset's.
-    if (label_ && !origin.isEmpty() && label_->text() == origin.value(QLatin1String("title")).toString()) {
+    if (label_ && !origin.isEmpty() &&
+        label_->text() == origin.value(QLatin1String("title")).toString()) {
         presetTitle_ = label_->text();
         presetConfig_ = origin.value(QLatin1String("config")).toObject();
         forgetPresetOnChange();
@@ -217,16 +225,19 @@ void LabPanel::setCapabilities(const Capabilities& caps) {
         for (const DeviceInfo& d : caps.devices) {
             QString text = qstr(d.id);
             if (!d.name.empty()) text += QStringLiteral(" — ") + qstr(d.name);
-            if (d.total_memory > 0) text += tr(" (%1 GiB)").arg(d.total_memory / double(1 << 30), 0, 'f', 0);
+            if (d.total_memory > 0)
+                text += tr(" (%1 GiB)").arg(d.total_memory / double(1 << 30), 0, 'f', 0);
             device_->addItem(text, qstr(d.id));
         }
-        if (device_->findData(QStringLiteral("cpu")) < 0) device_->insertItem(0, tr("cpu"), QStringLiteral("cpu"));
+        if (device_->findData(QStringLiteral("cpu")) < 0)
+            device_->insertItem(0, tr("cpu"), QStringLiteral("cpu"));
         if (!caps.cuda_available) {
             device_->addItem(tr("cuda"), QStringLiteral("cuda"));
             const int i = device_->count() - 1;
             const QString why = caps.torch_cuda_build
                                     ? tr("No CUDA device found on this machine")
-                                    : tr("This LibTorch was built without CUDA (torch %1)").arg(qstr(caps.torch_version));
+                                    : tr("This LibTorch was built without CUDA (torch %1)")
+                                          .arg(qstr(caps.torch_version));
             if (model) model->item(i)->setEnabled(false);
             device_->setItemData(i, why, Qt::ToolTipRole);
         } else if (device_->findData(QStringLiteral("cuda")) < 0) {
@@ -246,7 +257,8 @@ void LabPanel::setCapabilities(const Capabilities& caps) {
     if (!presetTitle_.isEmpty()) presetConfig_ = configWithoutLabel();
 }
 
-void LabPanel::showProblems(const QHash<QWidget*, QStringList>& byField, const QStringList& general) {
+void LabPanel::showProblems(const QHash<QWidget*, QStringList>& byField,
+                            const QStringList& general) {
     problems_.clear();
     // Fields in a stable order: the order of their names, as registered.
     QStringList names = fields_.keys();
@@ -261,7 +273,8 @@ void LabPanel::showProblems(const QHash<QWidget*, QStringList>& byField, const Q
         if (!problems_.contains(m)) problems_ << m;
     problemsLabel_->setText(problems_.join(QLatin1Char('\n')));
     problemsLabel_->setVisible(!problems_.isEmpty());
-    summary_->setText(capsKnown_ || !problems_.isEmpty() ? summary() : tr("Checking what this machine can run…"));
+    summary_->setText(
+        capsKnown_ || !problems_.isEmpty() ? summary() : tr("Checking what this machine can run…"));
 }
 
 }  // namespace ts::ui

@@ -7,7 +7,6 @@
 #include <QJsonObject>
 #include <QStringList>
 #include <QWidget>
-
 #include <functional>
 #include <optional>
 #include <vector>
@@ -55,6 +54,7 @@ public:
     // back (a plain state() is read too).
     QJsonObject savedState() const;
     void restoreState(const QJsonObject& saved);
+
 protected:
     void showEvent(QShowEvent* e) override;
     // The lab's own checks: what this machine offers (options disabled with the reason), and
@@ -97,7 +97,7 @@ private:
     void forgetPresetOnChange();
 
     QLineEdit* label_ = nullptr;
-    QString presetTitle_;      // the label a preset set; empty once the configuration changed
+    QString presetTitle_;       // the label a preset set; empty once the configuration changed
     QJsonObject presetConfig_;  // the configuration it labels
     bool applyingPreset_ = false;
     QObject* wheelGuard_ = nullptr;

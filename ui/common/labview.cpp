@@ -29,7 +29,8 @@ int LabView::addPane(const Pane& pane) {
 
 int LabView::paneOf(const QObject* sender) const {
     for (int i = 0; i < panes_.size(); ++i)
-        if (dynamic_cast<const QObject*>(panes_[i].chart) == sender || panes_[i].table == sender) return i;
+        if (dynamic_cast<const QObject*>(panes_[i].chart) == sender || panes_[i].table == sender)
+            return i;
     return -1;
 }
 
@@ -63,9 +64,13 @@ ExportContext LabView::exportContext(int) const {
 
 QString LabView::runTitle() const { return exportContext(0).runTitle(); }
 
-QString LabView::replayUnavailable() const { return tr("This experiment's runs cannot be replayed: open them instead"); }
+QString LabView::replayUnavailable() const {
+    return tr("This experiment's runs cannot be replayed: open them instead");
+}
 
-QString LabView::compareUnavailable() const { return tr("This experiment's runs do not compare: open them instead"); }
+QString LabView::compareUnavailable() const {
+    return tr("This experiment's runs do not compare: open them instead");
+}
 
 void LabView::replay(const StoredRun&, double) {}
 

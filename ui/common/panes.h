@@ -14,6 +14,7 @@ namespace ts::ui {
 QStandardItem* cell(const QString& text, bool right = false);
 // A right-aligned cell showing `text` that sorts by `value`.
 QStandardItem* valueCell(const QString& text, const QVariant& value);
-QWidget* panePage(QWidget* parent, QWidget* top, QWidget* main, QWidget* second = nullptr, QWidget* below = nullptr);
+QWidget* panePage(QWidget* parent, QWidget* top, QWidget* main, QWidget* second = nullptr,
+                  QWidget* below = nullptr);
 
 }  // namespace ts::ui

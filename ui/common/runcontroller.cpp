@@ -2,7 +2,6 @@
 
 #include <QDeadlineTimer>
 #include <QMetaObject>
-
 #include <mutex>
 #include <variant>
 #include <vector>
@@ -13,11 +12,24 @@
 namespace ts::ui {
 
 namespace {
-struct RunStartedEv { qint64 store_run; Environment env; };
-struct ProgressEv { double fraction, eta; };
-struct LogEv { int level; std::string text; };
-struct FinishedEv { RunOutcome outcome; std::string message; };
-struct ItemEv { QVariant value; };
+struct RunStartedEv {
+    qint64 store_run;
+    Environment env;
+};
+struct ProgressEv {
+    double fraction, eta;
+};
+struct LogEv {
+    int level;
+    std::string text;
+};
+struct FinishedEv {
+    RunOutcome outcome;
+    std::string message;
+};
+struct ItemEv {
+    QVariant value;
+};
 using Event = std::variant<RunStartedEv, ProgressEv, LogEv, FinishedEv, ItemEv>;
 }  // namespace
 
@@ -105,8 +117,7 @@ quint64 RunController::start(LabJob job) {
             } catch (const std::exception& e) {
                 store.reset();
                 store_run = 0;
-                observer.log(LogLevel::Warning,
-                             std::string("this run is not stored: ") + e.what());
+                observer.log(LogLevel::Warning, std::string("this run is not stored: ") + e.what());
             }
         }
         observer.push(RunStartedEv{store_run, env});

@@ -6,11 +6,10 @@
 
 #include <QList>
 #include <QObject>
-#include <QVariant>
 #include <QPointer>
 #include <QString>
 #include <QThread>
-
+#include <QVariant>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,10 +35,10 @@ public:
 // The work a panel hands over: built on the UI thread, `environment` and `run` execute in
 // the worker. `run` reports through the observer and polls the token between steps.
 struct LabJob {
-    QString lab;  // the lab's id, the store's run kind
-    QString label;                           // free text, shown in the history
-    std::string spec_json;                   // the experiment as asked for, stored with the run
-    std::string device = "cpu";              // where it runs (for the environment)
+    QString lab;                 // the lab's id, the store's run kind
+    QString label;               // free text, shown in the history
+    std::string spec_json;       // the experiment as asked for, stored with the run
+    std::string device = "cpu";  // where it runs (for the environment)
     int point_count = 0;
     bool stored = true;  // false: the store has no place for this experiment's results
     std::function<Environment()> environment;

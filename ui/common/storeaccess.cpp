@@ -56,7 +56,8 @@ QFuture<QString> removeRunAsync(const QString& storePath, qint64 runId) {
     return QtConcurrent::run([storePath, runId]() -> QString {
         try {
             ResultStore store(storePath.toStdString());
-            if (!store.removeRun(runId)) return QObject::tr("run %1 is not in the store").arg(runId);
+            if (!store.removeRun(runId))
+                return QObject::tr("run %1 is not in the store").arg(runId);
             return {};
         } catch (const std::exception& e) {
             return qstr(std::string(e.what()));

@@ -4,7 +4,6 @@
 
 #include <QFuture>
 #include <QString>
-
 #include <vector>
 
 #include "core/store.h"

@@ -32,7 +32,8 @@ void DataTableView::setModel(QAbstractItemModel* model) {
     QTableView::setModel(model);
     if (!model) return;
     connect(model, &QAbstractItemModel::modelReset, this, &DataTableView::fitColumnsToHeaders);
-    connect(model, &QAbstractItemModel::headerDataChanged, this, &DataTableView::fitColumnsToHeaders);
+    connect(model, &QAbstractItemModel::headerDataChanged, this,
+            &DataTableView::fitColumnsToHeaders);
     fitColumnsToHeaders();
 }
 
@@ -42,7 +43,8 @@ void DataTableView::fitColumnsToHeaders() {
     const QFontMetrics fm(h->font());
     for (int c = 0; c < model()->columnCount(); ++c) {
         if (h->sectionResizeMode(c) != QHeaderView::Interactive) continue;
-        const int want = fm.horizontalAdvance(model()->headerData(c, Qt::Horizontal).toString()) + 24;
+        const int want =
+            fm.horizontalAdvance(model()->headerData(c, Qt::Horizontal).toString()) + 24;
         h->resizeSection(c, std::max(want, fm.horizontalAdvance(QStringLiteral("00000.000")) + 16));
     }
     verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);

@@ -8,16 +8,18 @@
 #include <QStyle>
 #include <QStyleFactory>
 #include <QStyleOption>
-
 #include <cmath>
 
 namespace ts::ui {
 
 QString themeModeKey(ThemeMode m) {
     switch (m) {
-        case ThemeMode::Light: return QStringLiteral("light");
-        case ThemeMode::Dark: return QStringLiteral("dark");
-        case ThemeMode::System: break;
+        case ThemeMode::Light:
+            return QStringLiteral("light");
+        case ThemeMode::Dark:
+            return QStringLiteral("dark");
+        case ThemeMode::System:
+            break;
     }
     return QStringLiteral("system");
 }
@@ -30,7 +32,9 @@ ThemeMode themeModeFromKey(const QString& key) {
 
 double contrastRatio(const QColor& a, const QColor& b) {
     auto luminance = [](const QColor& c) {
-        auto lin = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        auto lin = [](double v) {
+            return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+        };
         return 0.2126 * lin(c.redF()) + 0.7152 * lin(c.greenF()) + 0.0722 * lin(c.blueF());
     };
     const double la = luminance(a), lb = luminance(b);
@@ -43,7 +47,8 @@ namespace {
 class ThemeStyle : public QProxyStyle {
 public:
     using QProxyStyle::QProxyStyle;
-    void drawPrimitive(PrimitiveElement pe, const QStyleOption* opt, QPainter* p, const QWidget* w) const override {
+    void drawPrimitive(PrimitiveElement pe, const QStyleOption* opt, QPainter* p,
+                       const QWidget* w) const override {
         QProxyStyle::drawPrimitive(pe, opt, p, w);
         if (pe != PE_IndicatorCheckBox) return;
         p->save();
@@ -58,7 +63,8 @@ public:
 };
 
 QColor mix(const QColor& a, const QColor& b, double t) {
-    return QColor::fromRgbF(float(a.redF() * t + b.redF() * (1 - t)), float(a.greenF() * t + b.greenF() * (1 - t)),
+    return QColor::fromRgbF(float(a.redF() * t + b.redF() * (1 - t)),
+                            float(a.greenF() * t + b.greenF() * (1 - t)),
                             float(a.blueF() * t + b.blueF() * (1 - t)));
 }
 
@@ -119,11 +125,13 @@ Theme::Theme() {
     systemDark_ = p.color(QPalette::Window).lightnessF() < 0.5;
     baseFont_ = QApplication::font();
     // Fusion draws the same on every platform and honours the palettes below.
-    if (QStyle* fusion = QStyleFactory::create(QStringLiteral("Fusion"))) QApplication::setStyle(new ThemeStyle(fusion));
+    if (QStyle* fusion = QStyleFactory::create(QStringLiteral("Fusion")))
+        QApplication::setStyle(new ThemeStyle(fusion));
 }
 
 bool Theme::isDark() const {
-    return !printColours_ && (mode_ == ThemeMode::Dark || (mode_ == ThemeMode::System && systemDark_));
+    return !printColours_ &&
+           (mode_ == ThemeMode::Dark || (mode_ == ThemeMode::System && systemDark_));
 }
 
 void Theme::setPrintColours(bool on) {
@@ -194,8 +202,10 @@ static QPalette lightPalette(bool highContrast) {
 void Theme::apply() {
     QApplication::setPalette(isDark() ? darkPalette(presentation_) : lightPalette(presentation_));
     QFont f = baseFont_;
-    if (f.pointSizeF() > 0) f.setPointSizeF(baseFont_.pointSizeF() * fontScale());
-    else f.setPixelSize(static_cast<int>(baseFont_.pixelSize() * fontScale()));
+    if (f.pointSizeF() > 0)
+        f.setPointSizeF(baseFont_.pointSizeF() * fontScale());
+    else
+        f.setPixelSize(static_cast<int>(baseFont_.pixelSize() * fontScale()));
     QApplication::setFont(f);
     Q_EMIT changed();
 }

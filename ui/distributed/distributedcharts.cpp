@@ -1,7 +1,6 @@
 #include "distributed/distributedcharts.h"
 
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -68,12 +67,18 @@ protected:
 
 // ---- The lanes ----
 
-LanesChart::LanesChart(QWidget* parent) : QcpChart(tr("Ranks' steps"), QStringLiteral("distributed-lanes"), parent) {
-    plot_->xAxis->setLabel(tr("time (ms), each step from the slowest rank's end of the one before"));
+LanesChart::LanesChart(QWidget* parent)
+    : QcpChart(tr("Ranks' steps"), QStringLiteral("distributed-lanes"), parent) {
+    plot_->xAxis->setLabel(
+        tr("time (ms), each step from the slowest rank's end of the one before"));
     plot_->yAxis->setRangeReversed(true);
     plot_->yAxis->grid()->setVisible(false);
-    const QString names[KindCount] = {tr("forward"), tr("backward"), tr("wait for gradients"), tr("optimizer"),
-                                      tr("communication waited for"), tr("communication hidden behind backward")};
+    const QString names[KindCount] = {tr("forward"),
+                                      tr("backward"),
+                                      tr("wait for gradients"),
+                                      tr("optimizer"),
+                                      tr("communication waited for"),
+                                      tr("communication hidden behind backward")};
     for (int k = 0; k < KindCount; ++k) {
         spans_[k] = new SpanPlottable(plot_->xAxis, plot_->yAxis);
         spans_[k]->setName(names[k]);
@@ -99,7 +104,8 @@ std::vector<std::pair<double, double>> LanesChart::bars(Kind kind, int rank) con
     return out;
 }
 
-void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, const std::string& strategy) {
+void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
+                          const std::string& strategy) {
     restyle();
     for (auto* s : spans_) s->spans.clear();
     int ranks = world_size;
@@ -127,7 +133,8 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, 
     for (const auto& r : steps) {
         const double s0 = start[{r.warmup ? 0 : 1, r.step}];
         const double y = r.rank;
-        const double f1 = s0 + r.forward_ms, b1 = f1 + r.backward_ms, w1 = b1 + r.comm_wait_ms, o1 = w1 + r.optimizer_ms;
+        const double f1 = s0 + r.forward_ms, b1 = f1 + r.backward_ms, w1 = b1 + r.comm_wait_ms,
+                     o1 = w1 + r.optimizer_ms;
         auto add = [&](Kind k, double a, double b, double top, double bottom) {
             if (b > a) spans_[k]->spans.push_back({a, b, y + top, y + bottom, r.rank, r.warmup});
         };
@@ -143,8 +150,9 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, 
             add(Hidden, std::max(s0, b1 - r.comm_hidden_ms), b1, kComputeTop, kCommBottom);
         }
     }
-    const QColor colours[KindCount] = {style_.seriesColor(0), style_.seriesColor(1), style_.muted,
-                                       style_.seriesColor(2), style_.seriesColor(3), style_.seriesColor(3)};
+    const QColor colours[KindCount] = {style_.seriesColor(0), style_.seriesColor(1),
+                                       style_.muted,          style_.seriesColor(2),
+                                       style_.seriesColor(3), style_.seriesColor(3)};
     for (int k = 0; k < KindCount; ++k) {
         QColor fill = colours[k];
         fill.setAlpha(k == Hidden ? 80 : 200);
@@ -164,14 +172,22 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size, 
     plot_->xAxis->setRange(from, t > from ? from + (t - from) * 1.02 : from + 1.0);
 
     QStringList lines;
-    lines << tr("Each rank: forward, backward, the wait for its averaged gradients and the optimizer (warm-up steps "
-                "paler, to the left of the view: double-click shows them); under it, its communication: hidden behind "
-                "backward (translucent, over backward) and waited for after it.");
+    lines << tr(
+        "Each rank: forward, backward, the wait for its averaged gradients and the optimizer "
+        "(warm-up steps "
+        "paler, to the left of the view: double-click shows them); under it, its communication: "
+        "hidden behind "
+        "backward (translucent, over backward) and waited for after it.");
     if (strategy == "bucketed")
-        lines << tr("Bucketed: a step's rows give each rank's communication as a whole (its collectives' count and "
-                    "times), not per bucket, so one communication lane per rank is shown rather than one per bucket.");
+        lines << tr(
+            "Bucketed: a step's rows give each rank's communication as a whole (its collectives' "
+            "count and "
+            "times), not per bucket, so one communication lane per rank is shown rather than one "
+            "per bucket.");
     else if (strategy == "naive" || strategy == "flat")
-        lines << tr("%1: every all-reduce starts after backward, so all communication is waited for.").arg(qstr(strategy));
+        lines
+            << tr("%1: every all-reduce starts after backward, so all communication is waited for.")
+                   .arg(qstr(strategy));
     if (!hiddenMeasured && !steps.empty())
         lines << tr("The hidden communication was not measured for this point.");
     else if (hiddenMeasured && !anyHidden && strategy != "naive" && strategy != "flat")
@@ -196,7 +212,8 @@ int AllreduceChart::seriesCount() const { return plot_->graphCount(); }
 void AllreduceChart::setRows(const std::vector<dist::AllreduceRow>& rows) {
     restyle();
     plot_->clearGraphs();
-    std::map<std::tuple<int, std::string, std::string>, std::vector<std::pair<double, double>>> series;
+    std::map<std::tuple<int, std::string, std::string>, std::vector<std::pair<double, double>>>
+        series;
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     std::vector<int64_t> sizes;
     for (const auto& r : rows) {
@@ -220,10 +237,12 @@ void AllreduceChart::setRows(const std::vector<dist::AllreduceRow>& rows) {
         g->setData(x, y, true);
         const QColor c = style_.seriesColor(colour);
         g->setPen(QPen(c, style_.lineWidth, colour % 2 ? Qt::DashLine : Qt::SolidLine));
-        g->setScatterStyle(QCPScatterStyle(colour % 2 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssDisc, c, 7));
+        g->setScatterStyle(QCPScatterStyle(
+            colour % 2 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssDisc, c, 7));
         ++colour;
     }
-    showNote(rows.empty() ? tr("Run the all-reduce experiment: one series per world size and dtype") : QString());
+    showNote(rows.empty() ? tr("Run the all-reduce experiment: one series per world size and dtype")
+                          : QString());
     if (!rows.empty()) {
         plot_->rescaleAxes();
         plot_->xAxis->scaleRange(1.3);
@@ -273,7 +292,8 @@ void RankMemoryChart::setBars(const std::vector<RankMemoryBar>& in) {
         ticker->addTick(key, tr("r%1").arg(b.rank));
     }
     plot_->xAxis->setTicker(ticker);
-    const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("communication buffers")};
+    const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"),
+                              tr("communication buffers")};
     QCPBars* below = nullptr;
     double top = 0;
     std::vector<double> totals(in.size(), 0.0);
@@ -288,7 +308,10 @@ void RankMemoryChart::setBars(const std::vector<RankMemoryBar>& in) {
         QVector<double> keys, values;
         for (size_t i = 0; i < in.size(); ++i) {
             const RankMemoryBar& b = in[i];
-            const int64_t bytes = c == 0 ? b.parameters : c == 1 ? b.gradients : c == 2 ? b.optimizer_state : b.comm_buffers;
+            const int64_t bytes = c == 0   ? b.parameters
+                                  : c == 1 ? b.gradients
+                                  : c == 2 ? b.optimizer_state
+                                           : b.comm_buffers;
             keys << keys_[i];
             values << bytes / kMiB;
             totals[i] += bytes / kMiB;
@@ -307,7 +330,10 @@ void RankMemoryChart::setBars(const std::vector<RankMemoryBar>& in) {
         text->setColor(style_.foreground);
         labels_.push_back(text);
     }
-    showNote(in.empty() ? tr("Run DDP points: each rank's parameters, gradients, optimizer state and buffers") : QString());
+    showNote(
+        in.empty()
+            ? tr("Run DDP points: each rank's parameters, gradients, optimizer state and buffers")
+            : QString());
     plot_->xAxis->setRange(0, key + 1);
     plot_->yAxis->setRange(0, std::max(1e-3, top * 1.25));
     plot_->replot(QCustomPlot::rpQueuedReplot);

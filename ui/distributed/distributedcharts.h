@@ -7,7 +7,6 @@
 #pragma once
 
 #include <QWidget>
-
 #include <vector>
 
 #include "common/qcpchart.h"
@@ -26,7 +25,8 @@ public:
     enum Kind { Forward, Backward, CommWait, Optimizer, Communication, Hidden, KindCount };
     explicit LanesChart(QWidget* parent = nullptr);
     // The steps of one DDP point (every rank's, warm-up included, in any order).
-    void setSteps(const std::vector<DdpStepRow>& steps, int world_size, const std::string& strategy);
+    void setSteps(const std::vector<DdpStepRow>& steps, int world_size,
+                  const std::string& strategy);
     void clear(const QString& note);
     int laneCount() const { return ranks_; }
     int barCount(Kind kind) const;

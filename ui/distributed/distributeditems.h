@@ -3,7 +3,6 @@
 #pragma once
 
 #include <QMetaType>
-
 #include <string>
 
 #include "distributed/distributed.h"

@@ -7,7 +7,9 @@ namespace ts::ui {
 
 std::string distributedSpecText(const DistributedSpec& spec) { return distributedSpecJson(spec); }
 
-DistributedSpec distributedSpecFromText(const std::string& json) { return distributedSpecFromJson(parseJson(json)); }
+DistributedSpec distributedSpecFromText(const std::string& json) {
+    return distributedSpecFromJson(parseJson(json));
+}
 
 std::vector<DistributedResult> distributedResultsOf(const StoredRun& run) {
     return distributedResultsFromRows(run.info, run.rows);

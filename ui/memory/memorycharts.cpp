@@ -15,8 +15,8 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr size_t kMaxStackedPoints = 200'000;
 
 QColor phaseColor(Phase p, const ChartStyle& s) {
-    QColor c = p == Phase::Forward    ? s.seriesColor(0)
-               : p == Phase::Backward ? s.seriesColor(1)
+    QColor c = p == Phase::Forward     ? s.seriesColor(0)
+               : p == Phase::Backward  ? s.seriesColor(1)
                : p == Phase::Optimizer ? s.seriesColor(2)
                                        : s.muted;
     c.setAlpha(s.dark ? 40 : 28);
@@ -34,7 +34,8 @@ std::vector<size_t> thinTimeline(const std::vector<TimelinePoint>& points, size_
     }
     const double per = static_cast<double>(points.size()) / static_cast<double>(max);
     for (size_t b = 0; b < max; ++b) {
-        const size_t first = static_cast<size_t>(b * per), last = std::min(points.size(), static_cast<size_t>((b + 1) * per));
+        const size_t first = static_cast<size_t>(b * per),
+                     last = std::min(points.size(), static_cast<size_t>((b + 1) * per));
         size_t best = first;
         for (size_t i = first; i < last; ++i)
             if (points[i].allocated > points[best].allocated) best = i;
@@ -129,9 +130,10 @@ void MemoryTimelineChart::setResult(const MemoryResult& r, const MemoryAnalysis&
         failures_.push_back(line);
         failures_.push_back(text);
     }
-    showNote(a.timeline.empty() ? (r.status == Status::Ok ? tr("The trace holds no allocation.")
-                                                           : tr("Nothing recorded: %1").arg(qstr(r.error)))
-                                : QString());
+    showNote(a.timeline.empty()
+                 ? (r.status == Status::Ok ? tr("The trace holds no allocation.")
+                                           : tr("Nothing recorded: %1").arg(qstr(r.error)))
+                 : QString());
     plot_->rescaleAxes();
     if (!a.timeline.empty()) plot_->yAxis->setRangeLower(0);
     plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -141,7 +143,8 @@ void MemoryTimelineChart::highlight(int index) {
     highlighted_ = -1;
     lifetime_->setVisible(false);
     lifetimeText_->setVisible(false);
-    if (analysis_ && result_ && index >= 0 && static_cast<size_t>(index) < analysis_->allocations.size()) {
+    if (analysis_ && result_ && index >= 0 &&
+        static_cast<size_t>(index) < analysis_->allocations.size()) {
         const Allocation& x = analysis_->allocations[index];
         const double first = x.initial ? 0.0 : static_cast<double>(x.alloc_index);
         const double last = x.free_index ? static_cast<double>(*x.free_index)
@@ -154,7 +157,9 @@ void MemoryTimelineChart::highlight(int index) {
         lifetime_->setBrush(c);
         lifetime_->setVisible(true);
         auto name = [&](int32_t i) {
-            return i >= 0 && static_cast<size_t>(i) < result_->trace.names.size() ? qstr(result_->trace.names[i]) : QString();
+            return i >= 0 && static_cast<size_t>(i) < result_->trace.names.size()
+                       ? qstr(result_->trace.names[i])
+                       : QString();
         };
         QStringList what{qstr(formatBytes(x.size)), qstr(toString(x.category))};
         if (!name(x.range).isEmpty()) what << name(x.range);
@@ -208,8 +213,9 @@ void MemoryCategoryChart::setResult(const MemoryResult& r, const MemoryAnalysis&
         g->setAdaptiveSampling(true);
         previous = g;
     }
-    showNote(a.timeline.empty() ? tr("Nothing recorded: %1").arg(qstr(r.error.empty() ? "no allocation" : r.error))
-                                : QString());
+    showNote(a.timeline.empty()
+                 ? tr("Nothing recorded: %1").arg(qstr(r.error.empty() ? "no allocation" : r.error))
+                 : QString());
     plot_->rescaleAxes();
     if (!a.timeline.empty()) plot_->yAxis->setRangeLower(0);
     plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -237,7 +243,8 @@ void MemoryCompareChart::setComparison(const std::vector<PhaseComparisonRow>& ro
     // Slots: one per phase present in either run; A at 3·slot + 1, B at 3·slot + 2.
     std::vector<Phase> phases;
     for (const auto& r : rows)
-        if (std::find(phases.begin(), phases.end(), r.phase) == phases.end()) phases.push_back(r.phase);
+        if (std::find(phases.begin(), phases.end(), r.phase) == phases.end())
+            phases.push_back(r.phase);
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     for (size_t s = 0; s < phases.size(); ++s) {
         const QString name = qstr(phaseComparisonName(phases[s]));
@@ -260,7 +267,8 @@ void MemoryCompareChart::setComparison(const std::vector<PhaseComparisonRow>& ro
         QVector<double> keys, values;
         for (const auto& r : rows) {
             if (!r.category || *r.category != c) continue;
-            const size_t s = static_cast<size_t>(std::find(phases.begin(), phases.end(), r.phase) - phases.begin());
+            const size_t s = static_cast<size_t>(std::find(phases.begin(), phases.end(), r.phase) -
+                                                 phases.begin());
             for (int b = 0; b < 2; ++b) {
                 if (!(b ? r.b_present : r.a_present)) continue;
                 const double v = (b ? r.b : r.a) / kMiB;
@@ -292,7 +300,8 @@ double MemoryCompareChart::barTotal(int slot, int b) const {
 
 // ---- The frontier ----
 
-FrontierChart::FrontierChart(QWidget* parent) : QcpChart(tr("OOM frontier"), QStringLiteral("memory-frontier"), parent) {
+FrontierChart::FrontierChart(QWidget* parent)
+    : QcpChart(tr("OOM frontier"), QStringLiteral("memory-frontier"), parent) {
     plot_->yAxis->setLabel(tr("peak of one step (MiB)"));
     plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
@@ -305,12 +314,14 @@ void FrontierChart::setResult(const MemoryResult& r) {
     marks_.clear();
     restyle();
     if (!r.frontier) {
-        showNote(tr("No frontier in this run (memory --frontier context|batch, or the panel's Frontier)"));
+        showNote(tr(
+            "No frontier in this run (memory --frontier context|batch, or the panel's Frontier)"));
         plot_->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
     const FrontierResult& f = *r.frontier;
-    plot_->xAxis->setLabel(f.axis == FrontierAxis::Context ? tr("context length") : tr("batch size"));
+    plot_->xAxis->setLabel(f.axis == FrontierAxis::Context ? tr("context length")
+                                                           : tr("batch size"));
     QVector<double> fk, fv, ok, ov;
     double top = 0;
     for (const auto& p : f.probes) top = std::max(top, p.peak_bytes / kMiB);

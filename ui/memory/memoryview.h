@@ -81,8 +81,8 @@ private:
     // listed in the chooser after the point; code in the chooser: -1 - index here.
     std::vector<MemoryResult> failures_;
     std::vector<int> failureOf_;  // per point: its index in failures_, or -1
-    int shown_ = -1;         // the point shown (or whose failed step is shown)
-    int shownFailure_ = -1;  // the failed step shown (index in failures_), or -1
+    int shown_ = -1;              // the point shown (or whose failed step is shown)
+    int shownFailure_ = -1;       // the failed step shown (index in failures_), or -1
     bool failedStepOnArrival_ = false;
     std::vector<MemoryResult> compareA_, compareB_;
     QString compareTitle_;

@@ -478,5 +478,4 @@ QList<ReportPart> PrecisionView::reportParts() const {
     return parts;
 }
 
-
 }  // namespace ts::ui

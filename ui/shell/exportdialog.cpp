@@ -7,20 +7,22 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QVBoxLayout>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
+#include <QVBoxLayout>
 
 #include "common/theme.h"
 
 namespace ts::ui {
 
-ExportDialog::ExportDialog(Kind kind, const QString& suggestedPath, QSize currentSize, QWidget* parent)
+ExportDialog::ExportDialog(Kind kind, const QString& suggestedPath, QSize currentSize,
+                           QWidget* parent)
     : QDialog(parent), kind_(kind) {
-    setWindowTitle(kind == Kind::Chart ? tr("Export Chart") : kind == Kind::Table ? tr("Export Table")
-                                                                                 : tr("Export Report"));
+    setWindowTitle(kind == Kind::Chart   ? tr("Export Chart")
+                   : kind == Kind::Table ? tr("Export Table")
+                                         : tr("Export Report"));
     auto* form = new QFormLayout;
     format_ = new QComboBox(this);
     if (kind == Kind::Chart) {
@@ -39,7 +41,9 @@ ExportDialog::ExportDialog(Kind kind, const QString& suggestedPath, QSize curren
 
     if (kind != Kind::Table) {
         preset_ = new QComboBox(this);
-        preset_->addItem(tr("As on screen (%1 × %2)").arg(currentSize.width()).arg(currentSize.height()), currentSize);
+        preset_->addItem(
+            tr("As on screen (%1 × %2)").arg(currentSize.width()).arg(currentSize.height()),
+            currentSize);
         preset_->addItem(tr("Slide, 1280 × 720"), QSize(1280, 720));
         preset_->addItem(tr("Full HD, 1920 × 1080"), QSize(1920, 1080));
         preset_->addItem(tr("Paper column, 800 × 500"), QSize(800, 500));
@@ -63,8 +67,10 @@ ExportDialog::ExportDialog(Kind kind, const QString& suggestedPath, QSize curren
         colours_->setObjectName(QStringLiteral("colours"));
         colours_->addItem(tr("As on screen"), false);
         colours_->addItem(tr("Light, for print"), true);
-        colours_->setToolTip(tr("A dark theme's charts on white paper: light background, dark text"));
-        if (Theme::instance().isDark() && QSettings().value(QStringLiteral("export/printColours")).toBool())
+        colours_->setToolTip(
+            tr("A dark theme's charts on white paper: light background, dark text"));
+        if (Theme::instance().isDark() &&
+            QSettings().value(QStringLiteral("export/printColours")).toBool())
             colours_->setCurrentIndex(1);
         if (!Theme::instance().isDark()) colours_->setEnabled(false);  // already light
         form->addRow(tr("&Colours:"), colours_);
@@ -99,8 +105,9 @@ ExportDialog::ExportDialog(Kind kind, const QString& suggestedPath, QSize curren
     form->addRow(fileLabel, pathRow);
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString ext = format_->currentData().toString();
-        const QString p = QFileDialog::getSaveFileName(this, windowTitle(), path_->text(),
-                                                       format_->currentText() + QStringLiteral(" (*.") + ext + QLatin1Char(')'));
+        const QString p = QFileDialog::getSaveFileName(
+            this, windowTitle(), path_->text(),
+            format_->currentText() + QStringLiteral(" (*.") + ext + QLatin1Char(')'));
         if (!p.isEmpty()) path_->setText(p);
         syncSuffix();
     });
@@ -127,7 +134,8 @@ QString ExportDialog::path() const { return path_->text(); }
 
 bool ExportDialog::printColours() const {
     const bool on = colours_ && colours_->currentData().toBool();
-    if (colours_ && colours_->isEnabled()) QSettings().setValue(QStringLiteral("export/printColours"), on);
+    if (colours_ && colours_->isEnabled())
+        QSettings().setValue(QStringLiteral("export/printColours"), on);
     return on;
 }
 

@@ -15,7 +15,8 @@ class ExportDialog : public QDialog {
     Q_OBJECT
 public:
     enum class Kind { Chart, Table, Report };
-    ExportDialog(Kind kind, const QString& suggestedPath, QSize currentSize, QWidget* parent = nullptr);
+    ExportDialog(Kind kind, const QString& suggestedPath, QSize currentSize,
+                 QWidget* parent = nullptr);
 
     QString path() const;
     QSize size() const;

@@ -27,8 +27,9 @@ QStyleOptionHeader::SortIndicator SortArrowHeader::arrowOf(int section) const {
 void SortArrowHeader::initStyleOptionForIndex(QStyleOptionHeader* option, int logicalIndex) const {
     QHeaderView::initStyleOptionForIndex(option, logicalIndex);
     if (!isSortIndicatorShown() || logicalIndex != sortIndicatorSection()) return;
-    option->sortIndicator = sortIndicatorOrder() == Qt::DescendingOrder ? QStyleOptionHeader::SortDown
-                                                                        : QStyleOptionHeader::SortUp;
+    option->sortIndicator = sortIndicatorOrder() == Qt::DescendingOrder
+                                ? QStyleOptionHeader::SortDown
+                                : QStyleOptionHeader::SortUp;
 }
 
 }  // namespace ts::ui

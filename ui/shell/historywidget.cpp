@@ -22,7 +22,8 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     proxy_->setSortRole(RunListModel::SortRole);
     filter_ = new QLineEdit(this);
     filter_->setObjectName(QStringLiteral("historyFilter"));
-    filter_->setPlaceholderText(tr("Filter: words from the configuration, label, device, kind… (\"fp32 xl\": both)"));
+    filter_->setPlaceholderText(
+        tr("Filter: words from the configuration, label, device, kind… (\"fp32 xl\": both)"));
     filter_->setClearButtonEnabled(true);
     connect(filter_, &QLineEdit::textChanged, proxy_, &RunFilterProxy::setWords);
     view_ = new QTableView(this);
@@ -55,7 +56,8 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     delete_ = new QPushButton(tr("Delete"), this);
     refresh_ = new QPushButton(tr("Refresh"), this);
     open_->setToolTip(tr("Show the selected run in the views"));
-    replay_->setToolTip(tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
+    replay_->setToolTip(
+        tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
     compare_->setToolTip(tr("Compare two selected runs side by side"));
     auto* buttons = new QHBoxLayout;
     for (QPushButton* b : {open_, replay_, compare_, load_, again_, delete_}) buttons->addWidget(b);
@@ -71,26 +73,32 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
 
     auto first = [this] { return selectedRuns().value(0, 0); };
     connect(open_, &QPushButton::clicked, this, [this, first] { Q_EMIT openRequested(first()); });
-    connect(replay_, &QPushButton::clicked, this, [this, first] { Q_EMIT replayRequested(first()); });
+    connect(replay_, &QPushButton::clicked, this,
+            [this, first] { Q_EMIT replayRequested(first()); });
     connect(compare_, &QPushButton::clicked, this, [this] {
         const auto ids = selectedRuns();
-        if (ids.size() == 2) Q_EMIT compareRequested(std::min(ids[0], ids[1]), std::max(ids[0], ids[1]));
+        if (ids.size() == 2)
+            Q_EMIT compareRequested(std::min(ids[0], ids[1]), std::max(ids[0], ids[1]));
     });
     connect(delete_, &QPushButton::clicked, this, [this, first] {
         const qint64 id = first();
-        if (QMessageBox::question(this, tr("Delete Run"), tr("Delete run %1 and its points from the store?").arg(id)) ==
+        if (QMessageBox::question(this, tr("Delete Run"),
+                                  tr("Delete run %1 and its points from the store?").arg(id)) ==
             QMessageBox::Yes)
             Q_EMIT deleteRequested(id);
     });
-    connect(load_, &QPushButton::clicked, this, [this, first] { Q_EMIT loadConfigurationRequested(first()); });
-    connect(again_, &QPushButton::clicked, this, [this, first] { Q_EMIT runAgainRequested(first()); });
+    connect(load_, &QPushButton::clicked, this,
+            [this, first] { Q_EMIT loadConfigurationRequested(first()); });
+    connect(again_, &QPushButton::clicked, this,
+            [this, first] { Q_EMIT runAgainRequested(first()); });
     connect(refresh_, &QPushButton::clicked, this, &HistoryWidget::refreshRequested);
 
     // The context menu repeats the buttons; each action belongs to its button and shares its state.
     menu_ = new QMenu(this);
     for (QPushButton* b : {open_, replay_, compare_, load_, again_, delete_}) {
         QString text = b->text();
-        auto* a = new QAction(text.remove(QLatin1Char('&')) + (b == delete_ ? QStringLiteral("…") : QString()), b);
+        auto* a = new QAction(
+            text.remove(QLatin1Char('&')) + (b == delete_ ? QStringLiteral("…") : QString()), b);
         connect(a, &QAction::triggered, b, &QPushButton::click);
         menu_->addAction(a);
         if (b == compare_ || b == again_) menu_->addSeparator();
@@ -99,7 +107,8 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     connect(view_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
         const QModelIndex idx = view_->indexAt(pos);
         if (idx.isValid() && !view_->selectionModel()->isRowSelected(idx.row(), idx.parent()))
-            view_->selectionModel()->select(idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            view_->selectionModel()->select(
+                idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
         updateButtons();
         menu_->popup(view_->viewport()->mapToGlobal(pos));
     });
@@ -107,7 +116,8 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
         const qint64 id = idx.data(RunListModel::RunIdRole).toLongLong();
         if (!busy_ && openable_.contains(kindOf(id))) Q_EMIT openRequested(id);
     });
-    connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &HistoryWidget::updateButtons);
+    connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &HistoryWidget::updateButtons);
     connect(proxy_, &QAbstractItemModel::modelReset, this, &HistoryWidget::updateButtons);
     updateButtons();
 }
@@ -125,7 +135,8 @@ void HistoryWidget::selectRuns(const QList<qint64>& ids) {
         const int row = runs_->rowOf(id);
         if (row < 0) continue;
         const QModelIndex idx = proxy_->mapFromSource(runs_->index(row, 0));
-        view_->selectionModel()->select(idx, QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        view_->selectionModel()->select(idx,
+                                        QItemSelectionModel::Select | QItemSelectionModel::Rows);
     }
     updateButtons();
 }
@@ -178,15 +189,19 @@ void HistoryWidget::updateButtons() {
     delete_->setEnabled(n == 1 && !busy_);
     load_->setEnabled(openable && !busy_);
     again_->setEnabled(openable && !busy_);
-    load_->setToolTip(busy_ ? wait : tr("Put the selected run's configuration into its experiment's panel"));
+    load_->setToolTip(
+        busy_ ? wait : tr("Put the selected run's configuration into its experiment's panel"));
     again_->setToolTip(busy_ ? wait : tr("Load the selected run's configuration and run it now"));
     open_->setToolTip(busy_ ? wait
-                      : n == 1 && !openable ? tr("Runs of kind '%1' cannot be shown in this window").arg(kind)
-                                            : tr("Show the selected run in the views"));
-    replay_->setToolTip(busy_ ? wait
-                        : n == 1 && !replayable ? replayReason_
-                                                : tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
-    compare_->setToolTip(n != 2       ? tr("Select exactly two runs to compare")
+                      : n == 1 && !openable
+                          ? tr("Runs of kind '%1' cannot be shown in this window").arg(kind)
+                          : tr("Show the selected run in the views"));
+    replay_->setToolTip(
+        busy_ ? wait
+        : n == 1 && !replayable
+            ? replayReason_
+            : tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
+    compare_->setToolTip(n != 2        ? tr("Select exactly two runs to compare")
                          : !comparable ? compareReason_
                          : !oneKind    ? tr("Only runs of one kind compare")
                                        : tr("Compare the two selected runs"));

@@ -27,8 +27,9 @@ void LongRunCheck::progress(double fraction, double etaSeconds) {
                                .arg(formatDuration(etaSeconds)),
                            QMessageBox::NoButton, window_);
     box_->setObjectName(QStringLiteral("longRunQuestion"));
-    box_->setInformativeText(tr("Smaller sizes, shorter contexts or fewer steps finish sooner. It keeps "
-                                "running while you decide; what it measures is kept either way."));
+    box_->setInformativeText(
+        tr("Smaller sizes, shorter contexts or fewer steps finish sooner. It keeps "
+           "running while you decide; what it measures is kept either way."));
     box_->addButton(tr("Keep Running"), QMessageBox::AcceptRole);
     QPushButton* stop = box_->addButton(tr("Stop"), QMessageBox::RejectRole);
     box_->setAttribute(Qt::WA_DeleteOnClose);

@@ -50,9 +50,12 @@ namespace ts::ui {
 namespace {
 QString outcomeText(RunOutcome o) {
     switch (o) {
-        case RunOutcome::Completed: return QObject::tr("finished");
-        case RunOutcome::Stopped: return QObject::tr("stopped");
-        case RunOutcome::Failed: return QObject::tr("failed");
+        case RunOutcome::Completed:
+            return QObject::tr("finished");
+        case RunOutcome::Stopped:
+            return QObject::tr("stopped");
+        case RunOutcome::Failed:
+            return QObject::tr("failed");
     }
     return {};
 }
@@ -111,7 +114,8 @@ void MainWindow::buildLabs() {
 }
 
 void MainWindow::connectView(LabView* v) {
-    connect(v, &LabView::exportRequested, this, [this, v](int pane) { exportPaneInteractive(v, pane); });
+    connect(v, &LabView::exportRequested, this,
+            [this, v](int pane) { exportPaneInteractive(v, pane); });
     connect(v, &LabView::copyRequested, this, [this, v](int pane) { copyPane(v, pane); });
     connect(v, &LabView::titleChanged, this, &MainWindow::updateTitle);
     connect(v, &LabView::logLine, this, &MainWindow::appendLog);
@@ -151,12 +155,14 @@ void MainWindow::buildDocks() {
     auto fitPanels = [this] {
         for (int i = 0; i < panels_->count(); ++i) {
             auto* scroll = static_cast<QScrollArea*>(panels_->widget(i));
-            const int fit = scroll->widget()->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 6;
+            const int fit = scroll->widget()->minimumSizeHint().width() +
+                            scroll->verticalScrollBar()->sizeHint().width() + 6;
             scroll->setMinimumWidth(i == panels_->currentIndex() ? fit : 0);
         }
     };
     fitPanels();
-    connect(&Theme::instance(), &Theme::changed, panels_, [this, fitPanels] { QTimer::singleShot(0, panels_, fitPanels); });
+    connect(&Theme::instance(), &Theme::changed, panels_,
+            [this, fitPanels] { QTimer::singleShot(0, panels_, fitPanels); });
     connect(experimentCombo_, &QComboBox::currentIndexChanged, this, [this, fitPanels](int i) {
         panels_->setCurrentIndex(i);
         QTimer::singleShot(0, panels_, fitPanels);
@@ -190,23 +196,27 @@ void MainWindow::buildDocks() {
         }
         history_->setOpenableKinds(openable);
         history_->setReplayableKinds(
-            replayable, tr("Replay works on runs of %1 only (their steps were recorded); open others instead")
-                            .arg(replayTitles.join(QStringLiteral(", "))));
-        history_->setComparableKinds(
-            comparable,
-            tr("Compare works on runs of %1 only; open others instead").arg(compareTitles.join(QStringLiteral(", "))));
+            replayable,
+            tr("Replay works on runs of %1 only (their steps were recorded); open others instead")
+                .arg(replayTitles.join(QStringLiteral(", "))));
+        history_->setComparableKinds(comparable,
+                                     tr("Compare works on runs of %1 only; open others instead")
+                                         .arg(compareTitles.join(QStringLiteral(", "))));
     }
     historyDock_ = new QDockWidget(tr("History"), this);
     historyDock_->setObjectName(QStringLiteral("historyDock"));
     historyDock_->setWidget(history_);
     addDockWidget(Qt::BottomDockWidgetArea, historyDock_);
     connect(history_, &HistoryWidget::openRequested, this, &MainWindow::openStoredRun);
-    connect(history_, &HistoryWidget::replayRequested, this, [this](qint64 id) { replayStoredRun(id, 1.0); });
+    connect(history_, &HistoryWidget::replayRequested, this,
+            [this](qint64 id) { replayStoredRun(id, 1.0); });
     connect(history_, &HistoryWidget::compareRequested, this, &MainWindow::compareStoredRuns);
     connect(history_, &HistoryWidget::refreshRequested, this, &MainWindow::refreshHistory);
     connect(history_, &HistoryWidget::deleteRequested, this, &MainWindow::deleteStoredRun);
-    connect(history_, &HistoryWidget::loadConfigurationRequested, this, [this](qint64 id) { loadRunConfiguration(id); });
-    connect(history_, &HistoryWidget::runAgainRequested, this, [this](qint64 id) { loadRunConfiguration(id, true); });
+    connect(history_, &HistoryWidget::loadConfigurationRequested, this,
+            [this](qint64 id) { loadRunConfiguration(id); });
+    connect(history_, &HistoryWidget::runAgainRequested, this,
+            [this](qint64 id) { loadRunConfiguration(id, true); });
 
     log_ = new QPlainTextEdit(this);
     log_->setObjectName(QStringLiteral("log"));
@@ -225,11 +235,13 @@ void MainWindow::buildDocks() {
     addDockWidget(Qt::BottomDockWidgetArea, logDock_);
     splitDockWidget(historyDock_, logDock_, Qt::Horizontal);
     // Log lines come in bursts; the pane is updated at most 10 times a second.
-    logThrottle_ = new RedrawThrottle([this] {
-        if (pendingLog_.isEmpty()) return;
-        log_->appendPlainText(pendingLog_.join(QLatin1Char('\n')));
-        pendingLog_.clear();
-    }, this, 100);
+    logThrottle_ = new RedrawThrottle(
+        [this] {
+            if (pendingLog_.isEmpty()) return;
+            log_->appendPlainText(pendingLog_.join(QLatin1Char('\n')));
+            pendingLog_.clear();
+        },
+        this, 100);
     presentation_ = new PresentationMode(this, {experimentDock_, historyDock_, logDock_});
     resizeDocks({experimentDock_}, {400}, Qt::Horizontal);
     resizeDocks({historyDock_}, {230}, Qt::Vertical);
@@ -243,7 +255,8 @@ void MainWindow::buildActions() {
     connect(runAct_, &QAction::triggered, this, &MainWindow::startRun);
     stopAct_ = new QAction(tr("&Stop"), this);
     stopAct_->setObjectName(QStringLiteral("stopAction"));
-    stopAct_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Period), QKeySequence(Qt::SHIFT | Qt::Key_F5)});
+    stopAct_->setShortcuts(
+        {QKeySequence(Qt::CTRL | Qt::Key_Period), QKeySequence(Qt::SHIFT | Qt::Key_F5)});
     stopAct_->setToolTip(tr("End the run within a step; what was measured is kept"));
     connect(stopAct_, &QAction::triggered, this, &MainWindow::stopRun);
 
@@ -275,16 +288,19 @@ void MainWindow::buildActions() {
     presetsMenu_->setToolTipsVisible(true);
     presetsMenu_->addSeparator();
     presetsMenu_->addAction(tr("Open Preset File…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open Preset"), QString(), tr("Presets (*.json)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open Preset"), QString(),
+                                                          tr("Presets (*.json)"));
         if (path.isEmpty()) return;
         QString err;
-        if (auto p = readPreset(path, &err)) loadPreset(*p);
-        else QMessageBox::warning(this, tr("Open Preset"), err);
+        if (auto p = readPreset(path, &err))
+            loadPreset(*p);
+        else
+            QMessageBox::warning(this, tr("Open Preset"), err);
     });
 
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("Open Results &Store…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
-                    &MainWindow::openStoreInteractive);
+    file->addAction(tr("Open Results &Store…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O),
+                    this, &MainWindow::openStoreInteractive);
     file->addMenu(presetsMenu_);
     file->addSeparator();
     file->addAction(exportView);
@@ -308,8 +324,10 @@ void MainWindow::buildActions() {
     });
     run->addAction(tr("&Compare Selected Runs"), QKeySequence(Qt::CTRL | Qt::Key_D), this, [this] {
         const auto ids = history_->selectedRuns();
-        if (ids.size() == 2) compareStoredRuns(std::min(ids[0], ids[1]), std::max(ids[0], ids[1]));
-        else statusBar()->showMessage(tr("Select exactly two runs in the History pane"), 4000);
+        if (ids.size() == 2)
+            compareStoredRuns(std::min(ids[0], ids[1]), std::max(ids[0], ids[1]));
+        else
+            statusBar()->showMessage(tr("Select exactly two runs in the History pane"), 4000);
     });
     run->addAction(tr("Refresh &History"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), this,
                    &MainWindow::refreshHistory);
@@ -321,7 +339,9 @@ void MainWindow::buildActions() {
             QString text = pane.title;
             text.remove(QLatin1Char('&'));
             QAction* a = view->addAction(text, this, [this, key = pane.key] { showTab(key); });
-            if (shortcut < 9) a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + shortcut++)));
+            if (shortcut < 9)
+                a->setShortcut(
+                    QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + shortcut++)));
         }
     view->addSeparator();
     view->addAction(experimentDock_->toggleViewAction());
@@ -330,16 +350,19 @@ void MainWindow::buildActions() {
     view->addSeparator();
     presentationAct_ = view->addAction(tr("&Presentation Mode"));
     presentationAct_->setCheckable(true);
-    presentationAct_->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), QKeySequence(Qt::Key_F11)});
-    presentationAct_->setToolTip(tr("Large fonts, high-contrast charts and the results alone (the docks hidden)"));
+    presentationAct_->setShortcuts(
+        {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), QKeySequence(Qt::Key_F11)});
+    presentationAct_->setToolTip(
+        tr("Large fonts, high-contrast charts and the results alone (the docks hidden)"));
     connect(presentationAct_, &QAction::toggled, this, &MainWindow::setPresentationMode);
     QMenu* theme = view->addMenu(tr("&Theme"));
     auto* group = new QActionGroup(this);
     systemThemeAct_ = theme->addAction(tr("&System"));
     lightAct_ = theme->addAction(tr("&Light"));
     darkAct_ = theme->addAction(tr("&Dark"));
-    for (auto [act, mode] : {std::pair{systemThemeAct_, ThemeMode::System}, std::pair{lightAct_, ThemeMode::Light},
-                             std::pair{darkAct_, ThemeMode::Dark}}) {
+    for (auto [act, mode] :
+         {std::pair{systemThemeAct_, ThemeMode::System}, std::pair{lightAct_, ThemeMode::Light},
+          std::pair{darkAct_, ThemeMode::Dark}}) {
         act->setCheckable(true);
         group->addAction(act);
         connect(act, &QAction::triggered, this, [mode] { Theme::instance().setMode(mode); });
@@ -364,22 +387,26 @@ void MainWindow::buildActions() {
         if (!capsReady_) {
             text = tr("Still checking.");
         } else {
-            text = tr("LibTorch %1 (%2)\n").arg(qstr(caps_.torch_version),
-                                                caps_.torch_cuda_build ? tr("CUDA build") : tr("CPU build"));
+            text = tr("LibTorch %1 (%2)\n")
+                       .arg(qstr(caps_.torch_version),
+                            caps_.torch_cuda_build ? tr("CUDA build") : tr("CPU build"));
             text += caps_.cuda_available ? tr("CUDA available\n") : tr("No CUDA device\n");
-            text += caps_.flash_kernels ? tr("TrainScope flash kernels built\n") : tr("No TrainScope flash kernels in this build\n");
+            text += caps_.flash_kernels ? tr("TrainScope flash kernels built\n")
+                                        : tr("No TrainScope flash kernels in this build\n");
             for (const auto& d : caps_.devices)
-                text += QStringLiteral("\n• %1 %2%3%4").arg(qstr(d.id), qstr(d.name), d.bf16 ? tr(", bf16") : QString(),
-                                                          d.fp16 ? tr(", fp16") : QString());
+                text += QStringLiteral("\n• %1 %2%3%4")
+                            .arg(qstr(d.id), qstr(d.name), d.bf16 ? tr(", bf16") : QString(),
+                                 d.fp16 ? tr(", fp16") : QString());
         }
         text += tr("\n\nResults store: %1").arg(controller_.storePath());
         QMessageBox::information(this, tr("This Machine"), text);
     });
     help->addAction(tr("&About TrainScope"), this, [this] {
-        QMessageBox::about(this, tr("About TrainScope"),
-                           tr("<b>TrainScope</b> %1<br>A workbench for GPU experiments on Transformer "
-                              "training: configure, run, watch, compare, export.")
-                               .arg(QApplication::applicationVersion()));
+        QMessageBox::about(
+            this, tr("About TrainScope"),
+            tr("<b>TrainScope</b> %1<br>A workbench for GPU experiments on Transformer "
+               "training: configure, run, watch, compare, export.")
+                .arg(QApplication::applicationVersion()));
     });
 
     auto* tb = addToolBar(tr("Main"));
@@ -431,26 +458,31 @@ void MainWindow::buildStatusBar() {
 // ---------------------------------------------------------------- runs
 
 void MainWindow::connectRun() {
-    connect(&controller_, &RunController::runStarted, this,
-            [this](quint64, qint64 storeRun, const Environment& env) {
-                if (runningView_) runningView_->runStarted(storeRun, env);
-                appendLog(storeRun > 0 ? tr("Stored as run %1 in %2").arg(storeRun).arg(controller_.storePath())
-                                       : tr("This run is not stored"));
-                if (!env.device_name.empty()) appendLog(environmentLines(env).join(QStringLiteral(" · ")));
+    connect(
+        &controller_, &RunController::runStarted, this,
+        [this](quint64, qint64 storeRun, const Environment& env) {
+            if (runningView_) runningView_->runStarted(storeRun, env);
+            appendLog(storeRun > 0
+                          ? tr("Stored as run %1 in %2").arg(storeRun).arg(controller_.storePath())
+                          : tr("This run is not stored"));
+            if (!env.device_name.empty())
+                appendLog(environmentLines(env).join(QStringLiteral(" · ")));
+        });
+    connect(&controller_, &RunController::itemsArrived, this,
+            [this](quint64, const QList<QVariant>& items) {
+                if (runningView_) runningView_->addItems(items);
             });
-    connect(&controller_, &RunController::itemsArrived, this, [this](quint64, const QList<QVariant>& items) {
-        if (runningView_) runningView_->addItems(items);
-    });
     longRun_ = new LongRunCheck(this);
     connect(longRun_, &LongRunCheck::stopRequested, this, &MainWindow::stopRun);
     connect(&controller_, &RunController::progress, this, [this](quint64, double f, double eta) {
         setProgress(f, eta);
         longRun_->progress(f, eta);
     });
-    connect(&controller_, &RunController::logMessage, this, [this](quint64, int level, const QString& text) {
-        static const char* prefix[] = {"", "warning: ", "error: "};
-        appendLog(QLatin1String(prefix[std::clamp(level, 0, 2)]) + text);
-    });
+    connect(&controller_, &RunController::logMessage, this,
+            [this](quint64, int level, const QString& text) {
+                static const char* prefix[] = {"", "warning: ", "error: "};
+                appendLog(QLatin1String(prefix[std::clamp(level, 0, 2)]) + text);
+            });
     connect(&controller_, &RunController::runFinished, this,
             [this](quint64, RunOutcome outcome, const QString& message) {
                 const QString took = formatDuration(runClock_.elapsed() / 1000.0);
@@ -478,7 +510,9 @@ bool MainWindow::startRun() {
     std::optional<LabJob> job = p->makeJob();
     if (!job) {
         const QStringList problems = p->problems();
-        appendLog(tr("Cannot run: %1").arg(problems.isEmpty() ? tr("nothing to run") : problems.join(QStringLiteral("; "))));
+        appendLog(tr("Cannot run: %1")
+                      .arg(problems.isEmpty() ? tr("nothing to run")
+                                              : problems.join(QStringLiteral("; "))));
         statusLabel_->setText(tr("Fix the flagged fields first"));
         return false;
     }
@@ -525,9 +559,15 @@ void MainWindow::probeCapabilities() {
         if (!error.isEmpty()) appendLog(tr("warning: could not query LibTorch: %1").arg(error));
         for (const Lab& lab : labs_) lab.panel->setCapabilities(caps_);
         QStringList devs;
-        for (const auto& d : caps_.devices) devs << qstr(d.id) + (d.name.empty() ? QString() : QStringLiteral(" (%1)").arg(qstr(d.name)));
-        appendLog(tr("LibTorch %1; devices: %2").arg(qstr(caps_.torch_version), devs.join(QStringLiteral(", "))));
-        statusLabel_->setText(caps_.cuda_available ? tr("Ready") : tr("Ready — CPU only: GPU options are disabled (hover them for why)"));
+        for (const auto& d : caps_.devices)
+            devs << qstr(d.id) +
+                        (d.name.empty() ? QString() : QStringLiteral(" (%1)").arg(qstr(d.name)));
+        appendLog(tr("LibTorch %1; devices: %2")
+                      .arg(qstr(caps_.torch_version), devs.join(QStringLiteral(", "))));
+        statusLabel_->setText(
+            caps_.cuda_available
+                ? tr("Ready")
+                : tr("Ready — CPU only: GPU options are disabled (hover them for why)"));
         if (pendingPreset_) {
             const ClassroomPreset p = *pendingPreset_;
             pendingPreset_.reset();
@@ -571,7 +611,8 @@ void MainWindow::refreshHistory() {
     w->setFuture(listRunsAsync(controller_.storePath()));
 }
 
-void MainWindow::withStoredRun(qint64 id, const QString& what, std::function<void(const StoredRun&)> use) {
+void MainWindow::withStoredRun(qint64 id, const QString& what,
+                               std::function<void(const StoredRun&)> use) {
     auto* w = new QFutureWatcher<StoredRun>(this);
     connect(w, &QFutureWatcherBase::finished, this, [this, w, id, what, use = std::move(use)] {
         const StoredRun run = w->result();
@@ -583,7 +624,9 @@ void MainWindow::withStoredRun(qint64 id, const QString& what, std::function<voi
         if (isRunning()) return;  // a run started meanwhile owns the views
         if (labIndex(qstr(run.info.lab)) < 0) {
             appendLog(tr("Could not %1 run %2: it is of kind '%3', which this window cannot show")
-                          .arg(what).arg(id).arg(qstr(run.info.lab)));
+                          .arg(what)
+                          .arg(id)
+                          .arg(qstr(run.info.lab)));
             return;
         }
         use(run);
@@ -653,8 +696,12 @@ void MainWindow::compareStoredRuns(qint64 a, qint64 b) {
         LabView* v = labView(qstr(ra.info.lab));
         QString error;
         if (ra.info.lab != rb.info.lab)
-            error = tr("run %1 is of kind '%2' and run %3 of kind '%4': only runs of one kind compare")
-                        .arg(ra.info.id).arg(qstr(ra.info.lab)).arg(rb.info.id).arg(qstr(rb.info.lab));
+            error =
+                tr("run %1 is of kind '%2' and run %3 of kind '%4': only runs of one kind compare")
+                    .arg(ra.info.id)
+                    .arg(qstr(ra.info.lab))
+                    .arg(rb.info.id)
+                    .arg(qstr(rb.info.lab));
         else if (!v)
             error = tr("runs of kind '%1' cannot be shown in this window").arg(qstr(ra.info.lab));
         else if (!v->compareUnavailable().isEmpty())
@@ -670,7 +717,9 @@ void MainWindow::compareStoredRuns(qint64 a, qint64 b) {
         statusBar()->showMessage(error, 6000);  // a refusal, not a failure: nothing for the log
         Q_EMIT comparisonFailed(error);
     });
-    w->setFuture(QtConcurrent::run([path, a, b] { return std::pair{loadRun(path, a), loadRun(path, b)}; }));
+    w->setFuture(QtConcurrent::run([path, a, b] {
+        return std::pair{loadRun(path, a), loadRun(path, b)};
+    }));
 }
 
 void MainWindow::loadPreset(const ClassroomPreset& preset) {
@@ -684,14 +733,16 @@ void MainWindow::loadPreset(const ClassroomPreset& preset) {
     }
     const int index = labIndex(preset.experiment);
     if (index < 0) {
-        appendLog(tr("Preset '%1' needs the experiment '%2', which this build lacks").arg(preset.title, preset.experiment));
+        appendLog(tr("Preset '%1' needs the experiment '%2', which this build lacks")
+                      .arg(preset.title, preset.experiment));
         return;
     }
     experimentCombo_->setCurrentIndex(index);
     QJsonObject config = preset.config;
     const bool cpuVariant = !caps_.cuda_available && !preset.cpuConfig.isEmpty();
     if (cpuVariant)
-        for (auto it = preset.cpuConfig.begin(); it != preset.cpuConfig.end(); ++it) config[it.key()] = it.value();
+        for (auto it = preset.cpuConfig.begin(); it != preset.cpuConfig.end(); ++it)
+            config[it.key()] = it.value();
     QStringList notes;
     labs_[index].panel->applyPreset(config, preset.title, &notes);
     appendLog(tr("— Preset: %1").arg(preset.title));
@@ -709,16 +760,19 @@ void MainWindow::updateRunState() {
     LabPanel* p = currentPanel();
     const bool valid = p && p->isValid();
     runAct_->setEnabled(!running && capsReady_ && valid);
-    runAct_->setToolTip(!capsReady_ ? tr("Checking what this machine can run…")
-                        : running   ? tr("A run is in progress")
-                        : valid     ? tr("Run: %1").arg(p->summary())
-                                    : tr("Fix first:\n%1").arg(p ? p->problems().join(QLatin1Char('\n')) : QString()));
+    runAct_->setToolTip(
+        !capsReady_ ? tr("Checking what this machine can run…")
+        : running   ? tr("A run is in progress")
+        : valid     ? tr("Run: %1").arg(p->summary())
+                : tr("Fix first:\n%1").arg(p ? p->problems().join(QLatin1Char('\n')) : QString()));
     const QStringList problems = p && capsReady_ ? p->problems() : QStringList();
     problemsLabel_->setVisible(!problems.isEmpty());
     if (!problems.isEmpty()) {
-        const QString first = problems.front().left(90) + (problems.front().size() > 90 ? QStringLiteral("…") : QString());
-        problemsLabel_->setText(problems.size() == 1 ? tr("⚠ %1").arg(first)
-                                                     : tr("⚠ %1 problems: %2 …").arg(problems.size()).arg(first));
+        const QString first = problems.front().left(90) +
+                              (problems.front().size() > 90 ? QStringLiteral("…") : QString());
+        problemsLabel_->setText(problems.size() == 1
+                                    ? tr("⚠ %1").arg(first)
+                                    : tr("⚠ %1 problems: %2 …").arg(problems.size()).arg(first));
         problemsLabel_->setToolTip(problems.join(QLatin1Char('\n')));
     }
     stopAct_->setEnabled(running);
@@ -731,8 +785,12 @@ void MainWindow::updateRunState() {
 void MainWindow::updateTitle() {
     const LabView* v = currentView();
     const QString deleted = deletedRunNote(v);
-    setWindowTitle(tr("TrainScope — %1").arg(!v ? tr("No run") : deleted.isEmpty() ? v->runTitle() : tr("%1 (deleted)").arg(v->runTitle())));
-    deletedBanner_->setText(deleted.isEmpty() ? QString() : tr("Not stored any more: %1.").arg(deleted));
+    setWindowTitle(tr("TrainScope — %1")
+                       .arg(!v                  ? tr("No run")
+                            : deleted.isEmpty() ? v->runTitle()
+                                                : tr("%1 (deleted)").arg(v->runTitle())));
+    deletedBanner_->setText(deleted.isEmpty() ? QString()
+                                              : tr("Not stored any more: %1.").arg(deleted));
     deletedBanner_->setVisible(!deleted.isEmpty());
 }
 
@@ -812,11 +870,14 @@ bool MainWindow::selectExperiment(const QString& id) {
 
 void MainWindow::restoreSettings() {
     QSettings s;
-    Theme::instance().setMode(themeModeFromKey(s.value(QStringLiteral("theme"), QStringLiteral("system")).toString()));
-    if (!restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray())) resize(1500, 950);
+    Theme::instance().setMode(
+        themeModeFromKey(s.value(QStringLiteral("theme"), QStringLiteral("system")).toString()));
+    if (!restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray()))
+        resize(1500, 950);
     const QByteArray layout = s.value(QStringLiteral("window/state")).toByteArray();
     restoreState(layout);
-    if (s.value(QStringLiteral("presentation"), false).toBool()) presentation_->setActive(true, layout);
+    if (s.value(QStringLiteral("presentation"), false).toBool())
+        presentation_->setActive(true, layout);
     for (const Lab& lab : labs_) {
         const QByteArray json = s.value(QStringLiteral("panels/") + lab.id).toByteArray();
         if (!json.isEmpty()) lab.panel->restoreState(QJsonDocument::fromJson(json).object());
@@ -832,9 +893,11 @@ void MainWindow::saveSettings() const {
     s.setValue(QStringLiteral("theme"), themeModeKey(Theme::instance().mode()));
     s.setValue(QStringLiteral("presentation"), presentation_->isActive());
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    s.setValue(QStringLiteral("window/state"), presentation_->userLayout());  // never the presentation layout
+    s.setValue(QStringLiteral("window/state"),
+               presentation_->userLayout());  // never the presentation layout
     for (const Lab& lab : labs_)
-        s.setValue(QStringLiteral("panels/") + lab.id, QJsonDocument(lab.panel->savedState()).toJson(QJsonDocument::Compact));
+        s.setValue(QStringLiteral("panels/") + lab.id,
+                   QJsonDocument(lab.panel->savedState()).toJson(QJsonDocument::Compact));
     s.setValue(QStringLiteral("experiment"), experimentCombo_->currentData().toString());
     if (const LabView* v = currentView(); v && v->currentPane() >= 0)
         s.setValue(QStringLiteral("tab"), v->panes()[v->currentPane()].key);
@@ -842,8 +905,9 @@ void MainWindow::saveSettings() const {
 
 void MainWindow::closeEvent(QCloseEvent* e) {
     if (controller_.isRunning()) {
-        const auto answer = QMessageBox::question(this, tr("Quit"),
-                                                  tr("A run is in progress. Stop it and quit? Finished points are kept."));
+        const auto answer = QMessageBox::question(
+            this, tr("Quit"),
+            tr("A run is in progress. Stop it and quit? Finished points are kept."));
         if (answer != QMessageBox::Yes) {
             e->ignore();
             return;

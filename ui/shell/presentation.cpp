@@ -31,8 +31,6 @@ void PresentationMode::setActive(bool on, const QByteArray& returnTo) {
     });
 }
 
-QByteArray PresentationMode::userLayout() const {
-    return active_ ? before_ : window_->saveState();
-}
+QByteArray PresentationMode::userLayout() const { return active_ ? before_ : window_->saveState(); }
 
 }  // namespace ts::ui

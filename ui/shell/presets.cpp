@@ -1,14 +1,13 @@
 #include "shell/presets.h"
 
-#include "labs.h"
-
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonParseError>
-
 #include <algorithm>
+
+#include "labs.h"
 
 // Q_INIT_RESOURCE must be called outside a namespace. Calling it also makes the linker
 // keep the resources of the static library.

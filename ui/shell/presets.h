@@ -6,20 +6,20 @@
 #include <QJsonObject>
 #include <QList>
 #include <QString>
-
 #include <optional>
 
 namespace ts::ui {
 
 struct ClassroomPreset {
-    QString id;           // file name without .json
-    QString title;        // "Warm-up matters"
-    QString description;  // what to look at, for the teacher
-    QString experiment;   // panel id, "bench"
-    QJsonObject config;   // panel state
+    QString id;             // file name without .json
+    QString title;          // "Warm-up matters"
+    QString description;    // what to look at, for the teacher
+    QString experiment;     // panel id, "bench"
+    QJsonObject config;     // panel state
     QJsonObject cpuConfig;  // overrides when no CUDA device is present
-    int order = 100;      // position in the menu
-    QJsonObject view;     // {"tab": "speedup", "dimension": "precision", "baseline": "fp32", "x": "size"}
+    int order = 100;        // position in the menu
+    QJsonObject
+        view;  // {"tab": "speedup", "dimension": "precision", "baseline": "fp32", "x": "size"}
 };
 
 // Registers the compiled-in resources (presets, icon); safe to call again.

@@ -31,8 +31,11 @@ std::optional<QJsonObject> panelStateForRun(const RunInfo& run, QString* why) {
     const QJsonObject spec = specOf(run);
     const LabEntry* lab = labOf(run);
     QString reason;
-    if (spec.isEmpty()) reason = QObject::tr("run %1 has no readable configuration").arg(run.id);
-    else if (!lab) reason = QObject::tr("runs of kind '%1' have no configuration this window can load").arg(qstr(run.lab));
+    if (spec.isEmpty())
+        reason = QObject::tr("run %1 has no readable configuration").arg(run.id);
+    else if (!lab)
+        reason = QObject::tr("runs of kind '%1' have no configuration this window can load")
+                     .arg(qstr(run.lab));
     if (!reason.isEmpty()) {
         if (why) *why = reason;
         return std::nullopt;

@@ -6,7 +6,6 @@
 
 #include <QJsonObject>
 #include <QString>
-
 #include <optional>
 
 #include "core/store.h"

@@ -21,24 +21,37 @@ QVariant RunListModel::headerData(int section, Qt::Orientation o, int role) cons
     if (o != Qt::Horizontal) return {};
     if (role == Qt::ToolTipRole) {
         switch (section) {
-            case Created: return tr("When the run started, in local time");
-            case Configuration: return tr("What the run measured; the filter above searches it");
-            case Points: return tr("Points (or cells) stored");
-            case Status: return tr("How many stored points finished ok; the others failed, ran out of memory, "
-                                   "were unsupported or stopped");
+            case Created:
+                return tr("When the run started, in local time");
+            case Configuration:
+                return tr("What the run measured; the filter above searches it");
+            case Points:
+                return tr("Points (or cells) stored");
+            case Status:
+                return tr(
+                    "How many stored points finished ok; the others failed, ran out of memory, "
+                    "were unsupported or stopped");
         }
         return {};
     }
     if (role != Qt::DisplayRole) return {};
     switch (section) {
-        case Id: return tr("Run");
-        case Created: return tr("Created");
-        case Kind: return tr("Kind");
-        case Label: return tr("Label");
-        case Configuration: return tr("Configuration");
-        case Device: return tr("Device");
-        case Points: return tr("Points");
-        case Status: return tr("Status");
+        case Id:
+            return tr("Run");
+        case Created:
+            return tr("Created");
+        case Kind:
+            return tr("Kind");
+        case Label:
+            return tr("Label");
+        case Configuration:
+            return tr("Configuration");
+        case Device:
+            return tr("Device");
+        case Points:
+            return tr("Points");
+        case Status:
+            return tr("Status");
     }
     return {};
 }
@@ -52,8 +65,9 @@ QString RunListModel::localTime(const QString& isoUtc, const QDateTime& now) {
     const QDate today = now.toLocalTime().date();
     if (t.date() == today) return tr("Today %1").arg(hm);
     if (t.date() == today.addDays(-1)) return tr("Yesterday %1").arg(hm);
-    const QString day = locale.toString(t.date(), t.date().year() == today.year() ? QStringLiteral("d MMM")
-                                                                                   : QStringLiteral("d MMM yyyy"));
+    const QString day =
+        locale.toString(t.date(), t.date().year() == today.year() ? QStringLiteral("d MMM")
+                                                                  : QStringLiteral("d MMM yyyy"));
     return day + QLatin1Char(' ') + hm;
 }
 
@@ -77,23 +91,35 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     }
     if (role == SortRole) {
         switch (index.column()) {
-            case Id: return static_cast<qlonglong>(r.id);
-            case Created: return qstr(r.created);  // ISO UTC sorts as time
-            case Points: return r.point_count;
-            case Status: return r.point_count > 0 ? double(r.ok_count) / r.point_count : -1.0;
+            case Id:
+                return static_cast<qlonglong>(r.id);
+            case Created:
+                return qstr(r.created);  // ISO UTC sorts as time
+            case Points:
+                return r.point_count;
+            case Status:
+                return r.point_count > 0 ? double(r.ok_count) / r.point_count : -1.0;
         }
         role = Qt::DisplayRole;
     }
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
-        case Id: return static_cast<qlonglong>(r.id);
-        case Created: return localTime(qstr(r.created));
-        case Kind: return qstr(r.lab);
-        case Label: return qstr(r.label);
-        case Configuration: return summaries_[row];
-        case Device: return qstr(r.device_name);
-        case Points: return r.point_count;
-        case Status: return statusText(r.point_count, r.ok_count);
+        case Id:
+            return static_cast<qlonglong>(r.id);
+        case Created:
+            return localTime(qstr(r.created));
+        case Kind:
+            return qstr(r.lab);
+        case Label:
+            return qstr(r.label);
+        case Configuration:
+            return summaries_[row];
+        case Device:
+            return qstr(r.device_name);
+        case Points:
+            return r.point_count;
+        case Status:
+            return statusText(r.point_count, r.ok_count);
     }
     return {};
 }

@@ -3,7 +3,6 @@
 
 #include <QAbstractTableModel>
 #include <QDateTime>
-
 #include <vector>
 
 #include "core/store.h"
@@ -33,7 +32,8 @@ public:
 
     // A stored time (ISO 8601 UTC) in local time, as people read it: "Today 14:05",
     // "Yesterday 09:12", "3 Mar 14:05", "3 Mar 2025 14:05" (relative to `now`).
-    static QString localTime(const QString& isoUtc, const QDateTime& now = QDateTime::currentDateTime());
+    static QString localTime(const QString& isoUtc,
+                             const QDateTime& now = QDateTime::currentDateTime());
     // The Status column: "ok", "not ok", "all 4 ok", "3 of 4 ok", "none of 4 ok", "no results".
     static QString statusText(int points, int ok);
 

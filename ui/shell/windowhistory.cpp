@@ -1,12 +1,12 @@
 // MainWindow, continued: what History does beyond showing runs. Loading a run's configuration
 // into its lab's panel and running it again, deleting a run (a view that shows it is marked
 // deleted and refuses exports), opening another results store, presentation mode.
+#include <QAction>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QLabel>
-#include <QAction>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QVBoxLayout>
@@ -35,7 +35,8 @@ bool MainWindow::loadRunConfiguration(qint64 id, bool runNow) {
     const RunInfo* run = runs_.runById(id);
     if (!run) return refuse(tr("it is not in the store"));
     const int index = labIndex(qstr(run->lab));
-    if (index < 0) return refuse(tr("it is of kind '%1', which this window cannot show").arg(qstr(run->lab)));
+    if (index < 0)
+        return refuse(tr("it is of kind '%1', which this window cannot show").arg(qstr(run->lab)));
     QString why;
     const std::optional<QJsonObject> state = panelStateForRun(*run, &why);
     if (!state) return refuse(why);
@@ -52,14 +53,17 @@ bool MainWindow::loadRunConfiguration(qint64 id, bool runNow) {
     }
     if (!notes.isEmpty()) {
         // What remains is another run than the one asked for: the user decides.
-        statusLabel_->setText(tr("Run %1's configuration loaded, but this machine cannot run all of it "
-                                 "(see the log). Press Run to run what remains.").arg(id));
+        statusLabel_->setText(
+            tr("Run %1's configuration loaded, but this machine cannot run all of it "
+               "(see the log). Press Run to run what remains.")
+                .arg(id));
         return false;
     }
     return startRun();
 }
 
-bool MainWindow::openInLab(const QString& lab, const QJsonObject& spec, const QString& title, bool runNow) {
+bool MainWindow::openInLab(const QString& lab, const QJsonObject& spec, const QString& title,
+                           bool runNow) {
     auto refuse = [&](const QString& why) {
         const QString line = tr("Cannot open %1: %2").arg(title, why);
         appendLog(line);
@@ -72,7 +76,8 @@ bool MainWindow::openInLab(const QString& lab, const QJsonObject& spec, const QS
     if (index < 0) return refuse(tr("this window has no lab '%1'").arg(lab));
     selectExperiment(lab);
     QStringList notes;
-    labs_[index].panel->applyPreset(uiLabs()[static_cast<size_t>(index)].stateFromSpec(spec), title, &notes);
+    labs_[index].panel->applyPreset(uiLabs()[static_cast<size_t>(index)].stateFromSpec(spec), title,
+                                    &notes);
     appendLog(tr("— %1: %2").arg(title, labs_[index].panel->summary()));
     for (const QString& n : notes) appendLog(tr("note: %1").arg(n));
     if (!runNow) return true;
@@ -111,8 +116,10 @@ void MainWindow::markDeleted(const QString& store, qint64 id) {
     for (const Lab& lab : labs_)
         if (lab.view->storeRunId() == id && shownStore_.value(lab.view) == store) {
             deleted_.insert(lab.view);
-            appendLog(tr("The %1 view showed run %2: it stays on screen marked deleted and can no longer be exported")
-                          .arg(lab.title).arg(id));
+            appendLog(tr("The %1 view showed run %2: it stays on screen marked deleted and can no "
+                         "longer be exported")
+                          .arg(lab.title)
+                          .arg(id));
         }
     updateTitle();
 }
@@ -136,7 +143,8 @@ QWidget* MainWindow::withDeletedBanner(QWidget* views) {
     deletedBanner_ = new QLabel(centre);
     deletedBanner_->setObjectName(QStringLiteral("deletedBanner"));
     deletedBanner_->setWordWrap(true);
-    deletedBanner_->setStyleSheet(QStringLiteral("padding: 6px; color: white; background: #b3261e;"));
+    deletedBanner_->setStyleSheet(
+        QStringLiteral("padding: 6px; color: white; background: #b3261e;"));
     deletedBanner_->hide();
     layout->addWidget(deletedBanner_);
     layout->addWidget(views, 1);
@@ -147,8 +155,9 @@ void MainWindow::openStore(const QString& path) { openStoreAt(path, false); }
 
 void MainWindow::openStoreInteractive() {
     const QString dir = QFileInfo(controller_.storePath()).absolutePath();
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Results Store"), dir,
-                                                      tr("TrainScope results (*.db *.sqlite);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open Results Store"), dir,
+                                     tr("TrainScope results (*.db *.sqlite);;All files (*)"));
     if (!path.isEmpty()) openStoreAt(path, true);
 }
 
@@ -157,24 +166,28 @@ void MainWindow::openStoreAt(const QString& path, bool interactive) {
         appendLog(tr("Could not open the results store: %1").arg(why));
         if (interactive)
             QMessageBox::warning(this, tr("Open Results Store"),
-                                 tr("%1\n\nThe window keeps using %2.").arg(why, QDir::toNativeSeparators(controller_.storePath())));
+                                 tr("%1\n\nThe window keeps using %2.")
+                                     .arg(why, QDir::toNativeSeparators(controller_.storePath())));
         Q_EMIT storeOpenFailed(why);
     };
     if (isRunning()) return fail(tr("a run is in progress; wait for it to finish, or stop it"));
     const QFileInfo file(path);
-    if (!file.isFile()) return fail(tr("%1 does not exist or is not a file").arg(QDir::toNativeSeparators(path)));
+    if (!file.isFile())
+        return fail(tr("%1 does not exist or is not a file").arg(QDir::toNativeSeparators(path)));
     const QString absolute = file.absoluteFilePath();
     auto* w = new QFutureWatcher<RunList>(this);
     connect(w, &QFutureWatcherBase::finished, this, [this, w, absolute, fail] {
         RunList list = w->result();
         w->deleteLater();
         if (!list.error.isEmpty())
-            return fail(tr("%1 cannot be read as a results store: %2").arg(QDir::toNativeSeparators(absolute), list.error));
+            return fail(tr("%1 cannot be read as a results store: %2")
+                            .arg(QDir::toNativeSeparators(absolute), list.error));
         if (isRunning()) return fail(tr("a run started meanwhile; open the store once it ends"));
         controller_.setStorePath(absolute);
         history_->setMessage(!list.readOnly.isEmpty() ? tr("Read-only: %1").arg(list.readOnly)
-                             : list.runs.empty()      ? tr("No stored runs in this store yet. Press Run.")
-                                                      : QString());
+                             : list.runs.empty()
+                                 ? tr("No stored runs in this store yet. Press Run.")
+                                 : QString());
         runs_.setRuns(std::move(list.runs));
         updateStoreLabel();
         appendLog(tr("Results store: %1").arg(QDir::toNativeSeparators(absolute)));
@@ -188,9 +201,11 @@ void MainWindow::updateStoreLabel() {
     const QString path = QDir::toNativeSeparators(controller_.storePath());
     QString shown = path;
     const QString home = QDir::toNativeSeparators(QDir::homePath());
-    if (shown.startsWith(home + QDir::separator())) shown = QStringLiteral("~") + shown.mid(home.size());
+    if (shown.startsWith(home + QDir::separator()))
+        shown = QStringLiteral("~") + shown.mid(home.size());
     storeLabel_->setText(tr("Store: %1").arg(shown));
-    storeLabel_->setToolTip(tr("The results store in use: %1 (File ▸ Open Results Store… picks another)").arg(path));
+    storeLabel_->setToolTip(
+        tr("The results store in use: %1 (File ▸ Open Results Store… picks another)").arg(path));
 }
 
 void MainWindow::setPresentationMode(bool on) {

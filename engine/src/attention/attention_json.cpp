@@ -60,9 +60,10 @@ AttentionCell attentionCellFromJson(const json& j) {
 std::string attentionProblemJson(const AttentionCell& cell) {
     // The cell's problem (everything but its measurements) is its configuration.
     json config = toJson(cell);
-    for (const char* k : {"status", "error", "forward_ms", "backward_ms", "forward_backward_ms", "forward_tflops",
-                          "backward_tflops", "forward_backward_tflops", "memory_before_backward", "peak_memory",
-                          "err_out", "err_grad", "tolerance"})
+    for (const char* k :
+         {"status", "error", "forward_ms", "backward_ms", "forward_backward_ms", "forward_tflops",
+          "backward_tflops", "forward_backward_tflops", "memory_before_backward", "peak_memory",
+          "err_out", "err_grad", "tolerance"})
         config.erase(k);
     return dumpJson(config);
 }

@@ -76,7 +76,8 @@ struct AttentionCell {
 };
 
 // 4·b·h·s_q·s_k·d, halved when causal; backward 2.5×, forward+backward 3.5×.
-double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, bool causal, AttentionPass pass);
+double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
+                      AttentionPass pass);
 
 class AttentionObserver : public Observer {
 public:

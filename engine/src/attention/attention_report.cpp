@@ -38,30 +38,44 @@ std::vector<AttentionPass> measuredPasses(const std::vector<AttentionCell>& cell
 
 namespace {
 
-std::string attentionRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
+std::string attentionRunReport(const RunInfo& info, const std::vector<StoredRow>& rows,
+                               ReportFormat format) {
     const auto cells = attentionCellsFromRows(info, rows);
     std::string out;
     switch (format) {
         case ReportFormat::Json: {
             nlohmann::json arr = nlohmann::json::array();
             for (const auto& c : cells) arr.push_back(toJson(c));
-            return dumpJson(nlohmann::json{{"id", info.id},       {"kind", info.lab},           {"label", info.label},
-                                  {"created", info.created}, {"device", info.device_name}, {"cells", arr}}, 2) + "\n";
+            return dumpJson(nlohmann::json{{"id", info.id},
+                                           {"kind", info.lab},
+                                           {"label", info.label},
+                                           {"created", info.created},
+                                           {"device", info.device_name},
+                                           {"cells", arr}},
+                            2) +
+                   "\n";
         }
         case ReportFormat::Csv:
             out = attentionCsvHeader() + "\n";
             for (const auto& c : cells) out += attentionCsvRow(c) + "\n";
             return out;
-        case ReportFormat::Markdown: out = fmt::format("# TrainScope attention run {}\n\n", info.id); break;
-        case ReportFormat::Table: break;
+        case ReportFormat::Markdown:
+            out = fmt::format("# TrainScope attention run {}\n\n", info.id);
+            break;
+        case ReportFormat::Table:
+            break;
     }
-    return out + runHeadline(info, cells.size(), "cell") + "\n\n" + attentionMarkdown(cells, measuredPasses(cells));
+    return out + runHeadline(info, cells.size(), "cell") + "\n\n" +
+           attentionMarkdown(cells, measuredPasses(cells));
 }
 
 }  // namespace
 
-std::string attentionMarkdown(const std::vector<AttentionCell>& cells, const std::vector<AttentionPass>& passes) {
-    auto has = [&](AttentionPass p) { return std::find(passes.begin(), passes.end(), p) != passes.end(); };
+std::string attentionMarkdown(const std::vector<AttentionCell>& cells,
+                              const std::vector<AttentionPass>& passes) {
+    auto has = [&](AttentionPass p) {
+        return std::find(passes.begin(), passes.end(), p) != passes.end();
+    };
     std::string out = "| impl | dtype | causal | b×h | d | seq |";
     std::string rule = "|---|---|---|---|---|---:|";
     for (auto p : {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward})
@@ -73,8 +87,9 @@ std::string attentionMarkdown(const std::vector<AttentionCell>& cells, const std
     rule += "---:|---:|---|\n";
     out += rule;
     for (const auto& c : cells) {
-        out += fmt::format("| {} | {} | {} | {}×{} | {} | {} |", toString(c.impl), toString(c.dtype), c.causal ? "yes" : "no",
-                           c.batch, c.heads, c.head_dim, c.seq);
+        out +=
+            fmt::format("| {} | {} | {} | {}×{} | {} | {} |", toString(c.impl), toString(c.dtype),
+                        c.causal ? "yes" : "no", c.batch, c.heads, c.head_dim, c.seq);
         const bool ok = c.status == Status::Ok;
         const std::string mark = ok ? "" : std::string(toString(c.status));
         auto col = [&](double ms, double tf) {
@@ -82,8 +97,10 @@ std::string attentionMarkdown(const std::vector<AttentionCell>& cells, const std
         };
         if (has(AttentionPass::Forward)) col(c.forward_ms, c.forward_tflops);
         if (has(AttentionPass::Backward)) col(c.backward_ms, c.backward_tflops);
-        if (has(AttentionPass::ForwardBackward)) col(c.forward_backward_ms, c.forward_backward_tflops);
-        std::string check = c.err_out < 0 ? "-" : fmt::format("{:.1e}/{:.1e}", c.err_out, c.err_grad);
+        if (has(AttentionPass::ForwardBackward))
+            col(c.forward_backward_ms, c.forward_backward_tflops);
+        std::string check =
+            c.err_out < 0 ? "-" : fmt::format("{:.1e}/{:.1e}", c.err_out, c.err_grad);
         if (!ok) check = c.error.substr(0, 80);
         out += fmt::format(" {} | {} | {} |\n", ok ? fmtBytes(c.memory_before_backward) : "",
                            ok ? fmtBytes(c.peak_memory) : "", check);
@@ -92,19 +109,23 @@ std::string attentionMarkdown(const std::vector<AttentionCell>& cells, const std
 }
 
 std::string attentionCsvHeader() {
-    return "impl,dtype,causal,batch,heads,head_dim,seq,status,forward_ms,backward_ms,forward_backward_ms,"
-           "forward_tflops,backward_tflops,forward_backward_tflops,memory_before_backward,peak_memory,err_out,"
+    return "impl,dtype,causal,batch,heads,head_dim,seq,status,forward_ms,backward_ms,forward_"
+           "backward_ms,"
+           "forward_tflops,backward_tflops,forward_backward_tflops,memory_before_backward,peak_"
+           "memory,err_out,"
            "err_grad,tolerance,error";
 }
 
 std::string attentionCsvRow(const AttentionCell& c) {
     std::string err = c.error;
     std::replace(err.begin(), err.end(), '"', '\'');
-    return fmt::format("{},{},{},{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.2f},{:.2f},{:.2f},{},{},{:.3e},{:.3e},{:.0e},\"{}\"",
-                       toString(c.impl), toString(c.dtype), c.causal ? 1 : 0, c.batch, c.heads, c.head_dim, c.seq,
-                       toString(c.status), c.forward_ms, c.backward_ms, c.forward_backward_ms, c.forward_tflops,
-                       c.backward_tflops, c.forward_backward_tflops, c.memory_before_backward, c.peak_memory, c.err_out,
-                       c.err_grad, c.tolerance, err);
+    return fmt::format(
+        "{},{},{},{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.2f},{:.2f},{:.2f},{},{},{:.3e},{:.3e},{:."
+        "0e},\"{}\"",
+        toString(c.impl), toString(c.dtype), c.causal ? 1 : 0, c.batch, c.heads, c.head_dim, c.seq,
+        toString(c.status), c.forward_ms, c.backward_ms, c.forward_backward_ms, c.forward_tflops,
+        c.backward_tflops, c.forward_backward_tflops, c.memory_before_backward, c.peak_memory,
+        c.err_out, c.err_grad, c.tolerance, err);
 }
 
 std::string attentionJsonLine(const AttentionCell& c) { return dumpJson(toJson(c)); }
@@ -113,10 +134,13 @@ namespace {
 AttentionCell cellFromRow(const std::string& s) { return attentionCellFromJson(parseJson(s)); }
 }  // namespace
 
-std::vector<AttentionCell> attentionCellsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
+std::vector<AttentionCell> attentionCellsFromRows(const RunInfo& run,
+                                                  const std::vector<StoredRow>& rows) {
     return parseRows<AttentionCell>(run, rows, cellFromRow);
 }
 
-Lab attentionLab() { return {kAttentionLab, "Attention benchmark", attentionRunReport, rowProblemOf(cellFromRow)}; }
+Lab attentionLab() {
+    return {kAttentionLab, "Attention benchmark", attentionRunReport, rowProblemOf(cellFromRow)};
+}
 
 }  // namespace ts

@@ -10,13 +10,15 @@
 namespace ts {
 
 // A Markdown table (the passes' ms and TFLOP/s, memory), CSV, one JSON object a line.
-std::string attentionMarkdown(const std::vector<AttentionCell>& cells, const std::vector<AttentionPass>& passes);
+std::string attentionMarkdown(const std::vector<AttentionCell>& cells,
+                              const std::vector<AttentionPass>& passes);
 std::string attentionCsvHeader();
 std::string attentionCsvRow(const AttentionCell& cell);
 std::string attentionJsonLine(const AttentionCell& cell);
 
 // A stored attention run's cells; throws std::runtime_error naming an unreadable row.
-std::vector<AttentionCell> attentionCellsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows);
+std::vector<AttentionCell> attentionCellsFromRows(const RunInfo& run,
+                                                  const std::vector<StoredRow>& rows);
 // The passes a run measured, read off its cells.
 std::vector<AttentionPass> measuredPasses(const std::vector<AttentionCell>& cells);
 

@@ -4,10 +4,10 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 
@@ -29,9 +29,12 @@ namespace {
 
 at::ScalarType scalarType(Precision p) {
     switch (p) {
-        case Precision::BF16: return at::kBFloat16;
-        case Precision::FP16: return at::kHalf;
-        default: return at::kFloat;
+        case Precision::BF16:
+            return at::kBFloat16;
+        case Precision::FP16:
+            return at::kHalf;
+        default:
+            return at::kFloat;
     }
 }
 
@@ -39,15 +42,19 @@ at::ScalarType scalarType(Precision p) {
 // per-case bound): relative Frobenius error against float64.
 double tolerance(Precision p) {
     switch (p) {
-        case Precision::BF16: return 3e-2;
-        case Precision::FP16: return 5e-3;
-        default: return 1e-4;
+        case Precision::BF16:
+            return 3e-2;
+        case Precision::FP16:
+            return 5e-3;
+        default:
+            return 1e-4;
     }
 }
 
 // A forced SDPA backend that cannot take these inputs, or the flash kernels refusing them.
 bool isUnsupported(const std::string& msg) {
-    return msg.find("No available kernel") != std::string::npos || msg.find("Invalid backend") != std::string::npos ||
+    return msg.find("No available kernel") != std::string::npos ||
+           msg.find("Invalid backend") != std::string::npos ||
            msg.find("flash attention") != std::string::npos ||
            msg.find("not built with CUDA") != std::string::npos;
 }
@@ -67,15 +74,19 @@ struct Problem {
     bool have_ref = false;
     at::Tensor ref_out, ref_dq, ref_dk, ref_dv;
 
-    at::Tensor pick(const at::Tensor& t) const { return t.index_select(0, bidx).index_select(1, hidx); }
+    at::Tensor pick(const at::Tensor& t) const {
+        return t.index_select(0, bidx).index_select(1, hidx);
+    }
 
     void ensureReference(bool causal) {
         if (have_ref) return;
         const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
-        const at::Tensor q64 = pick(q).to(at::kDouble), k64 = pick(k).to(at::kDouble), v64 = pick(v).to(at::kDouble);
+        const at::Tensor q64 = pick(q).to(at::kDouble), k64 = pick(k).to(at::kDouble),
+                         v64 = pick(v).to(at::kDouble);
         const TiledTiles tiles{1024, 1024};
         auto f = tiledForward(q64, k64, v64, causal, scale, tiles);
-        auto g = tiledBackward(pick(dout).to(at::kDouble), q64, k64, v64, f.out, f.lse, causal, scale, tiles);
+        auto g = tiledBackward(pick(dout).to(at::kDouble), q64, k64, v64, f.out, f.lse, causal,
+                               scale, tiles);
         ref_out = f.out, ref_dq = g.dq, ref_dk = g.dk, ref_dv = g.dv;
         have_ref = true;
     }
@@ -92,27 +103,33 @@ bool wants(const AttentionBenchSpec& s, AttentionPass p) {
 }
 
 // Checks, then times one implementation on one problem. Throws on OOM and other errors.
-void measure(AttentionCell& cell, const AttentionBenchSpec& spec, Problem& prob, const c10::Device& device,
-             const CancelToken& cancel) {
-    const bool grad = wants(spec, AttentionPass::Backward) || wants(spec, AttentionPass::ForwardBackward);
+void measure(AttentionCell& cell, const AttentionBenchSpec& spec, Problem& prob,
+             const c10::Device& device, const CancelToken& cancel) {
+    const bool grad =
+        wants(spec, AttentionPass::Backward) || wants(spec, AttentionPass::ForwardBackward);
     at::Tensor q = prob.q.detach().requires_grad_(grad), k = prob.k.detach().requires_grad_(grad),
                v = prob.v.detach().requires_grad_(grad);
     if (spec.check) {
-        at::Tensor qc = prob.q.detach().requires_grad_(true), kc = prob.k.detach().requires_grad_(true),
+        at::Tensor qc = prob.q.detach().requires_grad_(true),
+                   kc = prob.k.detach().requires_grad_(true),
                    vc = prob.v.detach().requires_grad_(true);
         at::Tensor out = attend(qc, kc, vc, cell.impl, cell.causal);
         out.backward(prob.dout);
         prob.ensureReference(cell.causal);
         cell.tolerance = tolerance(cell.dtype);
         cell.err_out = relErr(prob.pick(out.detach()), prob.ref_out);
-        cell.err_grad = std::max({relErr(prob.pick(qc.grad()), prob.ref_dq), relErr(prob.pick(kc.grad()), prob.ref_dk),
+        cell.err_grad = std::max({relErr(prob.pick(qc.grad()), prob.ref_dq),
+                                  relErr(prob.pick(kc.grad()), prob.ref_dk),
                                   relErr(prob.pick(vc.grad()), prob.ref_dv)});
-        const bool finite = at::isfinite(out).all().item<bool>() && at::isfinite(qc.grad()).all().item<bool>() &&
-                            at::isfinite(kc.grad()).all().item<bool>() && at::isfinite(vc.grad()).all().item<bool>();
+        const bool finite = at::isfinite(out).all().item<bool>() &&
+                            at::isfinite(qc.grad()).all().item<bool>() &&
+                            at::isfinite(kc.grad()).all().item<bool>() &&
+                            at::isfinite(vc.grad()).all().item<bool>();
         if (!finite || !(cell.err_out <= cell.tolerance) || !(cell.err_grad <= cell.tolerance)) {
             cell.status = Status::Failed;
-            cell.error = fmt::format("wrong result: relative error O {:.2e}, gradients {:.2e} (tolerance {:.0e}{})",
-                                     cell.err_out, cell.err_grad, cell.tolerance, finite ? "" : ", non-finite values");
+            cell.error = fmt::format(
+                "wrong result: relative error O {:.2e}, gradients {:.2e} (tolerance {:.0e}{})",
+                cell.err_out, cell.err_grad, cell.tolerance, finite ? "" : ", non-finite values");
             return;
         }
     }
@@ -146,7 +163,10 @@ void measure(AttentionCell& cell, const AttentionBenchSpec& spec, Problem& prob,
     }
     cell.peak_memory = memoryStats(device).peak;
     auto tflops = [&](double ms, AttentionPass p) {
-        return ms > 0 ? attentionFlops(cell.batch, cell.heads, cell.seq, cell.head_dim, cell.causal, p) / (ms * 1e9) : 0.0;
+        return ms > 0 ? attentionFlops(cell.batch, cell.heads, cell.seq, cell.head_dim, cell.causal,
+                                       p) /
+                            (ms * 1e9)
+                      : 0.0;
     };
     auto median = [](const std::vector<double>& v) { return computeStats(v).median; };
     cell.forward_ms = median(fwd);
@@ -155,7 +175,8 @@ void measure(AttentionCell& cell, const AttentionBenchSpec& spec, Problem& prob,
         cell.backward_ms = median(bwd);
         cell.forward_backward_ms = median(total);
         cell.backward_tflops = tflops(cell.backward_ms, AttentionPass::Backward);
-        cell.forward_backward_tflops = tflops(cell.forward_backward_ms, AttentionPass::ForwardBackward);
+        cell.forward_backward_tflops =
+            tflops(cell.forward_backward_ms, AttentionPass::ForwardBackward);
     }
 }
 
@@ -175,12 +196,14 @@ std::vector<Shape> problems(const AttentionBenchSpec& s) {
             for (Precision dtype : s.dtypes)
                 for (bool causal : s.causal)
                     for (int64_t d : s.head_dims)
-                        for (int64_t seq : s.seq_lens) out.push_back({batch, heads, seq, d, dtype, causal});
+                        for (int64_t seq : s.seq_lens)
+                            out.push_back({batch, heads, seq, d, dtype, causal});
     return out;
 }
 
 // Random inputs of one problem (seeded per problem), or the failure that stopped them.
-std::optional<Problem> makeProblem(const Shape& p, uint64_t seed, const c10::Device& device, Failure& failure) {
+std::optional<Problem> makeProblem(const Shape& p, uint64_t seed, const c10::Device& device,
+                                   Failure& failure) {
     try {
         at::manual_seed(seed);
         const auto opts = at::TensorOptions().device(device).dtype(scalarType(p.dtype));
@@ -211,7 +234,8 @@ void runCell(AttentionCell& cell, const AttentionBenchSpec& spec, std::optional<
         measure(cell, spec, *prob, device, cancel);
     } catch (const std::exception& e) {
         const Failure f = describeFailure(e);
-        cell.status = f.status == Status::Failed && isUnsupported(f.message) ? Status::Unsupported : f.status;
+        cell.status =
+            f.status == Status::Failed && isUnsupported(f.message) ? Status::Unsupported : f.status;
         cell.error = f.message;
     }
     if (cell.status != Status::Ok) releaseCachedMemory(device);
@@ -219,9 +243,11 @@ void runCell(AttentionCell& cell, const AttentionBenchSpec& spec, std::optional<
 
 }  // namespace
 
-AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, AttentionObserver& obs, const CancelToken& cancel,
-                                       ResultStore* store, int64_t run_id) {
-    if (const auto errors = validateAttentionSpec(spec); !errors.empty()) throw std::invalid_argument(errors.front());
+AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, AttentionObserver& obs,
+                                       const CancelToken& cancel, ResultStore* store,
+                                       int64_t run_id) {
+    if (const auto errors = validateAttentionSpec(spec); !errors.empty())
+        throw std::invalid_argument(errors.front());
     AttentionBenchResult result;
     result.environment = currentEnvironment(spec.device);
     const c10::Device device = parseDevice(spec.device);
@@ -238,7 +264,8 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
                 return result;
             }
             AttentionCell cell;
-            cell.impl = impl, cell.batch = shape.batch, cell.heads = shape.heads, cell.seq = shape.seq;
+            cell.impl = impl, cell.batch = shape.batch, cell.heads = shape.heads,
+            cell.seq = shape.seq;
             cell.head_dim = shape.head_dim, cell.dtype = shape.dtype, cell.causal = shape.causal;
             obs.cellStarted(index, count, cell);
             runCell(cell, spec, prob, input_failure, device, cancel);
@@ -247,7 +274,8 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
                 try {
                     storeAttentionCell(*store, run_id, index, cell);
                 } catch (const std::exception& e) {
-                    result.store_error = storeFailure("cell", static_cast<size_t>(index), static_cast<size_t>(count), e);
+                    result.store_error = storeFailure("cell", static_cast<size_t>(index),
+                                                      static_cast<size_t>(count), e);
                     obs.log(LogLevel::Error, result.store_error);
                 }
             }

@@ -1,9 +1,8 @@
 // The attention lab's spec: pass names, the course's presets, validation, FLOP counts.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "attention/attention_json.h"
 #include "attention/attention_lab.h"
@@ -13,9 +12,12 @@ namespace ts {
 
 std::string_view toString(AttentionPass p) {
     switch (p) {
-        case AttentionPass::Forward: return "forward";
-        case AttentionPass::Backward: return "backward";
-        case AttentionPass::ForwardBackward: return "forward-backward";
+        case AttentionPass::Forward:
+            return "forward";
+        case AttentionPass::Backward:
+            return "backward";
+        case AttentionPass::ForwardBackward:
+            return "forward-backward";
     }
     return "?";
 }
@@ -35,7 +37,8 @@ std::optional<AttentionPass> parseAttentionPass(std::string_view s) {
 std::optional<AttentionBenchSpec> attentionPreset(std::string_view name) {
     AttentionBenchSpec s;
     if (name == "a") {
-        s.impls = {AttentionImpl::Naive, AttentionImpl::Tiled, AttentionImpl::Sdpa, AttentionImpl::Flash};
+        s.impls = {AttentionImpl::Naive, AttentionImpl::Tiled, AttentionImpl::Sdpa,
+                   AttentionImpl::Flash};
         s.seq_lens = {256, 1024, 4096, 8192, 16384};
         s.head_dims = {16, 32, 64, 128};
         s.dtypes = {Precision::FP32};
@@ -48,14 +51,16 @@ std::optional<AttentionBenchSpec> attentionPreset(std::string_view name) {
         return s;
     }
     if (name == "b") {
-        s.impls = {AttentionImpl::Naive, AttentionImpl::SdpaFlash, AttentionImpl::SdpaCudnn, AttentionImpl::Flash};
+        s.impls = {AttentionImpl::Naive, AttentionImpl::SdpaFlash, AttentionImpl::SdpaCudnn,
+                   AttentionImpl::Flash};
         s.seq_lens = {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
         s.head_dims = {16, 32, 64, 128};
         s.dtypes = {Precision::BF16, Precision::FP32};
         s.causal = {true};
         s.batches = {1};
         s.heads = {1};
-        s.passes = {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward};
+        s.passes = {AttentionPass::Forward, AttentionPass::Backward,
+                    AttentionPass::ForwardBackward};
         s.warmup = 2;
         s.steps = 5;
         return s;
@@ -81,43 +86,52 @@ std::vector<std::string> validateAttentionSpec(const AttentionBenchSpec& s) {
     if (s.warmup < 0) e.push_back(fmt::format("warm-up {} must be 0 or more", s.warmup));
     if (s.steps < 1) e.push_back(fmt::format("steps {} must be at least 1", s.steps));
     if (s.warmup > kMaxAttentionSteps || s.steps > kMaxAttentionSteps)
-        e.push_back(fmt::format("warm-up {} and steps {} must each be at most {}", s.warmup, s.steps, kMaxAttentionSteps));
+        e.push_back(fmt::format("warm-up {} and steps {} must each be at most {}", s.warmup,
+                                s.steps, kMaxAttentionSteps));
     if (auto d = validateDevice(s.device); !d.empty()) e.push_back(d);
     if (!e.empty()) return e;
     // Counted in doubles: absurd lists or sizes must not overflow the check itself.
     double cells = 1;
-    for (size_t n : {s.batches.size(), s.heads.size(), s.dtypes.size(), s.causal.size(), s.head_dims.size(),
-                     s.seq_lens.size(), s.impls.size()})
+    for (size_t n : {s.batches.size(), s.heads.size(), s.dtypes.size(), s.causal.size(),
+                     s.head_dims.size(), s.seq_lens.size(), s.impls.size()})
         cells *= static_cast<double>(n);
     if (cells > static_cast<double>(kMaxAttentionCells))
-        e.push_back(fmt::format("the spec has {:.0f} cells, more than the limit of {}; split it", cells,
-                                kMaxAttentionCells));
+        e.push_back(fmt::format("the spec has {:.0f} cells, more than the limit of {}; split it",
+                                cells, kMaxAttentionCells));
     // Every value is at least 1 here, so the biggest input is that of the biggest of each.
-    auto largest = [](const std::vector<int64_t>& v) { return *std::max_element(v.begin(), v.end()); };
-    const int64_t b = largest(s.batches), h = largest(s.heads), seq = largest(s.seq_lens), d = largest(s.head_dims);
-    const double biggest = 4.0 * static_cast<double>(b) * static_cast<double>(h) * static_cast<double>(seq) *
-                           static_cast<double>(d);
+    auto largest = [](const std::vector<int64_t>& v) {
+        return *std::max_element(v.begin(), v.end());
+    };
+    const int64_t b = largest(s.batches), h = largest(s.heads), seq = largest(s.seq_lens),
+                  d = largest(s.head_dims);
+    const double biggest = 4.0 * static_cast<double>(b) * static_cast<double>(h) *
+                           static_cast<double>(seq) * static_cast<double>(d);
     if (biggest > kMaxAttentionTensorBytes)
-        e.push_back(fmt::format("an input (batch {} × heads {} × seq {} × head dim {}) would take {:.3g} bytes, more "
-                                "than the 2^40 bytes (1 TiB) that any device holds; lower the sizes",
-                                b, h, seq, d, biggest));
+        e.push_back(fmt::format(
+            "an input (batch {} × heads {} × seq {} × head dim {}) would take {:.3g} bytes, more "
+            "than the 2^40 bytes (1 TiB) that any device holds; lower the sizes",
+            b, h, seq, d, biggest));
     return e;
 }
 
-double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, bool causal, AttentionPass pass) {
+double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
+                      AttentionPass pass) {
     double f = 4.0 * batch * heads * static_cast<double>(seq) * seq * head_dim;
     if (causal) f /= 2;
     switch (pass) {
-        case AttentionPass::Forward: return f;
-        case AttentionPass::Backward: return 2.5 * f;
-        case AttentionPass::ForwardBackward: return 3.5 * f;
+        case AttentionPass::Forward:
+            return f;
+        case AttentionPass::Backward:
+            return 2.5 * f;
+        case AttentionPass::ForwardBackward:
+            return 3.5 * f;
     }
     return f;
 }
 
 size_t attentionCellCount(const AttentionBenchSpec& s) {
-    return s.batches.size() * s.heads.size() * s.dtypes.size() * s.causal.size() * s.head_dims.size() *
-           s.seq_lens.size() * s.impls.size();
+    return s.batches.size() * s.heads.size() * s.dtypes.size() * s.causal.size() *
+           s.head_dims.size() * s.seq_lens.size() * s.impls.size();
 }
 
 std::string attentionSpecJson(const AttentionBenchSpec& s) { return dumpJson(toJson(s)); }

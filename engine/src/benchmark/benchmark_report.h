@@ -1,5 +1,5 @@
-// Benchmark results as tables for people: aligned text, Markdown (shaped like the course writeups) and
-// CSV. Shared by the CLI and the window's exports. No LibTorch.
+// Benchmark results as tables for people: aligned text, Markdown (shaped like the course writeups)
+// and CSV. Shared by the CLI and the window's exports. No LibTorch.
 #pragma once
 
 #include <string>
@@ -19,7 +19,8 @@ std::string formatResults(const std::vector<BenchResult>& results, TableFormat f
 std::string markdownReport(const std::string& title, const std::vector<BenchResult>& results);
 
 // A stored benchmark run's results; throws std::runtime_error naming an unreadable row.
-std::vector<BenchResult> benchResultsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows);
+std::vector<BenchResult> benchResultsFromRows(const RunInfo& run,
+                                              const std::vector<StoredRow>& rows);
 
 // The lab's entry in the registry (engine/src/labs.cpp).
 Lab benchmarkLab();

@@ -20,7 +20,11 @@ namespace {
 // The length of the valid UTF-8 sequence at s[i], or 0 when there is none.
 size_t utf8Length(std::string_view s, size_t i) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    const size_t n = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
+                     : (c >> 3) == 0x1E ? 4
+                                        : 0;
     if (n == 0 || c == 0xC0 || c == 0xC1 || c > 0xF4 || i + n > s.size()) return 0;
     for (size_t k = 1; k < n; ++k)
         if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
@@ -40,9 +44,13 @@ std::string printable(std::string_view s) {
             continue;
         }
         if (n == 1 && (c < 0x20 || c == 0x7f)) {
-            out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : fmt::format("\\x{:02x}", c);
+            out += c == '\n'   ? "\\n"
+                   : c == '\t' ? "\\t"
+                   : c == '\r' ? "\\r"
+                               : fmt::format("\\x{:02x}", c);
         } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
-            out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));  // C1: U+0080..U+009F
+            out += fmt::format("\\u{:04x}",
+                               static_cast<unsigned char>(s[i + 1]));  // C1: U+0080..U+009F
         } else {
             out.append(s.substr(i, n));
         }
@@ -64,8 +72,8 @@ std::string printableLines(std::string_view text) {
 }
 
 std::string runHeadline(const RunInfo& run, size_t row_count, std::string_view rows_word) {
-    return fmt::format("run {} ({}), {} on {} — {} {}(s){}", run.id, printable(run.lab), printable(run.created),
-                       printable(run.device_name), row_count, rows_word,
+    return fmt::format("run {} ({}), {} on {} — {} {}(s){}", run.id, printable(run.lab),
+                       printable(run.created), printable(run.device_name), row_count, rows_word,
                        run.label.empty() ? "" : ", " + printable(run.label));
 }
 
@@ -78,17 +86,27 @@ std::string csvEscape(const std::string& s) {
 
 std::string formatEnvironment(const Environment& e, TableFormat format) {
     const std::pair<const char*, std::string> items[] = {
-        {"device", e.device_name},   {"driver", e.driver_version.empty() ? "-" : e.driver_version},
+        {"device", e.device_name},
+        {"driver", e.driver_version.empty() ? "-" : e.driver_version},
         {"CUDA", e.cuda_version.empty() ? "-" : e.cuda_version},
-        {"LibTorch", e.torch_version}, {"CPU", e.cpu}, {"host", e.hostname}, {"date", e.date},
+        {"LibTorch", e.torch_version},
+        {"CPU", e.cpu},
+        {"host", e.hostname},
+        {"date", e.date},
         {"TrainScope", fmt::format("{} ({})", e.trainscope_version, e.git_commit)},
     };
     std::string out;
     for (const auto& [k, v] : items) {
         switch (format) {
-            case TableFormat::Text: out += fmt::format("{:<12}{}\n", std::string(k) + ":", v); break;
-            case TableFormat::Markdown: out += fmt::format("- **{}**: {}\n", k, v); break;
-            case TableFormat::Csv: out += fmt::format("{},{}\n", k, csvEscape(v)); break;
+            case TableFormat::Text:
+                out += fmt::format("{:<12}{}\n", std::string(k) + ":", v);
+                break;
+            case TableFormat::Markdown:
+                out += fmt::format("- **{}**: {}\n", k, v);
+                break;
+            case TableFormat::Csv:
+                out += fmt::format("{},{}\n", k, csvEscape(v));
+                break;
         }
     }
     return out;

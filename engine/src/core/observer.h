@@ -8,7 +8,6 @@
 #include <exception>
 #include <string>
 
-
 namespace ts {
 
 enum class LogLevel { Info, Warning, Error };

@@ -34,7 +34,8 @@ std::string renderTable(const TextTable& t, TableFormat format) {
             const std::string fill(w[i] - displayWidth(cells[i]), ' ');
             padded.push_back(!header && t.right[i] ? fill + cells[i] : cells[i] + fill);
         }
-        return md ? fmt::format("| {} |\n", fmt::join(padded, " | ")) : fmt::format("{}\n", fmt::join(padded, "  "));
+        return md ? fmt::format("| {} |\n", fmt::join(padded, " | "))
+                  : fmt::format("{}\n", fmt::join(padded, "  "));
     };
     std::string out = line(t.headers, true);
     std::vector<std::string> rule;
@@ -43,13 +44,15 @@ std::string renderTable(const TextTable& t, TableFormat format) {
         if (md && t.right[i]) dashes.back() = ':';
         rule.push_back(dashes);
     }
-    out += md ? fmt::format("|{}|\n", fmt::join(rule, "|")) : fmt::format("{}\n", fmt::join(rule, "  "));
+    out += md ? fmt::format("|{}|\n", fmt::join(rule, "|"))
+              : fmt::format("{}\n", fmt::join(rule, "  "));
     for (const auto& row : t.rows) out += line(row, false);
     return out;
 }
 
 std::string tableHeading(const std::string& title, TableFormat format) {
-    return format == TableFormat::Markdown ? fmt::format("\n### {}\n\n", title) : fmt::format("\n{}\n", title);
+    return format == TableFormat::Markdown ? fmt::format("\n### {}\n\n", title)
+                                           : fmt::format("\n{}\n", title);
 }
 
 }  // namespace ts

@@ -13,6 +13,7 @@ namespace ts {
 // runDdpRank, and this rank's parameters after the last step in `final_parameters`.
 std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
                                    const std::function<void(const DdpStepRow&)>& on_step,
-                                   const CancelToken& cancel, std::vector<at::Tensor>& final_parameters);
+                                   const CancelToken& cancel,
+                                   std::vector<at::Tensor>& final_parameters);
 
 }  // namespace ts

@@ -31,7 +31,8 @@ int64_t bytesOf(const std::vector<at::Tensor>& tensors) {
 int64_t gradientBytes(const std::vector<at::Tensor>& params) {
     int64_t n = 0;
     for (const auto& p : params)
-        if (p.grad().defined()) n += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
+        if (p.grad().defined())
+            n += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
     return n;
 }
 
@@ -56,7 +57,8 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
 std::vector<DdpStepRow> runDdpWorker(const DdpSpec& spec, const dist::GroupSpec& group_spec,
                                      const std::function<void(const DdpStepRow&)>& on_step,
                                      const CancelToken& cancel) {
-    if (auto errors = validateDdpSpec(spec); !errors.empty()) throw std::invalid_argument(errors.front());
+    if (auto errors = validateDdpSpec(spec); !errors.empty())
+        throw std::invalid_argument(errors.front());
     const c10::Device device = parseDevice(spec.device);
     c10::OptionalDeviceGuard device_guard;  // NCCL's communicators on this rank's GPU
     if (device.is_cuda()) device_guard.reset_device(device);
@@ -66,8 +68,10 @@ std::vector<DdpStepRow> runDdpWorker(const DdpSpec& spec, const dist::GroupSpec&
 
 std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
                                    const std::function<void(const DdpStepRow&)>& on_step,
-                                   const CancelToken& cancel, std::vector<at::Tensor>& final_parameters) {
-    if (auto errors = validateDdpSpec(spec); !errors.empty()) throw std::invalid_argument(errors.front());
+                                   const CancelToken& cancel,
+                                   std::vector<at::Tensor>& final_parameters) {
+    if (auto errors = validateDdpSpec(spec); !errors.empty())
+        throw std::invalid_argument(errors.front());
     const c10::Device device = parseDevice(spec.device);
     c10::OptionalDeviceGuard device_guard;  // NCCL's own work goes to this rank's GPU
     if (device.is_cuda()) device_guard.reset_device(device);
@@ -95,10 +99,12 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
     std::shared_ptr<FusedAdamW> shard_optimizer;
     std::unique_ptr<dist::ShardedOptimizer> sharded;
     if (spec.shard_optimizer)
-        sharded = std::make_unique<dist::ShardedOptimizer>(group, params, [&](std::vector<at::Tensor> shard) {
-            shard_optimizer = std::make_shared<FusedAdamW>(std::move(shard), spec.learning_rate);
-            return [opt = shard_optimizer] { opt->step(); };
-        });
+        sharded = std::make_unique<dist::ShardedOptimizer>(
+            group, params, [&](std::vector<at::Tensor> shard) {
+                shard_optimizer =
+                    std::make_shared<FusedAdamW>(std::move(shard), spec.learning_rate);
+                return [opt = shard_optimizer] { opt->step(); };
+            });
 
     DdpStepRow row;
     row.rank = group.rank;
@@ -148,7 +154,8 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
         row.loss = t.loss;
         row.memory_after_optimizer = t.memory_allocated;
         row.memory_peak = t.memory_peak;
-        row.optimizer_state_bytes = bytesOf(shard_optimizer ? shard_optimizer->state() : step->optimizer().state());
+        row.optimizer_state_bytes =
+            bytesOf(shard_optimizer ? shard_optimizer->state() : step->optimizer().state());
         // One small all-reduce after the timed step: the global batch's loss, and whether any
         // rank was asked to stop (all ranks must stop at the same step, or the others hang).
         std::vector<at::Tensor> agree{at::tensor({t.loss, cancel.cancelled() ? 1.0 : 0.0},

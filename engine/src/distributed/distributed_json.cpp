@@ -16,20 +16,28 @@ namespace jr = jsonio;
 // ---- Specs ----
 
 json toJson(const DdpSpec& s) {
-    return {{"size", s.model_size},          {"context_length", s.context_length},
-            {"vocab_size", s.vocab_size},    {"batch_per_rank", s.batch_per_rank},
-            {"precision", toString(s.precision)}, {"attention", toString(s.attention)},
-            {"strategy", s.strategy},        {"bucket_mb", s.bucket_mb},
-            {"shard_optimizer", s.shard_optimizer}, {"warmup_steps", s.warmup_steps},
-            {"measured_steps", s.measured_steps}, {"seed", s.seed},
-            {"learning_rate", s.learning_rate}, {"device", s.device}};
+    return {{"size", s.model_size},
+            {"context_length", s.context_length},
+            {"vocab_size", s.vocab_size},
+            {"batch_per_rank", s.batch_per_rank},
+            {"precision", toString(s.precision)},
+            {"attention", toString(s.attention)},
+            {"strategy", s.strategy},
+            {"bucket_mb", s.bucket_mb},
+            {"shard_optimizer", s.shard_optimizer},
+            {"warmup_steps", s.warmup_steps},
+            {"measured_steps", s.measured_steps},
+            {"seed", s.seed},
+            {"learning_rate", s.learning_rate},
+            {"device", s.device}};
 }
 
 DdpSpec ddpSpecFromJson(const json& j) {
     jr::requireObject(j, "ddp");
-    jr::rejectUnknown(j, "ddp", {"size", "context_length", "vocab_size", "batch_per_rank", "precision", "attention",
-                                 "strategy", "bucket_mb", "shard_optimizer", "warmup_steps", "measured_steps", "seed",
-                                 "learning_rate", "device"});
+    jr::rejectUnknown(j, "ddp",
+                      {"size", "context_length", "vocab_size", "batch_per_rank", "precision",
+                       "attention", "strategy", "bucket_mb", "shard_optimizer", "warmup_steps",
+                       "measured_steps", "seed", "learning_rate", "device"});
     DdpSpec s;
     jr::read(j, "ddp", "size", s.model_size, jr::toStr);
     jr::read(j, "ddp", "context_length", s.context_length, jr::intIn(1, int64_t{1} << 24));
@@ -51,7 +59,11 @@ DdpSpec ddpSpecFromJson(const json& j) {
 json toJson(const dist::AllreduceSpec& s) {
     json dtypes = json::array();
     for (auto d : s.dtypes) dtypes.push_back(dist::dtypeName(d));
-    return {{"sizes", s.sizes}, {"dtypes", dtypes}, {"warmup", s.warmup}, {"iters", s.iters}, {"link_gbps", s.link_gbps}};
+    return {{"sizes", s.sizes},
+            {"dtypes", dtypes},
+            {"warmup", s.warmup},
+            {"iters", s.iters},
+            {"link_gbps", s.link_gbps}};
 }
 
 dist::AllreduceSpec allreduceSpecFromJson(const json& j) {
@@ -75,7 +87,9 @@ dist::AllreduceSpec allreduceSpecFromJson(const json& j) {
 }
 
 json toJson(const DistributedPoint& p) {
-    json j{{"experiment", toString(p.experiment)}, {"backend", dist::backendName(p.backend)}, {"world_size", p.world_size}};
+    json j{{"experiment", toString(p.experiment)},
+           {"backend", dist::backendName(p.backend)},
+           {"world_size", p.world_size}};
     if (p.experiment == DistExperiment::Allreduce)
         j["allreduce"] = toJson(p.allreduce);
     else
@@ -106,7 +120,8 @@ DistributedPoint distributedPointFromJson(const json& j) {
 std::string distributedSpecJson(const DistributedSpec& s) {
     json points = json::array();
     for (const auto& p : s.points) points.push_back(toJson(p));
-    return dumpJson({{"command", "distributed"}, {"points", points}, {"hang_timeout_s", s.hang_timeout_s}});
+    return dumpJson(
+        {{"command", "distributed"}, {"points", points}, {"hang_timeout_s", s.hang_timeout_s}});
 }
 
 DistributedSpec distributedSpecFromJson(const json& j) {
@@ -132,23 +147,25 @@ struct IntField {
     const char* name;
     int64_t DdpStepRow::*member;
 };
-constexpr DoubleField kDdpDoubles[] = {
-    {"forward_ms", &DdpStepRow::forward_ms},         {"backward_ms", &DdpStepRow::backward_ms},
-    {"comm_wait_ms", &DdpStepRow::comm_wait_ms},     {"optimizer_ms", &DdpStepRow::optimizer_ms},
-    {"total_ms", &DdpStepRow::total_ms},             {"comm_hidden_ms", &DdpStepRow::comm_hidden_ms},
-    {"loss", &DdpStepRow::loss},                     {"global_loss", &DdpStepRow::global_loss}};
-constexpr IntField kDdpInts[] = {
-    {"comm_bytes", &DdpStepRow::comm_bytes},
-    {"broadcast_bytes", &DdpStepRow::broadcast_bytes},
-    {"memory_after_model", &DdpStepRow::memory_after_model},
-    {"memory_after_forward", &DdpStepRow::memory_after_forward},
-    {"memory_after_backward", &DdpStepRow::memory_after_backward},
-    {"memory_after_optimizer", &DdpStepRow::memory_after_optimizer},
-    {"memory_peak", &DdpStepRow::memory_peak},
-    {"parameter_bytes", &DdpStepRow::parameter_bytes},
-    {"gradient_bytes", &DdpStepRow::gradient_bytes},
-    {"optimizer_state_bytes", &DdpStepRow::optimizer_state_bytes},
-    {"comm_buffer_bytes", &DdpStepRow::comm_buffer_bytes}};
+constexpr DoubleField kDdpDoubles[] = {{"forward_ms", &DdpStepRow::forward_ms},
+                                       {"backward_ms", &DdpStepRow::backward_ms},
+                                       {"comm_wait_ms", &DdpStepRow::comm_wait_ms},
+                                       {"optimizer_ms", &DdpStepRow::optimizer_ms},
+                                       {"total_ms", &DdpStepRow::total_ms},
+                                       {"comm_hidden_ms", &DdpStepRow::comm_hidden_ms},
+                                       {"loss", &DdpStepRow::loss},
+                                       {"global_loss", &DdpStepRow::global_loss}};
+constexpr IntField kDdpInts[] = {{"comm_bytes", &DdpStepRow::comm_bytes},
+                                 {"broadcast_bytes", &DdpStepRow::broadcast_bytes},
+                                 {"memory_after_model", &DdpStepRow::memory_after_model},
+                                 {"memory_after_forward", &DdpStepRow::memory_after_forward},
+                                 {"memory_after_backward", &DdpStepRow::memory_after_backward},
+                                 {"memory_after_optimizer", &DdpStepRow::memory_after_optimizer},
+                                 {"memory_peak", &DdpStepRow::memory_peak},
+                                 {"parameter_bytes", &DdpStepRow::parameter_bytes},
+                                 {"gradient_bytes", &DdpStepRow::gradient_bytes},
+                                 {"optimizer_state_bytes", &DdpStepRow::optimizer_state_bytes},
+                                 {"comm_buffer_bytes", &DdpStepRow::comm_buffer_bytes}};
 
 }  // namespace
 
@@ -181,7 +198,8 @@ DdpStepRow ddpStepRowFromJson(const json& j) {
 json toJson(const dist::AllreduceRow& r) {
     json ranks = json::array();
     for (const auto& x : r.ranks)
-        ranks.push_back({{"rank", x.rank}, {"mean_ms", x.mean_ms}, {"min_ms", x.min_ms}, {"max_ms", x.max_ms}});
+        ranks.push_back(
+            {{"rank", x.rank}, {"mean_ms", x.mean_ms}, {"min_ms", x.min_ms}, {"max_ms", x.max_ms}});
     return {{"bytes", r.bytes},
             {"size", dist::formatByteSize(r.bytes)},
             {"elements", r.elements},
@@ -212,51 +230,55 @@ dist::AllreduceRow allreduceRowFromJson(const json& j) {
     r.backend = *backend;
     r.world_size = static_cast<int>(jr::toInt(j.at("world_size"), "world_size", 1, 1 << 20));
     jr::read(j, "row", "iters", r.iters, jr::kInt);
-    for (auto [name, member] : {std::pair{"time_ms", &dist::AllreduceRow::time_ms},
-                                std::pair{"rank_mean_min_ms", &dist::AllreduceRow::rank_mean_min_ms},
-                                std::pair{"fastest_ms", &dist::AllreduceRow::fastest_ms},
-                                std::pair{"slowest_ms", &dist::AllreduceRow::slowest_ms},
-                                std::pair{"algbw_gbps", &dist::AllreduceRow::algbw_gbps},
-                                std::pair{"busbw_gbps", &dist::AllreduceRow::busbw_gbps}})
+    for (auto [name, member] :
+         {std::pair{"time_ms", &dist::AllreduceRow::time_ms},
+          std::pair{"rank_mean_min_ms", &dist::AllreduceRow::rank_mean_min_ms},
+          std::pair{"fastest_ms", &dist::AllreduceRow::fastest_ms},
+          std::pair{"slowest_ms", &dist::AllreduceRow::slowest_ms},
+          std::pair{"algbw_gbps", &dist::AllreduceRow::algbw_gbps},
+          std::pair{"busbw_gbps", &dist::AllreduceRow::busbw_gbps}})
         jr::read(j, "row", name, r.*member, jr::toDouble);
-    if (auto it = j.find("ideal_ms"); it != j.end() && !it->is_null()) r.ideal_ms = jr::toDouble(*it, "ideal_ms");
+    if (auto it = j.find("ideal_ms"); it != j.end() && !it->is_null())
+        r.ideal_ms = jr::toDouble(*it, "ideal_ms");
     if (auto it = j.find("ranks"); it != j.end())
         for (const auto& x : *it)
             r.ranks.push_back({static_cast<int>(jr::toInt(x.at("rank"), "ranks.rank", 0, 1 << 20)),
-                               jr::toDouble(x.at("mean_ms"), "ranks.mean_ms"), jr::toDouble(x.at("min_ms"), "ranks.min_ms"),
+                               jr::toDouble(x.at("mean_ms"), "ranks.mean_ms"),
+                               jr::toDouble(x.at("min_ms"), "ranks.min_ms"),
                                jr::toDouble(x.at("max_ms"), "ranks.max_ms")});
     return r;
 }
 
 std::string ddpStepLine(const DdpStepRow& r) {
-    return json{{"event", "result"}, {"experiment", "ddp"}, {"rank", r.rank}, {"row", toJson(r)}}.dump();
+    return json{{"event", "result"}, {"experiment", "ddp"}, {"rank", r.rank}, {"row", toJson(r)}}
+        .dump();
 }
 
 // Note [distributed rows]: a point's rows are stored as they arrive, so a run stopped or
 // crashed midway keeps every step that was measured; the closing "point" row says how the point
 // ended. The store's index numbers all rows of the run in order.
-void storeDistributedRow(ResultStore& store, int64_t run_id, int index, int point, const DistributedPoint& p,
-                         const json& payload, Status status) {
+void storeDistributedRow(ResultStore& store, int64_t run_id, int index, int point,
+                         const DistributedPoint& p, const json& payload, Status status) {
     json row = payload;
     row["point"] = point;
     store.addRow(run_id, {index, status, dumpJson(toJson(p)), dumpJson(row)});
 }
 
 json ddpStepPayload(const DdpStepRow& r) { return {{"type", "ddp_step"}, {"row", toJson(r)}}; }
-json allreducePayload(const dist::AllreduceRow& r) { return {{"type", "allreduce"}, {"row", toJson(r)}}; }
+json allreducePayload(const dist::AllreduceRow& r) {
+    return {{"type", "allreduce"}, {"row", toJson(r)}};
+}
 json pointEndPayload(const DistributedResult& r) {
-    return {{"type", "point"},
-            {"status", toString(r.status)},
-            {"error", r.error},
-            {"failed_rank", r.failed_rank},
-            {"devices", r.rank_devices},
-            {"environment", toJson(r.environment)}};
+    return {{"type", "point"},           {"status", toString(r.status)},
+            {"error", r.error},          {"failed_rank", r.failed_rank},
+            {"devices", r.rank_devices}, {"environment", toJson(r.environment)}};
 }
 
 namespace {
 
 // One stored row applied to the results, the point made when first seen.
-void applyRow(const StoredRow& row, std::vector<DistributedResult>& out, std::map<int, size_t>& by_point) {
+void applyRow(const StoredRow& row, std::vector<DistributedResult>& out,
+              std::map<int, size_t>& by_point) {
     const json j = parseJson(row.result_json);
     const int point = static_cast<int>(jr::toInt(j.at("point"), "point", 0, 1 << 20));
     auto [it, added] = by_point.try_emplace(point, out.size());
@@ -274,7 +296,8 @@ void applyRow(const StoredRow& row, std::vector<DistributedResult>& out, std::ma
     } else if (type == "point") {
         r.status = jr::toStatus(j.at("status"), "status");
         r.error = jr::toStr(j.at("error"), "error");
-        r.failed_rank = static_cast<int>(jr::toInt(j.at("failed_rank"), "failed_rank", -1, 1 << 20));
+        r.failed_rank =
+            static_cast<int>(jr::toInt(j.at("failed_rank"), "failed_rank", -1, 1 << 20));
         r.rank_devices.clear();
         jr::readList(j, "devices", r.rank_devices, jr::toStr);
         r.environment = environmentFromJson(j.at("environment"));
@@ -285,7 +308,8 @@ void applyRow(const StoredRow& row, std::vector<DistributedResult>& out, std::ma
 
 }  // namespace
 
-std::vector<DistributedResult> distributedResultsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
+std::vector<DistributedResult> distributedResultsFromRows(const RunInfo& run,
+                                                          const std::vector<StoredRow>& rows) {
     std::vector<DistributedResult> out;
     std::map<int, size_t> by_point;
     for (const auto& row : rows) {

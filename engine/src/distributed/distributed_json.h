@@ -21,7 +21,8 @@ nlohmann::json toJson(const dist::AllreduceRow& r);
 dist::AllreduceRow allreduceRowFromJson(const nlohmann::json& j);
 nlohmann::json toJson(const DistributedPoint& p);
 DistributedPoint distributedPointFromJson(const nlohmann::json& j);
-// The run's spec as the store keeps it: {"command":"distributed","points":[...],"hang_timeout_s":...}.
+// The run's spec as the store keeps it:
+// {"command":"distributed","points":[...],"hang_timeout_s":...}.
 std::string distributedSpecJson(const DistributedSpec& s);
 DistributedSpec distributedSpecFromJson(const nlohmann::json& j);
 
@@ -31,14 +32,16 @@ std::string ddpStepLine(const DdpStepRow& r);
 // Stored rows (Note [distributed rows]): each row's result_json is {"point": i, "type": ...}
 // with type "ddp_step" (a DdpStepRow), "allreduce" (an AllreduceRow) or "point" (the point's
 // end: status, error, failed rank, devices, environment); config_json is the point.
-void storeDistributedRow(ResultStore& store, int64_t run_id, int index, int point, const DistributedPoint& p,
-                         const nlohmann::json& payload, Status status = Status::Ok);
+void storeDistributedRow(ResultStore& store, int64_t run_id, int index, int point,
+                         const DistributedPoint& p, const nlohmann::json& payload,
+                         Status status = Status::Ok);
 nlohmann::json ddpStepPayload(const DdpStepRow& r);
 nlohmann::json allreducePayload(const dist::AllreduceRow& r);
 nlohmann::json pointEndPayload(const DistributedResult& r);
 // A stored run back as one result per point (rows in the store's order); throws
 // std::runtime_error naming a row that cannot be read.
-std::vector<DistributedResult> distributedResultsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows);
+std::vector<DistributedResult> distributedResultsFromRows(const RunInfo& run,
+                                                          const std::vector<StoredRow>& rows);
 // Why a stored row cannot be read, or "".
 std::string distributedRowProblem(const StoredRow& row);
 

@@ -13,39 +13,53 @@ namespace ts {
 namespace {
 
 std::string ms(double v) {
-    return v >= 100 ? fmt::format("{:.1f}", v) : v >= 1 ? fmt::format("{:.2f}", v) : fmt::format("{:.3f}", v);
+    return v >= 100 ? fmt::format("{:.1f}", v)
+           : v >= 1 ? fmt::format("{:.2f}", v)
+                    : fmt::format("{:.3f}", v);
 }
-std::string mib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+std::string mib(int64_t bytes) {
+    return fmt::format("{:.1f}", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
 
 }  // namespace
 
 std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, TableFormat format,
                                 const std::string& heading) {
-    const bool ideal = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.ideal_ms > 0; });
+    const bool ideal =
+        std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.ideal_ms > 0; });
     TextTable t;
     if (format == TableFormat::Csv) {
-        t.headers = {"bytes", "dtype", "backend", "world_size", "iters", "time_ms", "rank_mean_min_ms", "fastest_ms",
-                     "slowest_ms", "algbw_gbps", "busbw_gbps", "ideal_ms"};
+        t.headers = {"bytes",      "dtype",      "backend",          "world_size",
+                     "iters",      "time_ms",    "rank_mean_min_ms", "fastest_ms",
+                     "slowest_ms", "algbw_gbps", "busbw_gbps",       "ideal_ms"};
         for (const auto& r : rows)
-            t.rows.push_back({fmt::format("{}", r.bytes), dist::dtypeName(r.dtype), dist::backendName(r.backend),
-                              fmt::format("{}", r.world_size), fmt::format("{}", r.iters), fmt::format("{}", r.time_ms),
-                              fmt::format("{}", r.rank_mean_min_ms), fmt::format("{}", r.fastest_ms),
-                              fmt::format("{}", r.slowest_ms), fmt::format("{}", r.algbw_gbps),
-                              fmt::format("{}", r.busbw_gbps), r.ideal_ms > 0 ? fmt::format("{}", r.ideal_ms) : ""});
+            t.rows.push_back({fmt::format("{}", r.bytes), dist::dtypeName(r.dtype),
+                              dist::backendName(r.backend), fmt::format("{}", r.world_size),
+                              fmt::format("{}", r.iters), fmt::format("{}", r.time_ms),
+                              fmt::format("{}", r.rank_mean_min_ms),
+                              fmt::format("{}", r.fastest_ms), fmt::format("{}", r.slowest_ms),
+                              fmt::format("{}", r.algbw_gbps), fmt::format("{}", r.busbw_gbps),
+                              r.ideal_ms > 0 ? fmt::format("{}", r.ideal_ms) : ""});
         return renderTable(t, format);
     }
-    t.headers = {"size", "dtype", "ranks", "time ms", "ranks' means ms", "one iteration ms", "algbw GB/s", "busbw GB/s"};
+    t.headers = {"size",       "dtype",           "ranks",
+                 "time ms",    "ranks' means ms", "one iteration ms",
+                 "algbw GB/s", "busbw GB/s"};
     t.right = {true, false, true, true, true, true, true, true};
     if (ideal) {
         t.headers.push_back("ideal ms");
         t.right.push_back(true);
     }
     for (const auto& r : rows) {
-        std::vector<std::string> cells = {dist::formatByteSize(r.bytes), dist::dtypeName(r.dtype),
-                                          fmt::format("{} {}", r.world_size, dist::backendName(r.backend)), ms(r.time_ms),
-                                          ms(r.rank_mean_min_ms) + "–" + ms(r.time_ms),
-                                          ms(r.fastest_ms) + "–" + ms(r.slowest_ms), fmt::format("{:.2f}", r.algbw_gbps),
-                                          fmt::format("{:.2f}", r.busbw_gbps)};
+        std::vector<std::string> cells = {
+            dist::formatByteSize(r.bytes),
+            dist::dtypeName(r.dtype),
+            fmt::format("{} {}", r.world_size, dist::backendName(r.backend)),
+            ms(r.time_ms),
+            ms(r.rank_mean_min_ms) + "–" + ms(r.time_ms),
+            ms(r.fastest_ms) + "–" + ms(r.slowest_ms),
+            fmt::format("{:.2f}", r.algbw_gbps),
+            fmt::format("{:.2f}", r.busbw_gbps)};
         if (ideal) cells.push_back(r.ideal_ms > 0 ? ms(r.ideal_ms) : "");
         t.rows.push_back(std::move(cells));
     }
@@ -55,34 +69,46 @@ std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, Tab
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format) {
     const bool csv = format == TableFormat::Csv;
     TextTable t;
-    t.headers = {"strategy", "bucket MB", "sharded", "precision", "ranks", "step ms", "± std", "forward", "backward",
-                 "comm wait", "hidden", "optimizer", "peak MiB", "loss", "status"};
-    t.right = {false, true, false, false, true, true, true, true, true, true, true, true, true, true, false};
+    t.headers = {"strategy", "bucket MB", "sharded",  "precision", "ranks",
+                 "step ms",  "± std",     "forward",  "backward",  "comm wait",
+                 "hidden",   "optimizer", "peak MiB", "loss",      "status"};
+    t.right = {false, true, false, false, true, true, true, true,
+               true,  true, true,  true,  true, true, false};
     for (const auto& r : results) {
         if (r.point.experiment != DistExperiment::Ddp) continue;
         const DdpSpec& d = r.point.ddp;
         const DdpSummary s = summarizeDdp(r);
-        auto num = [&](double v) { return s.steps == 0 ? std::string("-") : csv ? fmt::format("{}", v) : ms(v); };
-        t.rows.push_back({d.strategy, d.strategy == "bucketed" ? fmt::format("{:g}", d.bucket_mb) : "",
-                          d.shard_optimizer ? "yes" : "no", std::string(toString(d.precision)),
-                          fmt::format("{} {}", r.point.world_size, dist::backendName(r.point.backend)), num(s.step_ms),
-                          num(s.step_std_ms), num(s.forward_ms), num(s.backward_ms), num(s.comm_wait_ms),
-                          s.hidden_share < 0 ? "n/a" : fmt::format("{:.0f}%", 100 * s.hidden_share), num(s.optimizer_ms),
-                          s.memory_peak > 0 ? (csv ? fmt::format("{}", s.memory_peak) : mib(s.memory_peak)) : "n/a",
-                          s.steps > 0 ? fmt::format("{:.4f}", s.final_global_loss) : "-",
-                          r.status == Status::Ok ? "ok" : fmt::format("{}: {}", toString(r.status), r.error)});
+        auto num = [&](double v) {
+            return s.steps == 0 ? std::string("-") : csv ? fmt::format("{}", v) : ms(v);
+        };
+        t.rows.push_back(
+            {d.strategy, d.strategy == "bucketed" ? fmt::format("{:g}", d.bucket_mb) : "",
+             d.shard_optimizer ? "yes" : "no", std::string(toString(d.precision)),
+             fmt::format("{} {}", r.point.world_size, dist::backendName(r.point.backend)),
+             num(s.step_ms), num(s.step_std_ms), num(s.forward_ms), num(s.backward_ms),
+             num(s.comm_wait_ms),
+             s.hidden_share < 0 ? "n/a" : fmt::format("{:.0f}%", 100 * s.hidden_share),
+             num(s.optimizer_ms),
+             s.memory_peak > 0 ? (csv ? fmt::format("{}", s.memory_peak) : mib(s.memory_peak))
+                               : "n/a",
+             s.steps > 0 ? fmt::format("{:.4f}", s.final_global_loss) : "-",
+             r.status == Status::Ok ? "ok" : fmt::format("{}: {}", toString(r.status), r.error)});
     }
     if (csv) return renderTable(t, format);
-    return tableHeading("DDP strategies (per step the slowest rank, mean over the measured steps; hidden: the share of "
-                        "communication that ran during backward)",
-                        format) +
+    return tableHeading(
+               "DDP strategies (per step the slowest rank, mean over the measured steps; hidden: "
+               "the share of "
+               "communication that ran during backward)",
+               format) +
            renderTable(t, format);
 }
 
 std::string formatDdpMemory(const std::vector<DistributedResult>& results, TableFormat format) {
     TextTable t;
-    t.headers = {"point", "rank", "parameters MiB", "gradients MiB", "optimizer state MiB", "buffers MiB",
-                 "after model", "after forward", "after backward", "after optimizer", "peak"};
+    t.headers = {
+        "point",       "rank",        "parameters MiB", "gradients MiB",  "optimizer state MiB",
+        "buffers MiB", "after model", "after forward",  "after backward", "after optimizer",
+        "peak"};
     t.right = {false, true, true, true, true, true, true, true, true, true, true};
     for (const auto& r : results) {
         if (r.point.experiment != DistExperiment::Ddp) continue;
@@ -93,14 +119,16 @@ std::string formatDdpMemory(const std::vector<DistributedResult>& results, Table
         for (const DdpStepRow* row : last) {
             if (!row) continue;
             auto device = [&](int64_t b) { return b > 0 ? mib(b) : std::string("n/a"); };
-            t.rows.push_back({pointHeadline(r.point), fmt::format("{}", row->rank), mib(row->parameter_bytes),
-                              mib(row->gradient_bytes), mib(row->optimizer_state_bytes), mib(row->comm_buffer_bytes),
+            t.rows.push_back({pointHeadline(r.point), fmt::format("{}", row->rank),
+                              mib(row->parameter_bytes), mib(row->gradient_bytes),
+                              mib(row->optimizer_state_bytes), mib(row->comm_buffer_bytes),
                               device(row->memory_after_model), device(row->memory_after_forward),
-                              device(row->memory_after_backward), device(row->memory_after_optimizer),
-                              device(row->memory_peak)});
+                              device(row->memory_after_backward),
+                              device(row->memory_after_optimizer), device(row->memory_peak)});
         }
     }
-    return tableHeading("Memory per rank (tensors exactly; the allocator's bytes on a GPU, MiB)", format) +
+    return tableHeading("Memory per rank (tensors exactly; the allocator's bytes on a GPU, MiB)",
+                        format) +
            renderTable(t, format);
 }
 
@@ -108,8 +136,8 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
     std::string out;
     for (size_t i = 0; i < results.size(); ++i)
         if (results[i].status != Status::Ok)
-            out += fmt::format("point {} ({}): {}: {}\n", i, pointHeadline(results[i].point), toString(results[i].status),
-                               results[i].error);
+            out += fmt::format("point {} ({}): {}: {}\n", i, pointHeadline(results[i].point),
+                               toString(results[i].status), results[i].error);
     if (!out.empty()) out += "\n";
     std::vector<dist::AllreduceRow> rows;
     bool ddp = false;
@@ -122,12 +150,15 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
         const bool one = std::all_of(rows.begin(), rows.end(), [&](const auto& r) {
             return r.world_size == rows.front().world_size && r.backend == rows.front().backend;
         });
-        const std::string ranks =
-            one ? fmt::format(", {} × {}", rows.front().world_size, dist::backendName(rows.front().backend)) : "";
-        out += formatAllreduceRows(
-                   rows, format,
-                   fmt::format("All-reduce{} (time: the slowest rank's mean; busbw = algbw·2(n−1)/n)", ranks)) +
-               "\n";
+        const std::string ranks = one ? fmt::format(", {} × {}", rows.front().world_size,
+                                                    dist::backendName(rows.front().backend))
+                                      : "";
+        out +=
+            formatAllreduceRows(
+                rows, format,
+                fmt::format("All-reduce{} (time: the slowest rank's mean; busbw = algbw·2(n−1)/n)",
+                            ranks)) +
+            "\n";
     }
     if (ddp) out += formatDdpComparison(results, format) + "\n" + formatDdpMemory(results, format);
     return out;
@@ -166,7 +197,8 @@ nlohmann::json ddpSummaryJson(const DistributedResult& r) {
 
 namespace {
 
-std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
+std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRow>& rows,
+                                 ReportFormat format) {
     const auto results = distributedResultsFromRows(info, rows);
     if (format == ReportFormat::Json) {
         nlohmann::json points = nlohmann::json::array();
@@ -183,7 +215,10 @@ std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRo
             if (r.point.experiment == DistExperiment::Ddp) p["summary"] = ddpSummaryJson(r);
             points.push_back(p);
         }
-        return dumpJson({{"id", info.id}, {"kind", info.lab}, {"label", info.label}, {"created", info.created},
+        return dumpJson({{"id", info.id},
+                         {"kind", info.lab},
+                         {"label", info.label},
+                         {"created", info.created},
                          {"points", points}},
                         2) +
                "\n";
@@ -192,8 +227,9 @@ std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRo
                            : format == ReportFormat::Csv    ? TableFormat::Csv
                                                             : TableFormat::Text;
     if (tf == TableFormat::Csv) {
-        const bool ddp = std::any_of(results.begin(), results.end(),
-                                     [](const auto& r) { return r.point.experiment == DistExperiment::Ddp; });
+        const bool ddp = std::any_of(results.begin(), results.end(), [](const auto& r) {
+            return r.point.experiment == DistExperiment::Ddp;
+        });
         if (ddp) return formatDdpComparison(results, tf);
         std::vector<dist::AllreduceRow> all;
         for (const auto& r : results) all.insert(all.end(), r.allreduce.begin(), r.allreduce.end());
@@ -202,7 +238,8 @@ std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRo
     std::string out;
     if (format == ReportFormat::Table) out = runHeadline(info, results.size(), "point") + "\n";
     if (format == ReportFormat::Markdown)
-        out = fmt::format("# TrainScope run {}{}\n\n", info.id, info.label.empty() ? "" : " — " + info.label);
+        out = fmt::format("# TrainScope run {}{}\n\n", info.id,
+                          info.label.empty() ? "" : " — " + info.label);
     out += formatDistributed(results, tf);
     if (!results.empty()) out += "\n" + formatEnvironment(results.front().environment, tf);
     return out;

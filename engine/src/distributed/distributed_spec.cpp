@@ -23,26 +23,38 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
     if (!modelPreset(spec.model_size)) {
         std::string names;
         for (const auto& n : modelPresetNames()) names += (names.empty() ? "" : ", ") + n;
-        errors.push_back(fmt::format("unknown model size '{}' (valid: {})", spec.model_size, names));
+        errors.push_back(
+            fmt::format("unknown model size '{}' (valid: {})", spec.model_size, names));
     } else {
         for (auto& e : validateModel(ddpModel(spec))) errors.push_back(std::move(e));
     }
-    if (spec.batch_per_rank <= 0) errors.push_back(fmt::format("batch per rank must be positive (got {})", spec.batch_per_rank));
+    if (spec.batch_per_rank <= 0)
+        errors.push_back(
+            fmt::format("batch per rank must be positive (got {})", spec.batch_per_rank));
     bool known = false;
     std::string names;
     for (const auto& n : ddpStrategyNames()) {
         known = known || n == spec.strategy;
         names += (names.empty() ? "" : ", ") + n;
     }
-    if (!known) errors.push_back(fmt::format("unknown DDP strategy '{}' (valid: {})", spec.strategy, names));
+    if (!known)
+        errors.push_back(
+            fmt::format("unknown DDP strategy '{}' (valid: {})", spec.strategy, names));
     if (!(spec.bucket_mb > 0) || !std::isfinite(spec.bucket_mb))
-        errors.push_back(fmt::format("bucket size must be a positive number of MB (got {})", spec.bucket_mb));
-    if (spec.warmup_steps < 0) errors.push_back(fmt::format("warm-up steps must not be negative (got {})", spec.warmup_steps));
-    if (spec.measured_steps < 1) errors.push_back(fmt::format("measured steps must be at least 1 (got {})", spec.measured_steps));
+        errors.push_back(
+            fmt::format("bucket size must be a positive number of MB (got {})", spec.bucket_mb));
+    if (spec.warmup_steps < 0)
+        errors.push_back(
+            fmt::format("warm-up steps must not be negative (got {})", spec.warmup_steps));
+    if (spec.measured_steps < 1)
+        errors.push_back(
+            fmt::format("measured steps must be at least 1 (got {})", spec.measured_steps));
     if (!(spec.learning_rate > 0) || !std::isfinite(spec.learning_rate))
-        errors.push_back(fmt::format("learning rate must be positive (got {})", spec.learning_rate));
+        errors.push_back(
+            fmt::format("learning rate must be positive (got {})", spec.learning_rate));
     if (spec.shard_optimizer && spec.precision == Precision::FP16)
-        errors.push_back("a sharded optimizer does not run under fp16 loss scaling: use bf16 or fp32");
+        errors.push_back(
+            "a sharded optimizer does not run under fp16 loss scaling: use bf16 or fp32");
     if (auto e = validateDevice(spec.device); !e.empty()) errors.push_back(std::move(e));
     return errors;
 }

@@ -23,8 +23,8 @@ struct Value {
     int64_t i = 0;
     double f = 0;
     std::string s;
-    std::vector<Value> items;                       // List, Tuple
-    std::vector<std::pair<Value, Value>> entries;   // Dict, in insertion order
+    std::vector<Value> items;                      // List, Tuple
+    std::vector<std::pair<Value, Value>> entries;  // Dict, in insertion order
 
     static Value none() { return {}; }
     static Value boolean(bool v);

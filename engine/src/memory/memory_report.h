@@ -27,7 +27,8 @@ std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableForma
 
 // Two memory runs (a point of each) category by category at their peaks, measured and
 // predicted, with B − A; then the exact bytes of the model's and AdamW's tensors.
-std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b, TableFormat format);
+std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b,
+                                   TableFormat format);
 // The point of a stored memory run: its rows' results (throws std::runtime_error naming a row
 // that cannot be read, or a point that is not there).
 MemoryResult storedMemoryPoint(const RunInfo& run, const std::vector<StoredRow>& rows, int point);

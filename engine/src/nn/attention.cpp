@@ -2,12 +2,12 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
-#include "nn/ranges.h"
 
 #include <array>
-
 #include <cmath>
 #include <limits>
+
+#include "nn/ranges.h"
 
 namespace ts {
 
@@ -22,8 +22,8 @@ public:
                  c.userEnabledMathSDP()};
         if (impl == AttentionImpl::Sdpa) return;
         active_ = true;
-        set(impl == AttentionImpl::SdpaFlash, impl == AttentionImpl::SdpaEfficient, impl == AttentionImpl::SdpaCudnn,
-            impl == AttentionImpl::SdpaMath);
+        set(impl == AttentionImpl::SdpaFlash, impl == AttentionImpl::SdpaEfficient,
+            impl == AttentionImpl::SdpaCudnn, impl == AttentionImpl::SdpaMath);
     }
     ~SdpaBackendScope() {
         if (active_) set(prev_[0], prev_[1], prev_[2], prev_[3]);
@@ -44,7 +44,6 @@ private:
 };
 
 }  // namespace
-
 
 at::Tensor naiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           bool causal) {
@@ -74,14 +73,18 @@ at::Tensor sdpaAttention(const at::Tensor& q, const at::Tensor& k, const at::Ten
                                             /*is_causal=*/causal);
 }
 
-at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, AttentionImpl impl, bool causal) {
+at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, AttentionImpl impl,
+                  bool causal) {
     if (impl == AttentionImpl::Naive) return naiveAttention(q, k, v, causal);  // ranges of its own
     // The other implementations are one call: the profiler lab's "fused" part.
     TS_RANGE("fused");
     switch (impl) {
-        case AttentionImpl::Naive: return naiveAttention(q, k, v, causal);
-        case AttentionImpl::Tiled: return tiledAttention(q, k, v, causal);
-        case AttentionImpl::Flash: return flashAttention(q, k, v, causal);
+        case AttentionImpl::Naive:
+            return naiveAttention(q, k, v, causal);
+        case AttentionImpl::Tiled:
+            return tiledAttention(q, k, v, causal);
+        case AttentionImpl::Flash:
+            return flashAttention(q, k, v, causal);
         case AttentionImpl::Sdpa:
         case AttentionImpl::SdpaFlash:
         case AttentionImpl::SdpaEfficient:

@@ -10,8 +10,8 @@ namespace ts {
 
 // Scaled dot-product attention with the chosen backend; `causal` masks key j > query i
 // (aligned at the start when query and key lengths differ). Differentiable for every backend.
-at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                  AttentionImpl impl, bool causal);
+at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, AttentionImpl impl,
+                  bool causal);
 
 // QKᵀ/√d, causal mask, softmax, ·V, as the course writes it.
 at::Tensor naiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

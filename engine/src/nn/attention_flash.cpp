@@ -20,8 +20,8 @@ namespace {
 
 class FlashFunction : public torch::autograd::Function<FlashFunction> {
 public:
-    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
-                              const at::Tensor& v, bool causal, double scale) {
+    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q,
+                              const at::Tensor& k, const at::Tensor& v, bool causal, double scale) {
         kernels::FlashForwardResult r = kernels::flashForward(q, k, v, causal, scale);
         ctx->save_for_backward({q, k, v, r.out, r.lse});
         ctx->saved_data["causal"] = causal;
@@ -44,21 +44,23 @@ public:
 // of q, d zero-padded to it (kernels::flashPaddedHeadDim). Above the last there is none.
 int64_t kernelHeadDim(int64_t d, const at::Tensor& q) {
     if (const int64_t k = kernels::flashPaddedHeadDim(d, q); k > 0) return k;
-    throw std::invalid_argument("flash attention backend: head_dim " + std::to_string(d) + " (at most " +
+    throw std::invalid_argument("flash attention backend: head_dim " + std::to_string(d) +
+                                " (at most " +
                                 std::to_string(std::end(kernels::kFlashHeadDims)[-1]) + ")");
 }
 
 }  // namespace
 
-at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
+at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          bool causal) {
     // Under autocast the projections may come out in different dtypes: compute in q's.
     at::Tensor qq = q;
     at::Tensor kk = k.scalar_type() == q.scalar_type() ? k : k.to(q.scalar_type());
     at::Tensor vv = v.scalar_type() == q.scalar_type() ? v : v.to(q.scalar_type());
     // A head dim the kernels are not built for (2.7B's 80, 160) runs zero-padded to a built one
-    // (80 → 96, or 128 on Hopper; 160 → 256): a zero column adds nothing to QKᵀ and V's zero columns make
-    // output columns that are cut off; the scale stays 1/√d. Autograd differentiates the
-    // padding and the cut.
+    // (80 → 96, or 128 on Hopper; 160 → 256): a zero column adds nothing to QKᵀ and V's zero
+    // columns make output columns that are cut off; the scale stays 1/√d. Autograd differentiates
+    // the padding and the cut.
     const int64_t d = q.dim() == 4 ? q.size(3) : 0;
     const int64_t padded = d > 0 ? kernelHeadDim(d, q) : d;
     const double scale = d > 0 ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;

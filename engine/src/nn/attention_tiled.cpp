@@ -35,15 +35,17 @@ at::Tensor maskCausal(const at::Tensor& s, int64_t i0, int64_t j0) {
 }
 
 void checkInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-    TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "tiled attention: expected 4-D (b, h, s, d) tensors");
-    TORCH_CHECK(k.sizes() == v.sizes() && q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3),
+    TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
+                "tiled attention: expected 4-D (b, h, s, d) tensors");
+    TORCH_CHECK(k.sizes() == v.sizes() && q.size(0) == k.size(0) && q.size(1) == k.size(1) &&
+                    q.size(3) == k.size(3),
                 "tiled attention: q, k, v shapes do not match");
 }
 
 }  // namespace
 
-TiledForwardResult tiledForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
-                                double scale, TiledTiles tiles) {
+TiledForwardResult tiledForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                bool causal, double scale, TiledTiles tiles) {
     checkInputs(q, k, v);
     tiles = resolve(tiles, q);
     const auto acc = accType(q);
@@ -54,7 +56,8 @@ TiledForwardResult tiledForward(const at::Tensor& q, const at::Tensor& k, const 
     for (int64_t i0 = 0; i0 < sq; i0 += tiles.block_m) {
         const int64_t bm = std::min(tiles.block_m, sq - i0);
         const at::Tensor qi = qa.narrow(2, i0, bm);
-        at::Tensor m = at::full({q.size(0), q.size(1), bm}, -std::numeric_limits<double>::infinity(), qi.options());
+        at::Tensor m = at::full({q.size(0), q.size(1), bm},
+                                -std::numeric_limits<double>::infinity(), qi.options());
         at::Tensor l = at::zeros_like(m);
         at::Tensor o = at::zeros_like(qi);
         // Causal: key tiles entirely past the last query row of this tile are skipped.
@@ -83,7 +86,8 @@ TiledBackwardResult tiledBackward(const at::Tensor& dout, const at::Tensor& q, c
     tiles = resolve(tiles, q);
     const auto acc = accType(q);
     const int64_t sq = q.size(2), sk = k.size(2);
-    const at::Tensor qa = q.to(acc), ka = k.to(acc), va = v.to(acc), doa = dout.to(acc), la = lse.to(acc);
+    const at::Tensor qa = q.to(acc), ka = k.to(acc), va = v.to(acc), doa = dout.to(acc),
+                     la = lse.to(acc);
     const at::Tensor dsum = (doa * out.to(acc)).sum(-1);  // D = rowsum(dO ∘ O)
     at::Tensor dq = at::zeros_like(qa), dk = at::zeros_like(ka), dv = at::zeros_like(va);
     for (int64_t j0 = 0; j0 < sk; j0 += tiles.block_n) {
@@ -115,8 +119,8 @@ namespace {
 
 class TiledFunction : public torch::autograd::Function<TiledFunction> {
 public:
-    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
-                              const at::Tensor& v, bool causal) {
+    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q,
+                              const at::Tensor& k, const at::Tensor& v, bool causal) {
         const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
         TiledForwardResult r = tiledForward(q, k, v, causal, scale);
         ctx->save_for_backward({q, k, v, r.out, r.lse});
@@ -129,14 +133,16 @@ public:
         const auto saved = ctx->get_saved_variables();
         const bool causal = ctx->saved_data["causal"].toBool();
         const double scale = 1.0 / std::sqrt(static_cast<double>(saved[0].size(-1)));
-        TiledBackwardResult g = tiledBackward(grads[0], saved[0], saved[1], saved[2], saved[3], saved[4], causal, scale);
+        TiledBackwardResult g = tiledBackward(grads[0], saved[0], saved[1], saved[2], saved[3],
+                                              saved[4], causal, scale);
         return {g.dq, g.dk, g.dv, at::Tensor()};
     }
 };
 
 }  // namespace
 
-at::Tensor tiledAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
+at::Tensor tiledAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          bool causal) {
     return TiledFunction::apply(q, k, v, causal);
 }
 

@@ -19,8 +19,8 @@ struct TiledForwardResult {
 };
 
 // Online softmax over key tiles; saves the row logsumexp L. Computes in fp32 (fp64 for fp64).
-TiledForwardResult tiledForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
-                                double scale, TiledTiles tiles = {});
+TiledForwardResult tiledForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                bool causal, double scale, TiledTiles tiles = {});
 
 struct TiledBackwardResult {
     at::Tensor dq, dk, dv;  // input dtype

@@ -22,15 +22,16 @@ using torch::autograd::variable_list;
 
 class RmsNormFn : public torch::autograd::Function<RmsNormFn> {
 public:
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, double eps,
-                              at::ScalarType out_dtype) {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                              double eps, at::ScalarType out_dtype) {
         kernels::RmsNormForward r = kernels::rmsNormForward(x, {}, weight, eps, out_dtype);
         ctx->save_for_backward({x, r.rstd, weight});
         return r.out;
     }
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         const auto s = ctx->get_saved_variables();
-        kernels::RmsNormBackward g = kernels::rmsNormBackward(grads[0], {}, s[0], s[1], s[2], std::nullopt);
+        kernels::RmsNormBackward g =
+            kernels::rmsNormBackward(grads[0], {}, s[0], s[1], s[2], std::nullopt);
         return {g.dx, g.dweight, at::Tensor(), at::Tensor()};
     }
 };
@@ -39,8 +40,9 @@ public:
 // the norm's meet in one backward launch.
 class AddRmsNormFn : public torch::autograd::Function<AddRmsNormFn> {
 public:
-    static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& residual,
-                                 const at::Tensor& weight, double eps, at::ScalarType out_dtype) {
+    static variable_list forward(AutogradContext* ctx, const at::Tensor& x,
+                                 const at::Tensor& residual, const at::Tensor& weight, double eps,
+                                 at::ScalarType out_dtype) {
         kernels::RmsNormForward r = kernels::rmsNormForward(x, residual, weight, eps, out_dtype);
         ctx->save_for_backward({r.sum, r.rstd, weight});
         ctx->saved_data["residual_dtype"] = residual.scalar_type();
@@ -52,7 +54,8 @@ public:
         const auto residual_dtype = ctx->saved_data["residual_dtype"].toScalarType();
         at::Tensor grad_out = grads[1];
         if (!grad_out.defined()) grad_out = at::zeros_like(s[0]);  // only the sum was used
-        kernels::RmsNormBackward g = kernels::rmsNormBackward(grad_out, grads[0], s[0], s[1], s[2], residual_dtype);
+        kernels::RmsNormBackward g =
+            kernels::rmsNormBackward(grad_out, grads[0], s[0], s[1], s[2], residual_dtype);
         return {g.dx, g.dresidual, g.dweight, at::Tensor(), at::Tensor()};
     }
 };
@@ -60,8 +63,8 @@ public:
 // In place on qkv: marked dirty, so autograd records the rotation as qkv's new history.
 class RopeQkvFn : public torch::autograd::Function<RopeQkvFn> {
 public:
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin,
-                              int64_t heads) {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& qkv, const at::Tensor& cos,
+                              const at::Tensor& sin, int64_t heads) {
         kernels::ropeQkvInPlace(qkv, cos, sin, heads);
         ctx->mark_dirty({qkv});
         ctx->saved_data["cos"] = cos;
@@ -71,7 +74,8 @@ public:
     }
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         at::Tensor g = kernels::ropeQkvBackward(grads[0], ctx->saved_data["cos"].toTensor(),
-                                                ctx->saved_data["sin"].toTensor(), ctx->saved_data["heads"].toInt());
+                                                ctx->saved_data["sin"].toTensor(),
+                                                ctx->saved_data["heads"].toInt());
         return {g, at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
@@ -89,7 +93,8 @@ public:
 
 class AttentionSoftmaxFn : public torch::autograd::Function<AttentionSoftmaxFn> {
 public:
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& scores, double scale, bool causal) {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& scores, double scale,
+                              bool causal) {
         kernels::SoftmaxForward r = kernels::attentionSoftmaxForward(scores, scale, causal);
         ctx->save_for_backward({scores, r.lse});
         ctx->saved_data["scale"] = scale;
@@ -98,7 +103,8 @@ public:
     }
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         const auto s = ctx->get_saved_variables();
-        return {kernels::attentionSoftmaxBackward(grads[0], s[0], s[1], ctx->saved_data["scale"].toDouble(),
+        return {kernels::attentionSoftmaxBackward(grads[0], s[0], s[1],
+                                                  ctx->saved_data["scale"].toDouble(),
                                                   ctx->saved_data["causal"].toBool()),
                 at::Tensor(), at::Tensor()};
     }
@@ -106,7 +112,8 @@ public:
 
 class CrossEntropyFn : public torch::autograd::Function<CrossEntropyFn> {
 public:
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& logits, const at::Tensor& targets) {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& logits,
+                              const at::Tensor& targets) {
         kernels::CrossEntropyForward r = kernels::crossEntropyForward(logits, targets);
         ctx->save_for_backward({logits, targets, r.lse});
         return r.loss;
@@ -124,7 +131,8 @@ struct QkvViews {
 QkvViews qkvViews(const at::Tensor& qkv, int64_t heads) {
     const int64_t b = qkv.size(0), s = qkv.size(1), dh = qkv.size(2) / (3 * heads);
     const at::Tensor t = qkv.view({b, s, 3, heads, dh});
-    return {t.select(2, 0).transpose(1, 2), t.select(2, 1).transpose(1, 2), t.select(2, 2).transpose(1, 2)};
+    return {t.select(2, 0).transpose(1, 2), t.select(2, 1).transpose(1, 2),
+            t.select(2, 2).transpose(1, 2)};
 }
 // (batch, seq, heads·head_dim) seen as (batch, heads, seq, head_dim).
 at::Tensor headsView(const at::Tensor& t, int64_t heads) {
@@ -151,7 +159,8 @@ public:
         for (const at::Tensor& g : grads)
             if (g.defined() && !any) any = &g;
         if (!any) return {at::Tensor(), at::Tensor()};
-        at::Tensor dqkv = at::empty(sizes, any->options().memory_format(at::MemoryFormat::Contiguous));
+        at::Tensor dqkv =
+            at::empty(sizes, any->options().memory_format(at::MemoryFormat::Contiguous));
         QkvViews d = qkvViews(dqkv, heads);
         at::Tensor* dst[3] = {&d.q, &d.k, &d.v};
         for (int i = 0; i < 3; ++i) {
@@ -170,7 +179,8 @@ public:
         const QkvViews in = qkvViews(qkv, heads);
         const double scale = 1.0 / std::sqrt(static_cast<double>(in.q.size(3)));
         at::Tensor out = at::empty({qkv.size(0), qkv.size(1), qkv.size(2) / 3}, qkv.options());
-        kernels::FlashForwardResult r = kernels::flashForward(in.q, in.k, in.v, /*causal=*/true, scale, headsView(out, heads));
+        kernels::FlashForwardResult r =
+            kernels::flashForward(in.q, in.k, in.v, /*causal=*/true, scale, headsView(out, heads));
         ctx->save_for_backward({qkv, out, r.lse});
         ctx->saved_data["heads"] = heads;
         return out;
@@ -182,7 +192,8 @@ public:
         const double scale = 1.0 / std::sqrt(static_cast<double>(in.q.size(3)));
         at::Tensor dqkv = at::empty_like(s[0]);
         const QkvViews d = qkvViews(dqkv, heads);
-        kernels::flashBackward(headsView(grads[0].contiguous(), heads), in.q, in.k, in.v, headsView(s[1], heads), s[2],
+        kernels::flashBackward(headsView(grads[0].contiguous(), heads), in.q, in.k, in.v,
+                               headsView(s[1], heads), s[2],
                                /*causal=*/true, scale, d.q, d.k, d.v);
         return {dqkv, at::Tensor()};
     }
@@ -190,17 +201,20 @@ public:
 
 }  // namespace
 
-at::Tensor fusedRmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps, at::ScalarType out_dtype) {
+at::Tensor fusedRmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps,
+                        at::ScalarType out_dtype) {
     return RmsNormFn::apply(x, weight, eps, out_dtype);
 }
 
 std::pair<at::Tensor, at::Tensor> fusedAddRmsNorm(const at::Tensor& x, const at::Tensor& residual,
-                                                  const at::Tensor& weight, double eps, at::ScalarType out_dtype) {
+                                                  const at::Tensor& weight, double eps,
+                                                  at::ScalarType out_dtype) {
     variable_list r = AddRmsNormFn::apply(x, residual, weight, eps, out_dtype);
     return {r[0], r[1]};
 }
 
-at::Tensor fusedRopeQkv(const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin, int64_t heads) {
+at::Tensor fusedRopeQkv(const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin,
+                        int64_t heads) {
     return RopeQkvFn::apply(qkv, cos, sin, heads);
 }
 
@@ -211,14 +225,16 @@ std::array<at::Tensor, 3> splitQkv(const at::Tensor& qkv, int64_t heads) {
     return {r[0], r[1], r[2]};
 }
 
-at::Tensor fusedNaiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
+at::Tensor fusedNaiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               bool causal) {
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
     const at::Tensor scores = at::matmul(q, k.transpose(-2, -1)).contiguous();
     return at::matmul(AttentionSoftmaxFn::apply(scores, scale, causal), v);
 }
 
 at::Tensor fusedCrossEntropy(const at::Tensor& logits, const at::Tensor& targets) {
-    return CrossEntropyFn::apply(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}).contiguous());
+    return CrossEntropyFn::apply(logits.reshape({-1, logits.size(-1)}),
+                                 targets.reshape({-1}).contiguous());
 }
 
 at::Tensor flashAttentionQkv(const at::Tensor& qkv, int64_t heads) {

@@ -13,16 +13,19 @@ namespace ts {
 
 // RMSNorm computed in fp32 (x fp32), returned in out_dtype (autocast's, so that the next
 // linear's cast is a no-op).
-at::Tensor fusedRmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps, at::ScalarType out_dtype);
+at::Tensor fusedRmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps,
+                        at::ScalarType out_dtype);
 
 // (x + residual, RMSNorm(x + residual)): the residual add fused with the norm that follows it.
 // x fp32; residual fp32, bf16 or fp16.
 std::pair<at::Tensor, at::Tensor> fusedAddRmsNorm(const at::Tensor& x, const at::Tensor& residual,
-                                                  const at::Tensor& weight, double eps, at::ScalarType out_dtype);
+                                                  const at::Tensor& weight, double eps,
+                                                  at::ScalarType out_dtype);
 
 // RoPE applied in place to the q and k parts of the fused projection qkv (batch, seq,
 // 3·heads·head_dim); returns qkv. The tables are the model's (context, head_dim / 2) fp32.
-at::Tensor fusedRopeQkv(const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin, int64_t heads);
+at::Tensor fusedRopeQkv(const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin,
+                        int64_t heads);
 
 // silu(g) · u of gu = [g | u] (..., 2f).
 at::Tensor fusedSwiglu(const at::Tensor& gu);
@@ -35,7 +38,8 @@ std::array<at::Tensor, 3> splitQkv(const at::Tensor& qkv, int64_t heads);
 // The course's naive attention (q·kᵀ, scale, causal mask, softmax, ·v) with the scale, mask and
 // softmax as one op (kernels::attentionSoftmaxForward): the two matmuls stay LibTorch's, as
 // torch.compile keeps them. q, k, v (batch, heads, seq, head_dim).
-at::Tensor fusedNaiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal);
+at::Tensor fusedNaiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               bool causal);
 
 // Mean cross-entropy of logits (..., vocab) against targets (...), without an fp32 copy of the
 // logits.

@@ -32,8 +32,6 @@
 // Refused up front (TrainingStep's constructor, compiledProblem in the benchmark): a device
 // other than CUDA, fp16 training (GradScaler is not captured here), step hooks. A capture that
 // fails ends the capture and throws with the phase named: never an eager fallback.
-#include "nn/training_step.h"
-
 #include <ATen/ATen.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/autocast_mode.h>
@@ -44,6 +42,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "nn/training_step.h"
 #include "runtime/device.h"
 
 #ifdef TRAINSCOPE_TORCH_CUDA
@@ -84,8 +83,8 @@ private:
 // Captures `work` into `graph` on the current stream; a failure ends the capture (so that the
 // stream and the allocator leave capture mode) and names the phase.
 template <typename Work>
-void captureInto(at::cuda::CUDAGraph& graph, const char* phase, std::optional<c10::MempoolId_t> pool,
-                 Work&& work) {
+void captureInto(at::cuda::CUDAGraph& graph, const char* phase,
+                 std::optional<c10::MempoolId_t> pool, Work&& work) {
     if (pool)
         graph.capture_begin(*pool);
     else
@@ -116,8 +115,9 @@ void waitFor(const c10::cuda::CUDAStream& waiter, const c10::cuda::CUDAStream& w
 void TrainingStep::capture() {
     const bool backward = setup_.mode != Mode::Forward;
     const bool train = setup_.mode == Mode::Train;
-    TORCH_CHECK(!scaler_ && !hooks_.before_backward && !hooks_.after_backward && !hooks_.optimizer_step,
-                "compiled mode captures the plain step only");
+    TORCH_CHECK(
+        !scaler_ && !hooks_.before_backward && !hooks_.after_backward && !hooks_.optimizer_step,
+        "compiled mode captures the plain step only");
 
     // Item 1: the state the warm-up changes, kept in host memory (no device memory spent).
     std::vector<at::Tensor> saved_params, saved_state;
@@ -156,7 +156,7 @@ void TrainingStep::capture() {
         }
         optimizer_.setStepCount(steps_before);
         model_->refreshLowPrecisionCopies();  // the copies follow the parameters put back
-        optimizer_.zeroGrad();  // item 2: the backward graph allocates them
+        optimizer_.zeroGrad();                // item 2: the backward graph allocates them
         side.synchronize();
         // The warm-up's freed activations sit cached for the side stream, where the graphs'
         // private pool cannot use them: give them back before capturing (2.7B in bf16 does not
@@ -165,9 +165,11 @@ void TrainingStep::capture() {
 
         AutocastCacheOff cache_off;
         resetPeakMemory(device_);
-        captureInto(graphs->forward, "forward", std::nullopt, [&] { graphs->loss = forwardAndLoss(); });
+        captureInto(graphs->forward, "forward", std::nullopt,
+                    [&] { graphs->loss = forwardAndLoss(); });
         const auto pool = graphs->forward.pool();
-        if (backward) captureInto(graphs->backward, "backward", pool, [&] { backwardPass(graphs->loss); });
+        if (backward)
+            captureInto(graphs->backward, "backward", pool, [&] { backwardPass(graphs->loss); });
         if (train) {
             captureInto(graphs->optimizer, "optimizer step", pool, [&] { optimizerStep(); });
             optimizer_.setStepCount(steps_before);  // capturing ran no step

@@ -1,14 +1,13 @@
 #include "nn/model.h"
 
 #include <ATen/ATen.h>
-#include "nn/ranges.h"
+#include <ATen/autocast_mode.h>
 
 #include <cmath>
 
-#include <ATen/autocast_mode.h>
-
 #include "nn/attention.h"
 #include "nn/fused.h"
+#include "nn/ranges.h"
 
 namespace ts {
 namespace {
@@ -43,8 +42,7 @@ at::Tensor crossEntropy(const at::Tensor& logits, const at::Tensor& targets) {
     return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
 }
 
-TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& cfg,
-                                           const at::TensorOptions& options)
+TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& cfg, const at::TensorOptions& options)
     : d_model_(cfg.d_model), num_heads_(cfg.num_heads), d_ff_(cfg.d_ff) {
     const int64_t d = cfg.d_model, f = cfg.d_ff;
     norm1_ = register_parameter("norm1", at::ones({d}, options));
@@ -91,7 +89,9 @@ at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& 
 
 namespace {
 // A linear's weight: its low-precision copy where the model has one.
-const at::Tensor& copyOr(const at::Tensor& weight, const at::Tensor& copy) { return copy.defined() ? copy : weight; }
+const at::Tensor& copyOr(const at::Tensor& weight, const at::Tensor& copy) {
+    return copy.defined() ? copy : weight;
+}
 }  // namespace
 
 // Note [fused model]
@@ -113,16 +113,15 @@ const at::Tensor& copyOr(const at::Tensor& weight, const at::Tensor& copy) { ret
 // The GEMMs are LibTorch's, as in forward(). Each fused op computes
 // in fp32 and rounds once, so the two differ by rounding (tests/nn/tst_fused.cpp holds them
 // together on the CPU, tst_fused_gpu on the GPU).
-std::pair<at::Tensor, at::Tensor> TransformerBlockImpl::forwardFused(const at::Tensor& x, const at::Tensor& normed,
-                                                                     const at::Tensor& cos, const at::Tensor& sin,
-                                                                     AttentionImpl attention,
-                                                                     const at::Tensor& next_norm,
-                                                                     at::ScalarType activations) {
+std::pair<at::Tensor, at::Tensor> TransformerBlockImpl::forwardFused(
+    const at::Tensor& x, const at::Tensor& normed, const at::Tensor& cos, const at::Tensor& sin,
+    AttentionImpl attention, const at::Tensor& next_norm, at::ScalarType activations) {
     const int64_t b = x.size(0), s = x.size(1), h = num_heads_;
     at::Tensor attn_out;
     {
         TS_RANGE("attention");
-        const at::Tensor qkv = fusedRopeQkv(at::linear(normed, copyOr(w_qkv_, w_qkv_low_)), cos, sin, h);
+        const at::Tensor qkv =
+            fusedRopeQkv(at::linear(normed, copyOr(w_qkv_, w_qkv_low_)), cos, sin, h);
         at::Tensor a = attention == AttentionImpl::Flash ? flashAttentionQkv(qkv, h) : at::Tensor();
         if (!a.defined()) {
             const auto [q, k, v] = splitQkv(qkv, h);
@@ -139,16 +138,19 @@ std::pair<at::Tensor, at::Tensor> TransformerBlockImpl::forwardFused(const at::T
         std::tie(y, normed2) = fusedAddRmsNorm(x, attn_out, norm2_, 1e-5, activations);
     }
     TS_RANGE("mlp");
-    const at::Tensor m = at::linear(fusedSwiglu(at::linear(normed2, copyOr(w_13_, w_13_low_))), copyOr(w_2_, w_2_low_));
+    const at::Tensor m = at::linear(fusedSwiglu(at::linear(normed2, copyOr(w_13_, w_13_low_))),
+                                    copyOr(w_2_, w_2_low_));
     return fusedAddRmsNorm(y, m, next_norm, 1e-5, activations);
 }
 
 TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, AttentionImpl attention,
                                      const at::TensorOptions& options)
     : cfg_(cfg), attention_(attention) {
-    embedding_ = register_parameter("embedding", truncNormal({cfg.vocab_size, cfg.d_model}, 1.0, options));
+    embedding_ =
+        register_parameter("embedding", truncNormal({cfg.vocab_size, cfg.d_model}, 1.0, options));
     for (int64_t i = 0; i < cfg.num_layers; ++i)
-        blocks_.push_back(register_module("block" + std::to_string(i), TransformerBlock(cfg, options)));
+        blocks_.push_back(
+            register_module("block" + std::to_string(i), TransformerBlock(cfg, options)));
     norm_final_ = register_parameter("norm_final", at::ones({cfg.d_model}, options));
     lm_head_ = register_parameter("lm_head", linearWeight(cfg.vocab_size, cfg.d_model, options));
 
@@ -196,23 +198,28 @@ at::Tensor TransformerLMImpl::forwardFused(const at::Tensor& tokens) {
     }
     // The norms' outputs in the dtype the linears compute in.
     const auto type = x.device().type();
-    const at::ScalarType act =
-        at::autocast::is_autocast_enabled(type) ? at::autocast::get_autocast_dtype(type) : x.scalar_type();
+    const at::ScalarType act = at::autocast::is_autocast_enabled(type)
+                                   ? at::autocast::get_autocast_dtype(type)
+                                   : x.scalar_type();
     at::Tensor normed;
     {
         TS_RANGE("norm");
-        normed = fusedRmsNorm(x, blocks_.empty() ? norm_final_ : blocks_[0]->firstNormWeight(), 1e-5, act);
+        normed = fusedRmsNorm(x, blocks_.empty() ? norm_final_ : blocks_[0]->firstNormWeight(),
+                              1e-5, act);
     }
     for (size_t i = 0; i < blocks_.size(); ++i) {
         TS_RANGE("layer." + std::to_string(i));
-        const at::Tensor& next = i + 1 < blocks_.size() ? blocks_[i + 1]->firstNormWeight() : norm_final_;
-        std::tie(x, normed) = blocks_[i]->forwardFused(x, normed, rope_cos_, rope_sin_, attention_, next, act);
+        const at::Tensor& next =
+            i + 1 < blocks_.size() ? blocks_[i + 1]->firstNormWeight() : norm_final_;
+        std::tie(x, normed) =
+            blocks_[i]->forwardFused(x, normed, rope_cos_, rope_sin_, attention_, next, act);
     }
     TS_RANGE("lm_head");
     return at::linear(normed, copyOr(lm_head_, lm_head_low_));
 }
 
-std::vector<std::pair<at::Tensor, at::Tensor>> TransformerLMImpl::makeLowPrecisionCopies(at::ScalarType dtype) {
+std::vector<std::pair<at::Tensor, at::Tensor>> TransformerLMImpl::makeLowPrecisionCopies(
+    at::ScalarType dtype) {
     TORCH_CHECK(copies_.empty(), "the low-precision copies are made once");
     const auto add = [&](at::Tensor& w, at::Tensor& copy) {
         copy = w.detach().to(dtype).requires_grad_(true);

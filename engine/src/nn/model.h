@@ -27,13 +27,16 @@ public:
     // `next_norm` (the next block's first norm's weight, or the final norm's).
     std::pair<at::Tensor, at::Tensor> forwardFused(const at::Tensor& x, const at::Tensor& normed,
                                                    const at::Tensor& cos, const at::Tensor& sin,
-                                                   AttentionImpl attention, const at::Tensor& next_norm,
+                                                   AttentionImpl attention,
+                                                   const at::Tensor& next_norm,
                                                    at::ScalarType activations);
     const at::Tensor& firstNormWeight() const { return norm1_; }
     // The four linear weights, for their low-precision copies (forwardFused reads a weight's
     // copy where one is set: Note [low-precision weight copies] in kernels/src/fused_ops.cu).
     std::vector<at::Tensor*> linearWeights() { return {&w_qkv_, &w_o_, &w_13_, &w_2_}; }
-    std::vector<at::Tensor*> linearWeightCopies() { return {&w_qkv_low_, &w_o_low_, &w_13_low_, &w_2_low_}; }
+    std::vector<at::Tensor*> linearWeightCopies() {
+        return {&w_qkv_low_, &w_o_low_, &w_13_low_, &w_2_low_};
+    }
 
 private:
     int64_t d_model_, num_heads_, d_ff_;

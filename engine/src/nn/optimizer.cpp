@@ -9,7 +9,11 @@ namespace ts {
 
 FusedAdamW::FusedAdamW(std::vector<at::Tensor> params, double lr, double beta1, double beta2,
                        double eps, double weight_decay)
-    : params_(std::move(params)), lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps),
+    : params_(std::move(params)),
+      lr_(lr),
+      beta1_(beta1),
+      beta2_(beta2),
+      eps_(eps),
       weight_decay_(weight_decay) {}
 
 void FusedAdamW::step(const std::optional<at::Tensor>& grad_scale,
@@ -38,10 +42,12 @@ void FusedAdamW::step(const std::optional<at::Tensor>& grad_scale,
     // The fused kernel reads the step count; PyTorch's optimizer advances it beforehand.
     at::_foreach_add_(s, 1);
     if (!copies_.empty()) {
-        TORCH_CHECK(!grad_scale && !found_inf, "low-precision weight copies are not updated under a loss scaler");
+        TORCH_CHECK(!grad_scale && !found_inf,
+                    "low-precision weight copies are not updated under a loss scaler");
         kernels::adamWStep(p, g, m, v, s, c, {lr_, beta1_, beta2_, eps_, weight_decay_});
     } else {
-        at::_fused_adamw_(p, g, m, v, /*max_exp_avg_sqs=*/{}, s, lr_, beta1_, beta2_, weight_decay_, eps_,
+        at::_fused_adamw_(p, g, m, v, /*max_exp_avg_sqs=*/{}, s, lr_, beta1_, beta2_, weight_decay_,
+                          eps_,
                           /*amsgrad=*/false, /*maximize=*/false, grad_scale, found_inf);
     }
     ++steps_taken_;
@@ -73,7 +79,9 @@ GradScaler::GradScaler(const at::TensorOptions& options, double init_scale) {
     one_ = at::ones({}, f32);
 }
 
-at::Tensor GradScaler::scale(const at::Tensor& loss) const { return loss * scale_.to(loss.scalar_type()); }
+at::Tensor GradScaler::scale(const at::Tensor& loss) const {
+    return loss * scale_.to(loss.scalar_type());
+}
 
 void GradScaler::step(FusedAdamW& optimizer, const std::vector<at::Tensor>& params) {
     std::vector<at::Tensor> grads;

@@ -34,6 +34,6 @@ public:
 #define TS_RANGE_CAT2(a, b) a##b
 #define TS_RANGE_CAT(a, b) TS_RANGE_CAT2(a, b)
 // One per block (RecordFunction's guard has a fixed name).
-#define TS_RANGE(name)        \
+#define TS_RANGE(name)       \
     RECORD_USER_SCOPE(name); \
     ::ts::NvtxRange TS_RANGE_CAT(ts_nvtx_range_, __LINE__)(name)

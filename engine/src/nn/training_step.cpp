@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
-#include "nn/ranges.h"
 #include <c10/core/DeviceGuard.h>
 
 #include <cstdlib>
@@ -11,6 +10,7 @@
 
 #include "nn/autocast.h"
 #include "nn/fused.h"
+#include "nn/ranges.h"
 #include "runtime/device.h"
 
 namespace ts {
@@ -37,15 +37,17 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
     if (setup.exec == ExecMode::Compiled) {
         // The benchmark's validation says the same before a point starts (compiledProblem).
         if (!device.is_cuda())
-            throw std::invalid_argument("compiled mode captures CUDA graphs: it needs a CUDA device");
+            throw std::invalid_argument(
+                "compiled mode captures CUDA graphs: it needs a CUDA device");
         if (scaler_)
             throw std::invalid_argument(
-                "compiled mode does not capture fp16 training: its dynamic loss scaling (GradScaler) is not "
+                "compiled mode does not capture fp16 training: its dynamic loss scaling "
+                "(GradScaler) is not "
                 "captured here; use bf16 or fp32, or the eager mode");
         model_->setFused(compiledUsesFusedKernels());
         if (model_->fused() && setup.precision != Precision::FP32 && compiledUsesWeightCopies()) {
-            const auto pairs =
-                model_->makeLowPrecisionCopies(setup.precision == Precision::BF16 ? at::kBFloat16 : at::kHalf);
+            const auto pairs = model_->makeLowPrecisionCopies(
+                setup.precision == Precision::BF16 ? at::kBFloat16 : at::kHalf);
             std::vector<at::Tensor> copies(params_.size());
             for (const auto& [param, copy] : pairs)
                 for (size_t i = 0; i < params_.size(); ++i)
@@ -67,16 +69,18 @@ bool compiledUsesFusedKernels() { return switchedOn("TRAINSCOPE_FUSED"); }
 bool compiledUsesWeightCopies() { return switchedOn("TRAINSCOPE_WEIGHT_COPIES"); }
 
 void TrainingStep::setHooks(StepHooks hooks) {
-    TORCH_CHECK(!(hooks.optimizer_step && scaler_), "an optimizer hook cannot run under fp16 loss scaling");
-    TORCH_CHECK(setup_.exec == ExecMode::Eager || (!hooks.before_backward && !hooks.after_backward && !hooks.optimizer_step),
+    TORCH_CHECK(!(hooks.optimizer_step && scaler_),
+                "an optimizer hook cannot run under fp16 loss scaling");
+    TORCH_CHECK(setup_.exec == ExecMode::Eager ||
+                    (!hooks.before_backward && !hooks.after_backward && !hooks.optimizer_step),
                 "compiled mode runs no step hooks: they are host code between the graphs");
     hooks_ = std::move(hooks);
 }
 
 void TrainingStep::useBatchRows(int64_t begin, int64_t rows) {
     TORCH_CHECK(!graphs_, "the batch cannot change once the step is captured");
-    TORCH_CHECK(begin >= 0 && rows > 0 && begin + rows <= inputs_.size(0), "rows [", begin, ", ", begin + rows,
-                ") are not in the batch of ", inputs_.size(0));
+    TORCH_CHECK(begin >= 0 && rows > 0 && begin + rows <= inputs_.size(0), "rows [", begin, ", ",
+                begin + rows, ") are not in the batch of ", inputs_.size(0));
     inputs_ = inputs_.narrow(0, begin, rows).contiguous();
     targets_ = targets_.narrow(0, begin, rows).contiguous();
 }
@@ -92,7 +96,8 @@ at::Tensor TrainingStep::forwardAndLoss() {
     at::Tensor loss;
     {
         TS_RANGE("loss");
-        loss = model_->fused() ? fusedCrossEntropy(logits, targets_) : crossEntropy(logits, targets_);
+        loss =
+            model_->fused() ? fusedCrossEntropy(logits, targets_) : crossEntropy(logits, targets_);
     }
     return loss;
 }
@@ -114,7 +119,8 @@ void TrainingStep::optimizerStep() {
 
 StepTimes TrainingStep::run(DeviceTimer& timer) {
     if (setup_.exec == ExecMode::Compiled) return runCompiled(timer);
-    TORCH_CHECK(!hooks_.after_backward || timer.marks() >= 5, "a step with an after-backward hook needs 5 marks");
+    TORCH_CHECK(!hooks_.after_backward || timer.marks() >= 5,
+                "a step with an after-backward hook needs 5 marks");
     resetPeakMemory(device_);
     optimizer_.zeroGrad();
     timer.mark(0);

@@ -62,13 +62,13 @@ std::vector<std::string> validateAccumulationSpec(const AccumulationSpec& spec);
 
 struct AccumulationResult {
     AccumulationVariant variant;
-    double addend = 0;          // as asked for
-    double addend_stored = 0;   // as stored in the addend's format
+    double addend = 0;         // as asked for
+    double addend_stored = 0;  // as stored in the addend's format
     int64_t count = 0;
-    double exact = 0;           // count × addend, in double
-    double value = 0;           // the final sum
-    double error = 0;           // value − exact
-    double ulp_end = 0;         // ulp of the accumulator at the final sum
+    double exact = 0;    // count × addend, in double
+    double value = 0;    // the final sum
+    double error = 0;    // value − exact
+    double ulp_end = 0;  // ulp of the accumulator at the final sum
     // The first step (1-based) where the increment actually added differs from the addend as
     // fed (the add rounded), and where the sum stopped changing (stalled); 0: never.
     int64_t first_rounding_step = 0;
@@ -104,24 +104,25 @@ struct AutocastRecord {
 // in itself; the record is the pair, with the outer call's inputs (as the module passed them)
 // and the inner call's (what the kernel got). An op autocast leaves alone is seen once.
 struct AutocastOp {
-    std::string name;    // "aten::linear", "aten::mm", "aten::native_layer_norm", ...
-    std::string module;  // the module it ran inside: "fc1", "loss", "layer.0.attention.scores"; "" none
-    std::string phase;   // "forward" (the forward and the loss) or "backward"
-    int depth = 0;       // 0: called by the module's code; n: inside an op of depth n − 1
+    std::string name;  // "aten::linear", "aten::mm", "aten::native_layer_norm", ...
+    std::string
+        module;  // the module it ran inside: "fc1", "loss", "layer.0.attention.scores"; "" none
+    std::string phase;  // "forward" (the forward and the loss) or "backward"
+    int depth = 0;      // 0: called by the module's code; n: inside an op of depth n − 1
     std::vector<std::string> input_dtypes;  // its tensor inputs as called ("none": undefined)
     // The floating-point dtypes of the tensor inputs of the innermost call, the dtypes the
     // kernel computed in: "bf16", "fp32", or "bf16+fp32" for a mixed call (first input first);
     // "" when it had no floating-point input.
     std::string computed_dtype;
-    std::string output_dtype;  // its first tensor output's dtype ("" none)
-    bool cast = false;         // autocast cast its inputs and called it again
+    std::string output_dtype;   // its first tensor output's dtype ("" none)
+    bool cast = false;          // autocast cast its inputs and called it again
     std::string autograd_node;  // backward: the autograd node that ran it ("MmBackward0")
 };
 
 struct AutocastSpec {
     std::string model = "toy";  // "toy" or an LM size preset ("tiny", "small", ...)
     std::string device = "cpu";
-    Precision dtype = Precision::BF16;  // the autocast dtype (bf16 or fp16)
+    Precision dtype = Precision::BF16;                      // the autocast dtype (bf16 or fp16)
     int64_t in_features = 16, out_features = 4, batch = 8;  // the toy model
     int64_t context_length = 16;                            // the LM
     uint64_t seed = 0;
@@ -163,10 +164,10 @@ inline constexpr int kMaxTrainNumericsSteps = 100'000;
 std::vector<std::string> validateTrainNumericsSpec(const TrainNumericsSpec& spec);
 
 struct TrainNumericsStep {
-    int step = 0;             // 1-based
-    double loss = 0;          // unscaled, before the update
-    double loss_scale = 0;    // the scale this step's backward used; 0 without a scaler
-    bool skipped = false;     // the scaler found inf/NaN gradients and skipped the update
+    int step = 0;           // 1-based
+    double loss = 0;        // unscaled, before the update
+    double loss_scale = 0;  // the scale this step's backward used; 0 without a scaler
+    bool skipped = false;   // the scaler found inf/NaN gradients and skipped the update
     // Gradient elements (unscaled) that are non-zero in fp32 but round to zero in fp16: what
     // fp16 gradients would lose without loss scaling.
     int64_t fp16_underflow = 0;
@@ -196,14 +197,14 @@ std::vector<AccumulationResult> runAccumulation(const AccumulationSpec& spec, Ob
                                                 ResultStore* store = nullptr, int64_t run_id = 0);
 // Runs the model once (forward, loss, backward) under autocast and records the dtypes; stored
 // as one row when a store is given. Throws std::invalid_argument for an invalid spec.
-AutocastReport runAutocastInspector(const AutocastSpec& spec, Observer& observer, ResultStore* store = nullptr,
-                                    int64_t run_id = 0);
+AutocastReport runAutocastInspector(const AutocastSpec& spec, Observer& observer,
+                                    ResultStore* store = nullptr, int64_t run_id = 0);
 
 // Trains once per precision; each curve is stored as a row before the next starts. Throws
 // std::invalid_argument for an invalid spec.
 std::vector<TrainNumericsCurve> runTrainNumerics(const TrainNumericsSpec& spec, Observer& observer,
-                                                 const CancelToken& cancel, ResultStore* store = nullptr,
-                                                 int64_t run_id = 0);
+                                                 const CancelToken& cancel,
+                                                 ResultStore* store = nullptr, int64_t run_id = 0);
 
 std::string trainNumericsSpecJson(const TrainNumericsSpec& spec);
 std::string accumulationSpecJson(const AccumulationSpec& spec);

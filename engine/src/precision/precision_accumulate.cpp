@@ -19,9 +19,12 @@ struct FormatBits {
 
 FormatBits bitsOf(NumFormat f) {
     switch (f) {
-        case NumFormat::FP16: return {11, -14, 65504.0};
-        case NumFormat::BF16: return {8, -126, std::ldexp(255.0 / 128.0, 127)};
-        case NumFormat::FP32: break;
+        case NumFormat::FP16:
+            return {11, -14, 65504.0};
+        case NumFormat::BF16:
+            return {8, -126, std::ldexp(255.0 / 128.0, 127)};
+        case NumFormat::FP32:
+            break;
     }
     return {24, -126, static_cast<double>(std::numeric_limits<float>::max())};
 }
@@ -39,9 +42,12 @@ int exponentIn(double x, const FormatBits& b) {
 
 std::string_view toString(NumFormat f) {
     switch (f) {
-        case NumFormat::FP16: return "fp16";
-        case NumFormat::BF16: return "bf16";
-        case NumFormat::FP32: break;
+        case NumFormat::FP16:
+            return "fp16";
+        case NumFormat::BF16:
+            return "bf16";
+        case NumFormat::FP32:
+            break;
     }
     return "fp32";
 }
@@ -65,8 +71,10 @@ double ulpOf(double x, NumFormat f) {
 }
 
 std::string AccumulationVariant::name() const {
-    if (accumulator == addend_format) return fmt::format("{} += {}", toString(accumulator), toString(addend_format));
-    return fmt::format("{} += {}{}", toString(accumulator), toString(addend_format), explicit_cast ? " (cast)" : "");
+    if (accumulator == addend_format)
+        return fmt::format("{} += {}", toString(accumulator), toString(addend_format));
+    return fmt::format("{} += {}{}", toString(accumulator), toString(addend_format),
+                       explicit_cast ? " (cast)" : "");
 }
 
 std::vector<AccumulationVariant> accumulationVariants(bool fp16, bool bf16) {
@@ -82,7 +90,8 @@ std::vector<AccumulationVariant> accumulationVariants(bool fp16, bool bf16) {
 
 std::vector<std::string> validateAccumulationSpec(const AccumulationSpec& s) {
     std::vector<std::string> errors;
-    if (!std::isfinite(s.addend)) errors.push_back(fmt::format("addend {} is not a finite number", s.addend));
+    if (!std::isfinite(s.addend))
+        errors.push_back(fmt::format("addend {} is not a finite number", s.addend));
     else if (!std::isfinite(static_cast<float>(s.addend)))
         errors.push_back(fmt::format("addend {} does not fit in fp32", s.addend));
     if (s.count < 1 || s.count > kMaxAccumulationCount)
@@ -99,7 +108,8 @@ AccumulationResult accumulate(const AccumulationVariant& v, double addend, int64
     // The addend as stored; widening it to fp32 (implicitly or by the cast) is exact.
     r.addend_stored = roundTo(addend, v.addend_format);
     const float fed = static_cast<float>(r.addend_stored);
-    r.running_error_stride = std::max<int64_t>(1, (count + kMaxRunningErrorPoints - 1) / kMaxRunningErrorPoints);
+    r.running_error_stride =
+        std::max<int64_t>(1, (count + kMaxRunningErrorPoints - 1) / kMaxRunningErrorPoints);
     r.running_error.reserve(static_cast<size_t>(count / r.running_error_stride + 1));
     double sum = 0;  // always a value of the accumulator's format
     for (int64_t i = 1; i <= count; ++i) {
@@ -107,14 +117,16 @@ AccumulationResult accumulate(const AccumulationVariant& v, double addend, int64
         // c10::Half / c10::BFloat16 (and LibTorch's CPU kernels for them) do.
         const float added = static_cast<float>(sum) + fed;
         const double next = roundTo(added, v.accumulator);
-        if (r.first_rounding_step == 0 && next - sum != static_cast<double>(fed)) r.first_rounding_step = i;
+        if (r.first_rounding_step == 0 && next - sum != static_cast<double>(fed))
+            r.first_rounding_step = i;
         if (r.first_stall_step == 0 && next == sum) {
             r.first_stall_step = i;
             r.sum_at_stall = sum;
             r.ulp_at_stall = ulpOf(sum, v.accumulator);
         }
         sum = next;
-        if (i % r.running_error_stride == 0) r.running_error.push_back(sum - static_cast<double>(i) * addend);
+        if (i % r.running_error_stride == 0)
+            r.running_error.push_back(sum - static_cast<double>(i) * addend);
     }
     r.value = sum;
     r.error = sum - r.exact;
@@ -155,11 +167,13 @@ std::vector<std::string> validateAutocastSpec(const AutocastSpec& s) {
     std::vector<std::string> errors;
     if (s.model != "toy" && !modelPreset(s.model))
         errors.push_back(fmt::format("model '{}' is neither toy nor a model size", s.model));
-    if (s.dtype == Precision::FP32) errors.push_back("autocast dtype must be bf16 or fp16, not fp32");
+    if (s.dtype == Precision::FP32)
+        errors.push_back("autocast dtype must be bf16 or fp16, not fp32");
     if (s.device != "cpu" && s.device.rfind("cuda", 0) != 0)
         errors.push_back(fmt::format("device '{}' is neither cpu nor cuda[:N]", s.device));
-    for (auto [name, v] : {std::pair{"in features", s.in_features}, std::pair{"out features", s.out_features},
-                           std::pair{"batch", s.batch}, std::pair{"context length", s.context_length}})
+    for (auto [name, v] :
+         {std::pair{"in features", s.in_features}, std::pair{"out features", s.out_features},
+          std::pair{"batch", s.batch}, std::pair{"context length", s.context_length}})
         if (v < 1 || v > 65536) errors.push_back(fmt::format("{} {} is not in 1..65536", name, v));
     return errors;
 }
@@ -169,13 +183,14 @@ std::vector<std::string> validateTrainNumericsSpec(const TrainNumericsSpec& s) {
     if (s.precisions.empty()) errors.push_back("no precision given");
     if (s.steps < 1 || s.steps > kMaxTrainNumericsSteps)
         errors.push_back(fmt::format("steps {} is not in 1..{}", s.steps, kMaxTrainNumericsSteps));
-    if (!(s.lr > 0 && s.lr < 10)) errors.push_back(fmt::format("learning rate {} is not in (0, 10)", s.lr));
+    if (!(s.lr > 0 && s.lr < 10))
+        errors.push_back(fmt::format("learning rate {} is not in (0, 10)", s.lr));
     if (!(s.init_scale >= 1 && s.init_scale <= 1e30))
         errors.push_back(fmt::format("initial loss scale {} is not in 1..1e30", s.init_scale));
     if (s.device != "cpu" && s.device.rfind("cuda", 0) != 0)
         errors.push_back(fmt::format("device '{}' is neither cpu nor cuda[:N]", s.device));
-    for (auto [name, v] : {std::pair{"in features", s.in_features}, std::pair{"out features", s.out_features},
-                           std::pair{"batch", s.batch}})
+    for (auto [name, v] : {std::pair{"in features", s.in_features},
+                           std::pair{"out features", s.out_features}, std::pair{"batch", s.batch}})
         if (v < 1 || v > 65536) errors.push_back(fmt::format("{} {} is not in 1..65536", name, v));
     return errors;
 }

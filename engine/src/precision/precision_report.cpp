@@ -110,12 +110,15 @@ AutocastReport autocastFromJson(const json& j) {
             read(e, p, "module", op.module, toStr);
             read(e, p, "phase", op.phase, toStr);
             if (op.phase != "forward" && op.phase != "backward")
-                fail(p + ".phase", "expected forward or backward, got " + shown(e.value("phase", json())));
+                fail(p + ".phase",
+                     "expected forward or backward, got " + shown(e.value("phase", json())));
             read(e, p, "depth", op.depth, intIn(0, 1000));
             if (const auto in = e.find("input_dtypes"); in != e.end()) {
-                if (!in->is_array()) fail(p + ".input_dtypes", "expected a list, got " + shown(*in));
+                if (!in->is_array())
+                    fail(p + ".input_dtypes", "expected a list, got " + shown(*in));
                 for (size_t k = 0; k < in->size(); ++k)
-                    op.input_dtypes.push_back(toStr((*in)[k], fmt::format("{}.input_dtypes[{}]", p, k)));
+                    op.input_dtypes.push_back(
+                        toStr((*in)[k], fmt::format("{}.input_dtypes[{}]", p, k)));
             }
             read(e, p, "computed_dtype", op.computed_dtype, toStr);
             read(e, p, "output_dtype", op.output_dtype, toStr);
@@ -154,8 +157,8 @@ TrainNumericsCurve trainFromJson(const json& j) {
 std::string orDash(const std::string& s) { return s.empty() ? "-" : s; }
 
 // Rows of cells as an aligned text table or a Markdown one.
-std::string table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
-                  TableFormat format) {
+std::string table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& rows, TableFormat format) {
     std::string out;
     if (format == TableFormat::Markdown) {
         auto line = [&](const std::vector<std::string>& cells) {
@@ -173,7 +176,8 @@ std::string table(const std::vector<std::string>& header, const std::vector<std:
     std::vector<size_t> width(header.size());
     for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
     for (const auto& r : rows)
-        for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+        for (size_t i = 0; i < r.size() && i < width.size(); ++i)
+            width[i] = std::max(width[i], r[i].size());
     auto line = [&](const std::vector<std::string>& cells) {
         for (size_t i = 0; i < cells.size(); ++i)
             out += (i ? "  " : "") + cells[i] + std::string(width[i] - cells[i].size(), ' ');
@@ -208,9 +212,14 @@ json toJson(const AutocastReport& r) {
                        {"output_dtype", op.output_dtype},
                        {"cast", op.cast},
                        {"autograd_node", op.autograd_node}});
-    return {{"type", "autocast"},          {"model", r.spec.model},         {"device", r.spec.device},
-            {"dtype", toString(r.spec.dtype)}, {"status", toString(r.status)}, {"error", r.error},
-            {"records", recs},                 {"ops", ops}};
+    return {{"type", "autocast"},
+            {"model", r.spec.model},
+            {"device", r.spec.device},
+            {"dtype", toString(r.spec.dtype)},
+            {"status", toString(r.status)},
+            {"error", r.error},
+            {"records", recs},
+            {"ops", ops}};
 }
 
 json toJson(const TrainNumericsCurve& c) {
@@ -236,10 +245,15 @@ PrecisionRow precisionRowFromJson(const json& j) {
     const std::string type = jsonio::toStr(j.value("type", json()), "type");
     PrecisionRow row;
     try {
-        if (type == "accumulation") row.accumulation = accumulationFromJson(j);
-        else if (type == "autocast") row.autocast = autocastFromJson(j);
-        else if (type == "train") row.train = trainFromJson(j);
-        else jsonio::fail("type", "expected accumulation, autocast or train, got " + jsonio::shown(j.at("type")));
+        if (type == "accumulation")
+            row.accumulation = accumulationFromJson(j);
+        else if (type == "autocast")
+            row.autocast = autocastFromJson(j);
+        else if (type == "train")
+            row.train = trainFromJson(j);
+        else
+            jsonio::fail("type", "expected accumulation, autocast or train, got " +
+                                     jsonio::shown(j.at("type")));
     } catch (const json::exception& e) {
         throw std::runtime_error(e.what());
     }
@@ -247,16 +261,19 @@ PrecisionRow precisionRowFromJson(const json& j) {
 }
 
 void storeAccumulation(ResultStore& store, int64_t run_id, int index, const AccumulationResult& r) {
-    const json config = {{"variant", r.variant.name()}, {"addend", jsonio::number(r.addend)}, {"count", r.count}};
+    const json config = {
+        {"variant", r.variant.name()}, {"addend", jsonio::number(r.addend)}, {"count", r.count}};
     store.addRow(run_id, {index, Status::Ok, dumpJson(config), dumpJson(toJson(r))});
 }
 
 void storeAutocast(ResultStore& store, int64_t run_id, int index, const AutocastReport& r) {
-    const json config = {{"model", r.spec.model}, {"device", r.spec.device}, {"dtype", toString(r.spec.dtype)}};
+    const json config = {
+        {"model", r.spec.model}, {"device", r.spec.device}, {"dtype", toString(r.spec.dtype)}};
     store.addRow(run_id, {index, r.status, dumpJson(config), dumpJson(toJson(r))});
 }
 
-void storeTrainNumerics(ResultStore& store, int64_t run_id, int index, const TrainNumericsCurve& c) {
+void storeTrainNumerics(ResultStore& store, int64_t run_id, int index,
+                        const TrainNumericsCurve& c) {
     const json config = {{"precision", toString(c.precision)}};
     store.addRow(run_id, {index, c.status, dumpJson(config), dumpJson(toJson(c))});
 }
@@ -265,32 +282,37 @@ namespace {
 PrecisionRow rowFromText(const std::string& s) { return precisionRowFromJson(parseJson(s)); }
 }  // namespace
 
-std::vector<PrecisionRow> precisionRowsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows) {
+std::vector<PrecisionRow> precisionRowsFromRows(const RunInfo& run,
+                                                const std::vector<StoredRow>& rows) {
     return parseRows<PrecisionRow>(run, rows, rowFromText);
 }
 
 std::string accumulationTable(const std::vector<AccumulationResult>& results, TableFormat format) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& r : results) {
-        const std::string stall =
-            r.first_stall_step ? fmt::format("step {} at {} (ulp {})", r.first_stall_step, r.sum_at_stall, r.ulp_at_stall)
-                               : "never";
-        rows.push_back({r.variant.name(), fmt::format("{:.4f}", r.value), fmt::format("{}", r.value),
-                        fmt::format("{:+.4e}", r.error), fmt::format("{}", r.addend_stored),
-                        r.first_rounding_step ? fmt::format("step {}", r.first_rounding_step) : "never", stall,
-                        fmt::format("{}", r.ulp_end),
-                        !r.torch_checked ? "-" : r.torch_value == r.value ? "same" : fmt::format("{}", r.torch_value)});
+        const std::string stall = r.first_stall_step
+                                      ? fmt::format("step {} at {} (ulp {})", r.first_stall_step,
+                                                    r.sum_at_stall, r.ulp_at_stall)
+                                      : "never";
+        rows.push_back(
+            {r.variant.name(), fmt::format("{:.4f}", r.value), fmt::format("{}", r.value),
+             fmt::format("{:+.4e}", r.error), fmt::format("{}", r.addend_stored),
+             r.first_rounding_step ? fmt::format("step {}", r.first_rounding_step) : "never", stall,
+             fmt::format("{}", r.ulp_end),
+             !r.torch_checked           ? "-"
+             : r.torch_value == r.value ? "same"
+                                        : fmt::format("{}", r.torch_value)});
     }
-    return table({"sum", "value", "exact value", "error", "addend as stored", "first rounds", "first stalls",
-                  "ulp at end", "LibTorch"},
+    return table({"sum", "value", "exact value", "error", "addend as stored", "first rounds",
+                  "first stalls", "ulp at end", "LibTorch"},
                  rows, format);
 }
 
 std::string autocastTable(const AutocastReport& report, TableFormat format) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& r : report.records)
-        rows.push_back({r.name, r.kind, orDash(r.param_dtype), orDash(r.input_dtype), orDash(r.output_dtype),
-                        orDash(report.computedIn(r))});
+        rows.push_back({r.name, r.kind, orDash(r.param_dtype), orDash(r.input_dtype),
+                        orDash(r.output_dtype), orDash(report.computedIn(r))});
     return table({"tensor", "kind", "parameters", "input", "output", "computed in"}, rows, format);
 }
 
@@ -300,11 +322,15 @@ std::string autocastOpsTable(const AutocastReport& report, TableFormat format) {
         std::string inputs;
         for (const auto& d : op.input_dtypes) inputs += (inputs.empty() ? "" : ", ") + d;
         // Text indents nested ops; Markdown would eat the spaces, so it uses dots.
-        const std::string indent(static_cast<size_t>(op.depth) * 2, format == TableFormat::Markdown ? '.' : ' ');
-        rows.push_back({op.phase, orDash(op.module), indent + op.name, orDash(op.autograd_node), orDash(inputs),
-                        op.cast ? "yes" : "no", orDash(op.computed_dtype), orDash(op.output_dtype)});
+        const std::string indent(static_cast<size_t>(op.depth) * 2,
+                                 format == TableFormat::Markdown ? '.' : ' ');
+        rows.push_back({op.phase, orDash(op.module), indent + op.name, orDash(op.autograd_node),
+                        orDash(inputs), op.cast ? "yes" : "no", orDash(op.computed_dtype),
+                        orDash(op.output_dtype)});
     }
-    return table({"phase", "module", "op", "autograd node", "inputs", "cast", "computed in", "output"}, rows, format);
+    return table(
+        {"phase", "module", "op", "autograd node", "inputs", "cast", "computed in", "output"}, rows,
+        format);
 }
 
 std::string trainNumericsTable(const std::vector<TrainNumericsCurve>& curves, TableFormat format) {
@@ -314,8 +340,8 @@ std::string trainNumericsTable(const std::vector<TrainNumericsCurve>& curves, Ta
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : curves) {
         if (c.status != Status::Ok) {
-            rows.push_back({std::string(toString(c.precision)), std::string(toString(c.status)), printable(c.error), "",
-                            "", "", "", ""});
+            rows.push_back({std::string(toString(c.precision)), std::string(toString(c.status)),
+                            printable(c.error), "", "", "", "", ""});
             continue;
         }
         std::string diff = "-";
@@ -328,14 +354,17 @@ std::string trainNumericsTable(const std::vector<TrainNumericsCurve>& curves, Ta
         int64_t underflow_max = 0;
         for (const auto& s : c.steps) underflow_max = std::max(underflow_max, s.fp16_underflow);
         const bool scaled = !c.steps.empty() && c.steps.front().loss_scale > 0;
-        rows.push_back({std::string(toString(c.precision)), "ok",
-                        c.steps.empty() ? "-" : fmt::format("{:.4f}", c.steps.front().loss),
-                        fmt::format("{:.4f}", c.finalLoss()), diff, scaled ? fmt::format("{}", c.skippedSteps()) : "-",
-                        scaled ? fmt::format("{} → {}", c.steps.front().loss_scale, c.steps.back().loss_scale) : "-",
-                        fmt::format("{} of {}", underflow_max, c.grad_elements)});
+        rows.push_back(
+            {std::string(toString(c.precision)), "ok",
+             c.steps.empty() ? "-" : fmt::format("{:.4f}", c.steps.front().loss),
+             fmt::format("{:.4f}", c.finalLoss()), diff,
+             scaled ? fmt::format("{}", c.skippedSteps()) : "-",
+             scaled ? fmt::format("{} → {}", c.steps.front().loss_scale, c.steps.back().loss_scale)
+                    : "-",
+             fmt::format("{} of {}", underflow_max, c.grad_elements)});
     }
-    return table({"precision", "status", "first loss", "final loss", "max Δ loss vs fp32", "skipped steps",
-                  "loss scale", "fp16 underflow (max/step)"},
+    return table({"precision", "status", "first loss", "final loss", "max Δ loss vs fp32",
+                  "skipped steps", "loss scale", "fp16 underflow (max/step)"},
                  rows, format);
 }
 
@@ -349,7 +378,8 @@ std::string autocastJsonLine(const AutocastReport& r) { return dumpJson(toJson(r
 
 namespace {
 
-std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>& rows, ReportFormat format) {
+std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>& rows,
+                               ReportFormat format) {
     const auto parsed = precisionRowsFromRows(info, rows);
     std::vector<AccumulationResult> sums;
     std::vector<AutocastReport> casts;
@@ -364,53 +394,73 @@ std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>
         for (const auto& s : sums) arr.push_back(toJson(s));
         for (const auto& c : casts) arr.push_back(toJson(c));
         for (const auto& c : curves) arr.push_back(toJson(c));
-        return dumpJson(json{{"id", info.id}, {"kind", info.lab}, {"label", info.label}, {"created", info.created},
-                             {"device", info.device_name}, {"rows", arr}},
+        return dumpJson(json{{"id", info.id},
+                             {"kind", info.lab},
+                             {"label", info.label},
+                             {"created", info.created},
+                             {"device", info.device_name},
+                             {"rows", arr}},
                         2) +
                "\n";
     }
     if (format == ReportFormat::Csv) {
-        std::string out = "variant,addend,count,value,error,first_rounding_step,first_stall_step,ulp_end\n";
+        std::string out =
+            "variant,addend,count,value,error,first_rounding_step,first_stall_step,ulp_end\n";
         for (const auto& s : sums)
-            out += fmt::format("{},{},{},{},{},{},{},{}\n", s.variant.name(), s.addend, s.count, s.value, s.error,
-                               s.first_rounding_step, s.first_stall_step, s.ulp_end);
+            out +=
+                fmt::format("{},{},{},{},{},{},{},{}\n", s.variant.name(), s.addend, s.count,
+                            s.value, s.error, s.first_rounding_step, s.first_stall_step, s.ulp_end);
         if (!casts.empty()) out += "model,device,dtype,tensor,kind,parameters,input,output\n";
         for (const auto& c : casts)
             for (const auto& r : c.records)
-                out += fmt::format("{},{},{},{},{},{},{},{}\n", csvEscape(c.spec.model), csvEscape(c.spec.device),
-                                   toString(c.spec.dtype), csvEscape(r.name), r.kind, r.param_dtype, r.input_dtype,
-                                   r.output_dtype);
+                out +=
+                    fmt::format("{},{},{},{},{},{},{},{}\n", csvEscape(c.spec.model),
+                                csvEscape(c.spec.device), toString(c.spec.dtype), csvEscape(r.name),
+                                r.kind, r.param_dtype, r.input_dtype, r.output_dtype);
         bool op_header = false;
         for (const auto& c : casts)
             for (const auto& op : c.ops) {
-                if (!op_header) out += "model,device,dtype,phase,module,op,depth,autograd_node,inputs,cast,computed_in,output\n";
+                if (!op_header)
+                    out +=
+                        "model,device,dtype,phase,module,op,depth,autograd_node,inputs,cast,"
+                        "computed_in,output\n";
                 op_header = true;
                 std::string inputs;
                 for (const auto& d : op.input_dtypes) inputs += (inputs.empty() ? "" : " ") + d;
                 out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csvEscape(c.spec.model),
-                                   csvEscape(c.spec.device), toString(c.spec.dtype), op.phase, csvEscape(op.module),
-                                   op.name, op.depth, op.autograd_node, inputs, op.cast ? 1 : 0, op.computed_dtype,
-                                   op.output_dtype);
+                                   csvEscape(c.spec.device), toString(c.spec.dtype), op.phase,
+                                   csvEscape(op.module), op.name, op.depth, op.autograd_node,
+                                   inputs, op.cast ? 1 : 0, op.computed_dtype, op.output_dtype);
             }
         if (!curves.empty()) out += "precision,step,loss,loss_scale,skipped,fp16_underflow\n";
         for (const auto& c : curves)
             for (const auto& st : c.steps)
-                out += fmt::format("{},{},{},{},{},{}\n", toString(c.precision), st.step, st.loss, st.loss_scale,
-                                   st.skipped ? 1 : 0, st.fp16_underflow);
+                out += fmt::format("{},{},{},{},{},{}\n", toString(c.precision), st.step, st.loss,
+                                   st.loss_scale, st.skipped ? 1 : 0, st.fp16_underflow);
         return out;
     }
-    const TableFormat tf = format == ReportFormat::Markdown ? TableFormat::Markdown : TableFormat::Text;
-    std::string out = format == ReportFormat::Markdown ? fmt::format("# TrainScope precision run {}\n\n", info.id) : "";
+    const TableFormat tf =
+        format == ReportFormat::Markdown ? TableFormat::Markdown : TableFormat::Text;
+    std::string out = format == ReportFormat::Markdown
+                          ? fmt::format("# TrainScope precision run {}\n\n", info.id)
+                          : "";
     out += runHeadline(info, parsed.size(), "row") + "\n\n";
     if (!sums.empty())
-        out += fmt::format("Sums of {} × {} (exact {}):\n\n", sums.front().addend, sums.front().count, sums.front().exact) + accumulationTable(sums, tf);
+        out += fmt::format("Sums of {} × {} (exact {}):\n\n", sums.front().addend,
+                           sums.front().count, sums.front().exact) +
+               accumulationTable(sums, tf);
     for (const auto& c : casts) {
-        out += fmt::format("\nAutocast {} on {}, model {}: {}\n\n", toString(c.spec.dtype), printable(c.spec.device),
-                           printable(c.spec.model), c.status == Status::Ok ? "ok" : printable(c.error));
+        out += fmt::format("\nAutocast {} on {}, model {}: {}\n\n", toString(c.spec.dtype),
+                           printable(c.spec.device), printable(c.spec.model),
+                           c.status == Status::Ok ? "ok" : printable(c.error));
         out += autocastTable(c, tf);
-        if (!c.ops.empty()) out += "\nOps (computed in: the dtypes of the inputs the kernel got):\n\n" + autocastOpsTable(c, tf);
+        if (!c.ops.empty())
+            out += "\nOps (computed in: the dtypes of the inputs the kernel got):\n\n" +
+                   autocastOpsTable(c, tf);
     }
-    if (!curves.empty()) out += fmt::format("\nTraining, {} steps:\n\n", curves.front().steps.size()) + trainNumericsTable(curves, tf);
+    if (!curves.empty())
+        out += fmt::format("\nTraining, {} steps:\n\n", curves.front().steps.size()) +
+               trainNumericsTable(curves, tf);
     return out;
 }
 

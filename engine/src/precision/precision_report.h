@@ -20,7 +20,8 @@ PrecisionRow precisionRowFromJson(const nlohmann::json& j);
 void storeAccumulation(ResultStore& store, int64_t run_id, int index, const AccumulationResult& r);
 void storeAutocast(ResultStore& store, int64_t run_id, int index, const AutocastReport& r);
 void storeTrainNumerics(ResultStore& store, int64_t run_id, int index, const TrainNumericsCurve& c);
-std::vector<PrecisionRow> precisionRowsFromRows(const RunInfo& run, const std::vector<StoredRow>& rows);
+std::vector<PrecisionRow> precisionRowsFromRows(const RunInfo& run,
+                                                const std::vector<StoredRow>& rows);
 
 // The accumulation table (one row a sum: value, error, first rounding / stall step, ulp) and
 // the autocast table (one row a module or tensor: dtypes), as Text (aligned) or Markdown.

@@ -33,9 +33,12 @@ constexpr int64_t kMaxTorchCheckedCount = 200'000;
 
 at::ScalarType scalarTypeOf(NumFormat f) {
     switch (f) {
-        case NumFormat::FP16: return at::kHalf;
-        case NumFormat::BF16: return at::kBFloat16;
-        case NumFormat::FP32: break;
+        case NumFormat::FP16:
+            return at::kHalf;
+        case NumFormat::BF16:
+            return at::kBFloat16;
+        case NumFormat::FP32:
+            break;
     }
     return at::kFloat;
 }
@@ -45,7 +48,8 @@ at::ScalarType scalarTypeOf(NumFormat f) {
 double torchSum(const AccumulationVariant& v, double addend, int64_t count) {
     at::NoGradGuard no_grad;
     at::Tensor s = at::zeros({}, at::TensorOptions().dtype(scalarTypeOf(v.accumulator)));
-    at::Tensor x = at::scalar_tensor(addend, at::TensorOptions().dtype(scalarTypeOf(v.addend_format)));
+    at::Tensor x =
+        at::scalar_tensor(addend, at::TensorOptions().dtype(scalarTypeOf(v.addend_format)));
     if (v.explicit_cast) x = x.to(at::kFloat);
     for (int64_t i = 0; i < count; ++i) s.add_(x);
     return s.to(at::kDouble).item<double>();
@@ -53,16 +57,24 @@ double torchSum(const AccumulationVariant& v, double addend, int64_t count) {
 
 std::string dtypeName(at::ScalarType t) {
     switch (t) {
-        case at::kFloat: return "fp32";
-        case at::kHalf: return "fp16";
-        case at::kBFloat16: return "bf16";
-        case at::kDouble: return "fp64";
-        case at::kLong: return "int64";
-        default: return std::string(c10::toString(t));
+        case at::kFloat:
+            return "fp32";
+        case at::kHalf:
+            return "fp16";
+        case at::kBFloat16:
+            return "bf16";
+        case at::kDouble:
+            return "fp64";
+        case at::kLong:
+            return "int64";
+        default:
+            return std::string(c10::toString(t));
     }
 }
 
-std::string dtypeOf(const at::Tensor& t) { return t.defined() ? dtypeName(t.scalar_type()) : "none"; }
+std::string dtypeOf(const at::Tensor& t) {
+    return t.defined() ? dtypeName(t.scalar_type()) : "none";
+}
 
 // Note [computed in]: what autocast ran each op in, measured. A thread-local RecordFunction
 // callback (scopes FUNCTION, BACKWARD_FUNCTION and USER_SCOPE, with inputs and outputs) is
@@ -133,24 +145,56 @@ private:
         FrameKind kind;
         std::string name;
         int64_t seq = -1;
-        size_t op = 0;   // Op: the record
-        int depth = 0;   // Op: the record's depth
+        size_t op = 0;       // Op: the record
+        int depth = 0;       // Op: the record's depth
         bool owner = false;  // Op: this call made the record (its end sets the output)
     };
 
     static bool isBookkeeping(std::string_view name) {
-        static const std::unordered_set<std::string_view> kNames{
-            "aten::empty",        "aten::empty_like",   "aten::empty_strided", "aten::to",
-            "aten::_to_copy",     "aten::copy_",        "aten::view",          "aten::_unsafe_view",
-            "aten::reshape",      "aten::_reshape_alias", "aten::as_strided",  "aten::t",
-            "aten::transpose",    "aten::permute",      "aten::expand",        "aten::contiguous",
-            "aten::resolve_conj", "aten::resolve_neg",  "aten::detach",        "aten::detach_",
-            "aten::alias",        "aten::resize_",      "aten::zero_",         "aten::fill_",
-            "aten::zeros",        "aten::ones_like",    "aten::zeros_like",    "aten::slice",
-            "aten::select",       "aten::unsqueeze",    "aten::squeeze",       "aten::unflatten",
-            "aten::flatten",      "aten::split",        "aten::chunk",         "aten::unbind",
-            "aten::narrow",       "aten::lift_fresh",   "aten::result_type",   "aten::item",
-            "aten::_local_scalar_dense", "aten::is_nonzero", "aten::set_",     "aten::clone"};
+        static const std::unordered_set<std::string_view> kNames{"aten::empty",
+                                                                 "aten::empty_like",
+                                                                 "aten::empty_strided",
+                                                                 "aten::to",
+                                                                 "aten::_to_copy",
+                                                                 "aten::copy_",
+                                                                 "aten::view",
+                                                                 "aten::_unsafe_view",
+                                                                 "aten::reshape",
+                                                                 "aten::_reshape_alias",
+                                                                 "aten::as_strided",
+                                                                 "aten::t",
+                                                                 "aten::transpose",
+                                                                 "aten::permute",
+                                                                 "aten::expand",
+                                                                 "aten::contiguous",
+                                                                 "aten::resolve_conj",
+                                                                 "aten::resolve_neg",
+                                                                 "aten::detach",
+                                                                 "aten::detach_",
+                                                                 "aten::alias",
+                                                                 "aten::resize_",
+                                                                 "aten::zero_",
+                                                                 "aten::fill_",
+                                                                 "aten::zeros",
+                                                                 "aten::ones_like",
+                                                                 "aten::zeros_like",
+                                                                 "aten::slice",
+                                                                 "aten::select",
+                                                                 "aten::unsqueeze",
+                                                                 "aten::squeeze",
+                                                                 "aten::unflatten",
+                                                                 "aten::flatten",
+                                                                 "aten::split",
+                                                                 "aten::chunk",
+                                                                 "aten::unbind",
+                                                                 "aten::narrow",
+                                                                 "aten::lift_fresh",
+                                                                 "aten::result_type",
+                                                                 "aten::item",
+                                                                 "aten::_local_scalar_dense",
+                                                                 "aten::is_nonzero",
+                                                                 "aten::set_",
+                                                                 "aten::clone"};
         return kNames.count(name) > 0;
     }
 
@@ -160,7 +204,8 @@ private:
     }
 
     static void addDtypes(const c10::IValue& v, std::vector<std::string>& out) {
-        if (v.isTensor()) out.push_back(dtypeOf(v.toTensor()));
+        if (v.isTensor())
+            out.push_back(dtypeOf(v.toTensor()));
         else if (v.isTensorList())
             for (const at::Tensor& t : v.toTensorVector()) out.push_back(dtypeOf(t));
         else if (v.isOptionalTensorList())
@@ -196,7 +241,9 @@ private:
         auto& frames = stack();
         const std::string_view name = fn.name();
         switch (fn.scope()) {
-            case at::RecordScope::USER_SCOPE: frames.push_back({FrameKind::Scope, std::string(name)}); break;
+            case at::RecordScope::USER_SCOPE:
+                frames.push_back({FrameKind::Scope, std::string(name)});
+                break;
             case at::RecordScope::BACKWARD_FUNCTION:
                 frames.push_back({FrameKind::Node, std::string(name), fn.seqNr()});
                 break;
@@ -210,7 +257,7 @@ private:
 #ifdef NDEBUG
                 for (const c10::IValue& v : fn.inputs()) addDtypes(v, inputs);
 #endif  // a Debug build of ours asserts on inputs() against a release LibTorch: no dtypes there
-                // The nearest enclosing op and the module (user scopes, outermost first).
+        // The nearest enclosing op and the module (user scopes, outermost first).
                 const Frame* parent = nullptr;
                 std::string module;
                 int64_t node_seq = -1;
@@ -232,7 +279,8 @@ private:
                     op.cast = true;
                     op.computed_dtype = computedOf(inputs);
                     if (fn.seqNr() >= 0) self->module_of_seq_.emplace(fn.seqNr(), op.module);
-                    frames.push_back({FrameKind::Op, std::string(name), -1, parent->op, parent->depth, false});
+                    frames.push_back(
+                        {FrameKind::Op, std::string(name), -1, parent->op, parent->depth, false});
                     break;
                 }
                 AutocastOp op;
@@ -250,7 +298,8 @@ private:
                     if (fn.seqNr() >= 0) self->module_of_seq_.emplace(fn.seqNr(), module);
                 }
                 self->ops_.push_back(std::move(op));
-                frames.push_back({FrameKind::Op, std::string(name), -1, self->ops_.size() - 1, self->ops_.back().depth, true});
+                frames.push_back({FrameKind::Op, std::string(name), -1, self->ops_.size() - 1,
+                                  self->ops_.back().depth, true});
             }
         }
     }
@@ -347,9 +396,11 @@ void inspectToy(const AutocastSpec& spec, const c10::Device& device, AutocastRep
     ops.setPhase("backward");
     loss.backward();  // outside autocast, as torch.autocast's documentation asks
     report.ops = ops.take();
-    for (auto [name, p] : {std::pair{"fc1.weight", model.fc1}, std::pair{"ln.weight", model.ln_weight},
-                           std::pair{"ln.bias", model.ln_bias}, std::pair{"fc2.weight", model.fc2}})
-        report.records.push_back({std::string(name) + ".grad", "grad", dtypeOf(p), "", dtypeOf(p.grad())});
+    for (auto [name, p] :
+         {std::pair{"fc1.weight", model.fc1}, std::pair{"ln.weight", model.ln_weight},
+          std::pair{"ln.bias", model.ln_bias}, std::pair{"fc2.weight", model.fc2}})
+        report.records.push_back(
+            {std::string(name) + ".grad", "grad", dtypeOf(p), "", dtypeOf(p.grad())});
 }
 
 void inspectLm(const AutocastSpec& spec, const c10::Device& device, AutocastReport& report) {
@@ -357,14 +408,17 @@ void inspectLm(const AutocastSpec& spec, const c10::Device& device, AutocastRepo
     cfg.context_length = spec.context_length;
     const auto o = at::TensorOptions().device(device).dtype(at::kFloat);
     TransformerLM model(cfg, AttentionImpl::Naive, o);
-    const at::Tensor tokens = at::randint(cfg.vocab_size, {spec.batch, spec.context_length}, o.dtype(at::kLong));
-    const at::Tensor targets = at::randint(cfg.vocab_size, {spec.batch, spec.context_length}, o.dtype(at::kLong));
+    const at::Tensor tokens =
+        at::randint(cfg.vocab_size, {spec.batch, spec.context_length}, o.dtype(at::kLong));
+    const at::Tensor targets =
+        at::randint(cfg.vocab_size, {spec.batch, spec.context_length}, o.dtype(at::kLong));
     at::Tensor loss;
     OpRecorder ops;
     {
         AutocastScope autocast(device.type(), spec.dtype);
         const at::Tensor logits = model->forward(tokens);
-        report.records.push_back({"lm", "transformer_lm", "fp32", dtypeOf(tokens), dtypeOf(logits)});
+        report.records.push_back(
+            {"lm", "transformer_lm", "fp32", dtypeOf(tokens), dtypeOf(logits)});
         {
             RECORD_USER_SCOPE("loss");
             loss = crossEntropy(logits, targets);
@@ -375,7 +429,8 @@ void inspectLm(const AutocastSpec& spec, const c10::Device& device, AutocastRepo
     loss.backward();
     report.ops = ops.take();
     for (const auto& p : model->named_parameters())
-        report.records.push_back({p.key() + ".grad", "grad", dtypeOf(p.value()), "", dtypeOf(p.value().grad())});
+        report.records.push_back(
+            {p.key() + ".grad", "grad", dtypeOf(p.value()), "", dtypeOf(p.value().grad())});
 }
 
 // Non-zero fp32 gradient elements that fp16 rounds to zero.
@@ -383,8 +438,8 @@ int64_t fp16Underflow(const at::Tensor& g) {
     return (g.ne(0) & g.to(at::kHalf).eq(0)).sum().item<int64_t>();
 }
 
-TrainNumericsCurve trainOnce(const TrainNumericsSpec& spec, Precision precision, const c10::Device& device,
-                             const CancelToken& cancel) {
+TrainNumericsCurve trainOnce(const TrainNumericsSpec& spec, Precision precision,
+                             const c10::Device& device, const CancelToken& cancel) {
     TrainNumericsCurve curve;
     curve.precision = precision;
     // The same seed for every precision: the same weights, data and teacher.
@@ -412,13 +467,16 @@ TrainNumericsCurve trainOnce(const TrainNumericsSpec& spec, Precision precision,
         rec.step = step;
         rec.loss = loss.item<double>();
         rec.loss_scale = scaler ? scaler->currentScale() : 0.0;
-        if (scaler) scaler->scale(loss).backward();
-        else loss.backward();
+        if (scaler)
+            scaler->scale(loss).backward();
+        else
+            loss.backward();
         for (const auto& p : params)
             rec.fp16_underflow += fp16Underflow(scaler ? p.grad() / rec.loss_scale : p.grad());
         if (scaler) {
             scaler->step(optimizer, params);
-            rec.skipped = scaler->currentScale() < rec.loss_scale;  // the scale backs off only on overflow
+            rec.skipped =
+                scaler->currentScale() < rec.loss_scale;  // the scale backs off only on overflow
         } else {
             optimizer.step();
         }
@@ -431,7 +489,8 @@ TrainNumericsCurve trainOnce(const TrainNumericsSpec& spec, Precision precision,
 }  // namespace
 
 std::vector<TrainNumericsCurve> runTrainNumerics(const TrainNumericsSpec& spec, Observer& observer,
-                                                 const CancelToken& cancel, ResultStore* store, int64_t run_id) {
+                                                 const CancelToken& cancel, ResultStore* store,
+                                                 int64_t run_id) {
     if (const auto errors = validateTrainNumericsSpec(spec); !errors.empty())
         throw std::invalid_argument(errors.front());
     ProgressMeter meter(observer);
@@ -445,7 +504,8 @@ std::vector<TrainNumericsCurve> runTrainNumerics(const TrainNumericsSpec& spec, 
             curve.status = Status::Failed;
             const std::string what = e.what();
             curve.error = what.substr(0, what.find('\n'));
-            observer.log(LogLevel::Error, fmt::format("{}: {}", toString(curve.precision), curve.error));
+            observer.log(LogLevel::Error,
+                         fmt::format("{}: {}", toString(curve.precision), curve.error));
         }
         if (store) storeTrainNumerics(*store, run_id, static_cast<int>(i), curve);
         out.push_back(std::move(curve));
@@ -455,9 +515,10 @@ std::vector<TrainNumericsCurve> runTrainNumerics(const TrainNumericsSpec& spec, 
     return out;
 }
 
-std::vector<AccumulationResult> runAccumulation(const AccumulationSpec& spec, Observer& observer, ResultStore* store,
-                                                int64_t run_id) {
-    if (const auto errors = validateAccumulationSpec(spec); !errors.empty()) throw std::invalid_argument(errors.front());
+std::vector<AccumulationResult> runAccumulation(const AccumulationSpec& spec, Observer& observer,
+                                                ResultStore* store, int64_t run_id) {
+    if (const auto errors = validateAccumulationSpec(spec); !errors.empty())
+        throw std::invalid_argument(errors.front());
     const auto variants = accumulationVariants(spec.fp16, spec.bf16);
     ProgressMeter meter(observer);
     std::vector<AccumulationResult> out;
@@ -467,8 +528,9 @@ std::vector<AccumulationResult> runAccumulation(const AccumulationSpec& spec, Ob
             r.torch_value = torchSum(variants[i], spec.addend, spec.count);
             r.torch_checked = true;
             if (r.torch_value != r.value)
-                observer.log(LogLevel::Warning, fmt::format("{}: LibTorch sums to {}, the arithmetic here to {}",
-                                                            r.variant.name(), r.torch_value, r.value));
+                observer.log(LogLevel::Warning,
+                             fmt::format("{}: LibTorch sums to {}, the arithmetic here to {}",
+                                         r.variant.name(), r.torch_value, r.value));
         }
         if (store) storeAccumulation(*store, run_id, static_cast<int>(i), r);
         out.push_back(std::move(r));
@@ -477,16 +539,19 @@ std::vector<AccumulationResult> runAccumulation(const AccumulationSpec& spec, Ob
     return out;
 }
 
-AutocastReport runAutocastInspector(const AutocastSpec& spec, Observer& observer, ResultStore* store,
-                                    int64_t run_id) {
-    if (const auto errors = validateAutocastSpec(spec); !errors.empty()) throw std::invalid_argument(errors.front());
+AutocastReport runAutocastInspector(const AutocastSpec& spec, Observer& observer,
+                                    ResultStore* store, int64_t run_id) {
+    if (const auto errors = validateAutocastSpec(spec); !errors.empty())
+        throw std::invalid_argument(errors.front());
     AutocastReport report;
     report.spec = spec;
     try {
         const c10::Device device = parseDevice(spec.device);
         at::manual_seed(spec.seed);
-        if (spec.model == "toy") inspectToy(spec, device, report);
-        else inspectLm(spec, device, report);
+        if (spec.model == "toy")
+            inspectToy(spec, device, report);
+        else
+            inspectLm(spec, device, report);
     } catch (const std::exception& e) {
         report.status = Status::Failed;
         const std::string what = e.what();

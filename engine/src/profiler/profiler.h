@@ -47,10 +47,10 @@ struct CpuEvent {
     uint64_t thread = 0;
     int64_t start_ns = 0, end_ns = 0;
     bool range = false;
-    uint64_t correlation = 0;   // the op's id; a kernel names its launching op by it
+    uint64_t correlation = 0;          // the op's id; a kernel names its launching op by it
     uint64_t runtime_correlation = 0;  // a CUDA runtime call's (cudaLaunchKernel) CUPTI id
-    int64_t sequence_nr = -1;   // autograd: a forward op and its backward node share it...
-    uint64_t fwd_thread = 0;    // ...and the backward node names the forward op's thread
+    int64_t sequence_nr = -1;          // autograd: a forward op and its backward node share it...
+    uint64_t fwd_thread = 0;           // ...and the backward node names the forward op's thread
     std::vector<std::vector<int64_t>> shapes;  // input shapes (when recorded)
 };
 
@@ -58,7 +58,7 @@ struct CpuEvent {
 struct KernelEvent {
     std::string name;
     int64_t start_ns = 0, duration_ns = 0;
-    uint64_t launcher = 0;  // correlation of the CPU op that launched it (0: unknown)
+    uint64_t launcher = 0;     // correlation of the CPU op that launched it (0: unknown)
     uint64_t correlation = 0;  // CUPTI's: the runtime call that launched it has the same
     int64_t stream = 0;
 };
@@ -80,13 +80,13 @@ struct ProfiledOp {
     std::string name;
     uint64_t thread = 0;
     int64_t start_ns = 0, end_ns = 0;
-    int64_t self_ns = 0;         // its time less its children's
-    int64_t device_ns = 0;       // kernels it or its children launched
+    int64_t self_ns = 0;    // its time less its children's
+    int64_t device_ns = 0;  // kernels it or its children launched
     Phase phase = Phase::Other;
-    std::string range;           // model ranges, outermost first: "layer.0/attention/scores"
-    double flops = 0;            // matmuls (aten::mm, addmm, bmm, baddbmm) from input shapes
-    std::string shapes;          // "[[8, 64], [64, 192]]"
-    bool top_level = false;      // not inside another op
+    std::string range;       // model ranges, outermost first: "layer.0/attention/scores"
+    double flops = 0;        // matmuls (aten::mm, addmm, bmm, baddbmm) from input shapes
+    std::string shapes;      // "[[8, 64], [64, 192]]"
+    bool top_level = false;  // not inside another op
 };
 
 struct ProfiledKernel {
@@ -120,7 +120,16 @@ AttributedTrace attribute(const RawTrace& trace);
 double matmulFlops(std::string_view op, const std::vector<std::vector<int64_t>>& shapes);
 
 // ---- Categories: a rule on the name, for kernels and (on the CPU) ops ----
-enum class Category { Gemm, Attention, Elementwise, Normalization, ReductionSoftmax, Optimizer, Memory, Other };
+enum class Category {
+    Gemm,
+    Attention,
+    Elementwise,
+    Normalization,
+    ReductionSoftmax,
+    Optimizer,
+    Memory,
+    Other
+};
 std::string_view toString(Category c);  // "GEMM", "attention", "element-wise", "normalisation", ...
 const std::vector<Category>& allCategories();
 Category categorize(std::string_view name);
@@ -131,9 +140,9 @@ struct ProfileResult {
     Status status = Status::Ok;
     std::string error;
     int64_t oom_bytes = 0;
-    bool gpu = false;                // kernels were recorded (a CUDA device)
-    std::vector<StepSample> steps;   // warm-up, then profiled (CUDA-event phase times)
-    AttributedTrace trace;           // of the profiled steps
+    bool gpu = false;               // kernels were recorded (a CUDA device)
+    std::vector<StepSample> steps;  // warm-up, then profiled (CUDA-event phase times)
+    AttributedTrace trace;          // of the profiled steps
     Environment environment;
 };
 
@@ -154,7 +163,8 @@ struct KernelRow {
     int64_t instances = 0;
     double avg_us = 0, median_us = 0, min_us = 0, max_us = 0, std_us = 0;
 };
-std::vector<KernelRow> kernelTable(const std::vector<ProfiledKernel>& kernels, const EventFilter& filter);
+std::vector<KernelRow> kernelTable(const std::vector<ProfiledKernel>& kernels,
+                                   const EventFilter& filter);
 
 // Like key_averages(): per op name; sorted by device time, then self CPU time, descending.
 struct OpRow {
@@ -194,9 +204,9 @@ std::vector<PhaseTime> phaseTimes(const ProfileResult& r);
 // are the tensors each part must read and write at the precision it computes in.
 struct AttentionPart {
     Phase phase = Phase::Forward;
-    std::string part;     // "scores", "softmax", "values", "fused"
-    double time_us = 0;   // kernel time on a GPU, the ops' self CPU time on the CPU
-    double kernels = 0;   // kernels (GPU) or ops (CPU) per step
+    std::string part;    // "scores", "softmax", "values", "fused"
+    double time_us = 0;  // kernel time on a GPU, the ops' self CPU time on the CPU
+    double kernels = 0;  // kernels (GPU) or ops (CPU) per step
     double flops = 0;
     double bytes = 0;
     double ns_per_mflop = 0;  // time / FLOPs: the cost of a FLOP in this part (0 without FLOPs)
@@ -213,10 +223,10 @@ struct IdleGap {
     int64_t start_ns = 0, end_ns = 0;
 };
 struct StepActivity {
-    int step = 0;          // 0-based over the profiled steps
+    int step = 0;  // 0-based over the profiled steps
     int64_t start_ns = 0, end_ns = 0;
     double wall_us = 0, busy_us = 0, idle_us = 0;
-    double launch_bound = 0;  // 0..1
+    double launch_bound = 0;    // 0..1
     int64_t gap_count = 0;      // every idle gap longer than kIdleGapNs
     std::vector<IdleGap> gaps;  // the longest first, at most 100
 };
@@ -239,7 +249,8 @@ public:
 // Runs the profile. Never throws for a run-time failure (as runBenchmark). When `store` is
 // given the result is stored as row 0 of `run_id` before this returns; a row that cannot be
 // stored is logged as an Error.
-ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer, const CancelToken& cancel,
-                         ResultStore* store = nullptr, int64_t run_id = 0);
+ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
+                         const CancelToken& cancel, ResultStore* store = nullptr,
+                         int64_t run_id = 0);
 
 }  // namespace ts

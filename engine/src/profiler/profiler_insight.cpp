@@ -44,11 +44,14 @@ double elementBytes(Precision p) { return p == Precision::FP32 ? 4.0 : 2.0; }
 
 std::vector<AttentionPart> attentionBreakdown(const ProfileResult& r) {
     const BenchConfig& cfg = r.spec.bench;
-    const double B = static_cast<double>(cfg.batch_size), H = static_cast<double>(cfg.model.num_heads),
-                 T = static_cast<double>(cfg.model.context_length), d = static_cast<double>(cfg.model.headDim()),
+    const double B = static_cast<double>(cfg.batch_size),
+                 H = static_cast<double>(cfg.model.num_heads),
+                 T = static_cast<double>(cfg.model.context_length),
+                 d = static_cast<double>(cfg.model.headDim()),
                  L = static_cast<double>(cfg.model.num_layers);
     const double e = elementBytes(cfg.precision);
-    // Under autocast softmax computes in fp32 (LibTorch's autocast policy), so its output is 4 bytes.
+    // Under autocast softmax computes in fp32 (LibTorch's autocast policy), so its output is 4
+    // bytes.
     const double es = 4.0;
     const double qkv = B * H * T * d, tt = B * H * T * T;  // one of Q, K, V, O; one T×T matrix
 
@@ -63,10 +66,12 @@ std::vector<AttentionPart> attentionBreakdown(const ProfileResult& r) {
     };
     if (r.gpu) {
         for (const auto& k : r.trace.kernels)
-            if (auto p = partOf(k.range); !p.empty()) add(k.phase, p, static_cast<double>(k.duration_ns) / 1000.0);
+            if (auto p = partOf(k.range); !p.empty())
+                add(k.phase, p, static_cast<double>(k.duration_ns) / 1000.0);
     } else {
         for (const auto& op : r.trace.ops)
-            if (auto p = partOf(op.range); !p.empty()) add(op.phase, p, static_cast<double>(op.self_ns) / 1000.0);
+            if (auto p = partOf(op.range); !p.empty())
+                add(op.phase, p, static_cast<double>(op.self_ns) / 1000.0);
     }
     const double steps = profiledSteps(r);
     std::vector<AttentionPart> rows;
@@ -76,16 +81,20 @@ std::vector<AttentionPart> attentionBreakdown(const ProfileResult& r) {
         double flops = 0, bytes = 0;
         if (p == "scores") {
             flops = (fwd ? 2 : 4) * tt * d;
-            bytes = fwd ? 2 * qkv * e + tt * e : tt * e + 4 * qkv * e;  // read Q, K; write S | read dS, Q, K; write dQ, dK
+            bytes = fwd ? 2 * qkv * e + tt * e
+                        : tt * e + 4 * qkv * e;  // read Q, K; write S | read dS, Q, K; write dQ, dK
         } else if (p == "softmax") {
             flops = (fwd ? 5 : 3) * tt;
             bytes = fwd ? tt * (e + es) : 3 * tt * es;  // read S, write P | read P, dP; write dS
         } else if (p == "values") {
             flops = (fwd ? 2 : 4) * tt * d;
-            bytes = fwd ? tt * e + 2 * qkv * e : 2 * tt * e + 3 * qkv * e;  // read P, V; write O | read dO, V, P; write dP, dV
-        } else {  // fused: T×T never leaves the chip
+            bytes =
+                fwd ? tt * e + 2 * qkv * e
+                    : 2 * tt * e + 3 * qkv * e;  // read P, V; write O | read dO, V, P; write dP, dV
+        } else {                                 // fused: T×T never leaves the chip
             flops = (fwd ? 4 : 8) * tt * d + (fwd ? 5 : 3) * tt;
-            bytes = (fwd ? 4 : 8) * qkv * e;  // read Q, K, V; write O | read Q, K, V, O, dO; write dQ, dK, dV
+            bytes = (fwd ? 4 : 8) * qkv *
+                    e;  // read Q, K, V; write O | read Q, K, V, O, dO; write dQ, dK, dV
         }
         if (cfg.mode == Mode::Forward && !fwd) continue;
         row.time_us /= steps;
@@ -96,7 +105,9 @@ std::vector<AttentionPart> attentionBreakdown(const ProfileResult& r) {
         rows.push_back(row);
     }
     std::stable_sort(rows.begin(), rows.end(), [](const AttentionPart& a, const AttentionPart& b) {
-        auto rank = [](std::string_view p) { return std::find(kParts.begin(), kParts.end(), p) - kParts.begin(); };
+        auto rank = [](std::string_view p) {
+            return std::find(kParts.begin(), kParts.end(), p) - kParts.begin();
+        };
         return a.phase != b.phase ? a.phase < b.phase : rank(a.part) < rank(b.part);
     });
     return rows;
@@ -107,13 +118,15 @@ std::vector<StepActivity> stepActivity(const ProfileResult& r) {
     std::vector<const ProfiledRange*> forwards;
     for (const auto& range : r.trace.ranges)
         if (range.name == "forward") forwards.push_back(&range);
-    std::sort(forwards.begin(), forwards.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+    std::sort(forwards.begin(), forwards.end(),
+              [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
     if (forwards.empty()) return {};
     const uint64_t main_thread = forwards.front()->thread;
 
     std::vector<std::pair<int64_t, int64_t>> kernels;  // sorted intervals
     kernels.reserve(r.trace.kernels.size());
-    for (const auto& k : r.trace.kernels) kernels.emplace_back(k.start_ns, k.start_ns + k.duration_ns);
+    for (const auto& k : r.trace.kernels)
+        kernels.emplace_back(k.start_ns, k.start_ns + k.duration_ns);
     std::sort(kernels.begin(), kernels.end());
 
     std::vector<StepActivity> steps;
@@ -125,11 +138,14 @@ std::vector<StepActivity> stepActivity(const ProfileResult& r) {
         // The CPU is inside the step until its last phase range ends.
         int64_t cpu_end = forwards[i]->end_ns;
         for (const auto& range : r.trace.ranges)
-            if (range.thread == main_thread && range.start_ns >= s.start_ns && range.start_ns < next)
+            if (range.thread == main_thread && range.start_ns >= s.start_ns &&
+                range.start_ns < next)
                 cpu_end = std::max(cpu_end, range.end_ns);
         s.end_ns = cpu_end;
-        auto first = std::lower_bound(kernels.begin(), kernels.end(), std::make_pair(s.start_ns, INT64_MIN));
-        auto last = std::lower_bound(kernels.begin(), kernels.end(), std::make_pair(next, INT64_MIN));
+        auto first =
+            std::lower_bound(kernels.begin(), kernels.end(), std::make_pair(s.start_ns, INT64_MIN));
+        auto last =
+            std::lower_bound(kernels.begin(), kernels.end(), std::make_pair(next, INT64_MIN));
         for (auto it = first; it != last; ++it) s.end_ns = std::max(s.end_ns, it->second);
 
         int64_t busy = 0, launch_idle = 0, cursor = s.start_ns;
@@ -153,8 +169,9 @@ std::vector<StepActivity> stepActivity(const ProfileResult& r) {
         s.busy_us = static_cast<double>(busy) / 1000.0;
         s.idle_us = s.wall_us - s.busy_us;
         s.launch_bound = s.wall_us > 0 ? static_cast<double>(launch_idle) / 1000.0 / s.wall_us : 0;
-        std::sort(s.gaps.begin(), s.gaps.end(),
-                  [](const IdleGap& a, const IdleGap& b) { return a.end_ns - a.start_ns > b.end_ns - b.start_ns; });
+        std::sort(s.gaps.begin(), s.gaps.end(), [](const IdleGap& a, const IdleGap& b) {
+            return a.end_ns - a.start_ns > b.end_ns - b.start_ns;
+        });
         if (s.gaps.size() > 100) s.gaps.resize(100);
         steps.push_back(std::move(s));
     }

@@ -14,18 +14,23 @@ using nlohmann::json;
 namespace {
 
 // Events go out as arrays, not objects: a large model's step has tens of thousands of them.
-json rangeJson(const ProfiledRange& e) { return json::array({e.name, e.thread, e.start_ns, e.end_ns}); }
+json rangeJson(const ProfiledRange& e) {
+    return json::array({e.name, e.thread, e.start_ns, e.end_ns});
+}
 json opJson(const ProfiledOp& e) {
-    return json::array({e.name, e.thread, e.start_ns, e.end_ns, e.self_ns, e.device_ns, toString(e.phase), e.range,
-                        e.flops, e.shapes, e.top_level});
+    return json::array({e.name, e.thread, e.start_ns, e.end_ns, e.self_ns, e.device_ns,
+                        toString(e.phase), e.range, e.flops, e.shapes, e.top_level});
 }
 json kernelJson(const ProfiledKernel& e) {
-    return json::array({e.name, e.start_ns, e.duration_ns, e.stream, toString(e.phase), e.range, e.op});
+    return json::array(
+        {e.name, e.start_ns, e.duration_ns, e.stream, toString(e.phase), e.range, e.op});
 }
 
 }  // namespace
 
-json toJson(const ProfileSpec& s) { return {{"bench", toJson(s.bench)}, {"profile_steps", s.profile_steps}}; }
+json toJson(const ProfileSpec& s) {
+    return {{"bench", toJson(s.bench)}, {"profile_steps", s.profile_steps}};
+}
 
 ProfileSpec profileSpecFromJson(const json& j) {
     jsonio::requireObject(j, "");
@@ -39,24 +44,28 @@ ProfileSpec profileSpecFromJson(const json& j) {
         }
     }
     if (auto it = j.find("profile_steps"); it != j.end())
-        s.profile_steps = static_cast<int>(jsonio::toInt(*it, "profile_steps", 1, kMaxProfileSteps));
+        s.profile_steps =
+            static_cast<int>(jsonio::toInt(*it, "profile_steps", 1, kMaxProfileSteps));
     return s;
 }
 
 json toJson(const ProfileResult& r) {
-    json steps = json::array(), ranges = json::array(), ops = json::array(), kernels = json::array();
+    json steps = json::array(), ranges = json::array(), ops = json::array(),
+         kernels = json::array();
     for (const auto& s : r.steps) steps.push_back(toJson(s));
     for (const auto& e : r.trace.ranges) ranges.push_back(rangeJson(e));
     for (const auto& e : r.trace.ops) ops.push_back(opJson(e));
     for (const auto& e : r.trace.kernels) kernels.push_back(kernelJson(e));
-    return {{"spec", toJson(r.spec)},
-            {"status", toString(r.status)},
-            {"error", r.error},
-            {"oom_bytes", r.oom_bytes},
-            {"gpu", r.gpu},
-            {"steps", std::move(steps)},
-            {"trace", {{"ranges", std::move(ranges)}, {"ops", std::move(ops)}, {"kernels", std::move(kernels)}}},
-            {"environment", toJson(r.environment)}};
+    return {
+        {"spec", toJson(r.spec)},
+        {"status", toString(r.status)},
+        {"error", r.error},
+        {"oom_bytes", r.oom_bytes},
+        {"gpu", r.gpu},
+        {"steps", std::move(steps)},
+        {"trace",
+         {{"ranges", std::move(ranges)}, {"ops", std::move(ops)}, {"kernels", std::move(kernels)}}},
+        {"environment", toJson(r.environment)}};
 }
 
 ProfileResult profileResultFromJson(const json& j) {
@@ -73,7 +82,8 @@ ProfileResult profileResultFromJson(const json& j) {
         for (const auto& s : j.at("steps")) r.steps.push_back(stepFromJson(s));
         const json& t = j.at("trace");
         r.trace.ranges = jsonio::recordsFrom<ProfiledRange>(t, "ranges", 4, [](const json& e) {
-            return ProfiledRange{e[0].get<std::string>(), e[1].get<uint64_t>(), e[2].get<int64_t>(), e[3].get<int64_t>()};
+            return ProfiledRange{e[0].get<std::string>(), e[1].get<uint64_t>(), e[2].get<int64_t>(),
+                                 e[3].get<int64_t>()};
         });
         r.trace.ops = jsonio::recordsFrom<ProfiledOp>(t, "ops", 11, [](const json& e) {
             ProfiledOp op;

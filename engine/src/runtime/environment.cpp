@@ -1,10 +1,10 @@
 #include "runtime/environment.h"
 
 #include <ATen/Context.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
 #include <torch/headeronly/version.h>
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -27,7 +27,8 @@ std::string cpuModel() {
     while (std::getline(in, line)) {
         if (line.rfind("model name", 0) == 0) {
             auto colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+            if (colon != std::string::npos)
+                return line.substr(line.find_first_not_of(' ', colon + 1));
         }
     }
     return "unknown CPU";
@@ -75,8 +76,8 @@ int deviceIndex(const std::string& device) {
 
 Capabilities query() {
     Capabilities c;
-    c.torch_version = fmt::format("{}.{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR,
-                                  TORCH_VERSION_PATCH);
+    c.torch_version =
+        fmt::format("{}.{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH);
 #ifdef TRAINSCOPE_TORCH_CUDA
     c.torch_cuda_build = true;
 #endif
@@ -140,7 +141,8 @@ Environment currentEnvironment(const std::string& device) {
         static const std::string nvidia = nvidiaDriverVersion();
         int v = 0;
         std::string api;
-        if (cudaDriverGetVersion(&v) == cudaSuccess) api = fmt::format("CUDA {}.{}", v / 1000, (v % 1000) / 10);
+        if (cudaDriverGetVersion(&v) == cudaSuccess)
+            api = fmt::format("CUDA {}.{}", v / 1000, (v % 1000) / 10);
         e.driver_version = nvidia.empty() ? api : fmt::format("{} ({})", nvidia, api);
     }
 #endif
@@ -154,9 +156,11 @@ std::vector<std::string> checkRunnable(const RunNeeds& needs) {
     const DeviceInfo* d = findDevice(needs.device);
     if (!d) {
         if (!caps.torch_cuda_build)
-            problems.push_back(fmt::format("device '{}': this LibTorch is a CPU-only build", needs.device));
+            problems.push_back(
+                fmt::format("device '{}': this LibTorch is a CPU-only build", needs.device));
         else if (!caps.cuda_available)
-            problems.push_back(fmt::format("device '{}': no CUDA device is available", needs.device));
+            problems.push_back(
+                fmt::format("device '{}': no CUDA device is available", needs.device));
         else
             problems.push_back(fmt::format("device '{}': there are only {} CUDA device(s)",
                                            needs.device, caps.devices.size() - 1));
@@ -164,7 +168,8 @@ std::vector<std::string> checkRunnable(const RunNeeds& needs) {
     }
     for (Precision p : needs.precisions) {
         if (p == Precision::BF16 && !d->bf16)
-            problems.push_back(fmt::format("{} does not support bf16 (needs compute capability 8.0)", d->name));
+            problems.push_back(
+                fmt::format("{} does not support bf16 (needs compute capability 8.0)", d->name));
         if (p == Precision::FP16 && !d->fp16)
             problems.push_back(fmt::format("{} does not support fp16 autocast", d->name));
     }
@@ -175,9 +180,11 @@ std::vector<std::string> checkRunnable(const RunNeeds& needs) {
             problems.push_back("attention 'flash' runs on CUDA devices only");
         // LibTorch's memory-efficient and cuDNN kernels exist for CUDA only (its flash and
         // math kernels have CPU versions).
-        else if ((a == AttentionImpl::SdpaEfficient || a == AttentionImpl::SdpaCudnn) && d->id == "cpu")
-            problems.push_back(fmt::format("attention '{}' runs on CUDA devices only: LibTorch has no CPU version of it",
-                                           toString(a)));
+        else if ((a == AttentionImpl::SdpaEfficient || a == AttentionImpl::SdpaCudnn) &&
+                 d->id == "cpu")
+            problems.push_back(fmt::format(
+                "attention '{}' runs on CUDA devices only: LibTorch has no CPU version of it",
+                toString(a)));
     }
     return problems;
 }

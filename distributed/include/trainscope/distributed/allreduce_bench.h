@@ -75,7 +75,7 @@ struct AllreduceRow {
     CommBackend backend = CommBackend::Gloo;
     int world_size = 1;
     int iters = 0;
-    double time_ms = 0;           // the slowest rank's mean: the collective ends when every rank's does
+    double time_ms = 0;  // the slowest rank's mean: the collective ends when every rank's does
     double rank_mean_min_ms = 0;  // the fastest rank's mean
     double fastest_ms = 0;        // one iteration, any rank
     double slowest_ms = 0;
@@ -102,7 +102,7 @@ public:
 // (CUDA events on a GPU, the steady clock around wait() on the CPU) and an allgather of the
 // ranks' mean/min/max. `stop` is asked between sizes. Throws std::invalid_argument for a bad
 // spec, std::runtime_error naming the rank for a failed group or collective.
-void runAllreduceRank(const GroupSpec& group, const AllreduceSpec& spec, AllreduceObserver& observer,
-                      const std::function<bool()>& stop = {});
+void runAllreduceRank(const GroupSpec& group, const AllreduceSpec& spec,
+                      AllreduceObserver& observer, const std::function<bool()>& stop = {});
 
 }  // namespace ts::dist

@@ -12,7 +12,6 @@ namespace ts::dist {
 // bucket does not get one of its own: it joins the open bucket and closes it, as in
 // PyTorch's reducer. Returns, per bucket, the parameter indices it holds.
 std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& parameter_bytes,
-                                            int64_t bucket_bytes,
-                                            int64_t first_bucket_bytes);
+                                            int64_t bucket_bytes, int64_t first_bucket_bytes);
 
 }  // namespace ts::dist

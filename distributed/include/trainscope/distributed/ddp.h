@@ -18,10 +18,11 @@ namespace ts::dist {
 
 // What one step's synchronisation did, on this rank. Times are the host's (steady clock).
 struct SyncCounters {
-    int collectives = 0;           // all-reduces launched this step
-    int launched_before_sync = 0;  // ... of them before afterBackward() began (from the gradient hooks)
-    int64_t bytes = 0;             // gradient bytes this rank all-reduced (the payload, not the wire)
-    double wait_ms = 0;            // afterBackward(): launching what was left, waiting, averaging
+    int collectives = 0;  // all-reduces launched this step
+    int launched_before_sync =
+        0;               // ... of them before afterBackward() began (from the gradient hooks)
+    int64_t bytes = 0;   // gradient bytes this rank all-reduced (the payload, not the wire)
+    double wait_ms = 0;  // afterBackward(): launching what was left, waiting, averaging
     // How long communication ran while backward still did (the union of the collectives' spans
     // from launch to completion, cut at afterBackward()'s start). Measured from the completion
     // callbacks of the collectives' futures, which Gloo fires when the data has arrived; NCCL's

@@ -43,11 +43,11 @@ std::string launchProblem(const LaunchSpec& spec);
 struct RankEnd {
     int rank = 0;
     pid_t pid = 0;
-    bool exited = false;     // on its own, with exit_code
+    bool exited = false;  // on its own, with exit_code
     int exit_code = -1;
-    int signal = 0;          // killed by this signal (0: none)
-    bool stopped = false;    // we stopped it (another rank failed, a hang, a cancel)
-    std::string message;     // its {"event":"error"} message, else its last stderr line
+    int signal = 0;        // killed by this signal (0: none)
+    bool stopped = false;  // we stopped it (another rank failed, a hang, a cancel)
+    std::string message;   // its {"event":"error"} message, else its last stderr line
     std::deque<std::string> stderr_tail;  // its last stderr lines (at most kStderrTail)
 };
 
@@ -59,7 +59,7 @@ struct LaunchOutcome {
     // for 30 s (hung?)", "stopped"; empty when every rank finished.
     std::string message;
     std::vector<RankEnd> ranks;  // by rank
-    int attempts = 1;            // launches made (a rendezvous port taken by another process retries)
+    int attempts = 1;  // launches made (a rendezvous port taken by another process retries)
     bool ok() const { return state == State::Finished; }
 };
 

@@ -26,7 +26,8 @@ public:
     using LocalStep = std::function<void()>;
     using LocalStepFactory = std::function<LocalStep(std::vector<at::Tensor> shard)>;
 
-    ShardedOptimizer(const Group& group, std::vector<at::Tensor> params, const LocalStepFactory& make_local_step);
+    ShardedOptimizer(const Group& group, std::vector<at::Tensor> params,
+                     const LocalStepFactory& make_local_step);
 
     // The local step, then each owner's updated parameters as one flat broadcast per owner (and
     // dtype), in rank order on every rank. Every rank must have the averaged gradients.
@@ -43,7 +44,8 @@ private:
     std::vector<int> owner_;
     std::vector<at::Tensor> shard_;
     LocalStep local_step_;
-    std::vector<std::vector<std::vector<int>>> by_owner_;  // owner → dtype groups → parameter indices
+    std::vector<std::vector<std::vector<int>>>
+        by_owner_;  // owner → dtype groups → parameter indices
     int64_t broadcast_bytes_ = 0;
 };
 

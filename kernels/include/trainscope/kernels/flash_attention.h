@@ -41,15 +41,16 @@ std::string flashUnsupportedReason(const at::Tensor& q, const at::Tensor& k, con
 
 struct FlashForwardResult {
     at::Tensor out;  // like q
-    at::Tensor lse;  // (batch, heads, seqlen_q) fp32, natural-log row logsumexp of the scaled scores
+    at::Tensor
+        lse;  // (batch, heads, seqlen_q) fp32, natural-log row logsumexp of the scaled scores
 };
 
 // Forward. `out` / `lse`, when given, are written in place (tests poison them first).
 // `scale` defaults to 1/sqrt(head_dim). Throws std::invalid_argument on bad inputs and
 // std::runtime_error on a CUDA error.
-FlashForwardResult flashForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
-                                std::optional<double> scale = std::nullopt, at::Tensor out = {},
-                                at::Tensor lse = {});
+FlashForwardResult flashForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                bool causal, std::optional<double> scale = std::nullopt,
+                                at::Tensor out = {}, at::Tensor lse = {});
 
 struct FlashBackwardResult {
     at::Tensor dq, dk, dv;

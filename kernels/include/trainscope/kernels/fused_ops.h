@@ -24,8 +24,8 @@ struct RmsNormForward {
 };
 // x: (..., cols) fp32; residual: undefined or x's shape in fp32, bf16 or fp16; weight: (cols)
 // fp32. out = (x + residual) · rstd · weight.
-RmsNormForward rmsNormForward(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight,
-                              double eps, at::ScalarType out_dtype);
+RmsNormForward rmsNormForward(const at::Tensor& x, const at::Tensor& residual,
+                              const at::Tensor& weight, double eps, at::ScalarType out_dtype);
 
 struct RmsNormBackward {
     at::Tensor dx;         // fp32, like the normalised input
@@ -34,15 +34,18 @@ struct RmsNormBackward {
 };
 // From the forward's normalised input (x, or the sum) and rstd; grad_sum (optional, fp32) is a
 // gradient that reaches the sum itself (the residual stream's), added to dx.
-RmsNormBackward rmsNormBackward(const at::Tensor& grad_out, const at::Tensor& grad_sum, const at::Tensor& normed_input,
-                                const at::Tensor& rstd, const at::Tensor& weight,
+RmsNormBackward rmsNormBackward(const at::Tensor& grad_out, const at::Tensor& grad_sum,
+                                const at::Tensor& normed_input, const at::Tensor& rstd,
+                                const at::Tensor& weight,
                                 std::optional<at::ScalarType> residual_dtype);
 
 // RoPE in place on the q and k thirds of qkv (batch, seq, 3·heads·head_dim), contiguous, with
 // the tables cos, sin (>= seq, head_dim / 2) fp32 on the same device.
-void ropeQkvInPlace(const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin, int64_t heads);
+void ropeQkvInPlace(const at::Tensor& qkv, const at::Tensor& cos, const at::Tensor& sin,
+                    int64_t heads);
 // The gradient of that: grad rotated back on q and k, v's copied, into a new tensor.
-at::Tensor ropeQkvBackward(const at::Tensor& grad, const at::Tensor& cos, const at::Tensor& sin, int64_t heads);
+at::Tensor ropeQkvBackward(const at::Tensor& grad, const at::Tensor& cos, const at::Tensor& sin,
+                           int64_t heads);
 
 // gu (..., 2f) = [g | u] → silu(g) · u (..., f), and its gradient with respect to gu.
 at::Tensor swigluForward(const at::Tensor& gu);
@@ -59,8 +62,8 @@ struct SoftmaxForward {
 // softmax in fp32), with no fp32 copy. The backward recomputes the probabilities from the
 // scores and lse and returns the gradient with respect to the unscaled scores.
 SoftmaxForward attentionSoftmaxForward(const at::Tensor& scores, double scale, bool causal);
-at::Tensor attentionSoftmaxBackward(const at::Tensor& grad_probs, const at::Tensor& scores, const at::Tensor& lse,
-                                    double scale, bool causal);
+at::Tensor attentionSoftmaxBackward(const at::Tensor& grad_probs, const at::Tensor& scores,
+                                    const at::Tensor& lse, double scale, bool causal);
 
 struct CrossEntropyForward {
     at::Tensor loss;  // () fp32: the mean over rows
@@ -71,8 +74,8 @@ struct CrossEntropyForward {
 CrossEntropyForward crossEntropyForward(const at::Tensor& logits, const at::Tensor& targets);
 // dlogits = (softmax − onehot) · grad_loss / rows, in the logits' dtype; grad_loss a one-value
 // fp32 tensor on the logits' device (read there: no synchronisation).
-at::Tensor crossEntropyBackward(const at::Tensor& grad_loss, const at::Tensor& logits, const at::Tensor& targets,
-                                const at::Tensor& lse);
+at::Tensor crossEntropyBackward(const at::Tensor& grad_loss, const at::Tensor& logits,
+                                const at::Tensor& targets, const at::Tensor& lse);
 
 struct AdamWSettings {
     double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.01;

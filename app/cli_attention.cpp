@@ -165,29 +165,24 @@ int runAttention(const AttentionOptions& o) {
             spec.device != "cpu" && !capabilities().cuda_available ? " (use --device cpu)" : "");
         return 2;
     }
-    std::unique_ptr<ResultStore> store;
-    int64_t run_id = 0;
-    if (!o.no_store) {
-        try {
-            store = cli::openStore(o.db);  // the same store and message as every command
-            run_id = store->createRun(kAttentionLab, o.label, attentionSpecJson(spec),
-                                      currentEnvironment(spec.device).device_name);
-        } catch (const cli::BadInput& e) {  // a store that can only be read
-            std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
-            return cli::kBadInput;
-        } catch (const std::exception& e) {  // the store cannot be written: as every command, 3
-            std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
-            return cli::kRunFailed;
-        }
-        std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id),
-                     store->path().c_str());
+    cli::StoredRun run;
+    try {
+        run = cli::startStoredRun(kAttentionLab, o.db, o.label, o.no_store, /*quiet=*/false,
+                                  attentionSpecJson(spec),
+                                  currentEnvironment(spec.device).device_name);
+    } catch (const cli::BadInput& e) {  // a store that can only be read
+        std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
+        return cli::kBadInput;
+    } catch (const std::exception& e) {  // the store cannot be written: as every command, 3
+        std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
+        return cli::kRunFailed;
     }
     if (format == Format::Csv) std::printf("%s\n", attentionCsvHeader().c_str());
     CliObserver obs(format);
     cli::catchInterrupts();
     AttentionBenchResult r;
     try {
-        r = runAttentionBench(spec, obs, cli::interruptToken(), store.get(), run_id);
+        r = runAttentionBench(spec, obs, cli::interruptToken(), run.get(), run.id);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "trainscope-cli attention: run failed: %s\n", e.what());
         return 3;
@@ -207,15 +202,12 @@ int runAttention(const AttentionOptions& o) {
             }
         std::printf("%s", attentionMarkdown(r.cells, spec.passes).c_str());
     }
-    if (!r.store_error.empty()) return cli::kRunFailed;  // the observer printed it
-    if (cli::interruptToken().cancelled()) return cli::kInterrupted;
     int failed = 0;
     for (const auto& c : r.cells) failed += c.status == Status::Failed;
-    if (failed) {
+    if (failed && r.store_error.empty() && !cli::interruptToken().cancelled())
         std::fprintf(stderr, "trainscope-cli attention: %d cell(s) failed\n", failed);
-        return 3;
-    }
-    return 0;
+    // A store error was printed by the observer.
+    return cli::runExitCode(!r.store_error.empty(), cli::interruptToken().cancelled(), failed > 0);
 }
 
 }  // namespace
@@ -243,11 +235,7 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     sub->add_option("--steps", o->steps, "measured steps per cell (the median is reported)");
     sub->add_option("--seed", o->seed, "random seed of the inputs");
     sub->add_option("--device", o->device, "cpu, cuda or cuda:N (default: cuda when present)");
-    sub->add_option(
-        "--db", o->db,
-        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
-    sub->add_option("--label", o->label, "A label for this run in the store");
-    sub->add_flag("--no-store", o->no_store, "Do not store the results");
+    cli::addStoreOptions(*sub, o->db, o->label, o->no_store);
     sub->add_flag("--markdown", o->markdown, "a markdown table at the end (default)");
     sub->add_flag("--csv", o->csv, "CSV rows as cells finish");
     sub->add_flag("--jsonl", o->jsonl, "one JSON object a cell, as cells finish");
@@ -258,6 +246,6 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     });
 }
 
-const cli::CommandRegistration registration(20, addAttentionCommand);
+const cli::CommandRegistration registration(ts::kAttentionLab, addAttentionCommand);
 
 }  // namespace

@@ -33,7 +33,7 @@ class CliObserver : public ts::BenchObserver {
 public:
     CliObserver(bool jsonl, bool quiet)
         : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
-    void pointStarted(int index, int count, const ts::BenchConfig& c) override {
+    void pointStarted(int index, int count, const ts::PointConfig& c) override {
         count_ = count;
         current_ = c;
         if (!quiet_) {
@@ -103,7 +103,7 @@ private:
     bool jsonl_, quiet_, tty_;
     bool error_ = false;
     int count_ = 0;
-    ts::BenchConfig current_;
+    ts::PointConfig current_;
 };
 
 // `bench --code X --check`: what the runner finds, and nothing run.
@@ -118,25 +118,17 @@ int checkCode(const BenchOptions& o) {
 
 int runBench(const BenchOptions& o) {
     if (o.check) return checkCode(o);
-    std::string spec_json;
-    const std::vector<ts::BenchConfig> points = benchPoints(o, spec_json);
-    std::unique_ptr<ts::ResultStore> store;
-    int64_t run_id = 0;
-    if (!o.no_store) {
-        store = openStore(o.db);
-        run_id = store->createRun(ts::kBenchLab, o.label, spec_json,
-                                  ts::currentEnvironment(points.front().device).device_name);
-        if (!o.quiet)
-            std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id),
-                         store->path().c_str());
-    }
+    ts::SweepSpec sweep;
+    const std::vector<ts::PointConfig> points = benchPoints(o, &sweep);
+    const std::string spec_json = ts::benchSpecJson(sweep, points.size());
+    const StoredRun run =
+        startStoredRun(ts::kBenchLab, o.db, o.label, o.no_store, o.quiet, spec_json,
+                       ts::currentEnvironment(points.front().device).device_name);
     catchInterrupts();
     CliObserver observer(o.jsonl, o.quiet);
-    const auto results = ts::runSweep(points, observer, interruptToken(), store.get(), run_id);
+    const auto results = ts::runSweep(points, observer, interruptToken(), run.get(), run.id);
     if (!o.jsonl) {
-        const auto format = o.csv        ? ts::TableFormat::Csv
-                            : o.markdown ? ts::TableFormat::Markdown
-                                         : ts::TableFormat::Text;
+        const auto format = tableFormat(o.markdown, o.csv);
         std::cout << ts::formatResults(results, format);
         if (!o.csv && !results.empty())
             std::cout << '\n'
@@ -144,20 +136,22 @@ int runBench(const BenchOptions& o) {
                              results.front().environment,
                              o.markdown ? ts::TableFormat::Markdown : ts::TableFormat::Text);
     }
-    if (observer.sawError()) return kRunFailed;
-    if (interruptToken().cancelled()) return kInterrupted;
-    for (const auto& r : results)
-        if (r.status == ts::Status::Failed) return kRunFailed;
-    return kOk;
+    const bool point_failed = std::any_of(results.begin(), results.end(), [](const auto& r) {
+        return r.status == ts::Status::Failed;
+    });
+    return runExitCode(observer.sawError(), interruptToken().cancelled(), point_failed);
 }
 
 void addBenchCommand(CLI::App& app, int& code) {
     auto o = std::make_shared<BenchOptions>();
-    auto* bench =
-        app.add_subcommand("bench",
-                           "Time forward, backward and optimizer steps of the Transformer LM. "
-                           "A comma list in --size, --context-length, --precision, --attention, "
-                           "--mode, --warmup or --device sweeps it.");
+    // The swept dimensions named from the point's table (Note [point dimensions]).
+    std::vector<std::string> swept;
+    for (const auto& d : ts::pointDimensions())
+        if (!d.list_key.empty()) swept.emplace_back(d.flag);
+    auto* bench = app.add_subcommand(
+        "bench", fmt::format("Time forward, backward and optimizer steps of the Transformer LM. "
+                             "A comma list in {} sweeps it.",
+                             fmt::join(swept, ", ")));
     bench->option_defaults()->multi_option_policy(
         CLI::MultiOptionPolicy::TakeLast);  // last one wins
     addPointOptions(*bench, *o, /*measured_steps=*/true);
@@ -167,11 +161,7 @@ void addBenchCommand(CLI::App& app, int& code) {
                     "optimizer, the course's adapters) and run nothing");
     bench->add_option("--sweep", o->sweep_file,
                       "A JSON sweep file instead of the flags (see docs/)");
-    bench->add_option(
-        "--db", o->db,
-        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
-    bench->add_option("--label", o->label, "A label for this run in the store");
-    bench->add_flag("--no-store", o->no_store, "Do not store the results");
+    addStoreOptions(*bench, o->db, o->label, o->no_store);
     auto* fmt_group = bench->add_option_group("output", "Output format (default: aligned table)");
     fmt_group->add_flag("--markdown", o->markdown,
                         "Markdown table shaped like the course writeups");
@@ -185,6 +175,6 @@ void addBenchCommand(CLI::App& app, int& code) {
     });
 }
 
-const CommandRegistration registration(10, addBenchCommand);
+const CommandRegistration registration(ts::kBenchLab, addBenchCommand);
 
 }  // namespace

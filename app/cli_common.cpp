@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <utility>
 
 #include "core/atomic_file.h"
+#include "core/lab.h"
 #include "core/store.h"
 
 namespace ts::cli {
@@ -168,23 +170,68 @@ void catchInterrupts() {
     std::signal(SIGTERM, onInterrupt);
 }
 
+void addDbOption(CLI::App& cmd, std::string& db) {
+    cmd.add_option(
+        "--db", db,
+        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+}
+
+void addStoreOptions(CLI::App& cmd, std::string& db, std::string& label, bool& no_store,
+                     const std::string& what) {
+    addDbOption(cmd, db);
+    cmd.add_option("--label", label, "A label for this run in the store");
+    cmd.add_flag("--no-store", no_store, "Do not store " + what);
+}
+
+StoredRun startStoredRun(std::string_view lab, const std::string& db, const std::string& label,
+                         bool no_store, bool quiet, const std::string& spec_json,
+                         const std::string& device_name) {
+    StoredRun run;
+    if (no_store) return run;
+    run.store = openStore(db);
+    run.id = run.store->createRun(std::string(lab), label, spec_json, device_name);
+    if (!quiet)
+        std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run.id),
+                     run.store->path().c_str());
+    return run;
+}
+
+ts::TableFormat tableFormat(bool markdown, bool csv) {
+    return csv        ? ts::TableFormat::Csv
+           : markdown ? ts::TableFormat::Markdown
+                      : ts::TableFormat::Text;
+}
+
+int runExitCode(bool run_failed, bool interrupted, bool point_failed) {
+    if (run_failed) return kRunFailed;
+    if (interrupted) return kInterrupted;
+    return point_failed ? kRunFailed : kOk;
+}
+
 namespace {
-std::vector<std::pair<int, AddCommand>>& commands() {
-    static std::vector<std::pair<int, AddCommand>> all;
+std::vector<std::pair<std::string, AddCommand>>& commands() {
+    static std::vector<std::pair<std::string, AddCommand>> all;
     return all;
 }
 }  // namespace
 
-CommandRegistration::CommandRegistration(int order, AddCommand add) {
-    commands().emplace_back(order, add);
+CommandRegistration::CommandRegistration(std::string_view lab, AddCommand add) {
+    commands().emplace_back(std::string(lab), add);
 }
 
 std::vector<AddCommand> registeredCommands() {
+    // In the engine's lab order (engine/src/labs.cpp); a lab the registry does not know last.
+    auto rank = [](const std::string& id) {
+        const auto& all = ts::labs();
+        for (size_t i = 0; i < all.size(); ++i)
+            if (all[i].id == id) return i;
+        return all.size();
+    };
     auto all = commands();
     std::stable_sort(all.begin(), all.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+                     [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
     std::vector<AddCommand> out;
-    for (const auto& [order, add] : all) out.push_back(add);
+    for (const auto& [lab, add] : all) out.push_back(add);
     return out;
 }
 

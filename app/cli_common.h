@@ -19,7 +19,8 @@ class App;
 
 namespace ts {
 class ResultStore;
-}
+enum class TableFormat;
+}  // namespace ts
 
 namespace ts::cli {
 
@@ -63,18 +64,43 @@ void checkOutputFile(std::string_view flag, const std::string& path, const std::
 bool writeOutputFile(std::string_view flag, const std::string& path, std::string_view content,
                      const std::string& db);
 
+// The store options every lab's command shares: --db, --label and --no-store (what is not
+// stored: `what`, "the results").
+void addStoreOptions(CLI::App& cmd, std::string& db, std::string& label, bool& no_store,
+                     const std::string& what = "the results");
+// --db alone (`runs`, reading).
+void addDbOption(CLI::App& cmd, std::string& db);
+
+// A lab's run in the store, as every lab's command starts it: the store at `db` opened (as
+// openStore does) and the run created with its spec, announced on stderr ("run 3 → path")
+// unless `quiet`; nothing when `no_store`.
+struct StoredRun {
+    std::unique_ptr<ts::ResultStore> store;
+    int64_t id = 0;
+    ts::ResultStore* get() const { return store.get(); }
+};
+StoredRun startStoredRun(std::string_view lab, const std::string& db, const std::string& label,
+                         bool no_store, bool quiet, const std::string& spec_json,
+                         const std::string& device_name);
+// The table format --markdown and --csv ask for (aligned text otherwise).
+ts::TableFormat tableFormat(bool markdown, bool csv);
+// A lab run's exit code, decided alike by every command: a failure the run reported (a point
+// or row that could not be stored, an output file not written) is 3; then Ctrl-C, 130; then a
+// point that failed, 3; else 0.
+int runExitCode(bool run_failed, bool interrupted, bool point_failed);
+
 // Ctrl-C and SIGTERM cancel this token from now on.
 CancelToken& interruptToken();
 void catchInterrupts();
 
 // A lab's subcommand: `add` registers it on the app; when it runs it sets `exit_code`.
 using AddCommand = void (*)(CLI::App& app, int& exit_code);
-// Registers a command at start-up (a static object in the command's file); `order` sorts
-// the commands in --help.
+// Registers lab `lab`'s command at start-up (a static object in the command's file, by the
+// lab's id in the engine's registry: "bench").
 struct CommandRegistration {
-    CommandRegistration(int order, AddCommand add);
+    CommandRegistration(std::string_view lab, AddCommand add);
 };
-// Every registered command, in order.
+// Every registered command, in the engine's lab order (engine/src/labs.cpp).
 std::vector<AddCommand> registeredCommands();
 
 }  // namespace ts::cli

@@ -296,18 +296,18 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
                 spec.points[i], gpus, dist::ncclBuilt(), ts::availableMemoryBytes());
             !problems.empty())
             throw BadInput(problems.front());
-    std::unique_ptr<ts::ResultStore> store;
-    int64_t run_id = 0;
-    if (!f.no_store) {
-        store = openStore(f.db);
-        const bool nccl = spec.points.front().backend == dist::CommBackend::Nccl;
-        run_id = store->createRun(ts::kDistributedLab, f.label, ts::distributedSpecJson(spec),
-                                  ts::currentEnvironment(nccl ? "cuda" : "cpu").device_name);
-    }
+    // The run is announced when it is done ("stored as run N"), not before: the ranks' lines
+    // come first.
+    const bool nccl = spec.points.front().backend == dist::CommBackend::Nccl;
+    const StoredRun run = startStoredRun(ts::kDistributedLab, f.db, f.label, f.no_store,
+                                         /*quiet=*/true, ts::distributedSpecJson(spec),
+                                         ts::currentEnvironment(nccl ? "cuda" : "cpu").device_name);
+    ts::ResultStore* store = run.get();
+    const int64_t run_id = run.id;
     catchInterrupts();
     ProgressLines progress(f.quiet);
     const auto results =
-        ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store.get(), run_id);
+        ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store, run_id);
     const bool store_failed =
         std::any_of(results.begin(), results.end(),
                     [](const ts::DistributedResult& r) { return !r.store_error.empty(); });
@@ -334,9 +334,7 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
             }
         }
     } else {
-        const ts::TableFormat tf = f.format == "markdown" ? ts::TableFormat::Markdown
-                                   : f.format == "csv"    ? ts::TableFormat::Csv
-                                                          : ts::TableFormat::Text;
+        const ts::TableFormat tf = tableFormat(f.format == "markdown", f.format == "csv");
         std::cout << (tf == ts::TableFormat::Csv
                           ? (spec.points.front().experiment == ts::DistExperiment::Ddp
                                  ? ts::formatDdpComparison(results, tf)
@@ -344,16 +342,16 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
                           : ts::formatDistributed(results, tf));
     }
     std::cout << std::flush;
-    int code = kOk;
+    bool cancelled = false, failed = false;
     for (const auto& r : results) {
-        if (!r.store_error.empty()) return kRunFailed;  // said above; nothing after it ran
-        if (r.status == ts::Status::Cancelled) return kInterrupted;
-        if (r.status != ts::Status::Ok) {
+        cancelled = cancelled || r.status == ts::Status::Cancelled;
+        if (r.status != ts::Status::Ok && r.status != ts::Status::Cancelled && !store_failed) {
             std::fprintf(stderr, "trainscope-cli: %s\n", r.error.c_str());
-            code = kRunFailed;
+            failed = true;
         }
     }
-    return code;
+    // A store failure was said above; nothing after it ran.
+    return runExitCode(store_failed, cancelled, failed);
 }
 
 double timeoutOf(const LaunchFlags& f) {
@@ -454,11 +452,7 @@ void addLaunchFlags(CLI::App& cmd, LaunchFlags& f) {
     cmd.add_option("--timeout", f.timeout,
                    "Seconds a rank may stay silent before every rank is stopped")
         ->capture_default_str();
-    cmd.add_option(
-        "--db", f.db,
-        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
-    cmd.add_option("--label", f.label, "A label for this run in the store");
-    cmd.add_flag("--no-store", f.no_store, "Do not store the run");
+    addStoreOptions(cmd, f.db, f.label, f.no_store, "the run");
     cmd.add_flag("-q,--quiet", f.quiet, "No progress on stderr");
 }
 
@@ -527,6 +521,6 @@ void addDistributedCommands(CLI::App& app, int& code) {
     worker->callback([wf, &code] { code = runWorker(*wf); });
 }
 
-const CommandRegistration registration(50, addDistributedCommands);
+const CommandRegistration registration(ts::kDistributedLab, addDistributedCommands);
 
 }  // namespace

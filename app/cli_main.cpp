@@ -1,8 +1,7 @@
-// trainscope-cli: the headless front end of the engine.
-//   trainscope-cli bench ...      time training steps (cli_bench.cpp)
-//   trainscope-cli attention ...  naive vs fused vs our FlashAttention-2 kernels
-//   (cli_attention.cpp) trainscope-cli runs ...       list, show, export and delete stored runs of
-//   every lab trainscope-cli info           what this machine can run
+// trainscope-cli: the headless front end of the engine. One subcommand per lab (cli_<lab>.cpp,
+// in the engine's lab order: bench, attention, profile, ...), and
+//   trainscope-cli runs ...  list, show, export and delete stored runs of every lab
+//   trainscope-cli info      what this machine can run
 // Exit codes: 0 success, 2 bad input (message on stderr), 3 a run that failed, 130 stopped.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -199,9 +198,7 @@ int main(int argc, char** argv) {
     runs->require_subcommand(0, 1);
     runs->allow_extras();
     std::string db;
-    runs->add_option(
-        "--db", db,
-        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
+    addDbOption(*runs, db);
     bool list_json = false;
     auto* list = runs->add_subcommand("list", "List the stored runs, newest first");
     list->add_flag("--json", list_json, "As JSON");

@@ -12,10 +12,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "benchmark/benchmark_json.h"
 #include "cli_common.h"
 #include "cli_point.h"
 #include "core/json.h"
+#include "core/point_json.h"
 #include "core/store.h"
 #include "memory/memory.h"
 #include "memory/memory_json.h"
@@ -38,7 +38,7 @@ class CliObserver : public ts::MemoryObserver {
 public:
     CliObserver(bool jsonl, bool quiet, int per_point)
         : jsonl_(jsonl), quiet_(quiet), tty_(isatty(STDERR_FILENO)), per_point_(per_point) {}
-    void pointStarted(int index, int count, const ts::BenchConfig&) override {
+    void pointStarted(int index, int count, const ts::PointConfig&) override {
         index_ = index;
         count_ = count;
     }
@@ -89,8 +89,7 @@ private:
 };
 
 std::vector<ts::MemorySpec> memorySpecs(const MemoryOptions& o) {
-    std::string bench_spec;
-    const auto points = benchPoints(o.point, bench_spec);
+    const auto points = benchPoints(o.point);
     ts::MemorySpec base;
     base.record_steps =
         static_cast<int>(parseIntIn("--record-steps", o.record_steps, 1, ts::kMaxRecordSteps));
@@ -240,30 +239,22 @@ int runMemoryCommand(const MemoryOptions& o) {
     if (!o.oom_snapshot.empty() || given(o.point, "--oom-snapshot"))
         checkOutputFile("--oom-snapshot", o.oom_snapshot, o.point.db);
     const BenchOptions& p = o.point;
-    std::unique_ptr<ts::ResultStore> store;
-    int64_t run_id = 0;
-    if (!p.no_store) {
-        store = openStore(p.db);
-        run_id = store->createRun(ts::kMemoryLab, p.label, ts::memorySpecJson(specs),
-                                  ts::currentEnvironment(specs.front().bench.device).device_name);
-        if (!p.quiet)
-            std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id),
-                         store->path().c_str());
-    }
+    const StoredRun run = startStoredRun(
+        ts::kMemoryLab, p.db, p.label, p.no_store, p.quiet, ts::memorySpecJson(specs),
+        ts::currentEnvironment(specs.front().bench.device).device_name);
     catchInterrupts();
-    const ts::TableFormat format = p.csv        ? ts::TableFormat::Csv
-                                   : p.markdown ? ts::TableFormat::Markdown
-                                                : ts::TableFormat::Text;
+    const ts::TableFormat format = tableFormat(p.markdown, p.csv);
     std::vector<ts::MemoryResult> results;
-    bool failed = false;
+    bool failed = false, store_failed = false;
     for (size_t i = 0; i < specs.size(); ++i) {
         if (interruptToken().cancelled()) break;
         const ts::MemorySpec& spec = specs[i];
         if (!p.quiet) std::fprintf(stderr, "recording %s\n", ts::memoryHeadline({spec}).c_str());
         CliObserver observer(p.jsonl, p.quiet, spec.bench.warmup + spec.record_steps);
-        ts::MemoryResult r = ts::runMemory(spec, observer, interruptToken(), store.get(), run_id,
+        ts::MemoryResult r = ts::runMemory(spec, observer, interruptToken(), run.get(), run.id,
                                            static_cast<int>(i), static_cast<int>(specs.size()));
-        failed = failed || observer.sawError() || r.status != ts::Status::Ok;
+        store_failed = store_failed || observer.sawError();
+        failed = failed || r.status != ts::Status::Ok;
         if (p.jsonl) {
             std::cout << ts::dumpJson(summaryJson(r, top)) << '\n' << std::flush;
         } else if (!p.csv) {
@@ -314,9 +305,7 @@ int runMemoryCommand(const MemoryOptions& o) {
             code = kRunFailed;
         }
     }
-    if (interruptToken().cancelled()) return kInterrupted;
-    if (failed) return kRunFailed;
-    return code;
+    return runExitCode(store_failed || code != kOk, interruptToken().cancelled(), failed);
 }
 
 void addMemoryCommand(CLI::App& app, int& code) {
@@ -351,11 +340,7 @@ void addMemoryCommand(CLI::App& app, int& code) {
     cmd->add_option("--oom-snapshot", o->oom_snapshot,
                     "With --frontier: write the snapshot taken when the smallest failing probe ran "
                     "out of memory");
-    cmd->add_option(
-        "--db", o->point.db,
-        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
-    cmd->add_option("--label", o->point.label, "A label for this run in the store");
-    cmd->add_flag("--no-store", o->point.no_store, "Do not store the run");
+    addStoreOptions(*cmd, o->point.db, o->point.label, o->point.no_store, "the run");
     auto* fmt_group = cmd->add_option_group("output", "Output format (default: aligned tables)");
     fmt_group->add_flag("--markdown", o->point.markdown, "Markdown tables");
     fmt_group->add_flag("--csv", o->point.csv,
@@ -370,6 +355,6 @@ void addMemoryCommand(CLI::App& app, int& code) {
     });
 }
 
-const CommandRegistration registration(17, addMemoryCommand);
+const CommandRegistration registration(ts::kMemoryLab, addMemoryCommand);
 
 }  // namespace

@@ -11,25 +11,40 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "benchmark/benchmark.h"
-#include "benchmark/benchmark_json.h"
 #include "cli_common.h"
 #include "core/json.h"
+#include "core/point.h"
+#include "core/sweep.h"
 #include "runtime/environment.h"
+#include "runtime/point_run.h"
 #include "runtime/python_runner.h"
 
 namespace ts::cli {
 
 namespace {
 
-template <typename T, typename Parse>
-std::vector<T> parseList(const std::string& flag, const std::string& value, Parse parse,
-                         const char* allowed) {
-    std::vector<T> out;
+// The option of dimension `d` as typed ("" where not given and without a default).
+const std::string& dimOption(const BenchOptions& o, ts::Dimension d) {
+    static const std::string none;
+    const auto it = o.dims.find(d);
+    return it == o.dims.end() ? none : it->second;
+}
+
+// A dimension's comma list, each item checked as its row in the point's table says: a whole
+// number in its range, one of its choices, or text.
+std::vector<std::string> parseDimension(const ts::DimensionDef& d, const std::string& value) {
+    const std::string flag(d.flag);
+    std::vector<std::string> out;
+    if (d.kind == ts::DimensionDef::Kind::Integer) {
+        for (int64_t v : parseIntList(flag, value, d.min, d.max)) out.push_back(std::to_string(v));
+        return out;
+    }
     for (const auto& item : requireList(flag, value)) {
-        auto v = parse(item);
-        if (!v) throw BadInput(fmt::format("{}: '{}' is not one of {}", flag, item, allowed));
-        out.push_back(*v);
+        try {
+            out.push_back(ts::parseValue(d, item));
+        } catch (const std::invalid_argument& e) {
+            throw BadInput(fmt::format("{}: {}", flag, e.what()));
+        }
     }
     return out;
 }
@@ -96,11 +111,11 @@ static void readCodeOptions(const BenchOptions& o, ts::SweepSpec& spec) {
         if (given(o, flag) && o.code.empty())
             throw BadInput(fmt::format("{} is for your own code: give --code too", flag));
     if (given(o, "--code") && o.code.empty()) throw BadInput("--code: no code given");
-    spec.sources = parseList<ts::Source>(
-        "--source", o.source.empty() ? (o.code.empty() ? "trainscope" : "python") : o.source,
-        ts::parseSource, ts::namesOf(ts::allSources()).c_str());
-    const bool python = std::find(spec.sources.begin(), spec.sources.end(), ts::Source::Python) !=
-                        spec.sources.end();
+    const std::string& source = dimOption(o, ts::Dimension::Source);
+    auto& sources = spec[ts::Dimension::Source];
+    sources = parseDimension(ts::dimensionDef(ts::Dimension::Source),
+                             source.empty() ? (o.code.empty() ? "trainscope" : "python") : source);
+    const bool python = std::find(sources.begin(), sources.end(), "python") != sources.end();
     if (!python) {
         if (!o.code.empty())
             throw BadInput(
@@ -125,39 +140,37 @@ bool given(const BenchOptions& o, std::string_view name) {
 }
 
 void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
-    cmd.add_option("--size", o.size,
-                   fmt::format("Model size(s): {} (the course's 2026 table), {} (2025's), custom",
-                               fmt::join(ts::modelPresetNames(ts::ModelTable::Edition2026), ", "),
-                               "xl-2025, 2.7B"))
-        ->capture_default_str();
-    cmd.add_option("--model-table,--sizes", o.model_table,
-                   "2026 | 2025: the course edition whose table --size names (xl is 2560 wide, 32 "
-                   "layers in 2026; 1600 wide, 48 layers in 2025)")
-        ->capture_default_str();
+    // One option per dimension of the point (Note [point dimensions]), its default the
+    // default point's value (the course's small model).
+    ts::PointConfig defaults;
+    defaults.model = *ts::modelPreset("small");
+    for (const auto& d : ts::pointDimensions()) {
+        if (d.id == ts::Dimension::Source) continue;  // with the user's code (addCodeOptions)
+        // The profiler and memory labs run their own eager steps.
+        if (!measured_steps && (d.id == ts::Dimension::Steps || d.id == ts::Dimension::Exec))
+            continue;
+        std::string help(d.help);
+        if (d.kind == ts::DimensionDef::Kind::Choice)
+            help += fmt::format(": {}", fmt::join(d.choices(), " | "));
+        if (d.id == ts::Dimension::Device) {
+            cmd.add_option(std::string(d.flag), o.dims[d.id],
+                           help + " (default: cuda when present)");
+            continue;
+        }
+        o.dims[d.id] = d.get(defaults);
+        cmd.add_option(std::string(d.flag), o.dims[d.id], help)->capture_default_str();
+        if (d.id == ts::Dimension::Size)
+            cmd.add_option("--model-table,--sizes", o.model_table,
+                           "2026 | 2025: the course edition whose table --size names (xl is 2560 "
+                           "wide, 32 layers in 2026; 1600 wide, 48 layers in 2025)")
+                ->capture_default_str();
+    }
+    if (measured_steps) cmd.add_flag("--compile", o.compile, "Shorthand for --exec compiled");
     cmd.add_option("--d-model", o.d_model, "Custom model width (overrides the size)");
     cmd.add_option("--d-ff", o.d_ff, "Custom feed-forward width");
     cmd.add_option("--num-layers", o.num_layers, "Custom number of layers");
     cmd.add_option("--num-heads", o.num_heads, "Custom number of heads");
     cmd.add_option("--vocab-size", o.vocab_size, "Vocabulary size (default 10000)");
-    cmd.add_option("--context-length", o.context, "Context length(s)")->capture_default_str();
-    cmd.add_option("--batch-size", o.batch_size, "Batch size(s)")->capture_default_str();
-    cmd.add_option("--warmup", o.warmup, "Warm-up steps, left out of the statistics")
-        ->capture_default_str();
-    if (measured_steps) {
-        cmd.add_option("--steps", o.steps, "Measured steps")->capture_default_str();
-        cmd.add_option(
-               "--exec", o.exec,
-               "eager | compiled (forward, backward and optimizer each replayed as a CUDA graph)")
-            ->capture_default_str();
-        cmd.add_flag("--compile", o.compile, "Shorthand for --exec compiled");
-    }
-    cmd.add_option("--mode", o.mode, "forward | forward-backward | train")->capture_default_str();
-    cmd.add_option("--precision", o.precision,
-                   "fp32 | bf16 | fp16 (autocast; fp16 training uses loss scaling)")
-        ->capture_default_str();
-    cmd.add_option("--attention", o.attention, "naive | sdpa | tiled | flash")
-        ->capture_default_str();
-    cmd.add_option("--device", o.device, "cpu | cuda | cuda:N (default: cuda when present)");
     cmd.add_option("--seed", o.seed, "Random seed for weights and batch")->capture_default_str();
     cmd.add_option("--lr,--learning-rate", o.lr, "AdamW learning rate")->capture_default_str();
 }
@@ -169,7 +182,7 @@ void addCodeOptions(CLI::App& cmd, BenchOptions& o) {
                    "module:callable or path/file.py:callable returning an nn.Module from the "
                    "point's configuration");
     cmd.add_option(
-        "--source", o.source,
+        "--source", o.dims[ts::Dimension::Source],
         "trainscope | python, or both to compare (default: python with --code, else trainscope)");
     cmd.add_option(
         "--optimizer", o.optimizer,
@@ -189,7 +202,7 @@ void recordGivenOptions(const CLI::App& cmd, BenchOptions& o) {
         if (opt->count() > 0) o.given.push_back(opt->get_name());
 }
 
-std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spec_json) {
+std::vector<ts::PointConfig> benchPoints(const BenchOptions& o, ts::SweepSpec* sweep) {
     ts::SweepSpec spec;
     if (given(o, "--sweep")) {
         checkSweepAlone(o);
@@ -201,7 +214,7 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
             throw BadInput(fmt::format("--sweep {}: {}", o.sweep_file, e.what()));
         }
     } else {
-        ts::BenchConfig& b = spec.base;
+        ts::PointConfig& b = spec.base;
         const bool custom = o.d_model || o.d_ff || o.num_layers || o.num_heads;
         const auto table = ts::parseModelTable(o.model_table);
         if (!table)
@@ -210,69 +223,65 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
                 "names; the sizes themselves go to --size)",
                 o.model_table));
         spec.table = *table;
-        for (const auto& given_size : requireList("--size", o.size)) {
+        const std::string& size = dimOption(o, ts::Dimension::Size);
+        for (const auto& given_size : requireList("--size", size)) {
             const std::string s = ts::presetName(given_size, *table);
             if (s != "custom" && !ts::modelPreset(s))
                 throw BadInput(fmt::format("--size: '{}' is not one of {}, custom", given_size,
                                            fmt::join(ts::modelPresetNames(), ", ")));
-            spec.sizes.push_back(s);
+            spec[ts::Dimension::Size].push_back(s);
         }
+        auto& sizes = spec[ts::Dimension::Size];
         if (custom) {
             // Custom dimensions start from the (single) size given and override it.
-            if (spec.sizes.size() > 1)
+            if (sizes.size() > 1)
                 throw BadInput("--d-model/--d-ff/--num-layers/--num-heads need a single --size");
-            b.model = spec.sizes.empty() || spec.sizes[0] == "custom"
-                          ? ts::ModelConfig{}
-                          : *ts::modelPreset(spec.sizes[0]);
+            b.model = sizes.empty() || sizes[0] == "custom" ? ts::ModelConfig{}
+                                                            : *ts::modelPreset(sizes[0]);
             b.model.name = "custom";
             readDimension(o.d_model, "--d-model", b.model.d_model);
             readDimension(o.d_ff, "--d-ff", b.model.d_ff);
             readDimension(o.num_layers, "--num-layers", b.model.num_layers);
             readDimension(o.num_heads, "--num-heads", b.model.num_heads);
-            spec.sizes = {"custom"};
+            sizes = {"custom"};
         }
         readDimension(o.vocab_size, "--vocab-size", b.model.vocab_size);
-        // Zero and negative values pass here so that validateBench names the field.
-        constexpr int64_t kAny = std::numeric_limits<int64_t>::min(),
-                          kMax = std::numeric_limits<int64_t>::max();
-        spec.context_lengths = parseIntList("--context-length", o.context, kAny, kMax);
-        spec.batch_sizes = parseIntList("--batch-size", o.batch_size, kAny, kMax);
-        for (int64_t w : parseIntList("--warmup", o.warmup, 0, ts::kMaxSteps))
-            spec.warmups.push_back(static_cast<int>(w));
-        spec.precisions = parseList<ts::Precision>("--precision", o.precision, ts::parsePrecision,
-                                                   "fp32, bf16, fp16");
-        spec.attentions =
-            parseList<ts::AttentionImpl>("--attention", o.attention, ts::parseAttentionImpl,
-                                         ts::namesOf(ts::allAttentionImpls()).c_str());
-        spec.modes = parseList<ts::Mode>("--mode", o.mode, ts::parseMode,
-                                         "forward, forward-backward, train");
-        spec.execs = parseList<ts::ExecMode>("--exec", o.exec, ts::parseExecMode,
-                                             ts::namesOf(ts::allExecModes()).c_str());
+        // Every other swept dimension from its option (Note [point dimensions]); the size and
+        // the source have their own rules (above, readCodeOptions), the device its default.
+        for (const auto& d : ts::pointDimensions()) {
+            if (d.list_key.empty() || d.id == ts::Dimension::Size ||
+                d.id == ts::Dimension::Source || d.id == ts::Dimension::Device)
+                continue;
+            const std::string& text = dimOption(o, d.id);
+            if (!text.empty()) spec[d.id] = parseDimension(d, text);
+        }
         if (o.compile) {
+            const std::string& exec = dimOption(o, ts::Dimension::Exec);
             if (given(o, "--exec") &&
-                spec.execs != std::vector<ts::ExecMode>{ts::ExecMode::Compiled})
+                spec[ts::Dimension::Exec] != std::vector<std::string>{"compiled"})
                 throw BadInput(fmt::format(
-                    "--compile means --exec compiled; it cannot be given with --exec {}", o.exec));
-            spec.execs = {ts::ExecMode::Compiled};
+                    "--compile means --exec compiled; it cannot be given with --exec {}", exec));
+            spec[ts::Dimension::Exec] = {"compiled"};
         }
         readCodeOptions(o, spec);
-        spec.devices =
+        spec[ts::Dimension::Device] =
             given(o, "--device")
-                ? requireList("--device", o.device)
+                ? requireList("--device", dimOption(o, ts::Dimension::Device))
                 : std::vector<std::string>{ts::capabilities().cuda_available ? "cuda" : "cpu"};
-        b.steps = static_cast<int>(parseIntIn("--steps", o.steps, 1, ts::kMaxSteps));
+        if (const std::string& steps = dimOption(o, ts::Dimension::Steps); !steps.empty())
+            b.steps = static_cast<int>(parseIntIn("--steps", steps, 1, ts::kMaxSteps));
         b.seed = parseSeed("--seed", o.seed);
         b.learning_rate = parseFinite("--lr", o.lr);
     }
-    std::vector<ts::BenchConfig> points;
+    std::vector<ts::PointConfig> points;
     try {
         points = ts::expandSweep(spec);
     } catch (const std::invalid_argument& e) {
         throw BadInput(e.what());
     }
     for (const auto& p : points) {
-        auto problems = ts::validateBench(p);
-        if (problems.empty()) problems = ts::checkBenchRunnable(p);
+        auto problems = ts::validatePoint(p);
+        if (problems.empty()) problems = ts::checkPointRunnable(p);
         if (problems.empty() && p.source == ts::Source::Python)
             if (std::string e = ts::pythonCodeProblem(p.python.code, p.python.python); !e.empty())
                 problems.push_back(e);
@@ -283,7 +292,7 @@ std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spe
                 p.exec == ts::ExecMode::Eager ? "" : " " + std::string(ts::toString(p.exec)),
                 p.source == ts::Source::Python ? " (your code)" : "", p.device));
     }
-    spec_json = ts::benchSpecJson(spec, points.size());
+    if (sweep) *sweep = std::move(spec);
     return points;
 }
 

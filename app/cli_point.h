@@ -3,17 +3,16 @@
 // cli_common so that the torch-free fuzz targets that compile cli_common need no engine.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/sweep.h"
+
 namespace CLI {
 class App;
-}
-
-namespace ts {
-struct BenchConfig;
 }
 
 namespace ts::cli {
@@ -21,16 +20,19 @@ namespace ts::cli {
 // Numbers are kept as text and checked here, so that a message can name the text as typed
 // ("4294967297", "-1") rather than what a conversion made of it.
 struct BenchOptions {
-    std::string size = "small", context = "256", precision = "fp32", attention = "naive";
+    // Each dimension's option as typed (Note [point dimensions]: one option per row of the
+    // point's table, by its flag), defaults filled in by addPointOptions. Empty: not given
+    // where the default depends on the machine or other options (--device: cuda when present;
+    // --source: python when --code is given, else trainscope) or the command has no such option.
+    std::map<ts::Dimension, std::string> dims;
     std::string model_table = "2026";  // Note [two model tables]: the edition --size names
-    std::string mode = "train", warmup = "5", batch_size = "4", device, sweep_file, db, label;
+    std::string sweep_file, db, label;
     std::optional<std::string> d_model, d_ff, num_layers, num_heads, vocab_size;
-    std::string steps = "10", seed = "0", lr = "1e-4";
-    std::string exec = "eager";  // --exec; --compile is --exec compiled
-    bool compile = false;
-    // The user's code (the Python source): --code, --optimizer, --python, --timeout, and
-    // --source (default: python when --code is given, else trainscope).
-    std::string source, code, optimizer, python, timeout = "600";
+    std::string seed = "0", lr = "1e-4";
+    bool compile = false;  // --compile is --exec compiled
+    // The user's code (the Python source): --code, --optimizer, --python, --timeout (--source is
+    // a dimension).
+    std::string code, optimizer, python, timeout = "600";
     bool check = false;  // bench --check: say what --code names, run nothing
     bool markdown = false, csv = false, jsonl = false, no_store = false, quiet = false;
     std::vector<std::string> given;  // the options on the command line, as named in --help
@@ -46,7 +48,7 @@ void recordGivenOptions(const CLI::App& cmd, BenchOptions& o);
 // Whether the command line gave option `name` ("--sweep").
 bool given(const BenchOptions& o, std::string_view name);
 // The points the options (or the --sweep file) ask for, each validated and checked runnable
-// here (BadInput naming the problem); `spec_json` is the run's spec as the store keeps it.
-std::vector<ts::BenchConfig> benchPoints(const BenchOptions& o, std::string& spec_json);
+// here (BadInput naming the problem); `sweep`, when given, receives the sweep they came from.
+std::vector<ts::PointConfig> benchPoints(const BenchOptions& o, ts::SweepSpec* sweep = nullptr);
 
 }  // namespace ts::cli

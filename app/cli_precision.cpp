@@ -152,12 +152,11 @@ public:
 // Opens the store and creates the run, unless --no-store.
 std::unique_ptr<ResultStore> startRun(const OutputOptions& o, const std::string& spec_json,
                                       const std::string& device, int64_t& run_id) {
-    if (o.no_store) return nullptr;
-    auto store = cli::openStore(o.db);
-    run_id =
-        store->createRun(kPrecisionLab, o.label, spec_json, currentEnvironment(device).device_name);
-    std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id), store->path().c_str());
-    return store;
+    cli::StoredRun run =
+        cli::startStoredRun(kPrecisionLab, o.db, o.label, o.no_store,
+                            /*quiet=*/false, spec_json, currentEnvironment(device).device_name);
+    run_id = run.id;
+    return std::move(run.store);
 }
 
 int runAccumulate(const AccumulateOptions& o) {
@@ -339,11 +338,7 @@ void addOutputOptions(CLI::App* sub, OutputOptions& o) {
     sub->add_flag("--markdown", o.markdown, "a Markdown table");
     sub->add_flag("--json", o.json, "one JSON document");
     sub->add_flag("--jsonl", o.jsonl, "one JSON object a line");
-    sub->add_option(
-        "--db", o.db,
-        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
-    sub->add_option("--label", o.label, "A label for this run in the store");
-    sub->add_flag("--no-store", o.no_store, "Do not store the results");
+    cli::addStoreOptions(*sub, o.db, o.label, o.no_store);
 }
 
 void addPrecisionCommand(CLI::App& app, int& exit_code) {
@@ -392,6 +387,6 @@ void addPrecisionCommand(CLI::App& app, int& exit_code) {
     train->callback([t, &exit_code] { exit_code = runTrain(*t); });
 }
 
-const cli::CommandRegistration registration(40, addPrecisionCommand);
+const cli::CommandRegistration registration(ts::kPrecisionLab, addPrecisionCommand);
 
 }  // namespace

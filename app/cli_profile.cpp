@@ -11,10 +11,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "benchmark/benchmark_json.h"
 #include "cli_common.h"
 #include "cli_point.h"
 #include "core/json.h"
+#include "core/point_json.h"
 #include "core/store.h"
 #include "profiler/profiler.h"
 #include "profiler/profiler_json.h"
@@ -63,8 +63,7 @@ private:
 };
 
 ts::ProfileSpec profileSpec(const ProfileOptions& o) {
-    std::string bench_spec;
-    const auto points = benchPoints(o.point, bench_spec);
+    const auto points = benchPoints(o.point);
     if (points.size() != 1)
         throw BadInput(
             fmt::format("profile takes one point, but the options ask for {} (no comma lists here)",
@@ -146,49 +145,37 @@ int runProfileCommand(const ProfileOptions& o) {
     if (!o.trace.empty() || given(o.point, "--trace"))
         checkOutputFile("--trace", o.trace, o.point.db);
     const BenchOptions& p = o.point;
-    std::unique_ptr<ts::ResultStore> store;
-    int64_t run_id = 0;
-    if (!p.no_store) {
-        store = openStore(p.db);
-        run_id = store->createRun(ts::kProfileLab, p.label, ts::profileSpecJson(spec),
-                                  ts::currentEnvironment(spec.bench.device).device_name);
-        if (!p.quiet)
-            std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run_id),
-                         store->path().c_str());
-    }
+    const StoredRun run = startStoredRun(ts::kProfileLab, p.db, p.label, p.no_store, p.quiet,
+                                         ts::profileSpecJson(spec),
+                                         ts::currentEnvironment(spec.bench.device).device_name);
     if (!p.quiet) std::fprintf(stderr, "profiling %s\n", ts::profileHeadline({spec}).c_str());
     catchInterrupts();
     CliObserver observer(p.jsonl, p.quiet, spec.bench.warmup + spec.profile_steps);
-    const ts::ProfileResult r =
-        ts::runProfile(spec, observer, interruptToken(), store.get(), run_id);
+    const ts::ProfileResult r = ts::runProfile(spec, observer, interruptToken(), run.get(), run.id);
     if (p.jsonl) {
         std::cout << ts::dumpJson(summaryJson(r, filter, top)) << '\n';
     } else {
         ts::ProfileReportOptions ro;
         ro.filter = filter;
         ro.top = top;
-        ro.format = p.csv        ? ts::TableFormat::Csv
-                    : p.markdown ? ts::TableFormat::Markdown
-                                 : ts::TableFormat::Text;
+        ro.format = tableFormat(p.markdown, p.csv);
         std::cout << ts::formatProfile(r, ro);
         if (!p.csv)
             std::cout << '\n'
                       << ts::formatEnvironment(r.environment, p.markdown ? ts::TableFormat::Markdown
                                                                          : ts::TableFormat::Text);
     }
-    int code = kOk;
+    bool written = true;
     if (!o.trace.empty()) {
         if (!writeOutputFile("--trace", o.trace, ts::chromeTraceJson(r), p.db))
-            code = kRunFailed;
+            written = false;
         else if (!p.quiet)
             std::fprintf(stderr,
                          "trace → %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
                          o.trace.c_str());
     }
-    if (observer.sawError()) return kRunFailed;
-    if (interruptToken().cancelled()) return kInterrupted;
-    if (r.status != ts::Status::Ok) return kRunFailed;
-    return code;
+    return runExitCode(observer.sawError() || !written, interruptToken().cancelled(),
+                       r.status != ts::Status::Ok);
 }
 
 void addProfileCommand(CLI::App& app, int& code) {
@@ -210,11 +197,7 @@ void addProfileCommand(CLI::App& app, int& code) {
                     "Only this range of the model: layer.0, attention, softmax, mlp, lm_head, ...");
     cmd->add_option("--top", o->top, "Rows per table (0: all)")->capture_default_str();
     cmd->add_option("--trace", o->trace, "Write the trace as Chrome/Perfetto JSON to this file");
-    cmd->add_option(
-        "--db", o->point.db,
-        "Results store (default: $TRAINSCOPE_DB or ~/.local/share/trainscope/results.db)");
-    cmd->add_option("--label", o->point.label, "A label for this run in the store");
-    cmd->add_flag("--no-store", o->point.no_store, "Do not store the profile");
+    addStoreOptions(*cmd, o->point.db, o->point.label, o->point.no_store, "the profile");
     auto* fmt_group = cmd->add_option_group("output", "Output format (default: aligned tables)");
     fmt_group->add_flag("--markdown", o->point.markdown, "Markdown tables");
     fmt_group->add_flag("--csv", o->point.csv,
@@ -229,6 +212,6 @@ void addProfileCommand(CLI::App& app, int& code) {
     });
 }
 
-const CommandRegistration registration(15, addProfileCommand);
+const CommandRegistration registration(ts::kProfileLab, addProfileCommand);
 
 }  // namespace

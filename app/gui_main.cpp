@@ -3,9 +3,9 @@
 #include <QCommandLineParser>
 #include <cstdio>
 
-#include "common/theme.h"
-#include "shell/automation.h"
-#include "shell/mainwindow.h"
+#include "ui/common/theme.h"
+#include "ui/shell/automation.h"
+#include "ui/shell/mainwindow.h"
 
 namespace {
 

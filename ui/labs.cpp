@@ -1,30 +1,35 @@
 // One line per lab. The window builds its lab chooser, its views, History's abilities and
 // its reading of stored configurations from this list.
-#include "labs.h"
+#include "ui/labs.h"
 
-#include "attention/attentionpanel.h"
-#include "attention/attentionview.h"
-#include "benchmark/benchpanel.h"
-#include "benchmark/benchview.h"
-#include "distributed/distributedpanel.h"
-#include "distributed/distributedview.h"
-#include "memory/memorypanel.h"
-#include "memory/memoryview.h"
-#include "precision/precisionpanel.h"
-#include "precision/precisionview.h"
-#include "profiler/profilepanel.h"
-#include "profiler/profileview.h"
+#include "ui/attention/attentionpanel.h"
+#include "ui/attention/attentionview.h"
+#include "ui/benchmark/benchpanel.h"
+#include "ui/benchmark/benchview.h"
+#include "ui/distributed/distributedpanel.h"
+#include "ui/distributed/distributedview.h"
+#include "ui/memory/memorypanel.h"
+#include "ui/memory/memoryview.h"
+#include "ui/precision/precisionpanel.h"
+#include "ui/precision/precisionview.h"
+#include "ui/profiler/profilepanel.h"
+#include "ui/profiler/profileview.h"
 
 namespace ts::ui {
 
 template <typename Panel, typename View>
 static LabEntry entry(const char* id, const char* title) {
-    return {QString::fromLatin1(id),
-            QObject::tr(title),
-            [] { return static_cast<LabPanel*>(new Panel); },
-            [] { return static_cast<LabView*>(new View); },
-            &Panel::describeSpec,
-            &Panel::stateFromSpec};
+    LabEntry e{QString::fromLatin1(id),
+               QObject::tr(title),
+               [] { return static_cast<LabPanel*>(new Panel); },
+               [] { return static_cast<LabView*>(new View); },
+               &Panel::describeSpec,
+               &Panel::stateFromSpec,
+               {}};
+    // A lab that takes a training point says so with a static stateFromPoint.
+    if constexpr (requires(const QJsonObject& point) { Panel::stateFromPoint(point); })
+        e.stateFromPoint = &Panel::stateFromPoint;
+    return e;
 }
 
 const std::vector<LabEntry>& uiLabs() {

@@ -21,6 +21,10 @@ struct LabEntry {
     // A stored run's spec JSON: a one-line summary, and the panel state that runs it again.
     std::function<QString(const QJsonObject& spec)> describeSpec;
     std::function<QJsonObject(const QJsonObject& spec)> stateFromSpec;
+    // The panel state that runs one training point (core/point_json.h's JSON) in this lab: how
+    // a view hands a point to another lab ("Profile This Point"); empty where the lab takes no
+    // training point.
+    std::function<QJsonObject(const QJsonObject& point)> stateFromPoint;
 };
 
 // In menu order.

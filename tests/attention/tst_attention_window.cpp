@@ -11,17 +11,17 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/attention_json.h"
-#include "attention/attentionmodel.h"
-#include "attention/attentionpanel.h"
-#include "attention/attentionview.h"
-#include "benchmark/sweepchart.h"
-#include "common/runcontroller.h"
-#include "common/tableview.h"
 #include "common/windowtesting.h"
 #include "core/store.h"
 #include "runtime/environment.h"
-#include "shell/historywidget.h"
-#include "shell/mainwindow.h"
+#include "ui/attention/attentionmodel.h"
+#include "ui/attention/attentionpanel.h"
+#include "ui/attention/attentionview.h"
+#include "ui/common/runcontroller.h"
+#include "ui/common/sweepchart.h"
+#include "ui/common/tableview.h"
+#include "ui/shell/historywidget.h"
+#include "ui/shell/mainwindow.h"
 
 using namespace ts;
 using namespace ts::ui;

@@ -15,8 +15,8 @@
 
 namespace {
 
-ts::BenchConfig tinyConfig() {
-    ts::BenchConfig c;
+ts::PointConfig tinyConfig() {
+    ts::PointConfig c;
     c.model = *ts::modelPreset("tiny");
     c.model.context_length = 16;
     c.batch_size = 2;
@@ -32,7 +32,7 @@ struct Recorder : ts::BenchObserver {
     std::vector<ts::StepSample> steps;
     std::vector<double> fractions;
     std::function<void(const ts::StepSample&)> on_step;
-    void pointStarted(int i, int n, const ts::BenchConfig&) override {
+    void pointStarted(int i, int n, const ts::PointConfig&) override {
         calls.push_back("start " + std::to_string(i) + "/" + std::to_string(n));
     }
     void stepFinished(int, const ts::StepSample& s) override {
@@ -186,8 +186,8 @@ TEST(Benchmark, SweepStoresEachPointAsItFinishes) {
         ts::ResultStore store(path.string());
         ts::SweepSpec spec;
         spec.base = tinyConfig();
-        spec.precisions = {ts::Precision::FP32, ts::Precision::BF16};
-        spec.modes = {ts::Mode::Forward, ts::Mode::Train};
+        spec[ts::Dimension::Precision] = {"fp32", "bf16"};
+        spec[ts::Dimension::Mode] = {"forward", "train"};
         auto points = ts::expandSweep(spec);
         const int64_t run = store.createRun("bench", "test", "{}", "cpu");
         Recorder rec;
@@ -231,7 +231,7 @@ TEST(Benchmark, SweepStopsAtAPointThatCannotBeStored) {
         spec.base = tinyConfig();
         spec.base.warmup = 0;
         spec.base.steps = 1;
-        spec.modes = {ts::Mode::Forward, ts::Mode::Train, ts::Mode::ForwardBackward};
+        spec[ts::Dimension::Mode] = {"forward", "train", "forward-backward"};
         const int64_t run = store.createRun("bench", "test", "{}", "cpu");
         ASSERT_TRUE(store.removeRun(run));
         struct Logging : Recorder {

@@ -16,8 +16,8 @@ namespace {
 
 struct Quiet : ts::BenchObserver {};
 
-ts::BenchConfig tinyCuda() {
-    ts::BenchConfig c;
+ts::PointConfig tinyCuda() {
+    ts::PointConfig c;
     c.model = *ts::modelPreset("mini");
     c.model.context_length = 128;
     c.batch_size = 4;
@@ -150,7 +150,7 @@ TEST(BenchmarkGpu, RealOutOfMemoryIsAResultAndTheNextRunWorks) {
     const int64_t memory = ts::capabilities().devices.at(1).total_memory;
     c.batch_size = std::max<int64_t>(
         1, static_cast<int64_t>(0.6 * static_cast<double>(memory) / scores_per_batch));
-    ASSERT_TRUE(ts::checkBenchRunnable(c).empty()) << ts::checkBenchRunnable(c).front();
+    ASSERT_TRUE(ts::checkPointRunnable(c).empty()) << ts::checkPointRunnable(c).front();
     c.warmup = 0;
     c.steps = 1;
     auto r = ts::runBenchmark(c, q, cancel);
@@ -230,7 +230,7 @@ TEST(CompiledGpu, AttentionImplementationsCapture) {
         c.warmup = 0;
         c.steps = 4;
         c.learning_rate = 3e-3;
-        if (!ts::checkBenchRunnable(c).empty()) continue;  // flash where our kernels are not built
+        if (!ts::checkPointRunnable(c).empty()) continue;  // flash where our kernels are not built
         const auto eager = ts::runBenchmark(c, q, cancel);
         c.exec = ts::ExecMode::Compiled;
         const auto compiled = ts::runBenchmark(c, q, cancel);

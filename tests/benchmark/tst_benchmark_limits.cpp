@@ -13,8 +13,8 @@
 
 namespace {
 
-ts::BenchConfig tiny() {
-    ts::BenchConfig c;
+ts::PointConfig tiny() {
+    ts::PointConfig c;
     c.model = *ts::modelPreset("tiny");
     c.model.context_length = 8;
     c.batch_size = 1;
@@ -22,9 +22,9 @@ ts::BenchConfig tiny() {
     return c;
 }
 
-std::string problems(const ts::BenchConfig& c) {
+std::string problems(const ts::PointConfig& c) {
     std::string all;
-    for (const auto& p : ts::validateBench(c)) all += p + "\n";
+    for (const auto& p : ts::validatePoint(c)) all += p + "\n";
     return all;
 }
 
@@ -94,11 +94,11 @@ TEST(BenchLimits, TensorsNoDeviceHoldsAreRefusedUpFront) {
 TEST(BenchLimits, SweepsAreCountedBeforeTheyAreExpanded) {
     ts::SweepSpec spec;
     spec.base = tiny();
-    spec.context_lengths.assign(100, 8);
-    spec.batch_sizes.assign(100, 1);
+    spec[ts::Dimension::Context].assign(100, "8");
+    spec[ts::Dimension::Batch].assign(100, "1");
     EXPECT_EQ(ts::sweepPointCount(spec), 10000u);
     EXPECT_EQ(ts::expandSweep(spec).size(), 10000u);
-    spec.warmups.assign(2, 0);
+    spec[ts::Dimension::Warmup].assign(2, "0");
     EXPECT_EQ(ts::sweepPointCount(spec), 20000u);
     try {
         ts::expandSweep(spec);
@@ -109,13 +109,14 @@ TEST(BenchLimits, SweepsAreCountedBeforeTheyAreExpanded) {
             << e.what();
     }
     // 63 million points must be refused, not allocated; a count past size_t saturates.
-    spec.devices.assign(3150, "cpu");
+    spec[ts::Dimension::Device].assign(3150, "cpu");
     EXPECT_EQ(ts::sweepPointCount(spec), 63000000u);
     EXPECT_THROW(ts::expandSweep(spec), std::invalid_argument);
     ts::SweepSpec huge;
-    for (auto* v : {&huge.context_lengths, &huge.batch_sizes}) v->assign(1u << 20, 8);
-    huge.warmups.assign(1u << 20, 0);
-    huge.sizes.assign(1u << 20, "tiny");
+    for (auto* v : {&huge[ts::Dimension::Context], &huge[ts::Dimension::Batch]})
+        v->assign(1u << 20, "8");
+    huge[ts::Dimension::Warmup].assign(1u << 20, "0");
+    huge[ts::Dimension::Size].assign(1u << 20, "tiny");
     EXPECT_EQ(ts::sweepPointCount(huge), SIZE_MAX);
     EXPECT_THROW(ts::expandSweep(huge), std::invalid_argument);
 }

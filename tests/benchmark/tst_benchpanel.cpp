@@ -15,10 +15,10 @@
 #include <QWheelEvent>
 #include <QtTest>
 
-#include "benchmark/benchpanel.h"
 #include "runtime/environment.h"
 #include "runtime/python_runner.h"
-#include "shell/presets.h"
+#include "ui/benchmark/benchpanel.h"
+#include "ui/shell/presets.h"
 
 using namespace ts;
 using namespace ts::ui;

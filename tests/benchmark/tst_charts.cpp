@@ -15,22 +15,22 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
-#include "attention/attentionmodel.h"
-#include "attention/attentionview.h"
-#include "benchmark/benchitems.h"
 #include "benchmark/benchmark_json.h"
 #include "benchmark/benchmark_report.h"
-#include "benchmark/benchview.h"
-#include "benchmark/breakdownchart.h"
-#include "benchmark/memorychart.h"
-#include "benchmark/speedupchart.h"
-#include "benchmark/stepchart.h"
-#include "benchmark/sweepchart.h"
-#include "common/chartinteraction.h"
-#include "common/exporter.h"
 #include "common/fakedata.h"
-#include "common/qcp.h"
-#include "common/tableview.h"
+#include "ui/attention/attentionmodel.h"
+#include "ui/attention/attentionview.h"
+#include "ui/benchmark/benchitems.h"
+#include "ui/benchmark/benchview.h"
+#include "ui/benchmark/breakdownchart.h"
+#include "ui/benchmark/memorychart.h"
+#include "ui/benchmark/speedupchart.h"
+#include "ui/benchmark/stepchart.h"
+#include "ui/common/chartinteraction.h"
+#include "ui/common/exporter.h"
+#include "ui/common/qcp.h"
+#include "ui/common/sweepchart.h"
+#include "ui/common/tableview.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -70,20 +70,20 @@ StoredRun stored(qint64 id, const std::vector<BenchResult>& results) {
     return run;
 }
 
-BenchConfig withWarmup(int warmup) {
-    BenchConfig c = fake::config("small", 256, Precision::FP32);
+PointConfig withWarmup(int warmup) {
+    PointConfig c = fake::config("small", 256, Precision::FP32);
     c.warmup = warmup;
     return c;
 }
 
-BenchConfig withMode(Mode m) {
-    BenchConfig c = fake::config("small", 256, Precision::FP32);
+PointConfig withMode(Mode m) {
+    PointConfig c = fake::config("small", 256, Precision::FP32);
     c.mode = m;
     return c;
 }
 
 // A result whose phases are forward f, backward b, optimizer o per step (what the mode runs).
-BenchResult phases(const BenchConfig& c, double f, double b, double o) {
+BenchResult phases(const PointConfig& c, double f, double b, double o) {
     BenchResult r = fake::result(c, 1);
     for (StepSample& s : r.steps) {
         s.forward_ms = f;
@@ -96,7 +96,7 @@ BenchResult phases(const BenchConfig& c, double f, double b, double o) {
 }
 
 // A result whose measured totals have this mean and standard deviation (two values).
-BenchResult spread(const BenchConfig& c, double mean, double std) {
+BenchResult spread(const PointConfig& c, double mean, double std) {
     BenchResult r = fake::result(c, mean);
     int i = 0;
     for (StepSample& s : r.steps) {
@@ -201,7 +201,7 @@ void TestCharts::stepChartKeepsTheLastMarkerInside() {
     QVERIFY(chart->xAxis()->min() <= -0.5);
     QVERIFY(chart->xAxis()->max() >= steps - 1 + 0.5);
     // A long point: the margin grows with the axis so that a marker still fits.
-    BenchConfig c = withWarmup(0);
+    PointConfig c = withWarmup(0);
     c.steps = 1000;
     runInto(view, {fake::result(c, 5)}, 1);
     chart->flushRedraw();
@@ -600,7 +600,7 @@ void TestCharts::zoomPanResetAndHover() {
 
 void TestCharts::resultsHaveMeanAndStdPerPhaseAndNaForCpu() {
     ResultModel m;
-    BenchConfig cpu = withMode(Mode::Forward);
+    PointConfig cpu = withMode(Mode::Forward);
     cpu.device = "cpu";
     const BenchResult gpu = fake::result(withMode(Mode::Train), 10, 0.5);
     m.setResult(0, gpu);
@@ -660,7 +660,7 @@ void TestCharts::resultsHaveMeanAndStdPerPhaseAndNaForCpu() {
 }
 
 void TestCharts::engineReportSaysNaForCpuMemory() {
-    BenchConfig cpu = withMode(Mode::Train);
+    PointConfig cpu = withMode(Mode::Train);
     cpu.device = "cpu";
     const std::vector<BenchResult> rs = {fake::result(withMode(Mode::Train), 10, 0.5),
                                          fake::result(cpu, 4, 0.2)};

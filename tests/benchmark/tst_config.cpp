@@ -75,12 +75,12 @@ TEST(Config, ARunStoredBeforeTheTwoTablesKeepsItsModel) {
     // names the current edition's unless it says otherwise.
     const auto stored =
         ts::sweepFromJson(nlohmann::json::parse(R"({"sizes": ["xl"], "points": 1})"));
-    EXPECT_EQ(stored.sizes, std::vector<std::string>{"xl-2025"});
+    EXPECT_EQ(stored[ts::Dimension::Size], std::vector<std::string>{"xl-2025"});
     const auto file = ts::sweepFromJson(nlohmann::json::parse(R"({"sizes": ["xl"]})"));
-    EXPECT_EQ(file.sizes, std::vector<std::string>{"xl"});
+    EXPECT_EQ(file[ts::Dimension::Size], std::vector<std::string>{"xl"});
     const auto asked =
         ts::sweepFromJson(nlohmann::json::parse(R"({"sizes": ["xl"], "model_table": "2025"})"));
-    EXPECT_EQ(asked.sizes, std::vector<std::string>{"xl-2025"});
+    EXPECT_EQ(asked[ts::Dimension::Size], std::vector<std::string>{"xl-2025"});
     EXPECT_THROW(ts::sweepFromJson(nlohmann::json::parse(R"({"model_table": 2025})")),
                  std::invalid_argument);
 }
@@ -123,17 +123,17 @@ TEST(Config, InvalidDimensionsAreRefusedWithTheReason) {
     m.d_ff = -5;
     EXPECT_TRUE(anyContains(ts::validateModel(m), "d_ff must be positive (got -5)"));
 
-    ts::BenchConfig c;
+    ts::PointConfig c;
     c.batch_size = 0;
     c.steps = 0;
     c.device = "gpu";
-    auto e = ts::validateBench(c);
+    auto e = ts::validatePoint(c);
     EXPECT_TRUE(anyContains(e, "batch_size must be positive (got 0)"));
     EXPECT_TRUE(anyContains(e, "steps must be positive (got 0)"));
     EXPECT_TRUE(anyContains(e, "device 'gpu' is not one of cpu, cuda, cuda:N"));
-    c = ts::BenchConfig{};
+    c = ts::PointConfig{};
     c.device = "cuda:1";
-    EXPECT_TRUE(ts::validateBench(c).empty());
+    EXPECT_TRUE(ts::validatePoint(c).empty());
 }
 
 TEST(Config, EnumNamesRoundTrip) {
@@ -150,9 +150,9 @@ TEST(Config, EnumNamesRoundTrip) {
 TEST(Config, SweepExpandsEveryCombinationInOrder) {
     ts::SweepSpec s;
     s.base.model.context_length = 128;
-    s.sizes = {"small", "medium"};
-    s.context_lengths = {128, 256};
-    s.precisions = {ts::Precision::FP32, ts::Precision::BF16};
+    s[ts::Dimension::Size] = {"small", "medium"};
+    s[ts::Dimension::Context] = {"128", "256"};
+    s[ts::Dimension::Precision] = {"fp32", "bf16"};
     const auto points = ts::expandSweep(s);
     ASSERT_EQ(points.size(), 8u);
     EXPECT_EQ(points[0].model.name, "small");
@@ -161,15 +161,15 @@ TEST(Config, SweepExpandsEveryCombinationInOrder) {
     EXPECT_EQ(points[2].model.context_length, 256);
     EXPECT_EQ(points[4].model.name, "medium");
     EXPECT_EQ(points[4].model.d_model, 1024);
-    s.sizes = {"small"};
-    s.context_lengths = {};
-    s.precisions = {};
-    s.batch_sizes = {1, 8};
+    s[ts::Dimension::Size] = {"small"};
+    s[ts::Dimension::Context] = {};
+    s[ts::Dimension::Precision] = {};
+    s[ts::Dimension::Batch] = {"1", "8"};
     const auto batches = ts::expandSweep(s);
     ASSERT_EQ(batches.size(), 2u);
     EXPECT_EQ(batches[0].batch_size, 1);
     EXPECT_EQ(batches[1].batch_size, 8);
-    s.sizes = {"enormous"};
+    s[ts::Dimension::Size] = {"enormous"};
     EXPECT_THROW(ts::expandSweep(s), std::invalid_argument);
 }
 
@@ -182,14 +182,14 @@ TEST(Config, ExecModeNamesRoundTrip) {
     EXPECT_EQ(ts::namesOf(ts::allExecModes()),
               "eager, compiled, reduce-overhead, max-autotune-no-cudagraphs");
     EXPECT_FALSE(ts::parseExecMode("fast"));
-    EXPECT_EQ(ts::BenchConfig{}.exec, ts::ExecMode::Eager);
+    EXPECT_EQ(ts::PointConfig{}.exec, ts::ExecMode::Eager);
 }
 
 TEST(Config, ExecSweepExpandsInOrder) {
     ts::SweepSpec s;
     s.base.device = "cuda";
-    s.precisions = {ts::Precision::FP32, ts::Precision::BF16};
-    s.execs = {ts::ExecMode::Eager, ts::ExecMode::Compiled};
+    s[ts::Dimension::Precision] = {"fp32", "bf16"};
+    s[ts::Dimension::Exec] = {"eager", "compiled"};
     EXPECT_EQ(ts::sweepPointCount(s), 4u);
     const auto points = ts::expandSweep(s);
     ASSERT_EQ(points.size(), 4u);
@@ -200,31 +200,30 @@ TEST(Config, ExecSweepExpandsInOrder) {
     EXPECT_EQ(points[2].exec, ts::ExecMode::Eager);
     EXPECT_EQ(points[3].precision, ts::Precision::BF16);
     EXPECT_EQ(points[3].exec, ts::ExecMode::Compiled);
-    s.execs = {};
+    s[ts::Dimension::Exec] = {};
     s.base.exec = ts::ExecMode::Compiled;
     for (const auto& p : ts::expandSweep(s))
         EXPECT_EQ(p.exec, ts::ExecMode::Compiled);  // the base value
 }
 
 TEST(Config, ExecModeInJsonAndOldRunsReadAsEager) {
-    ts::BenchConfig c;
+    ts::PointConfig c;
     c.device = "cuda";
     c.exec = ts::ExecMode::Compiled;
     const nlohmann::json j = ts::toJson(c);
     EXPECT_EQ(j.at("exec"), "compiled");
-    EXPECT_EQ(ts::benchFromJson(j), c);
+    EXPECT_EQ(ts::pointFromJson(j), c);
     // A configuration stored before the field existed.
     nlohmann::json old = j;
     old.erase("exec");
-    EXPECT_EQ(ts::benchFromJson(old).exec, ts::ExecMode::Eager);
+    EXPECT_EQ(ts::pointFromJson(old).exec, ts::ExecMode::Eager);
     nlohmann::json result = ts::toJson(ts::BenchResult{});
     result["config"].erase("exec");
     EXPECT_EQ(ts::resultFromJson(result).config.exec, ts::ExecMode::Eager);
     // A sweep file's list, and a wrong name refused with the choices.
     const auto sweep =
         ts::sweepFromJson(nlohmann::json::parse(R"({"execs": ["eager", "compiled"]})"));
-    EXPECT_EQ(sweep.execs,
-              (std::vector<ts::ExecMode>{ts::ExecMode::Eager, ts::ExecMode::Compiled}));
+    EXPECT_EQ(sweep[ts::Dimension::Exec], (std::vector<std::string>{"eager", "compiled"}));
     try {
         ts::sweepFromJson(nlohmann::json::parse(R"({"execs": ["fast"]})"));
         ADD_FAILURE() << "an unknown execution mode was accepted";
@@ -234,32 +233,32 @@ TEST(Config, ExecModeInJsonAndOldRunsReadAsEager) {
             << e.what();
     }
     ts::SweepSpec spec;
-    spec.execs = sweep.execs;
+    spec[ts::Dimension::Exec] = sweep[ts::Dimension::Exec];
     EXPECT_NE(ts::benchSpecJson(spec, 2).find(R"("execs":["eager","compiled"])"),
               std::string::npos);
 }
 
 TEST(Config, CompiledModeRefusesWhatItCannotCapture) {
-    ts::BenchConfig c;
+    ts::PointConfig c;
     c.exec = ts::ExecMode::Compiled;
     c.device = "cpu";
-    EXPECT_TRUE(anyContains(ts::validateBench(c),
+    EXPECT_TRUE(anyContains(ts::validatePoint(c),
                             "compiled mode captures CUDA graphs: it needs a CUDA device"));
     c.device = "cuda:0";
-    EXPECT_TRUE(ts::validateBench(c).empty());
+    EXPECT_TRUE(ts::validatePoint(c).empty());
     c.precision = ts::Precision::BF16;
-    EXPECT_TRUE(ts::validateBench(c).empty());
+    EXPECT_TRUE(ts::validatePoint(c).empty());
     c.precision = ts::Precision::FP16;
-    const auto e = ts::validateBench(c);
+    const auto e = ts::validatePoint(c);
     EXPECT_TRUE(anyContains(e, "compiled mode does not capture fp16 training"))
         << (e.empty() ? "" : e.front());
     EXPECT_TRUE(anyContains(e, "GradScaler"));
     c.mode = ts::Mode::ForwardBackward;  // no loss scaler outside training
-    EXPECT_TRUE(ts::validateBench(c).empty());
+    EXPECT_TRUE(ts::validatePoint(c).empty());
     c.exec = ts::ExecMode::Eager;
     c.mode = ts::Mode::Train;
     c.device = "cpu";
-    EXPECT_TRUE(ts::validateBench(c).empty());
+    EXPECT_TRUE(ts::validatePoint(c).empty());
 }
 
 TEST(Config, ExecColumnShownWhenItVaries) {
@@ -314,14 +313,14 @@ TEST(Config, SourceNamesRoundTripAndDefault) {
     EXPECT_EQ(ts::toString(ts::Source::Python), "python");
     for (auto s : ts::allSources()) EXPECT_EQ(ts::parseSource(ts::toString(s)), s);
     EXPECT_FALSE(ts::parseSource("yours"));
-    EXPECT_EQ(ts::BenchConfig{}.source, ts::Source::TrainScope);
+    EXPECT_EQ(ts::PointConfig{}.source, ts::Source::TrainScope);
 }
 
 TEST(Config, SourceIsASweepDimensionInsideExec) {
     ts::SweepSpec s;
     s.base.python.code = "examples/course-checkout";
-    s.execs = {ts::ExecMode::Eager, ts::ExecMode::Compiled};
-    s.sources = {ts::Source::TrainScope, ts::Source::Python};
+    s[ts::Dimension::Exec] = {"eager", "compiled"};
+    s[ts::Dimension::Source] = {"trainscope", "python"};
     s.base.device = "cuda";
     EXPECT_EQ(ts::sweepPointCount(s), 4u);
     const auto pts = ts::expandSweep(s);
@@ -334,7 +333,7 @@ TEST(Config, SourceIsASweepDimensionInsideExec) {
 }
 
 TEST(Config, TheUsersCodeIsCheckedAndTorchCompileModesAreItsAlone) {
-    ts::BenchConfig c;
+    ts::PointConfig c;
     c.source = ts::Source::Python;
     EXPECT_NE(ts::sourceProblem(c).find("needs the user's code"), std::string::npos);
     c.python.code = "my_model:build";
@@ -357,23 +356,23 @@ TEST(Config, TheUsersCodeIsCheckedAndTorchCompileModesAreItsAlone) {
 }
 
 TEST(Config, SourceInJsonAndOldRunsReadAsTrainScope) {
-    ts::BenchConfig c;
+    ts::PointConfig c;
     c.source = ts::Source::Python;
     c.python = {"ckpt", "opt:make", "/usr/bin/python3", 30};
     const auto j = ts::toJson(c);
     EXPECT_EQ(j.at("source"), "python");
-    EXPECT_EQ(ts::benchFromJson(j), c);
+    EXPECT_EQ(ts::pointFromJson(j), c);
     // TrainScope's points read as they always did: no source or code keys.
-    const auto t = ts::toJson(ts::BenchConfig{});
+    const auto t = ts::toJson(ts::PointConfig{});
     EXPECT_FALSE(t.contains("source"));
     EXPECT_FALSE(t.contains("code"));
-    EXPECT_EQ(ts::benchFromJson(t).source, ts::Source::TrainScope);
+    EXPECT_EQ(ts::pointFromJson(t).source, ts::Source::TrainScope);
     // A sweep's spec keeps its sources and runs again as a sweep file.
     ts::SweepSpec s;
     s.base = c;
-    s.sources = {ts::Source::TrainScope, ts::Source::Python};
+    s[ts::Dimension::Source] = {"trainscope", "python"};
     const auto back = ts::sweepFromJson(nlohmann::json::parse(ts::benchSpecJson(s, 2)));
-    EXPECT_EQ(back.sources, s.sources);
+    EXPECT_EQ(back[ts::Dimension::Source], s[ts::Dimension::Source]);
     EXPECT_EQ(back.base.python, c.python);
 }
 

@@ -3,17 +3,18 @@
 #include <QAbstractItemModelTester>
 #include <QtTest>
 
-#include "benchmark/benchpanel.h"
-#include "benchmark/comparemodel.h"
-#include "benchmark/dimensions.h"
-#include "benchmark/resultmodel.h"
-#include "benchmark/speedupmodel.h"
-#include "benchmark/stepchart.h"
-#include "benchmark/stepmodel.h"
-#include "benchmark/sweepmodel.h"
 #include "common/fakedata.h"
-#include "common/format.h"
-#include "shell/runlistmodel.h"
+#include "ui/benchmark/benchpanel.h"
+#include "ui/benchmark/comparemodel.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/benchmark/speedupmodel.h"
+#include "ui/benchmark/stepchart.h"
+#include "ui/benchmark/stepmodel.h"
+#include "ui/benchmark/sweepmodel.h"
+#include "ui/common/decimate.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/format.h"
+#include "ui/shell/runlistmodel.h"
 
 using namespace ts;
 using namespace ts::ui;

@@ -25,9 +25,9 @@ inline ts::StepSample step(int index, bool warmup, double fwd, double bwd, doubl
     return s;
 }
 
-inline ts::BenchConfig config(const std::string& size, int64_t ctx, ts::Precision p,
+inline ts::PointConfig config(const std::string& size, int64_t ctx, ts::Precision p,
                               ts::AttentionImpl a = ts::AttentionImpl::Naive) {
-    ts::BenchConfig c;
+    ts::PointConfig c;
     c.model = *ts::modelPreset(size);
     c.model.context_length = ctx;
     c.precision = p;
@@ -40,7 +40,7 @@ inline ts::BenchConfig config(const std::string& size, int64_t ctx, ts::Precisio
 }
 
 // A finished point whose measured steps take `totalMs` each, ± `spread`.
-inline ts::BenchResult result(const ts::BenchConfig& c, double totalMs, double spread = 0.1,
+inline ts::BenchResult result(const ts::PointConfig& c, double totalMs, double spread = 0.1,
                               ts::Status status = ts::Status::Ok) {
     ts::BenchResult r;
     r.config = c;

@@ -5,9 +5,9 @@
 #include <QSettings>
 #include <memory>
 
-#include "attention/attentionview.h"
-#include "benchmark/benchview.h"
-#include "shell/mainwindow.h"
+#include "ui/attention/attentionview.h"
+#include "ui/benchmark/benchview.h"
+#include "ui/shell/mainwindow.h"
 
 inline ts::ui::BenchView* benchViewOf(const ts::ui::MainWindow* w) {
     return qobject_cast<ts::ui::BenchView*>(w->labView(QStringLiteral("bench")));

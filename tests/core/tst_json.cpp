@@ -30,8 +30,8 @@ void expectInvalid(F&& f, std::initializer_list<std::string> parts) {
     }
 }
 
-BenchConfig unusualBench() {
-    BenchConfig c;
+PointConfig unusualBench() {
+    PointConfig c;
     c.model = *modelPreset("medium");
     c.model.context_length = 1024;
     c.model.vocab_size = 50257;
@@ -149,9 +149,9 @@ TEST(JsonRoundTrip, ModelConfig) {
 }
 
 TEST(JsonRoundTrip, BenchConfigDefaultAndUnusual) {
-    EXPECT_EQ(benchFromJson(viaText(toJson(BenchConfig{}))), BenchConfig{});
-    const BenchConfig c = unusualBench();
-    EXPECT_EQ(benchFromJson(viaText(toJson(c))), c);
+    EXPECT_EQ(pointFromJson(viaText(toJson(PointConfig{}))), PointConfig{});
+    const PointConfig c = unusualBench();
+    EXPECT_EQ(pointFromJson(viaText(toJson(c))), c);
 }
 
 TEST(JsonRoundTrip, EveryEnumValue) {
@@ -159,7 +159,7 @@ TEST(JsonRoundTrip, EveryEnumValue) {
         for (Precision p : {Precision::FP32, Precision::BF16, Precision::FP16})
             for (AttentionImpl a : {AttentionImpl::Naive, AttentionImpl::Sdpa, AttentionImpl::Tiled,
                                     AttentionImpl::Flash}) {
-                BenchConfig c;
+                PointConfig c;
                 c.mode = m;
                 c.precision = p;
                 c.attention = a;
@@ -167,7 +167,7 @@ TEST(JsonRoundTrip, EveryEnumValue) {
                 EXPECT_EQ(j["mode"], std::string(toString(m)));
                 EXPECT_EQ(j["precision"], std::string(toString(p)));
                 EXPECT_EQ(j["attention"], std::string(toString(a)));
-                EXPECT_EQ(benchFromJson(viaText(j)), c);
+                EXPECT_EQ(pointFromJson(viaText(j)), c);
             }
     for (Status s : {Status::Ok, Status::OOM, Status::Failed, Status::Cancelled}) {
         BenchResult r;
@@ -210,12 +210,12 @@ TEST(JsonRoundTrip, NonFiniteNumbersSurvive) {
 }
 
 TEST(JsonParse, MissingFieldsTakeDefaults) {
-    EXPECT_EQ(benchFromJson(json::object()), BenchConfig{});
+    EXPECT_EQ(pointFromJson(json::object()), PointConfig{});
     EXPECT_EQ(modelFromJson(json::object()), ModelConfig{});
-    BenchConfig expected;
+    PointConfig expected;
     expected.batch_size = 8;
     expected.precision = Precision::FP16;
-    EXPECT_EQ(benchFromJson(json::parse(R"({"batch_size": 8, "precision": "fp16"})")), expected);
+    EXPECT_EQ(pointFromJson(json::parse(R"({"batch_size": 8, "precision": "fp16"})")), expected);
 
     const StepSample s = stepFromJson(json::parse(R"({"index": 4, "total_ms": 1.5})"));
     EXPECT_EQ(s.index, 4);
@@ -225,14 +225,14 @@ TEST(JsonParse, MissingFieldsTakeDefaults) {
     const BenchResult r = resultFromJson(json::parse(R"({"status": "failed", "error": "boom"})"));
     EXPECT_EQ(r.status, Status::Failed);
     EXPECT_EQ(r.error, "boom");
-    EXPECT_EQ(r.config, BenchConfig{});
+    EXPECT_EQ(r.config, PointConfig{});
     EXPECT_TRUE(r.steps.empty());
     EXPECT_EQ(environmentFromJson(json::object()).hostname, "");
     EXPECT_EQ(statsFromJson(json::object()).count, 0);
 }
 
 TEST(JsonParse, SizePresetWithOverrides) {
-    const BenchConfig c = benchFromJson(
+    const PointConfig c = pointFromJson(
         json::parse(R"({"size": "small", "context_length": 512, "vocab_size": 32000})"));
     ModelConfig expected = *modelPreset("small");
     expected.context_length = 512;
@@ -241,58 +241,58 @@ TEST(JsonParse, SizePresetWithOverrides) {
     EXPECT_EQ(c.model.name, "small");
 
     // Changing the shape of a preset makes it something else: "custom".
-    const BenchConfig d = benchFromJson(json::parse(R"({"size": "tiny", "num_layers": 3})"));
+    const PointConfig d = pointFromJson(json::parse(R"({"size": "tiny", "num_layers": 3})"));
     EXPECT_EQ(d.model.name, "custom");
     EXPECT_EQ(d.model.num_layers, 3);
     EXPECT_EQ(d.model.d_model, modelPreset("tiny")->d_model);
 
     // The same inside a model object.
-    const BenchConfig e =
-        benchFromJson(json::parse(R"({"model": {"size": "mini", "context_length": 64}})"));
+    const PointConfig e =
+        pointFromJson(json::parse(R"({"model": {"size": "mini", "context_length": 64}})"));
     EXPECT_EQ(e.model.name, "mini");
     EXPECT_EQ(e.model.d_model, modelPreset("mini")->d_model);
     EXPECT_EQ(e.model.context_length, 64);
 
     // Top-level dimensions without a size adjust the default model.
-    const BenchConfig f = benchFromJson(json::parse(R"({"context_length": 128})"));
+    const PointConfig f = pointFromJson(json::parse(R"({"context_length": 128})"));
     EXPECT_EQ(f.model.context_length, 128);
     EXPECT_EQ(f.model.d_model, ModelConfig{}.d_model);
 }
 
 TEST(JsonParse, IntegralFloatsAcceptedFractionsNot) {
-    EXPECT_EQ(benchFromJson(json::parse(R"({"batch_size": 4.0})")).batch_size, 4);
+    EXPECT_EQ(pointFromJson(json::parse(R"({"batch_size": 4.0})")).batch_size, 4);
     EXPECT_EQ(modelFromJson(json::parse(R"({"vocab_size": 1e4})")).vocab_size, 10000);
-    expectInvalid([] { benchFromJson(json::parse(R"({"batch_size": 4.5})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"batch_size": 4.5})")); },
                   {"batch_size", "4.5"});
 }
 
 TEST(JsonErrors, EnumMessagesNameFieldValueAndChoices) {
-    expectInvalid([] { benchFromJson(json::parse(R"({"precision": "fp8"})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"precision": "fp8"})")); },
                   {"precision: 'fp8' is not one of fp32, bf16, fp16"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"mode": "backward"})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"mode": "backward"})")); },
                   {"mode", "'backward'", "forward-backward", "train"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"attention": "xformers"})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"attention": "xformers"})")); },
                   {"attention", "'xformers'", "naive", "sdpa", "tiled", "flash"});
     expectInvalid([] { resultFromJson(json::parse(R"({"status": "crashed"})")); },
                   {"status", "'crashed'", "ok", "OOM", "failed", "cancelled"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"size": "huge"})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"size": "huge"})")); },
                   {"size", "'huge'", "tiny", "small", "2.7B"});
 }
 
 TEST(JsonErrors, WrongTypesNameTheField) {
-    expectInvalid([] { benchFromJson(json::parse(R"({"batch_size": "4"})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"batch_size": "4"})")); },
                   {"batch_size", "\"4\""});
-    expectInvalid([] { benchFromJson(json::parse(R"({"warmup": 3000000000})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"warmup": 3000000000})")); },
                   {"warmup", "3000000000"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"seed": -1})")); }, {"seed", "-1"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"device": 0})")); }, {"device", "0"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"learning_rate": "fast"})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"seed": -1})")); }, {"seed", "-1"});
+    expectInvalid([] { pointFromJson(json::parse(R"({"device": 0})")); }, {"device", "0"});
+    expectInvalid([] { pointFromJson(json::parse(R"({"learning_rate": "fast"})")); },
                   {"learning_rate", "fast"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"precision": 16})")); }, {"precision", "16"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"model": {"d_model": true}})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"precision": 16})")); }, {"precision", "16"});
+    expectInvalid([] { pointFromJson(json::parse(R"({"model": {"d_model": true}})")); },
                   {"model.d_model", "true"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"model": [1, 2]})")); }, {"model", "[1,2]"});
-    expectInvalid([] { benchFromJson(json::parse("[]")); }, {"expected an object"});
+    expectInvalid([] { pointFromJson(json::parse(R"({"model": [1, 2]})")); }, {"model", "[1,2]"});
+    expectInvalid([] { pointFromJson(json::parse("[]")); }, {"expected an object"});
     expectInvalid([] { stepFromJson(json::parse(R"({"warmup": 1})")); }, {"warmup", "1"});
     expectInvalid([] { statsFromJson(json::parse(R"({"mean": "x"})")); }, {"mean", "\"x\""});
     expectInvalid([] { environmentFromJson(json::parse(R"({"hostname": 5})")); },
@@ -306,13 +306,13 @@ TEST(JsonErrors, WrongTypesNameTheField) {
 }
 
 TEST(JsonErrors, ConfigTyposAndAmbiguityRejected) {
-    expectInvalid([] { benchFromJson(json::parse(R"({"batchsize": 4})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"batchsize": 4})")); },
                   {"batchsize", "unknown"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"model": {"dmodel": 4}})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"model": {"dmodel": 4}})")); },
                   {"model.dmodel", "unknown"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"size": "tiny", "model": {}})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"size": "tiny", "model": {}})")); },
                   {"size", "model"});
-    expectInvalid([] { benchFromJson(json::parse(R"({"model": {}, "d_model": 64})")); },
+    expectInvalid([] { pointFromJson(json::parse(R"({"model": {}, "d_model": 64})")); },
                   {"d_model", "model"});
 }
 
@@ -368,22 +368,22 @@ TEST(JsonSweep, ParsesEveryList) {
     EXPECT_EQ(s.base.model.name, "tiny");
     EXPECT_EQ(s.base.batch_size, 2);
     EXPECT_EQ(s.base.steps, 3);
-    EXPECT_EQ(s.sizes, (std::vector<std::string>{"tiny", "mini", "custom"}));
-    EXPECT_EQ(s.context_lengths, (std::vector<int64_t>{64, 128}));
-    EXPECT_EQ(s.batch_sizes, (std::vector<int64_t>{1, 4}));
-    EXPECT_EQ(s.precisions, (std::vector<Precision>{Precision::FP32, Precision::BF16}));
-    EXPECT_EQ(s.attentions, (std::vector<AttentionImpl>{AttentionImpl::Naive, AttentionImpl::Sdpa,
-                                                        AttentionImpl::Tiled}));
-    EXPECT_EQ(s.modes, (std::vector<Mode>{Mode::Forward, Mode::Train}));
-    EXPECT_EQ(s.warmups, (std::vector<int>{0, 2}));
-    EXPECT_EQ(s.devices, (std::vector<std::string>{"cpu", "cuda:0"}));
+    EXPECT_EQ(s[ts::Dimension::Size], (std::vector<std::string>{"tiny", "mini", "custom"}));
+    EXPECT_EQ(s[ts::Dimension::Context], (std::vector<std::string>{"64", "128"}));
+    EXPECT_EQ(s[ts::Dimension::Batch], (std::vector<std::string>{"1", "4"}));
+    EXPECT_EQ(s[ts::Dimension::Precision], (std::vector<std::string>{"fp32", "bf16"}));
+    EXPECT_EQ(s[ts::Dimension::Attention], (std::vector<std::string>{"naive", "sdpa", "tiled"}));
+    EXPECT_EQ(s[ts::Dimension::Mode], (std::vector<std::string>{"forward", "train"}));
+    EXPECT_EQ(s[ts::Dimension::Warmup], (std::vector<std::string>{"0", "2"}));
+    EXPECT_EQ(s[ts::Dimension::Device], (std::vector<std::string>{"cpu", "cuda:0"}));
     EXPECT_EQ(expandSweep(s).size(), 3u * 2 * 2 * 2 * 3 * 2 * 2 * 2);
 }
 
 TEST(JsonSweep, EmptyAndBaseOnly) {
     const SweepSpec s = sweepFromJson(json::object());
-    EXPECT_EQ(s.base, BenchConfig{});
-    EXPECT_TRUE(s.sizes.empty() && s.precisions.empty() && s.devices.empty());
+    EXPECT_EQ(s.base, PointConfig{});
+    EXPECT_TRUE(s[ts::Dimension::Size].empty() && s[ts::Dimension::Precision].empty() &&
+                s[ts::Dimension::Device].empty());
     EXPECT_EQ(expandSweep(s).size(), 1u);
 }
 
@@ -442,11 +442,11 @@ TEST(JsonLimits, ShownValuesStayShortForDeepAndHugeValues) {
             sweepFromJson(json{{"sizes", json::array({big})}});
         },
         {"sizes[0]", "[0,1,2", "..."});
-    expectInvalid([&] { benchFromJson(json{{"steps", big}}); }, {"steps", "[0,1,2,3"});
+    expectInvalid([&] { pointFromJson(json{{"steps", big}}); }, {"steps", "[0,1,2,3"});
     // A string of invalid UTF-8 is shown, not thrown on.
     expectInvalid(
         [&] {
-            benchFromJson(json{{"steps", std::string("\xff\xfe bad")}});
+            pointFromJson(json{{"steps", std::string("\xff\xfe bad")}});
         },
         {"steps", "bad"});
     // Let the deep value go without recursing, in case the library's destructor does.

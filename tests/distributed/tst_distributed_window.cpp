@@ -16,17 +16,17 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "common/qcp.h"
 #include "core/json.h"
 #include "core/store.h"
 #include "distributed/distributed_json.h"
-#include "distributed/distributedcharts.h"
-#include "distributed/distributeditems.h"
-#include "distributed/distributedpanel.h"
-#include "distributed/distributedview.h"
 #include "runtime/environment.h"
-#include "shell/mainwindow.h"
-#include "shell/presets.h"
+#include "ui/common/qcp.h"
+#include "ui/distributed/distributedcharts.h"
+#include "ui/distributed/distributeditems.h"
+#include "ui/distributed/distributedpanel.h"
+#include "ui/distributed/distributedview.h"
+#include "ui/shell/mainwindow.h"
+#include "ui/shell/presets.h"
 
 using namespace ts;
 using namespace ts::ui;

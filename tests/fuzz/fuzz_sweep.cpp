@@ -1,4 +1,4 @@
-// Sweep files and single points as people write them: sweepFromJson / benchFromJson, then what
+// Sweep files and single points as people write them: sweepFromJson / pointFromJson, then what
 // the CLI does with a sweep (count, expand, validate, the stored spec). A rejection must be
 // std::invalid_argument or a JSON error; anything else (a crash, another exception) is a bug.
 #include <nlohmann/json.hpp>
@@ -20,16 +20,16 @@ void sweep(std::string_view text) {
     const auto points = ts::expandSweep(spec);  // beyond the limit this must throw, not allocate
     fuzz::require(points.size() == n, "expandSweep gives sweepPointCount points");
     for (const auto& p : points)
-        fuzz::reached(ts::validateBench(p).empty() ? "a valid point" : "an invalid point");
+        fuzz::reached(ts::validatePoint(p).empty() ? "a valid point" : "an invalid point");
     ts::benchSpecJson(spec, points.size());
 }
 
 void point(std::string_view text) {
-    const ts::BenchConfig c = ts::benchFromJson(ts::parseJson(text));
+    const ts::PointConfig c = ts::pointFromJson(ts::parseJson(text));
     fuzz::reached("a parsed point");
-    ts::validateBench(c);
+    ts::validatePoint(c);
     // What one build writes, it reads back as the same point.
-    fuzz::require(ts::benchFromJson(ts::parseJson(ts::dumpJson(ts::toJson(c)))) == c ||
+    fuzz::require(ts::pointFromJson(ts::parseJson(ts::dumpJson(ts::toJson(c)))) == c ||
                       c.learning_rate != c.learning_rate ||
                       c.model.rope_theta != c.model.rope_theta,
                   "a point survives its JSON round trip");

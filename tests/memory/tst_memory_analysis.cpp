@@ -170,8 +170,8 @@ TEST(MemoryAnalysis, EmptyTraceHasTheInitialBlocksOnly) {
 
 // ---- The analytic model against hand counts ----
 
-ts::BenchConfig handConfig() {
-    ts::BenchConfig c;
+ts::PointConfig handConfig() {
+    ts::PointConfig c;
     c.model.vocab_size = 100;
     c.model.context_length = 8;
     c.model.d_model = 16;

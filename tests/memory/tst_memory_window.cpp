@@ -12,20 +12,20 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
-#include "common/qcp.h"
-#include "common/tableview.h"
 #include "core/json.h"
 #include "core/store.h"
 #include "memory/memory_json.h"
 #include "memory/memory_pickle.h"
-#include "memory/memorycharts.h"
-#include "memory/memorypanel.h"
-#include "memory/memoryview.h"
 #include "runtime/environment.h"
-#include "shell/historywidget.h"
-#include "shell/mainwindow.h"
-#include "shell/presets.h"
 #include "synthetic_trace.h"
+#include "ui/common/qcp.h"
+#include "ui/common/tableview.h"
+#include "ui/memory/memorycharts.h"
+#include "ui/memory/memorypanel.h"
+#include "ui/memory/memoryview.h"
+#include "ui/shell/historywidget.h"
+#include "ui/shell/mainwindow.h"
+#include "ui/shell/presets.h"
 
 using namespace ts;
 using namespace ts::ui;

@@ -14,17 +14,17 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
-#include "common/runcontroller.h"
 #include "common/windowtesting.h"
 #include "core/store.h"
 #include "precision/precision.h"
-#include "precision/precisionchart.h"
-#include "precision/precisionmodels.h"
-#include "precision/precisionpanel.h"
-#include "precision/precisionview.h"
 #include "runtime/environment.h"
-#include "shell/mainwindow.h"
-#include "shell/presets.h"
+#include "ui/common/runcontroller.h"
+#include "ui/precision/precisionchart.h"
+#include "ui/precision/precisionmodels.h"
+#include "ui/precision/precisionpanel.h"
+#include "ui/precision/precisionview.h"
+#include "ui/shell/mainwindow.h"
+#include "ui/shell/presets.h"
 
 using namespace ts;
 using namespace ts::ui;

@@ -501,7 +501,7 @@ TEST(StepActivity, NoForwardRangeNoSteps) {
 }
 
 TEST(Flops, StepFlopsCountMatmulsAndAttention) {
-    ts::BenchConfig cfg;
+    ts::PointConfig cfg;
     cfg.batch_size = 2;
     cfg.model.context_length = 4;
     cfg.model.d_model = 8;

@@ -15,23 +15,23 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
-#include "benchmark/resultmodel.h"
-#include "benchmark/speedupmodel.h"
-#include "benchmark/sweepchart.h"
-#include "common/qcp.h"
 #include "common/stallprobe.h"
-#include "common/tableview.h"
 #include "common/windowtesting.h"
 #include "core/store.h"
-#include "profiler/profileanalysis.h"
-#include "profiler/profilecharts.h"
-#include "profiler/profilemodels.h"
-#include "profiler/profilepanel.h"
 #include "profiler/profiler_json.h"
-#include "profiler/profileview.h"
-#include "profiler/timelinechart.h"
 #include "runtime/environment.h"
 #include "runtime/python_runner.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/benchmark/speedupmodel.h"
+#include "ui/common/qcp.h"
+#include "ui/common/sweepchart.h"
+#include "ui/common/tableview.h"
+#include "ui/profiler/profileanalysis.h"
+#include "ui/profiler/profilecharts.h"
+#include "ui/profiler/profilemodels.h"
+#include "ui/profiler/profilepanel.h"
+#include "ui/profiler/profileview.h"
+#include "ui/profiler/timelinechart.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -487,7 +487,7 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
     QVERIFY(w->startRun());
     QVERIFY(finished.wait(180000) || !finished.isEmpty());
     BenchView* bench = benchViewOf(w.get());
-    const BenchConfig point = bench->document()->results()->entries().front().result.config;
+    const PointConfig point = bench->document()->results()->entries().front().result.config;
     // Nothing selected: nothing to profile.
     QVERIFY(!bench->profilePointAction()->isEnabled());
     QVERIFY(!bench->profilePoint(5));
@@ -515,7 +515,7 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
     QCOMPARE(finished.count(), 2);
     QVERIFY(finished[1][0].value<RunOutcome>() == RunOutcome::Completed);
     QCOMPARE(shown.count(), 1);
-    const BenchConfig profiled = view->result()->spec.bench;
+    const PointConfig profiled = view->result()->spec.bench;
     QCOMPARE(profiled.model.name, point.model.name);
     QCOMPARE(profiled.model.context_length, int64_t(48));
     QCOMPARE(profiled.batch_size, point.batch_size);

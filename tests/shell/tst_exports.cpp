@@ -14,20 +14,20 @@
 #include <QtTest>
 #include <ctime>
 
-#include "benchmark/benchformat.h"
-#include "benchmark/memorychart.h"
-#include "benchmark/resultmodel.h"
-#include "benchmark/speedupmodel.h"
-#include "benchmark/stepchart.h"
-#include "benchmark/stepmodel.h"
-#include "benchmark/sweepchart.h"
-#include "benchmark/sweepmodel.h"
-#include "common/exporter.h"
 #include "common/fakedata.h"
-#include "common/format.h"
-#include "common/qcp.h"
-#include "common/theme.h"
-#include "shell/exportdialog.h"
+#include "ui/benchmark/memorychart.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/benchmark/speedupmodel.h"
+#include "ui/benchmark/stepchart.h"
+#include "ui/benchmark/stepmodel.h"
+#include "ui/benchmark/sweepmodel.h"
+#include "ui/common/exporter.h"
+#include "ui/common/format.h"
+#include "ui/common/pointformat.h"
+#include "ui/common/qcp.h"
+#include "ui/common/sweepchart.h"
+#include "ui/common/theme.h"
+#include "ui/shell/exportdialog.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -47,7 +47,7 @@ ExportContext context() {
     ctx.runLabel = QStringLiteral("test run");
     ctx.storeRunId = 42;
     ctx.environment = fake::result(fake::config("tiny", 32, Precision::FP32), 1).environment;
-    const std::vector<BenchConfig> configs{fake::config("small", 256, Precision::FP32),
+    const std::vector<PointConfig> configs{fake::config("small", 256, Precision::FP32),
                                            fake::config("small", 256, Precision::BF16)};
     ctx.configuration = describeSweep(configs);
     ctx.configurationJson = configurationJson(configs);

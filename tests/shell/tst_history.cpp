@@ -20,14 +20,14 @@
 
 #include "attention/attention_lab.h"
 #include "benchmark/benchmark.h"
-#include "common/labpanel.h"
 #include "common/windowtesting.h"
 #include "core/store.h"
-#include "shell/historytable.h"
-#include "shell/historywidget.h"
-#include "shell/mainwindow.h"
-#include "shell/runconfig.h"
-#include "shell/runlistmodel.h"
+#include "ui/common/labpanel.h"
+#include "ui/shell/historytable.h"
+#include "ui/shell/historywidget.h"
+#include "ui/shell/mainwindow.h"
+#include "ui/shell/runconfig.h"
+#include "ui/shell/runlistmodel.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -68,13 +68,13 @@ std::string xlSweepSpec() {
     SweepSpec s;
     s.base.device = "cuda:0";
     s.base.steps = 20;
-    s.sizes = {"small", "xl"};
-    s.context_lengths = {256, 512};
-    s.batch_sizes = {4};
-    s.precisions = {Precision::BF16};
-    s.attentions = {AttentionImpl::Naive};
-    s.modes = {Mode::Train};
-    s.warmups = {2};
+    s[ts::Dimension::Size] = {"small", "xl"};
+    s[ts::Dimension::Context] = {"256", "512"};
+    s[ts::Dimension::Batch] = {"4"};
+    s[ts::Dimension::Precision] = {"bf16"};
+    s[ts::Dimension::Attention] = {"naive"};
+    s[ts::Dimension::Mode] = {"train"};
+    s[ts::Dimension::Warmup] = {"2"};
     return benchSpecJson(s, 4);
 }
 

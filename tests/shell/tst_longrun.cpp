@@ -5,7 +5,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "shell/longruncheck.h"
+#include "ui/shell/longruncheck.h"
 
 using namespace ts::ui;
 

@@ -10,9 +10,9 @@
 #include <QStyleOptionButton>
 #include <QtTest>
 
-#include "common/theme.h"
 #include "common/windowtesting.h"
-#include "shell/mainwindow.h"
+#include "ui/common/theme.h"
+#include "ui/shell/mainwindow.h"
 
 using namespace ts::ui;
 

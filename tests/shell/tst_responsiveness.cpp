@@ -13,10 +13,10 @@
 #include <QTimer>
 #include <QtTest>
 
-#include "common/labpanel.h"
 #include "common/stallprobe.h"
 #include "common/windowtesting.h"
-#include "shell/mainwindow.h"
+#include "ui/common/labpanel.h"
+#include "ui/shell/mainwindow.h"
 
 using namespace ts::ui;
 

@@ -8,13 +8,13 @@
 #include <chrono>
 #include <thread>
 
-#include "benchmark/benchitems.h"
 #include "benchmark/benchmark_json.h"
-#include "benchmark/storedbenchrun.h"
 #include "common/fakedata.h"
-#include "common/runcontroller.h"
-#include "common/storeaccess.h"
 #include "core/store.h"
+#include "ui/benchmark/benchitems.h"
+#include "ui/benchmark/storedbenchrun.h"
+#include "ui/common/runcontroller.h"
+#include "ui/common/storeaccess.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -46,7 +46,7 @@ struct FakeSweep {
                         int64_t runId) {
             BenchItemForwarder obs(job);  // as the benchmark panel's job reports
             for (int p = 0; p < points; ++p) {
-                BenchConfig c = fake::config("tiny", 32, Precision::FP32);
+                PointConfig c = fake::config("tiny", 32, Precision::FP32);
                 c.batch_size = marker;
                 c.steps = steps;
                 c.warmup = 0;

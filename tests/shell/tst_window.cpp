@@ -17,16 +17,16 @@
 #include <QtCharts/QLineSeries>
 #include <QtTest>
 
-#include "benchmark/memorychart.h"
-#include "benchmark/stepchart.h"
-#include "benchmark/storedbenchrun.h"
-#include "benchmark/sweepchart.h"
-#include "common/labpanel.h"
-#include "common/tableview.h"
-#include "common/theme.h"
 #include "common/windowtesting.h"
-#include "shell/historywidget.h"
-#include "shell/mainwindow.h"
+#include "ui/benchmark/memorychart.h"
+#include "ui/benchmark/stepchart.h"
+#include "ui/benchmark/storedbenchrun.h"
+#include "ui/common/labpanel.h"
+#include "ui/common/sweepchart.h"
+#include "ui/common/tableview.h"
+#include "ui/common/theme.h"
+#include "ui/shell/historywidget.h"
+#include "ui/shell/mainwindow.h"
 
 using namespace ts;
 using namespace ts::ui;

@@ -12,15 +12,15 @@
 #include <cstdio>
 #include <vector>
 
-#include "attention/attentionmodel.h"
-#include "benchmark/memorychart.h"
-#include "benchmark/resultmodel.h"
-#include "benchmark/stepchart.h"
-#include "benchmark/stepmodel.h"
-#include "common/labpanel.h"
 #include "common/stallprobe.h"
 #include "common/windowtesting.h"
 #include "runtime/environment.h"
+#include "ui/attention/attentionmodel.h"
+#include "ui/benchmark/memorychart.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/benchmark/stepchart.h"
+#include "ui/benchmark/stepmodel.h"
+#include "ui/common/labpanel.h"
 
 using namespace ts;
 using namespace ts::ui;

@@ -1,10 +1,10 @@
-#include "attention/attentionmodel.h"
+#include "ui/attention/attentionmodel.h"
 
 #include <QBrush>
 #include <QColor>
 #include <QStringList>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

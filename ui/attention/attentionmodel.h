@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "attention/attention_lab.h"
-#include "benchmark/seriesmodel.h"
+#include "ui/common/seriesmodel.h"
 
 Q_DECLARE_METATYPE(ts::AttentionCell)
 

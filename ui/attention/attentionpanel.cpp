@@ -1,4 +1,4 @@
-#include "attention/attentionpanel.h"
+#include "ui/attention/attentionpanel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -15,12 +15,12 @@
 #include <memory>
 
 #include "attention/attention_json.h"
-#include "attention/attentionmodel.h"
-#include "attention/attentionview.h"
-#include "common/checkrow.h"
-#include "common/format.h"
 #include "core/store.h"
 #include "runtime/environment.h"
+#include "ui/attention/attentionmodel.h"
+#include "ui/attention/attentionview.h"
+#include "ui/common/checkrow.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

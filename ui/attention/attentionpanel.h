@@ -7,7 +7,7 @@
 #include <QMap>
 
 #include "attention/attention_lab.h"
-#include "common/labpanel.h"
+#include "ui/common/labpanel.h"
 
 class QCheckBox;
 class QComboBox;

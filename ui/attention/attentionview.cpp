@@ -1,4 +1,4 @@
-#include "attention/attentionview.h"
+#include "ui/attention/attentionview.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/attention_report.h"
-#include "attention/attentionmodel.h"
-#include "benchmark/sweepchart.h"
-#include "common/format.h"
-#include "common/tableview.h"
 #include "core/json.h"
+#include "ui/attention/attentionmodel.h"
+#include "ui/common/format.h"
+#include "ui/common/sweepchart.h"
+#include "ui/common/tableview.h"
 
 namespace ts::ui {
 

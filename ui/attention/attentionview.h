@@ -2,7 +2,7 @@
 // cell with its correctness check, times, TFLOP/s and memory.
 #pragma once
 
-#include "common/labview.h"
+#include "ui/common/labview.h"
 
 class QComboBox;
 

@@ -1,10 +1,10 @@
-#include "benchmark/benchitems.h"
+#include "ui/benchmark/benchitems.h"
 
 #include <QVariant>
 
 namespace ts::ui {
 
-void BenchItemForwarder::pointStarted(int index, int count, const BenchConfig& config) {
+void BenchItemForwarder::pointStarted(int index, int count, const PointConfig& config) {
     out_.item(QVariant::fromValue(BenchPointStarted{index, count, config}));
 }
 

@@ -5,13 +5,14 @@
 #include <QMetaType>
 
 #include "benchmark/benchmark.h"
-#include "common/runcontroller.h"
+#include "ui/common/metatypes.h"
+#include "ui/common/runcontroller.h"
 
 namespace ts::ui {
 
 struct BenchPointStarted {
     int index = 0, count = 0;
-    BenchConfig config;
+    PointConfig config;
 };
 struct BenchStep {
     int point = 0;
@@ -26,7 +27,7 @@ struct BenchPointFinished {
 class BenchItemForwarder final : public BenchObserver {
 public:
     explicit BenchItemForwarder(JobObserver& out) : out_(out) {}
-    void pointStarted(int index, int count, const BenchConfig& config) override;
+    void pointStarted(int index, int count, const PointConfig& config) override;
     void stepFinished(int index, const StepSample& sample) override;
     void pointFinished(int index, const BenchResult& result) override;
     void progress(double fraction, double eta_seconds) override {
@@ -40,8 +41,6 @@ private:
 
 }  // namespace ts::ui
 
-Q_DECLARE_METATYPE(ts::BenchConfig)
-Q_DECLARE_METATYPE(ts::StepSample)
 Q_DECLARE_METATYPE(ts::BenchResult)
 Q_DECLARE_METATYPE(ts::ui::BenchPointStarted)
 Q_DECLARE_METATYPE(ts::ui::BenchStep)

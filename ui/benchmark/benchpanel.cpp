@@ -1,4 +1,4 @@
-#include "benchmark/benchpanel.h"
+#include "ui/benchmark/benchpanel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -18,13 +18,14 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "benchmark/benchformat.h"
-#include "benchmark/benchitems.h"
 #include "benchmark/benchmark.h"
-#include "common/checkrow.h"
-#include "common/codechoice.h"
-#include "common/format.h"
 #include "core/json.h"
+#include "ui/benchmark/benchitems.h"
+#include "ui/common/checkrow.h"
+#include "ui/common/codechoice.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/format.h"
+#include "ui/common/pointformat.h"
 
 namespace ts::ui {
 
@@ -187,6 +188,7 @@ void BenchPanel::build() {
     execForm->addRow(tr("Parallel &strategy:"), strategy_);
     execForm->addRow(tr("&Warm-up steps:"), warmup_);
     execForm->addRow(tr("&Measured steps:"), steps_);
+    dims_ = std::make_unique<DimensionFields>(execBox, execForm, /*lists=*/true);
     outer->addWidget(execBox);
 
     outer->addStretch();
@@ -213,6 +215,8 @@ void BenchPanel::build() {
                     {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("steps"), steps_},
                     {QStringLiteral("label"), label_}});
+    for (const auto& [dim, edit] : dims_->edits())
+        registerFields(QHash<QString, QWidget*>{{dimensionKey(dim), edit}});
 
     // Defaults: a run of seconds on any machine.
     for (int i = 0; i < sizes_->count(); ++i)
@@ -237,6 +241,8 @@ void BenchPanel::build() {
         connect(s, &QSpinBox::valueChanged, this, changedSlot);
     for (QLineEdit* e : {label_, context_, batch_, warmup_})
         connect(e, &QLineEdit::textChanged, this, changedSlot);
+    for (const auto& [dim, edit] : dims_->edits())
+        connect(edit, &QLineEdit::textChanged, this, changedSlot);
     connect(code_, &CodeChoice::changed, this, changedSlot);
     for (auto* cb : modes_) connect(cb, &QCheckBox::toggled, this, changedSlot);
     for (auto* cb : precisions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
@@ -251,8 +257,8 @@ void BenchPanel::build() {
     updateAvailability();
 }
 
-BenchConfig BenchPanel::baseConfig() const {
-    BenchConfig c;
+PointConfig BenchPanel::baseConfig() const {
+    PointConfig c;
     c.model.vocab_size = vocab_->value();
     c.model.d_model = dModel_->value();
     c.model.d_ff = dFf_->value();
@@ -295,7 +301,7 @@ void BenchPanel::updateAvailability() {
     // Each option is probed on the current device; the engine's reason becomes the tooltip.
     const bool wasUpdating = updating_;
     updating_ = true;
-    BenchConfig probe = baseConfig();
+    PointConfig probe = baseConfig();
     // A small, valid model for probing: the reasons must be about the option, not the sizes.
     if (auto tiny = modelPreset("tiny")) {
         tiny->context_length = 64;
@@ -304,14 +310,14 @@ void BenchPanel::updateAvailability() {
     probe.batch_size = 1;
     probe.warmup = 0;
     probe.steps = 1;
-    auto reasonFor = [&](const BenchConfig& c) -> QString {
+    auto reasonFor = [&](const PointConfig& c) -> QString {
         if (!capsKnown_) return tr("Checking what this machine can run…");
         QStringList msgs;
-        for (const auto& m : checkBenchRunnable(c)) msgs << qstr(m);
+        for (const auto& m : checkPointRunnable(c)) msgs << qstr(m);
         return msgs.join(QLatin1Char('\n'));
     };
     for (Precision p : allPrecisions()) {
-        BenchConfig c = probe;
+        PointConfig c = probe;
         c.precision = p;
         c.attention = AttentionImpl::Naive;
         const QString why = p == Precision::FP32 ? QString() : reasonFor(c);
@@ -321,7 +327,7 @@ void BenchPanel::updateAvailability() {
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
     for (AttentionImpl a : kAttentions) {
-        BenchConfig c = probe;
+        PointConfig c = probe;
         c.precision = Precision::FP32;
         c.attention = a;
         // The flash kernels run in half precision only; probe them as they would be used.
@@ -345,7 +351,7 @@ void BenchPanel::updateAvailability() {
     {
         // Compiled mode needs a CUDA device (TrainScope's CUDA graphs; torch.compile runs on the
         // CPU too); fp16 training is flagged by validation instead.
-        BenchConfig c = probe;
+        PointConfig c = probe;
         c.precision = Precision::FP32;
         c.attention = AttentionImpl::Naive;
         c.exec = ExecMode::Compiled;
@@ -398,6 +404,7 @@ QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
         return m.contains(QLatin1String("fp16")) ? QList<QWidget*>{execModeBox_, precisionBox_}
                                                  : QList<QWidget*>{execModeBox_};
     if (m.contains(QLatin1String("attention '"))) return {attentionBox_};
+    if (QWidget* w = dims_->fieldFor(m)) return {w};
     if (m.contains(QLatin1String("bf16")) || m.contains(QLatin1String("fp16")))
         return {precisionBox_};
     const QList<QPair<QString, QWidget*>> keys = {
@@ -448,51 +455,73 @@ void BenchPanel::revalidate() {
         add(warmup_, tr("Warm-up steps: %1").arg(err));
         warm = {spec.base.warmup};
     }
-    for (int64_t w : warm)
-        if (w > 1'000'000) add(warmup_, tr("Warm-up steps: %1 is too many").arg(w));
-    spec.context_lengths.assign(ctx.begin(), ctx.end());
-    for (int64_t w : warm)
-        spec.warmups.push_back(static_cast<int>(std::clamp<int64_t>(w, -1, 1'000'000)));
+    for (int64_t w : warm) {
+        if (w > kMaxSteps) add(warmup_, tr("Warm-up steps: %1 is too many").arg(w));
+        if (w < 0) add(warmup_, tr("Warm-up steps: %1 is below zero").arg(w));
+    }
+    // Each dimension's values as the point's table keeps them (Note [point dimensions]).
+    auto names = [](const auto& values) {
+        std::vector<std::string> out;
+        for (const auto& v : values) out.emplace_back(toString(v));
+        return out;
+    };
+    auto numbers = [](const auto& values) {
+        std::vector<std::string> out;
+        for (auto v : values) out.push_back(std::to_string(v));
+        return out;
+    };
+    spec[Dimension::Context] = numbers(ctx);
+    spec[Dimension::Batch] = numbers(batches_);
+    std::vector<int64_t> warmups;
+    for (int64_t w : warm) warmups.push_back(std::clamp<int64_t>(w, 0, kMaxSteps));
+    spec[Dimension::Warmup] = numbers(warmups);
+    auto& sizes = spec[Dimension::Size];
     for (int i = 0; i < sizes_->count(); ++i)
         if (sizes_->item(i)->checkState() == Qt::Checked)
-            spec.sizes.push_back(sizes_->item(i)->data(Qt::UserRole).toString().toStdString());
-    if (spec.sizes.empty()) add(sizes_, tr("Pick at least one model size"));
+            sizes.push_back(sizes_->item(i)->data(Qt::UserRole).toString().toStdString());
+    if (sizes.empty()) add(sizes_, tr("Pick at least one model size"));
+    std::vector<Mode> modes;
     for (Mode m : allModes())
-        if (modes_[m]->isChecked()) spec.modes.push_back(m);
-    if (spec.modes.empty()) add(modeBox_, tr("Pick at least one mode"));
+        if (modes_[m]->isChecked()) modes.push_back(m);
+    if (modes.empty()) add(modeBox_, tr("Pick at least one mode"));
+    spec[Dimension::Mode] = names(modes);
+    std::vector<Precision> precisions;
     for (Precision p : allPrecisions())
-        if (precisions_[p]->isChecked()) spec.precisions.push_back(p);
-    if (spec.precisions.empty()) add(precisionBox_, tr("Pick at least one precision"));
+        if (precisions_[p]->isChecked()) precisions.push_back(p);
+    if (precisions.empty()) add(precisionBox_, tr("Pick at least one precision"));
+    spec[Dimension::Precision] = names(precisions);
+    std::vector<AttentionImpl> attentions;
     for (AttentionImpl a : kAttentions)
-        if (attentions_[a]->isChecked()) spec.attentions.push_back(a);
-    if (spec.attentions.empty()) add(attentionBox_, tr("Pick at least one attention backend"));
+        if (attentions_[a]->isChecked()) attentions.push_back(a);
+    if (attentions.empty()) add(attentionBox_, tr("Pick at least one attention backend"));
+    spec[Dimension::Attention] = names(attentions);
+    std::vector<ExecMode> execs;
     for (ExecMode e : allExecModes())
-        if (execs_[e]->isChecked()) spec.execs.push_back(e);
-    if (spec.execs.empty()) add(execModeBox_, tr("Pick eager, compiled or both"));
-    spec.sources = code_->sources();
-    if (spec.sources.empty())
+        if (execs_[e]->isChecked()) execs.push_back(e);
+    if (execs.empty()) add(execModeBox_, tr("Pick eager, compiled or both"));
+    spec[Dimension::Exec] = names(execs);
+    spec[Dimension::Source] = names(code_->sources());
+    {
+        QHash<QWidget*, QStringList> dimProblems;
+        for (auto& [dim, values] : dims_->values(dimProblems)) spec[dim] = std::move(values);
+        for (auto it = dimProblems.begin(); it != dimProblems.end(); ++it)
+            for (const QString& m : it.value()) add(it.key(), m);
+    }
+    if (spec[Dimension::Source].empty())
         add(code_->sourceBox(), tr("Pick TrainScope's model, your code or both"));
-    customBox_->setEnabled(std::find(spec.sizes.begin(), spec.sizes.end(), "custom") !=
-                           spec.sizes.end());
+    customBox_->setEnabled(std::find(sizes.begin(), sizes.end(), "custom") != sizes.end());
 
     const QHash<QWidget*, QStringList> parseProblems = byField;
-    if (!spec.sizes.empty()) {
+    if (!sizes.empty()) {
         // The sweep's size, before expanding it: a typo like "1-1000" must not allocate.
-        const size_t count = spec.sizes.size() * spec.context_lengths.size() *
-                             spec.precisions.size() * spec.attentions.size() * spec.modes.size() *
-                             spec.warmups.size() * std::max<size_t>(spec.execs.size(), 1) *
-                             std::max<size_t>(spec.sources.size(), 1) * batches_.size();
+        const size_t count = sweepPointCount(spec);
         if (count > static_cast<size_t>(kMaxPoints)) {
             general << tr("The sweep has %1 points; at most %2 can run at once")
                            .arg(count)
                            .arg(kMaxPoints);
         } else {
             try {
-                for (int64_t b : batches_) {
-                    SweepSpec s = spec;
-                    s.base.batch_size = b;
-                    for (auto& p : expandSweep(s)) points_.push_back(std::move(p));
-                }
+                points_ = expandSweep(spec);
             } catch (const std::exception& e) {
                 general << qstr(std::string(e.what()));
             }
@@ -507,9 +536,9 @@ void BenchPanel::revalidate() {
             addAll(ws, inPanelWords(msg));
         };
         for (const auto& p : points_) {
-            for (const auto& m : validateBench(p)) addChecked(m);
+            for (const auto& m : validatePoint(p)) addChecked(m);
             if (capsKnown_)
-                for (const auto& m : checkBenchRunnable(p)) addChecked(m);
+                for (const auto& m : checkPointRunnable(p)) addChecked(m);
         }
         // The user's code: an interpreter or a file that is not there, said before Run.
         if (const QString m = code_->problem(); !m.isEmpty()) addChecked(m.toStdString());
@@ -536,9 +565,7 @@ std::optional<LabJob> BenchPanel::makeJob() const {
     job.label = label_->text().trimmed();
     job.point_count = static_cast<int>(points_.size());
     job.device = points_.front().device;
-    SweepSpec asked = spec_;
-    asked.batch_sizes = batches_;
-    job.spec_json = benchSpecJson(asked, points_.size());
+    job.spec_json = benchSpecJson(spec_, points_.size());
     const std::string device = job.device;
     job.environment = [device] { return currentEnvironment(device); };
     job.run = [points = points_](JobObserver& obs, const CancelToken& cancel, ResultStore* store,
@@ -565,6 +592,7 @@ QJsonObject BenchPanel::state() const {
     o[QLatin1String("context")] = context_->text();
     o[QLatin1String("batch")] = batch_->text();
     o[QLatin1String("warmup")] = warmup_->text();
+    dims_->save(o);
     o[QLatin1String("steps")] = steps_->value();
     QStringList modes, precs, atts, execs;
     for (Mode m : allModes())
@@ -629,6 +657,7 @@ void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
     text("context", context_);
     text("batch", batch_);
     text("warmup", warmup_);
+    dims_->load(o);
     if (o.contains(QLatin1String("steps")))
         steps_->setValue(o.value(QLatin1String("steps")).toInt(steps_->value()));
     auto checks = [&](const char* key, auto& boxes, const auto& all) {
@@ -733,6 +762,7 @@ QString BenchPanel::describeSpec(const QJsonObject& s) {
           << QObject::tr("steps %1").arg(base.value(QLatin1String("steps")).toInteger())
           << jsonListText(s.value(QLatin1String("devices")), base.value(QLatin1String("device")))
                  .join(dot);
+    parts << DimensionFields::describe(s, base);  // checkpointing, where not the default
     // The user's code, where the run had it (runs stored before the field are TrainScope's).
     const QStringList sources =
         jsonListText(s.value(QLatin1String("sources")), base.value(QLatin1String("source")));
@@ -775,6 +805,7 @@ QJsonObject BenchPanel::stateFromSpec(const QJsonObject& s) {
         jsonListText(s.value(QLatin1String("warmups")), base.value(QLatin1String("warmup")))
             .join(comma);
     o[QStringLiteral("steps")] = base.value(QLatin1String("steps"));
+    DimensionFields::stateFromSpec(s, base, o);
     o[QStringLiteral("modes")] = QJsonArray::fromStringList(
         jsonListText(s.value(QLatin1String("modes")), base.value(QLatin1String("mode"))));
     o[QStringLiteral("precisions")] = QJsonArray::fromStringList(

@@ -7,9 +7,11 @@
 #include <QHash>
 #include <QMap>
 #include <QPointer>
+#include <memory>
 
 #include "benchmark/benchmark.h"
-#include "common/labpanel.h"
+#include "ui/common/dimensionfields.h"
+#include "ui/common/labpanel.h"
 
 class QCheckBox;
 class QComboBox;
@@ -38,14 +40,14 @@ public:
     void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
 
     // The points the current fields expand to (empty when a field does not parse).
-    std::vector<BenchConfig> points() const { return points_; }
+    std::vector<PointConfig> points() const { return points_; }
 
 private:
     void build();
     void revalidate() override;
     void updateAvailability() override;
     QList<QWidget*> widgetsForMessage(const QString& message) const;
-    BenchConfig baseConfig() const;
+    PointConfig baseConfig() const;
 
     QLineEdit* label_;
     QListWidget* sizes_;
@@ -60,8 +62,11 @@ private:
     CodeChoice* code_;  // TrainScope's model, the user's code, or both (a sweep dimension)
     QComboBox* strategy_;
     QGroupBox *modeBox_, *precisionBox_, *attentionBox_, *execModeBox_, *compileModeBox_;
+    // The point's dimensions without a field of their own here (checkpointing, and any added
+    // later): a line each, a comma list sweeps it.
+    std::unique_ptr<DimensionFields> dims_;
 
-    std::vector<BenchConfig> points_;
+    std::vector<PointConfig> points_;
     std::vector<int64_t> batches_;
     SweepSpec spec_;
 };

@@ -1,4 +1,4 @@
-#include "benchmark/benchview.h"
+#include "ui/benchmark/benchview.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -11,20 +11,22 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
-#include "benchmark/benchformat.h"
-#include "benchmark/benchitems.h"
-#include "benchmark/breakdownchart.h"
-#include "benchmark/comparewidget.h"
-#include "benchmark/dimensions.h"
-#include "benchmark/memorychart.h"
-#include "benchmark/speedupchart.h"
-#include "benchmark/stepchart.h"
-#include "benchmark/storedbenchrun.h"
-#include "benchmark/sweepchart.h"
-#include "common/format.h"
-#include "common/tableview.h"
-#include "profiler/profiler_json.h"
+#include "core/json.h"
+#include "core/point_json.h"
+#include "ui/benchmark/benchitems.h"
+#include "ui/benchmark/breakdownchart.h"
+#include "ui/benchmark/comparewidget.h"
+#include "ui/benchmark/memorychart.h"
+#include "ui/benchmark/speedupchart.h"
+#include "ui/benchmark/stepchart.h"
+#include "ui/benchmark/storedbenchrun.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/format.h"
+#include "ui/common/pointformat.h"
+#include "ui/common/sweepchart.h"
+#include "ui/common/tableview.h"
 
 namespace ts::ui {
 
@@ -40,7 +42,7 @@ QWidget* withControls(QWidget* parent, QLayout* controls, QWidget* body) {
 }  // namespace
 
 BenchView::BenchView(QWidget* parent) : LabView(parent) {
-    qRegisterMetaType<BenchConfig>();
+    qRegisterMetaType<PointConfig>();
     qRegisterMetaType<StepSample>();
     qRegisterMetaType<QList<StepSample>>();
     qRegisterMetaType<BenchResult>();
@@ -321,7 +323,7 @@ void BenchView::replay(const StoredRun& stored, double speed) {
 
 void BenchView::connectReplayer() {
     connect(&replayer_, &Replayer::pointStarted, this,
-            [this](int index, int count, const BenchConfig& c) {
+            [this](int index, int count, const PointConfig& c) {
                 doc_.startPoint(index, c);
                 Q_EMIT statusText(tr("Replaying point %1 of %2: %3")
                                       .arg(index + 1)
@@ -401,7 +403,7 @@ ExportContext BenchView::compareContext() const {
     const auto& b = compare_.sideB();
     ctx.title = tr("Comparison of run %1 (A) and run %2 (B)").arg(a.info.id).arg(b.info.id);
     if (!a.points.empty()) ctx.environment = a.points.front().environment;
-    std::vector<BenchConfig> configs;
+    std::vector<PointConfig> configs;
     for (const auto& p : a.points) configs.push_back(p.config);
     ctx.configuration = describeSweep(configs);
     if (!b.points.empty())
@@ -491,13 +493,13 @@ void BenchView::refillSpeedupControls() {
 bool BenchView::profilePoint(int row) {
     const auto& entries = doc_.results()->entries();
     if (row < 0 || row >= static_cast<int>(entries.size())) return false;
-    ProfileSpec spec;
-    spec.bench = entries[static_cast<size_t>(row)].result.config;
+    const PointConfig& point = entries[static_cast<size_t>(row)].result.config;
     const QJsonObject json =
-        QJsonDocument::fromJson(QByteArray::fromStdString(profileSpecJson(spec))).object();
-    Q_EMIT openInLab(QString::fromLatin1(kProfileLab), json,
-                     tr("Profile of point %1: %2").arg(row + 1).arg(describeConfig(spec.bench)),
-                     true);
+        QJsonDocument::fromJson(QByteArray::fromStdString(dumpJson(toJson(point)))).object();
+    // The profiler lab by its id (its entry in labs.cpp takes the point).
+    Q_EMIT openPointInLab(QStringLiteral("profile"), json,
+                          tr("Profile of point %1: %2").arg(row + 1).arg(describeConfig(point)),
+                          true);
     return true;
 }
 

@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
-#include "benchmark/comparemodel.h"
-#include "benchmark/replayer.h"
-#include "benchmark/rundocument.h"
-#include "common/labview.h"
+#include "ui/benchmark/comparemodel.h"
+#include "ui/benchmark/replayer.h"
+#include "ui/benchmark/rundocument.h"
+#include "ui/common/labview.h"
 
 class QAction;
 class QCheckBox;
@@ -65,7 +65,7 @@ public:
     DataTableView* resultTable() const { return resultTable_; }
     DataTableView* speedupTable() const { return speedupTable_; }
     DataTableView* stepTable() const { return stepTable_; }
-    // Asks the window to profile point `row` of the results (openInLab); false when there is
+    // Asks the window to profile point `row` of the results (openPointInLab); false when there is
     // no such point.
     bool profilePoint(int row);
     QAction* profilePointAction() const { return profileAct_; }

@@ -1,4 +1,4 @@
-#include "benchmark/breakdownchart.h"
+#include "ui/benchmark/breakdownchart.h"
 
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
@@ -7,9 +7,9 @@
 #include <QtCharts/QValueAxis>
 #include <algorithm>
 
-#include "benchmark/dimensions.h"
-#include "benchmark/resultmodel.h"
-#include "common/format.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 
@@ -58,7 +58,7 @@ void BreakdownChart::restyle() {
 
 void BreakdownChart::redraw() {
     if (!results_) return;
-    const std::vector<BenchConfig> configs = results_->configs();
+    const std::vector<PointConfig> configs = results_->configs();
     std::vector<Dimension> varying = varyingDimensions(configs);
     QStringList categories;
     QList<QList<qreal>> values(sets_.size());

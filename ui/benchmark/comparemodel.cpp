@@ -1,12 +1,12 @@
-#include "benchmark/comparemodel.h"
+#include "ui/benchmark/comparemodel.h"
 
 #include <QBrush>
 #include <QColor>
 #include <QHash>
 
-#include "benchmark/benchformat.h"
-#include "benchmark/dimensions.h"
-#include "common/format.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/format.h"
+#include "ui/common/pointformat.h"
 
 namespace ts::ui {
 
@@ -109,7 +109,7 @@ void CompareModel::setMetric(Metric m) {
 void CompareModel::rebuild() {
     beginResetModel();
     rows_.clear();
-    std::vector<BenchConfig> all;
+    std::vector<PointConfig> all;
     for (const auto& p : a_.points) all.push_back(p.config);
     for (const auto& p : b_.points) all.push_back(p.config);
     const std::vector<Dimension> varying = varyingDimensions(all);

@@ -6,8 +6,8 @@
 #include <QStringList>
 #include <vector>
 
-#include "benchmark/speedupmodel.h"
 #include "core/store.h"
+#include "ui/benchmark/speedupmodel.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "benchmark/comparewidget.h"
+#include "ui/benchmark/comparewidget.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -6,9 +6,9 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
-#include "benchmark/comparemodel.h"
-#include "common/format.h"
-#include "common/tableview.h"
+#include "ui/benchmark/comparemodel.h"
+#include "ui/common/format.h"
+#include "ui/common/tableview.h"
 
 namespace ts::ui {
 

@@ -1,16 +1,16 @@
-#include "benchmark/memorychart.h"
+#include "ui/benchmark/memorychart.h"
 
 #include <QMenu>
 #include <QPicture>
 #include <QToolTip>
 #include <QVBoxLayout>
 
-#include "benchmark/dimensions.h"
-#include "benchmark/resultmodel.h"
-#include "benchmark/stepmodel.h"
-#include "common/format.h"
-#include "common/qcp.h"
-#include "common/theme.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/benchmark/stepmodel.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/format.h"
+#include "ui/common/qcp.h"
+#include "ui/common/theme.h"
 
 namespace ts::ui {
 
@@ -142,7 +142,7 @@ QStringList MemoryChart::boundaryLabels() const {
 QString MemoryChart::pointLabel(int point) const {
     if (!results_ || point >= results_->rowCount()) return tr("point %1").arg(point + 1);
     std::vector<Dimension> dims = varyingDimensions(results_->configs());
-    const BenchConfig& c = results_->entries()[static_cast<size_t>(point)].result.config;
+    const PointConfig& c = results_->entries()[static_cast<size_t>(point)].result.config;
     return dims.empty() ? tr("point %1").arg(point + 1)
                         : QStringLiteral("%1: %2").arg(point + 1).arg(labelOver(c, dims));
 }

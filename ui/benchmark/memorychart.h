@@ -9,8 +9,8 @@
 #include <QPointer>
 #include <QWidget>
 
-#include "common/chartstyle.h"
-#include "common/exporter.h"
+#include "ui/common/chartstyle.h"
+#include "ui/common/exporter.h"
 
 class QCustomPlot;
 class QCPGraph;

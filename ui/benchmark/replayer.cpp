@@ -1,4 +1,4 @@
-#include "benchmark/replayer.h"
+#include "ui/benchmark/replayer.h"
 
 #include <algorithm>
 

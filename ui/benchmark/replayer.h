@@ -6,7 +6,7 @@
 #include <QObject>
 #include <QTimer>
 
-#include "benchmark/storedbenchrun.h"
+#include "ui/benchmark/storedbenchrun.h"
 
 namespace ts::ui {
 
@@ -22,7 +22,7 @@ public:
     const StoredBenchRun& run() const { return run_; }
 
 Q_SIGNALS:
-    void pointStarted(int index, int count, const ts::BenchConfig& config);
+    void pointStarted(int index, int count, const ts::PointConfig& config);
     void stepsArrived(int point, const QList<ts::StepSample>& steps);
     void pointFinished(int index, const ts::BenchResult& result);
     void progress(double fraction, double etaSeconds);

@@ -1,11 +1,11 @@
-#include "benchmark/resultmodel.h"
+#include "ui/benchmark/resultmodel.h"
 
 #include <QBrush>
 #include <QColor>
 
-#include "benchmark/benchformat.h"
-#include "benchmark/dimensions.h"
-#include "common/format.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/format.h"
+#include "ui/common/pointformat.h"
 
 namespace ts::ui {
 
@@ -106,7 +106,7 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         return {};
     const Entry& e = entries_[static_cast<size_t>(index.row())];
     const BenchResult& r = e.result;
-    const BenchConfig& c = r.config;
+    const PointConfig& c = r.config;
     const bool stats = e.finished && r.total.count > 0;
     const int col = index.column();
     if (role == StatusRole) return statusText(e);
@@ -249,7 +249,7 @@ void ResultModel::ensureRows(int count) {
     endInsertRows();
 }
 
-void ResultModel::setRunning(int index, const BenchConfig& config) {
+void ResultModel::setRunning(int index, const PointConfig& config) {
     if (index < 0) return;
     ensureRows(index + 1);
     Entry& e = entries_[static_cast<size_t>(index)];
@@ -288,8 +288,8 @@ std::vector<BenchResult> ResultModel::finishedResults() const {
     return out;
 }
 
-std::vector<BenchConfig> ResultModel::configs() const {
-    std::vector<BenchConfig> out;
+std::vector<PointConfig> ResultModel::configs() const {
+    std::vector<PointConfig> out;
     for (const auto& e : entries_) out.push_back(e.result.config);
     return out;
 }

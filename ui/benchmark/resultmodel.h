@@ -59,13 +59,13 @@ public:
     QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
     void clear();
-    void setRunning(int index, const BenchConfig& config);
+    void setRunning(int index, const PointConfig& config);
     void setResult(int index, const BenchResult& result);
     void setResults(const std::vector<BenchResult>& results);  // a stored run, at once
 
     const std::vector<Entry>& entries() const { return entries_; }
     std::vector<BenchResult> finishedResults() const;
-    std::vector<BenchConfig> configs() const;
+    std::vector<PointConfig> configs() const;
 
 private:
     void ensureRows(int count);

@@ -1,7 +1,7 @@
-#include "benchmark/rundocument.h"
+#include "ui/benchmark/rundocument.h"
 
-#include "benchmark/benchformat.h"
-#include "common/format.h"
+#include "ui/common/format.h"
+#include "ui/common/pointformat.h"
 
 namespace ts::ui {
 
@@ -31,7 +31,7 @@ void RunDocument::setEnvironment(const Environment& env) {
     Q_EMIT infoChanged();
 }
 
-void RunDocument::startPoint(int index, const BenchConfig& config) {
+void RunDocument::startPoint(int index, const PointConfig& config) {
     currentPoint_ = index;
     steps_.setMeasuresMemory(index, measuresDeviceMemory(config));
     results_.setRunning(index, config);
@@ -87,7 +87,7 @@ ExportContext RunDocument::exportContext() const {
     ctx.runLabel = label_;
     ctx.storeRunId = storeRunId_;
     ctx.environment = env_;
-    const std::vector<BenchConfig> configs = results_.configs();
+    const std::vector<PointConfig> configs = results_.configs();
     ctx.configuration = describeSweep(configs);
     ctx.configurationJson = configurationJson(configs);
     return ctx;

@@ -5,12 +5,12 @@
 #include <QList>
 #include <QObject>
 
-#include "benchmark/resultmodel.h"
-#include "benchmark/speedupmodel.h"
-#include "benchmark/stepmodel.h"
-#include "benchmark/storedbenchrun.h"
-#include "benchmark/sweepmodel.h"
-#include "common/exporter.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/benchmark/speedupmodel.h"
+#include "ui/benchmark/stepmodel.h"
+#include "ui/benchmark/storedbenchrun.h"
+#include "ui/benchmark/sweepmodel.h"
+#include "ui/common/exporter.h"
 
 namespace ts::ui {
 
@@ -30,7 +30,7 @@ public:
     void begin(Source source, const QString& label, int pointCount);
     void setStoreRunId(qint64 id);
     void setEnvironment(const Environment& env);
-    void startPoint(int index, const BenchConfig& config);
+    void startPoint(int index, const PointConfig& config);
     void addSteps(int point, const QList<StepSample>& steps);
     void finishPoint(int index, const BenchResult& result);
     // A stored run, all at once.

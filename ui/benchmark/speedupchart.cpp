@@ -1,4 +1,4 @@
-#include "benchmark/speedupchart.h"
+#include "ui/benchmark/speedupchart.h"
 
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSeries>
@@ -10,7 +10,7 @@
 #include <QtCharts/QValueAxis>
 #include <algorithm>
 
-#include "benchmark/speedupmodel.h"
+#include "ui/benchmark/speedupmodel.h"
 
 namespace ts::ui {
 

@@ -6,7 +6,7 @@
 #include <QPointer>
 #include <QStringList>
 
-#include "common/chartpane.h"
+#include "ui/common/chartpane.h"
 
 class QBarCategoryAxis;
 class QBarSeries;

@@ -1,4 +1,4 @@
-#include "benchmark/speedupmodel.h"
+#include "ui/benchmark/speedupmodel.h"
 
 #include <QBrush>
 #include <QColor>
@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "benchmark/resultmodel.h"
-#include "common/format.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 
@@ -219,7 +219,7 @@ void SpeedupModel::rebuild() {
     values_.clear();
     rowLabels_.clear();
     cells_.clear();
-    std::vector<BenchConfig> configs = source_ ? source_->configs() : std::vector<BenchConfig>{};
+    std::vector<PointConfig> configs = source_ ? source_->configs() : std::vector<PointConfig>{};
     candidates_.clear();
     for (Dimension d : varyingDimensions(configs))
         if (comparesAsSpeedup(d)) candidates_.push_back(d);
@@ -253,7 +253,7 @@ void SpeedupModel::rebuild() {
     if (source_) {
         for (size_t index = 0; index < source_->entries().size(); ++index) {
             const auto& e = source_->entries()[index];
-            const BenchConfig& c = e.result.config;
+            const PointConfig& c = e.result.config;
             const QString key = pointKey(c, {dim_});
             int row = rowOf.value(key, -1);
             if (row < 0) {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "benchmark/dimensions.h"
+#include "ui/common/dimensions.h"
 
 namespace ts::ui {
 

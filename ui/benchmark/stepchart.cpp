@@ -1,4 +1,4 @@
-#include "benchmark/stepchart.h"
+#include "ui/benchmark/stepchart.h"
 
 #include <QtCharts/QAreaSeries>
 #include <QtCharts/QChart>
@@ -9,34 +9,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "benchmark/benchformat.h"
-#include "benchmark/dimensions.h"
-#include "benchmark/resultmodel.h"
-#include "benchmark/stepmodel.h"
-#include "common/chartinteraction.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/benchmark/stepmodel.h"
+#include "ui/common/chartinteraction.h"
+#include "ui/common/decimate.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/pointformat.h"
 
 namespace ts::ui {
-
-QList<QPointF> decimateMinMax(const QList<QPointF>& points, int maxPoints) {
-    if (points.size() <= maxPoints || maxPoints < 4) return points;
-    QList<QPointF> out;
-    const qsizetype buckets = maxPoints / 2;
-    const double per = static_cast<double>(points.size()) / static_cast<double>(buckets);
-    out.reserve(maxPoints);
-    for (qsizetype b = 0; b < buckets; ++b) {
-        const auto lo = static_cast<qsizetype>(b * per);
-        const auto hi = std::min(points.size(), static_cast<qsizetype>((b + 1) * per));
-        if (lo >= hi) continue;
-        qsizetype imin = lo, imax = lo;
-        for (qsizetype i = lo; i < hi; ++i) {
-            if (points[i].y() < points[imin].y()) imin = i;
-            if (points[i].y() > points[imax].y()) imax = i;
-        }
-        out << points[std::min(imin, imax)];
-        if (imin != imax) out << points[std::max(imin, imax)];
-    }
-    return out;
-}
 
 // A "nice" tick interval giving about `ticks` ticks over `range`.
 static double niceInterval(double range, int ticks) {
@@ -168,7 +148,7 @@ QString noStepsReason(const ResultModel::Entry& e) {
 QString StepChart::pointTitle(int point) const {
     QString title = tr("Step timings");
     if (!results_ || point < 0 || point >= results_->rowCount()) return title;
-    const BenchConfig& c = results_->entries()[static_cast<size_t>(point)].result.config;
+    const PointConfig& c = results_->entries()[static_cast<size_t>(point)].result.config;
     const int total = std::max(runPoints_, results_->rowCount());
     return title + tr(" — point %1 of %2: %3").arg(point + 1).arg(total).arg(describeConfig(c));
 }
@@ -276,7 +256,7 @@ void StepChart::drawOverlay() {
         line->replace(decimateMinMax(t, 2000));
         line->setPointsVisible(count <= 200);
         line->setVisible(p < overlaid);
-        const BenchConfig* c = results_ && p < results_->rowCount()
+        const PointConfig* c = results_ && p < results_->rowCount()
                                    ? &results_->entries()[static_cast<size_t>(p)].result.config
                                    : nullptr;
         line->setName(c ? tr("%1: %2").arg(p + 1).arg(describeDifference(*c))
@@ -294,7 +274,7 @@ void StepChart::drawOverlay() {
 }
 
 // The values of a point that other points of the run may differ in, for an overlay's legend.
-QString StepChart::describeDifference(const BenchConfig& c) const {
+QString StepChart::describeDifference(const PointConfig& c) const {
     std::vector<Dimension> dims = varyingDimensions(results_->configs());
     if (dims.empty()) dims = {Dimension::Size};
     return labelOver(c, dims);

@@ -6,7 +6,7 @@
 #include <QPointer>
 
 #include "benchmark/benchmark.h"
-#include "common/chartpane.h"
+#include "ui/common/chartpane.h"
 
 class QAreaSeries;
 class QLineSeries;
@@ -55,7 +55,7 @@ private:
     void drawPoint(int point);
     void drawOverlay();
     void setRanges(int steps, double ymax);
-    QString describeDifference(const BenchConfig& c) const;
+    QString describeDifference(const PointConfig& c) const;
 
     QPointer<StepModel> steps_;
     QPointer<ResultModel> results_;
@@ -91,8 +91,5 @@ private:
     QPointer<StepChart> chart_;
     int point_;
 };
-
-// At most `maxPoints` points: the min and max of each bucket, so spikes survive.
-QList<QPointF> decimateMinMax(const QList<QPointF>& points, int maxPoints);
 
 }  // namespace ts::ui

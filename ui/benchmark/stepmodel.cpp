@@ -1,8 +1,8 @@
-#include "benchmark/stepmodel.h"
+#include "ui/benchmark/stepmodel.h"
 
 #include <algorithm>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

@@ -1,7 +1,7 @@
-#include "benchmark/storedbenchrun.h"
+#include "ui/benchmark/storedbenchrun.h"
 
 #include "benchmark/benchmark_report.h"
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

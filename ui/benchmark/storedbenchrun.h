@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "common/storeaccess.h"
+#include "ui/common/storeaccess.h"
 
 namespace ts::ui {
 

@@ -1,9 +1,9 @@
-#include "benchmark/sweepmodel.h"
+#include "ui/benchmark/sweepmodel.h"
 
 #include <algorithm>
 
-#include "benchmark/resultmodel.h"
-#include "common/format.h"
+#include "ui/benchmark/resultmodel.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 
@@ -66,8 +66,8 @@ void SweepModel::rebuild() {
     rows_.clear();
     series_.clear();
     missing_ = 0;
-    const std::vector<BenchConfig> configs =
-        source_ ? source_->configs() : std::vector<BenchConfig>{};
+    const std::vector<PointConfig> configs =
+        source_ ? source_->configs() : std::vector<PointConfig>{};
     const std::vector<Dimension> varying = varyingDimensions(configs);
     auto varies = [&](Dimension d) {
         return std::find(varying.begin(), varying.end(), d) != varying.end();

@@ -5,9 +5,9 @@
 
 #include <QPointer>
 
-#include "benchmark/dimensions.h"
-#include "benchmark/seriesmodel.h"
-#include "benchmark/speedupmodel.h"
+#include "ui/benchmark/speedupmodel.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/seriesmodel.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "common/chartinteraction.h"
+#include "ui/common/chartinteraction.h"
 
 #include <QApplication>
 #include <QGraphicsLineItem>

@@ -1,12 +1,12 @@
-#include "common/chartpane.h"
+#include "ui/common/chartpane.h"
 
 #include <QMenu>
 #include <QVBoxLayout>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 
-#include "common/chartinteraction.h"
-#include "common/theme.h"
+#include "ui/common/chartinteraction.h"
+#include "ui/common/theme.h"
 
 namespace ts::ui {
 

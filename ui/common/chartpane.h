@@ -5,8 +5,8 @@
 
 #include <QWidget>
 
-#include "common/chartstyle.h"
-#include "common/exporter.h"
+#include "ui/common/chartstyle.h"
+#include "ui/common/exporter.h"
 
 class QChart;
 class QChartView;

@@ -1,4 +1,4 @@
-#include "common/chartstyle.h"
+#include "ui/common/chartstyle.h"
 
 #include <QApplication>
 #include <QCoreApplication>
@@ -9,7 +9,7 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QLegend>
 
-#include "common/theme.h"
+#include "ui/common/theme.h"
 
 namespace ts::ui {
 

@@ -7,7 +7,7 @@
 #include <QHBoxLayout>
 #include <QMap>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "common/codechoice.h"
+#include "ui/common/codechoice.h"
 
 #include <QCheckBox>
 #include <QFileDialog>
@@ -13,9 +13,9 @@
 #include <QToolButton>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "common/checkrow.h"
-#include "common/format.h"
 #include "runtime/python_runner.h"
+#include "ui/common/checkrow.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "common/exporter.h"
+#include "ui/common/exporter.h"
 
 #include <QAbstractItemModel>
 #include <QApplication>
@@ -17,8 +17,8 @@
 #include <QTextStream>
 #include <cmath>
 
-#include "common/format.h"
 #include "core/json.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

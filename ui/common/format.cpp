@@ -1,4 +1,4 @@
-#include "common/format.h"
+#include "ui/common/format.h"
 
 #include <QJsonArray>
 #include <QLocale>

@@ -1,5 +1,5 @@
 // The interface and the helpers its panels share; this file also keeps moc's output for it.
-#include "common/labpanel.h"
+#include "ui/common/labpanel.h"
 
 #include <QAbstractScrollArea>
 #include <QAbstractSpinBox>
@@ -15,7 +15,7 @@
 #include <QVBoxLayout>
 #include <QVariant>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

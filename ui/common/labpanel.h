@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
-#include "common/runcontroller.h"
 #include "runtime/environment.h"
+#include "ui/common/runcontroller.h"
 
 class QComboBox;
 class QLabel;

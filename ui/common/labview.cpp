@@ -1,9 +1,9 @@
-#include "common/labview.h"
+#include "ui/common/labview.h"
 
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include "common/tableview.h"
+#include "ui/common/tableview.h"
 
 namespace ts::ui {
 

@@ -9,9 +9,9 @@
 #include <QVariant>
 #include <QWidget>
 
-#include "common/exporter.h"
-#include "common/runcontroller.h"
-#include "common/storeaccess.h"
+#include "ui/common/exporter.h"
+#include "ui/common/runcontroller.h"
+#include "ui/common/storeaccess.h"
 
 class QTabWidget;
 
@@ -75,10 +75,12 @@ Q_SIGNALS:
     void statusText(const QString& text);
     void progress(double fraction, double etaSeconds);  // of a replay
     void replayFinished(bool stopped);
-    // Asks the window to open lab `lab` with `spec` (the configuration as that lab stores it
-    // with a run: its panel reads it back), labelled `title`, and to start it when `run`:
-    // "Profile this point" of a benchmark result.
-    void openInLab(const QString& lab, const QJsonObject& spec, const QString& title, bool run);
+    // Asks the window to open lab `lab` (its id) with the training point `point` (its JSON:
+    // core/point_json.h), labelled `title`, and to start it when `run`: "Profile This Point"
+    // of a benchmark result. The window asks that lab's entry how it takes a point (labs.h),
+    // so that no lab includes another's.
+    void openPointInLab(const QString& lab, const QJsonObject& point, const QString& title,
+                        bool run);
 
 protected:
     // The shown run's header, as every lab keeps it: its label, its id in the store (0: not

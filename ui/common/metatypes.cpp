@@ -1,4 +1,4 @@
-#include "common/metatypes.h"
+#include "ui/common/metatypes.h"
 
 namespace ts::ui {
 
@@ -6,6 +6,8 @@ void registerMetaTypes() {
     qRegisterMetaType<ts::Environment>();
     qRegisterMetaType<ts::RunInfo>();
     qRegisterMetaType<ts::Capabilities>();
+    qRegisterMetaType<ts::PointConfig>();
+    qRegisterMetaType<ts::StepSample>();
 }
 
 }  // namespace ts::ui

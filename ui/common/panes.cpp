@@ -1,4 +1,4 @@
-#include "common/panes.h"
+#include "ui/common/panes.h"
 
 #include <QSplitter>
 #include <QStandardItem>

@@ -1,10 +1,10 @@
-#include "common/qcpchart.h"
+#include "ui/common/qcpchart.h"
 
 #include <QMenu>
 #include <QPicture>
 #include <QVBoxLayout>
 
-#include "common/qcp.h"
+#include "ui/common/qcp.h"
 
 namespace ts::ui {
 

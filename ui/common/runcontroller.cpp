@@ -1,4 +1,4 @@
-#include "common/runcontroller.h"
+#include "ui/common/runcontroller.h"
 
 #include <QDeadlineTimer>
 #include <QMetaObject>
@@ -6,8 +6,8 @@
 #include <variant>
 #include <vector>
 
-#include "common/format.h"
 #include "core/store.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

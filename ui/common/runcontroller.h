@@ -14,9 +14,9 @@
 #include <memory>
 #include <string>
 
-#include "common/metatypes.h"
 #include "core/observer.h"
 #include "core/result.h"
+#include "ui/common/metatypes.h"
 
 namespace ts {
 class ResultStore;

@@ -1,8 +1,8 @@
-#include "common/storeaccess.h"
+#include "ui/common/storeaccess.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

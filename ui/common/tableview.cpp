@@ -1,4 +1,4 @@
-#include "common/tableview.h"
+#include "ui/common/tableview.h"
 
 #include <QHeaderView>
 #include <QKeyEvent>

@@ -1,4 +1,4 @@
-#include "common/theme.h"
+#include "ui/common/theme.h"
 
 #include <QApplication>
 #include <QPainter>

@@ -1,12 +1,12 @@
-#include "distributed/distributedcharts.h"
+#include "ui/distributed/distributedcharts.h"
 
 #include <QVBoxLayout>
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-#include "common/format.h"
-#include "common/qcp.h"
+#include "ui/common/format.h"
+#include "ui/common/qcp.h"
 
 namespace ts::ui {
 

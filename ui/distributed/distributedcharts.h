@@ -9,8 +9,8 @@
 #include <QWidget>
 #include <vector>
 
-#include "common/qcpchart.h"
 #include "distributed/distributed.h"
+#include "ui/common/qcpchart.h"
 
 class QCustomPlot;
 class QCPItemText;

@@ -1,4 +1,4 @@
-#include "distributed/distributedpanel.h"
+#include "ui/distributed/distributedpanel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -16,10 +16,10 @@
 #include <cmath>
 #include <set>
 
-#include "common/format.h"
-#include "distributed/distributeditems.h"
-#include "distributed/distributedstore.h"
 #include "runtime/environment.h"
+#include "ui/common/format.h"
+#include "ui/distributed/distributeditems.h"
+#include "ui/distributed/distributedstore.h"
 
 namespace ts::ui {
 

@@ -8,8 +8,8 @@
 
 #include <QMap>
 
-#include "common/labpanel.h"
 #include "distributed/distributed.h"
+#include "ui/common/labpanel.h"
 
 class QCheckBox;
 class QComboBox;

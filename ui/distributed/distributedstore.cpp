@@ -1,4 +1,4 @@
-#include "distributed/distributedstore.h"
+#include "ui/distributed/distributedstore.h"
 
 #include "core/json.h"
 #include "distributed/distributed_json.h"

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/storeaccess.h"
 #include "distributed/distributed.h"
+#include "ui/common/storeaccess.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "distributed/distributedview.h"
+#include "ui/distributed/distributedview.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -14,15 +14,15 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "common/chartstyle.h"
-#include "common/format.h"
-#include "common/panes.h"
-#include "common/tableview.h"
 #include "core/json.h"
-#include "distributed/distributedcharts.h"
-#include "distributed/distributedpanel.h"
-#include "distributed/distributedstore.h"
-#include "memory/memory_report.h"  // formatBytes
+#include "core/table.h"  // formatBytes
+#include "ui/common/chartstyle.h"
+#include "ui/common/format.h"
+#include "ui/common/panes.h"
+#include "ui/common/tableview.h"
+#include "ui/distributed/distributedcharts.h"
+#include "ui/distributed/distributedpanel.h"
+#include "ui/distributed/distributedstore.h"
 
 namespace ts::ui {
 

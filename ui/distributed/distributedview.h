@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "common/labview.h"
 #include "distributed/distributed.h"
-#include "distributed/distributeditems.h"
+#include "ui/common/labview.h"
+#include "ui/distributed/distributeditems.h"
 
 class QComboBox;
 class QLabel;

@@ -1,10 +1,11 @@
-#include "memory/memorycharts.h"
+#include "ui/memory/memorycharts.h"
 
 #include <QVBoxLayout>
 
-#include "common/format.h"
-#include "common/qcp.h"
+#include "core/table.h"
 #include "memory/memory_report.h"
+#include "ui/common/format.h"
+#include "ui/common/qcp.h"
 
 namespace ts::ui {
 

@@ -7,8 +7,8 @@
 
 #include <QWidget>
 
-#include "common/qcpchart.h"
 #include "memory/memory.h"
+#include "ui/common/qcpchart.h"
 
 class QCustomPlot;
 class QCPAbstractItem;

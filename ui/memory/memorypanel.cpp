@@ -1,4 +1,4 @@
-#include "memory/memorypanel.h"
+#include "ui/memory/memorypanel.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -9,13 +9,14 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
-#include "common/codechoice.h"
-#include "common/format.h"
 #include "core/store.h"
 #include "memory/memory_json.h"
 #include "memory/memory_report.h"
-#include "memory/memoryview.h"
 #include "runtime/environment.h"
+#include "ui/common/codechoice.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/format.h"
+#include "ui/memory/memoryview.h"
 
 namespace ts::ui {
 
@@ -96,6 +97,7 @@ void MemoryPanel::build() {
     form->addRow(tr("&Precision:"), precision_);
     form->addRow(tr("&Attention:"), attention_);
     form->addRow(tr("&Mode:"), mode_);
+    dims_ = std::make_unique<DimensionFields>(this, form, /*lists=*/false);
     outer->addWidget(pointBox);
 
     auto* runBox = new QGroupBox(tr("Recording"), this);
@@ -133,6 +135,8 @@ void MemoryPanel::build() {
                     {QStringLiteral("sources"), code_->sourceBox()},
                     {QStringLiteral("code"), code_->codeEdit()},
                     {QStringLiteral("python"), code_->pythonEdit()}});
+    for (const auto& [dim, edit] : dims_->edits())
+        registerFields(QHash<QString, QWidget*>{{dimensionKey(dim), edit}});
 
     selectData(size_, QStringLiteral("tiny"));
     context_->setValue(128);
@@ -152,6 +156,8 @@ void MemoryPanel::build() {
         connect(c, &QComboBox::currentIndexChanged, this, changed);
     for (QSpinBox* s : {context_, batch_, warmup_, steps_})
         connect(s, &QSpinBox::valueChanged, this, changed);
+    for (const auto& [dim, edit] : dims_->edits())
+        connect(edit, &QLineEdit::textChanged, this, changed);
     installRunShortcut();
     setLabelField(label_);
     updateAvailability();
@@ -159,7 +165,7 @@ void MemoryPanel::build() {
 
 void MemoryPanel::updateAvailability() {
     // Precisions and attentions this machine cannot run are named by revalidate()'s problems
-    // (checkBenchRunnable), which keeps every choice visible.
+    // (checkPointRunnable), which keeps every choice visible.
 }
 
 void MemoryPanel::revalidate() {
@@ -184,9 +190,11 @@ void MemoryPanel::revalidate() {
     s.bench.python = code_->code();
     // The user's model has its own attention: the field does not apply to it.
     attention_->setEnabled(s.bench.source == Source::TrainScope);
+    QHash<QWidget*, QStringList> byField;
+    for (const auto& [dim, values] : dims_->values(byField))
+        if (!values.empty()) dimensionDef(dim).set(s.bench, values.front());
     spec_ = s;
 
-    QHash<QWidget*, QStringList> byField;
     QStringList general;
     const QList<QPair<QString, QWidget*>> keys = {
         {QStringLiteral("context"), context_},     {QStringLiteral("batch"), batch_},
@@ -194,11 +202,12 @@ void MemoryPanel::revalidate() {
         {QStringLiteral("warm-up"), warmup_},      {QStringLiteral("recorded steps"), steps_},
         {QStringLiteral("frontier"), frontier_},   {QStringLiteral("device"), device_}};
     std::vector<std::string> problems = validateMemory(s);
-    if (problems.empty() && capsKnown_) problems = checkBenchRunnable(s.bench);
+    if (problems.empty() && capsKnown_) problems = checkPointRunnable(s.bench);
     if (const QString m = code_->problem(); !m.isEmpty()) problems.push_back(m.toStdString());
     for (const auto& m : problems) {
         const QString msg = qstr(m);
         QWidget* target = code_->fieldFor(msg);
+        if (!target) target = dims_->fieldFor(msg);
         for (const auto& [k, w] : keys)
             if (!target && msg.contains(k, Qt::CaseInsensitive)) {
                 target = w;
@@ -253,6 +262,7 @@ QJsonObject MemoryPanel::state() const {
     o[QStringLiteral("warmup")] = warmup_->value();
     o[QStringLiteral("record_steps")] = steps_->value();
     o[QStringLiteral("frontier")] = frontier_->currentData().toString();
+    dims_->save(o);
     const QJsonObject code = code_->state();
     for (auto it = code.begin(); it != code.end(); ++it) o[it.key()] = it.value();
     return o;
@@ -284,6 +294,7 @@ void MemoryPanel::setState(const QJsonObject& o, QStringList* notes) {
     spin("batch", batch_);
     spin("warmup", warmup_);
     spin("record_steps", steps_);
+    dims_->load(o);
     code_->setState(o);  // states saved before the field: TrainScope's model
     if (o.contains(QLatin1String("device"))) {
         const QString dev = o.value(QLatin1String("device")).toString();
@@ -325,6 +336,7 @@ QString MemoryPanel::describeSpec(const QJsonObject& spec) {
     const QString frontier = s.value(QLatin1String("frontier")).toString();
     if (!frontier.isEmpty() && frontier != QLatin1String("none"))
         parts << QObject::tr("frontier %1").arg(frontier);
+    parts << DimensionFields::describe({}, b);  // checkpointing, where not the default
     parts << b.value(QLatin1String("device")).toString();
     const int points = spec.value(QLatin1String("points")).toArray().size();
     if (points > 1) parts << QObject::tr("%1 points").arg(points);
@@ -353,6 +365,7 @@ QJsonObject MemoryPanel::stateFromSpec(const QJsonObject& spec) {
         QJsonArray{b.value(QLatin1String("source")).toString(QStringLiteral("trainscope"))};
     o[QStringLiteral("code")] = b.value(QLatin1String("code")).toString();
     o[QStringLiteral("python")] = b.value(QLatin1String("python")).toString();
+    DimensionFields::stateFromSpec({}, b, o);
     return o;
 }
 

@@ -3,8 +3,11 @@
 // OOM frontier to search (none, context, batch). Its results go to its own view (MemoryView).
 #pragma once
 
-#include "common/labpanel.h"
+#include <memory>
+
 #include "memory/memory.h"
+#include "ui/common/dimensionfields.h"
+#include "ui/common/labpanel.h"
 
 class QComboBox;
 namespace ts::ui {
@@ -39,6 +42,8 @@ private:
     CodeChoice* code_;  // TrainScope's model or the user's code (one of them: one point)
     QComboBox *size_, *precision_, *attention_, *mode_, *frontier_;
     QSpinBox *context_, *batch_, *warmup_, *steps_;
+    // The point's dimensions without a field of their own here (checkpointing): one value each.
+    std::unique_ptr<DimensionFields> dims_;
     MemorySpec spec_;
 };
 

@@ -1,4 +1,4 @@
-#include "memory/memoryview.h"
+#include "ui/memory/memoryview.h"
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -13,15 +13,16 @@
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
-#include "common/format.h"
-#include "common/panes.h"
-#include "common/tableview.h"
 #include "core/atomic_file.h"
 #include "core/json.h"
+#include "core/table.h"
 #include "memory/memory_json.h"
 #include "memory/memory_pickle.h"
 #include "memory/memory_report.h"
-#include "memory/memorycharts.h"
+#include "ui/common/format.h"
+#include "ui/common/panes.h"
+#include "ui/common/tableview.h"
+#include "ui/memory/memorycharts.h"
 
 namespace ts::ui {
 
@@ -332,7 +333,7 @@ void MemoryView::fillPointTable() {
                                         tr("attention"), tr("mode"), tr("status"), tr("peak"),
                                         tr("predicted"), tr("reserved")});
     for (const auto& r : results_) {
-        const BenchConfig& c = r.spec.bench;
+        const PointConfig& c = r.spec.bench;
         const MemoryAnalysis a = analyzeMemory(r.trace);
         const bool measured = !r.trace.events.empty();
         QList<QStandardItem*> row{

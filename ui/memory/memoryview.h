@@ -8,8 +8,8 @@
 
 #include <vector>
 
-#include "common/labview.h"
 #include "memory/memory.h"
+#include "ui/common/labview.h"
 
 class QComboBox;
 class QLabel;

@@ -1,4 +1,4 @@
-#include "precision/precisionchart.h"
+#include "ui/precision/precisionchart.h"
 
 #include <QtCharts/QChart>
 #include <QtCharts/QLegend>
@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "benchmark/stepchart.h"  // decimateMinMax
-#include "common/chartinteraction.h"
+#include "ui/common/chartinteraction.h"
+#include "ui/common/decimate.h"
 
 namespace ts::ui {
 

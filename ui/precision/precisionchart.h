@@ -7,7 +7,7 @@
 #include <QPointF>
 #include <QString>
 
-#include "common/chartpane.h"
+#include "ui/common/chartpane.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "precision/precisionmodels.h"
+#include "ui/precision/precisionmodels.h"
 
 #include <QBrush>
 #include <QFont>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "precision/precisionpanel.h"
+#include "ui/precision/precisionpanel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -14,10 +14,10 @@
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
-#include "common/checkrow.h"
-#include "common/format.h"
-#include "precision/precisionmodels.h"
 #include "runtime/environment.h"
+#include "ui/common/checkrow.h"
+#include "ui/common/format.h"
+#include "ui/precision/precisionmodels.h"
 
 namespace ts::ui {
 

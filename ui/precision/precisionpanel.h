@@ -6,8 +6,8 @@
 
 #include <QMap>
 
-#include "common/labpanel.h"
 #include "precision/precision.h"
+#include "ui/common/labpanel.h"
 
 class QCheckBox;
 class QComboBox;

@@ -1,4 +1,4 @@
-#include "precision/precisionview.h"
+#include "ui/precision/precisionview.h"
 
 #include <QHeaderView>
 #include <QJsonDocument>
@@ -11,12 +11,12 @@
 #include <cmath>
 #include <functional>
 
-#include "common/format.h"
-#include "common/tableview.h"
 #include "precision/precision_report.h"
-#include "precision/precisionchart.h"
-#include "precision/precisionmodels.h"
-#include "precision/precisionpanel.h"
+#include "ui/common/format.h"
+#include "ui/common/tableview.h"
+#include "ui/precision/precisionchart.h"
+#include "ui/precision/precisionmodels.h"
+#include "ui/precision/precisionpanel.h"
 
 namespace ts::ui {
 

@@ -6,8 +6,8 @@
 // experiment; the others say which experiment would fill them.
 #pragma once
 
-#include "common/labview.h"
 #include "precision/precision.h"
+#include "ui/common/labview.h"
 
 class QLabel;
 class QTreeView;

@@ -1,11 +1,11 @@
-#include "profiler/profileanalysis.h"
+#include "ui/profiler/profileanalysis.h"
 
 #include <QHash>
 #include <QSet>
 #include <algorithm>
 #include <map>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

@@ -68,7 +68,5 @@ FilteredTables filteredTables(const ProfileResult& r, const EventFilter& filter)
 
 }  // namespace ts::ui
 
-// The steps travel as StepSample items, declared with the benchmark's (benchmark/benchitems.h,
-// included by the .cpp files only: a moc'd header that includes it would declare it after
-// another moc file has used it).
+// The steps travel as StepSample items, declared with the shared types (common/metatypes.h).
 Q_DECLARE_METATYPE(ts::ui::ProfileAnalysis)

@@ -1,4 +1,4 @@
-#include "profiler/profilecharts.h"
+#include "ui/profiler/profilecharts.h"
 
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSeries>
@@ -8,7 +8,7 @@
 #include <QtCharts/QValueAxis>
 #include <algorithm>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

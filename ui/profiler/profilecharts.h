@@ -6,8 +6,8 @@
 #include <QStringList>
 #include <vector>
 
-#include "common/chartpane.h"
 #include "profiler/profiler.h"
+#include "ui/common/chartpane.h"
 
 class QBarCategoryAxis;
 class QBarSeries;

@@ -1,6 +1,6 @@
-#include "profiler/profilemodels.h"
+#include "ui/profiler/profilemodels.h"
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "profiler/profilepanel.h"
+#include "ui/profiler/profilepanel.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -11,12 +11,12 @@
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
-#include "benchmark/benchformat.h"
-#include "benchmark/benchitems.h"
-#include "common/codechoice.h"
-#include "common/format.h"
-#include "profiler/profileanalysis.h"
 #include "profiler/profiler_json.h"
+#include "ui/common/codechoice.h"
+#include "ui/common/format.h"
+#include "ui/common/metatypes.h"
+#include "ui/common/pointformat.h"
+#include "ui/profiler/profileanalysis.h"
 
 namespace ts::ui {
 
@@ -177,22 +177,22 @@ void ProfilePanel::updateAvailability() {
     // the reason is about the option, not the sizes (as the benchmark's panel does).
     const bool was = updating_;
     updating_ = true;
-    BenchConfig probe;
+    PointConfig probe;
     if (auto tiny = modelPreset("tiny")) probe.model = *tiny;
     probe.model.context_length = 64;
     probe.batch_size = 1;
     probe.warmup = 0;
     probe.steps = 1;
     probe.device = device_->currentData().toString().toStdString();
-    auto reasonFor = [&](const BenchConfig& c) -> QString {
+    auto reasonFor = [&](const PointConfig& c) -> QString {
         if (!capsKnown_) return tr("Checking what this machine can run…");
         QStringList msgs;
-        for (const auto& m : checkBenchRunnable(c)) msgs << qstr(m);
+        for (const auto& m : checkPointRunnable(c)) msgs << qstr(m);
         return msgs.join(QLatin1Char('\n'));
     };
     auto* pm = qobject_cast<QStandardItemModel*>(precision_->model());
     for (int i = 0; i < precision_->count(); ++i) {
-        BenchConfig c = probe;
+        PointConfig c = probe;
         c.precision = *parsePrecision(precision_->itemData(i).toString().toStdString());
         const QString why = c.precision == Precision::FP32 ? QString() : reasonFor(c);
         if (pm) pm->item(i)->setEnabled(why.isEmpty());
@@ -202,7 +202,7 @@ void ProfilePanel::updateAvailability() {
     }
     auto* am = qobject_cast<QStandardItemModel*>(attention_->model());
     for (int i = 0; i < attention_->count(); ++i) {
-        BenchConfig c = probe;
+        PointConfig c = probe;
         c.attention = *parseAttentionImpl(attention_->itemData(i).toString().toStdString());
         if (c.attention == AttentionImpl::Flash) c.precision = Precision::BF16;
         const QString why = c.attention == AttentionImpl::Naive ? QString() : reasonFor(c);
@@ -280,7 +280,7 @@ void ProfilePanel::revalidate() {
     };
     for (const auto& m : validateProfile(s)) add(m);
     if (capsKnown_)
-        for (const auto& m : checkBenchRunnable(s.bench)) add(m);
+        for (const auto& m : checkPointRunnable(s.bench)) add(m);
     if (const QString m = code_->problem(); !m.isEmpty()) add(m.toStdString());
     spec_ = s;
     showProblems(byField, general);
@@ -428,6 +428,10 @@ QString ProfilePanel::describeSpec(const QJsonObject& s) {
         parts.prepend(
             QObject::tr("your code %1").arg(bench.value(QLatin1String("code")).toString()));
     return parts.join(QStringLiteral(" · "));
+}
+
+QJsonObject ProfilePanel::stateFromPoint(const QJsonObject& point) {
+    return stateFromSpec(QJsonObject{{QStringLiteral("bench"), point}});
 }
 
 QJsonObject ProfilePanel::stateFromSpec(const QJsonObject& s) {

@@ -5,8 +5,8 @@
 
 #include <QHash>
 
-#include "common/labpanel.h"
 #include "profiler/profiler.h"
+#include "ui/common/labpanel.h"
 
 class QComboBox;
 class QGroupBox;
@@ -24,6 +24,9 @@ public:
     // state that asks for the same profile again.
     static QString describeSpec(const QJsonObject& spec);
     static QJsonObject stateFromSpec(const QJsonObject& spec);
+    // A training point handed over by another lab (LabEntry::stateFromPoint): profiled with
+    // the panel's own number of profiled steps.
+    static QJsonObject stateFromPoint(const QJsonObject& point);
     explicit ProfilePanel(QWidget* parent = nullptr);
 
     std::optional<LabJob> makeJob() const override;

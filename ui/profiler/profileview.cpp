@@ -1,4 +1,4 @@
-#include "profiler/profileview.h"
+#include "ui/profiler/profileview.h"
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -14,15 +14,15 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <nlohmann/json.hpp>
 
-#include "benchmark/benchitems.h"
-#include "common/format.h"
-#include "common/tableview.h"
 #include "core/atomic_file.h"
 #include "core/json.h"
-#include "profiler/profilecharts.h"
 #include "profiler/profiler_json.h"
 #include "profiler/profiler_report.h"
-#include "profiler/timelinechart.h"
+#include "ui/common/format.h"
+#include "ui/common/metatypes.h"
+#include "ui/common/tableview.h"
+#include "ui/profiler/profilecharts.h"
+#include "ui/profiler/timelinechart.h"
 
 namespace ts::ui {
 

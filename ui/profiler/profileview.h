@@ -9,9 +9,9 @@
 #include <QPointer>
 #include <memory>
 
-#include "common/labview.h"
-#include "profiler/profileanalysis.h"
-#include "profiler/profilemodels.h"
+#include "ui/common/labview.h"
+#include "ui/profiler/profileanalysis.h"
+#include "ui/profiler/profilemodels.h"
 
 class QComboBox;
 class QLabel;

@@ -1,4 +1,4 @@
-#include "profiler/timelinechart.h"
+#include "ui/profiler/timelinechart.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/qcp.h"
-#include "common/theme.h"
+#include "ui/common/qcp.h"
+#include "ui/common/theme.h"
 
 namespace ts::ui {
 

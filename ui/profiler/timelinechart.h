@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
-#include "common/chartstyle.h"
-#include "common/exporter.h"
-#include "profiler/profileanalysis.h"
+#include "ui/common/chartstyle.h"
+#include "ui/common/exporter.h"
+#include "ui/profiler/profileanalysis.h"
 
 class QComboBox;
 class QCustomPlot;

@@ -1,4 +1,4 @@
-#include "shell/automation.h"
+#include "ui/shell/automation.h"
 
 #include <QApplication>
 #include <QDir>
@@ -13,14 +13,14 @@
 #include <cstdio>
 #include <memory>
 
-#include "common/labpanel.h"
-#include "common/storeaccess.h"
 #include "core/atomic_file.h"
-#include "labs.h"
-#include "shell/historywidget.h"
-#include "shell/longruncheck.h"
-#include "shell/mainwindow.h"
-#include "shell/presets.h"
+#include "ui/common/labpanel.h"
+#include "ui/common/storeaccess.h"
+#include "ui/labs.h"
+#include "ui/shell/historywidget.h"
+#include "ui/shell/longruncheck.h"
+#include "ui/shell/mainwindow.h"
+#include "ui/shell/presets.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "shell/exportdialog.h"
+#include "ui/shell/exportdialog.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -13,7 +13,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "common/theme.h"
+#include "ui/common/theme.h"
 
 namespace ts::ui {
 

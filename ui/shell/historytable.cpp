@@ -1,4 +1,4 @@
-#include "shell/historytable.h"
+#include "ui/shell/historytable.h"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-#include "shell/historywidget.h"
+#include "ui/shell/historywidget.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -11,8 +11,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "shell/historytable.h"
-#include "shell/runlistmodel.h"
+#include "ui/shell/historytable.h"
+#include "ui/shell/runlistmodel.h"
 
 namespace ts::ui {
 

@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "shell/historytable.h"
+#include "ui/shell/historytable.h"
 
 class QLabel;
 class QLineEdit;

@@ -1,9 +1,9 @@
-#include "shell/longruncheck.h"
+#include "ui/shell/longruncheck.h"
 
 #include <QMessageBox>
 #include <QPushButton>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

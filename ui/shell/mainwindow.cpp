@@ -1,4 +1,4 @@
-#include "shell/mainwindow.h"
+#include "ui/shell/mainwindow.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -32,18 +32,18 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "common/chartpane.h"
-#include "common/chartstyle.h"
-#include "common/format.h"
-#include "common/labpanel.h"
-#include "common/labview.h"
-#include "common/storeaccess.h"
-#include "common/tableview.h"
-#include "common/theme.h"
-#include "labs.h"
-#include "shell/historywidget.h"
-#include "shell/longruncheck.h"
-#include "shell/presentation.h"
+#include "ui/common/chartpane.h"
+#include "ui/common/chartstyle.h"
+#include "ui/common/format.h"
+#include "ui/common/labpanel.h"
+#include "ui/common/labview.h"
+#include "ui/common/storeaccess.h"
+#include "ui/common/tableview.h"
+#include "ui/common/theme.h"
+#include "ui/labs.h"
+#include "ui/shell/historywidget.h"
+#include "ui/shell/longruncheck.h"
+#include "ui/shell/presentation.h"
 
 namespace ts::ui {
 
@@ -121,7 +121,7 @@ void MainWindow::connectView(LabView* v) {
     connect(v, &LabView::logLine, this, &MainWindow::appendLog);
     connect(v, &LabView::statusText, this, [this](const QString& t) { statusLabel_->setText(t); });
     connect(v, &LabView::progress, this, &MainWindow::setProgress);
-    connect(v, &LabView::openInLab, this, &MainWindow::openInLab);
+    connect(v, &LabView::openPointInLab, this, &MainWindow::openPointInLab);
     connect(v, &LabView::replayFinished, this, [this] {
         eta_->clear();
         updateRunState();

@@ -14,10 +14,10 @@
 #include <QSet>
 #include <optional>
 
-#include "common/runcontroller.h"
 #include "runtime/environment.h"
-#include "shell/presets.h"
-#include "shell/runlistmodel.h"
+#include "ui/common/runcontroller.h"
+#include "ui/shell/presets.h"
+#include "ui/shell/runlistmodel.h"
 
 class QAction;
 class QComboBox;
@@ -68,9 +68,11 @@ public:
     // Puts stored run `id`'s configuration into its lab's panel (and starts it with `runNow`);
     // false, with the reason in the log and the status bar, when it cannot.
     bool loadRunConfiguration(qint64 id, bool runNow = false);
-    // Puts `spec` (a configuration as lab `lab` stores it) into that lab's panel, labelled
-    // `title`, and starts it with `runNow`: a view's openInLab ("Profile this point").
-    bool openInLab(const QString& lab, const QJsonObject& spec, const QString& title, bool runNow);
+    // Puts the training point `point` (core/point_json.h's JSON) into lab `lab`'s panel, as
+    // that lab takes a point (LabEntry::stateFromPoint), labelled `title`, and starts it with
+    // `runNow`: a view's openPointInLab ("Profile This Point").
+    bool openPointInLab(const QString& lab, const QJsonObject& point, const QString& title,
+                        bool runNow);
     void deleteStoredRun(qint64 id);  // storedRunDeleted tells the outcome
     // Switches to the results store at `path` (an existing file) once it lists; storeOpened or
     // storeOpenFailed tell the outcome (the current store stays open on failure).

@@ -1,10 +1,10 @@
-#include "shell/presentation.h"
+#include "ui/shell/presentation.h"
 
 #include <QDockWidget>
 #include <QMainWindow>
 #include <QTimer>
 
-#include "common/theme.h"
+#include "ui/common/theme.h"
 
 namespace ts::ui {
 

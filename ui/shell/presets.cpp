@@ -1,4 +1,4 @@
-#include "shell/presets.h"
+#include "ui/shell/presets.h"
 
 #include <QDir>
 #include <QFile>
@@ -7,7 +7,7 @@
 #include <QJsonParseError>
 #include <algorithm>
 
-#include "labs.h"
+#include "ui/labs.h"
 
 // Q_INIT_RESOURCE must be called outside a namespace. Calling it also makes the linker
 // keep the resources of the static library.

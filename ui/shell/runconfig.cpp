@@ -1,9 +1,9 @@
-#include "shell/runconfig.h"
+#include "ui/shell/runconfig.h"
 
 #include <QJsonDocument>
 
-#include "common/format.h"
-#include "labs.h"
+#include "ui/common/format.h"
+#include "ui/labs.h"
 
 namespace ts::ui {
 

@@ -1,9 +1,9 @@
-#include "shell/runlistmodel.h"
+#include "ui/shell/runlistmodel.h"
 
 #include <QLocale>
 
-#include "common/format.h"
-#include "shell/runconfig.h"
+#include "ui/common/format.h"
+#include "ui/shell/runconfig.h"
 
 namespace ts::ui {
 

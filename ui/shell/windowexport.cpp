@@ -8,13 +8,13 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 
-#include "common/exporter.h"
-#include "common/labview.h"
-#include "common/tableview.h"
-#include "common/theme.h"
 #include "core/atomic_file.h"
-#include "shell/exportdialog.h"
-#include "shell/mainwindow.h"
+#include "ui/common/exporter.h"
+#include "ui/common/labview.h"
+#include "ui/common/tableview.h"
+#include "ui/common/theme.h"
+#include "ui/shell/exportdialog.h"
+#include "ui/shell/mainwindow.h"
 
 namespace ts::ui {
 

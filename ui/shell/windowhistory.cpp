@@ -11,15 +11,15 @@
 #include <QStatusBar>
 #include <QVBoxLayout>
 
-#include "common/format.h"
-#include "common/labpanel.h"
-#include "common/labview.h"
-#include "common/storeaccess.h"
-#include "labs.h"
-#include "shell/historywidget.h"
-#include "shell/mainwindow.h"
-#include "shell/presentation.h"
-#include "shell/runconfig.h"
+#include "ui/common/format.h"
+#include "ui/common/labpanel.h"
+#include "ui/common/labview.h"
+#include "ui/common/storeaccess.h"
+#include "ui/labs.h"
+#include "ui/shell/historywidget.h"
+#include "ui/shell/mainwindow.h"
+#include "ui/shell/presentation.h"
+#include "ui/shell/runconfig.h"
 
 namespace ts::ui {
 
@@ -62,8 +62,8 @@ bool MainWindow::loadRunConfiguration(qint64 id, bool runNow) {
     return startRun();
 }
 
-bool MainWindow::openInLab(const QString& lab, const QJsonObject& spec, const QString& title,
-                           bool runNow) {
+bool MainWindow::openPointInLab(const QString& lab, const QJsonObject& point, const QString& title,
+                                bool runNow) {
     auto refuse = [&](const QString& why) {
         const QString line = tr("Cannot open %1: %2").arg(title, why);
         appendLog(line);
@@ -74,10 +74,12 @@ bool MainWindow::openInLab(const QString& lab, const QJsonObject& spec, const QS
     if (!capsReady_) return refuse(tr("still checking what this machine can run"));
     const int index = labIndex(lab);
     if (index < 0) return refuse(tr("this window has no lab '%1'").arg(lab));
+    const LabEntry& entry = uiLabs()[static_cast<size_t>(index)];
+    if (!entry.stateFromPoint)
+        return refuse(tr("the %1 lab takes no training point").arg(entry.title));
     selectExperiment(lab);
     QStringList notes;
-    labs_[index].panel->applyPreset(uiLabs()[static_cast<size_t>(index)].stateFromSpec(spec), title,
-                                    &notes);
+    labs_[index].panel->applyPreset(entry.stateFromPoint(point), title, &notes);
     appendLog(tr("— %1: %2").arg(title, labs_[index].panel->summary()));
     for (const QString& n : notes) appendLog(tr("note: %1").arg(n));
     if (!runNow) return true;

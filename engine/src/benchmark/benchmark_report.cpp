@@ -12,6 +12,7 @@
 
 #include "benchmark/benchmark_json.h"
 #include "core/json.h"
+#include "core/sweep.h"
 
 namespace ts {
 namespace {
@@ -31,7 +32,7 @@ std::string timeCell(const BenchResult& r, const Stats& s, bool applies) {
 }
 
 // The CPU records no device memory: its 0 bytes are no measurement, so they read "n/a".
-bool measuresDeviceMemory(const BenchConfig& c) { return c.device.rfind("cuda", 0) == 0; }
+bool measuresDeviceMemory(const PointConfig& c) { return c.device.rfind("cuda", 0) == 0; }
 
 std::string mib(const BenchResult& r) {
     if (!measuresDeviceMemory(r.config)) return "n/a";
@@ -57,21 +58,15 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
         std::function<std::string(const BenchResult&)> f;
         bool right;
     };
-    const Optional optional[] = {
-        {"params", num([](const BenchResult& r) { return r.parameter_count; }), true},
-        {"batch", num([](const BenchResult& r) { return r.config.batch_size; }), true},
-        {"context", num([](const BenchResult& r) { return r.config.model.context_length; }), true},
-        {"precision", num([](const BenchResult& r) { return toString(r.config.precision); }),
-         false},
-        {"attention", num([](const BenchResult& r) { return toString(r.config.attention); }),
-         false},
-        {"mode", num([](const BenchResult& r) { return toString(r.config.mode); }), false},
-        {"exec", num([](const BenchResult& r) { return toString(r.config.exec); }), false},
-        {"source", num([](const BenchResult& r) { return toString(r.config.source); }), false},
-        {"warmup", num([](const BenchResult& r) { return r.config.warmup; }), true},
-        {"steps", num([](const BenchResult& r) { return r.config.steps; }), true},
-        {"device", num([](const BenchResult& r) { return r.config.device; }), false},
-    };
+    // The parameter count, then every dimension but the size (its columns are above), as the
+    // point's table names them (Note [point dimensions]).
+    std::vector<Optional> optional = {
+        {"params", num([](const BenchResult& r) { return r.parameter_count; }), true}};
+    for (const auto& d : pointDimensions())
+        if (d.id != Dimension::Size)
+            optional.push_back({d.key.data(),
+                                [get = d.get](const BenchResult& r) { return get(r.config); },
+                                d.kind == DimensionDef::Kind::Integer});
     // Whose code ran is always said where it was the user's.
     const bool any_python = std::any_of(results.begin(), results.end(), [](const BenchResult& r) {
         return r.config.source == Source::Python;
@@ -137,7 +132,7 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
         if (r.config.exec == ExecMode::Eager || r.status != Status::Ok || r.total.count == 0 ||
             r.total.mean <= 0)
             return std::nullopt;
-        BenchConfig c = r.config;
+        PointConfig c = r.config;
         c.exec = ExecMode::Eager;
         const auto it = eager->find(toJson(c).dump());
         if (it == eager->end() || it->second->status != Status::Ok || it->second->total.count == 0)

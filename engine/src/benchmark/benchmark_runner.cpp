@@ -16,6 +16,7 @@
 #include "nn/training_step.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
+#include "runtime/point_run.h"
 #include "runtime/python_runner.h"
 
 namespace ts {
@@ -25,42 +26,6 @@ std::atomic<int> g_oom_step{-1};
 }
 void injectOomAtStep(int step) { g_oom_step.store(step); }
 }  // namespace testing
-
-StepSample stepSample(const StepTimes& t, int index, bool warmup) {
-    StepSample s;
-    s.index = index;
-    s.warmup = warmup;
-    s.forward_ms = t.forward_ms;
-    s.backward_ms = t.backward_ms;
-    s.optimizer_ms = t.optimizer_ms;
-    s.total_ms = t.total_ms;
-    s.loss = t.loss;
-    s.memory_allocated = t.memory_allocated;
-    s.memory_reserved = t.memory_reserved;
-    s.memory_peak = t.memory_peak;
-    return s;
-}
-
-std::vector<std::string> checkBenchRunnable(const BenchConfig& c) {
-    auto problems = checkRunnable({c.device, {c.precision}, {c.attention}});
-    if (!problems.empty()) return problems;
-    // A tensor bigger than the whole GPU fails in LibTorch with an allocator message; say it
-    // up front. "cuda" is the current device, cuda:0 unless set otherwise.
-    const std::string id = c.device == "cuda" ? "cuda:0" : c.device;
-    if (id == "cpu") {
-        if (auto p = deviceMemoryProblem(c, systemMemoryBytes(), "this machine's memory");
-            !p.empty())
-            problems.push_back(p);
-        else if (auto q = hostMemoryProblem(c, availableMemoryBytes()); !q.empty())
-            problems.push_back(q);
-        return problems;
-    }
-    for (const auto& d : capabilities().devices)
-        if (d.id == id)
-            if (auto p = deviceMemoryProblem(c, d.total_memory, d.name); !p.empty())
-                problems.push_back(p);
-    return problems;
-}
 
 namespace {
 
@@ -75,13 +40,11 @@ struct Progress {
     }
 };
 
-void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& obs,
+void measure(const PointConfig& cfg, const c10::Device& device, BenchObserver& obs,
              const CancelToken& cancel, const Progress& progress, BenchResult& r) {
     c10::OptionalDeviceGuard guard;
     if (device.is_cuda()) guard.reset_device(device);
-    TrainingStep step({cfg.model, cfg.batch_size, cfg.mode, cfg.precision, cfg.attention, cfg.seed,
-                       cfg.learning_rate, cfg.exec},
-                      device);
+    TrainingStep step(trainingSetup(cfg), device);
     const int total = cfg.warmup + cfg.steps;
     const int oom_at = testing::g_oom_step.exchange(-1);
     DeviceTimer timer(device, 4);
@@ -112,7 +75,7 @@ void measure(const BenchConfig& cfg, const c10::Device& device, BenchObserver& o
 
 // The user's model, timed by the Python runner step by step as TrainScope times its own
 // (forward with the loss, backward, optimizer; CUDA events, one synchronisation a step).
-void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel,
+void measurePython(const PointConfig& cfg, BenchObserver& obs, const CancelToken& cancel,
                    const Progress& progress, BenchResult& r) {
     const PythonPointOutcome out = runPythonPoint(
         cfg, "bench", pythonRunnerSpec(cfg), obs, progress.point_index, cancel,
@@ -131,81 +94,14 @@ void measurePython(const BenchConfig& cfg, BenchObserver& obs, const CancelToken
     r.error = out.error;
 }
 
-}  // namespace
-
-PythonPointOutcome runPythonPoint(const BenchConfig& cfg, const std::string& command,
-                                  const nlohmann::json& spec, Observer& obs, int point_index,
-                                  const CancelToken& cancel,
-                                  const std::function<void(const StepSample&)>& on_step,
-                                  const std::function<void(const nlohmann::json&)>& on_other,
-                                  const std::function<void(const nlohmann::json&)>& on_result) {
-    PythonPointOutcome r;
-    int steps = 0;
-    bool finished = false;
-    const PythonOutcome out = runPython(
-        {cfg.python.python, command, spec, cfg.python.timeout_s},
-        [&](const nlohmann::json& j) {
-            const std::string event = j.value("event", "");
-            if (event == "ready") {
-                r.parameter_count = j.value("parameters", int64_t{0});
-                obs.log(LogLevel::Info,
-                        fmt::format("point {}: {} ({} parameters) with {}, torch {}",
-                                    point_index + 1, j.value("model", "?"), r.parameter_count,
-                                    j.value("optimizer", "no optimizer"), j.value("torch", "?")));
-                for (const auto& note : j.value("notes", std::vector<std::string>{}))
-                    obs.log(LogLevel::Info, fmt::format("point {}: {}", point_index + 1, note));
-            } else if (event == "step") {
-                ++steps;
-                on_step(stepFromJson(j));  // the runner's step line has a StepSample's fields
-            } else if (event == "result") {
-                finished = true;
-                if (on_result) on_result(j);
-                if (j.value("status", "ok") == "oom") {
-                    r.status = Status::OOM;
-                    r.error = j.value("message", "out of memory in the user's code");
-                    if (const std::string at = j.value("where", ""); !at.empty())
-                        r.error += " (" + at + ")";
-                }
-            } else if (on_other) {
-                on_other(j);
-            }
-        },
-        cancel);
-    switch (out.state) {
-        case PythonOutcome::State::Finished:
-            if (!finished) {
-                r.status = Status::Failed;
-                r.error = "the Python runner ended without a result";
-            }
-            break;
-        case PythonOutcome::State::Cancelled:
-            r.status = Status::Cancelled;
-            r.error = steps < cfg.warmup
-                          ? fmt::format("during warm-up step {} of {}", steps + 1, cfg.warmup)
-                          : fmt::format("after {} steps past the warm-up", steps - cfg.warmup);
-            break;
-        case PythonOutcome::State::TimedOut:
-        case PythonOutcome::State::Failed:
-            r.status = Status::Failed;
-            r.error = out.text();
-            break;
-    }
-    if (r.status != Status::Ok && r.status != Status::Cancelled)
-        obs.log(LogLevel::Warning, fmt::format("point {}: {}: {}", point_index + 1,
-                                               toString(r.status), firstLine(r.error)));
-    return r;
-}
-
-namespace {
-
-BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelToken& cancel,
+BenchResult runPoint(const PointConfig& cfg, BenchObserver& obs, const CancelToken& cancel,
                      const Progress& progress) {
     obs.pointStarted(progress.point_index, progress.point_count, cfg);
     BenchResult r;
     r.config = cfg;
     r.environment = currentEnvironment(cfg.device);
-    std::vector<std::string> problems = validateBench(cfg);
-    if (problems.empty()) problems = checkBenchRunnable(cfg);
+    std::vector<std::string> problems = validatePoint(cfg);
+    if (problems.empty()) problems = checkPointRunnable(cfg);
     if (!problems.empty()) {
         r.status = Status::Failed;
         r.error = fmt::format("{}", fmt::join(problems, "; "));
@@ -233,7 +129,7 @@ BenchResult runPoint(const BenchConfig& cfg, BenchObserver& obs, const CancelTok
 
 }  // namespace
 
-BenchResult runBenchmark(const BenchConfig& config, BenchObserver& observer,
+BenchResult runBenchmark(const PointConfig& config, BenchObserver& observer,
                          const CancelToken& cancel, int point_index, int point_count) {
     ProgressMeter meter(observer);
     BenchResult r = runPoint(config, observer, cancel,
@@ -242,7 +138,7 @@ BenchResult runBenchmark(const BenchConfig& config, BenchObserver& observer,
     return r;
 }
 
-std::vector<BenchResult> runSweep(const std::vector<BenchConfig>& points, BenchObserver& observer,
+std::vector<BenchResult> runSweep(const std::vector<PointConfig>& points, BenchObserver& observer,
                                   const CancelToken& cancel, ResultStore* store, int64_t run_id) {
     std::vector<BenchResult> results;
     const int steps =

@@ -56,7 +56,7 @@ void requireObject(const json& j, std::string_view field) {
 }
 
 void rejectUnknown(const json& j, std::string_view prefix,
-                   std::initializer_list<std::string_view> known) {
+                   const std::vector<std::string_view>& known) {
     for (const auto& [key, value] : j.items()) {
         bool ok = false;
         for (auto k : known) ok = ok || key == k;

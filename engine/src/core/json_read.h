@@ -30,7 +30,7 @@ std::string join(std::string_view prefix, std::string_view key);
 void requireObject(const json& j, std::string_view field);
 // Rejects keys outside `known`: a misspelt key must not be silently ignored.
 void rejectUnknown(const json& j, std::string_view prefix,
-                   std::initializer_list<std::string_view> known);
+                   const std::vector<std::string_view>& known);
 
 // Non-finite doubles (a diverged loss) have no JSON literal; nlohmann would write null and
 // lose which one it was, so they go out as strings and come back from strings (or null).

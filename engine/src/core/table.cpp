@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace ts {
 
@@ -53,6 +54,15 @@ std::string renderTable(const TextTable& t, TableFormat format) {
 std::string tableHeading(const std::string& title, TableFormat format) {
     return format == TableFormat::Markdown ? fmt::format("\n### {}\n\n", title)
                                            : fmt::format("\n{}\n", title);
+}
+
+std::string formatBytes(int64_t bytes) {
+    const double b = static_cast<double>(bytes);
+    if (std::abs(b) >= 1024.0 * 1024 * 1024)
+        return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+    if (std::abs(b) >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+    if (std::abs(b) >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+    return fmt::format("{} B", bytes);
 }
 
 }  // namespace ts

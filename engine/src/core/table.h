@@ -1,6 +1,7 @@
 // A table for people, as the labs' reports print it: aligned text, Markdown or CSV. Torch-free.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,7 @@ std::string renderTable(const TextTable& t, TableFormat format);
 std::string tableHeading(const std::string& title, TableFormat format);
 // Columns a string takes on a terminal: its UTF-8 code points.
 size_t displayWidth(const std::string& s);
+// Bytes for people: "1.50 GiB", "12.0 MiB", "3.0 KiB", "512 B".
+std::string formatBytes(int64_t bytes);
 
 }  // namespace ts

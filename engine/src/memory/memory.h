@@ -15,10 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "benchmark/benchmark.h"
 #include "core/observer.h"
+#include "core/point.h"
 #include "core/result.h"
-#include "profiler/profiler.h"  // Phase: the step's phases, as the profiler names them
 
 namespace ts {
 
@@ -33,7 +32,7 @@ std::string_view toString(FrontierAxis a);  // "none", "context", "batch"
 std::optional<FrontierAxis> parseFrontierAxis(std::string_view s);
 
 struct MemorySpec {
-    BenchConfig bench;           // the point; its `steps` are not used, record_steps are
+    PointConfig bench;           // the point; its `steps` are not used, record_steps are
     int record_steps = 2;        // steps recorded, after bench.warmup unrecorded ones
     bool record_stacks = false;  // C++ stacks of every allocation (slow to symbolize)
     FrontierAxis frontier = FrontierAxis::None;
@@ -238,7 +237,7 @@ struct MemoryPrediction {
     int64_t peak = 0;          // the sum: an estimate of the step's peak
     std::array<int64_t, kMemoryCategories> by_category{};  // weight casts counted as temporaries
 };
-MemoryPrediction predictMemory(const BenchConfig& cfg);
+MemoryPrediction predictMemory(const PointConfig& cfg);
 // Parameter tensors of the model: 6 per layer (two norms, qkv, o, w13, w2) + 3.
 int64_t parameterTensorCount(const ModelConfig& m);
 
@@ -339,7 +338,7 @@ std::string phaseComparisonName(Phase p);
 
 class MemoryObserver : public Observer {
 public:
-    virtual void pointStarted(int /*index*/, int /*count*/, const BenchConfig& /*config*/) {}
+    virtual void pointStarted(int /*index*/, int /*count*/, const PointConfig& /*config*/) {}
     // Every step, warm-up (unrecorded) ones included.
     virtual void stepFinished(const StepSample& /*sample*/) {}
     // The recorded steps are done and the allocator's trace is being read.

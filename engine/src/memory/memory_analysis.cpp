@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -75,7 +76,7 @@ std::string allocationSite(const RawMemoryTrace& t, int32_t stack) {
 }
 
 std::vector<std::string> validateMemory(const MemorySpec& spec) {
-    std::vector<std::string> problems = validateBench(spec.bench);
+    std::vector<std::string> problems = validatePoint(spec.bench);
     if (spec.bench.exec != ExecMode::Eager)
         problems.push_back(fmt::format(
             "the memory lab records eager steps, not {} (the benchmark times compiled ones)",
@@ -311,7 +312,7 @@ bool quadraticAttention(AttentionImpl a) {
 }
 }  // namespace
 
-MemoryPrediction predictMemory(const BenchConfig& cfg) {
+MemoryPrediction predictMemory(const PointConfig& cfg) {
     const ModelConfig& m = cfg.model;
     const int64_t B = cfg.batch_size, T = m.context_length, d = m.d_model, F = m.d_ff,
                   H = m.num_heads, V = m.vocab_size, L = m.num_layers;

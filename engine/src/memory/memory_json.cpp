@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmark/benchmark_json.h"
 #include "core/json.h"
 #include "core/json_read.h"
+#include "core/point_json.h"
 #include "core/store.h"
 
 namespace ts {
@@ -174,7 +174,7 @@ MemorySpec memorySpecFromJson(const json& j) {
     MemorySpec s;
     if (auto it = j.find("bench"); it != j.end()) {
         try {
-            s.bench = benchFromJson(*it);
+            s.bench = pointFromJson(*it);
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(fmt::format("bench.{}", e.what()));
         }

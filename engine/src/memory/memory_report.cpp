@@ -67,17 +67,8 @@ std::string describeFailedAllocation(const FailedAllocation& f) {
         formatBytes(f.device_free));
 }
 
-std::string formatBytes(int64_t bytes) {
-    const double b = static_cast<double>(bytes);
-    if (std::abs(b) >= 1024.0 * 1024 * 1024)
-        return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
-    if (std::abs(b) >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
-    if (std::abs(b) >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
-    return fmt::format("{} B", bytes);
-}
-
 std::string memoryHeadline(const MemoryResult& r) {
-    const BenchConfig& c = r.spec.bench;
+    const PointConfig& c = r.spec.bench;
     // The user's model has its own attention: "your code <ref>" says whose model it is.
     const std::string whose = c.source == Source::Python ? fmt::format("your code {} ({} dims)",
                                                                        c.python.code, c.model.name)
@@ -116,7 +107,7 @@ std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableForma
     const bool csv = format == TableFormat::Csv;
     auto bytes = [&](int64_t b) { return csv ? fmt::format("{}", b) : formatBytes(b); };
     for (const auto& r : results) {
-        const BenchConfig& c = r.spec.bench;
+        const PointConfig& c = r.spec.bench;
         const MemoryAnalysis a = analyzeMemory(r.trace);
         const bool measured = !r.trace.events.empty();
         std::vector<std::string> row{c.model.name,

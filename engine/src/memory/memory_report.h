@@ -39,8 +39,6 @@ std::string describeFailedAllocation(const FailedAllocation& f);
 
 // "small ctx=256 batch=4 fp32 naive train on cuda, 2 recorded steps after 5 warm-up"
 std::string memoryHeadline(const MemoryResult& r);
-// "1.50 GiB", "12.0 MiB", "512 B"
-std::string formatBytes(int64_t bytes);
 
 // The lab's entry in the registry (engine/src/labs.cpp).
 Lab memoryLab();

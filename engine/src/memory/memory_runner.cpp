@@ -8,7 +8,6 @@
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/record_function.h>
 #include <c10/core/DeviceGuard.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -25,20 +24,25 @@
 #include <torch/csrc/profiler/unwind/unwind.h>
 #endif
 
-#include "benchmark/benchmark_json.h"
+#include "core/point_json.h"
 #include "core/store.h"
 #include "memory/memory.h"
 #include "memory/memory_json.h"
 #include "nn/training_step.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
+#include "runtime/nvml.h"
+#include "runtime/point_run.h"
 #include "runtime/python_runner.h"
 
 namespace ts {
 namespace {
 
-TrainingSetup setupOf(const BenchConfig& c) {
-    return {c.model, c.batch_size, c.mode, c.precision, c.attention, c.seed, c.learning_rate};
+// The memory lab records eager steps.
+TrainingSetup setupOf(const PointConfig& c) {
+    TrainingSetup s = trainingSetup(c);
+    s.exec = ExecMode::Eager;
+    return s;
 }
 
 int64_t wallMicros() {
@@ -50,7 +54,7 @@ int64_t wallMicros() {
 // The OOM frontier of a spec (TrainScope's model or the user's): bisection over the axis, one
 // `probe` of the point at each value; the latest out-of-memory's picture is the frontier's
 // (bisection only lowers its smallest OOM). `whose` goes into the log line.
-using ProbeFn = std::function<FrontierProbe(const BenchConfig&, std::optional<RawMemoryTrace>&)>;
+using ProbeFn = std::function<FrontierProbe(const PointConfig&, std::optional<RawMemoryTrace>&)>;
 void searchFrontier(const MemorySpec& spec, MemoryObserver& obs, const CancelToken& cancel,
                     MemoryResult& r, std::string_view whose, const ProbeFn& probe) {
     const bool context = spec.frontier == FrontierAxis::Context;
@@ -68,7 +72,7 @@ void searchFrontier(const MemorySpec& spec, MemoryObserver& obs, const CancelTok
                 p.error = "cancelled";
                 return p;
             }
-            BenchConfig c = spec.bench;
+            PointConfig c = spec.bench;
             (context ? c.model.context_length : c.batch_size) = v;
             std::optional<RawMemoryTrace> trace;
             p = probe(c, trace);
@@ -88,47 +92,22 @@ namespace alloc = c10::cuda::CUDACachingAllocator;
 // device's PCI bus id so that CUDA_VISIBLE_DEVICES cannot mix devices up), else cudaMemGetInfo.
 class DriverMemory {
 public:
-    explicit DriverMemory(int device) : device_(device) {
-        lib_ = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-        if (!lib_) return;
-        using InitFn = int (*)();
-        using ByBusFn = int (*)(const char*, void**);
-        auto init = reinterpret_cast<InitFn>(dlsym(lib_, "nvmlInit_v2"));
-        auto by_bus = reinterpret_cast<ByBusFn>(dlsym(lib_, "nvmlDeviceGetHandleByPciBusId_v2"));
-        info_ = reinterpret_cast<InfoFn>(dlsym(lib_, "nvmlDeviceGetMemoryInfo"));
-        shutdown_ = reinterpret_cast<InitFn>(dlsym(lib_, "nvmlShutdown"));
+    explicit DriverMemory(int device) {
         char bus[32] = {};
-        if (!init || !by_bus || !info_ || init() != 0) return;
-        initialised_ = true;
-        if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess ||
-            by_bus(bus, &handle_) != 0)
-            handle_ = nullptr;
+        if (nvml_.ok() && cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess)
+            handle_ = nvml_.deviceByBusId(bus);
     }
-    ~DriverMemory() {
-        if (initialised_ && shutdown_) shutdown_();
-        if (lib_) dlclose(lib_);
-    }
-    DriverMemory(const DriverMemory&) = delete;
-    DriverMemory& operator=(const DriverMemory&) = delete;
 
     int64_t used() const {
-        struct {
-            unsigned long long total, free, used;
-        } m{};
-        if (handle_ && info_(handle_, &m) == 0) return static_cast<int64_t>(m.used);
+        if (auto used = nvml_.usedMemory(handle_)) return *used;
         size_t free = 0, total = 0;
         if (cudaMemGetInfo(&free, &total) != cudaSuccess) return 0;
         return static_cast<int64_t>(total - free);
     }
 
 private:
-    using InfoFn = int (*)(void*, void*);
-    int device_;
-    void* lib_ = nullptr;
+    Nvml nvml_;
     void* handle_ = nullptr;
-    InfoFn info_ = nullptr;
-    int (*shutdown_)() = nullptr;
-    bool initialised_ = false;
 };
 
 // Note [allocation context]: the allocator asks its context recorder for a context at every
@@ -388,7 +367,7 @@ void addGradients(std::vector<KnownStorage>& known, TrainingStep& step, int inde
 
 void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& obs,
             const CancelToken& cancel, MemoryResult& r) {
-    const BenchConfig& cfg = spec.bench;
+    const PointConfig& cfg = spec.bench;
     c10::OptionalDeviceGuard guard;
     guard.reset_device(device);
     TrainingStep step(setupOf(cfg), device);
@@ -506,7 +485,7 @@ public:
 // allocator's history on; when it runs out of memory, `oom_trace` gets that history up to
 // the failed allocation and the segments at that moment (Note [the snapshot at an
 // out-of-memory]).
-FrontierProbe probePoint(const BenchConfig& cfg, const c10::Device& device,
+FrontierProbe probePoint(const PointConfig& cfg, const c10::Device& device,
                          std::optional<RawMemoryTrace>& oom_trace) {
     FrontierProbe p;
     oom_trace.reset();
@@ -563,7 +542,7 @@ FrontierProbe probePoint(const BenchConfig& cfg, const c10::Device& device,
 void frontier(const MemorySpec& spec, const c10::Device& device, MemoryObserver& obs,
               const CancelToken& cancel, MemoryResult& r) {
     searchFrontier(spec, obs, cancel, r, "",
-                   [&](const BenchConfig& c, std::optional<RawMemoryTrace>& trace) {
+                   [&](const PointConfig& c, std::optional<RawMemoryTrace>& trace) {
                        return probePoint(c, device, trace);
                    });
 }
@@ -605,7 +584,7 @@ private:
 
 void recordPython(const MemorySpec& spec, MemoryObserver& obs, const CancelToken& cancel,
                   MemoryResult& r) {
-    const BenchConfig& cfg = spec.bench;
+    const PointConfig& cfg = spec.bench;
     nlohmann::json js = pythonRunnerSpec(cfg);
     js["record_steps"] = spec.record_steps;
     ProgressMeter meter(obs);
@@ -640,7 +619,7 @@ void frontierPython(const MemorySpec& spec, MemoryObserver& obs, const CancelTok
                     MemoryResult& r) {
     searchFrontier(
         spec, obs, cancel, r, " of your code",
-        [&](const BenchConfig& c, std::optional<RawMemoryTrace>& oom_trace) {
+        [&](const PointConfig& c, std::optional<RawMemoryTrace>& oom_trace) {
             nlohmann::json js = pythonRunnerSpec(c);
             js["probe"] = true;
             RunnerTrace trace("oom_trace");
@@ -672,7 +651,7 @@ MemoryResult runMemory(const MemorySpec& spec, MemoryObserver& observer, const C
     r.environment = currentEnvironment(spec.bench.device);
     r.parameter_count = parameterCount(spec.bench.model);
     std::vector<std::string> problems = validateMemory(spec);
-    if (problems.empty()) problems = checkBenchRunnable(spec.bench);
+    if (problems.empty()) problems = checkPointRunnable(spec.bench);
     if (!problems.empty()) {
         r.status = Status::Failed;
         r.error = fmt::format("{}", fmt::join(problems, "; "));

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "benchmark/benchmark.h"
 #include "core/observer.h"
+#include "core/point.h"
 #include "core/result.h"
 
 namespace ts {
@@ -23,14 +23,8 @@ class ResultStore;
 // The lab's id: the store's run kind.
 inline constexpr const char* kProfileLab = "profile";
 
-// The phases of a step, as TrainingStep names its ranges; Other is outside them (zeroGrad).
-enum class Phase { Forward, Backward, Optimizer, Other };
-std::string_view toString(Phase p);  // "forward", "backward", "optimizer", "other"
-std::optional<Phase> parsePhase(std::string_view s);
-const std::vector<Phase>& allPhases();
-
 struct ProfileSpec {
-    BenchConfig bench;      // the point; its `steps` are not used, profile_steps are
+    PointConfig bench;      // the point; its `steps` are not used, profile_steps are
     int profile_steps = 3;  // steps run under the profiler, after bench.warmup unprofiled ones
     bool operator==(const ProfileSpec&) const = default;
 };

@@ -16,34 +16,17 @@
 namespace ts {
 
 namespace {
-constexpr std::array<std::string_view, 4> kPhaseNames = {"forward", "backward", "optimizer",
-                                                         "other"};
-
+// The step's three ranges (TrainingStep's names); whatever else is outside them.
 std::optional<Phase> phaseOfRange(std::string_view name) {
-    for (size_t i = 0; i < 3; ++i)
-        if (name == kPhaseNames[i]) return static_cast<Phase>(i);
-    return std::nullopt;
+    const auto p = parsePhase(name);
+    return p && *p != Phase::Other ? p : std::nullopt;
 }
 }  // namespace
 
-std::string_view toString(Phase p) { return kPhaseNames[static_cast<size_t>(p)]; }
-
-std::optional<Phase> parsePhase(std::string_view s) {
-    for (size_t i = 0; i < kPhaseNames.size(); ++i)
-        if (s == kPhaseNames[i]) return static_cast<Phase>(i);
-    return std::nullopt;
-}
-
-const std::vector<Phase>& allPhases() {
-    static const std::vector<Phase> all = {Phase::Forward, Phase::Backward, Phase::Optimizer,
-                                           Phase::Other};
-    return all;
-}
-
 std::vector<std::string> validateProfile(const ProfileSpec& spec) {
-    BenchConfig point = spec.bench;
+    PointConfig point = spec.bench;
     point.steps = 1;  // the profile runs profile_steps instead
-    std::vector<std::string> problems = validateBench(point);
+    std::vector<std::string> problems = validatePoint(point);
     // TrainScope's compiled step is CUDA graphs, whose replay hides its ops; the user's code
     // under torch.compile shows its generated kernels.
     if (point.exec == ExecMode::Compiled && point.source == Source::TrainScope)

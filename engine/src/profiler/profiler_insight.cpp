@@ -43,7 +43,7 @@ double elementBytes(Precision p) { return p == Precision::FP32 ? 4.0 : 2.0; }
 }  // namespace
 
 std::vector<AttentionPart> attentionBreakdown(const ProfileResult& r) {
-    const BenchConfig& cfg = r.spec.bench;
+    const PointConfig& cfg = r.spec.bench;
     const double B = static_cast<double>(cfg.batch_size),
                  H = static_cast<double>(cfg.model.num_heads),
                  T = static_cast<double>(cfg.model.context_length),

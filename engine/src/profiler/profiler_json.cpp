@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "benchmark/benchmark_json.h"
 #include "core/json.h"
 #include "core/json_read.h"
+#include "core/point_json.h"
 #include "core/store.h"
 
 namespace ts {
@@ -38,7 +38,7 @@ ProfileSpec profileSpecFromJson(const json& j) {
     ProfileSpec s;
     if (auto it = j.find("bench"); it != j.end()) {
         try {
-            s.bench = benchFromJson(*it);
+            s.bench = pointFromJson(*it);
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(fmt::format("bench.{}", e.what()));
         }

@@ -89,7 +89,7 @@ std::string topTable(const ProfileResult& r, const EventFilter& f, const Profile
 }  // namespace
 
 std::string profileHeadline(const ProfileResult& r) {
-    const BenchConfig& c = r.spec.bench;
+    const PointConfig& c = r.spec.bench;
     return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} profiled step(s) after {} warm-up",
                        c.model.name, c.model.context_length, c.batch_size, toString(c.precision),
                        toString(c.attention), toString(c.mode), c.device, r.spec.profile_steps,

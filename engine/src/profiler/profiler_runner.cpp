@@ -12,13 +12,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "benchmark/benchmark_json.h"
+#include "core/point_json.h"
 #include "core/store.h"
 #include "nn/training_step.h"
 #include "profiler/profiler.h"
 #include "profiler/profiler_json.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
+#include "runtime/point_run.h"
 
 namespace ts {
 namespace {
@@ -108,12 +109,12 @@ private:
 
 void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver& obs,
              const CancelToken& cancel, ProfileResult& r) {
-    const BenchConfig& cfg = spec.bench;
+    const PointConfig& cfg = spec.bench;
     c10::OptionalDeviceGuard guard;
     if (device.is_cuda()) guard.reset_device(device);
-    TrainingStep step({cfg.model, cfg.batch_size, cfg.mode, cfg.precision, cfg.attention, cfg.seed,
-                       cfg.learning_rate},
-                      device);
+    TrainingSetup setup = trainingSetup(cfg);
+    setup.exec = ExecMode::Eager;  // the profiler runs eager steps (validateProfile)
+    TrainingStep step(setup, device);
     DeviceTimer timer(device, 4);
     ProgressMeter meter(obs);
     const int total = cfg.warmup + spec.profile_steps;
@@ -177,7 +178,7 @@ void addRunnerTrace(const nlohmann::json& j, RawTrace& raw) {
 
 void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelToken& cancel,
                    ProfileResult& r) {
-    const BenchConfig& cfg = spec.bench;
+    const PointConfig& cfg = spec.bench;
     nlohmann::json js = pythonRunnerSpec(cfg);
     js["steps"] = spec.profile_steps;  // profiled, after the warm-up
     ProgressMeter meter(obs);
@@ -213,7 +214,7 @@ ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
     r.spec = spec;
     r.environment = currentEnvironment(spec.bench.device);
     std::vector<std::string> problems = validateProfile(spec);
-    if (problems.empty()) problems = checkBenchRunnable(spec.bench);
+    if (problems.empty()) problems = checkPointRunnable(spec.bench);
     if (!problems.empty()) {
         r.status = Status::Failed;
         r.error = fmt::format("{}", fmt::join(problems, "; "));

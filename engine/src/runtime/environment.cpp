@@ -1,7 +1,6 @@
 #include "runtime/environment.h"
 
 #include <ATen/Context.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
 #include <torch/headeronly/version.h>
@@ -10,6 +9,8 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+
+#include "runtime/nvml.h"
 
 #ifdef TRAINSCOPE_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -48,25 +49,8 @@ std::string isoNowUtc() {
     return buf;
 }
 
-// The NVIDIA driver's version ("580.159.04"), from NVML loaded at run time so that no
-// build needs it; empty where there is none.
-std::string nvidiaDriverVersion() {
-    void* nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-    if (!nvml) return {};
-    using InitFn = int (*)();
-    using VersionFn = int (*)(char*, unsigned);
-    auto init = reinterpret_cast<InitFn>(dlsym(nvml, "nvmlInit_v2"));
-    auto version = reinterpret_cast<VersionFn>(dlsym(nvml, "nvmlSystemGetDriverVersion"));
-    auto shutdown = reinterpret_cast<InitFn>(dlsym(nvml, "nvmlShutdown"));
-    std::string out;
-    char buf[96] = {};
-    if (init && version && init() == 0) {
-        if (version(buf, sizeof buf) == 0) out = buf;
-        if (shutdown) shutdown();
-    }
-    dlclose(nvml);
-    return out;
-}
+// The NVIDIA driver's version ("580.159.04"); empty where there is none.
+std::string nvidiaDriverVersion() { return Nvml().driverVersion(); }
 
 // -1 for the CPU, the GPU index otherwise ("cuda" is the current device, 0).
 int deviceIndex(const std::string& device) {

@@ -1,4 +1,4 @@
-#include "benchmark/sweepchart.h"
+#include "ui/common/sweepchart.h"
 
 #include <QGraphicsItem>
 #include <QMap>
@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "benchmark/seriesmodel.h"
-#include "common/chartinteraction.h"
+#include "ui/common/chartinteraction.h"
+#include "ui/common/seriesmodel.h"
 
 namespace ts::ui {
 

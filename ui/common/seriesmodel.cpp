@@ -1,8 +1,8 @@
-#include "benchmark/seriesmodel.h"
+#include "ui/common/seriesmodel.h"
 
 #include <algorithm>
 
-#include "common/format.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 

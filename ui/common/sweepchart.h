@@ -13,7 +13,7 @@
 #include <QPointer>
 #include <optional>
 
-#include "common/chartpane.h"
+#include "ui/common/chartpane.h"
 
 class QCategoryAxis;
 class QLineSeries;

@@ -9,13 +9,13 @@
 namespace ts::ui {
 
 // One line naming every value of a point.
-QString describeConfig(const BenchConfig& c);
+QString describeConfig(const PointConfig& c);
 // One line for a whole sweep: each dimension with its values, in sweep order.
-QString describeSweep(const std::vector<BenchConfig>& points);
+QString describeSweep(const std::vector<PointConfig>& points);
 // Whether a point's run records device memory: CUDA devices do, the CPU records none (its
 // memory figures are 0, not a measurement).
-bool measuresDeviceMemory(const BenchConfig& c);
+bool measuresDeviceMemory(const PointConfig& c);
 // The points' configurations as JSON, for a report's appendix.
-QString configurationJson(const std::vector<BenchConfig>& points);
+QString configurationJson(const std::vector<PointConfig>& points);
 
 }  // namespace ts::ui

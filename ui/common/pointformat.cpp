@@ -1,14 +1,14 @@
-#include "benchmark/benchformat.h"
+#include "ui/common/pointformat.h"
 
 #include <nlohmann/json.hpp>
 
 #include "benchmark/benchmark_json.h"
-#include "benchmark/dimensions.h"
-#include "common/format.h"
+#include "ui/common/dimensions.h"
+#include "ui/common/format.h"
 
 namespace ts::ui {
 
-QString describeConfig(const BenchConfig& c) {
+QString describeConfig(const PointConfig& c) {
     QStringList parts;
     for (Dimension d : allDimensions()) {
         if (d == Dimension::Exec && c.exec == ExecMode::Eager)
@@ -22,7 +22,7 @@ QString describeConfig(const BenchConfig& c) {
     return parts.join(QStringLiteral(" · "));
 }
 
-QString describeSweep(const std::vector<BenchConfig>& points) {
+QString describeSweep(const std::vector<PointConfig>& points) {
     if (points.empty()) return {};
     if (points.size() == 1) return describeConfig(points.front());
     QStringList parts;
@@ -41,9 +41,9 @@ QString describeSweep(const std::vector<BenchConfig>& points) {
     return QStringLiteral("%1 points: %2").arg(points.size()).arg(parts.join(QStringLiteral("; ")));
 }
 
-bool measuresDeviceMemory(const BenchConfig& c) { return c.device.rfind("cuda", 0) == 0; }
+bool measuresDeviceMemory(const PointConfig& c) { return c.device.rfind("cuda", 0) == 0; }
 
-QString configurationJson(const std::vector<BenchConfig>& configs) {
+QString configurationJson(const std::vector<PointConfig>& configs) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& c : configs) arr.push_back(toJson(c));
     return QString::fromStdString(

@@ -9,7 +9,8 @@
 #   `gpu-tests` (the GPU tests, ctest -L gpu, GPU_TESTS a -R regex) and `compiled`
 #   (scripts/compiled-evidence.sh, its SIZES etc.; with PREWARM_GB, torch.compile compiles its
 #   points during the build), `python-source` (scripts/python-source-evidence.sh: the user's
-#   code), in the same build; `build`: the build alone.
+#   code), `evidence:NAME` (scripts/NAME-evidence.sh <trainscope-cli> <outdir>), in the same
+#   build; `build`: the build alone.
 #   The build is kept, so a second call on a warm machine only rebuilds what changed.
 #   GPU_ARCHS  CUDA architectures (default 90);  UI_TESTS  a ctest -R regex (default: all `ui`)
 #   LIVE_ONLY  a regex of the live sessions to run (default: all)
@@ -123,6 +124,15 @@ for r in rows:
     print(f"| {label} | {get('size')} | {get('precision')} | {get('attention')} | {get('forward_ms_mean')} | {get('backward_ms_mean')} | {get('optimizer_ms_mean')} | {get('total_ms_mean')} | {get('tflops')} |")
 PY
 fi
+# `evidence:NAME` runs scripts/NAME-evidence.sh <trainscope-cli> <outdir> (a lab's GPU evidence
+# in a file of its own: a new one needs no edit here).
+for a in "${ARGS[@]:-}"; do
+    [[ "$a" == evidence:* ]] || continue
+    name="${a#evidence:}"
+    [ -f "scripts/$name-evidence.sh" ] || { echo "no scripts/$name-evidence.sh"; status=1; continue; }
+    say "evidence: scripts/$name-evidence.sh"
+    bash "scripts/$name-evidence.sh" "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
+done
 if named python-source; then
     say "the user's code: overhead against a plain loop, beside TrainScope, torch.compile (scripts/python-source-evidence.sh)"
     bash scripts/python-source-evidence.sh "$BUILD/app/trainscope-cli" "$OUTDIR" || status=1
@@ -214,6 +224,11 @@ if want live; then
     # so that the run numbers above stay as they are.
     session attention-hd80 --experiment attention --config '{"impls":["sdpa-flash","flash"],"seq":"4096, 8192","head_dims":"80","batches":"8","heads":"16","dtypes":["bf16"],"causal":["causal"],"passes":["forward","backward"],"warmup":3,"steps":10,"device":"cuda","check":true}' \
         --run --screenshot "attention=$LIVE/attention-hd80.png" --report "$LIVE/attention-hd80.md"
+    # Activation checkpointing on xl at batch 4, context 2048 (its preset): the peaks per policy;
+    # after the rest, so that the run numbers above stay as they are.
+    session activation-checkpointing --preset activation-checkpointing --run \
+        --screenshot "memory=$LIVE/checkpointing-memory.png" --screenshot "results=$LIVE/checkpointing-results.png" \
+        --report "$LIVE/checkpointing.md"
     # The user's code (the example checkout) beside TrainScope's model; after the rest, so that
     # their run numbers stay as they are.
     session your-model-vs-trainscope --preset your-model-vs-trainscope --run --screenshot "speedup=$LIVE/your-model-speedup.png" \

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "benchmark/benchmark.h"
 #include "nn/attention.h"
@@ -158,6 +160,33 @@ TEST(BenchmarkGpu, RealOutOfMemoryIsAResultAndTheNextRunWorks) {
     EXPECT_GT(r.oom_bytes, int64_t{1} << 30);
     auto ok = ts::runBenchmark(tinyCuda(), q, cancel);
     EXPECT_EQ(ok.status, ts::Status::Ok) << ok.error;
+}
+
+// Note [activation checkpointing]: on the GPU a checkpointed step keeps its loss and holds
+// less memory at its peak; nested holds the least.
+TEST(BenchmarkGpu, CheckpointingLowersThePeakAndKeepsTheLoss) {
+    Quiet q;
+    ts::CancelToken cancel;
+    auto c = tinyCuda();
+    c.model = *ts::modelPreset("small");
+    c.model.context_length = 1024;
+    c.batch_size = 4;
+    c.warmup = 1;
+    c.steps = 2;
+    c.attention = ts::AttentionImpl::Sdpa;
+    std::map<std::string, ts::BenchResult> r;
+    for (const char* policy : {"none", "1", "4", "nested"}) {
+        c.checkpoint = *ts::parseCheckpointing(policy);
+        r[policy] = ts::runBenchmark(c, q, cancel);
+        ASSERT_EQ(r[policy].status, ts::Status::Ok) << policy << ": " << r[policy].error;
+    }
+    for (const char* policy : {"1", "4", "nested"}) {
+        EXPECT_LT(r[policy].peak_memory, r["none"].peak_memory) << policy;
+        EXPECT_NEAR(r[policy].steps.front().loss, r["none"].steps.front().loss, 1e-4) << policy;
+        // The recompute costs time in backward (one more forward of the blocks, or more).
+        EXPECT_GT(r[policy].backward.mean, r["none"].backward.mean) << policy;
+    }
+    EXPECT_LT(r["1"].peak_memory, r["4"].peak_memory);
 }
 
 TEST(BenchmarkGpu, DeviceTimesAddUp) {

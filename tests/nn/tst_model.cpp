@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/optim/adamw.h>
 
+#include "core/point.h"
 #include "nn/autocast.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
@@ -80,6 +81,61 @@ TEST(Model, LossFallsOverAdamWStepsOnAFixedBatch) {
     }
     EXPECT_NEAR(first, std::log(10000.0), 1.5);  // about uniform at the start
     EXPECT_LT(last, first - 1.0);
+}
+
+// Note [activation checkpointing]: every policy gives the same loss and gradients as none (the
+// recompute is the same computation), in fp32 and under bf16 autocast on the CPU.
+TEST(Model, CheckpointingKeepsLossAndGradients) {
+    ts::ModelConfig cfg = *ts::modelPreset("tiny");
+    cfg.context_length = 16;
+    cfg.num_layers = 5;  // odd: uneven segments and halves
+    at::manual_seed(3);
+    at::Tensor tokens = at::randint(cfg.vocab_size, {2, 16}, at::kLong);
+    at::Tensor targets = at::randint(cfg.vocab_size, {2, 16}, at::kLong);
+    for (const ts::Precision precision : {ts::Precision::FP32, ts::Precision::BF16}) {
+        auto lossAndGrads = [&](const char* policy) {
+            at::manual_seed(7);
+            ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions());
+            model->setCheckpointing(*ts::parseCheckpointing(policy));
+            at::Tensor loss;
+            {
+                ts::AutocastScope autocast(at::kCPU, precision);
+                loss = ts::crossEntropy(model->forward(tokens), targets);
+            }
+            loss.backward();
+            std::vector<at::Tensor> grads;
+            for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+            return std::make_pair(loss.item<double>(), grads);
+        };
+        const auto [ref_loss, ref_grads] = lossAndGrads("none");
+        for (const char* policy : {"1", "2", "sqrt", "nested", "8"}) {
+            const auto [loss, grads] = lossAndGrads(policy);
+            EXPECT_DOUBLE_EQ(loss, ref_loss) << policy << " " << ts::toString(precision);
+            ASSERT_EQ(grads.size(), ref_grads.size());
+            const double tol = precision == ts::Precision::FP32 ? 1e-6 : 1e-2;
+            for (size_t i = 0; i < grads.size(); ++i) {
+                ASSERT_TRUE(grads[i].defined()) << policy << " parameter " << i;
+                EXPECT_TRUE(at::allclose(grads[i], ref_grads[i], tol, tol))
+                    << policy << " " << ts::toString(precision) << " parameter " << i << ": "
+                    << (grads[i] - ref_grads[i]).abs().max().item<double>();
+            }
+        }
+    }
+}
+
+TEST(Model, CheckpointingPolicies) {
+    using K = ts::Checkpointing::Kind;
+    EXPECT_EQ(ts::parseCheckpointing("none")->kind, K::None);
+    EXPECT_EQ(ts::parseCheckpointing("4")->every, 4);
+    EXPECT_EQ(ts::parseCheckpointing("nested")->kind, K::Nested);
+    EXPECT_FALSE(ts::parseCheckpointing("0"));
+    EXPECT_FALSE(ts::parseCheckpointing("every"));
+    EXPECT_FALSE(ts::parseCheckpointing("-2"));
+    EXPECT_EQ(ts::checkpointSegment(*ts::parseCheckpointing("sqrt"), 32), 6);  // ⌈√32⌉
+    EXPECT_EQ(ts::checkpointSegment(*ts::parseCheckpointing("64"), 32), 32);
+    EXPECT_EQ(ts::checkpointSegment(*ts::parseCheckpointing("nested"), 32), 0);
+    for (const char* p : {"none", "3", "sqrt", "nested"})
+        EXPECT_EQ(ts::toString(*ts::parseCheckpointing(p)), p);
 }
 
 TEST(Optimizer, FusedAdamWMatchesLibTorchAdamW) {

@@ -18,6 +18,43 @@ constexpr std::array<std::string_view, 4> kPhaseNames = {"forward", "backward", 
                                                          "other"};
 }  // namespace
 
+std::string toString(const Checkpointing& c) {
+    switch (c.kind) {
+        case Checkpointing::Kind::None:
+            return "none";
+        case Checkpointing::Kind::Every:
+            return std::to_string(c.every);
+        case Checkpointing::Kind::Sqrt:
+            return "sqrt";
+        case Checkpointing::Kind::Nested:
+            return "nested";
+    }
+    return "none";
+}
+
+std::optional<Checkpointing> parseCheckpointing(std::string_view s) {
+    if (s == "none") return Checkpointing{};
+    if (s == "sqrt") return Checkpointing{Checkpointing::Kind::Sqrt, 0};
+    if (s == "nested") return Checkpointing{Checkpointing::Kind::Nested, 0};
+    int k = 0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), k);
+    if (r.ec != std::errc() || r.ptr != s.data() + s.size() || k < 1 || k > kMaxCheckpointEvery)
+        return std::nullopt;
+    return Checkpointing{Checkpointing::Kind::Every, k};
+}
+
+int64_t checkpointSegment(const Checkpointing& c, int64_t layers) {
+    switch (c.kind) {
+        case Checkpointing::Kind::Every:
+            return std::min<int64_t>(c.every, std::max<int64_t>(layers, 1));
+        case Checkpointing::Kind::Sqrt:
+            return std::max<int64_t>(
+                1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(layers)))));
+        default:
+            return 0;
+    }
+}
+
 std::string_view toString(Phase p) { return kPhaseNames[static_cast<size_t>(p)]; }
 
 std::optional<Phase> parsePhase(std::string_view s) {
@@ -107,6 +144,10 @@ std::vector<std::string> validatePoint(const PointConfig& c) {
     if (auto e = validateDevice(c.device); !e.empty()) errors.push_back(e);
     if (auto e = compiledProblem(c); !e.empty()) errors.push_back(e);
     if (auto e = sourceProblem(c); !e.empty()) errors.push_back(e);
+    if (c.checkpoint.kind != Checkpointing::Kind::None && c.source == Source::Python)
+        errors.push_back(
+            "checkpointing applies to TrainScope's model; your code checkpoints itself (use "
+            "--checkpoint none with --source python)");
     if (errors.empty()) {
         const TensorEstimate big = largestTensor(c);
         if (big.bytes > kMaxTensorBytes)
@@ -140,6 +181,9 @@ std::string compiledProblem(const PointConfig& c) {
             toString(c.exec));
     if (c.device.rfind("cuda", 0) != 0)
         return "compiled mode captures CUDA graphs: it needs a CUDA device";
+    if (c.checkpoint.kind != Checkpointing::Kind::None)
+        return "compiled mode does not capture checkpointing's recompute (a backward inside "
+               "backward); use the eager mode with --checkpoint";
     // GradScaler's steps are device ops and could be captured, but its skipped steps and scale
     // growth have not been checked against eager here: refused rather than trusted.
     if (c.precision == Precision::FP16 && c.mode == Mode::Train)

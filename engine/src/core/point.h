@@ -26,6 +26,25 @@ struct PythonCode {
     bool operator==(const PythonCode&) const = default;
 };
 
+// Note [activation checkpointing]: which of the model's blocks keep their activations for
+// backward. None: all of them. Every k: the blocks run in segments of k, each a checkpoint that
+// keeps only its input and runs again, with autograd, during backward (one extra forward of
+// every block; the activations of one segment at a time). Sqrt: segments of ⌈√N⌉ blocks (N
+// layers). Nested: the N blocks halved recursively, each half a checkpoint of its own, so that
+// backward holds about log₂N segment inputs and one block's activations at a time, for about
+// log₂N extra forwards (the memory-optimal end of the trade). TrainScope's own model only (the
+// user's code checkpoints itself); its text: "none", "2" (every 2 blocks), "sqrt", "nested".
+struct Checkpointing {
+    enum class Kind { None, Every, Sqrt, Nested };
+    Kind kind = Kind::None;
+    int every = 0;  // blocks a segment, for Every
+    bool operator==(const Checkpointing&) const = default;
+};
+std::string toString(const Checkpointing& c);
+std::optional<Checkpointing> parseCheckpointing(std::string_view s);
+// Blocks a segment holds of `layers` (Every, Sqrt: at most `layers`); 0 for None and Nested.
+int64_t checkpointSegment(const Checkpointing& c, int64_t layers);
+
 // One training point: a model, a batch, a precision, an attention implementation, a device.
 struct PointConfig {
     ModelConfig model;
@@ -36,6 +55,7 @@ struct PointConfig {
     Precision precision = Precision::FP32;
     AttentionImpl attention = AttentionImpl::Naive;
     ExecMode exec = ExecMode::Eager;  // compiled: the step's phases replayed as CUDA graphs
+    Checkpointing checkpoint;         // TrainScope's model: Note [activation checkpointing]
     std::string device = "cpu";       // "cpu", "cuda" or "cuda:N"
     uint64_t seed = 0;
     double learning_rate = 1e-4;  // AdamW, train mode
@@ -50,8 +70,9 @@ struct PointConfig {
 
 // Limits that keep values from overflowing and requests from asking the impossible, each
 // named in the message that refuses it.
-inline constexpr double kMaxLearningRate = 10.0;  // AdamW's lr: above it a step only diverges
-inline constexpr int kMaxSteps = 1'000'000;       // warm-up or measured steps of a point
+inline constexpr double kMaxLearningRate = 10.0;   // AdamW's lr: above it a step only diverges
+inline constexpr int kMaxSteps = 1'000'000;        // warm-up or measured steps of a point
+inline constexpr int kMaxCheckpointEvery = 1'000;  // blocks a checkpoint segment holds
 inline constexpr double kMaxTensorBytes = 1099511627776.0;  // 2^40: no device holds a bigger tensor
 
 // The biggest fp32 tensor a point allocates, estimated from the shapes (in doubles, so that

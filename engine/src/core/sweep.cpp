@@ -124,6 +124,41 @@ std::vector<DimensionDef> makeDimensions() {
          [](const PointConfig& c) { return indexOf(allExecModes(), c.exec); }, nullptr, nullptr,
          "exec"});
     d.push_back(
+        {Dimension::Checkpoint, "checkpoint", "checkpointing", "checkpoints", "--checkpoint",
+         "Activation checkpointing of TrainScope's model: none, k (every k blocks a "
+         "checkpoint), sqrt (every ⌈√layers⌉ blocks) or nested (halved recursively)",
+         K::Text, 0, 0, nullptr, [](const PointConfig& c) { return toString(c.checkpoint); },
+         [](PointConfig& c, const std::string& s) { c.checkpoint = *parseCheckpointing(s); },
+         [](const PointConfig& c) {
+             // Less memory further right: none, every k (fewer blocks a segment keep
+             // less), sqrt, nested.
+             switch (c.checkpoint.kind) {
+                 case Checkpointing::Kind::None:
+                     return 0.0;
+                 case Checkpointing::Kind::Every:
+                     return 1.0 + 1.0 / c.checkpoint.every;
+                 case Checkpointing::Kind::Sqrt:
+                     return 2.5;
+                 case Checkpointing::Kind::Nested:
+                     return 3.0;
+             }
+             return 0.0;
+         },
+         [](const PointConfig& c) {
+             return c.checkpoint.kind == Checkpointing::Kind::None
+                        ? std::string("no checkpoints")
+                        : "ckpt " + toString(c.checkpoint);
+         },
+         [](std::string_view text) {
+             const auto c = parseCheckpointing(text);
+             if (!c)
+                 throw std::invalid_argument(
+                     fmt::format("'{}' is not none, a number of blocks (1 to {}), sqrt or nested",
+                                 text, kMaxCheckpointEvery));
+             return toString(*c);
+         },
+         "checkpoint"});
+    d.push_back(
         {Dimension::Source, "source", "code", "sources", "--source",
          "Whose model: TrainScope's, your Python code (--code), or both to compare", K::Choice, 0,
          0, [] { return namesOfAll(allSources()); },

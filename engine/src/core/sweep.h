@@ -32,6 +32,7 @@ enum class Dimension {
     Attention,
     Mode,
     Exec,
+    Checkpoint,
     Source,
     Warmup,
     Steps,

@@ -227,7 +227,10 @@ std::vector<size_t> largestAllocations(const MemoryAnalysis& a, size_t count);
 // Vd)) are saved for backward too: counted with the activations. Temporaries: the largest
 // transient, the logits with their fp32 log-softmax (BTV·(s+f)) or one layer's scores and
 // softmax (BHT²·(f+s)). The peak is the sum, an upper estimate: backward frees activations as
-// it makes gradients.
+// it makes gradients. Under checkpointing (Note [activation checkpointing], core/point.h) the
+// blocks keep only their segments' inputs (⌈L/k⌉·BTd·f, the fp32 residual stream) and one
+// segment of k blocks is recomputed at a time (k layers' activations); nested checkpoints keep
+// about ⌈log₂L⌉ + 1 inputs and one layer's activations.
 struct MemoryPrediction {
     int64_t parameters = 0, gradients = 0, optimizer_state = 0;
     int64_t activations = 0;  // saved for backward (0 in forward mode)

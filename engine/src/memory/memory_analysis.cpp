@@ -329,7 +329,16 @@ MemoryPrediction predictMemory(const PointConfig& cfg) {
         int64_t attn =
             quadratic ? B * H * T * T * f + (s != f ? B * H * T * T * s : 0) : B * H * T * f;
         p.activations_per_layer = BTd * (2 * f + 6 * s) + BTF * (2 * s + s + s) + attn;
-        p.activations = L * p.activations_per_layer + B * T * d * (f + s) + B * T * V * f;
+        // The blocks' share: all their activations, or under checkpointing the segments'
+        // inputs (the fp32 residual stream) and one segment recomputed at a time.
+        int64_t blocks = L * p.activations_per_layer;
+        if (const int64_t k = checkpointSegment(cfg.checkpoint, L); k > 0) {
+            blocks = (L + k - 1) / k * BTd * f + k * p.activations_per_layer;
+        } else if (cfg.checkpoint.kind == Checkpointing::Kind::Nested && L > 1) {
+            const auto depth = static_cast<int64_t>(std::ceil(std::log2(static_cast<double>(L))));
+            blocks = (depth + 1) * BTd * f + p.activations_per_layer;
+        }
+        p.activations = blocks + B * T * d * (f + s) + B * T * V * f;
         if (s != f) p.weight_casts = 2 * (L * (4 * d * d + 3 * d * F) + V * d);
     }
     const int64_t logits = B * T * V * (s + f);

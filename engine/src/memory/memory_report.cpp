@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
+#include "core/sweep.h"
 #include "core/table.h"
 #include "memory/memory_json.h"
 
@@ -100,6 +101,24 @@ std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableForma
              "predicted", "reserved"},
             {false, true, true, false, false, false, false, true, true, true},
             {}};
+    // The point's other dimensions where they vary (checkpointing: Note [point dimensions]),
+    // after the mode.
+    std::vector<const DimensionDef*> extra;
+    for (const auto& d : pointDimensions()) {
+        if (d.id == Dimension::Size || d.id == Dimension::Context || d.id == Dimension::Batch ||
+            d.id == Dimension::Precision || d.id == Dimension::Attention || d.id == Dimension::Mode)
+            continue;
+        const bool varies = std::any_of(results.begin(), results.end(), [&](const auto& r) {
+            return d.get(r.spec.bench) != d.get(results.front().spec.bench);
+        });
+        if (varies) extra.push_back(&d);
+    }
+    for (size_t i = 0; i < extra.size(); ++i) {
+        t.headers.insert(t.headers.begin() + 6 + static_cast<std::ptrdiff_t>(i),
+                         std::string(extra[i]->key));
+        t.right.insert(t.right.begin() + 6 + static_cast<std::ptrdiff_t>(i),
+                       extra[i]->kind == DimensionDef::Kind::Integer);
+    }
     for (MemoryCategory c : allMemoryCategories()) {
         t.headers.push_back(std::string(toString(c)));
         t.right.push_back(true);
@@ -120,6 +139,8 @@ std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableForma
                                      measured ? bytes(a.peak.allocated) : "-",
                                      bytes(predictMemory(c).peak),
                                      measured ? bytes(a.peak.reserved) : "-"};
+        for (size_t i = 0; i < extra.size(); ++i)
+            row.insert(row.begin() + 6 + static_cast<std::ptrdiff_t>(i), extra[i]->get(c));
         for (int64_t b : a.peak.by_category) row.push_back(measured ? bytes(b) : "-");
         t.rows.push_back(std::move(row));
     }

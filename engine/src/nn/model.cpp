@@ -2,10 +2,12 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <torch/autograd.h>
 
 #include <cmath>
 
 #include "nn/attention.h"
+#include "nn/autocast.h"
 #include "nn/fused.h"
 #include "nn/ranges.h"
 
@@ -165,6 +167,71 @@ TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, AttentionImpl atten
     rope_sin_ = register_buffer("rope_sin", angles.sin().to(at::kFloat));
 }
 
+namespace {
+
+// The precision autocast had when a checkpoint ran its segment (the backward's thread has its
+// own autocast state: the recompute must compute as the forward did).
+Precision autocastPrecision(at::DeviceType type) {
+    if (!at::autocast::is_autocast_enabled(type)) return Precision::FP32;
+    return at::autocast::get_autocast_dtype(type) == at::kBFloat16 ? Precision::BF16
+                                                                   : Precision::FP16;
+}
+
+// Note [activation checkpointing] (core/point.h): blocks [begin, end) of a model as one node of
+// the graph. Its forward runs them without recording (Function::apply runs it in no-grad mode)
+// and keeps only their input; its backward runs them again with autograd, under the
+// forward's autocast, and back-propagates the output's gradient through that recompute
+// (reentrant), which accumulates the segment's weights' gradients and gives the input's.
+struct SegmentCheckpoint : public torch::autograd::Function<SegmentCheckpoint> {
+    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                              int64_t model, int64_t begin, int64_t end) {
+        ctx->saved_data["model"] = model;
+        ctx->saved_data["begin"] = begin;
+        ctx->saved_data["end"] = end;
+        ctx->saved_data["precision"] = static_cast<int64_t>(autocastPrecision(x.device().type()));
+        ctx->save_for_backward({x});
+        return reinterpret_cast<TransformerLMImpl*>(model)->runBlocks(x, static_cast<size_t>(begin),
+                                                                      static_cast<size_t>(end));
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        at::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+        auto* model = reinterpret_cast<TransformerLMImpl*>(ctx->saved_data["model"].toInt());
+        const auto precision = static_cast<Precision>(ctx->saved_data["precision"].toInt());
+        at::Tensor out;
+        {
+            at::AutoGradMode grad(true);
+            AutocastScope autocast(x.device().type(), precision);
+            TS_RANGE("recompute");
+            out = model->runBlocks(x, static_cast<size_t>(ctx->saved_data["begin"].toInt()),
+                                   static_cast<size_t>(ctx->saved_data["end"].toInt()));
+        }
+        torch::autograd::backward({out}, {grads[0]});
+        return {x.grad(), at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+};
+
+}  // namespace
+
+at::Tensor TransformerLMImpl::runBlocks(const at::Tensor& x, size_t begin, size_t end) {
+    const bool recording = at::GradMode::is_enabled() && x.requires_grad();
+    auto checkpoint = [&](const at::Tensor& in, size_t b, size_t e) {
+        return SegmentCheckpoint::apply(in, reinterpret_cast<int64_t>(this),
+                                        static_cast<int64_t>(b), static_cast<int64_t>(e));
+    };
+    if (recording && checkpoint_.kind == Checkpointing::Kind::Nested && end - begin > 1) {
+        // Halved, each half a checkpoint; a half's recompute halves again.
+        const size_t mid = begin + (end - begin) / 2;
+        return checkpoint(checkpoint(x, begin, mid), mid, end);
+    }
+    at::Tensor h = x;
+    for (size_t i = begin; i < end; ++i) {
+        TS_RANGE("layer." + std::to_string(i));
+        h = blocks_[i]->forward(h, rope_cos_, rope_sin_, attention_);
+    }
+    return h;
+}
+
 at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
     TORCH_CHECK(tokens.size(1) <= cfg_.context_length, "sequence of ", tokens.size(1),
                 " tokens is longer than the context length ", cfg_.context_length);
@@ -174,9 +241,17 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
         TS_RANGE("embedding");
         x = at::embedding(embedding_, tokens);
     }
-    for (size_t i = 0; i < blocks_.size(); ++i) {
-        TS_RANGE("layer." + std::to_string(i));
-        x = blocks_[i]->forward(x, rope_cos_, rope_sin_, attention_);
+    // Every k blocks (or ⌈√N⌉) a checkpoint: segments from here, whose recompute runs its blocks
+    // one by one; nested checkpoints split inside runBlocks.
+    const int64_t k = checkpointSegment(checkpoint_, static_cast<int64_t>(blocks_.size()));
+    if (k > 0 && at::GradMode::is_enabled() && x.requires_grad()) {
+        const size_t n = blocks_.size(), step = static_cast<size_t>(k);
+        for (size_t b = 0; b < n; b += step)
+            x = SegmentCheckpoint::apply(x, reinterpret_cast<int64_t>(this),
+                                         static_cast<int64_t>(b),
+                                         static_cast<int64_t>(std::min(n, b + step)));
+    } else {
+        x = runBlocks(x, 0, blocks_.size());
     }
     {
         TS_RANGE("norm");

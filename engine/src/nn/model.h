@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/point.h"
 
 namespace ts {
 
@@ -59,6 +60,12 @@ public:
     // in model.cpp); the compiled mode's model. Its loss is fusedCrossEntropy.
     void setFused(bool fused) { fused_ = fused; }
     bool fused() const { return fused_; }
+    // Note [activation checkpointing] (core/point.h): the blocks run as checkpointed segments
+    // when gradients are recorded. Not with the fused model.
+    void setCheckpointing(const Checkpointing& c) { checkpoint_ = c; }
+    // Blocks [begin, end) on x: checkpointed segments where the policy and grad mode say so,
+    // else block by block (a checkpoint's own forward and its recompute call this).
+    at::Tensor runBlocks(const at::Tensor& x, size_t begin, size_t end);
     // The fused model under autocast: the linear weights (blocks' and the LM head's) get copies
     // in `dtype` that forwardFused reads instead of casting each weight every step. Returns
     // (parameter, copy) pairs: the optimizer takes each copy's gradient for its parameter and
@@ -73,6 +80,7 @@ private:
     ModelConfig cfg_;
     AttentionImpl attention_;
     bool fused_ = false;
+    Checkpointing checkpoint_;
     std::vector<std::pair<at::Tensor, at::Tensor>> copies_;  // (parameter, low-precision copy)
     at::Tensor lm_head_low_;
     at::Tensor embedding_, norm_final_, lm_head_;

@@ -28,6 +28,7 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
       model_(setup.model, setup.attention, floatOn(device, setup.seed)),
       params_(model_->parameters()),
       optimizer_(params_, setup.learning_rate) {
+    model_->setCheckpointing(setup.checkpoint);
     const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
     if (setup.precision == Precision::FP16 && setup.mode == Mode::Train) scaler_.emplace(options);
     const auto tok = options.dtype(at::kLong);

@@ -33,6 +33,7 @@ struct TrainingSetup {
     uint64_t seed = 0;
     double learning_rate = 1e-4;
     ExecMode exec = ExecMode::Eager;  // Compiled: CUDA only, no fp16 training, no hooks
+    Checkpointing checkpoint;         // eager only: Note [activation checkpointing]
 };
 
 // What one step measured. Times in ms; memory in bytes (0 on the CPU).

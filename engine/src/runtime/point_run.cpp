@@ -24,6 +24,7 @@ TrainingSetup trainingSetup(const PointConfig& c) {
     s.seed = c.seed;
     s.learning_rate = c.learning_rate;
     s.exec = c.exec;
+    s.checkpoint = c.checkpoint;
     return s;
 }
 

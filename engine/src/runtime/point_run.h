@@ -18,7 +18,7 @@ struct StepTimes;
 struct TrainingSetup;
 
 // The training step a point runs (nn/training_step.h): its model, batch, mode, precision,
-// attention, seed, learning rate, and execution mode.
+// attention, seed, learning rate, execution mode and checkpointing.
 TrainingSetup trainingSetup(const PointConfig& c);
 
 // Why this machine cannot run the point (runtime/environment.h), empty if it can.

@@ -19,7 +19,7 @@ say() { printf '\n== %s\n' "$*"; }
 
 # Small build dependencies the GPU machine may lack, carried as Debian packages (.deps/debs,
 # made by scripts/gpu-deps.sh) and unpacked into .deps/root.
-PREFIXES="$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
+PREFIXES="$(bash scripts/find-libtorch.sh --no-install)" || exit 1
 if [ -d .deps/debs ]; then
     mkdir -p .deps/root
     for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done

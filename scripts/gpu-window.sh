@@ -58,7 +58,7 @@ fi
 
 say "build with the window ($(nproc) cores)"
 BUILD="$ROOT/build/gpu-window"
-TORCH="$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
+TORCH="$(bash scripts/find-libtorch.sh --no-install)" || exit 1
 t0=$(date +%s)
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${GPU_ARCHS:-90}" \
     -DCMAKE_PREFIX_PATH="$TORCH;$DEPS/usr;$QT/usr" \

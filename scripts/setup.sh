@@ -11,7 +11,6 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${TRAINSCOPE_BUILD_DIR:-$ROOT/build/default}"
-TORCH_VERSION_WANTED="2.11.0"
 say() { printf '\033[1m[trainscope]\033[0m %s\n' "$*" >&2; }
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -36,40 +35,6 @@ install_system_packages() {
     fi
 }
 
-# Prints the cmake prefix of a torch 2.11 in the given python, or nothing.
-torch_prefix_of() {
-    "$1" - <<'PY' 2>/dev/null || true
-import torch, torch.utils
-if torch.__version__.split('+')[0].startswith('2.11'):
-    print(torch.utils.cmake_prefix_path)
-PY
-}
-
-find_torch() {
-    if [ -n "${TORCH_PREFIX:-}" ]; then echo "$TORCH_PREFIX"; return; fi
-    local prefix=""
-    # 1. A PyTorch install already there (a GPU workstation's usual LibTorch).
-    if command -v python3 >/dev/null; then prefix="$(torch_prefix_of python3)"; fi
-    if [ -n "$prefix" ]; then say "using the LibTorch of $(command -v python3)"; echo "$prefix"; return; fi
-    # 2. The project's own virtual environment, created on first use; outside the checkout so
-    #    that every clone (and every CI run on this machine) shares the 4 GB install.
-    local venv="${TRAINSCOPE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/trainscope/venv-torch-$TORCH_VERSION_WANTED}"
-    if [ ! -x "$venv/bin/python" ]; then
-        say "creating $venv"
-        mkdir -p "$(dirname "$venv")"
-        python3 -m venv "$venv"
-    fi
-    prefix="$(torch_prefix_of "$venv/bin/python")"
-    if [ -z "$prefix" ]; then
-        say "installing PyTorch $TORCH_VERSION_WANTED from PyPI into $venv (large download, once)"
-        "$venv/bin/python" -m pip install -q --upgrade pip
-        "$venv/bin/python" -m pip install -q "torch==$TORCH_VERSION_WANTED" numpy
-        prefix="$(torch_prefix_of "$venv/bin/python")"
-    fi
-    [ -n "$prefix" ] || { say "could not install PyTorch $TORCH_VERSION_WANTED"; exit 1; }
-    echo "$prefix"
-}
-
 configure_and_build() {
     local prefix="$1"
     local gen=()
@@ -87,7 +52,7 @@ configure_and_build() {
 install_system_packages
 # Paths relative to the source tree, so that ccache hits across clones of the project.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
-TORCH_CMAKE_PREFIX="$(find_torch)"
+TORCH_CMAKE_PREFIX="$(bash "$ROOT/scripts/find-libtorch.sh")" || exit 1
 export TORCH_CMAKE_PREFIX
 configure_and_build "$TORCH_CMAKE_PREFIX"
 export TRAINSCOPE_BUILD_DIR="$BUILD_DIR"

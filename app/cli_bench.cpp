@@ -144,7 +144,7 @@ int runBench(const BenchOptions& o) {
 
 void addBenchCommand(CLI::App& app, int& code) {
     auto o = std::make_shared<BenchOptions>();
-    // The swept dimensions named from the point's table (Note [point dimensions]).
+    // The swept dimensions named from the point's table (see Note [point dimensions]).
     std::vector<std::string> swept;
     for (const auto& d : ts::pointDimensions())
         if (!d.list_key.empty()) swept.emplace_back(d.flag);

@@ -140,7 +140,7 @@ bool given(const BenchOptions& o, std::string_view name) {
 }
 
 void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
-    // One option per dimension of the point (Note [point dimensions]), its default the
+    // One option per dimension of the point (see Note [point dimensions]), its default the
     // default point's value (the course's small model).
     ts::PointConfig defaults;
     defaults.model = *ts::modelPreset("small");
@@ -246,7 +246,7 @@ std::vector<ts::PointConfig> benchPoints(const BenchOptions& o, ts::SweepSpec* s
             sizes = {"custom"};
         }
         readDimension(o.vocab_size, "--vocab-size", b.model.vocab_size);
-        // Every other swept dimension from its option (Note [point dimensions]); the size and
+        // Every other swept dimension from its option (see Note [point dimensions]); the size and
         // the source have their own rules (above, readCodeOptions), the device its default.
         for (const auto& d : ts::pointDimensions()) {
             if (d.list_key.empty() || d.id == ts::Dimension::Size ||

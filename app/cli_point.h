@@ -20,12 +20,12 @@ namespace ts::cli {
 // Numbers are kept as text and checked here, so that a message can name the text as typed
 // ("4294967297", "-1") rather than what a conversion made of it.
 struct BenchOptions {
-    // Each dimension's option as typed (Note [point dimensions]: one option per row of the
+    // Each dimension's option as typed (see Note [point dimensions]: one option per row of the
     // point's table, by its flag), defaults filled in by addPointOptions. Empty: not given
     // where the default depends on the machine or other options (--device: cuda when present;
     // --source: python when --code is given, else trainscope) or the command has no such option.
     std::map<ts::Dimension, std::string> dims;
-    std::string model_table = "2026";  // Note [two model tables]: the edition --size names
+    std::string model_table = "2026";  // see Note [two model tables]: the edition --size names
     std::string sweep_file, db, label;
     std::optional<std::string> d_model, d_ff, num_layers, num_heads, vocab_size;
     std::string seed = "0", lr = "1e-4";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Activation checkpointing on a GPU (Note [activation checkpointing]; docs/MEMORY.md), the
+# Activation checkpointing on a GPU (see Note [activation checkpointing]; docs/MEMORY.md), the
 # course's 2026 question (b): the xl model (2560 wide, 32 layers) at batch 4 and context 2048,
 # a training step with no checkpoints and with a checkpoint every 1, 2, 4, 8 blocks, ⌈√N⌉ and
 # nested; the peak memory and the step's time per policy (the benchmark), then the memory lab's

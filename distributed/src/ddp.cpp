@@ -283,7 +283,7 @@ private:
 };
 
 // One asynchronous all-reduce per gradient, launched from its post-accumulate hook (in the fixed
-// order of Note [gradient sync protocol]); afterBackward() waits for them and averages.
+// order: see Note [gradient sync protocol]); afterBackward() waits for them and averages.
 class OverlapSync final : public HookedSync {
 public:
     std::string name() const override { return "overlap"; }

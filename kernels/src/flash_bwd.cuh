@@ -5,7 +5,8 @@
 //      tiles; P is recomputed from L, dS = P ∘ (dP − D); dQ is accumulated into an fp32
 //      buffer with atomic adds. d ≤ 128: 16 keys per warp, each warp both dK and dV; d 128 on
 //      sm_90: pairs of warps on 32 keys, one computing dV, the other dK (flashBwdSplitKernel);
-//      d 256: two warps per 16 keys, each dK and dV for half the head dim (Note [d 256 backward]);
+//      d 256: two warps per 16 keys, each dK and dV for half the head dim (see Note [d 256
+//      backward]);
 //   3. convert dQ: scale and cast to the output dtype.
 // Each warp computes Sᵀ = K Qᵀ for its own keys, so Pᵀ and dSᵀ come out of the accumulators
 // in the A-operand layout of dV += Pᵀ dO and dK += dSᵀ Q. dQ = dS K sums over the keys of
@@ -20,7 +21,7 @@
 
 namespace ts::kernels {
 
-// Note [d 256 backward]
+// Note [d 256 backward]:
 // ~~~~~~~~~~~~~~~~~~~~~~
 // Each warp of flashBwdKernel keeps dK and dV for its 16 keys over the whole head dim in
 // registers: 2 · D/2 floats per thread, 128 at d 128 (already the most that fits next to Sᵀ,
@@ -36,7 +37,7 @@ struct BwdTraits {
     static constexpr int D = D_;
     static constexpr int kNWarps = kNWarps_;
     static constexpr int kThreads = 32 * kNWarps;
-    // Warps per 16 keys, each with dK and dV for D / kDSplit columns (Note [d 256 backward]).
+    // Warps per 16 keys, each with dK and dV for D / kDSplit columns (see Note [d 256 backward]).
     static constexpr int kDSplit = kDSplit_;
     static constexpr int kKeyGroups = kNWarps / kDSplit;
     static constexpr int kDkCols = D / kDSplit;
@@ -153,7 +154,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     float* sD = sL + 2 * BM;                              // [2][BM]
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    // kw: the warp's 16 keys within the block; dc0: its first dK/dV column (Note [d 256 backward]).
+    // kw: the warp's 16 keys within the block; dc0: its first dK/dV column (see Note [d 256
+    // backward]).
     constexpr int DK = Tr::kDkCols;
     const int kw = Tr::kDSplit == 1 ? warp : warp % Tr::kKeyGroups;
     const int dc0 = Tr::kDSplit == 1 ? 0 : warp / Tr::kKeyGroups * DK;

@@ -14,7 +14,7 @@
 // warps together, so each byte read feeds four times the work of an m16n8k16 fragment, and
 // wgmma runs asynchronously: Sᵀ and dPᵀ issue together, dV runs while dSᵀ is computed.
 // Q, dO, L and D tiles are double-buffered with cp.async; two barriers per tile.
-// Head dim 80 runs inside the 128 tile (Note [head dims inside the tile], flash_fwd_sm90.cuh).
+// Head dim 80 runs inside the 128 tile (see Note [head dims inside the tile], flash_fwd_sm90.cuh).
 #pragma once
 
 #include <iterator>

@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(kThreads<D>) bwdDqFp32Kernel(const FlashBwdPar
     }
 }
 
-// Note [register-tiled fp32 attention]
+// Note [register-tiled fp32 attention]:
 // The kernels above give each query (or key) row to a quad that splits the head dim: every
 // product is a dot product finished with two shuffles, and every K/V element read from shared
 // memory feeds one FMA per row. Short sequences (the course's context 256) leave those kernels

@@ -30,7 +30,7 @@ __device__ __forceinline__ uint32_t swizzledElem(int rows, int row, int col) {
 
 // Copies a rows × D tile (row_stride in elements) into a swizzled shared-memory tile with
 // 16-byte cp.async; rows at or past `valid`, and columns at or past kCols (a head dim inside
-// the tile, Note [head dims inside the tile]), are zero-filled without reading global memory.
+// the tile, see Note [head dims inside the tile]), are zero-filled without reading global memory.
 template <typename T, int D, int kRows, int kThreads, int kCols = D>
 __device__ __forceinline__ void loadSwizzled(uint32_t smem, const T* gmem, int64_t row_stride,
                                              int valid, int tid) {

@@ -3,7 +3,7 @@
 // CUDA launches (fused_ops.cu) and the CPU reference (fused_ref.cpp) see. No LibTorch here;
 // fused_api.cpp fills these from tensors.
 //
-// Note [fused element-wise kernels]
+// Note [fused element-wise kernels]:
 // Each op is one pass over its tensors, computing in fp32 and rounding once to the storage
 // type, where the eager model runs a chain of LibTorch kernels (RMSNorm: a cast, the norm, a
 // cast; RoPE: two casts of the tables, four products, a difference, a sum, a stack, for q and

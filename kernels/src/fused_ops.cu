@@ -1,4 +1,4 @@
-// The fused element-wise kernels of the compiled mode (Note [fused element-wise kernels] in
+// The fused element-wise kernels of the compiled mode (see Note [fused element-wise kernels] in
 // fused.h). Memory-bound and small at the course's sizes (a row is 768 to 2,560 values, a step
 // has ~1,000 to 16,000 rows): one block per row for the reductions, one thread per element or
 // pair elsewhere; what counts is one launch instead of several, not the last byte per second.
@@ -338,7 +338,7 @@ __global__ void crossEntropyBwdKernel(const CrossEntropyParams p) {
 
 // ---- AdamW with low-precision weight copies -----------------------------------------------
 
-// Note [low-precision weight copies]
+// Note [low-precision weight copies]:
 // Under autocast every linear casts its fp32 weight to bf16 in every forward (the compiled
 // mode captures with autocast's cache off), and the backward casts the weight's bf16 gradient
 // back to fp32: two passes over every weight per step, 8 of them per block, 12 bytes per

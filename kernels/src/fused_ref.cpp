@@ -1,5 +1,5 @@
 // The fused kernels' computations on the CPU, element by element in fp32 with one rounding to
-// the storage type, as the CUDA kernels do (Note [fused element-wise kernels] in fused.h).
+// the storage type, as the CUDA kernels do (see Note [fused element-wise kernels] in fused.h).
 // Slow and plain on purpose: the CPU path of the adapter, and what the CPU tests hold against
 // LibTorch's own ops.
 #include <c10/util/BFloat16.h>

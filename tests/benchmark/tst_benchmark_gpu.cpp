@@ -162,7 +162,7 @@ TEST(BenchmarkGpu, RealOutOfMemoryIsAResultAndTheNextRunWorks) {
     EXPECT_EQ(ok.status, ts::Status::Ok) << ok.error;
 }
 
-// Note [activation checkpointing]: on the GPU a checkpointed step keeps its loss and holds
+// See Note [activation checkpointing]: on the GPU a checkpointed step keeps its loss and holds
 // less memory at its peak; nested holds the least.
 TEST(BenchmarkGpu, CheckpointingLowersThePeakAndKeepsTheLoss) {
     Quiet q;
@@ -200,7 +200,7 @@ TEST(BenchmarkGpu, DeviceTimesAddUp) {
                     1e-3 + 1e-6 * s.total_ms);
 }
 
-// ---- Compiled mode (Note [compiled step] in nn/graphed_step.cpp) ----
+// ---- Compiled mode (see Note [compiled step] in nn/graphed_step.cpp) ----
 
 // Eager and compiled from the same seed: the same weights and batch, so the same losses step
 // by step (bf16, fp16: within 1e-3 relative, fp32: 1e-5), with every phase timed. fp16 training

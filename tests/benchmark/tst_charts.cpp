@@ -616,7 +616,8 @@ void TestCharts::resultsHaveMeanAndStdPerPhaseAndNaForCpu() {
     QCOMPARE(m.data(m.index(1, ResultModel::Backward)).toString(),
              QStringLiteral("n/a"));  // forward mode
     QCOMPARE(m.data(m.index(1, ResultModel::OptimizerStd)).toString(), QStringLiteral("n/a"));
-    // Note [noisy measurement]: a CV above 5% is marked, amber, its likely cause in the tooltip.
+    // See Note [noisy measurement]: a CV above 5% is marked, amber, its likely cause in the
+    // tooltip.
     BenchResult noisy = gpu;
     noisy.config.device = "cuda";
     noisy.total = {10, 20.0, 3.0, 20.0, 16.0, 25.0, 0.15};

@@ -21,7 +21,7 @@ TEST(Config, CoursePresetsHaveTheCourseDimensions) {
         const char* name;
         int64_t d, f, l, h;
     };
-    // Note [two model tables]: the 2026 edition's xl is 2025's 2.7B; its 10B is new; 2025's
+    // See Note [two model tables]: the 2026 edition's xl is 2025's 2.7B; its 10B is new; 2025's
     // xl is xl-2025.
     const Want want[] = {{"small", 768, 3072, 12, 12},  {"medium", 1024, 4096, 24, 16},
                          {"large", 1280, 5120, 36, 20}, {"xl", 2560, 10240, 32, 32},

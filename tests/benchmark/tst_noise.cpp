@@ -1,4 +1,4 @@
-// Note [noisy measurement]: a benchmark result whose step time varies by more than 5% is
+// See Note [noisy measurement]: a benchmark result whose step time varies by more than 5% is
 // flagged with its likely cause, in the report's tables (text, Markdown, CSV).
 #include <gtest/gtest.h>
 

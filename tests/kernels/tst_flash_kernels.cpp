@@ -138,7 +138,7 @@ TEST_P(FlashKernels, PaddedHeadDimsThroughAutograd) {
 }
 
 // Hopper runs head dim 80 (the 2.7B preset's) inside its 128 tile, from the tensors as they are
-// (Note [head dims inside the tile]): through the adapter with poisoned outputs, every shape
+// (see Note [head dims inside the tile]): through the adapter with poisoned outputs, every shape
 // and mask; then with q, k, v and their gradients as strided views of one fused projection
 // (batch, seq, 3 · heads · 80), as the compiled model passes them, against the same inputs
 // made contiguous.

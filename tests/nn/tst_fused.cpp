@@ -1,5 +1,5 @@
 // The fused ops on the CPU (the kernels' CPU reference, kernels/src/fused_ref.cpp) against
-// LibTorch's own ops, forward and backward, and the fused model (Note [fused model]) against
+// LibTorch's own ops, forward and backward, and the fused model (see Note [fused model]) against
 // the eager one. The same ops on the GPU: tst_fused_gpu.cpp.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

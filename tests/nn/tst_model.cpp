@@ -83,7 +83,7 @@ TEST(Model, LossFallsOverAdamWStepsOnAFixedBatch) {
     EXPECT_LT(last, first - 1.0);
 }
 
-// Note [activation checkpointing]: every policy gives the same loss and gradients as none (the
+// See Note [activation checkpointing]: every policy gives the same loss and gradients as none (the
 // recompute is the same computation), in fp32 and under bf16 autocast on the CPU.
 TEST(Model, CheckpointingKeepsLossAndGradients) {
     ts::ModelConfig cfg = *ts::modelPreset("tiny");

@@ -105,7 +105,7 @@ TEST(PrecisionTorch, ToyModelUnderCpuBf16Autocast) {
     EXPECT_EQ(r.records.size(), 9u);
 }
 
-// The ops the inspector measured (Note [computed in] in precision_runner.cpp) for the same run.
+// The ops the inspector measured (see Note [computed in] in precision_runner.cpp) for the same run.
 // What LibTorch 2.11's CPU policy gives, as observed:
 // - aten::linear is on the lower-precision list: autocast casts x and the weight to bf16 and
 //   calls linear again, so fc1's linear is a cast op computing in bf16, and the matmul (aten::mm)

@@ -36,8 +36,8 @@ TEST(PrecisionGpu, ToyModelUnderCudaAutocast) {
         for (const char* g :
              {"fc1.weight.grad", "ln.weight.grad", "ln.bias.grad", "fc2.weight.grad"})
             expect(g, "fp32", "", "fp32");
-        // The measured ops (Note [computed in]): on CUDA the layer norm is cast (up to fp32) and
-        // computes in fp32; backward runs on the device's autograd thread, which inherits the
+        // The measured ops (see Note [computed in]): on CUDA the layer norm is cast (up to fp32)
+        // and computes in fp32; backward runs on the device's autograd thread, which inherits the
         // inspector's thread-local callback, so fc1's backward matmul is seen, in `low`.
         const ts::AutocastOp* ln = nullptr;
         bool fc1_backward = false;

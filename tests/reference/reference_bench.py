@@ -23,7 +23,7 @@ import torch.nn.functional as F
 PRESETS = {
     "tiny": (64, 256, 2, 4), "mini": (128, 512, 4, 4),
     "small": (768, 3072, 12, 12), "medium": (1024, 4096, 24, 16), "large": (1280, 5120, 36, 20),
-    # The course's two tables (Note [two model tables] in engine/src/core/config.h).
+    # The course's two tables (see Note [two model tables] in engine/src/core/config.h).
     "xl": (2560, 10240, 32, 32), "10B": (4608, 12288, 50, 36),
     "xl-2025": (1600, 6400, 48, 25), "2.7B": (2560, 10240, 32, 32),
 }

@@ -212,9 +212,10 @@ void TestWindow::everyExportWritesAValidFile() {
     QVERIFY(env.contains(QStringLiteral("# Device: ")));
     QVERIFY(env.contains(QStringLiteral("# LibTorch: ")));
     QVERIFY(env.contains(QStringLiteral("# Date: ")));
-    QVERIFY(
+    QVERIFY2(
         env.contains(QStringLiteral("# Configuration: tiny · ctx 32 · bs 2 · fp32 · naive · train "
-                                    "· warm-up 1 · steps 3 · cpu")));
+                                    "· warm-up 1 · steps 3 · cpu")),
+        qPrintable(env));
     QVERIFY2(w_->exportTab(QStringLiteral("steps"), dir_.filePath("steps.csv"), {}, &error),
              qPrintable(error));
     rows = csvRows(dir_.filePath("steps.csv"));

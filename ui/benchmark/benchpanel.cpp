@@ -459,7 +459,7 @@ void BenchPanel::revalidate() {
         if (w > kMaxSteps) add(warmup_, tr("Warm-up steps: %1 is too many").arg(w));
         if (w < 0) add(warmup_, tr("Warm-up steps: %1 is below zero").arg(w));
     }
-    // Each dimension's values as the point's table keeps them (Note [point dimensions]).
+    // Each dimension's values as the point's table keeps them (see Note [point dimensions]).
     auto names = [](const auto& values) {
         std::vector<std::string> out;
         for (const auto& v : values) out.emplace_back(toString(v));
@@ -779,7 +779,7 @@ QJsonObject BenchPanel::stateFromSpec(const QJsonObject& s) {
     const QJsonObject model = base.value(QLatin1String("model")).toObject();
     const QString comma = QStringLiteral(", ");
     QJsonObject o;
-    // Note [two model tables]: a run stored before the two tables (its spec has "points" but
+    // See Note [two model tables]: a run stored before the two tables (its spec has "points" but
     // no "model_table") names 2025's xl "xl".
     QStringList sizes =
         jsonListText(s.value(QLatin1String("sizes")), model.value(QLatin1String("name")));

@@ -142,7 +142,7 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
     }
     if (role == Qt::ForegroundRole && col == Status && e.finished && r.status != Status::Ok)
         return QBrush(QColor(0xd3, 0x2f, 0x2f));
-    // Note [noisy measurement]: a CV above 5% in amber, marked, its cause in the tooltip.
+    // See Note [noisy measurement]: a CV above 5% in amber, marked, its cause in the tooltip.
     if (role == Qt::ForegroundRole && col == TotalCv && e.finished && noiseFlag(r))
         return QBrush(QColor(0xe0, 0x8a, 0x00));
     if (role == Qt::TextAlignmentRole) {

@@ -1,4 +1,4 @@
-// The point's text dimensions (Note [point dimensions], core/sweep.h) that a lab's panel has no
+// The point's text dimensions (see Note [point dimensions], core/sweep.h) that a lab's panel has no
 // field of its own for, checkpointing and any added later: a line each, named, explained and
 // defaulted by its row of the point's table, so that a new dimension reaches the panels without
 // an edit there.

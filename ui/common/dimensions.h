@@ -1,5 +1,5 @@
 // The dimensions a training point varies along (size, context, precision, ...) as the window
-// shows them: the point's table (Note [point dimensions], core/sweep.h) in Qt's strings, and
+// shows them: the point's table (see Note [point dimensions], core/sweep.h) in Qt's strings, and
 // which of them vary in a sweep. The speedup table, the sweep chart, the comparison and the
 // exports all key their rows on these.
 #pragma once

@@ -27,7 +27,7 @@ QString formatDuration(double seconds);  // "1 min 12 s", "—" when unknown (< 
 // "tiny", or "custom d768 L12 H12" for dimensions that are no preset.
 QString sizeLabel(const ModelConfig& m);
 // A preset in a size list: "xl  (32 layers, d_model 2560)", and "  · 2025 table" for the 2025
-// edition's own sizes (Note [two model tables]).
+// edition's own sizes (see Note [two model tables]).
 QString presetLabel(const std::string& name);
 QString presetTooltip(const std::string& name);  // the dimensions and the edition
 

@@ -11,10 +11,9 @@ namespace ts::ui {
 QString describeConfig(const PointConfig& c) {
     QStringList parts;
     for (Dimension d : allDimensions()) {
-        if (d == Dimension::Exec && c.exec == ExecMode::Eager)
-            continue;  // eager: said by its absence
-        if (d == Dimension::Source && c.source == Source::TrainScope)
-            continue;  // likewise TrainScope's model
+        const DimensionDef& def = dimensionDef(d);
+        if (def.unsaid_default && def.get(c) == def.get(PointConfig{}))
+            continue;  // eager, TrainScope's model, no checkpoints: said by their absence
         if (d == Dimension::Attention && c.source == Source::Python)
             continue;  // the user's model has its own
         parts << dimensionLabel(d, c);

@@ -84,7 +84,7 @@ class AutocastTreeModel : public QStandardItemModel {
     Q_OBJECT
 public:
     // Computed: for an op, the dtype its kernel computed in (the inputs of autocast's inner
-    // call, Note [computed in] in the engine); for a module, its ops' summary.
+    // call, see Note [computed in] in the engine); for a module, its ops' summary.
     enum Column { Name, Kind, Params, Input, Output, Computed, Grad, ColumnCount };
     static constexpr int IslandRole = Qt::UserRole + 2;  // bool, on the Name item
     static constexpr int OpRole = Qt::UserRole + 3;      // int: the op's index in the report's ops

@@ -59,7 +59,7 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
         bool right;
     };
     // The parameter count, then every dimension but the size (its columns are above), as the
-    // point's table names them (Note [point dimensions]).
+    // point's table names them (see Note [point dimensions]).
     std::vector<Optional> optional = {
         {"params", num([](const BenchResult& r) { return r.parameter_count; }), true}};
     for (const auto& d : pointDimensions())
@@ -171,7 +171,7 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
                     [](const BenchResult& r) { return std::string(toString(r.status)); },
                     {},
                     false});
-    // Note [noisy measurement]: shown when any result is noisy (always in CSV).
+    // See Note [noisy measurement]: shown when any result is noisy (always in CSV).
     const bool any_noisy = std::any_of(results.begin(), results.end(), [](const BenchResult& r) {
         return noiseFlag(r).has_value();
     });

@@ -10,7 +10,7 @@ namespace {
 struct Preset {
     const char* name;
     int64_t d_model, d_ff, num_layers, num_heads;
-    bool in2026, in2025;  // Note [two model tables]
+    bool in2026, in2025;  // see Note [two model tables]
 };
 
 // Tiny ones for a CPU, then the course's sizes: the current edition's, then the 2025 one's

@@ -25,7 +25,7 @@ struct ModelConfig {
     bool operator==(const ModelConfig&) const = default;
 };
 
-// Note [two model tables]: the course's sizes, as its two editions give them. The current
+// See Note [two model tables]: the course's sizes, as its two editions give them. The current
 // (2026) edition: small, medium, large as before, xl = d_model 2560, d_ff 10240, 32 layers,
 // 32 heads (what the 2025 edition called 2.7B) and 10B (4608, 12288, 50, 36). The 2025
 // edition: the same small, medium, large, its own xl (1600, 6400, 48, 25) and 2.7B. Every

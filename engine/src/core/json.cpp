@@ -188,7 +188,7 @@ ModelConfig modelFrom(const json& j, std::string_view prefix, bool strict) {
     else
         readModelFields(j, prefix, m);
     read(j, prefix, "name", m.name, toStr);
-    m.name = canonicalPresetName(m);  // Note [two model tables]: the 2025 xl stored as "xl"
+    m.name = canonicalPresetName(m);  // see Note [two model tables]: the 2025 xl stored as "xl"
     return m;
 }
 

@@ -55,7 +55,7 @@ struct PointConfig {
     Precision precision = Precision::FP32;
     AttentionImpl attention = AttentionImpl::Naive;
     ExecMode exec = ExecMode::Eager;  // compiled: the step's phases replayed as CUDA graphs
-    Checkpointing checkpoint;         // TrainScope's model: Note [activation checkpointing]
+    Checkpointing checkpoint;         // TrainScope's model: see Note [activation checkpointing]
     std::string device = "cpu";       // "cpu", "cuda" or "cuda:N"
     uint64_t seed = 0;
     double learning_rate = 1e-4;  // AdamW, train mode

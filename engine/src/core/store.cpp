@@ -145,7 +145,7 @@ private:
 };
 
 // A run's points and ok points (RunInfo): rows grouped by their result's integer "point" where
-// there is one (a distributed point's rows, one per rank and step, Note [distributed rows]),
+// there is one (a distributed point's rows, one per rank and step, see Note [distributed rows]),
 // each row its own point otherwise; a point is ok when all its rows are. JSON that is not valid
 // counts as a point of its own (json_extract would fail the whole listing).
 constexpr const char* kRunSelect =

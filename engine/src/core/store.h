@@ -90,7 +90,7 @@ private:
 
     std::string path_;
     // The file's device and inode when it was opened: a store deleted or replaced while a run
-    // writes would take every later row into an unlinked file (Note [a store that vanished]).
+    // writes would take every later row into an unlinked file (see Note [a store that vanished]).
     uint64_t device_ = 0, inode_ = 0;
     std::string read_only_reason_;
     sqlite3* db_ = nullptr;

@@ -122,7 +122,7 @@ std::vector<DimensionDef> makeDimensions() {
          [](const PointConfig& c) { return std::string(toString(c.exec)); },
          [](PointConfig& c, const std::string& s) { c.exec = choice<ExecMode>(s, parseExecMode); },
          [](const PointConfig& c) { return indexOf(allExecModes(), c.exec); }, nullptr, nullptr,
-         "exec"});
+         "exec", true});
     d.push_back(
         {Dimension::Checkpoint, "checkpoint", "checkpointing", "checkpoints", "--checkpoint",
          "Activation checkpointing of TrainScope's model: none, k (every k blocks a "
@@ -157,17 +157,27 @@ std::vector<DimensionDef> makeDimensions() {
                                  text, kMaxCheckpointEvery));
              return toString(*c);
          },
-         "checkpoint"});
+         "checkpoint", true});
     d.push_back(
-        {Dimension::Source, "source", "code", "sources", "--source",
-         "Whose model: TrainScope's, your Python code (--code), or both to compare", K::Choice, 0,
-         0, [] { return namesOfAll(allSources()); },
+        {Dimension::Source,
+         "source",
+         "code",
+         "sources",
+         "--source",
+         "Whose model: TrainScope's, your Python code (--code), or both to compare",
+         K::Choice,
+         0,
+         0,
+         [] { return namesOfAll(allSources()); },
          [](const PointConfig& c) { return std::string(toString(c.source)); },
          [](PointConfig& c, const std::string& s) { c.source = choice<Source>(s, parseSource); },
          [](const PointConfig& c) { return indexOf(allSources(), c.source); },
          [](const PointConfig& c) {
              return std::string(c.source == Source::Python ? "your code" : "TrainScope");
-         }});
+         },
+         nullptr,
+         {},
+         true});
     d.push_back(
         {Dimension::Warmup, "warmup", "warm-up steps", "warmups", "--warmup",
          "Warm-up steps, run but left out of the statistics", K::Integer, 0, kMaxSteps, nullptr,
@@ -307,7 +317,7 @@ SweepSpec sweepFromJson(const json& j) {
         if (!t) fail("model_table", "expected \"2026\" or \"2025\", got " + shown(*it));
         s.table = *t;
     } else if (j.contains("points")) {
-        // A run stored before the two tables (Note [two model tables]): its sizes are 2025's.
+        // A run stored before the two tables (see Note [two model tables]): its sizes are 2025's.
         s.table = ModelTable::Edition2025;
     }
     if (auto it = j.find("base"); it != j.end()) s.base = pointFromJson(*it, "base", true);

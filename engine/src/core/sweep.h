@@ -63,6 +63,9 @@ struct DimensionDef {
     // The point's JSON field (core/point_json.h) that holds it; empty where point_json writes
     // it itself (the size and context inside "model", the source only where it is the user's).
     std::string_view json_key = {};
+    // A point's description leaves the default point's value out ("eager" is said by its
+    // absence).
+    bool unsaid_default = false;
 };
 
 // Every dimension, in sweep nesting order.
@@ -83,7 +86,7 @@ inline constexpr size_t kMaxSweepPoints = 10'000;  // points of one sweep
 // dimension without values keeps the base's; a size of "custom" keeps the base's model.
 struct SweepSpec {
     PointConfig base;
-    // Which edition's table the sizes name (Note [two model tables]): "xl" in 2025 is xl-2025.
+    // Which edition's table the sizes name (see Note [two model tables]): "xl" in 2025 is xl-2025.
     ModelTable table = kDefaultModelTable;
     // Each swept dimension's values as parseValue keeps them, in the order given.
     std::map<Dimension, std::vector<std::string>> values;

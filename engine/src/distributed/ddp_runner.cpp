@@ -141,7 +141,7 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
         row.total_ms = t.total_ms;
         row.comm_hidden_ms = c.hidden_ms;
         if (row.comm_hidden_ms < 0) {
-            // NCCL (Note [hidden communication]): the collectives' device time less the compute
+            // NCCL (see Note [hidden communication]): the collectives' device time less the compute
             // stream's wait after backward, which also holds the strategy's copies, so a bound
             // from below. The timer's last mark has been waited for, so their events are done.
             const double device_ms = sync->deviceCommMs();

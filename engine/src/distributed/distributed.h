@@ -59,7 +59,7 @@ struct DdpStepRow {
     int step = 0;
     bool warmup = false;
     double forward_ms = 0, backward_ms = 0, comm_wait_ms = 0, optimizer_ms = 0, total_ms = 0;
-    // Communication that ran while backward still did (Note [hidden communication] in
+    // Communication that ran while backward still did (see Note [hidden communication] in
     // distributed/src/ddp.cpp): Gloo: the host's clock on the collectives' spans; NCCL: their
     // device time less comm_wait_ms (a bound from below); 0 for naive and flat; negative where
     // not measured.

@@ -29,7 +29,7 @@ DistributedSpec distributedSpecFromJson(const nlohmann::json& j);
 // The worker's line for one DDP step: {"event":"result","experiment":"ddp","rank":r,"row":{...}}.
 std::string ddpStepLine(const DdpStepRow& r);
 
-// Stored rows (Note [distributed rows]): each row's result_json is {"point": i, "type": ...}
+// Stored rows (see Note [distributed rows]): each row's result_json is {"point": i, "type": ...}
 // with type "ddp_step" (a DdpStepRow), "allreduce" (an AllreduceRow) or "point" (the point's
 // end: status, error, failed rank, devices, environment); config_json is the point.
 void storeDistributedRow(ResultStore& store, int64_t run_id, int index, int point,

@@ -1,6 +1,6 @@
 // The distributed lab's runner: each point is world_size processes of the worker (the CLI's
 // `worker`), started by the local launcher; the ranks' JSON lines become the observer's calls
-// and the store's rows as they arrive (Note [distributed rows]).
+// and the store's rows as they arrive (see Note [distributed rows]).
 #include <fmt/format.h>
 
 #include <chrono>

@@ -99,7 +99,7 @@ struct MemorySegment {
 };
 
 // Every live byte falls in one category. The first three we know exactly (we own the model
-// and the optimizer); the rest by phase and lifetime (Note [categories]).
+// and the optimizer); the rest by phase and lifetime (see Note [categories]).
 enum class MemoryCategory {
     Parameters,
     Gradients,
@@ -227,7 +227,7 @@ std::vector<size_t> largestAllocations(const MemoryAnalysis& a, size_t count);
 // Vd)) are saved for backward too: counted with the activations. Temporaries: the largest
 // transient, the logits with their fp32 log-softmax (BTV·(s+f)) or one layer's scores and
 // softmax (BHT²·(f+s)). The peak is the sum, an upper estimate: backward frees activations as
-// it makes gradients. Under checkpointing (Note [activation checkpointing], core/point.h) the
+// it makes gradients. Under checkpointing (see Note [activation checkpointing], core/point.h) the
 // blocks keep only their segments' inputs (⌈L/k⌉·BTd·f, the fp32 residual stream) and one
 // segment of k blocks is recomputed at a time (k layers' activations); nested checkpoints keep
 // about ⌈log₂L⌉ + 1 inputs and one layer's activations.

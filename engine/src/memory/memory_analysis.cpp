@@ -302,7 +302,7 @@ std::vector<size_t> largestAllocations(const MemoryAnalysis& a, size_t count) {
     return idx;
 }
 
-// ---- The analytic model (Note [memory model]) ----
+// ---- The analytic model (see Note [memory model]) ----
 
 int64_t parameterTensorCount(const ModelConfig& m) { return 6 * m.num_layers + 3; }
 

@@ -101,7 +101,7 @@ std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableForma
              "predicted", "reserved"},
             {false, true, true, false, false, false, false, true, true, true},
             {}};
-    // The point's other dimensions where they vary (checkpointing: Note [point dimensions]),
+    // The point's other dimensions where they vary (checkpointing: see Note [point dimensions]),
     // after the mode.
     std::vector<const DimensionDef*> extra;
     for (const auto& d : pointDimensions()) {
@@ -153,7 +153,7 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
     std::string out = f == TableFormat::Markdown ? fmt::format("## Memory: {}\n", memoryHeadline(r))
                                                  : fmt::format("memory: {}\n", memoryHeadline(r));
     if (const std::string t = modelTableNote({r.spec.bench.model.name}); !t.empty())
-        out += t + "\n";  // Note [two model tables]
+        out += t + "\n";  // see Note [two model tables]
     if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
 
     const MemoryPrediction pred = predictMemory(r.spec.bench);

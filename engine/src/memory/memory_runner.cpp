@@ -1,6 +1,6 @@
 // The memory lab's runner: warm-up steps, then K steps of the same TrainingStep with the CUDA
 // caching allocator's history on. Our own context recorder tags every alloc and free with
-// the step's phase, the model's ranges and the innermost op (Note [allocation context]); the
+// the step's phase, the model's ranges and the innermost op (see Note [allocation context]); the
 // allocator's snapshot then becomes a torch-free RawMemoryTrace, with the exact storage of the
 // parameters, gradients and AdamW's state beside it. The OOM frontier runs one step per probe
 // and takes an out-of-memory as its answer.

@@ -139,7 +139,7 @@ at::Tensor headsView(const at::Tensor& t, int64_t heads) {
     return t.view({t.size(0), t.size(1), heads, t.size(2) / heads}).transpose(1, 2);
 }
 
-// Note [one gradient for q, k and v]
+// Note [one gradient for q, k and v]:
 // q, k and v as views of the fused projection; autograd's own backward of three select views
 // is three zero-filled tensors of qkv's size with each gradient copied into its third, then two
 // sums of them: about 11 passes over qkv's size a layer (5.5 GB a step for 2.7B). This one

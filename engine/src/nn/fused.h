@@ -1,6 +1,6 @@
 // The model's element-wise chains as single differentiable ops over the fused kernels
-// (kernels/, Note [fused element-wise kernels] in kernels/src/fused.h), for the compiled mode's
-// model (Note [fused model] in model.cpp). On CPU tensors they run the kernels' CPU reference,
+// (kernels/, see Note [fused element-wise kernels] in kernels/src/fused.h), for the compiled mode's
+// model (see Note [fused model] in model.cpp). On CPU tensors they run the kernels' CPU reference,
 // so the whole fused model is tested in CI against the eager one.
 #pragma once
 

@@ -1,7 +1,7 @@
 // The compiled execution mode of TrainingStep: the step's forward, backward and optimizer
 // captured once as CUDA graphs and replayed.
 //
-// Note [compiled step]
+// Note [compiled step]:
 // PyTorch's whole-network capture recipe, split into three graphs so that the phases stay
 // timed apart:
 //  1. Warm-up: three eager steps on a side stream (the current stream waits for it before and
@@ -66,7 +66,7 @@ namespace {
 
 constexpr int kWarmupSteps = 3;
 
-// Autocast's cast cache off for a scope (item 5 of Note [compiled step]).
+// Autocast's cast cache off for a scope (item 5: see Note [compiled step]).
 class AutocastCacheOff {
 public:
     AutocastCacheOff() : prev_(at::autocast::is_autocast_cache_enabled()) {

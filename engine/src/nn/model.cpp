@@ -96,7 +96,7 @@ const at::Tensor& copyOr(const at::Tensor& weight, const at::Tensor& copy) {
 }
 }  // namespace
 
-// Note [fused model]
+// Note [fused model]:
 // The compiled mode's model computes the same function as forward() with fewer launches:
 //  - a residual add and the RMSNorm after it are one op (fusedAddRmsNorm), so the block's
 //    second add meets the next block's first norm (or the final norm); the norms' outputs come
@@ -110,7 +110,7 @@ const at::Tensor& copyOr(const at::Tensor& weight, const at::Tensor& copy) {
 //    eager they are five kernels each way, the softmax over an fp32 copy), as torch.compile
 //    fuses them; its two matmuls stay;
 //  - under autocast, the linears read bf16 copies of their weights that the optimizer keeps
-//    (makeLowPrecisionCopies; Note [low-precision weight copies] in kernels/src/fused_ops.cu)
+//    (makeLowPrecisionCopies; see Note [low-precision weight copies] in kernels/src/fused_ops.cu)
 //    instead of casting every weight forward and its gradient back.
 // The GEMMs are LibTorch's, as in forward(). Each fused op computes
 // in fp32 and rounds once, so the two differ by rounding (tests/nn/tst_fused.cpp holds them
@@ -177,7 +177,7 @@ Precision autocastPrecision(at::DeviceType type) {
                                                                    : Precision::FP16;
 }
 
-// Note [activation checkpointing] (core/point.h): blocks [begin, end) of a model as one node of
+// See Note [activation checkpointing] (core/point.h): blocks [begin, end) of a model as one node of
 // the graph. Its forward runs them without recording (Function::apply runs it in no-grad mode)
 // and keeps only their input; its backward runs them again with autograd, under the
 // forward's autocast, and back-propagates the output's gradient through that recompute

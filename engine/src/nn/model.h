@@ -23,7 +23,7 @@ public:
     TransformerBlockImpl(const ModelConfig& cfg, const at::TensorOptions& options);
     at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                        AttentionImpl attention);
-    // The fused model's block (Note [fused model] in model.cpp): from the residual stream x
+    // The fused model's block (see Note [fused model] in model.cpp): from the residual stream x
     // and its norm (this block's first), returns the next block's (x, norm), normalised with
     // `next_norm` (the next block's first norm's weight, or the final norm's).
     std::pair<at::Tensor, at::Tensor> forwardFused(const at::Tensor& x, const at::Tensor& normed,
@@ -33,7 +33,7 @@ public:
                                                    at::ScalarType activations);
     const at::Tensor& firstNormWeight() const { return norm1_; }
     // The four linear weights, for their low-precision copies (forwardFused reads a weight's
-    // copy where one is set: Note [low-precision weight copies] in kernels/src/fused_ops.cu).
+    // copy where one is set: see Note [low-precision weight copies] in kernels/src/fused_ops.cu).
     std::vector<at::Tensor*> linearWeights() { return {&w_qkv_, &w_o_, &w_13_, &w_2_}; }
     std::vector<at::Tensor*> linearWeightCopies() {
         return {&w_qkv_low_, &w_o_low_, &w_13_low_, &w_2_low_};
@@ -56,11 +56,11 @@ public:
     at::Tensor forward(const at::Tensor& tokens);
     const ModelConfig& config() const { return cfg_; }
     void setAttention(AttentionImpl a) { attention_ = a; }
-    // Fused: the element-wise chains run as this project's fused kernels (Note [fused model]
+    // Fused: the element-wise chains run as this project's fused kernels (see Note [fused model]
     // in model.cpp); the compiled mode's model. Its loss is fusedCrossEntropy.
     void setFused(bool fused) { fused_ = fused; }
     bool fused() const { return fused_; }
-    // Note [activation checkpointing] (core/point.h): the blocks run as checkpointed segments
+    // See Note [activation checkpointing] (core/point.h): the blocks run as checkpointed segments
     // when gradients are recorded. Not with the fused model.
     void setCheckpointing(const Checkpointing& c) { checkpoint_ = c; }
     // Blocks [begin, end) on x: checkpointed segments where the policy and grad mode say so,

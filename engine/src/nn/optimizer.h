@@ -27,7 +27,7 @@ public:
     std::vector<at::Tensor> state() const;
     // Low-precision copies of the parameters (one slot per parameter, undefined where there is
     // none): where set, the gradient is the copy's and step() writes the updated parameter into
-    // the copy too, in our fused kernel (Note [low-precision weight copies] in
+    // the copy too, in our fused kernel (see Note [low-precision weight copies] in
     // kernels/src/fused_ops.cu). Not with a loss scaler.
     void setLowPrecisionCopies(std::vector<at::Tensor> copies);
 

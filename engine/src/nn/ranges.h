@@ -1,4 +1,4 @@
-// The ranges that name the parts of a training step (Note [profiler ranges] in model.cpp).
+// The ranges that name the parts of a training step (see Note [profiler ranges] in model.cpp).
 // TS_RANGE("forward") opens, until the end of the enclosing block, both a RecordFunction user
 // scope (what LibTorch's profiler, and so the profiler lab, sees) and an NVTX range (what
 // `nsys profile -t cuda,nvtx` and `ncu --nvtx` see). With neither tool listening, the first

@@ -86,7 +86,7 @@ void TrainingStep::useBatchRows(int64_t begin, int64_t rows) {
     targets_ = targets_.narrow(0, begin, rows).contiguous();
 }
 
-// The phases as profiler ranges (Note [profiler ranges] in model.cpp): the profiler lab
+// The phases as profiler ranges (see Note [profiler ranges] in model.cpp): the profiler lab
 // attributes every op and kernel to one of them.
 at::Tensor TrainingStep::forwardAndLoss() {
     TS_RANGE("forward");

@@ -3,8 +3,8 @@
 // phase boundaries on a DeviceTimer (0 before forward, 1 after forward and loss, 2 after
 // backward, 3 after the optimizer) and returns the phase times, loss and memory. The
 // benchmark times it; the profiler, memory and distributed labs wrap the same step. In
-// compiled mode (ExecMode::Compiled, Note [compiled step] in graphed_step.cpp) the same phases
-// of the fused model (Note [fused model] in model.cpp) are captured once as three CUDA graphs
+// compiled mode (ExecMode::Compiled, see Note [compiled step] in graphed_step.cpp) the same phases
+// of the fused model (see Note [fused model] in model.cpp) are captured once as three CUDA graphs
 // and replayed, with the marks between the replays.
 #pragma once
 
@@ -33,7 +33,7 @@ struct TrainingSetup {
     uint64_t seed = 0;
     double learning_rate = 1e-4;
     ExecMode exec = ExecMode::Eager;  // Compiled: CUDA only, no fp16 training, no hooks
-    Checkpointing checkpoint;         // eager only: Note [activation checkpointing]
+    Checkpointing checkpoint;         // eager only: see Note [activation checkpointing]
 };
 
 // What one step measured. Times in ms; memory in bytes (0 on the CPU).
@@ -56,11 +56,11 @@ struct StepHooks {
     std::function<void()> optimizer_step;
 };
 
-// Whether the compiled mode's model runs the fused kernels (Note [fused model] in model.cpp):
+// Whether the compiled mode's model runs the fused kernels (see Note [fused model] in model.cpp):
 // yes, unless the environment sets TRAINSCOPE_FUSED=0 (graphs alone, for A/B measurements).
 bool compiledUsesFusedKernels();
 // And whether, under autocast, its linears read low-precision weight copies that the optimizer
-// keeps (Note [low-precision weight copies] in kernels/src/fused_ops.cu): yes, unless
+// keeps (see Note [low-precision weight copies] in kernels/src/fused_ops.cu): yes, unless
 // TRAINSCOPE_WEIGHT_COPIES=0.
 bool compiledUsesWeightCopies();
 

@@ -98,11 +98,12 @@ struct AutocastRecord {
     std::string output_dtype;  // the result's dtype (a gradient's for kind "grad")
 };
 
-// One aten op seen while the inspector's model ran (Note [computed in] in precision_runner.cpp):
-// measured with a RecordFunction callback, not looked up in a policy table. Autocast's wrapper
-// of an op it casts for casts the inputs and calls the op again, so such an op is seen nested
-// in itself; the record is the pair, with the outer call's inputs (as the module passed them)
-// and the inner call's (what the kernel got). An op autocast leaves alone is seen once.
+// One aten op seen while the inspector's model ran (see Note [computed in] in
+// precision_runner.cpp): measured with a RecordFunction callback, not looked up in a policy table.
+// Autocast's wrapper of an op it casts for casts the inputs and calls the op again, so such an op
+// is seen nested in itself; the record is the pair, with the outer call's inputs (as the module
+// passed them) and the inner call's (what the kernel got). An op autocast leaves alone is seen
+// once.
 struct AutocastOp {
     std::string name;  // "aten::linear", "aten::mm", "aten::native_layer_norm", ...
     std::string

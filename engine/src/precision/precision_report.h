@@ -27,7 +27,7 @@ std::vector<PrecisionRow> precisionRowsFromRows(const RunInfo& run,
 // the autocast table (one row a module or tensor: dtypes), as Text (aligned) or Markdown.
 std::string accumulationTable(const std::vector<AccumulationResult>& results, TableFormat format);
 std::string autocastTable(const AutocastReport& report, TableFormat format);
-// The ops the inspector saw (Note [computed in]): phase, module, op (indented by depth),
+// The ops the inspector saw (see Note [computed in]): phase, module, op (indented by depth),
 // autograd node, inputs as called, whether autocast cast them, the dtype computed in, output.
 std::string autocastOpsTable(const AutocastReport& report, TableFormat format);
 // One row a precision: final loss, largest difference to the fp32 curve (when there is one),

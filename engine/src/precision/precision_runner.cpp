@@ -349,7 +349,7 @@ struct ToyModel {
         fc2 = (at::randn({out, 10}, o) / std::sqrt(10.0)).set_requires_grad(true);
     }
 
-    // Each module runs in a RecordFunction user scope of its name (Note [computed in]); with no
+    // Each module runs in a RecordFunction user scope of its name (see Note [computed in]); with no
     // callback listening (training), a scope is one thread-local check.
     at::Tensor forward(const at::Tensor& x, std::vector<AutocastRecord>& rec) const {
         at::Tensor h1, h2, h3, logits;

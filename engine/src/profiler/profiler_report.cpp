@@ -107,7 +107,7 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
                           ? fmt::format("## Profile: {}\n", profileHeadline(r))
                           : fmt::format("profile: {}\n", profileHeadline(r));
     if (const std::string t = modelTableNote({r.spec.bench.model.name}); !t.empty())
-        out += t + "\n";  // Note [two model tables]
+        out += t + "\n";  // see Note [two model tables]
     if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
     if (r.trace.ops.empty() && r.trace.kernels.empty()) return out;
 

@@ -3,7 +3,7 @@
 // protocol (one JSON object a line on stdout; distributed/worker_lines.h) back to a lab's
 // runner. Started through the distributed lab's local launcher as a world of one, so that it
 // gets the launcher's guarantees: its own process group, dies with us, a hang timeout, Stop
-// ends it within a grace period, no orphans (Note [local launcher]). LibTorch-free.
+// ends it within a grace period, no orphans (see Note [local launcher]). LibTorch-free.
 #pragma once
 
 #include <functional>

@@ -65,7 +65,7 @@ struct LaunchOutcome {
 
 inline constexpr size_t kStderrTail = 40;
 
-// Note [local launcher]
+// Note [local launcher]:
 // The ranks are started with fork + execve, each the leader of its own process group (so the
 // terminal's Ctrl-C reaches the launcher alone, which then stops them in order, and a stop
 // reaches anything a worker started) and with PR_SET_PDEATHSIG, so they die with the thread

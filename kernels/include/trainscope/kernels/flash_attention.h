@@ -30,7 +30,7 @@ std::string flashKernelPath(int compute_major, int compute_minor);
 
 // The head dim that runs head dim d fastest for q (its dtype and device): the next built one
 // up, except on Hopper with the wgmma kernels (bf16 / fp16), where d 80 (the 2.7B preset's)
-// runs as it is, inside their 128 tile (Note [head dims inside the tile] in
+// runs as it is, inside their 128 tile (see Note [head dims inside the tile] in
 // kernels/src/flash_fwd_sm90.cuh), and any other d in (32, 128] padded to 64 or 128, their dims:
 // at d 80 the wgmma kernel at 128 beat the mma.sync one at 96 (docs/ATTENTION.md). d itself
 // where the kernels take it as it is (flashUnsupportedReason then accepts it); 0 above 256.

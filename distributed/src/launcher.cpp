@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -370,18 +371,47 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
         }
         if (!stopping && stop && stop()) beginStop(LaunchOutcome::State::Cancelled, -1, "stopped");
         if (!stopping && spec_.hang_timeout.count() > 0) {
+            // Note [hung rank]: the rank that stopped reporting first is blamed. Ranks that all
+            // fell silent within kTogether of each other stopped together, each blocked on the
+            // others (a collective one of them never joined, a deadlock): no one rank is named.
+            constexpr auto kTogether = std::chrono::seconds(1);
             const auto now = Clock::now();
-            Child* silent = nullptr;
-            for (auto& c : children_)
-                if (c.alive && now - c.last_activity > spec_.hang_timeout &&
-                    (!silent || c.last_activity < silent->last_activity))
-                    silent = &c;
-            if (silent) {
+            std::vector<const Child*> alive;
+            for (const auto& c : children_)
+                if (c.alive) alive.push_back(&c);
+            std::sort(alive.begin(), alive.end(), [](const Child* a, const Child* b) {
+                return a->last_activity < b->last_activity;
+            });
+            if (!alive.empty() && now - alive.front()->last_activity > spec_.hang_timeout) {
                 const auto secs =
                     std::chrono::duration_cast<std::chrono::seconds>(spec_.hang_timeout).count();
-                beginStop(LaunchOutcome::State::TimedOut, silent->rank,
-                          "rank " + std::to_string(silent->rank) + " wrote nothing for " +
-                              std::to_string(secs) + " s and did not exit (hung?)");
+                const bool all_silent = now - alive.back()->last_activity > spec_.hang_timeout;
+                const auto lead = alive.size() > 1
+                                      ? alive[1]->last_activity - alive.front()->last_activity
+                                      : Clock::duration::max();
+                if (all_silent && lead < kTogether) {
+                    std::string ranks;
+                    for (const Child* c : alive)
+                        ranks += (ranks.empty() ? "" : ", ") + std::to_string(c->rank);
+                    beginStop(LaunchOutcome::State::TimedOut, -1,
+                              "ranks " + ranks + " all wrote nothing for " + std::to_string(secs) +
+                                  " s and did not exit, having stopped within 1 s of each other: "
+                                  "they wait on each other (a collective that one rank never "
+                                  "joined?)");
+                } else {
+                    std::string message = "rank " + std::to_string(alive.front()->rank) +
+                                          " wrote nothing for " + std::to_string(secs) +
+                                          " s and did not exit (hung?)";
+                    if (alive.size() > 1) {
+                        char buf[96];
+                        std::snprintf(buf, sizeof buf,
+                                      "; it stopped reporting %.1f s before the other ranks",
+                                      std::chrono::duration<double>(lead).count());
+                        message += buf;
+                    }
+                    beginStop(LaunchOutcome::State::TimedOut, alive.front()->rank,
+                              std::move(message));
+                }
             }
         }
         if (stopping && Clock::now() >= kill_at) stopAll(SIGKILL);

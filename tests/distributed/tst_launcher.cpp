@@ -138,6 +138,38 @@ TEST(Launcher, AHangingRankIsTimedOut) {
     expectGone(r.pids);
 }
 
+// See Note [hung rank]: the rank that stopped reporting first is named even though the others
+// fall silent too (blocked, as in a collective, after it stopped).
+TEST(Launcher, TheRankThatStoppedFirstIsBlamedNotTheOnesWaitingForIt) {
+    for (int trial = 0; trial < 3; ++trial) {
+        LaunchSpec spec =
+            childSpec(2, {"--fail-rank", "1", "--mode", "hang", "--others-report-ms", "1500"});
+        spec.hang_timeout = 1500ms;
+        const Launched r = launch(spec);
+        EXPECT_EQ(r.outcome.state, LaunchOutcome::State::TimedOut);
+        EXPECT_EQ(r.outcome.failed_rank, 1) << r.outcome.message;
+        EXPECT_NE(r.outcome.message.find("rank 1 wrote nothing for 1 s"), std::string::npos)
+            << r.outcome.message;
+        EXPECT_NE(r.outcome.message.find("before the other ranks"), std::string::npos)
+            << r.outcome.message;
+        expectGone(r.pids);
+    }
+}
+
+// Ranks that fall silent together are not blamed one by one: they wait on each other.
+TEST(Launcher, RanksSilentTogetherWaitOnEachOther) {
+    LaunchSpec spec = childSpec(3, {"--lines", "1", "--others-block"});
+    spec.hang_timeout = 1500ms;
+    const Launched r = launch(spec);
+    EXPECT_EQ(r.outcome.state, LaunchOutcome::State::TimedOut);
+    EXPECT_EQ(r.outcome.failed_rank, -1) << r.outcome.message;
+    EXPECT_NE(r.outcome.message.find("ranks 0, 1, 2 all wrote nothing"), std::string::npos)
+        << r.outcome.message;
+    EXPECT_NE(r.outcome.message.find("wait on each other"), std::string::npos) << r.outcome.message;
+    EXPECT_LT(r.seconds, 10.0);
+    expectGone(r.pids);
+}
+
 TEST(Launcher, RanksThatIgnoreSigtermAreKilledAfterTheGrace) {
     LaunchSpec spec = childSpec(3, {"--fail-rank", "0", "--mode", "exit", "--others-sleep", "60",
                                     "--ignore-term", "--fail-after-ms", "300"});

@@ -7,6 +7,9 @@
 //   --ignore-term     the other ranks ignore SIGTERM (to be killed)
 //   --fail-after-ms N the failing rank waits N ms first (the others are ready by then)
 //   --busy-once FILE  rank 0 fails as a taken rendezvous port does, once (FILE remembers)
+//   --others-report-ms N  the other ranks print a line every 100 ms for N ms, then block
+//                         (as ranks waiting in a collective): they never exit
+//   --others-block    the other ranks block after their lines instead of exiting
 #include <signal.h>
 #include <unistd.h>
 
@@ -23,8 +26,8 @@ std::string env(const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int lines = 3, fail_rank = -1, others_sleep = 0, fail_after_ms = 0;
-    bool ignore_term = false;
+    int lines = 3, fail_rank = -1, others_sleep = 0, fail_after_ms = 0, others_report_ms = -1;
+    bool ignore_term = false, others_block = false;
     std::string mode = "exit", echo = "NCCL_NVLS_ENABLE", busy_once;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -45,6 +48,10 @@ int main(int argc, char** argv) {
             fail_after_ms = std::atoi(next().c_str());
         else if (a == "--busy-once")
             busy_once = next();
+        else if (a == "--others-report-ms")
+            others_report_ms = std::atoi(next().c_str());
+        else if (a == "--others-block")
+            others_block = true;
     }
     const int rank = std::atoi(env("RANK").c_str());
     if (rank == 0 && !busy_once.empty() && ::access(busy_once.c_str(), F_OK) != 0) {
@@ -89,6 +96,16 @@ int main(int argc, char** argv) {
         std::printf("{\"event\":\"progress\",\"rank\":%d,\"i\":%d}\n", rank, k);
         std::fflush(stdout);
     }
+    if (others_report_ms >= 0) {
+        for (int t = 0; t < others_report_ms; t += 100) {
+            std::printf("{\"event\":\"progress\",\"rank\":%d,\"t\":%d}\n", rank, t);
+            std::fflush(stdout);
+            ::usleep(100 * 1000);
+        }
+        others_block = true;
+    }
+    if (others_block)
+        for (;;) ::pause();
     std::fprintf(stderr, "rank %d done\n", rank);
     if (others_sleep > 0) ::sleep(static_cast<unsigned>(others_sleep));
     return 0;

@@ -49,14 +49,11 @@ std::vector<std::string> parseDimension(const ts::DimensionDef& d, const std::st
     return out;
 }
 
-// Options that set points: with --sweep the file sets them, so giving one too is refused
-// rather than silently ignored.
+// Options that set points besides the dimensions' own (see Note [point dimensions]): with
+// --sweep the file sets them, so giving one too is refused rather than silently ignored.
 constexpr const char* kPointOptions[] = {
-    "--size",       "--d-model",        "--d-ff",       "--num-layers", "--num-heads",
-    "--vocab-size", "--context-length", "--batch-size", "--warmup",     "--steps",
-    "--mode",       "--precision",      "--attention",  "--device",     "--seed",
-    "--lr",         "--exec",           "--compile",    "--code",       "--source",
-    "--optimizer",  "--python",         "--timeout",    "--model-table"};
+    "--d-model", "--d-ff", "--num-layers", "--num-heads", "--vocab-size", "--seed",       "--lr",
+    "--compile", "--code", "--optimizer",  "--python",    "--timeout",    "--model-table"};
 
 // A sweep file larger than this is no sweep (a log, a device, a mistake).
 constexpr std::uintmax_t kMaxSweepFileBytes = 16 << 20;
@@ -89,7 +86,9 @@ std::string readSweepFile(const std::string& path) {
 
 void checkSweepAlone(const BenchOptions& o) {
     if (o.sweep_file.empty()) throw BadInput("--sweep: no file given");
-    for (const char* name : kPointOptions)
+    std::vector<std::string> names(std::begin(kPointOptions), std::end(kPointOptions));
+    for (const auto& d : ts::pointDimensions()) names.emplace_back(d.flag);
+    for (const auto& name : names)
         if (given(o, name))
             throw BadInput(fmt::format(
                 "--sweep {}: {} cannot be given with --sweep; set it in the file's \"base\" or "

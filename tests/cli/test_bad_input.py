@@ -140,6 +140,9 @@ class BadInput(unittest.TestCase):
             (["bench", "--sweep", f["good"], "--lr", "1"], "--lr cannot be given with --sweep"),
             (["bench", "--sweep", f["exec"]], "compiled mode captures CUDA graphs"),
             (["bench", "--sweep", f["good"], "--compile"], "--compile cannot be given with --sweep"),
+            (["bench", "--sweep", f["good"], "--checkpoint", "2"], "--checkpoint cannot be given with --sweep"),
+            (["bench", "--size", "tiny", "--checkpoint", "0"], "--checkpoint: '0' is not none, a number of blocks"),
+            (["bench", "--size", "tiny", "--checkpoint", "2", "--code", "examples/course-checkout"], "checkpointing applies to TrainScope's model"),
             # attention
             (["attention", "--device", "cpu", "--impl", "fastest"], "fastest"),
             (["attention", "--device", "cpu", "--seq", "128,abc"], "abc"),

@@ -40,6 +40,8 @@ QVariant ResultModel::headerData(int section, Qt::Orientation o, int role) const
             return tr("Mode");
         case Exec:
             return tr("Execution");
+        case Checkpoint:
+            return tr("Checkpointing");
         case Device:
             return tr("Device");
         case Warmup:
@@ -147,7 +149,7 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         return QBrush(QColor(0xe0, 0x8a, 0x00));
     if (role == Qt::TextAlignmentRole) {
         const bool text = col == Size || col == Precision || col == Attention || col == Mode ||
-                          col == Exec || col == Device || col == Status;
+                          col == Exec || col == Checkpoint || col == Device || col == Status;
         return text ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                     : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     }
@@ -183,6 +185,8 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
             return qstr(toString(c.mode));
         case Exec:
             return qstr(toString(c.exec));
+        case Checkpoint:
+            return qstr(toString(c.checkpoint));
         case Device:
             return qstr(c.device);
         case Warmup:

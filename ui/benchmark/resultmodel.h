@@ -24,6 +24,7 @@ public:
         Attention,
         Mode,
         Exec,
+        Checkpoint,  // activation checkpointing (see Note [activation checkpointing])
         Device,
         Warmup,
         Steps,

@@ -7,6 +7,7 @@
 // group from the environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), so that
 // torchrun or srun can start it too.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
@@ -53,7 +54,8 @@ struct LaunchFlags {
 struct DdpFlags {
     std::string size = "tiny", context = "128", batch = "4", precision = "fp32",
                 attention = "naive", strategy = "bucketed", bucket_mb = "25", shard = "off",
-                warmup = "2", steps = "5", seed = "0", lr = "1e-4";
+                warmup = "2", steps = "5", seed = "0", lr = "1e-4", param_dtype = "fp32",
+                prefetch = "2", checkpoint = "none";
 };
 
 struct WorkerFlags {
@@ -415,9 +417,19 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
         const auto& names = ts::ddpStrategyNames();
         if (std::find(names.begin(), names.end(), x) == names.end())
             throw BadInput(
-                fmt::format("--strategy: '{}' is not one of naive, flat, overlap, bucketed", x));
+                fmt::format("--strategy: '{}' is not one of {}", x, fmt::join(names, ", ")));
         return x;
     });
+    if (d.param_dtype != "fp32" && d.param_dtype != "bf16")
+        throw BadInput(fmt::format("--param-dtype: '{}' is not one of fp32, bf16", d.param_dtype));
+    s.param_dtype = d.param_dtype;
+    s.prefetch = static_cast<int>(parseIntIn("--prefetch", d.prefetch, 0, 64));
+    const auto checkpoint = ts::parseCheckpointing(d.checkpoint);
+    if (!checkpoint)
+        throw BadInput(fmt::format(
+            "--checkpoint: '{}' is not none, a number of blocks (1 to {}), sqrt or nested",
+            d.checkpoint, ts::kMaxCheckpointEvery));
+    s.checkpoint = *checkpoint;
     const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
         const double mb = parseFinite("--bucket-mb", x);
         if (!(mb > 0)) throw BadInput(fmt::format("--bucket-mb: {} is not more than 0 MB", x));
@@ -494,9 +506,22 @@ void addDistributedCommands(CLI::App& app, int& code) {
         ->capture_default_str();
     ddp->add_option("--attention", dd->attention, "Attention implementation")
         ->capture_default_str();
-    ddp->add_option("--strategy", dd->strategy, "naive, flat, overlap, bucketed (a comma list)")
+    ddp->add_option("--strategy", dd->strategy,
+                    "naive, flat, overlap, bucketed, fsdp (fully sharded), fsdp2 (PyTorch's "
+                    "fully_shard, in Python: the reference) (a comma list)")
         ->capture_default_str();
     ddp->add_option("--bucket-mb", dd->bucket_mb, "Bucket sizes in MB for bucketed (a comma list)")
+        ->capture_default_str();
+    ddp->add_option("--param-dtype", dd->param_dtype,
+                    "fsdp, fsdp2: the dtype weights are gathered and computed in, gradients "
+                    "reduced in: fp32 | bf16 (needs --precision bf16); fp32 master weights")
+        ->capture_default_str();
+    ddp->add_option("--prefetch", dd->prefetch,
+                    "fsdp: forward gathers a block's weights once the block this many before it "
+                    "has run (0: when it is about to run)")
+        ->capture_default_str();
+    ddp->add_option("--checkpoint", dd->checkpoint,
+                    "Activation checkpointing: none | K (every K blocks) | sqrt | nested")
         ->capture_default_str();
     ddp->add_option("--shard", dd->shard, "Optimizer-state sharding: off | on | both")
         ->capture_default_str();

@@ -1,4 +1,4 @@
-"""python -m trainscope_runner check|bench|profile|memory --spec JSON"""
+"""python -m trainscope_runner check|bench|profile|memory|fsdp2 --spec JSON"""
 
 import argparse
 import json
@@ -22,7 +22,7 @@ def check(spec):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m trainscope_runner")
-    parser.add_argument("command", choices=["check", "bench", "profile", "memory"])
+    parser.add_argument("command", choices=["check", "bench", "profile", "memory", "fsdp2"])
     parser.add_argument("--spec", required=True, help="the point as JSON")
     args = parser.parse_args(argv)
     protocol.claim_stdout()
@@ -40,12 +40,12 @@ def main(argv=None):
         if args.command == "check":
             check(spec)
         else:
-            from . import bench, memory, profile
+            from . import bench, fsdp2, memory, profile
             try:
-                {"bench": bench, "profile": profile, "memory": memory}[args.command].run(spec)
+                {"bench": bench, "profile": profile, "memory": memory, "fsdp2": fsdp2}[args.command].run(spec)
             except Exception as e:
-                if not bench.is_oom(e):
-                    raise
+                if args.command == "fsdp2" or not bench.is_oom(e):
+                    raise  # a rank's OOM ends the world (exit 3), the others are stopped
                 emit("result", status="oom", message=f"{type(e).__name__}: {str(e).splitlines()[0]}",
                      where=protocol.where(e))
     except (UserError, Exception) as e:

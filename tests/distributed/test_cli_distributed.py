@@ -182,6 +182,47 @@ class Distributed(unittest.TestCase):
         self.assertIn("DDP strategies", table.stdout)
         self.assertIn("Memory per rank", table.stdout)
 
+    def test_fsdp_and_pytorchs_fsdp2_match_one_process(self):
+        # Fully sharded, ours and PyTorch's (the Python runner, the same model and initialisation):
+        # the global batch's losses are one process's; each rank holds about half the weights.
+        tiny = ["--size", "tiny", "--context-length", "32", "--warmup", "0", "--steps", "3", "--timeout", "120",
+                "--format", "json", "--no-store"]
+        one = self.run_cli("distributed", "ddp", "--world", "1", "--batch", "4", "--strategy", "naive", *tiny)
+        self.assertEqual(one.returncode, 0, one.stderr)
+        reference = json.loads(one.stdout.splitlines()[0])
+        for extra in ([], ["--checkpoint", "1", "--prefetch", "0"]):
+            p = self.run_cli("distributed", "ddp", "--world", "2", "--batch", "2", "--strategy", "fsdp,fsdp2",
+                             "--shard", "both", *extra, *tiny, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            points = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+            # --shard both makes no second point of a strategy that shards everything.
+            self.assertEqual([x["strategy"] for x in points], ["fsdp", "fsdp2"], extra)
+            for x in points:
+                self.assertEqual((x["status"], x["steps"]), ("ok", 3), x)
+                self.assertAlmostEqual(x["final_global_loss"], reference["final_global_loss"],
+                                       delta=1e-4 * abs(reference["final_global_loss"]), msg=(extra, x))
+                self.assertLess(x["parameter_bytes"], 0.6 * reference["parameter_bytes"], x)
+                self.assertLess(x["optimizer_state_bytes"], 0.6 * reference["optimizer_state_bytes"], x)
+            ours = points[0]
+            self.assertGreater(ours["gather_bytes"], ours["reduce_scatter_bytes"])
+            self.assertGreaterEqual(ours["gather_wait_forward_ms"], 0)
+            # Forward with prefetch 2: the block running and the next one's gather in flight;
+            # backward: the block and the one before it. Prefetch 0 still gathers ahead in backward.
+            self.assertEqual(ours["units_gathered"], 2, ours)
+        # The table names the all-gathers against the forward pass.
+        table = self.run_cli("distributed", "ddp", "--world", "2", "--batch", "2", "--strategy", "fsdp",
+                             *tiny[:-3], "--no-store")
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("Fully sharded: the all-gathers against the forward pass", table.stdout)
+        for extra, needle in ((["--param-dtype", "fp8"], "--param-dtype: 'fp8' is not one of fp32, bf16"),
+                              (["--prefetch", "-1"], "--prefetch"),
+                              (["--checkpoint", "0"], "--checkpoint: '0' is not none"),
+                              (["--param-dtype", "bf16", "--precision", "fp32"], "bf16 parameters need bf16")):
+            p = self.run_cli("distributed", "ddp", "--strategy", "fsdp", *extra, timeout=60)
+            self.assertEqual(p.returncode, 2, (extra, p.stderr))
+            self.assertIn(needle, p.stderr, extra)
+            self.assertNotIn("ranks ready", p.stderr, extra)
+
     def test_a_killed_ddp_rank_is_named(self):
         p = self.run_cli("distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32",
                          "--warmup", "0", "--steps", "5", "--no-store", TRAINSCOPE_TEST_KILL_RANK="1")

@@ -63,6 +63,28 @@ def main():
             assert x["hidden_share"] is not None and x["hidden_share"] >= 0, x
         print(f"ddp {x['strategy']:9} sharded={x['sharded']!s:5} × {world}: {x['step_ms']:.2f} ms, "
               f"hidden {x['hidden_share']}, loss {x['final_global_loss']:.5f} (one GPU {reference:.5f})")
+    # Fully sharded, ours and PyTorch's FSDP2 (the Python runner): the same losses as one GPU;
+    # ours times its all-gathers and reduce-scatters on the device (NCCL's timing).
+    p = run(cli, "distributed", "ddp", "--world", str(world), "--batch", str(4 // world),
+            "--strategy", "fsdp,fsdp2", *common)
+    points = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+    assert [x["strategy"] for x in points] == ["fsdp", "fsdp2"], points
+    for x in points:
+        assert x["status"] == "ok", x
+        assert abs(x["final_global_loss"] - reference) <= 2e-4 * abs(reference), (x, reference)
+        print(f"ddp {x['strategy']:9} × {world}: {x['step_ms']:.2f} ms, peak {x['memory_peak'] / 2**20:.0f} MiB, "
+              f"parameters {x['parameter_bytes'] / 2**20:.1f} MiB, loss {x['final_global_loss']:.5f}")
+    ours = points[0]
+    assert ours["gather_ms"] > 0 and ours["reduce_scatter_ms"] > 0, ours
+    assert 0 <= ours["gather_wait_forward_ms"] <= ours["forward_ms"], ours
+    # bf16 parameters (fp32 masters) with checkpointing: it trains (bf16 roundings: a looser loss).
+    p = run(cli, "distributed", "ddp", "--world", str(world), "--batch", str(4 // world), "--strategy", "fsdp,fsdp2",
+            "--param-dtype", "bf16", "--checkpoint", "2", *[a if a != "fp32" else "bf16" for a in common])
+    for line in p.stdout.splitlines():
+        x = json.loads(line)
+        assert x["status"] == "ok" and abs(x["final_global_loss"] - reference) <= 2e-2 * abs(reference), x
+        print(f"ddp {x['strategy']:9} bf16 params, checkpoint 2 × {world}: {x['step_ms']:.2f} ms, "
+              f"gathered {x['gather_bytes'] / 2**20:.1f} MiB")
     shown = run(cli, "runs", "show", "1")
     assert "DDP strategies" in shown.stdout, shown.stdout
     print("ok")

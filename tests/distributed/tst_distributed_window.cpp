@@ -112,7 +112,8 @@ DdpStepRow step(int rank, int k, double wait, double hidden, bool sharded = fals
 
 // The items a point's job posts: started, each rank's steps, finished.
 QList<QVariant> pointItems(int index, const DistributedPoint& p, double wait, double hidden,
-                           bool sharded = false, Status status = Status::Ok) {
+                           bool sharded = false, Status status = Status::Ok,
+                           const std::function<void(DdpStepRow&)>& edit = {}) {
     QList<QVariant> items{QVariant::fromValue(DistPointStarted{index, 4, p})};
     DistributedResult r;
     r.point = p;
@@ -120,6 +121,7 @@ QList<QVariant> pointItems(int index, const DistributedPoint& p, double wait, do
     for (int k = 0; k < 3; ++k)
         for (int rank = 0; rank < 2; ++rank) {
             r.steps.push_back(step(rank, k, wait, hidden, sharded));
+            if (edit) edit(r.steps.back());
             items << QVariant::fromValue(DistStep{index, r.steps.back()});
         }
     items << QVariant::fromValue(DistPointFinished{index, r});
@@ -135,6 +137,8 @@ private Q_SLOTS:
     void allreduceStateRoundTrip();
     void ncclNeedsGpus();
     void badBucketsAndNoStrategyRefused();
+    void fsdpSettingsRoundTripAndRefusals();
+    void fsdpLanesShowTheWaitsForWeights();
     void lanesShowOverlap();
     void bucketedLanesSayWhatTheyShow();
     void allreduceSeriesPerWorldSize();
@@ -294,6 +298,76 @@ void TestDistributedWindow::badBucketsAndNoStrategyRefused() {
     s["precisions"] = QJsonArray{};
     panel.setState(s);
     QVERIFY(panel.problems().join('\n').contains(QStringLiteral("choose at least one precision")));
+}
+
+void TestDistributedWindow::fsdpSettingsRoundTripAndRefusals() {
+    DistributedPanel panel;
+    panel.setCapabilities(cpuOnly());
+    QJsonObject s = ddpState();
+    s["strategies"] = QJsonArray{"bucketed", "fsdp", "fsdp2"};
+    s["param_dtype"] = "bf16";
+    s["prefetch"] = 1;
+    s["checkpoint"] = "3";  // not among the list's choices: added
+    panel.setState(s);
+    // bf16 parameters need bf16 autocast: the field says so and Run is blocked.
+    QVERIFY(!panel.isValid());
+    QVERIFY(panel.fieldWidget("param_dtype")->property("invalid").toBool());
+    QVERIFY2(panel.problems().join('\n').contains(QStringLiteral("bf16 parameters need bf16")),
+             qPrintable(panel.problems().join('\n')));
+    s["precisions"] = QJsonArray{"bf16"};
+    panel.setState(s);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    // bucketed × {1, 25} MB × {unsharded, sharded}, and one point each of fsdp and fsdp2 (they
+    // shard the optimizer's state themselves).
+    QCOMPARE(panel.spec().points.size(), size_t{6});
+    const DdpSpec& fsdp = panel.spec().points[4].ddp;
+    QCOMPARE(QString::fromStdString(fsdp.strategy), QStringLiteral("fsdp"));
+    QCOMPARE(QString::fromStdString(fsdp.param_dtype), QStringLiteral("bf16"));
+    QCOMPARE(fsdp.prefetch, 1);
+    QCOMPARE(QString::fromStdString(toString(fsdp.checkpoint)), QStringLiteral("3"));
+    QVERIFY(!fsdp.shard_optimizer);
+    QVERIFY(panel.fieldWidget("prefetch")->isEnabled());
+    // History: the line names them; the spec reopens into the same panel.
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    const QJsonObject json =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    const QString line = DistributedPanel::describeSpec(json);
+    QVERIFY2(line.contains(QStringLiteral("fsdp")) &&
+                 line.contains(QStringLiteral("bf16 params")) &&
+                 line.contains(QStringLiteral("checkpoint 3")),
+             qPrintable(line));
+    DistributedPanel again;
+    again.setCapabilities(cpuOnly());
+    again.setState(DistributedPanel::stateFromSpec(json));
+    QVERIFY2(again.isValid(), qPrintable(again.problems().join('\n')));
+    QCOMPARE(distributedSpecJson(again.spec()), distributedSpecJson(panel.spec()));
+    // Without a fully sharded strategy its settings are greyed out.
+    s["strategies"] = QJsonArray{"naive"};
+    s["param_dtype"] = "fp32";
+    panel.setState(s);
+    QVERIFY(!panel.fieldWidget("prefetch")->isEnabled());
+    QVERIFY(!panel.fieldWidget("param_dtype")->isEnabled());
+}
+
+void TestDistributedWindow::fsdpLanesShowTheWaitsForWeights() {
+    DistributedView view;
+    DistributedPoint p = ddpPoint("fsdp");
+    view.addItems(pointItems(0, p, 2, 0, false, Status::Ok, [](DdpStepRow& row) {
+        row.gather_wait_forward_ms = 3;
+        row.gather_wait_backward_ms = row.rank == 0 ? 0 : 4;
+    }));
+    view.flush();
+    LanesChart* lanes = view.lanes();
+    // Forward's waits on both ranks, backward's on rank 1 only: 6 + 3 bars, each ending with
+    // its pass, inside the communication lane.
+    QCOMPARE(lanes->barCount(LanesChart::GatherWait), 9);
+    const auto forward = lanes->bars(LanesChart::Forward, 1),
+               waits = lanes->bars(LanesChart::GatherWait, 1);
+    QCOMPARE(waits[0].second, forward[0].second);
+    QCOMPARE(waits[0].second - waits[0].first, 3.0);
+    QVERIFY2(view.lanesText()->text().contains(QStringLiteral("Fully sharded")),
+             qPrintable(view.lanesText()->text()));
 }
 
 void TestDistributedWindow::lanesShowOverlap() {

@@ -78,7 +78,8 @@ LanesChart::LanesChart(QWidget* parent)
                                       tr("wait for gradients"),
                                       tr("optimizer"),
                                       tr("communication waited for"),
-                                      tr("communication hidden behind backward")};
+                                      tr("communication hidden behind compute"),
+                                      tr("waited for weights (fsdp)")};
     for (int k = 0; k < KindCount; ++k) {
         spans_[k] = new SpanPlottable(plot_->xAxis, plot_->yAxis);
         spans_[k]->setName(names[k]);
@@ -143,6 +144,11 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
         add(CommWait, b1, w1, kComputeTop, kComputeBottom);
         add(Optimizer, w1, o1, kComputeTop, kComputeBottom);
         add(Communication, b1, w1, kCommTop, kCommBottom);
+        // Fully sharded: a pass's waits for weights, drawn together at the pass's end.
+        add(GatherWait, f1 - std::min(r.forward_ms, r.gather_wait_forward_ms), f1, kCommTop,
+            kCommBottom);
+        add(GatherWait, b1 - std::min(r.backward_ms, r.gather_wait_backward_ms), b1, kCommTop,
+            kCommBottom);
         if (r.comm_hidden_ms >= 0) hiddenMeasured = true;
         if (r.comm_hidden_ms > 0) {
             anyHidden = true;
@@ -150,9 +156,9 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
             add(Hidden, std::max(s0, b1 - r.comm_hidden_ms), b1, kComputeTop, kCommBottom);
         }
     }
-    const QColor colours[KindCount] = {style_.seriesColor(0), style_.seriesColor(1),
-                                       style_.muted,          style_.seriesColor(2),
-                                       style_.seriesColor(3), style_.seriesColor(3)};
+    const QColor colours[KindCount] = {
+        style_.seriesColor(0), style_.seriesColor(1), style_.muted,         style_.seriesColor(2),
+        style_.seriesColor(3), style_.seriesColor(3), style_.seriesColor(4)};
     for (int k = 0; k < KindCount; ++k) {
         QColor fill = colours[k];
         fill.setAlpha(k == Hidden ? 80 : 200);
@@ -188,6 +194,15 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
         lines
             << tr("%1: every all-reduce starts after backward, so all communication is waited for.")
                    .arg(qstr(strategy));
+    if (strategy == "fsdp")
+        lines << tr(
+            "Fully sharded: in the communication lane, how long compute stood still for weights "
+            "whose all-gather had not finished (forward's and backward's waits, each drawn "
+            "together at its pass's end: what the prefetch did not hide); the all-gathers' and "
+            "reduce-scatters' own time is in the table Fully sharded. After backward: the wait "
+            "for the last reduce-scatters and the norms' all-reduce.");
+    else if (strategy == "fsdp2")
+        lines << tr("PyTorch's FSDP2 reports its phases only: its collectives run inside them.");
     if (!hiddenMeasured && !steps.empty())
         lines << tr("The hidden communication was not measured for this point.");
     else if (hiddenMeasured && !anyHidden && strategy != "naive" && strategy != "flat")

@@ -22,7 +22,17 @@ class SpanPlottable;
 class LanesChart : public QcpChart {
     Q_OBJECT
 public:
-    enum Kind { Forward, Backward, CommWait, Optimizer, Communication, Hidden, KindCount };
+    // GatherWait (fully sharded): compute standing still for weights not yet gathered.
+    enum Kind {
+        Forward,
+        Backward,
+        CommWait,
+        Optimizer,
+        Communication,
+        Hidden,
+        GatherWait,
+        KindCount
+    };
     explicit LanesChart(QWidget* parent = nullptr);
     // The steps of one DDP point (every rank's, warm-up included, in any order).
     void setSteps(const std::vector<DdpStepRow>& steps, int world_size,

@@ -195,6 +195,32 @@ void DistributedPanel::build() {
     strategies_.value(QStringLiteral("bucketed"))
         ->setToolTip(tr("Gradients in buckets (a 1 MiB first one), each all-reduced once it is "
                         "full, during backward"));
+    strategies_.value(QStringLiteral("fsdp"))
+        ->setToolTip(tr("Fully sharded: each rank keeps 1/N of every block's weights, gathers a "
+                        "block's whole weights just before it runs (prefetched) and frees them "
+                        "after; gradients reduce-scattered; the optimizer's state sharded too"));
+    strategies_.value(QStringLiteral("fsdp2"))
+        ->setToolTip(tr("PyTorch's FSDP2 (fully_shard, each block a unit) on the same model, in "
+                        "Python: the reference for fsdp"));
+    paramDtype_ = new QComboBox(ddpBox_);
+    paramDtype_->addItem(tr("fp32"), QStringLiteral("fp32"));
+    paramDtype_->addItem(tr("bf16 (fp32 masters)"), QStringLiteral("bf16"));
+    paramDtype_->setToolTip(
+        tr("fsdp, fsdp2: the dtype weights are gathered and computed in and "
+           "gradients reduced in; bf16 halves the bytes moved (needs bf16 "
+           "precision)"));
+    prefetch_ = new QSpinBox(ddpBox_);
+    prefetch_->setRange(0, 64);
+    prefetch_->setToolTip(
+        tr("fsdp: forward gathers a block's weights once the block this many "
+           "before it has run (2: the course's; 0: when it is about to run)"));
+    checkpoint_ = new QComboBox(ddpBox_);
+    for (const char* c : {"none", "1", "2", "4", "sqrt", "nested"})
+        checkpoint_->addItem(QString::fromLatin1(c), QString::fromLatin1(c));
+    checkpoint_->setToolTip(
+        tr("Activation checkpointing: keep only every k blocks' inputs and "
+           "recompute the rest in backward (sqrt: k = ⌈√N⌉; nested: halves, "
+           "recursively)"));
     buckets_ = new QLineEdit(ddpBox_);
     buckets_->setToolTip(tr(
         "Bucket sizes in MB for the bucketed strategy, e.g. 1, 10, 100, 1000, 25: one point each"));
@@ -214,6 +240,9 @@ void DistributedPanel::build() {
     dform->addRow(tr("S&trategies:"), strategyRow_);
     dform->addRow(tr("B&ucket sizes (MB):"), buckets_);
     dform->addRow(tr("S&harding:"), sharding_);
+    dform->addRow(tr("FSDP p&arameters:"), paramDtype_);
+    dform->addRow(tr("FSDP pre&fetch:"), prefetch_);
+    dform->addRow(tr("Check&pointing:"), checkpoint_);
     dform->addRow(tr("Warm-up ste&ps:"), warmup_);
     dform->addRow(tr("M&easured steps:"), steps_);
     outer->addWidget(ddpBox_);
@@ -235,6 +264,9 @@ void DistributedPanel::build() {
                     {QStringLiteral("strategies"), strategyRow_},
                     {QStringLiteral("buckets"), buckets_},
                     {QStringLiteral("sharding"), sharding_},
+                    {QStringLiteral("param_dtype"), paramDtype_},
+                    {QStringLiteral("prefetch"), prefetch_},
+                    {QStringLiteral("checkpoint"), checkpoint_},
                     {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("steps"), steps_}});
 
@@ -248,7 +280,10 @@ void DistributedPanel::build() {
     context_->setValue(128);
     batch_->setValue(4);
     precisions_.value(QStringLiteral("fp32"))->setChecked(true);
-    for (auto* cb : strategies_) cb->setChecked(true);
+    // The four all-reduce strategies and ours fully sharded; PyTorch's FSDP2 (Python) on demand.
+    for (auto it = strategies_.begin(); it != strategies_.end(); ++it)
+        it.value()->setChecked(it.key() != QLatin1String("fsdp2"));
+    prefetch_->setValue(2);
     buckets_->setText(QStringLiteral("25"));
     warmup_->setValue(2);
     steps_->setValue(5);
@@ -260,9 +295,9 @@ void DistributedPanel::build() {
     };
     for (QLineEdit* e : {label_, sizes_, buckets_})
         connect(e, &QLineEdit::textChanged, this, changed);
-    for (QComboBox* c : {backend_, experiment_, model_, sharding_})
+    for (QComboBox* c : {backend_, experiment_, model_, sharding_, paramDtype_, checkpoint_})
         connect(c, &QComboBox::currentIndexChanged, this, changed);
-    for (QSpinBox* s : {world_, arWarmup_, arIters_, context_, batch_, warmup_, steps_})
+    for (QSpinBox* s : {world_, arWarmup_, arIters_, context_, batch_, warmup_, steps_, prefetch_})
         connect(s, &QSpinBox::valueChanged, this, changed);
     connect(arSweepWorld_, &QCheckBox::toggled, this, changed);
     for (const auto& boxes : {dtypes_, precisions_, strategies_})
@@ -317,6 +352,9 @@ void DistributedPanel::updateAvailability() {
     if (e == QLatin1String("ddp-sharding")) selectData(sharding_, QStringLiteral("both"));
     sharding_->setEnabled(e == QLatin1String("ddp"));
     buckets_->setEnabled(strategies_.value(QStringLiteral("bucketed"))->isChecked());
+    const bool fsdp = strategies_.value(QStringLiteral("fsdp"))->isChecked();
+    paramDtype_->setEnabled(fsdp || strategies_.value(QStringLiteral("fsdp2"))->isChecked());
+    prefetch_->setEnabled(fsdp);
     updating_ = was;
 }
 
@@ -373,6 +411,10 @@ void DistributedPanel::revalidate() {
         d.batch_per_rank = batch_->value();
         d.warmup_steps = warmup_->value();
         d.measured_steps = steps_->value();
+        d.param_dtype = paramDtype_->currentData().toString().toStdString();
+        d.prefetch = prefetch_->value();
+        d.checkpoint = parseCheckpointing(checkpoint_->currentData().toString().toStdString())
+                           .value_or(Checkpointing{});
         // d.device stays "cpu", as the CLI stores it: each worker sets its own (cuda:LOCAL_RANK).
         std::vector<Precision> precisions;
         for (const QString& p : checked(kPrecisions, precisions_))
@@ -435,6 +477,11 @@ void DistributedPanel::revalidate() {
             target = world_;
         else if (l.contains(QLatin1String("nccl")))
             target = backend_;
+        else if (l.contains(QLatin1String("parameters need")) ||
+                 l.contains(QLatin1String("parameter dtype")))
+            target = paramDtype_;
+        else if (l.contains(QLatin1String("prefetch")))
+            target = prefetch_;
         else if (l.contains(QLatin1String("bucket")))
             target = buckets_;
         else if (l.contains(QLatin1String("strateg")))
@@ -526,6 +573,9 @@ QJsonObject DistributedPanel::state() const {
     o[QStringLiteral("strategies")] = array(checked(strategyNames(), strategies_));
     o[QStringLiteral("buckets")] = buckets_->text();
     o[QStringLiteral("sharding")] = sharding_->currentData().toString();
+    o[QStringLiteral("param_dtype")] = paramDtype_->currentData().toString();
+    o[QStringLiteral("prefetch")] = prefetch_->value();
+    o[QStringLiteral("checkpoint")] = checkpoint_->currentData().toString();
     o[QStringLiteral("warmup")] = warmup_->value();
     o[QStringLiteral("steps")] = steps_->value();
     return o;
@@ -598,6 +648,14 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
     checks("strategies", strategies_);
     text("buckets", buckets_);
     combo("sharding", sharding_);
+    combo("param_dtype", paramDtype_);
+    spin("prefetch", prefetch_);
+    if (has("checkpoint")) {
+        const QString c = o.value(QLatin1String("checkpoint")).toString();
+        if (checkpoint_->findData(c) < 0 && parseCheckpointing(c.toStdString()))
+            checkpoint_->addItem(c, c);  // every k blocks with a k not in the list
+        combo("checkpoint", checkpoint_);
+    }
     spin("warmup", warmup_);
     spin("steps", steps_);
     updating_ = false;
@@ -663,6 +721,13 @@ QString DistributedPanel::describeSpec(const QJsonObject& json) {
         const QStringList shard = distinct(pts, [](const DistributedPoint& q) {
             return q.ddp.shard_optimizer ? QObject::tr("sharded") : QObject::tr("unsharded");
         });
+        if (p.ddp.checkpoint.kind != Checkpointing::Kind::None)
+            parts << QObject::tr("checkpoint %1").arg(qstr(toString(p.ddp.checkpoint)));
+        const bool fsdp = std::any_of(pts.begin(), pts.end(), [](const DistributedPoint& q) {
+            return q.ddp.strategy == "fsdp" || q.ddp.strategy == "fsdp2";
+        });
+        if (fsdp && p.ddp.param_dtype != "fp32")
+            parts << QObject::tr("%1 params").arg(qstr(p.ddp.param_dtype));
         parts << shard.join(QStringLiteral(" + "))
               << QObject::tr("%1+%2 steps").arg(p.ddp.warmup_steps).arg(p.ddp.measured_steps);
         if (pts.size() > 1) parts << QObject::tr("%1 points").arg(pts.size());
@@ -712,6 +777,9 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
     });
     o[QStringLiteral("buckets")] =
         buckets.isEmpty() ? numberText(p.ddp.bucket_mb) : buckets.join(QStringLiteral(", "));
+    o[QStringLiteral("param_dtype")] = qstr(p.ddp.param_dtype);
+    o[QStringLiteral("prefetch")] = p.ddp.prefetch;
+    o[QStringLiteral("checkpoint")] = qstr(toString(p.ddp.checkpoint));
     return o;
 }
 

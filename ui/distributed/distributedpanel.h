@@ -48,7 +48,8 @@ private:
     QString experiment() const;
 
     QLineEdit *label_, *sizes_, *buckets_;
-    QComboBox *backend_, *experiment_, *model_, *sharding_;
+    QComboBox *backend_, *experiment_, *model_, *sharding_, *paramDtype_, *checkpoint_;
+    QSpinBox* prefetch_ = nullptr;
     QSpinBox *world_, *arWarmup_, *arIters_, *context_, *batch_, *warmup_, *steps_;
     QGroupBox *allreduceBox_, *ddpBox_, *dtypeRow_, *precisionRow_, *strategyRow_;
     QCheckBox* arSweepWorld_;

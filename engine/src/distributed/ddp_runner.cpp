@@ -15,6 +15,7 @@
 #include "nn/training_step.h"
 #include "runtime/device.h"
 #include "trainscope/distributed/ddp.h"
+#include "trainscope/distributed/fsdp.h"
 #include "trainscope/distributed/process_group.h"
 #include "trainscope/distributed/sharding.h"
 
@@ -43,6 +44,140 @@ int64_t gradientBytes(const std::vector<at::Tensor>& params) {
 std::mutex& buildMutex() {
     static std::mutex m;
     return m;
+}
+
+// The step's loss over the global batch, and whether any rank was asked to stop, agreed in one
+// small all-reduce after the timed step (all ranks must stop at the same step, or the others
+// hang). Returns (global loss, stop).
+std::pair<double, bool> agreeAfterStep(dist::Group& group, const c10::Device& device, double loss,
+                                       const CancelToken& cancel) {
+    std::vector<at::Tensor> agree{
+        at::tensor({loss, cancel.cancelled() ? 1.0 : 0.0}, at::TensorOptions().dtype(at::kDouble))
+            .to(device.is_cuda() ? device : c10::Device(c10::kCPU))};
+    group.backend->allreduce(agree)->wait();
+    const at::Tensor agreed = agree[0].cpu();
+    return {agreed[0].item<double>() / group.world_size, agreed[1].item<double>() > 0};
+}
+
+TrainingSetup rankSetup(const DdpSpec& spec, int world) {
+    TrainingSetup setup;
+    setup.model = ddpModel(spec);
+    setup.batch_size = spec.batch_per_rank * world;  // the global batch; this rank's rows later
+    setup.mode = Mode::Train;
+    setup.precision = spec.precision;
+    setup.attention = spec.attention;
+    setup.seed = spec.seed;
+    setup.learning_rate = spec.learning_rate;
+    setup.checkpoint = spec.checkpoint;
+    return setup;
+}
+
+// See Note [fully sharded units] (distributed/fsdp.h). The model is built whole (the same seed on
+// every rank, then rank 0's weights broadcast), sharded at once (the whole weights' memory goes),
+// and the step runs with the shards as its parameters; the model reaches its weights through the
+// unit hooks.
+std::vector<DdpStepRow> runFsdpRank(const DdpSpec& spec, dist::Group& group,
+                                    const std::function<void(const DdpStepRow&)>& on_step,
+                                    const CancelToken& cancel,
+                                    std::vector<at::Tensor>& final_parameters) {
+    const c10::Device device = parseDevice(spec.device);
+    const int world = group.world_size;
+    std::unique_ptr<TrainingStep> step;
+    {
+        std::lock_guard lock(buildMutex());
+        step = std::make_unique<TrainingStep>(rankSetup(spec, world), device);
+    }
+    step->useBatchRows(group.rank * spec.batch_per_rank, spec.batch_per_rank);
+    // The parameters in registration order, for handing back the trained weights in it.
+    const std::vector<at::Tensor> registered = step->parameters();
+    dist::broadcastParameters(group, registered);
+    TransformerLM& model = step->model();
+    const auto units = model->unitWeights();
+    std::vector<const c10::TensorImpl*> unit_order;  // each unit slot's tensor, in unit order
+    for (const auto& u : units)
+        for (const at::Tensor* slot : u) unit_order.push_back(slot->unsafeGetTensorImpl());
+    std::vector<at::Tensor> replicated;
+    for (at::Tensor* w : model->replicatedWeights()) replicated.push_back(*w);
+
+    dist::FsdpOptions options;
+    if (spec.param_dtype == "bf16") options.compute_dtype = at::kBFloat16;
+    options.prefetch = spec.prefetch;
+    auto fsdp = std::make_unique<dist::FullyShardedParameters>(group, units, replicated, options);
+    step->replaceParameters(fsdp->parameters());
+    model->setUnitHooks({[&](size_t u) { fsdp->enter(u); },
+                         [&](size_t u, const at::Tensor& out) { return fsdp->leave(u, out); }});
+
+    DdpStepRow row;
+    row.rank = group.rank;
+    row.world_size = world;
+    row.parameter_bytes = fsdp->shardBytes() + fsdp->replicatedBytes();
+    row.memory_after_model = memoryStats(device).allocated;
+    StepHooks hooks;
+    hooks.before_forward = [&] { fsdp->beginStep(); };
+    hooks.before_backward = [&] {
+        row.memory_after_forward = memoryStats(device).allocated;
+        fsdp->beginBackward();
+    };
+    hooks.after_backward = [&] {
+        fsdp->finishBackward();
+        row.memory_after_backward = memoryStats(device).allocated;
+        row.gradient_bytes = gradientBytes(step->parameters());
+    };
+    step->setHooks(std::move(hooks));
+
+    std::vector<DdpStepRow> rows;
+    const int total = spec.warmup_steps + spec.measured_steps;
+    DeviceTimer timer(device, 5);
+    for (int i = 0; i < total; ++i) {
+        const StepTimes t = step->run(timer);
+        const dist::FsdpCounters c = fsdp->counters();
+        row.step = i;
+        row.warmup = i < spec.warmup_steps;
+        row.forward_ms = t.forward_ms;
+        row.backward_ms = t.backward_ms;
+        row.comm_wait_ms = t.sync_ms;
+        row.optimizer_ms = t.optimizer_ms;
+        row.total_ms = t.total_ms;
+        row.collectives = c.gathers + c.reduce_scatters + 1;
+        row.launched_before_sync = c.gathers + c.reduce_scatters;
+        row.comm_bytes = c.gather_bytes + c.reduce_scatter_bytes + fsdp->replicatedBytes();
+        row.gather_bytes = c.gather_bytes;
+        row.reduce_scatter_bytes = c.reduce_scatter_bytes;
+        row.units_gathered = c.max_units_gathered;
+        row.gather_ms = c.gather_ms;
+        row.reduce_scatter_ms = c.reduce_scatter_ms;
+        row.gather_wait_forward_ms = c.forward_wait_ms;
+        row.gather_wait_backward_ms = c.backward_wait_ms;
+        // Communication that overlapped compute: the collectives' device time less what compute
+        // waited for (a bound from below, as for the overlapped strategies).
+        row.comm_hidden_ms =
+            c.gather_ms < 0 || c.reduce_scatter_ms < 0
+                ? -1
+                : std::max(0.0, c.gather_ms + c.reduce_scatter_ms - c.forward_wait_ms -
+                                    c.backward_wait_ms - t.sync_ms);
+        row.loss = t.loss;
+        row.memory_after_optimizer = t.memory_allocated;
+        row.memory_peak = t.memory_peak;
+        row.optimizer_state_bytes = bytesOf(step->optimizer().state());
+        const auto [global_loss, stop] = agreeAfterStep(group, device, t.loss, cancel);
+        row.global_loss = global_loss;
+        rows.push_back(row);
+        if (on_step) on_step(row);
+        if (stop) break;
+    }
+    // The trained weights, whole, in registration order (a collective: every rank gathers).
+    const std::vector<at::Tensor> whole = fsdp->wholeWeights();
+    final_parameters.clear();
+    for (const auto& p : registered) {
+        const auto it = std::find(unit_order.begin(), unit_order.end(), p.unsafeGetTensorImpl());
+        if (it != unit_order.end()) {
+            final_parameters.push_back(whole[static_cast<size_t>(it - unit_order.begin())]);
+        } else {
+            final_parameters.push_back(p);  // a replicated weight: the model's own tensor
+        }
+    }
+    model->setUnitHooks({});
+    return rows;
 }
 
 }  // namespace
@@ -75,21 +210,17 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
     const c10::Device device = parseDevice(spec.device);
     c10::OptionalDeviceGuard device_guard;  // NCCL's own work goes to this rank's GPU
     if (device.is_cuda()) device_guard.reset_device(device);
+    if (spec.strategy == "fsdp") return runFsdpRank(spec, group, on_step, cancel, final_parameters);
+    if (spec.strategy == "fsdp2")
+        throw std::invalid_argument(
+            "fsdp2 is PyTorch's fully_shard: the Python runner runs it, not this worker");
     const int world = group.world_size;
     auto sync = dist::makeGradientSync(spec.strategy, spec.bucket_mb);
 
-    TrainingSetup setup;
-    setup.model = ddpModel(spec);
-    setup.batch_size = spec.batch_per_rank * world;  // the global batch; this rank's rows below
-    setup.mode = Mode::Train;
-    setup.precision = spec.precision;
-    setup.attention = spec.attention;
-    setup.seed = spec.seed;
-    setup.learning_rate = spec.learning_rate;
     std::unique_ptr<TrainingStep> step;
     {
         std::lock_guard lock(buildMutex());
-        step = std::make_unique<TrainingStep>(setup, device);
+        step = std::make_unique<TrainingStep>(rankSetup(spec, world), device);
     }
     step->useBatchRows(group.rank * spec.batch_per_rank, spec.batch_per_rank);
     const auto& params = step->parameters();
@@ -156,17 +287,11 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
         row.memory_peak = t.memory_peak;
         row.optimizer_state_bytes =
             bytesOf(shard_optimizer ? shard_optimizer->state() : step->optimizer().state());
-        // One small all-reduce after the timed step: the global batch's loss, and whether any
-        // rank was asked to stop (all ranks must stop at the same step, or the others hang).
-        std::vector<at::Tensor> agree{at::tensor({t.loss, cancel.cancelled() ? 1.0 : 0.0},
-                                                 at::TensorOptions().dtype(at::kDouble))
-                                          .to(device.is_cuda() ? device : c10::Device(c10::kCPU))};
-        group.backend->allreduce(agree)->wait();
-        const at::Tensor agreed = agree[0].cpu();
-        row.global_loss = agreed[0].item<double>() / world;
+        const auto [global_loss, stop] = agreeAfterStep(group, device, t.loss, cancel);
+        row.global_loss = global_loss;
         rows.push_back(row);
         if (on_step) on_step(row);
-        if (agreed[1].item<double>() > 0) break;
+        if (stop) break;
     }
     final_parameters = params;
     return rows;

@@ -13,6 +13,7 @@
 
 #include "core/config.h"
 #include "core/observer.h"
+#include "core/point.h"
 #include "core/result.h"
 #include "trainscope/distributed/allreduce_bench.h"
 #include "trainscope/distributed/group_spec.h"
@@ -32,9 +33,19 @@ struct DdpSpec {
     int64_t batch_per_rank = 4;  // the global batch is batch_per_rank × world size rows
     Precision precision = Precision::FP32;
     AttentionImpl attention = AttentionImpl::Naive;
-    std::string strategy = "bucketed";  // "naive", "flat", "overlap", "bucketed"
-    double bucket_mb = 25.0;            // bucketed only (first bucket: 1 MiB, as PyTorch)
-    bool shard_optimizer = false;       // ZeRO stage 1
+    // "naive", "flat", "overlap", "bucketed" (gradients all-reduced, every rank the whole
+    // model); "fsdp" (fully sharded: see Note [fully sharded units] in distributed/fsdp.h);
+    // "fsdp2" (PyTorch's fully_shard on the course's model, run by the Python runner: the
+    // reference at the same settings).
+    std::string strategy = "bucketed";
+    double bucket_mb = 25.0;       // bucketed only (first bucket: 1 MiB, as PyTorch)
+    bool shard_optimizer = false;  // ZeRO stage 1 (not with fsdp, which shards it anyway)
+    // fsdp, fsdp2: the dtype weights are gathered and computed in, and gradients reduced in
+    // ("fp32", "bf16": needs bf16 precision); fp32 master weights either way. fsdp: forward
+    // gathers unit i once unit i − prefetch has run (0: when it is about to run).
+    std::string param_dtype = "fp32";
+    int prefetch = 2;
+    Checkpointing checkpoint;  // see Note [activation checkpointing] (core/point.h)
     int warmup_steps = 2;
     int measured_steps = 5;
     uint64_t seed = 0;
@@ -79,6 +90,13 @@ struct DdpStepRow {
     // the optimizer's state (this rank's shard when sharded), the strategy's flat/bucket buffers.
     int64_t parameter_bytes = 0, gradient_bytes = 0, optimizer_state_bytes = 0,
             comm_buffer_bytes = 0;
+    // Fully sharded (fsdp): the all-gathers' and reduce-scatters' device time (NCCL's; negative
+    // where not measured), how long compute waited for weights not yet gathered, in forward and
+    // in backward (device time on a GPU, the host's clock on the CPU), the whole weights
+    // received and gradients sent in, and the most units held whole at once.
+    double gather_ms = -1, reduce_scatter_ms = -1;
+    double gather_wait_forward_ms = 0, gather_wait_backward_ms = 0;
+    int64_t gather_bytes = 0, reduce_scatter_bytes = 0, units_gathered = 0;
 };
 
 // Runs this rank's part of a data-parallel training run: builds the model as TrainingStep does
@@ -124,7 +142,8 @@ struct DistributedSpec {
 };
 
 // The DDP sweep the panel and the CLI make from one base point: one point per precision ×
-// strategy × sharding, the bucketed strategy once per bucket size.
+// strategy × sharding, the bucketed strategy once per bucket size, fsdp and fsdp2 once (they
+// shard the optimizer's state themselves).
 std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                                        const std::vector<Precision>& precisions,
                                        const std::vector<std::string>& strategies,
@@ -167,6 +186,10 @@ struct DdpSummary {
             comm_buffer_bytes = 0;
     int64_t memory_after_model = 0, memory_after_forward = 0, memory_after_backward = 0,
             memory_after_optimizer = 0;
+    // fsdp (the slowest rank's mean per step): see DdpStepRow.
+    double gather_ms = -1, reduce_scatter_ms = -1;
+    double gather_wait_forward_ms = 0, gather_wait_backward_ms = 0;
+    int64_t gather_bytes = 0, reduce_scatter_bytes = 0, units_gathered = 0;
 };
 DdpSummary summarizeDdp(const DistributedResult& r);
 

@@ -25,6 +25,9 @@ json toJson(const DdpSpec& s) {
             {"strategy", s.strategy},
             {"bucket_mb", s.bucket_mb},
             {"shard_optimizer", s.shard_optimizer},
+            {"param_dtype", s.param_dtype},
+            {"prefetch", s.prefetch},
+            {"checkpoint", toString(s.checkpoint)},
             {"warmup_steps", s.warmup_steps},
             {"measured_steps", s.measured_steps},
             {"seed", s.seed},
@@ -34,10 +37,11 @@ json toJson(const DdpSpec& s) {
 
 DdpSpec ddpSpecFromJson(const json& j) {
     jr::requireObject(j, "ddp");
-    jr::rejectUnknown(j, "ddp",
-                      {"size", "context_length", "vocab_size", "batch_per_rank", "precision",
-                       "attention", "strategy", "bucket_mb", "shard_optimizer", "warmup_steps",
-                       "measured_steps", "seed", "learning_rate", "device"});
+    jr::rejectUnknown(
+        j, "ddp",
+        {"size", "context_length", "vocab_size", "batch_per_rank", "precision", "attention",
+         "strategy", "bucket_mb", "shard_optimizer", "param_dtype", "prefetch", "checkpoint",
+         "warmup_steps", "measured_steps", "seed", "learning_rate", "device"});
     DdpSpec s;
     jr::read(j, "ddp", "size", s.model_size, jr::toStr);
     jr::read(j, "ddp", "context_length", s.context_length, jr::intIn(1, int64_t{1} << 24));
@@ -48,6 +52,15 @@ DdpSpec ddpSpecFromJson(const json& j) {
     jr::read(j, "ddp", "strategy", s.strategy, jr::toStr);
     jr::read(j, "ddp", "bucket_mb", s.bucket_mb, jr::toDouble);
     jr::read(j, "ddp", "shard_optimizer", s.shard_optimizer, jr::toBool);
+    jr::read(j, "ddp", "param_dtype", s.param_dtype, jr::toStr);
+    jr::read(j, "ddp", "prefetch", s.prefetch, jr::intIn(0, 64));
+    if (auto it = j.find("checkpoint"); it != j.end()) {
+        const auto c = parseCheckpointing(jr::toStr(*it, "ddp.checkpoint"));
+        if (!c)
+            jr::fail("ddp.checkpoint",
+                     "expected none, a number of blocks, sqrt or nested, got " + jr::shown(*it));
+        s.checkpoint = *c;
+    }
     jr::read(j, "ddp", "warmup_steps", s.warmup_steps, jr::intIn(0, 1'000'000));
     jr::read(j, "ddp", "measured_steps", s.measured_steps, jr::intIn(0, 1'000'000));
     jr::read(j, "ddp", "seed", s.seed, jr::toUint);
@@ -147,14 +160,19 @@ struct IntField {
     const char* name;
     int64_t DdpStepRow::*member;
 };
-constexpr DoubleField kDdpDoubles[] = {{"forward_ms", &DdpStepRow::forward_ms},
-                                       {"backward_ms", &DdpStepRow::backward_ms},
-                                       {"comm_wait_ms", &DdpStepRow::comm_wait_ms},
-                                       {"optimizer_ms", &DdpStepRow::optimizer_ms},
-                                       {"total_ms", &DdpStepRow::total_ms},
-                                       {"comm_hidden_ms", &DdpStepRow::comm_hidden_ms},
-                                       {"loss", &DdpStepRow::loss},
-                                       {"global_loss", &DdpStepRow::global_loss}};
+constexpr DoubleField kDdpDoubles[] = {
+    {"forward_ms", &DdpStepRow::forward_ms},
+    {"backward_ms", &DdpStepRow::backward_ms},
+    {"comm_wait_ms", &DdpStepRow::comm_wait_ms},
+    {"optimizer_ms", &DdpStepRow::optimizer_ms},
+    {"total_ms", &DdpStepRow::total_ms},
+    {"comm_hidden_ms", &DdpStepRow::comm_hidden_ms},
+    {"loss", &DdpStepRow::loss},
+    {"global_loss", &DdpStepRow::global_loss},
+    {"gather_ms", &DdpStepRow::gather_ms},
+    {"reduce_scatter_ms", &DdpStepRow::reduce_scatter_ms},
+    {"gather_wait_forward_ms", &DdpStepRow::gather_wait_forward_ms},
+    {"gather_wait_backward_ms", &DdpStepRow::gather_wait_backward_ms}};
 constexpr IntField kDdpInts[] = {{"comm_bytes", &DdpStepRow::comm_bytes},
                                  {"broadcast_bytes", &DdpStepRow::broadcast_bytes},
                                  {"memory_after_model", &DdpStepRow::memory_after_model},
@@ -165,7 +183,10 @@ constexpr IntField kDdpInts[] = {{"comm_bytes", &DdpStepRow::comm_bytes},
                                  {"parameter_bytes", &DdpStepRow::parameter_bytes},
                                  {"gradient_bytes", &DdpStepRow::gradient_bytes},
                                  {"optimizer_state_bytes", &DdpStepRow::optimizer_state_bytes},
-                                 {"comm_buffer_bytes", &DdpStepRow::comm_buffer_bytes}};
+                                 {"comm_buffer_bytes", &DdpStepRow::comm_buffer_bytes},
+                                 {"gather_bytes", &DdpStepRow::gather_bytes},
+                                 {"reduce_scatter_bytes", &DdpStepRow::reduce_scatter_bytes},
+                                 {"units_gathered", &DdpStepRow::units_gathered}};
 
 }  // namespace
 

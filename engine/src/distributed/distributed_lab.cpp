@@ -28,7 +28,9 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
     std::vector<DistributedPoint> out;
     for (Precision precision : precisions)
         for (const std::string& strategy : strategies)
-            for (bool shard : shardings) {
+            // fsdp and fsdp2 shard the optimizer's state anyway: one point, not one per sharding.
+            for (bool shard :
+                 strategy == "fsdp" || strategy == "fsdp2" ? std::vector<bool>{false} : shardings) {
                 const std::vector<double> buckets = strategy == "bucketed" && !bucket_mbs.empty()
                                                         ? bucket_mbs
                                                         : std::vector<double>{base.ddp.bucket_mb};
@@ -121,9 +123,17 @@ std::string pointHeadline(const DistributedPoint& p) {
     }
     const DdpSpec& d = p.ddp;
     const std::string bucket = d.strategy == "bucketed" ? fmt::format(" {:g} MB", d.bucket_mb) : "";
-    return fmt::format("ddp {}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket,
-                       d.shard_optimizer ? " sharded" : "", d.model_size, d.context_length,
-                       d.batch_per_rank, toString(d.precision), ranks);
+    const bool fsdp = d.strategy == "fsdp" || d.strategy == "fsdp2";
+    const std::string params = fsdp && d.param_dtype != "fp32" ? " params " + d.param_dtype : "";
+    const std::string prefetch =
+        d.strategy == "fsdp" && d.prefetch != 2 ? fmt::format(" prefetch {}", d.prefetch) : "";
+    const std::string checkpoint = d.checkpoint.kind == Checkpointing::Kind::None
+                                       ? ""
+                                       : " checkpoint " + toString(d.checkpoint);
+    return fmt::format("ddp {}{}{}{}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket,
+                       d.shard_optimizer ? " sharded" : "", params, prefetch, checkpoint,
+                       d.model_size, d.context_length, d.batch_per_rank, toString(d.precision),
+                       ranks);
 }
 
 DdpSummary summarizeDdp(const DistributedResult& r) {
@@ -142,6 +152,7 @@ DdpSummary summarizeDdp(const DistributedResult& r) {
         s.memory_after_forward = std::max(s.memory_after_forward, row.memory_after_forward);
         s.memory_after_backward = std::max(s.memory_after_backward, row.memory_after_backward);
         s.memory_after_optimizer = std::max(s.memory_after_optimizer, row.memory_after_optimizer);
+        s.units_gathered = std::max(s.units_gathered, row.units_gathered);
         if (row.warmup) continue;
         auto& slot = slowest[row.step];
         if (!slot || row.total_ms > slot->total_ms) slot = &row;
@@ -156,6 +167,14 @@ DdpSummary summarizeDdp(const DistributedResult& r) {
         s.comm_bytes = row->comm_bytes;
         s.broadcast_bytes = row->broadcast_bytes;
         s.final_global_loss = row->global_loss;
+        s.gather_wait_forward_ms += row->gather_wait_forward_ms;
+        s.gather_wait_backward_ms += row->gather_wait_backward_ms;
+        s.gather_ms = row->gather_ms < 0 ? -1 : std::max(s.gather_ms, 0.0) + row->gather_ms;
+        s.reduce_scatter_ms = row->reduce_scatter_ms < 0
+                                  ? -1
+                                  : std::max(s.reduce_scatter_ms, 0.0) + row->reduce_scatter_ms;
+        s.gather_bytes = row->gather_bytes;
+        s.reduce_scatter_bytes = row->reduce_scatter_bytes;
         if (row->comm_hidden_ms >= 0) {
             hidden_sum += row->comm_hidden_ms;
             ++hidden_steps;
@@ -171,6 +190,10 @@ DdpSummary summarizeDdp(const DistributedResult& r) {
     s.backward_ms /= n;
     s.comm_wait_ms /= n;
     s.optimizer_ms /= n;
+    s.gather_wait_forward_ms /= n;
+    s.gather_wait_backward_ms /= n;
+    if (s.gather_ms > 0) s.gather_ms /= n;
+    if (s.reduce_scatter_ms > 0) s.reduce_scatter_ms /= n;
     if (hidden_steps == s.steps) {
         s.hidden_ms = hidden_sum / n;
         const double comm = s.hidden_ms + s.comm_wait_ms;

@@ -81,9 +81,15 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
         auto num = [&](double v) {
             return s.steps == 0 ? std::string("-") : csv ? fmt::format("{}", v) : ms(v);
         };
+        const bool sharded_model = d.strategy == "fsdp" || d.strategy == "fsdp2";
         t.rows.push_back(
-            {d.strategy, d.strategy == "bucketed" ? fmt::format("{:g}", d.bucket_mb) : "",
-             d.shard_optimizer ? "yes" : "no", std::string(toString(d.precision)),
+            {sharded_model && d.param_dtype != "fp32" ? d.strategy + " " + d.param_dtype + " params"
+                                                      : d.strategy,
+             d.strategy == "bucketed" ? fmt::format("{:g}", d.bucket_mb) : "",
+             sharded_model       ? "all"
+             : d.shard_optimizer ? "yes"
+                                 : "no",
+             std::string(toString(d.precision)),
              fmt::format("{} {}", r.point.world_size, dist::backendName(r.point.backend)),
              num(s.step_ms), num(s.step_std_ms), num(s.forward_ms), num(s.backward_ms),
              num(s.comm_wait_ms),
@@ -132,6 +138,41 @@ std::string formatDdpMemory(const std::vector<DistributedResult>& results, Table
            renderTable(t, format);
 }
 
+std::string formatFsdpCommunication(const std::vector<DistributedResult>& results,
+                                    TableFormat format) {
+    const bool csv = format == TableFormat::Csv;
+    TextTable t;
+    t.headers = {"point",
+                 "forward ms",
+                 "all-gather ms",
+                 "waited in forward",
+                 "waited in backward",
+                 "reduce-scatter ms",
+                 "gathered MiB",
+                 "reduced MiB",
+                 "units held"};
+    t.right = {false, true, true, true, true, true, true, true, true};
+    for (const auto& r : results) {
+        if (r.point.experiment != DistExperiment::Ddp || r.point.ddp.strategy != "fsdp") continue;
+        const DdpSummary s = summarizeDdp(r);
+        if (s.steps == 0) continue;
+        auto num = [&](double v) {
+            return v < 0 ? std::string("n/a") : csv ? fmt::format("{}", v) : ms(v);
+        };
+        t.rows.push_back({pointHeadline(r.point), num(s.forward_ms), num(s.gather_ms),
+                          num(s.gather_wait_forward_ms), num(s.gather_wait_backward_ms),
+                          num(s.reduce_scatter_ms), mib(s.gather_bytes),
+                          mib(s.reduce_scatter_bytes), fmt::format("{}", s.units_gathered)});
+    }
+    if (t.rows.empty()) return {};
+    return tableHeading(
+               "Fully sharded: the all-gathers against the forward pass (per step, the slowest "
+               "rank; waited: how long compute stood still for weights not yet gathered; "
+               "all-gather and reduce-scatter: the collectives' device time, all of a step's)",
+               format) +
+           renderTable(t, format);
+}
+
 std::string formatDistributed(const std::vector<DistributedResult>& results, TableFormat format) {
     std::string out;
     for (size_t i = 0; i < results.size(); ++i)
@@ -161,6 +202,8 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
             "\n";
     }
     if (ddp) out += formatDdpComparison(results, format) + "\n" + formatDdpMemory(results, format);
+    if (const std::string fsdp = formatFsdpCommunication(results, format); !fsdp.empty())
+        out += "\n" + fsdp;
     return out;
 }
 
@@ -190,6 +233,14 @@ nlohmann::json ddpSummaryJson(const DistributedResult& r) {
             {"parameter_bytes", s.parameter_bytes},
             {"gradient_bytes", s.gradient_bytes},
             {"optimizer_state_bytes", s.optimizer_state_bytes},
+            {"param_dtype", d.param_dtype},
+            {"gather_ms", s.gather_ms},
+            {"reduce_scatter_ms", s.reduce_scatter_ms},
+            {"gather_wait_forward_ms", s.gather_wait_forward_ms},
+            {"gather_wait_backward_ms", s.gather_wait_backward_ms},
+            {"gather_bytes", s.gather_bytes},
+            {"reduce_scatter_bytes", s.reduce_scatter_bytes},
+            {"units_gathered", s.units_gathered},
             {"final_global_loss", s.final_global_loss},
             {"status", toString(r.status)},
             {"error", r.error}};

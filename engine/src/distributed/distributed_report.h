@@ -22,6 +22,10 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
 // Per DDP point and rank: parameters, gradients, optimizer state, buffers, and the allocator
 // after model / forward / backward / optimizer.
 std::string formatDdpMemory(const std::vector<DistributedResult>& results, TableFormat format);
+// Per fsdp point: the all-gathers' and reduce-scatters' time, how long forward and backward
+// waited for weights, the bytes moved, the units held at once. Empty without an fsdp point.
+std::string formatFsdpCommunication(const std::vector<DistributedResult>& results,
+                                    TableFormat format);
 // Everything of a run: failed points named, the all-reduce rows, the DDP comparison and memory.
 std::string formatDistributed(const std::vector<DistributedResult>& results, TableFormat format);
 // A DDP point's summary as one JSON object (the CLI's --format json, the evidence scripts).

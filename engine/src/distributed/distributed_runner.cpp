@@ -11,6 +11,7 @@
 #include "distributed/distributed.h"
 #include "distributed/distributed_json.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 #include "trainscope/distributed/launcher.h"
 #include "trainscope/distributed/worker_lines.h"
 
@@ -40,6 +41,20 @@ std::vector<std::string> workerArguments(const DistributedPoint& p) {
         args.insert(args.end(), {"--spec", toJson(p.ddp).dump()});
     }
     return args;
+}
+
+// What the Python runner's fsdp2 gets: the point's DDP spec, its backend and the model's shape.
+nlohmann::json fsdp2RunnerSpec(const DistributedPoint& p) {
+    const ModelConfig m = ddpModel(p.ddp);
+    return {{"backend", dist::backendName(p.backend)},
+            {"ddp", toJson(p.ddp)},
+            {"model",
+             {{"d_model", m.d_model},
+              {"d_ff", m.d_ff},
+              {"num_layers", m.num_layers},
+              {"num_heads", m.num_heads},
+              {"context_length", m.context_length},
+              {"vocab_size", m.vocab_size}}}};
 }
 
 }  // namespace
@@ -95,6 +110,17 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
             dist::LaunchSpec launch;
             launch.executable = worker;
             launch.arguments = workerArguments(p);
+            if (p.experiment == DistExperiment::Ddp && p.ddp.strategy == "fsdp2") {
+                // PyTorch's FSDP2, the reference: the Python runner's ranks speak the same lines.
+                launch.executable = findExecutable(defaultPython());
+                if (launch.executable.empty())
+                    throw std::runtime_error(
+                        "fsdp2 runs in Python with torch, and none was found (" + defaultPython() +
+                        "): set TRAINSCOPE_PYTHON to one");
+                launch.arguments = {"-m", "trainscope_runner", "fsdp2", "--spec",
+                                    fsdp2RunnerSpec(p).dump()};
+                launch.environment.emplace_back("PYTHONPATH", runnerFolder());
+            }
             launch.world_size = p.world_size;
             launch.backend = p.backend;
             launch.hang_timeout = std::chrono::milliseconds(

@@ -7,7 +7,8 @@
 namespace ts {
 
 const std::vector<std::string>& ddpStrategyNames() {
-    static const std::vector<std::string> names{"naive", "flat", "overlap", "bucketed"};
+    static const std::vector<std::string> names{"naive",    "flat", "overlap",
+                                                "bucketed", "fsdp", "fsdp2"};
     return names;
 }
 
@@ -55,6 +56,26 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
     if (spec.shard_optimizer && spec.precision == Precision::FP16)
         errors.push_back(
             "a sharded optimizer does not run under fp16 loss scaling: use bf16 or fp32");
+    const bool sharded_model = spec.strategy == "fsdp" || spec.strategy == "fsdp2";
+    if (spec.param_dtype != "fp32" && spec.param_dtype != "bf16")
+        errors.push_back(
+            fmt::format("unknown parameter dtype '{}' (valid: fp32, bf16)", spec.param_dtype));
+    else if (spec.param_dtype == "bf16" && spec.precision != Precision::BF16)
+        errors.push_back(
+            "bf16 parameters need bf16 precision (autocast): the activations of fp32 or fp16 "
+            "would meet bf16 weights");
+    if (spec.prefetch < 0 || spec.prefetch > 64)
+        errors.push_back(
+            fmt::format("prefetch must be between 0 and 64 units (got {})", spec.prefetch));
+    if (sharded_model && spec.shard_optimizer)
+        errors.push_back(fmt::format(
+            "{} shards the optimizer's state with the weights: leave out the sharded optimizer",
+            spec.strategy));
+    if (sharded_model && spec.precision == Precision::FP16)
+        errors.push_back(fmt::format(
+            "{} does not run under fp16 loss scaling (each rank would find overflows in its "
+            "own shard): use bf16 or fp32",
+            spec.strategy));
     if (auto e = validateDevice(spec.device); !e.empty()) errors.push_back(std::move(e));
     return errors;
 }

@@ -227,9 +227,32 @@ at::Tensor TransformerLMImpl::runBlocks(const at::Tensor& x, size_t begin, size_
     at::Tensor h = x;
     for (size_t i = begin; i < end; ++i) {
         TS_RANGE("layer." + std::to_string(i));
+        if (unit_hooks_.enter) unit_hooks_.enter(i + 1);
         h = blocks_[i]->forward(h, rope_cos_, rope_sin_, attention_);
+        if (unit_hooks_.leave) h = unit_hooks_.leave(i + 1, h);
     }
     return h;
+}
+
+void TransformerLMImpl::setUnitHooks(UnitHooks hooks) {
+    TORCH_CHECK(!fused_ || (!hooks.enter && !hooks.leave),
+                "the fused model takes no unit hooks (see Note [parameter units])");
+    unit_hooks_ = std::move(hooks);
+}
+
+std::vector<std::vector<at::Tensor*>> TransformerLMImpl::unitWeights() {
+    std::vector<std::vector<at::Tensor*>> units{{&embedding_}};
+    for (auto& b : blocks_) units.push_back(b->linearWeights());
+    units.push_back({&lm_head_});
+    return units;
+}
+
+std::vector<at::Tensor*> TransformerLMImpl::replicatedWeights() {
+    std::vector<at::Tensor*> out;
+    for (auto& b : blocks_)
+        for (at::Tensor* w : b->normWeights()) out.push_back(w);
+    out.push_back(&norm_final_);
+    return out;
 }
 
 at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
@@ -239,7 +262,9 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
     at::Tensor x;
     {
         TS_RANGE("embedding");
+        if (unit_hooks_.enter) unit_hooks_.enter(0);
         x = at::embedding(embedding_, tokens);
+        if (unit_hooks_.leave) x = unit_hooks_.leave(0, x);
     }
     // Every k blocks (or ⌈√N⌉) a checkpoint: segments from here, whose recompute runs its blocks
     // one by one; nested checkpoints split inside runBlocks.
@@ -258,7 +283,10 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
         x = rmsNorm(x, norm_final_);
     }
     TS_RANGE("lm_head");
-    return at::linear(x, lm_head_);
+    const size_t head = blocks_.size() + 1;
+    if (unit_hooks_.enter) unit_hooks_.enter(head);
+    at::Tensor logits = at::linear(x, lm_head_);
+    return unit_hooks_.leave ? unit_hooks_.leave(head, logits) : logits;
 }
 
 }  // namespace ts

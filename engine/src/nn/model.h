@@ -6,6 +6,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,18 @@ namespace ts {
 // one (2·d_ff, d) weight. That is the same function and the same parameter count as
 // separate matrices (the rows are just stacked), with one larger GEMM instead of three or
 // two smaller ones.
+// Note [parameter units]: a wrapper that owns the weights (fully sharded data parallelism,
+// distributed/fsdp.h) sees the model as units run in order: 0 the embedding, 1..N the blocks,
+// N+1 the LM head. `enter(u)` runs before unit u's forward (a checkpoint's recompute included)
+// and may set the unit's weights (unitWeights(): the model reads them through these slots);
+// `leave(u, out)` runs after it with the unit's output and returns what the model goes on
+// with (the same values; a wrapper may put a node in the graph that runs before the unit's
+// backward). The norms' weights are not in any unit (replicatedWeights()).
+struct UnitHooks {
+    std::function<void(size_t unit)> enter;
+    std::function<at::Tensor(size_t unit, const at::Tensor& out)> leave;
+};
+
 class TransformerBlockImpl : public torch::nn::Module {
 public:
     TransformerBlockImpl(const ModelConfig& cfg, const at::TensorOptions& options);
@@ -35,6 +48,7 @@ public:
     // The four linear weights, for their low-precision copies (forwardFused reads a weight's
     // copy where one is set: see Note [low-precision weight copies] in kernels/src/fused_ops.cu).
     std::vector<at::Tensor*> linearWeights() { return {&w_qkv_, &w_o_, &w_13_, &w_2_}; }
+    std::vector<at::Tensor*> normWeights() { return {&norm1_, &norm2_}; }
     std::vector<at::Tensor*> linearWeightCopies() {
         return {&w_qkv_low_, &w_o_low_, &w_13_low_, &w_2_low_};
     }
@@ -63,6 +77,12 @@ public:
     // See Note [activation checkpointing] (core/point.h): the blocks run as checkpointed segments
     // when gradients are recorded. Not with the fused model.
     void setCheckpointing(const Checkpointing& c) { checkpoint_ = c; }
+    // See Note [parameter units]. Not with the fused model.
+    void setUnitHooks(UnitHooks hooks);
+    size_t unitCount() const { return blocks_.size() + 2; }
+    // Each unit's weight slots, in unit order; and every weight that is in no unit (the norms').
+    std::vector<std::vector<at::Tensor*>> unitWeights();
+    std::vector<at::Tensor*> replicatedWeights();
     // Blocks [begin, end) on x: checkpointed segments where the policy and grad mode say so,
     // else block by block (a checkpoint's own forward and its recompute call this).
     at::Tensor runBlocks(const at::Tensor& x, size_t begin, size_t end);
@@ -81,6 +101,7 @@ private:
     AttentionImpl attention_;
     bool fused_ = false;
     Checkpointing checkpoint_;
+    UnitHooks unit_hooks_;
     std::vector<std::pair<at::Tensor, at::Tensor>> copies_;  // (parameter, low-precision copy)
     at::Tensor lm_head_low_;
     at::Tensor embedding_, norm_final_, lm_head_;

@@ -72,10 +72,19 @@ bool compiledUsesWeightCopies() { return switchedOn("TRAINSCOPE_WEIGHT_COPIES");
 void TrainingStep::setHooks(StepHooks hooks) {
     TORCH_CHECK(!(hooks.optimizer_step && scaler_),
                 "an optimizer hook cannot run under fp16 loss scaling");
-    TORCH_CHECK(setup_.exec == ExecMode::Eager ||
-                    (!hooks.before_backward && !hooks.after_backward && !hooks.optimizer_step),
-                "compiled mode runs no step hooks: they are host code between the graphs");
+    TORCH_CHECK(
+        setup_.exec == ExecMode::Eager || (!hooks.before_forward && !hooks.before_backward &&
+                                           !hooks.after_backward && !hooks.optimizer_step),
+        "compiled mode runs no step hooks: they are host code between the graphs");
     hooks_ = std::move(hooks);
+}
+
+void TrainingStep::replaceParameters(std::vector<at::Tensor> params) {
+    TORCH_CHECK(setup_.exec == ExecMode::Eager && !graphs_,
+                "the parameters of a compiled step cannot be replaced");
+    TORCH_CHECK(optimizer_.stepCount() == 0, "the parameters are replaced before the first step");
+    params_ = std::move(params);
+    optimizer_ = FusedAdamW(params_, setup_.learning_rate);
 }
 
 void TrainingStep::useBatchRows(int64_t begin, int64_t rows) {
@@ -125,6 +134,7 @@ StepTimes TrainingStep::run(DeviceTimer& timer) {
     resetPeakMemory(device_);
     optimizer_.zeroGrad();
     timer.mark(0);
+    if (hooks_.before_forward) hooks_.before_forward();
     const at::Tensor loss = forwardAndLoss();
     timer.mark(1);
     if (setup_.mode != Mode::Forward) {

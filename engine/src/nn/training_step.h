@@ -47,6 +47,7 @@ struct StepTimes {
 // What a wrapper of the step runs between its phases (the distributed lab: gradient
 // synchronisation around backward, a sharded optimizer). Each is optional.
 struct StepHooks {
+    std::function<void()> before_forward;   // after mark 0: part of forward's time
     std::function<void()> before_backward;  // after forward and loss, before backward
     // After backward, before the optimizer: a phase of its own, between marks 2 and 4 (the
     // timer then needs 5 marks), reported as StepTimes::sync_ms.
@@ -89,6 +90,11 @@ public:
     // From now on, trains on rows [begin, begin + rows) of the batch made at construction (a
     // data-parallel rank's slice of the global batch). Not in compiled mode.
     void useBatchRows(int64_t begin, int64_t rows);
+    // From now on, these are the step's parameters: a new optimizer (the same settings, no
+    // state) steps them and their gradients are dropped before each step. For a wrapper that
+    // owns the model's weights (fully sharded data parallelism: see Note [parameter units]).
+    // Eager mode, before the first step.
+    void replaceParameters(std::vector<at::Tensor> params);
     // Compiled mode: whether the graphs have been captured (after the first run).
     bool captured() const { return graphs_ != nullptr; }
     const at::Tensor& inputs() const { return inputs_; }

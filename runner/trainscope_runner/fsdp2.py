@@ -1,0 +1,221 @@
+"""The distributed lab's reference for fully sharded training: PyTorch's FSDP2 (`fully_shard`)
+on a model of TrainScope's own shape, one rank of a world the local launcher started (RANK,
+WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set as torchrun sets them). It speaks the
+distributed workers' lines (distributed/worker_lines.h): a "ready" line, then one
+{"event":"result","experiment":"ddp","row":{...}} per step with the fields of the lab's
+DdpStepRow, so that its rows sit in the same tables and lanes as the lab's own strategies.
+
+The model is the course's Transformer as TrainScope builds it (engine/src/nn/model.cpp): token
+embedding; pre-norm blocks of RMSNorm, causal attention with interleaved RoPE over one fused qkv
+weight, RMSNorm, SwiGLU over one fused W1|W3 weight; final RMSNorm; LM head; no biases; the same
+initialisation. Each block is its own FSDP unit, the root holds the embedding, the final norm and
+the LM head, as FSDP2's documentation wraps a Transformer. Attention: "naive" materialises the
+scores as TrainScope's naive attention does; every other choice runs PyTorch's SDPA.
+Checkpointing: every k blocks or sqrt (torch.utils.checkpoint, non-reentrant); not nested."""
+
+import math
+import os
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .protocol import UserError, emit
+
+
+def _trunc_normal(shape, std, device):
+    return torch.empty(shape, device=device).normal_(0.0, std).clamp_(-3 * std, 3 * std)
+
+
+def _linear_weight(out_f, in_f, device):
+    return _trunc_normal((out_f, in_f), math.sqrt(2.0 / (in_f + out_f)), device)
+
+
+def rms_norm(x, weight, eps=1e-5):
+    return F.rms_norm(x.float(), (x.shape[-1],), weight.float(), eps).to(x.dtype)
+
+
+def apply_rope(x, cos, sin):
+    seq = x.shape[-2]
+    c, s = cos[:seq].to(x.dtype), sin[:seq].to(x.dtype)
+    pairs = x.unflatten(-1, (-1, 2))
+    x0, x1 = pairs[..., 0], pairs[..., 1]
+    return torch.stack((x0 * c - x1 * s, x0 * s + x1 * c), dim=-1).flatten(-2)
+
+
+class Block(nn.Module):
+    def __init__(self, d, f, heads, device, naive):
+        super().__init__()
+        self.heads = heads
+        self.naive = naive
+        self.norm1 = nn.Parameter(torch.ones(d, device=device))
+        self.w_qkv = nn.Parameter(_linear_weight(3 * d, d, device))
+        self.w_o = nn.Parameter(_linear_weight(d, d, device))
+        self.norm2 = nn.Parameter(torch.ones(d, device=device))
+        self.w_13 = nn.Parameter(_linear_weight(2 * f, d, device))
+        self.w_2 = nn.Parameter(_linear_weight(d, f, device))
+
+    def forward(self, x, cos, sin):
+        b, s, d = x.shape
+        h = self.heads
+        qkv = F.linear(rms_norm(x, self.norm1), self.w_qkv).view(b, s, 3, h, d // h)
+        q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if self.naive:  # TrainScope's naive attention: the scores materialised
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+            mask = torch.ones(s, s, dtype=torch.bool, device=x.device).tril()
+            a = scores.masked_fill(~mask, float("-inf")).softmax(dim=-1) @ v
+        else:
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = x + F.linear(a.transpose(1, 2).reshape(b, s, d), self.w_o)
+        g, u = F.linear(rms_norm(y, self.norm2), self.w_13).chunk(2, dim=-1)
+        return y + F.linear(F.silu(g) * u, self.w_2)
+
+
+class TransformerLM(nn.Module):
+    def __init__(self, vocab, context, d, f, layers, heads, device, checkpoint_every=0, naive=False):
+        super().__init__()
+        self.embedding = nn.Parameter(_trunc_normal((vocab, d), 1.0, device))
+        self.blocks = nn.ModuleList(Block(d, f, heads, device, naive) for _ in range(layers))
+        self.norm_final = nn.Parameter(torch.ones(d, device=device))
+        self.lm_head = nn.Parameter(_linear_weight(vocab, d, device))
+        half = d // heads // 2
+        k = torch.arange(half, dtype=torch.float64, device=device)
+        inv_freq = 10000.0 ** (-2.0 * k / (d // heads))
+        angles = torch.outer(torch.arange(context, dtype=torch.float64, device=device), inv_freq)
+        self.register_buffer("rope_cos", angles.cos().float(), persistent=False)
+        self.register_buffer("rope_sin", angles.sin().float(), persistent=False)
+        self.checkpoint_every = checkpoint_every
+
+    def forward(self, tokens):
+        x = F.embedding(tokens, self.embedding)
+        n, k = len(self.blocks), self.checkpoint_every
+        if k > 0 and torch.is_grad_enabled():
+            from torch.utils.checkpoint import checkpoint
+
+            def segment(begin, end):
+                def run(h):
+                    for i in range(begin, end):
+                        h = self.blocks[i](h, self.rope_cos, self.rope_sin)
+                    return h
+                return run
+
+            for b in range(0, n, k):
+                x = checkpoint(segment(b, min(n, b + k)), x, use_reentrant=False)
+        else:
+            for block in self.blocks:
+                x = block(x, self.rope_cos, self.rope_sin)
+        return F.linear(rms_norm(x, self.norm_final), self.lm_head)
+
+
+def _local_bytes(tensors):
+    total = 0
+    for t in tensors:
+        local = t.to_local() if hasattr(t, "to_local") else t
+        total += local.numel() * local.element_size()
+    return total
+
+
+def run(spec):
+    import torch.distributed as dist
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", rank))
+    backend = spec.get("backend", "gloo")
+    if backend == "nccl":
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+    dist.init_process_group(backend, rank=rank, world_size=world, device_id=device if device.type == "cuda" else None)
+    emit("ready", rank=rank, world_size=world, backend=backend,
+         device=str(device) if device.type == "cpu" else f"cuda:{local_rank}")
+
+    ddp, m = spec["ddp"], spec["model"]  # the model's shape as the lab resolved its size
+    d, f, layers, heads = (int(m[k]) for k in ("d_model", "d_ff", "num_layers", "num_heads"))
+    context, vocab = int(m["context_length"]), int(m["vocab_size"])
+    b = int(ddp.get("batch_per_rank", 4))
+    precision = ddp.get("precision", "fp32")
+    checkpoint = str(ddp.get("checkpoint", "none"))
+    if checkpoint == "none":
+        every = 0
+    elif checkpoint == "sqrt":
+        every = max(1, math.ceil(math.sqrt(layers)))
+    elif checkpoint.isdigit():
+        every = min(int(checkpoint), layers)
+    else:
+        raise UserError("runner", f"fsdp2's reference checkpoints every k blocks or sqrt, not '{checkpoint}'")
+
+    torch.manual_seed(int(ddp.get("seed", 0)))
+    # Attention: naive as TrainScope's naive; any other choice is PyTorch's SDPA (its best kernel).
+    model = TransformerLM(vocab, context, d, f, layers, heads, device, every,
+                          naive=ddp.get("attention", "naive") == "naive")
+    global_batch = b * world
+    inputs = torch.randint(vocab, (global_batch, context), device=device)[rank * b:(rank + 1) * b]
+    targets = torch.randint(vocab, (global_batch, context), device=device)[rank * b:(rank + 1) * b]
+
+    bf16_params = ddp.get("param_dtype", "fp32") == "bf16"
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16 if bf16_params else None,
+                                  reduce_dtype=torch.bfloat16 if bf16_params else None)
+    for block in model.blocks:
+        fully_shard(block, mp_policy=policy)
+    fully_shard(model, mp_policy=policy)
+    lr = float(ddp.get("learning_rate", 1e-4))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, eps=1e-8)
+    autocast = precision == "bf16"
+
+    cuda = device.type == "cuda"
+
+    def mark():
+        if cuda:
+            e = torch.cuda.Event(enable_timing=True)
+            e.record()
+            return e
+        return time.perf_counter()
+
+    def ms(a, b_):
+        return a.elapsed_time(b_) if cuda else (b_ - a) * 1000.0
+
+    def allocated():
+        return torch.cuda.memory_allocated(device) if cuda else 0
+
+    params = list(model.parameters())
+    memory_after_model = allocated()
+    warmup, measured = int(ddp.get("warmup_steps", 2)), int(ddp.get("measured_steps", 5))
+    for step in range(warmup + measured):
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(device)
+        optimizer.zero_grad(set_to_none=True)
+        m0 = mark()
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
+            logits = model(inputs)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1))
+        m1 = mark()
+        after_forward = allocated()
+        loss.backward()
+        m2 = mark()
+        after_backward = allocated()
+        optimizer.step()
+        m3 = mark()
+        if cuda:
+            m3.synchronize()
+        state = [t for s in optimizer.state.values() for t in s.values() if torch.is_tensor(t)]
+        agreed = torch.tensor([loss.item(), 0.0], dtype=torch.float64, device=device)
+        dist.all_reduce(agreed)
+        row = {
+            "rank": rank, "world_size": world, "step": step, "warmup": step < warmup,
+            "forward_ms": ms(m0, m1), "backward_ms": ms(m1, m2), "comm_wait_ms": 0.0,
+            "optimizer_ms": ms(m2, m3), "total_ms": ms(m0, m3), "comm_hidden_ms": -1.0,
+            "collectives": 0, "launched_before_sync": 0, "comm_bytes": 0, "broadcast_bytes": 0,
+            "loss": loss.item(), "global_loss": agreed[0].item() / world,
+            "memory_after_model": memory_after_model, "memory_after_forward": after_forward,
+            "memory_after_backward": after_backward, "memory_after_optimizer": allocated(),
+            "memory_peak": torch.cuda.max_memory_allocated(device) if cuda else 0,
+            "parameter_bytes": _local_bytes(params),
+            "gradient_bytes": _local_bytes([p.grad for p in params if p.grad is not None]),
+            "optimizer_state_bytes": _local_bytes(state), "comm_buffer_bytes": 0,
+        }
+        emit("result", rank=rank, experiment="ddp", row=row)
+    dist.destroy_process_group()

@@ -10,6 +10,8 @@
 #include "ui/distributed/distributedview.h"
 #include "ui/memory/memorypanel.h"
 #include "ui/memory/memoryview.h"
+#include "ui/planner/plannerpanel.h"
+#include "ui/planner/plannerview.h"
 #include "ui/precision/precisionpanel.h"
 #include "ui/precision/precisionview.h"
 #include "ui/profiler/profilepanel.h"
@@ -40,6 +42,7 @@ const std::vector<LabEntry>& uiLabs() {
         entry<ProfilePanel, ProfileView>(kProfileLab, "Profiler"),
         entry<MemoryPanel, MemoryView>(kMemoryLab, "Memory"),
         entry<DistributedPanel, DistributedView>(kDistributedLab, "Distributed"),
+        entry<PlannerPanel, PlannerView>(kPlannerLab, "Parallelism planner"),
     };
     return labs;
 }

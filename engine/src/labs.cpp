@@ -4,6 +4,7 @@
 #include "core/lab.h"
 #include "distributed/distributed_report.h"
 #include "memory/memory_report.h"
+#include "planner/planner_report.h"
 #include "precision/precision_report.h"
 #include "profiler/profiler_report.h"
 
@@ -11,8 +12,8 @@ namespace ts {
 
 const std::vector<Lab>& labs() {
     static const std::vector<Lab> all = {
-        benchmarkLab(), attentionLab(), profilerLab(),
-        precisionLab(), memoryLab(),    distributedLab(),
+        benchmarkLab(), attentionLab(),   profilerLab(), precisionLab(),
+        memoryLab(),    distributedLab(), plannerLab(),
     };
     return all;
 }

@@ -55,7 +55,8 @@ struct DdpFlags {
     std::string size = "tiny", context = "128", batch = "4", precision = "fp32",
                 attention = "naive", strategy = "bucketed", bucket_mb = "25", shard = "off",
                 warmup = "2", steps = "5", seed = "0", lr = "1e-4", param_dtype = "fp32",
-                prefetch = "2", checkpoint = "none";
+                prefetch = "2", checkpoint = "none", vocab = "10000";
+    bool fused_loss = false, compile = false;
 };
 
 struct WorkerFlags {
@@ -430,6 +431,9 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
             "--checkpoint: '{}' is not none, a number of blocks (1 to {}), sqrt or nested",
             d.checkpoint, ts::kMaxCheckpointEvery));
     s.checkpoint = *checkpoint;
+    s.vocab_size = parseIntIn("--vocab-size", d.vocab, 2, int64_t{1} << 24);
+    s.fused_loss = d.fused_loss;
+    s.compile = d.compile;
     const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
         const double mb = parseFinite("--bucket-mb", x);
         if (!(mb > 0)) throw BadInput(fmt::format("--bucket-mb: {} is not more than 0 MB", x));
@@ -523,6 +527,13 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ddp->add_option("--checkpoint", dd->checkpoint,
                     "Activation checkpointing: none | K (every K blocks) | sqrt | nested")
         ->capture_default_str();
+    ddp->add_option("--vocab-size", dd->vocab, "Vocabulary (the leaderboard's: 151936)")
+        ->capture_default_str();
+    ddp->add_flag("--fused-loss", dd->fused_loss,
+                  "TrainScope's strategies: the LM head and cross-entropy fused, in chunks of the "
+                  "sequence, never materialising the [batch, seq, vocab] logits");
+    ddp->add_flag("--compile", dd->compile,
+                  "fsdp2: torch.compile each block and the LM head with the loss (the reference)");
     ddp->add_option("--shard", dd->shard, "Optimizer-state sharding: off | on | both")
         ->capture_default_str();
     ddp->add_option("--warmup", dd->warmup, "Warm-up steps")->capture_default_str();

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Fully sharded data parallelism on GPUs (see Note [fully sharded units]; docs/DISTRIBUTED.md),
 # the course's 2026 fsdp_accounting: the xl model (2560 wide, 32 layers) over the GPUs present
-# (2 by default), a training step under bucketed DDP, our fsdp (fp32 and bf16 parameters, fp32
+# (2 by default), a training step under bucketed DDP, our fsdp (bf16 parameters gathered, fp32
 # masters) and PyTorch's FSDP2 (fully_shard, the Python runner) at the same settings in one run:
 # memory per rank against DDP's, the step's time, and how long forward waited for all-gathers
-# (whether the prefetched all-gather finishes in time), then fsdp with prefetch 0, 1 and 2.
+# (whether the prefetched all-gather finishes in time), then fsdp without prefetch.
 #   scripts/fsdp-evidence.sh <trainscope-cli> <outdir>
 #   FSDP_SIZE (default xl), FSDP_CONTEXT (512), FSDP_BATCH (4 per rank), FSDP_WORLD (2),
-#   FSDP_ATTENTION (sdpa), FSDP_STEPS (5)
+#   FSDP_ATTENTION (sdpa), FSDP_STEPS (5), FSDP_PARAMS (bf16)
 set -uo pipefail
 CLI="${1:?usage: fsdp-evidence.sh <trainscope-cli> <outdir>}"
 OUTDIR="${2:?usage: fsdp-evidence.sh <trainscope-cli> <outdir>}"
@@ -29,8 +29,6 @@ step() {  # name, then the CLI's arguments after `distributed ddp`
     cat "$OUTDIR/fsdp-$name.md"
     echo "   $(( $(date +%s) - t )) s"
 }
-step strategies --strategy bucketed,fsdp,fsdp2 --param-dtype fp32
-step bf16-params --strategy fsdp,fsdp2 --param-dtype bf16
-step prefetch0 --strategy fsdp --param-dtype bf16 --prefetch 0
-step prefetch1 --strategy fsdp --param-dtype bf16 --prefetch 1
+step strategies --strategy bucketed,fsdp,fsdp2 --param-dtype "${FSDP_PARAMS:-bf16}"
+step prefetch0 --strategy fsdp --param-dtype "${FSDP_PARAMS:-bf16}" --prefetch 0
 exit $status

@@ -218,6 +218,14 @@ if want live; then
         --run --screenshot "lanes=$LIVE/distributed-gloo-lanes.png" --screenshot "memory=$LIVE/distributed-gloo-memory.png"
     session distributed-allreduce --experiment distributed --config '{"backend":"gloo","world":4,"experiment":"allreduce","sizes":"1MB, 4MB, 16MB, 64MB","dtypes":["fp32","bf16"],"ar_warmup":2,"ar_iters":5,"ar_sweep_world":true}' \
         --run --screenshot "allreduce=$LIVE/distributed-allreduce.png"
+    # Fully sharded on the GPUs present: DDP, ours and PyTorch's FSDP2 side by side (bf16 weights).
+    session distributed-fsdp --experiment distributed --config '{"backend":"nccl","world":2,"experiment":"ddp","model":"small","context":512,"batch":4,"precisions":["bf16"],"strategies":["bucketed","fsdp","fsdp2"],"buckets":"25","sharding":"off","param_dtype":"bf16","attention":"sdpa","warmup":2,"steps":5}' \
+        --run --screenshot "lanes=$LIVE/distributed-fsdp-lanes.png" --screenshot "strategies=$LIVE/distributed-fsdp-strategies.png" \
+        --screenshot "memory=$LIVE/distributed-fsdp-memory.png" --report "$LIVE/distributed-fsdp.md"
+    # The parallelism planner with this machine's C and W measured (a GEMM, an all-reduce).
+    session planner-measured --experiment planner --config '{"model":"xl","B":"131072","context":2048,"dp":8,"tp":2,"measure":true,"device":"cuda:0"}' \
+        --run --screenshot "plan=$LIVE/planner-plan.png" --screenshot "crossover=$LIVE/planner-crossover.png" \
+        --report "$LIVE/planner.md"
     session compare --compare 3,2 --screenshot "compare=$LIVE/compare.png"
     session unknown-preset --preset nonexistent --run --report "$LIVE/should-not-exist.md"
     # The 2.7B preset's head dim 80 (on Hopper our kernels run it inside their 128 tile); last,

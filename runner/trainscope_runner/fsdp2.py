@@ -73,6 +73,19 @@ class Block(nn.Module):
         return y + F.linear(F.silu(g) * u, self.w_2)
 
 
+class CheckpointedBlock(nn.Module):
+    """A block whose activations are recomputed in backward (torchtitan's order: checkpoint
+    inside, so that torch.compile of the whole traces the checkpoint too)."""
+
+    def __init__(self, block):
+        super().__init__()
+        self.block = block
+
+    def forward(self, x, cos, sin):
+        from torch.utils.checkpoint import checkpoint
+        return checkpoint(self.block, x, cos, sin, use_reentrant=False)
+
+
 class TransformerLM(nn.Module):
     def __init__(self, vocab, context, d, f, layers, heads, device, checkpoint_every=0, naive=False):
         super().__init__()
@@ -88,7 +101,7 @@ class TransformerLM(nn.Module):
         self.register_buffer("rope_sin", angles.sin().float(), persistent=False)
         self.checkpoint_every = checkpoint_every
 
-    def forward(self, tokens):
+    def forward(self, tokens, head_and_loss):
         x = F.embedding(tokens, self.embedding)
         n, k = len(self.blocks), self.checkpoint_every
         if k > 0 and torch.is_grad_enabled():
@@ -106,7 +119,7 @@ class TransformerLM(nn.Module):
         else:
             for block in self.blocks:
                 x = block(x, self.rope_cos, self.rope_sin)
-        return F.linear(rms_norm(x, self.norm_final), self.lm_head)
+        return head_and_loss(x)
 
 
 def _local_bytes(tensors):
@@ -159,9 +172,27 @@ def run(spec):
     bf16_params = ddp.get("param_dtype", "fp32") == "bf16"
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16 if bf16_params else None,
                                   reduce_dtype=torch.bfloat16 if bf16_params else None)
-    for block in model.blocks:
+    compiled = bool(ddp.get("compile", False))
+    if compiled and every not in (0, 1):
+        raise UserError("runner", "fsdp2 compiled checkpoints every block or none "
+                        f"(torch.compile traces a block's checkpoint), not every {every}")
+    for i, block in enumerate(model.blocks):
+        if compiled:  # as torchtitan: each block checkpointed, compiled, then sharded
+            if every == 1:
+                block = CheckpointedBlock(block)
+            block = torch.compile(block)
+            model.blocks.register_module(str(i), block)
         fully_shard(block, mp_policy=policy)
+    if compiled:
+        model.checkpoint_every = 0  # inside the blocks now
     fully_shard(model, mp_policy=policy)
+
+    def head_and_loss(hidden, weight, target):
+        logits = F.linear(rms_norm(hidden, model.norm_final), weight)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), target.reshape(-1))
+
+    if compiled:
+        head_and_loss = torch.compile(head_and_loss)
     lr = float(ddp.get("learning_rate", 1e-4))
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, eps=1e-8)
     autocast = precision == "bf16"
@@ -190,8 +221,7 @@ def run(spec):
         optimizer.zero_grad(set_to_none=True)
         m0 = mark()
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
-            logits = model(inputs)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1))
+            loss = model(inputs, lambda h: head_and_loss(h, model.lm_head, targets))
         m1 = mark()
         after_forward = allocated()
         loss.backward()

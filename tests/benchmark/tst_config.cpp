@@ -23,10 +23,10 @@ TEST(Config, CoursePresetsHaveTheCourseDimensions) {
     };
     // See Note [two model tables]: the 2026 edition's xl is 2025's 2.7B; its 10B is new; 2025's
     // xl is xl-2025.
-    const Want want[] = {{"small", 768, 3072, 12, 12},  {"medium", 1024, 4096, 24, 16},
-                         {"large", 1280, 5120, 36, 20}, {"xl", 2560, 10240, 32, 32},
-                         {"10B", 4608, 12288, 50, 36},  {"xl-2025", 1600, 6400, 48, 25},
-                         {"2.7B", 2560, 10240, 32, 32}};
+    const Want want[] = {{"small", 768, 3072, 12, 12},    {"medium", 1024, 4096, 24, 16},
+                         {"large", 1280, 5120, 36, 20},   {"xl", 2560, 10240, 32, 32},
+                         {"10B", 4608, 12288, 50, 36},    {"8B", 4096, 11008, 34, 32},
+                         {"xl-2025", 1600, 6400, 48, 25}, {"2.7B", 2560, 10240, 32, 32}};
     for (const auto& w : want) {
         auto m = ts::modelPreset(w.name);
         ASSERT_TRUE(m) << w.name;
@@ -42,8 +42,9 @@ TEST(Config, CoursePresetsHaveTheCourseDimensions) {
 
 TEST(Config, EachEditionHasItsTableAndXlMeansItsOwn) {
     using ts::ModelTable;
-    EXPECT_EQ(ts::modelPresetNames(ModelTable::Edition2026),
-              (std::vector<std::string>{"tiny", "mini", "small", "medium", "large", "xl", "10B"}));
+    EXPECT_EQ(
+        ts::modelPresetNames(ModelTable::Edition2026),
+        (std::vector<std::string>{"tiny", "mini", "small", "medium", "large", "xl", "10B", "8B"}));
     EXPECT_EQ(
         ts::modelPresetNames(ModelTable::Edition2025),
         (std::vector<std::string>{"tiny", "mini", "small", "medium", "large", "xl-2025", "2.7B"}));

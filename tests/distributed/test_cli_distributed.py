@@ -209,6 +209,15 @@ class Distributed(unittest.TestCase):
             # Forward with prefetch 2: the block running and the next one's gather in flight;
             # backward: the block and the one before it. Prefetch 0 still gathers ahead in backward.
             self.assertEqual(ours["units_gathered"], 2, ours)
+        # The leaderboard's settings at tiny size: ours with the fused loss, the reference compiled;
+        # the base's flags go each to its side (no point is refused for the other's flag).
+        p = self.run_cli("distributed", "ddp", "--world", "2", "--batch", "1", "--strategy", "fsdp,fsdp2",
+                         "--fused-loss", "--compile", "--checkpoint", "1", "--param-dtype", "bf16",
+                         "--precision", "bf16", "--vocab-size", "1000", *tiny, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        points = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+        self.assertEqual([(x["strategy"], x["status"]) for x in points], [("fsdp", "ok"), ("fsdp2", "ok")])
+        self.assertAlmostEqual(points[0]["final_global_loss"], points[1]["final_global_loss"], delta=2e-2)
         # The table names the all-gathers against the forward pass.
         table = self.run_cli("distributed", "ddp", "--world", "2", "--batch", "2", "--strategy", "fsdp",
                              *tiny[:-3], "--no-store")

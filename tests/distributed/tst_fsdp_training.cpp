@@ -134,6 +134,22 @@ INSTANTIATE_TEST_SUITE_P(Policies, FsdpCheckpointed, ::testing::Values("1", "2",
                                                            : "every" + info.param;
                          });
 
+TEST(FsdpTrainingFusedLoss, TheLeaderboardsSettingsTrainLikeOneProcess) {
+    // The leaderboard's shape at tiny size: checkpoint every block, the fused LM head and loss
+    // (its LM head gathered as the last unit, the loss chunked), against one process computing
+    // the logits whole; and in three chunks of the sequence (see Note [fused LM head and
+    // loss]).
+    auto spec = fsdpSpec();
+    spec.checkpoint = *parseCheckpointing("1");
+    spec.fused_loss = true;
+    expectLikeOneProcess(spec, 2);
+    spec.compile = true;  // the reference's alone
+    EXPECT_FALSE(validateDdpSpec(spec).empty());
+    spec.compile = false;
+    spec.strategy = "fsdp2";  // the fused loss is TrainScope's alone
+    EXPECT_FALSE(validateDdpSpec(spec).empty());
+}
+
 TEST(FsdpTrainingRows, EachRankHoldsItsShareAndMovesWhatTheNoteSays) {
     const auto spec = fsdpSpec(2);
     const Reference ref = reference(spec, 2);

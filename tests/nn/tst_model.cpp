@@ -123,6 +123,66 @@ TEST(Model, CheckpointingKeepsLossAndGradients) {
     }
 }
 
+TEST(Model, FusedLmHeadAndLossMatchesTheLogitsPath) {
+    // See Note [fused LM head and loss]: the same loss and gradients as crossEntropy of the
+    // logits, in one chunk (the default, 2^29 logits) and in three of at most 128 tokens (300
+    // tokens: 128, 128, 44), in fp32 and under bf16 autocast.
+    for (const auto& [tokens, chunk] :
+         {std::pair<int64_t, int64_t>{3, int64_t{1} << 29}, {300, 64 * 128}}) {
+        const int64_t vocab = 64;
+        at::manual_seed(1);
+        const at::Tensor x0 = at::randn({1, tokens, 8});
+        const at::Tensor w0 = at::randn({vocab, 8}) * 0.3;
+        const at::Tensor targets = at::randint(vocab, {1, tokens}, at::kLong);
+        for (const ts::Precision precision : {ts::Precision::FP32, ts::Precision::BF16}) {
+            auto run = [&](bool fused) {
+                at::Tensor x = x0.clone().requires_grad_(true), w = w0.clone().requires_grad_(true);
+                at::Tensor loss;
+                {
+                    ts::AutocastScope autocast(at::kCPU, precision);
+                    loss = fused ? ts::linearCrossEntropy(x, w, targets, chunk)
+                                 : ts::crossEntropy(at::linear(x, w), targets);
+                }
+                loss.backward();
+                return std::make_tuple(loss.item<double>(), x.grad(), w.grad());
+            };
+            const auto [ref, gx_ref, gw_ref] = run(false);
+            const auto [loss, gx, gw] = run(true);
+            const bool fp32 = precision == ts::Precision::FP32;
+            EXPECT_NEAR(loss, ref, (fp32 ? 1e-6 : 1e-2) * std::abs(ref)) << tokens;
+            // Gradients relative to their largest element.
+            const double gx_max = gx_ref.abs().max().item<double>(),
+                         gw_max = gw_ref.abs().max().item<double>();
+            EXPECT_LT((gx - gx_ref).abs().max().item<double>(), (fp32 ? 1e-5 : 3e-2) * gx_max)
+                << tokens << " " << ts::toString(precision);
+            EXPECT_LT((gw - gw_ref).abs().max().item<double>(), (fp32 ? 1e-5 : 3e-2) * gw_max)
+                << tokens << " " << ts::toString(precision);
+        }
+    }
+    // In the model: forwardLoss against forward then crossEntropy, every parameter's gradient.
+    ts::ModelConfig cfg = *ts::modelPreset("tiny");
+    cfg.context_length = 16;
+    cfg.vocab_size = 128;
+    const at::Tensor tokens = at::randint(cfg.vocab_size, {2, 16}, at::kLong);
+    const at::Tensor targets = at::randint(cfg.vocab_size, {2, 16}, at::kLong);
+    auto run = [&](bool fused) {
+        at::manual_seed(7);
+        ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions());
+        at::Tensor loss = fused ? model->forwardLoss(tokens, targets)
+                                : ts::crossEntropy(model->forward(tokens), targets);
+        loss.backward();
+        std::vector<at::Tensor> grads;
+        for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+        return std::make_pair(loss.item<double>(), grads);
+    };
+    const auto [ref_loss, ref_grads] = run(false);
+    const auto [loss, grads] = run(true);
+    EXPECT_NEAR(loss, ref_loss, 1e-6);
+    ASSERT_EQ(grads.size(), ref_grads.size());
+    for (size_t i = 0; i < grads.size(); ++i)
+        EXPECT_TRUE(at::allclose(grads[i], ref_grads[i], 1e-5, 1e-6)) << "parameter " << i;
+}
+
 TEST(Model, CheckpointingPolicies) {
     using K = ts::Checkpointing::Kind;
     EXPECT_EQ(ts::parseCheckpointing("none")->kind, K::None);

@@ -217,6 +217,23 @@ void DistributedPanel::build() {
     checkpoint_ = new QComboBox(ddpBox_);
     for (const char* c : {"none", "1", "2", "4", "sqrt", "nested"})
         checkpoint_->addItem(QString::fromLatin1(c), QString::fromLatin1(c));
+    attention_ = new QComboBox(ddpBox_);
+    for (AttentionImpl a : allAttentionImpls())
+        attention_->addItem(qstr(std::string(toString(a))), qstr(std::string(toString(a))));
+    attention_->setToolTip(
+        tr("The attention implementation (flash: TrainScope's "
+           "FlashAttention-2 kernels; sdpa: PyTorch's)"));
+    vocab_ = new QSpinBox(ddpBox_);
+    vocab_->setRange(2, 1 << 24);
+    vocab_->setToolTip(tr("The vocabulary: the course's 10,000; its leaderboard's 151,936"));
+    fusedLoss_ = new QCheckBox(tr("fused LM head and loss (TrainScope's strategies)"), ddpBox_);
+    fusedLoss_->setToolTip(
+        tr("The LM head and cross-entropy in chunks of the sequence: the "
+           "[batch, seq, vocab] logits are never whole"));
+    compile_ = new QCheckBox(tr("torch.compile the fsdp2 reference"), ddpBox_);
+    compile_->setToolTip(
+        tr("fsdp2: each block and the LM head with the loss compiled, as a "
+           "tuned PyTorch reference would be"));
     checkpoint_->setToolTip(
         tr("Activation checkpointing: keep only every k blocks' inputs and "
            "recompute the rest in backward (sqrt: k = ⌈√N⌉; nested: halves, "
@@ -243,6 +260,10 @@ void DistributedPanel::build() {
     dform->addRow(tr("FSDP p&arameters:"), paramDtype_);
     dform->addRow(tr("FSDP pre&fetch:"), prefetch_);
     dform->addRow(tr("Check&pointing:"), checkpoint_);
+    dform->addRow(tr("Atte&ntion:"), attention_);
+    dform->addRow(tr("&Vocabulary:"), vocab_);
+    dform->addRow(QString(), fusedLoss_);
+    dform->addRow(QString(), compile_);
     dform->addRow(tr("Warm-up ste&ps:"), warmup_);
     dform->addRow(tr("M&easured steps:"), steps_);
     outer->addWidget(ddpBox_);
@@ -267,6 +288,10 @@ void DistributedPanel::build() {
                     {QStringLiteral("param_dtype"), paramDtype_},
                     {QStringLiteral("prefetch"), prefetch_},
                     {QStringLiteral("checkpoint"), checkpoint_},
+                    {QStringLiteral("vocab"), vocab_},
+                    {QStringLiteral("attention"), attention_},
+                    {QStringLiteral("fused_loss"), fusedLoss_},
+                    {QStringLiteral("compile"), compile_},
                     {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("steps"), steps_}});
 
@@ -284,6 +309,7 @@ void DistributedPanel::build() {
     for (auto it = strategies_.begin(); it != strategies_.end(); ++it)
         it.value()->setChecked(it.key() != QLatin1String("fsdp2"));
     prefetch_->setValue(2);
+    vocab_->setValue(10000);
     buckets_->setText(QStringLiteral("25"));
     warmup_->setValue(2);
     steps_->setValue(5);
@@ -295,11 +321,15 @@ void DistributedPanel::build() {
     };
     for (QLineEdit* e : {label_, sizes_, buckets_})
         connect(e, &QLineEdit::textChanged, this, changed);
-    for (QComboBox* c : {backend_, experiment_, model_, sharding_, paramDtype_, checkpoint_})
+    for (QComboBox* c :
+         {backend_, experiment_, model_, sharding_, paramDtype_, checkpoint_, attention_})
         connect(c, &QComboBox::currentIndexChanged, this, changed);
-    for (QSpinBox* s : {world_, arWarmup_, arIters_, context_, batch_, warmup_, steps_, prefetch_})
+    for (QSpinBox* s :
+         {world_, arWarmup_, arIters_, context_, batch_, warmup_, steps_, prefetch_, vocab_})
         connect(s, &QSpinBox::valueChanged, this, changed);
     connect(arSweepWorld_, &QCheckBox::toggled, this, changed);
+    connect(fusedLoss_, &QCheckBox::toggled, this, changed);
+    connect(compile_, &QCheckBox::toggled, this, changed);
     for (const auto& boxes : {dtypes_, precisions_, strategies_})
         for (QCheckBox* cb : boxes) connect(cb, &QCheckBox::toggled, this, changed);
     installRunShortcut();
@@ -355,6 +385,7 @@ void DistributedPanel::updateAvailability() {
     const bool fsdp = strategies_.value(QStringLiteral("fsdp"))->isChecked();
     paramDtype_->setEnabled(fsdp || strategies_.value(QStringLiteral("fsdp2"))->isChecked());
     prefetch_->setEnabled(fsdp);
+    compile_->setEnabled(strategies_.value(QStringLiteral("fsdp2"))->isChecked());
     updating_ = was;
 }
 
@@ -413,6 +444,11 @@ void DistributedPanel::revalidate() {
         d.measured_steps = steps_->value();
         d.param_dtype = paramDtype_->currentData().toString().toStdString();
         d.prefetch = prefetch_->value();
+        d.vocab_size = vocab_->value();
+        d.attention = parseAttentionImpl(attention_->currentData().toString().toStdString())
+                          .value_or(AttentionImpl::Naive);
+        d.fused_loss = fusedLoss_->isChecked();
+        d.compile = compile_->isChecked();
         d.checkpoint = parseCheckpointing(checkpoint_->currentData().toString().toStdString())
                            .value_or(Checkpointing{});
         // d.device stays "cpu", as the CLI stores it: each worker sets its own (cuda:LOCAL_RANK).
@@ -576,6 +612,10 @@ QJsonObject DistributedPanel::state() const {
     o[QStringLiteral("param_dtype")] = paramDtype_->currentData().toString();
     o[QStringLiteral("prefetch")] = prefetch_->value();
     o[QStringLiteral("checkpoint")] = checkpoint_->currentData().toString();
+    o[QStringLiteral("vocab")] = vocab_->value();
+    o[QStringLiteral("attention")] = attention_->currentData().toString();
+    o[QStringLiteral("fused_loss")] = fusedLoss_->isChecked();
+    o[QStringLiteral("compile")] = compile_->isChecked();
     o[QStringLiteral("warmup")] = warmup_->value();
     o[QStringLiteral("steps")] = steps_->value();
     return o;
@@ -650,6 +690,10 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
     combo("sharding", sharding_);
     combo("param_dtype", paramDtype_);
     spin("prefetch", prefetch_);
+    spin("vocab", vocab_);
+    combo("attention", attention_);
+    if (has("fused_loss")) fusedLoss_->setChecked(o.value(QLatin1String("fused_loss")).toBool());
+    if (has("compile")) compile_->setChecked(o.value(QLatin1String("compile")).toBool());
     if (has("checkpoint")) {
         const QString c = o.value(QLatin1String("checkpoint")).toString();
         if (checkpoint_->findData(c) < 0 && parseCheckpointing(c.toStdString()))
@@ -780,6 +824,15 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
     o[QStringLiteral("param_dtype")] = qstr(p.ddp.param_dtype);
     o[QStringLiteral("prefetch")] = p.ddp.prefetch;
     o[QStringLiteral("checkpoint")] = qstr(toString(p.ddp.checkpoint));
+    o[QStringLiteral("vocab")] = static_cast<qint64>(p.ddp.vocab_size);
+    o[QStringLiteral("attention")] = qstr(std::string(toString(p.ddp.attention)));
+    bool fused = false, compiled = false;
+    for (const auto& q : pts) {
+        fused = fused || q.ddp.fused_loss;
+        compiled = compiled || q.ddp.compile;
+    }
+    o[QStringLiteral("fused_loss")] = fused;
+    o[QStringLiteral("compile")] = compiled;
     return o;
 }
 

@@ -16,11 +16,11 @@ struct Preset {
 // Tiny ones for a CPU, then the course's sizes: the current edition's, then the 2025 one's
 // own. Order is the display order.
 constexpr Preset kPresets[] = {
-    {"tiny", 64, 256, 2, 4, true, true},        {"mini", 128, 512, 4, 4, true, true},
-    {"small", 768, 3072, 12, 12, true, true},   {"medium", 1024, 4096, 24, 16, true, true},
-    {"large", 1280, 5120, 36, 20, true, true},  {"xl", 2560, 10240, 32, 32, true, false},
-    {"10B", 4608, 12288, 50, 36, true, false},  {"xl-2025", 1600, 6400, 48, 25, false, true},
-    {"2.7B", 2560, 10240, 32, 32, false, true},
+    {"tiny", 64, 256, 2, 4, true, true},          {"mini", 128, 512, 4, 4, true, true},
+    {"small", 768, 3072, 12, 12, true, true},     {"medium", 1024, 4096, 24, 16, true, true},
+    {"large", 1280, 5120, 36, 20, true, true},    {"xl", 2560, 10240, 32, 32, true, false},
+    {"10B", 4608, 12288, 50, 36, true, false},    {"8B", 4096, 11008, 34, 32, true, false},
+    {"xl-2025", 1600, 6400, 48, 25, false, true}, {"2.7B", 2560, 10240, 32, 32, false, true},
 };
 
 template <typename T, typename Table>

@@ -27,7 +27,8 @@ struct ModelConfig {
 
 // See Note [two model tables]: the course's sizes, as its two editions give them. The current
 // (2026) edition: small, medium, large as before, xl = d_model 2560, d_ff 10240, 32 layers,
-// 32 heads (what the 2025 edition called 2.7B) and 10B (4608, 12288, 50, 36). The 2025
+// 32 heads (what the 2025 edition called 2.7B), 10B (4608, 12288, 50, 36) and its leaderboard's
+// 8B (4096, 11008, 34, 32; its vocabulary of 151,936 is set as any other's). The 2025
 // edition: the same small, medium, large, its own xl (1600, 6400, 48, 25) and 2.7B. Every
 // preset has one name in every table, so that a stored run's name means one model: the 2025
 // xl is "xl-2025" (runs stored before the tables were two, named "xl" with its dimensions,

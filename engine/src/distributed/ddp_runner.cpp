@@ -69,6 +69,7 @@ TrainingSetup rankSetup(const DdpSpec& spec, int world) {
     setup.seed = spec.seed;
     setup.learning_rate = spec.learning_rate;
     setup.checkpoint = spec.checkpoint;
+    setup.fused_loss = spec.fused_loss;
     return setup;
 }
 
@@ -90,7 +91,8 @@ std::vector<DdpStepRow> runFsdpRank(const DdpSpec& spec, dist::Group& group,
     step->useBatchRows(group.rank * spec.batch_per_rank, spec.batch_per_rank);
     // The parameters in registration order, for handing back the trained weights in it.
     const std::vector<at::Tensor> registered = step->parameters();
-    dist::broadcastParameters(group, registered);
+    // Rank 0's weights, a tensor at a time (one flat buffer of an 8B model would be 32 GB more).
+    for (const auto& p : registered) dist::broadcastParameters(group, {p});
     TransformerLM& model = step->model();
     const auto units = model->unitWeights();
     std::vector<const c10::TensorImpl*> unit_order;  // each unit slot's tensor, in unit order

@@ -46,6 +46,11 @@ struct DdpSpec {
     std::string param_dtype = "fp32";
     int prefetch = 2;
     Checkpointing checkpoint;  // see Note [activation checkpointing] (core/point.h)
+    // TrainScope's strategies: the LM head and the loss fused, the logits never whole (see Note
+    // [fused LM head and loss] in engine/src/nn/model.h).
+    bool fused_loss = false;
+    // fsdp2: torch.compile each block and the LM head with the loss (the reference's own).
+    bool compile = false;
     int warmup_steps = 2;
     int measured_steps = 5;
     uint64_t seed = 0;
@@ -143,7 +148,8 @@ struct DistributedSpec {
 
 // The DDP sweep the panel and the CLI make from one base point: one point per precision ×
 // strategy × sharding, the bucketed strategy once per bucket size, fsdp and fsdp2 once (they
-// shard the optimizer's state themselves).
+// shard the optimizer's state themselves). The base's fused loss goes to TrainScope's strategies
+// only, its compile to fsdp2's only.
 std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                                        const std::vector<Precision>& precisions,
                                        const std::vector<std::string>& strategies,

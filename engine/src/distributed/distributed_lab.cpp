@@ -41,6 +41,9 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                     p.ddp.strategy = strategy;
                     p.ddp.bucket_mb = mb;
                     p.ddp.shard_optimizer = shard;
+                    // Each side's own: the fused loss TrainScope's, compiling the reference's.
+                    p.ddp.fused_loss = base.ddp.fused_loss && strategy != "fsdp2";
+                    p.ddp.compile = base.ddp.compile && strategy == "fsdp2";
                     out.push_back(p);
                 }
             }
@@ -130,8 +133,11 @@ std::string pointHeadline(const DistributedPoint& p) {
     const std::string checkpoint = d.checkpoint.kind == Checkpointing::Kind::None
                                        ? ""
                                        : " checkpoint " + toString(d.checkpoint);
-    return fmt::format("ddp {}{}{}{}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket,
-                       d.shard_optimizer ? " sharded" : "", params, prefetch, checkpoint,
+    const std::string extras =
+        std::string(d.fused_loss ? " fused loss" : "") + (d.compile ? " compiled" : "") +
+        (d.vocab_size != 10000 ? fmt::format(" vocab {}", d.vocab_size) : "");
+    return fmt::format("ddp {}{}{}{}{}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket,
+                       d.shard_optimizer ? " sharded" : "", params, prefetch, checkpoint, extras,
                        d.model_size, d.context_length, d.batch_per_rank, toString(d.precision),
                        ranks);
 }

@@ -76,6 +76,15 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
             "{} does not run under fp16 loss scaling (each rank would find overflows in its "
             "own shard): use bf16 or fp32",
             spec.strategy));
+    if (spec.compile && spec.strategy != "fsdp2")
+        errors.push_back(fmt::format(
+            "compiling is the fsdp2 reference's (torch.compile); {} runs TrainScope's eager step "
+            "(its CUDA graphs take no communication hooks)",
+            spec.strategy));
+    if (spec.fused_loss && spec.strategy == "fsdp2")
+        errors.push_back(
+            "the fused LM head and loss is TrainScope's; fsdp2, the reference, computes the "
+            "logits whole");
     if (auto e = validateDevice(spec.device); !e.empty()) errors.push_back(std::move(e));
     return errors;
 }

@@ -4,6 +4,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "nn/attention.h"
@@ -256,9 +257,28 @@ std::vector<at::Tensor*> TransformerLMImpl::replicatedWeights() {
 }
 
 at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
+    if (fused_) return forwardFused(tokens);
+    at::Tensor x = forwardHidden(tokens);
+    TS_RANGE("lm_head");
+    const size_t head = blocks_.size() + 1;
+    if (unit_hooks_.enter) unit_hooks_.enter(head);
+    at::Tensor logits = at::linear(x, lm_head_);
+    return unit_hooks_.leave ? unit_hooks_.leave(head, logits) : logits;
+}
+
+at::Tensor TransformerLMImpl::forwardLoss(const at::Tensor& tokens, const at::Tensor& targets) {
+    TORCH_CHECK(!fused_, "the fused model's loss is fusedCrossEntropy");
+    at::Tensor x = forwardHidden(tokens);
+    TS_RANGE("lm_head");
+    const size_t head = blocks_.size() + 1;
+    if (unit_hooks_.enter) unit_hooks_.enter(head);
+    at::Tensor loss = linearCrossEntropy(x, lm_head_, targets);
+    return unit_hooks_.leave ? unit_hooks_.leave(head, loss) : loss;
+}
+
+at::Tensor TransformerLMImpl::forwardHidden(const at::Tensor& tokens) {
     TORCH_CHECK(tokens.size(1) <= cfg_.context_length, "sequence of ", tokens.size(1),
                 " tokens is longer than the context length ", cfg_.context_length);
-    if (fused_) return forwardFused(tokens);
     at::Tensor x;
     {
         TS_RANGE("embedding");
@@ -278,15 +298,76 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
     } else {
         x = runBlocks(x, 0, blocks_.size());
     }
-    {
-        TS_RANGE("norm");
-        x = rmsNorm(x, norm_final_);
+    TS_RANGE("norm");
+    return rmsNorm(x, norm_final_);
+}
+
+namespace {
+
+// See Note [fused LM head and loss].
+struct LinearCrossEntropy : public torch::autograd::Function<LinearCrossEntropy> {
+    static int64_t chunkRows(int64_t vocab, int64_t chunk_logits) {
+        return std::max<int64_t>(1, chunk_logits / std::max<int64_t>(vocab, 1));
     }
-    TS_RANGE("lm_head");
-    const size_t head = blocks_.size() + 1;
-    if (unit_hooks_.enter) unit_hooks_.enter(head);
-    at::Tensor logits = at::linear(x, lm_head_);
-    return unit_hooks_.leave ? unit_hooks_.leave(head, logits) : logits;
+    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                              const at::Tensor& weight, const at::Tensor& targets,
+                              int64_t chunk_logits) {
+        const auto type = x.device().type();
+        // The GEMMs' dtype: autocast's where it is on (the backward's thread may not have it).
+        const at::ScalarType dtype = at::autocast::is_autocast_enabled(type)
+                                         ? at::autocast::get_autocast_dtype(type)
+                                         : x.scalar_type();
+        const at::Tensor x2 = x.reshape({-1, x.size(-1)});
+        const at::Tensor t = targets.reshape({-1});
+        const at::Tensor w = weight.to(dtype);
+        const int64_t n = x2.size(0), rows = chunkRows(weight.size(0), chunk_logits);
+        at::Tensor lse = at::empty({n}, x.options().dtype(at::kFloat));
+        at::Tensor total = at::zeros({}, x.options().dtype(at::kFloat));
+        for (int64_t b = 0; b < n; b += rows) {
+            const int64_t m = std::min(rows, n - b);
+            const at::Tensor logits = at::mm(x2.narrow(0, b, m).to(dtype), w.t()).to(at::kFloat);
+            const at::Tensor l = at::logsumexp(logits, {1});
+            lse.narrow(0, b, m).copy_(l);
+            total += (l - logits.gather(1, t.narrow(0, b, m).unsqueeze(1)).squeeze(1)).sum();
+        }
+        ctx->save_for_backward({x, weight, targets, lse});
+        ctx->saved_data["dtype"] = static_cast<int64_t>(dtype);
+        ctx->saved_data["rows"] = rows;
+        return (total / static_cast<double>(n)).to(x.scalar_type());
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        const auto saved = ctx->get_saved_variables();
+        const at::Tensor &x = saved[0], &weight = saved[1], &targets = saved[2], &lse = saved[3];
+        const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+        const at::Tensor x2 = x.reshape({-1, x.size(-1)});
+        const at::Tensor t = targets.reshape({-1});
+        const at::Tensor w = weight.to(dtype);
+        const int64_t n = x2.size(0), rows = ctx->saved_data["rows"].toInt();
+        const at::Tensor scale = grads[0].to(at::kFloat) / static_cast<double>(n);
+        at::Tensor grad_x = at::empty_like(x2);
+        at::Tensor grad_w = at::zeros(weight.sizes(), weight.options().dtype(at::kFloat));
+        for (int64_t b = 0; b < n; b += rows) {
+            const int64_t m = std::min(rows, n - b);
+            const at::Tensor xc = x2.narrow(0, b, m).to(dtype);
+            at::Tensor p = at::mm(xc, w.t()).to(at::kFloat);
+            p.sub_(lse.narrow(0, b, m).unsqueeze(1)).exp_();
+            p.scatter_add_(1, t.narrow(0, b, m).unsqueeze(1), at::full({m, 1}, -1.0, p.options()));
+            p.mul_(scale);
+            const at::Tensor g = p.to(dtype);
+            grad_x.narrow(0, b, m).copy_(at::mm(g, w));
+            grad_w.add_(at::mm(g.t(), xc));
+        }
+        return {grad_x.view(x.sizes()), grad_w.to(weight.scalar_type()), at::Tensor(),
+                at::Tensor()};
+    }
+};
+
+}  // namespace
+
+at::Tensor linearCrossEntropy(const at::Tensor& x, const at::Tensor& weight,
+                              const at::Tensor& targets, int64_t chunk_logits) {
+    return LinearCrossEntropy::apply(x, weight, targets, chunk_logits);
 }
 
 }  // namespace ts

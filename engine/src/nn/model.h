@@ -68,6 +68,9 @@ public:
                       const at::TensorOptions& options);
     // tokens (batch, seq) int64 → logits (batch, seq, vocab).
     at::Tensor forward(const at::Tensor& tokens);
+    // The mean next-token cross-entropy against targets (batch, seq), the LM head and the loss
+    // fused (linearCrossEntropy): the logits are never materialised whole. Not the fused model.
+    at::Tensor forwardLoss(const at::Tensor& tokens, const at::Tensor& targets);
     const ModelConfig& config() const { return cfg_; }
     void setAttention(AttentionImpl a) { attention_ = a; }
     // Fused: the element-wise chains run as this project's fused kernels (see Note [fused model]
@@ -96,6 +99,8 @@ public:
 
 private:
     at::Tensor forwardFused(const at::Tensor& x);
+    // Embedding, blocks and the final norm: the LM head's input.
+    at::Tensor forwardHidden(const at::Tensor& tokens);
 
     ModelConfig cfg_;
     AttentionImpl attention_;
@@ -112,6 +117,19 @@ TORCH_MODULE(TransformerLM);
 
 // Mean next-token cross-entropy of logits (batch, seq, vocab) against targets (batch, seq).
 at::Tensor crossEntropy(const at::Tensor& logits, const at::Tensor& targets);
+
+// Note [fused LM head and loss]: crossEntropy(linear(x, weight), targets) without the logits.
+// At the leaderboard's sequence of 32,768 tokens and a vocabulary of 151,936 the logits of one
+// row are 10 GB in bf16 and twice that in fp32 for the loss, and backward wants their gradient
+// as well. Here forward walks the tokens in chunks (≤ 2^29 logits each, about 2 GiB in fp32):
+// a chunk's logits (a GEMM in the autocast dtype, then fp32), their log-sum-exp, the chunk's
+// loss; only x, the weight, the targets and one fp32 log-sum-exp per token are kept. Backward
+// computes each chunk's logits again, softmax − one-hot scaled by the loss's gradient ÷ tokens,
+// and from it the chunk's input gradient and its share of the weight's (summed in fp32). x
+// (..., d), weight (vocab, d), targets (...) int64; returns the mean over tokens. `chunk_logits`:
+// the most logits a chunk holds (tests make it small).
+at::Tensor linearCrossEntropy(const at::Tensor& x, const at::Tensor& weight,
+                              const at::Tensor& targets, int64_t chunk_logits = int64_t{1} << 29);
 
 // RoPE on x (batch, heads, seq, head_dim), rotating interleaved pairs (x0,x1), (x2,x3), ...
 at::Tensor applyRope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);

@@ -102,6 +102,7 @@ at::Tensor TrainingStep::forwardAndLoss() {
     std::optional<at::NoGradGuard> no_grad;
     if (setup_.mode == Mode::Forward) no_grad.emplace();
     AutocastScope autocast(device_.type(), setup_.precision);
+    if (setup_.fused_loss && !model_->fused()) return model_->forwardLoss(inputs_, targets_);
     at::Tensor logits = model_->forward(inputs_);
     at::Tensor loss;
     {

@@ -34,6 +34,7 @@ struct TrainingSetup {
     double learning_rate = 1e-4;
     ExecMode exec = ExecMode::Eager;  // Compiled: CUDA only, no fp16 training, no hooks
     Checkpointing checkpoint;         // eager only: see Note [activation checkpointing]
+    bool fused_loss = false;          // eager only: see Note [fused LM head and loss]
 };
 
 // What one step measured. Times in ms; memory in bytes (0 on the CPU).

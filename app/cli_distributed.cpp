@@ -56,7 +56,7 @@ struct DdpFlags {
                 attention = "naive", strategy = "bucketed", bucket_mb = "25", shard = "off",
                 warmup = "2", steps = "5", seed = "0", lr = "1e-4", param_dtype = "fp32",
                 prefetch = "2", checkpoint = "none", vocab = "10000";
-    bool fused_loss = false, compile = false;
+    bool fused_loss = false, fused_kernels = false, compile = false;
 };
 
 struct WorkerFlags {
@@ -433,6 +433,7 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     s.checkpoint = *checkpoint;
     s.vocab_size = parseIntIn("--vocab-size", d.vocab, 2, int64_t{1} << 24);
     s.fused_loss = d.fused_loss;
+    s.fused_kernels = d.fused_kernels;
     s.compile = d.compile;
     const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
         const double mb = parseFinite("--bucket-mb", x);
@@ -532,6 +533,9 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ddp->add_flag("--fused-loss", dd->fused_loss,
                   "TrainScope's strategies: the LM head and cross-entropy fused, in chunks of the "
                   "sequence, never materialising the [batch, seq, vocab] logits");
+    ddp->add_flag("--fused-kernels", dd->fused_kernels,
+                  "TrainScope's strategies: RMSNorm, residual + norm, RoPE and SwiGLU as this "
+                  "project's fused kernels (the compiled mode's model, eager)");
     ddp->add_flag("--compile", dd->compile,
                   "fsdp2: torch.compile each block and the LM head with the loss (the reference)");
     ddp->add_option("--shard", dd->shard, "Optimizer-state sharding: off | on | both")

@@ -143,6 +143,11 @@ TEST(FsdpTrainingFusedLoss, TheLeaderboardsSettingsTrainLikeOneProcess) {
     spec.checkpoint = *parseCheckpointing("1");
     spec.fused_loss = true;
     expectLikeOneProcess(spec, 2);
+    // And the fused kernels' model (their CPU reference) under it: the same function, its
+    // element-wise chains fused.
+    spec.fused_kernels = true;
+    expectLikeOneProcess(spec, 2, 1e-5, 1e-4, 2e-5);
+    spec.fused_kernels = false;
     spec.compile = true;  // the reference's alone
     EXPECT_FALSE(validateDdpSpec(spec).empty());
     spec.compile = false;

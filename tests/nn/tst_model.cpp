@@ -183,6 +183,44 @@ TEST(Model, FusedLmHeadAndLossMatchesTheLogitsPath) {
         EXPECT_TRUE(at::allclose(grads[i], ref_grads[i], 1e-5, 1e-6)) << "parameter " << i;
 }
 
+TEST(Model, FusedModelCheckpointsAndFusesItsLoss) {
+    // The fused model (its kernels' CPU reference here) with checkpoint segments, each computing
+    // its first norm again from its input, and with the fused LM head and loss: the same loss
+    // and gradients as the fused model without them.
+    ts::ModelConfig cfg = *ts::modelPreset("tiny");
+    cfg.context_length = 16;
+    cfg.num_layers = 5;
+    at::manual_seed(3);
+    const at::Tensor tokens = at::randint(cfg.vocab_size, {2, 16}, at::kLong);
+    const at::Tensor targets = at::randint(cfg.vocab_size, {2, 16}, at::kLong);
+    auto lossAndGrads = [&](const char* policy, bool fused_loss) {
+        at::manual_seed(7);
+        ts::TransformerLM model(cfg, ts::AttentionImpl::Naive, at::TensorOptions());
+        model->setFused(true);
+        model->setCheckpointing(*ts::parseCheckpointing(policy));
+        at::Tensor loss = fused_loss ? model->forwardLoss(tokens, targets)
+                                     : ts::crossEntropy(model->forward(tokens), targets);
+        loss.backward();
+        std::vector<at::Tensor> grads;
+        for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+        return std::make_pair(loss.item<double>(), grads);
+    };
+    const auto [ref_loss, ref_grads] = lossAndGrads("none", false);
+    for (const auto& [policy, fused_loss] : {std::pair<const char*, bool>{"1", false},
+                                             {"2", false},
+                                             {"nested", false},
+                                             {"none", true},
+                                             {"1", true}}) {
+        const auto [loss, grads] = lossAndGrads(policy, fused_loss);
+        EXPECT_NEAR(loss, ref_loss, 1e-6) << policy << " " << fused_loss;
+        ASSERT_EQ(grads.size(), ref_grads.size());
+        for (size_t i = 0; i < grads.size(); ++i)
+            EXPECT_TRUE(at::allclose(grads[i], ref_grads[i], 1e-5, 1e-6))
+                << policy << " " << fused_loss << " parameter " << i << ": "
+                << (grads[i] - ref_grads[i]).abs().max().item<double>();
+    }
+}
+
 TEST(Model, CheckpointingPolicies) {
     using K = ts::Checkpointing::Kind;
     EXPECT_EQ(ts::parseCheckpointing("none")->kind, K::None);

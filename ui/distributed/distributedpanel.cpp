@@ -230,6 +230,11 @@ void DistributedPanel::build() {
     fusedLoss_->setToolTip(
         tr("The LM head and cross-entropy in chunks of the sequence: the "
            "[batch, seq, vocab] logits are never whole"));
+    fusedKernels_ =
+        new QCheckBox(tr("fused element-wise kernels (TrainScope's strategies)"), ddpBox_);
+    fusedKernels_->setToolTip(
+        tr("RMSNorm, residual + norm, RoPE and SwiGLU as this project's "
+           "fused kernels: the compiled mode's model, without CUDA graphs"));
     compile_ = new QCheckBox(tr("torch.compile the fsdp2 reference"), ddpBox_);
     compile_->setToolTip(
         tr("fsdp2: each block and the LM head with the loss compiled, as a "
@@ -263,6 +268,7 @@ void DistributedPanel::build() {
     dform->addRow(tr("Atte&ntion:"), attention_);
     dform->addRow(tr("&Vocabulary:"), vocab_);
     dform->addRow(QString(), fusedLoss_);
+    dform->addRow(QString(), fusedKernels_);
     dform->addRow(QString(), compile_);
     dform->addRow(tr("Warm-up ste&ps:"), warmup_);
     dform->addRow(tr("M&easured steps:"), steps_);
@@ -291,6 +297,7 @@ void DistributedPanel::build() {
                     {QStringLiteral("vocab"), vocab_},
                     {QStringLiteral("attention"), attention_},
                     {QStringLiteral("fused_loss"), fusedLoss_},
+                    {QStringLiteral("fused_kernels"), fusedKernels_},
                     {QStringLiteral("compile"), compile_},
                     {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("steps"), steps_}});
@@ -329,6 +336,7 @@ void DistributedPanel::build() {
         connect(s, &QSpinBox::valueChanged, this, changed);
     connect(arSweepWorld_, &QCheckBox::toggled, this, changed);
     connect(fusedLoss_, &QCheckBox::toggled, this, changed);
+    connect(fusedKernels_, &QCheckBox::toggled, this, changed);
     connect(compile_, &QCheckBox::toggled, this, changed);
     for (const auto& boxes : {dtypes_, precisions_, strategies_})
         for (QCheckBox* cb : boxes) connect(cb, &QCheckBox::toggled, this, changed);
@@ -448,6 +456,7 @@ void DistributedPanel::revalidate() {
         d.attention = parseAttentionImpl(attention_->currentData().toString().toStdString())
                           .value_or(AttentionImpl::Naive);
         d.fused_loss = fusedLoss_->isChecked();
+        d.fused_kernels = fusedKernels_->isChecked();
         d.compile = compile_->isChecked();
         d.checkpoint = parseCheckpointing(checkpoint_->currentData().toString().toStdString())
                            .value_or(Checkpointing{});
@@ -615,6 +624,7 @@ QJsonObject DistributedPanel::state() const {
     o[QStringLiteral("vocab")] = vocab_->value();
     o[QStringLiteral("attention")] = attention_->currentData().toString();
     o[QStringLiteral("fused_loss")] = fusedLoss_->isChecked();
+    o[QStringLiteral("fused_kernels")] = fusedKernels_->isChecked();
     o[QStringLiteral("compile")] = compile_->isChecked();
     o[QStringLiteral("warmup")] = warmup_->value();
     o[QStringLiteral("steps")] = steps_->value();
@@ -693,6 +703,8 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
     spin("vocab", vocab_);
     combo("attention", attention_);
     if (has("fused_loss")) fusedLoss_->setChecked(o.value(QLatin1String("fused_loss")).toBool());
+    if (has("fused_kernels"))
+        fusedKernels_->setChecked(o.value(QLatin1String("fused_kernels")).toBool());
     if (has("compile")) compile_->setChecked(o.value(QLatin1String("compile")).toBool());
     if (has("checkpoint")) {
         const QString c = o.value(QLatin1String("checkpoint")).toString();
@@ -826,12 +838,14 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
     o[QStringLiteral("checkpoint")] = qstr(toString(p.ddp.checkpoint));
     o[QStringLiteral("vocab")] = static_cast<qint64>(p.ddp.vocab_size);
     o[QStringLiteral("attention")] = qstr(std::string(toString(p.ddp.attention)));
-    bool fused = false, compiled = false;
+    bool fused = false, compiled = false, kernels = false;
     for (const auto& q : pts) {
         fused = fused || q.ddp.fused_loss;
+        kernels = kernels || q.ddp.fused_kernels;
         compiled = compiled || q.ddp.compile;
     }
     o[QStringLiteral("fused_loss")] = fused;
+    o[QStringLiteral("fused_kernels")] = kernels;
     o[QStringLiteral("compile")] = compiled;
     return o;
 }

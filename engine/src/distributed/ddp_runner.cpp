@@ -70,6 +70,7 @@ TrainingSetup rankSetup(const DdpSpec& spec, int world) {
     setup.learning_rate = spec.learning_rate;
     setup.checkpoint = spec.checkpoint;
     setup.fused_loss = spec.fused_loss;
+    setup.fused_kernels = spec.fused_kernels;
     return setup;
 }
 

@@ -49,6 +49,9 @@ struct DdpSpec {
     // TrainScope's strategies: the LM head and the loss fused, the logits never whole (see Note
     // [fused LM head and loss] in engine/src/nn/model.h).
     bool fused_loss = false;
+    // TrainScope's strategies: the element-wise chains as this project's fused kernels (the
+    // compiled mode's model, eager: see Note [fused model] in engine/src/nn/model.cpp).
+    bool fused_kernels = false;
     // fsdp2: torch.compile each block and the LM head with the loss (the reference's own).
     bool compile = false;
     int warmup_steps = 2;

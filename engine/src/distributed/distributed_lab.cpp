@@ -43,6 +43,7 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                     p.ddp.shard_optimizer = shard;
                     // Each side's own: the fused loss TrainScope's, compiling the reference's.
                     p.ddp.fused_loss = base.ddp.fused_loss && strategy != "fsdp2";
+                    p.ddp.fused_kernels = base.ddp.fused_kernels && strategy != "fsdp2";
                     p.ddp.compile = base.ddp.compile && strategy == "fsdp2";
                     out.push_back(p);
                 }
@@ -134,7 +135,8 @@ std::string pointHeadline(const DistributedPoint& p) {
                                        ? ""
                                        : " checkpoint " + toString(d.checkpoint);
     const std::string extras =
-        std::string(d.fused_loss ? " fused loss" : "") + (d.compile ? " compiled" : "") +
+        std::string(d.fused_loss ? " fused loss" : "") + (d.fused_kernels ? " fused kernels" : "") +
+        (d.compile ? " compiled" : "") +
         (d.vocab_size != 10000 ? fmt::format(" vocab {}", d.vocab_size) : "");
     return fmt::format("ddp {}{}{}{}{}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket,
                        d.shard_optimizer ? " sharded" : "", params, prefetch, checkpoint, extras,

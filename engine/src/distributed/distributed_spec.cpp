@@ -81,6 +81,10 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
             "compiling is the fsdp2 reference's (torch.compile); {} runs TrainScope's eager step "
             "(its CUDA graphs take no communication hooks)",
             spec.strategy));
+    if (spec.fused_kernels && spec.strategy == "fsdp2")
+        errors.push_back(
+            "the fused kernels are TrainScope's; fsdp2, the reference, is PyTorch's model (its "
+            "fusion is torch.compile's: --compile)");
     if (spec.fused_loss && spec.strategy == "fsdp2")
         errors.push_back(
             "the fused LM head and loss is TrainScope's; fsdp2, the reference, computes the "

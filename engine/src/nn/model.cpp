@@ -225,6 +225,7 @@ at::Tensor TransformerLMImpl::runBlocks(const at::Tensor& x, size_t begin, size_
         const size_t mid = begin + (end - begin) / 2;
         return checkpoint(checkpoint(x, begin, mid), mid, end);
     }
+    if (fused_) return runFusedBlocks(x, begin, end);
     at::Tensor h = x;
     for (size_t i = begin; i < end; ++i) {
         TS_RANGE("layer." + std::to_string(i));
@@ -235,11 +236,7 @@ at::Tensor TransformerLMImpl::runBlocks(const at::Tensor& x, size_t begin, size_
     return h;
 }
 
-void TransformerLMImpl::setUnitHooks(UnitHooks hooks) {
-    TORCH_CHECK(!fused_ || (!hooks.enter && !hooks.leave),
-                "the fused model takes no unit hooks (see Note [parameter units])");
-    unit_hooks_ = std::move(hooks);
-}
+void TransformerLMImpl::setUnitHooks(UnitHooks hooks) { unit_hooks_ = std::move(hooks); }
 
 std::vector<std::vector<at::Tensor*>> TransformerLMImpl::unitWeights() {
     std::vector<std::vector<at::Tensor*>> units{{&embedding_}};
@@ -267,8 +264,7 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
 }
 
 at::Tensor TransformerLMImpl::forwardLoss(const at::Tensor& tokens, const at::Tensor& targets) {
-    TORCH_CHECK(!fused_, "the fused model's loss is fusedCrossEntropy");
-    at::Tensor x = forwardHidden(tokens);
+    at::Tensor x = fused_ ? forwardFusedHidden(tokens) : forwardHidden(tokens);
     TS_RANGE("lm_head");
     const size_t head = blocks_.size() + 1;
     if (unit_hooks_.enter) unit_hooks_.enter(head);
@@ -375,16 +371,50 @@ at::Tensor linearCrossEntropy(const at::Tensor& x, const at::Tensor& weight,
 namespace ts {
 
 at::Tensor TransformerLMImpl::forwardFused(const at::Tensor& tokens) {
+    const at::Tensor normed = forwardFusedHidden(tokens);
+    TS_RANGE("lm_head");
+    const size_t head = blocks_.size() + 1;
+    if (unit_hooks_.enter) unit_hooks_.enter(head);
+    at::Tensor logits = at::linear(normed, copyOr(lm_head_, lm_head_low_));
+    return unit_hooks_.leave ? unit_hooks_.leave(head, logits) : logits;
+}
+
+namespace {
+// The dtype the fused model's norms write: the one its linears compute in.
+at::ScalarType linearDtype(const at::Tensor& x) {
+    const auto type = x.device().type();
+    return at::autocast::is_autocast_enabled(type) ? at::autocast::get_autocast_dtype(type)
+                                                   : x.scalar_type();
+}
+}  // namespace
+
+at::Tensor TransformerLMImpl::forwardFusedHidden(const at::Tensor& tokens) {
     at::Tensor x;
     {
         TS_RANGE("embedding");
-        x = at::embedding(embedding_, tokens);
+        if (unit_hooks_.enter) unit_hooks_.enter(0);
+        // The fused norms take the residual stream in fp32 (bf16 weights give a bf16 embedding).
+        x = at::embedding(embedding_, tokens).to(at::kFloat);
+        if (unit_hooks_.leave) x = unit_hooks_.leave(0, x);
     }
-    // The norms' outputs in the dtype the linears compute in.
-    const auto type = x.device().type();
-    const at::ScalarType act = at::autocast::is_autocast_enabled(type)
-                                   ? at::autocast::get_autocast_dtype(type)
-                                   : x.scalar_type();
+    const at::ScalarType act = linearDtype(x);
+    const int64_t k = checkpointSegment(checkpoint_, static_cast<int64_t>(blocks_.size()));
+    const bool recording = at::GradMode::is_enabled() && x.requires_grad();
+    if (recording && checkpoint_.kind != Checkpointing::Kind::None) {
+        // Checkpoint segments (see Note [activation checkpointing]); each recomputes its first
+        // norm from its input, so one more norm a segment than without.
+        if (checkpoint_.kind == Checkpointing::Kind::Nested) {
+            x = runBlocks(x, 0, blocks_.size());
+        } else {
+            const size_t n = blocks_.size(), step = static_cast<size_t>(k);
+            for (size_t b = 0; b < n; b += step)
+                x = SegmentCheckpoint::apply(x, reinterpret_cast<int64_t>(this),
+                                             static_cast<int64_t>(b),
+                                             static_cast<int64_t>(std::min(n, b + step)));
+        }
+        TS_RANGE("norm");
+        return fusedRmsNorm(x, norm_final_, 1e-5, act);
+    }
     at::Tensor normed;
     {
         TS_RANGE("norm");
@@ -395,11 +425,39 @@ at::Tensor TransformerLMImpl::forwardFused(const at::Tensor& tokens) {
         TS_RANGE("layer." + std::to_string(i));
         const at::Tensor& next =
             i + 1 < blocks_.size() ? blocks_[i + 1]->firstNormWeight() : norm_final_;
+        if (unit_hooks_.enter) unit_hooks_.enter(i + 1);
         std::tie(x, normed) =
             blocks_[i]->forwardFused(x, normed, rope_cos_, rope_sin_, attention_, next, act);
+        if (unit_hooks_.leave) {
+            // Both outputs: the block's backward starts once both gradients are in.
+            x = unit_hooks_.leave(i + 1, x);
+            normed = unit_hooks_.leave(i + 1, normed);
+        }
     }
-    TS_RANGE("lm_head");
-    return at::linear(normed, copyOr(lm_head_, lm_head_low_));
+    return normed;
+}
+
+at::Tensor TransformerLMImpl::runFusedBlocks(const at::Tensor& x, size_t begin, size_t end) {
+    if (begin >= end) return x;
+    const at::ScalarType act = linearDtype(x);
+    at::Tensor h = x, normed;
+    {
+        TS_RANGE("norm");
+        normed = fusedRmsNorm(h, blocks_[begin]->firstNormWeight(), 1e-5, act);
+    }
+    for (size_t i = begin; i < end; ++i) {
+        TS_RANGE("layer." + std::to_string(i));
+        const at::Tensor& next =
+            i + 1 < blocks_.size() ? blocks_[i + 1]->firstNormWeight() : norm_final_;
+        if (unit_hooks_.enter) unit_hooks_.enter(i + 1);
+        std::tie(h, normed) =
+            blocks_[i]->forwardFused(h, normed, rope_cos_, rope_sin_, attention_, next, act);
+        if (unit_hooks_.leave) {
+            h = unit_hooks_.leave(i + 1, h);
+            normed = unit_hooks_.leave(i + 1, normed);
+        }
+    }
+    return h;  // the next norm's output is computed again by whoever goes on from h
 }
 
 std::vector<std::pair<at::Tensor, at::Tensor>> TransformerLMImpl::makeLowPrecisionCopies(

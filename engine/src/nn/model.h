@@ -69,7 +69,7 @@ public:
     // tokens (batch, seq) int64 → logits (batch, seq, vocab).
     at::Tensor forward(const at::Tensor& tokens);
     // The mean next-token cross-entropy against targets (batch, seq), the LM head and the loss
-    // fused (linearCrossEntropy): the logits are never materialised whole. Not the fused model.
+    // fused (linearCrossEntropy): the logits are never materialised whole.
     at::Tensor forwardLoss(const at::Tensor& tokens, const at::Tensor& targets);
     const ModelConfig& config() const { return cfg_; }
     void setAttention(AttentionImpl a) { attention_ = a; }
@@ -78,9 +78,10 @@ public:
     void setFused(bool fused) { fused_ = fused; }
     bool fused() const { return fused_; }
     // See Note [activation checkpointing] (core/point.h): the blocks run as checkpointed segments
-    // when gradients are recorded. Not with the fused model.
+    // when gradients are recorded (the fused model's too: each segment's first norm is computed
+    // again from its input).
     void setCheckpointing(const Checkpointing& c) { checkpoint_ = c; }
-    // See Note [parameter units]. Not with the fused model.
+    // See Note [parameter units].
     void setUnitHooks(UnitHooks hooks);
     size_t unitCount() const { return blocks_.size() + 2; }
     // Each unit's weight slots, in unit order; and every weight that is in no unit (the norms').
@@ -99,6 +100,11 @@ public:
 
 private:
     at::Tensor forwardFused(const at::Tensor& x);
+    // The fused model's blocks [begin, end) on the residual stream x (their first norm computed
+    // from x), returning the stream after them: a checkpoint segment of the fused model.
+    at::Tensor runFusedBlocks(const at::Tensor& x, size_t begin, size_t end);
+    // The fused model's LM head input: the final norm's output, in the linears' dtype.
+    at::Tensor forwardFusedHidden(const at::Tensor& tokens);
     // Embedding, blocks and the final norm: the LM head's input.
     at::Tensor forwardHidden(const at::Tensor& tokens);
 

@@ -29,6 +29,7 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
       params_(model_->parameters()),
       optimizer_(params_, setup.learning_rate) {
     model_->setCheckpointing(setup.checkpoint);
+    if (setup.fused_kernels && setup.exec == ExecMode::Eager) model_->setFused(true);
     const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
     if (setup.precision == Precision::FP16 && setup.mode == Mode::Train) scaler_.emplace(options);
     const auto tok = options.dtype(at::kLong);
@@ -102,7 +103,7 @@ at::Tensor TrainingStep::forwardAndLoss() {
     std::optional<at::NoGradGuard> no_grad;
     if (setup_.mode == Mode::Forward) no_grad.emplace();
     AutocastScope autocast(device_.type(), setup_.precision);
-    if (setup_.fused_loss && !model_->fused()) return model_->forwardLoss(inputs_, targets_);
+    if (setup_.fused_loss) return model_->forwardLoss(inputs_, targets_);
     at::Tensor logits = model_->forward(inputs_);
     at::Tensor loss;
     {

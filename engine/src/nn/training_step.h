@@ -35,6 +35,9 @@ struct TrainingSetup {
     ExecMode exec = ExecMode::Eager;  // Compiled: CUDA only, no fp16 training, no hooks
     Checkpointing checkpoint;         // eager only: see Note [activation checkpointing]
     bool fused_loss = false;          // eager only: see Note [fused LM head and loss]
+    // Eager: the model's element-wise chains as this project's fused kernels (the compiled
+    // mode's model, see Note [fused model] in model.cpp), without CUDA graphs.
+    bool fused_kernels = false;
 };
 
 // What one step measured. Times in ms; memory in bytes (0 on the CPU).

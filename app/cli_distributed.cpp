@@ -56,7 +56,7 @@ struct DdpFlags {
                 attention = "naive", strategy = "bucketed", bucket_mb = "25", shard = "off",
                 warmup = "2", steps = "5", seed = "0", lr = "1e-4", param_dtype = "fp32",
                 prefetch = "2", checkpoint = "none", vocab = "10000";
-    bool fused_loss = false, fused_kernels = false, compile = false;
+    bool fused_loss = false, fused_kernels = false, keep_attention = false, compile = false;
 };
 
 struct WorkerFlags {
@@ -434,6 +434,7 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     s.vocab_size = parseIntIn("--vocab-size", d.vocab, 2, int64_t{1} << 24);
     s.fused_loss = d.fused_loss;
     s.fused_kernels = d.fused_kernels;
+    s.keep_attention = d.keep_attention;
     s.compile = d.compile;
     const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
         const double mb = parseFinite("--bucket-mb", x);
@@ -533,6 +534,9 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ddp->add_flag("--fused-loss", dd->fused_loss,
                   "TrainScope's strategies: the LM head and cross-entropy fused, in chunks of the "
                   "sequence, never materialising the [batch, seq, vocab] logits");
+    ddp->add_flag("--keep-attention", dd->keep_attention,
+                  "With --fused-kernels, --attention flash and --checkpoint: a checkpoint's "
+                  "recompute reuses attention's output instead of running it again");
     ddp->add_flag("--fused-kernels", dd->fused_kernels,
                   "TrainScope's strategies: RMSNorm, residual + norm, RoPE and SwiGLU as this "
                   "project's fused kernels (the compiled mode's model, eager)");

@@ -18,7 +18,7 @@ export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 t=$(date +%s)
 ARGS=(distributed ddp --backend nccl --world 2 --size "${LB_SIZE:-8B}" --vocab-size 151936
       --context-length "${LB_CONTEXT:-32768}" --batch 1 --precision bf16 --attention "${LB_ATTENTION:-flash}"
-      --strategy "${LB_STRATEGIES:-fsdp,fsdp2}" --param-dtype bf16 --checkpoint 1 --fused-loss --fused-kernels --compile
+      --strategy "${LB_STRATEGIES:-fsdp,fsdp2}" --param-dtype bf16 --checkpoint 1 --fused-loss --fused-kernels ${LB_KEEP---keep-attention} --compile
       --warmup "${LB_WARMUP:-1}" --steps "${LB_STEPS:-2}" --timeout 480)
 echo "-- ${ARGS[*]}"
 "$CLI" "${ARGS[@]}" --format markdown > "$OUTDIR/leaderboard.md" 2> "$OUTDIR/leaderboard.log"

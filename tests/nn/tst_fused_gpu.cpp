@@ -151,6 +151,48 @@ TEST(FusedModelGpu, MatchesEager) {
     }
 }
 
+// See Note [attention kept through a checkpoint]: the fused model with our flash attention,
+// checkpointed every block and every two, and nested, keeping attention's output through the
+// checkpoints: the same loss and gradients as recomputing it (the same kernels, so equal up to
+// the recompute's own determinism: flash backward's dq is accumulated atomically), in bf16; and
+// nothing left kept after a forward alone.
+TEST(FusedModelGpu, AttentionKeptThroughCheckpointsChangesNothing) {
+    if (!ts::kernels::flashKernelsBuilt()) GTEST_SKIP() << "no flash kernels in this build";
+    ts::ModelConfig cfg = *ts::modelPreset("mini");
+    cfg.context_length = 256;
+    const at::Tensor tokens = at::randint(cfg.vocab_size, {2, 256}, cuda().dtype(at::kLong));
+    const at::Tensor targets = at::randint(cfg.vocab_size, {2, 256}, cuda().dtype(at::kLong));
+    for (const char* policy : {"1", "2", "nested"}) {
+        auto run = [&](bool keep) {
+            at::manual_seed(9);
+            ts::TransformerLM model(cfg, ts::AttentionImpl::Flash, cuda().dtype(at::kFloat));
+            model->setFused(true);
+            model->setCheckpointing(*ts::parseCheckpointing(policy));
+            model->setKeepAttention(keep);
+            {
+                // A forward alone first: what it keeps must not reach the step below.
+                at::NoGradGuard no_grad;
+                ts::AutocastScope autocast(at::kCUDA, ts::Precision::BF16);
+                (void)model->forwardLoss(tokens, targets);
+            }
+            at::Tensor loss;
+            {
+                ts::AutocastScope autocast(at::kCUDA, ts::Precision::BF16);
+                loss = model->forwardLoss(tokens, targets);
+            }
+            loss.backward();
+            std::vector<at::Tensor> grads;
+            for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+            return std::make_pair(loss.item<double>(), grads);
+        };
+        const auto [ref_loss, ref_grads] = run(false);
+        const auto [loss, grads] = run(true);
+        EXPECT_NEAR(loss, ref_loss, 1e-6 * std::abs(ref_loss)) << policy;
+        for (size_t i = 0; i < grads.size(); ++i)
+            EXPECT_LT(relErr(grads[i], ref_grads[i]), 1e-2) << policy << " parameter " << i;
+    }
+}
+
 // The naive attention's fused softmax against eager's chain on the GPU, at the course's
 // context (256 keys: eight a lane) and a ragged one.
 TEST(FusedKernelsGpu, AttentionSoftmaxMatchesTheNaiveAttentionsChain) {

@@ -235,6 +235,11 @@ void DistributedPanel::build() {
     fusedKernels_->setToolTip(
         tr("RMSNorm, residual + norm, RoPE and SwiGLU as this project's "
            "fused kernels: the compiled mode's model, without CUDA graphs"));
+    keepAttention_ = new QCheckBox(tr("keep attention through checkpoints"), ddpBox_);
+    keepAttention_->setToolTip(
+        tr("With the fused kernels, flash attention and checkpointing: "
+           "the recompute reuses attention's output (one attention "
+           "forward a block and step instead of two)"));
     compile_ = new QCheckBox(tr("torch.compile the fsdp2 reference"), ddpBox_);
     compile_->setToolTip(
         tr("fsdp2: each block and the LM head with the loss compiled, as a "
@@ -269,6 +274,7 @@ void DistributedPanel::build() {
     dform->addRow(tr("&Vocabulary:"), vocab_);
     dform->addRow(QString(), fusedLoss_);
     dform->addRow(QString(), fusedKernels_);
+    dform->addRow(QString(), keepAttention_);
     dform->addRow(QString(), compile_);
     dform->addRow(tr("Warm-up ste&ps:"), warmup_);
     dform->addRow(tr("M&easured steps:"), steps_);
@@ -298,6 +304,7 @@ void DistributedPanel::build() {
                     {QStringLiteral("attention"), attention_},
                     {QStringLiteral("fused_loss"), fusedLoss_},
                     {QStringLiteral("fused_kernels"), fusedKernels_},
+                    {QStringLiteral("keep_attention"), keepAttention_},
                     {QStringLiteral("compile"), compile_},
                     {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("steps"), steps_}});
@@ -337,6 +344,7 @@ void DistributedPanel::build() {
     connect(arSweepWorld_, &QCheckBox::toggled, this, changed);
     connect(fusedLoss_, &QCheckBox::toggled, this, changed);
     connect(fusedKernels_, &QCheckBox::toggled, this, changed);
+    connect(keepAttention_, &QCheckBox::toggled, this, changed);
     connect(compile_, &QCheckBox::toggled, this, changed);
     for (const auto& boxes : {dtypes_, precisions_, strategies_})
         for (QCheckBox* cb : boxes) connect(cb, &QCheckBox::toggled, this, changed);
@@ -457,6 +465,7 @@ void DistributedPanel::revalidate() {
                           .value_or(AttentionImpl::Naive);
         d.fused_loss = fusedLoss_->isChecked();
         d.fused_kernels = fusedKernels_->isChecked();
+        d.keep_attention = keepAttention_->isChecked();
         d.compile = compile_->isChecked();
         d.checkpoint = parseCheckpointing(checkpoint_->currentData().toString().toStdString())
                            .value_or(Checkpointing{});
@@ -625,6 +634,7 @@ QJsonObject DistributedPanel::state() const {
     o[QStringLiteral("attention")] = attention_->currentData().toString();
     o[QStringLiteral("fused_loss")] = fusedLoss_->isChecked();
     o[QStringLiteral("fused_kernels")] = fusedKernels_->isChecked();
+    o[QStringLiteral("keep_attention")] = keepAttention_->isChecked();
     o[QStringLiteral("compile")] = compile_->isChecked();
     o[QStringLiteral("warmup")] = warmup_->value();
     o[QStringLiteral("steps")] = steps_->value();
@@ -705,6 +715,8 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
     if (has("fused_loss")) fusedLoss_->setChecked(o.value(QLatin1String("fused_loss")).toBool());
     if (has("fused_kernels"))
         fusedKernels_->setChecked(o.value(QLatin1String("fused_kernels")).toBool());
+    if (has("keep_attention"))
+        keepAttention_->setChecked(o.value(QLatin1String("keep_attention")).toBool());
     if (has("compile")) compile_->setChecked(o.value(QLatin1String("compile")).toBool());
     if (has("checkpoint")) {
         const QString c = o.value(QLatin1String("checkpoint")).toString();
@@ -838,14 +850,16 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
     o[QStringLiteral("checkpoint")] = qstr(toString(p.ddp.checkpoint));
     o[QStringLiteral("vocab")] = static_cast<qint64>(p.ddp.vocab_size);
     o[QStringLiteral("attention")] = qstr(std::string(toString(p.ddp.attention)));
-    bool fused = false, compiled = false, kernels = false;
+    bool fused = false, compiled = false, kernels = false, keep = false;
     for (const auto& q : pts) {
         fused = fused || q.ddp.fused_loss;
         kernels = kernels || q.ddp.fused_kernels;
+        keep = keep || q.ddp.keep_attention;
         compiled = compiled || q.ddp.compile;
     }
     o[QStringLiteral("fused_loss")] = fused;
     o[QStringLiteral("fused_kernels")] = kernels;
+    o[QStringLiteral("keep_attention")] = keep;
     o[QStringLiteral("compile")] = compiled;
     return o;
 }

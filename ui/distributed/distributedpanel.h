@@ -51,7 +51,8 @@ private:
     QComboBox *backend_, *experiment_, *model_, *sharding_, *paramDtype_, *checkpoint_,
         *attention_ = nullptr;
     QSpinBox *prefetch_ = nullptr, *vocab_ = nullptr;
-    QCheckBox *fusedLoss_ = nullptr, *fusedKernels_ = nullptr, *compile_ = nullptr;
+    QCheckBox *fusedLoss_ = nullptr, *fusedKernels_ = nullptr, *keepAttention_ = nullptr,
+              *compile_ = nullptr;
     QSpinBox *world_, *arWarmup_, *arIters_, *context_, *batch_, *warmup_, *steps_;
     QGroupBox *allreduceBox_, *ddpBox_, *dtypeRow_, *precisionRow_, *strategyRow_;
     QCheckBox* arSweepWorld_;

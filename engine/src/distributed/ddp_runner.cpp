@@ -71,6 +71,7 @@ TrainingSetup rankSetup(const DdpSpec& spec, int world) {
     setup.checkpoint = spec.checkpoint;
     setup.fused_loss = spec.fused_loss;
     setup.fused_kernels = spec.fused_kernels;
+    setup.keep_attention = spec.keep_attention;
     return setup;
 }
 

@@ -52,6 +52,9 @@ struct DdpSpec {
     // TrainScope's strategies: the element-wise chains as this project's fused kernels (the
     // compiled mode's model, eager: see Note [fused model] in engine/src/nn/model.cpp).
     bool fused_kernels = false;
+    // With fused_kernels, flash attention and checkpointing: a checkpoint's recompute reuses
+    // attention's output (see Note [attention kept through a checkpoint] in nn/fused.h).
+    bool keep_attention = false;
     // fsdp2: torch.compile each block and the LM head with the loss (the reference's own).
     bool compile = false;
     int warmup_steps = 2;

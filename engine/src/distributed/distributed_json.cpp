@@ -30,6 +30,7 @@ json toJson(const DdpSpec& s) {
             {"checkpoint", toString(s.checkpoint)},
             {"fused_loss", s.fused_loss},
             {"fused_kernels", s.fused_kernels},
+            {"keep_attention", s.keep_attention},
             {"compile", s.compile},
             {"warmup_steps", s.warmup_steps},
             {"measured_steps", s.measured_steps},
@@ -40,11 +41,13 @@ json toJson(const DdpSpec& s) {
 
 DdpSpec ddpSpecFromJson(const json& j) {
     jr::requireObject(j, "ddp");
-    jr::rejectUnknown(
-        j, "ddp", {"size",         "context_length", "vocab_size", "batch_per_rank",  "precision",
-                   "attention",    "strategy",       "bucket_mb",  "shard_optimizer", "param_dtype",
-                   "prefetch",     "checkpoint",     "fused_loss", "fused_kernels",   "compile",
-                   "warmup_steps", "measured_steps", "seed",       "learning_rate",   "device"});
+    jr::rejectUnknown(j, "ddp", {"size",           "context_length", "vocab_size",
+                                 "batch_per_rank", "precision",      "attention",
+                                 "strategy",       "bucket_mb",      "shard_optimizer",
+                                 "param_dtype",    "prefetch",       "checkpoint",
+                                 "fused_loss",     "fused_kernels",  "keep_attention",
+                                 "compile",        "warmup_steps",   "measured_steps",
+                                 "seed",           "learning_rate",  "device"});
     DdpSpec s;
     jr::read(j, "ddp", "size", s.model_size, jr::toStr);
     jr::read(j, "ddp", "context_length", s.context_length, jr::intIn(1, int64_t{1} << 24));
@@ -59,6 +62,7 @@ DdpSpec ddpSpecFromJson(const json& j) {
     jr::read(j, "ddp", "prefetch", s.prefetch, jr::intIn(0, 64));
     jr::read(j, "ddp", "fused_loss", s.fused_loss, jr::toBool);
     jr::read(j, "ddp", "fused_kernels", s.fused_kernels, jr::toBool);
+    jr::read(j, "ddp", "keep_attention", s.keep_attention, jr::toBool);
     jr::read(j, "ddp", "compile", s.compile, jr::toBool);
     if (auto it = j.find("checkpoint"); it != j.end()) {
         const auto c = parseCheckpointing(jr::toStr(*it, "ddp.checkpoint"));

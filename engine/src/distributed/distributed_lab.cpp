@@ -44,6 +44,7 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                     // Each side's own: the fused loss TrainScope's, compiling the reference's.
                     p.ddp.fused_loss = base.ddp.fused_loss && strategy != "fsdp2";
                     p.ddp.fused_kernels = base.ddp.fused_kernels && strategy != "fsdp2";
+                    p.ddp.keep_attention = base.ddp.keep_attention && strategy != "fsdp2";
                     p.ddp.compile = base.ddp.compile && strategy == "fsdp2";
                     out.push_back(p);
                 }
@@ -136,7 +137,7 @@ std::string pointHeadline(const DistributedPoint& p) {
                                        : " checkpoint " + toString(d.checkpoint);
     const std::string extras =
         std::string(d.fused_loss ? " fused loss" : "") + (d.fused_kernels ? " fused kernels" : "") +
-        (d.compile ? " compiled" : "") +
+        (d.keep_attention ? " attention kept" : "") + (d.compile ? " compiled" : "") +
         (d.vocab_size != 10000 ? fmt::format(" vocab {}", d.vocab_size) : "");
     return fmt::format("ddp {}{}{}{}{}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket,
                        d.shard_optimizer ? " sharded" : "", params, prefetch, checkpoint, extras,

@@ -81,6 +81,11 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
             "compiling is the fsdp2 reference's (torch.compile); {} runs TrainScope's eager step "
             "(its CUDA graphs take no communication hooks)",
             spec.strategy));
+    if (spec.keep_attention && (!spec.fused_kernels || spec.attention != AttentionImpl::Flash ||
+                                spec.checkpoint.kind == Checkpointing::Kind::None))
+        errors.push_back(
+            "keeping attention through checkpoints needs the fused kernels, flash attention and "
+            "a checkpoint policy (it skips the recompute of our flash attention's forward)");
     if (spec.fused_kernels && spec.strategy == "fsdp2")
         errors.push_back(
             "the fused kernels are TrainScope's; fsdp2, the reference, is PyTorch's model (its "

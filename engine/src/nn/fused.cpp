@@ -169,19 +169,31 @@ public:
             else
                 dst[i]->zero_();
         }
-        return {dqkv, at::Tensor()};
+        return {dqkv, at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
 class FlashQkvFn : public torch::autograd::Function<FlashQkvFn> {
 public:
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& qkv, int64_t heads) {
-        const QkvViews in = qkvViews(qkv, heads);
-        const double scale = 1.0 / std::sqrt(static_cast<double>(in.q.size(3)));
-        at::Tensor out = at::empty({qkv.size(0), qkv.size(1), qkv.size(2) / 3}, qkv.options());
-        kernels::FlashForwardResult r =
-            kernels::flashForward(in.q, in.k, in.v, /*causal=*/true, scale, headsView(out, heads));
-        ctx->save_for_backward({qkv, out, r.lse});
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& qkv, int64_t heads,
+                              int64_t kept_slot, bool first_pass) {
+        // See Note [attention kept through a checkpoint].
+        auto* kept = reinterpret_cast<KeptAttention*>(kept_slot);
+        at::Tensor out, lse;
+        if (kept && kept->out.defined()) {
+            out = kept->out;
+            lse = kept->lse;
+            if (!first_pass) *kept = KeptAttention{};  // the recompute takes it
+        } else {
+            const QkvViews in = qkvViews(qkv, heads);
+            const double scale = 1.0 / std::sqrt(static_cast<double>(in.q.size(3)));
+            out = at::empty({qkv.size(0), qkv.size(1), qkv.size(2) / 3}, qkv.options());
+            lse = kernels::flashForward(in.q, in.k, in.v, /*causal=*/true, scale,
+                                        headsView(out, heads))
+                      .lse;
+            if (kept && first_pass) *kept = KeptAttention{out, lse};
+        }
+        ctx->save_for_backward({qkv, out, lse});
         ctx->saved_data["heads"] = heads;
         return out;
     }
@@ -237,14 +249,15 @@ at::Tensor fusedCrossEntropy(const at::Tensor& logits, const at::Tensor& targets
                                  targets.reshape({-1}).contiguous());
 }
 
-at::Tensor flashAttentionQkv(const at::Tensor& qkv, int64_t heads) {
+at::Tensor flashAttentionQkv(const at::Tensor& qkv, int64_t heads, KeptAttention* kept,
+                             bool first_pass) {
     if (qkv.dim() != 3 || qkv.size(2) % (3 * heads) != 0 || !qkv.is_contiguous()) return {};
     const QkvViews in = qkvViews(qkv, heads);
     // Only where the kernels run this head dim as it is (no padding: flashAttention pads).
     if (kernels::flashPaddedHeadDim(in.q.size(3), in.q) != in.q.size(3) ||
         !kernels::flashUnsupportedReason(in.q, in.k, in.v).empty())
         return {};
-    return FlashQkvFn::apply(qkv, heads);
+    return FlashQkvFn::apply(qkv, heads, reinterpret_cast<int64_t>(kept), first_pass);
 }
 
 }  // namespace ts

@@ -51,6 +51,18 @@ at::Tensor fusedCrossEntropy(const at::Tensor& logits, const at::Tensor& targets
 // no transpose or copy runs either way. Empty when the kernels do not take these inputs
 // (another device or dtype, a head dim they are not built for): then the caller attends the
 // usual way.
-at::Tensor flashAttentionQkv(const at::Tensor& qkv, int64_t heads);
+//
+// Note [attention kept through a checkpoint]: with `kept`, a checkpoint's recompute does not
+// run attention's forward again. In a checkpoint's first pass (no gradients recorded) the output
+// and its log-sum-exp are computed and kept in `kept`; in the recompute (recorded) they are taken
+// from it, with q, k and v recomputed as before, and attention's backward reads them (a slot
+// filled already is used in a first pass too: nested checkpoints). What is kept per block is one
+// (batch, seq, d_model) output and a float per head and token; what is saved is one attention
+// forward per block and step (at the leaderboard's 32,768 tokens the largest op there is).
+struct KeptAttention {
+    at::Tensor out, lse;
+};
+at::Tensor flashAttentionQkv(const at::Tensor& qkv, int64_t heads, KeptAttention* kept = nullptr,
+                             bool first_pass = false);
 
 }  // namespace ts

@@ -118,14 +118,17 @@ const at::Tensor& copyOr(const at::Tensor& weight, const at::Tensor& copy) {
 // together on the CPU, tst_fused_gpu on the GPU).
 std::pair<at::Tensor, at::Tensor> TransformerBlockImpl::forwardFused(
     const at::Tensor& x, const at::Tensor& normed, const at::Tensor& cos, const at::Tensor& sin,
-    AttentionImpl attention, const at::Tensor& next_norm, at::ScalarType activations) {
+    AttentionImpl attention, const at::Tensor& next_norm, at::ScalarType activations,
+    KeptAttention* kept, bool first_pass) {
     const int64_t b = x.size(0), s = x.size(1), h = num_heads_;
     at::Tensor attn_out;
     {
         TS_RANGE("attention");
         const at::Tensor qkv =
             fusedRopeQkv(at::linear(normed, copyOr(w_qkv_, w_qkv_low_)), cos, sin, h);
-        at::Tensor a = attention == AttentionImpl::Flash ? flashAttentionQkv(qkv, h) : at::Tensor();
+        at::Tensor a = attention == AttentionImpl::Flash
+                           ? flashAttentionQkv(qkv, h, kept, first_pass)
+                           : at::Tensor();
         if (!a.defined()) {
             const auto [q, k, v] = splitQkv(qkv, h);
             a = (attention == AttentionImpl::Naive ? fusedNaiveAttention(q, k, v, /*causal=*/true)
@@ -191,8 +194,18 @@ struct SegmentCheckpoint : public torch::autograd::Function<SegmentCheckpoint> {
         ctx->saved_data["end"] = end;
         ctx->saved_data["precision"] = static_cast<int64_t>(autocastPrecision(x.device().type()));
         ctx->save_for_backward({x});
-        return reinterpret_cast<TransformerLMImpl*>(model)->runBlocks(x, static_cast<size_t>(begin),
-                                                                      static_cast<size_t>(end));
+        auto* m = reinterpret_cast<TransformerLMImpl*>(model);
+        const bool outer = m->checkpointFirstPass();
+        m->setCheckpointFirstPass(true);
+        at::Tensor out;
+        try {
+            out = m->runBlocks(x, static_cast<size_t>(begin), static_cast<size_t>(end));
+        } catch (...) {
+            m->setCheckpointFirstPass(outer);
+            throw;
+        }
+        m->setCheckpointFirstPass(outer);
+        return out;
     }
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grads) {
@@ -203,6 +216,7 @@ struct SegmentCheckpoint : public torch::autograd::Function<SegmentCheckpoint> {
         {
             at::AutoGradMode grad(true);
             AutocastScope autocast(x.device().type(), precision);
+            model->setCheckpointFirstPass(false);  // a recompute records
             TS_RANGE("recompute");
             out = model->runBlocks(x, static_cast<size_t>(ctx->saved_data["begin"].toInt()),
                                    static_cast<size_t>(ctx->saved_data["end"].toInt()));
@@ -398,6 +412,7 @@ at::Tensor TransformerLMImpl::forwardFusedHidden(const at::Tensor& tokens) {
         if (unit_hooks_.leave) x = unit_hooks_.leave(0, x);
     }
     const at::ScalarType act = linearDtype(x);
+    for (auto& kept : kept_) kept = KeptAttention{};  // a step's own (a forward alone leaves some)
     const int64_t k = checkpointSegment(checkpoint_, static_cast<int64_t>(blocks_.size()));
     const bool recording = at::GradMode::is_enabled() && x.requires_grad();
     if (recording && checkpoint_.kind != Checkpointing::Kind::None) {
@@ -450,8 +465,9 @@ at::Tensor TransformerLMImpl::runFusedBlocks(const at::Tensor& x, size_t begin, 
         const at::Tensor& next =
             i + 1 < blocks_.size() ? blocks_[i + 1]->firstNormWeight() : norm_final_;
         if (unit_hooks_.enter) unit_hooks_.enter(i + 1);
-        std::tie(h, normed) =
-            blocks_[i]->forwardFused(h, normed, rope_cos_, rope_sin_, attention_, next, act);
+        KeptAttention* kept = kept_.empty() ? nullptr : &kept_[i];
+        std::tie(h, normed) = blocks_[i]->forwardFused(h, normed, rope_cos_, rope_sin_, attention_,
+                                                       next, act, kept, first_pass_);
         if (unit_hooks_.leave) {
             h = unit_hooks_.leave(i + 1, h);
             normed = unit_hooks_.leave(i + 1, normed);

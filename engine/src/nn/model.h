@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "core/point.h"
+#include "nn/fused.h"
 
 namespace ts {
 
@@ -39,11 +40,10 @@ public:
     // The fused model's block (see Note [fused model] in model.cpp): from the residual stream x
     // and its norm (this block's first), returns the next block's (x, norm), normalised with
     // `next_norm` (the next block's first norm's weight, or the final norm's).
-    std::pair<at::Tensor, at::Tensor> forwardFused(const at::Tensor& x, const at::Tensor& normed,
-                                                   const at::Tensor& cos, const at::Tensor& sin,
-                                                   AttentionImpl attention,
-                                                   const at::Tensor& next_norm,
-                                                   at::ScalarType activations);
+    std::pair<at::Tensor, at::Tensor> forwardFused(
+        const at::Tensor& x, const at::Tensor& normed, const at::Tensor& cos, const at::Tensor& sin,
+        AttentionImpl attention, const at::Tensor& next_norm, at::ScalarType activations,
+        KeptAttention* kept = nullptr, bool first_pass = false);
     const at::Tensor& firstNormWeight() const { return norm1_; }
     // The four linear weights, for their low-precision copies (forwardFused reads a weight's
     // copy where one is set: see Note [low-precision weight copies] in kernels/src/fused_ops.cu).
@@ -81,6 +81,15 @@ public:
     // when gradients are recorded (the fused model's too: each segment's first norm is computed
     // again from its input).
     void setCheckpointing(const Checkpointing& c) { checkpoint_ = c; }
+    // The fused model with our flash attention under checkpointing: attention's output is kept
+    // through each checkpoint (see Note [attention kept through a checkpoint] in nn/fused.h).
+    void setKeepAttention(bool keep) {
+        keep_attention_ = keep;
+        kept_.assign(keep ? blocks_.size() : 0, KeptAttention{});
+    }
+    // A checkpoint's first pass runs (SegmentCheckpoint, model.cpp).
+    void setCheckpointFirstPass(bool on) { first_pass_ = on; }
+    bool checkpointFirstPass() const { return first_pass_; }
     // See Note [parameter units].
     void setUnitHooks(UnitHooks hooks);
     size_t unitCount() const { return blocks_.size() + 2; }
@@ -113,6 +122,8 @@ private:
     bool fused_ = false;
     Checkpointing checkpoint_;
     UnitHooks unit_hooks_;
+    bool keep_attention_ = false, first_pass_ = false;
+    std::vector<KeptAttention> kept_;                        // per block, while kept
     std::vector<std::pair<at::Tensor, at::Tensor>> copies_;  // (parameter, low-precision copy)
     at::Tensor lm_head_low_;
     at::Tensor embedding_, norm_final_, lm_head_;

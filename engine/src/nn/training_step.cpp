@@ -30,6 +30,7 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
       optimizer_(params_, setup.learning_rate) {
     model_->setCheckpointing(setup.checkpoint);
     if (setup.fused_kernels && setup.exec == ExecMode::Eager) model_->setFused(true);
+    if (setup.keep_attention) model_->setKeepAttention(true);
     const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
     if (setup.precision == Precision::FP16 && setup.mode == Mode::Train) scaler_.emplace(options);
     const auto tok = options.dtype(at::kLong);

@@ -38,6 +38,9 @@ struct TrainingSetup {
     // Eager: the model's element-wise chains as this project's fused kernels (the compiled
     // mode's model, see Note [fused model] in model.cpp), without CUDA graphs.
     bool fused_kernels = false;
+    // With fused_kernels, flash attention and checkpointing: see Note [attention kept through a
+    // checkpoint] (nn/fused.h).
+    bool keep_attention = false;
 };
 
 // What one step measured. Times in ms; memory in bytes (0 on the CPU).

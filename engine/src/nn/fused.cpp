@@ -169,7 +169,7 @@ public:
             else
                 dst[i]->zero_();
         }
-        return {dqkv, at::Tensor(), at::Tensor(), at::Tensor()};
+        return {dqkv, at::Tensor()};
     }
 };
 
@@ -207,7 +207,7 @@ public:
         kernels::flashBackward(headsView(grads[0].contiguous(), heads), in.q, in.k, in.v,
                                headsView(s[1], heads), s[2],
                                /*causal=*/true, scale, d.q, d.k, d.v);
-        return {dqkv, at::Tensor()};
+        return {dqkv, at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 

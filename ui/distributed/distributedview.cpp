@@ -350,23 +350,19 @@ void DistributedView::fillStrategies() {
         const bool measured = s.steps > 0;
         auto ms = [&](double v) { return measured ? msCell(v) : dash(); };
         QList<QStandardItem*> row{
-            cell(QString::number(i + 1), true),
-            cell(qstr(p.ddp.strategy)),
+            cell(QString::number(i + 1), true), cell(qstr(p.ddp.strategy)),
             p.ddp.strategy == "bucketed" ? numberCell(p.ddp.bucket_mb, p.ddp.bucket_mb < 10 ? 1 : 0)
                                          : dash(),
-            cell(p.ddp.shard_optimizer ? tr("yes") : tr("no")),
-            cell(qstr(toString(p.ddp.precision))),
-            cell(QString::number(p.world_size), true),
-            cell(qstr(toString(r.status))),
-            ms(s.step_ms),
-            ms(s.step_std_ms),
-            ms(s.forward_ms),
-            ms(s.backward_ms),
-            ms(s.comm_wait_ms),
+            // fsdp and fsdp2 shard weights, gradients and the optimizer's state: "all".
+            cell(p.ddp.strategy == "fsdp" || p.ddp.strategy == "fsdp2" ? tr("all")
+                 : p.ddp.shard_optimizer                               ? tr("yes")
+                                                                       : tr("no")),
+            cell(qstr(toString(p.ddp.precision))), cell(QString::number(p.world_size), true),
+            cell(qstr(toString(r.status))), ms(s.step_ms), ms(s.step_std_ms), ms(s.forward_ms),
+            ms(s.backward_ms), ms(s.comm_wait_ms),
             measured && s.hidden_ms >= 0 ? msCell(s.hidden_ms) : dash(),
             measured && s.hidden_share >= 0 ? numberCell(100.0 * s.hidden_share, 0) : dash(),
-            ms(s.optimizer_ms),
-            measured ? bytesCell(s.comm_bytes) : dash(),
+            ms(s.optimizer_ms), measured ? bytesCell(s.comm_bytes) : dash(),
             measured && s.memory_peak > 0 ? bytesCell(s.memory_peak) : dash(),
             measured ? numberCell(s.final_global_loss, 4) : dash()};
         if (measured && s.hidden_share >= 0) row[13]->setText(row[13]->text() + QLatin1Char('%'));

@@ -214,6 +214,15 @@ int runWorker(const WorkerFlags& f) {
             throw BadInput(e.what());
         }
         rank = group.rank;
+        if (backend == dist::CommBackend::Nccl) {
+            // NCCL's own error without a GPU is a CUDA driver message; say what is wrong.
+            const int gpus = dist::gpuCount();
+            if (group.local_rank >= gpus)
+                throw BadInput(fmt::format(
+                    "NCCL runs one rank per GPU: this rank's GPU (LOCAL_RANK {}) is not here "
+                    "({} visible); use --backend gloo for CPU ranks",
+                    group.local_rank, gpus));
+        }
         catchInterrupts();  // a SIGINT/SIGTERM stops the steps at the next one
         return f.experiment == "ddp" ? ddpWorker(f, group) : it->second(f.bench, group);
     } catch (const BadInput& e) {

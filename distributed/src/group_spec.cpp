@@ -3,6 +3,7 @@
 #include "trainscope/distributed/group_spec.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -82,6 +83,33 @@ GroupSpec groupSpecFromEnvironment(CommBackend backend) {
     spec.master_addr = env("MASTER_ADDR").value_or("127.0.0.1");
     spec.master_port = intFromEnv("MASTER_PORT", nullptr, std::nullopt);
     if (spec.world_size < 1) throw std::invalid_argument("WORLD_SIZE must be at least 1");
+    if (spec.world_size > kMaxWorldSize)
+        throw std::invalid_argument("WORLD_SIZE " + std::to_string(spec.world_size) +
+                                    " is more than the " + std::to_string(kMaxWorldSize) +
+                                    " ranks a group may have");
+    if (spec.master_port < 1 || spec.master_port > 65535)
+        throw std::invalid_argument("MASTER_PORT " + std::to_string(spec.master_port) +
+                                    " is not a TCP port (1 to 65535)");
+    // An address that cannot resolve would be retried until the rendezvous's timeout.
+    {
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* found = nullptr;
+        const int rc = ::getaddrinfo(spec.master_addr.c_str(), nullptr, &hints, &found);
+        if (found) ::freeaddrinfo(found);
+        if (rc != 0)
+            throw std::invalid_argument("MASTER_ADDR '" + spec.master_addr +
+                                        "' does not resolve (" + ::gai_strerror(rc) + ")");
+    }
+    if (const auto t = env("TRAINSCOPE_RENDEZVOUS_TIMEOUT")) {
+        char* end = nullptr;
+        const double s = std::strtod(t->c_str(), &end);
+        if (end == t->c_str() || *end != '\0' || !(s > 0) || s > 86400)
+            throw std::invalid_argument("TRAINSCOPE_RENDEZVOUS_TIMEOUT='" + *t +
+                                        "' is not a number of seconds (above 0, at most 86400)");
+        spec.rendezvous_timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+    }
     if (spec.rank >= spec.world_size)
         throw std::invalid_argument("RANK " + std::to_string(spec.rank) +
                                     " is not below WORLD_SIZE " + std::to_string(spec.world_size));

@@ -135,6 +135,61 @@ class Distributed(unittest.TestCase):
         self.assertEqual(alone.returncode, 2, alone.stderr)
         self.assertIn("RANK is not set", json.loads(alone.stdout)["message"])
 
+    def worker(self, timeout=60, **env):
+        # A worker as torchrun would start it, outside the launcher.
+        base = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": "29599"}
+        base.update(env)
+        return self.run_cli("worker", "--experiment", "allreduce", "--sizes", "64KiB", "--iters", "1",
+                            timeout=timeout, **base)
+
+    def test_torchrun_style_workers_do_not_hang(self):
+        # Settings that can never meet are refused at once (exit 2, one line, no backtrace).
+        for env, needle in (({"MASTER_ADDR": "256.256.256.256"}, "MASTER_ADDR '256.256.256.256' does not resolve"),
+                            ({"WORLD_SIZE": "100000"}, "WORLD_SIZE 100000 is more than the 4096"),
+                            ({"MASTER_PORT": "70000"}, "MASTER_PORT 70000 is not a TCP port"),
+                            ({"TRAINSCOPE_RENDEZVOUS_TIMEOUT": "soon"}, "TRAINSCOPE_RENDEZVOUS_TIMEOUT='soon'"),
+                            ({"RANK": "64", "WORLD_SIZE": "65", "LOCAL_RANK": "64", "--backend": "nccl"},
+                             "NCCL runs one rank per GPU")):
+            args = dict(env)
+            backend = args.pop("--backend", None)
+            if backend:
+                base = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": "29599", **args}
+                p = self.run_cli("worker", "--experiment", "allreduce", "--backend", backend, timeout=60, **base)
+            else:
+                p = self.worker(**args)
+            self.assertEqual(p.returncode, 2, (env, p.stderr))
+            self.assertIn(needle, p.stderr, env)
+            self.assertNotIn("frame #", p.stdout + p.stderr, env)
+            self.assertEqual(json.loads(p.stdout.splitlines()[0])["event"], "error")
+        # A port held by a program that accepts and never answers, and a world whose other ranks
+        # never come: each ends at the rendezvous's limit, named (exit 3), not hung.
+        import socket
+        holder = socket.socket()
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(8)
+        port = str(holder.getsockname()[1])
+        try:
+            start = time.monotonic()
+            p = self.worker(timeout=60, RANK="1", WORLD_SIZE="2", MASTER_PORT=port, TRAINSCOPE_RENDEZVOUS_TIMEOUT="3")
+            self.assertEqual(p.returncode, 3, p.stderr)
+            self.assertIn("did not complete in 3 s", p.stderr)
+            self.assertLess(time.monotonic() - start, 30)
+        finally:
+            holder.close()
+        start = time.monotonic()
+        p = self.worker(timeout=60, RANK="0", WORLD_SIZE="3", MASTER_PORT="0", TRAINSCOPE_RENDEZVOUS_TIMEOUT="3")
+        self.assertEqual(p.returncode, 2, p.stderr)  # port 0: no rendezvous port, refused
+        free = socket.socket()
+        free.bind(("127.0.0.1", 0))
+        port = str(free.getsockname()[1])
+        free.close()
+        p = self.worker(timeout=60, RANK="0", WORLD_SIZE="3", MASTER_PORT=port, TRAINSCOPE_RENDEZVOUS_TIMEOUT="3")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertTrue("did not complete in 3 s" in p.stderr or "arrived" in p.stderr, p.stderr)
+        self.assertLess(time.monotonic() - start, 30)
+
     def test_a_killed_rank_is_named_and_no_worker_is_left(self):
         p = self.run_cli("distributed", "allreduce", "--world", "3", *SMALL, TRAINSCOPE_TEST_KILL_RANK="1")
         self.assertEqual(p.returncode, 3, p.stderr)

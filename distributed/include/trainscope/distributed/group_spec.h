@@ -27,10 +27,18 @@ struct GroupSpec {
     std::string master_addr = "127.0.0.1";
     int master_port = 0;
     std::chrono::milliseconds timeout{std::chrono::seconds(120)};
+    // How long the rendezvous may take (every rank reaching rank 0's store); past it makeGroup
+    // gives up with a message (a port held by another program, ranks that never come).
+    std::chrono::milliseconds rendezvous_timeout{std::chrono::seconds(60)};
 };
 
+// The most ranks a group may have (torchrun's or srun's WORLD_SIZE included).
+inline constexpr int kMaxWorldSize = 4096;
+
 // The group as torchrun or srun describe it in the environment; throws std::invalid_argument
-// naming the variable that is missing or not a number. SLURM_PROCID / SLURM_NTASKS /
+// naming the variable that is missing, not a number, or out of range (WORLD_SIZE above
+// kMaxWorldSize, a MASTER_ADDR that does not resolve). TRAINSCOPE_RENDEZVOUS_TIMEOUT (seconds)
+// sets the rendezvous's limit. SLURM_PROCID / SLURM_NTASKS /
 // SLURM_LOCALID stand in for RANK / WORLD_SIZE / LOCAL_RANK under srun.
 GroupSpec groupSpecFromEnvironment(CommBackend backend);
 

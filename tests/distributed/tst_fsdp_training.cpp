@@ -10,8 +10,10 @@
 #include "nn/training_step.h"
 #include "runtime/device.h"
 #include "thread_ranks.h"
+#include "training_reference.h"
 
 using namespace ts;
+using namespace ts::test;
 
 namespace {
 
@@ -28,67 +30,6 @@ DdpSpec fsdpSpec(int prefetch = 2) {
     s.seed = 5;
     s.learning_rate = 1e-3;
     return s;
-}
-
-struct Reference {
-    std::vector<at::Tensor> params;
-    std::vector<double> losses;
-    int64_t parameter_bytes = 0;
-};
-
-Reference reference(const DdpSpec& spec, int world) {
-    TrainingSetup setup;
-    setup.model = ddpModel(spec);
-    setup.precision = spec.precision;
-    setup.batch_size = spec.batch_per_rank * world;
-    setup.seed = spec.seed;
-    setup.learning_rate = spec.learning_rate;
-    TrainingStep step(setup, c10::Device(c10::kCPU));
-    DeviceTimer timer(c10::Device(c10::kCPU), 4);
-    Reference r;
-    for (int i = 0; i < spec.warmup_steps + spec.measured_steps; ++i)
-        r.losses.push_back(step.run(timer).loss);
-    r.params = step.parameters();
-    for (const auto& p : r.params) r.parameter_bytes += p.numel() * 4;
-    return r;
-}
-
-struct RankRun {
-    std::vector<DdpStepRow> rows;
-    std::vector<at::Tensor> params;
-};
-
-std::vector<RankRun> train(const DdpSpec& spec, int world) {
-    std::vector<RankRun> runs(static_cast<size_t>(world));
-    CancelToken cancel;
-    auto errors = runThreadRanks(world, [&](dist::Group& g) {
-        auto& run = runs[static_cast<size_t>(g.rank)];
-        run.rows = runDdpRank(spec, g, nullptr, cancel, run.params);
-    });
-    EXPECT_NO_RANK_ERRORS(errors);
-    return runs;
-}
-
-void expectLikeOneProcess(const DdpSpec& spec, int world, double loss_tol = 1e-5,
-                          double rtol = 1e-4, double atol = 1e-5) {
-    const Reference ref = reference(spec, world);
-    const auto runs = train(spec, world);
-    for (int r = 0; r < world; ++r) {
-        const auto& run = runs[static_cast<size_t>(r)];
-        ASSERT_EQ(run.rows.size(), ref.losses.size()) << "rank " << r;
-        ASSERT_EQ(run.params.size(), ref.params.size());
-        for (size_t i = 0; i < ref.losses.size(); ++i)
-            EXPECT_NEAR(run.rows[i].global_loss, ref.losses[i], loss_tol)
-                << "rank " << r << " step " << i;
-        for (size_t i = 0; i < ref.params.size(); ++i) {
-            ASSERT_EQ(run.params[i].sizes(), ref.params[i].sizes()) << "parameter " << i;
-            EXPECT_TRUE(at::equal(run.params[i], runs[0].params[i]))
-                << "rank " << r << " parameter " << i;
-            EXPECT_TRUE(at::allclose(run.params[i], ref.params[i], rtol, atol))
-                << "rank " << r << " parameter " << i << ": max difference "
-                << (run.params[i] - ref.params[i]).abs().max().item<double>();
-        }
-    }
 }
 
 }  // namespace
@@ -160,8 +101,10 @@ TEST(FsdpTrainingRows, EachRankHoldsItsShareAndMovesWhatTheNoteSays) {
     const Reference ref = reference(spec, 2);
     const auto runs = train(spec, 2);
     const ModelConfig m = ddpModel(spec);
+    int64_t whole = 0;
+    for (const auto& p : ref.params) whole += p.numel() * 4;
     const int64_t norms = (2 * m.num_layers + 1) * m.d_model * 4;
-    const int64_t sharded = ref.parameter_bytes - norms;
+    const int64_t sharded = whole - norms;
     for (const auto& run : runs) {
         const DdpStepRow& last = run.rows.back();
         // Half of every unit (padded to whole elements per rank), the norms whole.

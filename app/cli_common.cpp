@@ -183,13 +183,22 @@ void addStoreOptions(CLI::App& cmd, std::string& db, std::string& label, bool& n
     cmd.add_flag("--no-store", no_store, "Do not store " + what);
 }
 
+StoredRun::~StoredRun() {
+    if (!store || id == 0) return;
+    try {
+        store->finishRun(id);
+    } catch (const std::exception&) {
+        // A store deleted or replaced mid-run has said so already; the run stays unfinished.
+    }
+}
+
 StoredRun startStoredRun(std::string_view lab, const std::string& db, const std::string& label,
                          bool no_store, bool quiet, const std::string& spec_json,
-                         const std::string& device_name) {
+                         const std::string& device_name, int planned) {
     StoredRun run;
     if (no_store) return run;
     run.store = openStore(db);
-    run.id = run.store->createRun(std::string(lab), label, spec_json, device_name);
+    run.id = run.store->createRun(std::string(lab), label, spec_json, device_name, planned);
     if (!quiet)
         std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run.id),
                      run.store->path().c_str());

@@ -74,14 +74,22 @@ void addDbOption(CLI::App& cmd, std::string& db);
 // A lab's run in the store, as every lab's command starts it: the store at `db` opened (as
 // openStore does) and the run created with its spec, announced on stderr ("run 3 → path")
 // unless `quiet`; nothing when `no_store`.
+// A run in the store for one command. When the command is done with it (the object goes, on
+// any return or exception) the run is marked ended; a process killed first leaves it unfinished
+// (see Note [unfinished runs] in engine/src/core/store.h).
 struct StoredRun {
     std::unique_ptr<ts::ResultStore> store;
     int64_t id = 0;
     ts::ResultStore* get() const { return store.get(); }
+    StoredRun() = default;
+    StoredRun(StoredRun&&) = default;
+    StoredRun& operator=(StoredRun&&) = default;
+    ~StoredRun();
 };
+// `planned`: the points the run means to measure (0: not known).
 StoredRun startStoredRun(std::string_view lab, const std::string& db, const std::string& label,
                          bool no_store, bool quiet, const std::string& spec_json,
-                         const std::string& device_name);
+                         const std::string& device_name, int planned = 0);
 // The table format --markdown and --csv ask for (aligned text otherwise).
 ts::TableFormat tableFormat(bool markdown, bool csv);
 // A lab run's exit code, decided alike by every command: a failure the run reported (a point

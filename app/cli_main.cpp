@@ -43,7 +43,9 @@ int runsList(const std::string& db, bool as_json) {
                            {"created", r.created},
                            {"device", r.device_name},
                            {"points", r.point_count},
-                           {"ok", r.ok_count}});
+                           {"ok", r.ok_count},
+                           {"planned", r.planned},
+                           {"finished", r.finished()}});
         std::cout << ts::dumpJson(arr, 2) << '\n';
         return kOk;
     }
@@ -51,13 +53,19 @@ int runsList(const std::string& db, bool as_json) {
         std::cout << "no runs in " << store->path() << '\n';
         return kOk;
     }
-    std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", "id", "created",
-                             "kind", "points", "ok", "device", "label");
-    for (const auto& r : runs)
-        std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<28}  {}\n", r.id,
+    std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<12}  {:<28}  {}\n", "id",
+                             "created", "kind", "points", "ok", "ended", "device", "label");
+    for (const auto& r : runs) {
+        // See Note [unfinished runs]: "no" is a run killed before it ended (or still running).
+        const std::string ended = r.finished() ? "yes"
+                                  : r.planned > 0
+                                      ? fmt::format("no ({}/{})", r.point_count, r.planned)
+                                      : "no";
+        std::cout << fmt::format("{:>5}  {:<20}  {:<9}  {:>6}  {:>4}  {:<12}  {:<28}  {}\n", r.id,
                                  ts::printable(r.created), ts::printable(r.lab), r.point_count,
-                                 r.ok_count, ts::printable(r.device_name).substr(0, 28),
+                                 r.ok_count, ended, ts::printable(r.device_name).substr(0, 28),
                                  ts::printable(r.label));
+    }
     return kOk;
 }
 

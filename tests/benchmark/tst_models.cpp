@@ -224,6 +224,7 @@ void TestModels::runListModel() {
     a.device_name = "NVIDIA H100";
     a.point_count = 4;
     a.ok_count = 3;
+    a.ended = "2026-01-02T10:05:00Z";  // a run that ended (see Note [unfinished runs])
     RunInfo b = a;
     b.id = 7;
     b.label = "warm-up";

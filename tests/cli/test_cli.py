@@ -115,6 +115,7 @@ class Cli(unittest.TestCase):
         self.assertEqual(len(runs), 1)
         self.assertEqual(runs[0]["label"], "first")
         self.assertEqual(runs[0]["points"], 1)
+        self.assertEqual((runs[0]["planned"], runs[0]["finished"]), (1, True))
         rid = str(runs[0]["id"])
         # --db before or after the subcommand
         self.assertEqual(json.loads(run("runs", "list", "--json", "--db", self.db).stdout)[0]["id"], runs[0]["id"])
@@ -152,6 +153,13 @@ class Cli(unittest.TestCase):
         self.assertEqual(len(runs), 1)
         self.assertGreaterEqual(runs[0]["points"], 3)
         self.assertLess(runs[0]["points"], 8)
+        # Killed before it ended: not finished, with the 8 points it meant to measure, in the
+        # listing as in JSON (see Note [unfinished runs]).
+        self.assertEqual((runs[0]["planned"], runs[0]["finished"]), (8, False))
+        listing = run("runs", "list", db=self.db).stdout
+        self.assertIn(f"no ({runs[0]['points']}/8)", listing)
+        shown_table = run("runs", "show", str(runs[0]["id"]), db=self.db).stdout
+        self.assertIn(f"not finished: {runs[0]['points']} of 8 planned points stored", shown_table)
         shown = json.loads(run("runs", "show", str(runs[0]["id"]), "--format", "json", db=self.db).stdout)
         self.assertEqual([r["config"]["model"]["context_length"] for r in shown["results"][:3]], [16, 24, 32])
         self.assertTrue(all(r["status"] == "ok" for r in shown["results"]))

@@ -309,7 +309,7 @@ TEST_F(StoreTest, BadPointsRejected) {
 TEST_F(StoreTest, SchemaVersionAndWal) {
     { ResultStore store(dbPath()); }
     RawDb raw(dbPath());
-    EXPECT_EQ(raw.text("PRAGMA user_version"), "1");
+    EXPECT_EQ(raw.text("PRAGMA user_version"), "2");
     EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(raw.text("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN "
                        "('runs','points')"),
@@ -317,6 +317,61 @@ TEST_F(StoreTest, SchemaVersionAndWal) {
     EXPECT_NE(
         raw.text("SELECT sql FROM sqlite_master WHERE name='points'").find("ON DELETE CASCADE"),
         std::string::npos);
+}
+
+// See Note [unfinished runs]: a run is unfinished until its process marks it ended; one killed
+// before that stays so, with the points it meant to measure.
+TEST_F(StoreTest, UnfinishedRunsKeepTheirPlan) {
+    int64_t killed = 0, ended = 0;
+    {
+        ResultStore store(dbPath());
+        killed = store.createRun("bench", "killed", "{}", "cpu", 5);
+        storeBenchPoint(store, killed, 0, makeResult(0));
+        storeBenchPoint(store, killed, 1, makeResult(1));
+        ended = store.createRun("bench", "ended", "{}", "cpu", 1);
+        storeBenchPoint(store, ended, 0, makeResult(0));
+        store.finishRun(ended);
+    }
+    ResultStore store(dbPath());
+    const auto a = store.run(killed), b = store.run(ended);
+    ASSERT_TRUE(a && b);
+    EXPECT_FALSE(a->finished());
+    EXPECT_EQ(a->planned, 5);
+    EXPECT_EQ(a->point_count, 2);
+    EXPECT_TRUE(b->finished());
+    EXPECT_EQ(b->planned, 1);
+    EXPECT_GE(b->ended, b->created);
+    EXPECT_EQ(store.listRuns().size(), 2u);
+}
+
+// A store of schema 1 (before runs knew their end) is brought to schema 2 when opened to write:
+// its runs read as ended (their end was never marked, and is not known); read-only, it is read
+// as it is.
+TEST_F(StoreTest, SchemaOneStoresAreMigrated) {
+    {
+        RawDb raw(dbPath());
+        raw.exec(
+            "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, label "
+            "TEXT "
+            "NOT NULL DEFAULT '', created TEXT NOT NULL, device_name TEXT NOT NULL DEFAULT '', "
+            "spec_json TEXT NOT NULL DEFAULT '{}'); "
+            "CREATE TABLE points(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, "
+            "idx INTEGER NOT NULL, status TEXT NOT NULL, config_json TEXT NOT NULL, result_json "
+            "TEXT NOT NULL, PRIMARY KEY(run_id, idx)); "
+            "INSERT INTO runs(kind, label, created) VALUES('bench', 'old', "
+            "'2026-11-01T00:00:00Z'); "
+            "PRAGMA user_version=1");
+    }
+    ResultStore store(dbPath());
+    EXPECT_EQ(RawDb(dbPath()).text("PRAGMA user_version"), "2");
+    const auto runs = store.listRuns();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].label, "old");
+    EXPECT_TRUE(runs[0].finished());
+    EXPECT_EQ(runs[0].ended, "2026-11-01T00:00:00Z");
+    EXPECT_EQ(runs[0].planned, 0);
+    const int64_t id = store.createRun("bench", "new", "{}", "cpu", 3);
+    EXPECT_FALSE(store.run(id)->finished());
 }
 
 TEST_F(StoreTest, ReopenSeesData) {
@@ -600,10 +655,10 @@ TEST_F(StoreTest, NewerSchemaOpensReadOnlyForReading) {
         const int64_t id = store.createRun("bench", "kept", "{}", "cpu");
         storeBenchPoint(store, id, 0, makeResult(0));
     }
-    RawDb(dbPath()).exec("PRAGMA user_version=2");
+    RawDb(dbPath()).exec("PRAGMA user_version=3");
     EXPECT_NE(runtimeErrorOf([&] { ResultStore s(dbPath()); }).find("newer"), std::string::npos);
     ResultStore store(dbPath(), ResultStore::Access::ReadIfNeeded);
-    EXPECT_NE(store.readOnlyReason().find("schema version 2 is newer"), std::string::npos)
+    EXPECT_NE(store.readOnlyReason().find("schema version 3 is newer"), std::string::npos)
         << store.readOnlyReason();
     ASSERT_EQ(store.listRuns().size(), 1u);
     EXPECT_EQ(store.listRuns()[0].label, "kept");

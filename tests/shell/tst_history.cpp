@@ -164,7 +164,9 @@ void TestHistory::cleanupTestCase() { w_.reset(); }
 
 qint64 TestHistory::storeRun(const QString& lab, const QString& label, const std::string& spec) {
     ResultStore store(w_->storePath().toStdString());
-    return store.createRun(lab.toStdString(), label.toStdString(), spec, "CPU");
+    const qint64 id = store.createRun(lab.toStdString(), label.toStdString(), spec, "CPU");
+    store.finishRun(id);  // as a run that ended (see statusSaysWhatItCounts for one that did not)
+    return id;
 }
 
 qint64 TestHistory::rowIdAt(int proxyRow) const {
@@ -185,6 +187,28 @@ void TestHistory::statusSaysWhatItCounts() {
     const int row = runs->rowOf(benchRun_);
     QCOMPARE(runs->data(runs->index(row, RunListModel::Status)).toString(),
              QStringLiteral("no results"));
+    // See Note [unfinished runs]: a run whose process never marked it ended says so, with the
+    // points it meant to measure where it knew them.
+    RunListModel unfinished;
+    RunInfo killed;
+    killed.id = 1;
+    killed.lab = "bench";
+    killed.point_count = 2;
+    killed.ok_count = 2;
+    killed.planned = 5;
+    RunInfo unknown = killed;
+    unknown.id = 2;
+    unknown.planned = 0;
+    RunInfo ended = killed;
+    ended.id = 3;
+    ended.ended = "2026-11-26T10:00:00Z";
+    unfinished.setRuns({killed, unknown, ended});
+    QCOMPARE(unfinished.data(unfinished.index(0, RunListModel::Status)).toString(),
+             QStringLiteral("not finished: 2 of 5 points"));
+    QCOMPARE(unfinished.data(unfinished.index(1, RunListModel::Status)).toString(),
+             QStringLiteral("not finished: 2 point(s)"));
+    QCOMPARE(unfinished.data(unfinished.index(2, RunListModel::Status)).toString(),
+             QStringLiteral("all 2 ok"));
 }
 
 void TestHistory::timesAreLocalAndReadable() {

@@ -113,7 +113,7 @@ quint64 RunController::start(LabJob job) {
             try {
                 store = std::make_unique<ResultStore>(store_path);
                 store_run = store->createRun(job.lab.toStdString(), job.label.toStdString(),
-                                             job.spec_json, env.device_name);
+                                             job.spec_json, env.device_name, job.point_count);
             } catch (const std::exception& e) {
                 store.reset();
                 store_run = 0;
@@ -133,6 +133,15 @@ quint64 RunController::start(LabJob job) {
             message = "unknown error";
         }
         if (outcome == RunOutcome::Completed && cancel->cancelled()) outcome = RunOutcome::Stopped;
+        if (store && store_run > 0) {
+            // See Note [unfinished runs]: this run is over, whatever its points say.
+            try {
+                store->finishRun(store_run);
+            } catch (const std::exception& e) {
+                observer.log(LogLevel::Warning,
+                             std::string("the run could not be marked ended: ") + e.what());
+            }
+        }
         store.reset();
         observer.push(FinishedEv{outcome, message});
     });

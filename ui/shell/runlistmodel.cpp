@@ -119,6 +119,11 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
         case Points:
             return r.point_count;
         case Status:
+            // See Note [unfinished runs].
+            if (!r.finished())
+                return r.planned > 0
+                           ? tr("not finished: %1 of %2 points").arg(r.point_count).arg(r.planned)
+                           : tr("not finished: %n point(s)", "", r.point_count);
             return statusText(r.point_count, r.ok_count);
     }
     return {};

@@ -72,9 +72,15 @@ std::string printableLines(std::string_view text) {
 }
 
 std::string runHeadline(const RunInfo& run, size_t row_count, std::string_view rows_word) {
-    return fmt::format("run {} ({}), {} on {} — {} {}(s){}", run.id, printable(run.lab),
+    // See Note [unfinished runs]: a run that never ended says so, beside what it stored.
+    const std::string unfinished =
+        run.finished() || run.id == 0 ? ""
+        : run.planned > 0 ? fmt::format(" — not finished: {} of {} planned points stored",
+                                        run.point_count, run.planned)
+                          : std::string(" — not finished");
+    return fmt::format("run {} ({}), {} on {} — {} {}(s){}{}", run.id, printable(run.lab),
                        printable(run.created), printable(run.device_name), row_count, rows_word,
-                       run.label.empty() ? "" : ", " + printable(run.label));
+                       run.label.empty() ? "" : ", " + printable(run.label), unfinished);
 }
 
 std::string csvEscape(const std::string& s) {

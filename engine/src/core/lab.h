@@ -75,7 +75,8 @@ std::string csvEscape(const std::string& s);
 // The environment as "key: value" lines (Text), a Markdown list, or CSV "key,value" rows.
 std::string formatEnvironment(const Environment& env, TableFormat format);
 
-// The header line of a shown run: "run 3 (bench), 2026-11-23T10:00:00Z — 4 point(s), label".
+// The header line of a shown run: "run 3 (bench), 2026-11-23T10:00:00Z — 4 point(s), label",
+// and " — not finished: 4 of 8 planned points stored" for a run that never ended.
 std::string runHeadline(const RunInfo& run, size_t row_count, std::string_view rows_word);
 
 }  // namespace ts

@@ -18,7 +18,8 @@
 namespace ts {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+// 1: runs and points; 2: a run's planned points and when it ended (see Note [unfinished runs]).
+constexpr int kSchemaVersion = 2;
 constexpr int kBusyTimeoutMs = 10000;  // the window and a CLI run may write at the same time
 
 constexpr const char* kSchema = R"sql(
@@ -28,7 +29,9 @@ CREATE TABLE IF NOT EXISTS runs(
     label TEXT NOT NULL DEFAULT '',
     created TEXT NOT NULL,
     device_name TEXT NOT NULL DEFAULT '',
-    spec_json TEXT NOT NULL DEFAULT '{}'
+    spec_json TEXT NOT NULL DEFAULT '{}',
+    planned INTEGER NOT NULL DEFAULT 0,
+    ended TEXT
 );
 CREATE TABLE IF NOT EXISTS points(
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -127,6 +130,8 @@ RunInfo runFromRow(sqlite3_stmt* st) {
     r.spec_json = columnText(st, 5);
     r.point_count = sqlite3_column_int(st, 6);
     r.ok_count = sqlite3_column_int(st, 7);
+    r.planned = sqlite3_column_int(st, 8);
+    r.ended = columnText(st, 9);
     return r;
 }
 
@@ -148,13 +153,19 @@ private:
 // there is one (a distributed point's rows, one per rank and step, see Note [distributed rows]),
 // each row its own point otherwise; a point is ok when all its rows are. JSON that is not valid
 // counts as a point of its own (json_extract would fail the whole listing).
-constexpr const char* kRunSelect =
-    "SELECT r.id, r.kind, r.label, r.created, r.device_name, r.spec_json, COUNT(q.point), "
-    "COALESCE(SUM(q.ok), 0) FROM runs r LEFT JOIN ("
-    "SELECT run_id, MIN(status = ?1) AS ok, COALESCE(CASE WHEN json_valid(result_json) AND "
-    "json_type(result_json, '$.point') = 'integer' THEN json_extract(result_json, '$.point') END, "
-    "-1 - idx) "
-    "AS point FROM points GROUP BY run_id, point) q ON q.run_id = r.id ";
+// The runs with their point counts; `ended` says whether the store has the columns of schema 2
+// (a store of schema 1 opened read-only has not: its runs read as ended when created).
+std::string runSelect(bool ended) {
+    return std::string(
+               "SELECT r.id, r.kind, r.label, r.created, r.device_name, r.spec_json, "
+               "COUNT(q.point), COALESCE(SUM(q.ok), 0), ") +
+           (ended ? "r.planned, COALESCE(r.ended, '') " : "0, r.created ") +
+           "FROM runs r LEFT JOIN ("
+           "SELECT run_id, MIN(status = ?1) AS ok, COALESCE(CASE WHEN json_valid(result_json) AND "
+           "json_type(result_json, '$.point') = 'integer' THEN json_extract(result_json, "
+           "'$.point') END, -1 - idx) "
+           "AS point FROM points GROUP BY run_id, point) q ON q.run_id = r.id ";
+}
 
 }  // namespace
 
@@ -251,6 +262,13 @@ void ResultStore::openReadWrite() {
                 checkNotNewer(version);
                 if (version < kSchemaVersion) {
                     exec(db_, path_, kSchema);
+                    // See Note [unfinished runs]: a store of schema 1 gets the new columns; its
+                    // runs' ends are unknown and taken as ended (they were never marked).
+                    if (version == 1)
+                        exec(db_, path_,
+                             "ALTER TABLE runs ADD COLUMN planned INTEGER NOT NULL DEFAULT 0; "
+                             "ALTER TABLE runs ADD COLUMN ended TEXT; "
+                             "UPDATE runs SET ended = created;");
                     // PRAGMA takes no bound parameters; the value is our own constant.
                     exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
                 }
@@ -260,6 +278,7 @@ void ResultStore::openReadWrite() {
                 throw;
             }
         }
+        has_end_columns_ = hasEndColumns();
     } catch (...) {
         close();
         throw;
@@ -289,7 +308,8 @@ void ResultStore::openReadOnly(const std::string& reason) {
         sqlite3_extended_result_codes(db_, 1);
         sqlite3_busy_timeout(db_, kBusyTimeoutMs);
         // The queries this build reads with: a newer schema may have changed them.
-        const std::string list = std::string(kRunSelect) + "GROUP BY r.id LIMIT 1";
+        has_end_columns_ = hasEndColumns();
+        const std::string list = runSelect(has_end_columns_) + "GROUP BY r.id LIMIT 1";
         bool readable = true;
         for (const char* sql :
              {list.c_str(), "SELECT idx, status, config_json, result_json FROM points LIMIT 1"}) {
@@ -350,20 +370,45 @@ std::string ResultStore::defaultPath() {
 }
 
 int64_t ResultStore::createRun(const std::string& kind, const std::string& label,
-                               const std::string& spec_json, const std::string& device_name) {
+                               const std::string& spec_json, const std::string& device_name,
+                               int planned) {
     requireWritable("store a run");
     requireSameFile("store a run");
     Locked lock(db_);
     // RETURNING rather than last_insert_rowid(): the connection may be shared between threads.
     Statement st(db_, path_,
-                 "INSERT INTO runs(kind, label, created, device_name, spec_json) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5) RETURNING id");
+                 "INSERT INTO runs(kind, label, created, device_name, spec_json, planned) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6) RETURNING id");
     st.bind(1, kind).bind(2, label).bind(3, nowIso8601()).bind(4, device_name).bind(5, spec_json);
+    st.bind(6, int64_t{std::max(planned, 0)});
     if (!st.step()) throw std::runtime_error(fmt::format("results store {}: no run id", path_));
     const int64_t id = sqlite3_column_int64(st.get(), 0);
     while (st.step()) {
     }
     return id;
+}
+
+void ResultStore::finishRun(int64_t run_id) {
+    requireWritable("mark a run ended");
+    requireSameFile("mark a run ended");
+    Locked lock(db_);
+    Statement st(db_, path_, "UPDATE runs SET ended = ?1 WHERE id = ?2");
+    st.bind(1, nowIso8601()).bind(2, run_id);
+    st.step();
+}
+
+bool ResultStore::hasEndColumns() const {
+    // Without throwing: a read-only open tries ways to read the file, and one that cannot read
+    // this says so at its next query.
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db_, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'ended'", -1,
+                           &st, nullptr) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return false;
+    }
+    const bool found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
 }
 
 void ResultStore::addRow(int64_t run_id, const StoredRow& row) {
@@ -412,7 +457,7 @@ std::vector<StoredRow> ResultStore::rows(int64_t run_id, std::string_view lab) c
 
 std::vector<RunInfo> ResultStore::listRuns() const {
     Locked lock(db_);
-    const std::string sql = std::string(kRunSelect) + "GROUP BY r.id ORDER BY r.id DESC";
+    const std::string sql = runSelect(has_end_columns_) + "GROUP BY r.id ORDER BY r.id DESC";
     Statement st(db_, path_, sql.c_str());
     st.bind(1, toString(Status::Ok));
     std::vector<RunInfo> runs;
@@ -422,7 +467,7 @@ std::vector<RunInfo> ResultStore::listRuns() const {
 
 std::optional<RunInfo> ResultStore::run(int64_t id) const {
     Locked lock(db_);
-    const std::string sql = std::string(kRunSelect) + "WHERE r.id = ?2 GROUP BY r.id";
+    const std::string sql = runSelect(has_end_columns_) + "WHERE r.id = ?2 GROUP BY r.id";
     Statement st(db_, path_, sql.c_str());
     st.bind(1, toString(Status::Ok)).bind(2, id);
     if (!st.step()) return std::nullopt;

@@ -36,6 +36,14 @@ struct RunInfo {
     int point_count = 0;
     int ok_count = 0;       // of those, points all of whose rows have status Ok
     std::string spec_json;  // the sweep as asked for
+    // Note [unfinished runs]: a run is created before its first point and marked ended when its
+    // process is done with it (finished, stopped, or failed: whatever its points say). One that
+    // never was (the process killed, the machine down) keeps `ended` empty: the points stored
+    // are all it has, and `planned` (0: not known) says how many it meant to measure. A run still
+    // in progress reads the same until it ends.
+    int planned = 0;
+    std::string ended;  // ISO 8601 UTC; empty: not ended
+    bool finished() const { return !ended.empty(); }
 };
 
 // The file is damaged or not a store at all (SQLite's "corrupt" or "not a database"). Unlike a
@@ -63,8 +71,12 @@ public:
     // else ~/.local/share/trainscope/results.db.
     static std::string defaultPath();
 
+    // `planned`: the points the run means to measure (0: not known).
     int64_t createRun(const std::string& lab, const std::string& label,
-                      const std::string& spec_json, const std::string& device_name);
+                      const std::string& spec_json, const std::string& device_name,
+                      int planned = 0);
+    // The run is over (see Note [unfinished runs]).
+    void finishRun(int64_t run_id);
     // One row, in its own transaction: durable once this returns.
     void addRow(int64_t run_id, const StoredRow& row);
 
@@ -87,8 +99,10 @@ private:
     void requireWritable(const char* what) const;
     void rememberIdentity();
     void requireSameFile(const char* what) const;
+    bool hasEndColumns() const;
 
     std::string path_;
+    bool has_end_columns_ = true;  // schema 2's planned and ended (a read-only schema 1: not)
     // The file's device and inode when it was opened: a store deleted or replaced while a run
     // writes would take every later row into an unlinked file (see Note [a store that vanished]).
     uint64_t device_ = 0, inode_ = 0;

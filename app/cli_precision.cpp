@@ -110,6 +110,8 @@ std::vector<AutocastSpec> buildAutocastSpecs(const AutocastOptions& o) {
             throw cli::BadInput(errors.front());
         if (const auto problems = checkRunnable({s.device, {s.dtype}, {}}); !problems.empty())
             throw cli::BadInput(problems.front());
+        if (const auto problem = autocastHostMemoryProblem(s); !problem.empty())
+            throw cli::BadInput(problem);
         specs.push_back(s);
     }
     return specs;

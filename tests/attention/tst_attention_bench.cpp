@@ -106,6 +106,47 @@ TEST(AttentionBench, CpuSweepChecksTimesAndMarksUnsupported) {
               std::count(row.begin(), row.end(), ','));
 }
 
+// See Note [attention cells the CPU cannot hold]: estimated, not allocated and left to the OOM
+// killer; the cells that fit still run.
+TEST(AttentionBench, CpuCellsThatCannotFitAreOomWithoutBeingTried) {
+    AttentionBenchSpec s;
+    s.impls = {AttentionImpl::Naive};
+    s.seq_lens = {200000};  // naive's scores and probabilities: 298 GiB
+    s.head_dims = {16};
+    s.dtypes = {Precision::FP32};
+    s.causal = {false};
+    s.passes = {AttentionPass::Forward};
+    s.warmup = 0;
+    s.steps = 1;
+    s.check = false;
+    s.device = "cpu";
+    Recorder rec;
+    CancelToken cancel;
+    auto r = runAttentionBench(s, rec, cancel);
+    ASSERT_EQ(r.cells.size(), 1u);
+    EXPECT_EQ(r.cells[0].status, Status::OOM);
+    EXPECT_NE(r.cells[0].error.find("not tried: needs at least 298."), std::string::npos)
+        << r.cells[0].error;
+    EXPECT_NE(r.cells[0].error.find("scores and probabilities"), std::string::npos);
+    // Inputs alone past the machine (head dim 10^8: 3 TiB for the eight tensors): no cell of
+    // the problem allocates them; a small problem of the same sweep still runs.
+    s.impls = {AttentionImpl::Naive, AttentionImpl::Tiled};
+    s.seq_lens = {1024};
+    s.head_dims = {16, 100000000};
+    r = runAttentionBench(s, rec, cancel);
+    ASSERT_EQ(r.cells.size(), 4u);
+    for (const auto& c : r.cells) {
+        SCOPED_TRACE(std::string(toString(c.impl)) + " d " + std::to_string(c.head_dim));
+        if (c.head_dim == 16) {
+            EXPECT_EQ(c.status, Status::Ok) << c.error;
+        } else {
+            EXPECT_EQ(c.status, Status::OOM);
+            EXPECT_NE(c.error.find("not tried: needs at least 3051.8"), std::string::npos)
+                << c.error;
+        }
+    }
+}
+
 TEST(AttentionBench, CancelStopsTheSweep) {
     AttentionBenchSpec s;
     s.impls = {AttentionImpl::Naive};

@@ -204,6 +204,8 @@ class BadInput(unittest.TestCase):
              "on the CPU needs at least"),
             (["memory", "--size", "small", "--num-layers", "100000", "--device", "cpu"],
              "on the CPU needs at least"),
+            (["precision", "autocast", "--model", "small", "--batch", "65536", "--context-length", "65536",
+              "--device", "cpu"], "attention scores (batch 65536 × heads 12 × context 65536²) would take"),
             # the model tables: an edition that is not one, and sizes given to it by mistake
             (["bench", *TINY, "--model-table", "2024"], "--model-table: '2024' is not 2026 or 2025"),
             (["bench", *TINY, "--sizes", "small,xl"], "the sizes themselves go to --size"),

@@ -2,6 +2,7 @@
 // environment reaches every rank, a failing, crashing or hanging rank is named and stops the
 // others, a cancel stops all, and no child is left running or unreaped afterwards.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -85,6 +86,30 @@ TEST(Launcher, LinesArrivePerRankWithTheEnvironment) {
     }
     expectGone(r.pids);
     ::unsetenv("RANK");
+}
+
+// See Note [threads per rank]: each rank gets its share of the cores, unless the user said.
+TEST(Launcher, EachRankGetsItsShareOfTheCores) {
+    ::unsetenv("OMP_NUM_THREADS");
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(::sched_getaffinity(0, sizeof(set), &set), 0);
+    const int cores = CPU_COUNT(&set);
+    for (int world : {1, 2, 3}) {
+        const Launched r = launch(childSpec(world, {"--lines", "0", "--echo", "OMP_NUM_THREADS"}));
+        ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+        const std::string share = std::to_string(std::max(1, cores / world));
+        for (int rank = 0; rank < world; ++rank)
+            EXPECT_NE(r.lines.at(rank)[0].find("\"env\":\"" + share + "\""), std::string::npos)
+                << "world " << world << ": " << r.lines.at(rank)[0];
+    }
+    ::setenv("OMP_NUM_THREADS", "5", 1);
+    const Launched given = launch(childSpec(2, {"--lines", "0", "--echo", "OMP_NUM_THREADS"}));
+    ASSERT_TRUE(given.outcome.ok()) << given.outcome.message;
+    for (int rank = 0; rank < 2; ++rank)
+        EXPECT_NE(given.lines.at(rank)[0].find("\"env\":\"5\""), std::string::npos)
+            << given.lines.at(rank)[0];
+    ::unsetenv("OMP_NUM_THREADS");
 }
 
 TEST(Launcher, AFailingRankIsNamedAndStopsTheOthers) {

@@ -18,6 +18,7 @@
 #include "nn/attention_tiled.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
+#include "runtime/host_memory.h"
 
 namespace ts {
 
@@ -222,6 +223,32 @@ std::optional<Problem> makeProblem(const Shape& p, uint64_t seed, const c10::Dev
     }
 }
 
+// Note [attention cells the CPU cannot hold]: on a GPU an out-of-memory is a cell's result: the
+// allocator refuses, the cell says OOM. On the CPU, Linux promises memory it does not have and the
+// OOM killer ends the process (or another one) later. So a CPU cell is estimated before it
+// allocates, and one that cannot fit the memory this process can get is an OOM cell that was not
+// tried, its estimate in the message. The estimate is a lower bound: q, k, v, the output gradient,
+// q, k and v's gradients and the output (8 tensors of batch × heads × seq × head dim), and for the
+// naive attention its scores and probabilities (2 of batch × heads × seq²).
+double cpuCellLowerBound(const Shape& p, AttentionImpl impl) {
+    const double elt = p.dtype == Precision::FP32 ? 4.0 : 2.0;
+    const double b = static_cast<double>(p.batch), h = static_cast<double>(p.heads),
+                 s = static_cast<double>(p.seq), d = static_cast<double>(p.head_dim);
+    double bytes = 8.0 * b * h * s * d * elt;
+    if (impl == AttentionImpl::Naive) bytes += 2.0 * b * h * s * s * elt;
+    return bytes;
+}
+
+std::string cpuCellMemoryProblem(const Shape& p, AttentionImpl impl, int64_t available) {
+    const double need = cpuCellLowerBound(p, impl);
+    if (available <= 0 || need <= static_cast<double>(available)) return {};
+    return fmt::format(
+        "not tried: needs at least {:.1f} GiB on the CPU (inputs, output and gradients{}), more "
+        "than the {:.1f} GiB this machine has free",
+        need / 1073741824.0, impl == AttentionImpl::Naive ? ", scores and probabilities" : "",
+        static_cast<double>(available) / 1073741824.0);
+}
+
 // Checks and times one cell; its status says how it ended.
 void runCell(AttentionCell& cell, const AttentionBenchSpec& spec, std::optional<Problem>& prob,
              const Failure& input_failure, const c10::Device& device, const CancelToken& cancel) {
@@ -255,9 +282,18 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
     ProgressMeter meter(obs);
     int index = 0;
     uint64_t problem_seed = spec.seed;
+    const int64_t host_available = device.is_cpu() ? availableMemoryBytes() : 0;
     for (const Shape& shape : problems(spec)) {
         Failure input_failure;
-        std::optional<Problem> prob = makeProblem(shape, ++problem_seed, device, input_failure);
+        // See Note [attention cells the CPU cannot hold]: the inputs alone (the bound of the
+        // cheapest implementation) are not allocated when no cell of the problem could fit.
+        const AttentionImpl cheapest = AttentionImpl::Flash;
+        std::optional<Problem> prob;
+        ++problem_seed;
+        if (auto why = cpuCellMemoryProblem(shape, cheapest, host_available); !why.empty())
+            input_failure = {Status::OOM, why};
+        else
+            prob = makeProblem(shape, problem_seed, device, input_failure);
         for (AttentionImpl impl : spec.impls) {
             if (cancel.cancelled()) {
                 result.cancelled = true;
@@ -268,7 +304,13 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
             cell.seq = shape.seq;
             cell.head_dim = shape.head_dim, cell.dtype = shape.dtype, cell.causal = shape.causal;
             obs.cellStarted(index, count, cell);
-            runCell(cell, spec, prob, input_failure, device, cancel);
+            if (auto why = cpuCellMemoryProblem(shape, impl, host_available);
+                prob && !why.empty()) {
+                cell.status = Status::OOM;
+                cell.error = why;
+            } else {
+                runCell(cell, spec, prob, input_failure, device, cancel);
+            }
             // As in the benchmark's runSweep: a cell that cannot be stored stops the run.
             if (store) {
                 try {

@@ -129,6 +129,10 @@ struct AutocastSpec {
     uint64_t seed = 0;
 };
 std::vector<std::string> validateAutocastSpec(const AutocastSpec& spec);
+// An LM on the CPU that cannot fit the memory this process can get, refused with its estimate
+// (the benchmark's: its weights and gradients and its largest tensor; "" when it fits, for the
+// toy model and on a GPU, where an out-of-memory is the run's result).
+std::string autocastHostMemoryProblem(const AutocastSpec& spec);
 
 struct AutocastReport {
     AutocastSpec spec;

@@ -23,6 +23,7 @@
 #include "precision/precision.h"
 #include "precision/precision_report.h"
 #include "runtime/device.h"
+#include "runtime/host_memory.h"
 
 namespace ts {
 
@@ -539,10 +540,26 @@ std::vector<AccumulationResult> runAccumulation(const AccumulationSpec& spec, Ob
     return out;
 }
 
+std::string autocastHostMemoryProblem(const AutocastSpec& spec) {
+    if (spec.model == "toy" || spec.device != "cpu" || !modelPreset(spec.model)) return {};
+    PointConfig point;
+    point.model = *modelPreset(spec.model);
+    point.model.context_length = spec.context_length;
+    point.batch_size = spec.batch;
+    point.mode = Mode::ForwardBackward;  // one forward and one backward, no optimizer
+    point.device = spec.device;
+    if (auto p = deviceMemoryProblem(point, systemMemoryBytes(), "this machine's memory");
+        !p.empty())
+        return p;
+    return hostMemoryProblem(point, availableMemoryBytes());
+}
+
 AutocastReport runAutocastInspector(const AutocastSpec& spec, Observer& observer,
                                     ResultStore* store, int64_t run_id) {
     if (const auto errors = validateAutocastSpec(spec); !errors.empty())
         throw std::invalid_argument(errors.front());
+    if (const auto problem = autocastHostMemoryProblem(spec); !problem.empty())
+        throw std::invalid_argument(problem);
     AutocastReport report;
     report.spec = spec;
     try {

@@ -152,13 +152,14 @@ public:
 };
 
 // Opens the store and creates the run, unless --no-store.
-std::unique_ptr<ResultStore> startRun(const OutputOptions& o, const std::string& spec_json,
-                                      const std::string& device, int64_t& run_id) {
+// The run is marked ended when the returned object goes (see Note [unfinished runs]).
+cli::StoredRun startRun(const OutputOptions& o, const std::string& spec_json,
+                        const std::string& device, int64_t& run_id, int planned = 0) {
     cli::StoredRun run =
-        cli::startStoredRun(kPrecisionLab, o.db, o.label, o.no_store,
-                            /*quiet=*/false, spec_json, currentEnvironment(device).device_name);
+        cli::startStoredRun(kPrecisionLab, o.db, o.label, o.no_store, /*quiet=*/false, spec_json,
+                            currentEnvironment(device).device_name, planned);
     run_id = run.id;
-    return std::move(run.store);
+    return run;
 }
 
 int runAccumulate(const AccumulateOptions& o) {
@@ -171,7 +172,7 @@ int runAccumulate(const AccumulateOptions& o) {
         std::fprintf(stderr, "trainscope-cli precision accumulate: %s\n", e.what());
         return cli::kBadInput;
     }
-    std::unique_ptr<ResultStore> store;
+    cli::StoredRun store;
     int64_t run_id = 0;
     try {
         store = startRun(o.out, accumulationSpecJson(spec), "cpu", run_id);
@@ -226,10 +227,11 @@ int runAutocast(const AutocastOptions& o) {
         std::fprintf(stderr, "trainscope-cli precision autocast: %s\n", e.what());
         return cli::kBadInput;
     }
-    std::unique_ptr<ResultStore> store;
+    cli::StoredRun store;
     int64_t run_id = 0;
     try {
-        store = startRun(o.out, autocastSpecJson(specs.front()), specs.front().device, run_id);
+        store = startRun(o.out, autocastSpecJson(specs.front()), specs.front().device, run_id,
+                         static_cast<int>(specs.size()));
     } catch (const cli::BadInput& e) {  // a store that can only be read, an output to refuse
         std::fprintf(stderr, "trainscope-cli precision autocast: %s\n", e.what());
         return cli::kBadInput;
@@ -244,7 +246,7 @@ int runAutocast(const AutocastOptions& o) {
         AutocastReport r;
         try {
             r = runAutocastInspector(specs[i], obs, nullptr);
-            if (store) storeAutocast(*store, run_id, static_cast<int>(i), r);
+            if (store.get()) storeAutocast(*store.get(), run_id, static_cast<int>(i), r);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "trainscope-cli precision autocast: run failed: %s\n", e.what());
             return cli::kRunFailed;
@@ -288,7 +290,7 @@ int runTrain(const TrainOptions& o) {
         std::fprintf(stderr, "trainscope-cli precision train: %s\n", e.what());
         return cli::kBadInput;
     }
-    std::unique_ptr<ResultStore> store;
+    cli::StoredRun store;
     int64_t run_id = 0;
     try {
         store = startRun(o.out, trainNumericsSpecJson(spec), spec.device, run_id);

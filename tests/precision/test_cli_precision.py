@@ -128,6 +128,14 @@ class Precision(unittest.TestCase):
         self.assertEqual(len(json.loads(p.stdout)["rows"]), 7)
         p = run("runs", "list", "--json", db=self.db)
         self.assertEqual(json.loads(p.stdout)[0]["kind"], "precision")
+        # Each of the three commands marks its run ended when done (see Note [unfinished runs]).
+        self.assertEqual(run("precision", "autocast", "--dtype", "bf16,fp16", db=self.db).returncode, 0)
+        self.assertEqual(run("precision", "train", "--steps", "5", db=self.db).returncode, 0)
+        runs = json.loads(run("runs", "list", "--json", db=self.db).stdout)
+        self.assertEqual(len(runs), 3)
+        for r in runs:
+            self.assertTrue(r["finished"], r)
+        self.assertEqual(runs[1]["planned"], 2)  # autocast: one point per dtype
 
     def test_train_three_precisions_and_overflow(self):
         p = run("precision", "train", "--steps", "20", db=self.db)

@@ -67,7 +67,7 @@ SKIP = {"--db", "--help", "--python", "--code", "--sweep", "--trace", "--snapsho
 class Probe:
     def __init__(self, args):
         self.cli = os.path.join(args.build, "app", "trainscope-cli")
-        self.window = os.path.join(args.build, "app", "trainscope")
+        self.gui = os.path.join(args.build, "app", "trainscope")
         self.jobs = args.jobs
         self.quick = args.quick
         self.tmp = tempfile.mkdtemp(prefix="trainscope-probe-")
@@ -187,9 +187,9 @@ class Probe:
             lambda t: [self.cli, "memory", *BASES[("memory",)], "--db", db, "--oom-snapshot", t],
             lambda t: [self.cli, "runs", "export", "1", "--db", db, "-o", t],
         ]
-        if os.path.exists(self.window):
-            writers += [lambda t: [self.window, "--db", db, "--open", "1", "--screenshot", "steps=" + t],
-                        lambda t: [self.window, "--db", db, "--open", "1", "--report", t]]
+        if os.path.exists(self.gui):
+            writers += [lambda t: [self.gui, "--db", db, "--open", "1", "--screenshot", "steps=" + t],
+                        lambda t: [self.gui, "--db", db, "--open", "1", "--report", t]]
         for w in writers:
             for t in targets:
                 before = os.path.getsize(db)
@@ -249,13 +249,13 @@ class Probe:
              {}, (2,), "--world"),
             ("nccl without a GPU", [self.cli, "distributed", "allreduce", "--backend", "nccl", "--world", "2"], {},
              (2,), "nccl"),
-            ("worker: MASTER_ADDR that does not resolve", [self.cli, "worker", "--backend", "gloo"],
+            ("worker: MASTER_ADDR that does not resolve", [self.cli, "worker", "--experiment", "allreduce", "--backend", "gloo"],
              {"MASTER_ADDR": "256.256.256.256", "MASTER_PORT": "29500", "RANK": "0", "WORLD_SIZE": "2"}, (2,),
              "does not resolve"),
-            ("worker: WORLD_SIZE 100000", [self.cli, "worker", "--backend", "gloo"],
+            ("worker: WORLD_SIZE 100000", [self.cli, "worker", "--experiment", "allreduce", "--backend", "gloo"],
              {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500", "RANK": "0", "WORLD_SIZE": "100000"}, (2,),
              "WORLD_SIZE"),
-            ("worker: NCCL without a GPU", [self.cli, "worker", "--backend", "nccl"],
+            ("worker: NCCL without a GPU", [self.cli, "worker", "--experiment", "allreduce", "--backend", "nccl"],
              {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500", "RANK": "0", "WORLD_SIZE": "1",
               "LOCAL_RANK": "0"}, (2,), "GPU"),
         ]
@@ -268,7 +268,7 @@ class Probe:
             s.bind(("127.0.0.1", 0))
             s.listen(8)
             port = s.getsockname()[1]
-            rc, _, err, secs = self.run([self.cli, "worker", "--backend", "gloo"], timeout=60,
+            rc, _, err, secs = self.run([self.cli, "worker", "--experiment", "allreduce", "--backend", "gloo"], timeout=60,
                                         MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="1", WORLD_SIZE="2",
                                         TRAINSCOPE_RENDEZVOUS_TIMEOUT="3")
         self.tally("distributed", rc == 3 and "rendezvous" in err and secs < 30, "a port held by another program",
@@ -303,7 +303,7 @@ class Probe:
                        what, f"exit {rc} after {secs:.0f} s: {err.strip()[-160:]}")
 
     def window(self):
-        if not os.path.exists(self.window):
+        if not os.path.exists(self.gui):
             return
         db = self.make_store("window.db")
         shot = os.path.join(self.tmp, "shot.png")
@@ -316,13 +316,13 @@ class Probe:
             ("--preset that is not one", ["--preset", "no-such-preset", "--screenshot", "steps=" + shot], (1, 2)),
             ("--screenshot of a tab that is not one", ["--db", db, "--open", "1", "--screenshot", "nope=" + shot],
              (1, 2)),
-            ("--report into a folder that is not there", ["--db", db, "--open", "1", "--report", "/no/such/r.md"],
+            ("--report where nothing can be written", ["--db", db, "--open", "1", "--report", "/proc/r.md"],
              (1, 2, 3)),
             ("a store that is not SQLite", ["--db", "/etc/passwd", "--open", "1", "--screenshot", "steps=" + shot],
              (1, 2, 3)),
         ]
         for what, argv, codes in cases:
-            rc, _, err, secs = self.run([self.window, *argv], timeout=90)
+            rc, _, err, secs = self.run([self.gui, *argv], timeout=90)
             self.tally("window", rc in codes and not RAW.search(err), what,
                        f"exit {rc} after {secs:.0f} s: {err.strip()[-160:]}")
 

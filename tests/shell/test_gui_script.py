@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 GUI = CLI = None
@@ -79,6 +80,22 @@ class GuiScript(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("cannot compare", p.stderr)
         self.assertIn("999", p.stderr)
+        self.assertFalse(os.path.exists(self.path("x.png")))
+
+    def test_a_run_that_cannot_be_opened_or_compared_ends_with_exit_1(self):
+        # Without --screenshot or --report too: not an empty window left up, the error on the
+        # terminal (it stayed open for ever). Told at once, not after a timeout.
+        self.cli("bench", "--size", "tiny", "--context-length", "8", "--batch-size", "1", "--warmup", "0",
+                 "--steps", "1", "--device", "cpu", "-q")
+        for args, needle in ((["--open", "999"], "could not open run 999: run 999 is not in the store"),
+                             (["--compare", "1,999"], "cannot compare"),
+                             (["--open", "999", "--screenshot", "steps=" + self.path("x.png")],
+                              "could not open run 999")):
+            t0 = time.time()
+            p = self.gui(*args, timeout=60)
+            self.assertEqual(p.returncode, 1, (args, p.stderr))
+            self.assertIn(needle, p.stderr, args)
+            self.assertLess(time.time() - t0, 14, args)
         self.assertFalse(os.path.exists(self.path("x.png")))
 
     def test_compare_of_two_kinds_ends_with_the_reason(self):

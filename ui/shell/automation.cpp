@@ -215,12 +215,24 @@ struct Script : std::enable_shared_from_this<Script> {
             QObject::connect(
                 w, &MainWindow::storedRunOpened, w,
                 [self, opened] {
+                    if (*opened) return;
                     *opened = true;
                     self->shoot(0);
                 },
                 Qt::SingleShotConnection);
-            QTimer::singleShot(15000, w, [self, opened] {  // the window logs why it could not
+            QObject::connect(
+                w, &MainWindow::storedRunFailed, w,
+                [self, opened](qint64, const QString& why) {
+                    if (*opened) return;
+                    *opened = true;
+                    self->fail(
+                        QStringLiteral("could not open run %1: %2").arg(self->o.open).arg(why));
+                    self->finish();
+                },
+                Qt::SingleShotConnection);
+            QTimer::singleShot(60000, w, [self, opened] {  // neither answer came
                 if (*opened) return;
+                *opened = true;
                 self->fail(QStringLiteral("could not open run %1").arg(self->o.open));
                 self->finish();
             });
@@ -314,8 +326,12 @@ struct Script : std::enable_shared_from_this<Script> {
         finish();
     }
 
+    // A script that quits when done exits 1 if anything failed; one that only opened or
+    // compared runs (and stays open for the user) exits 1 when that failed, as the README says,
+    // rather than leaving an empty window up with the error on the terminal.
     void finish() {
-        if (o.quit) QTimer::singleShot(0, qApp, [f = failures] { QApplication::exit(f ? 1 : 0); });
+        if (o.quit || failures)
+            QTimer::singleShot(0, qApp, [f = failures] { QApplication::exit(f ? 1 : 0); });
     }
 };
 

@@ -619,14 +619,15 @@ void MainWindow::withStoredRun(qint64 id, const QString& what,
         w->deleteLater();
         if (!run.error.isEmpty()) {
             appendLog(tr("Could not %1 run %2: %3").arg(what).arg(id).arg(run.error));
+            Q_EMIT storedRunFailed(id, run.error);
             return;
         }
         if (isRunning()) return;  // a run started meanwhile owns the views
         if (labIndex(qstr(run.info.lab)) < 0) {
-            appendLog(tr("Could not %1 run %2: it is of kind '%3', which this window cannot show")
-                          .arg(what)
-                          .arg(id)
-                          .arg(qstr(run.info.lab)));
+            const QString why =
+                tr("it is of kind '%1', which this window cannot show").arg(qstr(run.info.lab));
+            appendLog(tr("Could not %1 run %2: %3").arg(what).arg(id).arg(why));
+            Q_EMIT storedRunFailed(id, why);
             return;
         }
         use(run);
@@ -644,6 +645,7 @@ void MainWindow::openStoredRun(qint64 id) {
         QString error;
         if (!currentView()->showStored(run, &error)) {
             appendLog(tr("Could not open run %1: %2").arg(id).arg(error));
+            Q_EMIT storedRunFailed(id, error);
             return;
         }
         runningView_ = nullptr;

@@ -114,6 +114,9 @@ Q_SIGNALS:
     void runFinished(ts::ui::RunOutcome outcome);
     void historyRefreshed();
     void storedRunOpened(qint64 id);
+    // A stored run could not be opened, replayed or loaded (not in the store, unreadable, of a
+    // kind this window cannot show): the same words the log has.
+    void storedRunFailed(qint64 id, const QString& why);
     void comparisonReady();
     // Compare could not be done (a run missing or unreadable, runs of two kinds): why.
     void comparisonFailed(const QString& reason);

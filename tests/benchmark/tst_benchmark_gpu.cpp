@@ -234,9 +234,8 @@ TEST(CompiledGpu, LossTrajectoryEqualsEager) {
                 EXPECT_GT(s.forward_ms, 0) << what;
                 EXPECT_EQ(s.backward_ms > 0, m != ts::Mode::Forward) << what;
                 EXPECT_EQ(s.optimizer_ms > 0, m == ts::Mode::Train) << what;
-                // The phases tile the step: CUDA events read to about 0.5 µs each (three intervals
-                // against one), and a mode without an optimizer leaves its empty interval (two
-                // events recorded back to back, a few µs) in the total.
+                // The phases tile the step (see Note [a step's total]): CUDA events read to about
+                // 0.5 µs each, three intervals against one.
                 EXPECT_NEAR(s.total_ms, s.forward_ms + s.backward_ms + s.optimizer_ms,
                             5e-3 + 1e-6 * s.total_ms)
                     << what;

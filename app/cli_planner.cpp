@@ -35,6 +35,9 @@ struct PlanOptions {
 double positiveNumber(const char* flag, const std::string& text) {
     const double v = cli::parseFinite(flag, text);
     if (v <= 0) throw cli::BadInput(fmt::format("{}: must be positive, got '{}'", flag, text));
+    // A FLOP/s or a bandwidth past any machine (and past a double once scaled to bytes/s).
+    if (v > 1e30)
+        throw cli::BadInput(fmt::format("{}: '{}' is more than the limit of 1e30", flag, text));
     return v;
 }
 

@@ -66,6 +66,12 @@ std::vector<std::string> dtypeItems(const std::vector<std::string>& values) {
     return items;
 }
 
+// --device as the engine reads it (cpu, cuda or cuda:N), refused here in the flag's name.
+void checkDeviceFlag(const std::string& device) {
+    if (device != "cpu" && device.rfind("cuda", 0) != 0)
+        throw cli::BadInput(fmt::format("--device: '{}' is neither cpu nor cuda[:N]", device));
+}
+
 AccumulationSpec buildAccumulationSpec(const AccumulateOptions& o) {
     AccumulationSpec spec;
     if (o.addend) spec.addend = cli::parseFinite("--addend", *o.addend);
@@ -91,6 +97,7 @@ std::vector<AutocastSpec> buildAutocastSpecs(const AutocastOptions& o) {
     AutocastSpec base;
     base.model = o.model;
     base.device = o.device;
+    checkDeviceFlag(base.device);
     if (o.batch) base.batch = cli::parseIntIn("--batch", *o.batch, 1, 65536);
     if (o.context_length)
         base.context_length = cli::parseIntIn("--context-length", *o.context_length, 1, 65536);
@@ -133,8 +140,19 @@ TrainNumericsSpec buildTrainSpec(const TrainOptions& o) {
     if (o.steps)
         spec.steps =
             static_cast<int>(cli::parseIntIn("--steps", *o.steps, 1, kMaxTrainNumericsSteps));
-    if (o.lr) spec.lr = cli::parseFinite("--lr", *o.lr);
-    if (o.init_scale) spec.init_scale = cli::parseFinite("--init-scale", *o.init_scale);
+    checkDeviceFlag(spec.device);
+    if (o.lr) {
+        spec.lr = cli::parseFinite("--lr", *o.lr);
+        if (!(spec.lr > 0 && spec.lr < 10))
+            throw cli::BadInput(
+                fmt::format("--lr: the learning rate '{}' is not in (0, 10)", *o.lr));
+    }
+    if (o.init_scale) {
+        spec.init_scale = cli::parseFinite("--init-scale", *o.init_scale);
+        if (!(spec.init_scale >= 1 && spec.init_scale <= 1e30))
+            throw cli::BadInput(fmt::format(
+                "--init-scale: the initial loss scale '{}' is not in 1..1e30", *o.init_scale));
+    }
     if (o.batch) spec.batch = cli::parseIntIn("--batch", *o.batch, 1, 65536);
     if (o.seed) spec.seed = cli::parseSeed("--seed", *o.seed);
     if (const auto errors = validateTrainNumericsSpec(spec); !errors.empty())

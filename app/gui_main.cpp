@@ -4,8 +4,10 @@
 #include <cstdio>
 
 #include "ui/common/theme.h"
+#include "ui/labs.h"
 #include "ui/shell/automation.h"
 #include "ui/shell/mainwindow.h"
+#include "ui/shell/presets.h"
 
 namespace {
 
@@ -47,12 +49,19 @@ int main(int argc, char** argv) {
         QStringLiteral("Ignore and keep the saved window state and configuration."));
     QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1600x1000."),
                             QStringLiteral("WxH"));
-    QCommandLineOption experiment(QStringLiteral("experiment"),
-                                  QStringLiteral("Select an experiment: bench or attention."),
-                                  QStringLiteral("id"));
-    QCommandLineOption preset(QStringLiteral("preset"),
-                              QStringLiteral("Load a classroom preset (e.g. warmup-matters)."),
-                              QStringLiteral("id"));
+    // The experiments and presets as the window has them, not a hand-kept list.
+    QStringList labIds, presetIds;
+    for (const auto& lab : ts::ui::uiLabs()) labIds << lab.id;
+    ts::ui::ensureResources();
+    for (const auto& p : ts::ui::loadPresets()) presetIds << p.id;
+    QCommandLineOption experiment(
+        QStringLiteral("experiment"),
+        QStringLiteral("Select an experiment: %1.").arg(labIds.join(QStringLiteral(", "))),
+        QStringLiteral("id"));
+    QCommandLineOption preset(
+        QStringLiteral("preset"),
+        QStringLiteral("Load a classroom preset: %1.").arg(presetIds.join(QStringLiteral(", "))),
+        QStringLiteral("id"));
     QCommandLineOption config(QStringLiteral("config"),
                               QStringLiteral("Panel state as JSON, or a file holding it."),
                               QStringLiteral("json"));
@@ -66,8 +75,9 @@ int main(int argc, char** argv) {
                             QStringLiteral("id"));
     QCommandLineOption shot(
         QStringLiteral("screenshot"),
-        QStringLiteral("After the run, grab a tab: TAB=file.png (steps, sweep, speedup, breakdown, "
-                       "results, memory, compare, attention). Repeatable; quits after."),
+        QStringLiteral("After the run, grab a tab: TAB=file.png, TAB a tab's key in the "
+                       "experiment shown (steps, sweep, speedup, attention, lanes, ...; a key "
+                       "that is not one lists them all). Repeatable; quits after."),
         QStringLiteral("tab=png"));
     QCommandLineOption report(QStringLiteral("report"),
                               QStringLiteral("After the run, write a Markdown report and quit."),

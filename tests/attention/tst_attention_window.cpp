@@ -107,6 +107,11 @@ void TestAttention::panelValidatesAndDisablesWhatIsMissing() {
     p.setState(tinyState());
     QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
     QCOMPARE(p.cellCount(), 4);
+    // Cells are implementations × shapes; "problem" is kept for what must be fixed.
+    QVERIFY2(p.summary().startsWith(QStringLiteral("4 cells: ")) &&
+                 p.summary().contains(QStringLiteral("shape")) &&
+                 !p.summary().contains(QStringLiteral("problem")),
+             qPrintable(p.summary()));
     const auto job = p.makeJob();
     QVERIFY(job);
     QCOMPARE(job->lab, QStringLiteral("attention"));

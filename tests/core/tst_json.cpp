@@ -11,6 +11,7 @@
 #include "attention/attention_json.h"
 #include "benchmark/benchmark_json.h"
 #include "core/json.h"
+#include "core/lab.h"
 
 using nlohmann::json;
 using namespace ts;
@@ -454,4 +455,18 @@ TEST(JsonLimits, ShownValuesStayShortForDeepAndHugeValues) {
         json inner = std::move(deep[0]);
         deep = std::move(inner);
     }
+}
+
+// Reports and footers: the CUDA a machine without a GPU names is LibTorch's build, said so.
+TEST(EnvironmentText, CudaWithoutAGpuIsTheBuildsOnly) {
+    ts::Environment e;
+    e.cuda_version = "13.0";
+    EXPECT_EQ(ts::cudaLine(e), "13.0 (LibTorch's build; no GPU)");
+    EXPECT_NE(
+        ts::formatEnvironment(e, ts::TableFormat::Text).find("13.0 (LibTorch's build; no GPU)"),
+        std::string::npos);
+    e.driver_version = "580.159.04 (CUDA 13.0)";
+    EXPECT_EQ(ts::cudaLine(e), "13.0");
+    e.cuda_version.clear();
+    EXPECT_EQ(ts::cudaLine(e), "-");
 }

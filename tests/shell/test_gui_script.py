@@ -98,6 +98,20 @@ class GuiScript(unittest.TestCase):
             self.assertLess(time.time() - t0, 14, args)
         self.assertFalse(os.path.exists(self.path("x.png")))
 
+    def test_help_lists_every_experiment_and_preset(self):
+        # From the window's own lists, not a hand-kept text (it said "bench or attention").
+        p = subprocess.run([GUI, "--help"], capture_output=True, text=True, timeout=60, env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = " ".join(p.stdout.split())
+        for lab in ("bench", "attention", "profile", "precision", "memory", "distributed", "planner"):
+            self.assertIn(lab, text.split("Select an experiment:")[1].split(".")[0], lab)
+        presets = text.split("Load a classroom preset:")[1].split(". ")[0]
+        presets_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                   "resources", "presets")
+        for name in os.listdir(presets_dir):
+            if name.endswith(".json"):
+                self.assertIn(name[:-5], presets, name)
+
     def test_compare_of_two_kinds_ends_with_the_reason(self):
         self.cli("bench", "--size", "tiny", "--context-length", "8", "--batch-size", "1", "--warmup", "0",
                  "--steps", "1", "--device", "cpu", "-q")

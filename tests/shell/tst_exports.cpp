@@ -254,10 +254,22 @@ void TestExports::markdownAndClipboard() {
              3);
     QVERIFY(md.contains(QStringLiteral("| OOM |")));
     QVERIFY(md.contains(QStringLiteral("- Device: NVIDIA Test GPU")));
+    // A label is text, not markup: "<b>" and "*" come out as written, a "|" splits no cell.
+    ExportContext marked = context();
+    marked.runLabel = QStringLiteral("<b>bold</b> *x* | y");
+    const QString escaped = tableToMarkdown(speedup, marked);
+    QVERIFY2(escaped.contains(QStringLiteral("\\<b\\>bold\\</b\\> \\*x\\* \\| y")),
+             qPrintable(escaped));
+    QVERIFY(!escaped.contains(QStringLiteral("<b>")));
     copyTableToClipboard(speedup, context());
     const QString text = QApplication::clipboard()->text();
     QVERIFY(text.startsWith(QStringLiteral("Configuration\tfp32 ms\tbf16 ms")));
-    QVERIFY(text.contains(QStringLiteral("# Device: NVIDIA Test GPU")));
+    // Only the table in plain text (a spreadsheet takes every line as a row); the context
+    // is in the HTML flavour's footer.
+    QVERIFY2(!text.contains(QLatin1Char('#')), qPrintable(text));
+    QCOMPARE(text.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), speedup.rowCount() + 1);
+    QVERIFY(QApplication::clipboard()->mimeData()->html().contains(
+        QStringLiteral("Device: NVIDIA Test GPU")));
     copyChartToClipboard(*sweepChart_, {640, 400}, context());
     QCOMPARE(QApplication::clipboard()->image().size(), QSize(640, 400));
 }

@@ -319,10 +319,11 @@ QString AttentionPanel::summary() const {
         return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
     QStringList impls;
     for (AttentionImpl i : spec_.impls) impls << qstr(toString(i));
-    return tr("%1 cells: %2 × %3 problem(s)")
+    // "Shapes", not "problems": beside "problem(s) to fix" the word read as errors.
+    const int shapes = cells_ / std::max<int>(1, static_cast<int>(spec_.impls.size()));
+    return tr("%1 cells: %2 × %n shape(s)", "", shapes)
         .arg(cells_)
-        .arg(impls.join(QStringLiteral(", ")))
-        .arg(cells_ / std::max<int>(1, static_cast<int>(spec_.impls.size())));
+        .arg(impls.join(QStringLiteral(", ")));
 }
 
 std::optional<LabJob> AttentionPanel::makeJob() const {

@@ -132,11 +132,23 @@ QString csvField(QString s) {
     return s;
 }
 
-QString mdCell(QString s) {
-    s.replace(QLatin1Char('|'), QLatin1String("\\|"));
-    s.replace(QLatin1Char('\n'), QLatin1Char(' '));
-    return s;
+// Free text (a label, a device's name, a cell) as Markdown shows it, not as markup: "<b>" stays
+// "<b>", "*x*" is not emphasis, a "|" does not split a cell, a newline does not end a line.
+QString mdText(const QString& text) {
+    QString out;
+    out.reserve(text.size());
+    for (const QChar c : text) {
+        if (c == QLatin1Char('\n') || c == QLatin1Char('\r')) {
+            out += QLatin1Char(' ');
+            continue;
+        }
+        if (QStringView(u"\\`*_[]<>|").contains(c)) out += QLatin1Char('\\');
+        out += c;
+    }
+    return out;
 }
+
+QString mdCell(const QString& s) { return mdText(s); }
 
 QString htmlEscape(const QString& s) { return s.toHtmlEscaped(); }
 
@@ -308,7 +320,7 @@ QString tableToMarkdown(const QAbstractItemModel& m, const ExportContext& ctx,
     if (withEnvironment) {
         out += QLatin1Char('\n');
         for (const QString& line : ctx.lines())
-            out += QStringLiteral("- ") + line + QLatin1Char('\n');
+            out += QStringLiteral("- ") + mdText(line) + QLatin1Char('\n');
     }
     return out;
 }
@@ -347,7 +359,8 @@ void copyTableToClipboard(const QAbstractItemModel& m, const ExportContext& ctx)
     }
     html += QStringLiteral("</tbody></table><p><small>") +
             htmlEscape(ctx.lines().join(QStringLiteral(" · "))) + QStringLiteral("</small></p>");
-    for (const QString& line : ctx.lines()) tsv += QStringLiteral("# ") + line + QLatin1Char('\n');
+    // The plain text is the table alone: pasted into a spreadsheet, "# Run:" lines after the
+    // data became rows of it. The run and device travel in the HTML flavour's footer.
     auto* mime = new QMimeData;
     mime->setText(tsv);
     mime->setHtml(html);
@@ -368,15 +381,16 @@ bool exportReport(const QString& path, const QList<ReportPart>& parts, const Exp
         return false;
     }
     QString md;
-    md += QStringLiteral("# TrainScope report: ") + ctx.runTitle() + QStringLiteral("\n\n");
+    md += QStringLiteral("# TrainScope report: ") + mdText(ctx.runTitle()) + QStringLiteral("\n\n");
     md += QStringLiteral("## Environment\n\n");
-    for (const QString& line : ctx.lines()) md += QStringLiteral("- ") + line + QLatin1Char('\n');
+    for (const QString& line : ctx.lines())
+        md += QStringLiteral("- ") + mdText(line) + QLatin1Char('\n');
     md += QLatin1Char('\n');
     int n = 0;
     for (const ReportPart& part : parts) {
         if (part.prepare) part.prepare();
         const QString title = withoutMnemonic(part.title);  // pane titles carry "&" for Alt+key
-        md += QStringLiteral("## ") + title + QStringLiteral("\n\n");
+        md += QStringLiteral("## ") + mdText(title) + QStringLiteral("\n\n");
         if (part.chart) {
             const QString stem = QStringLiteral("%1-%2")
                                      .arg(++n, 2, 10, QLatin1Char('0'))

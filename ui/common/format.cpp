@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/lab.h"
+
 namespace ts::ui {
 
 QString formatMs(double ms) {
@@ -83,7 +85,7 @@ QStringList environmentLines(const Environment& e) {
     };
     add("Device", e.device_name);
     add("Driver", e.driver_version);
-    add("CUDA", e.cuda_version);
+    if (!e.cuda_version.empty()) add("CUDA", cudaLine(e));
     add("LibTorch", e.torch_version);
     add("CPU", e.cpu);
     add("Host", e.hostname);

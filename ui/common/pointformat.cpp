@@ -1,5 +1,6 @@
 #include "ui/common/pointformat.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "benchmark/benchmark_json.h"
@@ -8,9 +9,12 @@
 
 namespace ts::ui {
 
-QString describeConfig(const PointConfig& c) {
+QString describeConfig(const PointConfig& c) { return describeConfig(c, {}); }
+
+QString describeConfig(const PointConfig& c, std::initializer_list<Dimension> leaveOut) {
     QStringList parts;
     for (Dimension d : allDimensions()) {
+        if (std::find(leaveOut.begin(), leaveOut.end(), d) != leaveOut.end()) continue;
         const DimensionDef& def = dimensionDef(d);
         if (def.unsaid_default && def.get(c) == def.get(PointConfig{}))
             continue;  // eager, TrainScope's model, no checkpoints: said by their absence

@@ -290,9 +290,9 @@ void ProfilePanel::revalidate() {
 QString ProfilePanel::summary() const {
     if (!problems_.isEmpty())
         return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
-    return tr("Profile %1: %2 profiled step(s) after %3 warm-up")
-        .arg(describeConfig(spec_.bench))
-        .arg(spec_.profile_steps)
+    // The point without its warm-up and steps: the profiler's own count says them.
+    return tr("Profile %1: %n profiled step(s) after %2 warm-up", "", spec_.profile_steps)
+        .arg(describeConfig(spec_.bench, {Dimension::Warmup, Dimension::Steps}))
         .arg(spec_.bench.warmup);
 }
 

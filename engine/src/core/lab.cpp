@@ -90,11 +90,18 @@ std::string csvEscape(const std::string& s) {
     return out + "\"";
 }
 
+std::string cudaLine(const Environment& e) {
+    if (e.cuda_version.empty()) return "-";
+    // No driver: no GPU took part; the version is only what LibTorch was built with.
+    return e.driver_version.empty() ? e.cuda_version + " (LibTorch's build; no GPU)"
+                                    : e.cuda_version;
+}
+
 std::string formatEnvironment(const Environment& e, TableFormat format) {
     const std::pair<const char*, std::string> items[] = {
         {"device", e.device_name},
         {"driver", e.driver_version.empty() ? "-" : e.driver_version},
-        {"CUDA", e.cuda_version.empty() ? "-" : e.cuda_version},
+        {"CUDA", cudaLine(e)},
         {"LibTorch", e.torch_version},
         {"CPU", e.cpu},
         {"host", e.hostname},

@@ -74,6 +74,10 @@ std::string csvEscape(const std::string& s);
 
 // The environment as "key: value" lines (Text), a Markdown list, or CSV "key,value" rows.
 std::string formatEnvironment(const Environment& env, TableFormat format);
+// The CUDA line of an environment: "13.0", or "13.0 (LibTorch's build; no GPU)" where no driver
+// was seen (a machine without a GPU reports the CUDA its LibTorch was built with, nothing more);
+// "-" without CUDA.
+std::string cudaLine(const Environment& env);
 
 // The header line of a shown run: "run 3 (bench), 2026-11-23T10:00:00Z — 4 point(s), label",
 // and " — not finished: 4 of 8 planned points stored" for a run that never ended.

@@ -9,6 +9,7 @@
 #include <kineto/ActivityType.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -78,6 +79,11 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
 class ProfilerSession {
 public:
     ProfilerSession(bool cuda) {
+        // Kineto reads its log level when it first starts. Without a CUDA device it logs
+        // "gpuGetDeviceCount failed with code 35" (and, off the main thread, "External init
+        // callback must run in same thread as registerClient") as ERROR on every CPU profile,
+        // though nothing failed that the profile needs. Quiet it there, unless the user set it.
+        if (!cuda && !at::hasCUDA()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
         activities_.insert(ActivityType::CPU);
         if (cuda) activities_.insert(ActivityType::CUDA);
         const torch::profiler::impl::ProfilerConfig config(

@@ -230,22 +230,23 @@ std::optional<Problem> makeProblem(const Shape& p, uint64_t seed, const c10::Dev
 // tried, its estimate in the message. The estimate is a lower bound: q, k, v, the output gradient,
 // q, k and v's gradients and the output (8 tensors of batch × heads × seq × head dim), and for the
 // naive attention its scores and probabilities (2 of batch × heads × seq²).
-double cpuCellLowerBound(const Shape& p, AttentionImpl impl) {
+double cpuCellLowerBound(const Shape& p, bool scores) {
     const double elt = p.dtype == Precision::FP32 ? 4.0 : 2.0;
     const double b = static_cast<double>(p.batch), h = static_cast<double>(p.heads),
                  s = static_cast<double>(p.seq), d = static_cast<double>(p.head_dim);
     double bytes = 8.0 * b * h * s * d * elt;
-    if (impl == AttentionImpl::Naive) bytes += 2.0 * b * h * s * s * elt;
+    if (scores) bytes += 2.0 * b * h * s * s * elt;
     return bytes;
 }
 
-std::string cpuCellMemoryProblem(const Shape& p, AttentionImpl impl, int64_t available) {
-    const double need = cpuCellLowerBound(p, impl);
+// `scores`: the naive attention's, which it materialises; false for the inputs alone.
+std::string cpuCellMemoryProblem(const Shape& p, bool scores, int64_t available) {
+    const double need = cpuCellLowerBound(p, scores);
     if (available <= 0 || need <= static_cast<double>(available)) return {};
     return fmt::format(
         "not tried: needs at least {:.1f} GiB on the CPU (inputs, output and gradients{}), more "
         "than the {:.1f} GiB this machine has free",
-        need / 1073741824.0, impl == AttentionImpl::Naive ? ", scores and probabilities" : "",
+        need / 1073741824.0, scores ? ", scores and probabilities" : "",
         static_cast<double>(available) / 1073741824.0);
 }
 
@@ -285,12 +286,11 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
     const int64_t host_available = device.is_cpu() ? availableMemoryBytes() : 0;
     for (const Shape& shape : problems(spec)) {
         Failure input_failure;
-        // See Note [attention cells the CPU cannot hold]: the inputs alone (the bound of the
-        // cheapest implementation) are not allocated when no cell of the problem could fit.
-        const AttentionImpl cheapest = AttentionImpl::Flash;
+        // See Note [attention cells the CPU cannot hold]: the inputs are not allocated when no
+        // cell of the problem could fit (the bound without scores is every implementation's).
         std::optional<Problem> prob;
         ++problem_seed;
-        if (auto why = cpuCellMemoryProblem(shape, cheapest, host_available); !why.empty())
+        if (auto why = cpuCellMemoryProblem(shape, /*scores=*/false, host_available); !why.empty())
             input_failure = {Status::OOM, why};
         else
             prob = makeProblem(shape, problem_seed, device, input_failure);
@@ -304,7 +304,8 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
             cell.seq = shape.seq;
             cell.head_dim = shape.head_dim, cell.dtype = shape.dtype, cell.causal = shape.causal;
             obs.cellStarted(index, count, cell);
-            if (auto why = cpuCellMemoryProblem(shape, impl, host_available);
+            if (auto why =
+                    cpuCellMemoryProblem(shape, impl == AttentionImpl::Naive, host_available);
                 prob && !why.empty()) {
                 cell.status = Status::OOM;
                 cell.error = why;

@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "core/json.h"
 #include "core/lab.h"
+#include "core/point.h"
 #include "core/store.h"
 #include "precision/precision.h"
 #include "precision/precision_report.h"
@@ -143,13 +144,13 @@ TrainNumericsSpec buildTrainSpec(const TrainOptions& o) {
     checkDeviceFlag(spec.device);
     if (o.lr) {
         spec.lr = cli::parseFinite("--lr", *o.lr);
-        if (!(spec.lr > 0 && spec.lr < 10))
+        if (!(spec.lr > 0 && spec.lr < kMaxLearningRate))
             throw cli::BadInput(
                 fmt::format("--lr: the learning rate '{}' is not in (0, 10)", *o.lr));
     }
     if (o.init_scale) {
         spec.init_scale = cli::parseFinite("--init-scale", *o.init_scale);
-        if (!(spec.init_scale >= 1 && spec.init_scale <= 1e30))
+        if (!(spec.init_scale >= 1 && spec.init_scale <= kMaxInitialLossScale))
             throw cli::BadInput(fmt::format(
                 "--init-scale: the initial loss scale '{}' is not in 1..1e30", *o.init_scale));
     }

@@ -166,6 +166,7 @@ struct TrainNumericsSpec {
     uint64_t seed = 0;
 };
 inline constexpr int kMaxTrainNumericsSteps = 100'000;
+inline constexpr double kMaxInitialLossScale = 1e30;  // (the learning rate: kMaxLearningRate)
 std::vector<std::string> validateTrainNumericsSpec(const TrainNumericsSpec& spec);
 
 struct TrainNumericsStep {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/point.h"
 #include "precision/precision.h"
 
 namespace ts {
@@ -183,9 +184,9 @@ std::vector<std::string> validateTrainNumericsSpec(const TrainNumericsSpec& s) {
     if (s.precisions.empty()) errors.push_back("no precision given");
     if (s.steps < 1 || s.steps > kMaxTrainNumericsSteps)
         errors.push_back(fmt::format("steps {} is not in 1..{}", s.steps, kMaxTrainNumericsSteps));
-    if (!(s.lr > 0 && s.lr < 10))
+    if (!(s.lr > 0 && s.lr < kMaxLearningRate))
         errors.push_back(fmt::format("learning rate {} is not in (0, 10)", s.lr));
-    if (!(s.init_scale >= 1 && s.init_scale <= 1e30))
+    if (!(s.init_scale >= 1 && s.init_scale <= kMaxInitialLossScale))
         errors.push_back(fmt::format("initial loss scale {} is not in 1..1e30", s.init_scale));
     if (s.device != "cpu" && s.device.rfind("cuda", 0) != 0)
         errors.push_back(fmt::format("device '{}' is neither cpu nor cuda[:N]", s.device));

@@ -67,10 +67,10 @@ std::vector<std::string> dtypeItems(const std::vector<std::string>& values) {
     return items;
 }
 
-// --device as the engine reads it (cpu, cuda or cuda:N), refused here in the flag's name.
+// --device as every lab reads it (validateDevice), refused here in the flag's name.
 void checkDeviceFlag(const std::string& device) {
-    if (device != "cpu" && device.rfind("cuda", 0) != 0)
-        throw cli::BadInput(fmt::format("--device: '{}' is neither cpu nor cuda[:N]", device));
+    if (const std::string problem = validateDevice(device); !problem.empty())
+        throw cli::BadInput("--device: " + problem);
 }
 
 AccumulationSpec buildAccumulationSpec(const AccumulateOptions& o) {

@@ -218,8 +218,8 @@ class BadInput(unittest.TestCase):
             # the flag named, not only the engine's field
             (["precision", "train", "--lr", "1e300"], "--lr: the learning rate '1e300' is not in (0, 10)"),
             (["precision", "train", "--init-scale", "1e300"], "--init-scale: the initial loss scale '1e300' is not in 1..1e30"),
-            (["precision", "autocast", "--device", ""], "--device: '' is neither cpu nor cuda[:N]"),
-            (["precision", "train", "--device", "tpu"], "--device: 'tpu' is neither cpu nor cuda[:N]"),
+            (["precision", "autocast", "--device", ""], "--device: device '' is not one of cpu, cuda, cuda:N"),
+            (["precision", "train", "--device", "cuda:x"], "--device: device 'cuda:x' is not one of cpu, cuda"),
             (["plan", "-C", "989e12", "-W", "1e300", "--size", "small", "--batch-size", "4"],
              "-W/--bandwidth: '1e300' is more than the limit of 1e30"),
             (["distributed", "bogus"], "distributed: 'bogus' is not a command (one of: "),

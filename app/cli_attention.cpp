@@ -168,8 +168,7 @@ int runAttention(const AttentionOptions& o) {
     cli::StoredRun run;
     try {
         run = cli::startStoredRun(kAttentionLab, o.db, o.label, o.no_store, /*quiet=*/false,
-                                  attentionSpecJson(spec),
-                                  currentEnvironment(spec.device).device_name);
+                                  attentionSpecJson(spec), currentEnvironment(spec.device));
     } catch (const cli::BadInput& e) {  // a store that can only be read
         std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
         return cli::kBadInput;

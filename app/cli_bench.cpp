@@ -121,9 +121,9 @@ int runBench(const BenchOptions& o) {
     ts::SweepSpec sweep;
     const std::vector<ts::PointConfig> points = benchPoints(o, &sweep);
     const std::string spec_json = ts::benchSpecJson(sweep, points.size());
-    const StoredRun run = startStoredRun(
-        ts::kBenchLab, o.db, o.label, o.no_store, o.quiet, spec_json,
-        ts::currentEnvironment(points.front().device).device_name, static_cast<int>(points.size()));
+    const StoredRun run = startStoredRun(ts::kBenchLab, o.db, o.label, o.no_store, o.quiet,
+                                         spec_json, ts::currentEnvironment(points.front().device),
+                                         static_cast<int>(points.size()));
     catchInterrupts();
     CliObserver observer(o.jsonl, o.quiet);
     const auto results = ts::runSweep(points, observer, interruptToken(), run.get(), run.id);

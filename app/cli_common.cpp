@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <type_traits>
 #include <utility>
 
 #include "core/atomic_file.h"
+#include "core/json.h"
 #include "core/lab.h"
 #include "core/store.h"
 
@@ -194,11 +196,12 @@ StoredRun::~StoredRun() {
 
 StoredRun startStoredRun(std::string_view lab, const std::string& db, const std::string& label,
                          bool no_store, bool quiet, const std::string& spec_json,
-                         const std::string& device_name, int planned) {
+                         const ts::Environment& env, int planned) {
     StoredRun run;
     if (no_store) return run;
     run.store = openStore(db);
-    run.id = run.store->createRun(std::string(lab), label, spec_json, device_name, planned);
+    run.id = run.store->createRun(std::string(lab), label, spec_json, env.device_name, planned,
+                                  ts::toJson(env).dump());
     if (!quiet)
         std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run.id),
                      run.store->path().c_str());

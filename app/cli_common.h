@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/observer.h"
+#include "core/result.h"
 
 namespace CLI {
 class App;
@@ -86,10 +87,11 @@ struct StoredRun {
     StoredRun& operator=(StoredRun&&) = default;
     ~StoredRun();
 };
-// `planned`: the points the run means to measure (0: not known).
+// `env`: where the run is measured (stored with it); `planned`: the points it means to measure
+// (0: not known).
 StoredRun startStoredRun(std::string_view lab, const std::string& db, const std::string& label,
                          bool no_store, bool quiet, const std::string& spec_json,
-                         const std::string& device_name, int planned = 0);
+                         const ts::Environment& env, int planned = 0);
 // The table format --markdown and --csv ask for (aligned text otherwise).
 ts::TableFormat tableFormat(bool markdown, bool csv);
 // A lab run's exit code, decided alike by every command: a failure the run reported (a point

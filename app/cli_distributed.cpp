@@ -313,7 +313,7 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     const bool nccl = spec.points.front().backend == dist::CommBackend::Nccl;
     const StoredRun run = startStoredRun(ts::kDistributedLab, f.db, f.label, f.no_store,
                                          /*quiet=*/true, ts::distributedSpecJson(spec),
-                                         ts::currentEnvironment(nccl ? "cuda" : "cpu").device_name,
+                                         ts::currentEnvironment(nccl ? "cuda" : "cpu"),
                                          static_cast<int>(spec.points.size()));
     ts::ResultStore* store = run.get();
     const int64_t run_id = run.id;

@@ -239,9 +239,9 @@ int runMemoryCommand(const MemoryOptions& o) {
     if (!o.oom_snapshot.empty() || given(o.point, "--oom-snapshot"))
         checkOutputFile("--oom-snapshot", o.oom_snapshot, o.point.db);
     const BenchOptions& p = o.point;
-    const StoredRun run = startStoredRun(
-        ts::kMemoryLab, p.db, p.label, p.no_store, p.quiet, ts::memorySpecJson(specs),
-        ts::currentEnvironment(specs.front().bench.device).device_name);
+    const StoredRun run = startStoredRun(ts::kMemoryLab, p.db, p.label, p.no_store, p.quiet,
+                                         ts::memorySpecJson(specs),
+                                         ts::currentEnvironment(specs.front().bench.device));
     catchInterrupts();
     const ts::TableFormat format = tableFormat(p.markdown, p.csv);
     std::vector<ts::MemoryResult> results;

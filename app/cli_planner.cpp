@@ -166,10 +166,9 @@ int runPlan(const PlanOptions& o) {
     }
     cli::StoredRun run;
     try {
-        run =
-            cli::startStoredRun(kPlannerLab, o.db, o.label, o.no_store, /*quiet=*/o.json,
-                                plannerSpecJson(inputs, measure),
-                                currentEnvironment(measure ? measure->device : "cpu").device_name);
+        run = cli::startStoredRun(kPlannerLab, o.db, o.label, o.no_store, /*quiet=*/o.json,
+                                  plannerSpecJson(inputs, measure),
+                                  currentEnvironment(measure ? measure->device : "cpu"));
     } catch (const cli::BadInput& e) {
         std::fprintf(stderr, "%s: %s\n", who, e.what());
         return cli::kBadInput;

@@ -176,7 +176,7 @@ cli::StoredRun startRun(const OutputOptions& o, const std::string& spec_json,
                         const std::string& device, int64_t& run_id, int planned = 0) {
     cli::StoredRun run =
         cli::startStoredRun(kPrecisionLab, o.db, o.label, o.no_store, /*quiet=*/false, spec_json,
-                            currentEnvironment(device).device_name, planned);
+                            currentEnvironment(device), planned);
     run_id = run.id;
     return run;
 }

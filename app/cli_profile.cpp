@@ -145,9 +145,9 @@ int runProfileCommand(const ProfileOptions& o) {
     if (!o.trace.empty() || given(o.point, "--trace"))
         checkOutputFile("--trace", o.trace, o.point.db);
     const BenchOptions& p = o.point;
-    const StoredRun run = startStoredRun(ts::kProfileLab, p.db, p.label, p.no_store, p.quiet,
-                                         ts::profileSpecJson(spec),
-                                         ts::currentEnvironment(spec.bench.device).device_name);
+    const StoredRun run =
+        startStoredRun(ts::kProfileLab, p.db, p.label, p.no_store, p.quiet,
+                       ts::profileSpecJson(spec), ts::currentEnvironment(spec.bench.device));
     if (!p.quiet) std::fprintf(stderr, "profiling %s\n", ts::profileHeadline({spec}).c_str());
     catchInterrupts();
     CliObserver observer(p.jsonl, p.quiet, spec.bench.warmup + spec.profile_steps);

@@ -262,7 +262,7 @@ class Hardening(unittest.TestCase):
     def test_a_store_that_cannot_be_written_is_read(self):
         rid = self.tiny_run("--label", "old run")
         with sqlite3.connect(self.db) as c:
-            c.execute("PRAGMA user_version=3")  # newer than this build's schema 2
+            c.execute("PRAGMA user_version=4")  # newer than this build's schema 3
         p = run("runs", "list", "--json", db=self.db)
         self.assertEqual(p.returncode, 0, text(p.stderr))
         self.assertEqual(json.loads(p.stdout)[0]["label"], "old run")
@@ -274,7 +274,7 @@ class Hardening(unittest.TestCase):
             p = run(*args, db=self.db)
             self.assertEqual(p.returncode, 2, text(p.stderr))
             self.assertIn("can only be read here", text(p.stderr))
-            self.assertIn("schema version 3 is newer", text(p.stderr))
+            self.assertIn("schema version 4 is newer", text(p.stderr))
         self.assertEqual(run("bench", *TINY, "--no-store", db=self.db).returncode, 0)
 
     # Item 12, the rest of a stored row: fields of a row edited in the file reach no terminal raw

@@ -309,7 +309,7 @@ TEST_F(StoreTest, BadPointsRejected) {
 TEST_F(StoreTest, SchemaVersionAndWal) {
     { ResultStore store(dbPath()); }
     RawDb raw(dbPath());
-    EXPECT_EQ(raw.text("PRAGMA user_version"), "2");
+    EXPECT_EQ(raw.text("PRAGMA user_version"), "3");
     EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(raw.text("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN "
                        "('runs','points')"),
@@ -363,15 +363,44 @@ TEST_F(StoreTest, SchemaOneStoresAreMigrated) {
             "PRAGMA user_version=1");
     }
     ResultStore store(dbPath());
-    EXPECT_EQ(RawDb(dbPath()).text("PRAGMA user_version"), "2");
+    EXPECT_EQ(RawDb(dbPath()).text("PRAGMA user_version"), "3");
     const auto runs = store.listRuns();
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs[0].label, "old");
     EXPECT_TRUE(runs[0].finished());
     EXPECT_EQ(runs[0].ended, "2026-11-01T00:00:00Z");
     EXPECT_EQ(runs[0].planned, 0);
+    EXPECT_EQ(runs[0].environment_json, "{}");
     const int64_t id = store.createRun("bench", "new", "{}", "cpu", 3);
     EXPECT_FALSE(store.run(id)->finished());
+}
+
+// Schema 3: a run keeps the environment it was measured in, for every lab (the attention and
+// precision labs' rows do not hold it); a store of schema 2 gains the column, its runs "{}".
+TEST_F(StoreTest, RunsKeepTheirEnvironment) {
+    {
+        RawDb raw(dbPath());
+        raw.exec(
+            "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, label "
+            "TEXT NOT NULL DEFAULT '', created TEXT NOT NULL, device_name TEXT NOT NULL DEFAULT "
+            "'', spec_json TEXT NOT NULL DEFAULT '{}', planned INTEGER NOT NULL DEFAULT 0, ended "
+            "TEXT); "
+            "CREATE TABLE points(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, "
+            "idx INTEGER NOT NULL, status TEXT NOT NULL, config_json TEXT NOT NULL, result_json "
+            "TEXT NOT NULL, PRIMARY KEY(run_id, idx)); "
+            "INSERT INTO runs(kind, label, created) VALUES('attention', 'old', "
+            "'2026-11-01T00:00:00Z'); "
+            "PRAGMA user_version=2");
+    }
+    ResultStore store(dbPath());
+    EXPECT_EQ(RawDb(dbPath()).text("PRAGMA user_version"), "3");
+    ASSERT_EQ(store.listRuns().size(), 1u);
+    EXPECT_EQ(store.listRuns()[0].environment_json, "{}");
+    const std::string env = R"({"torch_version":"2.11.0","cuda_version":"13.0"})";
+    const int64_t id = store.createRun("attention", "new", "{}", "cpu", 1, env);
+    EXPECT_EQ(store.run(id)->environment_json, env);
+    EXPECT_EQ(store.listRuns()[0].environment_json, env);
+    EXPECT_EQ(store.run(1)->environment_json, "{}");
 }
 
 TEST_F(StoreTest, ReopenSeesData) {
@@ -655,10 +684,10 @@ TEST_F(StoreTest, NewerSchemaOpensReadOnlyForReading) {
         const int64_t id = store.createRun("bench", "kept", "{}", "cpu");
         storeBenchPoint(store, id, 0, makeResult(0));
     }
-    RawDb(dbPath()).exec("PRAGMA user_version=3");
+    RawDb(dbPath()).exec("PRAGMA user_version=4");
     EXPECT_NE(runtimeErrorOf([&] { ResultStore s(dbPath()); }).find("newer"), std::string::npos);
     ResultStore store(dbPath(), ResultStore::Access::ReadIfNeeded);
-    EXPECT_NE(store.readOnlyReason().find("schema version 3 is newer"), std::string::npos)
+    EXPECT_NE(store.readOnlyReason().find("schema version 4 is newer"), std::string::npos)
         << store.readOnlyReason();
     ASSERT_EQ(store.listRuns().size(), 1u);
     EXPECT_EQ(store.listRuns()[0].label, "kept");

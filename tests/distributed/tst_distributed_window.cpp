@@ -20,7 +20,10 @@
 #include "core/store.h"
 #include "distributed/distributed_json.h"
 #include "runtime/environment.h"
+#include "ui/common/chartstyle.h"
 #include "ui/common/qcp.h"
+#include "ui/common/qcpchart.h"
+#include "ui/common/theme.h"
 #include "ui/distributed/distributedcharts.h"
 #include "ui/distributed/distributeditems.h"
 #include "ui/distributed/distributedpanel.h"
@@ -140,6 +143,7 @@ private Q_SLOTS:
     void fsdpSettingsRoundTripAndRefusals();
     void fsdpLanesShowTheWaitsForWeights();
     void lanesShowOverlap();
+    void chartsFollowTheTheme();
     void bucketedLanesSayWhatTheyShow();
     void allreduceSeriesPerWorldSize();
     void failedRankNamedInTheBanner();
@@ -368,6 +372,52 @@ void TestDistributedWindow::fsdpLanesShowTheWaitsForWeights() {
     QCOMPARE(waits[0].second - waits[0].first, 3.0);
     QVERIFY2(view.lanesText()->text().contains(QStringLiteral("Fully sharded")),
              qPrintable(view.lanesText()->text()));
+}
+
+// Issue 29 item 3: the QCustomPlot charts in the dark theme had their titles dark on dark, and a
+// live switch left the lanes white; in presentation mode their axis labels stayed small. Every
+// chart's background, title, axes and legend take the theme, and what was drawn before the
+// switch (the lanes' bars) is recoloured to the new theme's colours.
+void TestDistributedWindow::chartsFollowTheTheme() {
+    Theme::instance().setMode(ThemeMode::Light);
+    Theme::instance().setPresentation(false);
+    DistributedView view;
+    view.addItems(pointItems(0, ddpPoint("overlap"), 3, 6));
+    view.flush();
+    LanesChart* lanes = view.lanes();
+    const QColor lightForward = lanes->plot()->plottable(0)->brush().color();
+    QCOMPARE(lightForward.rgb(), currentChartStyle().seriesColor(0).rgb());
+    const QList<QcpChart*> charts = view.findChildren<QcpChart*>();
+    QVERIFY(charts.size() >= 3);
+    auto check = [&](const char* when) {
+        const ChartStyle style = currentChartStyle();
+        for (QcpChart* c : charts) {
+            const QString what = QStringLiteral("%1, %2").arg(when, c->chartTitle());
+            QCOMPARE(c->backgroundColor(), style.background);
+            auto* title = qobject_cast<QCPTextElement*>(c->plot()->plotLayout()->element(0, 0));
+            QVERIFY2(title, qPrintable(what));
+            QVERIFY2(title->textColor() == style.foreground, qPrintable(what));
+            QCOMPARE(title->font().pointSizeF(), style.titleFont.pointSizeF());
+            for (QCPAxis* a : c->plot()->axisRect()->axes()) {
+                QVERIFY2(a->tickLabelColor() == style.foreground, qPrintable(what));
+                QCOMPARE(a->tickLabelFont().pointSizeF(), style.labelFont.pointSizeF());
+            }
+            QVERIFY2(c->plot()->legend->textColor() == style.foreground, qPrintable(what));
+        }
+    };
+    Theme::instance().setMode(ThemeMode::Dark);
+    check("dark");
+    QVERIFY(currentChartStyle().background.lightnessF() < 0.2);
+    // The bars drawn in the light theme now have the dark theme's forward colour, same alpha.
+    const QColor darkForward = lanes->plot()->plottable(0)->brush().color();
+    QCOMPARE(darkForward.rgb(), currentChartStyle().seriesColor(0).rgb());
+    QCOMPARE(darkForward.alpha(), lightForward.alpha());
+    Theme::instance().setPresentation(true);
+    check("dark, presentation");
+    Theme::instance().setPresentation(false);
+    Theme::instance().setMode(ThemeMode::Light);
+    check("light again");
+    QCOMPARE(lanes->plot()->plottable(0)->brush().color(), lightForward);
 }
 
 void TestDistributedWindow::lanesShowOverlap() {

@@ -159,6 +159,56 @@ class GuiScript(unittest.TestCase):
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith(".steps")], [])
 
+    def test_a_report_of_an_opened_run_is_the_whole_report_for_every_lab(self):
+        # Issue 29 item 1: `--open N --report F` wrote the profile's tables with only their header
+        # (the profile is read in a pool thread; the report did not wait for it) and, for every
+        # lab but the benchmark, an Environment without CUDA, LibTorch, commit or date.
+        tiny = ["--size", "tiny", "--device", "cpu", "--context-length", "16", "--batch-size", "2", "--warmup", "1"]
+        self.cli("profile", *tiny, "--profile-steps", "1", "-q")
+        self.cli("attention", "--device", "cpu", "--seq", "16", "--head-dim", "16", "--impl", "naive",
+                 "--steps", "1", "--warmup", "0")
+        self.cli("precision", "autocast", "--device", "cpu")
+        self.cli("precision", "accumulate")
+        for run_id, kind in ((1, "profile"), (2, "attention"), (3, "autocast"), (4, "accumulate")):
+            report = self.path(f"report{run_id}.md")
+            p = self.gui("--open", str(run_id), "--report", report)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(report) as f:
+                text = f.read()
+            for line in ("- LibTorch: ", "- Date: ", "- TrainScope: ", "- CUDA: "):
+                self.assertIn(line, text, f"{kind}: {text[:600]}")
+            if kind == "profile":
+                ops = text.split("## Ops", 1)[1].split("##", 1)[0]
+                rows = [l for l in ops.splitlines() if l.startswith("| ") and not l.startswith("| ---")]
+                self.assertGreater(len(rows), 1, f"the ops table has rows: {ops}")
+                self.assertIn("| forward |", text)
+            if kind == "autocast":
+                # Item 25: the op tree the window shows, not only the tensor table: each module's
+                # ops under it, with the dtype each computed in.
+                tree = text.split("## Autocast, op by op", 1)[1].split("##", 1)[0]
+                self.assertIn("| ↳ fc1 | linear |", tree)
+                self.assertIn("↳ aten::linear | op, cast by autocast |", tree)
+
+    def test_a_scripted_run_that_failed_ends_with_exit_1(self):
+        # Issue 29 item 21: a scripted run whose results could not be stored (or whose points
+        # failed) exited 0. It still writes what it was asked to, then ends 1 with the reason.
+        shot = self.path("steps.png")
+        p = self.gui("--db", "/proc/no-such-dir/results.db", "--experiment", "bench", "--config",
+                     '{"sizes": ["tiny"], "context": "16", "batch": "1", "steps": 1, "warmup": "0", '
+                     '"device": "cpu"}', "--run", "--screenshot", "steps=" + shot, timeout=300)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("the run was not stored", p.stderr)
+        self.assertTrue(os.path.exists(shot), "the screenshot is still written")
+
+    def test_a_screenshot_of_another_labs_tab_is_refused(self):
+        # Issue 29 item 21: `--preset profile-… --run --screenshot steps=…` switched to the
+        # benchmark lab's empty Steps tab without a word.
+        p = self.gui("--experiment", "profile", "--screenshot", "steps=" + self.path("s.png"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("the profile experiment has no tab 'steps'", p.stderr)
+        self.assertIn("kernels", p.stderr)
+        self.assertFalse(os.path.exists(self.path("s.png")))
+
     def test_a_stored_spec_nested_100k_deep_opens_without_a_crash(self):
         # Hardening round two, item 8: every view reads a stored spec through the one
         # depth-limited reader (parseJsonOrDiscarded); the attention, distributed and memory

@@ -119,6 +119,8 @@ private Q_SLOTS:
     void deletedRunIsMarkedAndRefusesExport();
     void openResultsStore();
     void compareRefusalsEnd();
+    void filterTellsOkFromNotOk();
+    void historyFollowsTheStore();
 
 private:
     qint64 storeRun(const QString& lab, const QString& label, const std::string& spec);
@@ -463,4 +465,61 @@ void TestHistory::compareRefusalsEnd() {
 }
 
 QTEST_MAIN(TestHistory)
+// Issue 29 item 18: the filter "ok" kept the runs that were "not ok" (and "none of 4 ok"); a
+// filter that keeps nothing said nothing.
+void TestHistory::filterTellsOkFromNotOk() {
+    RunListModel runs;
+    auto run = [](qint64 id, int points, int ok, bool ended) {
+        RunInfo r;
+        r.id = id;
+        r.lab = "bench";
+        r.created = "2026-11-26T10:00:00Z";
+        r.point_count = points;
+        r.ok_count = ok;
+        r.planned = points + 1;
+        if (ended) r.ended = r.created;
+        return r;
+    };
+    runs.setRuns({run(1, 1, 1, true), run(2, 1, 0, true), run(3, 4, 0, true), run(4, 4, 3, true),
+                  run(5, 2, 2, false), run(6, 4, 4, true)});
+    HistoryWidget h(&runs);
+    auto shown = [&] {
+        QList<qint64> ids;
+        for (int r = 0; r < h.proxy()->rowCount(); ++r)
+            ids << h.proxy()->index(r, 0).data(RunListModel::RunIdRole).toLongLong();
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    };
+    auto* noMatch = h.findChild<QLabel*>(QStringLiteral("historyNoMatch"));
+    QVERIFY(noMatch);
+    h.filter()->setText(QStringLiteral("ok"));
+    QCOMPARE(shown(), (QList<qint64>{1, 6}));
+    for (const char* notOk : {"not ok", "Not-OK", "failed"}) {
+        h.filter()->setText(QString::fromLatin1(notOk));
+        QCOMPARE(shown(), (QList<qint64>{2, 3, 4, 5}));
+    }
+    h.filter()->setText(QStringLiteral("interrupted"));
+    QCOMPARE(shown(), QList<qint64>{5});
+    h.filter()->setText(QStringLiteral("bench ok"));  // with another column's word
+    QCOMPARE(shown(), (QList<qint64>{1, 6}));
+    QVERIFY(noMatch->isHidden());
+    h.filter()->setText(QStringLiteral("zzz"));
+    QCOMPARE(shown(), QList<qint64>{});
+    QVERIFY(!noMatch->isHidden());
+    QVERIFY2(noMatch->text().contains(QStringLiteral("\"zzz\"")), qPrintable(noMatch->text()));
+    QVERIFY2(noMatch->text().contains(QStringLiteral("(6 run")), qPrintable(noMatch->text()));
+    h.filter()->clear();
+    QCOMPARE(shown().size(), 6);
+    QVERIFY(noMatch->isHidden());
+}
+
+// Issue 29 item 18: runs the CLI (or another window) adds appear without Refresh.
+void TestHistory::historyFollowsTheStore() {
+    const int before = w_->runList()->rowCount();
+    const qint64 id =
+        storeRun(QStringLiteral("bench"), QStringLiteral("from elsewhere"), benchSpec_);
+    QTRY_VERIFY_WITH_TIMEOUT(w_->runList()->runById(id) != nullptr, 10000);
+    QCOMPARE(w_->runList()->rowCount(), before + 1);
+}
+
 #include "tst_history.moc"

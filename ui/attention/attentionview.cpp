@@ -24,7 +24,7 @@ AttentionView::AttentionView(QWidget* parent) : LabView(parent) {
     chart_ = new SweepChart(series_, this, QStringLiteral("attention"));
     chart_->setObjectName(QStringLiteral("attentionChart"));
     chart_->setLogY(true);
-    chart_->setMinimumHeight(320);
+    chart_->setMinimumHeight(240);
     table_ = new DataTableView(this);
     table_->setObjectName(QStringLiteral("attentionTable"));
     table_->setTitle(tr("Attention cells"), QStringLiteral("attention"));
@@ -113,7 +113,7 @@ bool AttentionView::showStored(const StoredRun& run, QString* error) {
     }
     begin(qstr(run.info.label), run.info.spec_json);
     storeRunId_ = run.info.id;
-    env_.device_name = run.info.device_name;
+    showStoredEnvironment(run.info);
     for (const AttentionCell& c : cells) model_->addCell(c);
     Q_EMIT logLine(tr("Opened %1 run %2 (%3 cells)")
                        .arg(qstr(run.info.lab))

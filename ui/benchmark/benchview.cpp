@@ -68,7 +68,7 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     stepControls->addWidget(pointCombo_);
     stepControls->addWidget(overlay_);
     stepControls->addStretch();
-    stepChart_->setMinimumHeight(280);
+    stepChart_->setMinimumHeight(220);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(stepChart_);
     split->addWidget(stepTable_);

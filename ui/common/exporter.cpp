@@ -109,8 +109,9 @@ void paintWithFooter(QPainter& p, ExportableChart& chart, const QRectF& target,
     p.restore();
 }
 
-QString cellText(const QAbstractItemModel& m, int row, int col, bool preferRaw) {
-    const QModelIndex idx = m.index(row, col);
+QString cellText(const QAbstractItemModel& m, int row, int col, bool preferRaw,
+                 const QModelIndex& parent = {}) {
+    const QModelIndex idx = m.index(row, col, parent);
     if (preferRaw) {
         const QVariant raw = m.data(idx, kValueRole);
         if (raw.isValid() &&
@@ -121,6 +122,18 @@ QString cellText(const QAbstractItemModel& m, int row, int col, bool preferRaw) 
         }
     }
     return m.data(idx, Qt::DisplayRole).toString();
+}
+
+// Every row of `m` in the order a tree view shows them expanded (a table's rows as they are):
+// `visit(parent, row, depth)`.
+void forEachRow(const QAbstractItemModel& m,
+                const std::function<void(const QModelIndex&, int, int)>& visit,
+                const QModelIndex& parent = {}, int depth = 0) {
+    for (int r = 0; r < m.rowCount(parent); ++r) {
+        visit(parent, r, depth);
+        if (const QModelIndex child = m.index(r, 0, parent); m.hasChildren(child))
+            forEachRow(m, visit, child, depth + 1);
+    }
 }
 
 QString csvField(QString s) {
@@ -291,11 +304,11 @@ QString tableToCsv(const QAbstractItemModel& m, const ExportContext& ctx) {
     for (int c = 0; c < m.columnCount(); ++c)
         header << csvField(m.headerData(c, Qt::Horizontal).toString());
     out += header.join(QLatin1Char(',')) + QLatin1Char('\n');
-    for (int r = 0; r < m.rowCount(); ++r) {
+    forEachRow(m, [&](const QModelIndex& parent, int r, int) {
         QStringList row;
-        for (int c = 0; c < m.columnCount(); ++c) row << csvField(cellText(m, r, c, true));
+        for (int c = 0; c < m.columnCount(); ++c) row << csvField(cellText(m, r, c, true, parent));
         out += row.join(QLatin1Char(',')) + QLatin1Char('\n');
-    }
+    });
     return out;
 }
 
@@ -312,11 +325,18 @@ QString tableToMarkdown(const QAbstractItemModel& m, const ExportContext& ctx,
     }
     out += QStringLiteral("| ") + header.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
     out += QStringLiteral("| ") + sep.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
-    for (int r = 0; r < m.rowCount(); ++r) {
+    // A tree's rows (the autocast report's modules and their ops) come expanded, each child's
+    // first cell indented under its parent with no-break spaces (Markdown keeps them).
+    forEachRow(m, [&](const QModelIndex& parent, int r, int depth) {
         QStringList row;
-        for (int c = 0; c < m.columnCount(); ++c) row << mdCell(cellText(m, r, c, false));
+        for (int c = 0; c < m.columnCount(); ++c) {
+            QString cell = mdCell(cellText(m, r, c, false, parent));
+            if (c == 0 && depth > 0)
+                cell.prepend(QString(2 * (depth - 1), QChar(0x00A0)) + QStringLiteral("↳ "));
+            row << cell;
+        }
         out += QStringLiteral("| ") + row.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
-    }
+    });
     if (withEnvironment) {
         out += QLatin1Char('\n');
         for (const QString& line : ctx.lines())

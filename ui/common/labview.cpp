@@ -2,7 +2,9 @@
 
 #include <QTabWidget>
 #include <QVBoxLayout>
+#include <nlohmann/json.hpp>
 
+#include "core/json.h"
 #include "ui/common/tableview.h"
 
 namespace ts::ui {
@@ -60,6 +62,27 @@ ExportContext LabView::exportContext(int) const {
     ctx.configuration = configuration_;
     ctx.configurationJson = configurationJson_;
     return ctx;
+}
+
+void LabView::showStoredEnvironment(const RunInfo& info) {
+    env_ = {};
+    if (const nlohmann::json j = parseJsonOrDiscarded(info.environment_json);
+        j.is_object() && !j.empty()) {
+        try {
+            env_ = environmentFromJson(j);
+        } catch (const std::exception&) {
+            env_ = {};  // a damaged environment is not shown; the rows may know it
+        }
+    }
+    if (env_.device_name.empty()) env_.device_name = info.device_name;
+}
+
+void LabView::takeEnvironment(const Environment& e) {
+    for (auto field :
+         {&Environment::device_name, &Environment::driver_version, &Environment::cuda_version,
+          &Environment::torch_version, &Environment::cpu, &Environment::hostname,
+          &Environment::date, &Environment::git_commit, &Environment::trainscope_version})
+        if ((env_.*field).empty()) env_.*field = e.*field;
 }
 
 QString LabView::runTitle() const { return exportContext(0).runTitle(); }

@@ -44,8 +44,10 @@ public:
     virtual void runStarted(qint64 storeRunId, const Environment& env) = 0;
     // The items the run's job posted (JobObserver::item), in order, in batches.
     virtual void addItems(const QList<QVariant>& items) = 0;
-    // A stored run, all at once; false with `error` when its rows cannot be read.
+    // A stored run, all at once; false with `error` when its rows cannot be read. A view that
+    // reads a large run in a pool thread is loading() until it emits storedRunLoaded.
     virtual bool showStored(const StoredRun& run, QString* error) = 0;
+    virtual bool loading() const { return false; }
 
     // History's Replay and Compare. The default: this lab has neither, and says why (an
     // empty reason: the lab has it).
@@ -75,6 +77,9 @@ Q_SIGNALS:
     void statusText(const QString& text);
     void progress(double fraction, double etaSeconds);  // of a replay
     void replayFinished(bool stopped);
+    // A stored run that showStored began reading in a pool thread is shown (`error` empty) or
+    // could not be read.
+    void storedRunLoaded(const QString& error);
     // Asks the window to open lab `lab` (its id) with the training point `point` (its JSON:
     // core/point_json.h), labelled `title`, and to start it when `run`: "Profile This Point"
     // of a benchmark result. The window asks that lab's entry how it takes a point (labs.h),
@@ -90,6 +95,10 @@ protected:
     Environment env_;
     // Adds a tab; its chart's and table's Export… and Copy buttons reach the window.
     int addPane(const Pane& pane);
+    // The environment of a stored run as the store has it (see RunInfo::environment_json; a run
+    // stored before it did: its device alone), then what its rows know fills the rest.
+    void showStoredEnvironment(const RunInfo& info);
+    void takeEnvironment(const Environment& e);
 
 private Q_SLOTS:
     void onPaneExport();

@@ -2,21 +2,29 @@
 
 #include <QMenu>
 #include <QPicture>
+#include <QResizeEvent>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/common/qcp.h"
+#include "ui/common/theme.h"
 
 namespace ts::ui {
 
 QcpChart::QcpChart(const QString& title, const QString& stem, QWidget* parent)
     : QWidget(parent), title_(title), stem_(stem) {
     plot_ = new QCustomPlot(this);
+    // QCustomPlot asks for the width of its legend in one row and the height of every row: a
+    // window with a lanes chart did not fit 1280 px. A chart fits any pane; its legend wraps.
+    plot_->setMinimumSize(160, 120);
+    plot_->installEventFilter(this);
     plot_->setPlottingHint(QCP::phFastPolylines, true);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->axisRect()->setRangeDrag(Qt::Horizontal);
     plot_->axisRect()->setRangeZoom(Qt::Horizontal);
     plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title));
+    titleElement_ = new QCPTextElement(plot_, title);
+    plot_->plotLayout()->addElement(0, 0, titleElement_);
     plot_->legend->setVisible(true);
     plot_->setContextMenuPolicy(Qt::CustomContextMenu);
     note_ = new QCPItemText(plot_);
@@ -40,23 +48,104 @@ QcpChart::QcpChart(const QString& title, const QString& stem, QWidget* parent)
     });
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, fit);
     restyle();
+    connect(&Theme::instance(), &Theme::changed, this, &QcpChart::applyTheme);
 }
 
 void QcpChart::restyle() {
     style_ = currentChartStyle();
     plot_->setBackground(style_.background);
     plot_->axisRect()->setBackground(style_.plotBackground);
-    for (QCPAxis* a : {plot_->xAxis, plot_->yAxis}) {
+    titleElement_->setTextColor(style_.foreground);
+    titleElement_->setFont(style_.titleFont);
+    for (QCPAxis* a : plot_->axisRect()->axes()) {
         a->setBasePen(QPen(style_.foreground));
         a->setTickPen(QPen(style_.foreground));
         a->setSubTickPen(QPen(style_.foreground));
         a->setTickLabelColor(style_.foreground);
         a->setLabelColor(style_.foreground);
+        a->setTickLabelFont(style_.labelFont);
+        a->setLabelFont(style_.labelFont);
         a->grid()->setPen(QPen(style_.grid));
     }
     plot_->legend->setBrush(style_.background);
     plot_->legend->setTextColor(style_.foreground);
+    plot_->legend->setFont(style_.legendFont);
+    plot_->legend->setBorderPen(QPen(style_.grid));
     note_->setColor(style_.muted);
+    note_->setFont(style_.labelFont);
+}
+
+// Note [a chart's colours follow the theme]: a chart draws its bars, lanes and labels in the
+// theme's colours of the moment (style_), and does not keep what it drew from. When the theme
+// changes, the colours it used are mapped to the new theme's: each of the old style's colours
+// (background, foreground, grid, muted, warm-up, the series) to its counterpart, keeping the
+// alpha it was drawn with; text items' fonts scale with the new label font (presentation mode).
+void QcpChart::applyTheme() {
+    const ChartStyle old = style_;
+    restyle();
+    recolour(old, style_);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void QcpChart::recolour(const ChartStyle& from, const ChartStyle& to) {
+    QList<std::pair<QColor, QColor>> pairs = {
+        {from.background, to.background}, {from.plotBackground, to.plotBackground},
+        {from.foreground, to.foreground}, {from.grid, to.grid},
+        {from.muted, to.muted},           {from.warmup, to.warmup}};
+    for (int i = 0; i < from.series.size() && i < to.series.size(); ++i)
+        pairs.append({from.series[i], to.series[i]});
+    auto colour = [&](const QColor& c) {
+        for (const auto& [a, b] : pairs)
+            if (a.rgb() == c.rgb()) {
+                QColor n = b;
+                n.setAlpha(c.alpha());
+                return n;
+            }
+        return c;
+    };
+    auto pen = [&](QPen p) {
+        p.setColor(colour(p.color()));
+        return p;
+    };
+    auto brush = [&](QBrush b) {
+        if (b.style() != Qt::NoBrush) b.setColor(colour(b.color()));
+        return b;
+    };
+    const qreal scale = from.labelFont.pointSizeF() > 0 && to.labelFont.pointSizeF() > 0
+                            ? to.labelFont.pointSizeF() / from.labelFont.pointSizeF()
+                            : 1.0;
+    for (int i = 0; i < plot_->plottableCount(); ++i) {
+        QCPAbstractPlottable* p = plot_->plottable(i);
+        p->setPen(pen(p->pen()));
+        p->setBrush(brush(p->brush()));
+        if (auto* g = qobject_cast<QCPGraph*>(p)) {
+            QCPScatterStyle sc = g->scatterStyle();
+            sc.setPen(pen(sc.pen()));
+            sc.setBrush(brush(sc.brush()));
+            g->setScatterStyle(sc);
+        }
+    }
+    for (int i = 0; i < plot_->itemCount(); ++i) {
+        QCPAbstractItem* item = plot_->item(i);
+        if (item == note_) continue;
+        if (auto* r = qobject_cast<QCPItemRect*>(item)) {
+            r->setPen(pen(r->pen()));
+            r->setBrush(brush(r->brush()));
+        } else if (auto* t = qobject_cast<QCPItemText*>(item)) {
+            t->setColor(colour(t->color()));
+            t->setPen(pen(t->pen()));
+            t->setBrush(brush(t->brush()));
+            if (scale != 1.0 && t->font().pointSizeF() > 0) {
+                QFont f = t->font();
+                f.setPointSizeF(f.pointSizeF() * scale);
+                t->setFont(f);
+            }
+        } else if (auto* l = qobject_cast<QCPItemLine*>(item)) {
+            l->setPen(pen(l->pen()));
+        } else if (auto* sl = qobject_cast<QCPItemStraightLine*>(item)) {
+            sl->setPen(pen(sl->pen()));
+        }
+    }
 }
 
 void QcpChart::showNote(const QString& text) {
@@ -72,7 +161,35 @@ void QcpChart::legendBelow(int wrap) {
     plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, plot_->legend);
     plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
     plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
-    if (wrap > 0) plot_->legend->setWrap(wrap);
+    legendBelow_ = true;
+    legendWrapMax_ = wrap;
+    fitLegend(plot_->width());
+}
+
+bool QcpChart::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == plot_ && event->type() == QEvent::Resize && legendBelow_)
+        fitLegend(static_cast<QResizeEvent*>(event)->size().width());
+    return QWidget::eventFilter(watched, event);
+}
+
+void QcpChart::fitLegend(int width) {
+    QCPLegend* legend = plot_->legend;
+    // The grid's cells, some of them empty once wrapped (item(i) would index those).
+    int n = 0, widest = 1;
+    for (int i = 0; i < legend->elementCount(); ++i)
+        if (QCPLayoutElement* e = legend->elementAt(i)) {
+            ++n;
+            widest = std::max(widest, e->minimumOuterSizeHint().width());
+        }
+    if (n == 0) return;
+    const int room = width - legend->margins().left() - legend->margins().right();
+    const int fits =
+        std::max(1, (room + legend->columnSpacing()) / (widest + legend->columnSpacing()));
+    const int wrap = std::min({fits, n, legendWrapMax_ > 0 ? legendWrapMax_ : n});
+    if (wrap == legend->wrap()) return;
+    legend->setWrap(wrap);
+    legend->setFillOrder(legend->fillOrder(), true);  // re-arranges the entries
+    plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 int QcpChart::plottedPoints() const {

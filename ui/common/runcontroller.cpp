@@ -2,10 +2,13 @@
 
 #include <QDeadlineTimer>
 #include <QMetaObject>
+#include <algorithm>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <variant>
 #include <vector>
 
+#include "core/json.h"
 #include "core/store.h"
 #include "ui/common/format.h"
 
@@ -26,6 +29,7 @@ struct LogEv {
 struct FinishedEv {
     RunOutcome outcome;
     std::string message;
+    std::vector<std::string> problems;  // see RunController::lastProblems
 };
 struct ItemEv {
     QVariant value;
@@ -69,9 +73,12 @@ public:
         push(ProgressEv{fraction, eta_seconds});
     }
     void log(LogLevel level, const std::string& message) override {
+        if (level == LogLevel::Error) errors.push_back(message);
         push(LogEv{static_cast<int>(level), message});
     }
     void item(const QVariant& value) override { push(ItemEv{value}); }
+
+    std::vector<std::string> errors;  // the Error lines the run logged (the worker's thread only)
 
 private:
     RunController* controller_;
@@ -109,15 +116,18 @@ quint64 RunController::start(LabJob job) {
         // The store lives in this thread: SQLite connections are not shared across threads.
         std::unique_ptr<ResultStore> store;
         int64_t store_run = 0;
+        std::vector<std::string> problems;
         if (!store_path.empty() && job.stored) {
             try {
                 store = std::make_unique<ResultStore>(store_path);
-                store_run = store->createRun(job.lab.toStdString(), job.label.toStdString(),
-                                             job.spec_json, env.device_name, job.point_count);
+                store_run =
+                    store->createRun(job.lab.toStdString(), job.label.toStdString(), job.spec_json,
+                                     env.device_name, job.point_count, toJson(env).dump());
             } catch (const std::exception& e) {
                 store.reset();
                 store_run = 0;
                 observer.log(LogLevel::Warning, std::string("this run is not stored: ") + e.what());
+                problems.push_back(std::string("the run was not stored: ") + e.what());
             }
         }
         observer.push(RunStartedEv{store_run, env});
@@ -137,13 +147,20 @@ quint64 RunController::start(LabJob job) {
             // See Note [unfinished runs]: this run is over, whatever its points say.
             try {
                 store->finishRun(store_run);
+                const std::vector<Status> statuses = store->rowStatuses(store_run);
+                if (const auto failed =
+                        std::count(statuses.begin(), statuses.end(), Status::Failed))
+                    problems.push_back(std::to_string(failed) + " of the run's " +
+                                       std::to_string(statuses.size()) +
+                                       " stored result(s) failed (see the log)");
             } catch (const std::exception& e) {
                 observer.log(LogLevel::Warning,
                              std::string("the run could not be marked ended: ") + e.what());
             }
         }
+        for (const std::string& e : observer.errors) problems.push_back(e);
         store.reset();
-        observer.push(FinishedEv{outcome, message});
+        observer.push(FinishedEv{outcome, message, std::move(problems)});
     });
     worker->setObjectName(QStringLiteral("trainscope-run-%1").arg(id));
     connect(worker, &QThread::finished, worker, &QObject::deleteLater);
@@ -215,6 +232,8 @@ void RunController::drain(quint64 run, const std::shared_ptr<Channel>& channel) 
         } else if (auto* e = std::get_if<FinishedEv>(&ev)) {
             running_ = false;
             cancel_.reset();
+            lastProblems_.clear();
+            for (const std::string& p : e->problems) lastProblems_ << qstr(p);
             Q_EMIT runFinished(run, e->outcome, qstr(e->message));
         }
     }

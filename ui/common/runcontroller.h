@@ -67,6 +67,11 @@ public:
 
     bool isRunning() const { return running_; }
     quint64 currentRun() const { return current_; }
+    // What went wrong in the run that finished last, each a sentence (empty: nothing): results
+    // that failed (a killed rank, an error in a step; an out-of-memory point is a result, not a
+    // failure), errors the run logged (a row that could not be stored), a store that could not
+    // take the run. Set before runFinished is emitted. Scripted sessions exit 1 on any.
+    const QStringList& lastProblems() const { return lastProblems_; }
     // Events of stale runs dropped so far.
     int droppedEvents() const { return dropped_; }
     // Waits for every worker thread to end (shutdown and tests); false on timeout.
@@ -90,6 +95,7 @@ private:
     quint64 current_ = 0;  // the run whose events are delivered; 0: none
     bool running_ = false;
     int dropped_ = 0;
+    QStringList lastProblems_;
     std::shared_ptr<CancelToken> cancel_;
     QList<QPointer<QThread>> workers_;
 };

@@ -67,7 +67,7 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     qRegisterMetaType<DistributedResult>();
     lanes_ = new LanesChart(this);
     lanes_->setObjectName(QStringLiteral("distributedLanes"));
-    lanes_->setMinimumHeight(260);
+    lanes_->setMinimumHeight(220);
     allreduce_ = new AllreduceChart(this);
     allreduce_->setObjectName(QStringLiteral("distributedAllreduce"));
     memory_ = new RankMemoryChart(this);
@@ -456,7 +456,7 @@ bool DistributedView::showStored(const StoredRun& run, QString* error) {
     }
     begin(qstr(run.info.label), run.info.spec_json);
     storeRunId_ = run.info.id;
-    env_.device_name = run.info.device_name;
+    showStoredEnvironment(run.info);
     points_ = std::move(results);
     finished_.assign(points_.size(), true);
     for (size_t i = 0; i < points_.size(); ++i) {

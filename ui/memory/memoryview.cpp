@@ -65,7 +65,7 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
     qRegisterMetaType<MemoryResult>();
     timeline_ = new MemoryTimelineChart(this);
     timeline_->setObjectName(QStringLiteral("memoryTimeline"));
-    timeline_->setMinimumHeight(300);
+    timeline_->setMinimumHeight(240);
     categories_ = new MemoryCategoryChart(this);
     categories_->setObjectName(QStringLiteral("memoryCategories"));
     frontier_ = new FrontierChart(this);
@@ -269,7 +269,7 @@ void MemoryView::addItems(const QList<QVariant>& items) {
 
 void MemoryView::addResult(const MemoryResult& r) {
     results_.push_back(r);
-    if (env_.device_name.empty()) env_ = r.environment;
+    takeEnvironment(r.environment);
     point_->addItem(qstr(memoryHeadline(r)), static_cast<int>(results_.size()) - 1);
     failureOf_.push_back(-1);
     if (auto f = failedStepOf(r)) {
@@ -494,7 +494,7 @@ bool MemoryView::showStored(const StoredRun& run, QString* error) {
 void MemoryView::showPoints(const StoredRun& run, const std::vector<MemoryResult>& results) {
     begin(qstr(run.info.label), run.info.spec_json);
     storeRunId_ = run.info.id;
-    env_.device_name = run.info.device_name;
+    showStoredEnvironment(run.info);
     for (const auto& r : results) addResult(r);
     if (!results_.empty()) showPoint(0);
     Q_EMIT logLine(tr("Opened %1 run %2 (%3 point(s))")

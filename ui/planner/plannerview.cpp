@@ -73,7 +73,7 @@ PlannerView::PlannerView(QWidget* parent) : LabView(parent) {
     }
     chart_ = new PlannerChart(this);
     chart_->setObjectName(QStringLiteral("plannerChart"));
-    chart_->setMinimumHeight(300);
+    chart_->setMinimumHeight(240);
     strategy_ = new QComboBox(this);
     for (Strategy s : allStrategies())
         strategy_->addItem(qstr(strategyTitle(s)), qstr(toString(s)));
@@ -169,7 +169,7 @@ bool PlannerView::showStored(const StoredRun& run, QString* error) {
     }
     begin(qstr(run.info.label), run.info.spec_json);
     storeRunId_ = run.info.id;
-    env_.device_name = run.info.device_name;
+    showStoredEnvironment(run.info);
     if (!reports.empty()) showReport(reports.back());
     Q_EMIT logLine(tr("Opened %1 run %2").arg(qstr(run.info.lab)).arg(run.info.id));
     Q_EMIT titleChanged();

@@ -69,7 +69,7 @@ PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
     accChart_ = new PrecisionChart(QStringLiteral("accumulation"), this);
     accChart_->setObjectName(QStringLiteral("accumulationChart"));
     accChart_->setLogY(true);
-    accChart_->setMinimumHeight(300);
+    accChart_->setMinimumHeight(240);
     auto* accTable = new DataTableView(this);
     accTable->setObjectName(QStringLiteral("accumulationTable"));
     accTable->setTitle(tr("Accumulation"), QStringLiteral("accumulation"));
@@ -147,7 +147,7 @@ PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
     trainTable->setTitle(tr("Training numerics"), QStringLiteral("training"));
     trainTable->setModel(train_);
     trainNote_ = makeNote(this);
-    for (PrecisionChart* c : {lossChart_, diffChart_}) c->setMinimumHeight(280);
+    for (PrecisionChart* c : {lossChart_, diffChart_}) c->setMinimumHeight(220);
     {
         auto* charts = new QSplitter(Qt::Horizontal, this);
         charts->addWidget(lossChart_);
@@ -175,7 +175,7 @@ PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
     scaleTable->setTitle(tr("Training numerics"), QStringLiteral("loss-scale"));
     scaleTable->setModel(train_);
     scaleNote_ = makeNote(this);
-    for (PrecisionChart* c : {scaleChart_, underflowChart_}) c->setMinimumHeight(280);
+    for (PrecisionChart* c : {scaleChart_, underflowChart_}) c->setMinimumHeight(220);
     {
         auto* charts = new QSplitter(Qt::Horizontal, this);
         charts->addWidget(scaleChart_);
@@ -273,7 +273,7 @@ bool PrecisionView::showStored(const StoredRun& run, QString* error) {
     }
     begin(qstr(run.info.label), run.info.spec_json);
     storeRunId_ = run.info.id;
-    env_.device_name = run.info.device_name;
+    showStoredEnvironment(run.info);
     QList<QVariant> items;
     for (const PrecisionRow& r : rows) {
         if (r.accumulation) items << QVariant::fromValue(*r.accumulation);
@@ -463,7 +463,11 @@ QList<ReportPart> PrecisionView::reportParts() const {
         parts << ReportPart{tr("Accumulation: running error"), accChart_, nullptr, {}};
         parts << ReportPart{tr("Accumulation"), nullptr, accumulation_, {}};
     }
-    if (castTable_->report()) parts << ReportPart{tr("Autocast dtypes"), nullptr, castTable_, {}};
+    if (castTable_->report()) {
+        parts << ReportPart{tr("Autocast dtypes"), nullptr, castTable_, {}};
+        // The window's op tree: each module's ops and the dtype each computed in.
+        parts << ReportPart{tr("Autocast, op by op"), nullptr, tree_, {}};
+    }
     if (train_->rowCount() > 0) {
         parts << ReportPart{tr("Training: loss"), lossChart_, nullptr, {}};
         if (train_->fp32() && train_->rowCount() > 1)

@@ -262,6 +262,10 @@ void ProfileView::refilter(bool kernels) {
 
 void ProfileView::begin(const QString& label, const std::string& specJson) {
     ++generation_;
+    if (loadingStored_) {  // a stored profile still being read is not shown now
+        loadingStored_ = false;
+        Q_EMIT storedRunLoaded(tr("another run was shown before it was read"));
+    }
     analysis_ = {};
     label_ = label;
     storeRunId_ = 0;
@@ -332,7 +336,7 @@ bool ProfileView::showStored(const StoredRun& run, QString* error) {
     }
     begin(qstr(run.info.label), run.info.spec_json);
     storeRunId_ = run.info.id;
-    env_.device_name = run.info.device_name;
+    showStoredEnvironment(run.info);
     Q_EMIT statusText(tr("Reading the profile of run %1…").arg(run.info.id));
     // A large model's profile is tens of MB of JSON: parsed and analysed in a pool thread.
     struct Parsed {
@@ -343,18 +347,22 @@ bool ProfileView::showStored(const StoredRun& run, QString* error) {
     const quint64 generation = generation_;
     const qint64 id = run.info.id;
     ++pending_;
+    loadingStored_ = true;
     connect(w, &QFutureWatcherBase::finished, this, [this, w, generation, id] {
         --pending_;
         w->deleteLater();
-        if (generation != generation_) return;
+        if (generation != generation_) return;  // begin() ended the wait for it
+        loadingStored_ = false;
         Parsed p = w->result();
         if (!p.error.isEmpty()) {
             Q_EMIT logLine(tr("Could not read the profile of run %1: %2").arg(id).arg(p.error));
             Q_EMIT statusText(tr("Run %1's profile could not be read (see the log)").arg(id));
+            Q_EMIT storedRunLoaded(p.error);
             return;
         }
         present(std::move(p.analysis));
         Q_EMIT logLine(tr("Opened profile run %1").arg(id));
+        Q_EMIT storedRunLoaded({});
     });
     w->setFuture(QtConcurrent::run([json = run.rows.front().result_json] {
         Parsed p;
@@ -371,7 +379,13 @@ bool ProfileView::showStored(const StoredRun& run, QString* error) {
 void ProfileView::present(ProfileAnalysis a) {
     analysis_ = std::move(a);
     const ProfileResult& r = *analysis_.result;
-    if (!r.environment.device_name.empty() || env_.device_name.empty()) env_ = r.environment;
+    // The profile's own environment first (it was taken where the profile ran); what the run
+    // knew fills the rest.
+    if (!r.environment.device_name.empty()) {
+        const Environment known = env_;
+        env_ = r.environment;
+        takeEnvironment(known);
+    }
     if (configuration_.isEmpty()) configuration_ = qstr(profileHeadline(r));
     kernels_->setRows(analysis_.kernels);
     ops_->setRows(analysis_.ops);

@@ -61,6 +61,7 @@ public:
     Filters kernelFilters() const { return kernelBar_; }
     Filters opFilters() const { return opBar_; }
     int pendingJobs() const { return pending_; }  // analyses still running in the pool
+    bool loading() const override { return loadingStored_; }
 
 Q_SIGNALS:
     // A profile (live or stored) is in every pane.
@@ -77,6 +78,7 @@ private:
 
     quint64 generation_ = 0;
     int pending_ = 0;
+    bool loadingStored_ = false;          // showStored's profile is being read in the pool
     quint64 filterRequests_[2] = {0, 0};  // kernels, ops: the latest filter asked for
     ProfileAnalysis analysis_;
     int stepsSeen_ = 0;

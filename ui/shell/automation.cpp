@@ -15,6 +15,7 @@
 
 #include "core/atomic_file.h"
 #include "ui/common/labpanel.h"
+#include "ui/common/labview.h"
 #include "ui/common/storeaccess.h"
 #include "ui/labs.h"
 #include "ui/shell/historywidget.h"
@@ -162,6 +163,11 @@ struct Script : std::enable_shared_from_this<Script> {
         std::fprintf(stderr, "trainscope: %s\n", qPrintable(msg));
         ++failures;
     }
+    int runFailures = 0;  // the run's own: they end a session that quits, not an open window
+    void runFailed(const QString& msg) {
+        std::fprintf(stderr, "trainscope: %s\n", qPrintable(msg));
+        ++runFailures;
+    }
 
     void start() {
         w->longRunCheck()->setEnabled(false);  // nobody is there to answer
@@ -196,7 +202,19 @@ struct Script : std::enable_shared_from_this<Script> {
         if (o.run) {
             QObject::connect(
                 w, &MainWindow::runFinished, w,
-                [self] { QTimer::singleShot(200, self->w, [self] { self->afterRun(); }); },
+                [self](RunOutcome outcome) {
+                    // A run that failed (or was stopped) is no run to show: a session that quits
+                    // when done ends 1 after what it was asked to write, with the reasons (one
+                    // that stays open shows them in the log). An out-of-memory point is a result,
+                    // as in the CLI. See RunController::lastProblems.
+                    if (outcome == RunOutcome::Failed)
+                        self->runFailed(QStringLiteral("the run failed (see the log)"));
+                    else if (outcome == RunOutcome::Stopped)
+                        self->runFailed(QStringLiteral("the run was stopped"));
+                    for (const QString& p : self->w->controller()->lastProblems())
+                        self->runFailed(QStringLiteral("the run: ") + p);
+                    QTimer::singleShot(200, self->w, [self] { self->afterRun(); });
+                },
                 Qt::SingleShotConnection);
             if (!w->startRun()) {
                 fail(QStringLiteral("the configuration cannot run: ") +
@@ -290,6 +308,18 @@ struct Script : std::enable_shared_from_this<Script> {
             return;
         }
         const auto& [tab, path] = o.shots[i];
+        // A script that chose its lab (an experiment, a preset, a run, a stored run) takes
+        // pictures of that lab: a tab of another one would be a picture of an empty view.
+        const bool labChosen = !o.experiment.isEmpty() || !o.preset.isEmpty() || o.run ||
+                               o.open > 0 || !o.compare.isEmpty();
+        if (LabView* v = w->currentView(); labChosen && v && v->paneIndex(tab) < 0) {
+            QStringList keys;
+            for (const LabView::Pane& p : v->panes()) keys << p.key;
+            fail(QStringLiteral("--screenshot: the %1 experiment has no tab '%2' (its tabs: %3)")
+                     .arg(w->currentLabId(), tab, keys.join(QStringLiteral(", "))));
+            finish();
+            return;
+        }
         if (!w->showTab(tab)) {
             fail(QStringLiteral("--screenshot: no tab '%1' (one of: %2)")
                      .arg(tab, w->tabKeys().join(QStringLiteral(", "))));
@@ -330,8 +360,9 @@ struct Script : std::enable_shared_from_this<Script> {
     // compared runs (and stays open for the user) exits 1 when that failed, as the README says,
     // rather than leaving an empty window up with the error on the terminal.
     void finish() {
-        if (o.quit || failures)
-            QTimer::singleShot(0, qApp, [f = failures] { QApplication::exit(f ? 1 : 0); });
+        const bool failed = failures > 0 || (o.quit && runFailures > 0);
+        if (o.quit || failed)
+            QTimer::singleShot(0, qApp, [failed] { QApplication::exit(failed ? 1 : 0); });
     }
 };
 

@@ -1,9 +1,18 @@
 #include "ui/shell/historytable.h"
 
+#include <QRegularExpression>
+
+#include "ui/shell/runlistmodel.h"
+
 namespace ts::ui {
 
 void RunFilterProxy::setWords(const QString& text) {
-    words_ = text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    QString t = text;
+    // "not ok" (and "not-ok") is one word: the status's (RunListModel::FilterRole).
+    t.replace(QRegularExpression(QStringLiteral("\\bnot[\\s-]+ok\\b"),
+                                 QRegularExpression::CaseInsensitiveOption),
+              QStringLiteral("notok"));
+    words_ = t.split(QLatin1Char(' '), Qt::SkipEmptyParts);
     invalidateFilter();
 }
 
@@ -11,10 +20,17 @@ bool RunFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePa
     if (words_.isEmpty()) return true;
     const QAbstractItemModel* m = sourceModel();
     QString row;
-    for (int c = 0; c < m->columnCount(sourceParent); ++c)
-        row += m->index(sourceRow, c, sourceParent).data().toString() + QLatin1Char('\n');
+    QStringList status;
+    for (int c = 0; c < m->columnCount(sourceParent); ++c) {
+        const QModelIndex i = m->index(sourceRow, c, sourceParent);
+        if (c == RunListModel::Status)
+            status = i.data(RunListModel::FilterRole).toString().split(QLatin1Char(' '));
+        else
+            row += i.data().toString() + QLatin1Char('\n');
+    }
     for (const QString& w : words_)
-        if (!row.contains(w, Qt::CaseInsensitive)) return false;
+        if (!row.contains(w, Qt::CaseInsensitive) && !status.contains(w, Qt::CaseInsensitive))
+            return false;
     return true;
 }
 

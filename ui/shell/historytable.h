@@ -12,8 +12,11 @@ class RunFilterProxy : public QSortFilterProxyModel {
     Q_OBJECT
 public:
     using QSortFilterProxyModel::QSortFilterProxyModel;
-    // Words separated by spaces, AND-ed, case-insensitive: "fp32 xl" keeps runs with both.
+    // Words separated by spaces, AND-ed, case-insensitive: "fp32 xl" keeps runs with both. A
+    // word is found inside a cell's text ("fp" finds fp32), except in the status, where it is a
+    // whole word of RunListModel::FilterRole: "ok", "not ok" (or "failed"), "interrupted".
     void setWords(const QString& text);
+    bool filtering() const { return !words_.isEmpty(); }
 
 protected:
     bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;

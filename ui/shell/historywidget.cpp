@@ -47,6 +47,11 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     message_ = new QLabel(this);
     message_->setWordWrap(true);
     message_->setVisible(false);
+    noMatch_ = new QLabel(this);
+    noMatch_->setObjectName(QStringLiteral("historyNoMatch"));
+    noMatch_->setWordWrap(true);
+    noMatch_->setTextFormat(Qt::PlainText);
+    noMatch_->setVisible(false);
 
     open_ = new QPushButton(tr("&Open"), this);
     replay_ = new QPushButton(tr("Re&play"), this);
@@ -68,6 +73,7 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(filter_);
     layout->addWidget(view_, 1);
+    layout->addWidget(noMatch_);
     layout->addWidget(message_);
     layout->addLayout(buttons);
 
@@ -119,7 +125,22 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &HistoryWidget::updateButtons);
     connect(proxy_, &QAbstractItemModel::modelReset, this, &HistoryWidget::updateButtons);
+    for (auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved})
+        connect(proxy_, signal, this, &HistoryWidget::updateNoMatch);
+    connect(proxy_, &QAbstractItemModel::modelReset, this, &HistoryWidget::updateNoMatch);
+    connect(proxy_, &QAbstractItemModel::layoutChanged, this, &HistoryWidget::updateNoMatch);
+    connect(filter_, &QLineEdit::textChanged, this, &HistoryWidget::updateNoMatch);
     updateButtons();
+}
+
+void HistoryWidget::updateNoMatch() {
+    const bool none = proxy_->filtering() && proxy_->rowCount() == 0 && runs_->rowCount() > 0;
+    noMatch_->setVisible(none);
+    if (none)
+        noMatch_->setText(tr("No stored run matches \"%1\" (%n run(s) in the store). Words are "
+                             "AND-ed; the status takes ok, \"not ok\" and interrupted.",
+                             "", runs_->rowCount())
+                              .arg(filter_->text()));
 }
 
 QList<qint64> HistoryWidget::selectedRuns() const {

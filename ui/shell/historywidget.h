@@ -61,6 +61,8 @@ private:
     QTableView* view_;
     QLineEdit* filter_;
     QLabel* message_;
+    QLabel* noMatch_;  // the filter keeps no run: says so, and what it searched
+    void updateNoMatch();
     QPushButton *open_, *replay_, *compare_, *load_, *again_, *delete_, *refresh_;
     bool busy_ = false;
 };

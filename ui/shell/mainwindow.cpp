@@ -44,6 +44,7 @@
 #include "ui/shell/historywidget.h"
 #include "ui/shell/longruncheck.h"
 #include "ui/shell/presentation.h"
+#include "ui/shell/storefollower.h"
 
 namespace ts::ui {
 
@@ -592,6 +593,11 @@ void MainWindow::probeCapabilities() {
 
 void MainWindow::refreshHistory() {
     if (controller_.storePath().isEmpty()) return;
+    if (!storeFollower_) {
+        storeFollower_ = new StoreFollower(this);
+        connect(storeFollower_, &StoreFollower::changed, this, &MainWindow::refreshHistory);
+    }
+    storeFollower_->markRead(controller_.storePath());
     auto* w = new QFutureWatcher<RunList>(this);
     connect(w, &QFutureWatcherBase::finished, this, [this, w] {
         RunList list = w->result();
@@ -653,7 +659,25 @@ void MainWindow::openStoredRun(qint64 id) {
         setProgress(1.0, 0);
         statusLabel_->setText(tr("Showing stored run %1").arg(id));
         updateTitle();
-        Q_EMIT storedRunOpened(id);
+        // A view that reads the run in a pool thread (a profile) has it shown only when it
+        // says so: a report or screenshot taken before would be of an empty view.
+        LabView* view = currentView();
+        if (!view->loading()) {
+            Q_EMIT storedRunOpened(id);
+            return;
+        }
+        connect(
+            view, &LabView::storedRunLoaded, this,
+            [this, id](const QString& error) {
+                updateTitle();
+                if (error.isEmpty()) {
+                    Q_EMIT storedRunOpened(id);
+                } else {
+                    appendLog(tr("Could not open run %1: %2").arg(id).arg(error));
+                    Q_EMIT storedRunFailed(id, error);
+                }
+            },
+            Qt::SingleShotConnection);
     });
 }
 
@@ -825,6 +849,11 @@ LabPanel* MainWindow::currentPanel() const {
 LabView* MainWindow::currentView() const {
     const int i = experimentCombo_ ? experimentCombo_->currentIndex() : -1;
     return i >= 0 && i < labs_.size() ? labs_[i].view : nullptr;
+}
+
+QString MainWindow::currentLabId() const {
+    const int i = experimentCombo_ ? experimentCombo_->currentIndex() : -1;
+    return i >= 0 && i < labs_.size() ? labs_[i].id : QString();
 }
 
 LabPanel* MainWindow::panel(const QString& id) const {

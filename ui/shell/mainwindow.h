@@ -40,6 +40,7 @@ class RedrawThrottle;
 struct StoredRun;
 
 class LongRunCheck;
+class StoreFollower;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -101,6 +102,7 @@ public:
     RunListModel* runList() { return &runs_; }
     LabPanel* currentPanel() const;
     LabView* currentView() const;
+    QString currentLabId() const;  // the shown experiment's id ("bench", "profile", ...)
     LabPanel* panel(const QString& id) const;
     LabView* labView(const QString& id) const;
     HistoryWidget* history() const { return history_; }
@@ -199,6 +201,7 @@ private:
     QLabel* deletedBanner_ = nullptr;  // over the views: the run shown was deleted
     PresentationMode* presentation_ = nullptr;
     LongRunCheck* longRun_ = nullptr;
+    StoreFollower* storeFollower_ = nullptr;     // History follows runs others add
     QHash<const LabView*, QString> shownStore_;  // the store of the run each view shows
     QSet<const LabView*> deleted_;               // views whose run was deleted from it
 

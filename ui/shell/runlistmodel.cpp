@@ -89,6 +89,15 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Created) return tr("%1 (UTC)").arg(qstr(r.created));
         return qstr(r.spec_json).left(2000);
     }
+    if (role == FilterRole) {
+        if (index.column() != Status) return data(index, Qt::DisplayRole);
+        const bool allOk = r.finished() && r.point_count > 0 && r.ok_count == r.point_count;
+        if (allOk) return QStringLiteral("ok");
+        QString words = QStringLiteral("notok failed");
+        if (!r.finished()) words += QStringLiteral(" interrupted unfinished");
+        if (r.point_count == 0) words += QStringLiteral(" empty");
+        return words;
+    }
     if (role == SortRole) {
         switch (index.column()) {
             case Id:

@@ -17,6 +17,11 @@ public:
     // What the columns sort by: the id, the UTC time, counts as numbers (display texts
     // such as "Yesterday 14:05" or "3 of 4 ok" do not sort).
     static constexpr int SortRole = Qt::UserRole + 2;
+    // What History's filter matches a cell against (the display text where not given): the
+    // Status column's is "ok" for a run all of whose points are, and "notok failed" (plus
+    // "interrupted" for one that did not finish) for any other, so that "ok" finds no run
+    // that is "not ok" or "none of 4 ok".
+    static constexpr int FilterRole = Qt::UserRole + 3;
 
     explicit RunListModel(QObject* parent = nullptr);
 

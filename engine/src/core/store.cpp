@@ -18,8 +18,9 @@
 namespace ts {
 namespace {
 
-// 1: runs and points; 2: a run's planned points and when it ended (see Note [unfinished runs]).
-constexpr int kSchemaVersion = 2;
+// 1: runs and points; 2: a run's planned points and when it ended (see Note [unfinished runs]);
+// 3: the environment the run was measured in (every lab's, not only those whose rows hold it).
+constexpr int kSchemaVersion = 3;
 constexpr int kBusyTimeoutMs = 10000;  // the window and a CLI run may write at the same time
 
 constexpr const char* kSchema = R"sql(
@@ -31,7 +32,8 @@ CREATE TABLE IF NOT EXISTS runs(
     device_name TEXT NOT NULL DEFAULT '',
     spec_json TEXT NOT NULL DEFAULT '{}',
     planned INTEGER NOT NULL DEFAULT 0,
-    ended TEXT
+    ended TEXT,
+    environment_json TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE IF NOT EXISTS points(
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -132,6 +134,7 @@ RunInfo runFromRow(sqlite3_stmt* st) {
     r.ok_count = sqlite3_column_int(st, 7);
     r.planned = sqlite3_column_int(st, 8);
     r.ended = columnText(st, 9);
+    r.environment_json = columnText(st, 10);
     return r;
 }
 
@@ -153,13 +156,15 @@ private:
 // there is one (a distributed point's rows, one per rank and step, see Note [distributed rows]),
 // each row its own point otherwise; a point is ok when all its rows are. JSON that is not valid
 // counts as a point of its own (json_extract would fail the whole listing).
-// The runs with their point counts; `ended` says whether the store has the columns of schema 2
-// (a store of schema 1 opened read-only has not: its runs read as ended when created).
-std::string runSelect(bool ended) {
+// The runs with their point counts; `columns` is the schema whose columns the store has (a store
+// of schema 1 opened read-only has no planned and ended: its runs read as ended when created;
+// one of schema 2 no environment).
+std::string runSelect(int columns) {
     return std::string(
                "SELECT r.id, r.kind, r.label, r.created, r.device_name, r.spec_json, "
                "COUNT(q.point), COALESCE(SUM(q.ok), 0), ") +
-           (ended ? "r.planned, COALESCE(r.ended, '') " : "0, r.created ") +
+           (columns >= 2 ? "r.planned, COALESCE(r.ended, ''), " : "0, r.created, ") +
+           (columns >= 3 ? "r.environment_json " : "'{}' ") +
            "FROM runs r LEFT JOIN ("
            "SELECT run_id, MIN(status = ?1) AS ok, COALESCE(CASE WHEN json_valid(result_json) AND "
            "json_type(result_json, '$.point') = 'integer' THEN json_extract(result_json, "
@@ -269,6 +274,11 @@ void ResultStore::openReadWrite() {
                              "ALTER TABLE runs ADD COLUMN planned INTEGER NOT NULL DEFAULT 0; "
                              "ALTER TABLE runs ADD COLUMN ended TEXT; "
                              "UPDATE runs SET ended = created;");
+                    // Schema 3: older runs' environment is unknown ('{}'); rows may hold it.
+                    if (version == 1 || version == 2)
+                        exec(db_, path_,
+                             "ALTER TABLE runs ADD COLUMN environment_json TEXT NOT NULL DEFAULT "
+                             "'{}';");
                     // PRAGMA takes no bound parameters; the value is our own constant.
                     exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
                 }
@@ -278,7 +288,7 @@ void ResultStore::openReadWrite() {
                 throw;
             }
         }
-        has_end_columns_ = hasEndColumns();
+        columns_ = schemaColumns();
     } catch (...) {
         close();
         throw;
@@ -308,8 +318,8 @@ void ResultStore::openReadOnly(const std::string& reason) {
         sqlite3_extended_result_codes(db_, 1);
         sqlite3_busy_timeout(db_, kBusyTimeoutMs);
         // The queries this build reads with: a newer schema may have changed them.
-        has_end_columns_ = hasEndColumns();
-        const std::string list = runSelect(has_end_columns_) + "GROUP BY r.id LIMIT 1";
+        columns_ = schemaColumns();
+        const std::string list = runSelect(columns_) + "GROUP BY r.id LIMIT 1";
         bool readable = true;
         for (const char* sql :
              {list.c_str(), "SELECT idx, status, config_json, result_json FROM points LIMIT 1"}) {
@@ -371,16 +381,16 @@ std::string ResultStore::defaultPath() {
 
 int64_t ResultStore::createRun(const std::string& kind, const std::string& label,
                                const std::string& spec_json, const std::string& device_name,
-                               int planned) {
+                               int planned, const std::string& environment_json) {
     requireWritable("store a run");
     requireSameFile("store a run");
     Locked lock(db_);
     // RETURNING rather than last_insert_rowid(): the connection may be shared between threads.
     Statement st(db_, path_,
-                 "INSERT INTO runs(kind, label, created, device_name, spec_json, planned) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6) RETURNING id");
+                 "INSERT INTO runs(kind, label, created, device_name, spec_json, planned, "
+                 "environment_json) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id");
     st.bind(1, kind).bind(2, label).bind(3, nowIso8601()).bind(4, device_name).bind(5, spec_json);
-    st.bind(6, int64_t{std::max(planned, 0)});
+    st.bind(6, int64_t{std::max(planned, 0)}).bind(7, environment_json);
     if (!st.step()) throw std::runtime_error(fmt::format("results store {}: no run id", path_));
     const int64_t id = sqlite3_column_int64(st.get(), 0);
     while (st.step()) {
@@ -397,18 +407,21 @@ void ResultStore::finishRun(int64_t run_id) {
     st.step();
 }
 
-bool ResultStore::hasEndColumns() const {
+int ResultStore::schemaColumns() const {
     // Without throwing: a read-only open tries ways to read the file, and one that cannot read
     // this says so at its next query.
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'ended'", -1,
-                           &st, nullptr) != SQLITE_OK) {
+    auto has = [this](const char* column) {
+        sqlite3_stmt* st = nullptr;
+        bool found = false;
+        if (sqlite3_prepare_v2(db_, "SELECT 1 FROM pragma_table_info('runs') WHERE name = ?1", -1,
+                               &st, nullptr) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, column, -1, SQLITE_STATIC);
+            found = sqlite3_step(st) == SQLITE_ROW;
+        }
         sqlite3_finalize(st);
-        return false;
-    }
-    const bool found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
+        return found;
+    };
+    return !has("ended") ? 1 : !has("environment_json") ? 2 : 3;
 }
 
 void ResultStore::addRow(int64_t run_id, const StoredRow& row) {
@@ -427,6 +440,15 @@ void ResultStore::addRow(int64_t run_id, const StoredRow& row) {
         throw std::runtime_error(
             fmt::format("{} (adding point {} to run {})", e.what(), row.index + 1, run_id));
     }
+}
+
+std::vector<Status> ResultStore::rowStatuses(int64_t run_id) const {
+    Locked lock(db_);
+    Statement st(db_, path_, "SELECT status FROM points WHERE run_id = ?1 ORDER BY idx");
+    st.bind(1, run_id);
+    std::vector<Status> out;
+    while (st.step()) out.push_back(parseStatus(columnText(st.get(), 0)).value_or(Status::Failed));
+    return out;
 }
 
 std::vector<StoredRow> ResultStore::rows(int64_t run_id, std::string_view lab) const {
@@ -457,7 +479,7 @@ std::vector<StoredRow> ResultStore::rows(int64_t run_id, std::string_view lab) c
 
 std::vector<RunInfo> ResultStore::listRuns() const {
     Locked lock(db_);
-    const std::string sql = runSelect(has_end_columns_) + "GROUP BY r.id ORDER BY r.id DESC";
+    const std::string sql = runSelect(columns_) + "GROUP BY r.id ORDER BY r.id DESC";
     Statement st(db_, path_, sql.c_str());
     st.bind(1, toString(Status::Ok));
     std::vector<RunInfo> runs;
@@ -467,7 +489,7 @@ std::vector<RunInfo> ResultStore::listRuns() const {
 
 std::optional<RunInfo> ResultStore::run(int64_t id) const {
     Locked lock(db_);
-    const std::string sql = runSelect(has_end_columns_) + "WHERE r.id = ?2 GROUP BY r.id";
+    const std::string sql = runSelect(columns_) + "WHERE r.id = ?2 GROUP BY r.id";
     Statement st(db_, path_, sql.c_str());
     st.bind(1, toString(Status::Ok)).bind(2, id);
     if (!st.step()) return std::nullopt;

@@ -44,6 +44,9 @@ struct RunInfo {
     int planned = 0;
     std::string ended;  // ISO 8601 UTC; empty: not ended
     bool finished() const { return !ended.empty(); }
+    // Where it was measured (core/json.h's Environment as JSON), taken when the run was created;
+    // "{}" for a run stored before schema 3 or by a caller that did not know it.
+    std::string environment_json = "{}";
 };
 
 // The file is damaged or not a store at all (SQLite's "corrupt" or "not a database"). Unlike a
@@ -71,10 +74,11 @@ public:
     // else ~/.local/share/trainscope/results.db.
     static std::string defaultPath();
 
-    // `planned`: the points the run means to measure (0: not known).
+    // `planned`: the points the run means to measure (0: not known); `environment_json`: where
+    // it is measured (see RunInfo).
     int64_t createRun(const std::string& lab, const std::string& label,
-                      const std::string& spec_json, const std::string& device_name,
-                      int planned = 0);
+                      const std::string& spec_json, const std::string& device_name, int planned = 0,
+                      const std::string& environment_json = "{}");
     // The run is over (see Note [unfinished runs]).
     void finishRun(int64_t run_id);
     // One row, in its own transaction: durable once this returns.
@@ -85,6 +89,8 @@ public:
     // The rows of a run of `lab`, in order. Throws for a run of another lab: each lab has
     // its own row shape, and reading one as another would invent values.
     std::vector<StoredRow> rows(int64_t run_id, std::string_view lab) const;
+    // The status of each of a run's rows, in order (no JSON read): how a run ended, cheaply.
+    std::vector<Status> rowStatuses(int64_t run_id) const;
     // Deletes a run and its points; false if there was none.
     bool removeRun(int64_t id);
 
@@ -99,10 +105,10 @@ private:
     void requireWritable(const char* what) const;
     void rememberIdentity();
     void requireSameFile(const char* what) const;
-    bool hasEndColumns() const;
+    int schemaColumns() const;  // 1, 2 or 3: the schema whose columns `runs` has
 
     std::string path_;
-    bool has_end_columns_ = true;  // schema 2's planned and ended (a read-only schema 1: not)
+    int columns_ = 3;  // see schemaColumns(): a read-only store of an older schema has fewer
     // The file's device and inode when it was opened: a store deleted or replaced while a run
     // writes would take every later row into an unlinked file (see Note [a store that vanished]).
     uint64_t device_ = 0, inode_ = 0;

@@ -338,6 +338,14 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
     const QStringList rows = csvRows(dir_.filePath("compare.csv"), &comments);
     QCOMPARE(rows[0], header(*cmp));
     QVERIFY(comments.join('\n').contains(QStringLiteral("Run B environment")));
+    // Issue 29 item 17: a run started after a comparison streams in front of it; the old
+    // comparison is gone, not left behind the new run.
+    BenchView* bench = benchViewOf(w_.get());
+    QVERIFY(w_->showTab(QStringLiteral("compare")));
+    w_->currentPanel()->setState(tinyCpu(1, QStringLiteral("after the comparison")));
+    QVERIFY(runAndWait());
+    QVERIFY(bench->currentPane() != bench->paneIndex(QStringLiteral("compare")));
+    QCOMPARE(cmp->rowCount(), 0);
     // The history filter.
     w_->history()->filter()->setText(QStringLiteral("long run"));
     QCOMPARE(w_->history()->proxy()->rowCount(), 1);
@@ -416,6 +424,8 @@ void TestWindow::everyLabFitsA1280x720Screen() {
     QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
     w.show();
     w.resize(1280, 720);
+    // Issue 29 item 17: a window that has shown no run does not call it "Unsaved run".
+    QVERIFY2(w.windowTitle().endsWith(QStringLiteral("No run shown")), qPrintable(w.windowTitle()));
     auto why = [&] {
         QStringList parts;
         for (QWidget* c : w.findChildren<QWidget*>(Qt::FindDirectChildrenOnly))

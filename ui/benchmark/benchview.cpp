@@ -221,10 +221,14 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
 
 BenchView::~BenchView() = default;
 
+// A new run, replay or stored run replaces a comparison: the Compare pane is emptied, and one
+// that was in front gives way to the steps, so the run streams where it can be seen.
 void BenchView::endComparison() {
     if (!comparing_) return;
     comparing_ = false;
+    compare_.clear();
     compareWidget_->table()->setTitle(tr("Comparison"), QStringLiteral("compare"));
+    if (currentPane() == comparePane_) showPane(0);
     Q_EMIT titleChanged();
 }
 

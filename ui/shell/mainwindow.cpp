@@ -170,6 +170,15 @@ void MainWindow::buildDocks() {
         views_->setCurrentIndex(i);
         updateRunState();
         updateTitle();
+        // The status line and progress were the last lab's: say what this one shows.
+        if (!isRunning()) {
+            LabView* v = currentView();
+            const bool shown = v && shownStore_.contains(v);
+            statusLabel_->setText(!shown                ? tr("Ready")
+                                  : v->storeRunId() > 0 ? tr("Showing run %1").arg(v->storeRunId())
+                                                        : tr("Showing an unsaved run"));
+            setProgress(shown ? 1.0 : 0.0, -1);
+        }
     });
     auto* chooser = new QHBoxLayout;
     chooser->addWidget(new QLabel(tr("Experiment:"), expWidget));
@@ -491,7 +500,8 @@ void MainWindow::connectRun() {
                 if (!message.isEmpty()) line += QStringLiteral(": ") + message;
                 appendLog(line);
                 statusLabel_->setText(line);
-                if (outcome == RunOutcome::Completed) setProgress(1.0, 0);
+                // A stopped or failed run's progress (7%) would read as a run still going.
+                setProgress(outcome == RunOutcome::Completed ? 1.0 : 0.0, -1);
                 eta_->clear();
                 longRun_->runFinished();
                 updateRunState();
@@ -776,7 +786,14 @@ void MainWindow::loadPreset(const ClassroomPreset& preset) {
     if (cpuVariant) appendLog(tr("No CUDA device: loaded the preset's smaller CPU variant"));
     for (const QString& n : notes) appendLog(tr("note: %1").arg(n));
     labs_[index].view->applyPresetView(preset.view);
-    statusLabel_->setText(tr("Preset loaded: %1. Press Run.").arg(preset.title));
+    // The views still show the last run until this one runs: say so, not only "loaded".
+    LabView* v = labs_[index].view;
+    statusLabel_->setText(
+        shownStore_.contains(v) && v->storeRunId() > 0
+            ? tr("Preset loaded: %1. Press Run; until then the views show run %2.")
+                  .arg(preset.title)
+                  .arg(v->storeRunId())
+            : tr("Preset loaded: %1. Press Run.").arg(preset.title));
 }
 
 // ---------------------------------------------------------------- state
@@ -811,9 +828,11 @@ void MainWindow::updateRunState() {
 void MainWindow::updateTitle() {
     const LabView* v = currentView();
     const QString deleted = deletedRunNote(v);
+    // A view that has shown nothing since the start has no run to name ("Unsaved run" was its
+    // empty export context's title).
     setWindowTitle(tr("TrainScope — %1")
-                       .arg(!v                  ? tr("No run")
-                            : deleted.isEmpty() ? v->runTitle()
+                       .arg(!v || !shownStore_.contains(v) ? tr("No run shown")
+                            : deleted.isEmpty()            ? v->runTitle()
                                                 : tr("%1 (deleted)").arg(v->runTitle())));
     deletedBanner_->setText(deleted.isEmpty() ? QString()
                                               : tr("Not stored any more: %1.").arg(deleted));

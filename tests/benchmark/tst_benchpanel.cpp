@@ -65,6 +65,7 @@ private Q_SLOTS:
     void tooLargeANumberIsCalledTooLarge();
     void compiledModeIsASweepDimension();
     void yourCodeIsASweepDimension();
+    void aContextTooLargeFramesTheContext();
 
 private:
     Capabilities caps_;
@@ -507,4 +508,23 @@ void TestBenchPanel::yourCodeIsASweepDimension() {
 }
 
 QTEST_MAIN(TestBenchPanel)
+// Issue 29 item 14: context 100,000,000 framed the Device field (the engine's message says "more
+// than any device holds") and said it twice in near-identical words.
+void TestBenchPanel::aContextTooLargeFramesTheContext() {
+    BenchPanel p;
+    p.setCapabilities(caps_);
+    p.setState(tinyState());
+    lineField(p, "context")->setText(QStringLiteral("100000000"));
+    QVERIFY(!p.isValid());
+    QVERIFY2(flagged(p.fieldWidget("context")), qPrintable(p.problems().join('\n')));
+    QVERIFY2(!flagged(p.fieldWidget("device")), qPrintable(p.problems().join('\n')));
+    // No two messages say the same thing with other numbers.
+    QStringList shapes;
+    for (QString m : p.problems()) {
+        m.remove(QRegularExpression(QStringLiteral("[0-9.e+^²]+")));
+        QVERIFY2(!shapes.contains(m), qPrintable(p.problems().join('\n')));
+        shapes << m;
+    }
+}
+
 #include "tst_benchpanel.moc"

@@ -254,6 +254,13 @@ void TestMemoryWindow::failedStepShownAndSaved() {
     QVERIFY(chooser);
     QCOMPARE(chooser->count(), 2);  // the point, then its failed step
     QVERIFY(chooser->itemText(1).startsWith(QStringLiteral("Out of memory: tiny ctx=112")));
+    // Issue 29 item 15: the chooser shows a point's headline, not "tiny ctx=".
+    view.resize(900, 600);
+    static_cast<QWidget&>(view).show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY2(chooser->width() >= chooser->fontMetrics().horizontalAdvance(QStringLiteral("x")) * 34,
+             qPrintable(QString::number(chooser->width())));
+    static_cast<QWidget&>(view).hide();
     QCOMPARE(view.pointModel()->rowCount(), 1);  // the peak table lists points only
 
     // Saving the shown point's snapshot, then the failed step's.

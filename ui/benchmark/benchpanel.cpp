@@ -396,7 +396,7 @@ void BenchPanel::updateAvailability() {
 QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
     // The engine names the bad value in each message; map the names to their fields. A
     // message about two values ("d_model 100 is not divisible by num_heads 3") flags both.
-    if (m.startsWith(QLatin1String("device '"))) return {device_};
+    if (m.startsWith(QLatin1String("device"))) return {device_};
     if (m.contains(QLatin1String("torch.compile mode")))
         return {compileModeBox_, code_->sourceBox()};
     if (QWidget* w = code_->fieldFor(m)) return {w};
@@ -412,11 +412,16 @@ QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
         {QStringLiteral("d_model"), dModel_},    {QStringLiteral("head dimension"), heads_},
         {QStringLiteral("num_heads"), heads_},   {QStringLiteral("d_ff"), dFf_},
         {QStringLiteral("num_layers"), layers_}, {QStringLiteral("batch_size"), batch_},
-        {QStringLiteral("warmup"), warmup_},     {QStringLiteral("steps"), steps_},
-        {QStringLiteral("device"), device_}};
+        {QStringLiteral("warmup"), warmup_},     {QStringLiteral("steps"), steps_}};
     QList<QWidget*> out;
     for (const auto& [key, w] : keys)
         if (m.contains(key) && !out.contains(w)) out << w;
+    // A memory bound names the point as "batch 2 × heads 4 × context 100000000": the context
+    // and the batch are what the user typed (not the device whose memory it names).
+    static const QRegularExpression context(QStringLiteral("\\bcontext \\d")),
+        batch(QStringLiteral("\\bbatch \\d"));
+    if (m.contains(context) && !out.contains(context_)) out << context_;
+    if (m.contains(batch) && !out.contains(batch_)) out << batch_;
     return out;
 }
 
@@ -535,9 +540,12 @@ void BenchPanel::revalidate() {
                 if (parseProblems.contains(w)) return;
             addAll(ws, inPanelWords(msg));
         };
+        // What this machine can run is asked of valid points only: a point past every device's
+        // memory is not also past this machine's, in near-identical words.
         for (const auto& p : points_) {
-            for (const auto& m : validatePoint(p)) addChecked(m);
-            if (capsKnown_)
+            const std::vector<std::string> invalid = validatePoint(p);
+            for (const auto& m : invalid) addChecked(m);
+            if (capsKnown_ && invalid.empty())
                 for (const auto& m : checkPointRunnable(p)) addChecked(m);
         }
         // The user's code: an interpreter or a file that is not there, said before Run.

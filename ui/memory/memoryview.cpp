@@ -106,6 +106,10 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
 
     point_ = new QComboBox(this);
     point_->setObjectName(QStringLiteral("memoryPoint"));
+    // Wide enough for a point's headline ("tiny ctx=256 bs=4 fp32 naive train · peak …"), not
+    // squeezed to "tiny ctx=" by the note beside it.
+    point_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    point_->setMinimumContentsLength(34);
     connect(point_, &QComboBox::activated, this, [this](int row) {
         const int code = point_->itemData(row).toInt();
         if (code >= 0)
@@ -137,7 +141,7 @@ MemoryView::MemoryView(QWidget* parent) : LabView(parent) {
     row->addWidget(new QLabel(tr("Point:"), chooser));
     row->addWidget(point_, 1);
     timelineText_ = new QLabel(chooser);
-    row->addWidget(timelineText_, 2);
+    row->addWidget(timelineText_, 1);
     row->addWidget(saveSnapshot_);
     peakText_ = new QLabel(this);
     peakText_->setWordWrap(true);

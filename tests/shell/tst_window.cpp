@@ -8,6 +8,8 @@
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
 #include <QSettings>
 #include <QSvgRenderer>
 #include <QTabWidget>
@@ -83,6 +85,7 @@ private Q_SLOTS:
     void lastConfigurationIsRestored();
     void aSharedPaneKeyStaysInTheShownLab();
     void everyLabFitsA1280x720Screen();
+    void theViewMenuHasEachLabsPanesAndShortcuts();
 
 private:
     bool runAndWait(int timeoutMs = 180000);
@@ -459,6 +462,47 @@ void TestWindow::everyLabFitsA1280x720Screen() {
             }
     }
     Theme::instance().setMode(ThemeMode::Light);
+}
+
+// Issue 29 item 19: the View menu was a flat list of 31 panes with duplicate names, Ctrl+1..9
+// reached the first nine of them only, and --screenshot's tab keys repeated names.
+void TestWindow::theViewMenuHasEachLabsPanesAndShortcuts() {
+    QMenu* view = nullptr;
+    for (QAction* a : w_->menuBar()->actions())
+        if (a->text() == QStringLiteral("&View")) view = a->menu();
+    QVERIFY(view);
+    for (const LabEntry& lab : uiLabs()) {
+        auto* sub = view->findChild<QMenu*>(lab.id + QStringLiteral("PaneMenu"));
+        QVERIFY2(sub, qPrintable(lab.id));
+        QStringList names;
+        for (QAction* a : sub->actions()) names << a->text();
+        QCOMPARE(names.size(),
+                 w_->findChild<LabView*>(lab.id + QStringLiteral("View"))->panes().size());
+        QCOMPARE(QSet<QString>(names.begin(), names.end()).size(), names.size());  // no duplicates
+    }
+    // Ctrl+2 is the shown lab's second pane, in every lab, and no other action's.
+    for (const char* id : {"profile", "memory", "bench"}) {
+        QVERIFY(w_->selectExperiment(QString::fromLatin1(id)));
+        LabView* v = w_->currentView();
+        QList<QAction*> ctrl2;
+        for (QAction* a : w_->findChildren<QAction*>())
+            if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_2)) ctrl2 << a;
+        QCOMPARE(ctrl2.size(), 1);
+        auto* sub = view->findChild<QMenu*>(QString::fromLatin1(id) + QStringLiteral("PaneMenu"));
+        QCOMPARE(sub->actions().value(1), ctrl2.front());
+        ctrl2.front()->trigger();
+        QCOMPARE(v->currentPane(), 1);
+        sub->actions().value(0)->trigger();
+        QCOMPARE(v->currentPane(), 0);
+    }
+    // Each key once; a shared one also as lab.key, and that one shows that lab's pane.
+    const QStringList keys = w_->tabKeys();
+    QCOMPARE(QSet<QString>(keys.begin(), keys.end()).size(), keys.size());
+    QVERIFY(keys.contains(QStringLiteral("memory.timeline")));
+    QVERIFY(keys.contains(QStringLiteral("profile.timeline")));
+    QVERIFY(w_->showTab(QStringLiteral("memory.timeline")));
+    QCOMPARE(w_->currentView()->objectName(), QStringLiteral("memoryView"));
+    QVERIFY(w_->selectExperiment(QStringLiteral("bench")));
 }
 
 #include "tst_window.moc"

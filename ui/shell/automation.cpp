@@ -312,7 +312,9 @@ struct Script : std::enable_shared_from_this<Script> {
         // pictures of that lab: a tab of another one would be a picture of an empty view.
         const bool labChosen = !o.experiment.isEmpty() || !o.preset.isEmpty() || o.run ||
                                o.open > 0 || !o.compare.isEmpty();
-        if (LabView* v = w->currentView(); labChosen && v && v->paneIndex(tab) < 0) {
+        // ("lab.tab" names its lab: that is asked for.)
+        if (LabView* v = w->currentView();
+            labChosen && v && !tab.contains(QLatin1Char('.')) && v->paneIndex(tab) < 0) {
             QStringList keys;
             for (const LabView::Pane& p : v->panes()) keys << p.key;
             fail(QStringLiteral("--screenshot: the %1 experiment has no tab '%2' (its tabs: %3)")

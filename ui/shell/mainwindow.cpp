@@ -342,17 +342,35 @@ void MainWindow::buildActions() {
     run->addAction(tr("Refresh &History"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), this,
                    &MainWindow::refreshHistory);
 
+    // One submenu per experiment, its panes in tab order; Ctrl+1..9 are the shown experiment's
+    // first nine panes (the shortcuts move with the experiment, so each pane has one).
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    int shortcut = 0;  // Ctrl+1, Ctrl+2, ... over every lab's panes, in order
-    for (const Lab& lab : labs_)
-        for (const LabView::Pane& pane : lab.view->panes()) {
-            QString text = pane.title;
+    for (int l = 0; l < labs_.size(); ++l) {
+        QMenu* sub = view->addMenu(labs_[l].title);
+        sub->setObjectName(labs_[l].id + QStringLiteral("PaneMenu"));
+        const auto& panes = labs_[l].view->panes();
+        for (int p = 0; p < panes.size(); ++p) {
+            QString text = panes[p].title;
             text.remove(QLatin1Char('&'));
-            QAction* a = view->addAction(text, this, [this, key = pane.key] { showTab(key); });
-            if (shortcut < 9)
-                a->setShortcut(
-                    QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + shortcut++)));
+            QAction* a = sub->addAction(text, this, [this, l, p] {
+                if (experimentCombo_->currentIndex() == l || selectExperiment(labs_[l].id))
+                    labs_[l].view->showPane(p);
+            });
+            a->setData(panes[p].key);
+            paneActions_[l].append(a);
         }
+    }
+    auto moveShortcuts = [this] {
+        const int shown = experimentCombo_->currentIndex();
+        for (auto it = paneActions_.begin(); it != paneActions_.end(); ++it)
+            for (int p = 0; p < it.value().size(); ++p)
+                it.value()[p]->setShortcut(
+                    it.key() == shown && p < 9
+                        ? QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + p))
+                        : QKeySequence());
+    };
+    moveShortcuts();
+    connect(experimentCombo_, &QComboBox::currentIndexChanged, this, moveShortcuts);
     view->addSeparator();
     view->addAction(experimentDock_->toggleViewAction());
     view->addAction(historyDock_->toggleViewAction());
@@ -886,6 +904,12 @@ LabView* MainWindow::labView(const QString& id) const {
 }
 
 std::pair<int, int> MainWindow::findPane(const QString& key) const {
+    // "lab.key" names one lab's pane.
+    if (const qsizetype dot = key.indexOf(QLatin1Char('.')); dot > 0) {
+        const int lab = labIndex(key.left(dot));
+        const int pane = lab >= 0 ? labs_[lab].view->paneIndex(key.mid(dot + 1)) : -1;
+        return pane >= 0 ? std::pair{lab, pane} : std::pair{-1, -1};
+    }
     // Labs share pane keys ("timeline" is the profiler's and the memory lab's): the shown lab's
     // pane first, then the first lab that has one.
     const int current = experimentCombo_->currentIndex();
@@ -897,9 +921,16 @@ std::pair<int, int> MainWindow::findPane(const QString& key) const {
 }
 
 QStringList MainWindow::tabKeys() const {
-    QStringList keys;
+    // Each key once; one that several labs share also as "lab.key" ("memory.timeline").
+    QStringList keys, shared;
     for (const Lab& lab : labs_)
-        for (const LabView::Pane& pane : lab.view->panes()) keys << pane.key;
+        for (const LabView::Pane& pane : lab.view->panes()) {
+            if (keys.contains(pane.key) && !shared.contains(pane.key)) shared << pane.key;
+            if (!keys.contains(pane.key)) keys << pane.key;
+        }
+    for (const Lab& lab : labs_)
+        for (const LabView::Pane& pane : lab.view->panes())
+            if (shared.contains(pane.key)) keys << lab.id + QLatin1Char('.') + pane.key;
     return keys;
 }
 

@@ -208,6 +208,7 @@ private:
     QAction *runAct_ = nullptr, *stopAct_ = nullptr, *presentationAct_ = nullptr;
     QAction *lightAct_ = nullptr, *darkAct_ = nullptr, *systemThemeAct_ = nullptr;
     QMenu* presetsMenu_ = nullptr;
+    QHash<int, QList<QAction*>> paneActions_;  // the View menu's, by lab index
 };
 
 }  // namespace ts::ui

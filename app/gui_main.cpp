@@ -127,6 +127,10 @@ int main(int argc, char** argv) {
     ts::ui::MainWindow::Options options;
     options.storePath = cli.value(db);
     options.restoreSettings = !cli.isSet(fresh);
+    // The theme before the window is built (its charts take their colours as they are made),
+    // and again after it: restored settings must not override what was asked for.
+    if (!script.theme.isEmpty())
+        ts::ui::Theme::instance().setMode(ts::ui::themeModeFromKey(script.theme));
     ts::ui::MainWindow window(options);
     if (!script.theme.isEmpty())
         ts::ui::Theme::instance().setMode(ts::ui::themeModeFromKey(script.theme));

@@ -407,6 +407,30 @@ void TestDistributedWindow::chartsFollowTheTheme() {
     };
     Theme::instance().setMode(ThemeMode::Dark);
     check("dark");
+    // What is drawn, not only what is set: the chart's corner is the dark background.
+    lanes->resize(600, 300);
+    const QImage drawn = lanes->grab().toImage();
+    QVERIFY2(qGray(drawn.pixel(3, 3)) < 80, qPrintable(QColor(drawn.pixel(3, 3)).name()));
+    {
+        Theme::instance().setMode(ThemeMode::Light);
+        QWidget top;
+        auto* stack = new QStackedWidget(&top);
+        stack->addWidget(new QLabel(QStringLiteral("another lab")));
+        auto* v3 = new DistributedView;
+        stack->addWidget(v3);
+        auto* l = new QVBoxLayout(&top);
+        l->addWidget(stack);
+        Theme::instance().setMode(ThemeMode::Dark);
+        top.resize(900, 600);
+        top.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&top));
+        stack->setCurrentIndex(1);
+        QTest::qWait(300);
+        // A window's grab, as a screenshot takes it: the lanes drawn dark there too.
+        const QImage whole = top.grab().toImage();
+        const QColor corner = whole.pixel(v3->lanes()->mapTo(&top, QPoint(3, 3)));
+        QVERIFY2(qGray(corner.rgb()) < 80, qPrintable(corner.name()));
+    }
     QVERIFY(currentChartStyle().background.lightnessF() < 0.2);
     // The bars drawn in the light theme now have the dark theme's forward colour, same alpha.
     const QColor darkForward = lanes->plot()->plottable(0)->brush().color();

@@ -2,7 +2,6 @@
 
 #include <QMenu>
 #include <QPicture>
-#include <QResizeEvent>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -15,9 +14,9 @@ QcpChart::QcpChart(const QString& title, const QString& stem, QWidget* parent)
     : QWidget(parent), title_(title), stem_(stem) {
     plot_ = new QCustomPlot(this);
     // QCustomPlot asks for the width of its legend in one row and the height of every row: a
-    // window with a lanes chart did not fit 1280 px. A chart fits any pane; its legend wraps.
+    // window with a lanes chart did not fit 1280 px. A chart fits any pane. (Re-wrapping the
+    // legend to the width on each resize made a window's grab() show the plot as first drawn.)
     plot_->setMinimumSize(160, 120);
-    plot_->installEventFilter(this);
     plot_->setPlottingHint(QCP::phFastPolylines, true);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->axisRect()->setRangeDrag(Qt::Horizontal);
@@ -84,7 +83,7 @@ void QcpChart::applyTheme() {
     const ChartStyle old = style_;
     restyle();
     recolour(old, style_);
-    plot_->replot(QCustomPlot::rpQueuedReplot);
+    plot_->replot();
 }
 
 void QcpChart::recolour(const ChartStyle& from, const ChartStyle& to) {
@@ -160,36 +159,8 @@ void QcpChart::legendBelow(int wrap) {
     plot_->axisRect()->insetLayout()->simplify();
     plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, plot_->legend);
     plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
-    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
-    legendBelow_ = true;
-    legendWrapMax_ = wrap;
-    fitLegend(plot_->width());
-}
-
-bool QcpChart::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == plot_ && event->type() == QEvent::Resize && legendBelow_)
-        fitLegend(static_cast<QResizeEvent*>(event)->size().width());
-    return QWidget::eventFilter(watched, event);
-}
-
-void QcpChart::fitLegend(int width) {
-    QCPLegend* legend = plot_->legend;
-    // The grid's cells, some of them empty once wrapped (item(i) would index those).
-    int n = 0, widest = 1;
-    for (int i = 0; i < legend->elementCount(); ++i)
-        if (QCPLayoutElement* e = legend->elementAt(i)) {
-            ++n;
-            widest = std::max(widest, e->minimumOuterSizeHint().width());
-        }
-    if (n == 0) return;
-    const int room = width - legend->margins().left() - legend->margins().right();
-    const int fits =
-        std::max(1, (room + legend->columnSpacing()) / (widest + legend->columnSpacing()));
-    const int wrap = std::min({fits, n, legendWrapMax_ > 0 ? legendWrapMax_ : n});
-    if (wrap == legend->wrap()) return;
-    legend->setWrap(wrap);
-    legend->setFillOrder(legend->fillOrder(), true);  // re-arranges the entries
-    plot_->replot(QCustomPlot::rpQueuedReplot);
+    if (wrap > 0) plot_->legend->setWrap(wrap);
+    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-arranges the entries
 }
 
 int QcpChart::plottedPoints() const {

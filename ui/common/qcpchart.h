@@ -39,11 +39,8 @@ protected:
     void restyle();
     void showNote(const QString& text);  // centred over an empty chart; empty text hides it
     // Moves the legend out of the plot into a row of its own under it (where it would cover
-    // bars or lanes), its entries side by side, at most `wrap` to a row (0: as many as fit), and
-    // fewer where the chart is too narrow for them (they wrap; the chart never asks for the
-    // width of one long row).
+    // bars or lanes), its entries side by side, `wrap` to a row (0: one row).
     void legendBelow(int wrap = 0);
-    bool eventFilter(QObject* watched, QEvent* event) override;
 
     QCustomPlot* plot_;
     ChartStyle style_;
@@ -51,9 +48,7 @@ protected:
 private:
     void applyTheme();
     void recolour(const ChartStyle& from, const ChartStyle& to);
-    void fitLegend(int width);
-    bool legendBelow_ = false;
-    int legendWrapMax_ = 0;
+
     QString title_, stem_;
     QCPItemText* note_;
     QCPTextElement* titleElement_;

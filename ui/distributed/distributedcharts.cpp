@@ -73,18 +73,16 @@ LanesChart::LanesChart(QWidget* parent)
         tr("time (ms), each step from the slowest rank's end of the one before"));
     plot_->yAxis->setRangeReversed(true);
     plot_->yAxis->grid()->setVisible(false);
-    const QString names[KindCount] = {tr("forward"),
-                                      tr("backward"),
-                                      tr("wait for gradients"),
-                                      tr("optimizer"),
-                                      tr("communication waited for"),
-                                      tr("communication hidden behind compute"),
-                                      tr("waited for weights (fsdp)")};
+    // Short names: the legend is two rows of four under the lanes at 640 px (the text below the
+    // chart says what each is).
+    const QString names[KindCount] = {
+        tr("forward"),      tr("backward"),     tr("gradient wait"),      tr("optimizer"),
+        tr("comm. waited"), tr("comm. hidden"), tr("weights wait (fsdp)")};
     for (int k = 0; k < KindCount; ++k) {
         spans_[k] = new SpanPlottable(plot_->xAxis, plot_->yAxis);
         spans_[k]->setName(names[k]);
     }
-    legendBelow(3);  // the lanes would be under it
+    legendBelow(4);  // the lanes would be under it
     clear(tr("Run a DDP point: each rank's steps appear here as they arrive"));
 }
 

@@ -28,7 +28,7 @@ run profile profile --size small --context-length 256 --precision bf16 --device 
 run memory memory --size small --context-length 256 --precision bf16 --device cuda --warmup 1 --record-steps 1 -q
 run distributed distributed ddp --backend gloo --world 2 --size tiny --context-length 64 --batch 2 \
     --strategy overlap,bucketed --warmup 1 --steps 3
-run planner plan --size xl --dp 2 --tp 2 --measure --device cuda
+run planner plan --size xl --batch-tokens 131072 --dp 2 --tp 2 --measure --device cuda
 # Each stored run (newest first in the listing) with the tab that shows it best.
 declare -A TAB=([bench]=sweep [attention]=attention [precision]=autocast [profile]=kernels
                 [memory]=timeline [distributed]=lanes [planner]=plan)

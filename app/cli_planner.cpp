@@ -126,6 +126,15 @@ std::optional<MeasureSpec> buildMeasure(const PlanOptions& o) {
     if (s.device != "cpu" && s.device != "cuda")
         throw cli::BadInput(fmt::format("--device: '{}' (choose cpu or cuda)", s.device));
     if (o.world) s.world = static_cast<int>(cli::parseIntIn("--world", *o.world, 2, 1024));
+    // W is an all-reduce between this machine's GPUs: with one GPU there is none to time, and
+    // without -W the plan could not be made (it said "W must be a positive number, got 0" after
+    // the run was stored). Said before anything runs.
+    if (const auto gpus = static_cast<int>(capabilities().devices.size()) - 1;
+        s.device == "cuda" && gpus == 1 && !o.bandwidth)
+        throw cli::BadInput(fmt::format(
+            "--measure: W is timed by an all-reduce between GPUs and this machine has {}; give "
+            "-W/--bandwidth (GB/s) with --measure (C is still measured), or --device cpu",
+            gpus));
     if (o.gemm_n) s.gemm_n = cli::parseIntIn("--gemm-n", *o.gemm_n, 1, 65536);
     if (o.allreduce_size) {
         const auto b = dist::parseByteSize(*o.allreduce_size);

@@ -28,7 +28,9 @@ run profile profile --size small --context-length 256 --precision bf16 --device 
 run memory memory --size small --context-length 256 --precision bf16 --device cuda --warmup 1 --record-steps 1 -q
 run distributed distributed ddp --backend gloo --world 2 --size tiny --context-length 64 --batch 2 \
     --strategy overlap,bucketed --warmup 1 --steps 3
-run planner plan --size xl --batch-tokens 131072 --dp 2 --tp 2 --measure --device cuda
+# W is an all-reduce between GPUs: on a one-GPU machine it is given (H100 NVLink, 450 GB/s).
+W=(); [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -lt 2 ] && W=(-W 450)
+run planner plan --size xl --batch-tokens 131072 --dp 2 --tp 2 --measure --device cuda "${W[@]}"
 # Each stored run (newest first in the listing) with the tab that shows it best.
 declare -A TAB=([bench]=sweep [attention]=attention [precision]=autocast [profile]=kernels
                 [memory]=timeline [distributed]=lanes [planner]=plan)

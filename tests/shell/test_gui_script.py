@@ -200,6 +200,17 @@ class GuiScript(unittest.TestCase):
         self.assertIn("the run was not stored", p.stderr)
         self.assertTrue(os.path.exists(shot), "the screenshot is still written")
 
+    def test_a_gpu_only_preset_is_refused_without_a_gpu(self):
+        # Issue 29 item 5: *Eager vs compiled* loaded small, medium and large in bf16 on the CPU
+        # (over 6 minutes) and could never show a comparison.
+        if self.cli("info").stdout.count("cuda:") > 0:
+            self.skipTest("this machine has a GPU")
+        p = self.gui("--preset", "eager-vs-compiled", "--run", "--screenshot", "speedup=" + self.path("e.png"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("needs a CUDA GPU", p.stderr)
+        self.assertFalse(os.path.exists(self.path("e.png")))
+        self.assertEqual(self.stored_runs(), [])
+
     def test_a_screenshot_of_another_labs_tab_is_refused(self):
         # Issue 29 item 21: `--preset profile-… --run --screenshot steps=…` switched to the
         # benchmark lab's empty Steps tab without a word.

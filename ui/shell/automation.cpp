@@ -184,9 +184,10 @@ struct Script : std::enable_shared_from_this<Script> {
         if (!o.experiment.isEmpty() && !w->selectExperiment(o.experiment))
             fail(QStringLiteral("no experiment '%1'").arg(o.experiment));
         if (!o.preset.isEmpty()) {
-            if (auto p = findPreset(o.preset))
-                w->loadPreset(*p);
-            else
+            if (auto p = findPreset(o.preset)) {
+                if (!w->loadPreset(*p))
+                    fail(QStringLiteral("--preset %1: %2").arg(o.preset, w->statusText()));
+            } else
                 fail(QStringLiteral("no preset '%1'").arg(o.preset));
         }
         if (!o.config.isEmpty() && w->currentPanel()) {

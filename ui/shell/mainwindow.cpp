@@ -291,6 +291,7 @@ void MainWindow::buildActions() {
     presetsMenu_ = new QMenu(tr("Classroom &Presets"), this);
     for (const ClassroomPreset& p : loadPresets()) {
         QAction* a = presetsMenu_->addAction(p.title);
+        a->setData(p.id);
         a->setToolTip(p.description);
         a->setStatusTip(p.description);
         connect(a, &QAction::triggered, this, [this, p] { loadPreset(p); });
@@ -597,6 +598,13 @@ void MainWindow::probeCapabilities() {
             caps_.cuda_available
                 ? tr("Ready")
                 : tr("Ready — CPU only: GPU options are disabled (hover them for why)"));
+        // GPU-only presets are disabled here, with the reason.
+        for (QAction* a : presetsMenu_->actions())
+            if (const auto p = findPreset(a->data().toString()); p && p->gpuOnly()) {
+                a->setEnabled(caps_.cuda_available);
+                if (!caps_.cuda_available)
+                    a->setToolTip(gpuOnlyReason(*p) + QStringLiteral(". ") + p->description);
+            }
         if (pendingPreset_) {
             const ClassroomPreset p = *pendingPreset_;
             pendingPreset_.reset();
@@ -776,20 +784,26 @@ void MainWindow::compareStoredRuns(qint64 a, qint64 b) {
     }));
 }
 
-void MainWindow::loadPreset(const ClassroomPreset& preset) {
+bool MainWindow::loadPreset(const ClassroomPreset& preset) {
     if (isRunning()) {
         statusBar()->showMessage(tr("Wait for the run to finish, or stop it"), 4000);
-        return;
+        return false;
     }
     if (!capsReady_) {
         pendingPreset_ = preset;  // CPU or GPU variant: decided once the probe is back
-        return;
+        return true;
     }
     const int index = labIndex(preset.experiment);
     if (index < 0) {
         appendLog(tr("Preset '%1' needs the experiment '%2', which this build lacks")
                       .arg(preset.title, preset.experiment));
-        return;
+        return false;
+    }
+    if (preset.gpuOnly() && !caps_.cuda_available) {
+        const QString why = gpuOnlyReason(preset);
+        appendLog(why);
+        statusLabel_->setText(why);
+        return false;
     }
     experimentCombo_->setCurrentIndex(index);
     QJsonObject config = preset.config;
@@ -812,6 +826,16 @@ void MainWindow::loadPreset(const ClassroomPreset& preset) {
                   .arg(preset.title)
                   .arg(v->storeRunId())
             : tr("Preset loaded: %1. Press Run.").arg(preset.title));
+    return true;
+}
+
+QString MainWindow::gpuOnlyReason(const ClassroomPreset& preset) {
+    return tr("The preset '%1' needs a CUDA GPU, and this machine has none: what it compares "
+              "(%2) cannot run on the CPU")
+        .arg(preset.title,
+             preset.config.value(QLatin1String("backend")).toString() == QLatin1String("nccl")
+                 ? tr("NCCL ranks, one per GPU")
+                 : tr("its device is cuda"));
 }
 
 // ---------------------------------------------------------------- state
@@ -887,6 +911,8 @@ LabView* MainWindow::currentView() const {
     const int i = experimentCombo_ ? experimentCombo_->currentIndex() : -1;
     return i >= 0 && i < labs_.size() ? labs_[i].view : nullptr;
 }
+
+QString MainWindow::statusText() const { return statusLabel_->text(); }
 
 QString MainWindow::currentLabId() const {
     const int i = experimentCombo_ ? experimentCombo_->currentIndex() : -1;

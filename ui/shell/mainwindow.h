@@ -59,7 +59,9 @@ public:
     bool isRunning() const;
     bool capabilitiesReady() const { return capsReady_; }
 
-    void loadPreset(const ClassroomPreset& preset);
+    // False (with the reason in the log and status bar) when it cannot be loaded here: a run
+    // in progress, a GPU-only preset without a GPU, an experiment this build lacks.
+    bool loadPreset(const ClassroomPreset& preset);
     // Shows lab `id`'s panel and view; false when unknown or while a run goes on.
     bool selectExperiment(const QString& id);
     void openStoredRun(qint64 id);
@@ -102,7 +104,9 @@ public:
     RunListModel* runList() { return &runs_; }
     LabPanel* currentPanel() const;
     LabView* currentView() const;
-    QString currentLabId() const;  // the shown experiment's id ("bench", "profile", ...)
+    QString currentLabId() const;
+    QString statusText()
+        const;  // the status bar's line  // the shown experiment's id ("bench", "profile", ...)
     LabPanel* panel(const QString& id) const;
     LabView* labView(const QString& id) const;
     HistoryWidget* history() const { return history_; }
@@ -171,6 +175,7 @@ private:
     void copyPane(LabView* view, int pane);
     void exportReportInteractive();
     QString suggestedPath(const QString& stem, const QString& ext) const;
+    static QString gpuOnlyReason(const ClassroomPreset& preset);
 
     Options options_;
     RunController controller_;

@@ -67,4 +67,10 @@ std::optional<ClassroomPreset> findPreset(const QString& id) {
     return std::nullopt;
 }
 
+bool ClassroomPreset::gpuOnly() const {
+    if (!cpuConfig.isEmpty()) return false;
+    return config.value(QLatin1String("device")).toString().startsWith(QLatin1String("cuda")) ||
+           config.value(QLatin1String("backend")).toString() == QLatin1String("nccl");
+}
+
 }  // namespace ts::ui

@@ -18,6 +18,9 @@ struct ClassroomPreset {
     QJsonObject config;     // panel state
     QJsonObject cpuConfig;  // overrides when no CUDA device is present
     int order = 100;        // position in the menu
+    // Runs on a CUDA device (or NCCL ranks) and has no CPU variant: on a machine without a GPU
+    // it is disabled with the reason rather than loaded to run for minutes and show nothing.
+    bool gpuOnly() const;
     QJsonObject
         view;  // {"tab": "speedup", "dimension": "precision", "baseline": "fp32", "x": "size"}
 };

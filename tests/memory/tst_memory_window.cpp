@@ -165,6 +165,24 @@ void TestMemoryWindow::cpuRunOfTheJobSaysWhy() {
     QCOMPARE(view.pointCount(), 1);
     QCOMPARE(view.pointModel()->rowCount(), 1);
     QCOMPARE(view.pointModel()->item(0, 6)->text(), QStringLiteral("failed"));
+    // Issue 29 item 6: nothing was recorded, so nothing reads as measured ("at the peak 0 B"
+    // beside the prediction): the measured cells say so, the prediction stays.
+    QVERIFY(view.peakModel()->rowCount() > 0);
+    for (int row = 0; row < view.peakModel()->rowCount(); ++row) {
+        QCOMPARE(view.peakModel()->item(row, 1)->text(), QStringLiteral("not measured"));
+        QVERIFY(view.peakModel()->item(row, 3)->text() != QStringLiteral("—"));
+    }
+    // Two such runs do not compare as "A 0 B, B 0 B".
+    QTemporaryDir dir;
+    ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
+    std::vector<StoredRun> runs;
+    for (int i = 0; i < 2; ++i) {
+        const int64_t id = storeResult(store, r, "cpu");
+        runs.push_back(StoredRun{*store.run(id), store.rows(id, kMemoryLab), {}});
+    }
+    QString error;
+    QVERIFY(!view.compare(runs[0], runs[1], &error));
+    QVERIFY2(error.contains(QStringLiteral("recorded no allocation")), qPrintable(error));
 }
 
 void TestMemoryWindow::storedRunInEveryPane() {

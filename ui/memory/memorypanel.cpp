@@ -227,7 +227,9 @@ QString MemoryPanel::summary() const {
         return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
     QString s = qstr(memoryHeadline(MemoryResult{spec_}));
     if (spec_.bench.device == "cpu")
-        s += tr(" — the CPU has no caching allocator: only the analytic model is shown");
+        s +=
+            tr(" — on the CPU nothing is measured (it has no caching allocator): a run shows "
+               "the analytic model only and is stored as not ok; pick a CUDA device to record");
     return s;
 }
 

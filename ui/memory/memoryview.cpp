@@ -442,8 +442,17 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
     peak_->clear();
     peak_->setHorizontalHeaderLabels(
         {tr("category"), tr("at the peak"), tr("share"), tr("predicted"), tr("difference")});
+    // A point that recorded nothing (a CPU run: no caching allocator) has the analytic model
+    // alone: its measured cells say so instead of "0 B" beside the prediction.
+    const bool measured = !r.trace.events.empty();
     for (const auto& c : compareWithPrediction(r, analysis_)) {
         const int64_t d = c.measured - c.predicted;
+        if (!measured) {
+            peak_->appendRow({cell(qstr(toString(c.category))), cell(tr("not measured"), true),
+                              cell(QStringLiteral("—"), true), bytesCell(c.predicted),
+                              cell(QStringLiteral("—"), true)});
+            continue;
+        }
         peak_->appendRow(
             {cell(qstr(toString(c.category))), bytesCell(c.measured),
              cell(p.allocated > 0
@@ -524,6 +533,18 @@ bool MemoryView::compare(const StoredRun& a, const StoredRun& b, QString* error)
     for (const StoredRun* r : {&a, &b})
         if (r->rows.empty()) {
             if (error) *error = tr("run %1 has no stored point to compare").arg(r->info.id);
+            return false;
+        }
+    // "A 0 B, B 0 B" compared nothing: a run whose points recorded no allocation (the CPU's)
+    // is refused with the reason.
+    for (const auto& [run, points] : {std::pair{&a, &pa}, std::pair{&b, &pb}})
+        if (std::none_of(points->begin(), points->end(),
+                         [](const MemoryResult& r) { return !r.trace.events.empty(); })) {
+            if (error)
+                *error = tr("run %1 recorded no allocation (memory is recorded on a CUDA device; "
+                            "a CPU run holds the analytic model only): compare runs recorded on "
+                            "a GPU")
+                             .arg(run->info.id);
             return false;
         }
     showPoints(a, pa);

@@ -31,6 +31,7 @@ private Q_SLOTS:
     void sweepSeriesPerPrecisionWithErrors();
     void runListModel();
     void compareMatchesPointsAndShowsRatios();
+    void compareCallsADifferenceWithinTheNoiseSo();
     void dimensionsOfASweep();
     void decimationKeepsSpikes();
     void intListsParseOrNameTheBadToken();
@@ -263,6 +264,15 @@ void TestModels::compareMatchesPointsAndShowsRatios() {
     QCOMPARE(m.data(m.index(2, CompareModel::TimeA)).toString(), QStringLiteral("—"));  // only in B
     QCOMPARE(m.data(m.index(2, CompareModel::TimeB)).toString(), QStringLiteral("OOM"));
     QVERIFY(!m.data(m.index(2, CompareModel::Ratio), CompareModel::ValueRole).isValid());
+    // Issue 29 item 10: the spread beside each time, a verdict, and why a cell is empty.
+    QVERIFY2(m.data(m.index(0, CompareModel::TimeA)).toString().contains(QStringLiteral("±")),
+             qPrintable(m.data(m.index(0, CompareModel::TimeA)).toString()));
+    QCOMPARE(m.data(m.index(0, CompareModel::Verdict)).toString(), QStringLiteral("B slower"));
+    QCOMPARE(m.data(m.index(1, CompareModel::Verdict)).toString(), QStringLiteral("B faster"));
+    QCOMPARE(m.data(m.index(2, CompareModel::Verdict)).toString(), QStringLiteral("only in run 2"));
+    QVERIFY(m.data(m.index(2, CompareModel::TimeA), Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("Run 1 has no point of this configuration")));
     const auto diffs = m.environmentDifferences();
     QCOMPARE(diffs.size(), 1);
     QCOMPARE(diffs[0], QStringList({"Driver", "550.1", "560.2"}));
@@ -271,6 +281,30 @@ void TestModels::compareMatchesPointsAndShowsRatios() {
     QVERIFY(m.headerData(CompareModel::TimeA, Qt::Horizontal)
                 .toString()
                 .contains(QStringLiteral("backward")));
+}
+
+// Issue 29 item 10: "Ratio B/A 8.297x" was highlighted between two runs whose steps spread by
+// 33%. A difference within two standard errors is called noise and not highlighted.
+void TestModels::compareCallsADifferenceWithinTheNoiseSo() {
+    CompareModel m;
+    CompareModel::Side a, b;
+    a.info.id = 1;
+    b.info.id = 2;
+    const auto c = fake::config("small", 256, Precision::FP32);
+    a.points = {fake::result(c, 10, 4)};  // steps 6 and 14: a spread of 40%
+    b.points = {fake::result(c, 12, 4)};
+    m.setRuns(a, b);
+    QVERIFY(!m.significant(0));
+    QVERIFY2(m.data(m.index(0, CompareModel::Verdict))
+                 .toString()
+                 .startsWith(QStringLiteral("within noise")),
+             qPrintable(m.data(m.index(0, CompareModel::Verdict)).toString()));
+    QVERIFY(!m.data(m.index(0, CompareModel::Ratio), Qt::BackgroundRole).isValid());
+    b.points = {fake::result(c, 40, 4)};
+    m.setRuns(a, b);
+    QVERIFY(m.significant(0));
+    QCOMPARE(m.data(m.index(0, CompareModel::Verdict)).toString(), QStringLiteral("B slower"));
+    QVERIFY(m.data(m.index(0, CompareModel::Ratio), Qt::BackgroundRole).isValid());
 }
 
 void TestModels::dimensionsOfASweep() {

@@ -3,6 +3,7 @@
 #include <QBrush>
 #include <QColor>
 #include <QHash>
+#include <cmath>
 
 #include "ui/common/dimensions.h"
 #include "ui/common/format.h"
@@ -34,12 +35,29 @@ QVariant CompareModel::headerData(int section, Qt::Orientation o, int role) cons
             return tr("Δ ms (B − A)");
         case Ratio:
             return tr("Ratio B / A");
+        case Verdict:
+            return tr("Verdict");
     }
     return {};
 }
 
 static bool usable(const BenchResult* r, Metric m) {
     return r && r->status == Status::Ok && metricStats(*r, m).count > 0;
+}
+
+// Note [a difference within the noise]: each side's time is the mean of its measured steps; a
+// ratio of 8.3x between two runs whose steps spread by 33% may be noise. A difference counts when
+// it exceeds two standard errors of the difference of the means, 2·sqrt(sA²/nA + sB²/nB) (a
+// Welch-style bound, about 95% for normal steps); otherwise the ratio is not highlighted and the
+// verdict says "within noise" with both spreads. Too few steps (n < 2) have no spread: the
+// verdict says so.
+bool CompareModel::significant(int row) const {
+    const Row& r = rows_[static_cast<size_t>(row)];
+    if (!usable(r.a, metric_) || !usable(r.b, metric_)) return false;
+    const Stats sa = metricStats(*r.a, metric_), sb = metricStats(*r.b, metric_);
+    if (sa.count < 2 || sb.count < 2) return false;
+    const double se = std::sqrt(sa.std * sa.std / sa.count + sb.std * sb.std / sb.count);
+    return std::abs(sb.mean - sa.mean) > 2 * se;
 }
 
 QVariant CompareModel::data(const QModelIndex& index, int role) const {
@@ -53,17 +71,25 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::TextAlignmentRole)
         return col == Configuration ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                                     : QVariant(Qt::AlignRight | Qt::AlignVCenter);
-    if (role == Qt::BackgroundRole && col == Ratio && okA && okB && ta > 0) {
+    if (role == Qt::BackgroundRole && (col == Ratio || col == Verdict) && okA && okB && ta > 0 &&
+        significant(index.row())) {
         const double ratio = tb / ta;
         if (ratio < 0.95) return QBrush(QColor(0x2e, 0x7d, 0x32, 50));
         if (ratio > 1.05) return QBrush(QColor(0xef, 0x6c, 0x00, 50));
+        return {};
+    }
+    const qint64 idA = a_.info.id, idB = b_.info.id;
+    if (role == Qt::ToolTipRole) {
+        if ((col == TimeA && !r.a) || (col == TimeB && !r.b))
+            return tr("Run %1 has no point of this configuration").arg(col == TimeA ? idA : idB);
         return {};
     }
     auto side = [&](const BenchResult* p, bool ok, double t) -> QVariant {
         if (role == ValueRole) return ok ? QVariant(t) : QVariant();
         if (!p) return tr("—");
         if (!ok) return qstr(toString(p->status));
-        return formatMs(t);
+        const Stats st = metricStats(*p, metric_);
+        return st.count > 1 ? formatMs(t) + QStringLiteral(" ± ") + formatMs(st.std) : formatMs(t);
     };
     if (role != Qt::DisplayRole && role != ValueRole) return {};
     switch (col) {
@@ -82,6 +108,23 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
             return role == ValueRole
                        ? QVariant(tb / ta)
                        : QVariant(QString::number(tb / ta, 'f', 3) + QStringLiteral("×"));
+        case Verdict: {
+            if (role == ValueRole) return {};
+            if (!r.a) return tr("only in run %1").arg(idB);
+            if (!r.b) return tr("only in run %1").arg(idA);
+            if (!okA || !okB)
+                return tr("not compared: run %1 %2")
+                    .arg(!okA ? idA : idB)
+                    .arg(qstr(toString((!okA ? r.a : r.b)->status)));
+            const Stats sa = metricStats(*r.a, metric_), sb = metricStats(*r.b, metric_);
+            if (sa.count < 2 || sb.count < 2) return tr("too few steps to tell");
+            const auto cv = [](const Stats& x) {
+                return QString::number(100 * x.cv, 'f', 0) + QLatin1Char('%');
+            };
+            if (!significant(index.row()))
+                return tr("within noise (spread A %1, B %2)").arg(cv(sa), cv(sb));
+            return tb < ta ? tr("B faster") : tr("B slower");
+        }
     }
     return {};
 }

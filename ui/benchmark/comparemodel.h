@@ -1,5 +1,6 @@
-// Two runs side by side: points matched by configuration, each run's time, the difference
-// and the ratio; plus the environment fields in which the runs differ.
+// Two runs side by side: points matched by configuration, each run's time with its spread, the
+// difference, the ratio and a verdict that calls a difference within the steps' noise so (see
+// Note [a difference within the noise]); plus the environment fields in which the runs differ.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -14,7 +15,7 @@ namespace ts::ui {
 class CompareModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Configuration, TimeA, TimeB, Difference, Ratio, ColumnCount };
+    enum Column { Configuration, TimeA, TimeB, Difference, Ratio, Verdict, ColumnCount };
     static constexpr int ValueRole = Qt::UserRole + 1;
 
     struct Side {
@@ -37,6 +38,8 @@ public:
     const Side& sideA() const { return a_; }
     const Side& sideB() const { return b_; }
 
+    // The row's B − A is larger than its noise: two standard errors of the difference.
+    bool significant(int row) const;
     // Environment fields that differ: {field, value in A, value in B}.
     QList<QStringList> environmentDifferences() const;
 

@@ -1,6 +1,7 @@
 // Two runs side by side: points matched by configuration, each run's time with its spread, the
-// difference, the ratio and a verdict that calls a difference within the steps' noise so (see
-// Note [a difference within the noise]); plus the environment fields in which the runs differ.
+// difference, the ratio and a verdict that calls a difference within the steps' noise so; plus
+// the environment fields in which the runs differ.
+// See Note [a difference within the noise] in comparemodel.cpp.
 #pragma once
 
 #include <QAbstractTableModel>

@@ -472,6 +472,22 @@ void TestDistributedWindow::lanesShowOverlap() {
     QCOMPARE(lanes->bars(LanesChart::Forward, 1)[1].first, 39.0);
     QVERIFY(!view.banner()->isVisibleTo(&view) && view.banner()->isHidden());
     QVERIFY(view.lanesText()->text().contains(QStringLiteral("hidden behind backward")));
+    // Issue 29 item 11: hovering a bar says what it is (rank, kind, length, start and end).
+    lanes->resize(900, 500);
+    lanes->plot()->replot();
+    const auto forward = lanes->bars(LanesChart::Forward, 0)[1];
+    const double x = lanes->plot()->xAxis->coordToPixel((forward.first + forward.second) / 2);
+    QStringList texts;
+    for (int y = 0; y < lanes->plot()->height(); y += 2)
+        if (const QString t = lanes->hoverText(QPointF(x, y)); !t.isEmpty()) texts << t;
+    QVERIFY2(
+        std::any_of(texts.begin(), texts.end(),
+                    [&](const QString& t) {
+                        return t.startsWith(QStringLiteral("rank 0 · forward")) &&
+                               t.contains(QString::number(forward.second - forward.first, 'f', 2));
+                    }),
+        qPrintable(texts.join(QStringLiteral(" | "))));
+    QVERIFY(lanes->hoverText(QPointF(1, 1)).isEmpty());  // nothing there
     QPixmap image(800, 400);
     QPainter painter(&image);
     lanes->paintChart(painter, QRectF(0, 0, 800, 400));
@@ -626,6 +642,18 @@ void TestDistributedWindow::memoryShardedBesideUnsharded() {
     const double mib = 1024.0 * 1024.0;
     QCOMPARE(chart->barTotal(0) * mib, 17000.0);
     QCOMPARE(chart->barTotal(2) * mib, 13000.0);
+    // Issue 29 item 11: hovering a bar names its series and value.
+    chart->resize(900, 500);
+    chart->plot()->replot();
+    QCPBars* first = nullptr;
+    for (int i = 0; i < chart->plot()->plottableCount() && !first; ++i)
+        first = qobject_cast<QCPBars*>(chart->plot()->plottable(i));
+    QVERIFY(first && first->data()->size() > 0);
+    const auto bar = first->data()->at(0);
+    const QPointF at(first->keyAxis()->coordToPixel(bar->key),
+                     first->valueAxis()->coordToPixel(bar->value / 2));
+    const QString text = chart->hoverText(at);
+    QVERIFY2(text.startsWith(first->name()), qPrintable(text + " / " + first->name()));
 }
 
 void TestDistributedWindow::storedRunReopens() {

@@ -206,6 +206,20 @@ void TestMemoryWindow::storedRunInEveryPane() {
     // four phase bands; the categories stacked (six graphs of 13 points).
     QCOMPARE(view.timeline()->plottedPoints(), 13 + 13 + 3);
     QCOMPARE(view.timeline()->bandCount(), 4);
+    // Issue 29 item 11: hovering the allocated line says its series, event and value.
+    {
+        QCustomPlot* plot = view.timeline()->plot();
+        plot->setViewport(QRect(0, 0, 800, 400));  // laid out as if shown at that size
+        plot->replot();
+        QCPGraph* allocated = plot->graph(0);
+        const auto at = allocated->data()->at(6);
+        const QString text =
+            view.timeline()->hoverText(QPointF(allocated->keyAxis()->coordToPixel(at->key),
+                                               allocated->valueAxis()->coordToPixel(at->value)));
+        QVERIFY2(
+            text.startsWith(allocated->name()) && text.contains(QString::number(at->key, 'g', 5)),
+            qPrintable(text));
+    }
     QCOMPARE(view.categories()->plot()->graphCount(), 6);
     QCOMPARE(view.categories()->plottedPoints(), 6 * 13);
     // The top of the stack is the allocated line.

@@ -2,6 +2,7 @@
 
 #include <QMenu>
 #include <QPicture>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -46,6 +47,13 @@ QcpChart::QcpChart(const QString& title, const QString& stem, QWidget* parent)
         menu.exec(plot_->mapToGlobal(pos));
     });
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, fit);
+    connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        const QString text = hoverText(e->position());
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(e->globalPosition().toPoint(), text, plot_);
+    });
     restyle();
     connect(&Theme::instance(), &Theme::changed, this, &QcpChart::applyTheme);
 }
@@ -161,6 +169,41 @@ void QcpChart::legendBelow(int wrap) {
     plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
     if (wrap > 0) plot_->legend->setWrap(wrap);
     plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-arranges the entries
+}
+
+QString QcpChart::hoverText(const QPointF& pos) const {
+    // The nearest mark within QCustomPlot's selection tolerance: each plottable's own hit test
+    // (a graph's nearest point, the bar under the pointer) with the data index it found.
+    double best = plot_->selectionTolerance();
+    QString text;
+    auto number = [](double v) { return QString::number(v, 'g', 5); };
+    for (int i = 0; i < plot_->plottableCount(); ++i) {
+        QCPAbstractPlottable* p = plot_->plottable(i);
+        if (!p->visible() || p->name().isEmpty()) continue;
+        QVariant details;
+        const double d = p->selectTest(pos, false, &details);
+        if (d < 0 || d >= best) continue;
+        const QCPDataSelection sel = details.value<QCPDataSelection>();
+        if (sel.isEmpty()) continue;
+        const int k = sel.dataRange(0).begin();
+        if (auto* g = qobject_cast<QCPGraph*>(p); g && k < g->data()->size()) {
+            const auto it = g->data()->at(k);
+            text = QStringLiteral("%1\n%2: %3\n%4: %5")
+                       .arg(p->name(), g->keyAxis()->label(), number(it->key),
+                            g->valueAxis()->label(), number(it->value));
+        } else if (auto* b = qobject_cast<QCPBars*>(p); b && k < b->data()->size()) {
+            const auto it = b->data()->at(k);
+            QString key = number(it->key);
+            if (auto ticker = b->keyAxis()->ticker().dynamicCast<QCPAxisTickerText>())
+                key = ticker->ticks().value(it->key, key);
+            text = QStringLiteral("%1 · %2\n%3: %4")
+                       .arg(p->name(), key, b->valueAxis()->label(), number(it->value));
+        } else {
+            continue;
+        }
+        best = d;
+    }
+    return text;
 }
 
 int QcpChart::plottedPoints() const {

@@ -26,6 +26,10 @@ public:
     QCustomPlot* plot() const { return plot_; }
     // The graphs' data points (all graphs together), for tests.
     int plottedPoints() const;
+    // What hovering at `pos` (the plot's pixels) shows: the series and the values of the point or
+    // bar under the pointer; empty where there is none. The memory and distributed charts'
+    // hover values (issue 29 item 11); a chart whose marks are its own overrides it.
+    virtual QString hoverText(const QPointF& pos) const;
     QString noteText() const;  // empty while no note is shown
 
 Q_SIGNALS:

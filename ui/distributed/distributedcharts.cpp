@@ -94,6 +94,22 @@ void LanesChart::clear(const QString& note) {
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
+QString LanesChart::hoverText(const QPointF& pos) const {
+    const double t = plot_->xAxis->pixelToCoord(pos.x()), y = plot_->yAxis->pixelToCoord(pos.y());
+    // The translucent "hidden" bar lies over backward: the narrower kinds are asked first.
+    for (int k : {int(Hidden), int(GatherWait), int(Forward), int(Backward), int(CommWait),
+                  int(Optimizer), int(Communication)})
+        for (const auto& s : spans_[k]->spans)
+            if (t >= s.t0 && t <= s.t1 && y >= s.y0 && y <= s.y1)
+                return tr("rank %1 · %2%3\n%4 ms, from %5 to %6 ms")
+                    .arg(s.rank)
+                    .arg(spans_[k]->name(), s.faded ? tr(" (warm-up)") : QString())
+                    .arg(s.t1 - s.t0, 0, 'f', 2)
+                    .arg(s.t0, 0, 'f', 2)
+                    .arg(s.t1, 0, 'f', 2);
+    return {};
+}
+
 int LanesChart::barCount(Kind kind) const { return static_cast<int>(spans_[kind]->spans.size()); }
 
 std::vector<std::pair<double, double>> LanesChart::bars(Kind kind, int rank) const {

@@ -44,6 +44,8 @@ public:
     std::vector<std::pair<double, double>> bars(Kind kind, int rank) const;
     // What the lanes show and what they cannot (a sentence or two, under the chart).
     QString explanation() const { return explanation_; }
+    // The bar under the pointer: its rank, kind, start, end and length.
+    QString hoverText(const QPointF& pos) const override;
 
 private:
     SpanPlottable* spans_[KindCount];

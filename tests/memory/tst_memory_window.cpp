@@ -102,6 +102,9 @@ void TestMemoryWindow::classroomPresetLoads() {
     QCOMPARE(panel.spec().record_steps, capabilities().cuda_available ? 2 : 1);
     MemoryView view;
     QVERIFY(view.paneIndex(preset->view.value("tab").toString()) >= 0);
+    // Issue 29 item 7: an empty view's charts say what comes, not empty axes.
+    QVERIFY(view.timeline()->noteText().contains(QStringLiteral("active memory")));
+    QVERIFY(view.categories()->noteText().contains(QStringLiteral("by category")));
 }
 
 void TestMemoryWindow::panelJobAndStateRoundTrip() {

@@ -59,6 +59,10 @@ MemoryTimelineChart::MemoryTimelineChart(QWidget* parent)
     lifetimeText_->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
     lifetimeText_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
     lifetimeText_->setVisible(false);
+    // Empty axes say what comes (issue 29 item 7).
+    showNote(
+        tr("Run a point on a CUDA device, or open a stored run: the allocator's active "
+           "memory, event by event, appears here"));
 }
 
 void MemoryTimelineChart::setResult(const MemoryResult& r, const MemoryAnalysis& a) {
@@ -186,6 +190,7 @@ MemoryCategoryChart::MemoryCategoryChart(QWidget* parent)
     : QcpChart(tr("Live memory by category"), QStringLiteral("memory-categories"), parent) {
     plot_->xAxis->setLabel(tr("allocator event"));
     plot_->yAxis->setLabel(tr("memory (MiB)"));
+    showNote(tr("Run a point or open a stored run: live memory by category appears here"));
 }
 
 void MemoryCategoryChart::setResult(const MemoryResult& r, const MemoryAnalysis& a) {
@@ -307,6 +312,7 @@ FrontierChart::FrontierChart(QWidget* parent)
     plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    showNote(tr("Run a point with a frontier (context or batch): how far it fits appears here"));
 }
 
 void FrontierChart::setResult(const MemoryResult& r) {

@@ -7,6 +7,7 @@
 #include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QValueAxis>
 #include <algorithm>
+#include <cmath>
 
 #include "ui/common/format.h"
 
@@ -113,7 +114,8 @@ void CategoryChart::redraw() {
 AttentionPartsChart::AttentionPartsChart(QWidget* parent) : ChartPane(parent) {
     series_ = new QBarSeries;
     series_->setLabelsVisible(true);
-    series_->setLabelsPrecision(4);
+    // Whole microseconds above 100 (12597, not "1.26e+04" beside an axis that reads 12597).
+    series_->setLabelsPrecision(7);
     chart()->addSeries(series_);
     x_ = new QBarCategoryAxis;
     x_->setTitleText(tr("part of attention"));
@@ -158,7 +160,7 @@ void AttentionPartsChart::redraw() {
             double v = 0;
             for (const auto& p : parts_)
                 if (p.phase == ph && qstr(p.part) == name) v += p.time_us;
-            values << v;
+            values << (v >= 100 ? std::round(v) : std::round(v * 10) / 10);
             any |= v > 0;
             top = std::max(top, v);
         }

@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
+#include "profiler/profiler.h"
 #include "profiler/profiler_json.h"
 #include "ui/common/codechoice.h"
 #include "ui/common/format.h"
@@ -298,6 +299,9 @@ QString ProfilePanel::summary() const {
 
 std::optional<LabJob> ProfilePanel::makeJob() const {
     if (!problems_.isEmpty() || !capsKnown_) return std::nullopt;
+    // The job profiles in a worker thread: Kineto starts here, on the UI thread, first.
+    // See Note [Kineto's first thread].
+    prepareProfilerOnThisThread();
     LabJob job;
     job.lab = QString::fromLatin1(kProfileLab);
     job.label = label_->text().trimmed();

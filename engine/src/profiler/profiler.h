@@ -247,4 +247,9 @@ ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
                          const CancelToken& cancel, ResultStore* store = nullptr,
                          int64_t run_id = 0);
 
+// Starts LibTorch's profiler (Kineto) on the calling thread, once per process: the thread that
+// loaded LibTorch (the window's UI thread), before a profile runs in a worker. See Note
+// [Kineto's first thread].
+void prepareProfilerOnThisThread();
+
 }  // namespace ts

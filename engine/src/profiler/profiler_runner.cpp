@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <kineto/ActivityType.h>
+#include <kineto/libkineto.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -23,6 +25,22 @@
 #include "runtime/point_run.h"
 
 namespace ts {
+// Note [Kineto's first thread]: LibTorch registers its Kineto client on the thread that loads
+// it (the main thread) and Kineto starts on the first profile. Started from a worker thread (the
+// window runs its profiles in one), it logs "External init callback must run in same thread as
+// registerClient" as an ERROR, though the profile is whole. The window's profile panel starts
+// it on the UI thread before its first job (prepareProfilerOnThisThread); the CLI profiles on
+// its main thread anyway. Kineto reads its log level when it starts: without a CUDA device it
+// logs "gpuGetDeviceCount failed with code 35" as an ERROR on every CPU profile, so there it is
+// quieted first, unless the user set KINETO_LOG_LEVEL.
+void prepareProfilerOnThisThread() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (!at::hasCUDA()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+        libkineto::api().initProfilerIfRegistered();
+    });
+}
+
 namespace {
 
 namespace prof = torch::autograd::profiler;
@@ -79,11 +97,7 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
 class ProfilerSession {
 public:
     ProfilerSession(bool cuda) {
-        // Kineto reads its log level when it first starts. Without a CUDA device it logs
-        // "gpuGetDeviceCount failed with code 35" (and, off the main thread, "External init
-        // callback must run in same thread as registerClient") as ERROR on every CPU profile,
-        // though nothing failed that the profile needs. Quiet it there, unless the user set it.
-        if (!cuda && !at::hasCUDA()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+        prepareProfilerOnThisThread();  // a no-op once the window's UI thread has done it
         activities_.insert(ActivityType::CPU);
         if (cuda) activities_.insert(ActivityType::CUDA);
         const torch::profiler::impl::ProfilerConfig config(

@@ -37,6 +37,12 @@ void prepareProfilerOnThisThread() {
     static std::once_flag once;
     std::call_once(once, [] {
         if (!at::hasCUDA()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+        // What LibTorch's prepareProfiler does on the first profile (registering Kineto's
+        // profiler runs the client's init, which must be on the client's thread), done here.
+        if (!libkineto::api().isProfilerRegistered()) {
+            libkineto_init(/*cpuOnly=*/!at::hasCUDA(), /*logOnError=*/true);
+            libkineto::api().suppressLogMessages();  // as LibTorch does: no INFO dump per trace
+        }
         libkineto::api().initProfilerIfRegistered();
     });
 }

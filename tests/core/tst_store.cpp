@@ -108,6 +108,27 @@ struct RawDb {
     sqlite3* db = nullptr;
 };
 
+// A store as schema `version` (1 or 2) wrote it, holding one old run of `kind`.
+void writeOldStore(const std::string& path, int version, const std::string& kind) {
+    const std::string ends = version >= 2 ? ", planned INTEGER NOT NULL DEFAULT 0, ended TEXT" : "";
+    const std::string sql =
+        "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, label "
+        "TEXT NOT NULL DEFAULT '', created TEXT NOT NULL, device_name TEXT NOT NULL DEFAULT "
+        "'', spec_json TEXT NOT NULL DEFAULT '{}'" +
+        ends +
+        "); "
+        "CREATE TABLE points(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, "
+        "idx INTEGER NOT NULL, status TEXT NOT NULL, config_json TEXT NOT NULL, result_json "
+        "TEXT NOT NULL, PRIMARY KEY(run_id, idx)); "
+        "INSERT INTO runs(kind, label, created) VALUES('" +
+        kind +
+        "', 'old', "
+        "'2026-11-01T00:00:00Z'); "
+        "PRAGMA user_version=" +
+        std::to_string(version);
+    RawDb(path).exec(sql.c_str());
+}
+
 template <typename F>
 std::string runtimeErrorOf(F&& f) {
     try {
@@ -348,20 +369,7 @@ TEST_F(StoreTest, UnfinishedRunsKeepTheirPlan) {
 // its runs read as ended (their end was never marked, and is not known); read-only, it is read
 // as it is.
 TEST_F(StoreTest, SchemaOneStoresAreMigrated) {
-    {
-        RawDb raw(dbPath());
-        raw.exec(
-            "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, label "
-            "TEXT "
-            "NOT NULL DEFAULT '', created TEXT NOT NULL, device_name TEXT NOT NULL DEFAULT '', "
-            "spec_json TEXT NOT NULL DEFAULT '{}'); "
-            "CREATE TABLE points(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, "
-            "idx INTEGER NOT NULL, status TEXT NOT NULL, config_json TEXT NOT NULL, result_json "
-            "TEXT NOT NULL, PRIMARY KEY(run_id, idx)); "
-            "INSERT INTO runs(kind, label, created) VALUES('bench', 'old', "
-            "'2026-11-01T00:00:00Z'); "
-            "PRAGMA user_version=1");
-    }
+    writeOldStore(dbPath(), 1, "bench");
     ResultStore store(dbPath());
     EXPECT_EQ(RawDb(dbPath()).text("PRAGMA user_version"), "3");
     const auto runs = store.listRuns();
@@ -378,20 +386,7 @@ TEST_F(StoreTest, SchemaOneStoresAreMigrated) {
 // Schema 3: a run keeps the environment it was measured in, for every lab (the attention and
 // precision labs' rows do not hold it); a store of schema 2 gains the column, its runs "{}".
 TEST_F(StoreTest, RunsKeepTheirEnvironment) {
-    {
-        RawDb raw(dbPath());
-        raw.exec(
-            "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, label "
-            "TEXT NOT NULL DEFAULT '', created TEXT NOT NULL, device_name TEXT NOT NULL DEFAULT "
-            "'', spec_json TEXT NOT NULL DEFAULT '{}', planned INTEGER NOT NULL DEFAULT 0, ended "
-            "TEXT); "
-            "CREATE TABLE points(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, "
-            "idx INTEGER NOT NULL, status TEXT NOT NULL, config_json TEXT NOT NULL, result_json "
-            "TEXT NOT NULL, PRIMARY KEY(run_id, idx)); "
-            "INSERT INTO runs(kind, label, created) VALUES('attention', 'old', "
-            "'2026-11-01T00:00:00Z'); "
-            "PRAGMA user_version=2");
-    }
+    writeOldStore(dbPath(), 2, "attention");
     ResultStore store(dbPath());
     EXPECT_EQ(RawDb(dbPath()).text("PRAGMA user_version"), "3");
     ASSERT_EQ(store.listRuns().size(), 1u);

@@ -86,6 +86,8 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     updateRunState();
     updateTitle();
     probeCapabilities();
+    storeFollower_ = new StoreFollower(this);
+    connect(storeFollower_, &StoreFollower::changed, this, &MainWindow::refreshHistory);
     refreshHistory();
 }
 
@@ -629,10 +631,6 @@ void MainWindow::probeCapabilities() {
 
 void MainWindow::refreshHistory() {
     if (controller_.storePath().isEmpty()) return;
-    if (!storeFollower_) {
-        storeFollower_ = new StoreFollower(this);
-        connect(storeFollower_, &StoreFollower::changed, this, &MainWindow::refreshHistory);
-    }
     storeFollower_->markRead(controller_.storePath());
     auto* w = new QFutureWatcher<RunList>(this);
     connect(w, &QFutureWatcherBase::finished, this, [this, w] {

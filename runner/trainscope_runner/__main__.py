@@ -1,4 +1,4 @@
-"""python -m trainscope_runner check|bench|profile|memory|fsdp2 --spec JSON"""
+"""python -m trainscope_runner check|bench|profile|memory|fsdp2|attention|ddp --spec JSON"""
 
 import argparse
 import json
@@ -11,18 +11,30 @@ from .protocol import UserError, emit, fail
 
 def check(spec):
     """Says what --code names without running it: the interpreter, torch, the GPU, the model
-    and optimizer found, the course's adapters."""
+    and optimizer found, the course's adapters. With "adapters" (the attention and distributed
+    labs), the code is the course's adapters: a checkout, a file of adapter functions or
+    module:Name, its model optional."""
     import torch
     from .code import find
-    found = find(spec.get("code", ""), spec.get("optimizer", ""))
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else ""
+    if spec.get("adapters"):
+        from .adapters import Adapters, describe
+        from .code import adapter_states
+        a = Adapters(spec.get("code", ""), "import")
+        path = os.path.join(a.root, "tests", "adapters.py") if a.form == "checkout" else \
+            getattr(a.module, "__file__", "") or ""
+        emit("found", python=sys.executable, torch=torch.__version__, gpu=gpu, form=a.form, root=a.root,
+             where=a.where(), edition=a.edition(), adapters=adapter_states(path),
+             named=describe(a.obj) if a.obj is not None else "", notes=[])
+        return
+    found = find(spec.get("code", ""), spec.get("optimizer", ""))
     emit("found", python=sys.executable, torch=torch.__version__, gpu=gpu, form=found.form, root=found.root,
          model=found.model_name, optimizer=found.optimizer_name, adapters=found.adapters, notes=found.notes)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m trainscope_runner")
-    parser.add_argument("command", choices=["check", "bench", "profile", "memory", "fsdp2"])
+    parser.add_argument("command", choices=["check", "bench", "profile", "memory", "fsdp2", "attention", "ddp"])
     parser.add_argument("--spec", required=True, help="the point as JSON")
     args = parser.parse_args(argv)
     protocol.claim_stdout()
@@ -40,11 +52,13 @@ def main(argv=None):
         if args.command == "check":
             check(spec)
         else:
-            from . import bench, fsdp2, memory, profile
+            import importlib
+            from . import bench
             try:
-                {"bench": bench, "profile": profile, "memory": memory, "fsdp2": fsdp2}[args.command].run(spec)
+                importlib.import_module(f".{args.command}", __package__).run(spec)
             except Exception as e:
-                if args.command == "fsdp2" or not bench.is_oom(e):
+                # attention reports an OOM per cell; a rank's OOM ends the world (exit 3)
+                if args.command in ("fsdp2", "ddp", "attention") or not bench.is_oom(e):
                     raise  # a rank's OOM ends the world (exit 3), the others are stopped
                 emit("result", status="oom", message=f"{type(e).__name__}: {str(e).splitlines()[0]}",
                      where=protocol.where(e))

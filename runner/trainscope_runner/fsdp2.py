@@ -5,10 +5,8 @@ distributed workers' lines (distributed/worker_lines.h): a "ready" line, then on
 {"event":"result","experiment":"ddp","row":{...}} per step with the fields of the lab's
 DdpStepRow, so that its rows sit in the same tables and lanes as the lab's own strategies.
 
-The model is the course's Transformer as TrainScope builds it (engine/src/nn/model.cpp): token
-embedding; pre-norm blocks of RMSNorm, causal attention with interleaved RoPE over one fused qkv
-weight, RMSNorm, SwiGLU over one fused W1|W3 weight; final RMSNorm; LM head; no biases; the same
-initialisation. Each block is its own FSDP unit, the root holds the embedding, the final norm and
+The model is the course's Transformer as TrainScope builds it (lm.py's TransformerLM: see
+there). Each block is its own FSDP unit, the root holds the embedding, the final norm and
 the LM head, as FSDP2's documentation wraps a Transformer. Attention: "naive" materialises the
 scores as TrainScope's naive attention does; every other choice runs PyTorch's SDPA.
 Checkpointing: every k blocks or sqrt (torch.utils.checkpoint, non-reentrant); not nested."""
@@ -19,108 +17,10 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
+from .lm import CheckpointedBlock, TransformerLM, rms_norm
 from .protocol import UserError, emit
-
-
-def _trunc_normal(shape, std, device):
-    return torch.empty(shape, device=device).normal_(0.0, std).clamp_(-3 * std, 3 * std)
-
-
-def _linear_weight(out_f, in_f, device):
-    return _trunc_normal((out_f, in_f), math.sqrt(2.0 / (in_f + out_f)), device)
-
-
-def rms_norm(x, weight, eps=1e-5):
-    return F.rms_norm(x.float(), (x.shape[-1],), weight.float(), eps).to(x.dtype)
-
-
-def apply_rope(x, cos, sin):
-    seq = x.shape[-2]
-    c, s = cos[:seq].to(x.dtype), sin[:seq].to(x.dtype)
-    pairs = x.unflatten(-1, (-1, 2))
-    x0, x1 = pairs[..., 0], pairs[..., 1]
-    return torch.stack((x0 * c - x1 * s, x0 * s + x1 * c), dim=-1).flatten(-2)
-
-
-class Block(nn.Module):
-    def __init__(self, d, f, heads, device, naive):
-        super().__init__()
-        self.heads = heads
-        self.naive = naive
-        self.norm1 = nn.Parameter(torch.ones(d, device=device))
-        self.w_qkv = nn.Parameter(_linear_weight(3 * d, d, device))
-        self.w_o = nn.Parameter(_linear_weight(d, d, device))
-        self.norm2 = nn.Parameter(torch.ones(d, device=device))
-        self.w_13 = nn.Parameter(_linear_weight(2 * f, d, device))
-        self.w_2 = nn.Parameter(_linear_weight(d, f, device))
-
-    def forward(self, x, cos, sin):
-        b, s, d = x.shape
-        h = self.heads
-        qkv = F.linear(rms_norm(x, self.norm1), self.w_qkv).view(b, s, 3, h, d // h)
-        q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        if self.naive:  # TrainScope's naive attention: the scores materialised
-            scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
-            mask = torch.ones(s, s, dtype=torch.bool, device=x.device).tril()
-            a = scores.masked_fill(~mask, float("-inf")).softmax(dim=-1) @ v
-        else:
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        y = x + F.linear(a.transpose(1, 2).reshape(b, s, d), self.w_o)
-        g, u = F.linear(rms_norm(y, self.norm2), self.w_13).chunk(2, dim=-1)
-        return y + F.linear(F.silu(g) * u, self.w_2)
-
-
-class CheckpointedBlock(nn.Module):
-    """A block whose activations are recomputed in backward (torchtitan's order: checkpoint
-    inside, so that torch.compile of the whole traces the checkpoint too)."""
-
-    def __init__(self, block):
-        super().__init__()
-        self.block = block
-
-    def forward(self, x, cos, sin):
-        from torch.utils.checkpoint import checkpoint
-        return checkpoint(self.block, x, cos, sin, use_reentrant=False)
-
-
-class TransformerLM(nn.Module):
-    def __init__(self, vocab, context, d, f, layers, heads, device, checkpoint_every=0, naive=False):
-        super().__init__()
-        self.embedding = nn.Parameter(_trunc_normal((vocab, d), 1.0, device))
-        self.blocks = nn.ModuleList(Block(d, f, heads, device, naive) for _ in range(layers))
-        self.norm_final = nn.Parameter(torch.ones(d, device=device))
-        self.lm_head = nn.Parameter(_linear_weight(vocab, d, device))
-        half = d // heads // 2
-        k = torch.arange(half, dtype=torch.float64, device=device)
-        inv_freq = 10000.0 ** (-2.0 * k / (d // heads))
-        angles = torch.outer(torch.arange(context, dtype=torch.float64, device=device), inv_freq)
-        self.register_buffer("rope_cos", angles.cos().float(), persistent=False)
-        self.register_buffer("rope_sin", angles.sin().float(), persistent=False)
-        self.checkpoint_every = checkpoint_every
-
-    def forward(self, tokens, head_and_loss):
-        x = F.embedding(tokens, self.embedding)
-        n, k = len(self.blocks), self.checkpoint_every
-        if k > 0 and torch.is_grad_enabled():
-            from torch.utils.checkpoint import checkpoint
-
-            def segment(begin, end):
-                def run(h):
-                    for i in range(begin, end):
-                        h = self.blocks[i](h, self.rope_cos, self.rope_sin)
-                    return h
-                return run
-
-            for b in range(0, n, k):
-                x = checkpoint(segment(b, min(n, b + k)), x, use_reentrant=False)
-        else:
-            for block in self.blocks:
-                x = block(x, self.rope_cos, self.rope_sin)
-        return head_and_loss(x)
 
 
 def _local_bytes(tensors):
@@ -189,7 +89,7 @@ def run(spec):
     fully_shard(model, mp_policy=policy)
 
     def head_and_loss(hidden, weight, target):
-        logits = F.linear(rms_norm(hidden, model.norm_final), weight)
+        logits = F.linear(rms_norm(hidden, model.norm_final.weight), weight)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), target.reshape(-1))
 
     if compiled:
@@ -222,7 +122,7 @@ def run(spec):
         optimizer.zero_grad(set_to_none=True)
         m0 = mark()
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
-            loss = model(inputs, lambda h: head_and_loss(h, model.lm_head, targets))
+            loss = model(inputs, lambda h: head_and_loss(h, model.lm_head.weight, targets))
         m1 = mark()
         after_forward = allocated()
         loss.backward()

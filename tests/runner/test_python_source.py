@@ -117,7 +117,7 @@ class PythonSource(unittest.TestCase):
         p = self.cli("bench", "--code", CHECKOUT, "--check")
         self.assertEqual(p.returncode, 0, p.stderr)
         for text in ("torch", "A course checkout", "cs336_basics.model.BasicsTransformerLM",
-                     "get_ddp_bucketed (not implemented)"):
+                     "get_ddp_bucketed (implemented)"):
             self.assertIn(text, p.stdout)
         self.assertFalse(os.path.exists(self.db) and json.loads(self.cli("runs", "list", "--json").stdout),
                          "nothing is run or stored")

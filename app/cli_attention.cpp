@@ -15,6 +15,7 @@
 #include "cli_common.h"
 #include "core/store.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ using namespace ts;
 
 struct AttentionOptions {
     std::vector<std::string> impl, seq, head_dim, batch, heads, dtype, pass;
-    std::string preset, device;
+    std::string preset, device, code, python;
     bool device_given = false, preset_given = false;
     bool causal = false, no_causal = false;
     std::optional<std::string> warmup, steps, seed;  // text, checked in buildSpec
@@ -79,10 +80,36 @@ AttentionBenchSpec buildSpec(const AttentionOptions& o) {
                 fmt::format("--preset: unknown preset '{}' (choose a or b)", o.preset));
         spec = *p;
     }
-    if (!o.impl.empty())
-        spec.impls = parsed<AttentionImpl>(
-            o.impl, "--impl", parseAttentionImpl,
-            "naive, tiled, sdpa, sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math, flash");
+    if (!o.impl.empty()) {
+        // Ours (LibTorch and this project's kernels) and those run in Python (see Note
+        // [attention in Python]).
+        spec.impls.clear();
+        for (const auto& name : requireValues(o.impl, "--impl")) {
+            if (const auto ours = parseAttentionImpl(name))
+                spec.impls.push_back(*ours);
+            else if (isPythonAttentionImpl(name))
+                spec.python_impls.push_back(name);
+            else
+                throw cli::BadInput(fmt::format(
+                    "--impl: unknown value '{}' (choose from naive, tiled, sdpa, sdpa-flash, "
+                    "sdpa-efficient, sdpa-cudnn, sdpa-math, flash, torch-compile, yours-pytorch, "
+                    "yours-triton, yours)",
+                    name));
+        }
+    }
+    spec.code = o.code;
+    spec.python = o.python;
+    if (!o.code.empty()) {
+        // --code adds the user's attention unless --impl names which of it to run.
+        bool named = false;
+        for (const auto& n : spec.python_impls) named = named || n.rfind("yours", 0) == 0;
+        if (!named)
+            for (auto& n : defaultUserAttentionImpls(o.code)) spec.python_impls.push_back(n);
+        if (auto why = pythonCodeProblem(o.code, o.python, /*adapters_module=*/true); !why.empty())
+            throw cli::BadInput(why);
+    } else if (!spec.python_impls.empty()) {
+        if (auto why = pythonInterpreterProblem(o.python); !why.empty()) throw cli::BadInput(why);
+    }
     if (!o.seq.empty()) spec.seq_lens = positiveInts(o.seq, "--seq");
     if (!o.head_dim.empty()) spec.head_dims = positiveInts(o.head_dim, "--head-dim");
     if (!o.batch.empty()) spec.batches = positiveInts(o.batch, "--batch");
@@ -126,11 +153,11 @@ public:
             c.status == Status::Ok
                 ? fmt::format("fwd {:.3f} ms, bwd {:.3f} ms", c.forward_ms, c.backward_ms)
                 : fmt::format("{}: {}", toString(c.status), c.error);
-        std::fprintf(
-            stderr, "[%d/%d] %s %s causal=%d %lldx%lld d=%lld seq=%lld: %s\n", index + 1, count,
-            std::string(toString(c.impl)).c_str(), std::string(toString(c.dtype)).c_str(),
-            c.causal ? 1 : 0, static_cast<long long>(c.batch), static_cast<long long>(c.heads),
-            static_cast<long long>(c.head_dim), static_cast<long long>(c.seq), what.c_str());
+        std::fprintf(stderr, "[%d/%d] %s %s causal=%d %lldx%lld d=%lld seq=%lld: %s\n", index + 1,
+                     count, implName(c).c_str(), std::string(toString(c.dtype)).c_str(),
+                     c.causal ? 1 : 0, static_cast<long long>(c.batch),
+                     static_cast<long long>(c.heads), static_cast<long long>(c.head_dim),
+                     static_cast<long long>(c.seq), what.c_str());
         if (format_ == Format::Csv) std::printf("%s\n", attentionCsvRow(c).c_str());
         if (format_ == Format::Jsonl) std::printf("%s\n", attentionJsonLine(c).c_str());
         std::fflush(stdout);
@@ -220,7 +247,16 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
         "Attention benchmark: naive, tiled, LibTorch SDPA backends and this project's kernels");
     sub->add_option(
         "--impl", o->impl,
-        "implementations: naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash");
+        "implementations: naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash; "
+        "in Python: torch-compile (torch.compile of naive), yours-pytorch, yours-triton, yours "
+        "(your attention from --code)");
+    sub->add_option("--code", o->code,
+                    "your attention: a course checkout (its tests/adapters.py), a file or module "
+                    "of adapter functions, or module:Name (an autograd.Function or a callable "
+                    "(q, k, v, is_causal) -> o on (batch·heads, seq, d))");
+    sub->add_option("--python", o->python,
+                    "the Python interpreter with torch that runs torch-compile and your code "
+                    "(default: $TRAINSCOPE_PYTHON, else set-up's)");
     sub->add_option("--seq", o->seq, "sequence lengths, comma-separated");
     sub->add_option("--head-dim", o->head_dim, "head dims, comma-separated");
     sub->add_option("--batch", o->batch, "batch sizes");

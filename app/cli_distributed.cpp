@@ -55,7 +55,8 @@ struct DdpFlags {
     std::string size = "tiny", context = "128", batch = "4", precision = "fp32",
                 attention = "naive", strategy = "bucketed", bucket_mb = "25", shard = "off",
                 warmup = "2", steps = "5", seed = "0", lr = "1e-4", param_dtype = "fp32",
-                prefetch = "2", checkpoint = "none", vocab = "10000";
+                prefetch = "2", checkpoint = "none", vocab = "10000", code, python;
+    bool strategy_given = false;
     bool fused_loss = false, fused_kernels = false, keep_attention = false, compile = false;
 };
 
@@ -288,7 +289,10 @@ public:
             say(fmt::format("  {}: {}", ts::toString(r.status), r.error));
     }
     void log(ts::LogLevel level, const std::string& message) override {
-        if (level != ts::LogLevel::Info) std::fprintf(stderr, "%s\n", message.c_str());
+        if (level != ts::LogLevel::Info)
+            std::fprintf(stderr, "%s\n", message.c_str());
+        else
+            say(message);  // what a Python strategy found, the course's check that passed
     }
 
 private:
@@ -308,6 +312,9 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
                 spec.points[i], gpus, dist::ncclBuilt(), ts::availableMemoryBytes());
             !problems.empty())
             throw BadInput(problems.front());
+        else if (spec.points[i].experiment == ts::DistExperiment::Ddp)
+            if (auto why = ts::pythonStrategyProblem(spec.points[i].ddp); !why.empty())
+                throw BadInput(why);
     // The run is announced when it is done ("stored as run N"), not before: the ranks' lines
     // come first.
     const bool nccl = spec.points.front().backend == dist::CommBackend::Nccl;
@@ -424,13 +431,29 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
                 throw BadInput(fmt::format("--precision: '{}' is not one of fp32, bf16, fp16", x));
             return *p;
         });
-    const auto strategies = listOf<std::string>("--strategy", d.strategy, [](const std::string& x) {
+    s.code = d.code;
+    s.python = d.python;
+    // With --code and no --strategy: the user's classes beside PyTorch's DDP and ours.
+    const std::string strategy_list =
+        !d.code.empty() && !d.strategy_given ? "yours,torch-ddp,bucketed" : d.strategy;
+    std::vector<std::string> strategies;
+    for (const auto& x : listOf<std::string>("--strategy", strategy_list,
+                                             [](const std::string& item) { return item; })) {
+        if (x == "yours") {  // the user's strategies that their adapters define
+            if (d.code.empty()) throw BadInput("--strategy yours: your DDP classes need --code");
+            try {
+                for (auto& y : ts::userDdpStrategies(d.code)) strategies.push_back(y);
+            } catch (const std::invalid_argument& e) {
+                throw BadInput(fmt::format("--strategy: {}", e.what()));
+            }
+            continue;
+        }
         const auto& names = ts::ddpStrategyNames();
         if (std::find(names.begin(), names.end(), x) == names.end())
             throw BadInput(
-                fmt::format("--strategy: '{}' is not one of {}", x, fmt::join(names, ", ")));
-        return x;
-    });
+                fmt::format("--strategy: '{}' is not one of {}, yours", x, fmt::join(names, ", ")));
+        strategies.push_back(x);
+    }
     if (d.param_dtype != "fp32" && d.param_dtype != "bf16")
         throw BadInput(fmt::format("--param-dtype: '{}' is not one of fp32, bf16", d.param_dtype));
     s.param_dtype = d.param_dtype;
@@ -524,8 +547,19 @@ void addDistributedCommands(CLI::App& app, int& code) {
         ->capture_default_str();
     ddp->add_option("--strategy", dd->strategy,
                     "naive, flat, overlap, bucketed, fsdp (fully sharded), fsdp2 (PyTorch's "
-                    "fully_shard, in Python: the reference) (a comma list)")
+                    "fully_shard, in Python: the reference), torch-ddp (PyTorch's DDP; sharded: "
+                    "ZeroRedundancyOptimizer), your classes from --code: yours-individual, "
+                    "yours-bucketed, yours-ddp, yours-fsdp, or yours (those your adapters "
+                    "define) (a comma list; with --code the default is yours,torch-ddp,bucketed)")
         ->capture_default_str();
+    ddp->add_option("--code", dd->code,
+                    "Your DDP classes and sharded optimizer: a course checkout (its "
+                    "tests/adapters.py, 2025 or 2026 edition), a file of the course's adapter "
+                    "functions, or module:Name (the class itself); each is checked against "
+                    "single-process training before it is timed");
+    ddp->add_option("--python", dd->python,
+                    "The Python interpreter with torch for fsdp2, torch-ddp and yours-* "
+                    "(default: $TRAINSCOPE_PYTHON, else set-up's)");
     ddp->add_option("--bucket-mb", dd->bucket_mb, "Bucket sizes in MB for bucketed (a comma list)")
         ->capture_default_str();
     ddp->add_option("--param-dtype", dd->param_dtype,
@@ -559,7 +593,10 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ddp->add_option("--seed", dd->seed, "Seed of the model and the batch")->capture_default_str();
     ddp->add_option("--lr", dd->lr, "AdamW's learning rate")->capture_default_str();
     addLaunchFlags(*ddp, *df);
-    ddp->callback([df, dd, &code] { code = runDistributedDdp(*df, *dd); });
+    ddp->callback([df, dd, ddp, &code] {
+        dd->strategy_given = ddp->count("--strategy") > 0;
+        code = runDistributedDdp(*df, *dd);
+    });
 
     auto wf = std::make_shared<WorkerFlags>();
     auto* worker = app.add_subcommand(

@@ -5,6 +5,7 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QJsonDocument>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QtTest>
@@ -14,6 +15,7 @@
 #include "common/windowtesting.h"
 #include "core/store.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 #include "ui/attention/attentionmodel.h"
 #include "ui/attention/attentionpanel.h"
 #include "ui/attention/attentionview.h"
@@ -63,6 +65,7 @@ private Q_SLOTS:
     void initTestCase() { caps_ = capabilities(); }
     void cellModelAndSeries();
     void panelValidatesAndDisablesWhatIsMissing();
+    void yourAttentionFromTheCodeBox();
     void realCpuRunThroughTheAdapter();
     void windowShowsCellsInTheExperimentsOwnTab();
     void storedAttentionRunsReopenBesideBenchmarkRuns();
@@ -98,6 +101,53 @@ void TestAttention::cellModelAndSeries() {
     QVERIFY(series.chartTitle().contains(QStringLiteral("backward")));
     m.clear();
     QCOMPARE(series.rowCount(), 0);
+}
+
+// See Note [attention in Python]: torch-compile is a tick, the user's attention the Code box;
+// both go into the spec, back from History, and a failure shows the user's traceback.
+void TestAttention::yourAttentionFromTheCodeBox() {
+    const std::string checkout = exampleCheckout();
+    if (checkout.empty()) QSKIP("no examples/course-checkout here");
+    AttentionPanel p;
+    p.setCapabilities(caps_);
+    QJsonObject state = tinyState();
+    state["torch_compile"] = true;
+    state["sources"] = QJsonArray{"python"};
+    state["code"] = QString::fromStdString(checkout);
+    p.setState(state);
+    QVERIFY2(p.isValid(), qPrintable(p.problems().join('\n')));
+    QCOMPARE(p.spec().python_impls,
+             (std::vector<std::string>{"torch-compile", "yours-pytorch", "yours-triton"}));
+    QCOMPARE(p.spec().code, checkout);
+    QCOMPARE(p.cellCount(), 2 * 5);  // 2 shapes × (naive, tiled and the three in Python)
+    const auto job = p.makeJob();
+    QVERIFY(job);
+    const QJsonObject json =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    QVERIFY(AttentionPanel::describeSpec(json).contains(QStringLiteral("yours-pytorch")));
+    AttentionPanel again;
+    again.setCapabilities(caps_);
+    again.setState(AttentionPanel::stateFromSpec(json));
+    QCOMPARE(again.spec().python_impls, p.spec().python_impls);
+    QCOMPARE(again.spec().code, checkout);
+    // A module:Name is one implementation, "yours"; a missing file is said on the field.
+    state["torch_compile"] = false;
+    state["code"] = QStringLiteral("/nowhere/mine.py:attend");
+    p.setState(state);
+    QVERIFY(!p.isValid());
+    QVERIFY(p.problems().join('\n').contains(QStringLiteral("does not exist")));
+    // A cell of the user's that raised: red, with their traceback in the tooltip.
+    AttentionModel m;
+    AttentionCell c = cell(AttentionImpl::Naive, 64, 0, Status::Failed);
+    c.python_impl = "yours";
+    c.error = "ValueError: broken (mine.py:9)";
+    c.traceback =
+        "Traceback (most recent call last):\n  File \"mine.py\", line 9\nValueError: broken";
+    m.addCell(c);
+    QCOMPARE(m.data(m.index(0, AttentionModel::Impl)).toString(), QStringLiteral("yours"));
+    QVERIFY(m.data(m.index(0, AttentionModel::Status), Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("File \"mine.py\", line 9")));
 }
 
 void TestAttention::panelValidatesAndDisablesWhatIsMissing() {

@@ -20,6 +20,7 @@
 #include "core/store.h"
 #include "distributed/distributed_json.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 #include "ui/common/chartstyle.h"
 #include "ui/common/qcp.h"
 #include "ui/common/qcpchart.h"
@@ -148,6 +149,8 @@ private Q_SLOTS:
     void allreduceSeriesPerWorldSize();
     void failedRankNamedInTheBanner();
     void strategiesCompared();
+    void yourClassesFromTheCodeBox();
+    void aFailedCheckIsARedCell();
     void memoryShardedBesideUnsharded();
     void storedRunReopens();
     void classroomPresetLoads();
@@ -620,6 +623,72 @@ void TestDistributedWindow::strategiesCompared() {
     QVERIFY(m->item(1, 13)->text().endsWith(QLatin1Char('%')));
     QVERIFY(m->item(0, 7)->data(Qt::UserRole).toDouble() >
             m->item(1, 7)->data(Qt::UserRole).toDouble());
+}
+
+// See Note [your DDP classes]: the Code box adds the strategies the user's adapters define, and
+// the run asked for comes back from History with the same code.
+void TestDistributedWindow::yourClassesFromTheCodeBox() {
+    const std::string checkout = exampleCheckout();
+    if (checkout.empty()) QSKIP("no examples/course-checkout here");
+    DistributedPanel panel;
+    panel.setCapabilities(cpuOnly());
+    QJsonObject state = ddpState();
+    state["strategies"] = QJsonArray{"torch-ddp"};
+    state["sharding"] = "off";
+    state["buckets"] = "25";
+    state["sources"] = QJsonArray{"python"};
+    state["code"] = QString::fromStdString(checkout);
+    panel.setState(state);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    QStringList strategies;
+    for (const auto& p : panel.spec().points) {
+        strategies << QString::fromStdString(p.ddp.strategy);
+        QCOMPARE(p.ddp.code, checkout);
+    }
+    QCOMPARE(strategies, QStringList({"torch-ddp", "yours-individual", "yours-bucketed"}));
+    const auto job = panel.makeJob();
+    QVERIFY(job);
+    const QJsonObject json =
+        QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
+    DistributedPanel again;
+    again.setCapabilities(cpuOnly());
+    again.setState(DistributedPanel::stateFromSpec(json));
+    QVERIFY2(again.isValid(), qPrintable(again.problems().join('\n')));
+    QCOMPARE(distributedSpecJson(again.spec()), distributedSpecJson(panel.spec()));
+    // Code that names no DDP adapters is said on the code field, before Run.
+    state["code"] = QStringLiteral("mypkg.ddp:DDP");
+    panel.setState(state);
+    QVERIFY(!panel.isValid());
+    QVERIFY2(panel.problems().join('\n').contains(QStringLiteral("name them")),
+             qPrintable(panel.problems().join('\n')));
+}
+
+void TestDistributedWindow::aFailedCheckIsARedCell() {
+    DistributedView view;
+    DistributedPoint p = ddpPoint("yours-individual");
+    p.ddp.code = "examples/wrong/ddp_not_averaged.py";
+    QList<QVariant> items{QVariant::fromValue(DistPointStarted{0, 1, p})};
+    DistributedResult r;
+    r.point = p;
+    r.status = Status::Failed;
+    r.error = "wrong result: parameters differ from single-process training";
+    r.what = "ddp_not_averaged.DDPNotAveraged";
+    r.check.ran = true;
+    r.check.passed = false;
+    r.check.max_diff = 0.25;
+    r.check.message = "parameters differ from single-process training";
+    items << QVariant::fromValue(DistPointFinished{0, r});
+    view.addItems(items);
+    view.flush();
+    QStandardItemModel* m = view.strategyModel();
+    QCOMPARE(m->rowCount(), 1);
+    const int check = m->columnCount() - 1;
+    QCOMPARE(m->horizontalHeaderItem(check)->text(), QStringLiteral("check"));
+    QVERIFY2(m->item(0, check)->text().startsWith(QStringLiteral("FAIL")),
+             qPrintable(m->item(0, check)->text()));
+    QVERIFY(m->item(0, check)->background().color().red() > 200);
+    QVERIFY(m->item(0, check)->toolTip().contains(QStringLiteral("DDPNotAveraged")));
+    QCOMPARE(m->item(0, 6)->text(), QStringLiteral("failed"));
 }
 
 void TestDistributedWindow::memoryShardedBesideUnsharded() {

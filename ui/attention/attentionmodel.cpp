@@ -81,7 +81,27 @@ QVariant AttentionModel::data(const QModelIndex& index, int role) const {
     const AttentionCell& c = cells_[static_cast<size_t>(index.row())];
     const int col = index.column();
     const bool ok = c.status == Status::Ok;
-    if (role == Qt::ToolTipRole) return c.error.empty() ? QVariant() : QVariant(qstr(c.error));
+    if (role == Qt::ToolTipRole) {
+        // A failure with the user's traceback where their code raised; a measured cell's spread.
+        if (!ok) {
+            QString tip = qstr(c.error);
+            if (!c.traceback.empty()) tip += QStringLiteral("\n\n") + qstr(c.traceback);
+            return tip.isEmpty() ? QVariant() : QVariant(tip);
+        }
+        QStringList lines;
+        auto spread = [&](const QString& what, double median, double mean, double sd) {
+            if (median > 0 && mean > 0)
+                lines << tr("%1: median %2 ms, mean %3 ± %4 ms")
+                             .arg(what, formatMs(median), formatMs(mean), formatMs(sd));
+        };
+        spread(tr("forward"), c.forward_ms, c.forward_mean_ms, c.forward_std_ms);
+        spread(tr("backward"), c.backward_ms, c.backward_mean_ms, c.backward_std_ms);
+        spread(tr("forward + backward"), c.forward_backward_ms, c.forward_backward_mean_ms,
+               c.forward_backward_std_ms);
+        if (c.first_call_ms > 0)
+            lines << tr("first call (compiling in it): %1 ms").arg(formatMs(c.first_call_ms));
+        return lines.isEmpty() ? QVariant() : QVariant(lines.join(QLatin1Char('\n')));
+    }
     if (role == Qt::BackgroundRole && col == Status && !ok)
         return QBrush(QColor(0xd3, 0x2f, 0x2f, 60));
     if (role == Qt::TextAlignmentRole)
@@ -96,7 +116,7 @@ QVariant AttentionModel::data(const QModelIndex& index, int role) const {
     };
     switch (col) {
         case Impl:
-            return qstr(toString(c.impl));
+            return qstr(implName(c));
         case Batch:
             return static_cast<qlonglong>(c.batch);
         case Heads:
@@ -208,7 +228,7 @@ void AttentionSeriesModel::rebuild() {
                 ++missing_;
                 continue;
             }
-            QStringList name{qstr(toString(c.impl))};
+            QStringList name{qstr(implName(c))};
             if (dV) name << QStringLiteral("d%1").arg(c.head_dim);
             if (tV) name << qstr(toString(c.dtype));
             if (cV) name << (c.causal ? tr("causal") : tr("full"));

@@ -17,9 +17,11 @@
 #include "attention/attention_json.h"
 #include "core/store.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 #include "ui/attention/attentionmodel.h"
 #include "ui/attention/attentionview.h"
 #include "ui/common/checkrow.h"
+#include "ui/common/codechoice.h"
 #include "ui/common/format.h"
 
 namespace ts::ui {
@@ -41,10 +43,9 @@ public:
     explicit CellForwarder(JobObserver& out) : out_(out) {}
     void cellFinished(int index, int count, const AttentionCell& cell) override {
         std::string line = "cell " + std::to_string(index + 1) + "/" + std::to_string(count) +
-                           ": " + std::string(toString(cell.impl)) + " seq " +
-                           std::to_string(cell.seq) + " d " + std::to_string(cell.head_dim) + " " +
-                           std::string(toString(cell.dtype)) + ": " +
-                           std::string(toString(cell.status));
+                           ": " + implName(cell) + " seq " + std::to_string(cell.seq) + " d " +
+                           std::to_string(cell.head_dim) + " " + std::string(toString(cell.dtype)) +
+                           ": " + std::string(toString(cell.status));
         if (cell.status == Status::Ok)
             line += " (forward " + formatMs(cell.forward_ms).toStdString() + " ms, backward " +
                     formatMs(cell.backward_ms).toStdString() + " ms)";
@@ -94,7 +95,13 @@ void AttentionPanel::build() {
         implGrid->addWidget(cb, i / 3, i % 3);
         ++i;
     }
+    // See Note [attention in Python].
+    compiled_ = new QCheckBox(QStringLiteral("torch-compile"), implBox_);
+    compiled_->setObjectName(QStringLiteral("torchCompile"));
+    implGrid->addWidget(compiled_, i / 3, i % 3);
     outer->addWidget(implBox_);
+    code_ = new CodeChoice(/*both=*/false, this, CodeChoice::Purpose::Attention);
+    outer->addWidget(code_);
 
     auto* probBox = new QGroupBox(tr("Problem"), this);
     auto* form = new QFormLayout(probBox);
@@ -150,7 +157,10 @@ void AttentionPanel::build() {
                     {QStringLiteral("passes"), passBox_},
                     {QStringLiteral("warmup"), warmup_},
                     {QStringLiteral("steps"), steps_},
-                    {QStringLiteral("device"), device_}});
+                    {QStringLiteral("device"), device_},
+                    {QStringLiteral("sources"), code_->sourceBox()},
+                    {QStringLiteral("code"), code_->codeEdit()},
+                    {QStringLiteral("python"), code_->pythonEdit()}});
 
     // Defaults: seconds on a CPU.
     impls_[AttentionImpl::Naive]->setChecked(true);
@@ -178,7 +188,9 @@ void AttentionPanel::build() {
     for (auto* cb : impls_) connect(cb, &QCheckBox::toggled, this, changed);
     for (auto* cb : dtypes_) connect(cb, &QCheckBox::toggled, this, changed);
     for (auto* cb : passes_) connect(cb, &QCheckBox::toggled, this, changed);
-    for (QCheckBox* cb : {causal_, full_, check_}) connect(cb, &QCheckBox::toggled, this, changed);
+    for (QCheckBox* cb : {causal_, full_, check_, compiled_})
+        connect(cb, &QCheckBox::toggled, this, changed);
+    connect(code_, &CodeChoice::changed, this, changed);
     for (QSpinBox* sb : {warmup_, steps_}) connect(sb, &QSpinBox::valueChanged, this, changed);
     connect(device_, &QComboBox::currentIndexChanged, this, changed);
     connect(preset_, &QComboBox::activated, this,
@@ -238,6 +250,16 @@ void AttentionPanel::updateAvailability() {
                                      : attentionHint(impl) + QLatin1Char('\n') + why);
         if (!why.isEmpty() && capsKnown_) cb->setChecked(false);
     }
+    {
+        const QString hint =
+            tr("torch.compile of the naive attention, run by the Python runner "
+               "(the course's compile question (a)); its first call, compiling "
+               "included, is shown apart");
+        const QString why = qstr(pythonInterpreterProblem(code_->code().python));
+        compiled_->setEnabled(why.isEmpty());
+        compiled_->setToolTip(why.isEmpty() ? hint : hint + QLatin1Char('\n') + why);
+        if (!why.isEmpty()) compiled_->setChecked(false);
+    }
     for (Precision p : {Precision::BF16, Precision::FP16}) {
         AttentionBenchSpec s = probe;
         s.dtypes = {p};
@@ -284,14 +306,27 @@ void AttentionPanel::revalidate() {
     s.steps = steps_->value();
     s.device = device_->currentData().toString().toStdString();
     s.check = check_->isChecked();
+    if (compiled_->isChecked()) s.python_impls.push_back("torch-compile");
+    if (code_->yours()) {
+        s.code = code_->code().code;
+        s.python = code_->code().python;
+        for (auto& name : defaultUserAttentionImpls(s.code)) s.python_impls.push_back(name);
+        if (const QString m = code_->problem(); !m.isEmpty()) add(code_->fieldFor(m), m);
+        if (s.code.empty()) add(code_->codeEdit(), tr("Your attention: no code given"));
+    }
     // The engine names the bad value; map its words to the field.
-    const QList<QPair<QString, QWidget*>> keys = {
-        {QStringLiteral("sequence length"), seq_},    {QStringLiteral("head dim"), headDims_},
-        {QStringLiteral("batch size"), batches_},     {QStringLiteral("head count"), heads_},
-        {QStringLiteral("implementation"), implBox_}, {QStringLiteral("dtype"), dtypeBox_},
-        {QStringLiteral("causal"), causalBox_},       {QStringLiteral("pass"), passBox_},
-        {QStringLiteral("warm-up"), warmup_},         {QStringLiteral("steps"), steps_},
-        {QStringLiteral("device"), device_}};
+    const QList<QPair<QString, QWidget*>> keys = {{QStringLiteral("sequence length"), seq_},
+                                                  {QStringLiteral("head dim"), headDims_},
+                                                  {QStringLiteral("batch size"), batches_},
+                                                  {QStringLiteral("head count"), heads_},
+                                                  {QStringLiteral("implementation"), implBox_},
+                                                  {QStringLiteral("dtype"), dtypeBox_},
+                                                  {QStringLiteral("causal"), causalBox_},
+                                                  {QStringLiteral("pass"), passBox_},
+                                                  {QStringLiteral("warm-up"), warmup_},
+                                                  {QStringLiteral("steps"), steps_},
+                                                  {QStringLiteral("device"), device_},
+                                                  {QStringLiteral("--code"), code_->codeEdit()}};
     for (const auto& m : validateAttentionSpec(s)) {
         const QString msg = qstr(m);
         QWidget* target = nullptr;
@@ -304,9 +339,9 @@ void AttentionPanel::revalidate() {
         if (target && byField.contains(target)) continue;
         add(target, msg);
     }
-    cells_ =
-        static_cast<int>(s.impls.size() * s.seq_lens.size() * s.head_dims.size() * s.dtypes.size() *
-                         s.causal.size() * s.batches.size() * s.heads.size());
+    cells_ = static_cast<int>((s.impls.size() + s.python_impls.size()) * s.seq_lens.size() *
+                              s.head_dims.size() * s.dtypes.size() * s.causal.size() *
+                              s.batches.size() * s.heads.size());
     if (byField.isEmpty() && general.isEmpty() && cells_ > kMaxCells)
         general << tr("%1 cells; at most %2 can run at once").arg(cells_).arg(kMaxCells);
     spec_ = s;
@@ -319,8 +354,10 @@ QString AttentionPanel::summary() const {
         return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
     QStringList impls;
     for (AttentionImpl i : spec_.impls) impls << qstr(toString(i));
+    for (const auto& name : spec_.python_impls) impls << qstr(name);
     // "Shapes", not "problems": beside "problem(s) to fix" the word read as errors.
-    const int shapes = cells_ / std::max<int>(1, static_cast<int>(spec_.impls.size()));
+    const int shapes =
+        cells_ / std::max<int>(1, static_cast<int>(spec_.impls.size() + spec_.python_impls.size()));
     return tr("%1 cells: %2 × %n shape(s)", "", shapes)
         .arg(cells_)
         .arg(impls.join(QStringLiteral(", ")));
@@ -368,6 +405,9 @@ QJsonObject AttentionPanel::state() const {
     o[QStringLiteral("steps")] = steps_->value();
     o[QStringLiteral("device")] = device_->currentData().toString();
     o[QStringLiteral("check")] = check_->isChecked();
+    o[QStringLiteral("torch_compile")] = compiled_->isChecked();
+    const QJsonObject code = code_->state();
+    for (auto it = code.begin(); it != code.end(); ++it) o[it.key()] = it.value();
     return o;
 }
 
@@ -409,6 +449,9 @@ void AttentionPanel::setState(const QJsonObject& o, QStringList* notes) {
         steps_->setValue(o.value(QLatin1String("steps")).toInt());
     if (o.contains(QLatin1String("check")))
         check_->setChecked(o.value(QLatin1String("check")).toBool());
+    if (o.contains(QLatin1String("torch_compile")))
+        compiled_->setChecked(o.value(QLatin1String("torch_compile")).toBool());
+    code_->setState(o);  // states saved before the field: no code of the user's
     if (o.contains(QLatin1String("device"))) {
         const QString dev = o.value(QLatin1String("device")).toString();
         auto* model = qobject_cast<QStandardItemModel*>(device_->model());
@@ -457,7 +500,9 @@ QStringList causalNames(const QJsonValue& v) {
 QString AttentionPanel::describeSpec(const QJsonObject& s) {
     const QString comma = QStringLiteral(", ");
     QStringList parts;
-    parts << jsonListText(s.value(QLatin1String("impls"))).join(comma)
+    parts << (jsonListText(s.value(QLatin1String("impls"))) +
+              jsonListText(s.value(QLatin1String("python_impls"))))
+                 .join(comma)
           << QStringLiteral("seq ") + jsonListText(s.value(QLatin1String("seq_lens"))).join(comma)
           << QStringLiteral("d ") + jsonListText(s.value(QLatin1String("head_dims"))).join(comma)
           << jsonListText(s.value(QLatin1String("dtypes"))).join(comma)
@@ -490,6 +535,14 @@ QJsonObject AttentionPanel::stateFromSpec(const QJsonObject& s) {
     o[QStringLiteral("steps")] = s.value(QLatin1String("steps"));
     o[QStringLiteral("device")] = s.value(QLatin1String("device"));
     o[QStringLiteral("check")] = s.value(QLatin1String("check"));
+    // See Note [attention in Python]: torch-compile is a tick; the user's, their code.
+    const QStringList python = jsonListText(s.value(QLatin1String("python_impls")));
+    o[QStringLiteral("torch_compile")] = python.contains(QStringLiteral("torch-compile"));
+    const QString code = s.value(QLatin1String("code")).toString();
+    o[QStringLiteral("sources")] = QJsonArray::fromStringList(
+        code.isEmpty() ? QStringList{} : QStringList{QStringLiteral("python")});
+    if (!code.isEmpty()) o[QStringLiteral("code")] = code;
+    o[QStringLiteral("python")] = s.value(QLatin1String("python")).toString();
     return o;
 }
 

@@ -18,6 +18,8 @@ class QSpinBox;
 
 namespace ts::ui {
 
+class CodeChoice;
+
 class AttentionPanel : public LabPanel {
     Q_OBJECT
 public:
@@ -47,6 +49,8 @@ private:
     QMap<AttentionImpl, QCheckBox*> impls_;
     QMap<Precision, QCheckBox*> dtypes_;
     QCheckBox *causal_, *full_, *check_;
+    QCheckBox* compiled_;  // torch.compile of the naive attention, in Python
+    CodeChoice* code_;     // the user's attention (see Note [attention in Python])
     QMap<AttentionPass, QCheckBox*> passes_;
     QSpinBox *warmup_, *steps_;
     QGroupBox *implBox_, *dtypeBox_, *causalBox_, *passBox_;

@@ -19,7 +19,8 @@
 
 namespace ts::ui {
 
-CodeChoice::CodeChoice(bool both, QWidget* parent) : QGroupBox(tr("Code"), parent), both_(both) {
+CodeChoice::CodeChoice(bool both, QWidget* parent, Purpose purpose)
+    : QGroupBox(tr("Code"), parent), both_(both), purpose_(purpose) {
     setObjectName(QStringLiteral("codeChoice"));
     auto* form = new QFormLayout(this);
     sourceBox_ = makeCheckRow(this, allSources(), sources_);
@@ -76,7 +77,32 @@ CodeChoice::CodeChoice(bool both, QWidget* parent) : QGroupBox(tr("Code"), paren
     codeLabel->setBuddy(code_);
     auto* pyLabel = new QLabel(tr("P&ython:"), this);
     pyLabel->setBuddy(python_);
-    form->addRow(tr("Model code:"), sourceBox_);
+    if (purpose != Purpose::Model) {
+        // TrainScope's own are ticked in the lab's panel; here only the user's, on or off.
+        setTitle(purpose == Purpose::Attention ? tr("Your attention") : tr("Your DDP classes"));
+        sources_[Source::TrainScope]->setChecked(false);
+        sources_[Source::TrainScope]->hide();
+        sources_[Source::Python]->setText(purpose == Purpose::Attention
+                                              ? tr("run your attention (Python)")
+                                              : tr("run your classes (Python)"));
+        sources_[Source::Python]->setToolTip(
+            purpose == Purpose::Attention
+                ? tr("Your FlashAttention: a course checkout's get_flashattention_autograd_"
+                     "function_pytorch and _triton (tests/adapters.py), a file of those adapter "
+                     "functions, or module:Name (an autograd.Function or a callable (q, k, v, "
+                     "is_causal) -> o on (batch·heads, seq, d)). Each is checked against float64 "
+                     "before it is timed beside the implementations ticked above.")
+                : tr("Your DDP classes and sharded optimizer: a course checkout's "
+                     "tests/adapters.py (2025: get_ddp_individual_parameters, get_ddp_bucketed; "
+                     "2026: get_ddp, get_fsdp), a file of those adapter functions, or "
+                     "module:Name. Each is checked against single-process training before it is "
+                     "timed beside the strategies ticked above."));
+        code_->setPlaceholderText(
+            tr("a course checkout's folder, a file of adapter functions, or "
+               "module:Name"));
+        code_->setToolTip(sources_[Source::Python]->toolTip());
+    }
+    form->addRow(purpose == Purpose::Model ? tr("Model code:") : tr("Code:"), sourceBox_);
     form->addRow(codeLabel, codeRow);
     form->addRow(pyLabel, pyRow);
     form->addRow(result_);
@@ -128,9 +154,10 @@ QJsonObject CodeChoice::state() const {
 
 void CodeChoice::setState(const QJsonObject& o) {
     const QSignalBlocker block(this);
-    const QStringList wanted = o.contains(QLatin1String("sources"))
-                                   ? stringsOf(o.value(QLatin1String("sources")))
-                                   : QStringList{QStringLiteral("trainscope")};
+    const QStringList wanted =
+        o.contains(QLatin1String("sources")) ? stringsOf(o.value(QLatin1String("sources")))
+        : purpose_ == Purpose::Model         ? QStringList{QStringLiteral("trainscope")}
+                                             : QStringList{};
     for (Source src : allSources()) {
         const QSignalBlocker b(sources_[src]);
         sources_[src]->setChecked(wanted.contains(qstr(toString(src))));
@@ -139,7 +166,7 @@ void CodeChoice::setState(const QJsonObject& o) {
         const QSignalBlocker b(sources_[Source::TrainScope]);
         sources_[Source::TrainScope]->setChecked(false);
     }
-    if (sources().empty()) {
+    if (sources().empty() && purpose_ == Purpose::Model) {
         const QSignalBlocker b(sources_[Source::TrainScope]);
         sources_[Source::TrainScope]->setChecked(true);
     }
@@ -163,7 +190,7 @@ QWidget* CodeChoice::fieldFor(const QString& m) const {
 QString CodeChoice::problem() const {
     if (!yours() || code_->text().trimmed().isEmpty()) return {};
     const PythonCode c = code();
-    return qstr(pythonCodeProblem(c.code, c.python));
+    return qstr(pythonCodeProblem(c.code, c.python, purpose_ != Purpose::Model));
 }
 
 void CodeChoice::updateEnabled() {
@@ -183,9 +210,9 @@ void CodeChoice::check() {
         updateEnabled();
         watcher->deleteLater();
     });
-    watcher->setFuture(QtConcurrent::run([c] {
+    watcher->setFuture(QtConcurrent::run([c, adapters = purpose_ != Purpose::Model] {
         CancelToken never;
-        return qstr(checkPythonCode(c.code, c.optimizer, c.python, never).text());
+        return qstr(checkPythonCode(c.code, c.optimizer, c.python, never, 120, adapters).text());
     }));
 }
 

@@ -21,8 +21,13 @@ namespace ts::ui {
 class CodeChoice : public QGroupBox {
     Q_OBJECT
 public:
+    // What the user's code is for: a model (a training point), or one of the course's problems
+    // found through its adapters (an attention function; DDP classes and a sharded optimizer).
+    // For the latter, TrainScope's own implementations are chosen beside it in the lab's panel,
+    // so the choice is the user's code alone, on or off.
+    enum class Purpose { Model, Attention, DataParallel };
     // `both`: the two sources may be ticked together (a sweep over them); otherwise one of them.
-    explicit CodeChoice(bool both, QWidget* parent = nullptr);
+    explicit CodeChoice(bool both, QWidget* parent = nullptr, Purpose purpose = Purpose::Model);
 
     std::vector<Source> sources() const;  // in order; empty when none is ticked
     // The user's code as the fields say it (the timeout and optimizer keep their defaults).
@@ -53,6 +58,7 @@ private:
     void updateEnabled();
 
     bool both_;
+    Purpose purpose_;
     QMap<Source, QCheckBox*> sources_;
     QGroupBox* sourceBox_;
     QLineEdit *code_, *python_;

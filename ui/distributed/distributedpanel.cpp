@@ -17,6 +17,7 @@
 #include <set>
 
 #include "runtime/environment.h"
+#include "ui/common/codechoice.h"
 #include "ui/common/format.h"
 #include "ui/distributed/distributeditems.h"
 #include "ui/distributed/distributedstore.h"
@@ -29,9 +30,12 @@ constexpr int kMaxCpuRanks = 16;
 const QStringList kDtypes{QStringLiteral("fp32"), QStringLiteral("bf16")};
 const QStringList kPrecisions{QStringLiteral("fp32"), QStringLiteral("bf16")};
 
+// The strategies ticked in the panel: TrainScope's and PyTorch's. The user's (yours-*) come
+// from the Code box: those their adapters define (see Note [your DDP classes]).
 QStringList strategyNames() {
     QStringList out;
-    for (const auto& s : ddpStrategyNames()) out << qstr(s);
+    for (const auto& s : ddpStrategyNames())
+        if (!strategyTraits(s).users) out << qstr(s);
     return out;
 }
 
@@ -63,17 +67,21 @@ private:
     JobObserver& out_;
 };
 
-QGroupBox* checkRow(QWidget* parent, const QStringList& names, QMap<QString, QCheckBox*>& boxes) {
+// `perRow`: check boxes a row (0: one row), so that a long list keeps the panel narrow.
+QGroupBox* checkRow(QWidget* parent, const QStringList& names, QMap<QString, QCheckBox*>& boxes,
+                    int perRow = 0) {
     auto* group = new QGroupBox(parent);
     group->setFlat(true);
-    auto* row = new QHBoxLayout(group);
-    row->setContentsMargins(0, 0, 0, 0);
+    auto* grid = new QGridLayout(group);
+    grid->setContentsMargins(0, 0, 0, 0);
+    int i = 0;
     for (const QString& n : names) {
         auto* cb = new QCheckBox(n, group);
         boxes.insert(n, cb);
-        row->addWidget(cb);
+        grid->addWidget(cb, perRow > 0 ? i / perRow : 0, perRow > 0 ? i % perRow : i);
+        ++i;
     }
-    row->addStretch();
+    grid->setColumnStretch(perRow > 0 ? perRow : i, 1);
     return group;
 }
 
@@ -184,7 +192,7 @@ void DistributedPanel::build() {
     batch_->setRange(1, 1 << 16);
     batch_->setToolTip(tr("Rows each rank trains on; the global batch is this × the world size"));
     precisionRow_ = checkRow(ddpBox_, kPrecisions, precisions_);
-    strategyRow_ = checkRow(ddpBox_, strategyNames(), strategies_);
+    strategyRow_ = checkRow(ddpBox_, strategyNames(), strategies_, 4);
     strategies_.value(QStringLiteral("naive"))
         ->setToolTip(tr("A blocking all-reduce per gradient after backward"));
     strategies_.value(QStringLiteral("flat"))
@@ -202,6 +210,10 @@ void DistributedPanel::build() {
     strategies_.value(QStringLiteral("fsdp2"))
         ->setToolTip(tr("PyTorch's FSDP2 (fully_shard, each block a unit) on the same model, in "
                         "Python: the reference for fsdp"));
+    strategies_.value(QStringLiteral("torch-ddp"))
+        ->setToolTip(tr("PyTorch's DistributedDataParallel (its bucket size the one below), with "
+                        "ZeroRedundancyOptimizer when sharded, in Python: the reference for the "
+                        "four above and your classes; on your checkout's model when it has one"));
     paramDtype_ = new QComboBox(ddpBox_);
     paramDtype_->addItem(tr("fp32"), QStringLiteral("fp32"));
     paramDtype_->addItem(tr("bf16 (fp32 masters)"), QStringLiteral("bf16"));
@@ -279,10 +291,15 @@ void DistributedPanel::build() {
     dform->addRow(tr("Warm-up ste&ps:"), warmup_);
     dform->addRow(tr("M&easured steps:"), steps_);
     outer->addWidget(ddpBox_);
+    code_ = new CodeChoice(/*both=*/false, this, CodeChoice::Purpose::DataParallel);
+    outer->addWidget(code_);
     outer->addStretch();
     addStatusLabels(outer);
 
-    registerFields({{QStringLiteral("backend"), backend_},
+    registerFields({{QStringLiteral("sources"), code_->sourceBox()},
+                    {QStringLiteral("code"), code_->codeEdit()},
+                    {QStringLiteral("python"), code_->pythonEdit()},
+                    {QStringLiteral("backend"), backend_},
                     {QStringLiteral("world"), world_},
                     {QStringLiteral("experiment"), experiment_},
                     {QStringLiteral("sizes"), sizes_},
@@ -319,9 +336,9 @@ void DistributedPanel::build() {
     context_->setValue(128);
     batch_->setValue(4);
     precisions_.value(QStringLiteral("fp32"))->setChecked(true);
-    // The four all-reduce strategies and ours fully sharded; PyTorch's FSDP2 (Python) on demand.
+    // The four all-reduce strategies and ours fully sharded; PyTorch's (Python) on demand.
     for (auto it = strategies_.begin(); it != strategies_.end(); ++it)
-        it.value()->setChecked(it.key() != QLatin1String("fsdp2"));
+        it.value()->setChecked(!strategyTraits(it.key().toStdString()).python);
     prefetch_->setValue(2);
     vocab_->setValue(10000);
     buckets_->setText(QStringLiteral("25"));
@@ -346,6 +363,7 @@ void DistributedPanel::build() {
     connect(fusedKernels_, &QCheckBox::toggled, this, changed);
     connect(keepAttention_, &QCheckBox::toggled, this, changed);
     connect(compile_, &QCheckBox::toggled, this, changed);
+    connect(code_, &CodeChoice::changed, this, changed);
     for (const auto& boxes : {dtypes_, precisions_, strategies_})
         for (QCheckBox* cb : boxes) connect(cb, &QCheckBox::toggled, this, changed);
     installRunShortcut();
@@ -395,9 +413,12 @@ void DistributedPanel::updateAvailability() {
     const QString e = experiment();
     allreduceBox_->setVisible(e == QLatin1String("allreduce"));
     ddpBox_->setVisible(e != QLatin1String("allreduce"));
+    if (code_) code_->setVisible(e != QLatin1String("allreduce"));
     if (e == QLatin1String("ddp-sharding")) selectData(sharding_, QStringLiteral("both"));
     sharding_->setEnabled(e == QLatin1String("ddp"));
-    buckets_->setEnabled(strategies_.value(QStringLiteral("bucketed"))->isChecked());
+    buckets_->setEnabled(strategies_.value(QStringLiteral("bucketed"))->isChecked() ||
+                         strategies_.value(QStringLiteral("torch-ddp"))->isChecked() ||
+                         (code_ && code_->yours()));
     const bool fsdp = strategies_.value(QStringLiteral("fsdp"))->isChecked();
     paramDtype_->setEnabled(fsdp || strategies_.value(QStringLiteral("fsdp2"))->isChecked());
     prefetch_->setEnabled(fsdp);
@@ -477,9 +498,25 @@ void DistributedPanel::revalidate() {
         std::vector<std::string> strategies;
         for (const QString& s : checked(strategyNames(), strategies_))
             strategies.push_back(s.toStdString());
+        if (code_->yours()) {
+            // See Note [your DDP classes]: the strategies the user's adapters define.
+            d.code = code_->code().code;
+            d.python = code_->code().python;
+            if (const QString m = code_->problem(); !m.isEmpty())
+                byField[code_->codeEdit()] << m;
+            else if (d.code.empty())
+                byField[code_->codeEdit()] << tr("Your DDP classes: no code given");
+            else
+                try {
+                    for (auto& y : userDdpStrategies(d.code)) strategies.push_back(y);
+                } catch (const std::exception& ex) {
+                    byField[code_->codeEdit()] << QString::fromUtf8(ex.what());
+                }
+        }
         if (strategies.empty()) byField[strategyRow_] << tr("choose at least one strategy");
         std::vector<double> buckets;
-        const bool bucketed = strategies_.value(QStringLiteral("bucketed"))->isChecked();
+        bool bucketed = false;
+        for (const auto& s : strategies) bucketed = bucketed || strategyTraits(s).bucket_size;
         for (const QString& t : listItems(buckets_->text())) {
             bool ok = false;
             const double mb = t.toDouble(&ok);
@@ -638,6 +675,8 @@ QJsonObject DistributedPanel::state() const {
     o[QStringLiteral("compile")] = compile_->isChecked();
     o[QStringLiteral("warmup")] = warmup_->value();
     o[QStringLiteral("steps")] = steps_->value();
+    const QJsonObject code = code_->state();
+    for (auto it = code.begin(); it != code.end(); ++it) o[it.key()] = it.value();
     return o;
 }
 
@@ -718,6 +757,7 @@ void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
     if (has("keep_attention"))
         keepAttention_->setChecked(o.value(QLatin1String("keep_attention")).toBool());
     if (has("compile")) compile_->setChecked(o.value(QLatin1String("compile")).toBool());
+    code_->setState(o);  // states saved before the field: no code of the user's
     if (has("checkpoint")) {
         const QString c = o.value(QLatin1String("checkpoint")).toString();
         if (checkpoint_->findData(c) < 0 && parseCheckpointing(c.toStdString()))
@@ -838,10 +878,21 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
     o[QStringLiteral("steps")] = p.ddp.measured_steps;
     o[QStringLiteral("precisions")] = QJsonArray::fromStringList(
         distinct(pts, [](const DistributedPoint& q) { return qstr(toString(q.ddp.precision)); }));
-    o[QStringLiteral("strategies")] = QJsonArray::fromStringList(
-        distinct(pts, [](const DistributedPoint& q) { return qstr(q.ddp.strategy); }));
+    // The user's strategies come back through the Code box (their adapters decide them).
+    o[QStringLiteral("strategies")] =
+        QJsonArray::fromStringList(distinct(pts, [](const DistributedPoint& q) {
+            return strategyTraits(q.ddp.strategy).users ? QString() : qstr(q.ddp.strategy);
+        }));
+    QString code, python;
+    for (const auto& q : pts)
+        if (strategyTraits(q.ddp.strategy).users)
+            code = qstr(q.ddp.code), python = qstr(q.ddp.python);
+    o[QStringLiteral("sources")] = QJsonArray::fromStringList(
+        code.isEmpty() ? QStringList{} : QStringList{QStringLiteral("python")});
+    if (!code.isEmpty()) o[QStringLiteral("code")] = code;
+    o[QStringLiteral("python")] = python;
     const QStringList buckets = distinct(pts, [](const DistributedPoint& q) {
-        return q.ddp.strategy == "bucketed" ? numberText(q.ddp.bucket_mb) : QString();
+        return strategyTraits(q.ddp.strategy).bucket_size ? numberText(q.ddp.bucket_mb) : QString();
     });
     o[QStringLiteral("buckets")] =
         buckets.isEmpty() ? numberText(p.ddp.bucket_mb) : buckets.join(QStringLiteral(", "));

@@ -19,6 +19,8 @@ class QSpinBox;
 
 namespace ts::ui {
 
+class CodeChoice;
+
 class DistributedPanel : public LabPanel {
     Q_OBJECT
 public:
@@ -56,6 +58,7 @@ private:
     QSpinBox *world_, *arWarmup_, *arIters_, *context_, *batch_, *warmup_, *steps_;
     QGroupBox *allreduceBox_, *ddpBox_, *dtypeRow_, *precisionRow_, *strategyRow_;
     QCheckBox* arSweepWorld_;
+    CodeChoice* code_ = nullptr;  // the user's DDP classes (see Note [your DDP classes])
     QMap<QString, QCheckBox*> dtypes_, precisions_, strategies_;
     DistributedSpec spec_;
     QString workerPath_;

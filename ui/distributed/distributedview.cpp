@@ -41,7 +41,8 @@ QStandardItem* dash() { return cell(QStringLiteral("—"), true); }
 QString shortName(const DistributedPoint& p) {
     const DdpSpec& d = p.ddp;
     QString s = qstr(d.strategy);
-    if (d.strategy == "bucketed") s += QStringLiteral(" %1 MB").arg(d.bucket_mb, 0, 'g', 6);
+    if (strategyTraits(d.strategy).bucket_size)
+        s += QStringLiteral(" %1 MB").arg(d.bucket_mb, 0, 'g', 6);
     if (d.shard_optimizer) s += QObject::tr(", sharded");
     return s + QStringLiteral(", ") + qstr(toString(d.precision));
 }
@@ -341,7 +342,7 @@ void DistributedView::fillStrategies() {
         {tr("point"), tr("strategy"), tr("bucket MB"), tr("sharded"), tr("precision"), tr("ranks"),
          tr("status"), tr("step ms"), tr("± std"), tr("forward"), tr("backward"), tr("comm wait"),
          tr("hidden ms"), tr("hidden share"), tr("optimizer"), tr("all-reduced bytes"),
-         tr("peak memory"), tr("loss")});
+         tr("peak memory"), tr("loss"), tr("check")});
     for (size_t i = 0; i < points_.size(); ++i) {
         const DistributedResult& r = points_[i];
         if (r.point.experiment != DistExperiment::Ddp || !finished_[i]) continue;
@@ -351,12 +352,13 @@ void DistributedView::fillStrategies() {
         auto ms = [&](double v) { return measured ? msCell(v) : dash(); };
         QList<QStandardItem*> row{
             cell(QString::number(i + 1), true), cell(qstr(p.ddp.strategy)),
-            p.ddp.strategy == "bucketed" ? numberCell(p.ddp.bucket_mb, p.ddp.bucket_mb < 10 ? 1 : 0)
-                                         : dash(),
-            // fsdp and fsdp2 shard weights, gradients and the optimizer's state: "all".
-            cell(p.ddp.strategy == "fsdp" || p.ddp.strategy == "fsdp2" ? tr("all")
-                 : p.ddp.shard_optimizer                               ? tr("yes")
-                                                                       : tr("no")),
+            strategyTraits(p.ddp.strategy).bucket_size
+                ? numberCell(p.ddp.bucket_mb, p.ddp.bucket_mb < 10 ? 1 : 0)
+                : dash(),
+            // fsdp, fsdp2 and yours-fsdp shard weights, gradients and the optimizer's state.
+            cell(strategyTraits(p.ddp.strategy).sharded_model ? tr("all")
+                 : p.ddp.shard_optimizer                      ? tr("yes")
+                                                              : tr("no")),
             cell(qstr(toString(p.ddp.precision))), cell(QString::number(p.world_size), true),
             cell(qstr(toString(r.status))), ms(s.step_ms), ms(s.step_std_ms), ms(s.forward_ms),
             ms(s.backward_ms), ms(s.comm_wait_ms),
@@ -364,9 +366,22 @@ void DistributedView::fillStrategies() {
             measured && s.hidden_share >= 0 ? numberCell(100.0 * s.hidden_share, 0) : dash(),
             ms(s.optimizer_ms), measured ? bytesCell(s.comm_bytes) : dash(),
             measured && s.memory_peak > 0 ? bytesCell(s.memory_peak) : dash(),
-            measured ? numberCell(s.final_global_loss, 4) : dash()};
+            measured ? numberCell(s.final_global_loss, 4) : dash(),
+            // See Note [your DDP classes]: the course's check, where it ran.
+            !r.check.ran
+                ? dash()
+                : valueCell(r.check.passed ? tr("pass (%1)").arg(r.check.max_diff, 0, 'g', 2)
+                                           : tr("FAIL (%1)").arg(r.check.max_diff, 0, 'g', 2),
+                            r.check.max_diff)};
         if (measured && s.hidden_share >= 0) row[13]->setText(row[13]->text() + QLatin1Char('%'));
-        if (r.status != Status::Ok) row[6]->setToolTip(qstr(r.error));
+        if (r.status != Status::Ok) {
+            row[6]->setToolTip(qstr(r.error));
+            row[6]->setBackground(QColor(0xd3, 0x2f, 0x2f, 60));
+        }
+        if (r.check.ran) {
+            row[18]->setToolTip(qstr(r.what + (r.what.empty() ? "" : "\n") + r.check.message));
+            if (!r.check.passed) row[18]->setBackground(QColor(0xd3, 0x2f, 0x2f, 60));
+        }
         strategies_->appendRow(row);
     }
     strategyTable_->fitColumnsToHeaders();

@@ -9,7 +9,7 @@ namespace ts {
 using namespace jsonio;
 
 json toJson(const AttentionCell& c) {
-    return {{"impl", toString(c.impl)},
+    return {{"impl", implName(c)},
             {"dtype", toString(c.dtype)},
             {"causal", c.causal},
             {"batch", c.batch},
@@ -26,6 +26,14 @@ json toJson(const AttentionCell& c) {
             {"forward_backward_tflops", number(c.forward_backward_tflops)},
             {"memory_before_backward", c.memory_before_backward},
             {"peak_memory", c.peak_memory},
+            {"forward_mean_ms", number(c.forward_mean_ms)},
+            {"forward_std_ms", number(c.forward_std_ms)},
+            {"backward_mean_ms", number(c.backward_mean_ms)},
+            {"backward_std_ms", number(c.backward_std_ms)},
+            {"forward_backward_mean_ms", number(c.forward_backward_mean_ms)},
+            {"forward_backward_std_ms", number(c.forward_backward_std_ms)},
+            {"first_call_ms", number(c.first_call_ms)},
+            {"traceback", c.traceback},
             {"err_out", number(c.err_out)},
             {"err_grad", number(c.err_grad)},
             {"tolerance", number(c.tolerance)}};
@@ -34,7 +42,12 @@ json toJson(const AttentionCell& c) {
 AttentionCell attentionCellFromJson(const json& j) {
     requireObject(j, "");
     AttentionCell c;
-    read(j, "", "impl", c.impl, toAttentionImpl);
+    // An implementation run in Python is named by its text (see Note [attention in Python]).
+    if (j.contains("impl") && j["impl"].is_string() &&
+        isPythonAttentionImpl(j["impl"].get<std::string>()))
+        c.python_impl = j["impl"].get<std::string>();
+    else
+        read(j, "", "impl", c.impl, toAttentionImpl);
     read(j, "", "dtype", c.dtype, toPrecision);
     read(j, "", "causal", c.causal, toBool);
     read(j, "", "batch", c.batch, kInt64);
@@ -51,6 +64,16 @@ AttentionCell attentionCellFromJson(const json& j) {
     read(j, "", "forward_backward_tflops", c.forward_backward_tflops, toDouble);
     read(j, "", "memory_before_backward", c.memory_before_backward, kInt64);
     read(j, "", "peak_memory", c.peak_memory, kInt64);
+    // Absent from cells stored before they were measured: left at 0.
+    for (auto [key, field] : {std::pair{"forward_mean_ms", &c.forward_mean_ms},
+                              {"forward_std_ms", &c.forward_std_ms},
+                              {"backward_mean_ms", &c.backward_mean_ms},
+                              {"backward_std_ms", &c.backward_std_ms},
+                              {"forward_backward_mean_ms", &c.forward_backward_mean_ms},
+                              {"forward_backward_std_ms", &c.forward_backward_std_ms},
+                              {"first_call_ms", &c.first_call_ms}})
+        if (j.contains(key)) read(j, "", key, *field, toDouble);
+    if (j.contains("traceback")) read(j, "", "traceback", c.traceback, toStr);
     read(j, "", "err_out", c.err_out, toDouble);
     read(j, "", "err_grad", c.err_grad, toDouble);
     read(j, "", "tolerance", c.tolerance, toDouble);
@@ -60,10 +83,27 @@ AttentionCell attentionCellFromJson(const json& j) {
 std::string attentionProblemJson(const AttentionCell& cell) {
     // The cell's problem (everything but its measurements) is its configuration.
     json config = toJson(cell);
-    for (const char* k :
-         {"status", "error", "forward_ms", "backward_ms", "forward_backward_ms", "forward_tflops",
-          "backward_tflops", "forward_backward_tflops", "memory_before_backward", "peak_memory",
-          "err_out", "err_grad", "tolerance"})
+    for (const char* k : {"status",
+                          "error",
+                          "forward_ms",
+                          "backward_ms",
+                          "forward_backward_ms",
+                          "forward_tflops",
+                          "backward_tflops",
+                          "forward_backward_tflops",
+                          "memory_before_backward",
+                          "peak_memory",
+                          "err_out",
+                          "err_grad",
+                          "tolerance",
+                          "forward_mean_ms",
+                          "forward_std_ms",
+                          "backward_mean_ms",
+                          "backward_std_ms",
+                          "forward_backward_mean_ms",
+                          "forward_backward_std_ms",
+                          "first_call_ms",
+                          "traceback"})
         config.erase(k);
     return dumpJson(config);
 }
@@ -77,6 +117,9 @@ json toJson(const AttentionBenchSpec& s) {
     return {{"command", "attention"},
             {"device", s.device},
             {"impls", names(s.impls)},
+            {"python_impls", s.python_impls},
+            {"code", s.code},
+            {"python", s.python},
             {"seq_lens", s.seq_lens},
             {"head_dims", s.head_dims},
             {"batches", s.batches},

@@ -26,8 +26,27 @@ std::string_view toString(AttentionPass p);  // "forward", "backward", "forward-
 std::optional<AttentionPass> parseAttentionPass(std::string_view s);
 const std::vector<AttentionPass>& allAttentionPasses();
 
+// Note [attention in Python]: implementations that live in Python run in the Python runner
+// (runner/trainscope_runner/attention.py), one process for all their cells after the built-in
+// ones: "torch-compile" (torch.compile of the naive attention), and the user's own attention
+// from --code: "yours-pytorch" and "yours-triton" (a course checkout's or an adapters module's
+// get_flashattention_autograd_function_pytorch / _triton), "yours" (module:Name, an
+// autograd.Function or a callable (q, k, v, is_causal) -> o). The user's function gets the
+// course's layout, (batch·heads, seq, head dim). Each passes the same float64 gate as ours
+// before it is timed; an adapter that raises NotImplementedError is "not done yet", not a
+// failure.
+const std::vector<std::string>& pythonAttentionImpls();  // torch-compile, yours-pytorch, ...
+bool isPythonAttentionImpl(std::string_view name);
+// The user's implementations --code names when no yours-* is asked for: a checkout or an
+// adapters module gives yours-pytorch and yours-triton, module:Name gives yours.
+std::vector<std::string> defaultUserAttentionImpls(const std::string& code);
+
 struct AttentionBenchSpec {
     std::vector<AttentionImpl> impls{AttentionImpl::Naive, AttentionImpl::Flash};
+    // See Note [attention in Python]: run after the built-in ones, problem by problem.
+    std::vector<std::string> python_impls;
+    std::string code;    // --code: where the user's attention is (yours-*)
+    std::string python;  // the interpreter; empty: the default (runtime/python_runner.h)
     std::vector<int64_t> seq_lens{1024};
     std::vector<int64_t> head_dims{64};
     std::vector<Precision> dtypes{Precision::BF16};
@@ -60,6 +79,7 @@ std::vector<std::string> checkAttentionRunnable(const AttentionBenchSpec& spec);
 
 struct AttentionCell {
     AttentionImpl impl = AttentionImpl::Naive;
+    std::string python_impl;  // set for an implementation run in Python (then impl is unused)
     int64_t batch = 1, heads = 1, seq = 0, head_dim = 0;
     Precision dtype = Precision::FP32;
     bool causal = false;
@@ -71,9 +91,19 @@ struct AttentionCell {
     // Medians over the measured steps, ms; 0 when not measured.
     double forward_ms = 0, backward_ms = 0, forward_backward_ms = 0;
     double forward_tflops = 0, backward_tflops = 0, forward_backward_tflops = 0;
+    // Means and standard deviations over the same steps; 0 when not measured.
+    double forward_mean_ms = 0, forward_std_ms = 0, backward_mean_ms = 0, backward_std_ms = 0,
+           forward_backward_mean_ms = 0, forward_backward_std_ms = 0;
+    // The first warm-up call's forward (torch.compile's and Triton's compile in it); 0: not
+    // measured.
+    double first_call_ms = 0;
     int64_t memory_before_backward = 0;  // bytes allocated after forward (0 on the CPU)
     int64_t peak_memory = 0;             // peak bytes allocated during the measured steps
+    std::string traceback;               // the user's traceback, for a cell of their code
 };
+
+// The cell's implementation by name: "flash", "torch-compile", "yours-pytorch".
+std::string implName(const AttentionCell& c);
 
 // 4·b·h·s_q·s_k·d, halved when causal; backward 2.5×, forward+backward 3.5×.
 double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim, bool causal,

@@ -80,31 +80,39 @@ std::string attentionMarkdown(const std::vector<AttentionCell>& cells,
     std::string rule = "|---|---|---|---|---|---:|";
     for (auto p : {AttentionPass::Forward, AttentionPass::Backward, AttentionPass::ForwardBackward})
         if (has(p)) {
-            out += fmt::format(" {} ms | TFLOP/s |", toString(p));
+            out += fmt::format(" {} ms (median ± std) | TFLOP/s |", toString(p));
             rule += "---:|---:|";
         }
     out += " mem before bwd | peak mem | check |\n";
     rule += "---:|---:|---|\n";
     out += rule;
     for (const auto& c : cells) {
-        out +=
-            fmt::format("| {} | {} | {} | {}×{} | {} | {} |", toString(c.impl), toString(c.dtype),
-                        c.causal ? "yes" : "no", c.batch, c.heads, c.head_dim, c.seq);
+        out += fmt::format("| {} | {} | {} | {}×{} | {} | {} |", implName(c), toString(c.dtype),
+                           c.causal ? "yes" : "no", c.batch, c.heads, c.head_dim, c.seq);
         const bool ok = c.status == Status::Ok;
         const std::string mark = ok ? "" : std::string(toString(c.status));
-        auto col = [&](double ms, double tf) {
-            out += ok ? fmt::format(" {:.3f} | {:.1f} |", ms, tf) : fmt::format(" {} | |", mark);
+        auto col = [&](double ms, double sd, double tf) {
+            out += ok ? fmt::format(" {:.3f} ± {:.3f} | {:.1f} |", ms, sd, tf)
+                      : fmt::format(" {} | |", mark);
         };
-        if (has(AttentionPass::Forward)) col(c.forward_ms, c.forward_tflops);
-        if (has(AttentionPass::Backward)) col(c.backward_ms, c.backward_tflops);
+        if (has(AttentionPass::Forward)) col(c.forward_ms, c.forward_std_ms, c.forward_tflops);
+        if (has(AttentionPass::Backward)) col(c.backward_ms, c.backward_std_ms, c.backward_tflops);
         if (has(AttentionPass::ForwardBackward))
-            col(c.forward_backward_ms, c.forward_backward_tflops);
+            col(c.forward_backward_ms, c.forward_backward_std_ms, c.forward_backward_tflops);
         std::string check =
             c.err_out < 0 ? "-" : fmt::format("{:.1e}/{:.1e}", c.err_out, c.err_grad);
         if (!ok) check = c.error.substr(0, 80);
         out += fmt::format(" {} | {} | {} |\n", ok ? fmtBytes(c.memory_before_backward) : "",
                            ok ? fmtBytes(c.peak_memory) : "", check);
     }
+    // The user's code that raised: each traceback once, under the implementation it came from.
+    std::vector<std::pair<std::string, std::string>> raised;
+    for (const auto& c : cells)
+        if (!c.traceback.empty() && std::find(raised.begin(), raised.end(),
+                                              std::pair{implName(c), c.traceback}) == raised.end())
+            raised.emplace_back(implName(c), c.traceback);
+    for (const auto& [impl, tb] : raised)
+        out += fmt::format("\n{} raised:\n\n```\n{}\n```\n", impl, tb);
     return out;
 }
 
@@ -113,19 +121,23 @@ std::string attentionCsvHeader() {
            "backward_ms,"
            "forward_tflops,backward_tflops,forward_backward_tflops,memory_before_backward,peak_"
            "memory,err_out,"
-           "err_grad,tolerance,error";
+           "err_grad,tolerance,error,forward_mean_ms,forward_std_ms,backward_mean_ms,backward_std_"
+           "ms,forward_backward_mean_ms,forward_backward_std_ms,first_call_ms";
 }
 
 std::string attentionCsvRow(const AttentionCell& c) {
     std::string err = c.error;
     std::replace(err.begin(), err.end(), '"', '\'');
+    std::replace(err.begin(), err.end(), '\n', ' ');
     return fmt::format(
         "{},{},{},{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.2f},{:.2f},{:.2f},{},{},{:.3e},{:.3e},{:."
-        "0e},\"{}\"",
-        toString(c.impl), toString(c.dtype), c.causal ? 1 : 0, c.batch, c.heads, c.head_dim, c.seq,
+        "0e},\"{}\",{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.3f}",
+        implName(c), toString(c.dtype), c.causal ? 1 : 0, c.batch, c.heads, c.head_dim, c.seq,
         toString(c.status), c.forward_ms, c.backward_ms, c.forward_backward_ms, c.forward_tflops,
         c.backward_tflops, c.forward_backward_tflops, c.memory_before_backward, c.peak_memory,
-        c.err_out, c.err_grad, c.tolerance, err);
+        c.err_out, c.err_grad, c.tolerance, err, c.forward_mean_ms, c.forward_std_ms,
+        c.backward_mean_ms, c.backward_std_ms, c.forward_backward_mean_ms,
+        c.forward_backward_std_ms, c.first_call_ms);
 }
 
 std::string attentionJsonLine(const AttentionCell& c) { return dumpJson(toJson(c)); }

@@ -13,12 +13,14 @@
 
 #include "attention/attention_json.h"
 #include "attention/attention_lab.h"
+#include "core/json_read.h"
 #include "core/store.h"
 #include "nn/attention.h"
 #include "nn/attention_tiled.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
 #include "runtime/host_memory.h"
+#include "runtime/python_runner.h"
 
 namespace ts {
 
@@ -169,12 +171,16 @@ void measure(AttentionCell& cell, const AttentionBenchSpec& spec, Problem& prob,
                             (ms * 1e9)
                       : 0.0;
     };
-    auto median = [](const std::vector<double>& v) { return computeStats(v).median; };
-    cell.forward_ms = median(fwd);
+    auto summarize = [](const std::vector<double>& v, double& median, double& mean, double& sd) {
+        const Stats st = computeStats(v);
+        median = st.median, mean = st.mean, sd = st.std;
+    };
+    summarize(fwd, cell.forward_ms, cell.forward_mean_ms, cell.forward_std_ms);
     cell.forward_tflops = tflops(cell.forward_ms, AttentionPass::Forward);
     if (grad) {
-        cell.backward_ms = median(bwd);
-        cell.forward_backward_ms = median(total);
+        summarize(bwd, cell.backward_ms, cell.backward_mean_ms, cell.backward_std_ms);
+        summarize(total, cell.forward_backward_ms, cell.forward_backward_mean_ms,
+                  cell.forward_backward_std_ms);
         cell.backward_tflops = tflops(cell.backward_ms, AttentionPass::Backward);
         cell.forward_backward_tflops =
             tflops(cell.forward_backward_ms, AttentionPass::ForwardBackward);
@@ -269,6 +275,74 @@ void runCell(AttentionCell& cell, const AttentionBenchSpec& spec, std::optional<
     if (cell.status != Status::Ok) releaseCachedMemory(device);
 }
 
+// See Note [attention in Python]: the runner's spec for the Python implementations' cells.
+nlohmann::json pythonSpec(const AttentionBenchSpec& spec, const std::vector<Shape>& shapes) {
+    nlohmann::json problems = nlohmann::json::array();
+    for (const Shape& p : shapes)
+        problems.push_back({{"batch", p.batch},
+                            {"heads", p.heads},
+                            {"seq", p.seq},
+                            {"head_dim", p.head_dim},
+                            {"dtype", toString(p.dtype)},
+                            {"causal", p.causal}});
+    std::vector<std::string> passes;
+    for (auto p : spec.passes) passes.emplace_back(toString(p));
+    return {{"code", spec.code},     {"impls", spec.python_impls}, {"problems", problems},
+            {"passes", passes},      {"warmup", spec.warmup},      {"steps", spec.steps},
+            {"device", spec.device}, {"seed", spec.seed},          {"check", spec.check}};
+}
+
+AttentionCell cellOf(const Shape& shape, const std::string& python_impl) {
+    AttentionCell cell;
+    cell.python_impl = python_impl;
+    cell.batch = shape.batch, cell.heads = shape.heads, cell.seq = shape.seq;
+    cell.head_dim = shape.head_dim, cell.dtype = shape.dtype, cell.causal = shape.causal;
+    return cell;
+}
+
+// A cell line of the runner read into `cell` (its problem already set); TFLOP/s from the times.
+void readPythonCell(AttentionCell& cell, const nlohmann::json& j) {
+    // The runner writes statuses in lower case ("oom"), as its other lines do.
+    std::string text = j.value("status", "failed");
+    if (text == "oom") text = "OOM";
+    cell.status = parseStatus(text).value_or(Status::Failed);
+    cell.error = j.value("error", "");
+    cell.traceback = j.value("traceback", "");
+    // Non-finite numbers come as "NaN" and "Infinity" (as jsonio writes them): an error of NaN
+    // is a result, not "not checked".
+    auto num = [&](const char* key, double fallback) {
+        const auto it = j.find(key);
+        if (it == j.end() || !(it->is_number() || it->is_string())) return fallback;
+        try {
+            return jsonio::toDouble(*it, key);
+        } catch (const std::exception&) {
+            return fallback;
+        }
+    };
+    cell.forward_ms = num("forward_ms", 0), cell.backward_ms = num("backward_ms", 0);
+    cell.forward_backward_ms = num("forward_backward_ms", 0);
+    cell.forward_mean_ms = num("forward_mean_ms", 0),
+    cell.forward_std_ms = num("forward_std_ms", 0);
+    cell.backward_mean_ms = num("backward_mean_ms", 0);
+    cell.backward_std_ms = num("backward_std_ms", 0);
+    cell.forward_backward_mean_ms = num("forward_backward_mean_ms", 0);
+    cell.forward_backward_std_ms = num("forward_backward_std_ms", 0);
+    cell.first_call_ms = num("first_call_ms", 0);
+    cell.memory_before_backward = static_cast<int64_t>(num("memory_before_backward", 0));
+    cell.peak_memory = static_cast<int64_t>(num("peak_memory", 0));
+    cell.err_out = num("err_out", -1), cell.err_grad = num("err_grad", -1);
+    cell.tolerance = num("tolerance", 0);
+    auto tflops = [&](double ms, AttentionPass p) {
+        return ms > 0 ? attentionFlops(cell.batch, cell.heads, cell.seq, cell.head_dim, cell.causal,
+                                       p) /
+                            (ms * 1e9)
+                      : 0.0;
+    };
+    cell.forward_tflops = tflops(cell.forward_ms, AttentionPass::Forward);
+    cell.backward_tflops = tflops(cell.backward_ms, AttentionPass::Backward);
+    cell.forward_backward_tflops = tflops(cell.forward_backward_ms, AttentionPass::ForwardBackward);
+}
+
 }  // namespace
 
 AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, AttentionObserver& obs,
@@ -282,9 +356,29 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
     const int count = static_cast<int>(attentionCellCount(spec));
     ProgressMeter meter(obs);
     int index = 0;
+    // Stores the finished cell, tells the observer; false when the run must stop (a cell that
+    // could not be stored, as in the benchmark's runSweep, or a stop).
+    auto finish = [&](const AttentionCell& cell) {
+        if (store) {
+            try {
+                storeAttentionCell(*store, run_id, index, cell);
+            } catch (const std::exception& e) {
+                result.store_error =
+                    storeFailure("cell", static_cast<size_t>(index), static_cast<size_t>(count), e);
+                obs.log(LogLevel::Error, result.store_error);
+            }
+        }
+        obs.cellFinished(index, count, cell);
+        meter.report(index + 1, count);
+        result.cells.push_back(cell);
+        ++index;
+        if (cell.status == Status::Cancelled) result.cancelled = true;
+        return result.store_error.empty() && cell.status != Status::Cancelled;
+    };
     uint64_t problem_seed = spec.seed;
     const int64_t host_available = device.is_cpu() ? availableMemoryBytes() : 0;
-    for (const Shape& shape : problems(spec)) {
+    const std::vector<Shape> shapes = problems(spec);
+    for (const Shape& shape : spec.impls.empty() ? std::vector<Shape>{} : shapes) {
         Failure input_failure;
         // See Note [attention cells the CPU cannot hold]: the inputs are not allocated when no
         // cell of the problem could fit (the bound without scores is every implementation's).
@@ -312,28 +406,82 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
             } else {
                 runCell(cell, spec, prob, input_failure, device, cancel);
             }
-            // As in the benchmark's runSweep: a cell that cannot be stored stops the run.
-            if (store) {
-                try {
-                    storeAttentionCell(*store, run_id, index, cell);
-                } catch (const std::exception& e) {
-                    result.store_error = storeFailure("cell", static_cast<size_t>(index),
-                                                      static_cast<size_t>(count), e);
-                    obs.log(LogLevel::Error, result.store_error);
-                }
-            }
-            obs.cellFinished(index, count, cell);
-            meter.report(index + 1, count);
-            result.cells.push_back(cell);
-            ++index;
-            if (!result.store_error.empty()) return result;
-            if (cell.status == Status::Cancelled) {
-                result.cancelled = true;
-                return result;
-            }
+            if (!finish(cell)) return result;
         }
         prob.reset();
         releaseCachedMemory(device);
+    }
+    if (spec.python_impls.empty() || cancel.cancelled()) {
+        result.cancelled = result.cancelled || cancel.cancelled();
+        return result;
+    }
+    // See Note [attention in Python]: one runner for every Python cell. What this process
+    // cached goes back first, so the runner gets the device's memory.
+    releaseCachedMemory(device);
+    const size_t python_count = shapes.size() * spec.python_impls.size();
+    size_t received = 0;
+    bool stop = false;
+    PythonJob job;
+    job.python = spec.python;
+    job.command = "attention";
+    job.spec = pythonSpec(spec, shapes);
+    const PythonOutcome out = runPython(
+        job,
+        [&](const nlohmann::json& j) {
+            const std::string event = j.value("event", "");
+            if (event == "ready") {
+                const nlohmann::json impls = j.value("impls", nlohmann::json::object());
+                for (const auto& [name, what] : impls.items()) {
+                    const std::string status = what.value("status", "");
+                    const std::string desc = what.value("what", "");
+                    obs.log(
+                        status == "ok" ? LogLevel::Info : LogLevel::Warning,
+                        fmt::format("attention: {}{}: {}", name, desc.empty() ? "" : " = " + desc,
+                                    status == "ok" ? "found" : what.value("message", status)));
+                }
+                if (const std::string where = j.value("where", ""); !where.empty())
+                    obs.log(LogLevel::Info,
+                            fmt::format("attention: your code from {}{}", where,
+                                        j.value("edition", "").empty()
+                                            ? ""
+                                            : " (the course's " + j.value("edition", "") +
+                                                  " edition's adapters)"));
+                return;
+            }
+            if (event != "cell" || stop) return;
+            const int64_t problem = j.value("problem", int64_t{-1});
+            const std::string impl = j.value("impl", "");
+            if (problem < 0 || problem >= static_cast<int64_t>(shapes.size()) ||
+                !isPythonAttentionImpl(impl) || !j.contains("cell") || !j["cell"].is_object()) {
+                obs.log(LogLevel::Warning,
+                        "attention: the Python runner sent a cell line that does not read");
+                return;
+            }
+            AttentionCell cell = cellOf(shapes[static_cast<size_t>(problem)], impl);
+            obs.cellStarted(index, count, cell);
+            readPythonCell(cell, j["cell"]);
+            ++received;
+            if (!finish(cell)) stop = true;
+        },
+        cancel);
+    if (!result.store_error.empty()) return result;
+    if (out.state == PythonOutcome::State::Cancelled || cancel.cancelled()) {
+        result.cancelled = true;
+        return result;
+    }
+    if (received < python_count) {
+        // The runner ended early (no torch, a crash, a hang): the cells it did not send say why.
+        const std::string why = out.ok() ? "the Python runner ended without this cell" : out.text();
+        obs.log(LogLevel::Error, "attention: the Python implementations did not finish: " +
+                                     std::string(firstLine(why)));
+        for (size_t k = received; k < python_count; ++k) {
+            AttentionCell cell = cellOf(shapes[k / spec.python_impls.size()],
+                                        spec.python_impls[k % spec.python_impls.size()]);
+            cell.status = Status::Failed;
+            cell.error = firstLine(why);
+            cell.traceback = out.traceback;
+            if (!finish(cell)) break;
+        }
     }
     return result;
 }

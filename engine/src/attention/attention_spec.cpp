@@ -34,6 +34,30 @@ std::optional<AttentionPass> parseAttentionPass(std::string_view s) {
     return std::nullopt;
 }
 
+const std::vector<std::string>& pythonAttentionImpls() {
+    static const std::vector<std::string> names{"torch-compile", "yours-pytorch", "yours-triton",
+                                                "yours"};
+    return names;
+}
+
+bool isPythonAttentionImpl(std::string_view name) {
+    const auto& n = pythonAttentionImpls();
+    return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+std::vector<std::string> defaultUserAttentionImpls(const std::string& code) {
+    if (code.empty()) return {};
+    // module:Name and file.py:Name name one implementation; a folder (a checkout) or a file or
+    // module of adapter functions holds the course's two.
+    const auto colon = code.rfind(':');
+    if (colon != std::string::npos && colon + 1 < code.size()) return {"yours"};
+    return {"yours-pytorch", "yours-triton"};
+}
+
+std::string implName(const AttentionCell& c) {
+    return c.python_impl.empty() ? std::string(toString(c.impl)) : c.python_impl;
+}
+
 std::optional<AttentionBenchSpec> attentionPreset(std::string_view name) {
     AttentionBenchSpec s;
     if (name == "a") {
@@ -79,7 +103,17 @@ std::vector<std::string> validateAttentionSpec(const AttentionBenchSpec& s) {
     positive(s.head_dims, "head dim");
     positive(s.batches, "batch size");
     positive(s.heads, "head count");
-    if (s.impls.empty()) e.push_back("no implementation given");
+    if (s.impls.empty() && s.python_impls.empty()) e.push_back("no implementation given");
+    bool yours = false;
+    for (const auto& name : s.python_impls) {
+        if (!isPythonAttentionImpl(name))
+            e.push_back(fmt::format("unknown implementation '{}'", name));
+        yours = yours || name.rfind("yours", 0) == 0;
+    }
+    if (yours && s.code.empty())
+        e.push_back(
+            "your attention (yours, yours-pytorch, yours-triton) needs --code: a course checkout, "
+            "a file of adapter functions, or module:Name");
     if (s.dtypes.empty()) e.push_back("no dtype given");
     if (s.causal.empty()) e.push_back("no causal setting given");
     if (s.passes.empty()) e.push_back("no pass given");
@@ -93,7 +127,7 @@ std::vector<std::string> validateAttentionSpec(const AttentionBenchSpec& s) {
     // Counted in doubles: absurd lists or sizes must not overflow the check itself.
     double cells = 1;
     for (size_t n : {s.batches.size(), s.heads.size(), s.dtypes.size(), s.causal.size(),
-                     s.head_dims.size(), s.seq_lens.size(), s.impls.size()})
+                     s.head_dims.size(), s.seq_lens.size(), s.impls.size() + s.python_impls.size()})
         cells *= static_cast<double>(n);
     if (cells > static_cast<double>(kMaxAttentionCells))
         e.push_back(fmt::format("the spec has {:.0f} cells, more than the limit of {}; split it",
@@ -131,7 +165,7 @@ double attentionFlops(int64_t batch, int64_t heads, int64_t seq, int64_t head_di
 
 size_t attentionCellCount(const AttentionBenchSpec& s) {
     return s.batches.size() * s.heads.size() * s.dtypes.size() * s.causal.size() *
-           s.head_dims.size() * s.seq_lens.size() * s.impls.size();
+           s.head_dims.size() * s.seq_lens.size() * (s.impls.size() + s.python_impls.size());
 }
 
 std::string attentionSpecJson(const AttentionBenchSpec& s) { return dumpJson(toJson(s)); }

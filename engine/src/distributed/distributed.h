@@ -36,7 +36,9 @@ struct DdpSpec {
     // "naive", "flat", "overlap", "bucketed" (gradients all-reduced, every rank the whole
     // model); "fsdp" (fully sharded: see Note [fully sharded units] in distributed/fsdp.h);
     // "fsdp2" (PyTorch's fully_shard on the course's model, run by the Python runner: the
-    // reference at the same settings).
+    // reference at the same settings); "torch-ddp" (PyTorch's DistributedDataParallel, with
+    // ZeroRedundancyOptimizer when sharded); the user's own (see Note [your DDP classes]):
+    // "yours-individual", "yours-bucketed", "yours-ddp", "yours-fsdp".
     std::string strategy = "bucketed";
     double bucket_mb = 25.0;       // bucketed only (first bucket: 1 MiB, as PyTorch)
     bool shard_optimizer = false;  // ZeRO stage 1 (not with fsdp, which shards it anyway)
@@ -62,7 +64,38 @@ struct DdpSpec {
     uint64_t seed = 0;
     double learning_rate = 1e-4;
     std::string device = "cpu";  // this rank's device ("cuda:N" for NCCL, "cpu" for Gloo)
+    // The Python strategies (torch-ddp, yours-*): where the user's code is (--code: a course
+    // checkout, a file of adapter functions or module:Name; its checkout's model is the model
+    // of torch-ddp and yours-* when it has one) and the interpreter (empty: the default).
+    std::string code;
+    std::string python;
 };
+
+// Note [your DDP classes]: the course's DDP problems as the user wrote them, each run by the
+// Python runner (runner/trainscope_runner/ddp.py) as one process a rank under the same launcher:
+// yours-individual (2025: get_ddp_individual_parameters + its after-backward hook),
+// yours-bucketed (2025: get_ddp_bucketed, its bucket size the point's), yours-ddp (2026:
+// get_ddp), yours-fsdp (2026: get_fsdp, compared through fsdp_gather_full_params), each with the
+// user's get_sharded_optimizer when the point is sharded. Before it is timed, each passes the
+// course's check: after 3 SGD steps on one global batch (each rank its rows, every rank's copy
+// seeded differently so that a missing broadcast shows), every parameter equals single-process
+// training within atol 1e-5 + rtol 1e-4. A point whose check fails is failed with the largest
+// difference and is not timed. Its communication is measured by wrapping torch.distributed's
+// collectives: how many, their bytes, how many started during backward; the communication
+// hidden behind backward is the step's collectives replayed alone less the wait after backward.
+struct StrategyTraits {
+    bool python = false;         // run by the Python runner (fsdp2, torch-ddp, yours-*)
+    bool users = false;          // the user's code (yours-*): needs --code
+    bool sharded_model = false;  // shards the weights, and so the optimizer's state
+    bool bucket_size = false;    // takes a bucket size (bucketed, yours-bucketed, torch-ddp)
+    const char* runner = "";     // the runner's command: "fsdp2", "ddp"
+};
+StrategyTraits strategyTraits(std::string_view strategy);
+// "yours" in a strategy list: the user's strategies whose adapters `code` defines (a checkout's
+// tests/adapters.py or a file of adapter functions, read as text: 2025's
+// get_ddp_individual_parameters and get_ddp_bucketed, 2026's get_ddp and get_fsdp); throws
+// std::invalid_argument when it cannot tell (module:Name, a module name, no such adapters).
+std::vector<std::string> userDdpStrategies(const std::string& code);
 
 // The strategies' names, in display order.
 const std::vector<std::string>& ddpStrategyNames();
@@ -167,13 +200,29 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
 // (0: not checked)), each a sentence; empty if valid.
 std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus,
                                                   bool nccl_built, int64_t host_available = 0);
+// A Python strategy's interpreter that is not there, or user's code (--code) that cannot be
+// what it runs (runtime/python_runner.h), without starting Python; empty when it may run, and
+// for TrainScope's own strategies. Needs the engine (not trainscope_core).
+std::string pythonStrategyProblem(const DdpSpec& spec);
 // "ddp bucketed 25 MB sharded xl ctx=256 b=4/rank bf16 × 2 nccl", "allreduce fp32,bf16 × 2 gloo"
 std::string pointHeadline(const DistributedPoint& p);
 
 // One point's outcome. A rank that failed, exited or hung ends the point as Failed, naming it.
+// The course's correctness check of a DDP class (see Note [your DDP classes]).
+struct DdpCheck {
+    bool ran = false;
+    bool passed = false;
+    double max_diff = -1;   // the largest |parameter − single-process parameter|
+    int steps = 0;          // SGD steps before the comparison
+    std::string tolerance;  // "atol 1e-05, rtol 1e-04"
+    std::string message;    // one line: what was compared, and what differs
+};
+
 struct DistributedResult {
     DistributedPoint point;
     Status status = Status::Ok;
+    DdpCheck check;
+    std::string what;  // the user's class the point ran, as the runner described it
     std::string error;
     std::string
         store_error;  // set when a row of this point could not be stored: the run stopped there

@@ -16,27 +16,31 @@ namespace jr = jsonio;
 // ---- Specs ----
 
 json toJson(const DdpSpec& s) {
-    return {{"size", s.model_size},
-            {"context_length", s.context_length},
-            {"vocab_size", s.vocab_size},
-            {"batch_per_rank", s.batch_per_rank},
-            {"precision", toString(s.precision)},
-            {"attention", toString(s.attention)},
-            {"strategy", s.strategy},
-            {"bucket_mb", s.bucket_mb},
-            {"shard_optimizer", s.shard_optimizer},
-            {"param_dtype", s.param_dtype},
-            {"prefetch", s.prefetch},
-            {"checkpoint", toString(s.checkpoint)},
-            {"fused_loss", s.fused_loss},
-            {"fused_kernels", s.fused_kernels},
-            {"keep_attention", s.keep_attention},
-            {"compile", s.compile},
-            {"warmup_steps", s.warmup_steps},
-            {"measured_steps", s.measured_steps},
-            {"seed", s.seed},
-            {"learning_rate", s.learning_rate},
-            {"device", s.device}};
+    json j = {{"size", s.model_size},
+              {"context_length", s.context_length},
+              {"vocab_size", s.vocab_size},
+              {"batch_per_rank", s.batch_per_rank},
+              {"precision", toString(s.precision)},
+              {"attention", toString(s.attention)},
+              {"strategy", s.strategy},
+              {"bucket_mb", s.bucket_mb},
+              {"shard_optimizer", s.shard_optimizer},
+              {"param_dtype", s.param_dtype},
+              {"prefetch", s.prefetch},
+              {"checkpoint", toString(s.checkpoint)},
+              {"fused_loss", s.fused_loss},
+              {"fused_kernels", s.fused_kernels},
+              {"keep_attention", s.keep_attention},
+              {"compile", s.compile},
+              {"warmup_steps", s.warmup_steps},
+              {"measured_steps", s.measured_steps},
+              {"seed", s.seed},
+              {"learning_rate", s.learning_rate},
+              {"device", s.device}};
+    // Only where given, so that a point of TrainScope's own reads as it always has.
+    if (!s.code.empty()) j["code"] = s.code;
+    if (!s.python.empty()) j["python"] = s.python;
+    return j;
 }
 
 DdpSpec ddpSpecFromJson(const json& j) {
@@ -47,7 +51,8 @@ DdpSpec ddpSpecFromJson(const json& j) {
                                  "param_dtype",    "prefetch",       "checkpoint",
                                  "fused_loss",     "fused_kernels",  "keep_attention",
                                  "compile",        "warmup_steps",   "measured_steps",
-                                 "seed",           "learning_rate",  "device"});
+                                 "seed",           "learning_rate",  "device",
+                                 "code",           "python"});
     DdpSpec s;
     jr::read(j, "ddp", "size", s.model_size, jr::toStr);
     jr::read(j, "ddp", "context_length", s.context_length, jr::intIn(1, int64_t{1} << 24));
@@ -76,6 +81,8 @@ DdpSpec ddpSpecFromJson(const json& j) {
     jr::read(j, "ddp", "seed", s.seed, jr::toUint);
     jr::read(j, "ddp", "learning_rate", s.learning_rate, jr::toDouble);
     jr::read(j, "ddp", "device", s.device, jr::toStr);
+    jr::read(j, "ddp", "code", s.code, jr::toStr);
+    jr::read(j, "ddp", "python", s.python, jr::toStr);
     return s;
 }
 
@@ -300,9 +307,17 @@ json allreducePayload(const dist::AllreduceRow& r) {
     return {{"type", "allreduce"}, {"row", toJson(r)}};
 }
 json pointEndPayload(const DistributedResult& r) {
-    return {{"type", "point"},           {"status", toString(r.status)},
-            {"error", r.error},          {"failed_rank", r.failed_rank},
-            {"devices", r.rank_devices}, {"environment", toJson(r.environment)}};
+    json j = {{"type", "point"},           {"status", toString(r.status)},
+              {"error", r.error},          {"failed_rank", r.failed_rank},
+              {"devices", r.rank_devices}, {"environment", toJson(r.environment)}};
+    if (!r.what.empty()) j["what"] = r.what;
+    if (r.check.ran)
+        j["check"] = {{"passed", r.check.passed},
+                      {"max_diff", jr::number(r.check.max_diff)},
+                      {"steps", r.check.steps},
+                      {"tolerance", r.check.tolerance},
+                      {"message", r.check.message}};
+    return j;
 }
 
 namespace {
@@ -332,6 +347,16 @@ void applyRow(const StoredRow& row, std::vector<DistributedResult>& out,
         r.rank_devices.clear();
         jr::readList(j, "devices", r.rank_devices, jr::toStr);
         r.environment = environmentFromJson(j.at("environment"));
+        jr::read(j, "", "what", r.what, jr::toStr);
+        if (auto c = j.find("check"); c != j.end()) {
+            jr::requireObject(*c, "check");
+            r.check.ran = true;
+            jr::read(*c, "check", "passed", r.check.passed, jr::toBool);
+            jr::read(*c, "check", "max_diff", r.check.max_diff, jr::toDouble);
+            jr::read(*c, "check", "steps", r.check.steps, jr::intIn(0, 1 << 20));
+            jr::read(*c, "check", "tolerance", r.check.tolerance, jr::toStr);
+            jr::read(*c, "check", "message", r.check.message, jr::toStr);
+        }
     } else {
         jr::fail("type", "expected ddp_step, allreduce or point, got " + jr::shown(j.at("type")));
     }

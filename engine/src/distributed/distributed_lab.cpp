@@ -28,10 +28,12 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
     std::vector<DistributedPoint> out;
     for (Precision precision : precisions)
         for (const std::string& strategy : strategies)
-            // fsdp and fsdp2 shard the optimizer's state anyway: one point, not one per sharding.
+            // fsdp, fsdp2 and yours-fsdp shard the optimizer's state anyway: one point, not one
+            // per sharding.
             for (bool shard :
-                 strategy == "fsdp" || strategy == "fsdp2" ? std::vector<bool>{false} : shardings) {
-                const std::vector<double> buckets = strategy == "bucketed" && !bucket_mbs.empty()
+                 strategyTraits(strategy).sharded_model ? std::vector<bool>{false} : shardings) {
+                const StrategyTraits traits = strategyTraits(strategy);
+                const std::vector<double> buckets = traits.bucket_size && !bucket_mbs.empty()
                                                         ? bucket_mbs
                                                         : std::vector<double>{base.ddp.bucket_mb};
                 for (double mb : buckets) {
@@ -41,11 +43,13 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                     p.ddp.strategy = strategy;
                     p.ddp.bucket_mb = mb;
                     p.ddp.shard_optimizer = shard;
-                    // Each side's own: the fused loss TrainScope's, compiling the reference's.
-                    p.ddp.fused_loss = base.ddp.fused_loss && strategy != "fsdp2";
-                    p.ddp.fused_kernels = base.ddp.fused_kernels && strategy != "fsdp2";
-                    p.ddp.keep_attention = base.ddp.keep_attention && strategy != "fsdp2";
+                    // Each side's own: the fused loss TrainScope's, compiling the reference's,
+                    // checkpointing TrainScope's and fsdp2's.
+                    p.ddp.fused_loss = base.ddp.fused_loss && !traits.python;
+                    p.ddp.fused_kernels = base.ddp.fused_kernels && !traits.python;
+                    p.ddp.keep_attention = base.ddp.keep_attention && !traits.python;
                     p.ddp.compile = base.ddp.compile && strategy == "fsdp2";
+                    if (traits.python && strategy != "fsdp2") p.ddp.checkpoint = Checkpointing{};
                     out.push_back(p);
                 }
             }
@@ -127,8 +131,9 @@ std::string pointHeadline(const DistributedPoint& p) {
         return fmt::format("allreduce {} sizes {} {}", p.allreduce.sizes.size(), dtypes, ranks);
     }
     const DdpSpec& d = p.ddp;
-    const std::string bucket = d.strategy == "bucketed" ? fmt::format(" {:g} MB", d.bucket_mb) : "";
-    const bool fsdp = d.strategy == "fsdp" || d.strategy == "fsdp2";
+    const std::string bucket =
+        strategyTraits(d.strategy).bucket_size ? fmt::format(" {:g} MB", d.bucket_mb) : "";
+    const bool fsdp = strategyTraits(d.strategy).sharded_model;
     const std::string params = fsdp && d.param_dtype != "fp32" ? " params " + d.param_dtype : "";
     const std::string prefetch =
         d.strategy == "fsdp" && d.prefetch != 2 ? fmt::format(" prefetch {}", d.prefetch) : "";

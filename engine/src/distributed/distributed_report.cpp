@@ -69,11 +69,11 @@ std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, Tab
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format) {
     const bool csv = format == TableFormat::Csv;
     TextTable t;
-    t.headers = {"strategy", "bucket MB", "sharded",  "precision", "ranks",
-                 "step ms",  "± std",     "forward",  "backward",  "comm wait",
-                 "hidden",   "optimizer", "peak MiB", "loss",      "status"};
-    t.right = {false, true, false, false, true, true, true, true,
-               true,  true, true,  true,  true, true, false};
+    t.headers = {"strategy", "bucket MB", "sharded",  "precision", "ranks",  "step ms",
+                 "± std",    "forward",   "backward", "comm wait", "hidden", "optimizer",
+                 "peak MiB", "loss",      "check",    "status"};
+    t.right = {false, true, false, false, true, true, true,  true,
+               true,  true, true,  true,  true, true, false, false};
     for (const auto& r : results) {
         if (r.point.experiment != DistExperiment::Ddp) continue;
         const DdpSpec& d = r.point.ddp;
@@ -81,11 +81,16 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
         auto num = [&](double v) {
             return s.steps == 0 ? std::string("-") : csv ? fmt::format("{}", v) : ms(v);
         };
-        const bool sharded_model = d.strategy == "fsdp" || d.strategy == "fsdp2";
+        const StrategyTraits traits = strategyTraits(d.strategy);
+        const bool sharded_model = traits.sharded_model;
+        // See Note [your DDP classes]: the course's check, where it ran.
+        const std::string check = !r.check.ran     ? ""
+                                  : r.check.passed ? fmt::format("pass {:.1e}", r.check.max_diff)
+                                                   : fmt::format("FAIL {:.1e}", r.check.max_diff);
         t.rows.push_back(
             {sharded_model && d.param_dtype != "fp32" ? d.strategy + " " + d.param_dtype + " params"
                                                       : d.strategy,
-             d.strategy == "bucketed" ? fmt::format("{:g}", d.bucket_mb) : "",
+             traits.bucket_size ? fmt::format("{:g}", d.bucket_mb) : "",
              sharded_model       ? "all"
              : d.shard_optimizer ? "yes"
                                  : "no",
@@ -97,7 +102,7 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
              num(s.optimizer_ms),
              s.memory_peak > 0 ? (csv ? fmt::format("{}", s.memory_peak) : mib(s.memory_peak))
                                : "n/a",
-             s.steps > 0 ? fmt::format("{:.4f}", s.final_global_loss) : "-",
+             s.steps > 0 ? fmt::format("{:.4f}", s.final_global_loss) : "-", check,
              r.status == Status::Ok ? "ok" : fmt::format("{}: {}", toString(r.status), r.error)});
     }
     if (csv) return renderTable(t, format);
@@ -105,6 +110,24 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
                "DDP strategies (per step the slowest rank, mean over the measured steps; hidden: "
                "the share of "
                "communication that ran during backward)",
+               format) +
+           renderTable(t, format);
+}
+
+std::string formatDdpChecks(const std::vector<DistributedResult>& results, TableFormat format) {
+    TextTable t;
+    t.headers = {"point", "class", "check", "largest difference", "tolerance", "what was found"};
+    t.right = {false, false, false, true, false, false};
+    for (const auto& r : results) {
+        if (r.point.experiment != DistExperiment::Ddp || !r.check.ran) continue;
+        t.rows.push_back({pointHeadline(r.point), r.what, r.check.passed ? "pass" : "FAIL",
+                          fmt::format("{:.2e}", r.check.max_diff), r.check.tolerance,
+                          r.check.message});
+    }
+    if (t.rows.empty()) return {};
+    return tableHeading(
+               "The course's check: after N SGD steps on one global batch, every rank's "
+               "parameters against single-process training",
                format) +
            renderTable(t, format);
 }
@@ -202,6 +225,8 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
             "\n";
     }
     if (ddp) out += formatDdpComparison(results, format) + "\n" + formatDdpMemory(results, format);
+    if (const std::string checks = formatDdpChecks(results, format); !checks.empty())
+        out += "\n" + checks;
     if (const std::string fsdp = formatFsdpCommunication(results, format); !fsdp.empty())
         out += "\n" + fsdp;
     return out;
@@ -210,40 +235,49 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
 nlohmann::json ddpSummaryJson(const DistributedResult& r) {
     const DdpSummary s = summarizeDdp(r);
     const DdpSpec& d = r.point.ddp;
-    return {{"type", "ddp"},
-            {"strategy", d.strategy},
-            {"bucket_mb", d.bucket_mb},
-            {"sharded", d.shard_optimizer},
-            {"precision", toString(d.precision)},
-            {"size", d.model_size},
-            {"context_length", d.context_length},
-            {"batch_per_rank", d.batch_per_rank},
-            {"backend", dist::backendName(r.point.backend)},
-            {"world_size", r.point.world_size},
-            {"steps", s.steps},
-            {"step_ms", s.step_ms},
-            {"step_std_ms", s.step_std_ms},
-            {"forward_ms", s.forward_ms},
-            {"backward_ms", s.backward_ms},
-            {"comm_wait_ms", s.comm_wait_ms},
-            {"hidden_ms", s.hidden_ms},
-            {"hidden_share", s.hidden_share},
-            {"optimizer_ms", s.optimizer_ms},
-            {"memory_peak", s.memory_peak},
-            {"parameter_bytes", s.parameter_bytes},
-            {"gradient_bytes", s.gradient_bytes},
-            {"optimizer_state_bytes", s.optimizer_state_bytes},
-            {"param_dtype", d.param_dtype},
-            {"gather_ms", s.gather_ms},
-            {"reduce_scatter_ms", s.reduce_scatter_ms},
-            {"gather_wait_forward_ms", s.gather_wait_forward_ms},
-            {"gather_wait_backward_ms", s.gather_wait_backward_ms},
-            {"gather_bytes", s.gather_bytes},
-            {"reduce_scatter_bytes", s.reduce_scatter_bytes},
-            {"units_gathered", s.units_gathered},
-            {"final_global_loss", s.final_global_loss},
-            {"status", toString(r.status)},
-            {"error", r.error}};
+    nlohmann::json j = {{"type", "ddp"},
+                        {"strategy", d.strategy},
+                        {"bucket_mb", d.bucket_mb},
+                        {"sharded", d.shard_optimizer},
+                        {"precision", toString(d.precision)},
+                        {"size", d.model_size},
+                        {"context_length", d.context_length},
+                        {"batch_per_rank", d.batch_per_rank},
+                        {"backend", dist::backendName(r.point.backend)},
+                        {"world_size", r.point.world_size},
+                        {"steps", s.steps},
+                        {"step_ms", s.step_ms},
+                        {"step_std_ms", s.step_std_ms},
+                        {"forward_ms", s.forward_ms},
+                        {"backward_ms", s.backward_ms},
+                        {"comm_wait_ms", s.comm_wait_ms},
+                        {"hidden_ms", s.hidden_ms},
+                        {"hidden_share", s.hidden_share},
+                        {"optimizer_ms", s.optimizer_ms},
+                        {"memory_peak", s.memory_peak},
+                        {"parameter_bytes", s.parameter_bytes},
+                        {"gradient_bytes", s.gradient_bytes},
+                        {"optimizer_state_bytes", s.optimizer_state_bytes},
+                        {"param_dtype", d.param_dtype},
+                        {"gather_ms", s.gather_ms},
+                        {"reduce_scatter_ms", s.reduce_scatter_ms},
+                        {"gather_wait_forward_ms", s.gather_wait_forward_ms},
+                        {"gather_wait_backward_ms", s.gather_wait_backward_ms},
+                        {"gather_bytes", s.gather_bytes},
+                        {"reduce_scatter_bytes", s.reduce_scatter_bytes},
+                        {"units_gathered", s.units_gathered},
+                        {"final_global_loss", s.final_global_loss},
+                        {"status", toString(r.status)},
+                        {"error", r.error}};
+    // See Note [your DDP classes]: what ran, and the course's check.
+    if (!r.what.empty()) j["what"] = r.what;
+    if (r.check.ran)
+        j["check"] = {{"passed", r.check.passed},
+                      {"max_diff", r.check.max_diff},
+                      {"steps", r.check.steps},
+                      {"tolerance", r.check.tolerance},
+                      {"message", r.check.message}};
+    return j;
 }
 
 namespace {

@@ -21,6 +21,8 @@ std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, Tab
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format);
 // Per DDP point and rank: parameters, gradients, optimizer state, buffers, and the allocator
 // after model / forward / backward / optimizer.
+// The course's check of the user's classes (see Note [your DDP classes]); empty when none ran.
+std::string formatDdpChecks(const std::vector<DistributedResult>& results, TableFormat format);
 std::string formatDdpMemory(const std::vector<DistributedResult>& results, TableFormat format);
 // Per fsdp point: the all-gathers' and reduce-scatters' time, how long forward and backward
 // waited for weights, the bytes moved, the units held at once. Empty without an fsdp point.

@@ -43,10 +43,12 @@ std::vector<std::string> workerArguments(const DistributedPoint& p) {
     return args;
 }
 
-// What the Python runner's fsdp2 gets: the point's DDP spec, its backend and the model's shape.
-nlohmann::json fsdp2RunnerSpec(const DistributedPoint& p) {
+// What the Python runner's strategies get (fsdp2, torch-ddp, yours-*): the point's DDP spec,
+// its backend, the model's shape and the user's code.
+nlohmann::json pythonRunnerSpec(const DistributedPoint& p) {
     const ModelConfig m = ddpModel(p.ddp);
     return {{"backend", dist::backendName(p.backend)},
+            {"code", p.ddp.code},
             {"ddp", toJson(p.ddp)},
             {"model",
              {{"d_model", m.d_model},
@@ -57,7 +59,45 @@ nlohmann::json fsdp2RunnerSpec(const DistributedPoint& p) {
               {"vocab_size", m.vocab_size}}}};
 }
 
+// The runner's "check" line (see Note [your DDP classes]).
+DdpCheck checkFromJson(const nlohmann::json& j) {
+    DdpCheck c;
+    c.ran = true;
+    c.passed = j.value("passed", false);
+    const auto diff = j.find("max_diff");
+    c.max_diff = diff != j.end() && diff->is_number() ? diff->get<double>() : -1;
+    c.steps = j.value("steps", 0);
+    c.tolerance = j.value("tolerance", "");
+    c.message = j.value("message", "");
+    return c;
+}
+
+// What rank 0 of a Python strategy found: the user's class, the adapters' edition, its notes.
+void logFound(DistributedObserver& observer, int point, const nlohmann::json& j,
+              DistributedResult& r) {
+    r.what = j.value("what", "");
+    if (r.what.empty()) return;
+    std::string edition = j.value("edition", "");
+    if (edition == "both")
+        edition = "both editions'";
+    else if (!edition.empty())
+        edition = "the " + edition + " edition's";
+    observer.log(
+        LogLevel::Info,
+        fmt::format("point {}: {} from {}{} on {}", point + 1, r.what, j.value("where", "?"),
+                    edition.empty() ? "" : " (" + edition + " adapters)", j.value("model", "?")));
+    for (const auto& note : j.value("notes", std::vector<std::string>{}))
+        observer.log(LogLevel::Info, fmt::format("point {}: {}", point + 1, note));
+}
+
 }  // namespace
+
+std::string pythonStrategyProblem(const DdpSpec& d) {
+    const StrategyTraits t = strategyTraits(d.strategy);
+    if (!t.python) return {};
+    return t.users ? pythonCodeProblem(d.code, d.python, /*adapters_module=*/true)
+                   : pythonInterpreterProblem(d.python);
+}
 
 std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                                               const std::string& worker,
@@ -103,22 +143,28 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
             r.status = Status::Cancelled;
             r.error = "stopped before it started";
         } else if (auto problems = validateDistributedPoint(p, gpus, dist::ncclBuilt());
-                   !problems.empty()) {
+                   !problems.empty() ||
+                   (p.experiment == DistExperiment::Ddp && !pythonStrategyProblem(p.ddp).empty())) {
+            if (problems.empty()) problems.push_back(pythonStrategyProblem(p.ddp));
             r.status = Status::Failed;
             r.error = joined(problems);
         } else {
             dist::LaunchSpec launch;
             launch.executable = worker;
             launch.arguments = workerArguments(p);
-            if (p.experiment == DistExperiment::Ddp && p.ddp.strategy == "fsdp2") {
-                // PyTorch's FSDP2, the reference: the Python runner's ranks speak the same lines.
-                launch.executable = findExecutable(defaultPython());
+            if (const StrategyTraits traits = strategyTraits(p.ddp.strategy);
+                p.experiment == DistExperiment::Ddp && traits.python) {
+                // PyTorch's FSDP2 and DDP, and the user's classes (see Note [your DDP
+                // classes]): the Python runner's ranks speak the same lines.
+                const std::string python = p.ddp.python.empty() ? defaultPython() : p.ddp.python;
+                launch.executable = findExecutable(python);
                 if (launch.executable.empty())
                     throw std::runtime_error(
-                        "fsdp2 runs in Python with torch, and none was found (" + defaultPython() +
-                        "): set TRAINSCOPE_PYTHON to one");
-                launch.arguments = {"-m", "trainscope_runner", "fsdp2", "--spec",
-                                    fsdp2RunnerSpec(p).dump()};
+                        fmt::format("{} runs in Python with torch, and none was found ({}): set "
+                                    "TRAINSCOPE_PYTHON or --python to one",
+                                    p.ddp.strategy, python));
+                launch.arguments = {"-m", "trainscope_runner", traits.runner, "--spec",
+                                    pythonRunnerSpec(p).dump()};
                 launch.environment.emplace_back("PYTHONPATH", runnerFolder());
             }
             launch.world_size = p.world_size;
@@ -137,6 +183,14 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                             if (event == "ready") {
                                 r.rank_devices[rank] = j.value("device", "");
                                 observer.rankReady(i, rank, r.rank_devices[rank]);
+                                if (rank == 0) logFound(observer, i, j, r);
+                            } else if (event == "check" && rank == 0) {
+                                r.check = checkFromJson(j);
+                                observer.log(
+                                    r.check.passed ? LogLevel::Info : LogLevel::Error,
+                                    fmt::format("point {}: the course's check {}: {}", i + 1,
+                                                r.check.passed ? "passed" : "FAILED",
+                                                r.check.message));
                             } else if (event == "result" && j.value("experiment", "") == "ddp") {
                                 r.steps.push_back(ddpStepRowFromJson(j.at("row")));
                                 observer.ddpStep(i, r.steps.back());
@@ -178,6 +232,11 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                 r.status = Status::Failed;
                 r.error = e.what();
             }
+        }
+        if (r.check.ran && !r.check.passed && r.status == Status::Ok) {
+            // See Note [your DDP classes]: a wrong result is the point's failure, not timed.
+            r.status = Status::Failed;
+            r.error = "wrong result: " + r.check.message;
         }
         if (!store_error.empty()) {
             r.status = Status::Failed;

@@ -1,15 +1,62 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 
 #include "distributed/distributed.h"
 
 namespace ts {
 
 const std::vector<std::string>& ddpStrategyNames() {
-    static const std::vector<std::string> names{"naive",    "flat", "overlap",
-                                                "bucketed", "fsdp", "fsdp2"};
+    static const std::vector<std::string> names{
+        "naive",          "flat",      "overlap",   "bucketed",
+        "fsdp",           "fsdp2",     "torch-ddp", "yours-individual",
+        "yours-bucketed", "yours-ddp", "yours-fsdp"};
     return names;
+}
+
+StrategyTraits strategyTraits(std::string_view s) {
+    StrategyTraits t;
+    t.users = s.starts_with("yours-");
+    t.python = t.users || s == "fsdp2" || s == "torch-ddp";
+    t.sharded_model = s == "fsdp" || s == "fsdp2" || s == "yours-fsdp";
+    t.bucket_size = s == "bucketed" || s == "yours-bucketed" || s == "torch-ddp";
+    t.runner = s == "fsdp2" ? "fsdp2" : t.python ? "ddp" : "";
+    return t;
+}
+
+std::vector<std::string> userDdpStrategies(const std::string& code) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::string file = code;
+    if (fs::is_directory(code, ec)) file = (fs::path(code) / "tests" / "adapters.py").string();
+    if (code.find(':') != std::string::npos || !fs::is_regular_file(file, ec))
+        throw std::invalid_argument(fmt::format(
+            "'yours' is the strategies a checkout's tests/adapters.py (or a file of adapter "
+            "functions) defines, and '{}' is neither: name them (yours-individual, "
+            "yours-bucketed, yours-ddp, yours-fsdp)",
+            code));
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string s = text.str();
+    std::vector<std::string> out;
+    for (const auto& [adapter, strategy] :
+         {std::pair{"get_ddp_individual_parameters", "yours-individual"},
+          {"get_ddp_bucketed", "yours-bucketed"},
+          {"get_ddp", "yours-ddp"},
+          {"get_fsdp", "yours-fsdp"}})
+        if (s.find(fmt::format("def {}(", adapter)) != std::string::npos)
+            out.emplace_back(strategy);
+    if (out.empty())
+        throw std::invalid_argument(fmt::format(
+            "{} defines none of the course's DDP or FSDP adapters (get_ddp_individual_parameters, "
+            "get_ddp_bucketed, get_ddp, get_fsdp)",
+            file));
+    return out;
 }
 
 ModelConfig ddpModel(const DdpSpec& spec) {
@@ -56,7 +103,8 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
     if (spec.shard_optimizer && spec.precision == Precision::FP16)
         errors.push_back(
             "a sharded optimizer does not run under fp16 loss scaling: use bf16 or fp32");
-    const bool sharded_model = spec.strategy == "fsdp" || spec.strategy == "fsdp2";
+    const StrategyTraits traits = strategyTraits(spec.strategy);
+    const bool sharded_model = traits.sharded_model;
     if (spec.param_dtype != "fp32" && spec.param_dtype != "bf16")
         errors.push_back(
             fmt::format("unknown parameter dtype '{}' (valid: fp32, bf16)", spec.param_dtype));
@@ -86,14 +134,32 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
         errors.push_back(
             "keeping attention through checkpoints needs the fused kernels, flash attention and "
             "a checkpoint policy (it skips the recompute of our flash attention's forward)");
-    if (spec.fused_kernels && spec.strategy == "fsdp2")
+    if (spec.fused_kernels && traits.python)
         errors.push_back(
-            "the fused kernels are TrainScope's; fsdp2, the reference, is PyTorch's model (its "
-            "fusion is torch.compile's: --compile)");
-    if (spec.fused_loss && spec.strategy == "fsdp2")
+            fmt::format("the fused kernels are TrainScope's; {} runs in PyTorch (fsdp2's fusion is "
+                        "torch.compile's: --compile)",
+                        spec.strategy));
+    if (spec.fused_loss && traits.python)
         errors.push_back(
-            "the fused LM head and loss is TrainScope's; fsdp2, the reference, computes the "
-            "logits whole");
+            fmt::format("the fused LM head and loss is TrainScope's; {} computes the logits whole",
+                        spec.strategy));
+    if (traits.python && spec.strategy != "fsdp2") {
+        // See Note [your DDP classes].
+        if (traits.users && spec.code.empty())
+            errors.push_back(fmt::format(
+                "{} is your code: give --code (a course checkout, a file of the course's adapter "
+                "functions, or module:Name)",
+                spec.strategy));
+        if (spec.precision == Precision::FP16)
+            errors.push_back(
+                fmt::format("{} runs fp32 or bf16 autocast; fp16 needs loss scaling it does not do",
+                            spec.strategy));
+        if (spec.checkpoint.kind != Checkpointing::Kind::None)
+            errors.push_back(fmt::format(
+                "{} does not checkpoint (TrainScope's strategies and fsdp2 do): use --checkpoint "
+                "none",
+                spec.strategy));
+    }
     if (auto e = validateDevice(spec.device); !e.empty()) errors.push_back(std::move(e));
     return errors;
 }

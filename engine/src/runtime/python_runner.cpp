@@ -92,15 +92,28 @@ std::string findExecutable(const std::string& python) {
     return {};
 }
 
-std::string pythonCodeProblem(const std::string& code, const std::string& python) {
+std::string pythonInterpreterProblem(const std::string& python) {
     const std::string asked = python.empty() ? defaultPython() : python;
     if (findExecutable(asked).empty())
         return fmt::format("--python: no Python interpreter '{}' (a path, or a name on the PATH)",
                            asked);
+    return {};
+}
+
+std::string pythonCodeProblem(const std::string& code, const std::string& python,
+                              bool adapters_module) {
+    if (auto p = pythonInterpreterProblem(python); !p.empty()) return p;
     std::error_code ec;
     if (code.empty()) return "--code: no code given";
     if (fs::is_directory(code, ec)) return {};
     const size_t colon = code.rfind(':');
+    if (adapters_module && colon == std::string::npos) {
+        // A file or module of the course's adapter functions (it stands for tests/adapters.py).
+        const bool file = code.find('/') != std::string::npos || code.ends_with(".py");
+        if (file && !fs::is_regular_file(code, ec))
+            return fmt::format("--code: '{}' does not exist", code);
+        return {};
+    }
     if (colon == std::string::npos || colon == 0 || colon + 1 == code.size())
         return fmt::format(
             "--code: '{}' is neither a folder nor module:callable (or path/file.py:callable)",
@@ -194,15 +207,19 @@ PythonOutcome runPython(const PythonJob& job,
 namespace ts {
 
 CodeCheck checkPythonCode(const std::string& code, const std::string& optimizer,
-                          const std::string& python, const CancelToken& cancel, double timeout_s) {
+                          const std::string& python, const CancelToken& cancel, double timeout_s,
+                          bool adapters) {
     CodeCheck c;
-    if (const std::string problem = pythonCodeProblem(code, python); !problem.empty()) {
+    if (const std::string problem = pythonCodeProblem(code, python, adapters); !problem.empty()) {
         c.outcome.state = PythonOutcome::State::Failed;
         c.outcome.phase = "setup";
         c.outcome.message = problem;
         return c;
     }
-    PythonJob job{python, "check", {{"code", code}, {"optimizer", optimizer}}, timeout_s};
+    PythonJob job{python,
+                  "check",
+                  {{"code", code}, {"optimizer", optimizer}, {"adapters", adapters}},
+                  timeout_s};
     c.outcome = runPython(
         job,
         [&](const nlohmann::json& j) {
@@ -224,8 +241,15 @@ std::string CodeCheck::text() const {
         f.value("gpu", "").empty() ? std::string("no GPU") : "GPU " + f.value("gpu", ""));
     if (f.value("form", "") == "checkout")
         out += fmt::format("A course checkout: {}\n", f.value("root", ""));
-    out +=
-        fmt::format("Model: {}\nOptimizer: {}\n", f.value("model", "?"), f.value("optimizer", "?"));
+    else if (!f.value("where", "").empty())
+        out += fmt::format("From {}\n", f.value("where", ""));
+    if (!f.value("named", "").empty()) out += fmt::format("Named: {}\n", f.value("named", ""));
+    if (f.contains("model"))
+        out += fmt::format("Model: {}\nOptimizer: {}\n", f.value("model", "?"),
+                           f.value("optimizer", "?"));
+    if (const std::string e = f.value("edition", ""); !e.empty())
+        out += e == "both" ? "The course's adapters of both editions (2025 and 2026)\n"
+                           : fmt::format("The course's {} edition's adapters\n", e);
     if (const auto a = f.find("adapters"); a != f.end() && a->is_object() && !a->empty()) {
         out += "tests/adapters.py:\n";
         for (const auto& [name, state] : a->items())

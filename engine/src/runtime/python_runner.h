@@ -54,7 +54,12 @@ PythonOutcome runPython(const PythonJob& job,
 // Why `code` (--code) and `python` (--python; empty: the default) cannot be what a point runs,
 // without starting Python: an interpreter that is not there, a folder or file that does not
 // exist, a reference that is neither a folder nor module:callable. Empty when they may be.
-std::string pythonCodeProblem(const std::string& code, const std::string& python);
+// With `adapters_module`, a file or module of the course's adapter functions (no ":Name") is
+// accepted too: the attention and distributed labs find the user's code through them.
+std::string pythonCodeProblem(const std::string& code, const std::string& python,
+                              bool adapters_module = false);
+// The interpreter alone (--python; empty: the default) is not there.
+std::string pythonInterpreterProblem(const std::string& python);
 
 // What `--code` names, as the runner found it without running anything: the interpreter, its
 // torch and GPU, the form (a checkout or a callable), the model and optimizer, the course's
@@ -64,9 +69,11 @@ struct CodeCheck {
     nlohmann::json found;   // the runner's "found" line
     std::string text() const;  // a few lines for a person: what was found, or what failed
 };
+// With `adapters`, the code is the course's adapters (the attention and distributed labs): a
+// checkout without a model, or a file of adapter functions, is what was asked for.
 CodeCheck checkPythonCode(const std::string& code, const std::string& optimizer,
                           const std::string& python, const CancelToken& cancel,
-                          double timeout_s = 120);
+                          double timeout_s = 120, bool adapters = false);
 
 // Where `python` is: the path itself when it has a '/', else searched on the PATH; empty when
 // it cannot be found or run.

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The user's attention and DDP classes on the GPU machine, for docs/BENCHMARKS.md and
+# docs/YOUR-CODE.md (run by `gpu-window.sh evidence:your-code`): the example checkout's PyTorch
+# and Triton FlashAttention and torch.compile of the naive attention beside ours and cuDNN's in
+# the course's sweep; on 2 GPUs its DDP classes (with and without its sharded optimizer) beside
+# PyTorch's DDP / ZeroRedundancyOptimizer and TrainScope's bucketed strategy; the runner's own
+# overhead on a DDP step against the same class in a plain torch.multiprocessing script.
+#   scripts/your-code-evidence.sh path/to/trainscope-cli OUTDIR
+#   ATTN_SEQ (1024,4096,16384)  DDP_SIZE (small)  DDP_CONTEXT (512)
+set -uo pipefail
+CLI=${1:?trainscope-cli}; OUT=${2:?output folder}
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CODE="$ROOT/examples/course-checkout"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+mkdir -p "$OUT"
+status=0
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+echo "-- attention: the checkout's PyTorch and Triton FlashAttention, torch.compile, ours and cuDNN (batch 8, d 64 and 128, causal, bf16)"
+"$CLI" attention --code "$CODE" --impl naive,sdpa-cudnn,flash,torch-compile --device cuda --batch 8 --heads 1 \
+    --seq "${ATTN_SEQ:-1024,4096,16384}" --head-dim 64,128 --dtype bf16 --causal \
+    --pass forward,backward,forward-backward --warmup 2 --steps 10 --no-store --markdown \
+    | tee "$OUT/your-attention.md" || status=1
+if [ "$gpus" -lt 2 ]; then
+    echo "one GPU: the DDP part needs 2"
+    exit $status
+fi
+S=${DDP_SIZE:-small}; C=${DDP_CONTEXT:-512}
+echo
+echo "-- DDP on 2 GPUs: the checkout's classes and sharded optimizer beside PyTorch's and ours ($S, context $C, batch 4 a rank, bf16)"
+"$CLI" distributed ddp --code "$CODE" --backend nccl --world 2 --size "$S" --context-length "$C" --batch 4 \
+    --precision bf16 --strategy yours-individual,yours-bucketed,torch-ddp,bucketed --shard both --warmup 3 \
+    --steps 10 --no-store --format markdown | tee "$OUT/your-ddp.md" || status=1
+echo
+echo "-- the runner's overhead: yours-bucketed through TrainScope against a plain torch.multiprocessing script, alternated"
+for round in 1 2; do
+    "$CLI" distributed ddp --code "$CODE" --backend nccl --world 2 --size "$S" --context-length "$C" --batch 4 \
+        --precision bf16 --strategy yours-bucketed --warmup 5 --steps 20 --no-store --format json -q \
+        | sed "s/^/trainscope round $round: /" | tee -a "$OUT/your-ddp-overhead.txt" || status=1
+    python3 "$ROOT/scripts/plain-ddp-step.py" --code "$CODE" --strategy bucketed --size "$S" --context-length "$C" \
+        --batch 4 --precision bf16 --warmup 5 --steps 20 \
+        | sed "s/^/plain round $round: /" | tee -a "$OUT/your-ddp-overhead.txt" || status=1
+done
+exit $status

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The user's attention and DDP classes on the GPU machine: the example checkout's PyTorch and
+Triton FlashAttention pass the float64 gate and are timed on a GPU (bf16 and fp32, causal), the
+wrong Triton variant fails it; on 2 GPUs (NCCL) the example's DDP classes, sharded optimizer and
+the 2026 edition's DDP and FSDP pass the course's check beside PyTorch's DDP and TrainScope's
+bucketed strategy, with each rank's memory measured. Exit 77 (skipped) without a GPU; the NCCL
+part is skipped with one GPU. See Note [attention in Python]; see Note [your DDP classes].
+Usage: test_your_code_gpu.py path/to/trainscope-cli"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CLI = None
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHECKOUT = os.path.join(ROOT, "examples", "course-checkout")
+CHECKOUT_2026 = os.path.join(ROOT, "examples", "course-checkout-2026")
+WRONG = os.path.join(ROOT, "examples", "wrong")
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+class YourCodeGpu(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.env = {**os.environ, "TRAINSCOPE_DB": os.path.join(self.tmp.name, "results.db"),
+                    "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def cli(self, *args, timeout=900):
+        return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, env=self.env)
+
+    def lines(self, p):
+        return [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+
+    def test_the_checkouts_attention_on_the_gpu(self):
+        p = self.cli("attention", "--code", CHECKOUT, "--impl", "sdpa,torch-compile", "--device", "cuda",
+                     "--seq", "256,1024", "--head-dim", "64", "--batch", "2", "--heads", "4", "--dtype", "bf16,fp32",
+                     "--causal", "--pass", "forward,backward,forward-backward", "--warmup", "2", "--steps", "5",
+                     "--jsonl")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cells = self.lines(p)
+        self.assertEqual(len(cells), 4 * 4)
+        for c in cells:
+            self.assertEqual(c["status"], "ok", c)
+            self.assertLessEqual(c["err_out"], c["tolerance"])
+            self.assertLessEqual(c["err_grad"], c["tolerance"])
+            self.assertGreater(c["forward_backward_ms"], 0)
+            self.assertGreater(c["peak_memory"], 0, "memory is measured on a GPU")
+            self.assertGreater(c["memory_before_backward"], 0)
+        triton = [c for c in cells if c["impl"] == "yours-triton"]
+        self.assertEqual(len(triton), 4)
+        # Triton's first call compiles the kernel: said apart from the step.
+        self.assertGreater(max(c["first_call_ms"] for c in triton), max(c["forward_ms"] for c in triton))
+
+    def test_the_wrong_triton_kernel_fails_the_gate(self):
+        p = self.cli("attention", "--code", os.path.join(WRONG, "attention_triton_no_scale.py"), "--impl",
+                     "yours-triton", "--device", "cuda", "--seq", "256", "--head-dim", "64", "--dtype", "bf16",
+                     "--jsonl")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        [c] = self.lines(p)
+        self.assertEqual(c["status"], "failed")
+        self.assertIn("wrong result", c["error"])
+
+    def test_the_classes_on_two_gpus_with_nccl(self):
+        if gpu_count() < 2:
+            self.skipTest("needs 2 GPUs")
+        common = ["--world", "2", "--backend", "nccl", "--size", "small", "--context-length", "256", "--batch",
+                  "4", "--precision", "bf16", "--warmup", "2", "--steps", "5", "--format", "json",
+                  "--timeout", "300"]
+        p = self.cli("distributed", "ddp", "--code", CHECKOUT, "--strategy",
+                     "yours-individual,yours-bucketed,torch-ddp,bucketed", "--shard", "both", *common)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        points = self.lines(p)
+        self.assertEqual(len(points), 8)
+        for q in points:
+            self.assertEqual(q["status"], "ok", q)
+            if q["strategy"] != "bucketed":
+                self.assertTrue(q["check"]["passed"], q["check"])
+            self.assertGreater(q["memory_peak"], 0)
+        p = self.cli("distributed", "ddp", "--code", CHECKOUT_2026, "--strategy", "yours", *common)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for q in self.lines(p):
+            self.assertTrue(q["check"]["passed"], q["check"])
+
+
+if __name__ == "__main__":
+    CLI = os.path.abspath(sys.argv.pop(1))
+    if gpu_count() == 0:
+        print("no GPU: skipped")
+        sys.exit(77)
+    unittest.main()

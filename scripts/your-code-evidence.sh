@@ -6,7 +6,7 @@
 # PyTorch's DDP / ZeroRedundancyOptimizer and TrainScope's bucketed strategy; the runner's own
 # overhead on a DDP step against the same class in a plain torch.multiprocessing script.
 #   scripts/your-code-evidence.sh path/to/trainscope-cli OUTDIR
-#   ATTN_SEQ (1024,4096,16384)  DDP_SIZE (small)  DDP_CONTEXT (512)
+#   ATTN_SEQ (1024,4096,16384)  ATTN_STEPS (10)  DDP_SIZE (small)  DDP_CONTEXT (512)
 set -uo pipefail
 CLI=${1:?trainscope-cli}; OUT=${2:?output folder}
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,7 +18,7 @@ gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 echo "-- attention: the checkout's PyTorch and Triton FlashAttention, torch.compile, ours and cuDNN (batch 8, d 64 and 128, causal, bf16)"
 "$CLI" attention --code "$CODE" --impl naive,sdpa-cudnn,flash,torch-compile --device cuda --batch 8 --heads 1 \
     --seq "${ATTN_SEQ:-1024,4096,16384}" --head-dim 64,128 --dtype bf16 --causal \
-    --pass forward,backward,forward-backward --warmup 2 --steps 10 --no-store --markdown \
+    --pass forward,backward,forward-backward --warmup 2 --steps ${ATTN_STEPS:-10} --no-store --markdown \
     | tee "$OUT/your-attention.md" || status=1
 if [ "$gpus" -lt 2 ]; then
     echo "one GPU: the DDP part needs 2"

@@ -7,6 +7,7 @@
 # overhead on a DDP step against the same class in a plain torch.multiprocessing script.
 #   scripts/your-code-evidence.sh path/to/trainscope-cli OUTDIR
 #   ATTN_SEQ (1024,4096,16384)  ATTN_STEPS (10)  DDP_SIZE (small)  DDP_CONTEXT (512)
+#   OVERHEAD_ONLY (1: the overhead rounds alone)  OVERHEAD_SIZE (DDP_SIZE)  ROUNDS (2)
 set -uo pipefail
 CLI=${1:?trainscope-cli}; OUT=${2:?output folder}
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,24 +16,29 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 mkdir -p "$OUT"
 status=0
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ "${OVERHEAD_ONLY:-0}" != 1 ]; then
 echo "-- attention: the checkout's PyTorch and Triton FlashAttention, torch.compile, ours and cuDNN (batch 8, d 64 and 128, causal, bf16)"
 "$CLI" attention --code "$CODE" --impl naive,sdpa-cudnn,flash,torch-compile --device cuda --batch 8 --heads 1 \
     --seq "${ATTN_SEQ:-1024,4096,16384}" --head-dim 64,128 --dtype bf16 --causal \
     --pass forward,backward,forward-backward --warmup 2 --steps ${ATTN_STEPS:-10} --no-store --markdown \
     | tee "$OUT/your-attention.md" || status=1
+fi
 if [ "$gpus" -lt 2 ]; then
     echo "one GPU: the DDP part needs 2"
     exit $status
 fi
 S=${DDP_SIZE:-small}; C=${DDP_CONTEXT:-512}
+if [ "${OVERHEAD_ONLY:-0}" != 1 ]; then
 echo
 echo "-- DDP on 2 GPUs: the checkout's classes and sharded optimizer beside PyTorch's and ours ($S, context $C, batch 4 a rank, bf16)"
 "$CLI" distributed ddp --code "$CODE" --backend nccl --world 2 --size "$S" --context-length "$C" --batch 4 \
     --precision bf16 --strategy yours-individual,yours-bucketed,torch-ddp,bucketed --shard both --warmup 3 \
     --steps 10 --no-store --format markdown | tee "$OUT/your-ddp.md" || status=1
+fi
 echo
 echo "-- the runner's overhead: yours-bucketed through TrainScope against a plain torch.multiprocessing script, alternated"
-for round in 1 2; do
+S=${OVERHEAD_SIZE:-$S}
+for round in $(seq "${ROUNDS:-2}"); do
     "$CLI" distributed ddp --code "$CODE" --backend nccl --world 2 --size "$S" --context-length "$C" --batch 4 \
         --precision bf16 --strategy yours-bucketed --warmup 5 --steps 20 --no-store --format json -q \
         | sed "s/^/trainscope round $round: /" | tee -a "$OUT/your-ddp-overhead.txt" || status=1

@@ -367,6 +367,8 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
         cancelled = cancelled || r.status == ts::Status::Cancelled;
         if (r.status != ts::Status::Ok && r.status != ts::Status::Cancelled && !store_failed) {
             std::fprintf(stderr, "trainscope-cli: %s\n", r.error.c_str());
+            if (!r.traceback.empty())  // the user's code that raised, their frames
+                std::fprintf(stderr, "%s\n", r.traceback.c_str());
             failed = true;
         }
     }

@@ -375,7 +375,7 @@ void DistributedView::fillStrategies() {
                             r.check.max_diff)};
         if (measured && s.hidden_share >= 0) row[13]->setText(row[13]->text() + QLatin1Char('%'));
         if (r.status != Status::Ok) {
-            row[6]->setToolTip(qstr(r.error));
+            row[6]->setToolTip(qstr(r.error + (r.traceback.empty() ? "" : "\n\n" + r.traceback)));
             row[6]->setBackground(QColor(0xd3, 0x2f, 0x2f, 60));
         }
         if (r.check.ran) {

@@ -223,6 +223,8 @@ struct DistributedResult {
     Status status = Status::Ok;
     DdpCheck check;
     std::string what;  // the user's class the point ran, as the runner described it
+    std::string
+        traceback;  // the failed rank's Python traceback (the user's frames), if it sent one
     std::string error;
     std::string
         store_error;  // set when a row of this point could not be stored: the run stopped there

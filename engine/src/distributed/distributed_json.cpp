@@ -311,6 +311,7 @@ json pointEndPayload(const DistributedResult& r) {
               {"error", r.error},          {"failed_rank", r.failed_rank},
               {"devices", r.rank_devices}, {"environment", toJson(r.environment)}};
     if (!r.what.empty()) j["what"] = r.what;
+    if (!r.traceback.empty()) j["traceback"] = r.traceback;
     if (r.check.ran)
         j["check"] = {{"passed", r.check.passed},
                       {"max_diff", jr::number(r.check.max_diff)},
@@ -348,6 +349,7 @@ void applyRow(const StoredRow& row, std::vector<DistributedResult>& out,
         jr::readList(j, "devices", r.rank_devices, jr::toStr);
         r.environment = environmentFromJson(j.at("environment"));
         jr::read(j, "", "what", r.what, jr::toStr);
+        jr::read(j, "", "traceback", r.traceback, jr::toStr);
         if (auto c = j.find("check"); c != j.end()) {
             jr::requireObject(*c, "check");
             r.check.ran = true;

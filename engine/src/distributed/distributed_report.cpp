@@ -271,6 +271,7 @@ nlohmann::json ddpSummaryJson(const DistributedResult& r) {
                         {"error", r.error}};
     // See Note [your DDP classes]: what ran, and the course's check.
     if (!r.what.empty()) j["what"] = r.what;
+    if (!r.traceback.empty()) j["traceback"] = r.traceback;
     if (r.check.ran)
         j["check"] = {{"passed", r.check.passed},
                       {"max_diff", r.check.max_diff},

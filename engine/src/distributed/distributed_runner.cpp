@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/store.h"
@@ -168,6 +169,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                 launch.environment.emplace_back("PYTHONPATH", runnerFolder());
             }
             launch.world_size = p.world_size;
+            std::map<int, std::string> tracebacks;  // a Python rank's, with its error line
             launch.backend = p.backend;
             launch.hang_timeout = std::chrono::milliseconds(
                 static_cast<int64_t>(std::ceil(spec.hang_timeout_s * 1000)));
@@ -180,7 +182,9 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                         if (!j.is_object()) return;  // not a worker line (a library's print)
                         const std::string event = j.value("event", "");
                         try {
-                            if (event == "ready") {
+                            if (event == "error") {  // the launcher takes its message
+                                tracebacks[rank] = j.value("traceback", "");
+                            } else if (event == "ready") {
                                 r.rank_devices[rank] = j.value("device", "");
                                 observer.rankReady(i, rank, r.rank_devices[rank]);
                                 if (rank == 0) logFound(observer, i, j, r);
@@ -226,6 +230,8 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                         r.status = Status::Failed;
                         r.failed_rank = outcome.failed_rank;
                         r.error = outcome.message;
+                        if (auto tb = tracebacks.find(outcome.failed_rank); tb != tracebacks.end())
+                            r.traceback = tb->second;
                         break;
                 }
             } catch (const std::exception& e) {  // the launch itself (fork, pipes) or a bad spec

@@ -366,6 +366,13 @@ void TestCharts::speedupMarksNoisyRatiosUncertain() {
     QCOMPARE(chart.categories().size(), 3);
     QCOMPARE(chart.values(0)[0], 2.0);
     QCOMPARE(chart.uncertainBars(0), (QList<int>{1, 2}));
+    // Issue 29 item 12: uncertain bars were all one grey, so series could not be told apart.
+    // An uncertain bar is a pale tint of its own series' colour; the sure one is the colour.
+    const QColor sure = chart.barColor(0, 0), pale = chart.barColor(0, 1);
+    QVERIFY(sure != pale);
+    QCOMPARE(chart.barColor(0, 2), pale);
+    QVERIFY2(pale.hsvHue() == sure.hsvHue() || sure.hsvSaturation() == 0,
+             qPrintable(QStringLiteral("%1 vs %2").arg(pale.name(), sure.name())));
 }
 
 void TestCharts::sweepSizeIsLogLogWithLabels() {

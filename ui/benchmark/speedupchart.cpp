@@ -24,6 +24,11 @@ SpeedupChart::SpeedupChart(SpeedupModel* model, QWidget* parent)
     x_ = new QBarCategoryAxis;
     y_ = new QValueAxis;
     y_->setLabelFormat(QStringLiteral("%.3g"));
+    // Each bar says its ratio (the table beside it has the spread).
+    bars_->setLabelsVisible(true);
+    bars_->setLabelsFormat(QStringLiteral("@value×"));
+    bars_->setLabelsPrecision(3);
+    bars_->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
     chart()->addAxis(x_, Qt::AlignBottom);
     chart()->addAxis(y_, Qt::AlignLeft);
     for (QAbstractSeries* s :
@@ -59,13 +64,28 @@ QList<int> SpeedupChart::uncertainBars(int set) const {
     return bars;
 }
 
+// An uncertain ratio keeps its series' colour, pale (a third of it over the background): the
+// series stay apart where several are uncertain, and the legend's colour is still the bar's.
+QColor SpeedupChart::uncertainColor(int set) const {
+    const QColor c = style().seriesColor(set + 1), bg = style().background;
+    auto mix = [](int a, int b) { return (a + 2 * b) / 3; };
+    return QColor(mix(c.red(), bg.red()), mix(c.green(), bg.green()), mix(c.blue(), bg.blue()));
+}
+
+QColor SpeedupChart::barColor(int set, int bar) const {
+    if (set < 0 || set >= bars_->count()) return {};
+    QBarSet* s = bars_->barSets()[set];
+    return s->isBarSelected(bar) ? s->selectedColor() : s->color();
+}
+
 void SpeedupChart::restyle() {
     applyChartStyle(chart(), style());
     const QList<QBarSet*> sets = bars_->barSets();
     for (int i = 0; i < sets.size(); ++i) {
         sets[i]->setColor(style().seriesColor(i + 1));
         sets[i]->setBorderColor(style().background);
-        sets[i]->setSelectedColor(style().muted);  // uncertain ratios
+        sets[i]->setSelectedColor(uncertainColor(i));
+        sets[i]->setLabelColor(style().foreground);
     }
     QPen pen(style().foreground);
     pen.setStyle(Qt::DashLine);
@@ -89,12 +109,12 @@ void SpeedupChart::redraw() {
             top = std::max(top, ratio.value);
         }
         bars_->append(set);
-        set->setSelectedColor(style().muted);
+        set->setSelectedColor(uncertainColor(static_cast<int>(bars_->count()) - 1));
         set->selectBars(uncertain);
     }
     x_->setCategories(rows);
     one_->replace({QPointF(-0.5, 1), QPointF(std::max<qsizetype>(1, rows.size()) - 0.5, 1)});
-    y_->setTitleText(tr("speedup (×); grey: uncertain"));
+    y_->setTitleText(tr("speedup (×); pale: uncertain"));
     y_->setRange(0, top * 1.1);
     y_->applyNiceNumbers();
     restyle();

@@ -1,8 +1,10 @@
 // The speedup table as bars: one group per row of the table, one bar per compared value
-// (its ratio to the baseline), a line at 1× for the baseline. An uncertain ratio (noisy
-// sides, or an interval that includes 1) is drawn grey. Views the speedup model.
+// (its ratio to the baseline, written on it), a line at 1× for the baseline. An uncertain ratio
+// (noisy sides, or an interval that includes 1) is drawn in a pale tint of its series' colour.
+// Views the speedup model.
 #pragma once
 
+#include <QColor>
 #include <QPointer>
 #include <QStringList>
 
@@ -30,8 +32,10 @@ public:
     QStringList categories() const;
     QList<double> values(int set) const;
     QList<int> uncertainBars(int set) const;
+    QColor barColor(int set, int bar) const;  // as drawn: an uncertain bar pale
 
 private:
+    QColor uncertainColor(int set) const;
     void redraw() override;
     void restyle() override;
 

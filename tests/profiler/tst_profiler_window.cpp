@@ -385,6 +385,14 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     const int allOps = view->opModel()->rowCount();
     QVERIFY2(allOps > 5, qPrintable(QString::number(allOps)));
     QCOMPARE(view->kernelModel()->rowCount(), 0);
+    // Issue 29 item 7: the empty Kernels table says why it is empty, and what would fill it;
+    // the op table, which has rows, says nothing over them.
+    auto* kernels = view->findChild<DataTableView*>(QStringLiteral("kernelTable"));
+    auto* ops = view->findChild<DataTableView*>(QStringLiteral("opTable"));
+    QVERIFY(kernels && ops);
+    QVERIFY(kernels->showsEmptyText());
+    QVERIFY(kernels->emptyText().contains(QStringLiteral("CPU profile records no kernels")));
+    QVERIFY(!ops->showsEmptyText());
     QSignalSpy filtered(view, &ProfileView::tablesFiltered);
     auto bar = view->opFilters();
     bar.phase->setCurrentIndex(bar.phase->findData(QStringLiteral("optimizer")));

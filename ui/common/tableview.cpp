@@ -3,6 +3,7 @@
 #include <QHeaderView>
 #include <QKeyEvent>
 #include <QMenu>
+#include <QPainter>
 
 namespace ts::ui {
 
@@ -48,6 +49,25 @@ void DataTableView::fitColumnsToHeaders() {
         h->resizeSection(c, std::max(want, fm.horizontalAdvance(QStringLiteral("00000.000")) + 16));
     }
     verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
+}
+
+void DataTableView::setEmptyText(const QString& text) {
+    empty_ = text;
+    viewport()->update();
+}
+
+bool DataTableView::showsEmptyText() const {
+    return !empty_.isEmpty() && (!model() || model()->rowCount() == 0);
+}
+
+void DataTableView::paintEvent(QPaintEvent* e) {
+    QTableView::paintEvent(e);
+    if (!showsEmptyText()) return;
+    QPainter painter(viewport());
+    QColor text = palette().color(QPalette::PlaceholderText);
+    painter.setPen(text);
+    const QRect area = viewport()->rect().adjusted(16, 16, -16, -16);
+    painter.drawText(area, Qt::AlignCenter | Qt::TextWordWrap, empty_);
 }
 
 void DataTableView::changeEvent(QEvent* e) {

@@ -20,6 +20,10 @@ public:
         title_ = title;
         stem_ = fileStem;
     }
+    // Said over the table while it has no row: what comes, and from what (issue 29 item 7).
+    void setEmptyText(const QString& text);
+    QString emptyText() const { return empty_; }
+    bool showsEmptyText() const;
 
 Q_SIGNALS:
     void exportRequested();
@@ -28,9 +32,10 @@ Q_SIGNALS:
 protected:
     void keyPressEvent(QKeyEvent* e) override;
     void changeEvent(QEvent* e) override;
+    void paintEvent(QPaintEvent* e) override;
 
 private:
-    QString title_, stem_;
+    QString title_, stem_, empty_;
 };
 
 }  // namespace ts::ui

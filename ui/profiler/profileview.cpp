@@ -93,6 +93,10 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
     kernelTable_ = makeTable(kernelPage, kernelFilter_, QStringLiteral("kernelTable"),
                              tr("GPU kernels"), QStringLiteral("kernels"), true);
     l->addWidget(kernelTable_, 1);
+    kernelTable_->setEmptyText(
+        tr("No kernels to show: profile a point on a GPU (a CPU profile records no kernels), or "
+           "loosen the filter above. Each CUDA kernel then comes with its time, calls, phase and "
+           "the op that launched it."));
     addPane({QStringLiteral("kernels"), tr("&Kernels"), kernelPage, nullptr, kernelTable_});
 
     // Ops.
@@ -101,6 +105,10 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
     opTable_ = makeTable(opPage, opFilter_, QStringLiteral("opTable"), tr("Ops"),
                          QStringLiteral("ops"), true);
     l->addWidget(opTable_, 1);
+    opTable_->setEmptyText(
+        tr("No ops to show: profile a point, or loosen the filter above. Each "
+           "LibTorch op then comes with its CPU and device time, calls and "
+           "phase."));
     addPane({QStringLiteral("ops"), tr("&Ops"), opPage, nullptr, opTable_});
 
     // Categories.

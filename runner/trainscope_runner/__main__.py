@@ -1,9 +1,19 @@
 """python -m trainscope_runner check|bench|profile|memory|fsdp2|attention|ddp --spec JSON"""
 
-import argparse
-import json
 import os
 import sys
+
+# Note [the runner's sys.path]: `python -m` puts the working folder first on sys.path, where a
+# user's `timeit.py` (or `typing.py`, `copy.py`) would shadow the module torch imports and fail
+# its import with an unrelated error. The launcher sets PYTHONSAFEPATH (Python 3.11+), which
+# leaves it out; for an older Python the folder moves to the end here, before anything else is
+# imported. The user's modules named relative to it still import (code.py adds it back for a
+# module:callable, after torch is in).
+if sys.path and sys.path[0] in ("", os.getcwd()):
+    sys.path.append(sys.path.pop(0))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
 
 from . import protocol
 from .protocol import UserError, emit, fail

@@ -126,7 +126,11 @@ class YourAttention(unittest.TestCase):
                     raise ValueError("my attention breaks at 40")
                 return s.softmax(-1) @ v
         """)
-        p = self.cli("attention", "--code", mod + ":attend", "--impl", "naive", *SMALL)
+        # Run from the user's folder, where their timeit.py must not shadow the standard
+        # library's (see Note [the runner's sys.path]).
+        self.write("timeit.py", "raise ImportError('the user\'s timeit.py')\n")
+        p = subprocess.run([CLI, "attention", "--code", "mine.py:attend", "--impl", "naive", *SMALL],
+                           capture_output=True, text=True, timeout=600, env=self.env, cwd=self.tmp.name)
         self.assertEqual(p.returncode, 3, p.stderr)
         cells = [c for c in self.cells(p) if c["impl"] == "yours"]
         self.assertEqual([c["seq"] for c in cells], [16, 40])

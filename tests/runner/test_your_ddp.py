@@ -171,6 +171,16 @@ class YourDdp(unittest.TestCase):
         self.assertLess(time.time() - started, 120)
         self.assertRegex(p.stderr, r"rank [01]")
 
+    def test_a_file_named_like_a_module_in_the_working_folder_shadows_nothing(self):
+        # See Note [the runner's sys.path]: a user's timeit.py beside them broke `import torch`.
+        with open(os.path.join(self.tmp.name, "timeit.py"), "w") as f:
+            f.write("raise ImportError('this is the user\'s timeit.py')\n")
+        p = subprocess.run([CLI, "distributed", "ddp", "--world", "2", "--strategy", "torch-ddp", *TINY],
+                           capture_output=True, text=True, timeout=600, env=self.env, cwd=self.tmp.name)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [q] = self.points(p)
+        self.assert_passed(q)
+
     def test_not_done_yet_is_said_plainly(self):
         os.makedirs(os.path.join(self.tmp.name, "checkout", "tests"))
         with open(os.path.join(self.tmp.name, "checkout", "tests", "adapters.py"), "w") as f:

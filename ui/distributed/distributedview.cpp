@@ -385,6 +385,10 @@ void DistributedView::fillStrategies() {
         strategies_->appendRow(row);
     }
     strategyTable_->fitColumnsToHeaders();
+    // A point's strategy and its check read whole ("yours-individual", "pass (1.5e-08)"): a few
+    // rows, measured.
+    strategyTable_->resizeColumnToContents(1);
+    strategyTable_->resizeColumnToContents(strategies_->columnCount() - 1);
 }
 
 void DistributedView::fillMemory() {

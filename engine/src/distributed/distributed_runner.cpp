@@ -166,7 +166,8 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                                     p.ddp.strategy, python));
                 launch.arguments = {"-m", "trainscope_runner", traits.runner, "--spec",
                                     pythonRunnerSpec(p).dump()};
-                launch.environment.emplace_back("PYTHONPATH", runnerFolder());
+                for (auto& e : pythonRunnerEnvironment())
+                    launch.environment.push_back(std::move(e));
             }
             launch.world_size = p.world_size;
             std::map<int, std::string> tracebacks;  // a Python rank's, with its error line

@@ -92,6 +92,14 @@ std::string findExecutable(const std::string& python) {
     return {};
 }
 
+std::vector<std::pair<std::string, std::string>> pythonRunnerEnvironment() {
+    const std::string pythonpath = env("PYTHONPATH");
+    return {{"PYTHONPATH", runnerFolder() + (pythonpath.empty() ? "" : ":" + pythonpath)},
+            {"PYTHONUNBUFFERED", "1"},
+            {"PYTHONDONTWRITEBYTECODE", "1"},
+            {"PYTHONSAFEPATH", "1"}};
+}
+
 std::string pythonInterpreterProblem(const std::string& python) {
     const std::string asked = python.empty() ? defaultPython() : python;
     if (findExecutable(asked).empty())
@@ -146,11 +154,7 @@ PythonOutcome runPython(const PythonJob& job,
     launch.backend = dist::CommBackend::Gloo;
     launch.hang_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(std::ceil(job.timeout_s * 1000)));
-    const std::string pythonpath = env("PYTHONPATH");
-    launch.environment = {
-        {"PYTHONPATH", runnerFolder() + (pythonpath.empty() ? "" : ":" + pythonpath)},
-        {"PYTHONUNBUFFERED", "1"},
-        {"PYTHONDONTWRITEBYTECODE", "1"}};
+    launch.environment = pythonRunnerEnvironment();
     bool saw_error = false;
     dist::LocalLauncher launcher(launch);
     const dist::LaunchOutcome done = launcher.run(

@@ -9,6 +9,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/observer.h"
 
@@ -20,6 +22,12 @@ std::string defaultPython();
 // The folder that holds the trainscope_runner package: $TRAINSCOPE_RUNNER_PATH, else the
 // source tree's runner/ (a build), else share/trainscope/runner beside the executable.
 std::string runnerFolder();
+
+// The environment a runner process gets: PYTHONPATH with the runner's folder first (the user's
+// after it), unbuffered output, no bytecode written into the user's folders, and PYTHONSAFEPATH
+// so that a file in the working folder named like a module of the standard library or of torch
+// (a `timeit.py`) does not shadow it (see Note [the runner's sys.path]).
+std::vector<std::pair<std::string, std::string>> pythonRunnerEnvironment();
 
 // The course-style checkout shipped in examples/ (a model with the course's constructor and a
 // student's AdamW): the Code field's default, so that a first Run has code to run. Empty when

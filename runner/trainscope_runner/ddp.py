@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 from . import protocol
 from .adapters import Adapters, NotDoneYet, call_user, describe
-from .lm import TransformerLM
+from .lm import StepClock, TransformerLM
 from .protocol import UserError, emit
 
 STRATEGIES = ("torch-ddp", "yours-individual", "yours-bucketed", "yours-ddp", "yours-fsdp")
@@ -878,18 +878,8 @@ def _time(spec, strategy, make, device, cuda, rank, world, dist):
     autocast = ddp.get("precision", "fp32") == "bf16"
     after = strategy.after_what()
 
-    def mark():
-        if cuda:
-            e = torch.cuda.Event(enable_timing=True)
-            e.record()
-            return e
-        return time.perf_counter()
-
-    def ms(a, b_):
-        return a.elapsed_time(b_) if cuda else (b_ - a) * 1000.0
-
-    def allocated():
-        return torch.cuda.memory_allocated(device) if cuda else 0
+    clock = StepClock(device)
+    mark, ms, allocated = clock.mark, clock.ms, clock.allocated
 
     memory_after_model = allocated()
     warmup, measured = int(ddp.get("warmup_steps", 2)), int(ddp.get("measured_steps", 5))

@@ -14,12 +14,11 @@ Checkpointing: every k blocks or sqrt (torch.utils.checkpoint, non-reentrant); n
 import math
 import os
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
-from .lm import CheckpointedBlock, TransformerLM, rms_norm
+from .lm import CheckpointedBlock, StepClock, TransformerLM, rms_norm
 from .protocol import UserError, emit
 
 
@@ -100,18 +99,8 @@ def run(spec):
 
     cuda = device.type == "cuda"
 
-    def mark():
-        if cuda:
-            e = torch.cuda.Event(enable_timing=True)
-            e.record()
-            return e
-        return time.perf_counter()
-
-    def ms(a, b_):
-        return a.elapsed_time(b_) if cuda else (b_ - a) * 1000.0
-
-    def allocated():
-        return torch.cuda.memory_allocated(device) if cuda else 0
+    clock = StepClock(device)
+    mark, ms, allocated = clock.mark, clock.ms, clock.allocated
 
     params = list(model.parameters())
     memory_after_model = allocated()

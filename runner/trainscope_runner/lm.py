@@ -17,6 +17,7 @@ Attention: `naive` materialises the scores as TrainScope's naive attention does;
 PyTorch's SDPA. Checkpointing: every k blocks (torch.utils.checkpoint, non-reentrant)."""
 
 import math
+import time
 
 import torch
 import torch.nn as nn
@@ -153,3 +154,26 @@ class TransformerLM(nn.Module):
         if head_and_loss is not None:
             return head_and_loss(x)
         return self.lm_head(self.norm_final(x))
+
+
+class StepClock:
+    """A rank's marks inside a step, as the distributed lab's rows time them: CUDA events on a
+    GPU (device time), the host's clock on the CPU; and the caching allocator's bytes (0 on the
+    CPU). fsdp2's and the Python strategies' steps (ddp.py) share it."""
+
+    def __init__(self, device):
+        self.device = device
+        self.cuda = device.type == "cuda"
+
+    def mark(self):
+        if self.cuda:
+            e = torch.cuda.Event(enable_timing=True)
+            e.record()
+            return e
+        return time.perf_counter()
+
+    def ms(self, a, b):
+        return a.elapsed_time(b) if self.cuda else (b - a) * 1000.0
+
+    def allocated(self):
+        return torch.cuda.memory_allocated(self.device) if self.cuda else 0

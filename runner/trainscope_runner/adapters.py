@@ -98,12 +98,7 @@ class Adapters:
         """Calls adapter `name`; NotDoneYet when it raises NotImplementedError, the user's
         error (with their traceback) for anything else it raises."""
         fn = self.function(name, phase)
-        try:
-            return fn(*args, **kwargs)
-        except NotImplementedError as e:
-            raise NotDoneYet(phase, f"not done yet: {name}() in {self.where()} raises NotImplementedError") from e
-        except Exception as e:
-            raise UserError(phase, f"{name}() raised {type(e).__name__}: {e}", e) from e
+        return call_user(fn, *args, phase=phase, what=f"{name}() in {self.where()}", **kwargs)
 
     def optional(self, name):
         """The adapter `name` when the module defines it, else None (a hook the course makes optional)."""

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 from . import protocol
 from .adapters import Adapters, NotDoneYet, call_user, describe
-from .lm import StepClock, TransformerLM
+from .lm import StepClock, TransformerLM, join_world
 from .protocol import UserError, emit
 
 STRATEGIES = ("torch-ddp", "yours-individual", "yours-bucketed", "yours-ddp", "yours-fsdp")
@@ -789,20 +789,13 @@ def run(spec):
 def _run(spec, rank):
     import torch.distributed as dist
 
-    world = int(os.environ["WORLD_SIZE"])
-    local_rank = int(os.environ.get("LOCAL_RANK", rank))
     ddp = spec["ddp"]
     name = ddp.get("strategy", "")
     if name not in STRATEGIES:
         raise UserError("runner", f"the Python runner's ddp runs {', '.join(STRATEGIES)}, not '{name}'")
     backend = spec.get("backend", "gloo")
-    if backend == "nccl":
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-    else:
-        device = torch.device("cpu")
+    _, world, device = join_world(backend)
     cuda = device.type == "cuda"
-    dist.init_process_group(backend, rank=rank, world_size=world, device_id=device if cuda else None)
 
     _checkpoint_every(ddp, int(spec["model"]["num_layers"]))  # a bad value says so before anything runs
     notes = []
@@ -824,7 +817,7 @@ def _run(spec, rank):
 
     def emit_ready(wrapped):
         emit("ready", rank=rank, world_size=world, backend=backend,
-             device=str(device) if not cuda else f"cuda:{local_rank}", what=strategy.what,
+             device=str(device), what=strategy.what,
              edition=strategy.edition, where=strategy.where, model=model_name, notes=notes + strategy.notes)
 
     # The check, in fp32 (no TF32 on the GPU).

@@ -18,7 +18,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from .lm import CheckpointedBlock, StepClock, TransformerLM, rms_norm
+from .lm import CheckpointedBlock, StepClock, TransformerLM, join_world, rms_norm
 from .protocol import UserError, emit
 
 
@@ -34,17 +34,10 @@ def run(spec):
     import torch.distributed as dist
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local_rank = int(os.environ.get("LOCAL_RANK", rank))
     backend = spec.get("backend", "gloo")
-    if backend == "nccl":
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-    else:
-        device = torch.device("cpu")
-    dist.init_process_group(backend, rank=rank, world_size=world, device_id=device if device.type == "cuda" else None)
+    rank, world, device = join_world(backend)
     emit("ready", rank=rank, world_size=world, backend=backend,
-         device=str(device) if device.type == "cpu" else f"cuda:{local_rank}")
+         device=str(device))
 
     ddp, m = spec["ddp"], spec["model"]  # the model's shape as the lab resolved its size
     d, f, layers, heads = (int(m[k]) for k in ("d_model", "d_ff", "num_layers", "num_heads"))

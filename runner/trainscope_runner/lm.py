@@ -17,6 +17,7 @@ Attention: `naive` materialises the scores as TrainScope's naive attention does;
 PyTorch's SDPA. Checkpointing: every k blocks (torch.utils.checkpoint, non-reentrant)."""
 
 import math
+import os
 import time
 
 import torch
@@ -177,3 +178,19 @@ class StepClock:
 
     def allocated(self):
         return torch.cuda.memory_allocated(self.device) if self.cuda else 0
+
+
+def join_world(backend):
+    """This rank of the world the launcher (or torchrun) placed it in: RANK, WORLD_SIZE and
+    LOCAL_RANK read, its device (cuda:LOCAL_RANK for NCCL, the CPU for Gloo) made current, the
+    process group joined. Returns (rank, world size, device)."""
+    import torch.distributed as dist
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    if backend == "nccl":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+    dist.init_process_group(backend, rank=rank, world_size=world,
+                            device_id=device if device.type == "cuda" else None)
+    return rank, world, device

@@ -249,6 +249,17 @@ if want live; then
         --config "{\"size\":\"small\",\"context\":512,\"batch\":4,\"mode\":\"train\",\"precision\":\"fp32\",\"warmup\":1,\"record_steps\":2,\"frontier\":\"none\",\"device\":\"cuda\",\"sources\":[\"python\"],\"code\":\"$ROOT/examples/course-checkout\"}" \
         --run --screenshot "timeline=$LIVE/your-model-memory-timeline.png" --screenshot "allocations=$LIVE/your-model-memory-allocations.png" \
         --screenshot "peaks=$LIVE/your-model-memory-peaks.png" --report "$LIVE/your-model-memory.md"
+    # The user's attention and DDP classes (the example checkout, the Code box's default): the
+    # float64 gate and the timing beside ours; on 2 GPUs the classes beside PyTorch's DDP and ours,
+    # then a wrong class, whose check is a red FAIL (the run fails: exit 1 is expected).
+    session your-attention --preset your-attention --run --screenshot "attention=$LIVE/your-attention.png" \
+        --report "$LIVE/your-attention.md"
+    session your-ddp-classes --preset your-ddp-classes --run --screenshot "strategies=$LIVE/your-ddp-strategies.png" \
+        --screenshot "lanes=$LIVE/your-ddp-lanes.png" --screenshot "memory=$LIVE/your-ddp-memory.png" \
+        --report "$LIVE/your-ddp-classes.md"
+    session your-ddp-wrong --experiment distributed \
+        --config "{\"backend\":\"nccl\",\"world\":2,\"experiment\":\"ddp\",\"model\":\"small\",\"context\":256,\"batch\":4,\"precisions\":[\"bf16\"],\"strategies\":[\"bucketed\"],\"buckets\":\"25\",\"sharding\":\"off\",\"warmup\":2,\"steps\":5,\"sources\":[\"python\"],\"code\":\"$ROOT/examples/wrong/ddp_not_averaged.py\"}" \
+        --run --screenshot "strategies=$LIVE/your-ddp-wrong-strategies.png" --report "$LIVE/your-ddp-wrong.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1
     "$BUILD/app/trainscope-cli" runs list 2>&1 | head -12
     # The device tool brings back a few files a call: the screenshots and reports as one archive.

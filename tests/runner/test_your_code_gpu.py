@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 CLI = None
@@ -92,6 +93,36 @@ class YourCodeGpu(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         for q in self.lines(p):
             self.assertTrue(q["check"]["passed"], q["check"])
+
+    def test_on_nccl_a_wrong_class_fails_the_check_and_a_hang_is_stopped(self):
+        if gpu_count() < 2:
+            self.skipTest("needs 2 GPUs")
+        common = ["--world", "2", "--backend", "nccl", "--size", "tiny", "--context-length", "64", "--batch", "2",
+                  "--precision", "fp32", "--warmup", "1", "--steps", "2", "--format", "json"]
+        p = self.cli("distributed", "ddp", "--code", os.path.join(WRONG, "ddp_not_averaged.py"), "--strategy",
+                     "yours-individual", *common, "--timeout", "300")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        [q] = self.lines(p)
+        self.assertFalse(q["check"]["passed"], q["check"])
+        self.assertIn("wrong result", q["error"])
+        # A collective on rank 0 only: NCCL waits on the GPU for a rank that never comes; the
+        # rank timeout stops both ranks and names one, and no rank outlives the run.
+        with open(os.path.join(self.tmp.name, "lonely.py"), "w") as f:
+            f.write("import torch\nimport torch.distributed as dist\n\n"
+                    "class Lonely(torch.nn.Module):\n"
+                    "    def __init__(self, module):\n        super().__init__()\n        self.module = module\n\n"
+                    "    def forward(self, *args, **kwargs):\n        return self.module(*args, **kwargs)\n\n"
+                    "def get_ddp_individual_parameters(module):\n    return Lonely(module)\n\n"
+                    "def ddp_individual_parameters_on_after_backward(model, optimizer):\n"
+                    "    if dist.get_rank() == 0:\n        dist.all_reduce(torch.zeros(1, device='cuda'))\n")
+        started = time.time()
+        p = self.cli("distributed", "ddp", "--code", os.path.join(self.tmp.name, "lonely.py"), "--strategy",
+                     "yours-individual", *common, "--timeout", "20")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertLess(time.time() - started, 180)
+        self.assertRegex(p.stderr, r"rank [01]")
+        left = subprocess.run(["pgrep", "-f", "lonely.py"], capture_output=True, text=True).stdout
+        self.assertEqual(left.strip(), "", "no rank outlives the run")
 
 
 if __name__ == "__main__":

@@ -340,9 +340,9 @@ void DistributedView::fillStrategies() {
     strategies_->clear();
     strategies_->setHorizontalHeaderLabels(
         {tr("point"), tr("strategy"), tr("bucket MB"), tr("sharded"), tr("precision"), tr("ranks"),
-         tr("status"), tr("step ms"), tr("± std"), tr("forward"), tr("backward"), tr("comm wait"),
-         tr("hidden ms"), tr("hidden share"), tr("optimizer"), tr("all-reduced bytes"),
-         tr("peak memory"), tr("loss"), tr("check")});
+         tr("status"), tr("check"), tr("step ms"), tr("± std"), tr("forward"), tr("backward"),
+         tr("comm wait"), tr("hidden ms"), tr("hidden share"), tr("optimizer"),
+         tr("all-reduced bytes"), tr("peak memory"), tr("loss")});
     for (size_t i = 0; i < points_.size(); ++i) {
         const DistributedResult& r = points_[i];
         if (r.point.experiment != DistExperiment::Ddp || !finished_[i]) continue;
@@ -360,27 +360,30 @@ void DistributedView::fillStrategies() {
                  : p.ddp.shard_optimizer                      ? tr("yes")
                                                               : tr("no")),
             cell(qstr(toString(p.ddp.precision))), cell(QString::number(p.world_size), true),
-            cell(qstr(toString(r.status))), ms(s.step_ms), ms(s.step_std_ms), ms(s.forward_ms),
-            ms(s.backward_ms), ms(s.comm_wait_ms),
-            measured && s.hidden_ms >= 0 ? msCell(s.hidden_ms) : dash(),
-            measured && s.hidden_share >= 0 ? numberCell(100.0 * s.hidden_share, 0) : dash(),
-            ms(s.optimizer_ms), measured ? bytesCell(s.comm_bytes) : dash(),
-            measured && s.memory_peak > 0 ? bytesCell(s.memory_peak) : dash(),
-            measured ? numberCell(s.final_global_loss, 4) : dash(),
-            // See Note [your DDP classes]: the course's check, where it ran.
+            cell(qstr(toString(r.status))),
+            // See Note [your DDP classes]: the course's check, where it ran, beside the status
+            // (a failed check is why a point failed).
             !r.check.ran
                 ? dash()
                 : valueCell(r.check.passed ? tr("pass (%1)").arg(r.check.max_diff, 0, 'g', 2)
                                            : tr("FAIL (%1)").arg(r.check.max_diff, 0, 'g', 2),
-                            r.check.max_diff)};
-        if (measured && s.hidden_share >= 0) row[13]->setText(row[13]->text() + QLatin1Char('%'));
+                            r.check.max_diff),
+            ms(s.step_ms), ms(s.step_std_ms), ms(s.forward_ms), ms(s.backward_ms),
+            ms(s.comm_wait_ms), measured && s.hidden_ms >= 0 ? msCell(s.hidden_ms) : dash(),
+            measured && s.hidden_share >= 0 ? numberCell(100.0 * s.hidden_share, 0) : dash(),
+            ms(s.optimizer_ms), measured ? bytesCell(s.comm_bytes) : dash(),
+            measured && s.memory_peak > 0 ? bytesCell(s.memory_peak) : dash(),
+            measured ? numberCell(s.final_global_loss, 4) : dash()};
+        constexpr int kCheck = 7, kHiddenShare = 14;
+        if (measured && s.hidden_share >= 0)
+            row[kHiddenShare]->setText(row[kHiddenShare]->text() + QLatin1Char('%'));
         if (r.status != Status::Ok) {
             row[6]->setToolTip(qstr(r.error + (r.traceback.empty() ? "" : "\n\n" + r.traceback)));
             row[6]->setBackground(QColor(0xd3, 0x2f, 0x2f, 60));
         }
         if (r.check.ran) {
-            row[18]->setToolTip(qstr(r.what + (r.what.empty() ? "" : "\n") + r.check.message));
-            if (!r.check.passed) row[18]->setBackground(QColor(0xd3, 0x2f, 0x2f, 60));
+            row[kCheck]->setToolTip(qstr(r.what + (r.what.empty() ? "" : "\n") + r.check.message));
+            if (!r.check.passed) row[kCheck]->setBackground(QColor(0xd3, 0x2f, 0x2f, 60));
         }
         strategies_->appendRow(row);
     }
@@ -388,7 +391,7 @@ void DistributedView::fillStrategies() {
     // A point's strategy and its check read whole ("yours-individual", "pass (1.5e-08)"): a few
     // rows, measured.
     strategyTable_->resizeColumnToContents(1);
-    strategyTable_->resizeColumnToContents(strategies_->columnCount() - 1);
+    strategyTable_->resizeColumnToContents(7);
 }
 
 void DistributedView::fillMemory() {

@@ -240,7 +240,7 @@ struct DistributedResult {
 struct DdpSummary {
     int steps = 0;
     double step_ms = 0, forward_ms = 0, backward_ms = 0, comm_wait_ms = 0, optimizer_ms = 0;
-    double step_std_ms = 0;
+    double step_std_ms = 0, step_median_ms = 0;
     double hidden_ms = -1;     // communication hidden behind backward (negative: not measured)
     double hidden_share = -1;  // hidden / (hidden + comm_wait): the share of communication hidden
     double final_global_loss = 0;

@@ -200,6 +200,12 @@ DdpSummary summarizeDdp(const DistributedResult& r) {
     for (double t : totals) s.step_ms += t / n;
     for (double t : totals) s.step_std_ms += (t - s.step_ms) * (t - s.step_ms);
     s.step_std_ms = s.steps > 1 ? std::sqrt(s.step_std_ms / (n - 1)) : 0.0;
+    {
+        std::vector<double> sorted = totals;
+        std::sort(sorted.begin(), sorted.end());
+        const size_t m = sorted.size() / 2;
+        s.step_median_ms = sorted.size() % 2 ? sorted[m] : 0.5 * (sorted[m - 1] + sorted[m]);
+    }
     s.forward_ms /= n;
     s.backward_ms /= n;
     s.comm_wait_ms /= n;

@@ -200,7 +200,7 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
     std::string out;
     for (size_t i = 0; i < results.size(); ++i)
         if (results[i].status != Status::Ok)
-            out += fmt::format("point {} ({}): {}: {}\n", i, pointHeadline(results[i].point),
+            out += fmt::format("point {} ({}): {}: {}\n", i + 1, pointHeadline(results[i].point),
                                toString(results[i].status), results[i].error);
     if (!out.empty()) out += "\n";
     std::vector<dist::AllreduceRow> rows;
@@ -248,6 +248,7 @@ nlohmann::json ddpSummaryJson(const DistributedResult& r) {
                         {"steps", s.steps},
                         {"step_ms", s.step_ms},
                         {"step_std_ms", s.step_std_ms},
+                        {"step_median_ms", s.step_median_ms},
                         {"forward_ms", s.forward_ms},
                         {"backward_ms", s.backward_ms},
                         {"comm_wait_ms", s.comm_wait_ms},

@@ -251,8 +251,8 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
             r.error = "not stored, so the run stopped: " + store_error;
         }
         if (r.status == Status::Failed && store_error.empty())
-            observer.log(LogLevel::Error, fmt::format("distributed: point {} ({}) failed: {}", i,
-                                                      pointHeadline(p), r.error));
+            observer.log(LogLevel::Error, fmt::format("distributed: point {} ({}) failed: {}",
+                                                      i + 1, pointHeadline(p), r.error));
         storeRow(i, p, pointEndPayload(r), r.status);
         observer.pointFinished(i, r);
         results.push_back(std::move(r));

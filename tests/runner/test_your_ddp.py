@@ -4,7 +4,8 @@ trainscope-cli on Gloo (CPU processes): every class of the examples passes the c
 (every rank's parameters equal single-process training) on 2 and 4 ranks, beside PyTorch's DDP
 and TrainScope's own; the 2026 edition's adapters are found as such; each deliberately wrong
 variant fails the check for its reason; a hook that raises is the user's traceback with the
-rank; a collective on one rank only is stopped by the rank timeout; nothing is left running.
+rank, as are a wrong signature, a rank that dies and gradients on the wrong device; a collective
+on one rank only is stopped by the rank timeout; nothing is left running.
 See Note [your DDP classes].
 Usage: test_your_ddp.py path/to/trainscope-cli"""
 import json
@@ -180,6 +181,51 @@ class YourDdp(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         [q] = self.points(p)
         self.assert_passed(q)
+
+    def test_a_wrong_signature_a_rank_that_dies_and_gradients_on_the_wrong_device(self):
+        base = f"""
+            import os, sys
+            sys.path.insert(0, {CHECKOUT!r})
+            import torch.distributed as dist
+            from cs336_systems.ddp import DDPIndividualParameters
+
+            def get_ddp_individual_parameters(module):
+                return DDPIndividualParameters(module)
+        """
+        cases = {
+            # a constructor adapter without the module argument: the user's TypeError, said
+            "signature": ("""
+                def get_ddp_individual_parameters():
+                    return None
+
+                def ddp_individual_parameters_on_after_backward(model, optimizer):
+                    pass
+            """, ["takes 0 positional arguments", "get_ddp_individual_parameters()"]),
+            # rank 1 leaves mid-step without a word: the run says which rank and how it ended
+            "dies": (textwrap.dedent(base) + textwrap.dedent("""
+                def ddp_individual_parameters_on_after_backward(model, optimizer):
+                    if dist.get_rank() == 1:
+                        os._exit(7)
+                    model.finish_gradient_synchronization()
+            """), ["rank 1 failed (exit code 7)"]),
+            # gradients put on another device than the parameters: PyTorch's error, the user's line
+            "device": (textwrap.dedent(base) + textwrap.dedent("""
+                def ddp_individual_parameters_on_after_backward(model, optimizer):
+                    model.finish_gradient_synchronization()
+                    for p in model.parameters():
+                        p.grad = p.grad.to("meta")
+            """), ["device type 'meta'", 'p.grad = p.grad.to("meta")']),
+        }
+        for name, (body, words) in cases.items():
+            with self.subTest(name):
+                code = self.write_adapters(body)
+                p = self.ddp("--code", code, "--strategy", "yours-individual", *TINY)
+                self.assertEqual(p.returncode, 3, p.stderr)
+                [q] = self.points(p)
+                self.assertEqual(q["status"], "failed")
+                self.assertRegex(p.stderr, r"rank [01]")
+                for w in words:
+                    self.assertIn(w, p.stderr)
 
     def test_not_done_yet_is_said_plainly(self):
         os.makedirs(os.path.join(self.tmp.name, "checkout", "tests"))

@@ -20,6 +20,7 @@
 #include "core/lab.h"
 #include "core/store.h"
 #include "runtime/environment.h"
+#include "runtime/python_runner.h"
 
 namespace {
 
@@ -153,6 +154,9 @@ int infoCommand() {
         if (!d.flash_kernels.empty())
             std::cout << fmt::format("        attention kernels: {}\n", d.flash_kernels);
     }
+    // Where --code's runner comes from, and the Python it runs in unless --python says.
+    std::cout << fmt::format("Python runner: {} (python: {})\n", ts::runnerFolder(),
+                             ts::defaultPython());
     return kOk;
 }
 

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
     nameTheApplication();
-    QApplication::setDesktopFileName(QStringLiteral("trainscope"));
+    QApplication::setDesktopFileName(QStringLiteral("org.trainscope.TrainScope"));
 
     ts::ui::AutomationArgs args;
     args.experiment = cli.value(experiment);

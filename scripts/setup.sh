@@ -23,7 +23,8 @@ install_system_packages() {
     local pkgs=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv python3-pip
                 libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev
                 qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev libxkbcommon-dev
-                libgl-dev libqcustomplot-dev xvfb xauth libgloo-dev clang-format-14)
+                libgl-dev libqcustomplot-dev xvfb xauth libgloo-dev clang-format-14
+                desktop-file-utils appstream zsh groff-base binutils)
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -59,15 +59,18 @@ std::string defaultPython() {
 std::string runnerFolder() {
     if (auto p = env("TRAINSCOPE_RUNNER_PATH"); !p.empty()) return p;
     std::error_code ec;
-    if (const fs::path built = TRAINSCOPE_RUNNER_DIR;
-        !built.empty() && fs::is_directory(built / "trainscope_runner", ec))
-        return built.string();
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        const fs::path installed =
-            exe.parent_path().parent_path() / "share" / "trainscope" / "runner";
-        if (fs::is_directory(installed / "trainscope_runner", ec)) return installed.string();
+        // Installed (first: a package's programs use the package's runner even where the source
+        // tree it was built from still exists): <prefix>/lib/trainscope/<program>
+        // (app/install.cmake) or <prefix>/bin.
+        for (const fs::path& prefix :
+             {exe.parent_path().parent_path().parent_path(), exe.parent_path().parent_path()}) {
+            const fs::path installed = prefix / "share" / "trainscope" / "runner";
+            if (fs::is_directory(installed / "trainscope_runner", ec)) return installed.string();
+        }
     }
+    // A build: the source tree's runner/.
     return TRAINSCOPE_RUNNER_DIR;
 }
 

@@ -19,8 +19,9 @@ namespace ts {
 // The interpreter used when the user names none: $TRAINSCOPE_PYTHON, else the Python with
 // torch that set-up found (fixed at configure time), else `python3` on the PATH.
 std::string defaultPython();
-// The folder that holds the trainscope_runner package: $TRAINSCOPE_RUNNER_PATH, else the
-// source tree's runner/ (a build), else share/trainscope/runner beside the executable.
+// The folder that holds the trainscope_runner package: $TRAINSCOPE_RUNNER_PATH, else
+// share/trainscope/runner of the prefix the executable is installed in, else the source tree's
+// runner/ (a build).
 std::string runnerFolder();
 
 // The environment a runner process gets: PYTHONPATH with the runner's folder first (the user's

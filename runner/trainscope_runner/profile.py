@@ -3,7 +3,7 @@
 submodule in a range of its own ("layers.0/attn/q_proj"), then the events as the engine's
 RawTrace (engine/src/profiler/profiler.h), which TrainScope's analysis attributes and tables."""
 
-from .bench import Point
+from .bench import Point, StepRanges
 from .protocol import emit
 
 # Events per "trace" line: about 0.5 MB of JSON.
@@ -183,8 +183,10 @@ def run(spec):
 
     point = Point(spec)
     point.ready()
+    ranges = StepRanges(point, spec)
     for i in range(point.warmup):
-        point.step(i)
+        with ranges.step(i, True):
+            point.step(i)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if point.device.type == "cuda" else [])
     handles = _module_ranges(point.model)
     model, context = spec["model"], int(spec["model"]["context_length"])
@@ -196,7 +198,9 @@ def run(spec):
     try:
         with profile(activities=activities, record_shapes=True) as prof:
             for i in range(point.warmup, point.warmup + point.steps):
-                point.step(i, ranged=True)
+                with ranges.step(i, False):
+                    point.step(i, ranged=True)
+            ranges.finish()
             if point.device.type == "cuda":
                 torch.cuda.synchronize(point.device)
     finally:

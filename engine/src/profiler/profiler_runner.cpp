@@ -23,6 +23,7 @@
 #include "runtime/device.h"
 #include "runtime/environment.h"
 #include "runtime/point_run.h"
+#include "runtime/step_ranges.h"
 
 namespace ts {
 // Note [Kineto's first thread]: LibTorch registers its Kineto client on the thread that loads
@@ -152,8 +153,10 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
                                                spec.profile_steps);
         return true;
     };
+    StepRanges ranges(device, cfg.cuda_profiler_range, obs);
     for (int i = 0; i < cfg.warmup; ++i) {
         if (cancelled(i)) return;
+        const auto range = ranges.step(i, true);
         r.steps.push_back(stepSample(step.run(timer), i, true));
         obs.stepFinished(r.steps.back());
         meter.report(i + 1, total);
@@ -161,10 +164,12 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
     ProfilerSession session(device.is_cuda());
     for (int i = cfg.warmup; i < total; ++i) {
         if (cancelled(i)) break;  // the profiled steps so far are kept
+        const auto range = ranges.step(i, false);
         r.steps.push_back(stepSample(step.run(timer), i, false));
         obs.stepFinished(r.steps.back());
         meter.report(i + 1, total);
     }
+    ranges.finish();
     const auto result = session.stop();
     obs.profileCollected();
     r.gpu = device.is_cuda();

@@ -61,7 +61,9 @@ def find_viewer(pythons):
         return env
     for py in filter(None, pythons.split(":")):
         try:
-            p = subprocess.run([py, "-c", "import os, torch; print(os.path.dirname(torch.__file__))"],
+            # Where torch is, without importing it (seconds).
+            p = subprocess.run([py, "-c", "import importlib.util as u; "
+                                "print(u.find_spec('torch').submodule_search_locations[0])"],
                                capture_output=True, text=True, timeout=120)
         except OSError:
             continue

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -172,6 +173,10 @@ void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
     cmd.add_option("--vocab-size", o.vocab_size, "Vocabulary size (default 10000)");
     cmd.add_option("--seed", o.seed, "Random seed for weights and batch")->capture_default_str();
     cmd.add_option("--lr,--learning-rate", o.lr, "AdamW learning rate")->capture_default_str();
+    cmd.add_flag("--cuda-profiler-range", o.cuda_profiler_range,
+                 "Call cudaProfilerStart/Stop around the measured steps (of every point), for "
+                 "`nsys profile --capture-range=cudaProfilerApi`; nothing on the CPU. Warm-up and "
+                 "measured steps are NVTX ranges \"warmup\" and \"measured\" either way");
 }
 
 void addCodeOptions(CLI::App& cmd, BenchOptions& o) {
@@ -272,6 +277,8 @@ std::vector<ts::PointConfig> benchPoints(const BenchOptions& o, ts::SweepSpec* s
         b.seed = parseSeed("--seed", o.seed);
         b.learning_rate = parseFinite("--lr", o.lr);
     }
+    // Not a point setting but how its steps run: allowed beside --sweep too.
+    if (o.cuda_profiler_range) spec.base.cuda_profiler_range = true;
     std::vector<ts::PointConfig> points;
     try {
         points = ts::expandSweep(spec);
@@ -291,6 +298,15 @@ std::vector<ts::PointConfig> benchPoints(const BenchOptions& o, ts::SweepSpec* s
                 p.exec == ts::ExecMode::Eager ? "" : " " + std::string(ts::toString(p.exec)),
                 p.source == ts::Source::Python ? " (your code)" : "", p.device));
     }
+    if (o.cuda_profiler_range)
+        for (const auto& p : points)
+            if (p.device.rfind("cuda", 0) != 0) {
+                std::fprintf(stderr,
+                             "note: --cuda-profiler-range does nothing for a point on %s: "
+                             "cudaProfilerStart and cudaProfilerStop are for a CUDA device\n",
+                             p.device.c_str());
+                break;
+            }
     if (sweep) *sweep = std::move(spec);
     return points;
 }

@@ -29,7 +29,8 @@ struct BenchOptions {
     std::string sweep_file, db, label;
     std::optional<std::string> d_model, d_ff, num_layers, num_heads, vocab_size;
     std::string seed = "0", lr = "1e-4";
-    bool compile = false;  // --compile is --exec compiled
+    bool compile = false;              // --compile is --exec compiled
+    bool cuda_profiler_range = false;  // see Note [capture ranges] (runtime/step_ranges.h)
     // The user's code (the Python source): --code, --optimizer, --python, --timeout (--source is
     // a dimension).
     std::string code, optimizer, python, timeout = "600";

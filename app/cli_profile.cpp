@@ -1,7 +1,7 @@
 // `trainscope-cli profile`: the profiler lab from the command line. One benchmark point (the
 // bench flags), warm-up steps unprofiled, then --profile-steps steps under the profiler; prints
 // the course's tables (top kernels of the forward pass and of the whole step), stores the
-// profile, and writes the Perfetto trace with --trace.
+// profile, and writes the Perfetto trace with --trace, Kineto's own with --kineto-trace.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -27,7 +27,7 @@ using namespace ts::cli;
 
 struct ProfileOptions {
     BenchOptions point;
-    std::string profile_steps = "3", phase, range, top = "10", trace;
+    std::string profile_steps = "3", phase, range, top = "10", trace, kineto_trace;
 };
 
 class CliObserver : public ts::ProfileObserver {
@@ -144,6 +144,15 @@ int runProfileCommand(const ProfileOptions& o) {
     const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
     if (!o.trace.empty() || given(o.point, "--trace"))
         checkOutputFile("--trace", o.trace, o.point.db);
+    if (!o.kineto_trace.empty() || given(o.point, "--kineto-trace")) {
+        checkOutputFile("--kineto-trace", o.kineto_trace, o.point.db);
+        // HTA reads only *.json (or .gz) files, TensorBoard only *.pt.trace.json.
+        if (!o.kineto_trace.ends_with(".json"))
+            throw BadInput(
+                fmt::format("--kineto-trace: '{}' does not end in .json (TensorBoard's "
+                            "profiler plugin wants NAME.pt.trace.json)",
+                            o.kineto_trace));
+    }
     const BenchOptions& p = o.point;
     const StoredRun run =
         startStoredRun(ts::kProfileLab, p.db, p.label, p.no_store, p.quiet,
@@ -151,7 +160,10 @@ int runProfileCommand(const ProfileOptions& o) {
     if (!p.quiet) std::fprintf(stderr, "profiling %s\n", ts::profileHeadline({spec}).c_str());
     catchInterrupts();
     CliObserver observer(p.jsonl, p.quiet, spec.bench.warmup + spec.profile_steps);
-    const ts::ProfileResult r = ts::runProfile(spec, observer, interruptToken(), run.get(), run.id);
+    ts::ProfileOutputs outputs;
+    outputs.kineto_trace = o.kineto_trace;
+    const ts::ProfileResult r =
+        ts::runProfile(spec, observer, interruptToken(), run.get(), run.id, outputs);
     if (p.jsonl) {
         std::cout << ts::dumpJson(summaryJson(r, filter, top)) << '\n';
     } else {
@@ -173,6 +185,18 @@ int runProfileCommand(const ProfileOptions& o) {
             std::fprintf(stderr,
                          "trace → %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
                          o.trace.c_str());
+    }
+    if (!o.kineto_trace.empty() && r.status == ts::Status::Ok) {
+        if (!std::filesystem::exists(o.kineto_trace)) {
+            std::fprintf(stderr, "error: --kineto-trace: %s was not written\n",
+                         o.kineto_trace.c_str());
+            written = false;
+        } else if (!p.quiet) {
+            std::fprintf(stderr,
+                         "Kineto's trace → %s (TensorBoard's profiler plugin, Holistic Trace "
+                         "Analysis, Perfetto)\n",
+                         o.kineto_trace.c_str());
+        }
     }
     return runExitCode(observer.sawError() || !written, interruptToken().cancelled(),
                        r.status != ts::Status::Ok);
@@ -197,6 +221,10 @@ void addProfileCommand(CLI::App& app, int& code) {
                     "Only this range of the model: layer.0, attention, softmax, mlp, lm_head, ...");
     cmd->add_option("--top", o->top, "Rows per table (0: all)")->capture_default_str();
     cmd->add_option("--trace", o->trace, "Write the trace as Chrome/Perfetto JSON to this file");
+    cmd->add_option("--kineto-trace", o->kineto_trace,
+                    "Write Kineto's own trace of the profiled steps (as torch.profiler's "
+                    "export_chrome_trace: flow events from launches to kernels, for TensorBoard's "
+                    "profiler plugin and Holistic Trace Analysis) to this .json file");
     addStoreOptions(*cmd, o->point.db, o->point.label, o->point.no_store, "the profile");
     auto* fmt_group = cmd->add_option_group("output", "Output format (default: aligned tables)");
     fmt_group->add_flag("--markdown", o->point.markdown, "Markdown tables");

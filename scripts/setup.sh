@@ -20,6 +20,7 @@ install_system_packages() {
     command -v apt-get >/dev/null || { say "no apt-get: install the packages in scripts/setup.sh by hand"; return; }
     # Real package names only (libqt6svg6-dev is virtual, provided by qt6-svg-dev: dpkg would
     # never see it installed and every run would call apt-get).
+    # desktop-file-utils, appstream, zsh, groff-base: tst_install checks the installed tree with them.
     local pkgs=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv python3-pip
                 libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev
                 qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev libxkbcommon-dev

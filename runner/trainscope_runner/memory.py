@@ -11,7 +11,7 @@ tensors (what PyTorch's memory_viz documentation does), and sent as the probe's 
 import os
 import time
 
-from .bench import Point, is_oom
+from .bench import Point, StepRanges, is_oom
 from .profile import module_names
 from .protocol import emit
 
@@ -244,8 +244,10 @@ def run(spec):
     point.ready()
     marks = Marks(torch)
     device = torch.cuda.current_device()
+    ranges = StepRanges(point, spec)
     for i in range(point.warmup):
-        point.step(i)
+        with ranges.step(i, True):
+            point.step(i)
     torch.cuda.synchronize()
     _, initial, initial_reserved = _segments(torch.cuda.memory._snapshot(), device)
     known = []
@@ -256,9 +258,11 @@ def run(spec):
     try:
         marks.sample()
         for r in range(record_steps):
-            point.step(point.warmup + r, phases=lambda phase, r=r: marks.set_phase(phase, r))
+            with ranges.step(point.warmup + r, False):
+                point.step(point.warmup + r, phases=lambda phase, r=r: marks.set_phase(phase, r))
             marks.set_phase("other", -1)
             _known(point, known, r, params=(r == 0 and point.warmup == 0))
+        ranges.finish()
         torch.cuda.synchronize()
         marks.sample()
         snapshot = torch.cuda.memory._snapshot()

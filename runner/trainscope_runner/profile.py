@@ -3,11 +3,13 @@
 submodule in a range of its own ("layers.0/attn/q_proj"), then the events as the engine's
 RawTrace (engine/src/profiler/profiler.h), which TrainScope's analysis attributes and tables."""
 
-from .bench import Point
+from .bench import Point, StepRanges
 from .protocol import emit
 
 # Events per "trace" line: about 0.5 MB of JSON.
 _PART = 2000
+# The step annotations of Kineto's trace (profiler.h's kProfilerStepPrefix).
+_STEP = "ProfilerStep#"
 
 # Containers whose children carry the name: "layers.0", not "layers" then "0".
 _CONTAINERS = ("ModuleList", "ModuleDict", "Sequential")
@@ -158,6 +160,8 @@ def _raw_trace(prof):
         if e.is_hidden_event():
             continue
         name = e.name()
+        if name.startswith(_STEP):  # for Kineto's readers only
+            continue
         if str(e.device_type()).endswith("CUDA"):  # kernels, memcpys, memsets
             # ...but not the GPU-side copies of the ranges (Kineto's gpu_user_annotation):
             # "attn" or "Optimizer.step#AdamW.step" spanning their kernels are no kernel.
@@ -183,8 +187,10 @@ def run(spec):
 
     point = Point(spec)
     point.ready()
+    ranges = StepRanges(point, spec)
     for i in range(point.warmup):
-        point.step(i)
+        with ranges.step(i, True):
+            point.step(i)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if point.device.type == "cuda" else [])
     handles = _module_ranges(point.model)
     model, context = spec["model"], int(spec["model"]["context_length"])
@@ -196,12 +202,20 @@ def run(spec):
     try:
         with profile(activities=activities, record_shapes=True) as prof:
             for i in range(point.warmup, point.warmup + point.steps):
-                point.step(i, ranged=True)
+                # Each step a "ProfilerStep#N" for Kineto's readers (See Note [Kineto's trace]).
+                with ranges.step(i, False), torch.profiler.record_function(f"{_STEP}{i - point.warmup}"):
+                    point.step(i, ranged=True)
+            ranges.finish()
             if point.device.type == "cuda":
                 torch.cuda.synchronize(point.device)
+            if spec.get("kineto_trace"):
+                prof.add_metadata_json("distributedInfo", '{"rank": 0, "world_size": 1}')
+                prof.add_metadata_json("trainscope", spec.get("trainscope", "{}"))
     finally:
         for h in handles:
             h.remove()
+    if spec.get("kineto_trace"):
+        prof.export_chrome_trace(spec["kineto_trace"])
     # In parts: a large model's step has a hundred thousand events, and the launcher reads
     # lines of at most 4 MiB whole (distributed/src/launcher.cpp, kMaxLine).
     trace = _raw_trace(prof)

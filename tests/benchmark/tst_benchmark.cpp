@@ -12,6 +12,7 @@
 #include "core/store.h"
 #include "nn/training_step.h"
 #include "runtime/environment.h"
+#include "runtime/step_ranges.h"
 
 namespace {
 
@@ -74,6 +75,34 @@ TEST(Benchmark, TrainModeReportsEveryPhaseOfEveryStep) {
     EXPECT_FALSE(r.environment.torch_version.empty());
     EXPECT_FALSE(r.environment.date.empty());
     EXPECT_DOUBLE_EQ(rec.fractions.back(), 1.0);
+}
+
+// See Note [capture ranges]: on the CPU --cuda-profiler-range runs the point as ever and starts
+// no CUDA profiler; ranges close on the way out of a step that throws.
+TEST(Benchmark, CudaProfilerRangeOnTheCpuChangesNothing) {
+    Recorder rec;
+    ts::CancelToken cancel;
+    auto cfg = tinyConfig();
+    cfg.cuda_profiler_range = true;
+    const auto r = ts::runBenchmark(cfg, rec, cancel);
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    EXPECT_EQ(r.steps.size(), static_cast<size_t>(cfg.warmup + cfg.steps));
+
+    ts::StepRanges ranges(c10::Device("cpu"), true, rec);
+    { const auto s = ranges.step(0, true); }
+    {
+        const auto s = ranges.step(1, false);
+        EXPECT_FALSE(ranges.profilerStarted());
+    }
+    EXPECT_THROW(
+        {
+            const auto s = ranges.step(2, false);
+            throw std::runtime_error("a step that fails");
+        },
+        std::runtime_error);
+    ranges.finish();
+    ranges.finish();  // twice is harmless
+    EXPECT_FALSE(ranges.profilerStarted());
 }
 
 TEST(Benchmark, ForwardModeHasNoBackwardOrOptimizerTime) {

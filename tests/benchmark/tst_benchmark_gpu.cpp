@@ -13,6 +13,7 @@
 #include "nn/training_step.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
+#include "runtime/step_ranges.h"
 
 namespace {
 
@@ -56,6 +57,36 @@ TEST(BenchmarkGpu, EveryPrecisionModeAndAttentionRuns) {
                     << r.environment.device_name;
                 EXPECT_FALSE(r.environment.driver_version.empty());
             }
+}
+
+// See Note [capture ranges]: with --cuda-profiler-range on a GPU, cudaProfilerStart is called as
+// the first measured step begins (not before: the warm-up stays out of nsys's capture) and
+// stopped when the steps end; a point runs with it as without.
+TEST(BenchmarkGpu, CudaProfilerRangeStartsAtTheMeasuredSteps) {
+    Quiet q;
+    ts::CancelToken cancel;
+    auto c = tinyCuda();
+    c.cuda_profiler_range = true;
+    const auto r = ts::runBenchmark(c, q, cancel);
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    EXPECT_EQ(r.steps.size(), static_cast<size_t>(c.warmup + c.steps));
+
+    ts::StepRanges ranges(c10::Device("cuda"), true, q);
+    {
+        const auto s = ranges.step(0, true);
+        EXPECT_FALSE(ranges.profilerStarted());
+    }
+    {
+        const auto s = ranges.step(1, false);
+        EXPECT_TRUE(ranges.profilerStarted());
+    }
+    ranges.finish();
+    EXPECT_FALSE(ranges.profilerStarted());
+    ts::StepRanges off(c10::Device("cuda"), false, q);
+    {
+        const auto s = off.step(0, false);
+        EXPECT_FALSE(off.profilerStarted());
+    }
 }
 
 // The LM with our attention kernels (head dims 64 and 128: on an H100 the wgmma kernels) trains

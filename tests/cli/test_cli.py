@@ -107,6 +107,32 @@ class Cli(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("precisionz", p.stderr)
 
+    def test_cuda_profiler_range_is_a_note_on_the_cpu(self):
+        # Accepted by every command that runs a point's steps; on the CPU the steps run as ever
+        # and a note says there is nothing for cudaProfilerStart/Stop to do (See Note [capture
+        # ranges]). The stored point remembers it; --sweep takes it too.
+        p = run("bench", *TINY, "--cuda-profiler-range", "--jsonl", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("note: --cuda-profiler-range does nothing for a point on cpu", p.stderr)
+        results = [json.loads(l) for l in p.stdout.splitlines() if '"result"' in l]
+        self.assertEqual(results[0]["status"], "ok")
+        self.assertEqual(results[0]["total"]["count"], 2)
+        self.assertIs(results[0]["config"]["cuda_profiler_range"], True)
+        p = run("bench", *TINY, "--jsonl", db=self.db)
+        self.assertNotIn("cuda-profiler-range", p.stderr)
+        self.assertNotIn("cuda_profiler_range", json.loads(p.stdout.splitlines()[-1])["config"])
+        p = run("profile", *TINY[:6], "--warmup", "1", "--profile-steps", "1", "--device", "cpu",
+                "--cuda-profiler-range", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("note: --cuda-profiler-range", p.stderr)
+        path = os.path.join(self.tmp.name, "sweep.json")
+        with open(path, "w") as f:
+            json.dump({"base": {"size": "tiny", "context_length": 16, "batch_size": 2, "warmup": 0, "steps": 1,
+                                "device": "cpu"}}, f)
+        p = run("bench", "--sweep", path, "--cuda-profiler-range", "--jsonl", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIs(json.loads(p.stdout.splitlines()[-1])["config"]["cuda_profiler_range"], True)
+
     def test_runs_list_show_export(self):
         self.assertEqual(run("bench", *TINY, "--label", "first", db=self.db).returncode, 0)
         p = run("runs", "list", "--json", db=self.db)

@@ -81,4 +81,46 @@ inline RawMemoryTrace syntheticOomTrace() {
     return t;
 }
 
+// A long trace of `steps` training steps of `layers` layers, (4·layers + layers + 1) events a
+// step: a segment, then per step and layer a forward activation (freed in backward, last
+// layer first) and a temporary made and freed in forward (alloc, free_requested,
+// free_completed); every tenth event names an op and a range. Parameters (1 MiB) are live
+// before it starts. Five steps of 1,000 layers make 25,001 events; 200 steps over a million.
+inline RawMemoryTrace longTrace(int steps, int layers) {
+    RawMemoryTrace t;
+    t.names = {"layer.0/attention", "aten::mm", "MmBackward0"};
+    t.initial = {{0x1000, 1 << 20}};
+    t.initial_reserved = 64 << 20;
+    t.known = {{0x1000, 1 << 20, MemoryCategory::Parameters, -1}};
+    const uint64_t base = 0x200000, temp = base + (uint64_t{1} << 30);
+    auto ev = [&](AllocAction a, uint64_t addr, int64_t size, Phase p, int step) {
+        AllocEvent e;
+        e.action = a;
+        e.addr = addr;
+        e.size = size;
+        e.phase = p;
+        e.step = step;
+        if (t.events.size() % 10 == 0) {
+            e.range = 0;
+            e.op = p == Phase::Backward ? 2 : 1;
+        }
+        e.time_ns = static_cast<int64_t>(t.events.size()) * 100;
+        t.events.push_back(e);
+    };
+    using A = AllocAction;
+    ev(A::SegmentAlloc, base, int64_t{2} << 30, Phase::Forward, 0);
+    for (int s = 0; s < steps; ++s) {
+        for (int l = 0; l < layers; ++l) {
+            ev(A::Alloc, base + 4096 * static_cast<uint64_t>(l), 4096, Phase::Forward, s);
+            ev(A::Alloc, temp, 512, Phase::Forward, s);
+            ev(A::FreeRequested, temp, 512, Phase::Forward, s);
+            ev(A::FreeCompleted, temp, 512, Phase::Forward, s);
+        }
+        for (int l = layers - 1; l >= 0; --l)
+            ev(A::FreeCompleted, base + 4096 * static_cast<uint64_t>(l), 4096, Phase::Backward, s);
+    }
+    t.segments = {{base, int64_t{2} << 30, 0, true, {{base, int64_t{2} << 30, 0, false}}}};
+    return t;
+}
+
 }  // namespace ts::testing

@@ -1,6 +1,7 @@
 // The snapshot pickle: the writer round-tripped through the reader (every kind of value, the
-// integer widths at their edges), pickles Python wrote (protocols 2 and 4, with memo) read
-// back, damaged input refused, and the snapshot of a hand-written trace in memory_viz's layout.
+// integer widths at their edges, memoised strings), lists and dicts in batches of 1,000, pickles
+// Python wrote (protocols 2 and 4, with memo) read back, damaged input and a misused writer
+// refused, and the snapshot of a hand-written trace in memory_viz's layout with its categories.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -106,14 +107,100 @@ TEST(Pickle, RefusesDamage) {
     EXPECT_THROW(ts::pickle::loads(""), std::invalid_argument);
 }
 
+// See Note [pickle batches]: 2,001 items are pushed as 1,000, 1,000 and 1; 1,001 pairs of a dict
+// as 1,000 and 1; small ints take one or two bytes. The bytes are spelled out here.
+TEST(Pickle, ListsAndDictsInBatchesOfAThousand) {
+    auto small = [](int v) {
+        return v < 256 ? std::string{'K', static_cast<char>(v)}
+                       : std::string{'M', static_cast<char>(v & 0xff), static_cast<char>(v >> 8)};
+    };
+    ts::pickle::Writer list;
+    list.beginList();
+    std::string expected = "\x80\x02](";
+    for (int k = 0; k < 2001; ++k) {
+        list.integer(k % 7);
+        if (k == 1000 || k == 2000) expected += "e(";
+        expected += small(k % 7);
+    }
+    list.end();
+    expected += "e.";
+    const std::string bytes = list.finish();
+    EXPECT_EQ(bytes, expected);
+    const Value back = ts::pickle::loads(bytes);
+    ASSERT_EQ(back.items.size(), 2001u);
+    EXPECT_EQ(back.items[2000].i, 2000 % 7);
+
+    ts::pickle::Writer dict;
+    dict.beginDict();
+    expected = "\x80\x02}(";
+    for (int k = 0; k < 1001; ++k) {
+        dict.integer(k);
+        dict.integer(1);
+        if (k == 1000) expected += "u(";
+        expected += small(k) + small(1);
+    }
+    dict.end();
+    expected += "u.";
+    EXPECT_EQ(dict.finish(), expected);
+    // An empty list, dict and tuple take no MARK.
+    EXPECT_EQ(ts::pickle::dumps(Value::list({Value::list(), Value::dict(), Value::tuple({})})),
+              std::string("\x80\x02](]})e.", 9));
+}
+
+TEST(Pickle, StringsAreMemoised) {
+    // 300 different strings (memo ids past 255: LONG_BINPUT, LONG_BINGET) twice each, one
+    // longer than the memo takes twice, and "alloc" 1,000 times.
+    std::vector<Value> items;
+    for (int round = 0; round < 2; ++round) {
+        for (int k = 0; k < 300; ++k) items.push_back(Value::string("frame " + std::to_string(k)));
+        items.push_back(Value::string(std::string(ts::pickle::kMemoLimit + 1, 'x')));
+    }
+    for (int k = 0; k < 1000; ++k) items.push_back(Value::string("alloc"));
+    const Value v = Value::list(items);
+    const std::string bytes = ts::pickle::dumps(v);
+    EXPECT_EQ(ts::pickle::loads(bytes), v);
+    // Each string's text once, the long one twice.
+    EXPECT_EQ(bytes.find("frame 299"), bytes.rfind("frame 299"));
+    EXPECT_EQ(bytes.find("alloc"), bytes.rfind("alloc"));
+    EXPECT_NE(bytes.find(std::string(ts::pickle::kMemoLimit + 1, 'x')),
+              bytes.rfind(std::string(ts::pickle::kMemoLimit + 1, 'x')));
+    EXPECT_LT(bytes.size(), 2 * (ts::pickle::kMemoLimit + 1) + 300 * 20 + 2000 * 6);
+}
+
+TEST(Pickle, WriterRefusesMisuse) {
+    {
+        ts::pickle::Writer w;
+        EXPECT_THROW(w.end(), std::logic_error);
+    }
+    {
+        ts::pickle::Writer w;
+        w.beginDict();
+        w.string("key");
+        EXPECT_THROW(w.end(), std::logic_error);  // a key without its value
+    }
+    {
+        ts::pickle::Writer w;
+        w.integer(1);
+        EXPECT_THROW(w.integer(2), std::logic_error);  // a second top-level value
+    }
+    {
+        ts::pickle::Writer w;
+        w.beginList();
+        EXPECT_THROW(w.finish(), std::logic_error);  // still open
+    }
+    {
+        ts::pickle::Writer w;
+        EXPECT_THROW(w.finish(), std::logic_error);  // nothing written
+    }
+}
+
 TEST(Pickle, SnapshotInMemoryVizLayout) {
     const auto t = ts::testing::syntheticTrace();
     const Value snap = ts::pickle::loads(ts::memorySnapshotPickle(t));
-    EXPECT_EQ(snap, ts::memorySnapshotValue(t));
     const Value& traces = snap.at("device_traces");
     ASSERT_EQ(traces.items.size(), 1u);  // device 0
     const auto& entries = traces.items[0].items;
-    ASSERT_EQ(entries.size(), t.events.size());
+    ASSERT_EQ(entries.size(), t.events.size() + 1);  // and the snapshot
     EXPECT_EQ(entries[0].at("action").s, "segment_alloc");
     EXPECT_EQ(entries[0].at("addr").i, 0x100000);
     EXPECT_EQ(entries[0].at("size").i, 1 << 20);
@@ -134,6 +221,7 @@ TEST(Pickle, SnapshotInMemoryVizLayout) {
     EXPECT_EQ(seg.at("total_size").i, 1 << 20);
     EXPECT_EQ(seg.at("allocated_size").i, 4096 + 512);
     EXPECT_EQ(seg.at("segment_type").s, "large");
+    EXPECT_EQ(seg.at("segment_pool_id"), Value::tuple({Value::integer(0), Value::integer(0)}));
     const auto& blocks = seg.at("blocks").items;
     ASSERT_EQ(blocks.size(), 5u);
     int64_t total = 0;
@@ -144,15 +232,55 @@ TEST(Pickle, SnapshotInMemoryVizLayout) {
     EXPECT_EQ(blocks[0].at("state").s, "inactive");
 }
 
+// See Note [snapshot categories]: each alloc and free carries its allocation's category, the
+// live blocks theirs, and the trace ends with a "snapshot" entry in category "unknown".
+TEST(Pickle, SnapshotCategories) {
+    const auto t = ts::testing::syntheticTrace();
+    const Value snap = ts::pickle::loads(ts::memorySnapshotPickle(t));
+    const auto& entries = snap.at("device_traces").items.at(0).items;
+    auto category = [&](size_t i) -> std::string {
+        const Value* c = entries.at(i).find("category");
+        return c ? c->s : "(none)";
+    };
+    const std::vector<std::string> expected = {
+        "(none)",                                                    // 0 segment_alloc
+        "activations", "temporaries", "temporaries", "temporaries",  // A1, T1 and its frees
+        "activations",                                               // 5 A2
+        "gradients",   "temporaries", "temporaries",                 // G1, BT, BT freed
+        "activations", "activations",                                // A2, A1 freed
+        "temporaries", "temporaries",                                // O1 made and freed
+        "other",                                                     // 13 L, live at the end
+        "unknown"};                                                  // the snapshot
+    ASSERT_EQ(entries.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(category(i), expected[i]) << i;
+    const Value& last = entries.back();
+    EXPECT_EQ(last.at("action").s, "snapshot");
+    EXPECT_EQ(last.at("size").i, 4096 + 512);  // the active blocks' bytes
+    EXPECT_EQ(last.at("time_us").i, 13);
+    EXPECT_TRUE(last.at("frames").items.empty());
+    const auto& blocks = snap.at("segments").items.at(0).at("blocks").items;
+    EXPECT_EQ(blocks[1].at("category").s, "gradients");  // G1
+    EXPECT_EQ(blocks[3].at("category").s, "other");      // L
+    EXPECT_EQ(blocks[0].find("category"), nullptr);      // free
+    // An out-of-memory entry has none.
+    const Value oom = ts::pickle::loads(ts::memorySnapshotPickle(ts::testing::syntheticOomTrace()));
+    const auto& oe = oom.at("device_traces").items.at(0).items;
+    ASSERT_EQ(oe.size(), 10u);
+    EXPECT_EQ(oe[8].at("action").s, "oom");
+    EXPECT_EQ(oe[8].find("category"), nullptr);
+    EXPECT_EQ(oe[9].at("action").s, "snapshot");
+}
+
 TEST(Pickle, OtherDevicesTraceListsStayEmpty) {
     auto t = ts::testing::syntheticTrace();
     t.device = 2;
-    const Value snap = ts::memorySnapshotValue(t);
+    const Value snap = ts::pickle::loads(ts::memorySnapshotPickle(t));
     const auto& traces = snap.at("device_traces").items;
     ASSERT_EQ(traces.size(), 3u);
     EXPECT_TRUE(traces[0].items.empty());
     EXPECT_TRUE(traces[1].items.empty());
-    EXPECT_EQ(traces[2].items.size(), t.events.size());
+    EXPECT_EQ(traces[2].items.size(), t.events.size() + 1);
+    EXPECT_EQ(snap.at("segments").items.at(0).at("device").i, 2);
 }
 
 // PyTorch's own reader of snapshots on the hand-written trace, where a python with torch is
@@ -170,13 +298,13 @@ TEST(Pickle, LoadsInTorchMemoryViz) {
     const std::string script =
         "import pickle, torch.cuda._memory_viz as m; d = pickle.load(open('" + path.string() +
         "', 'rb')); t = m.trace(d); h = m.trace_plot(d); s = m.segsum(d); "
-        "assert '14 entries' in t, t[:300]; assert 'cudaMalloc' in t, t[:300]; "
+        "assert '15 entries' in t, t[:300]; assert 'cudaMalloc' in t, t[:300]; "
         "assert 'Active Memory Timeline' in h; print('ok', len(d['device_traces'][0]))";
     int code = 0;
     const std::string out = ts::testing::runPython(python, script, code);
     std::filesystem::remove(path);
     EXPECT_EQ(code, 0) << out;
-    EXPECT_NE(out.find("ok 14"), std::string::npos) << out;
+    EXPECT_NE(out.find("ok 15"), std::string::npos) << out;  // 14 events, the snapshot
 }
 
 }  // namespace

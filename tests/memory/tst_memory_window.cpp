@@ -325,8 +325,9 @@ void TestMemoryWindow::failedStepShownAndSaved() {
     const auto snap =
         pickle::loads(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
     const auto& entries = snap.at("device_traces").items.at(0).items;
-    QCOMPARE(entries.size(), size_t{9});
-    QCOMPARE(entries.back().at("action").s, std::string("oom"));
+    QCOMPARE(entries.size(), size_t{10});  // 9 events and the "snapshot" entry
+    QCOMPARE(entries[8].at("action").s, std::string("oom"));
+    QCOMPARE(entries.back().at("action").s, std::string("snapshot"));
     // Back to the point: its own trace again.
     view.showPoint(0);
     QVERIFY(view.shownResult()->status == Status::Ok);

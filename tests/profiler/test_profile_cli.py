@@ -114,7 +114,10 @@ class Profile(unittest.TestCase):
                  (["--context-length", "16,32"], "one point"),
                  (["--precision", "fp8"], "fp8"),
                  (["--trace", os.path.join("/nonexistent-dir", "t.json")], "--trace"),
-                 (["--trace", "/tmp"], "directory")]
+                 (["--trace", "/tmp"], "directory"),
+                 (["--kineto-trace", os.path.join("/nonexistent-dir", "t.json")], "--kineto-trace"),
+                 (["--kineto-trace", "/tmp/trace.txt"], "does not end in .json"),
+                 (["--kineto-trace", "/tmp"], "directory")]
         for extra, needle in cases:
             p = run("profile", *TINY, *extra, "--no-store")
             self.assertEqual(p.returncode, 2, (extra, p.stdout, p.stderr))

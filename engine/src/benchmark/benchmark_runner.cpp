@@ -18,6 +18,7 @@
 #include "runtime/environment.h"
 #include "runtime/point_run.h"
 #include "runtime/python_runner.h"
+#include "runtime/step_ranges.h"
 
 namespace ts {
 namespace testing {
@@ -48,6 +49,7 @@ void measure(const PointConfig& cfg, const c10::Device& device, BenchObserver& o
     const int total = cfg.warmup + cfg.steps;
     const int oom_at = testing::g_oom_step.exchange(-1);
     DeviceTimer timer(device, 4);
+    StepRanges ranges(device, cfg.cuda_profiler_range, obs);
     for (int i = 0; i < total; ++i) {
         if (cancel.cancelled()) {
             r.status = Status::Cancelled;
@@ -61,6 +63,7 @@ void measure(const PointConfig& cfg, const c10::Device& device, BenchObserver& o
             throw c10::OutOfMemoryError(
                 {__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                 "CUDA out of memory. Tried to allocate 2.00 GiB (injected by a test)");
+        const auto range = ranges.step(i, i < cfg.warmup);
         const auto started = std::chrono::steady_clock::now();
         const StepSample s = stepSample(step.run(timer), i, i < cfg.warmup);
         if (i == 0)  // step.run synchronises: this is the first step's whole wall time
@@ -71,6 +74,7 @@ void measure(const PointConfig& cfg, const c10::Device& device, BenchObserver& o
         obs.stepFinished(progress.point_index, s);
         progress.report(i + 1);
     }
+    ranges.finish();
 }
 
 // The user's model, timed by the Python runner step by step as TrainScope times its own

@@ -64,6 +64,9 @@ struct PointConfig {
     // fields below say where the code is and how to run it.
     Source source = Source::TrainScope;
     PythonCode python;
+    // Not a dimension: how the steps run under Nsight Systems. cudaProfilerStart/Stop around
+    // the measured steps on a CUDA device (See Note [capture ranges], runtime/step_ranges.h).
+    bool cuda_profiler_range = false;
 
     bool operator==(const PointConfig&) const = default;
 };

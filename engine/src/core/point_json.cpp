@@ -16,10 +16,11 @@ namespace {
 // dimensions]) are written and read through their rows, by their json_key, as text (a number
 // for a whole number).
 constexpr std::string_view kNamedFields[] = {
-    "model",          "size",      "batch_size", "warmup",     "steps",         "mode",
-    "precision",      "attention", "exec",       "source",     "code",          "optimizer",
-    "python",         "timeout_s", "device",     "seed",       "learning_rate", "vocab_size",
-    "context_length", "d_model",   "d_ff",       "num_layers", "num_heads",     "rope_theta"};
+    "model", "size",          "batch_size", "warmup",         "steps",
+    "mode",  "precision",     "attention",  "exec",           "source",
+    "code",  "optimizer",     "python",     "timeout_s",      "device",
+    "seed",  "learning_rate", "vocab_size", "context_length", "d_model",
+    "d_ff",  "num_layers",    "num_heads",  "rope_theta",     "cuda_profiler_range"};
 
 bool named(std::string_view key) {
     return std::find(std::begin(kNamedFields), std::end(kNamedFields), key) !=
@@ -54,6 +55,8 @@ json toJson(const PointConfig& c) {
         j["python"] = c.python.python;
         j["timeout_s"] = number(c.python.timeout_s);
     }
+    // Only when asked: points read and stored as they always were otherwise.
+    if (c.cuda_profiler_range) j["cuda_profiler_range"] = true;
     return j;
 }
 
@@ -77,7 +80,8 @@ json pythonRunnerSpec(const PointConfig& c) {
             {"exec", toString(c.exec)},
             {"device", c.device},
             {"seed", c.seed},
-            {"learning_rate", number(c.learning_rate)}};
+            {"learning_rate", number(c.learning_rate)},
+            {"cuda_profiler_range", c.cuda_profiler_range}};
 }
 
 json toJson(const StepSample& s) {
@@ -149,6 +153,7 @@ PointConfig pointFromJson(const json& j, std::string_view prefix, bool strict) {
     read(j, prefix, "device", c.device, toStr);
     read(j, prefix, "seed", c.seed, toUint);
     read(j, prefix, "learning_rate", c.learning_rate, toDouble);
+    read(j, prefix, "cuda_profiler_range", c.cuda_profiler_range, toBool);
     return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -83,83 +84,182 @@ void putLE(std::string& out, uint64_t v, int bytes) {
     for (int k = 0; k < bytes; ++k) out.push_back(static_cast<char>((v >> (8 * k)) & 0xff));
 }
 
-void write(std::string& out, const Value& v) {
+}  // namespace
+
+Writer::Writer() {
+    out_.push_back(static_cast<char>(op::PROTO));
+    out_.push_back(2);
+}
+
+void Writer::item() {
+    if (open_.empty()) {
+        if (done_) throw std::logic_error("pickle: a second top-level value");
+        done_ = true;
+        return;
+    }
+    Open& o = open_.back();
+    if (o.kind == Value::Kind::List || o.kind == Value::Kind::Dict) {
+        const size_t per = o.kind == Value::Kind::List ? 1 : 2;
+        if (o.batch == kBatchSize * per) {
+            out_.push_back(o.kind == Value::Kind::List ? op::APPENDS : op::SETITEMS);
+            o.batch = 0;
+        }
+        if (o.batch == 0) out_.push_back(op::MARK);
+        ++o.batch;
+    }
+    ++o.count;
+}
+
+void Writer::none() {
+    item();
+    out_.push_back(op::NONE);
+}
+
+void Writer::boolean(bool v) {
+    item();
+    out_.push_back(static_cast<char>(v ? op::NEWTRUE : op::NEWFALSE));
+}
+
+void Writer::integer(int64_t v) {
+    item();
+    if (v >= 0 && v < 256) {
+        out_.push_back(op::BININT1);
+        putLE(out_, static_cast<uint64_t>(v), 1);
+    } else if (v >= 0 && v < 65536) {
+        out_.push_back(op::BININT2);
+        putLE(out_, static_cast<uint64_t>(v), 2);
+    } else if (v >= INT32_MIN && v <= INT32_MAX) {
+        out_.push_back(op::BININT);
+        putLE(out_, static_cast<uint32_t>(static_cast<int32_t>(v)), 4);
+    } else {
+        // LONG1: little-endian two's complement, as few bytes as keep the sign (≤ 8 here).
+        int n = 8;
+        while (n > 1) {
+            const int64_t shifted = v >> (8 * (n - 1) - 1);
+            if (shifted != 0 && shifted != -1) break;
+            --n;
+        }
+        out_.push_back(static_cast<char>(op::LONG1));
+        out_.push_back(static_cast<char>(n));
+        putLE(out_, static_cast<uint64_t>(v), n);
+    }
+}
+
+void Writer::real(double v) {
+    item();
+    out_.push_back(op::BINFLOAT);
+    const uint64_t bits = std::bit_cast<uint64_t>(v);
+    for (int k = 7; k >= 0; --k) out_.push_back(static_cast<char>((bits >> (8 * k)) & 0xff));
+}
+
+void Writer::string(std::string_view v) {
+    item();
+    const bool memoised = v.size() <= kMemoLimit;
+    std::string key;
+    if (memoised) {
+        key.assign(v);
+        if (auto it = memo_.find(key); it != memo_.end()) {
+            out_.push_back(it->second < 256 ? op::BINGET : op::LONG_BINGET);
+            putLE(out_, it->second, it->second < 256 ? 1 : 4);
+            return;
+        }
+    }
+    out_.push_back(op::BINUNICODE);
+    putLE(out_, v.size(), 4);
+    out_ += v;
+    if (memoised) {
+        const auto id = static_cast<uint32_t>(memo_.size());
+        memo_.emplace(std::move(key), id);
+        out_.push_back(id < 256 ? op::BINPUT : op::LONG_BINPUT);
+        putLE(out_, id, id < 256 ? 1 : 4);
+    }
+}
+
+void Writer::beginList() {
+    item();
+    out_.push_back(op::EMPTY_LIST);
+    open_.push_back({Value::Kind::List});
+}
+
+void Writer::beginDict() {
+    item();
+    out_.push_back(op::EMPTY_DICT);
+    open_.push_back({Value::Kind::Dict});
+}
+
+void Writer::beginTuple() {
+    item();
+    out_.push_back(op::MARK);
+    open_.push_back({Value::Kind::Tuple});
+}
+
+void Writer::end() {
+    if (open_.empty()) throw std::logic_error("pickle: end() with nothing open");
+    const Open o = open_.back();
+    if (o.kind == Value::Kind::Dict && o.batch % 2)
+        throw std::logic_error("pickle: a dict closed after a key");
+    open_.pop_back();
+    if (o.kind == Value::Kind::List) {
+        if (o.batch > 0) out_.push_back(op::APPENDS);
+    } else if (o.kind == Value::Kind::Dict) {
+        if (o.batch > 0) out_.push_back(op::SETITEMS);
+    } else if (o.count == 0) {
+        out_.back() = static_cast<char>(op::EMPTY_TUPLE);  // in place of beginTuple's MARK
+    } else {
+        out_.push_back(op::TUPLE);
+    }
+}
+
+void Writer::value(const Value& v) {
     using K = Value::Kind;
     switch (v.kind) {
         case K::None:
-            out.push_back(op::NONE);
+            none();
             break;
         case K::Bool:
-            out.push_back(static_cast<char>(v.b ? op::NEWTRUE : op::NEWFALSE));
+            boolean(v.b);
             break;
         case K::Int:
-            if (v.i >= INT32_MIN && v.i <= INT32_MAX) {
-                out.push_back(op::BININT);
-                putLE(out, static_cast<uint32_t>(static_cast<int32_t>(v.i)), 4);
-            } else {
-                // LONG1: little-endian two's complement, as few bytes as keep the sign (≤ 8 here).
-                int n = 8;
-                while (n > 1) {
-                    const int64_t shifted = v.i >> (8 * (n - 1) - 1);
-                    if (shifted != 0 && shifted != -1) break;
-                    --n;
-                }
-                out.push_back(static_cast<char>(op::LONG1));
-                out.push_back(static_cast<char>(n));
-                putLE(out, static_cast<uint64_t>(v.i), n);
-            }
+            integer(v.i);
             break;
-        case K::Float: {
-            out.push_back(op::BINFLOAT);
-            const uint64_t bits = std::bit_cast<uint64_t>(v.f);
-            for (int k = 7; k >= 0; --k) out.push_back(static_cast<char>((bits >> (8 * k)) & 0xff));
+        case K::Float:
+            real(v.f);
             break;
-        }
         case K::String:
-            out.push_back(op::BINUNICODE);
-            putLE(out, v.s.size(), 4);
-            out += v.s;
+            string(v.s);
             break;
         case K::List:
-            out.push_back(op::EMPTY_LIST);
-            if (!v.items.empty()) {
-                out.push_back(op::MARK);
-                for (const auto& x : v.items) write(out, x);
-                out.push_back(op::APPENDS);
-            }
-            break;
         case K::Tuple:
-            if (v.items.empty()) {
-                out.push_back(op::EMPTY_TUPLE);
-                break;
+            if (v.kind == K::List) {
+                beginList();
+            } else {
+                beginTuple();
             }
-            out.push_back(op::MARK);
-            for (const auto& x : v.items) write(out, x);
-            out.push_back(op::TUPLE);
+            for (const auto& x : v.items) value(x);
+            end();
             break;
         case K::Dict:
-            out.push_back(op::EMPTY_DICT);
-            if (!v.entries.empty()) {
-                out.push_back(op::MARK);
-                for (const auto& [k, x] : v.entries) {
-                    write(out, k);
-                    write(out, x);
-                }
-                out.push_back(op::SETITEMS);
+            beginDict();
+            for (const auto& [k, x] : v.entries) {
+                value(k);
+                value(x);
             }
+            end();
             break;
     }
 }
 
-}  // namespace
+std::string Writer::finish() {
+    if (!open_.empty()) throw std::logic_error("pickle: finish() with a container open");
+    if (!done_) throw std::logic_error("pickle: finish() before any value");
+    out_.push_back(op::STOP);
+    return std::move(out_);
+}
 
 std::string dumps(const Value& v) {
-    std::string out;
-    out.push_back(static_cast<char>(op::PROTO));
-    out.push_back(2);
-    write(out, v);
-    out.push_back(op::STOP);
-    return out;
+    Writer w;
+    w.value(v);
+    return w.finish();
 }
 
 // ---- Reading ----
@@ -362,107 +462,205 @@ Value loads(std::string_view data) { return Reader(data).run(); }
 
 namespace ts {
 
-using pickle::Value;
+using pickle::Writer;
 
 namespace {
 
-Value frame(const std::string& name, const std::string& file, int64_t line) {
-    Value f = Value::dict();
-    f.set("name", Value::string(name))
-        .set("filename", Value::string(file))
-        .set("line", Value::integer(line));
-    return f;
+void writeFrame(Writer& w, std::string_view name, std::string_view file, int64_t line) {
+    w.beginDict();
+    w.string("name");
+    w.string(name);
+    w.string("filename");
+    w.string(file);
+    w.string("line");
+    w.integer(line);
+    w.end();
 }
 
-Value framesOf(const RawMemoryTrace& t, Phase phase, int step, int32_t range, int32_t op_name,
-               int32_t stack) {
-    auto name = [&](int32_t i) -> std::string {
-        return i >= 0 && static_cast<size_t>(i) < t.names.size() ? t.names[i] : std::string();
+void writeFrames(Writer& w, const RawMemoryTrace& t, Phase phase, int step, int32_t range,
+                 int32_t op_name, int32_t stack) {
+    auto name = [&](int32_t i) -> std::string_view {
+        return i >= 0 && static_cast<size_t>(i) < t.names.size() ? std::string_view(t.names[i])
+                                                                 : std::string_view();
     };
-    Value frames = Value::list();
-    if (!name(op_name).empty()) frames.items.push_back(frame(name(op_name), "trainscope/op", 0));
+    w.beginList();
+    if (!name(op_name).empty()) writeFrame(w, name(op_name), "trainscope/op", 0);
     if (stack >= 0 && static_cast<size_t>(stack) < t.stacks.size())
-        for (const auto& f : t.stacks[stack])
-            frames.items.push_back(frame(f.name, f.filename, f.line));
-    if (!name(range).empty()) frames.items.push_back(frame(name(range), "trainscope/range", 0));
-    frames.items.push_back(frame(step >= 0 ? fmt::format("{} (step {})", toString(phase), step)
-                                           : std::string(toString(phase)),
-                                 "trainscope/phase", 0));
-    return frames;
+        for (const auto& f : t.stacks[stack]) writeFrame(w, f.name, f.filename, f.line);
+    if (!name(range).empty()) writeFrame(w, name(range), "trainscope/range", 0);
+    writeFrame(w,
+               step >= 0 ? fmt::format("{} (step {})", toString(phase), step)
+                         : std::string(toString(phase)),
+               "trainscope/phase", 0);
+    w.end();
+}
+
+// Note [snapshot categories]: memory_viz colours the Active Memory Timeline by the "category"
+// of each trace entry when any entry has one (the legend lists them in the order they first
+// appear), as PyTorch's own profile_plot writes them. Every alloc, free_requested and
+// free_completed entry carries its allocation's TrainScope category ("parameters",
+// "activations", ... as toString(MemoryCategory) names them); the allocated blocks of the
+// segments carry theirs too, though memory_viz draws a block that is live before the trace and
+// never freed in it as "unknown" whatever it says. The viewer insists on "unknown" being among
+// the categories (it tries to add it itself and fails on a misspelt name), so the trace ends
+// as c10's own does when a snapshot is taken while recording: with a "snapshot" entry (the
+// active bytes at that moment), in category "unknown". Segment and oom entries have none.
+constexpr std::string_view kUnknownCategory = "unknown";
+
+// Each event's category: its allocation's, for alloc, free_requested and free_completed.
+std::vector<std::optional<MemoryCategory>> eventCategories(const RawMemoryTrace& t,
+                                                           const MemoryAnalysis& a) {
+    std::vector<std::optional<MemoryCategory>> cat(t.events.size());
+    std::unordered_map<uint64_t, MemoryCategory> live;
+    for (const auto& x : a.allocations) {
+        if (x.initial) {
+            live[x.addr] = x.category;
+        } else {
+            cat[x.alloc_index] = x.category;
+        }
+        if (x.free_index) cat[*x.free_index] = x.category;
+    }
+    for (size_t i = 0; i < t.events.size(); ++i) {
+        const AllocEvent& e = t.events[i];
+        if (e.action == AllocAction::Alloc && cat[i]) {
+            live[e.addr] = *cat[i];
+        } else if (e.action == AllocAction::FreeRequested) {
+            if (auto it = live.find(e.addr); it != live.end()) cat[i] = it->second;
+        }
+    }
+    return cat;
 }
 
 }  // namespace
 
-Value memorySnapshotValue(const RawMemoryTrace& t) {
-    // The allocation behind every block live at the end, for its frames.
+std::string memorySnapshotPickle(const RawMemoryTrace& t) {
     const MemoryAnalysis a = analyzeMemory(t);
+    // The allocation behind every block live at the end, for its frames and category.
     std::unordered_map<uint64_t, const Allocation*> live;
     for (const auto& x : a.allocations)
         if (!x.free_index) live[x.addr] = &x;
 
-    Value segments = Value::list();
+    Writer w;
+    w.beginDict();
+    w.string("segments");
+    w.beginList();
+    int64_t active_total = 0;
     for (const auto& s : t.segments) {
-        Value blocks = Value::list();
         int64_t allocated = 0, requested = 0;
-        for (const auto& b : s.blocks) {
-            Value frames = Value::list();
+        for (const auto& b : s.blocks)
             if (b.allocated) {
                 allocated += b.size;
                 requested += b.requested;
-                auto it = live.find(b.addr);
-                if (it != live.end() && !it->second->initial) {
-                    const Allocation& x = *it->second;
-                    frames = framesOf(t, x.phase, x.step, x.range, x.op, x.stack);
-                }
             }
-            Value blk = Value::dict();
-            blk.set("address", Value::integer(static_cast<int64_t>(b.addr)))
-                .set("size", Value::integer(b.size))
-                .set("requested_size", Value::integer(b.requested))
-                .set("state", Value::string(b.allocated ? "active_allocated" : "inactive"))
-                .set("frames", std::move(frames));
-            blocks.items.push_back(std::move(blk));
+        active_total += allocated;
+        w.beginDict();
+        w.string("device");
+        w.integer(t.device);
+        w.string("address");
+        w.integer(static_cast<int64_t>(s.addr));
+        w.string("total_size");
+        w.integer(s.total_size);
+        w.string("allocated_size");
+        w.integer(allocated);
+        w.string("active_size");
+        w.integer(allocated);
+        w.string("requested_size");
+        w.integer(requested);
+        w.string("stream");
+        w.integer(static_cast<int64_t>(s.stream));
+        w.string("segment_type");
+        w.string(s.large ? "large" : "small");
+        w.string("segment_pool_id");
+        w.beginTuple();
+        w.integer(0);
+        w.integer(0);
+        w.end();
+        w.string("is_expandable");
+        w.boolean(false);
+        w.string("frames");
+        w.beginList();
+        w.end();
+        w.string("blocks");
+        w.beginList();
+        for (const auto& b : s.blocks) {
+            const auto it = b.allocated ? live.find(b.addr) : live.end();
+            const Allocation* x = it != live.end() ? it->second : nullptr;
+            w.beginDict();
+            w.string("address");
+            w.integer(static_cast<int64_t>(b.addr));
+            w.string("size");
+            w.integer(b.size);
+            w.string("requested_size");
+            w.integer(b.requested);
+            w.string("state");
+            w.string(b.allocated ? "active_allocated" : "inactive");
+            if (x) {
+                w.string("category");
+                w.string(toString(x->category));
+            }
+            w.string("frames");
+            if (x && !x->initial) {
+                writeFrames(w, t, x->phase, x->step, x->range, x->op, x->stack);
+            } else {
+                w.beginList();
+                w.end();
+            }
+            w.end();
         }
-        Value seg = Value::dict();
-        seg.set("device", Value::integer(t.device))
-            .set("address", Value::integer(static_cast<int64_t>(s.addr)))
-            .set("total_size", Value::integer(s.total_size))
-            .set("allocated_size", Value::integer(allocated))
-            .set("active_size", Value::integer(allocated))
-            .set("requested_size", Value::integer(requested))
-            .set("stream", Value::integer(static_cast<int64_t>(s.stream)))
-            .set("segment_type", Value::string(s.large ? "large" : "small"))
-            .set("segment_pool_id", Value::tuple({Value::integer(0), Value::integer(0)}))
-            .set("is_expandable", Value::boolean(false))
-            .set("frames", Value::list())
-            .set("blocks", std::move(blocks));
-        segments.items.push_back(std::move(seg));
+        w.end();  // blocks
+        w.end();  // the segment
     }
+    w.end();  // segments
 
-    Value trace = Value::list();
-    for (const auto& e : t.events) {
-        Value entry = Value::dict();
-        entry.set("action", Value::string(std::string(toString(e.action))))
-            .set("addr", Value::integer(static_cast<int64_t>(e.addr)))
-            .set("size", Value::integer(e.size))
-            .set("stream", Value::integer(static_cast<int64_t>(e.stream)))
-            .set("time_us", Value::integer(e.time_ns / 1000));
-        if (e.action == AllocAction::Oom)
-            entry.set("device_free", Value::integer(static_cast<int64_t>(e.addr)));
-        entry.set("frames", framesOf(t, e.phase, e.step, e.range, e.op, e.stack));
-        trace.items.push_back(std::move(entry));
+    const auto categories = eventCategories(t, a);
+    auto entry = [&w](std::string_view action, uint64_t addr, int64_t size, uint64_t stream,
+                      int64_t time_ns) {
+        w.beginDict();
+        w.string("action");
+        w.string(action);
+        w.string("addr");
+        w.integer(static_cast<int64_t>(addr));
+        w.string("size");
+        w.integer(size);
+        w.string("stream");
+        w.integer(static_cast<int64_t>(stream));
+        w.string("time_us");
+        w.integer(time_ns / 1000);
+    };
+    w.string("device_traces");
+    w.beginList();
+    for (int d = 0; d < t.device; ++d) {
+        w.beginList();
+        w.end();
     }
-    Value traces = Value::list();
-    for (int d = 0; d < t.device; ++d) traces.items.push_back(Value::list());
-    traces.items.push_back(std::move(trace));
-
-    Value snapshot = Value::dict();
-    snapshot.set("segments", std::move(segments)).set("device_traces", std::move(traces));
-    return snapshot;
-}
-
-std::string memorySnapshotPickle(const RawMemoryTrace& t) {
-    return pickle::dumps(memorySnapshotValue(t));
+    w.beginList();
+    for (size_t i = 0; i < t.events.size(); ++i) {
+        const AllocEvent& e = t.events[i];
+        entry(toString(e.action), e.addr, e.size, e.stream, e.time_ns);
+        if (e.action == AllocAction::Oom) {
+            w.string("device_free");
+            w.integer(static_cast<int64_t>(e.addr));
+        }
+        if (categories[i]) {
+            w.string("category");
+            w.string(toString(*categories[i]));
+        }
+        w.string("frames");
+        writeFrames(w, t, e.phase, e.step, e.range, e.op, e.stack);
+        w.end();
+    }
+    // See Note [snapshot categories].
+    entry("snapshot", 0, active_total, 0, t.events.empty() ? 0 : t.events.back().time_ns);
+    w.string("category");
+    w.string(kUnknownCategory);
+    w.string("frames");
+    w.beginList();
+    w.end();
+    w.end();
+    w.end();  // this device's trace
+    w.end();  // device_traces
+    w.end();  // the snapshot
+    return w.finish();
 }
 
 }  // namespace ts

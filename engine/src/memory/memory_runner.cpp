@@ -34,6 +34,7 @@
 #include "runtime/nvml.h"
 #include "runtime/point_run.h"
 #include "runtime/python_runner.h"
+#include "runtime/step_ranges.h"
 
 namespace ts {
 namespace {
@@ -382,8 +383,10 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
                                                spec.record_steps);
         return true;
     };
+    StepRanges ranges(device, cfg.cuda_profiler_range, obs);
     for (int i = 0; i < cfg.warmup; ++i) {
         if (cancelled(i)) return;
+        const auto range = ranges.step(i, true);
         r.steps.push_back(stepSample(step.run(timer), i, true));
         obs.stepFinished(r.steps.back());
         meter.report(i + 1, total);
@@ -411,7 +414,10 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
             for (int i = cfg.warmup; i < total; ++i) {
                 if (cancelled(i)) break;  // the recorded steps so far are kept
                 rec.step.store(i - cfg.warmup);
-                r.steps.push_back(stepSample(step.run(timer), i, false));
+                {
+                    const auto range = ranges.step(i, false);
+                    r.steps.push_back(stepSample(step.run(timer), i, false));
+                }
                 rec.step.store(-1);
                 // Optimizer state is made by the first step when there was no warm-up.
                 if (i == 0)
@@ -422,6 +428,7 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
                 meter.report(i + 1, total);
             }
             at::accelerator::synchronizeDevice(dev);
+            ranges.finish();
         } catch (const std::exception&) {
             failure = std::current_exception();
         }

@@ -240,12 +240,27 @@ public:
     virtual void profileCollected() {}
 };
 
+// Note [Kineto's trace]: chromeTraceJson() is TrainScope's view of a stored profile, for
+// Perfetto. TensorBoard's profiler plugin and Holistic Trace Analysis read Kineto's own trace
+// (what torch.profiler's export_chrome_trace writes: cpu_op, user_annotation and cuda_runtime
+// events with "External id", kernels with "correlation", "stream" and "device", the ac2g flow
+// events from each launch to its kernel, "deviceProperties"), which only exists while the
+// profiler's result does: a run writes it when asked (ProfileOutputs), it is not stored. So
+// that those readers find what they look for, each profiled step is a user annotation
+// "ProfilerStep#N" (N from 0: HTA's iterations), which TrainScope's own reading of the events
+// leaves out, and the trace's metadata says "distributedInfo": {"rank": 0, "world_size": 1}
+// (HTA's rank) and "trainscope": the profiled point.
+struct ProfileOutputs {
+    std::string kineto_trace;  // a path ending in .json (empty: none)
+};
+inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
+
 // Runs the profile. Never throws for a run-time failure (as runBenchmark). When `store` is
 // given the result is stored as row 0 of `run_id` before this returns; a row that cannot be
-// stored is logged as an Error.
+// stored is logged as an Error, as is a Kineto trace that cannot be written.
 ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
                          const CancelToken& cancel, ResultStore* store = nullptr,
-                         int64_t run_id = 0);
+                         int64_t run_id = 0, const ProfileOutputs& outputs = {});
 
 // Starts LibTorch's profiler (Kineto) on the calling thread, once per process: the thread that
 // loaded LibTorch (the window's UI thread), before a profile runs in a worker. See Note

@@ -23,6 +23,13 @@
 #include "runtime/device.h"
 #include "runtime/environment.h"
 #include "runtime/point_run.h"
+#include "runtime/step_ranges.h"
+
+// LibTorch's, declared in torch/csrc/profiler/kineto_shim.h, which includes Kineto's headers by
+// a path of their own (ActivityType.h): the one declaration, here.
+namespace torch::autograd::profiler {
+TORCH_API void addMetadataJson(const std::string& key, const std::string& value);
+}  // namespace torch::autograd::profiler
 
 namespace ts {
 // Note [Kineto's first thread]: LibTorch registers its Kineto client on the thread that loads
@@ -65,6 +72,9 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
     RawTrace raw;
     for (const auto& e : events) {
         if (e.isHiddenEvent()) continue;
+        // The step annotations are for Kineto's readers (See Note [Kineto's trace]).
+        if (std::string_view(e.name()).substr(0, kProfilerStepPrefix.size()) == kProfilerStepPrefix)
+            continue;
         // Kernels, memcpys and memsets are told by their activity type, whatever device type
         // Kineto gives them (with a PrivateUse1 backend it says PrivateUse1, not CUDA).
         const uint8_t act = e.activityType();
@@ -133,8 +143,26 @@ private:
     bool active_ = false;
 };
 
+// The metadata of Kineto's trace (See Note [Kineto's trace]), added while the profiler runs.
+void addTraceMetadata(const ProfileSpec& spec) {
+    prof::addMetadataJson("distributedInfo", R"({"rank": 0, "world_size": 1})");
+    prof::addMetadataJson("trainscope", profileSpecJson(spec));
+}
+
+// Writes Kineto's trace; an Error through the observer when it cannot.
+void saveKinetoTrace(prof::ProfilerResult& result, const ProfileOutputs& outputs,
+                     ProfileObserver& obs) {
+    if (outputs.kineto_trace.empty()) return;
+    try {
+        result.save(outputs.kineto_trace);
+    } catch (const std::exception& e) {
+        obs.log(LogLevel::Error, fmt::format("could not write Kineto's trace {}: {}",
+                                             outputs.kineto_trace, firstLine(e.what())));
+    }
+}
+
 void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver& obs,
-             const CancelToken& cancel, ProfileResult& r) {
+             const CancelToken& cancel, const ProfileOutputs& outputs, ProfileResult& r) {
     const PointConfig& cfg = spec.bench;
     c10::OptionalDeviceGuard guard;
     if (device.is_cuda()) guard.reset_device(device);
@@ -152,8 +180,10 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
                                                spec.profile_steps);
         return true;
     };
+    StepRanges ranges(device, cfg.cuda_profiler_range, obs);
     for (int i = 0; i < cfg.warmup; ++i) {
         if (cancelled(i)) return;
+        const auto range = ranges.step(i, true);
         r.steps.push_back(stepSample(step.run(timer), i, true));
         obs.stepFinished(r.steps.back());
         meter.report(i + 1, total);
@@ -161,12 +191,19 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
     ProfilerSession session(device.is_cuda());
     for (int i = cfg.warmup; i < total; ++i) {
         if (cancelled(i)) break;  // the profiled steps so far are kept
-        r.steps.push_back(stepSample(step.run(timer), i, false));
+        const auto range = ranges.step(i, false);
+        {
+            RECORD_USER_SCOPE(fmt::format("{}{}", kProfilerStepPrefix, i - cfg.warmup));
+            r.steps.push_back(stepSample(step.run(timer), i, false));
+        }
         obs.stepFinished(r.steps.back());
         meter.report(i + 1, total);
     }
+    ranges.finish();
+    addTraceMetadata(spec);
     const auto result = session.stop();
     obs.profileCollected();
+    saveKinetoTrace(*result, outputs, obs);
     r.gpu = device.is_cuda();
     r.trace = attribute(fromKineto(result->events()));
 }
@@ -203,10 +240,14 @@ void addRunnerTrace(const nlohmann::json& j, RawTrace& raw) {
 }
 
 void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelToken& cancel,
-                   ProfileResult& r) {
+                   const ProfileOutputs& outputs, ProfileResult& r) {
     const PointConfig& cfg = spec.bench;
     nlohmann::json js = pythonRunnerSpec(cfg);
     js["steps"] = spec.profile_steps;  // profiled, after the warm-up
+    if (!outputs.kineto_trace.empty()) {
+        js["kineto_trace"] = outputs.kineto_trace;
+        js["trainscope"] = profileSpecJson(spec);
+    }
     ProgressMeter meter(obs);
     const int total = cfg.warmup + spec.profile_steps;
     bool traced = false;
@@ -235,7 +276,8 @@ void profilePython(const ProfileSpec& spec, ProfileObserver& obs, const CancelTo
 }  // namespace
 
 ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
-                         const CancelToken& cancel, ResultStore* store, int64_t run_id) {
+                         const CancelToken& cancel, ResultStore* store, int64_t run_id,
+                         const ProfileOutputs& outputs) {
     ProfileResult r;
     r.spec = spec;
     r.environment = currentEnvironment(spec.bench.device);
@@ -245,10 +287,10 @@ ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
         r.status = Status::Failed;
         r.error = fmt::format("{}", fmt::join(problems, "; "));
     } else if (spec.bench.source == Source::Python) {
-        runRecordingFailure(r, [&] { profilePython(spec, observer, cancel, r); });
+        runRecordingFailure(r, [&] { profilePython(spec, observer, cancel, outputs, r); });
     } else {
         const c10::Device device = parseDevice(spec.bench.device);
-        runRecordingFailure(r, [&] { profile(spec, device, observer, cancel, r); });
+        runRecordingFailure(r, [&] { profile(spec, device, observer, cancel, outputs, r); });
         releaseCachedMemory(device);
     }
     if (r.status != Status::Ok && r.status != Status::Cancelled)

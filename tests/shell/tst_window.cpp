@@ -23,12 +23,14 @@
 #include <QtTest>
 
 #include "common/windowtesting.h"
+#include "core/lab.h"
 #include "runtime/environment.h"
 #include "ui/benchmark/memorychart.h"
 #include "ui/benchmark/stepchart.h"
 #include "ui/benchmark/storedbenchrun.h"
 #include "ui/common/exporter.h"
 #include "ui/common/labpanel.h"
+#include "ui/common/labview.h"
 #include "ui/common/sweepchart.h"
 #include "ui/common/tableview.h"
 #include "ui/common/theme.h"
@@ -238,6 +240,23 @@ void TestWindow::everyExportWritesAValidFile() {
     QVERIFY(md.readAll().startsWith("| Configuration |"));
     QVERIFY(!w_->exportTab(QStringLiteral("memory"), dir_.filePath("memory.csv"), {},
                            &error));  // no table there
+    // Every table of every lab exports snake_case headers, each once, and no cell that says
+    // nothing was measured (see Note [tables other programs read]).
+    const QRegularExpression snake(QStringLiteral("^[a-z][a-z0-9_]*$"));
+    for (const Lab& lab : labs()) {
+        const LabView* view = w_->labView(QString::fromStdString(lab.id));
+        QVERIFY2(view, lab.id.c_str());
+        for (const LabView::Pane& pane : view->panes()) {
+            if (!pane.table) continue;
+            const QStringList names = csvHeaders(*pane.table->model());
+            QCOMPARE(QSet<QString>(names.begin(), names.end()).size(), names.size());
+            for (const QString& h : names)
+                QVERIFY2(snake.match(h).hasMatch(), qPrintable(pane.key + QLatin1Char(':') + h));
+            const QString csv = tableToCsv(*pane.table->model());
+            for (const char* nothing : {",n/a", ",—", ",-,"})
+                QVERIFY2(!csv.contains(QString::fromUtf8(nothing)), qPrintable(pane.key + csv));
+        }
+    }
     // Clipboard.
     Q_EMIT benchViewOf(w_.get())->resultTable()->copyRequested();
     QVERIFY(QApplication::clipboard()->text().startsWith(QStringLiteral("point\tmodel")));

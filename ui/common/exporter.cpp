@@ -137,9 +137,10 @@ QString cellText(const QAbstractItemModel& m, int row, int col, bool preferRaw,
                 break;
         }
         const QString shown = m.data(idx, Qt::DisplayRole).toString().trimmed();
-        static const QStringList kNothing = {QStringLiteral("n/a"), QStringLiteral("-"),
-                                             QStringLiteral("—"),   QStringLiteral("–"),
-                                             QStringLiteral("…"),   QStringLiteral("not measured")};
+        static const QStringList kNothing = {
+            QStringLiteral("n/a"),   QStringLiteral("-"),          QStringLiteral("—"),
+            QStringLiteral("–"),     QStringLiteral("…"),          QStringLiteral("not measured"),
+            QStringLiteral("never"), QStringLiteral("not checked")};
         return kNothing.contains(shown) ? QString() : shown;
     }
     return m.data(idx, Qt::DisplayRole).toString();

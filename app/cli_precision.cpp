@@ -316,6 +316,11 @@ int runAutocast(const AutocastOptions& o) {
                             std::string(toString(r.spec.dtype)).c_str(),
                             printable(r.spec.device).c_str(), printable(r.spec.model).c_str(),
                             r.status == Status::Ok ? ":" : (": " + printable(r.error)).c_str());
+                if (format == Format::Markdown) {  // see Note [tables other programs read]
+                    RunInfo spec;
+                    spec.spec_json = autocastSpecJson(specs[i]);
+                    std::printf("Settings: %s.\n\n", markdownText(specSettings(spec)).c_str());
+                }
                 // See Note [autocast on the CPU]: the CPU's policy is not the GPU's.
                 if (const std::string note = autocastPolicyNote(r); !note.empty())
                     std::printf("%s\n\n",

@@ -204,6 +204,10 @@ class Formats(unittest.TestCase):
         self.assertEqual({r["variant"] for r in sums} >= {"fp32 += fp32", "fp16 += fp16"}, True)
         cast = ["precision", "autocast", "--batch", "4", "--label", LABEL]
         tensors = self.read_csv(run(*cast, "--csv", db=self.db).stdout, context="autocast --csv")
+        if MarkdownIt is not None:
+            said = self.markdown_texts(run(*cast, "--markdown", "--no-store", db=self.db).stdout)
+            self.assertIn("Settings: batch 4, context_length 16, device cpu, dtype bf16, in_features 16, "
+                          "model toy, out_features 4, seed 0.", said)
         self.assertIn("ln", [r["tensor"] for r in tensors])
         ops = self.read_csv(run(*cast, "--csv", "--table", "ops", db=self.db).stdout,
                             numeric=("depth", "cast"), context="autocast --table ops")
@@ -289,6 +293,8 @@ class Formats(unittest.TestCase):
         self.needs_markdown()
         md = run("runs", "show", run_id, "--format", "markdown", db=self.db).stdout
         self.assertGreaterEqual(len(self.tables(md)), 2, md)
+        self.assertIn("Settings of every DDP point: size tiny, context length 16, batch per rank 2, "
+                      "warm-up steps 0, measured steps 1, attention naive.", self.markdown_texts(md))
 
 
 if __name__ == "__main__":

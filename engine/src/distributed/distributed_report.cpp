@@ -1,8 +1,10 @@
 #include "distributed/distributed_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "core/json.h"
 #include "core/table.h"
@@ -218,6 +220,30 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
                 rows, format,
                 fmt::format("All-reduce{} (time: the slowest rank's mean; busbw = algbw·2(n−1)/n)",
                             ranks)) +
+            "\n";
+    }
+    if (ddp && format == TableFormat::Markdown) {
+        // The settings every DDP point shares, which the tables leave out.
+        // See Note [tables other programs read].
+        std::vector<std::string> items;
+        auto shared = [&](const char* name, auto get) {
+            std::optional<std::string> value;
+            for (const auto& r : results) {
+                if (r.point.experiment != DistExperiment::Ddp) continue;
+                const std::string v = fmt::format("{}", get(r.point.ddp));
+                if (value && *value != v) return;
+                value = v;
+            }
+            if (value) items.push_back(fmt::format("{} {}", name, *value));
+        };
+        shared("size", [](const DdpSpec& d) { return d.model_size; });
+        shared("context length", [](const DdpSpec& d) { return d.context_length; });
+        shared("batch per rank", [](const DdpSpec& d) { return d.batch_per_rank; });
+        shared("warm-up steps", [](const DdpSpec& d) { return d.warmup_steps; });
+        shared("measured steps", [](const DdpSpec& d) { return d.measured_steps; });
+        shared("attention", [](const DdpSpec& d) { return toString(d.attention); });
+        out +=
+            markdownText(fmt::format("Settings of every DDP point: {}.", fmt::join(items, ", "))) +
             "\n";
     }
     if (ddp) out += formatDdpComparison(results, format) + "\n" + formatDdpMemory(results, format);

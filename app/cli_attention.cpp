@@ -14,6 +14,7 @@
 #include "attention/attention_report.h"
 #include "cli_common.h"
 #include "core/store.h"
+#include "core/table.h"
 #include "runtime/environment.h"
 #include "runtime/python_runner.h"
 
@@ -27,6 +28,8 @@ struct AttentionOptions {
     bool device_given = false, preset_given = false;
     bool causal = false, no_causal = false;
     std::optional<std::string> warmup, steps, seed;  // text, checked in buildSpec
+    cli::FormatChoice
+        format;  // --format, or --markdown / --csv / --jsonl (see Note [one spelling])
     bool markdown = false, csv = false, jsonl = false;
     std::string db, label;
     bool no_store = false;
@@ -112,7 +115,7 @@ AttentionBenchSpec buildSpec(const AttentionOptions& o) {
     }
     if (!o.seq.empty()) spec.seq_lens = positiveInts(o.seq, "--seq");
     if (!o.head_dim.empty()) spec.head_dims = positiveInts(o.head_dim, "--head-dim");
-    if (!o.batch.empty()) spec.batches = positiveInts(o.batch, "--batch");
+    if (!o.batch.empty()) spec.batches = positiveInts(o.batch, "--batch-size");
     if (!o.heads.empty()) spec.heads = positiveInts(o.heads, "--heads");
     if (!o.dtype.empty())
         spec.dtypes = parsed<Precision>(o.dtype, "--dtype", parsePrecision, "fp32, bf16, fp16");
@@ -178,11 +181,6 @@ int runAttention(const AttentionOptions& o) {
         std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
         return 2;
     }
-    if (static_cast<int>(o.markdown) + static_cast<int>(o.csv) + static_cast<int>(o.jsonl) > 1) {
-        std::fprintf(stderr,
-                     "trainscope-cli attention: choose one of --markdown, --csv, --jsonl\n");
-        return 2;
-    }
     const Format format = o.csv ? Format::Csv : o.jsonl ? Format::Jsonl : Format::Markdown;
     // Only the device is refused up front: a cell this machine cannot compute (our kernels on
     // the CPU, bf16 on an old GPU) is reported in the table as unsupported or failed.
@@ -216,11 +214,11 @@ int runAttention(const AttentionOptions& o) {
     const auto& env = r.environment;
     if (format == Format::Markdown) {
         std::printf(
-            "Attention benchmark on %s (torch %s, CUDA %s, driver %s), %s, commit %s; median of %d "
-            "steps after %d warm-up.\n\n",
-            env.device_name.c_str(), env.torch_version.c_str(), env.cuda_version.c_str(),
-            env.driver_version.c_str(), env.date.c_str(), env.git_commit.c_str(), spec.steps,
-            spec.warmup);
+            "Attention benchmark on %s (torch %s, CUDA %s, driver %s), %s, commit %s. %s\n\n",
+            markdownText(env.device_name).c_str(), markdownText(env.torch_version).c_str(),
+            markdownText(env.cuda_version).c_str(), markdownText(env.driver_version).c_str(),
+            markdownText(env.date).c_str(), markdownText(env.git_commit).c_str(),
+            attentionSettings(spec.steps, spec.warmup, spec.device).c_str());
         for (const auto& d : ts::capabilities().devices)
             if (d.name == env.device_name && !d.flash_kernels.empty()) {
                 std::printf("Our kernels (flash) on this GPU: %s.\n\n", d.flash_kernels.c_str());
@@ -259,7 +257,7 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
                     "(default: $TRAINSCOPE_PYTHON, else set-up's)");
     sub->add_option("--seq", o->seq, "sequence lengths, comma-separated");
     sub->add_option("--head-dim", o->head_dim, "head dims, comma-separated");
-    sub->add_option("--batch", o->batch, "batch sizes");
+    sub->add_option("--batch-size,--batch", o->batch, "batch sizes, comma-separated");
     sub->add_option("--heads", o->heads, "head counts");
     sub->add_option("--dtype", o->dtype, "fp32,bf16,fp16");
     sub->add_flag("--causal", o->causal, "causal mask (with --no-causal too: both)");
@@ -271,10 +269,21 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     sub->add_option("--seed", o->seed, "random seed of the inputs");
     sub->add_option("--device", o->device, "cpu, cuda or cuda:N (default: cuda when present)");
     cli::addStoreOptions(*sub, o->db, o->label, o->no_store);
-    sub->add_flag("--markdown", o->markdown, "a markdown table at the end (default)");
-    sub->add_flag("--csv", o->csv, "CSV rows as cells finish");
-    sub->add_flag("--jsonl", o->jsonl, "one JSON object a cell, as cells finish");
+    o->format.add(*sub, {"markdown", "csv", "jsonl"},
+                  {{"markdown", "a Markdown table at the end"},
+                   {"csv", "CSV rows as cells finish"},
+                   {"jsonl", "one JSON object a cell, as cells finish"}});
     sub->callback([o, sub, &exit_code] {
+        try {
+            const std::string format = o->format.get();
+            o->markdown = format == "markdown";
+            o->csv = format == "csv";
+            o->jsonl = format == "jsonl";
+        } catch (const cli::BadInput& e) {
+            std::fprintf(stderr, "trainscope-cli attention: %s\n", e.what());
+            exit_code = cli::kBadInput;
+            return;
+        }
         o->device_given = sub->count("--device") > 0;
         o->preset_given = sub->count("--preset") > 0;
         exit_code = runAttention(*o);

@@ -162,15 +162,12 @@ void addBenchCommand(CLI::App& app, int& code) {
     bench->add_option("--sweep", o->sweep_file,
                       "A JSON sweep file instead of the flags (see docs/)");
     addStoreOptions(*bench, o->db, o->label, o->no_store);
-    auto* fmt_group = bench->add_option_group("output", "Output format (default: aligned table)");
-    fmt_group->add_flag("--markdown", o->markdown,
-                        "Markdown table shaped like the course writeups");
-    fmt_group->add_flag("--csv", o->csv, "CSV with every column");
-    fmt_group->add_flag("--jsonl", o->jsonl, "One JSON line per step and per result, streamed");
-    fmt_group->require_option(0, 1);
+    addFormatOptions(*bench, *o, "Markdown table shaped like the course writeups",
+                     "CSV with every column", "One JSON line per step and per result, streamed");
     bench->add_flag("-q,--quiet", o->quiet, "No progress on stderr");
     bench->callback([o, bench, &code] {
         recordGivenOptions(*bench, *o);
+        readFormat(*o);
         code = runBench(*o);
     });
 }

@@ -1,6 +1,7 @@
 #include "cli_common.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -206,6 +207,54 @@ StoredRun startStoredRun(std::string_view lab, const std::string& db, const std:
         std::fprintf(stderr, "run %lld → %s\n", static_cast<long long>(run.id),
                      run.store->path().c_str());
     return run;
+}
+
+void FormatChoice::add(CLI::App& cmd, std::vector<std::string> names,
+                       const std::vector<std::pair<std::string, std::string>>& flags,
+                       CLI::App* group) {
+    names_ = std::move(names);
+    CLI::App& where = group ? *group : cmd;
+    where
+        .add_option(
+            "--format", format_,
+            fmt::format("Output format: {} (default {})", fmt::join(names_, " | "), names_.front()))
+        ->check(CLI::IsMember(names_));
+    for (const auto& [name, help] : flags)
+        where.add_flag("--" + name, flags_[name], fmt::format("{} (--format {})", help, name));
+}
+
+std::string FormatChoice::get() const {
+    std::vector<std::string> asked;
+    if (!format_.empty()) asked.push_back("--format " + format_);
+    std::string chosen = format_;
+    for (const auto& [name, set] : flags_) {
+        if (!set) continue;
+        asked.push_back("--" + name);
+        if (!chosen.empty() && chosen != name)
+            throw BadInput(
+                fmt::format("{} ask for two output formats: give one", fmt::join(asked, " and ")));
+        chosen = name;
+    }
+    return chosen.empty() ? names_.front() : chosen;
+}
+
+void addTableOption(CLI::App& cmd, std::string& table, const std::string& tables) {
+    cmd.add_option("--table", table,
+                   fmt::format("CSV: which table, each its own CSV: {} (default: the first the "
+                               "run has)",
+                               tables));
+}
+
+std::string chooseCsvTable(const std::vector<ts::CsvTable>& tables, const std::string& table) {
+    if (tables.empty()) return {};
+    if (table.empty()) return tables.front().csv;
+    std::vector<std::string> names;
+    for (const auto& t : tables) {
+        if (t.name == table) return t.csv;
+        names.push_back(t.name);
+    }
+    throw BadInput(fmt::format("--table: '{}' is not a table of these results (they have: {})",
+                               table, fmt::join(names, ", ")));
 }
 
 ts::TableFormat tableFormat(bool markdown, bool csv) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -21,6 +22,7 @@ class App;
 namespace ts {
 class ResultStore;
 enum class TableFormat;
+struct CsvTable;
 }  // namespace ts
 
 namespace ts::cli {
@@ -92,6 +94,34 @@ struct StoredRun {
 StoredRun startStoredRun(std::string_view lab, const std::string& db, const std::string& label,
                          bool no_store, bool quiet, const std::string& spec_json,
                          const ts::Environment& env, int planned = 0);
+// Note [one spelling]: every command names its output format with --format NAME ("table",
+// "markdown", "csv", "jsonl", "json": those it has), its batch with --batch-size and its measured
+// steps or iterations with --steps. The spellings commands had before (--markdown, --csv,
+// --jsonl, --json; --batch; --iters) stay as aliases, so that old scripts keep working; a
+// format flag and a --format that differ are refused.
+class FormatChoice {
+public:
+    // Adds --format to `cmd` (one of `names`, the first the default) and, for each of `flags`
+    // (a name and its help), --NAME as the alias of --format NAME; to `group` where given (an
+    // option group that lists them under "output").
+    void add(CLI::App& cmd, std::vector<std::string> names,
+             const std::vector<std::pair<std::string, std::string>>& flags,
+             CLI::App* group = nullptr);
+    // The format asked for (the default where none was); BadInput naming both where --format
+    // and a flag, or two flags, differ.
+    std::string get() const;
+
+private:
+    std::vector<std::string> names_;
+    std::string format_;
+    std::map<std::string, bool> flags_;  // CLI11 binds to these: a map's values stay put
+};
+// --table NAME: which of a run's tables a CSV holds (see Note [tables other programs read]).
+void addTableOption(CLI::App& cmd, std::string& table, const std::string& tables);
+// The CSV table named `table` of `tables`, or the first where `table` is empty; BadInput naming
+// the tables there are where it is none of them.
+std::string chooseCsvTable(const std::vector<ts::CsvTable>& tables, const std::string& table);
+
 // The table format --markdown and --csv ask for (aligned text otherwise).
 ts::TableFormat tableFormat(bool markdown, bool csv);
 // A lab run's exit code, decided alike by every command: a failure the run reported (a point

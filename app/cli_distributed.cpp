@@ -46,6 +46,8 @@ struct BenchFlags {
 
 struct LaunchFlags {
     BenchFlags bench;
+    FormatChoice choice;  // --format, or --markdown / --csv / --json (see Note [one spelling])
+    std::string table;    // --table: which CSV table
     std::string world = "2", format = "table", timeout = "120", db, label;
     bool quiet = false, no_store = false;
 };
@@ -96,7 +98,7 @@ dist::AllreduceSpec allreduceSpecOf(const BenchFlags& f, dist::CommBackend backe
         spec.dtypes.push_back(*dtype);
     }
     spec.warmup = static_cast<int>(parseIntIn("--warmup", f.warmup, 0, 100000));
-    spec.iters = static_cast<int>(parseIntIn("--iters", f.iters, 1, 100000));
+    spec.iters = static_cast<int>(parseIntIn("--steps", f.iters, 1, 100000));
     spec.link_gbps = parseFinite("--link-gbps", f.link_gbps);
     if (spec.link_gbps < 0)
         throw BadInput(fmt::format("--link-gbps: {} is below 0 (0: unknown)", f.link_gbps));
@@ -114,7 +116,7 @@ void addBenchFlags(CLI::App& cmd, BenchFlags& f) {
     cmd.add_option("--dtypes", f.dtypes, "fp32, bf16 (a comma list)")->capture_default_str();
     cmd.add_option("--warmup", f.warmup, "Untimed all-reduces per size and dtype")
         ->capture_default_str();
-    cmd.add_option("--iters", f.iters, "Timed all-reduces per size and dtype")
+    cmd.add_option("--steps,--iters", f.iters, "Timed all-reduces per size and dtype")
         ->capture_default_str();
     cmd.add_option("--link-gbps", f.link_gbps,
                    "A link's bandwidth in GB/s for the ideal time (0: unknown)")
@@ -306,6 +308,18 @@ private:
 // Runs the points (every one checked before anything starts), stores them unless --no-store,
 // prints the report; the exit code of the worst point.
 int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) {
+    // See Note [tables other programs read]: --table names one of the experiment's tables.
+    if (!f.table.empty()) {
+        const bool ddp = spec.points.front().experiment == ts::DistExperiment::Ddp;
+        const std::vector<std::string> names =
+            ddp ? std::vector<std::string>{"strategies", "memory", "fsdp", "checks"}
+                : std::vector<std::string>{"allreduce"};
+        if (f.format != "csv")
+            throw BadInput("--table: chooses the CSV table; give --format csv too");
+        if (std::find(names.begin(), names.end(), f.table) == names.end())
+            throw BadInput(
+                fmt::format("--table: '{}' is not one of {}", f.table, fmt::join(names, ", ")));
+    }
     const int gpus = dist::gpuCount();
     for (size_t i = 0; i < spec.points.size(); ++i)
         if (const auto problems = ts::validateDistributedPoint(
@@ -356,9 +370,7 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     } else {
         const ts::TableFormat tf = tableFormat(f.format == "markdown", f.format == "csv");
         std::cout << (tf == ts::TableFormat::Csv
-                          ? (spec.points.front().experiment == ts::DistExperiment::Ddp
-                                 ? ts::formatDdpComparison(results, tf)
-                                 : ts::formatAllreduceRows(results.front().allreduce, tf, ""))
+                          ? chooseCsvTable(ts::distributedCsvTables(results), f.table)
                           : ts::formatDistributed(results, tf));
     }
     std::cout << std::flush;
@@ -416,7 +428,7 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     }
     s.model_size = d.size;
     s.context_length = parseIntIn("--context-length", d.context, 1, int64_t{1} << 20);
-    s.batch_per_rank = parseIntIn("--batch", d.batch, 1, int64_t{1} << 20);
+    s.batch_per_rank = parseIntIn("--batch-size", d.batch, 1, int64_t{1} << 20);
     const auto attention = ts::parseAttentionImpl(d.attention);
     if (!attention)
         throw BadInput(
@@ -499,9 +511,11 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
 void addLaunchFlags(CLI::App& cmd, LaunchFlags& f) {
     cmd.add_option("--world", f.world, "Ranks (NCCL: at most the GPUs present)")
         ->capture_default_str();
-    cmd.add_option("--format", f.format, "table | markdown | csv | json")
-        ->check(CLI::IsMember({"table", "markdown", "csv", "json"}))
-        ->capture_default_str();
+    f.choice.add(cmd, {"table", "markdown", "csv", "json"},
+                 {{"markdown", "Markdown tables"},
+                  {"csv", "CSV: one table (--table)"},
+                  {"json", "JSON: one object a point"}});
+    addTableOption(cmd, f.table, "strategies, memory, fsdp, checks (ddp); allreduce");
     cmd.add_option("--timeout", f.timeout,
                    "Seconds a rank may stay silent before every rank is stopped")
         ->capture_default_str();
@@ -522,7 +536,10 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ar->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     addBenchFlags(*ar, lf->bench);
     addLaunchFlags(*ar, *lf);
-    ar->callback([lf, &code] { code = runDistributedAllreduce(*lf); });
+    ar->callback([lf, &code] {
+        lf->format = lf->choice.get();
+        code = runDistributedAllreduce(*lf);
+    });
 
     auto df = std::make_shared<LaunchFlags>();
     auto dd = std::make_shared<DdpFlags>();
@@ -541,7 +558,8 @@ void addDistributedCommands(CLI::App& app, int& code) {
                     "Model size (tiny, small, medium, large, xl, 10B; 2025 table: xl-2025, 2.7B)")
         ->capture_default_str();
     ddp->add_option("--context-length", dd->context, "Context length")->capture_default_str();
-    ddp->add_option("--batch", dd->batch, "Batch per rank (the global batch is this × world size)")
+    ddp->add_option("--batch-size,--batch", dd->batch,
+                    "Batch per rank (the global batch is this × world size)")
         ->capture_default_str();
     ddp->add_option("--precision", dd->precision, "fp32, bf16, fp16 (a comma list: one point each)")
         ->capture_default_str();
@@ -597,6 +615,7 @@ void addDistributedCommands(CLI::App& app, int& code) {
     addLaunchFlags(*ddp, *df);
     ddp->callback([df, dd, ddp, &code] {
         dd->strategy_given = ddp->count("--strategy") > 0;
+        df->format = df->choice.get();
         code = runDistributedDdp(*df, *dd);
     });
 

@@ -78,7 +78,8 @@ struct Report {
     std::vector<std::string> bad_rows;
 };
 
-Report runReport(const ts::ResultStore& store, int64_t id, ts::ReportFormat format) {
+Report runReport(const ts::ResultStore& store, int64_t id, ts::ReportFormat format,
+                 const std::string& table) {
     const auto info = requireRun(store, id);
     const ts::Lab* lab = ts::findLab(info.lab);
     if (!lab)
@@ -96,6 +97,16 @@ Report runReport(const ts::ResultStore& store, int64_t id, ts::ReportFormat form
     }
     // Every field of a stored row (a device or host name, an error) is text from a file anyone
     // could have edited: no control characters reach the terminal or the export.
+    // See Note [tables other programs read]: a CSV is one table, --table's (the first by default).
+    if (format == ts::ReportFormat::Csv) {
+        try {
+            report.text = ts::printableLines(ts::runCsv(*lab, info, good, table));
+        } catch (const std::invalid_argument& e) {
+            throw BadInput(e.what());
+        }
+        return report;
+    }
+    if (!table.empty()) throw BadInput("--table: chooses the CSV table; give --format csv too");
     report.text = ts::printableLines(lab->report(info, good, format));
     return report;
 }
@@ -108,16 +119,45 @@ int badRowsExit(const Report& report) {
     return report.bad_rows.empty() ? kOk : kRunFailed;
 }
 
-int runsShow(const std::string& db, int64_t id, ts::ReportFormat format) {
+int runsShow(const std::string& db, int64_t id, ts::ReportFormat format, const std::string& table) {
     auto store = openStoreForReading(db);
-    const Report report = runReport(*store, id, format);
+    const Report report = runReport(*store, id, format, table);
     std::cout << report.text;
     return badRowsExit(report);
 }
 
-int runsExport(const std::string& db, int64_t id, ts::ReportFormat format, const std::string& out) {
+// Where --environment writes: "run3.csv" → "run3.environment.json".
+std::string environmentPath(const std::string& out) {
+    const std::filesystem::path p(out);
+    return (p.parent_path() / (p.stem().string() + ".environment.json")).string();
+}
+
+// The run's environment and settings as one JSON document: what a CSV leaves out (see Note
+// [tables other programs read]).
+std::string environmentJson(const ts::RunInfo& info, const std::string& table) {
+    auto parsed = [](const std::string& text) {
+        try {
+            return nlohmann::json::parse(text);
+        } catch (const nlohmann::json::exception&) {
+            return nlohmann::json::object();
+        }
+    };
+    nlohmann::json j = {{"run", info.id},
+                        {"kind", info.lab},
+                        {"label", info.label},
+                        {"created", info.created},
+                        {"environment", parsed(info.environment_json)},
+                        {"spec", parsed(info.spec_json)}};
+    if (!table.empty()) j["table"] = table;
+    return ts::dumpJson(j, 2) + "\n";
+}
+
+int runsExport(const std::string& db, int64_t id, ts::ReportFormat format, const std::string& out,
+               const std::string& table, bool with_environment) {
     auto store = openStoreForReading(db);
-    const Report report = runReport(*store, id, format);  // before the target is touched
+    const Report report = runReport(*store, id, format, table);  // before the target is touched
+    if (with_environment && out.empty())
+        throw BadInput("--environment: writes beside the file; give -o/--output too");
     if (out.empty()) {
         std::cout << report.text;
         return badRowsExit(report);
@@ -125,8 +165,14 @@ int runsExport(const std::string& db, int64_t id, ts::ReportFormat format, const
     // A missing folder or a folder as the target is the user's mistake (exit 2); so is the
     // store itself. A write that fails on the way (a full disk) is the run's failure (exit 3).
     checkOutputFile("--output", out, store->path());
+    const std::string env_path = environmentPath(out);
+    if (with_environment) checkOutputFile("--environment", env_path, store->path());
     ts::writeFileAtomically(out, report.text);
     std::fprintf(stderr, "wrote %s\n", out.c_str());
+    if (with_environment) {
+        ts::writeFileAtomically(env_path, environmentJson(requireRun(*store, id), table));
+        std::fprintf(stderr, "wrote %s\n", env_path.c_str());
+    }
     return badRowsExit(report);
 }
 
@@ -215,24 +261,34 @@ int main(int argc, char** argv) {
     auto* list = runs->add_subcommand("list", "List the stored runs, newest first");
     list->add_flag("--json", list_json, "As JSON");
     list->callback([&] { code = runsList(db, list_json); });
-    std::string show_id;
-    std::string show_format = "table";
+    const std::string tables =
+        "sums, tensors, ops, steps (precision); strategies, memory, fsdp, checks, allreduce "
+        "(distributed)";
+    std::string show_id, show_table;
+    FormatChoice show_format;
     auto* show = runs->add_subcommand("show", "Show one run's results");
     show->add_option("id", show_id, "Run id (see `runs list`)")->required();
-    show->add_option("--format", show_format, "table | markdown | csv | json")
-        ->check(CLI::IsMember({"table", "markdown", "csv", "json"}))
-        ->capture_default_str();
-    show->callback([&] { code = runsShow(db, parseRunId(show_id), reportFormat(show_format)); });
-    std::string export_id;
-    std::string export_format = "markdown", export_out;
+    show_format.add(*show, {"table", "markdown", "csv", "json"},
+                    {{"markdown", "Markdown"}, {"csv", "CSV: one table"}, {"json", "JSON"}});
+    addTableOption(*show, show_table, tables);
+    show->callback([&] {
+        code = runsShow(db, parseRunId(show_id), reportFormat(show_format.get()), show_table);
+    });
+    std::string export_id, export_out, export_table;
+    FormatChoice export_format;
+    bool export_environment = false;
     auto* exp = runs->add_subcommand("export", "Export one run to a file (or stdout)");
     exp->add_option("id", export_id, "Run id")->required();
-    exp->add_option("--format", export_format, "markdown | csv | json")
-        ->check(CLI::IsMember({"markdown", "csv", "json"}))
-        ->capture_default_str();
+    export_format.add(*exp, {"markdown", "csv", "json"},
+                      {{"markdown", "Markdown"}, {"csv", "CSV: one table"}, {"json", "JSON"}});
+    addTableOption(*exp, export_table, tables);
     exp->add_option("-o,--output", export_out, "Output file (default: stdout)");
+    exp->add_flag("--environment", export_environment,
+                  "Also write the run's environment and settings as JSON beside the file "
+                  "(run3.csv: run3.environment.json)");
     exp->callback([&] {
-        code = runsExport(db, parseRunId(export_id), reportFormat(export_format), export_out);
+        code = runsExport(db, parseRunId(export_id), reportFormat(export_format.get()), export_out,
+                          export_table, export_environment);
     });
     std::string delete_id;
     auto* del = runs->add_subcommand("delete", "Delete one run and its results");

@@ -209,7 +209,7 @@ int compareMemoryRuns(const MemoryOptions& o) {
         throw BadInput(fmt::format("--compare: give two runs (A,B), not {}", ids.size()));
     for (const char* flag : {"--snapshot", "--oom-snapshot", "--frontier", "--record-steps",
                              "--label", "--no-store", "--jsonl"})
-        if (given(o.point, flag))
+        if (given(o.point, flag) || (std::string_view(flag) == "--jsonl" && o.point.jsonl))
             throw BadInput(fmt::format("--compare runs nothing: {} has no use with it", flag));
     auto store = openStoreForReading(o.point.db);
     std::vector<ts::MemoryResult> results;
@@ -341,16 +341,13 @@ void addMemoryCommand(CLI::App& app, int& code) {
                     "With --frontier: write the snapshot taken when the smallest failing probe ran "
                     "out of memory");
     addStoreOptions(*cmd, o->point.db, o->point.label, o->point.no_store, "the run");
-    auto* fmt_group = cmd->add_option_group("output", "Output format (default: aligned tables)");
-    fmt_group->add_flag("--markdown", o->point.markdown, "Markdown tables");
-    fmt_group->add_flag("--csv", o->point.csv,
-                        "CSV: the timeline (one point) or the peak table (several)");
-    fmt_group->add_flag("--jsonl", o->point.jsonl,
-                        "One JSON line per step and frontier probe, then each point's summary");
-    fmt_group->require_option(0, 1);
+    addFormatOptions(*cmd, o->point, "Markdown tables",
+                     "CSV: the timeline (one point) or the peak table (several)",
+                     "One JSON line per step and frontier probe, then each point's summary");
     cmd->add_flag("-q,--quiet", o->point.quiet, "No progress on stderr");
     cmd->callback([o, cmd, &code] {
         recordGivenOptions(*cmd, o->point);
+        readFormat(o->point);
         code = runMemoryCommand(*o);
     });
 }

@@ -27,6 +27,7 @@ struct PlanOptions {
     bool no_overlap = false;
     bool measure = false;
     std::optional<std::string> device, world, gemm_n, allreduce_size, iters, warmup;
+    cli::FormatChoice format;  // --format, or --markdown / --csv / --json (see Note [one spelling])
     bool markdown = false, csv = false, json = false;
     std::string db, label;
     bool no_store = false;
@@ -118,7 +119,7 @@ std::optional<MeasureSpec> buildMeasure(const PlanOptions& o) {
     for (const auto* f : {&o.device, &o.world, &o.gemm_n, &o.allreduce_size, &o.iters, &o.warmup})
         if (*f && !o.measure)
             throw cli::BadInput(
-                "--device/--world/--gemm-n/--allreduce-size/--iters/--warmup: only with "
+                "--device/--world/--gemm-n/--allreduce-size/--steps/--warmup: only with "
                 "--measure");
     if (!o.measure) return std::nullopt;
     MeasureSpec s;
@@ -144,7 +145,7 @@ std::optional<MeasureSpec> buildMeasure(const PlanOptions& o) {
                             *o.allreduce_size));
         s.allreduce_bytes = *b;
     }
-    if (o.iters) s.iters = static_cast<int>(cli::parseIntIn("--iters", *o.iters, 1, 10000));
+    if (o.iters) s.iters = static_cast<int>(cli::parseIntIn("--steps", *o.iters, 1, 10000));
     if (o.warmup) s.warmup = static_cast<int>(cli::parseIntIn("--warmup", *o.warmup, 0, 1000));
     if (const auto problems = validateMeasureSpec(s); !problems.empty())
         throw cli::BadInput(problems.front());
@@ -160,13 +161,15 @@ public:
     }
 };
 
-int runPlan(const PlanOptions& o) {
+int runPlan(PlanOptions& o) {
     const char* who = "trainscope-cli plan";
     PlannerInputs inputs;
     std::optional<MeasureSpec> measure;
     try {
-        if (static_cast<int>(o.markdown) + static_cast<int>(o.csv) + static_cast<int>(o.json) > 1)
-            throw cli::BadInput("choose one of --markdown, --csv, --json");
+        const std::string format = o.format.get();
+        o.markdown = format == "markdown";
+        o.csv = format == "csv";
+        o.json = format == "json";
         inputs = buildInputs(o);
         measure = buildMeasure(o);
     } catch (const cli::BadInput& e) {
@@ -245,11 +248,12 @@ void addPlanCommand(CLI::App& app, int& exit_code) {
     cmd->add_option("--allreduce-size", o->allreduce_size,
                     "with --measure: the all-reduce's bytes (default 256MiB on GPUs, 16MiB on "
                     "the CPU)");
-    cmd->add_option("--iters", o->iters, "with --measure: timed iterations (default 5)");
+    cmd->add_option("--steps,--iters", o->iters, "with --measure: timed iterations (default 5)");
     cmd->add_option("--warmup", o->warmup, "with --measure: untimed iterations (default 2)");
-    cmd->add_flag("--markdown", o->markdown, "Markdown tables");
-    cmd->add_flag("--csv", o->csv, "one CSV row a strategy");
-    cmd->add_flag("--json", o->json, "the whole report as one JSON document");
+    o->format.add(*cmd, {"table", "markdown", "csv", "json"},
+                  {{"markdown", "Markdown tables"},
+                   {"csv", "one CSV row a strategy"},
+                   {"json", "the whole report as one JSON document"}});
     cli::addStoreOptions(*cmd, o->db, o->label, o->no_store, "the plan");
     cmd->callback([o, &exit_code] { exit_code = runPlan(*o); });
 }

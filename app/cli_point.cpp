@@ -158,7 +158,10 @@ void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
             continue;
         }
         o.dims[d.id] = d.get(defaults);
-        cmd.add_option(std::string(d.flag), o.dims[d.id], help)->capture_default_str();
+        // See Note [one spelling]: --batch, as other commands had it, is --batch-size.
+        const std::string names =
+            d.id == ts::Dimension::Batch ? std::string(d.flag) + ",--batch" : std::string(d.flag);
+        cmd.add_option(names, o.dims[d.id], help)->capture_default_str();
         if (d.id == ts::Dimension::Size)
             cmd.add_option("--model-table,--sizes", o.model_table,
                            "2026 | 2025: the course edition whose table --size names (xl is 2560 "
@@ -199,6 +202,20 @@ void addCodeOptions(CLI::App& cmd, BenchOptions& o) {
                    "With --code: seconds a step (or a compilation) of your code may take before it "
                    "is stopped")
         ->capture_default_str();
+}
+
+void addFormatOptions(CLI::App& cmd, BenchOptions& o, const std::string& markdown_help,
+                      const std::string& csv_help, const std::string& jsonl_help) {
+    auto* group = cmd.add_option_group("output", "Output format (default: aligned tables)");
+    o.format.add(cmd, {"table", "markdown", "csv", "jsonl"},
+                 {{"markdown", markdown_help}, {"csv", csv_help}, {"jsonl", jsonl_help}}, group);
+}
+
+void readFormat(BenchOptions& o) {
+    const std::string format = o.format.get();
+    o.markdown = format == "markdown";
+    o.csv = format == "csv";
+    o.jsonl = format == "jsonl";
 }
 
 void recordGivenOptions(const CLI::App& cmd, BenchOptions& o) {

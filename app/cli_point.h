@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli_common.h"
 #include "core/sweep.h"
 
 namespace CLI {
@@ -34,7 +35,8 @@ struct BenchOptions {
     // The user's code (the Python source): --code, --optimizer, --python, --timeout (--source is
     // a dimension).
     std::string code, optimizer, python, timeout = "600";
-    bool check = false;  // bench --check: say what --code names, run nothing
+    bool check = false;   // bench --check: say what --code names, run nothing
+    FormatChoice format;  // --format, or --markdown / --csv / --jsonl (see Note [one spelling])
     bool markdown = false, csv = false, jsonl = false, no_store = false, quiet = false;
     std::vector<std::string> given;  // the options on the command line, as named in --help
 };
@@ -46,6 +48,13 @@ void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps);
 void addCodeOptions(CLI::App& cmd, BenchOptions& o);
 // Notes in o.given which of cmd's options the command line gave (call in the callback).
 void recordGivenOptions(const CLI::App& cmd, BenchOptions& o);
+// Adds the output format (--format table|markdown|csv|jsonl, and --markdown, --csv, --jsonl as its
+// aliases: see Note [one spelling]) to `cmd`, in an "output" group; `csv_help` says what the CSV
+// holds.
+void addFormatOptions(CLI::App& cmd, BenchOptions& o, const std::string& markdown_help,
+                      const std::string& csv_help, const std::string& jsonl_help);
+// Sets o.markdown, o.csv and o.jsonl from the format asked for (call in the callback).
+void readFormat(BenchOptions& o);
 // Whether the command line gave option `name` ("--sweep").
 bool given(const BenchOptions& o, std::string_view name);
 // The points the options (or the --sweep file) ask for, each validated and checked runnable

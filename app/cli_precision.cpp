@@ -1,7 +1,9 @@
 // `trainscope-cli precision accumulate|autocast|train`: the precision lab from the command line.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -13,6 +15,7 @@
 #include "core/lab.h"
 #include "core/point.h"
 #include "core/store.h"
+#include "core/table.h"
 #include "precision/precision.h"
 #include "precision/precision_report.h"
 #include "runtime/environment.h"
@@ -22,7 +25,8 @@ namespace {
 using namespace ts;
 
 struct OutputOptions {
-    bool markdown = false, json = false, jsonl = false;
+    cli::FormatChoice format;  // --format, or its flags (see Note [one spelling])
+    std::string table;         // --table: which CSV table
     std::string db, label;
     bool no_store = false;
 };
@@ -48,15 +52,28 @@ struct TrainOptions {
     OutputOptions out;
 };
 
-enum class Format { Table, Markdown, Json, Jsonl };
+enum class Format { Table, Markdown, Csv, Json, Jsonl };
 
-Format formatOf(const OutputOptions& o) {
-    if (static_cast<int>(o.markdown) + static_cast<int>(o.json) + static_cast<int>(o.jsonl) > 1)
-        throw cli::BadInput("choose one of --markdown, --json, --jsonl");
-    return o.markdown ? Format::Markdown
-           : o.json   ? Format::Json
-           : o.jsonl  ? Format::Jsonl
-                      : Format::Table;
+// The format asked for; `tables` the CSV tables the command has (--table names one of them).
+Format formatOf(const OutputOptions& o, const std::vector<std::string>& tables) {
+    const std::string f = o.format.get();
+    if (!o.table.empty()) {
+        if (f != "csv")
+            throw cli::BadInput("--table: chooses the CSV table; give --format csv too");
+        if (std::find(tables.begin(), tables.end(), o.table) == tables.end())
+            throw cli::BadInput(
+                fmt::format("--table: '{}' is not one of {}", o.table, fmt::join(tables, ", ")));
+    }
+    return f == "markdown" ? Format::Markdown
+           : f == "csv"    ? Format::Csv
+           : f == "json"   ? Format::Json
+           : f == "jsonl"  ? Format::Jsonl
+                           : Format::Table;
+}
+
+// See Note [tables other programs read]: the one table --table names (the first by default).
+void printCsv(const std::vector<CsvTable>& tables, const std::string& table) {
+    std::printf("%s", cli::chooseCsvTable(tables, table).c_str());
 }
 
 std::vector<std::string> dtypeItems(const std::vector<std::string>& values) {
@@ -99,7 +116,7 @@ std::vector<AutocastSpec> buildAutocastSpecs(const AutocastOptions& o) {
     base.model = o.model;
     base.device = o.device;
     checkDeviceFlag(base.device);
-    if (o.batch) base.batch = cli::parseIntIn("--batch", *o.batch, 1, 65536);
+    if (o.batch) base.batch = cli::parseIntIn("--batch-size", *o.batch, 1, 65536);
     if (o.context_length)
         base.context_length = cli::parseIntIn("--context-length", *o.context_length, 1, 65536);
     if (o.seed) base.seed = cli::parseSeed("--seed", *o.seed);
@@ -154,7 +171,7 @@ TrainNumericsSpec buildTrainSpec(const TrainOptions& o) {
             throw cli::BadInput(fmt::format(
                 "--init-scale: the initial loss scale '{}' is not in 1..1e30", *o.init_scale));
     }
-    if (o.batch) spec.batch = cli::parseIntIn("--batch", *o.batch, 1, 65536);
+    if (o.batch) spec.batch = cli::parseIntIn("--batch-size", *o.batch, 1, 65536);
     if (o.seed) spec.seed = cli::parseSeed("--seed", *o.seed);
     if (const auto errors = validateTrainNumericsSpec(spec); !errors.empty())
         throw cli::BadInput(errors.front());
@@ -186,7 +203,7 @@ int runAccumulate(const AccumulateOptions& o) {
     Format format;
     try {
         spec = buildAccumulationSpec(o);
-        format = formatOf(o.out);
+        format = formatOf(o.out, {"sums"});
     } catch (const cli::BadInput& e) {
         std::fprintf(stderr, "trainscope-cli precision accumulate: %s\n", e.what());
         return cli::kBadInput;
@@ -211,6 +228,9 @@ int runAccumulate(const AccumulateOptions& o) {
         return cli::kRunFailed;
     }
     switch (format) {
+        case Format::Csv:
+            printCsv(precisionCsvTables(results, {}, {}), o.out.table);
+            break;
         case Format::Jsonl:
             for (const auto& r : results)
                 std::printf("%s\n", accumulationJsonLine(r, o.running_error).c_str());
@@ -241,7 +261,7 @@ int runAutocast(const AutocastOptions& o) {
     Format format;
     try {
         specs = buildAutocastSpecs(o);
-        format = formatOf(o.out);
+        format = formatOf(o.out, {"tensors", "ops"});
     } catch (const cli::BadInput& e) {
         std::fprintf(stderr, "trainscope-cli precision autocast: %s\n", e.what());
         return cli::kBadInput;
@@ -261,6 +281,7 @@ int runAutocast(const AutocastOptions& o) {
     CliObserver obs;
     int failed = 0;
     std::string json_out;
+    std::vector<AutocastReport> reports;  // --format csv: the table at the end
     for (size_t i = 0; i < specs.size(); ++i) {
         AutocastReport r;
         try {
@@ -272,11 +293,20 @@ int runAutocast(const AutocastOptions& o) {
         }
         failed += r.status != Status::Ok;
         switch (format) {
+            case Format::Csv:
+                if (const std::string note = autocastPolicyNote(r); !note.empty())
+                    std::fprintf(stderr, "%s\n", note.c_str());
+                reports.push_back(r);
+                break;
             case Format::Jsonl:
                 std::printf("%s\n", autocastJsonLine(r).c_str());
+                if (const std::string note = autocastPolicyNote(r); !note.empty())
+                    std::fprintf(stderr, "%s\n", note.c_str());
                 break;
             case Format::Json:
                 json_out += (i ? ", " : "") + autocastJsonLine(r);
+                if (const std::string note = autocastPolicyNote(r); !note.empty())
+                    std::fprintf(stderr, "%s\n", note.c_str());
                 break;
             case Format::Markdown:
             case Format::Table: {
@@ -286,6 +316,15 @@ int runAutocast(const AutocastOptions& o) {
                             std::string(toString(r.spec.dtype)).c_str(),
                             printable(r.spec.device).c_str(), printable(r.spec.model).c_str(),
                             r.status == Status::Ok ? ":" : (": " + printable(r.error)).c_str());
+                if (format == Format::Markdown) {  // see Note [tables other programs read]
+                    RunInfo spec;
+                    spec.spec_json = autocastSpecJson(specs[i]);
+                    std::printf("Settings: %s.\n\n", markdownText(specSettings(spec)).c_str());
+                }
+                // See Note [autocast on the CPU]: the CPU's policy is not the GPU's.
+                if (const std::string note = autocastPolicyNote(r); !note.empty())
+                    std::printf("%s\n\n",
+                                (format == Format::Markdown ? markdownText(note) : note).c_str());
                 std::printf("%s", autocastTable(r, tf).c_str());
                 if (!r.ops.empty())
                     std::printf(
@@ -296,6 +335,9 @@ int runAutocast(const AutocastOptions& o) {
         }
     }
     if (format == Format::Json) std::printf("{\"reports\": [%s]}\n", json_out.c_str());
+    if (format == Format::Csv) {
+        printCsv(precisionCsvTables({}, reports, {}), o.out.table);  // "tensors" by default
+    }
     return failed ? cli::kRunFailed : cli::kOk;
 }
 
@@ -304,7 +346,7 @@ int runTrain(const TrainOptions& o) {
     Format format;
     try {
         spec = buildTrainSpec(o);
-        format = formatOf(o.out);
+        format = formatOf(o.out, {"steps"});
     } catch (const cli::BadInput& e) {
         std::fprintf(stderr, "trainscope-cli precision train: %s\n", e.what());
         return cli::kBadInput;
@@ -330,6 +372,9 @@ int runTrain(const TrainOptions& o) {
         return cli::kRunFailed;
     }
     switch (format) {
+        case Format::Csv:
+            printCsv(precisionCsvTables({}, {}, curves), o.out.table);
+            break;
         case Format::Jsonl:
             for (const auto& c : curves) std::printf("%s\n", trainNumericsJsonLine(c).c_str());
             break;
@@ -357,10 +402,14 @@ int runTrain(const TrainOptions& o) {
     return cli::kOk;
 }
 
-void addOutputOptions(CLI::App* sub, OutputOptions& o) {
-    sub->add_flag("--markdown", o.markdown, "a Markdown table");
-    sub->add_flag("--json", o.json, "one JSON document");
-    sub->add_flag("--jsonl", o.jsonl, "one JSON object a line");
+// `tables`: the CSV tables of the command, for --table's help.
+void addOutputOptions(CLI::App* sub, OutputOptions& o, const std::string& tables) {
+    o.format.add(*sub, {"table", "markdown", "csv", "json", "jsonl"},
+                 {{"markdown", "a Markdown table"},
+                  {"csv", "a CSV table"},
+                  {"json", "one JSON document"},
+                  {"jsonl", "one JSON object a line"}});
+    cli::addTableOption(*sub, o.table, tables);
     cli::addStoreOptions(*sub, o.db, o.label, o.no_store);
 }
 
@@ -379,7 +428,7 @@ void addPrecisionCommand(CLI::App& app, int& exit_code) {
                     "low-precision formats besides fp32: fp16,bf16 (default both)");
     acc->add_flag("--running-error", a->running_error,
                   "with --json/--jsonl: the error after every step");
-    addOutputOptions(acc, a->out);
+    addOutputOptions(acc, a->out, "sums");
     acc->callback([a, &exit_code] { exit_code = runAccumulate(*a); });
 
     auto c = std::make_shared<AutocastOptions>();
@@ -389,11 +438,11 @@ void addPrecisionCommand(CLI::App& app, int& exit_code) {
                      "toy (the course's Linear→ReLU→LayerNorm→Linear) or an LM size");
     cast->add_option("--device", c->device, "cpu, cuda or cuda:N (default cpu)");
     cast->add_option("--dtype", c->dtype, "autocast dtypes: bf16,fp16 (default bf16)");
-    cast->add_option("--batch", c->batch, "batch size (default 8)");
+    cast->add_option("--batch-size,--batch", c->batch, "batch size (default 8)");
     cast->add_option("--context-length", c->context_length,
                      "the LM's sequence length (default 16)");
     cast->add_option("--seed", c->seed, "random seed of weights and inputs");
-    addOutputOptions(cast, c->out);
+    addOutputOptions(cast, c->out, "tensors, ops");
     cast->callback([c, &exit_code] { exit_code = runAutocast(*c); });
 
     auto t = std::make_shared<TrainOptions>();
@@ -404,9 +453,9 @@ void addPrecisionCommand(CLI::App& app, int& exit_code) {
     train->add_option("--steps", t->steps, "training steps (default 50)");
     train->add_option("--lr", t->lr, "AdamW's learning rate (default 0.01)");
     train->add_option("--init-scale", t->init_scale, "fp16's first loss scale (default 65536)");
-    train->add_option("--batch", t->batch, "batch size (default 64)");
+    train->add_option("--batch-size,--batch", t->batch, "batch size (default 64)");
     train->add_option("--seed", t->seed, "random seed of weights and data");
-    addOutputOptions(train, t->out);
+    addOutputOptions(train, t->out, "steps");
     train->callback([t, &exit_code] { exit_code = runTrain(*t); });
 }
 

@@ -226,16 +226,13 @@ void addProfileCommand(CLI::App& app, int& code) {
                     "export_chrome_trace: flow events from launches to kernels, for TensorBoard's "
                     "profiler plugin and Holistic Trace Analysis) to this .json file");
     addStoreOptions(*cmd, o->point.db, o->point.label, o->point.no_store, "the profile");
-    auto* fmt_group = cmd->add_option_group("output", "Output format (default: aligned tables)");
-    fmt_group->add_flag("--markdown", o->point.markdown, "Markdown tables");
-    fmt_group->add_flag("--csv", o->point.csv,
-                        "CSV: every kernel (on the CPU: op) of the phase/range");
-    fmt_group->add_flag("--jsonl", o->point.jsonl,
-                        "One JSON line per step, then the profile's summary");
-    fmt_group->require_option(0, 1);
+    addFormatOptions(*cmd, o->point, "Markdown tables",
+                     "CSV: every kernel (on the CPU: op) of the phase/range",
+                     "One JSON line per step, then the profile's summary");
     cmd->add_flag("-q,--quiet", o->point.quiet, "No progress on stderr");
     cmd->callback([o, cmd, &code] {
         recordGivenOptions(*cmd, o->point);
+        readFormat(o->point);
         code = runProfileCommand(*o);
     });
 }

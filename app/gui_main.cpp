@@ -31,8 +31,12 @@ bool displayReachable(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     QCommandLineParser cli;
-    cli.setApplicationDescription(
-        QStringLiteral("TrainScope: GPU experiments on Transformer training"));
+    cli.setApplicationDescription(QStringLiteral(
+        "TrainScope: where the time and memory of a transformer training step go (the window; "
+        "trainscope-cli is the same without one).\n"
+        "Every option is checked before the window opens: a bad one exits 2 with the reason; a "
+        "session that quits exits 1 when its run, the opened run or the comparison failed or "
+        "could not be stored, or a tab it asked for is not there."));
     cli.addHelpOption();
     cli.addVersionOption();
     QCommandLineOption db(
@@ -75,12 +79,16 @@ int main(int argc, char** argv) {
                             QStringLiteral("id"));
     QCommandLineOption shot(
         QStringLiteral("screenshot"),
-        QStringLiteral("After the run, grab a tab: TAB=file.png, TAB a tab's key in the "
-                       "experiment shown (steps, sweep, speedup, attention, lanes, ...; a key "
-                       "that is not one lists them all). Repeatable; quits after."),
+        QStringLiteral("After the run (or the run --open shows, or the --compare), grab a tab: "
+                       "TAB=file.png, TAB a tab's key in the experiment shown (steps, sweep, "
+                       "speedup, attention, lanes, ...; one that two experiments share also as "
+                       "experiment.tab: memory.timeline; a key that is not one lists them all). "
+                       "Repeatable; quits after."),
         QStringLiteral("tab=png"));
     QCommandLineOption report(QStringLiteral("report"),
-                              QStringLiteral("After the run, write a Markdown report and quit."),
+                              QStringLiteral("After the run (or the run --open shows, or the "
+                                             "--compare), write a Markdown report of the "
+                                             "experiment shown, its charts beside it, and quit."),
                               QStringLiteral("file.md"));
     for (const auto* o : {&db, &theme, &presentation, &fresh, &size, &experiment, &preset, &config,
                           &run, &compare, &open, &shot, &report})

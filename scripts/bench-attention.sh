@@ -48,7 +48,7 @@ cell = {(r["impl"], r["batch"], r["heads"], r["head_dim"], r["seq"]): r for r in
 keys = sorted({(int(r["batch"]), int(r["heads"]), int(r["head_dim"]), int(r["seq"])) for r in rows})
 def ms(impl, k, col):
     r = cell.get((impl,) + tuple(map(str, k)))
-    return float(r[col]) if r and r["status"] == "ok" else None
+    return float(r[col]) if r and r["status"] == "ok" and r[col] != "" else None  # empty: not measured
 def show(x):
     return "-" if x is None else f"{x:.3f}"
 def ratio(a, b):
@@ -62,7 +62,7 @@ for k in keys:
     b, h, d, s = k
     fo, ff, fc = ms("flash", k, "forward_ms"), ms("sdpa-flash", k, "forward_ms"), ms("sdpa-cudnn", k, "forward_ms")
     bo, bf, bc = ms("flash", k, "backward_ms"), ms("sdpa-flash", k, "backward_ms"), ms("sdpa-cudnn", k, "backward_ms")
-    po, pn = ms("flash", k, "peak_memory"), ms("naive", k, "peak_memory")
+    po, pn = ms("flash", k, "peak_memory_bytes"), ms("naive", k, "peak_memory_bytes")
     mem = ratio(po, pn) if pn else st("naive", k)
     if fo is None: fo_s = st("flash", k)
     print(f"| {b}×{h} | {d} | {s} | {show(fo) if fo is not None else st('flash', k)} | {show(ff)} | {show(fc)} | {ratio(fo, ff)} | "

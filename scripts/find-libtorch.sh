@@ -8,7 +8,11 @@ set -euo pipefail
 TORCH_VERSION_WANTED="2.11.0"
 NO_INSTALL=0
 [ "${1:-}" = --no-install ] && NO_INSTALL=1
-say() { printf '\033[1m[trainscope]\033[0m %s\n' "$*" >&2; }
+if [ -z "${NO_COLOR:-}" ] && [ -t 2 ]; then  # as setup.sh: plain where NO_COLOR is set
+    say() { printf '\033[1m[trainscope]\033[0m %s\n' "$*" >&2; }
+else
+    say() { printf '[trainscope] %s\n' "$*" >&2; }
+fi
 
 # Prints the cmake prefix of a torch 2.11 in the given python, or nothing.
 torch_prefix_of() {

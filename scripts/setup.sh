@@ -11,7 +11,12 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${TRAINSCOPE_BUILD_DIR:-$ROOT/build/default}"
-say() { printf '\033[1m[trainscope]\033[0m %s\n' "$*" >&2; }
+# Bold only on a terminal, and never where NO_COLOR is set to anything (https://no-color.org).
+if [ -z "${NO_COLOR:-}" ] && [ -t 2 ]; then
+    say() { printf '\033[1m[trainscope]\033[0m %s\n' "$*" >&2; }
+else
+    say() { printf '[trainscope] %s\n' "$*" >&2; }
+fi
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -37,6 +42,11 @@ install_system_packages() {
     fi
 }
 
+# The LibTorch prefix a build folder was configured with (empty: none).
+configured_prefix() {
+    sed -n 's/^CMAKE_PREFIX_PATH:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null | head -n 1
+}
+
 configure_and_build() {
     local prefix="$1"
     local gen=()
@@ -46,9 +56,37 @@ configure_and_build() {
         # shellcheck disable=SC2086
         cmake -S "$ROOT" -B "$BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
             -DCMAKE_PREFIX_PATH="$prefix" ${TRAINSCOPE_CMAKE_ARGS:-} >/dev/null
+    elif [ "$(configured_prefix)" != "$prefix" ]; then
+        # A build folder made with another LibTorch (TORCH_PREFIX given now, or python3's torch
+        # changed): configured again for this one, its cached paths to the old one dropped, or
+        # find_package(Torch) would keep them.
+        local old root name
+        old="$(configured_prefix)"
+        root="${old%/share/cmake}"
+        local drop=()
+        if [ -n "$root" ]; then
+            while IFS= read -r name; do drop+=(-U "$name"); done < <(
+                grep -F "=$root" "$BUILD_DIR/CMakeCache.txt" | sed 's/:.*//' | grep -v '^CMAKE_PREFIX_PATH$')
+        fi
+        say "$BUILD_DIR was configured with LibTorch at $old; configuring it for $prefix"
+        # shellcheck disable=SC2086
+        cmake -S "$ROOT" -B "$BUILD_DIR" "${drop[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
+            ${TRAINSCOPE_CMAKE_ARGS:-} >/dev/null
     fi
     say "building (first build takes a while on few cores)"
     cmake --build "$BUILD_DIR" --parallel "${TRAINSCOPE_JOBS:-$(nproc)}"
+}
+
+# The Python packages the tests need beside torch, into the project's venv when LibTorch is its
+# (markdown-it-py: tst_cli_formats parses the CLI's Markdown with it). Another python's packages
+# are left alone; the test then says it cannot parse Markdown there.
+install_test_packages() {
+    local prefix="$1"
+    local venv="${TRAINSCOPE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/trainscope/venv-torch-2.11.0}"
+    case "$prefix" in "$venv"/*) ;; *) return ;; esac
+    "$venv/bin/python" -c 'import markdown_it' 2>/dev/null && return
+    say "installing markdown-it-py into $venv (the Markdown tests read the CLI's tables with it)"
+    "$venv/bin/python" -m pip install -q markdown-it-py || say "could not install markdown-it-py"
 }
 
 install_system_packages
@@ -56,5 +94,6 @@ install_system_packages
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
 TORCH_CMAKE_PREFIX="$(bash "$ROOT/scripts/find-libtorch.sh")" || exit 1
 export TORCH_CMAKE_PREFIX
+install_test_packages "$TORCH_CMAKE_PREFIX"
 configure_and_build "$TORCH_CMAKE_PREFIX"
 export TRAINSCOPE_BUILD_DIR="$BUILD_DIR"

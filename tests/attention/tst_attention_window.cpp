@@ -283,11 +283,12 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     QVERIFY2(w.exportTab(tab, dir.filePath("attention.csv"), {}, &error), qPrintable(error));
     QFile csv(dir.filePath("attention.csv"));
     QVERIFY(csv.open(QIODevice::ReadOnly));
-    QStringList rows;
-    for (const QString& line : QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts))
-        if (!line.startsWith('#')) rows << line;
+    // See Note [tables other programs read]: the table alone, snake_case headers.
+    const QStringList rows = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(rows.size(), 5);
-    QVERIFY(rows[0].startsWith(QStringLiteral("Implementation,Batch,Heads,Seq")));
+    QVERIFY2(rows[0].startsWith(QStringLiteral("implementation,batch,heads,seq,head_dim,dtype")),
+             qPrintable(rows[0]));
+    QVERIFY(QFile::exists(dir.filePath("attention.environment.json")));
     QVERIFY2(w.exportTab(tab, dir.filePath("attention.png"), {900, 500}, &error),
              qPrintable(error));
     QImage img;

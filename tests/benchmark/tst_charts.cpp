@@ -646,19 +646,22 @@ void TestCharts::resultsHaveMeanAndStdPerPhaseAndNaForCpu() {
     QVERIFY2(exportTable(m, path, {}, &error), qPrintable(error));
     QFile f(path);
     QVERIFY(f.open(QIODevice::ReadOnly));
-    QStringList lines;
-    for (const QString& l :
-         QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
-        if (!l.startsWith(QLatin1String("# "))) lines << l;
+    // See Note [tables other programs read]: one table, no comment lines, snake_case headers
+    // with the raw values' units, and nothing where nothing was measured.
+    const QStringList lines =
+        QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);
     const QStringList header = lines[0].split(QLatin1Char(','));
-    for (const char* h :
-         {"Forward ms", "Forward std ms", "Backward std ms", "Optimizer std ms", "Total std ms"})
+    for (const char* h : {"forward_ms", "forward_std_ms", "backward_std_ms", "optimizer_std_ms",
+                          "total_std_ms", "peak_memory_bytes", "total_cv_percent"})
         QVERIFY2(header.contains(QString::fromLatin1(h)), h);
     const QStringList gpuRow = lines[1].split(QLatin1Char(','));
     const QStringList cpuRow = lines[2].split(QLatin1Char(','));
     QVERIFY(std::abs(gpuRow[ResultModel::ForwardStd].toDouble() - gpu.forward.std) < 1e-9);
-    QCOMPARE(cpuRow[ResultModel::PeakMemory], QStringLiteral("n/a"));
-    QCOMPARE(cpuRow[ResultModel::Backward], QStringLiteral("n/a"));
+    QCOMPARE(gpuRow[ResultModel::PeakMemory], QString::number(gpu.peak_memory));
+    QCOMPARE(cpuRow[ResultModel::PeakMemory], QString());
+    QCOMPARE(cpuRow[ResultModel::Backward], QString());
+    QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("results.environment.json"))));
     // The step table: no memory figures on the CPU either.
     BenchView view;
     runInto(view, {fake::result(cpu, 4)}, 1);
@@ -687,7 +690,7 @@ void TestCharts::engineReportSaysNaForCpuMemory() {
         csv[0].split(QLatin1Char(',')).indexOf(QStringLiteral("peak_memory_bytes")));
     QVERIFY(col >= 0);
     QCOMPARE(csv[1].split(QLatin1Char(','))[col], QString::number(int64_t(200) << 20));
-    QCOMPARE(csv[2].split(QLatin1Char(','))[col], QStringLiteral("n/a"));
+    QCOMPARE(csv[2].split(QLatin1Char(','))[col], QString());  // not measured: empty
 }
 
 void TestCharts::compareNamesTheComparison() {

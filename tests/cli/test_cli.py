@@ -65,7 +65,10 @@ class Cli(unittest.TestCase):
         self.assertIn("optimizer (ms)", p.stdout)
         p = run("bench", *TINY, "--markdown", db=self.db)
         self.assertEqual(p.returncode, 0, p.stderr)
-        header = p.stdout.splitlines()[0]
+        # The settings every row shares first (see Note [tables other programs read]), then the table.
+        lines = p.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("Settings of every row: context length 16, batch size 2"), lines[0])
+        header = next(l for l in lines if l.startswith("| size"))
         for col in ("size", "d_model", "d_ff", "layers", "heads", "forward (ms)", "backward (ms)"):
             self.assertIn(col, header)
         self.assertTrue(header.startswith("| "))

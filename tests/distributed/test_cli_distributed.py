@@ -101,7 +101,7 @@ class Distributed(unittest.TestCase):
             (["--sizes", "12XB"], "--sizes: '12XB' is not a size"),
             (["--sizes", "8GiB"], "more than 4 GiB"),
             (["--dtypes", "fp32,fp8"], "--dtypes: 'fp8' is not one of fp32, bf16"),
-            (["--iters", "0"], "--iters"),
+            (["--iters", "0"], "--steps"),  # the old spelling, named as --steps
             (["--timeout", "0"], "--timeout"),
             (["--format", "xml"], "--format"),
         ]

@@ -77,7 +77,7 @@ class Memory(unittest.TestCase):
         self.assertIn("| size", md.stdout)
         csv = run("runs", "export", run_id, "--format", "csv", db=self.db)
         self.assertEqual(csv.returncode, 0, csv.stderr)
-        self.assertTrue(csv.stdout.startswith("size,context,batch,precision,attention,mode,status,peak,predicted"), csv.stdout)
+        self.assertTrue(csv.stdout.startswith("size,context,batch,precision,attention,mode,status,peak_bytes,predicted_peak_bytes"), csv.stdout)
         js = run("runs", "show", run_id, "--format", "json", db=self.db)
         self.assertEqual(js.returncode, 0, js.stderr)
         doc = json.loads(js.stdout)
@@ -100,7 +100,7 @@ class Memory(unittest.TestCase):
             self.assertIn(row, c.stdout)
         csv = run("memory", "--compare", f"{ids[0]},{ids[1]}", "--csv", db=self.db)
         self.assertEqual(csv.returncode, 0, csv.stderr)
-        self.assertTrue(csv.stdout.startswith("category,A at the peak,B at the peak,B - A"), csv.stdout)
+        self.assertTrue(csv.stdout.startswith("category,a_peak_bytes,b_peak_bytes,b_minus_a_bytes"), csv.stdout)
         for bad, needle in ((f"{ids[0]}", "two runs"), (f"{ids[0]},999", "no run 999"), (f"{ids[0]},{ids[1]}:5", "no point 5"),
                             ("x,y", "x")):
             p = run("memory", "--compare", bad, db=self.db)

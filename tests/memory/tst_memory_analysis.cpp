@@ -387,8 +387,9 @@ TEST(MemoryReport, TablesTimelineCsvAndPeakTable) {
     const std::string csv = ts::memoryTimelineCsv(r);
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 13);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
-              "event,time_us,phase,step,allocated,reserved,parameters,gradients,optimizer "
-              "state,activations,temporaries,other");
+              "event,time_us,phase,step,allocated_bytes,reserved_bytes,parameters_bytes,"
+              "gradients_bytes,optimizer_state_bytes,activations_bytes,temporaries_bytes,"
+              "other_bytes");
     EXPECT_NE(csv.find("\n7,7.000,backward,0,22384,3145728,4096,4096,8192,3000,3000,0\n"),
               std::string::npos)
         << csv;

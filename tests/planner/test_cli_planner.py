@@ -137,7 +137,8 @@ class Plan(unittest.TestCase):
             (["plan", "--measure", "-C", "1e12", *base[1:]], "not with --measure"),
             (["plan", "-C", "1e12", "-W", "1", *base[1:], "--world", "2"], "only with --measure"),
             (["plan", "--measure", "--device", "tpu", *base[1:]], "--device: 'tpu'"),
-            (["plan", "-C", "1e12", "-W", "1", *base[1:], "--json", "--markdown"], "choose one"),
+            (["plan", "-C", "1e12", "-W", "1", *base[1:], "--json", "--markdown"], "two output formats"),
+            (["plan", "-C", "1e12", "-W", "1", *base[1:], "--format", "csv", "--json"], "two output formats"),
         ]
         for args, message in cases:
             p = run(*args, db=self.db)

@@ -63,10 +63,8 @@ bool runAndWait(MainWindow& w, int timeoutMs) {
 QString csvBody(const QString& path) {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return {};
-    QStringList rows;
-    for (const QString& line : QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts))
-        if (!line.startsWith('#')) rows << line;
-    return rows.join('\n');
+    // See Note [tables other programs read]: the table alone, no comment lines.
+    return QString::fromUtf8(f.readAll()).trimmed();
 }
 }  // namespace
 
@@ -262,8 +260,16 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
     QString error;
     QVERIFY2(w->exportTab("accumulation", dir.filePath("acc.csv"), {}, &error), qPrintable(error));
     const QString csv = csvBody(dir.filePath("acc.csv"));
-    QVERIFY2(csv.startsWith(QStringLiteral("Sum,Final value")), qPrintable(csv));
+    QVERIFY2(csv.startsWith(QStringLiteral("sum,final_value,exact_value,error,addend_as_stored,"
+                                           "first_rounding_step,first_stall_step,ulp_at_end,"
+                                           "torch_value\n")),
+             qPrintable(csv));
     QCOMPARE(csv.count('\n'), 4);
+    // Numbers; a sum that never stalls has no stall step (empty, not 0 or "never").
+    const QStringList fp32 = csv.split('\n')[1].split(',');
+    QCOMPARE(fp32[0], QStringLiteral("fp32 += fp32"));
+    QVERIFY(fp32[1].toDouble() > 10);
+    QCOMPARE(fp32[6], QString());
     QVERIFY2(w->exportTab("accumulation", dir.filePath("acc.png"), {800, 450}, &error),
              qPrintable(error));
     QImage img;

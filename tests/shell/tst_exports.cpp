@@ -1,10 +1,12 @@
 // Charts and exports on hand-made data: every chart writes a PNG that decodes at the asked
-// size, an SVG that parses and a PDF; tables go to CSV (environment comments, header, rows)
-// and Markdown; a report links images that exist. The memory chart takes a million points
-// and still replots quickly; chart redraws stay throttled.
+// size, an SVG that parses and a PDF; tables go to CSV (snake_case header and rows, the
+// environment as JSON beside it) and Markdown; a report links images that exist. The memory chart
+// takes a million points and still replots quickly; chart redraws stay throttled.
 #include <QApplication>
 #include <QClipboard>
 #include <QComboBox>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QSpinBox>
 #include <QSvgRenderer>
@@ -104,7 +106,7 @@ private Q_SLOTS:
     void reportHeadingsAreReadable();
     void exportDialogKeepsThePresetSize();
     void darkChartsExportInPrintColours();
-    void csvCarriesEnvironmentHeaderAndRows();
+    void csvIsOneTableWithItsEnvironmentBeside();
     void markdownAndClipboard();
     void reportLinksImagesThatExist();
     void stepChartShowsWarmupAndFollowsPoints();
@@ -217,24 +219,39 @@ void TestExports::missingFoldersAreMade() {
     QVERIFY(QFileInfo(csv).size() > 0);
 }
 
-void TestExports::csvCarriesEnvironmentHeaderAndRows() {
+void TestExports::csvIsOneTableWithItsEnvironmentBeside() {
     const QString path = dir_.filePath(QStringLiteral("results.csv"));
     QString error;
     QVERIFY2(exportTable(results_, path, context(), &error), qPrintable(error));
-    QStringList lines = readAll(path).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-    QStringList comments;
-    while (!lines.isEmpty() && lines.front().startsWith(QLatin1String("# ")))
-        comments << lines.takeFirst();
-    const QString env = comments.join(QLatin1Char('\n'));
-    for (const char* want :
-         {"Run: Run 42 — test run", "Device: NVIDIA Test GPU", "Driver: 550.1", "CUDA: 12.4",
-          "LibTorch: 2.11.0", "commit abc123", "Date: 2026-01-01", "Configuration: 2 points"})
-        QVERIFY2(env.contains(QString::fromUtf8(want)), want);
-    QStringList header;
-    for (int c = 0; c < results_.columnCount(); ++c)
-        header << results_.headerData(c, Qt::Horizontal).toString();
-    QCOMPARE(lines.front(), header.join(QLatin1Char(',')));
+    // See Note [tables other programs read]: the table alone, its header first...
+    const QStringList lines = readAll(path).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY(!lines.front().startsWith(QLatin1Char('#')));
+    const QStringList header = lines.front().split(QLatin1Char(','));
+    QCOMPARE(header, csvHeaders(results_));
+    QCOMPARE(header.size(), results_.columnCount());
+    const QRegularExpression snake(QStringLiteral("^[a-z][a-z0-9_]*$"));
+    for (const QString& h : header) QVERIFY2(snake.match(h).hasMatch(), qPrintable(h));
+    QCOMPARE(header[ResultModel::Total], QStringLiteral("total_ms"));
+    QCOMPARE(header[ResultModel::PeakMemory], QStringLiteral("peak_memory_bytes"));
     QCOMPARE(lines.size(), 1 + results_.rowCount());
+    // ... and where it came from beside it, as JSON.
+    const QString beside = dir_.filePath(QStringLiteral("results.environment.json"));
+    QCOMPARE(environmentPathFor(path), beside);
+    const QJsonObject env = QJsonDocument::fromJson(readAll(beside).toUtf8()).object();
+    QCOMPARE(env.value(QStringLiteral("run")).toString(), QStringLiteral("Run 42 — test run"));
+    QCOMPARE(env.value(QStringLiteral("store_run_id")).toInt(), 42);
+    const QJsonObject machine = env.value(QStringLiteral("environment")).toObject();
+    QCOMPARE(machine.value(QStringLiteral("device_name")).toString(),
+             QStringLiteral("NVIDIA Test GPU"));
+    QCOMPARE(machine.value(QStringLiteral("driver_version")).toString(), QStringLiteral("550.1"));
+    QVERIFY(env.value(QStringLiteral("configuration"))
+                .toString()
+                .startsWith(QStringLiteral("2 points")));
+    QVERIFY(env.value(QStringLiteral("configuration_json")).isArray());
+    // Without it when not wanted.
+    const QString alone = dir_.filePath(QStringLiteral("alone.csv"));
+    QVERIFY2(exportTable(results_, alone, context(), &error, false), qPrintable(error));
+    QVERIFY(!QFileInfo::exists(dir_.filePath(QStringLiteral("alone.environment.json"))));
     // Raw numbers, so a spreadsheet can compute: the total mean of the first point.
     const QStringList row = lines[1].split(QLatin1Char(','));
     QCOMPARE(row.size(), header.size());
@@ -263,7 +280,11 @@ void TestExports::markdownAndClipboard() {
     QVERIFY(!escaped.contains(QStringLiteral("<b>")));
     copyTableToClipboard(speedup, context());
     const QString text = QApplication::clipboard()->text();
-    QVERIFY(text.startsWith(QStringLiteral("Configuration\tfp32 ms\tbf16 ms")));
+    // The CSV's table with tabs: its headers and raw numbers (a spreadsheet computes with them).
+    QVERIFY2(text.startsWith(QStringLiteral("configuration\tfp32_ms\tbf16_ms\tbf16_vs_fp32_x")),
+             qPrintable(text));
+    QVERIFY2(!text.contains(QStringLiteral(" ms")) && !text.contains(QStringLiteral("×")),
+             qPrintable(text));
     // Only the table in plain text (a spreadsheet takes every line as a row); the context
     // is in the HTML flavour's footer.
     QVERIFY2(!text.contains(QLatin1Char('#')), qPrintable(text));

@@ -6,6 +6,9 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QGroupBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -20,11 +23,14 @@
 #include <QtTest>
 
 #include "common/windowtesting.h"
+#include "core/lab.h"
 #include "runtime/environment.h"
 #include "ui/benchmark/memorychart.h"
 #include "ui/benchmark/stepchart.h"
 #include "ui/benchmark/storedbenchrun.h"
+#include "ui/common/exporter.h"
 #include "ui/common/labpanel.h"
+#include "ui/common/labview.h"
 #include "ui/common/sweepchart.h"
 #include "ui/common/tableview.h"
 #include "ui/common/theme.h"
@@ -50,25 +56,21 @@ QJsonObject tinyCpu(int steps = 3, const QString& label = QStringLiteral("tiny c
                        {"device", "cpu"}};
 }
 
-QStringList csvRows(const QString& path, QStringList* comments = nullptr) {
+// A CSV's lines (see Note [tables other programs read]: the table alone, no comment lines) and,
+// in `environment`, the JSON written beside it.
+QStringList csvRows(const QString& path, QJsonObject* environment = nullptr) {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return {};
-    QStringList rows;
-    for (const QString& line : QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts)) {
-        if (line.startsWith(QLatin1String("# "))) {
-            if (comments) *comments << line;
-        } else {
-            rows << line;
-        }
+    const QStringList rows = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    if (environment) {
+        QFile beside(environmentPathFor(path));
+        if (beside.open(QIODevice::ReadOnly))
+            *environment = QJsonDocument::fromJson(beside.readAll()).object();
     }
     return rows;
 }
 
-QString header(const QAbstractItemModel& m) {
-    QStringList h;
-    for (int c = 0; c < m.columnCount(); ++c) h << m.headerData(c, Qt::Horizontal).toString();
-    return h.join(',');
-}
+QString header(const QAbstractItemModel& m) { return csvHeaders(m).join(','); }
 
 }  // namespace
 
@@ -196,8 +198,7 @@ void TestWindow::everyExportWritesAValidFile() {
         QVERIFY(pdf.open(QIODevice::ReadOnly));
         QVERIFY(pdf.readAll().startsWith("%PDF-"));
     }
-    // Tables: CSV with the environment as comments, then the header and the rows.
-    QStringList comments;
+    // Tables: CSV, the header and the rows, the environment as JSON beside it.
     {
         // Never over the results store: it holds every run.
         const QString store = w_->storePath();
@@ -210,18 +211,23 @@ void TestWindow::everyExportWritesAValidFile() {
     }
     QVERIFY2(w_->exportTab(QStringLiteral("results"), dir_.filePath("results.csv"), {}, &error),
              qPrintable(error));
-    QStringList rows = csvRows(dir_.filePath("results.csv"), &comments);
+    QJsonObject env;
+    QStringList rows = csvRows(dir_.filePath("results.csv"), &env);
     QCOMPARE(rows.size(), 2);
     QCOMPARE(rows[0], header(*benchViewOf(w_.get())->document()->results()));
+    QVERIFY(rows[0].startsWith(QStringLiteral("point,model,parameters,context,batch")));
     QVERIFY(rows[1].contains(QStringLiteral(",ok,")));
-    const QString env = comments.join('\n');
-    QVERIFY(env.contains(QStringLiteral("# Device: ")));
-    QVERIFY(env.contains(QStringLiteral("# LibTorch: ")));
-    QVERIFY(env.contains(QStringLiteral("# Date: ")));
-    QVERIFY2(
-        env.contains(QStringLiteral("# Configuration: tiny · ctx 32 · bs 2 · fp32 · naive · train "
-                                    "· warm-up 1 · steps 3 · cpu")),
-        qPrintable(env));
+    const QJsonObject machine = env.value(QStringLiteral("environment")).toObject();
+    QVERIFY(!machine.value(QStringLiteral("device_name")).toString().isEmpty());
+    QVERIFY(machine.value(QStringLiteral("torch_version"))
+                .toString()
+                .startsWith(QStringLiteral("2.11")));
+    QVERIFY(!machine.value(QStringLiteral("date")).toString().isEmpty());
+    QVERIFY2(env.value(QStringLiteral("configuration"))
+                 .toString()
+                 .contains(QStringLiteral("tiny · ctx 32 · bs 2 · fp32 · naive · train · warm-up 1 "
+                                          "· steps 3 · cpu")),
+             qPrintable(env.value(QStringLiteral("configuration")).toString()));
     QVERIFY2(w_->exportTab(QStringLiteral("steps"), dir_.filePath("steps.csv"), {}, &error),
              qPrintable(error));
     rows = csvRows(dir_.filePath("steps.csv"));
@@ -234,9 +240,26 @@ void TestWindow::everyExportWritesAValidFile() {
     QVERIFY(md.readAll().startsWith("| Configuration |"));
     QVERIFY(!w_->exportTab(QStringLiteral("memory"), dir_.filePath("memory.csv"), {},
                            &error));  // no table there
+    // Every table of every lab exports snake_case headers, each once, and no cell that says
+    // nothing was measured (see Note [tables other programs read]).
+    const QRegularExpression snake(QStringLiteral("^[a-z][a-z0-9_]*$"));
+    for (const Lab& lab : labs()) {
+        const LabView* view = w_->labView(QString::fromStdString(lab.id));
+        QVERIFY2(view, lab.id.c_str());
+        for (const LabView::Pane& pane : view->panes()) {
+            if (!pane.table) continue;
+            const QStringList names = csvHeaders(*pane.table->model());
+            QCOMPARE(QSet<QString>(names.begin(), names.end()).size(), names.size());
+            for (const QString& h : names)
+                QVERIFY2(snake.match(h).hasMatch(), qPrintable(pane.key + QLatin1Char(':') + h));
+            const QString csv = tableToCsv(*pane.table->model());
+            for (const char* nothing : {",n/a", ",—", ",-,"})
+                QVERIFY2(!csv.contains(QString::fromUtf8(nothing)), qPrintable(pane.key + csv));
+        }
+    }
     // Clipboard.
     Q_EMIT benchViewOf(w_.get())->resultTable()->copyRequested();
-    QVERIFY(QApplication::clipboard()->text().startsWith(QStringLiteral("Point\tModel")));
+    QVERIFY(QApplication::clipboard()->text().startsWith(QStringLiteral("point\tmodel")));
     // The whole run as a report: Markdown whose images exist and decode.
     QVERIFY2(w_->exportReport(dir_.filePath("report.md"), {900, 500}, &error), qPrintable(error));
     QFile report(dir_.filePath("report.md"));
@@ -338,10 +361,12 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
     QString error;
     QVERIFY2(w_->exportTab(QStringLiteral("compare"), dir_.filePath("compare.csv"), {}, &error),
              qPrintable(error));
-    QStringList comments;
-    const QStringList rows = csvRows(dir_.filePath("compare.csv"), &comments);
+    QJsonObject env;
+    const QStringList rows = csvRows(dir_.filePath("compare.csv"), &env);
     QCOMPARE(rows[0], header(*cmp));
-    QVERIFY(comments.join('\n').contains(QStringLiteral("Run B environment")));
+    QVERIFY(QJsonDocument(env.value(QStringLiteral("notes")).toArray())
+                .toJson()
+                .contains("Run B environment"));
     // Issue 29 item 17: a run started after a comparison streams in front of it; the old
     // comparison is gone, not left behind the new run.
     BenchView* bench = benchViewOf(w_.get());

@@ -5,6 +5,7 @@
 #include <QStringList>
 
 #include "ui/common/format.h"
+#include "ui/common/roles.h"
 
 namespace ts::ui {
 
@@ -33,6 +34,12 @@ int AttentionModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant AttentionModel::headerData(int section, Qt::Orientation o, int role) const {
+    // The CSV's names where the raw value is bytes, not MiB (see kCsvHeaderRole).
+    if (o == Qt::Horizontal && role == kCsvHeaderRole) {
+        if (section == MemBeforeBackward) return QStringLiteral("memory_before_backward_bytes");
+        if (section == PeakMemory) return QStringLiteral("peak_memory_bytes");
+        return {};
+    }
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
         case Impl:

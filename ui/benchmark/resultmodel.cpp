@@ -6,6 +6,7 @@
 #include "ui/common/dimensions.h"
 #include "ui/common/format.h"
 #include "ui/common/pointformat.h"
+#include "ui/common/roles.h"
 
 namespace ts::ui {
 
@@ -20,6 +21,9 @@ int ResultModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant ResultModel::headerData(int section, Qt::Orientation o, int role) const {
+    // The CSV's name where the raw value's unit is not the header's (see kCsvHeaderRole).
+    if (o == Qt::Horizontal && role == kCsvHeaderRole && section == PeakMemory)
+        return QStringLiteral("peak_memory_bytes");
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
         case Point:

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ui/common/format.h"
+#include "ui/common/roles.h"
 
 namespace ts::ui {
 
@@ -17,6 +18,21 @@ int StepModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant StepModel::headerData(int section, Qt::Orientation o, int role) const {
+    // The CSV's names where the raw value is not what the header says (see kCsvHeaderRole):
+    // bytes, not MiB; whether a step is a warm-up one (1) or measured (0).
+    if (o == Qt::Horizontal && role == kCsvHeaderRole) {
+        switch (section) {
+            case Phase:
+                return QStringLiteral("warmup");
+            case Allocated:
+                return QStringLiteral("allocated_bytes");
+            case Reserved:
+                return QStringLiteral("reserved_bytes");
+            case Peak:
+                return QStringLiteral("peak_bytes");
+        }
+        return {};
+    }
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
         case Point:

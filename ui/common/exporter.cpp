@@ -7,6 +7,10 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QFontMetricsF>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLocale>
 #include <QMimeData>
 #include <QPageSize>
 #include <QPainter>
@@ -16,14 +20,14 @@
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "core/json.h"
+#include "core/table.h"
 #include "ui/common/format.h"
+#include "ui/common/roles.h"
 
 namespace ts::ui {
-
-// Raw numbers behind cells: every model of the window uses this role for them.
-static constexpr int kValueRole = Qt::UserRole + 1;
 
 QColor ExportableChart::backgroundColor() const {
     return QApplication::palette().color(QPalette::Base);
@@ -113,13 +117,31 @@ QString cellText(const QAbstractItemModel& m, int row, int col, bool preferRaw,
                  const QModelIndex& parent = {}) {
     const QModelIndex idx = m.index(row, col, parent);
     if (preferRaw) {
+        // See Note [tables other programs read]: the number itself, in its header's unit; a
+        // cell that shows nothing measured ("n/a", "—") is empty.
         const QVariant raw = m.data(idx, kValueRole);
-        if (raw.isValid() &&
-            (raw.typeId() == QMetaType::Double || raw.typeId() == QMetaType::Int ||
-             raw.typeId() == QMetaType::LongLong || raw.typeId() == QMetaType::Bool)) {
-            if (raw.typeId() == QMetaType::Double) return QString::number(raw.toDouble(), 'g', 10);
-            return raw.toString();
+        switch (raw.isValid() ? raw.typeId() : QMetaType::UnknownType) {
+            case QMetaType::Double:
+            case QMetaType::Float:
+                return std::isfinite(raw.toDouble())
+                           ? QString::number(raw.toDouble(), 'g', QLocale::FloatingPointShortest)
+                           : QString();
+            case QMetaType::Int:
+            case QMetaType::UInt:
+            case QMetaType::LongLong:
+            case QMetaType::ULongLong:
+                return raw.toString();
+            case QMetaType::Bool:
+                return raw.toBool() ? QStringLiteral("1") : QStringLiteral("0");
+            default:
+                break;
         }
+        const QString shown = m.data(idx, Qt::DisplayRole).toString().trimmed();
+        static const QStringList kNothing = {
+            QStringLiteral("n/a"),   QStringLiteral("-"),          QStringLiteral("—"),
+            QStringLiteral("–"),     QStringLiteral("…"),          QStringLiteral("not measured"),
+            QStringLiteral("never"), QStringLiteral("not checked")};
+        return kNothing.contains(shown) ? QString() : shown;
     }
     return m.data(idx, Qt::DisplayRole).toString();
 }
@@ -146,19 +168,10 @@ QString csvField(QString s) {
 }
 
 // Free text (a label, a device's name, a cell) as Markdown shows it, not as markup: "<b>" stays
-// "<b>", "*x*" is not emphasis, a "|" does not split a cell, a newline does not end a line.
+// "<b>", "*x*" is not emphasis, a "|" does not split a cell, a newline does not end a line (the
+// engine's markdownText, which the CLI's reports use too).
 QString mdText(const QString& text) {
-    QString out;
-    out.reserve(text.size());
-    for (const QChar c : text) {
-        if (c == QLatin1Char('\n') || c == QLatin1Char('\r')) {
-            out += QLatin1Char(' ');
-            continue;
-        }
-        if (QStringView(u"\\`*_[]<>|").contains(c)) out += QLatin1Char('\\');
-        out += c;
-    }
-    return out;
+    return QString::fromStdString(markdownText(text.toStdString()));
 }
 
 QString mdCell(const QString& s) { return mdText(s); }
@@ -297,19 +310,55 @@ bool exportChart(ExportableChart& chart, const QString& path, QSize size, const 
     return true;
 }
 
-QString tableToCsv(const QAbstractItemModel& m, const ExportContext& ctx) {
-    QString out;
-    for (const QString& line : ctx.lines()) out += QStringLiteral("# ") + line + QLatin1Char('\n');
+QStringList csvHeaders(const QAbstractItemModel& m) {
+    QStringList names;
+    for (int c = 0; c < m.columnCount(); ++c) {
+        const QVariant own = m.headerData(c, Qt::Horizontal, kCsvHeaderRole);
+        QString name =
+            own.isValid() && !own.toString().isEmpty()
+                ? own.toString()
+                : QString::fromStdString(csvName(
+                      withoutMnemonic(m.headerData(c, Qt::Horizontal).toString()).toStdString()));
+        // Two columns of one name ("Forward ms" and "Forward ms" of two runs) are told apart.
+        const QString base = name;
+        for (int k = 2; names.contains(name); ++k) name = base + QStringLiteral("_%1").arg(k);
+        names << name;
+    }
+    return names;
+}
+
+QString tableToCsv(const QAbstractItemModel& m) {
     QStringList header;
-    for (int c = 0; c < m.columnCount(); ++c)
-        header << csvField(m.headerData(c, Qt::Horizontal).toString());
-    out += header.join(QLatin1Char(',')) + QLatin1Char('\n');
+    for (const QString& h : csvHeaders(m)) header << csvField(h);
+    QString out = header.join(QLatin1Char(',')) + QLatin1Char('\n');
     forEachRow(m, [&](const QModelIndex& parent, int r, int) {
         QStringList row;
         for (int c = 0; c < m.columnCount(); ++c) row << csvField(cellText(m, r, c, true, parent));
         out += row.join(QLatin1Char(',')) + QLatin1Char('\n');
     });
     return out;
+}
+
+QString environmentJson(const ExportContext& ctx) {
+    QJsonObject o;
+    o.insert(QStringLiteral("run"), ctx.runTitle());
+    if (ctx.storeRunId > 0) o.insert(QStringLiteral("store_run_id"), ctx.storeRunId);
+    if (!ctx.runLabel.isEmpty()) o.insert(QStringLiteral("label"), ctx.runLabel);
+    o.insert(QStringLiteral("environment"),
+             QJsonDocument::fromJson(QByteArray::fromStdString(toJson(ctx.environment).dump()))
+                 .object());
+    if (!ctx.configuration.isEmpty()) o.insert(QStringLiteral("configuration"), ctx.configuration);
+    const QJsonDocument spec = QJsonDocument::fromJson(ctx.configurationJson.toUtf8());
+    if (spec.isObject()) o.insert(QStringLiteral("configuration_json"), spec.object());
+    if (spec.isArray()) o.insert(QStringLiteral("configuration_json"), spec.array());
+    if (!ctx.notes.isEmpty())
+        o.insert(QStringLiteral("notes"), QJsonArray::fromStringList(ctx.notes));
+    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented));
+}
+
+QString environmentPathFor(const QString& path) {
+    const QFileInfo info(path);
+    return info.dir().filePath(info.completeBaseName() + QStringLiteral(".environment.json"));
 }
 
 QString tableToMarkdown(const QAbstractItemModel& m, const ExportContext& ctx,
@@ -346,33 +395,40 @@ QString tableToMarkdown(const QAbstractItemModel& m, const ExportContext& ctx,
 }
 
 bool exportTable(const QAbstractItemModel& m, const QString& path, const ExportContext& ctx,
-                 QString* error) {
+                 QString* error, bool withEnvironment) {
     const auto format = tableFormatFor(path);
     if (!format) {
         setError(error, QObject::tr("%1: use .csv or .md").arg(path));
         return false;
     }
-    return writeText(
-        path, *format == TableFormat::Csv ? tableToCsv(m, ctx) : tableToMarkdown(m, ctx), error);
+    if (*format == TableFormat::Markdown) return writeText(path, tableToMarkdown(m, ctx), error);
+    // See Note [tables other programs read]: the table alone; where it came from beside it.
+    if (!writeText(path, tableToCsv(m), error)) return false;
+    return !withEnvironment || writeText(environmentPathFor(path), environmentJson(ctx), error);
 }
 
 void copyTableToClipboard(const QAbstractItemModel& m, const ExportContext& ctx) {
+    // The plain text is the CSV's table with tabs (see Note [tables other programs read]): a
+    // spreadsheet gets numbers it can compute with; the HTML flavour shows the table as the
+    // window does, for a document.
+    auto tsvField = [](QString s) {
+        s.replace(QLatin1Char('\t'), QLatin1Char(' '));
+        s.replace(QLatin1Char('\n'), QLatin1Char(' '));
+        return s;
+    };
     QString tsv, html = QStringLiteral("<table><thead><tr>");
-    QStringList header;
-    for (int c = 0; c < m.columnCount(); ++c) {
-        const QString h = m.headerData(c, Qt::Horizontal).toString();
-        header << h;
-        html += QStringLiteral("<th>") + htmlEscape(h) + QStringLiteral("</th>");
-    }
+    for (int c = 0; c < m.columnCount(); ++c)
+        html += QStringLiteral("<th>") + htmlEscape(m.headerData(c, Qt::Horizontal).toString()) +
+                QStringLiteral("</th>");
     html += QStringLiteral("</tr></thead><tbody>");
-    tsv += header.join(QLatin1Char('\t')) + QLatin1Char('\n');
+    tsv += csvHeaders(m).join(QLatin1Char('\t')) + QLatin1Char('\n');
     for (int r = 0; r < m.rowCount(); ++r) {
         QStringList row;
         html += QStringLiteral("<tr>");
         for (int c = 0; c < m.columnCount(); ++c) {
-            const QString cell = cellText(m, r, c, false);
-            row << cell;
-            html += QStringLiteral("<td>") + htmlEscape(cell) + QStringLiteral("</td>");
+            row << tsvField(cellText(m, r, c, true));
+            html += QStringLiteral("<td>") + htmlEscape(cellText(m, r, c, false)) +
+                    QStringLiteral("</td>");
         }
         html += QStringLiteral("</tr>");
         tsv += row.join(QLatin1Char('\t')) + QLatin1Char('\n');

@@ -1,6 +1,6 @@
 // Exports: any chart to PNG, SVG or PDF at a chosen size, any table to CSV, Markdown or the
 // clipboard, a whole run as a Markdown report. Every export carries the run's environment
-// and configuration (a footer on charts, comment lines in CSV, a section in Markdown).
+// and configuration (a footer on charts, a JSON file beside a CSV, a section in Markdown).
 #pragma once
 
 #include <QColor>
@@ -62,14 +62,24 @@ QImage renderChartImage(ExportableChart& chart, QSize size, const ExportContext&
 bool exportChart(ExportableChart& chart, const QString& path, QSize size, const ExportContext& ctx,
                  QString* error = nullptr);
 
-// CSV: "# key: value" comment lines with the environment, then the header and the rows
-// (raw numbers where the model has them, so that a spreadsheet can compute with them).
-QString tableToCsv(const QAbstractItemModel& model, const ExportContext& ctx);
+// CSV (see Note [tables other programs read] in engine/src/core/table.h): the header line
+// (kCsvHeaderRole's names, else csvName of the headers) and the rows, raw numbers where the model
+// has them (kValueRole), an empty field where a cell shows nothing measured; no comment lines.
+QString tableToCsv(const QAbstractItemModel& model);
+// The table's CSV headers, as tableToCsv writes them.
+QStringList csvHeaders(const QAbstractItemModel& model);
+// What a CSV leaves out, as JSON: the run, its environment, configuration and notes.
+QString environmentJson(const ExportContext& ctx);
+// Where an export writes it beside `path`: "results.csv" → "results.environment.json".
+QString environmentPathFor(const QString& path);
 QString tableToMarkdown(const QAbstractItemModel& model, const ExportContext& ctx,
                         bool withEnvironment = true);
+// By the file's suffix: CSV (and, with `withEnvironment`, environmentJson beside it at
+// environmentPathFor) or Markdown (the environment listed under the table).
 bool exportTable(const QAbstractItemModel& model, const QString& path, const ExportContext& ctx,
-                 QString* error = nullptr);
-// Tab-separated text (pastes into a spreadsheet) and an HTML table (pastes into a document).
+                 QString* error = nullptr, bool withEnvironment = true);
+// Tab-separated text, the CSV's table (pastes into a spreadsheet), and an HTML table as shown
+// (pastes into a document, the run and device under it).
 void copyTableToClipboard(const QAbstractItemModel& model, const ExportContext& ctx);
 void copyChartToClipboard(ExportableChart& chart, QSize size, const ExportContext& ctx);
 

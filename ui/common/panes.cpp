@@ -2,7 +2,10 @@
 
 #include <QSplitter>
 #include <QStandardItem>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
+
+#include "ui/common/roles.h"
 
 namespace ts::ui {
 
@@ -16,7 +19,13 @@ QStandardItem* cell(const QString& text, bool right) {
 QStandardItem* valueCell(const QString& text, const QVariant& value) {
     auto* item = cell(text, true);
     item->setData(value, Qt::UserRole);
+    item->setData(value, kValueRole);
     return item;
+}
+
+void setCsvHeaders(QStandardItemModel* model, const QStringList& names) {
+    for (int c = 0; c < names.size() && c < model->columnCount(); ++c)
+        model->setHeaderData(c, Qt::Horizontal, names[c], kCsvHeaderRole);
 }
 
 QWidget* panePage(QWidget* parent, QWidget* top, QWidget* main, QWidget* second, QWidget* below) {

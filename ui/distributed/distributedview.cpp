@@ -322,9 +322,12 @@ void DistributedView::fillAllreduce() {
     allreduceModel_->setHorizontalHeaderLabels(
         {tr("ranks"), tr("backend"), tr("dtype"), tr("size"), tr("iterations"), tr("time ms"),
          tr("fastest rank's mean ms"), tr("algbw GB/s"), tr("busbw GB/s"), tr("ideal ms")});
+    // See Note [tables other programs read]: the CLI's names, bytes said.
+    setCsvHeaders(allreduceModel_, {"world_size", "backend", "dtype", "bytes", "iters", "time_ms",
+                                    "rank_mean_min_ms", "algbw_gbps", "busbw_gbps", "ideal_ms"});
     for (const auto& r : rows) {
-        auto* size = cell(qstr(dist::formatByteSize(r.bytes)), true);
-        size->setData(static_cast<qlonglong>(r.bytes), Qt::UserRole);
+        auto* size =
+            valueCell(qstr(dist::formatByteSize(r.bytes)), static_cast<qlonglong>(r.bytes));
         allreduceModel_->appendRow({cell(QString::number(r.world_size), true),
                                     cell(QString::fromLatin1(dist::backendName(r.backend))),
                                     cell(QString::fromLatin1(dist::dtypeName(r.dtype))), size,
@@ -343,6 +346,11 @@ void DistributedView::fillStrategies() {
          tr("status"), tr("check"), tr("step ms"), tr("± std"), tr("forward"), tr("backward"),
          tr("comm wait"), tr("hidden ms"), tr("hidden share"), tr("optimizer"),
          tr("all-reduced bytes"), tr("peak memory"), tr("loss")});
+    setCsvHeaders(strategies_,
+                  {"point", "strategy", "bucket_mb", "sharded", "precision", "world_size", "status",
+                   "check_max_diff", "step_ms", "step_std_ms", "forward_ms", "backward_ms",
+                   "comm_wait_ms", "hidden_ms", "hidden_share_percent", "optimizer_ms",
+                   "comm_bytes", "peak_memory_bytes", "final_loss"});
     for (size_t i = 0; i < points_.size(); ++i) {
         const DistributedResult& r = points_[i];
         if (r.point.experiment != DistExperiment::Ddp || !finished_[i]) continue;
@@ -415,6 +423,9 @@ void DistributedView::fillMemory() {
     memoryModel_->setHorizontalHeaderLabels(
         {tr("point"), tr("configuration"), tr("rank"), tr("parameters"), tr("gradients"),
          tr("optimizer state"), tr("communication buffers"), tr("total"), tr("allocator peak")});
+    setCsvHeaders(memoryModel_, {"point", "configuration", "rank", "parameter_bytes",
+                                 "gradient_bytes", "optimizer_state_bytes", "comm_buffer_bytes",
+                                 "total_bytes", "memory_peak_bytes"});
     int group = 0;
     for (size_t i : order) {
         const DistributedResult& r = points_[i];

@@ -27,7 +27,9 @@
 namespace ts::ui {
 
 namespace {
-constexpr int kAllocationRole = Qt::UserRole + 1;  // the allocation's index in the analysis
+// The allocation's index in the analysis (past kValueRole and kCsvHeaderRole, which the exports
+// read: a size exported as this index was the bug).
+constexpr int kAllocationRole = Qt::UserRole + 3;
 
 QStandardItem* bytesCell(int64_t bytes) {
     return valueCell(qstr(formatBytes(bytes)), static_cast<qlonglong>(bytes));
@@ -340,6 +342,9 @@ void MemoryView::fillPointTable() {
     points_->setHorizontalHeaderLabels({tr("size"), tr("context"), tr("batch"), tr("precision"),
                                         tr("attention"), tr("mode"), tr("status"), tr("peak"),
                                         tr("predicted"), tr("reserved")});
+    // See Note [tables other programs read]: bytes, said in the CSV's headers.
+    setCsvHeaders(points_, {"size", "context", "batch", "precision", "attention", "mode", "status",
+                            "peak_bytes", "predicted_peak_bytes", "reserved_bytes"});
     for (const auto& r : results_) {
         const PointConfig& c = r.spec.bench;
         const MemoryAnalysis a = analyzeMemory(r.trace);
@@ -410,6 +415,8 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
     allocations_->setHorizontalHeaderLabels({tr("size"), tr("event"), tr("phase"), tr("step"),
                                              tr("category"), tr("freed at"), tr("range"), tr("op"),
                                              tr("stack")});
+    setCsvHeaders(allocations_, {"size_bytes", "event", "phase", "step", "category", "freed_at",
+                                 "range", "op", "stack"});
     for (size_t k : largestAllocations(analysis_, kAllocationRows)) {
         const Allocation& x = analysis_.allocations[k];
         QString stack;
@@ -442,6 +449,8 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
     peak_->clear();
     peak_->setHorizontalHeaderLabels(
         {tr("category"), tr("at the peak"), tr("share"), tr("predicted"), tr("difference")});
+    setCsvHeaders(peak_, {"category", "at_peak_bytes", "share_percent", "predicted_bytes",
+                          "difference_bytes"});
     // A point that recorded nothing (a CPU run: no caching allocator) has the analytic model
     // alone: its measured cells say so instead of "0 B" beside the prediction.
     const bool measured = !r.trace.events.empty();
@@ -455,14 +464,14 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
         }
         peak_->appendRow(
             {cell(qstr(toString(c.category))), bytesCell(c.measured),
-             cell(p.allocated > 0
-                      ? QString::number(100.0 * c.measured / p.allocated, 'f', 1) + QLatin1Char('%')
-                      : QStringLiteral("—"),
-                  true),
+             p.allocated > 0 ? valueCell(QString::number(100.0 * c.measured / p.allocated, 'f', 1) +
+                                             QLatin1Char('%'),
+                                         100.0 * c.measured / p.allocated)
+                             : cell(QStringLiteral("—"), true),
              bytesCell(c.predicted),
-             cell((d < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
-                      qstr(formatBytes(d < 0 ? -d : d)),
-                  true)});
+             valueCell((d < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
+                           qstr(formatBytes(d < 0 ? -d : d)),
+                       static_cast<qlonglong>(d))});
     }
     peakTable_->fitColumnsToHeaders();
     QStringList lines;
@@ -576,6 +585,8 @@ void MemoryView::comparePoints(int ia, int ib) {
     compare_->clear();
     compare_->setHorizontalHeaderLabels(
         {tr("phase"), tr("category"), tr("A"), tr("B"), tr("B − A"), tr("share of B − A")});
+    setCsvHeaders(compare_, {"phase", "category", "a_bytes", "b_bytes", "b_minus_a_bytes",
+                             "share_of_b_minus_a_percent"});
     for (const auto& r : rows) {
         const int64_t d = r.b - r.a;
         QList<QStandardItem*> row{
@@ -583,12 +594,14 @@ void MemoryView::comparePoints(int ia, int ib) {
             cell(r.category ? qstr(toString(*r.category)) : tr("total")),
             r.a_present ? bytesCell(r.a) : cell(tr("n/a"), true),
             r.b_present ? bytesCell(r.b) : cell(tr("n/a"), true),
-            cell(r.a_present && r.b_present ? (d < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
-                                                  qstr(formatBytes(d < 0 ? -d : d))
-                                            : QString(),
-                 true),
-            cell(r.share ? QString::number(100.0 * *r.share, 'f', 0) + QLatin1Char('%') : QString(),
-                 true)};
+            r.a_present && r.b_present
+                ? valueCell((d < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
+                                qstr(formatBytes(d < 0 ? -d : d)),
+                            static_cast<qlonglong>(d))
+                : cell(QString(), true),
+            r.share ? valueCell(QString::number(100.0 * *r.share, 'f', 0) + QLatin1Char('%'),
+                                100.0 * *r.share)
+                    : cell(QString(), true)};
         if (!r.category)
             for (QStandardItem* item : row) {
                 QFont f = item->font();

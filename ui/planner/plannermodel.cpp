@@ -6,6 +6,7 @@
 #include "core/table.h"
 #include "planner/planner_report.h"
 #include "ui/common/format.h"
+#include "ui/common/roles.h"
 
 namespace ts::ui {
 
@@ -26,6 +27,15 @@ int PlannerTableModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant PlannerTableModel::headerData(int section, Qt::Orientation o, int role) const {
+    // The CSV's names, with the raw values' units (see kCsvHeaderRole).
+    if (o == Qt::Horizontal && role == kCsvHeaderRole) {
+        static const char* csv[] = {
+            "strategy",      "x",          "y",          "fwd_flops",
+            "fwd_compute_s", "fwd_comm_s", "bwd_flops",  "bwd_compute_s",
+            "bwd_comm_s",    "step_s",     "comm_bound", "memory_per_device_bytes"};
+        return section >= 0 && section < ColumnCount ? QString::fromLatin1(csv[section])
+                                                     : QVariant();
+    }
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     static const char* names[] = {"strategy",        "X",           "Y",
                                   "fwd FLOPs",       "fwd compute", "fwd comm",
@@ -38,6 +48,34 @@ QVariant PlannerTableModel::data(const QModelIndex& index, int role) const {
     if (!report_ || !index.isValid() || index.row() >= rowCount()) return {};
     const StrategyPlan& p = report_->plans[static_cast<size_t>(index.row())];
     const int c = index.column();
+    if (role == kValueRole) {  // the numbers behind the cells, for the exports
+        switch (c) {
+            case XCol:
+                return QVariant::fromValue(p.x);
+            case YCol:
+                return QVariant::fromValue(p.y);
+            case FwdFlops:
+                return p.forward.flops;
+            case FwdCompute:
+                return p.forward.compute_s;
+            case FwdComm:
+                return p.forward.comm_s;
+            case BwdFlops:
+                return p.backward.flops;
+            case BwdCompute:
+                return p.backward.compute_s;
+            case BwdComm:
+                return p.backward.comm_s;
+            case Step:
+                return p.step_s;
+            case Bound:
+                return p.comm_bound;
+            case Memory:
+                return p.memoryBytes();
+            default:
+                return {};
+        }
+    }
     if (role == Qt::DisplayRole) {
         switch (c) {
             case StrategyCol:

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ui/common/format.h"
+#include "ui/common/roles.h"
 
 namespace ts::ui {
 
@@ -46,6 +47,14 @@ int AccumulationModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant AccumulationModel::headerData(int section, Qt::Orientation o, int role) const {
+    // The CSV's names where the header does not say what the raw value is (see kCsvHeaderRole):
+    // the steps, and LibTorch's own sum.
+    if (o == Qt::Horizontal && role == kCsvHeaderRole) {
+        if (section == FirstRounding) return QStringLiteral("first_rounding_step");
+        if (section == FirstStall) return QStringLiteral("first_stall_step");
+        if (section == Torch) return QStringLiteral("torch_value");
+        return {};
+    }
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
         case Variant:
@@ -102,11 +111,17 @@ QVariant AccumulationModel::data(const QModelIndex& index, int role) const {
             return raw ? QVariant(r.error) : QVariant(QString::asprintf("%+.4e", r.error));
         case AddendStored:
             return raw ? QVariant(r.addend_stored) : QVariant(num(r.addend_stored));
+        // Never: no step, an empty CSV field (as the CLI's).
         case FirstRounding:
-            return raw ? QVariant(static_cast<qlonglong>(r.first_rounding_step))
-                       : QVariant(stepText(r.first_rounding_step));
+            if (raw)
+                return r.first_rounding_step > 0
+                           ? QVariant(static_cast<qlonglong>(r.first_rounding_step))
+                           : QVariant();
+            return stepText(r.first_rounding_step);
         case FirstStall:
-            if (raw) return static_cast<qlonglong>(r.first_stall_step);
+            if (raw)
+                return r.first_stall_step > 0 ? QVariant(static_cast<qlonglong>(r.first_stall_step))
+                                              : QVariant();
             return r.first_stall_step > 0 ? tr("step %1 at %2 (ulp %3)")
                                                 .arg(r.first_stall_step)
                                                 .arg(num(r.sum_at_stall), num(r.ulp_at_stall))

@@ -335,6 +335,9 @@ void PrecisionView::refreshAutocast() {
             tr(" %n op(s) measured: each module's row lists them, with the dtype each "
                "computed in.",
                "", static_cast<int>(report->ops.size()));
+    // See Note [autocast on the CPU]: the CPU's policy, said where the report was taken there.
+    if (const std::string policy = autocastPolicyNote(*report); !policy.empty())
+        text += QStringLiteral("<br><b>%1</b>").arg(qstr(policy).toHtmlEscaped());
     castSummary_->setText(text);
     castSummary_->show();
     treeView_->expandAll();

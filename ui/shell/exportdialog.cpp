@@ -1,5 +1,6 @@
 #include "ui/shell/exportdialog.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -32,12 +33,29 @@ ExportDialog::ExportDialog(Kind kind, const QString& suggestedPath, QSize curren
     } else if (kind == Kind::Table) {
         format_->addItem(tr("CSV (spreadsheets, pandas)"), QStringLiteral("csv"));
         format_->addItem(tr("Markdown table"), QStringLiteral("md"));
+        // See Note [tables other programs read]: the CSV is the table alone.
+        environment_ =
+            new QCheckBox(tr("&Environment beside it, as JSON (name.environment.json)"), this);
+        environment_->setObjectName(QStringLiteral("environmentBeside"));
+        environment_->setChecked(true);
+        environment_->setToolTip(
+            tr("The CSV holds the table alone (one header line, numbers), as pandas and "
+               "spreadsheets read it; the device, driver, CUDA, LibTorch, commit and "
+               "configuration go to a JSON file beside it"));
     } else {
         format_->addItem(tr("Markdown report with images"), QStringLiteral("md"));
     }
     const int fi = format_->findData(QFileInfo(suggestedPath).suffix().toLower());
     if (fi >= 0) format_->setCurrentIndex(fi);
     form->addRow(tr("&Format:"), format_);
+    if (environment_) {
+        form->addRow(QString(), environment_);
+        auto csvOnly = [this] {
+            environment_->setEnabled(format_->currentData().toString() == QLatin1String("csv"));
+        };
+        connect(format_, &QComboBox::currentIndexChanged, this, csvOnly);
+        csvOnly();
+    }
 
     if (kind != Kind::Table) {
         preset_ = new QComboBox(this);
@@ -138,6 +156,8 @@ bool ExportDialog::printColours() const {
         QSettings().setValue(QStringLiteral("export/printColours"), on);
     return on;
 }
+
+bool ExportDialog::environmentBeside() const { return environment_ && environment_->isChecked(); }
 
 QSize ExportDialog::size() const {
     return width_ ? QSize(width_->value(), height_->value()) : QSize();

@@ -5,6 +5,7 @@
 #include <QDialog>
 #include <QSize>
 
+class QCheckBox;
 class QComboBox;
 class QLineEdit;
 class QSpinBox;
@@ -22,6 +23,8 @@ public:
     QSize size() const;
     // Charts in light colours (for paper and light slides) though the window is dark.
     bool printColours() const;
+    // A table's CSV: the run's environment written beside it as JSON (on unless unticked).
+    bool environmentBeside() const;
 
 private:
     void syncSuffix();
@@ -29,6 +32,7 @@ private:
     QComboBox* format_;
     QComboBox* preset_ = nullptr;
     QComboBox* colours_ = nullptr;
+    QCheckBox* environment_ = nullptr;
     QSpinBox* width_ = nullptr;
     QSpinBox* height_ = nullptr;
     QLineEdit* path_;

@@ -170,7 +170,9 @@ private:
     void withStoredRun(qint64 id, const QString& what, std::function<void(const StoredRun&)> use);
     // The lab and pane showing `key`, or {-1, -1}.
     std::pair<int, int> findPane(const QString& key) const;
-    bool exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error);
+    // A table's CSV gets its environment beside it as JSON unless `withEnvironment` is false.
+    bool exportPane(LabView* view, int pane, const QString& path, QSize size, QString* error,
+                    bool withEnvironment = true);
     void exportPaneInteractive(LabView* view, int pane);
     void copyPane(LabView* view, int pane);
     void exportReportInteractive();

@@ -27,7 +27,7 @@ bool MainWindow::overwritesStore(const QString& path, QString* error) const {
 }
 
 bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size,
-                            QString* error) {
+                            QString* error, bool withEnvironment) {
     if (overwritesStore(path, error) || refuseDeleted(view, error)) return false;
     if (pane < 0 || pane >= view->panes().size()) {
         if (error) *error = tr("no view to export");
@@ -40,7 +40,8 @@ bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize 
             if (error) *error = tr("this view has no table");
             return false;
         }
-        return exportTable(*p.table->model(), path, ctx, error);
+        if (withEnvironment && overwritesStore(environmentPathFor(path), error)) return false;
+        return exportTable(*p.table->model(), path, ctx, error, withEnvironment);
     }
     if (!p.chart) {
         if (error) *error = tr("this view has no chart");
@@ -101,7 +102,9 @@ void MainWindow::exportPaneInteractive(LabView* view, int pane) {
         if (dlg.exec() != QDialog::Accepted) return;
         QString error;
         const PrintColours colours(chart && dlg.printColours());
-        if (exportPane(view, pane, dlg.path(), chart ? dlg.size() : QSize(), &error)) break;
+        if (exportPane(view, pane, dlg.path(), chart ? dlg.size() : QSize(), &error,
+                       dlg.environmentBeside()))
+            break;
         QMessageBox::warning(this, tr("Export"), error);  // then the dialog again, as it was
     }
     QSettings().setValue(QStringLiteral("export/dir"), QFileInfo(dlg.path()).absolutePath());

@@ -9,6 +9,9 @@
 
 namespace ts {
 
+// The settings every cell of a run shares, a Markdown line: "Median of 10 measured step(s) after
+// 3 warm-up, on cuda."
+std::string attentionSettings(int steps, int warmup, const std::string& device);
 // A Markdown table (the passes' ms and TFLOP/s, memory), CSV, one JSON object a line.
 std::string attentionMarkdown(const std::vector<AttentionCell>& cells,
                               const std::vector<AttentionPass>& passes);

@@ -13,6 +13,7 @@
 #include "benchmark/benchmark_json.h"
 #include "core/json.h"
 #include "core/sweep.h"
+#include "core/table.h"
 
 namespace ts {
 namespace {
@@ -39,8 +40,10 @@ std::string mib(const BenchResult& r) {
     return r.peak_memory > 0 ? fmt::format("{:.0f}", r.peak_memory / 1048576.0) : "-";
 }
 
+// CSV: empty where nothing was measured (the CPU; a point that failed before its first step).
 std::string memoryBytes(const BenchResult& r) {
-    return measuresDeviceMemory(r.config) ? fmt::format("{}", r.peak_memory) : "n/a";
+    return measuresDeviceMemory(r.config) && r.peak_memory > 0 ? fmt::format("{}", r.peak_memory)
+                                                               : std::string();
 }
 
 std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
@@ -182,6 +185,7 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
 }
 
 std::string csvTable(const std::vector<BenchResult>& results) {
+    // See Note [tables other programs read]: every column, raw numbers with units in the header.
     auto cols = columns(results, true);
     std::string out;
     std::vector<std::string> headers;
@@ -199,7 +203,7 @@ std::string csvTable(const std::vector<BenchResult>& results) {
         } else if (c.header == "vs eager") {
             headers.push_back("speedup_vs_eager");
         } else {
-            headers.push_back(c.header);
+            headers.push_back(csvName(c.header));  // "compile (s)" → "compile_s"
         }
     }
     headers.push_back("error");
@@ -215,56 +219,42 @@ std::string csvTable(const std::vector<BenchResult>& results) {
 
 }  // namespace
 
+std::string sharedSettings(const std::vector<BenchResult>& results) {
+    if (results.empty()) return {};
+    // Every dimension but the size (its columns say it) whose value all rows share, as the
+    // point's table names it (see Note [point dimensions]).
+    std::vector<std::string> items;
+    for (const auto& d : pointDimensions()) {
+        if (d.id == Dimension::Size) continue;
+        const std::string v = d.get(results.front().config);
+        const bool shared = std::all_of(results.begin(), results.end(),
+                                        [&](const BenchResult& r) { return d.get(r.config) == v; });
+        if (shared) items.push_back(fmt::format("{} {}", d.name, v));
+    }
+    return fmt::format("{}", fmt::join(items, ", "));
+}
+
 std::string formatResults(const std::vector<BenchResult>& results, TableFormat format) {
     if (format == TableFormat::Csv) return csvTable(results);
     if (results.empty()) return "(no results)\n";
+    const bool md = format == TableFormat::Markdown;
     auto cols = columns(results, false);
-    std::vector<std::vector<std::string>> rows;
+    TextTable t;
+    for (const auto& c : cols) {
+        t.headers.push_back(c.header);
+        t.right.push_back(c.right_align);
+    }
     for (const auto& r : results) {
         std::vector<std::string> row;
         for (const auto& c : cols) row.push_back(c.text(r));
-        rows.push_back(std::move(row));
+        t.rows.push_back(std::move(row));
     }
-    // Display width: "±" is two bytes in UTF-8 but one column.
-    auto width = [](const std::string& s) {
-        size_t w = 0;
-        for (unsigned char ch : s) w += (ch & 0xC0) != 0x80;
-        return w;
-    };
-    std::vector<size_t> widths;
-    for (size_t i = 0; i < cols.size(); ++i) {
-        size_t w = width(cols[i].header);
-        for (const auto& row : rows) w = std::max(w, width(row[i]));
-        widths.push_back(w);
-    }
-    auto pad = [&](const std::string& s, size_t i, bool right) {
-        const std::string fill(widths[i] - width(s), ' ');
-        return right ? fill + s : s + fill;
-    };
     std::string out;
-    const bool md = format == TableFormat::Markdown;
-    auto line = [&](const std::vector<std::string>& cells, bool header) {
-        std::vector<std::string> padded;
-        for (size_t i = 0; i < cells.size(); ++i)
-            padded.push_back(pad(cells[i], i, !header && cols[i].right_align));
-        out += md ? fmt::format("| {} |\n", fmt::join(padded, " | "))
-                  : fmt::format("{}\n", fmt::join(padded, "  "));
-    };
-    std::vector<std::string> headers;
-    for (const auto& c : cols) headers.push_back(c.header);
-    line(headers, true);
-    std::vector<std::string> rule;
-    for (size_t i = 0; i < cols.size(); ++i) {
-        // Markdown wants the alignment colon next to the pipe: "|----:|".
-        std::string dashes(md ? widths[i] + 2 : widths[i], '-');
-        if (md && cols[i].right_align) dashes.back() = ':';
-        rule.push_back(dashes);
-    }
+    // The settings every row shares, left out of the table, said above it.
+    // See Note [tables other programs read].
     if (md)
-        out += fmt::format("|{}|\n", fmt::join(rule, "|"));
-    else
-        out += fmt::format("{}\n", fmt::join(rule, "  "));
-    for (const auto& row : rows) line(row, false);
+        out += fmt::format("Settings of every row: {}.\n\n", markdownText(sharedSettings(results)));
+    out += renderTable(t, format);
     // Note [two model tables]: which edition's xl this is, said under the table.
     std::vector<std::string> names;
     for (const auto& r : results) names.push_back(r.config.model.name);
@@ -274,7 +264,7 @@ std::string formatResults(const std::vector<BenchResult>& results, TableFormat f
 }
 
 std::string markdownReport(const std::string& title, const std::vector<BenchResult>& results) {
-    std::string out = fmt::format("# {}\n\n", title);
+    std::string out = fmt::format("# {}\n\n", markdownText(title));
     if (results.empty()) return out + "No results.\n";
     out += "## Environment\n\n" +
            formatEnvironment(results.front().environment, TableFormat::Markdown);
@@ -287,14 +277,15 @@ std::string markdownReport(const std::string& title, const std::vector<BenchResu
         if (r.config.source == Source::Python &&
             std::find(codes.begin(), codes.end(), r.config.python.code) == codes.end())
             codes.push_back(r.config.python.code);
-    for (const auto& c : codes) out += fmt::format("Your code (source python): `{}`.\n\n", c);
+    for (const auto& c : codes)
+        out += fmt::format("Your code (source python): {}.\n\n", markdownText(c));
     out += formatResults(results, TableFormat::Markdown);
     for (const auto& r : results) {
         if (r.error.empty()) continue;
         // A user's traceback (the Python source) goes below its first line, as code.
         const size_t nl = r.error.find('\n');
-        out += fmt::format("\n- {} {}: {}\n", r.config.model.name, toString(r.status),
-                           r.error.substr(0, nl));
+        out += fmt::format("\n- {} {}: {}\n", markdownText(r.config.model.name), toString(r.status),
+                           markdownText(r.error.substr(0, nl)));
         if (nl != std::string::npos) out += fmt::format("\n```\n{}\n```\n", r.error.substr(nl + 1));
     }
     out +=

@@ -15,6 +15,10 @@ namespace ts {
 // total as mean ± std in ms, peak memory and status. CSV always has every column, raw numbers.
 std::string formatResults(const std::vector<BenchResult>& results, TableFormat format);
 
+// The settings every result shares, which the tables leave out ("context length 256, batch size
+// 4, precision fp32, ..., measured steps 10, device cuda"): said above a Markdown table.
+std::string sharedSettings(const std::vector<BenchResult>& results);
+
 // A whole run as a Markdown report: environment, configuration, results table, per-step table.
 std::string markdownReport(const std::string& title, const std::vector<BenchResult>& results);
 

@@ -1,8 +1,12 @@
 #include "core/lab.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/table.h"
 
 namespace ts {
 
@@ -90,6 +94,55 @@ std::string csvEscape(const std::string& s) {
     return out + "\"";
 }
 
+std::string specSettings(const RunInfo& run) {
+    std::vector<std::string> items;
+    try {
+        const auto spec = nlohmann::json::parse(run.spec_json);
+        if (!spec.is_object()) return {};
+        for (const auto& [key, value] : spec.items()) {
+            if (key == "command") continue;
+            if (value.is_string())
+                items.push_back(fmt::format("{} {}", key, value.get<std::string>()));
+            else if (value.is_boolean())
+                items.push_back(fmt::format("{} {}", key, value.get<bool>() ? "yes" : "no"));
+            else if (value.is_number())
+                items.push_back(fmt::format("{} {}", key, value.dump()));
+        }
+    } catch (const nlohmann::json::exception&) {
+        return {};
+    }
+    return fmt::format("{}", fmt::join(items, ", "));
+}
+
+std::vector<std::string> runCsvTables(const Lab& lab, const RunInfo& run,
+                                      const std::vector<StoredRow>& rows) {
+    if (!lab.csv_tables) return {"results"};
+    std::vector<std::string> names;
+    for (const auto& t : lab.csv_tables(run, rows)) names.push_back(t.name);
+    return names;
+}
+
+std::string runCsv(const Lab& lab, const RunInfo& run, const std::vector<StoredRow>& rows,
+                   const std::string& table) {
+    if (!lab.csv_tables) {
+        if (!table.empty() && table != "results")
+            throw std::invalid_argument(
+                fmt::format("--table: run {} ({}) has one table, results; '{}' is not one", run.id,
+                            run.lab, table));
+        return lab.report(run, rows, ReportFormat::Csv);
+    }
+    const std::vector<CsvTable> tables = lab.csv_tables(run, rows);
+    if (tables.empty()) return {};
+    if (table.empty()) return tables.front().csv;
+    std::vector<std::string> names;
+    for (const auto& t : tables) {
+        if (t.name == table) return t.csv;
+        names.push_back(t.name);
+    }
+    throw std::invalid_argument(fmt::format("--table: run {} ({}) has no table '{}' (it has: {})",
+                                            run.id, run.lab, table, fmt::join(names, ", ")));
+}
+
 std::string cudaLine(const Environment& e) {
     if (e.cuda_version.empty()) return "-";
     // No driver: no GPU took part; the version is only what LibTorch was built with.
@@ -115,7 +168,7 @@ std::string formatEnvironment(const Environment& e, TableFormat format) {
                 out += fmt::format("{:<12}{}\n", std::string(k) + ":", v);
                 break;
             case TableFormat::Markdown:
-                out += fmt::format("- **{}**: {}\n", k, v);
+                out += fmt::format("- **{}**: {}\n", k, markdownText(v));
                 break;
             case TableFormat::Csv:
                 out += fmt::format("{},{}\n", k, csvEscape(v));

@@ -16,6 +16,12 @@ enum class TableFormat { Text, Markdown, Csv };
 // How a stored run is shown: the table formats, or the run as one JSON document.
 enum class ReportFormat { Table, Markdown, Csv, Json };
 
+// One CSV table of a stored run, by name (see Note [tables other programs read]).
+struct CsvTable {
+    std::string name;  // "sums", "ops", "strategies"
+    std::string csv;   // the header line and the rows
+};
+
 struct Lab {
     std::string id;     // the store's run kind, the presets' and the window's name: "bench"
     std::string title;  // "End-to-end benchmark"
@@ -25,7 +31,23 @@ struct Lab {
     // Why a stored row cannot be read (damaged JSON, a bad value), or empty when it can: lets
     // `runs show` report the good rows of a run and name the bad ones.
     std::function<std::string(const StoredRow&)> row_problem;
+    // A run whose results are several tables (the precision lab's sums and ops, the distributed
+    // lab's all-reduce and strategies): each as its own CSV, the default first; only the tables
+    // the run has. Empty: the run's CSV is report(..., ReportFormat::Csv), one table.
+    std::function<std::vector<CsvTable>(const RunInfo&, const std::vector<StoredRow>&)> csv_tables;
 };
+
+// The settings of a stored run's spec (its JSON's numbers, text and yes/no, "command" left out)
+// as one line for a report: "batch 8, context_length 16, device cpu"; empty when it has none.
+std::string specSettings(const RunInfo& run);
+
+// A stored run as one CSV table: the lab's table named `table`, or its first where `table` is
+// empty. Throws std::invalid_argument naming the tables the run has when it has no such table.
+std::string runCsv(const Lab& lab, const RunInfo& run, const std::vector<StoredRow>& rows,
+                   const std::string& table);
+// The names of a stored run's CSV tables (one, "results", for a lab of one table).
+std::vector<std::string> runCsvTables(const Lab& lab, const RunInfo& run,
+                                      const std::vector<StoredRow>& rows);
 
 // Every lab, in display order (engine/src/labs.cpp).
 const std::vector<Lab>& labs();

@@ -1,8 +1,10 @@
 #include "distributed/distributed_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "core/json.h"
 #include "core/table.h"
@@ -20,6 +22,9 @@ std::string ms(double v) {
 std::string mib(int64_t bytes) {
     return fmt::format("{:.1f}", static_cast<double>(bytes) / (1024.0 * 1024.0));
 }
+
+std::string ddpCsv(const std::vector<DistributedResult>& results);
+std::string fsdpCsv(const std::vector<DistributedResult>& results);
 
 }  // namespace
 
@@ -67,7 +72,7 @@ std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, Tab
 }
 
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format) {
-    const bool csv = format == TableFormat::Csv;
+    if (format == TableFormat::Csv) return ddpCsv(results);
     TextTable t;
     t.headers = {"strategy", "bucket MB", "sharded",  "precision", "ranks",  "step ms",
                  "± std",    "forward",   "backward", "comm wait", "hidden", "optimizer",
@@ -78,9 +83,7 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
         if (r.point.experiment != DistExperiment::Ddp) continue;
         const DdpSpec& d = r.point.ddp;
         const DdpSummary s = summarizeDdp(r);
-        auto num = [&](double v) {
-            return s.steps == 0 ? std::string("-") : csv ? fmt::format("{}", v) : ms(v);
-        };
+        auto num = [&](double v) { return s.steps == 0 ? std::string("-") : ms(v); };
         const StrategyTraits traits = strategyTraits(d.strategy);
         const bool sharded_model = traits.sharded_model;
         // See Note [your DDP classes]: the course's check, where it ran.
@@ -99,13 +102,10 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
              num(s.step_ms), num(s.step_std_ms), num(s.forward_ms), num(s.backward_ms),
              num(s.comm_wait_ms),
              s.hidden_share < 0 ? "n/a" : fmt::format("{:.0f}%", 100 * s.hidden_share),
-             num(s.optimizer_ms),
-             s.memory_peak > 0 ? (csv ? fmt::format("{}", s.memory_peak) : mib(s.memory_peak))
-                               : "n/a",
+             num(s.optimizer_ms), s.memory_peak > 0 ? mib(s.memory_peak) : "n/a",
              s.steps > 0 ? fmt::format("{:.4f}", s.final_global_loss) : "-", check,
              r.status == Status::Ok ? "ok" : fmt::format("{}: {}", toString(r.status), r.error)});
     }
-    if (csv) return renderTable(t, format);
     return tableHeading(
                "DDP strategies (per step the slowest rank, mean over the measured steps; hidden: "
                "the share of "
@@ -163,7 +163,7 @@ std::string formatDdpMemory(const std::vector<DistributedResult>& results, Table
 
 std::string formatFsdpCommunication(const std::vector<DistributedResult>& results,
                                     TableFormat format) {
-    const bool csv = format == TableFormat::Csv;
+    if (format == TableFormat::Csv) return fsdpCsv(results);
     TextTable t;
     t.headers = {"point",
                  "forward ms",
@@ -179,9 +179,7 @@ std::string formatFsdpCommunication(const std::vector<DistributedResult>& result
         if (r.point.experiment != DistExperiment::Ddp || r.point.ddp.strategy != "fsdp") continue;
         const DdpSummary s = summarizeDdp(r);
         if (s.steps == 0) continue;
-        auto num = [&](double v) {
-            return v < 0 ? std::string("n/a") : csv ? fmt::format("{}", v) : ms(v);
-        };
+        auto num = [&](double v) { return v < 0 ? std::string("n/a") : ms(v); };
         t.rows.push_back({pointHeadline(r.point), num(s.forward_ms), num(s.gather_ms),
                           num(s.gather_wait_forward_ms), num(s.gather_wait_backward_ms),
                           num(s.reduce_scatter_ms), mib(s.gather_bytes),
@@ -224,11 +222,193 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
                             ranks)) +
             "\n";
     }
+    if (ddp && format == TableFormat::Markdown) {
+        // The settings every DDP point shares, which the tables leave out.
+        // See Note [tables other programs read].
+        std::vector<std::string> items;
+        auto shared = [&](const char* name, auto get) {
+            std::optional<std::string> value;
+            for (const auto& r : results) {
+                if (r.point.experiment != DistExperiment::Ddp) continue;
+                const std::string v = fmt::format("{}", get(r.point.ddp));
+                if (value && *value != v) return;
+                value = v;
+            }
+            if (value) items.push_back(fmt::format("{} {}", name, *value));
+        };
+        shared("size", [](const DdpSpec& d) { return d.model_size; });
+        shared("context length", [](const DdpSpec& d) { return d.context_length; });
+        shared("batch per rank", [](const DdpSpec& d) { return d.batch_per_rank; });
+        shared("warm-up steps", [](const DdpSpec& d) { return d.warmup_steps; });
+        shared("measured steps", [](const DdpSpec& d) { return d.measured_steps; });
+        shared("attention", [](const DdpSpec& d) { return toString(d.attention); });
+        out +=
+            markdownText(fmt::format("Settings of every DDP point: {}.", fmt::join(items, ", "))) +
+            "\n";
+    }
     if (ddp) out += formatDdpComparison(results, format) + "\n" + formatDdpMemory(results, format);
     if (const std::string checks = formatDdpChecks(results, format); !checks.empty())
         out += "\n" + checks;
     if (const std::string fsdp = formatFsdpCommunication(results, format); !fsdp.empty())
         out += "\n" + fsdp;
+    return out;
+}
+
+namespace {
+
+// See Note [tables other programs read]: the strategies, one row a DDP point.
+std::string ddpCsv(const std::vector<DistributedResult>& results) {
+    TextTable t;
+    t.headers = {"point",          "strategy",
+                 "param_dtype",    "bucket_mb",
+                 "sharded",        "precision",
+                 "size",           "context_length",
+                 "batch_per_rank", "world_size",
+                 "backend",        "steps",
+                 "step_ms",        "step_std_ms",
+                 "forward_ms",     "backward_ms",
+                 "comm_wait_ms",   "hidden_ms",
+                 "hidden_share",   "optimizer_ms",
+                 "comm_bytes",     "peak_memory_bytes",
+                 "final_loss",     "check_passed",
+                 "check_max_diff", "status",
+                 "error"};
+    for (size_t i = 0; i < results.size(); ++i) {
+        const DistributedResult& r = results[i];
+        if (r.point.experiment != DistExperiment::Ddp) continue;
+        const DdpSpec& d = r.point.ddp;
+        const DdpSummary s = summarizeDdp(r);
+        const StrategyTraits traits = strategyTraits(d.strategy);
+        const bool measured = s.steps > 0;
+        auto ms = [&](double v) { return measured && v >= 0 ? csvNumber(v) : std::string(); };
+        t.rows.push_back({fmt::format("{}", i),
+                          d.strategy,
+                          d.param_dtype,
+                          traits.bucket_size ? csvNumber(d.bucket_mb) : "",
+                          traits.sharded_model ? "all"
+                          : d.shard_optimizer  ? "yes"
+                                               : "no",
+                          std::string(toString(d.precision)),
+                          d.model_size,
+                          fmt::format("{}", d.context_length),
+                          fmt::format("{}", d.batch_per_rank),
+                          fmt::format("{}", r.point.world_size),
+                          dist::backendName(r.point.backend),
+                          fmt::format("{}", s.steps),
+                          ms(s.step_ms),
+                          ms(s.step_std_ms),
+                          ms(s.forward_ms),
+                          ms(s.backward_ms),
+                          ms(s.comm_wait_ms),
+                          ms(s.hidden_ms),
+                          measured && s.hidden_share >= 0 ? csvNumber(s.hidden_share) : "",
+                          ms(s.optimizer_ms),
+                          measured ? fmt::format("{}", s.comm_bytes) : "",
+                          s.memory_peak > 0 ? fmt::format("{}", s.memory_peak) : "",
+                          measured ? csvNumber(s.final_global_loss) : "",
+                          r.check.ran ? (r.check.passed ? "1" : "0") : "",
+                          r.check.ran ? csvNumber(r.check.max_diff) : "",
+                          std::string(toString(r.status)),
+                          r.error});
+    }
+    return renderTable(t, TableFormat::Csv);
+}
+
+// Each rank of each DDP point, its last measured step: tensors exactly, the allocator's bytes.
+std::string ddpMemoryCsv(const std::vector<DistributedResult>& results) {
+    TextTable t;
+    t.headers = {"point",
+                 "strategy",
+                 "rank",
+                 "parameter_bytes",
+                 "gradient_bytes",
+                 "optimizer_state_bytes",
+                 "comm_buffer_bytes",
+                 "memory_after_model_bytes",
+                 "memory_after_forward_bytes",
+                 "memory_after_backward_bytes",
+                 "memory_after_optimizer_bytes",
+                 "memory_peak_bytes"};
+    auto device = [](int64_t b) { return b > 0 ? fmt::format("{}", b) : std::string(); };
+    for (size_t i = 0; i < results.size(); ++i) {
+        const DistributedResult& r = results[i];
+        if (r.point.experiment != DistExperiment::Ddp) continue;
+        std::vector<const DdpStepRow*> last(static_cast<size_t>(r.point.world_size), nullptr);
+        for (const auto& row : r.steps)
+            if (row.rank >= 0 && row.rank < r.point.world_size) last[row.rank] = &row;
+        for (const DdpStepRow* row : last) {
+            if (!row) continue;
+            t.rows.push_back(
+                {fmt::format("{}", i), r.point.ddp.strategy, fmt::format("{}", row->rank),
+                 fmt::format("{}", row->parameter_bytes), fmt::format("{}", row->gradient_bytes),
+                 fmt::format("{}", row->optimizer_state_bytes),
+                 fmt::format("{}", row->comm_buffer_bytes), device(row->memory_after_model),
+                 device(row->memory_after_forward), device(row->memory_after_backward),
+                 device(row->memory_after_optimizer), device(row->memory_peak)});
+        }
+    }
+    return renderTable(t, TableFormat::Csv);
+}
+
+std::string fsdpCsv(const std::vector<DistributedResult>& results) {
+    TextTable t;
+    t.headers = {"point",
+                 "forward_ms",
+                 "gather_ms",
+                 "gather_wait_forward_ms",
+                 "gather_wait_backward_ms",
+                 "reduce_scatter_ms",
+                 "gather_bytes",
+                 "reduce_scatter_bytes",
+                 "units_gathered"};
+    for (size_t i = 0; i < results.size(); ++i) {
+        const DistributedResult& r = results[i];
+        if (r.point.experiment != DistExperiment::Ddp || r.point.ddp.strategy != "fsdp") continue;
+        const DdpSummary s = summarizeDdp(r);
+        if (s.steps == 0) continue;
+        auto ms = [](double v) { return v < 0 ? std::string() : csvNumber(v); };
+        t.rows.push_back({fmt::format("{}", i), ms(s.forward_ms), ms(s.gather_ms),
+                          ms(s.gather_wait_forward_ms), ms(s.gather_wait_backward_ms),
+                          ms(s.reduce_scatter_ms), fmt::format("{}", s.gather_bytes),
+                          fmt::format("{}", s.reduce_scatter_bytes),
+                          fmt::format("{}", s.units_gathered)});
+    }
+    return renderTable(t, TableFormat::Csv);
+}
+
+std::string checksCsv(const std::vector<DistributedResult>& results) {
+    TextTable t;
+    t.headers = {"point", "what", "passed", "max_diff", "tolerance", "message"};
+    for (size_t i = 0; i < results.size(); ++i) {
+        const DistributedResult& r = results[i];
+        if (r.point.experiment != DistExperiment::Ddp || !r.check.ran) continue;
+        t.rows.push_back({fmt::format("{}", i), r.what, r.check.passed ? "1" : "0",
+                          csvNumber(r.check.max_diff), r.check.tolerance, r.check.message});
+    }
+    return renderTable(t, TableFormat::Csv);
+}
+
+}  // namespace
+
+std::vector<CsvTable> distributedCsvTables(const std::vector<DistributedResult>& results) {
+    std::vector<dist::AllreduceRow> rows;
+    bool ddp = false, fsdp = false, checks = false;
+    for (const auto& r : results) {
+        rows.insert(rows.end(), r.allreduce.begin(), r.allreduce.end());
+        const bool is_ddp = r.point.experiment == DistExperiment::Ddp;
+        ddp = ddp || is_ddp;
+        fsdp = fsdp || (is_ddp && r.point.ddp.strategy == "fsdp");
+        checks = checks || (is_ddp && r.check.ran);
+    }
+    std::vector<CsvTable> out;
+    if (ddp) {
+        out.push_back({"strategies", ddpCsv(results)});
+        out.push_back({"memory", ddpMemoryCsv(results)});
+        if (fsdp) out.push_back({"fsdp", fsdpCsv(results)});
+        if (checks) out.push_back({"checks", checksCsv(results)});
+    }
+    if (!rows.empty() || !ddp)
+        out.push_back({"allreduce", formatAllreduceRows(rows, TableFormat::Csv, "")});
     return out;
 }
 
@@ -313,20 +493,12 @@ std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRo
     const TableFormat tf = format == ReportFormat::Markdown ? TableFormat::Markdown
                            : format == ReportFormat::Csv    ? TableFormat::Csv
                                                             : TableFormat::Text;
-    if (tf == TableFormat::Csv) {
-        const bool ddp = std::any_of(results.begin(), results.end(), [](const auto& r) {
-            return r.point.experiment == DistExperiment::Ddp;
-        });
-        if (ddp) return formatDdpComparison(results, tf);
-        std::vector<dist::AllreduceRow> all;
-        for (const auto& r : results) all.insert(all.end(), r.allreduce.begin(), r.allreduce.end());
-        return formatAllreduceRows(all, tf, "");
-    }
+    if (tf == TableFormat::Csv) return distributedCsvTables(results).front().csv;
     std::string out;
     if (format == ReportFormat::Table) out = runHeadline(info, results.size(), "point") + "\n";
     if (format == ReportFormat::Markdown)
         out = fmt::format("# TrainScope run {}{}\n\n", info.id,
-                          info.label.empty() ? "" : " — " + info.label);
+                          info.label.empty() ? "" : " — " + markdownText(info.label));
     out += formatDistributed(results, tf);
     if (!results.empty()) out += "\n" + formatEnvironment(results.front().environment, tf);
     return out;
@@ -335,8 +507,12 @@ std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRo
 }  // namespace
 
 Lab distributedLab() {
-    return {kDistributedLab, "Distributed", distributedRunReport,
+    Lab lab{kDistributedLab, "Distributed", distributedRunReport,
             [](const StoredRow& row) { return distributedRowProblem(row); }};
+    lab.csv_tables = [](const RunInfo& info, const std::vector<StoredRow>& rows) {
+        return distributedCsvTables(distributedResultsFromRows(info, rows));
+    };
+    return lab;
 }
 
 }  // namespace ts

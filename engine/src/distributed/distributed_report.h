@@ -30,6 +30,10 @@ std::string formatFsdpCommunication(const std::vector<DistributedResult>& result
                                     TableFormat format);
 // Everything of a run: failed points named, the all-reduce rows, the DDP comparison and memory.
 std::string formatDistributed(const std::vector<DistributedResult>& results, TableFormat format);
+// The run's CSV tables (see Note [tables other programs read]): with DDP points "strategies"
+// (one row a point), "memory" (a point's ranks), "fsdp" and "checks" where there are such
+// points; "allreduce" (one row a size, dtype and world) where rows were measured.
+std::vector<CsvTable> distributedCsvTables(const std::vector<DistributedResult>& results);
 // A DDP point's summary as one JSON object (the CLI's --format json, the evidence scripts).
 nlohmann::json ddpSummaryJson(const DistributedResult& r);
 

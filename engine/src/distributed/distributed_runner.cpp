@@ -35,7 +35,7 @@ std::vector<std::string> workerArguments(const DistributedPoint& p) {
         for (int64_t s : p.allreduce.sizes) sizes.push_back(std::to_string(s));
         for (auto d : p.allreduce.dtypes) dtypes.push_back(dist::dtypeName(d));
         args.insert(args.end(), {"--sizes", joined(sizes), "--dtypes", joined(dtypes), "--warmup",
-                                 std::to_string(p.allreduce.warmup), "--iters",
+                                 std::to_string(p.allreduce.warmup), "--steps",
                                  std::to_string(p.allreduce.iters), "--link-gbps",
                                  fmt::format("{}", p.allreduce.link_gbps)});
     } else {

@@ -83,8 +83,10 @@ std::string memoryHeadline(const MemoryResult& r) {
 
 std::string memoryTimelineCsv(const MemoryResult& r) {
     const MemoryAnalysis a = analyzeMemory(r.trace);
-    std::string out = "event,time_us,phase,step,allocated,reserved";
-    for (MemoryCategory c : allMemoryCategories()) out += "," + csvEscape(std::string(toString(c)));
+    // See Note [tables other programs read]: bytes, said in the headers.
+    std::string out = "event,time_us,phase,step,allocated_bytes,reserved_bytes";
+    for (MemoryCategory c : allMemoryCategories())
+        out += "," + csvName(std::string(toString(c))) + "_bytes";
     out += "\n";
     for (const auto& p : a.timeline) {
         const AllocEvent& e = r.trace.events[p.index];
@@ -97,8 +99,13 @@ std::string memoryTimelineCsv(const MemoryResult& r) {
 }
 
 std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableFormat format) {
-    Table t{{"size", "context", "batch", "precision", "attention", "mode", "status", "peak",
-             "predicted", "reserved"},
+    const bool csv = format == TableFormat::Csv;
+    // CSV (see Note [tables other programs read]): the point's keys, bytes in the headers.
+    Table t{csv ? std::vector<std::string>{"size", "context", "batch", "precision", "attention",
+                                           "mode", "status", "peak_bytes", "predicted_peak_bytes",
+                                           "reserved_bytes"}
+                : std::vector<std::string>{"size", "context", "batch", "precision", "attention",
+                                           "mode", "status", "peak", "predicted", "reserved"},
             {false, true, true, false, false, false, false, true, true, true},
             {}};
     // The point's other dimensions where they vary (checkpointing: see Note [point dimensions]),
@@ -120,11 +127,11 @@ std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableForma
                        extra[i]->kind == DimensionDef::Kind::Integer);
     }
     for (MemoryCategory c : allMemoryCategories()) {
-        t.headers.push_back(std::string(toString(c)));
+        t.headers.push_back(csv ? csvName(toString(c)) + "_bytes" : std::string(toString(c)));
         t.right.push_back(true);
     }
-    const bool csv = format == TableFormat::Csv;
     auto bytes = [&](int64_t b) { return csv ? fmt::format("{}", b) : formatBytes(b); };
+    const std::string none = csv ? "" : "-";  // nothing recorded (the CPU, a failed point)
     for (const auto& r : results) {
         const PointConfig& c = r.spec.bench;
         const MemoryAnalysis a = analyzeMemory(r.trace);
@@ -136,12 +143,12 @@ std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableForma
                                      std::string(toString(c.attention)),
                                      std::string(toString(c.mode)),
                                      std::string(toString(r.status)),
-                                     measured ? bytes(a.peak.allocated) : "-",
+                                     measured ? bytes(a.peak.allocated) : none,
                                      bytes(predictMemory(c).peak),
-                                     measured ? bytes(a.peak.reserved) : "-"};
+                                     measured ? bytes(a.peak.reserved) : none};
         for (size_t i = 0; i < extra.size(); ++i)
             row.insert(row.begin() + 6 + static_cast<std::ptrdiff_t>(i), extra[i]->get(c));
-        for (int64_t b : a.peak.by_category) row.push_back(measured ? bytes(b) : "-");
+        for (int64_t b : a.peak.by_category) row.push_back(measured ? bytes(b) : none);
         t.rows.push_back(std::move(row));
     }
     return renderTable(t, format);
@@ -270,9 +277,13 @@ std::string formatMemoryComparison(const MemoryResult& a, const MemoryResult& b,
     auto diff = [&](int64_t v) { return csv ? fmt::format("{}", v) : signedBytes(v); };
     const MemoryAnalysis aa = analyzeMemory(a.trace), ab = analyzeMemory(b.trace);
     const auto ca = compareWithPrediction(a, aa), cb = compareWithPrediction(b, ab);
-    Table t{{"category", "A at the peak", "B at the peak", "B - A", "A predicted", "B predicted"},
-            {false, true, true, true, true, true},
-            {}};
+    Table t{
+        csv ? std::vector<std::string>{"category", "a_peak_bytes", "b_peak_bytes",
+                                       "b_minus_a_bytes", "a_predicted_bytes", "b_predicted_bytes"}
+            : std::vector<std::string>{"category", "A at the peak", "B at the peak", "B - A",
+                                       "A predicted", "B predicted"},
+        {false, true, true, true, true, true},
+        {}};
     for (size_t i = 0; i < ca.size(); ++i)
         t.rows.push_back({std::string(toString(ca[i].category)), bytes(ca[i].measured),
                           bytes(cb[i].measured), diff(cb[i].measured - ca[i].measured),
@@ -341,7 +352,7 @@ std::string memoryRunReport(const RunInfo& info, const std::vector<StoredRow>& r
     if (format == ReportFormat::Table) out = runHeadline(info, results.size(), "point") + "\n";
     if (format == ReportFormat::Markdown)
         out = fmt::format("# TrainScope run {}{}\n", info.id,
-                          info.label.empty() ? "" : " — " + info.label);
+                          info.label.empty() ? "" : " — " + markdownText(info.label));
     out += tableHeading("Peak memory by point", tf) + memoryPeakTable(results, tf) + "\n";
     MemoryReportOptions o;
     o.format = tf;

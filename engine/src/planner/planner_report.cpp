@@ -186,10 +186,11 @@ std::string plannerReportText(const PlannerReport& r, TableFormat format) {
 }
 
 std::string plannerCsv(const std::vector<PlannerReport>& reports) {
+    // See Note [tables other programs read]: C, W and B by name, with their units.
     std::string out =
-        "row,strategy,x,y,C,W,B,d_model,d_ff,layers,fwd_flops,fwd_compute_s,fwd_comm_s,"
-        "fwd_comm_bytes,bwd_flops,bwd_compute_s,bwd_comm_s,bwd_comm_bytes,step_s,comm_bound,"
-        "memory_bytes\n";
+        "row,strategy,x,y,flops_per_s,bandwidth_bytes_per_s,batch_tokens,d_model,d_ff,layers,"
+        "fwd_flops,fwd_compute_s,fwd_comm_s,fwd_comm_bytes,bwd_flops,bwd_compute_s,bwd_comm_s,"
+        "bwd_comm_bytes,step_s,comm_bound,memory_bytes\n";
     for (size_t i = 0; i < reports.size(); ++i) {
         const PlannerInputs& in = reports[i].inputs;
         for (const StrategyPlan& p : reports[i].plans)
@@ -236,7 +237,10 @@ std::string plannerRunReport(const RunInfo& info, const std::vector<StoredRow>& 
     std::string out = format == ReportFormat::Markdown
                           ? fmt::format("# TrainScope planner run {}\n\n", info.id)
                           : "";
-    out += runHeadline(info, reports.size(), "plan") + "\n\n";
+    out +=
+        (format == ReportFormat::Markdown ? markdownText(runHeadline(info, reports.size(), "plan"))
+                                          : runHeadline(info, reports.size(), "plan")) +
+        "\n\n";
     for (const auto& r : reports) out += plannerReportText(r, tf) + "\n";
     return out;
 }

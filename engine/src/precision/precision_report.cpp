@@ -2,6 +2,7 @@
 #include "precision/precision_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "core/json.h"
 #include "core/json_read.h"
 #include "core/store.h"
+#include "core/table.h"
 
 namespace ts {
 
@@ -156,22 +158,15 @@ TrainNumericsCurve trainFromJson(const json& j) {
 
 std::string orDash(const std::string& s) { return s.empty() ? "-" : s; }
 
-// Rows of cells as an aligned text table or a Markdown one.
+// Rows of cells as an aligned text table or a Markdown one, its cells escaped.
+// See Note [tables other programs read].
 std::string table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows, TableFormat format) {
     std::string out;
     if (format == TableFormat::Markdown) {
-        auto line = [&](const std::vector<std::string>& cells) {
-            out += "|";
-            for (const auto& c : cells) out += " " + c + " |";
-            out += "\n";
-        };
-        line(header);
-        out += "|";
-        for (size_t i = 0; i < header.size(); ++i) out += "---|";
-        out += "\n";
-        for (const auto& r : rows) line(r);
-        return out;
+        TextTable t{header, std::vector<bool>(header.size(), false), rows};
+        t.compact = true;
+        return renderTable(t, format);
     }
     std::vector<size_t> width(header.size());
     for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
@@ -368,6 +363,131 @@ std::string trainNumericsTable(const std::vector<TrainNumericsCurve>& curves, Ta
                  rows, format);
 }
 
+std::string autocastPolicyNote(const AutocastReport& r) {
+    if (r.spec.device.rfind("cpu", 0) != 0) return {};
+    // Note [autocast on the CPU]: torch.autocast("cpu") has op lists of its own, shorter in fp32
+    // than CUDA's: layer_norm, group_norm, softmax, log_softmax, sum, exp and the other ops below
+    // are on CUDA's "autocast to float32" list (PyTorch's AMP documentation) and on no list of
+    // the CPU's, so on the CPU they run on their reduced inputs and return the reduced dtype (a
+    // LayerNorm comes out bf16), where on a GPU they are fp32 islands. The inspector records what
+    // ran; this note says which of its ops would differ on a GPU.
+    static const std::vector<std::string_view> kCudaFp32 = {"layer_norm",  "native_layer_norm",
+                                                            "group_norm",  "native_group_norm",
+                                                            "softmax",     "_softmax",
+                                                            "log_softmax", "_log_softmax",
+                                                            "sum",         "cumsum",
+                                                            "cumprod",     "prod",
+                                                            "norm",        "exp",
+                                                            "expm1",       "log",
+                                                            "log2",        "log10",
+                                                            "log1p",       "pow",
+                                                            "rsqrt",       "reciprocal",
+                                                            "softplus",    "acos",
+                                                            "asin",        "cosh",
+                                                            "sinh",        "tan",
+                                                            "erfinv",      "dist",
+                                                            "pdist",       "cdist",
+                                                            "renorm",      "cosine_similarity"};
+    const std::string reduced(toString(r.spec.dtype));
+    std::vector<std::string> seen;
+    for (const auto& op : r.ops) {
+        // The op the module's code called (layer_norm), not the ops inside it (native_layer_norm).
+        if (op.phase != "forward" || op.depth != 0 || op.output_dtype != reduced) continue;
+        const std::string name = op.name.rfind("aten::", 0) == 0 ? op.name.substr(6) : op.name;
+        if (std::find(kCudaFp32.begin(), kCudaFp32.end(), name) == kCudaFp32.end()) continue;
+        const std::string item = op.module.empty() ? name : fmt::format("{} ({})", name, op.module);
+        if (std::find(seen.begin(), seen.end(), item) == seen.end()) seen.push_back(item);
+    }
+    std::string note = fmt::format(
+        "On the CPU, autocast follows the CPU's op lists, not CUDA's: ops that CUDA's autocast "
+        "keeps in fp32 (layer_norm, softmax, sum, exp, ...) run in {} here",
+        reduced);
+    if (!seen.empty())
+        note += fmt::format(" — {} came out {}, where on a GPU {} fp32", fmt::join(seen, ", "),
+                            reduced, seen.size() == 1 ? "it is" : "they are");
+    return note + ". Run it with --device cuda to see the GPU's policy.";
+}
+
+std::vector<CsvTable> precisionCsvTables(const std::vector<AccumulationResult>& sums,
+                                         const std::vector<AutocastReport>& casts,
+                                         const std::vector<TrainNumericsCurve>& curves) {
+    // See Note [tables other programs read]: each table its own CSV; "never" and "not checked"
+    // are empty fields, as is a dtype the record has none of.
+    auto step = [](int64_t s) { return s > 0 ? fmt::format("{}", s) : std::string(); };
+    std::vector<CsvTable> out;
+    if (!sums.empty()) {
+        TextTable t;
+        t.headers = {"variant",
+                     "accumulator",
+                     "addend_format",
+                     "explicit_cast",
+                     "addend",
+                     "addend_stored",
+                     "count",
+                     "exact",
+                     "value",
+                     "error",
+                     "ulp_end",
+                     "first_rounding_step",
+                     "first_stall_step",
+                     "sum_at_stall",
+                     "ulp_at_stall",
+                     "torch_value"};
+        for (const auto& r : sums)
+            t.rows.push_back({r.variant.name(), std::string(toString(r.variant.accumulator)),
+                              std::string(toString(r.variant.addend_format)),
+                              r.variant.explicit_cast ? "1" : "0", csvNumber(r.addend),
+                              csvNumber(r.addend_stored), fmt::format("{}", r.count),
+                              csvNumber(r.exact), csvNumber(r.value), csvNumber(r.error),
+                              csvNumber(r.ulp_end), step(r.first_rounding_step),
+                              step(r.first_stall_step),
+                              r.first_stall_step ? csvNumber(r.sum_at_stall) : "",
+                              r.first_stall_step ? csvNumber(r.ulp_at_stall) : "",
+                              r.torch_checked ? csvNumber(r.torch_value) : ""});
+        out.push_back({"sums", renderTable(t, TableFormat::Csv)});
+    }
+    if (!casts.empty()) {
+        TextTable t;
+        t.headers = {"model", "device",     "dtype", "status", "tensor",
+                     "kind",  "parameters", "input", "output", "computed_in"};
+        for (const auto& c : casts)
+            for (const auto& r : c.records)
+                t.rows.push_back({c.spec.model, c.spec.device, std::string(toString(c.spec.dtype)),
+                                  std::string(toString(c.status)), r.name, r.kind, r.param_dtype,
+                                  r.input_dtype, r.output_dtype, c.computedIn(r)});
+        out.push_back({"tensors", renderTable(t, TableFormat::Csv)});
+    }
+    if (!casts.empty()) {
+        TextTable t;
+        t.headers = {"model", "device",        "dtype",  "phase", "module",      "op",
+                     "depth", "autograd_node", "inputs", "cast",  "computed_in", "output"};
+        for (const auto& c : casts)
+            for (const auto& op : c.ops) {
+                std::string inputs;
+                for (const auto& d : op.input_dtypes) inputs += (inputs.empty() ? "" : " ") + d;
+                t.rows.push_back({c.spec.model, c.spec.device, std::string(toString(c.spec.dtype)),
+                                  op.phase, op.module, op.name, fmt::format("{}", op.depth),
+                                  op.autograd_node, inputs, op.cast ? "1" : "0", op.computed_dtype,
+                                  op.output_dtype});
+            }
+        out.push_back({"ops", renderTable(t, TableFormat::Csv)});
+    }
+    if (!curves.empty()) {
+        TextTable t;
+        t.headers = {"precision",  "status",  "step",          "loss",
+                     "loss_scale", "skipped", "fp16_underflow"};
+        for (const auto& c : curves)
+            for (const auto& st : c.steps)
+                t.rows.push_back({std::string(toString(c.precision)),
+                                  std::string(toString(c.status)), fmt::format("{}", st.step),
+                                  csvNumber(st.loss),
+                                  st.loss_scale > 0 ? csvNumber(st.loss_scale) : "",
+                                  st.skipped ? "1" : "0", fmt::format("{}", st.fp16_underflow)});
+        out.push_back({"steps", renderTable(t, TableFormat::Csv)});
+    }
+    return out;
+}
+
 std::string trainNumericsJsonLine(const TrainNumericsCurve& c) { return dumpJson(toJson(c)); }
 
 std::string accumulationJsonLine(const AccumulationResult& r, bool with_running_error) {
@@ -404,55 +524,30 @@ std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>
                "\n";
     }
     if (format == ReportFormat::Csv) {
-        std::string out =
-            "variant,addend,count,value,error,first_rounding_step,first_stall_step,ulp_end\n";
-        for (const auto& s : sums)
-            out +=
-                fmt::format("{},{},{},{},{},{},{},{}\n", s.variant.name(), s.addend, s.count,
-                            s.value, s.error, s.first_rounding_step, s.first_stall_step, s.ulp_end);
-        if (!casts.empty()) out += "model,device,dtype,tensor,kind,parameters,input,output\n";
-        for (const auto& c : casts)
-            for (const auto& r : c.records)
-                out +=
-                    fmt::format("{},{},{},{},{},{},{},{}\n", csvEscape(c.spec.model),
-                                csvEscape(c.spec.device), toString(c.spec.dtype), csvEscape(r.name),
-                                r.kind, r.param_dtype, r.input_dtype, r.output_dtype);
-        bool op_header = false;
-        for (const auto& c : casts)
-            for (const auto& op : c.ops) {
-                if (!op_header)
-                    out +=
-                        "model,device,dtype,phase,module,op,depth,autograd_node,inputs,cast,"
-                        "computed_in,output\n";
-                op_header = true;
-                std::string inputs;
-                for (const auto& d : op.input_dtypes) inputs += (inputs.empty() ? "" : " ") + d;
-                out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csvEscape(c.spec.model),
-                                   csvEscape(c.spec.device), toString(c.spec.dtype), op.phase,
-                                   csvEscape(op.module), op.name, op.depth, op.autograd_node,
-                                   inputs, op.cast ? 1 : 0, op.computed_dtype, op.output_dtype);
-            }
-        if (!curves.empty()) out += "precision,step,loss,loss_scale,skipped,fp16_underflow\n";
-        for (const auto& c : curves)
-            for (const auto& st : c.steps)
-                out += fmt::format("{},{},{},{},{},{}\n", toString(c.precision), st.step, st.loss,
-                                   st.loss_scale, st.skipped ? 1 : 0, st.fp16_underflow);
-        return out;
+        const auto tables = precisionCsvTables(sums, casts, curves);
+        return tables.empty() ? std::string() : tables.front().csv;
     }
     const TableFormat tf =
         format == ReportFormat::Markdown ? TableFormat::Markdown : TableFormat::Text;
     std::string out = format == ReportFormat::Markdown
                           ? fmt::format("# TrainScope precision run {}\n\n", info.id)
                           : "";
-    out += runHeadline(info, parsed.size(), "row") + "\n\n";
+    const bool md = format == ReportFormat::Markdown;
+    auto text = [md](const std::string& t) { return md ? markdownText(t) : printable(t); };
+    out += text(runHeadline(info, parsed.size(), "row")) + "\n\n";
+    // The run's settings, as its spec has them (see Note [tables other programs read]).
+    if (const std::string settings = specSettings(info); md && !settings.empty())
+        out += "Settings: " + markdownText(settings) + ".\n\n";
     if (!sums.empty())
         out += fmt::format("Sums of {} × {} (exact {}):\n\n", sums.front().addend,
                            sums.front().count, sums.front().exact) +
                accumulationTable(sums, tf);
     for (const auto& c : casts) {
         out += fmt::format("\nAutocast {} on {}, model {}: {}\n\n", toString(c.spec.dtype),
-                           printable(c.spec.device), printable(c.spec.model),
-                           c.status == Status::Ok ? "ok" : printable(c.error));
+                           text(c.spec.device), text(c.spec.model),
+                           c.status == Status::Ok ? "ok" : text(c.error));
+        if (const std::string policy = autocastPolicyNote(c); !policy.empty())
+            out += text(policy) + "\n\n";
         out += autocastTable(c, tf);
         if (!c.ops.empty())
             out += "\nOps (computed in: the dtypes of the inputs the kernel got):\n\n" +
@@ -502,7 +597,19 @@ std::string autocastSpecJson(const AutocastSpec& s) {
 }
 
 Lab precisionLab() {
-    return {kPrecisionLab, "Precision", precisionRunReport, rowProblemOf(rowFromText)};
+    Lab lab{kPrecisionLab, "Precision", precisionRunReport, rowProblemOf(rowFromText)};
+    lab.csv_tables = [](const RunInfo& info, const std::vector<StoredRow>& rows) {
+        std::vector<AccumulationResult> sums;
+        std::vector<AutocastReport> casts;
+        std::vector<TrainNumericsCurve> curves;
+        for (const auto& r : precisionRowsFromRows(info, rows)) {
+            if (r.accumulation) sums.push_back(*r.accumulation);
+            if (r.autocast) casts.push_back(*r.autocast);
+            if (r.train) curves.push_back(*r.train);
+        }
+        return precisionCsvTables(sums, casts, curves);
+    };
+    return lab;
 }
 
 }  // namespace ts

@@ -34,6 +34,16 @@ std::string autocastOpsTable(const AutocastReport& report, TableFormat format);
 // skipped steps, the last loss scale, the fp16 underflow counts.
 std::string trainNumericsTable(const std::vector<TrainNumericsCurve>& curves, TableFormat format);
 std::string trainNumericsJsonLine(const TrainNumericsCurve& c);
+// Where the report was taken on the CPU: that autocast followed the CPU's op lists there, and
+// which of its ops came out in the reduced dtype that CUDA's autocast keeps in fp32 (see Note
+// [autocast on the CPU]); empty on a GPU.
+std::string autocastPolicyNote(const AutocastReport& r);
+// The lab's CSV tables (see Note [tables other programs read]), those of the experiments given, in
+// this order: "sums" (one row a sum), "tensors" (one row an autocast record) and "ops" (one row
+// an op the inspector saw), "steps" (one row a training step of a precision).
+std::vector<CsvTable> precisionCsvTables(const std::vector<AccumulationResult>& sums,
+                                         const std::vector<AutocastReport>& casts,
+                                         const std::vector<TrainNumericsCurve>& curves);
 // One JSON object a line (an accumulation result without its running error unless asked).
 std::string accumulationJsonLine(const AccumulationResult& r, bool with_running_error);
 std::string autocastJsonLine(const AutocastReport& r);

@@ -54,12 +54,14 @@ Table opRows(const std::vector<OpRow>& rows, int top, bool gpu, TableFormat form
     const bool csv = format == TableFormat::Csv;
     for (size_t i = 0; i < rows.size() && (top <= 0 || i < static_cast<size_t>(top)); ++i) {
         const auto& r = rows[i];
-        t.rows.push_back({shortName(r.name, format), fmt::format("{}", r.calls),
-                          fmt::format("{:.1f}", r.cpu_self_us),
-                          fmt::format("{:.1f}", r.cpu_total_us),
-                          gpu ? fmt::format("{:.1f}", r.device_us) : "-",
-                          csv ? fmt::format("{:.0f}", r.flops) : fmtFlops(r.flops),
-                          r.tflops > 0 ? fmt::format("{:.3g}", r.tflops) : "", r.shapes});
+        t.rows.push_back(
+            {shortName(r.name, format), fmt::format("{}", r.calls),
+             fmt::format("{:.1f}", r.cpu_self_us), fmt::format("{:.1f}", r.cpu_total_us),
+             gpu   ? fmt::format("{:.1f}", r.device_us)
+             : csv ? ""
+                   : "-",
+             csv ? (r.flops > 0 ? fmt::format("{:.0f}", r.flops) : "") : fmtFlops(r.flops),
+             r.tflops > 0 ? fmt::format("{:.3g}", r.tflops) : "", r.shapes});
     }
     return t;
 }
@@ -69,6 +71,14 @@ std::vector<OpRow> bySelfTime(std::vector<OpRow> rows) {
     std::stable_sort(rows.begin(), rows.end(),
                      [](const auto& a, const auto& b) { return a.cpu_self_us > b.cpu_self_us; });
     return rows;
+}
+
+// See Note [tables other programs read]: every kernel (on the CPU: op), "total (us)" → "total_us".
+Table csvRows(const ProfileResult& r, const EventFilter& f) {
+    Table t = r.gpu ? kernelRows(kernelTable(r.trace.kernels, f), 0, TableFormat::Csv)
+                    : opRows(opTable(r.trace.ops, f, false), 0, false, TableFormat::Csv);
+    for (auto& h : t.headers) h = csvName(h);
+    return t;
 }
 
 std::string filterTitle(const EventFilter& f) {
@@ -98,11 +108,7 @@ std::string profileHeadline(const ProfileResult& r) {
 
 std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o) {
     const EventFilter& f = o.filter;
-    if (o.format == TableFormat::Csv) {
-        if (r.gpu)
-            return renderTable(kernelRows(kernelTable(r.trace.kernels, f), 0, o.format), o.format);
-        return renderTable(opRows(opTable(r.trace.ops, f, false), 0, false, o.format), o.format);
-    }
+    if (o.format == TableFormat::Csv) return renderTable(csvRows(r, f), o.format);
     std::string out = o.format == TableFormat::Markdown
                           ? fmt::format("## Profile: {}\n", profileHeadline(r))
                           : fmt::format("profile: {}\n", profileHeadline(r));
@@ -234,10 +240,27 @@ std::string profileRunReport(const RunInfo& info, const std::vector<StoredRow>& 
                : format == ReportFormat::Csv    ? TableFormat::Csv
                                                 : TableFormat::Text;
     std::string out;
+    if (format == ReportFormat::Csv) {
+        // One table (see Note [tables other programs read]): every profile's rows under one
+        // header, the profile's index first.
+        Table all;
+        for (size_t i = 0; i < results.size(); ++i) {
+            Table t = csvRows(results[i], o.filter);
+            if (all.headers.empty()) {
+                all.headers = t.headers;
+                all.headers.insert(all.headers.begin(), "profile");
+            }
+            for (auto& row : t.rows) {
+                row.insert(row.begin(), fmt::format("{}", i));
+                all.rows.push_back(std::move(row));
+            }
+        }
+        return all.headers.empty() ? std::string() : renderTable(all, TableFormat::Csv);
+    }
     if (format == ReportFormat::Table) out = runHeadline(info, results.size(), "profile") + "\n\n";
     if (format == ReportFormat::Markdown)
         out = fmt::format("# TrainScope run {}{}\n\n", info.id,
-                          info.label.empty() ? "" : " — " + info.label);
+                          info.label.empty() ? "" : " — " + markdownText(info.label));
     for (const auto& r : results) {
         out += formatProfile(r, o);
         if (format != ReportFormat::Csv)

@@ -246,15 +246,11 @@ void addTableOption(CLI::App& cmd, std::string& table, const std::string& tables
 }
 
 std::string chooseCsvTable(const std::vector<ts::CsvTable>& tables, const std::string& table) {
-    if (tables.empty()) return {};
-    if (table.empty()) return tables.front().csv;
-    std::vector<std::string> names;
-    for (const auto& t : tables) {
-        if (t.name == table) return t.csv;
-        names.push_back(t.name);
+    try {
+        return ts::pickCsvTable(tables, table, "these results");
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(e.what());
     }
-    throw BadInput(fmt::format("--table: '{}' is not a table of these results (they have: {})",
-                               table, fmt::join(names, ", ")));
 }
 
 ts::TableFormat tableFormat(bool markdown, bool csv) {

@@ -131,16 +131,21 @@ std::string runCsv(const Lab& lab, const RunInfo& run, const std::vector<StoredR
                             run.lab, table));
         return lab.report(run, rows, ReportFormat::Csv);
     }
-    const std::vector<CsvTable> tables = lab.csv_tables(run, rows);
+    return pickCsvTable(lab.csv_tables(run, rows), table,
+                        fmt::format("run {} ({})", run.id, run.lab));
+}
+
+std::string pickCsvTable(const std::vector<CsvTable>& tables, const std::string& name,
+                         const std::string& whose) {
     if (tables.empty()) return {};
-    if (table.empty()) return tables.front().csv;
+    if (name.empty()) return tables.front().csv;
     std::vector<std::string> names;
     for (const auto& t : tables) {
-        if (t.name == table) return t.csv;
+        if (t.name == name) return t.csv;
         names.push_back(t.name);
     }
-    throw std::invalid_argument(fmt::format("--table: run {} ({}) has no table '{}' (it has: {})",
-                                            run.id, run.lab, table, fmt::join(names, ", ")));
+    throw std::invalid_argument(fmt::format("--table: {} has no table '{}' (it has: {})", whose,
+                                            name, fmt::join(names, ", ")));
 }
 
 std::string cudaLine(const Environment& e) {

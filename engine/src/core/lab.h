@@ -21,6 +21,11 @@ struct CsvTable {
     std::string name;  // "sums", "ops", "strategies"
     std::string csv;   // the header line and the rows
 };
+// The CSV of the table named `name`, the first table when `name` is empty, "" when there are
+// none; a name that is not one throws std::invalid_argument saying which tables there are
+// ("<whose> has no table 'x' (it has: a, b)").
+std::string pickCsvTable(const std::vector<CsvTable>& tables, const std::string& name,
+                         const std::string& whose);
 
 struct Lab {
     std::string id;     // the store's run kind, the presets' and the window's name: "bench"

@@ -26,7 +26,7 @@ struct AttentionOptions {
     std::vector<std::string> impl, seq, head_dim, batch, heads, dtype, pass;
     std::string preset, device, code, python;
     bool device_given = false, preset_given = false;
-    bool causal = false, no_causal = false;
+    bool causal = false, no_causal = false, cuda_profiler_range = false;
     std::optional<std::string> warmup, steps, seed;  // text, checked in buildSpec
     cli::FormatChoice
         format;  // --format, or --markdown / --csv / --jsonl (see Note [one spelling])
@@ -141,6 +141,8 @@ AttentionBenchSpec buildSpec(const AttentionOptions& o) {
         spec.device = "cpu";  // the default, where there is no GPU
     if (const auto errors = validateAttentionSpec(spec); !errors.empty())
         throw cli::BadInput(errors.front());
+    spec.cuda_profiler_range = o.cuda_profiler_range;
+    cli::noteCudaProfilerRangeOff(o.cuda_profiler_range, spec.device);
     return spec;
 }
 
@@ -268,6 +270,7 @@ void addAttentionCommand(CLI::App& app, int& exit_code) {
     sub->add_option("--steps", o->steps, "measured steps per cell (the median is reported)");
     sub->add_option("--seed", o->seed, "random seed of the inputs");
     sub->add_option("--device", o->device, "cpu, cuda or cuda:N (default: cuda when present)");
+    cli::addCudaProfilerRangeOption(*sub, o->cuda_profiler_range, "each cell's measured steps");
     cli::addStoreOptions(*sub, o->db, o->label, o->no_store);
     o->format.add(*sub, {"markdown", "csv", "jsonl"},
                   {{"markdown", "a Markdown table at the end"},

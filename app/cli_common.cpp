@@ -173,6 +173,22 @@ void catchInterrupts() {
     std::signal(SIGTERM, onInterrupt);
 }
 
+void addCudaProfilerRangeOption(CLI::App& cmd, bool& on, const std::string& steps) {
+    cmd.add_flag("--cuda-profiler-range", on,
+                 "Call cudaProfilerStart/Stop around " + steps +
+                     ", for `nsys profile --capture-range=cudaProfilerApi`; nothing on the CPU. "
+                     "Warm-up and measured steps are NVTX ranges \"warmup\" and \"measured\" "
+                     "either way");
+}
+
+void noteCudaProfilerRangeOff(bool on, const std::string& device) {
+    if (on && device.rfind("cuda", 0) != 0)
+        std::fprintf(stderr,
+                     "note: --cuda-profiler-range does nothing for a run on %s: "
+                     "cudaProfilerStart and cudaProfilerStop are for a CUDA device\n",
+                     device.c_str());
+}
+
 void addDbOption(CLI::App& cmd, std::string& db) {
     cmd.add_option(
         "--db", db,

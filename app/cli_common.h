@@ -71,6 +71,12 @@ bool writeOutputFile(std::string_view flag, const std::string& path, std::string
 // stored: `what`, "the results").
 void addStoreOptions(CLI::App& cmd, std::string& db, std::string& label, bool& no_store,
                      const std::string& what = "the results");
+// --cuda-profiler-range (See Note [capture ranges], runtime/step_ranges.h): cudaProfilerStart
+// and Stop around `steps` (what the lab calls its measured steps).
+void addCudaProfilerRangeOption(CLI::App& cmd, bool& on, const std::string& steps);
+// The note on stderr when --cuda-profiler-range is given for a run on a device that is not
+// CUDA's: it does nothing there (the NVTX ranges are pushed all the same).
+void noteCudaProfilerRangeOff(bool on, const std::string& device);
 // --db alone (`runs`, reading).
 void addDbOption(CLI::App& cmd, std::string& db);
 

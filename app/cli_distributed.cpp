@@ -60,6 +60,7 @@ struct DdpFlags {
                 prefetch = "2", checkpoint = "none", vocab = "10000", code, python;
     bool strategy_given = false;
     bool fused_loss = false, fused_kernels = false, keep_attention = false, compile = false;
+    bool cuda_profiler_range = false;
 };
 
 struct WorkerFlags {
@@ -436,6 +437,9 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     s.attention = *attention;
     s.warmup_steps = static_cast<int>(parseIntIn("--warmup", d.warmup, 0, 100000));
     s.measured_steps = static_cast<int>(parseIntIn("--steps", d.steps, 1, 100000));
+    s.cuda_profiler_range = d.cuda_profiler_range;
+    noteCudaProfilerRangeOff(d.cuda_profiler_range,
+                             base.backend == dist::CommBackend::Nccl ? "cuda" : "cpu (gloo)");
     s.seed = static_cast<uint64_t>(parseIntIn("--seed", d.seed, 0, int64_t{1} << 62));
     s.learning_rate = parseFinite("--lr", d.lr);
     const auto precisions =
@@ -595,6 +599,9 @@ void addDistributedCommands(CLI::App& app, int& code) {
         ->capture_default_str();
     ddp->add_option("--vocab-size", dd->vocab, "Vocabulary (the leaderboard's: 151936)")
         ->capture_default_str();
+    addCudaProfilerRangeOption(*ddp, dd->cuda_profiler_range,
+                               "each rank's measured steps (nsys on the launcher: "
+                               "--trace-fork-before-exec=true)");
     ddp->add_flag("--fused-loss", dd->fused_loss,
                   "TrainScope's strategies: the LM head and cross-entropy fused, in chunks of the "
                   "sequence, never materialising the [batch, seq, vocab] logits");

@@ -176,10 +176,8 @@ void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
     cmd.add_option("--vocab-size", o.vocab_size, "Vocabulary size (default 10000)");
     cmd.add_option("--seed", o.seed, "Random seed for weights and batch")->capture_default_str();
     cmd.add_option("--lr,--learning-rate", o.lr, "AdamW learning rate")->capture_default_str();
-    cmd.add_flag("--cuda-profiler-range", o.cuda_profiler_range,
-                 "Call cudaProfilerStart/Stop around the measured steps (of every point), for "
-                 "`nsys profile --capture-range=cudaProfilerApi`; nothing on the CPU. Warm-up and "
-                 "measured steps are NVTX ranges \"warmup\" and \"measured\" either way");
+    cli::addCudaProfilerRangeOption(cmd, o.cuda_profiler_range,
+                                    "the measured steps (of every point)");
 }
 
 void addCodeOptions(CLI::App& cmd, BenchOptions& o) {
@@ -318,10 +316,7 @@ std::vector<ts::PointConfig> benchPoints(const BenchOptions& o, ts::SweepSpec* s
     if (o.cuda_profiler_range)
         for (const auto& p : points)
             if (p.device.rfind("cuda", 0) != 0) {
-                std::fprintf(stderr,
-                             "note: --cuda-profiler-range does nothing for a point on %s: "
-                             "cudaProfilerStart and cudaProfilerStop are for a CUDA device\n",
-                             p.device.c_str());
+                noteCudaProfilerRangeOff(true, p.device);
                 break;
             }
     if (sweep) *sweep = std::move(spec);

@@ -49,6 +49,7 @@ struct TrainOptions {
     std::vector<std::string> dtype;
     std::string device = "cpu";
     std::optional<std::string> steps, lr, init_scale, batch, seed;
+    bool cuda_profiler_range = false;
     OutputOptions out;
 };
 
@@ -177,6 +178,8 @@ TrainNumericsSpec buildTrainSpec(const TrainOptions& o) {
         throw cli::BadInput(errors.front());
     if (const auto problems = checkRunnable({spec.device, spec.precisions, {}}); !problems.empty())
         throw cli::BadInput(problems.front());
+    spec.cuda_profiler_range = o.cuda_profiler_range;
+    cli::noteCudaProfilerRangeOff(o.cuda_profiler_range, spec.device);
     return spec;
 }
 
@@ -451,6 +454,8 @@ void addPrecisionCommand(CLI::App& app, int& exit_code) {
     train->add_option("--dtype", t->dtype, "precisions: fp32,bf16,fp16 (default all three)");
     train->add_option("--device", t->device, "cpu, cuda or cuda:N (default cpu)");
     train->add_option("--steps", t->steps, "training steps (default 50)");
+    cli::addCudaProfilerRangeOption(*train, t->cuda_profiler_range,
+                                    "each precision's training steps");
     train->add_option("--lr", t->lr, "AdamW's learning rate (default 0.01)");
     train->add_option("--init-scale", t->init_scale, "fp16's first loss scale (default 65536)");
     train->add_option("--batch-size,--batch", t->batch, "batch size (default 64)");

@@ -26,5 +26,29 @@ install_hta() {
     export TRAINSCOPE_HTA_PYTHON="$venv/bin/python" TRAINSCOPE_REQUIRE_HTA=1
 }
 install_hta
+
+# pytorch.org/memory_viz's own MemoryViz.js, for tst_memory_viz_js (a million-entry snapshot
+# through the viewer's unpickler under Node). The torch wheels do not ship it; Debian's archive
+# has PyTorch's source (trixie's 2.6.0, 27 MB, checked by its SHA-256): the one file is taken out
+# of it into the cache, beside the venv. The test then fails, rather than skips, without it.
+install_memory_viz() {
+    local dir="${XDG_CACHE_HOME:-$HOME/.cache}/trainscope/memory-viz-2.6.0"
+    local js="$dir/MemoryViz.js"
+    if [ ! -s "$js" ]; then
+        local url="http://deb.debian.org/debian/pool/main/p/pytorch/pytorch_2.6.0+dfsg.orig.tar.xz"
+        local sha="099a9601bc40d67656e75735c44abedb0fbe92d08817852ab7472eebb7e6ddff"
+        say "fetching memory_viz's MemoryViz.js from Debian's PyTorch 2.6.0 source"
+        mkdir -p "$dir"
+        local tmp
+        tmp="$(mktemp -d)"
+        curl -fsSL --retry 3 -o "$tmp/src.tar.xz" "$url"
+        echo "$sha  $tmp/src.tar.xz" | sha256sum --check --quiet
+        tar -xJf "$tmp/src.tar.xz" -C "$tmp" --wildcards '*/torch/utils/viz/MemoryViz.js'
+        mv "$(find "$tmp" -name MemoryViz.js | head -n 1)" "$js.part" && mv "$js.part" "$js"
+        rm -rf "$tmp"
+    fi
+    export TRAINSCOPE_MEMORY_VIZ_JS="$js"
+}
+install_memory_viz
 say "running the tests"
 ctest --test-dir "$TRAINSCOPE_BUILD_DIR" --output-on-failure --parallel "${TRAINSCOPE_TEST_JOBS:-2}" "$@"

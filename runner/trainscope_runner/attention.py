@@ -28,6 +28,7 @@ import traceback
 from .adapters import Adapters, NotDoneYet, describe
 from .bench import is_oom
 from .protocol import UserError, emit, user_traceback, where
+from .ranges import StepRanges
 
 IMPLS = ("torch-compile", "yours-pytorch", "yours-triton", "yours")
 ADAPTER = {"yours-pytorch": "get_flashattention_autograd_function_pytorch",
@@ -596,39 +597,45 @@ class Cell:
         clock = Clock(self.cuda)
         fwd, bwd, total = [], [], []
         before_backward = 0
-        for i in range(warmup + steps):
-            for t in (q, k, v):
-                t.grad = None
-            if i == warmup and self.cuda:
-                torch.cuda.reset_peak_memory_stats()
-            first = first_ms is None and i == 0
-            if first:  # the cell's first call: its compile, apart
-                self._sync()
-                start = time.perf_counter()
-            clock.mark(0)
-            with contextlib.nullcontext() if self.grad else torch.no_grad():
-                o = self.call(q, k, v)
-            clock.mark(1)
-            if first:
-                self.kernels_done()
-                first_ms = 1000.0 * (time.perf_counter() - start)
-            allocated = torch.cuda.memory_allocated() if self.cuda else 0
-            if self.grad:
-                self.backward(o, dout)
-            clock.mark(2)
-            try:
-                clock.wait()
-            except Exception as e:
-                if is_oom(e):
-                    raise
-                raise _UserFailure(e, "kernels") from e
-            del o
-            if i < warmup:
-                continue
-            fwd.append(clock.ms(0, 1))
-            bwd.append(clock.ms(1, 2))
-            total.append(clock.ms(0, 2))
-            before_backward = max(before_backward, allocated)
+        # See Note [capture ranges]: each cell's warm-up and measured steps, as the C++ cells'.
+        ranges = StepRanges(self.prob.device, spec.get("cuda_profiler_range"))
+        try:
+            for i in range(warmup + steps):
+                with ranges.step(i, i < warmup):
+                    for t in (q, k, v):
+                        t.grad = None
+                    if i == warmup and self.cuda:
+                        torch.cuda.reset_peak_memory_stats()
+                    first = first_ms is None and i == 0
+                    if first:  # the cell's first call: its compile, apart
+                        self._sync()
+                        start = time.perf_counter()
+                    clock.mark(0)
+                    with contextlib.nullcontext() if self.grad else torch.no_grad():
+                        o = self.call(q, k, v)
+                    clock.mark(1)
+                    if first:
+                        self.kernels_done()
+                        first_ms = 1000.0 * (time.perf_counter() - start)
+                    allocated = torch.cuda.memory_allocated() if self.cuda else 0
+                    if self.grad:
+                        self.backward(o, dout)
+                    clock.mark(2)
+                    try:
+                        clock.wait()
+                    except Exception as e:
+                        if is_oom(e):
+                            raise
+                        raise _UserFailure(e, "kernels") from e
+                    del o
+                    if i < warmup:
+                        continue
+                    fwd.append(clock.ms(0, 1))
+                    bwd.append(clock.ms(1, 2))
+                    total.append(clock.ms(0, 2))
+                    before_backward = max(before_backward, allocated)
+        finally:
+            ranges.finish()
         cell["first_call_ms"] = first_ms or 0.0
         if self.cuda:
             cell["memory_before_backward"] = int(before_backward)

@@ -8,6 +8,7 @@ import time
 
 from .code import build_model, build_optimizer, find
 from .protocol import UserError, emit
+from .ranges import StepRanges
 
 COMPILE_MODES = {"eager": None, "compiled": "default", "reduce-overhead": "reduce-overhead",
                  "max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs"}
@@ -175,53 +176,15 @@ class Point:
         emit("step", **row)
 
 
-class StepRanges:
-    """The warm-up and measured steps as Nsight Systems sees them, as TrainScope's own steps:
-    NVTX ranges "warmup" and "measured" around them and "step N" around each, and with
-    spec["cuda_profiler_range"] cudaProfilerStart/Stop around the measured ones. CUDA devices
-    only (torch.cuda.nvtx needs a CUDA build); nothing on the CPU.
-    See Note [capture ranges] (engine/src/runtime/step_ranges.h)."""
-
-    def __init__(self, point, spec):
-        import torch
-        self.torch = torch
-        self.cuda = point.device.type == "cuda"
-        self.profiler = self.cuda and bool(spec.get("cuda_profiler_range"))
-        self.device = point.device
-        self.open = None
-
-    @contextlib.contextmanager
-    def step(self, i, warmup):
-        if not self.cuda:
-            yield
-            return
-        want = "warmup" if warmup else "measured"
-        if self.open != want:
-            self.finish()
-            if want == "measured" and self.profiler:
-                self.torch.cuda.profiler.start()
-            self.torch.cuda.nvtx.range_push(want)
-            self.open = want
-        self.torch.cuda.nvtx.range_push(f"step {i}")
-        try:
-            yield
-        finally:
-            self.torch.cuda.nvtx.range_pop()
-
-    def finish(self):
-        if self.open is None:
-            return
-        self.torch.cuda.nvtx.range_pop()
-        if self.open == "measured" and self.profiler:
-            self.torch.cuda.synchronize(self.device)
-            self.torch.cuda.profiler.stop()
-        self.open = None
+def step_ranges(point, spec):
+    """The point's StepRanges (ranges.py): its device, and cudaProfilerStart/Stop if asked."""
+    return StepRanges(point.device, spec.get("cuda_profiler_range"))
 
 
 def run(spec):
     point = Point(spec)
     point.ready()
-    ranges = StepRanges(point, spec)
+    ranges = step_ranges(point, spec)
     first_step_s = None
     for i in range(point.warmup + point.steps):
         started = time.perf_counter()

@@ -36,6 +36,7 @@ from . import protocol
 from .adapters import Adapters, NotDoneYet, call_user, describe
 from .lm import StepClock, TransformerLM, join_world
 from .protocol import UserError, emit
+from .ranges import StepRanges
 
 STRATEGIES = ("torch-ddp", "yours-individual", "yours-bucketed", "yours-ddp", "yours-fsdp")
 
@@ -880,9 +881,12 @@ def _time(spec, strategy, make, device, cuda, rank, world, dist):
     comm = Collectives()
     rows, step_records = [], []
     phase = "step"
+    # See Note [capture ranges]: the rank's warm-up and measured steps, as the C++ ranks'.
+    ranges = StepRanges(device, ddp.get("cuda_profiler_range"))
     comm.install()
     try:
         for step in range(total_steps):
+            ranges.begin(step, step < warmup)
             if cuda:
                 torch.cuda.reset_peak_memory_stats(device)
             comm.records = []
@@ -934,8 +938,10 @@ def _time(spec, strategy, make, device, cuda, rank, world, dist):
                 "optimizer_state_bytes": _optimizer_state_bytes(optimizer), "comm_buffer_bytes": 0,
             })
             step_records.append(records)
+            ranges.end()
             emit("progress", rank=rank, done=step + 1, total=total_steps, what=f"step {step}")
     finally:
+        ranges.finish()
         comm.phase = None
         comm.uninstall()
 

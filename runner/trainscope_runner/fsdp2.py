@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from .lm import CheckpointedBlock, StepClock, TransformerLM, join_world, rms_norm
 from .protocol import UserError, emit
+from .ranges import StepRanges
 
 
 def _local_bytes(tensors):
@@ -98,7 +99,10 @@ def run(spec):
     params = list(model.parameters())
     memory_after_model = allocated()
     warmup, measured = int(ddp.get("warmup_steps", 2)), int(ddp.get("measured_steps", 5))
+    # See Note [capture ranges]: the rank's warm-up and measured steps, as the C++ ranks'.
+    ranges = StepRanges(device, ddp.get("cuda_profiler_range"))
     for step in range(warmup + measured):
+        ranges.begin(step, step < warmup)
         if cuda:
             torch.cuda.reset_peak_memory_stats(device)
         optimizer.zero_grad(set_to_none=True)
@@ -130,7 +134,9 @@ def run(spec):
             "gradient_bytes": _local_bytes([p.grad for p in params if p.grad is not None]),
             "optimizer_state_bytes": _local_bytes(state), "comm_buffer_bytes": 0,
         }
+        ranges.end()
         emit("result", rank=rank, experiment="ddp", row=row)
+    ranges.finish()
     # Every rank has sent its rows. Gloo's teardown can abort a rank whose peer already closed
     # its connections ("terminate called without an active exception", seen once in 20 runs
     # on the 2-core CI machine): meet once more, then leave without tearing the group down

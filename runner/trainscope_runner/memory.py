@@ -11,7 +11,7 @@ tensors (what PyTorch's memory_viz documentation does), and sent as the probe's 
 import os
 import time
 
-from .bench import Point, StepRanges, is_oom
+from .bench import Point, is_oom, step_ranges
 from .profile import module_names
 from .protocol import emit
 
@@ -244,7 +244,7 @@ def run(spec):
     point.ready()
     marks = Marks(torch)
     device = torch.cuda.current_device()
-    ranges = StepRanges(point, spec)
+    ranges = step_ranges(point, spec)
     for i in range(point.warmup):
         with ranges.step(i, True):
             point.step(i)

@@ -3,7 +3,7 @@
 submodule in a range of its own ("layers.0/attn/q_proj"), then the events as the engine's
 RawTrace (engine/src/profiler/profiler.h), which TrainScope's analysis attributes and tables."""
 
-from .bench import Point, StepRanges
+from .bench import Point, step_ranges
 from .protocol import emit
 
 # Events per "trace" line: about 0.5 MB of JSON.
@@ -187,7 +187,7 @@ def run(spec):
 
     point = Point(spec)
     point.ready()
-    ranges = StepRanges(point, spec)
+    ranges = step_ranges(point, spec)
     for i in range(point.warmup):
         with ranges.step(i, True):
             point.step(i)

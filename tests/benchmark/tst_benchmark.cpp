@@ -88,7 +88,7 @@ TEST(Benchmark, CudaProfilerRangeOnTheCpuChangesNothing) {
     ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
     EXPECT_EQ(r.steps.size(), static_cast<size_t>(cfg.warmup + cfg.steps));
 
-    ts::StepRanges ranges(c10::Device("cpu"), true, rec);
+    ts::StepRanges ranges(c10::Device("cpu"), true, &rec);
     { const auto s = ranges.step(0, true); }
     {
         const auto s = ranges.step(1, false);

@@ -71,7 +71,7 @@ TEST(BenchmarkGpu, CudaProfilerRangeStartsAtTheMeasuredSteps) {
     ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
     EXPECT_EQ(r.steps.size(), static_cast<size_t>(c.warmup + c.steps));
 
-    ts::StepRanges ranges(c10::Device("cuda"), true, q);
+    ts::StepRanges ranges(c10::Device("cuda"), true, &q);
     {
         const auto s = ranges.step(0, true);
         EXPECT_FALSE(ranges.profilerStarted());
@@ -82,7 +82,7 @@ TEST(BenchmarkGpu, CudaProfilerRangeStartsAtTheMeasuredSteps) {
     }
     ranges.finish();
     EXPECT_FALSE(ranges.profilerStarted());
-    ts::StepRanges off(c10::Device("cuda"), false, q);
+    ts::StepRanges off(c10::Device("cuda"), false, &q);
     {
         const auto s = off.step(0, false);
         EXPECT_FALSE(off.profilerStarted());

@@ -116,7 +116,7 @@ class Cli(unittest.TestCase):
         # ranges]). The stored point remembers it; --sweep takes it too.
         p = run("bench", *TINY, "--cuda-profiler-range", "--jsonl", db=self.db)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("note: --cuda-profiler-range does nothing for a point on cpu", p.stderr)
+        self.assertIn("note: --cuda-profiler-range does nothing for a run on cpu", p.stderr)
         results = [json.loads(l) for l in p.stdout.splitlines() if '"result"' in l]
         self.assertEqual(results[0]["status"], "ok")
         self.assertEqual(results[0]["total"]["count"], 2)

@@ -284,10 +284,13 @@ class Formats(unittest.TestCase):
                                    context="ddp --csv")
         self.assertEqual(strategies[0]["peak_memory_bytes"], "", "no allocator on the CPU")
         self.assertEqual(strategies[0]["world_size"], "1")
+        # Points count from 1 in every table, CSV and error message alike.
+        self.assertEqual(strategies[0]["point"], "1")
         run_id = self.last_run()
         memory = self.read_csv(run("runs", "export", run_id, "--format", "csv", "--table", "memory",
                                    db=self.db).stdout, rows=1, numeric=("parameter_bytes",), context="ddp memory")
         self.assertGreater(number(memory[0]["parameter_bytes"]), 0)
+        self.assertEqual(memory[0]["point"], "1")
         self.assertEqual(self.read_csv(run("runs", "export", run_id, "--format", "csv", db=self.db).stdout,
                                        context="runs export ddp")[0].keys(), strategies[0].keys())
         self.needs_markdown()

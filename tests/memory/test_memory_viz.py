@@ -8,7 +8,8 @@ entries) outside TrainScope.
           check is known to reach the browser's failure. The viewer is read where it is
           installed: $TRAINSCOPE_MEMORY_VIZ_JS, else torch/utils/viz/MemoryViz.js in the torch
           of one of PYTHONS (a PyTorch source checkout has it; the 2.11 wheels do not ship
-          it). SKIPPED (exit 77) when there is none.
+          it; scripts/test.sh fetches it from Debian's archive). SKIPPED (exit 77) when there
+          is none.
 Usage: test_memory_viz.py python|viewer path/to/snapshot_gen PYTHONS(':'-separated)"""
 import json
 import os

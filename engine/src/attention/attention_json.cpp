@@ -114,24 +114,26 @@ json toJson(const AttentionBenchSpec& s) {
         for (auto v : values) out.emplace_back(toString(v));
         return out;
     };
-    return {{"command", "attention"},
-            {"device", s.device},
-            {"impls", names(s.impls)},
-            {"python_impls", s.python_impls},
-            {"code", s.code},
-            {"python", s.python},
-            {"seq_lens", s.seq_lens},
-            {"head_dims", s.head_dims},
-            {"batches", s.batches},
-            {"heads", s.heads},
-            {"dtypes", names(s.dtypes)},
-            {"causal", s.causal},
-            {"passes", names(s.passes)},
-            {"warmup", s.warmup},
-            {"steps", s.steps},
-            {"seed", s.seed},
-            {"check", s.check},
-            {"cells", attentionCellCount(s)}};
+    nlohmann::json j = {{"command", "attention"},
+                        {"device", s.device},
+                        {"impls", names(s.impls)},
+                        {"python_impls", s.python_impls},
+                        {"code", s.code},
+                        {"python", s.python},
+                        {"seq_lens", s.seq_lens},
+                        {"head_dims", s.head_dims},
+                        {"batches", s.batches},
+                        {"heads", s.heads},
+                        {"dtypes", names(s.dtypes)},
+                        {"causal", s.causal},
+                        {"passes", names(s.passes)},
+                        {"warmup", s.warmup},
+                        {"steps", s.steps},
+                        {"seed", s.seed},
+                        {"check", s.check},
+                        {"cells", attentionCellCount(s)}};
+    if (s.cuda_profiler_range) j["cuda_profiler_range"] = true;
+    return j;
 }
 
 void storeAttentionCell(ResultStore& store, int64_t run_id, int index, const AttentionCell& cell) {

@@ -59,6 +59,9 @@ struct AttentionBenchSpec {
     std::string device = "cuda";
     uint64_t seed = 0;
     bool check = true;  // correctness check before timing (a failing cell is not timed)
+    // cudaProfilerStart/Stop around each cell's measured steps (See Note [capture ranges],
+    // runtime/step_ranges.h); NVTX ranges "warmup", "measured" and "step N" either way.
+    bool cuda_profiler_range = false;
 };
 
 // The course's two set-ups. "a": batch 8, one head, d 16…128, seq 256…16384, fp32, not

@@ -21,6 +21,7 @@
 #include "runtime/environment.h"
 #include "runtime/host_memory.h"
 #include "runtime/python_runner.h"
+#include "runtime/step_ranges.h"
 
 namespace ts {
 
@@ -107,7 +108,7 @@ bool wants(const AttentionBenchSpec& s, AttentionPass p) {
 
 // Checks, then times one implementation on one problem. Throws on OOM and other errors.
 void measure(AttentionCell& cell, const AttentionBenchSpec& spec, Problem& prob,
-             const c10::Device& device, const CancelToken& cancel) {
+             const c10::Device& device, const CancelToken& cancel, Observer& obs) {
     const bool grad =
         wants(spec, AttentionPass::Backward) || wants(spec, AttentionPass::ForwardBackward);
     at::Tensor q = prob.q.detach().requires_grad_(grad), k = prob.k.detach().requires_grad_(grad),
@@ -138,11 +139,14 @@ void measure(AttentionCell& cell, const AttentionBenchSpec& spec, Problem& prob,
     }
     std::vector<double> fwd, bwd, total;
     DeviceTimer marks(device, 3);
+    // See Note [capture ranges]: each cell's warm-up and measured steps.
+    StepRanges ranges(device, spec.cuda_profiler_range, &obs);
     for (int i = 0; i < spec.warmup + spec.steps; ++i) {
         if (cancel.cancelled()) {
             cell.status = Status::Cancelled;
             return;
         }
+        const StepRanges::Step step_range = ranges.step(i, i < spec.warmup);
         for (at::Tensor* t : {&q, &k, &v})
             if (t->requires_grad()) t->mutable_grad() = at::Tensor();
         if (i == spec.warmup) resetPeakMemory(device);
@@ -164,6 +168,7 @@ void measure(AttentionCell& cell, const AttentionBenchSpec& spec, Problem& prob,
         total.push_back(marks.ms(0, 2));
         cell.memory_before_backward = std::max(cell.memory_before_backward, before_backward);
     }
+    ranges.finish();
     cell.peak_memory = memoryStats(device).peak;
     auto tflops = [&](double ms, AttentionPass p) {
         return ms > 0 ? attentionFlops(cell.batch, cell.heads, cell.seq, cell.head_dim, cell.causal,
@@ -258,14 +263,15 @@ std::string cpuCellMemoryProblem(const Shape& p, bool scores, int64_t available)
 
 // Checks and times one cell; its status says how it ended.
 void runCell(AttentionCell& cell, const AttentionBenchSpec& spec, std::optional<Problem>& prob,
-             const Failure& input_failure, const c10::Device& device, const CancelToken& cancel) {
+             const Failure& input_failure, const c10::Device& device, const CancelToken& cancel,
+             Observer& obs) {
     if (!prob) {
         cell.status = input_failure.status;
         cell.error = input_failure.message;
         return;
     }
     try {
-        measure(cell, spec, *prob, device, cancel);
+        measure(cell, spec, *prob, device, cancel, obs);
     } catch (const std::exception& e) {
         const Failure f = describeFailure(e);
         cell.status =
@@ -287,9 +293,11 @@ nlohmann::json pythonSpec(const AttentionBenchSpec& spec, const std::vector<Shap
                             {"causal", p.causal}});
     std::vector<std::string> passes;
     for (auto p : spec.passes) passes.emplace_back(toString(p));
-    return {{"code", spec.code},     {"impls", spec.python_impls}, {"problems", problems},
-            {"passes", passes},      {"warmup", spec.warmup},      {"steps", spec.steps},
-            {"device", spec.device}, {"seed", spec.seed},          {"check", spec.check}};
+    return {{"code", spec.code},     {"impls", spec.python_impls},
+            {"problems", problems},  {"passes", passes},
+            {"warmup", spec.warmup}, {"steps", spec.steps},
+            {"device", spec.device}, {"seed", spec.seed},
+            {"check", spec.check},   {"cuda_profiler_range", spec.cuda_profiler_range}};
 }
 
 AttentionCell cellOf(const Shape& shape, const std::string& python_impl) {
@@ -404,7 +412,7 @@ AttentionBenchResult runAttentionBench(const AttentionBenchSpec& spec, Attention
                 cell.status = Status::OOM;
                 cell.error = why;
             } else {
-                runCell(cell, spec, prob, input_failure, device, cancel);
+                runCell(cell, spec, prob, input_failure, device, cancel, obs);
             }
             if (!finish(cell)) return result;
         }

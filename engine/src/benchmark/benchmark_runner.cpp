@@ -49,7 +49,7 @@ void measure(const PointConfig& cfg, const c10::Device& device, BenchObserver& o
     const int total = cfg.warmup + cfg.steps;
     const int oom_at = testing::g_oom_step.exchange(-1);
     DeviceTimer timer(device, 4);
-    StepRanges ranges(device, cfg.cuda_profiler_range, obs);
+    StepRanges ranges(device, cfg.cuda_profiler_range, &obs);
     for (int i = 0; i < total; ++i) {
         if (cancel.cancelled()) {
             r.status = Status::Cancelled;

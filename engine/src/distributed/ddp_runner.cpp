@@ -14,6 +14,7 @@
 #include "distributed/ddp_rank.h"
 #include "nn/training_step.h"
 #include "runtime/device.h"
+#include "runtime/step_ranges.h"
 #include "trainscope/distributed/ddp.h"
 #include "trainscope/distributed/fsdp.h"
 #include "trainscope/distributed/process_group.h"
@@ -132,7 +133,10 @@ std::vector<DdpStepRow> runFsdpRank(const DdpSpec& spec, dist::Group& group,
     std::vector<DdpStepRow> rows;
     const int total = spec.warmup_steps + spec.measured_steps;
     DeviceTimer timer(device, 5);
+    // See Note [capture ranges]: the rank's warm-up and measured steps.
+    StepRanges ranges(device, spec.cuda_profiler_range, nullptr);
     for (int i = 0; i < total; ++i) {
+        const StepRanges::Step step_range = ranges.step(i, i < spec.warmup_steps);
         const StepTimes t = step->run(timer);
         const dist::FsdpCounters c = fsdp->counters();
         row.step = i;
@@ -169,6 +173,7 @@ std::vector<DdpStepRow> runFsdpRank(const DdpSpec& spec, dist::Group& group,
         if (on_step) on_step(row);
         if (stop) break;
     }
+    ranges.finish();
     // The trained weights, whole, in registration order (a collective: every rank gathers).
     const std::vector<at::Tensor> whole = fsdp->wholeWeights();
     final_parameters.clear();
@@ -264,7 +269,10 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
     std::vector<DdpStepRow> rows;
     const int total = spec.warmup_steps + spec.measured_steps;
     DeviceTimer timer(device, 5);
+    // See Note [capture ranges]: the rank's warm-up and measured steps.
+    StepRanges ranges(device, spec.cuda_profiler_range, nullptr);
     for (int i = 0; i < total; ++i) {
+        const StepRanges::Step step_range = ranges.step(i, i < spec.warmup_steps);
         const StepTimes t = step->run(timer);
         const dist::SyncCounters& c = sync->counters();
         row.step = i;
@@ -297,6 +305,7 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
         if (on_step) on_step(row);
         if (stop) break;
     }
+    ranges.finish();
     final_parameters = params;
     return rows;
 }

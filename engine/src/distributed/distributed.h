@@ -61,6 +61,9 @@ struct DdpSpec {
     bool compile = false;
     int warmup_steps = 2;
     int measured_steps = 5;
+    // cudaProfilerStart/Stop around each rank's measured steps (See Note [capture ranges],
+    // runtime/step_ranges.h); NVTX ranges "warmup", "measured" and "step N" either way.
+    bool cuda_profiler_range = false;
     uint64_t seed = 0;
     double learning_rate = 1e-4;
     std::string device = "cpu";  // this rank's device ("cuda:N" for NCCL, "cpu" for Gloo)

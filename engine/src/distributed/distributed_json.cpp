@@ -40,6 +40,7 @@ json toJson(const DdpSpec& s) {
     // Only where given, so that a point of TrainScope's own reads as it always has.
     if (!s.code.empty()) j["code"] = s.code;
     if (!s.python.empty()) j["python"] = s.python;
+    if (s.cuda_profiler_range) j["cuda_profiler_range"] = true;
     return j;
 }
 
@@ -52,7 +53,7 @@ DdpSpec ddpSpecFromJson(const json& j) {
                                  "fused_loss",     "fused_kernels",  "keep_attention",
                                  "compile",        "warmup_steps",   "measured_steps",
                                  "seed",           "learning_rate",  "device",
-                                 "code",           "python"});
+                                 "code",           "python",         "cuda_profiler_range"});
     DdpSpec s;
     jr::read(j, "ddp", "size", s.model_size, jr::toStr);
     jr::read(j, "ddp", "context_length", s.context_length, jr::intIn(1, int64_t{1} << 24));
@@ -83,6 +84,7 @@ DdpSpec ddpSpecFromJson(const json& j) {
     jr::read(j, "ddp", "device", s.device, jr::toStr);
     jr::read(j, "ddp", "code", s.code, jr::toStr);
     jr::read(j, "ddp", "python", s.python, jr::toStr);
+    jr::read(j, "ddp", "cuda_profiler_range", s.cuda_profiler_range, jr::toBool);
     return s;
 }
 

@@ -281,7 +281,7 @@ std::string ddpCsv(const std::vector<DistributedResult>& results) {
         const StrategyTraits traits = strategyTraits(d.strategy);
         const bool measured = s.steps > 0;
         auto ms = [&](double v) { return measured && v >= 0 ? csvNumber(v) : std::string(); };
-        t.rows.push_back({fmt::format("{}", i),
+        t.rows.push_back({fmt::format("{}", i + 1),
                           d.strategy,
                           d.param_dtype,
                           traits.bucket_size ? csvNumber(d.bucket_mb) : "",
@@ -339,7 +339,7 @@ std::string ddpMemoryCsv(const std::vector<DistributedResult>& results) {
         for (const DdpStepRow* row : last) {
             if (!row) continue;
             t.rows.push_back(
-                {fmt::format("{}", i), r.point.ddp.strategy, fmt::format("{}", row->rank),
+                {fmt::format("{}", i + 1), r.point.ddp.strategy, fmt::format("{}", row->rank),
                  fmt::format("{}", row->parameter_bytes), fmt::format("{}", row->gradient_bytes),
                  fmt::format("{}", row->optimizer_state_bytes),
                  fmt::format("{}", row->comm_buffer_bytes), device(row->memory_after_model),
@@ -367,7 +367,7 @@ std::string fsdpCsv(const std::vector<DistributedResult>& results) {
         const DdpSummary s = summarizeDdp(r);
         if (s.steps == 0) continue;
         auto ms = [](double v) { return v < 0 ? std::string() : csvNumber(v); };
-        t.rows.push_back({fmt::format("{}", i), ms(s.forward_ms), ms(s.gather_ms),
+        t.rows.push_back({fmt::format("{}", i + 1), ms(s.forward_ms), ms(s.gather_ms),
                           ms(s.gather_wait_forward_ms), ms(s.gather_wait_backward_ms),
                           ms(s.reduce_scatter_ms), fmt::format("{}", s.gather_bytes),
                           fmt::format("{}", s.reduce_scatter_bytes),
@@ -382,7 +382,7 @@ std::string checksCsv(const std::vector<DistributedResult>& results) {
     for (size_t i = 0; i < results.size(); ++i) {
         const DistributedResult& r = results[i];
         if (r.point.experiment != DistExperiment::Ddp || !r.check.ran) continue;
-        t.rows.push_back({fmt::format("{}", i), r.what, r.check.passed ? "1" : "0",
+        t.rows.push_back({fmt::format("{}", i + 1), r.what, r.check.passed ? "1" : "0",
                           csvNumber(r.check.max_diff), r.check.tolerance, r.check.message});
     }
     return renderTable(t, TableFormat::Csv);

@@ -383,7 +383,7 @@ void record(const MemorySpec& spec, const c10::Device& device, MemoryObserver& o
                                                spec.record_steps);
         return true;
     };
-    StepRanges ranges(device, cfg.cuda_profiler_range, obs);
+    StepRanges ranges(device, cfg.cuda_profiler_range, &obs);
     for (int i = 0; i < cfg.warmup; ++i) {
         if (cancelled(i)) return;
         const auto range = ranges.step(i, true);

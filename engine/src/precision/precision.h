@@ -164,6 +164,9 @@ struct TrainNumericsSpec {
     std::string device = "cpu";
     int64_t in_features = 16, out_features = 4, batch = 64;
     uint64_t seed = 0;
+    // cudaProfilerStart/Stop around each precision's training steps (See Note [capture ranges],
+    // runtime/step_ranges.h: they are all measured steps); NVTX ranges either way.
+    bool cuda_profiler_range = false;
 };
 inline constexpr int kMaxTrainNumericsSteps = 100'000;
 inline constexpr double kMaxInitialLossScale = 1e30;  // (the learning rate: kMaxLearningRate)

@@ -564,16 +564,18 @@ std::string precisionRunReport(const RunInfo& info, const std::vector<StoredRow>
 std::string trainNumericsSpecJson(const TrainNumericsSpec& s) {
     std::vector<std::string> precisions;
     for (auto p : s.precisions) precisions.emplace_back(toString(p));
-    return dumpJson(json{{"command", "precision train"},
-                         {"precisions", precisions},
-                         {"steps", s.steps},
-                         {"lr", jsonio::number(s.lr)},
-                         {"init_scale", jsonio::number(s.init_scale)},
-                         {"device", s.device},
-                         {"in_features", s.in_features},
-                         {"out_features", s.out_features},
-                         {"batch", s.batch},
-                         {"seed", s.seed}});
+    json j{{"command", "precision train"},
+           {"precisions", precisions},
+           {"steps", s.steps},
+           {"lr", jsonio::number(s.lr)},
+           {"init_scale", jsonio::number(s.init_scale)},
+           {"device", s.device},
+           {"in_features", s.in_features},
+           {"out_features", s.out_features},
+           {"batch", s.batch},
+           {"seed", s.seed}};
+    if (s.cuda_profiler_range) j["cuda_profiler_range"] = true;
+    return dumpJson(j);
 }
 
 std::string accumulationSpecJson(const AccumulationSpec& s) {

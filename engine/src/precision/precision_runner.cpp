@@ -24,6 +24,7 @@
 #include "precision/precision_report.h"
 #include "runtime/device.h"
 #include "runtime/host_memory.h"
+#include "runtime/step_ranges.h"
 
 namespace ts {
 
@@ -440,7 +441,8 @@ int64_t fp16Underflow(const at::Tensor& g) {
 }
 
 TrainNumericsCurve trainOnce(const TrainNumericsSpec& spec, Precision precision,
-                             const c10::Device& device, const CancelToken& cancel) {
+                             const c10::Device& device, const CancelToken& cancel,
+                             Observer& observer) {
     TrainNumericsCurve curve;
     curve.precision = precision;
     // The same seed for every precision: the same weights, data and teacher.
@@ -456,7 +458,10 @@ TrainNumericsCurve trainOnce(const TrainNumericsSpec& spec, Precision precision,
     std::optional<GradScaler> scaler;
     if (precision == Precision::FP16) scaler.emplace(o, spec.init_scale);
     std::vector<AutocastRecord> unused;
+    // See Note [capture ranges]: every training step is a measured one (no warm-up).
+    StepRanges ranges(device, spec.cuda_profiler_range, &observer);
     for (int step = 1; step <= spec.steps && !cancel.cancelled(); ++step) {
+        const StepRanges::Step step_range = ranges.step(step - 1, false);
         optimizer.zeroGrad();
         at::Tensor loss;
         {
@@ -483,6 +488,7 @@ TrainNumericsCurve trainOnce(const TrainNumericsSpec& spec, Precision precision,
         }
         curve.steps.push_back(rec);
     }
+    ranges.finish();
     if (cancel.cancelled()) curve.status = Status::Cancelled;
     return curve;
 }
@@ -499,7 +505,7 @@ std::vector<TrainNumericsCurve> runTrainNumerics(const TrainNumericsSpec& spec, 
     for (size_t i = 0; i < spec.precisions.size(); ++i) {
         TrainNumericsCurve curve;
         try {
-            curve = trainOnce(spec, spec.precisions[i], parseDevice(spec.device), cancel);
+            curve = trainOnce(spec, spec.precisions[i], parseDevice(spec.device), cancel, observer);
         } catch (const std::exception& e) {
             curve.precision = spec.precisions[i];
             curve.status = Status::Failed;

@@ -180,7 +180,7 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
                                                spec.profile_steps);
         return true;
     };
-    StepRanges ranges(device, cfg.cuda_profiler_range, obs);
+    StepRanges ranges(device, cfg.cuda_profiler_range, &obs);
     for (int i = 0; i < cfg.warmup; ++i) {
         if (cancelled(i)) return;
         const auto range = ranges.step(i, true);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <string_view>
 
 #include "core/observer.h"
@@ -51,7 +52,7 @@ bool nvtxBuilt() {
 #endif
 }
 
-StepRanges::StepRanges(const c10::Device& device, bool cuda_profiler_range, Observer& observer)
+StepRanges::StepRanges(const c10::Device& device, bool cuda_profiler_range, Observer* observer)
     : device_(device),
       cuda_profiler_range_(cuda_profiler_range && device.is_cuda()),
       observer_(observer) {
@@ -76,9 +77,14 @@ StepRanges::Step StepRanges::step(int index, bool warmup) {
         if (cuda_profiler_range_) {
             const cudaError_t e = cudaProfilerStart();
             profiler_started_ = e == cudaSuccess;
-            if (!profiler_started_)
-                observer_.log(LogLevel::Warning,
-                              fmt::format("cudaProfilerStart failed: {}", cudaGetErrorString(e)));
+            if (!profiler_started_) {
+                const std::string m =
+                    fmt::format("cudaProfilerStart failed: {}", cudaGetErrorString(e));
+                if (observer_)
+                    observer_->log(LogLevel::Warning, m);
+                else
+                    fmt::print(stderr, "warning: {}\n", m);
+            }
         }
 #endif
         pushRegistered("measured");

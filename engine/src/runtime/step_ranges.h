@@ -1,8 +1,10 @@
 // The warm-up and measured steps of a point as Nsight Systems sees them: NVTX ranges around
 // them, and optionally cudaProfilerStart/Stop around the measured ones, so that `nsys profile
 // --capture-range=cudaProfilerApi` (or `--capture-range=nvtx --nvtx-capture=measured`) records
-// the measured steps and not the warm-up. Every lab that runs a point's steps (benchmark,
-// profiler, memory) opens one. LibTorch inside (the device); NVTX where the build found it.
+// the measured steps and not the warm-up. Every lab that runs steps opens one: a point's steps
+// (benchmark, profiler, memory), an attention cell's, a DDP rank's, an all-reduce size's
+// iterations and precision's training steps. LibTorch inside (the device); NVTX where the build
+// found it.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -27,7 +29,8 @@ class Observer;
 // throws closes everything on the way out (the destructor).
 class StepRanges {
 public:
-    StepRanges(const c10::Device& device, bool cuda_profiler_range, Observer& observer);
+    // `observer` hears a failed cudaProfilerStart; null (a rank's worker): standard error.
+    StepRanges(const c10::Device& device, bool cuda_profiler_range, Observer* observer);
     ~StepRanges();
     StepRanges(const StepRanges&) = delete;
     StepRanges& operator=(const StepRanges&) = delete;
@@ -58,7 +61,7 @@ private:
     bool cuda_profiler_range_;
     Open open_ = Open::None;
     bool profiler_started_ = false;
-    Observer& observer_;
+    Observer* observer_;
 };
 
 // Whether the build has NVTX ranges (the CUDA toolkit's NVTX 3 headers were found).

@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
                        "TAB=file.png, TAB a tab's key in the experiment shown (steps, sweep, "
                        "speedup, attention, lanes, ...; one that two experiments share also as "
                        "experiment.tab: memory.timeline; a key that is not one lists them all). "
-                       "Repeatable; quits after."),
+                       "To TAB=file.csv or file.md: the tab's table instead (a CSV with its "
+                       "environment beside it, file.environment.json). Repeatable; quits after."),
         QStringLiteral("tab=png"));
     QCommandLineOption report(QStringLiteral("report"),
                               QStringLiteral("After the run (or the run --open shows, or the "

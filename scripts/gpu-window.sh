@@ -183,7 +183,8 @@ if want live; then
     # The precision lab's presets (runs 7-10): each on cuda, its pane grabbed.
     session accumulation --preset accumulation-in-low-precision --run --screenshot "accumulation=$LIVE/precision-accumulation.png" \
         --report "$LIVE/precision-accumulation.md"
-    session autocast --preset what-autocast-does --run --screenshot "autocast=$LIVE/precision-autocast.png"
+    session autocast --preset what-autocast-does --run --screenshot "autocast=$LIVE/precision-autocast.png" \
+        --screenshot "autocast=$LIVE/precision-autocast.csv"
     session autocast-dark --preset what-autocast-does --run --theme dark --screenshot "autocast=$LIVE/precision-autocast-dark.png"
     session loss-scaling --preset fp16-needs-loss-scaling --run --screenshot "training=$LIVE/precision-training.png" \
         --screenshot "loss-scale=$LIVE/precision-loss-scale.png" --report "$LIVE/precision-loss-scaling.md"
@@ -213,7 +214,8 @@ if want live; then
     # The distributed lab: its preset on the GPUs present (NCCL, one rank per GPU), the window
     # spawning CPU processes (Gloo) with sharding, and the all-reduce over 4 CPU ranks.
     session distributed-preset --preset ddp-strategies --run --screenshot "lanes=$LIVE/distributed-lanes.png" \
-        --screenshot "strategies=$LIVE/distributed-strategies.png" --report "$LIVE/distributed.md"
+        --screenshot "strategies=$LIVE/distributed-strategies.png" --screenshot "strategies=$LIVE/distributed-strategies.csv" \
+        --report "$LIVE/distributed.md"
     session distributed-gloo --experiment distributed --config '{"backend":"gloo","world":2,"experiment":"ddp","model":"tiny","context":64,"batch":2,"precisions":["fp32"],"strategies":["overlap","bucketed"],"buckets":"1","sharding":"both","warmup":1,"steps":3}' \
         --run --screenshot "lanes=$LIVE/distributed-gloo-lanes.png" --screenshot "memory=$LIVE/distributed-gloo-memory.png"
     session distributed-allreduce --experiment distributed --config '{"backend":"gloo","world":4,"experiment":"allreduce","sizes":"1MB, 4MB, 16MB, 64MB","dtypes":["fp32","bf16"],"ar_warmup":2,"ar_iters":5,"ar_sweep_world":true}' \
@@ -261,8 +263,22 @@ if want live; then
         --config "{\"backend\":\"nccl\",\"world\":2,\"experiment\":\"ddp\",\"model\":\"small\",\"context\":256,\"batch\":4,\"precisions\":[\"bf16\"],\"strategies\":[\"bucketed\"],\"buckets\":\"25\",\"sharding\":\"off\",\"warmup\":2,\"steps\":5,\"sources\":[\"python\"],\"code\":\"$ROOT/examples/wrong/ddp_not_averaged.py\"}" \
         --run --screenshot "strategies=$LIVE/your-ddp-wrong-strategies.png" --report "$LIVE/your-ddp-wrong.md"
     ls "$LIVE"/should-not-exist* 2>/dev/null && status=1
+    # The tables the window wrote as CSV (See Note [tables other programs read]): Python's csv
+    # reads each as one table with snake_case headers and no comment lines.
+    for f in "$LIVE"/*.csv; do
+        [ -f "$f" ] || continue
+        python3 - "$f" <<'PY' || status=1
+import csv, re, sys
+text = open(sys.argv[1], newline="").read()
+rows = list(csv.reader(text.splitlines()))
+bad = [h for h in rows[0] if not re.fullmatch(r"[a-z0-9_]+", h)]
+ok = not text.startswith("#") and not bad and len(rows) > 1 and all(len(r) == len(rows[0]) for r in rows)
+print(f"{'ok  ' if ok else 'FAIL'} {sys.argv[1].split('/')[-1]}: {len(rows) - 1} rows, {rows[0][:8]}{' bad headers ' + str(bad) if bad else ''}")
+sys.exit(0 if ok else 1)
+PY
+    done
     "$BUILD/app/trainscope-cli" runs list 2>&1 | head -12
     # The device tool brings back a few files a call: the screenshots and reports as one archive.
-    (cd "$LIVE" && tar czf "$OUTDIR/live.tgz" *.png *.md *.log 2>/dev/null)
+    (cd "$LIVE" && tar czf "$OUTDIR/live.tgz" *.png *.md *.log *.csv 2>/dev/null)
 fi
 exit $status

@@ -3,8 +3,10 @@
 end with a clear message and a non-zero exit when they cannot do their job: a mistyped option
 runs nothing, an impossible comparison does not hang.
 Usage: test_gui_script.py path/to/trainscope path/to/trainscope-cli"""
+import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -158,6 +160,15 @@ class GuiScript(unittest.TestCase):
         with open(self.path("steps.png"), "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith(".steps")], [])
+        # To a .csv: the tab's table (not a picture named .csv), its environment beside it.
+        p = self.gui("--open", "1", "--screenshot", "results=" + self.path("results.csv"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("results.csv"), newline="") as f:
+            rows = list(csv.reader(f))
+        self.assertGreater(len(rows), 1, rows)
+        self.assertTrue(all(re.fullmatch(r"[a-z0-9_]+", h) for h in rows[0]), rows[0])
+        with open(self.path("results.environment.json")) as f:
+            self.assertIn("environment", json.load(f))
 
     def test_a_report_of_an_opened_run_is_the_whole_report_for_every_lab(self):
         # Issue 29 item 1: `--open N --report F` wrote the profile's tables with only their header

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "core/atomic_file.h"
+#include "ui/common/exporter.h"
 #include "ui/common/labpanel.h"
 #include "ui/common/labview.h"
 #include "ui/common/storeaccess.h"
@@ -330,8 +331,8 @@ struct Script : std::enable_shared_from_this<Script> {
             return;
         }
         auto self = shared_from_this();
-        QTimer::singleShot(o.settleMs, w, [self, i, path = path] {
-            if (QString error; !self->writeShot(path, &error))
+        QTimer::singleShot(o.settleMs, w, [self, i, tab = tab, path = path] {
+            if (QString error; !self->writeShot(tab, path, &error))
                 self->fail(QStringLiteral("--screenshot: ") + error);
             else
                 std::fprintf(stderr, "trainscope: wrote %s\n", qPrintable(path));
@@ -339,8 +340,11 @@ struct Script : std::enable_shared_from_this<Script> {
         });
     }
 
-    // The window as a PNG, whole or not at all (a QSaveFile renamed into place).
-    bool writeShot(const QString& path, QString* error) {
+    // The window as a PNG, whole or not at all (a QSaveFile renamed into place); to a .csv or
+    // .md file, the tab's table instead (a CSV with its environment beside it as JSON).
+    bool writeShot(const QString& tab, const QString& path, QString* error) {
+        if (const auto table = tableFormatFor(path))
+            return w->exportTab(tab, path, {}, error, *table == TableFormat::Csv);
         if (w->overwritesStore(path, error)) return false;
         QDir().mkpath(QFileInfo(path).absolutePath());
         QSaveFile file(path);

@@ -51,13 +51,14 @@ bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize 
     return exportChart(*p.chart, path, size, ctx, error);
 }
 
-bool MainWindow::exportTab(const QString& key, const QString& path, QSize size, QString* error) {
+bool MainWindow::exportTab(const QString& key, const QString& path, QSize size, QString* error,
+                           bool withEnvironment) {
     const auto [lab, pane] = findPane(key);
     if (lab < 0) {
         if (error) *error = tr("there is no view '%1'").arg(key);
         return false;
     }
-    return exportPane(labs_[lab].view, pane, path, size, error);
+    return exportPane(labs_[lab].view, pane, path, size, error, withEnvironment);
 }
 
 bool MainWindow::exportReport(const QString& path, QSize chartSize, QString* error) {

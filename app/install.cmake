@@ -26,6 +26,25 @@ foreach(_ts_prog ${_ts_programs})
     install(PROGRAMS ${CMAKE_BINARY_DIR}/launchers/${_ts_prog} DESTINATION ${CMAKE_INSTALL_BINDIR}
             COMPONENT trainscope)
 endforeach()
+# trainscope-setup-torch: PyTorch into a venv of the user's own, where the launchers look; the
+# window's launcher shows trainscope-needs-libtorch (a Qt dialog that runs it) when started from
+# the desktop menu with no LibTorch found.
+set(TORCH_VERSION "${TRAINSCOPE_TORCH_VERSION}")
+configure_file(${CMAKE_CURRENT_LIST_DIR}/setup-torch.sh.in ${CMAKE_BINARY_DIR}/launchers/trainscope-setup-torch @ONLY)
+install(PROGRAMS ${CMAKE_BINARY_DIR}/launchers/trainscope-setup-torch DESTINATION ${CMAKE_INSTALL_BINDIR}
+        COMPONENT trainscope)
+if(TARGET trainscope-needs-libtorch)
+    install(TARGETS trainscope-needs-libtorch RUNTIME DESTINATION ${TRAINSCOPE_LIBEXEC} COMPONENT trainscope)
+endif()
+install(FILES ${PROJECT_SOURCE_DIR}/resources/desktop/trainscope-setup-torch.1
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT trainscope)
+# What Debian wants of every package in /usr/share/doc: its copyright and changelog; the README
+# and the labs' docs beside them, as the programs' --help and the examples refer to docs/.
+set(_ts_doc ${CMAKE_INSTALL_DATADIR}/doc/trainscope)
+install(FILES ${PROJECT_SOURCE_DIR}/resources/desktop/copyright ${PROJECT_SOURCE_DIR}/README.md
+        DESTINATION ${_ts_doc} COMPONENT trainscope)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${_ts_doc}/docs COMPONENT trainscope
+        FILES_MATCHING PATTERN "*.md")
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runner/trainscope_runner DESTINATION ${CMAKE_INSTALL_DATADIR}/trainscope/runner
         COMPONENT trainscope PATTERN __pycache__ EXCLUDE)
@@ -64,28 +83,41 @@ install(CODE "
     if(NOT _rc EQUAL 0)
         message(FATAL_ERROR \"scripts/make-cli-docs.py failed (\${_rc})\")
     endif()
+    # Debian's man pages and changelog are gzip-compressed (-n: no name or time, reproducible).
+    file(GLOB _pages \"\${_out}/man/man1/*.1\")
+    configure_file(\"${PROJECT_SOURCE_DIR}/resources/desktop/changelog\" \"\${_out}/doc/trainscope/changelog\" COPYONLY)
+    foreach(_f \${_pages} \"\${_out}/doc/trainscope/changelog\")
+        execute_process(COMMAND gzip -9nf \"\${_f}\" RESULT_VARIABLE _rc)
+        if(NOT _rc EQUAL 0)
+            message(FATAL_ERROR \"gzip \${_f} failed (\${_rc})\")
+        endif()
+    endforeach()
     " COMPONENT trainscope)
 
 # A Debian package: `cpack -G DEB` in the build folder. Qt 6 and SQLite come from Debian;
 # LibTorch 2.11 from PyPI (see the launcher).
 set(CPACK_PACKAGE_NAME trainscope)
 set(CPACK_PACKAGE_VENDOR "TrainScope")
-set(CPACK_PACKAGE_CONTACT "TrainScope developers <trainscope@localhost>")
+set(CPACK_PACKAGE_CONTACT "TrainScope developers <developers@trainscope.org>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "See where the time and memory of a transformer training step go")
 set(CPACK_PACKAGE_INSTALL_DIRECTORY trainscope)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_COMPRESSION_TYPE gzip)
+# CPack starts each line of the long description with the space Debian's format wants, and an
+# empty line becomes Debian's paragraph break (" ."): none of that written here.
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "A workbench (Qt 6 window and command line) for GPU experiments on transformer training:
- end-to-end timing, kernel profiling, mixed precision, memory, attention, torch.compile and
- distributed data parallel, with your own model, attention and DDP classes on the same bench.
- .
- LibTorch is not part of this package: it needs PyTorch ${TRAINSCOPE_TORCH_VERSION} from PyPI
- (pip install torch==${TRAINSCOPE_TORCH_VERSION}); set TRAINSCOPE_PYTHON to that Python, or
- TRAINSCOPE_LIBTORCH to its torch/lib folder.")
+    "A workbench (Qt 6 window and command line) for GPU experiments on
+transformer training: end-to-end timing, kernel profiling, mixed precision,
+memory, attention, torch.compile and distributed data parallel, with your own
+model, attention and DDP classes on the same bench.
+
+LibTorch is not part of this package: it needs PyTorch ${TRAINSCOPE_TORCH_VERSION} from PyPI.
+trainscope-setup-torch installs it for your user (about 3 GB); the desktop
+menu's TrainScope offers to. Or set TRAINSCOPE_PYTHON to a Python with that
+torch, or TRAINSCOPE_LIBTORCH to its torch/lib folder.")
+set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "python3, libc6, libstdc++6, libsqlite3-0, libfmt9, libqt6core6 (>= 6.4), libqt6gui6 (>= 6.4), libqt6widgets6 (>= 6.4), libqt6charts6 (>= 6.4), libqt6svg6 (>= 6.4), libqt6printsupport6 (>= 6.4), libqt6opengl6 (>= 6.4), libqt6openglwidgets6 (>= 6.4), libqcustomplot2.1-qt6, qt6-qpa-plugins")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-venv")
+    "python3, python3-venv, libc6, libstdc++6, libsqlite3-0, libfmt9, libqt6core6 (>= 6.4), libqt6gui6 (>= 6.4), libqt6widgets6 (>= 6.4), libqt6charts6 (>= 6.4), libqt6svg6 (>= 6.4), libqt6printsupport6 (>= 6.4), libqt6opengl6 (>= 6.4), libqt6openglwidgets6 (>= 6.4), libqcustomplot2.1-qt6, qt6-qpa-plugins")
 include(CPack)

@@ -91,6 +91,18 @@ void TestModels::resultModelFillsPointByPoint() {
     m.setResults({fake::result(c0, 5.0)});
     QCOMPARE(m.rowCount(), 1);
     QCOMPARE(m.data(m.index(0, ResultModel::Total), ResultModel::ValueRole).toDouble(), 5.0);
+    // The parameters of the model that ran: the user's own count (the runner's), not the
+    // preset's, once the point has run; the preset's before.
+    auto yours = fake::config("small", 256, Precision::FP32);
+    yours.source = Source::Python;
+    m.setRunning(1, yours);
+    QCOMPARE(m.data(m.index(1, ResultModel::Params), ResultModel::ValueRole).toLongLong(),
+             static_cast<qlonglong>(parameterCount(yours.model)));
+    auto ran = fake::result(yours, 5.0);
+    ran.parameter_count = 1'323'216;
+    m.setResult(1, ran);
+    QCOMPARE(m.data(m.index(1, ResultModel::Params), ResultModel::ValueRole).toLongLong(),
+             1'323'216LL);
 }
 
 void TestModels::speedupAgainstBaselineWithOom() {

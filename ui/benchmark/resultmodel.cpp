@@ -174,7 +174,9 @@ QVariant ResultModel::data(const QModelIndex& index, int role) const {
         case Size:
             return sizeLabel(c.model);
         case Params: {
-            const auto n = parameterCount(c.model);
+            // The model that ran: the user's own where it was theirs (the runner counts it),
+            // TrainScope's count of its model until the point has run.
+            const auto n = r.parameter_count > 0 ? r.parameter_count : parameterCount(c.model);
             return raw ? QVariant(static_cast<qlonglong>(n)) : QVariant(formatParams(n));
         }
         case Context:

@@ -91,10 +91,10 @@ public:
     // Every pane's key, lab by lab.
     QStringList tabKeys() const;
 
-    // Exports the chart or table of pane `key` (a table with its environment beside it as
+    // Exports the chart or table of pane `key` (a CSV table with its environment beside it as
     // JSON when `withEnvironment`: see environmentPathFor); false with `error` when it cannot.
     bool exportTab(const QString& key, const QString& path, QSize size = {},
-                   QString* error = nullptr, bool withEnvironment = false);
+                   QString* error = nullptr, bool withEnvironment = true);
     bool exportReport(const QString& path, QSize chartSize = QSize(1200, 700),
                       QString* error = nullptr);
     // True (with `error`) when `path` must not be written: a folder, the open results store

@@ -39,12 +39,13 @@ endif()
 install(FILES ${PROJECT_SOURCE_DIR}/resources/desktop/trainscope-setup-torch.1
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT trainscope)
 # What Debian wants of every package in /usr/share/doc: its copyright and changelog; the README
-# and the labs' docs beside them, as the programs' --help and the examples refer to docs/.
+# and the labs' docs beside them with their pictures, as the programs' --help and the examples
+# refer to docs/.
 set(_ts_doc ${CMAKE_INSTALL_DATADIR}/doc/trainscope)
 install(FILES ${PROJECT_SOURCE_DIR}/resources/desktop/copyright ${PROJECT_SOURCE_DIR}/README.md
         DESTINATION ${_ts_doc} COMPONENT trainscope)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${_ts_doc}/docs COMPONENT trainscope
-        FILES_MATCHING PATTERN "*.md")
+        FILES_MATCHING PATTERN "*.md" PATTERN "*.png" PATTERN "*.svg")
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runner/trainscope_runner DESTINATION ${CMAKE_INSTALL_DATADIR}/trainscope/runner
         COMPONENT trainscope PATTERN __pycache__ EXCLUDE)

@@ -43,14 +43,14 @@ int main(int argc, char** argv) {
     log->setReadOnly(true);
     log->setFont(QFont(QStringLiteral("monospace")));
     log->setMinimumSize(560, 180);
-    log->hide();
-    layout->addWidget(log);
+    log->setPlaceholderText(QObject::tr("What the installation does appears here."));
+    layout->addWidget(log, 1);
     auto* buttons = new QDialogButtonBox;
     QPushButton* install =
         buttons->addButton(QObject::tr("&Install"), QDialogButtonBox::AcceptRole);
     QPushButton* start =
         buttons->addButton(QObject::tr("&Start TrainScope"), QDialogButtonBox::ActionRole);
-    start->hide();
+    start->setEnabled(false);  // until PyTorch is installed
     QPushButton* close = buttons->addButton(QDialogButtonBox::Close);
     layout->addWidget(buttons);
 
@@ -66,11 +66,10 @@ int main(int argc, char** argv) {
                : QObject::tr("\nThe installation failed (exit %1): see above.").arg(code));
         install->setEnabled(!ok);
         install->setText(QObject::tr("&Try again"));
-        start->setVisible(ok);
+        start->setEnabled(ok);
         close->setEnabled(true);
     });
     QObject::connect(install, &QPushButton::clicked, [&] {
-        log->show();
         install->setEnabled(false);
         close->setEnabled(false);
         process.start(setup, {});

@@ -120,6 +120,9 @@ def man_page(tree, prog, version, summary, see_also):
                   "The results store (default ~/.local/share/trainscope/results.db).", ".TP",
                   ".B TRAINSCOPE_PYTHON", "The Python interpreter with PyTorch that runs your code.", ".TP",
                   ".B TRAINSCOPE_LIBTORCH", "The LibTorch (a torch/lib folder) an installed TrainScope loads.",
+                  ".SH FILES", ".TP", ".I ~/.local/share/trainscope/venv-torch-VERSION",
+                  "The PyTorch an installed TrainScope uses when neither variable above is set: "
+                  "trainscope-setup-torch(1) makes it (and removes it, with --remove).",
                   ".SH SEE ALSO", roff(see_also)])
     return "\n".join(lines) + "\n"
 
@@ -196,10 +199,10 @@ def main():
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     progs = [("trainscope-cli", args.cli, "where the time and memory of a transformer training step go (command line)",
-              "trainscope(1)")]
+              "trainscope(1), trainscope-setup-torch(1)")]
     if args.window:
         progs.append(("trainscope", args.window, "a workbench for where the time and memory of a transformer training "
-                      "step go", "trainscope-cli(1)"))
+                      "step go", "trainscope-cli(1), trainscope-setup-torch(1)"))
     for prog, exe, summary, see in progs:
         tree = read_tree(exe)
         for folder, name, text in [("man/man1", prog + ".1", man_page(tree, prog, args.version, summary, see)),

@@ -66,6 +66,13 @@ class Installed(unittest.TestCase):
             self.assertTrue(os.access(self.path(f), os.X_OK), f)
         leftovers = [d for d, _, files in os.walk(self.prefix) if d.endswith("__pycache__")]
         self.assertEqual(leftovers, [])
+        # The installed README's pictures and links into docs/ resolve beside it.
+        doc = self.path("share/doc/trainscope")
+        with open(os.path.join(doc, "README.md")) as f:
+            links = re.findall(r"\]\((docs/[^)#\s]+)", f.read())
+        self.assertGreater(len(links), 5)
+        missing = [l for l in links if not os.path.exists(os.path.join(doc, l))]
+        self.assertEqual(missing, [], "README links that the installed docs lack")
 
     def test_no_runpath_of_the_build(self):
         for prog in ["trainscope-cli", "trainscope"]:
@@ -200,6 +207,9 @@ class Installed(unittest.TestCase):
         self.assertIn("already in", p.stdout)
         p = run(setup, "--bogus", env=env)
         self.assertEqual(p.returncode, 2)
+        p = run(setup, "--remove", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(os.path.exists(venv))
 
     def test_the_no_libtorch_dialog_starts(self):
         if not self.window:

@@ -20,6 +20,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -49,6 +50,15 @@
 namespace ts::ui {
 
 namespace {
+
+// The window's first size: 1500×950 where the screen has room, else what it has (a 1280×800
+// or 1366×768 laptop), never below the window's own minimum.
+QSize defaultWindowSize() {
+    QSize size(1500, 950);
+    if (const QScreen* screen = QGuiApplication::primaryScreen())
+        size = size.boundedTo(screen->availableGeometry().size() * 0.95);
+    return size;
+}
 QString outcomeText(RunOutcome o) {
     switch (o) {
         case RunOutcome::Completed:
@@ -80,7 +90,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     if (options_.restoreSettings) {
         restoreSettings();
     } else {
-        resize(1500, 950);
+        resize(defaultWindowSize());
         Theme::instance().setMode(Theme::instance().mode());
     }
     updateRunState();
@@ -978,7 +988,7 @@ void MainWindow::restoreSettings() {
     Theme::instance().setMode(
         themeModeFromKey(s.value(QStringLiteral("theme"), QStringLiteral("system")).toString()));
     if (!restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray()))
-        resize(1500, 950);
+        resize(defaultWindowSize());
     const QByteArray layout = s.value(QStringLiteral("window/state")).toByteArray();
     restoreState(layout);
     if (s.value(QStringLiteral("presentation"), false).toBool())

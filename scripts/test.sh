@@ -50,5 +50,9 @@ install_memory_viz() {
     export TRAINSCOPE_MEMORY_VIZ_JS="$js"
 }
 install_memory_viz
+# torch.compile's compiled graphs (the tests that compile on the CPU: the user's model, FSDP2
+# with --compile) kept beside the venv, so a second run of the suite reuses them (about half
+# of those tests' time); a fresh machine compiles them once.
+export TORCHINDUCTOR_CACHE_DIR="${TORCHINDUCTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/trainscope/torchinductor-2.11.0}"
 say "running the tests"
 ctest --test-dir "$TRAINSCOPE_BUILD_DIR" --output-on-failure --parallel "${TRAINSCOPE_TEST_JOBS:-2}" "$@"

@@ -349,6 +349,20 @@ void TestMemoryWindow::failedStepShownAndSaved() {
 }
 
 void TestMemoryWindow::twoRunsComparedPhaseByPhase() {
+    {
+        // Issue 29 item 7: before any comparison the chart filled a 160-px corner (the empty
+        // legend below it capped the plot's width); it spans its pane, before and after.
+        MemoryCompareChart empty;
+        empty.resize(1000, 300);
+        empty.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&empty));
+        QCustomPlot* plot = empty.plot();
+        plot->replot();
+        QVERIFY2(plot->axisRect()->width() > plot->width() / 2,
+                 qPrintable(QStringLiteral("the plot is %1 px wide in a %2 px chart")
+                                .arg(plot->axisRect()->width())
+                                .arg(plot->width())));
+    }
     QTemporaryDir dir;
     ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
     const MemoryResult a = syntheticResult();
@@ -388,6 +402,13 @@ void TestMemoryWindow::twoRunsComparedPhaseByPhase() {
     // The chart: A's and B's stacked bars per phase, their tops the phases' highest moments.
     QCOMPARE(view.comparisonChart()->barTotal(1, 0) * 1024 * 1024, 22384.0);
     QCOMPARE(view.comparisonChart()->barTotal(1, 1) * 1024 * 1024, 21384.0);
+    {
+        QCustomPlot* plot = view.comparisonChart()->plot();
+        plot->replot();                          // (the chart's own replot is queued)
+        QVERIFY(plot->legend->itemCount() > 0);  // the categories' legend, below the bars
+        QCOMPARE(plot->plotLayout()->element(plot->plotLayout()->rowCount() - 1, 0),
+                 static_cast<QCPLayoutElement*>(plot->legend));
+    }
     // In the report, and cleared by a new run.
     bool inReport = false;
     for (const auto& part : view.reportParts()) inReport |= part.table == view.comparisonModel();

@@ -165,10 +165,26 @@ QString QcpChart::noteText() const { return note_->visible() ? note_->text() : Q
 void QcpChart::legendBelow(int wrap) {
     plot_->axisRect()->insetLayout()->take(plot_->legend);
     plot_->axisRect()->insetLayout()->simplify();
-    plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, plot_->legend);
-    plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
     if (wrap > 0) plot_->legend->setWrap(wrap);
     plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-arranges the entries
+    // An empty legend in the plot's layout caps the plot's column at the legend's few pixels
+    // (a layout column is as narrow as its narrowest element's maximum, and an empty grid's is
+    // its margins): the legend is in the layout, below the plot, only while it has entries.
+    auto place = [this] {
+        QCPLayoutGrid* layout = plot_->plotLayout();
+        const bool placed = layout->hasElement(layout->rowCount() - 1, 0) &&
+                            layout->element(layout->rowCount() - 1, 0) == plot_->legend;
+        const bool wanted = plot_->legend->itemCount() > 0;
+        if (wanted && !placed) {
+            layout->addElement(layout->rowCount(), 0, plot_->legend);
+            layout->setRowStretchFactor(layout->rowCount() - 1, 0.001);
+        } else if (!wanted && placed) {
+            layout->take(plot_->legend);
+            layout->simplify();
+        }
+    };
+    place();
+    connect(plot_, &QCustomPlot::beforeReplot, this, place);
 }
 
 QString QcpChart::hoverText(const QPointF& pos) const {

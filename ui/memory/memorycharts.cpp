@@ -231,7 +231,7 @@ void MemoryCategoryChart::setResult(const MemoryResult& r, const MemoryAnalysis&
 
 MemoryCompareChart::MemoryCompareChart(QWidget* parent)
     : QcpChart(tr("Two runs, phase by phase"), QStringLiteral("memory-compare"), parent) {
-    plot_->yAxis->setLabel(tr("memory at the phase's highest moment (MiB)"));
+    plot_->yAxis->setLabel(tr("phase's peak (MiB)"));
     plot_->setInteractions(QCP::Interactions());
     legendBelow();  // its bars would be under it
     clear(tr("Select two memory runs in History and press Compare"));

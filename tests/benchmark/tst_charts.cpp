@@ -541,9 +541,22 @@ void TestCharts::zoomPanResetAndHover() {
     chart->flushRedraw();
     ChartInteraction* zoom = chart->interaction();
     const double min = chart->xAxis()->min(), max = chart->xAxis()->max();
-    zoom->zoomAt(chart->chart()->plotArea().center(), 2);
+    const auto yTicks = chart->yAxis()->tickType();
+    zoom->zoomAt(chart->chart()->plotArea().center() + QPointF(13, 7), 2.37);
     QVERIFY(zoom->isZoomed());
     QVERIFY(chart->xAxis()->max() - chart->xAxis()->min() < (max - min) * 0.6);
+    // Issue 29 item 13: a zoomed axis ticks at round values (1, 2, 2.5, 5 × 10^k from a
+    // multiple of the step), not at the odd range's fifths (96.954, 404.15).
+    for (QValueAxis* a : {chart->xAxis(), chart->yAxis()}) {
+        QCOMPARE(a->tickType(), QValueAxis::TicksDynamic);
+        const double step = a->tickInterval(),
+                     mantissa = step / std::pow(10, std::floor(std::log10(step)));
+        QVERIFY2(mantissa == 1 || mantissa == 2 || mantissa == 2.5 || mantissa == 5,
+                 qPrintable(QString::number(step)));
+        QCOMPARE(std::remainder(a->tickAnchor(), step), 0.0);
+        if (a == chart->xAxis()) QCOMPARE(step, std::round(std::max(1.0, step)));  // steps: whole
+        QVERIFY(a->tickAnchor() >= a->min() && a->tickAnchor() < a->min() + step);
+    }
     const double zoomedMax = chart->xAxis()->max();
     // New data redraws the chart; the user's view stays.
     runInto(view, {fake::result(withWarmup(1), 5)}, 1);
@@ -557,6 +570,7 @@ void TestCharts::zoomPanResetAndHover() {
     QVERIFY(!zoom->isZoomed());
     QCOMPARE(chart->xAxis()->min(), min);
     QCOMPARE(chart->xAxis()->max(), max);
+    QCOMPARE(chart->yAxis()->tickType(), yTicks);  // the chart's own ticks again
     // The mouse: a click leaves the view alone, the wheel zooms, a drag pans.
     QWidget* viewport = chart->chartView()->viewport();
     const QPoint centre =

@@ -45,6 +45,7 @@ public:
     QLineSeries* totalSeries() const { return total_; }
 
     QValueAxis* xAxis() const { return x_; }
+    QValueAxis* yAxis() const { return y_; }
     QString pointTitle(int point) const;
     // Paints the chart of `point` (not overlaid) and goes back to what it showed.
     void paintPoint(int point, QPainter& painter, const QRectF& target);

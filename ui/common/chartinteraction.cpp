@@ -16,6 +16,7 @@
 #include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QValueAxis>
 #include <QtCharts/QXYSeries>
+#include <algorithm>
 #include <cmath>
 
 namespace ts::ui {
@@ -133,6 +134,7 @@ void ChartInteraction::saveRanges() {
         zoomed_ = true;
         Q_EMIT zoomChanged(true);
     }
+    niceTicks();
 }
 
 void ChartInteraction::restoreZoom() {
@@ -141,12 +143,55 @@ void ChartInteraction::restoreZoom() {
         const auto it = ranges_.constFind(static_cast<int>(a->alignment()));
         if (it != ranges_.constEnd()) setRange(a, *it);
     }
+    niceTicks();
+}
+
+// A zoomed or panned range starts and ends anywhere (96.954 to 404.15), and an axis's fixed
+// tick count divides it into as odd steps. While zoomed, each value axis ticks at a round step
+// (1, 2, 2.5 or 5 × 10^k, about five ticks) anchored at a multiple of it: 100, 150, 200 …; the
+// range itself stays where the user put it.
+void ChartInteraction::niceTicks() {
+    for (QAbstractAxis* a : chart_->axes()) {
+        auto* v = qobject_cast<QValueAxis*>(a);
+        if (!v || !(v->max() > v->min())) continue;
+        if (std::none_of(ownTicks_.begin(), ownTicks_.end(),
+                         [v](const auto& own) { return own.first == v; }))
+            ownTicks_.append(
+                {v, {v->tickType(), v->tickInterval(), v->tickAnchor(), v->tickCount()}});
+        const double raw = (v->max() - v->min()) / 5.0;
+        const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+        const double r = raw / magnitude;
+        // An axis of whole numbers (steps, "%d") keeps whole steps: 1, 2, 5 × 10^k.
+        const QString format = v->labelFormat();
+        const bool whole = format.contains(QLatin1String("d")) ||
+                           format.contains(QLatin1String("i")) ||
+                           format.contains(QLatin1String(".0f"));
+        double mantissa = 10;
+        for (double m : {1.0, 2.0, 2.5, 5.0})
+            if (r <= m && !(whole && m == 2.5)) {
+                mantissa = m;
+                break;
+            }
+        double step = mantissa * magnitude;
+        if (whole) step = std::max(1.0, std::round(step));
+        v->setTickType(QValueAxis::TicksDynamic);
+        v->setTickInterval(step);
+        v->setTickAnchor(std::ceil(v->min() / step) * step);
+    }
 }
 
 void ChartInteraction::resetZoom() {
     const bool was = zoomed_;
     zoomed_ = false;
     ranges_.clear();
+    for (const auto& [axis, own] : ownTicks_) {
+        if (!axis) continue;
+        axis->setTickType(own.type);
+        axis->setTickInterval(own.interval);
+        axis->setTickAnchor(own.anchor);
+        axis->setTickCount(own.count);
+    }
+    ownTicks_.clear();
     chart_->zoomReset();
     if (redraw_) redraw_();
     if (was) Q_EMIT zoomChanged(false);

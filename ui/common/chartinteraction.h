@@ -5,11 +5,14 @@
 // the user has zoomed, restoreZoom() puts the user's ranges back after each redraw.
 #pragma once
 
+#include <QList>
 #include <QMap>
 #include <QObject>
 #include <QPoint>
 #include <QPointF>
+#include <QPointer>
 #include <QString>
+#include <QValueAxis>
 #include <functional>
 #include <optional>
 
@@ -77,6 +80,15 @@ private:
     std::function<QString(const QPointF&)> valueText_;
     bool zoomed_ = false;
     QMap<int, QPointF> ranges_;  // by axis alignment: min, max of the user's view
+    // Round ticks on a zoomed value axis (Note in niceTicks()); each axis's own ticks, restored
+    // when the zoom is reset.
+    void niceTicks();
+    struct Ticks {
+        QValueAxis::TickType type;
+        qreal interval, anchor;
+        int count;
+    };
+    QList<std::pair<QPointer<QValueAxis>, Ticks>> ownTicks_;  // (an axis may go meanwhile)
     QPoint pressPos_, lastPos_;
     bool panning_ = false, banding_ = false;
     QRubberBand* band_ = nullptr;

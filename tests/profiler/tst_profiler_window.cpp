@@ -143,6 +143,19 @@ void TestProfilerWindow::tableModelsAndNameFilter() {
     QCOMPARE(gemm.size(), 3);
     QVERIFY2(std::abs(gemm[0] - 100.0 * 300 / 350) < 0.01, qPrintable(QString::number(gemm[0])));
     QVERIFY(chart.chart()->title().contains(QStringLiteral("86%")));
+    // Issue 29 item 13: shares are written only on segments tall enough for them; a 0.4%
+    // sliver's text no longer lands on its neighbours'.
+    std::vector<CategoryRow> rows = {{Phase::Forward, Category::Gemm, 904, 0.904},
+                                     {Phase::Forward, Category::Elementwise, 92, 0.092},
+                                     {Phase::Forward, Category::Normalization, 4, 0.004}};
+    chart.resize(900, 400);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    chart.setRows(rows, false);
+    chart.flushRedraw();
+    QTRY_COMPARE(chart.segmentLabels(), (QStringList{"90.4 %", "9.20 %"}));
+    chart.resize(900, 150);  // a short chart: 9.2% of it is too low for text
+    QTRY_COMPARE(chart.segmentLabels(), (QStringList{"90.4 %"}));
 }
 
 void TestProfilerWindow::speedupCellsNameTheirPoint() {

@@ -1,5 +1,6 @@
 #include "ui/profiler/profilecharts.h"
 
+#include <QGraphicsSimpleTextItem>
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSeries>
 #include <QtCharts/QBarSet>
@@ -17,16 +18,16 @@ namespace ts::ui {
 
 CategoryChart::CategoryChart(QWidget* parent) : ChartPane(parent) {
     series_ = new QStackedBarSeries;
-    series_->setLabelsVisible(true);
-    series_->setLabelsFormat(QStringLiteral("@value %"));
-    series_->setLabelsPrecision(3);  // 2 would write 100 as 1e+02
+    // The shares are written on the bars by placeLabels(), not by the series: its labels go on
+    // every segment, and a 0.4% one lands on top of its neighbours' text.
     chart()->addSeries(series_);
     x_ = new QBarCategoryAxis;
     x_->setTitleText(tr("phase"));
     y_ = new QValueAxis;
     y_->setRange(0, 100);
     y_->setLabelFormat(QStringLiteral("%.0f"));
-    y_->setTitleText(tr("share of the phase's time (%)"));
+    y_->setTitleText(tr("%"));  // a short chart elides even "share (%)" to "shar…"
+    connect(chart(), &QChart::plotAreaChanged, this, [this] { placeLabels(); });
     chart()->addAxis(x_, Qt::AlignBottom);
     chart()->addAxis(y_, Qt::AlignLeft);
     series_->attachAxis(x_);
@@ -63,9 +64,48 @@ void CategoryChart::restyle() {
     for (int i = 0; i < sets.size(); ++i) {
         sets[i]->setColor(style().seriesColor(sets[i]->property("category").toInt()));
         sets[i]->setBorderColor(style().background);
-        sets[i]->setLabelColor(style().background.lightness() > 128 ? QColor(Qt::white)
-                                                                    : style().foreground);
     }
+    placeLabels();
+}
+
+// Each segment's share in its middle, where the segment is taller than the text (the table
+// and the hover have the rest), in black or white, whichever reads on the segment's fill.
+void CategoryChart::placeLabels() {
+    qDeleteAll(labels_);
+    labels_.clear();
+    const auto sets = series_->barSets();
+    for (int p = 0; p < x_->count(); ++p) {
+        double base = 0;
+        for (QBarSet* set : sets) {
+            const double v = p < set->count() ? set->at(p) : 0;
+            if (v > 0) {
+                const QString text = QStringLiteral("%1 %").arg(v, 0, 'f',
+                                                                v >= 99.95 ? 0
+                                                                : v >= 10  ? 1
+                                                                           : 2);
+                auto* label = new QGraphicsSimpleTextItem(text, chart());
+                label->setBrush(set->color().lightnessF() > 0.6 ? QColor(0x20, 0x20, 0x20)
+                                                                : QColor(Qt::white));
+                label->setZValue(100);
+                const QRectF box = label->boundingRect();
+                const QPointF bottom = chart()->mapToPosition(QPointF(p, base), series_),
+                              top = chart()->mapToPosition(QPointF(p, base + v), series_);
+                if (bottom.y() - top.y() < box.height() + 2) {
+                    delete label;
+                } else {
+                    label->setPos((bottom + top) / 2 - QPointF(box.width() / 2, box.height() / 2));
+                    labels_ << label;
+                }
+            }
+            base += v;
+        }
+    }
+}
+
+QStringList CategoryChart::segmentLabels() const {
+    QStringList out;
+    for (const QGraphicsSimpleTextItem* l : labels_) out << l->text();
+    return out;
 }
 
 void CategoryChart::redraw() {

@@ -15,6 +15,8 @@ class QBarSet;
 class QStackedBarSeries;
 class QValueAxis;
 
+class QGraphicsSimpleTextItem;
+
 namespace ts::ui {
 
 class CategoryChart : public ChartPane {
@@ -29,14 +31,19 @@ public:
     QStringList phases() const;
     QStringList categoryNames() const;
     QList<double> shares(Category c) const;
+    // The shares written on the bars, bottom to top, phase by phase ("90.4 %"): only segments
+    // tall enough for their text (See placeLabels).
+    QStringList segmentLabels() const;
 
 private:
     void redraw() override;
     void restyle() override;
+    void placeLabels();
 
     std::vector<CategoryRow> rows_;
     bool gpu_ = false;
     QStackedBarSeries* series_;
+    QList<QGraphicsSimpleTextItem*> labels_;
     QBarCategoryAxis* x_;
     QValueAxis* y_;
 };

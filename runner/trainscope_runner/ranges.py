@@ -64,6 +64,12 @@ class StepRanges:
             return
         self._pop()
         if self.open == "measured" and self.profiler:
-            self.torch.cuda.synchronize(self.device)
-            self.torch.cuda.profiler.stop()
+            # The steps' last kernels inside the capture. Called on the way out of a step that
+            # raised too: an error here would hide the step's own (the user's traceback), which
+            # says what went wrong; the C++ StepRanges ignores it the same way.
+            try:
+                self.torch.cuda.synchronize(self.device)
+                self.torch.cuda.profiler.stop()
+            except Exception:  # noqa: BLE001
+                pass
         self.open = None

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every lab's view with real GPU data, seen as a user sees it: a run of each lab on the GPU
-# (through the CLI, into a fresh store), then each run opened in the window at 1280x720 in the
-# light and the dark theme, and at 1920x1080 in presentation mode; the PNGs and a report of each
+# (through the CLI, into a fresh store), then each run opened in the window at 1280x720 and
+# 1920x1080 in the light and the dark theme, and at 1920x1080 in presentation mode; the PNGs and a report of each
 # into <outdir>/screens. Needs the window's Qt (scripts/gpu-window.sh sets it up: run it as
 # `gpu-window.sh evidence:window-screens`).
 #   scripts/window-screens-evidence.sh <trainscope-cli> <outdir>
@@ -43,7 +43,8 @@ PY
 while read -r id kind; do
     tab="${TAB[$kind]:-}"
     [ -n "$tab" ] || continue
-    for variant in "1280x720 light" "1280x720 dark" "1920x1080 dark presentation"; do
+    for variant in "1280x720 light" "1280x720 dark" "1920x1080 light" "1920x1080 dark" \
+                   "1920x1080 dark presentation"; do
         set -- $variant
         size=$1 theme=$2 extra=()
         [ "${3:-}" = presentation ] && extra=(--presentation)

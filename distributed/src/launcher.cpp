@@ -416,9 +416,13 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
                                       ? alive[1]->last_activity - alive.front()->last_activity
                                       : Clock::duration::max();
                 if (all_silent && lead < kTogether) {
+                    // Named in rank order (the order they fell silent is noise here).
+                    std::vector<int> silent;
+                    for (const Child* c : alive) silent.push_back(c->rank);
+                    std::sort(silent.begin(), silent.end());
                     std::string ranks;
-                    for (const Child* c : alive)
-                        ranks += (ranks.empty() ? "" : ", ") + std::to_string(c->rank);
+                    for (int rank : silent)
+                        ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
                     beginStop(LaunchOutcome::State::TimedOut, -1,
                               "ranks " + ranks + " all wrote nothing for " + std::to_string(secs) +
                                   " s and did not exit, having stopped within 1 s of each other: "

@@ -389,9 +389,20 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
         }
         if (!failed.empty() && !stopping) {
             // A rank killed by a signal is the cause; the others' errors ("connection closed")
-            // are what its death did to them.
+            // are what its death did to them. Ranks reaped together (a loaded machine): one
+            // whose error is its own comes before one that lost its peer (Gloo's "Connection
+            // reset by peer" when the rank that raised had already gone).
+            auto lostPeer = [](const Child* c) {
+                for (const char* m : {"Connection reset by peer", "Connection closed by peer",
+                                      "Broken pipe", "gloo/transport"})
+                    if (c->end.message.find(m) != std::string::npos) return true;
+                return false;
+            };
             auto first = std::find_if(failed.begin(), failed.end(),
                                       [](Child* c) { return c->end.signal != 0; });
+            if (first == failed.end())
+                first = std::find_if(failed.begin(), failed.end(),
+                                     [&](Child* c) { return !lostPeer(c); });
             Child* cause = first != failed.end() ? *first : failed.front();
             beginStop(LaunchOutcome::State::Failed, cause->rank, describeEnd(cause->end));
         }

@@ -149,4 +149,9 @@ struct CommandRegistration {
 // Every registered command, in the engine's lab order (engine/src/labs.cpp).
 std::vector<AddCommand> registeredCommands();
 
+// The whole command line, what `main` does (app/main_cli.cpp): parses argv, runs the command and
+// returns the exit code. The tests' fork server (tests/common/cli_fork_server.cpp) runs it in
+// children forked after LibTorch's start-up.
+int runCommandLine(int argc, char** argv);
+
 }  // namespace ts::cli

@@ -236,7 +236,7 @@ void checkCommandName(CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int ts::cli::runCommandLine(int argc, char** argv) {
     // A reader that goes away (`| head -c1`) or a file-size limit must end the command with a
     // message and exit 3, not kill it with SIGPIPE (141) or SIGXFSZ (153): the writes then fail
     // instead, and the check at the end says so.

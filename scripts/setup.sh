@@ -26,12 +26,13 @@ install_system_packages() {
     # Real package names only (libqt6svg6-dev is virtual, provided by qt6-svg-dev: dpkg would
     # never see it installed and every run would call apt-get).
     # desktop-file-utils, appstream, zsh, groff-base: tst_install checks the installed tree with them.
+    # mold: the linker (CMakeLists.txt), faster than GNU ld on the programs that link LibTorch.
     # nodejs, curl, xz-utils: tst_memory_viz_js runs pytorch.org/memory_viz's own JavaScript (test.sh fetches it).
     local pkgs=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv python3-pip
                 libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev
                 qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev libxkbcommon-dev
                 libgl-dev libqcustomplot-dev xvfb xauth libgloo-dev clang-format-14
-                desktop-file-utils appstream zsh groff-base binutils nodejs curl xz-utils)
+                desktop-file-utils appstream zsh groff-base binutils nodejs curl xz-utils mold)
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,7 +10,11 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from cli_process import CliRunner  # noqa: E402
+
 CLI = None
+RUNNER = None  # See Note [the CLI's fork server]: the table starts the CLI about 140 times
 TINY = ["--size", "tiny", "--device", "cpu", "--context-length", "8", "--batch-size", "1", "--steps", "1",
         "--warmup", "0", "-q"]
 
@@ -60,7 +64,7 @@ class BadInput(unittest.TestCase):
     @classmethod
     def cli(cls, *args, env=None):
         e = dict(os.environ, TRAINSCOPE_DB=cls.db) if env is None else env
-        return subprocess.run([CLI, *args], capture_output=True, timeout=120, env=e)
+        return RUNNER.run(args, env=e, timeout=120)
 
     def stored(self):
         with sqlite3.connect(self.db) as c:
@@ -275,4 +279,5 @@ class BadInput(unittest.TestCase):
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))
+    RUNNER = CliRunner(CLI)
     unittest.main(verbosity=2)

@@ -11,7 +11,11 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from cli_process import CliRunner  # noqa: E402
+
 CLI = None
+RUNNER = None  # See Note [the CLI's fork server]; the tests about signals and limits start the CLI itself
 TINY = ["--size", "tiny", "--device", "cpu", "--context-length", "8", "--batch-size", "1", "--steps", "1",
         "--warmup", "0", "-q"]
 
@@ -21,7 +25,7 @@ def run(*args, db=None, env_extra=None, timeout=300):
     if db:
         env["TRAINSCOPE_DB"] = db
     env.update(env_extra or {})
-    return subprocess.run([CLI, *args], capture_output=True, timeout=timeout, env=env)
+    return RUNNER.run(args, env=env, timeout=timeout)
 
 
 def text(b):
@@ -405,4 +409,5 @@ class OutputsNeverDestroyTheStore(unittest.TestCase):
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))
+    RUNNER = CliRunner(CLI)
     unittest.main(verbosity=2)

@@ -46,6 +46,7 @@ CompareWidget::CompareWidget(CompareModel* model, QWidget* parent)
     split->addWidget(table_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setSizes({600, 400});  // the chart most of it, whatever the table's own height
     layout->addWidget(split, 1);
     connect(metric_, &QComboBox::currentIndexChanged, this,
             [this] { model_->setMetric(static_cast<Metric>(metric_->currentData().toInt())); });

@@ -17,6 +17,7 @@
 #include "core/point_json.h"
 #include "ui/benchmark/benchitems.h"
 #include "ui/benchmark/breakdownchart.h"
+#include "ui/benchmark/comparechart.h"
 #include "ui/benchmark/comparewidget.h"
 #include "ui/benchmark/memorychart.h"
 #include "ui/benchmark/speedupchart.h"
@@ -205,8 +206,8 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
              memoryChart_, nullptr});
 
     compareWidget_ = new CompareWidget(&compare_, this);
-    comparePane_ = addPane({QStringLiteral("compare"), tr("&Compare"), compareWidget_, nullptr,
-                            compareWidget_->table()});
+    comparePane_ = addPane({QStringLiteral("compare"), tr("&Compare"), compareWidget_,
+                            compareWidget_->chart(), compareWidget_->table()});
 
     connect(&doc_, &RunDocument::infoChanged, this, &BenchView::titleChanged);
     connect(tabs(), &QTabWidget::currentChanged, this, &BenchView::titleChanged);
@@ -220,6 +221,8 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
 // ---------------------------------------------------------------- runs
 
 BenchView::~BenchView() = default;
+
+CompareChart* BenchView::compareChart() const { return compareWidget_->chart(); }
 
 // A new run, replay or stored run replaces a comparison: the Compare pane is emptied, and one
 // that was in front gives way to the steps, so the run streams where it can be seen.

@@ -1,7 +1,8 @@
 // The benchmark lab's results: Steps (one point's chart, or every point overlaid, over every
 // step's table), Sweep, Speedup (table and bars), Breakdown (forward / backward / optimizer
-// per point), Results, Memory and Compare. It owns the run document (the item models), the
-// replayer and the comparison; live runs, stored runs and replays all fill the same models.
+// per point), Results, Memory and Compare (two runs' bars above their table). It owns the run
+// document (the item models), the replayer and the comparison; live runs, stored runs and replays
+// all fill the same models.
 #pragma once
 
 #include <memory>
@@ -19,6 +20,7 @@ class QComboBox;
 namespace ts::ui {
 
 class BreakdownChart;
+class CompareChart;
 class CompareWidget;
 class SpeedupChart;
 class StepChartAtPoint;
@@ -54,6 +56,7 @@ public:
 
     RunDocument* document() { return &doc_; }
     CompareModel* compareModel() { return &compare_; }
+    CompareChart* compareChart() const;
     StepChart* stepChart() const { return stepChart_; }
     SweepChart* sweepChart() const { return sweepChart_; }
     MemoryChart* memoryChart() const { return memoryChart_; }

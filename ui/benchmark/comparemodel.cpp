@@ -60,13 +60,53 @@ bool CompareModel::significant(int row) const {
     return std::abs(sb.mean - sa.mean) > 2 * se;
 }
 
+CompareModel::RowValues CompareModel::rowValues(int row) const {
+    RowValues v;
+    if (row < 0 || row >= static_cast<int>(rows_.size())) return v;
+    const Row& r = rows_[static_cast<size_t>(row)];
+    const qint64 idA = a_.info.id, idB = b_.info.id;
+    v.label = r.label;
+    v.hasA = r.a != nullptr;
+    v.hasB = r.b != nullptr;
+    v.okA = usable(r.a, metric_);
+    v.okB = usable(r.b, metric_);
+    if (v.okA) v.a = metricStats(*r.a, metric_);
+    if (v.okB) v.b = metricStats(*r.b, metric_);
+    if (v.okA && v.okB && v.a.mean > 0) v.ratio = v.b.mean / v.a.mean;
+    if (!r.a) {
+        v.outcome = Outcome::OnlyInB;
+        v.verdict = tr("only in run %1").arg(idB);
+    } else if (!r.b) {
+        v.outcome = Outcome::OnlyInA;
+        v.verdict = tr("only in run %1").arg(idA);
+    } else if (!v.okA || !v.okB) {
+        v.outcome = Outcome::NotCompared;
+        v.verdict = tr("not compared: run %1 %2")
+                        .arg(!v.okA ? idA : idB)
+                        .arg(qstr(toString((!v.okA ? r.a : r.b)->status)));
+    } else if (v.a.count < 2 || v.b.count < 2) {
+        v.outcome = Outcome::TooFewSteps;
+        v.verdict = tr("too few steps to tell");
+    } else if (!significant(row)) {
+        const auto cv = [](const Stats& x) {
+            return QString::number(100 * x.cv, 'f', 0) + QLatin1Char('%');
+        };
+        v.outcome = Outcome::WithinNoise;
+        v.verdict = tr("within noise (spread A %1, B %2)").arg(cv(v.a), cv(v.b));
+    } else {
+        v.outcome = v.b.mean < v.a.mean ? Outcome::Faster : Outcome::Slower;
+        v.verdict = v.b.mean < v.a.mean ? tr("B faster") : tr("B slower");
+    }
+    return v;
+}
+
 QVariant CompareModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const Row& r = rows_[static_cast<size_t>(index.row())];
-    const bool okA = usable(r.a, metric_), okB = usable(r.b, metric_);
-    const double ta = okA ? metricStats(*r.a, metric_).mean : 0;
-    const double tb = okB ? metricStats(*r.b, metric_).mean : 0;
+    const RowValues v = rowValues(index.row());
+    const bool okA = v.okA, okB = v.okB;
+    const double ta = v.a.mean, tb = v.b.mean;
     const int col = index.column();
     if (role == Qt::TextAlignmentRole)
         return col == Configuration ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
@@ -80,8 +120,17 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
     }
     const qint64 idA = a_.info.id, idB = b_.info.id;
     if (role == Qt::ToolTipRole) {
+        // Every empty cell says why it is empty (issue 29 item 10: "— with no reason").
         if ((col == TimeA && !r.a) || (col == TimeB && !r.b))
             return tr("Run %1 has no point of this configuration").arg(col == TimeA ? idA : idB);
+        if ((col == TimeA && !okA) || (col == TimeB && !okB)) {
+            const BenchResult* p = col == TimeA ? r.a : r.b;
+            return tr("Run %1: %2%3")
+                .arg(col == TimeA ? idA : idB)
+                .arg(qstr(toString(p->status)))
+                .arg(p->error.empty() ? QString() : QStringLiteral(" — ") + qstr(p->error));
+        }
+        if ((col == Difference || col == Ratio) && !v.compared()) return v.verdict;
         return {};
     }
     auto side = [&](const BenchResult* p, bool ok, double t) -> QVariant {
@@ -108,23 +157,8 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
             return role == ValueRole
                        ? QVariant(tb / ta)
                        : QVariant(QString::number(tb / ta, 'f', 3) + QStringLiteral("×"));
-        case Verdict: {
-            if (role == ValueRole) return {};
-            if (!r.a) return tr("only in run %1").arg(idB);
-            if (!r.b) return tr("only in run %1").arg(idA);
-            if (!okA || !okB)
-                return tr("not compared: run %1 %2")
-                    .arg(!okA ? idA : idB)
-                    .arg(qstr(toString((!okA ? r.a : r.b)->status)));
-            const Stats sa = metricStats(*r.a, metric_), sb = metricStats(*r.b, metric_);
-            if (sa.count < 2 || sb.count < 2) return tr("too few steps to tell");
-            const auto cv = [](const Stats& x) {
-                return QString::number(100 * x.cv, 'f', 0) + QLatin1Char('%');
-            };
-            if (!significant(index.row()))
-                return tr("within noise (spread A %1, B %2)").arg(cv(sa), cv(sb));
-            return tb < ta ? tr("B faster") : tr("B slower");
-        }
+        case Verdict:
+            return role == ValueRole ? QVariant() : QVariant(v.verdict);
     }
     return {};
 }

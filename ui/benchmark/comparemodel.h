@@ -41,6 +41,21 @@ public:
 
     // The row's B − A is larger than its noise: two standard errors of the difference.
     bool significant(int row) const;
+
+    // What a row compares, as the table and the chart show it: each side's statistics of the
+    // metric, the ratio and the verdict, and why a side or the ratio is missing.
+    enum class Outcome { Faster, Slower, WithinNoise, TooFewSteps, OnlyInA, OnlyInB, NotCompared };
+    struct RowValues {
+        QString label;
+        bool hasA = false, hasB = false;  // the run has a point of this configuration
+        bool okA = false, okB = false;    // ... that finished with measured steps
+        Stats a, b;                       // the metric's, over the measured steps (empty unless ok)
+        double ratio = 0;                 // B / A; 0 when not both are ok
+        Outcome outcome = Outcome::NotCompared;
+        QString verdict;  // the Verdict column: "B faster", "within noise (…)", "only in run 3"
+        bool compared() const { return okA && okB && ratio > 0; }
+    };
+    RowValues rowValues(int row) const;
     // Environment fields that differ: {field, value in A, value in B}.
     QList<QStringList> environmentDifferences() const;
 

@@ -4,8 +4,10 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSplitter>
 #include <QVBoxLayout>
 
+#include "ui/benchmark/comparechart.h"
 #include "ui/benchmark/comparemodel.h"
 #include "ui/common/format.h"
 #include "ui/common/tableview.h"
@@ -21,6 +23,9 @@ CompareWidget::CompareWidget(CompareModel* model, QWidget* parent)
     metric_ = new QComboBox(this);
     for (Metric m : {Metric::Total, Metric::Forward, Metric::Backward, Metric::Optimizer})
         metric_->addItem(metricName(m), static_cast<int>(m));
+    chart_ = new CompareChart(model, this);
+    chart_->setObjectName(QStringLiteral("compareChart"));
+    chart_->setMinimumHeight(200);
     table_ = new DataTableView(this);
     table_->setObjectName(QStringLiteral("compareTable"));
     table_->setTitle(tr("Comparison"), QStringLiteral("compare"));
@@ -36,7 +41,13 @@ CompareWidget::CompareWidget(CompareModel* model, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(header_);
     layout->addLayout(controls);
-    layout->addWidget(table_, 1);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(chart_);
+    split->addWidget(table_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setSizes({600, 400});  // the chart most of it, whatever the table's own height
+    layout->addWidget(split, 1);
     connect(metric_, &QComboBox::currentIndexChanged, this,
             [this] { model_->setMetric(static_cast<Metric>(metric_->currentData().toInt())); });
     connect(model, &QAbstractItemModel::modelReset, this, &CompareWidget::refresh);

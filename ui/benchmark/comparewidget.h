@@ -1,5 +1,6 @@
-// Two runs side by side: the environment differences, then the matched points with the
-// times, the difference and the ratio.
+// Two runs side by side: the environment differences, then the matched points as a chart (A
+// beside B with their spreads, the ratio over each) above the table of times, difference,
+// ratio and verdict.
 #pragma once
 
 #include <QWidget>
@@ -9,6 +10,7 @@ class QLabel;
 
 namespace ts::ui {
 
+class CompareChart;
 class CompareModel;
 class DataTableView;
 
@@ -17,12 +19,14 @@ class CompareWidget : public QWidget {
 public:
     explicit CompareWidget(CompareModel* model, QWidget* parent = nullptr);
     DataTableView* table() const { return table_; }
+    CompareChart* chart() const { return chart_; }
 
 private:
     void refresh();
     CompareModel* model_;
     QLabel* header_;
     QComboBox* metric_;
+    CompareChart* chart_;
     DataTableView* table_;
 };
 

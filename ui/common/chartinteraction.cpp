@@ -101,6 +101,8 @@ std::optional<ChartInteraction::Hit> ChartInteraction::nearestPoint(const QPoint
 }
 
 QString ChartInteraction::hitText(const Hit& hit) const {
+    if (hitText_)
+        if (QString text = hitText_(hit); !text.isEmpty()) return text;
     if (valueText_) return hit.series + QLatin1Char('\n') + valueText_(hit.value);
     return QStringLiteral("%1\nx: %2\ny: %3").arg(hit.series, hit.x, formatValue(hit.y));
 }

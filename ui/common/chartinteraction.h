@@ -45,6 +45,9 @@ public:
     // How a point in the axes' coordinates reads, where they are not the data's (log10 of
     // the values): the crosshair and the tooltips use it.
     void setValueText(std::function<QString(const QPointF&)> text) { valueText_ = std::move(text); }
+    // The whole tooltip of a hit, for a chart whose marks carry more than x and y (a
+    // comparison's spread and ratio); empty text falls back to the default.
+    void setHitText(std::function<QString(const Hit&)> text) { hitText_ = std::move(text); }
 
     // Zooms by `factor` (> 1 in) around `chartPos`, into a rectangle, or pans by pixels.
     void zoomAt(const QPointF& chartPos, qreal factor);
@@ -78,6 +81,7 @@ private:
     QChart* chart_;
     std::function<void()> redraw_;
     std::function<QString(const QPointF&)> valueText_;
+    std::function<QString(const Hit&)> hitText_;
     bool zoomed_ = false;
     QMap<int, QPointF> ranges_;  // by axis alignment: min, max of the user's view
     // Round ticks on a zoomed value axis (Note in niceTicks()); each axis's own ticks, restored

@@ -23,6 +23,8 @@
 #include "ui/distributed/distributedcharts.h"
 #include "ui/distributed/distributedpanel.h"
 #include "ui/distributed/distributedstore.h"
+#include "ui/distributed/strategychart.h"
+#include "ui/distributed/strategysummary.h"
 
 namespace ts::ui {
 
@@ -36,16 +38,6 @@ QStandardItem* numberCell(double v, int decimals) {
     return valueCell(QString::number(v, 'f', decimals), v);
 }
 QStandardItem* dash() { return cell(QStringLiteral("—"), true); }
-
-// A DDP point in a few words for tables and bar groups: "bucketed 25 MB, sharded, bf16".
-QString shortName(const DistributedPoint& p) {
-    const DdpSpec& d = p.ddp;
-    QString s = qstr(d.strategy);
-    if (strategyTraits(d.strategy).bucket_size)
-        s += QStringLiteral(" %1 MB").arg(d.bucket_mb, 0, 'g', 6);
-    if (d.shard_optimizer) s += QObject::tr(", sharded");
-    return s + QStringLiteral(", ") + qstr(toString(d.precision));
-}
 
 QString statusLine(int index, const DistributedResult& r) {
     if (r.status == Status::Ok) return {};
@@ -73,6 +65,12 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     allreduce_->setObjectName(QStringLiteral("distributedAllreduce"));
     memory_ = new RankMemoryChart(this);
     memory_->setObjectName(QStringLiteral("distributedMemory"));
+    strategyChart_ = new StrategyChart(this);
+    strategyChart_->setObjectName(QStringLiteral("distributedStrategyChart"));
+    strategyChart_->setMinimumHeight(220);
+    strategyText_ = new QLabel(this);
+    strategyText_->setWordWrap(true);
+    strategyText_->setObjectName(QStringLiteral("distributedStrategyText"));
 
     auto table = [this](const QString& name, const QString& title, const QString& stem,
                         QStandardItemModel*& model) {
@@ -132,7 +130,8 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     addPane({QStringLiteral("allreduce"), tr("&All-reduce"),
              panePage(this, nullptr, allreduce_, allreduceTable_), allreduce_, allreduceTable_});
     addPane({QStringLiteral("strategies"), tr("&Strategies"),
-             panePage(this, nullptr, strategyTable_), nullptr, strategyTable_});
+             panePage(this, nullptr, strategyChart_, strategyTable_, strategyText_), strategyChart_,
+             strategyTable_});
     addPane({QStringLiteral("memory"), tr("&Memory"),
              panePage(this, nullptr, memory_, memoryTable_), memory_, memoryTable_});
     addPane({QStringLiteral("log"), tr("L&og"), panePage(this, nullptr, pointTable_, log_), nullptr,
@@ -396,6 +395,8 @@ void DistributedView::fillStrategies() {
         strategies_->appendRow(row);
     }
     strategyTable_->fitColumnsToHeaders();
+    strategyChart_->setBars(strategyBars(points_, finished_));
+    strategyText_->setText(strategyChart_->explanation());
     // A point's strategy and its check read whole ("yours-individual", "pass (1.5e-08)"): a few
     // rows, measured.
     strategyTable_->resizeColumnToContents(1);
@@ -433,7 +434,7 @@ void DistributedView::fillMemory() {
         std::map<int, const DdpStepRow*> last;
         for (const auto& row : r.steps) last[row.rank] = &row;
         for (const auto& [rank, row] : last) {
-            RankMemoryBar b{QStringLiteral("%1: %2").arg(i + 1).arg(shortName(r.point)),
+            RankMemoryBar b{QStringLiteral("%1: %2").arg(i + 1).arg(ddpPointName(r.point)),
                             group,
                             rank,
                             row->parameter_bytes,
@@ -442,7 +443,7 @@ void DistributedView::fillMemory() {
                             row->comm_buffer_bytes};
             bars.push_back(b);
             memoryModel_->appendRow(
-                {cell(QString::number(i + 1), true), cell(shortName(r.point)),
+                {cell(QString::number(i + 1), true), cell(ddpPointName(r.point)),
                  cell(QString::number(rank), true), bytesCell(b.parameters), bytesCell(b.gradients),
                  bytesCell(b.optimizer_state), bytesCell(b.comm_buffers),
                  bytesCell(b.parameters + b.gradients + b.optimizer_state + b.comm_buffers),
@@ -538,6 +539,7 @@ QList<ReportPart> DistributedView::reportParts() const {
         (p.point.experiment == DistExperiment::Ddp ? ddp : allreduce) = true;
     if (ddp)
         parts << ReportPart{tr("Ranks' steps"), lanes_, nullptr, {}}
+              << ReportPart{tr("Step time per strategy"), strategyChart_, nullptr, {}}
               << ReportPart{tr("DDP strategies compared"), nullptr, strategies_, {}}
               << ReportPart{tr("Memory per rank"), memory_, nullptr, {}}
               << ReportPart{tr("Memory per rank (table)"), nullptr, memoryModel_, {}};

@@ -1,7 +1,8 @@
 // The distributed lab's results: the ranks' lanes of a DDP point, live as each rank's steps
 // arrive (overlap of communication and backward visible), a red banner naming the rank that
 // failed; the all-reduce's bus bandwidth against size with its table; the strategies compared
-// (one row per DDP point, from summarizeDdp); each rank's memory, sharded beside unsharded;
+// (a chart of each DDP point's step split into its parts, with its memory and the one-GPU step,
+// above one row per point, from summarizeDdp); each rank's memory, sharded beside unsharded;
 // the points with their status and the run's log. A stored run reopens from History.
 #pragma once
 
@@ -23,6 +24,7 @@ namespace ts::ui {
 class LanesChart;
 class AllreduceChart;
 class RankMemoryChart;
+class StrategyChart;
 class RedrawThrottle;
 
 class DistributedView : public LabView {
@@ -49,6 +51,8 @@ public:
     LanesChart* lanes() const { return lanes_; }
     AllreduceChart* allreduceChart() const { return allreduce_; }
     RankMemoryChart* memoryChart() const { return memory_; }
+    StrategyChart* strategyChart() const { return strategyChart_; }
+    QLabel* strategyText() const { return strategyText_; }
     QStandardItemModel* allreduceModel() const { return allreduceModel_; }
     QStandardItemModel* strategyModel() const { return strategies_; }
     QStandardItemModel* memoryModel() const { return memoryModel_; }
@@ -76,10 +80,11 @@ private:
     LanesChart* lanes_;
     AllreduceChart* allreduce_;
     RankMemoryChart* memory_;
+    StrategyChart* strategyChart_;
     QStandardItemModel *allreduceModel_, *strategies_, *memoryModel_, *pointsModel_;
     DataTableView *allreduceTable_, *strategyTable_, *memoryTable_, *pointTable_;
     QComboBox* point_;
-    QLabel *banner_, *lanesText_;
+    QLabel *banner_, *lanesText_, *strategyText_;
     QPlainTextEdit* log_;
     RedrawThrottle* throttle_;
 };

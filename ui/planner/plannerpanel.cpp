@@ -20,17 +20,6 @@ namespace ts::ui {
 
 namespace {
 
-// The engine's observer, forwarded to the job's.
-class PlannerForwarder final : public Observer {
-public:
-    explicit PlannerForwarder(JobObserver& out) : out_(out) {}
-    void progress(double fraction, double eta) override { out_.progress(fraction, eta); }
-    void log(LogLevel level, const std::string& message) override { out_.log(level, message); }
-
-private:
-    JobObserver& out_;
-};
-
 QString plannerG(double v) { return QString::number(v, 'g', 12); }
 
 const QString kCustom = QStringLiteral("custom");
@@ -251,8 +240,8 @@ std::optional<LabJob> PlannerPanel::makeJob() const {
     job.spec_json = plannerSpecJson(inputs_, measure);
     job.run = [in = inputs_, measure](JobObserver& obs, const CancelToken& cancel,
                                       ResultStore* store, int64_t runId) {
-        PlannerForwarder forward(obs);
-        const PlannerReport r = runPlanner(in, measure, forward, cancel, store, runId);
+        // The job's observer is the engine's: its progress and log lines go straight through.
+        const PlannerReport r = runPlanner(in, measure, obs, cancel, store, runId);
         obs.item(QVariant::fromValue(r));
     };
     return job;

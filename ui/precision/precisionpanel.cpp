@@ -22,17 +22,6 @@ namespace ts::ui {
 
 namespace {
 
-// The engine's observer, forwarded to the job's: progress and log lines as they come.
-class Forwarder final : public Observer {
-public:
-    explicit Forwarder(JobObserver& out) : out_(out) {}
-    void progress(double fraction, double eta) override { out_.progress(fraction, eta); }
-    void log(LogLevel level, const std::string& message) override { out_.log(level, message); }
-
-private:
-    JobObserver& out_;
-};
-
 const QList<Precision> kTrainPrecisions = {Precision::FP32, Precision::BF16, Precision::FP16};
 
 QString g17(double v) { return QString::number(v, 'g', 17); }
@@ -357,8 +346,7 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
             job.spec_json = accumulationSpecJson(accumulation_);
             job.run = [spec = accumulation_](JobObserver& obs, const CancelToken&,
                                              ResultStore* store, int64_t runId) {
-                Forwarder forward(obs);
-                for (const AccumulationResult& r : runAccumulation(spec, forward, store, runId)) {
+                for (const AccumulationResult& r : runAccumulation(spec, obs, store, runId)) {
                     obs.log(LogLevel::Info, r.variant.name() + ": " +
                                                 QString::number(r.value, 'f', 4).toStdString());
                     obs.item(QVariant::fromValue(r));
@@ -372,8 +360,7 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
             job.spec_json = autocastSpecJson(autocast_);
             job.run = [spec = autocast_](JobObserver& obs, const CancelToken&, ResultStore* store,
                                          int64_t runId) {
-                Forwarder forward(obs);
-                const AutocastReport report = runAutocastInspector(spec, forward, store, runId);
+                const AutocastReport report = runAutocastInspector(spec, obs, store, runId);
                 obs.log(LogLevel::Info,
                         "autocast: " + std::to_string(report.records.size()) + " tensors recorded");
                 obs.item(QVariant::fromValue(report));
@@ -386,9 +373,8 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
             job.spec_json = trainNumericsSpecJson(train_);
             job.run = [spec = train_](JobObserver& obs, const CancelToken& cancel,
                                       ResultStore* store, int64_t runId) {
-                Forwarder forward(obs);
                 for (const TrainNumericsCurve& c :
-                     runTrainNumerics(spec, forward, cancel, store, runId)) {
+                     runTrainNumerics(spec, obs, cancel, store, runId)) {
                     obs.log(LogLevel::Info,
                             std::string(toString(c.precision)) + ": " +
                                 std::string(toString(c.status)) +

@@ -84,6 +84,7 @@ PlannerPanel::PlannerPanel(QWidget* parent) : LabPanel(parent) {
     auto* run = new QGroupBox(tr("Run"), this);
     auto* rf = new QFormLayout(run);
     addDevice(rf, tr("D&evice:"))->setToolTip(tr("Where Measure times its GEMM and all-reduce"));
+    registerFields({{QStringLiteral("device"), device_}});  // with its tooltip
     measure_ =
         addCheck(rf, QStringLiteral("measure"), tr("measure C and W on this machine first"), false);
     compute_ = new QPushButton(tr("Co&mpute"), run);

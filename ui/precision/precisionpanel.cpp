@@ -106,6 +106,7 @@ PrecisionPanel::PrecisionPanel(QWidget* parent) : LabPanel(parent) {
     batch_ = spin("batch", tr("&Batch:"), c.batch);
     context_ = spin("context", tr("Conte&xt length:"), c.context_length);
     context_->setToolTip(tr("The LM's context length"));
+    registerFields({{QStringLiteral("context"), context_}});  // with its tooltip
     pages_->addWidget(cast);
 
     // Training numerics.

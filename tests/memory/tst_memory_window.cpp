@@ -74,6 +74,7 @@ class TestMemoryWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void panelJobAndStateRoundTrip();
+    void declaredFieldsReadWhatPresetsWrite();
     void cpuRunOfTheJobSaysWhy();
     void storedRunInEveryPane();
     void failedStepShownAndSaved();
@@ -141,6 +142,35 @@ void TestMemoryWindow::panelJobAndStateRoundTrip() {
     MemoryPanel again;
     again.setCapabilities(capabilities());
     again.setState(MemoryPanel::stateFromSpec(stored));
+    QVERIFY(again.spec() == panel.spec());
+}
+
+// See Note [declared fields]: the panel's state is its registry's, read the same way in every
+// lab: a number written as text (or a list's first), an unknown choice named and kept out.
+void TestMemoryWindow::declaredFieldsReadWhatPresetsWrite() {
+    MemoryPanel panel;
+    panel.setCapabilities(capabilities());
+    QStringList notes;
+    panel.setState(QJsonObject{{"context", "256"},
+                               {"batch", "8, 16"},
+                               {"record_steps", 1},
+                               {"frontier", "sideways"},
+                               {"checkpoint", "2"}},
+                   &notes);
+    QCOMPARE(panel.spec().bench.model.context_length, 256);
+    QCOMPARE(panel.spec().bench.batch_size, 8);
+    QVERIFY(panel.spec().frontier == FrontierAxis::None);
+    QVERIFY2(notes.join('\n').contains(QStringLiteral("frontier 'sideways' is not known here")),
+             qPrintable(notes.join('\n')));
+    // Every field by its object name, and back: state() read into another panel is the same.
+    for (const char* name :
+         {"label", "size", "context", "batch", "mode", "precision", "attention", "device", "warmup",
+          "record_steps", "frontier", "checkpoint", "sources", "code", "python"})
+        QVERIFY2(panel.fieldWidget(QLatin1String(name)), name);
+    MemoryPanel again;
+    again.setCapabilities(capabilities());
+    again.setState(panel.state());
+    QCOMPARE(again.state(), panel.state());
     QVERIFY(again.spec() == panel.spec());
 }
 

@@ -20,7 +20,6 @@
 #include "runtime/python_runner.h"
 #include "ui/attention/attentionmodel.h"
 #include "ui/attention/attentionview.h"
-#include "ui/common/checkrow.h"
 #include "ui/common/codechoice.h"
 #include "ui/common/format.h"
 
@@ -64,16 +63,9 @@ private:
 
 AttentionPanel::AttentionPanel(QWidget* parent) : LabPanel(parent) {
     qRegisterMetaType<AttentionCell>();
-    build();
-    revalidate();
-}
-
-void AttentionPanel::build() {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(6, 6, 6, 6);
-    auto* top = new QFormLayout;
-    label_ = new QLineEdit(this);
-    label_->setPlaceholderText(tr("optional; shown in the log and exports"));
+    QFormLayout* top = addLabelRow(outer, tr("optional; shown in the log and exports"));
     preset_ = new QComboBox(this);
     preset_->addItem(tr("custom"), QString());
     preset_->addItem(tr("course set-up a: b 8, d 16…128, seq 256…16384, fp32"),
@@ -82,122 +74,65 @@ void AttentionPanel::build() {
                      QStringLiteral("b"));
     preset_->setToolTip(tr("Fills the fields with one of the course's two set-ups"));
     preset_->setObjectName(QStringLiteral("setup"));
-    top->addRow(tr("&Label:"), label_);
     top->addRow(tr("Set-&up:"), preset_);
-    outer->addLayout(top);
+    connect(preset_, &QComboBox::activated, this,
+            [this] { applyPreset(preset_->currentData().toString()); });
 
-    implBox_ = new QGroupBox(tr("Implementations"), this);
-    auto* implGrid = new QGridLayout(implBox_);
-    int i = 0;
-    for (AttentionImpl impl : allAttentionImpls()) {
-        auto* cb = new QCheckBox(qstr(toString(impl)), implBox_);
-        impls_.insert(impl, cb);
-        implGrid->addWidget(cb, i / 3, i % 3);
-        ++i;
-    }
+    // Defaults: seconds on a CPU.
+    implBox_ =
+        addChecks(nullptr, QStringLiteral("impls"), {}, choicesOf(allAttentionImpls()),
+                  {QStringLiteral("naive"), QStringLiteral("tiled"), QStringLiteral("sdpa")}, 3);
+    implBox_->setTitle(tr("Implementations"));
+    implBox_->setFlat(false);
     // See Note [attention in Python].
-    compiled_ = new QCheckBox(QStringLiteral("torch-compile"), implBox_);
+    compiled_ =
+        addCheck(nullptr, QStringLiteral("torch_compile"), QStringLiteral("torch-compile"), false);
     compiled_->setObjectName(QStringLiteral("torchCompile"));
-    implGrid->addWidget(compiled_, i / 3, i % 3);
+    const int n = static_cast<int>(allAttentionImpls().size());
+    static_cast<QGridLayout*>(implBox_->layout())->addWidget(compiled_, n / 3, n % 3);
     outer->addWidget(implBox_);
-    code_ = new CodeChoice(/*both=*/false, this, CodeChoice::Purpose::Attention);
-    outer->addWidget(code_);
+    code_ = addCode(outer, /*both=*/false, CodeChoice::Purpose::Attention);
 
     auto* probBox = new QGroupBox(tr("Problem"), this);
     auto* form = new QFormLayout(probBox);
-    seq_ = new QLineEdit(probBox);
-    seq_->setToolTip(tr("Sequence lengths; a list sweeps"));
-    headDims_ = new QLineEdit(probBox);
-    headDims_->setToolTip(tr("Head dimensions; a list sweeps"));
-    batches_ = new QLineEdit(probBox);
-    heads_ = new QLineEdit(probBox);
-    form->addRow(tr("&Sequence lengths:"), seq_);
-    form->addRow(tr("&Head dims:"), headDims_);
-    form->addRow(tr("&Batch sizes:"), batches_);
-    form->addRow(tr("Head &counts:"), heads_);
-    dtypeBox_ = makeCheckRow(probBox, allPrecisions(), dtypes_);
-    form->addRow(tr("Dtypes:"), dtypeBox_);
-    causalBox_ = new QGroupBox(probBox);
-    causalBox_->setFlat(true);
-    auto* cRow = new QHBoxLayout(causalBox_);
-    cRow->setContentsMargins(0, 0, 0, 0);
-    causal_ = new QCheckBox(tr("causal"), causalBox_);
-    full_ = new QCheckBox(tr("full"), causalBox_);
-    cRow->addWidget(causal_);
-    cRow->addWidget(full_);
-    cRow->addStretch();
-    form->addRow(tr("Mask:"), causalBox_);
+    seq_ = addText(form, QStringLiteral("seq"), tr("&Sequence lengths:"),
+                   QStringLiteral("64, 128, 256"), tr("Sequence lengths; a list sweeps"));
+    headDims_ = addText(form, QStringLiteral("head_dims"), tr("&Head dims:"), QStringLiteral("32"),
+                        tr("Head dimensions; a list sweeps"));
+    batches_ = addText(form, QStringLiteral("batches"), tr("&Batch sizes:"), QStringLiteral("1"));
+    heads_ = addText(form, QStringLiteral("heads"), tr("Head &counts:"), QStringLiteral("4"));
+    dtypeBox_ = addChecks(form, QStringLiteral("dtypes"), tr("Dtypes:"), choicesOf(allPrecisions()),
+                          {QStringLiteral("fp32")});
+    causalBox_ = addChecks(
+        form, QStringLiteral("causal"), tr("Mask:"),
+        {{tr("causal"), QStringLiteral("causal"), {}}, {tr("full"), QStringLiteral("full"), {}}},
+        {QStringLiteral("causal")});
     outer->addWidget(probBox);
 
     auto* runBox = new QGroupBox(tr("Execution"), this);
     auto* rform = new QFormLayout(runBox);
-    passBox_ = makeCheckRow(runBox, allAttentionPasses(), passes_);
-    makeDeviceCombo(runBox);
-    warmup_ = new QSpinBox(runBox);
-    warmup_->setRange(0, 100000);
-    steps_ = new QSpinBox(runBox);
-    steps_->setRange(1, 100000);
-    check_ = new QCheckBox(tr("check against a float64 reference before timing"), runBox);
-    rform->addRow(tr("Passes:"), passBox_);
-    rform->addRow(tr("&Device:"), device_);
-    rform->addRow(tr("&Warm-up steps:"), warmup_);
-    rform->addRow(tr("Measured s&teps:"), steps_);
-    rform->addRow(QString(), check_);
+    passBox_ = addChecks(
+        rform, QStringLiteral("passes"), tr("Passes:"), choicesOf(allAttentionPasses()),
+        {qstr(toString(AttentionPass::Forward)), qstr(toString(AttentionPass::Backward))});
+    addDevice(rform, tr("&Device:"));
+    warmup_ = addSpin(rform, QStringLiteral("warmup"), tr("&Warm-up steps:"), 0, 100000, 2);
+    steps_ = addSpin(rform, QStringLiteral("steps"), tr("Measured s&teps:"), 1, 100000, 5);
+    check_ = addCheck(rform, QStringLiteral("check"),
+                      tr("check against a float64 reference before timing"), true);
     outer->addWidget(runBox);
     outer->addStretch();
     addStatusLabels(outer);  // last: when it grows, no field moves
-
-    registerFields({{QStringLiteral("impls"), implBox_},
-                    {QStringLiteral("seq"), seq_},
-                    {QStringLiteral("head_dims"), headDims_},
-                    {QStringLiteral("batches"), batches_},
-                    {QStringLiteral("heads"), heads_},
-                    {QStringLiteral("dtypes"), dtypeBox_},
-                    {QStringLiteral("causal"), causalBox_},
-                    {QStringLiteral("passes"), passBox_},
-                    {QStringLiteral("warmup"), warmup_},
-                    {QStringLiteral("steps"), steps_},
-                    {QStringLiteral("device"), device_},
-                    {QStringLiteral("sources"), code_->sourceBox()},
-                    {QStringLiteral("code"), code_->codeEdit()},
-                    {QStringLiteral("python"), code_->pythonEdit()}});
-
-    // Defaults: seconds on a CPU.
-    impls_[AttentionImpl::Naive]->setChecked(true);
-    impls_[AttentionImpl::Tiled]->setChecked(true);
-    impls_[AttentionImpl::Sdpa]->setChecked(true);
-    seq_->setText(QStringLiteral("64, 128, 256"));
-    headDims_->setText(QStringLiteral("32"));
-    batches_->setText(QStringLiteral("1"));
-    heads_->setText(QStringLiteral("4"));
-    dtypes_[Precision::FP32]->setChecked(true);
-    causal_->setChecked(true);
-    passes_[AttentionPass::Forward]->setChecked(true);
-    passes_[AttentionPass::Backward]->setChecked(true);
-    warmup_->setValue(2);
-    steps_->setValue(5);
-    check_->setChecked(true);
-
-    auto changed = [this] {
-        if (updating_) return;
-        updateAvailability();
-        revalidate();
-    };
-    for (QLineEdit* e : {label_, seq_, headDims_, batches_, heads_})
-        connect(e, &QLineEdit::textChanged, this, changed);
-    for (auto* cb : impls_) connect(cb, &QCheckBox::toggled, this, changed);
-    for (auto* cb : dtypes_) connect(cb, &QCheckBox::toggled, this, changed);
-    for (auto* cb : passes_) connect(cb, &QCheckBox::toggled, this, changed);
-    for (QCheckBox* cb : {causal_, full_, check_, compiled_})
-        connect(cb, &QCheckBox::toggled, this, changed);
-    connect(code_, &CodeChoice::changed, this, changed);
-    for (QSpinBox* sb : {warmup_, steps_}) connect(sb, &QSpinBox::valueChanged, this, changed);
-    connect(device_, &QComboBox::currentIndexChanged, this, changed);
-    connect(preset_, &QComboBox::activated, this,
-            [this] { applyPreset(preset_->currentData().toString()); });
+    for (AttentionImpl i : allAttentionImpls())
+        impls_[i] = checkBox(QStringLiteral("impls"), qstr(toString(i)));
+    for (Precision p : allPrecisions())
+        dtypes_[p] = checkBox(QStringLiteral("dtypes"), qstr(toString(p)));
+    for (AttentionPass p : allAttentionPasses())
+        passes_[p] = checkBox(QStringLiteral("passes"), qstr(toString(p)));
+    causal_ = checkBox(QStringLiteral("causal"), QStringLiteral("causal"));
+    full_ = checkBox(QStringLiteral("causal"), QStringLiteral("full"));
     installRunShortcut();
-    setLabelField(label_);
     updateAvailability();
+    revalidate();
 }
 
 void AttentionPanel::applyPreset(const QString& name) {
@@ -349,9 +284,7 @@ void AttentionPanel::revalidate() {
     Q_EMIT changed();
 }
 
-QString AttentionPanel::summary() const {
-    if (!problems_.isEmpty())
-        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+QString AttentionPanel::runSummary() const {
     QStringList impls;
     for (AttentionImpl i : spec_.impls) impls << qstr(toString(i));
     for (const auto& name : spec_.python_impls) impls << qstr(name);
@@ -365,14 +298,8 @@ QString AttentionPanel::summary() const {
 
 std::optional<LabJob> AttentionPanel::makeJob() const {
     if (!problems_.isEmpty() || !capsKnown_ || cells_ == 0) return std::nullopt;
-    LabJob job;
-    job.lab = QString::fromLatin1(kAttentionLab);
-    job.label = label_->text().trimmed();
-    job.point_count = cells_;
-    job.device = spec_.device;
+    LabJob job = newJob(kAttentionLab, spec_.device, cells_);
     job.spec_json = attentionSpecJson(spec_);
-    const std::string device = spec_.device;
-    job.environment = [device] { return currentEnvironment(device); };
     job.run = [spec = spec_](JobObserver& obs, const CancelToken& cancel, ResultStore* store,
                              int64_t runId) {
         CellForwarder forward(obs);
@@ -381,109 +308,13 @@ std::optional<LabJob> AttentionPanel::makeJob() const {
     return job;
 }
 
-QJsonObject AttentionPanel::state() const {
-    QJsonObject o;
-    QJsonArray impls, dtypes, passes, causal;
-    for (AttentionImpl i : allAttentionImpls())
-        if (impls_[i]->isChecked()) impls << qstr(toString(i));
-    for (Precision p : allPrecisions())
-        if (dtypes_[p]->isChecked()) dtypes << qstr(toString(p));
-    for (AttentionPass p : allAttentionPasses())
-        if (passes_[p]->isChecked()) passes << qstr(toString(p));
-    if (causal_->isChecked()) causal << QStringLiteral("causal");
-    if (full_->isChecked()) causal << QStringLiteral("full");
-    o[QStringLiteral("label")] = label_->text();
-    o[QStringLiteral("impls")] = impls;
-    o[QStringLiteral("seq")] = seq_->text();
-    o[QStringLiteral("head_dims")] = headDims_->text();
-    o[QStringLiteral("batches")] = batches_->text();
-    o[QStringLiteral("heads")] = heads_->text();
-    o[QStringLiteral("dtypes")] = dtypes;
-    o[QStringLiteral("causal")] = causal;
-    o[QStringLiteral("passes")] = passes;
-    o[QStringLiteral("warmup")] = warmup_->value();
-    o[QStringLiteral("steps")] = steps_->value();
-    o[QStringLiteral("device")] = device_->currentData().toString();
-    o[QStringLiteral("check")] = check_->isChecked();
-    o[QStringLiteral("torch_compile")] = compiled_->isChecked();
-    const QJsonObject code = code_->state();
-    for (auto it = code.begin(); it != code.end(); ++it) o[it.key()] = it.value();
-    return o;
-}
-
-void AttentionPanel::setState(const QJsonObject& o, QStringList* notes) {
-    updating_ = true;
-    auto text = [&](const char* key, QLineEdit* e) {
-        if (o.contains(QLatin1String(key)))
-            e->setText(o.value(QLatin1String(key)).toVariant().toString());
-    };
-    if (o.contains(QLatin1String("label")))
-        label_->setText(o.value(QLatin1String("label")).toString());
-    text("seq", seq_);
-    text("head_dims", headDims_);
-    text("batches", batches_);
-    text("heads", heads_);
-    if (o.contains(QLatin1String("impls"))) {
-        const QStringList want = stringsOf(o.value(QLatin1String("impls")));
-        for (AttentionImpl i : allAttentionImpls())
-            impls_[i]->setChecked(want.contains(qstr(toString(i))));
-    }
-    if (o.contains(QLatin1String("dtypes"))) {
-        const QStringList want = stringsOf(o.value(QLatin1String("dtypes")));
-        for (Precision p : allPrecisions())
-            dtypes_[p]->setChecked(want.contains(qstr(toString(p))));
-    }
-    if (o.contains(QLatin1String("passes"))) {
-        const QStringList want = stringsOf(o.value(QLatin1String("passes")));
-        for (AttentionPass p : allAttentionPasses())
-            passes_[p]->setChecked(want.contains(qstr(toString(p))));
-    }
-    if (o.contains(QLatin1String("causal"))) {
-        const QStringList want = stringsOf(o.value(QLatin1String("causal")));
-        causal_->setChecked(want.contains(QStringLiteral("causal")));
-        full_->setChecked(want.contains(QStringLiteral("full")));
-    }
-    if (o.contains(QLatin1String("warmup")))
-        warmup_->setValue(o.value(QLatin1String("warmup")).toInt());
-    if (o.contains(QLatin1String("steps")))
-        steps_->setValue(o.value(QLatin1String("steps")).toInt());
-    if (o.contains(QLatin1String("check")))
-        check_->setChecked(o.value(QLatin1String("check")).toBool());
-    if (o.contains(QLatin1String("torch_compile")))
-        compiled_->setChecked(o.value(QLatin1String("torch_compile")).toBool());
-    code_->setState(o);  // states saved before the field: no code of the user's
-    if (o.contains(QLatin1String("device"))) {
-        const QString dev = o.value(QLatin1String("device")).toString();
-        auto* model = qobject_cast<QStandardItemModel*>(device_->model());
-        const int i = device_->findData(dev);
-        if (i >= 0 && (!model || model->item(i)->isEnabled()))
-            device_->setCurrentIndex(i);
-        else if (notes && capsKnown_)
-            *notes << tr("device '%1' is not available here; using %2")
-                          .arg(dev, device_->currentData().toString());
-    }
-    QList<AttentionImpl> implsWanted;
-    for (AttentionImpl i : allAttentionImpls())
-        if (impls_[i]->isChecked()) implsWanted << i;
-    QStringList halfWanted;
-    for (Precision p : {Precision::BF16, Precision::FP16})
-        if (dtypes_[p]->isChecked()) halfWanted << qstr(toString(p));
-    updateAvailability();
-    if (notes && capsKnown_) {
-        for (AttentionImpl i : implsWanted)
-            if (!impls_[i]->isChecked())
-                *notes << tr("%1 left out: %2")
-                              .arg(qstr(toString(i)),
-                                   impls_[i]->toolTip().section(QLatin1Char('\n'), 1));
-        for (Precision p : {Precision::BF16, Precision::FP16})
-            if (halfWanted.contains(qstr(toString(p))) && !dtypes_[p]->isChecked())
-                *notes << tr("%1 left out: %2").arg(qstr(toString(p)), dtypes_[p]->toolTip());
-    }
-    bool anyDtype = false;
-    for (auto* cb : dtypes_) anyDtype |= cb->isChecked();
-    if (!anyDtype && capsKnown_) dtypes_[Precision::FP32]->setChecked(true);
-    updating_ = false;
-    revalidate();
+void AttentionPanel::stateLoaded(const QJsonObject& o, QStringList* notes) {
+    // What this machine lacks was dropped (updateAvailability): said so.
+    if (notes)
+        *notes << leftOut(o, QStringLiteral("impls"), true)
+               << leftOut(o, QStringLiteral("dtypes"), false);
+    if (ticked(QStringLiteral("dtypes")).isEmpty() && capsKnown_)
+        dtypes_[Precision::FP32]->setChecked(true);
 }
 
 // ---------------------------------------------------------------- stored specs

@@ -18,8 +18,6 @@ class QSpinBox;
 
 namespace ts::ui {
 
-class CodeChoice;
-
 class AttentionPanel : public LabPanel {
     Q_OBJECT
 public:
@@ -30,22 +28,20 @@ public:
     explicit AttentionPanel(QWidget* parent = nullptr);
 
     std::optional<LabJob> makeJob() const override;
-    QString summary() const override;
-    QJsonObject state() const override;
-    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
 
     // The spec the fields make (valid only when problems() is empty).
     AttentionBenchSpec spec() const { return spec_; }
     int cellCount() const { return cells_; }
 
 private:
-    void build();
     void applyPreset(const QString& name);
+    QString runSummary() const override;
     void revalidate() override;
     void updateAvailability() override;
+    void stateLoaded(const QJsonObject& state, QStringList* notes) override;
 
     QComboBox* preset_;
-    QLineEdit *label_, *seq_, *headDims_, *batches_, *heads_;
+    QLineEdit *seq_, *headDims_, *batches_, *heads_;
     QMap<AttentionImpl, QCheckBox*> impls_;
     QMap<Precision, QCheckBox*> dtypes_;
     QCheckBox *causal_, *full_, *check_;

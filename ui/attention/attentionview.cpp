@@ -13,6 +13,7 @@
 #include "core/json.h"
 #include "ui/attention/attentionmodel.h"
 #include "ui/common/format.h"
+#include "ui/common/panes.h"
 #include "ui/common/sweepchart.h"
 #include "ui/common/tableview.h"
 
@@ -35,21 +36,9 @@ AttentionView::AttentionView(QWidget* parent) : LabView(parent) {
         pass_->addItem(qstr(toString(p)), static_cast<int>(p));
     connect(pass_, &QComboBox::currentIndexChanged, this,
             [this] { series_->setPass(static_cast<AttentionPass>(pass_->currentData().toInt())); });
-    auto* controls = new QHBoxLayout;
-    controls->addWidget(new QLabel(tr("Pass:"), this));
-    controls->addWidget(pass_);
-    controls->addStretch();
-    auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(chart_);
-    split->addWidget(table_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    auto* page = new QWidget(this);
-    auto* layout = new QVBoxLayout(page);
-    layout->setContentsMargins(4, 4, 4, 4);
-    layout->addLayout(controls);
-    layout->addWidget(split, 1);
-    addPane({QStringLiteral("attention"), tr("&Attention"), page, chart_, table_});
+    QWidget* controls = paneRow(this, {new QLabel(tr("Pass:"), this), pass_});
+    addPane({QStringLiteral("attention"), tr("&Attention"),
+             panePage(this, controls, chart_, table_), chart_, table_});
 }
 
 void AttentionView::begin(const QString& label, const std::string& spec_json) {

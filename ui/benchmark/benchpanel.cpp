@@ -21,7 +21,6 @@
 #include "benchmark/benchmark.h"
 #include "core/json.h"
 #include "ui/benchmark/benchitems.h"
-#include "ui/common/checkrow.h"
 #include "ui/common/codechoice.h"
 #include "ui/common/dimensions.h"
 #include "ui/common/format.h"
@@ -64,113 +63,114 @@ QJsonArray toArray(const QStringList& l) { return QJsonArray::fromStringList(l);
 }  // namespace
 
 BenchPanel::BenchPanel(QWidget* parent) : LabPanel(parent) {
-    build();
-    revalidate();
-}
-
-void BenchPanel::build() {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(6, 6, 6, 6);
-
-    auto* runBox = new QFormLayout;
-    label_ = new QLineEdit(this);
-    label_->setPlaceholderText(tr("optional; shown in the history"));
-    runBox->addRow(tr("&Label:"), label_);
-    outer->addLayout(runBox);
-    // What Run will do, and what blocks it, at the top where it is always seen.
-
-    code_ = new CodeChoice(/*both=*/true, this);
-    outer->addWidget(code_);
+    addLabelRow(outer, tr("optional; shown in the history"));
+    code_ = addCode(outer, /*both=*/true);
 
     // Model: presets (several = a size sweep) and custom dimensions.
     auto* modelBox = new QGroupBox(tr("Model"), this);
     auto* modelLayout = new QVBoxLayout(modelBox);
     sizes_ = new QListWidget(modelBox);
-    sizes_->setObjectName(QStringLiteral("sizes"));
     for (const auto& name : modelPresetNames()) {
-        auto m = modelPreset(name);
         auto* item = new QListWidgetItem(presetLabel(name), sizes_);
         item->setToolTip(presetTooltip(name));
         item->setData(Qt::UserRole, qstr(name));
-        item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
-        item->setCheckState(Qt::Unchecked);
     }
     auto* custom = new QListWidgetItem(tr("custom (dimensions below)"), sizes_);
     custom->setData(Qt::UserRole, QStringLiteral("custom"));
-    custom->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
-    custom->setCheckState(Qt::Unchecked);
+    for (int i = 0; i < sizes_->count(); ++i) {
+        sizes_->item(i)->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+        // Defaults: a run of seconds on any machine.
+        sizes_->item(i)->setCheckState(sizeId(i) == QLatin1String("tiny") ? Qt::Checked
+                                                                          : Qt::Unchecked);
+    }
     sizes_->setToolTip(tr("Tick several sizes to sweep over them"));
     // Fixed: a list that could shrink would give way (and move every field below it) when the
     // problems under the panel grow; the dock scrolls instead.
     sizes_->setFixedHeight(sizes_->sizeHintForRow(0) * sizes_->count() + 2 * sizes_->frameWidth() +
                            4);
     modelLayout->addWidget(sizes_);
-    customBox_ = new QGroupBox(tr("Custom dimensions"), modelBox);
-    customBox_->setObjectName(QStringLiteral("customDimensions"));
-    auto* customForm = new QFormLayout(customBox_);
-    auto spin = [&](int lo, int hi, int value, const QString& tip) {
-        auto* s = new QSpinBox(customBox_);
-        s->setRange(lo, hi);
-        s->setValue(value);
-        s->setToolTip(tip);
-        s->setAccelerated(true);
-        return s;
-    };
-    vocab_ = spin(1, 1'000'000, 10000, tr("vocabulary size (all sizes use it)"));
-    dModel_ = spin(1, 65536, 768, tr("model width"));
-    dFf_ = spin(1, 262144, 3072, tr("feed-forward width"));
-    layers_ = spin(1, 512, 12, tr("Transformer blocks"));
-    heads_ = spin(1, 512, 12, tr("attention heads; d_model must divide by it"));
-    customForm->addRow(tr("Vocabulary:"), vocab_);
-    customForm->addRow(tr("d_model:"), dModel_);
-    customForm->addRow(tr("d_ff:"), dFf_);
-    customForm->addRow(tr("Layers:"), layers_);
-    customForm->addRow(tr("Heads:"), heads_);
-    modelLayout->addWidget(customBox_);
+    connect(sizes_, &QListWidget::itemChanged, this, &BenchPanel::fieldChanged);
+    addField({QStringLiteral("sizes"), sizes_,
+              [this](QJsonObject& o) { o[QStringLiteral("sizes")] = toArray(checkedSizes()); },
+              [this](const QJsonObject& o, QStringList* notes) {
+                  if (!o.contains(QLatin1String("sizes"))) return;
+                  const QStringList sizes = stringsOf(o.value(QLatin1String("sizes")));
+                  QStringList known;
+                  for (int i = 0; i < sizes_->count(); ++i) {
+                      known << sizeId(i);
+                      sizes_->item(i)->setCheckState(sizes.contains(sizeId(i)) ? Qt::Checked
+                                                                               : Qt::Unchecked);
+                  }
+                  for (const QString& s : sizes)
+                      if (!known.contains(s) && notes)
+                          *notes << tr("model size '%1' is unknown; left out").arg(s);
+              }});
+    custom_ = PointForm::addCustomModel(this, modelBox);
+    modelLayout->addWidget(custom_.box);
     outer->addWidget(modelBox);
 
     auto* workBox = new QGroupBox(tr("Workload"), this);
     auto* workForm = new QFormLayout(workBox);
-    context_ = new QLineEdit(workBox);
-    context_->setToolTip(tr("Context length; a list (128, 256, 512) sweeps over it"));
-    batch_ = new QLineEdit(workBox);
-    batch_->setToolTip(tr("Batch size; a list sweeps over it"));
-    workForm->addRow(tr("&Context length:"), context_);
-    workForm->addRow(tr("&Batch size:"), batch_);
-    modeBox_ = makeCheckRow(workBox, allModes(), modes_);
-    modes_[Mode::Forward]->setToolTip(tr("forward pass only"));
-    modes_[Mode::ForwardBackward]->setToolTip(tr("forward and backward"));
-    modes_[Mode::Train]->setToolTip(tr("forward, backward and an AdamW step"));
-    workForm->addRow(tr("Mode:"), modeBox_);
+    context_ =
+        addText(workForm, QStringLiteral("context"), tr("&Context length:"), QStringLiteral("64"),
+                tr("Context length; a list (128, 256, 512) sweeps over it"));
+    batch_ = addText(workForm, QStringLiteral("batch"), tr("&Batch size:"), QStringLiteral("2"),
+                     tr("Batch size; a list sweeps over it"));
+    modeBox_ = addChecks(
+        workForm, QStringLiteral("modes"), tr("Mode:"),
+        {{qstr(toString(Mode::Forward)), qstr(toString(Mode::Forward)), tr("forward pass only")},
+         {qstr(toString(Mode::ForwardBackward)), qstr(toString(Mode::ForwardBackward)),
+          tr("forward and backward")},
+         {qstr(toString(Mode::Train)), qstr(toString(Mode::Train)),
+          tr("forward, backward and an AdamW step")}},
+        {qstr(toString(Mode::Train))});
     outer->addWidget(workBox);
 
     auto* numBox = new QGroupBox(tr("Precision and attention"), this);
     auto* numForm = new QFormLayout(numBox);
-    precisionBox_ = makeCheckRow(numBox, allPrecisions(), precisions_);
-    attentionBox_ = makeCheckRow(numBox, kAttentions, attentions_);
-    for (AttentionImpl a : kAttentions) attentions_[a]->setToolTip(attentionHint(a));
-    numForm->addRow(tr("Precision:"), precisionBox_);
-    numForm->addRow(tr("Attention:"), attentionBox_);
+    precisionBox_ = addChecks(numForm, QStringLiteral("precisions"), tr("Precision:"),
+                              choicesOf(allPrecisions()), {QStringLiteral("fp32")});
+    QList<Choice> attentions = choicesOf(kAttentions);
+    for (Choice& c : attentions) c.tip = attentionHint(*parseAttentionImpl(c.data.toStdString()));
+    attentionBox_ = addChecks(numForm, QStringLiteral("attentions"), tr("Attention:"), attentions,
+                              {QStringLiteral("naive")});
     outer->addWidget(numBox);
+    for (Mode m : allModes()) modes_[m] = checkBox(QStringLiteral("modes"), qstr(toString(m)));
+    for (Precision p : allPrecisions())
+        precisions_[p] = checkBox(QStringLiteral("precisions"), qstr(toString(p)));
+    for (AttentionImpl a : kAttentions)
+        attentions_[a] = checkBox(QStringLiteral("attentions"), qstr(toString(a)));
 
     auto* execBox = new QGroupBox(tr("Execution"), this);
     auto* execForm = new QFormLayout(execBox);
-    makeDeviceCombo(execBox);
-    strategy_ = new QComboBox(execBox);
-    strategy_->addItem(tr("single device"), QStringLiteral("single"));
-    for (const char* s : {"naive", "flat", "overlapped", "bucketed"})
-        strategy_->addItem(tr("DDP — %1").arg(QLatin1String(s)),
-                           QStringLiteral("ddp-") + QLatin1String(s));
-    warmup_ = new QLineEdit(execBox);
-    warmup_->setToolTip(tr(
-        "Steps run and recorded but left out of the statistics; a list (0, 1, 5) sweeps over it"));
-    steps_ = new QSpinBox(execBox);
-    steps_->setRange(1, 1'000'000);
-    steps_->setToolTip(tr("Steps measured after the warm-up"));
+    addDevice(execForm, tr("&Device:"));
     // Eager and compiled (CUDA graphs): ticking both sweeps over them (the Speedup view then
-    // compares them).
-    execModeBox_ = makeCheckRow(execBox, kStepModes, execs_);
-    compileModeBox_ = makeCheckRow(execBox, kTorchCompileModes, execs_);
+    // compares them). One state key, "execs", holds both rows.
+    execModeBox_ = addChecks(execForm, QStringLiteral("execs"), tr("Step:"), choicesOf(kStepModes),
+                             {QStringLiteral("eager")});
+    compileModeBox_ = addChecks(execForm, QStringLiteral("compile_modes"), tr("torch.compile:"),
+                                choicesOf(kTorchCompileModes), {});
+    for (ExecMode e : allExecModes())
+        execs_[e] = checkBox(
+            kStepModes.contains(e) ? QStringLiteral("execs") : QStringLiteral("compile_modes"),
+            qstr(toString(e)));
+    field(QStringLiteral("compile_modes")).save = nullptr;
+    field(QStringLiteral("compile_modes")).load = nullptr;
+    field(QStringLiteral("execs")).save = [this](QJsonObject& o) {
+        QStringList execs;
+        for (ExecMode e : allExecModes())
+            if (execs_[e]->isChecked()) execs << qstr(toString(e));
+        o[QStringLiteral("execs")] = toArray(execs);
+    };
+    field(QStringLiteral("execs")).load = [this](const QJsonObject& o, QStringList*) {
+        // Presets and states saved before the field: eager.
+        const QStringList wanted = o.contains(QLatin1String("execs"))
+                                       ? stringsOf(o.value(QLatin1String("execs")))
+                                       : QStringList{QStringLiteral("eager")};
+        for (ExecMode e : allExecModes()) execs_[e]->setChecked(wanted.contains(qstr(toString(e))));
+    };
     execs_[ExecMode::MaxAutotuneNoCudagraphs]->setText(tr("max-autotune (no graphs)"));
     for (ExecMode e : kTorchCompileModes)
         execs_[e]->setToolTip(
@@ -178,93 +178,47 @@ void BenchPanel::build() {
     execs_[ExecMode::Compiled]->setText(tr("compiled (CUDA graphs)"));
     execs_[ExecMode::Compiled]->setToolTip(
         tr("Forward, backward and AdamW captured once as CUDA graphs and replayed, over "
-           "TrainScope's fused "
-           "kernels (RMSNorm with the residual add, RoPE, SwiGLU, cross-entropy, AdamW keeping "
-           "bf16 weight "
-           "copies). Needs a CUDA GPU; fp16 training is refused."));
-    execForm->addRow(tr("&Device:"), device_);
-    execForm->addRow(tr("Step:"), execModeBox_);
-    execForm->addRow(tr("torch.compile:"), compileModeBox_);
-    execForm->addRow(tr("Parallel &strategy:"), strategy_);
-    execForm->addRow(tr("&Warm-up steps:"), warmup_);
-    execForm->addRow(tr("&Measured steps:"), steps_);
+           "TrainScope's fused kernels (RMSNorm with the residual add, RoPE, SwiGLU, "
+           "cross-entropy, AdamW keeping bf16 weight copies). Needs a CUDA GPU; fp16 training "
+           "is refused."));
+    QList<Choice> strategies = {{tr("single device"), QStringLiteral("single"), {}}};
+    for (const char* s : {"naive", "flat", "overlapped", "bucketed"})
+        strategies.push_back(
+            {tr("DDP — %1").arg(QLatin1String(s)), QStringLiteral("ddp-") + QLatin1String(s), {}});
+    strategy_ = addCombo(execForm, QStringLiteral("strategy"), tr("Parallel &strategy:"),
+                         strategies, QStringLiteral("single"));
+    warmup_ =
+        addText(execForm, QStringLiteral("warmup"), tr("&Warm-up steps:"), QStringLiteral("2"),
+                tr("Steps run and recorded but left out of the statistics; a list (0, 1, 5) "
+                   "sweeps over it"));
+    steps_ = addSpin(execForm, QStringLiteral("steps"), tr("&Measured steps:"), 1, 1'000'000, 8,
+                     tr("Steps measured after the warm-up"));
     dims_ = std::make_unique<DimensionFields>(execBox, execForm, /*lists=*/true);
+    addDimensions(*dims_);
     outer->addWidget(execBox);
 
     outer->addStretch();
     addStatusLabels(outer);  // last: when it grows, no field moves
-
-    registerFields({{QStringLiteral("sizes"), sizes_},
-                    {QStringLiteral("vocab"), vocab_},
-                    {QStringLiteral("d_model"), dModel_},
-                    {QStringLiteral("d_ff"), dFf_},
-                    {QStringLiteral("layers"), layers_},
-                    {QStringLiteral("heads"), heads_},
-                    {QStringLiteral("context"), context_},
-                    {QStringLiteral("batch"), batch_},
-                    {QStringLiteral("modes"), modeBox_},
-                    {QStringLiteral("precisions"), precisionBox_},
-                    {QStringLiteral("attentions"), attentionBox_},
-                    {QStringLiteral("execs"), execModeBox_},
-                    {QStringLiteral("compile_modes"), compileModeBox_},
-                    {QStringLiteral("sources"), code_->sourceBox()},
-                    {QStringLiteral("code"), code_->codeEdit()},
-                    {QStringLiteral("python"), code_->pythonEdit()},
-                    {QStringLiteral("device"), device_},
-                    {QStringLiteral("strategy"), strategy_},
-                    {QStringLiteral("warmup"), warmup_},
-                    {QStringLiteral("steps"), steps_},
-                    {QStringLiteral("label"), label_}});
-    for (const auto& [dim, edit] : dims_->edits())
-        registerFields(QHash<QString, QWidget*>{{dimensionKey(dim), edit}});
-
-    // Defaults: a run of seconds on any machine.
-    for (int i = 0; i < sizes_->count(); ++i)
-        if (sizes_->item(i)->data(Qt::UserRole).toString() == QLatin1String("tiny"))
-            sizes_->item(i)->setCheckState(Qt::Checked);
-    context_->setText(QStringLiteral("64"));
-    batch_->setText(QStringLiteral("2"));
-    warmup_->setText(QStringLiteral("2"));
-    steps_->setValue(8);
-    modes_[Mode::Train]->setChecked(true);
-    precisions_[Precision::FP32]->setChecked(true);
-    attentions_[AttentionImpl::Naive]->setChecked(true);
-    execs_[ExecMode::Eager]->setChecked(true);
-
-    auto changedSlot = [this] {
-        if (updating_) return;
-        updateAvailability();
-        revalidate();
-    };
-    connect(sizes_, &QListWidget::itemChanged, this, changedSlot);
-    for (QSpinBox* s : {vocab_, dModel_, dFf_, layers_, heads_, steps_})
-        connect(s, &QSpinBox::valueChanged, this, changedSlot);
-    for (QLineEdit* e : {label_, context_, batch_, warmup_})
-        connect(e, &QLineEdit::textChanged, this, changedSlot);
-    for (const auto& [dim, edit] : dims_->edits())
-        connect(edit, &QLineEdit::textChanged, this, changedSlot);
-    connect(code_, &CodeChoice::changed, this, changedSlot);
-    for (auto* cb : modes_) connect(cb, &QCheckBox::toggled, this, changedSlot);
-    for (auto* cb : precisions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
-    for (auto* cb : attentions_) connect(cb, &QCheckBox::toggled, this, changedSlot);
-    for (auto* cb : execs_) connect(cb, &QCheckBox::toggled, this, changedSlot);
-    connect(device_, &QComboBox::currentIndexChanged, this, changedSlot);
-    connect(strategy_, &QComboBox::currentIndexChanged, this, changedSlot);
     installRunShortcut();
-    setLabelField(label_);
-
     // GPU-only options wait for the device probe.
     updateAvailability();
+    revalidate();
+}
+
+QString BenchPanel::sizeId(int row) const {
+    return sizes_->item(row)->data(Qt::UserRole).toString();
+}
+
+QStringList BenchPanel::checkedSizes() const {
+    QStringList sizes;
+    for (int i = 0; i < sizes_->count(); ++i)
+        if (sizes_->item(i)->checkState() == Qt::Checked) sizes << sizeId(i);
+    return sizes;
 }
 
 PointConfig BenchPanel::baseConfig() const {
     PointConfig c;
-    c.model.vocab_size = vocab_->value();
-    c.model.d_model = dModel_->value();
-    c.model.d_ff = dFf_->value();
-    c.model.num_layers = layers_->value();
-    c.model.num_heads = heads_->value();
-    c.model.name = "custom";
+    custom_.applyTo(c.model);
     std::vector<int64_t> v;
     if (parseIntList(context_->text(), &v, nullptr)) c.model.context_length = v.front();
     if (parseIntList(batch_->text(), &v, nullptr)) c.batch_size = v.front();
@@ -407,12 +361,16 @@ QList<QWidget*> BenchPanel::widgetsForMessage(const QString& m) const {
     if (QWidget* w = dims_->fieldFor(m)) return {w};
     if (m.contains(QLatin1String("bf16")) || m.contains(QLatin1String("fp16")))
         return {precisionBox_};
-    const QList<QPair<QString, QWidget*>> keys = {
-        {QStringLiteral("vocab_size"), vocab_},  {QStringLiteral("context_length"), context_},
-        {QStringLiteral("d_model"), dModel_},    {QStringLiteral("head dimension"), heads_},
-        {QStringLiteral("num_heads"), heads_},   {QStringLiteral("d_ff"), dFf_},
-        {QStringLiteral("num_layers"), layers_}, {QStringLiteral("batch_size"), batch_},
-        {QStringLiteral("warmup"), warmup_},     {QStringLiteral("steps"), steps_}};
+    const QList<QPair<QString, QWidget*>> keys = {{QStringLiteral("vocab_size"), custom_.vocab},
+                                                  {QStringLiteral("context_length"), context_},
+                                                  {QStringLiteral("d_model"), custom_.dModel},
+                                                  {QStringLiteral("head dimension"), custom_.heads},
+                                                  {QStringLiteral("num_heads"), custom_.heads},
+                                                  {QStringLiteral("d_ff"), custom_.dFf},
+                                                  {QStringLiteral("num_layers"), custom_.layers},
+                                                  {QStringLiteral("batch_size"), batch_},
+                                                  {QStringLiteral("warmup"), warmup_},
+                                                  {QStringLiteral("steps"), steps_}};
     QList<QWidget*> out;
     for (const auto& [key, w] : keys)
         if (m.contains(key) && !out.contains(w)) out << w;
@@ -481,9 +439,7 @@ void BenchPanel::revalidate() {
     for (int64_t w : warm) warmups.push_back(std::clamp<int64_t>(w, 0, kMaxSteps));
     spec[Dimension::Warmup] = numbers(warmups);
     auto& sizes = spec[Dimension::Size];
-    for (int i = 0; i < sizes_->count(); ++i)
-        if (sizes_->item(i)->checkState() == Qt::Checked)
-            sizes.push_back(sizes_->item(i)->data(Qt::UserRole).toString().toStdString());
+    for (const QString& size : checkedSizes()) sizes.push_back(size.toStdString());
     if (sizes.empty()) add(sizes_, tr("Pick at least one model size"));
     std::vector<Mode> modes;
     for (Mode m : allModes())
@@ -514,7 +470,7 @@ void BenchPanel::revalidate() {
     }
     if (spec[Dimension::Source].empty())
         add(code_->sourceBox(), tr("Pick TrainScope's model, your code or both"));
-    customBox_->setEnabled(std::find(sizes.begin(), sizes.end(), "custom") != sizes.end());
+    custom_.box->setEnabled(std::find(sizes.begin(), sizes.end(), "custom") != sizes.end());
 
     const QHash<QWidget*, QStringList> parseProblems = byField;
     if (!sizes.empty()) {
@@ -558,9 +514,7 @@ void BenchPanel::revalidate() {
     Q_EMIT changed();
 }
 
-QString BenchPanel::summary() const {
-    if (!problems_.isEmpty())
-        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+QString BenchPanel::runSummary() const {
     if (points_.empty()) return tr("Nothing to run");
     if (points_.size() == 1) return tr("1 point: %1").arg(describeConfig(points_.front()));
     return describeSweep(points_);
@@ -568,14 +522,8 @@ QString BenchPanel::summary() const {
 
 std::optional<LabJob> BenchPanel::makeJob() const {
     if (!problems_.isEmpty() || points_.empty() || !capsKnown_) return std::nullopt;
-    LabJob job;
-    job.lab = QString::fromLatin1(kBenchLab);
-    job.label = label_->text().trimmed();
-    job.point_count = static_cast<int>(points_.size());
-    job.device = points_.front().device;
+    LabJob job = newJob(kBenchLab, points_.front().device, static_cast<int>(points_.size()));
     job.spec_json = benchSpecJson(spec_, points_.size());
-    const std::string device = job.device;
-    job.environment = [device] { return currentEnvironment(device); };
     job.run = [points = points_](JobObserver& obs, const CancelToken& cancel, ResultStore* store,
                                  int64_t runId) {
         BenchItemForwarder forward(obs);
@@ -584,152 +532,25 @@ std::optional<LabJob> BenchPanel::makeJob() const {
     return job;
 }
 
-QJsonObject BenchPanel::state() const {
-    QJsonObject o;
-    o[QLatin1String("label")] = label_->text();
-    QStringList sizes;
-    for (int i = 0; i < sizes_->count(); ++i)
-        if (sizes_->item(i)->checkState() == Qt::Checked)
-            sizes << sizes_->item(i)->data(Qt::UserRole).toString();
-    o[QLatin1String("sizes")] = toArray(sizes);
-    o[QLatin1String("custom")] = QJsonObject{{QStringLiteral("vocab"), vocab_->value()},
-                                             {QStringLiteral("d_model"), dModel_->value()},
-                                             {QStringLiteral("d_ff"), dFf_->value()},
-                                             {QStringLiteral("layers"), layers_->value()},
-                                             {QStringLiteral("heads"), heads_->value()}};
-    o[QLatin1String("context")] = context_->text();
-    o[QLatin1String("batch")] = batch_->text();
-    o[QLatin1String("warmup")] = warmup_->text();
-    dims_->save(o);
-    o[QLatin1String("steps")] = steps_->value();
-    QStringList modes, precs, atts, execs;
-    for (Mode m : allModes())
-        if (modes_[m]->isChecked()) modes << qstr(toString(m));
-    for (Precision p : allPrecisions())
-        if (precisions_[p]->isChecked()) precs << qstr(toString(p));
-    for (AttentionImpl a : kAttentions)
-        if (attentions_[a]->isChecked()) atts << qstr(toString(a));
-    o[QLatin1String("modes")] = toArray(modes);
-    o[QLatin1String("precisions")] = toArray(precs);
-    o[QLatin1String("attentions")] = toArray(atts);
-    for (ExecMode e : allExecModes())
-        if (execs_[e]->isChecked()) execs << qstr(toString(e));
-    o[QLatin1String("execs")] = toArray(execs);
-    const QJsonObject code = code_->state();
-    for (auto it = code.begin(); it != code.end(); ++it) o[it.key()] = it.value();
-    o[QLatin1String("device")] = device_->currentData().toString();
-    o[QLatin1String("strategy")] = strategy_->currentData().toString();
-    return o;
-}
-
-void BenchPanel::setState(const QJsonObject& o, QStringList* notes) {
-    updating_ = true;
-    auto text = [&](const char* key, QLineEdit* e) {
-        const QJsonValue v = o.value(QLatin1String(key));
-        if (v.isString())
-            e->setText(v.toString());
-        else if (v.isDouble())
-            e->setText(QString::number(v.toInteger()));
-        else if (v.isArray()) {
-            QStringList parts;
-            for (const auto& x : v.toArray())
-                parts << (x.isString() ? x.toString() : QString::number(x.toInteger()));
-            e->setText(parts.join(QStringLiteral(", ")));
-        }
-    };
-    if (o.contains(QLatin1String("label")))
-        label_->setText(o.value(QLatin1String("label")).toString());
-    if (o.contains(QLatin1String("sizes"))) {
-        const QStringList sizes = stringsOf(o.value(QLatin1String("sizes")));
-        for (int i = 0; i < sizes_->count(); ++i) {
-            const QString id = sizes_->item(i)->data(Qt::UserRole).toString();
-            sizes_->item(i)->setCheckState(sizes.contains(id) ? Qt::Checked : Qt::Unchecked);
-        }
-        for (const QString& s : sizes) {
-            bool known = false;
-            for (int i = 0; i < sizes_->count(); ++i)
-                known |= sizes_->item(i)->data(Qt::UserRole).toString() == s;
-            if (!known && notes) *notes << tr("model size '%1' is unknown; left out").arg(s);
-        }
-    }
-    const QJsonObject custom = o.value(QLatin1String("custom")).toObject();
-    auto setSpin = [&](const char* key, QSpinBox* s) {
-        if (custom.contains(QLatin1String(key)))
-            s->setValue(custom.value(QLatin1String(key)).toInt(s->value()));
-    };
-    setSpin("vocab", vocab_);
-    setSpin("d_model", dModel_);
-    setSpin("d_ff", dFf_);
-    setSpin("layers", layers_);
-    setSpin("heads", heads_);
-    text("context", context_);
-    text("batch", batch_);
-    text("warmup", warmup_);
-    dims_->load(o);
-    if (o.contains(QLatin1String("steps")))
-        steps_->setValue(o.value(QLatin1String("steps")).toInt(steps_->value()));
-    auto checks = [&](const char* key, auto& boxes, const auto& all) {
-        if (!o.contains(QLatin1String(key))) return;
-        const QStringList wanted = stringsOf(o.value(QLatin1String(key)));
-        for (auto v : all) boxes[v]->setChecked(wanted.contains(qstr(toString(v))));
-    };
-    checks("modes", modes_, allModes());
-    checks("precisions", precisions_, allPrecisions());
-    checks("attentions", attentions_, kAttentions);
-    code_->setState(o);  // presets and states saved before the field: TrainScope's model
-    if (o.contains(QLatin1String("execs")))
-        checks("execs", execs_, allExecModes());
-    else  // presets and states saved before the field: eager
-        for (ExecMode e : allExecModes()) execs_[e]->setChecked(e == ExecMode::Eager);
-    if (o.contains(QLatin1String("device"))) {
-        const QString dev = o.value(QLatin1String("device")).toString();
-        const int i = device_->findData(dev);
-        auto* model = qobject_cast<QStandardItemModel*>(device_->model());
-        if (i >= 0 && (!model || model->item(i)->isEnabled())) {
-            device_->setCurrentIndex(i);
-        } else if (capsKnown_ && dev != device_->currentData().toString()) {
-            if (notes)
-                *notes << tr("device '%1' is not available here; using %2")
-                              .arg(dev, device_->currentData().toString());
-        } else if (!capsKnown_ && i < 0) {
-            // Not probed yet: keep the wish, the probe decides.
-            device_->addItem(dev, dev);
-            device_->setCurrentIndex(device_->count() - 1);
-        }
-    }
-    // Options this machine lacks are dropped, and said so.
-    QStringList before;
-    for (Precision p : allPrecisions())
-        if (precisions_[p]->isChecked()) before << qstr(toString(p));
-    for (AttentionImpl a : kAttentions)
-        if (attentions_[a]->isChecked()) before << qstr(toString(a));
-    const bool wantedCompiled = execs_[ExecMode::Compiled]->isChecked();
-    updateAvailability();
-    if (notes && capsKnown_) {
-        for (Precision p : allPrecisions())
-            if (before.contains(qstr(toString(p))) && !precisions_[p]->isChecked())
-                *notes << tr("%1 left out: %2").arg(qstr(toString(p)), precisions_[p]->toolTip());
-        for (AttentionImpl a : kAttentions)
-            if (before.contains(qstr(toString(a))) && !attentions_[a]->isChecked())
-                *notes << tr("%1 left out: %2")
-                              .arg(qstr(toString(a)),
-                                   attentions_[a]->toolTip().section(QLatin1Char('\n'), 1));
-        if (wantedCompiled && !execs_[ExecMode::Compiled]->isChecked())
+void BenchPanel::stateLoaded(const QJsonObject& o, QStringList* notes) {
+    // Options this machine lacks were dropped (updateAvailability): said so.
+    if (notes) {
+        *notes << leftOut(o, QStringLiteral("precisions"), false)
+               << leftOut(o, QStringLiteral("attentions"), true);
+        if (capsKnown_ &&
+            stringsOf(o.value(QLatin1String("execs"))).contains(QStringLiteral("compiled")) &&
+            !execs_[ExecMode::Compiled]->isChecked())
             *notes << tr("compiled left out: %1").arg(execs_[ExecMode::Compiled]->toolTip());
     }
     // A preset whose only precision is unavailable still needs one.
-    bool anyPrecision = false;
-    for (auto* cb : precisions_) anyPrecision |= cb->isChecked();
-    if (!anyPrecision && capsKnown_) precisions_[Precision::FP32]->setChecked(true);
-    bool anyAttention = false;
-    for (auto* cb : attentions_) anyAttention |= cb->isChecked();
-    if (!anyAttention && capsKnown_) attentions_[AttentionImpl::Naive]->setChecked(true);
+    if (ticked(QStringLiteral("precisions")).isEmpty() && capsKnown_)
+        precisions_[Precision::FP32]->setChecked(true);
+    if (ticked(QStringLiteral("attentions")).isEmpty() && capsKnown_)
+        attentions_[AttentionImpl::Naive]->setChecked(true);
     bool anyExec = false;
     for (auto* cb : execs_) anyExec |= cb->isChecked();
     if (!anyExec)
         execs_[ExecMode::Eager]->setChecked(true);  // compiled was asked for where it cannot run
-    updating_ = false;
-    revalidate();
 }
 
 // ---------------------------------------------------------------- stored specs

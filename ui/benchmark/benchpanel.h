@@ -12,6 +12,7 @@
 #include "benchmark/benchmark.h"
 #include "ui/common/dimensionfields.h"
 #include "ui/common/labpanel.h"
+#include "ui/common/pointform.h"
 
 class QCheckBox;
 class QComboBox;
@@ -23,8 +24,6 @@ class QGroupBox;
 
 namespace ts::ui {
 
-class CodeChoice;
-
 class BenchPanel : public LabPanel {
     Q_OBJECT
 public:
@@ -35,24 +34,22 @@ public:
     explicit BenchPanel(QWidget* parent = nullptr);
 
     std::optional<LabJob> makeJob() const override;
-    QString summary() const override;
-    QJsonObject state() const override;
-    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
 
     // The points the current fields expand to (empty when a field does not parse).
     std::vector<PointConfig> points() const { return points_; }
 
 private:
-    void build();
+    QString runSummary() const override;
     void revalidate() override;
     void updateAvailability() override;
+    void stateLoaded(const QJsonObject& state, QStringList* notes) override;
     QList<QWidget*> widgetsForMessage(const QString& message) const;
     PointConfig baseConfig() const;
+    QString sizeId(int row) const;  // "tiny", ..., "custom"
+    QStringList checkedSizes() const;
 
-    QLineEdit* label_;
     QListWidget* sizes_;
-    QSpinBox *vocab_, *dModel_, *dFf_, *layers_, *heads_;
-    QGroupBox* customBox_;
+    CustomModelFields custom_;
     QLineEdit *context_, *batch_, *warmup_;
     QSpinBox* steps_;
     QMap<Mode, QCheckBox*> modes_;

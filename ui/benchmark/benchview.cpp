@@ -25,22 +25,14 @@
 #include "ui/benchmark/storedbenchrun.h"
 #include "ui/common/dimensions.h"
 #include "ui/common/format.h"
+#include "ui/common/panes.h"
 #include "ui/common/pointformat.h"
 #include "ui/common/sweepchart.h"
 #include "ui/common/tableview.h"
 
 namespace ts::ui {
 
-namespace {
-QWidget* withControls(QWidget* parent, QLayout* controls, QWidget* body) {
-    auto* w = new QWidget(parent);
-    auto* l = new QVBoxLayout(w);
-    l->setContentsMargins(4, 4, 4, 4);
-    if (controls) l->addLayout(controls);
-    l->addWidget(body, 1);
-    return w;
-}
-}  // namespace
+namespace {}  // namespace
 
 BenchView::BenchView(QWidget* parent) : LabView(parent) {
     qRegisterMetaType<PointConfig>();
@@ -70,12 +62,8 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     stepControls->addWidget(overlay_);
     stepControls->addStretch();
     stepChart_->setMinimumHeight(220);
-    auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(stepChart_);
-    split->addWidget(stepTable_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
-    addPane({QStringLiteral("steps"), tr("&Steps"), withControls(this, stepControls, split),
+    addPane({QStringLiteral("steps"), tr("&Steps"),
+             panePage(this, paneRow(this, stepControls), stepChart_, stepTable_, nullptr, {3, 1}),
              stepChart_, stepTable_});
     connect(pointCombo_, &QComboBox::currentIndexChanged, this,
             [this] { stepChart_->setPoint(pointCombo_->currentData().toInt()); });
@@ -103,8 +91,8 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     sweepControls->addWidget(sweepMetric_);
     sweepControls->addWidget(sweepLogY_);
     sweepControls->addStretch();
-    addPane({QStringLiteral("sweep"), tr("S&weep"), withControls(this, sweepControls, sweepChart_),
-             sweepChart_, nullptr});
+    addPane({QStringLiteral("sweep"), tr("S&weep"),
+             panePage(this, paneRow(this, sweepControls), sweepChart_), sweepChart_, nullptr});
     connect(sweepX_, &QComboBox::currentIndexChanged, this, [this] {
         doc_.sweep()->setXDimension(static_cast<Dimension>(sweepX_->currentData().toInt()));
     });
@@ -140,7 +128,8 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     speedSplit->addWidget(speedupChart_);
     speedSplit->setSizes({500, 500});  // half and half, whatever the table's own width
     addPane({QStringLiteral("speedup"), tr("S&peedup"),
-             withControls(this, speedControls, speedSplit), speedupChart_, speedupTable_});
+             panePage(this, paneRow(this, speedControls), speedSplit), speedupChart_,
+             speedupTable_});
     connect(speedupDim_, &QComboBox::activated, this, [this] {
         doc_.speedup()->setDimension(static_cast<Dimension>(speedupDim_->currentData().toInt()));
     });
@@ -155,7 +144,7 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     breakdownChart_ = new BreakdownChart(doc_.results(), this);
     breakdownChart_->setObjectName(QStringLiteral("breakdownChart"));
     addPane({QStringLiteral("breakdown"), tr("&Breakdown"),
-             withControls(this, nullptr, breakdownChart_), breakdownChart_, nullptr});
+             panePage(this, nullptr, breakdownChart_), breakdownChart_, nullptr});
 
     // Results: one row per point.
     resultTable_ = new DataTableView(this);
@@ -197,12 +186,12 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     resultControls->addStretch();
     resultControls->addWidget(profileButton);
     addPane({QStringLiteral("results"), tr("&Results"),
-             withControls(this, resultControls, resultTable_), nullptr, resultTable_});
+             panePage(this, paneRow(this, resultControls), resultTable_), nullptr, resultTable_});
 
     memoryChart_ = new MemoryChart(doc_.steps(), this);
     memoryChart_->setObjectName(QStringLiteral("memoryChart"));
     memoryChart_->setResults(doc_.results());
-    addPane({QStringLiteral("memory"), tr("&Memory"), withControls(this, nullptr, memoryChart_),
+    addPane({QStringLiteral("memory"), tr("&Memory"), panePage(this, nullptr, memoryChart_),
              memoryChart_, nullptr});
 
     compareWidget_ = new CompareWidget(&compare_, this);

@@ -61,16 +61,6 @@ std::map<Dimension, std::vector<std::string>> DimensionFields::values(
     return out;
 }
 
-void DimensionFields::save(QJsonObject& state) const {
-    for (const auto& [dim, edit] : edits_) state[dimensionKey(dim)] = edit->text();
-}
-
-void DimensionFields::load(const QJsonObject& state) {
-    for (const auto& [dim, edit] : edits_)
-        if (state.contains(dimensionKey(dim)))
-            edit->setText(state.value(dimensionKey(dim)).toString());
-}
-
 QWidget* DimensionFields::fieldFor(const QString& message) const {
     for (const auto& [dim, edit] : edits_)
         if (message.contains(dimensionKey(dim))) return edit;

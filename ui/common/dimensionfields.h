@@ -29,9 +29,6 @@ public:
     // problem to `problems` under its field.
     std::map<Dimension, std::vector<std::string>> values(
         QHash<QWidget*, QStringList>& problems) const;
-    // The panel's state (by each dimension's key) and back.
-    void save(QJsonObject& state) const;
-    void load(const QJsonObject& state);
     // The field a message of the engine's names (by the dimension's key), or nullptr.
     QWidget* fieldFor(const QString& message) const;
 

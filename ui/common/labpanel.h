@@ -12,14 +12,23 @@
 #include <vector>
 
 #include "runtime/environment.h"
+#include "ui/common/codechoice.h"
+#include "ui/common/format.h"
 #include "ui/common/runcontroller.h"
 
+class QCheckBox;
 class QComboBox;
+class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
+class QSpinBox;
 class QVBoxLayout;
 
 namespace ts::ui {
+
+class DimensionFields;
+class PointForm;
 
 class LabPanel : public QWidget {
     Q_OBJECT
@@ -37,12 +46,14 @@ public:
     QWidget* fieldWidget(const QString& name) const { return fields_.value(name); }
     // The run, or nullopt when invalid.
     virtual std::optional<LabJob> makeJob() const = 0;
-    // One line for the status bar: "6 points: ...".
-    virtual QString summary() const = 0;
-    // Every field, to restore the last configuration and to load classroom presets.
-    virtual QJsonObject state() const = 0;
-    // Values the machine cannot run are dropped; `notes` says which and why.
-    virtual void setState(const QJsonObject& state, QStringList* notes = nullptr) = 0;
+    // One line for the status bar: "6 points: ...", or how many problems block Run.
+    QString summary() const;
+    // Every field, to restore the last configuration and to load classroom presets: each
+    // registered field under its key (see Field).
+    QJsonObject state() const;
+    // Reads the fields the state names (the others keep their values); values the machine
+    // cannot run are dropped, and `notes` says which and why.
+    void setState(const QJsonObject& state, QStringList* notes = nullptr);
 
     // A classroom preset (or a stored run's configuration, loaded from History): its
     // configuration, labelled with its title for as long as the
@@ -56,6 +67,71 @@ public:
     void restoreState(const QJsonObject& saved);
 
 protected:
+    friend class PointForm;
+    // One field of the panel, declared once (see Note [declared fields]): its widget, named by
+    // the last part of `key`, and how state() writes it and setState() reads it back.
+    struct Field {
+        QString key;  // the state's key; "custom/vocab" nests it in "custom"
+        QWidget* widget = nullptr;
+        std::function<void(QJsonObject&)> save;
+        std::function<void(const QJsonObject&, QStringList* notes)> load;
+        // Read after updateAvailability(): what it may hold depends on fields read before it.
+        bool late = false;
+    };
+    // What a combo or a row of check boxes offers: its text, its state word, its tooltip.
+    struct Choice {
+        QString text, data, tip;
+    };
+    template <typename Values>
+    static QList<Choice> choicesOf(const Values& values) {
+        QList<Choice> out;
+        for (auto v : values) out.push_back({qstr(toString(v)), qstr(toString(v)), {}});
+        return out;
+    }
+
+    // The field makers: each makes its widget (in `form` under `label`, unless null), names it,
+    // sets its tooltip and value, revalidates the panel when it changes and registers its state.
+    Field& addField(Field f);
+    Field& field(const QString& key);  // a registered field (it must be there)
+    // The run's label, which a preset fills (see applyPreset), in a form at the top: the form,
+    // for the lab's rows beside it.
+    QFormLayout* addLabelRow(QVBoxLayout* outer, const QString& placeholder);
+    QLineEdit* addText(QFormLayout* form, const QString& key, const QString& label,
+                       const QString& value, const QString& tip = {});
+    QSpinBox* addSpin(QFormLayout* form, const QString& key, const QString& label, int lo, int hi,
+                      int value, const QString& tip = {});
+    QComboBox* addCombo(QFormLayout* form, const QString& key, const QString& label,
+                        const QList<Choice>& choices, const QString& value,
+                        const QString& tip = {});
+    QCheckBox* addCheck(QFormLayout* form, const QString& key, const QString& text, bool value,
+                        const QString& tip = {});
+    // A row of check boxes (`perRow` a line, 0: one line); its state is the ticked data.
+    QGroupBox* addChecks(QFormLayout* form, const QString& key, const QString& label,
+                         const QList<Choice>& choices, const QStringList& ticked, int perRow = 0);
+    QCheckBox* checkBox(const QString& key, const QString& data) const;
+    QStringList ticked(const QString& key) const;
+    // The device chooser every lab has (see makeDeviceCombo), as the field "device".
+    QComboBox* addDevice(QFormLayout* form, const QString& label);
+    // Whose code runs (fields "sources", "code", "python").
+    CodeChoice* addCode(QVBoxLayout* outer, bool both,
+                        CodeChoice::Purpose purpose = CodeChoice::Purpose::Model);
+    // The point's other dimensions (ui/common/dimensionfields.h), a field each by its key.
+    void addDimensions(const DimensionFields& dims);
+    QString labelText() const;
+    // The values of `key` the state asked for that are no longer ticked (the machine cannot
+    // run them), each "fp16 left out: why" with the box's tooltip (after its first line when
+    // `afterHint`: the box's hint, then the reason).
+    QStringList leftOut(const QJsonObject& state, const QString& key, bool afterHint) const;
+    // After setState() read the fields: the lab's own defaults and notes.
+    virtual void stateLoaded(const QJsonObject& state, QStringList* notes);
+    // What Run will do, in one line (summary() says the problems instead while there are any).
+    virtual QString runSummary() const = 0;
+    // A job of lab `lab` on `device` with the panel's label; the lab sets its spec and run.
+    LabJob newJob(const char* lab, const std::string& device, int points) const;
+    // A field changed: what the machine allows, then the problems (not while the panel sets
+    // its own fields).
+    void fieldChanged();
+
     void showEvent(QShowEvent* e) override;
     // The lab's own checks: what this machine offers (options disabled with the reason), and
     // the fields' validation, which ends in showProblems().
@@ -71,8 +147,6 @@ protected:
     void registerFields(const QHash<QString, QWidget*>& fields);
     // Ctrl+Enter in any field asks for Run.
     void installRunShortcut();
-    // The run's label field, which a preset fills (see applyPreset).
-    void setLabelField(QLineEdit* label);
     // Flags every field with its messages, collects problems() (fields first, in registration
     // order, then `general`) and shows them with the summary. Emits nothing.
     void showProblems(const QHash<QWidget*, QStringList>& byField, const QStringList& general);
@@ -97,6 +171,8 @@ private:
     void forgetPresetOnChange();
 
     QLineEdit* label_ = nullptr;
+    std::vector<Field> registry_;
+    QHash<QString, QList<QPair<QString, QCheckBox*>>> checkRows_;  // in the row's order
     QString presetTitle_;       // the label a preset set; empty once the configuration changed
     QJsonObject presetConfig_;  // the configuration it labels
     bool applyingPreset_ = false;

@@ -67,31 +67,6 @@ private:
     JobObserver& out_;
 };
 
-// `perRow`: check boxes a row (0: one row), so that a long list keeps the panel narrow.
-QGroupBox* checkRow(QWidget* parent, const QStringList& names, QMap<QString, QCheckBox*>& boxes,
-                    int perRow = 0) {
-    auto* group = new QGroupBox(parent);
-    group->setFlat(true);
-    auto* grid = new QGridLayout(group);
-    grid->setContentsMargins(0, 0, 0, 0);
-    int i = 0;
-    for (const QString& n : names) {
-        auto* cb = new QCheckBox(n, group);
-        boxes.insert(n, cb);
-        grid->addWidget(cb, perRow > 0 ? i / perRow : 0, perRow > 0 ? i % perRow : i);
-        ++i;
-    }
-    grid->setColumnStretch(perRow > 0 ? perRow : i, 1);
-    return group;
-}
-
-QStringList checked(const QStringList& order, const QMap<QString, QCheckBox*>& boxes) {
-    QStringList out;
-    for (const QString& n : order)
-        if (boxes.value(n)->isChecked()) out << n;
-    return out;
-}
-
 QStringList listItems(const QString& text) {
     QStringList out;
     for (const QString& t :
@@ -103,16 +78,6 @@ QStringList listItems(const QString& text) {
 }
 
 QString numberText(double v) { return QString::number(v, 'g', 12); }
-
-void selectData(QComboBox* box, const QString& value) {
-    const int i = box->findData(value);
-    if (i >= 0) box->setCurrentIndex(i);
-}
-
-bool itemEnabled(QComboBox* box, int i) {
-    auto* model = qobject_cast<QStandardItemModel*>(box->model());
-    return !model || model->item(i)->isEnabled();
-}
 
 }  // namespace
 
@@ -126,249 +91,166 @@ void registerDistributedMetaTypes() {
 
 DistributedPanel::DistributedPanel(QWidget* parent) : LabPanel(parent) {
     registerDistributedMetaTypes();
-    build();
-    revalidate();
-}
-
-void DistributedPanel::build() {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(6, 6, 6, 6);
-    auto* top = new QFormLayout;
-    label_ = new QLineEdit(this);
-    label_->setPlaceholderText(tr("optional; shown in the log and exports"));
-    top->addRow(tr("&Label:"), label_);
-    outer->addLayout(top);
+    addLabelRow(outer, tr("optional; shown in the log and exports"));
 
     auto* ranksBox = new QGroupBox(tr("Ranks"), this);
     auto* rform = new QFormLayout(ranksBox);
-    backend_ = new QComboBox(ranksBox);
-    backend_->addItem(tr("gloo — CPU processes"), QStringLiteral("gloo"));
-    backend_->addItem(tr("nccl — one GPU a rank"), QStringLiteral("nccl"));
-    world_ = new QSpinBox(ranksBox);
-    world_->setRange(1, kMaxCpuRanks);
-    world_->setToolTip(tr("How many ranks (worker processes) to launch"));
-    experiment_ = new QComboBox(ranksBox);
-    experiment_->addItem(tr("all-reduce bandwidth"), QStringLiteral("allreduce"));
-    experiment_->addItem(tr("DDP training step"), QStringLiteral("ddp"));
-    experiment_->addItem(tr("DDP, optimizer sharded vs not"), QStringLiteral("ddp-sharding"));
-    rform->addRow(tr("&Backend:"), backend_);
-    rform->addRow(tr("&World size:"), world_);
-    rform->addRow(tr("&Experiment:"), experiment_);
+    backend_ = addCombo(rform, QStringLiteral("backend"), tr("&Backend:"),
+                        {{tr("gloo — CPU processes"), QStringLiteral("gloo"), {}},
+                         {tr("nccl — one GPU a rank"), QStringLiteral("nccl"), {}}},
+                        QStringLiteral("gloo"));
+    world_ = addSpin(rform, QStringLiteral("world"), tr("&World size:"), 1, kMaxCpuRanks, 2,
+                     tr("How many ranks (worker processes) to launch"));
+    // Read once the backend set its limit, which may be below the state's.
+    field(QStringLiteral("world")).late = true;
+    field(QStringLiteral("world")).load = [this](const QJsonObject& o, QStringList* notes) {
+        if (!o.contains(QLatin1String("world"))) return;
+        const int want = o.value(QLatin1String("world")).toInt(world_->value());
+        world_->setValue(want);
+        if (world_->value() != want && notes)
+            *notes << tr("world size %1 is more than this machine allows; using %2")
+                          .arg(want)
+                          .arg(world_->value());
+    };
+    experiment_ =
+        addCombo(rform, QStringLiteral("experiment"), tr("&Experiment:"),
+                 {{tr("all-reduce bandwidth"), QStringLiteral("allreduce"), {}},
+                  {tr("DDP training step"), QStringLiteral("ddp"), {}},
+                  {tr("DDP, optimizer sharded vs not"), QStringLiteral("ddp-sharding"), {}}},
+                 QStringLiteral("ddp"));
     outer->addWidget(ranksBox);
 
     allreduceBox_ = new QGroupBox(tr("All-reduce"), this);
     auto* aform = new QFormLayout(allreduceBox_);
-    sizes_ = new QLineEdit(allreduceBox_);
-    sizes_->setToolTip(tr(
-        "Bytes of each rank's tensor, e.g. 1MB, 16MB, 64MB, 256MB, 1GB (MB = 10^6, MiB = 2^20)"));
-    dtypeRow_ = checkRow(allreduceBox_, kDtypes, dtypes_);
-    arWarmup_ = new QSpinBox(allreduceBox_);
-    arWarmup_->setRange(0, 10000);
-    arWarmup_->setToolTip(tr("Untimed all-reduces before each size"));
-    arIters_ = new QSpinBox(allreduceBox_);
-    arIters_->setRange(1, 100000);
-    arIters_->setToolTip(tr("Timed all-reduces per size and dtype"));
-    aform->addRow(tr("&Sizes:"), sizes_);
-    aform->addRow(tr("&Dtypes:"), dtypeRow_);
-    aform->addRow(tr("&Warm-up:"), arWarmup_);
-    aform->addRow(tr("&Iterations:"), arIters_);
-    arSweepWorld_ = new QCheckBox(tr("also at 2, 4, … ranks up to the world size"), allreduceBox_);
-    arSweepWorld_->setToolTip(
-        tr("One point per world size (2, 4, 6, … and the world size itself): the chart's "
-           "series per world size show how the bus bandwidth scales"));
-    aform->addRow(QString(), arSweepWorld_);
+    sizes_ =
+        addText(aform, QStringLiteral("sizes"), tr("&Sizes:"), QStringLiteral("1MB, 16MB, 64MB"),
+                tr("Bytes of each rank's tensor, e.g. 1MB, 16MB, 64MB, 256MB, 1GB (MB = "
+                   "10^6, MiB = 2^20)"));
+    QList<Choice> dtypes;
+    for (const QString& d : kDtypes) dtypes.push_back({d, d, {}});
+    dtypeRow_ = addChecks(aform, QStringLiteral("dtypes"), tr("&Dtypes:"), dtypes, kDtypes);
+    arWarmup_ = addSpin(aform, QStringLiteral("ar_warmup"), tr("&Warm-up:"), 0, 10000, 5,
+                        tr("Untimed all-reduces before each size"));
+    arIters_ = addSpin(aform, QStringLiteral("ar_iters"), tr("&Iterations:"), 1, 100000, 20,
+                       tr("Timed all-reduces per size and dtype"));
+    arSweepWorld_ =
+        addCheck(aform, QStringLiteral("ar_sweep_world"),
+                 tr("also at 2, 4, … ranks up to the world size"), false,
+                 tr("One point per world size (2, 4, 6, … and the world size itself): the chart's "
+                    "series per world size show how the bus bandwidth scales"));
     outer->addWidget(allreduceBox_);
 
     ddpBox_ = new QGroupBox(tr("DDP"), this);
     auto* dform = new QFormLayout(ddpBox_);
-    model_ = new QComboBox(ddpBox_);
-    for (const auto& name : modelPresetNames()) {
-        model_->addItem(presetLabel(name), qstr(name));
-        model_->setItemData(model_->count() - 1, presetTooltip(name), Qt::ToolTipRole);
+    QList<Choice> models;
+    for (const auto& name : modelPresetNames())
+        models.push_back({presetLabel(name), qstr(name), presetTooltip(name)});
+    model_ = addCombo(dform, QStringLiteral("model"), tr("&Model size:"), models,
+                      QStringLiteral("tiny"));
+    context_ = addSpin(dform, QStringLiteral("context"), tr("&Context length:"), 1, 1 << 20, 128);
+    batch_ = addSpin(dform, QStringLiteral("batch"), tr("Batch per &rank:"), 1, 1 << 16, 4,
+                     tr("Rows each rank trains on; the global batch is this × the world size"));
+    QList<Choice> precisions;
+    for (const QString& p : kPrecisions) precisions.push_back({p, p, {}});
+    precisionRow_ = addChecks(dform, QStringLiteral("precisions"), tr("&Precisions:"), precisions,
+                              {QStringLiteral("fp32")});
+    const QHash<QString, QString> strategyTips = {
+        {QStringLiteral("naive"), tr("A blocking all-reduce per gradient after backward")},
+        {QStringLiteral("flat"), tr("Every gradient copied into one flat buffer, one all-reduce")},
+        {QStringLiteral("overlap"),
+         tr("An asynchronous all-reduce per gradient, started from its hook during backward")},
+        {QStringLiteral("bucketed"),
+         tr("Gradients in buckets (a 1 MiB first one), each all-reduced once it is full, during "
+            "backward")},
+        {QStringLiteral("fsdp"),
+         tr("Fully sharded: each rank keeps 1/N of every block's weights, gathers a block's whole "
+            "weights just before it runs (prefetched) and frees them after; gradients "
+            "reduce-scattered; the optimizer's state sharded too")},
+        {QStringLiteral("fsdp2"), tr("PyTorch's FSDP2 (fully_shard, each block a unit) on the same "
+                                     "model, in Python: the reference for fsdp")},
+        {QStringLiteral("torch-ddp"),
+         tr("PyTorch's DistributedDataParallel (its bucket size the one below), with "
+            "ZeroRedundancyOptimizer when sharded, in Python: the reference for the four above "
+            "and your classes; on your checkout's model when it has one")}};
+    // The four all-reduce strategies and ours fully sharded; PyTorch's (Python) on demand.
+    QList<Choice> strategies;
+    QStringList ours;
+    for (const QString& n : strategyNames()) {
+        strategies.push_back({n, n, strategyTips.value(n)});
+        if (!strategyTraits(n.toStdString()).python) ours << n;
     }
-    context_ = new QSpinBox(ddpBox_);
-    context_->setRange(1, 1 << 20);
-    batch_ = new QSpinBox(ddpBox_);
-    batch_->setRange(1, 1 << 16);
-    batch_->setToolTip(tr("Rows each rank trains on; the global batch is this × the world size"));
-    precisionRow_ = checkRow(ddpBox_, kPrecisions, precisions_);
-    strategyRow_ = checkRow(ddpBox_, strategyNames(), strategies_, 4);
-    strategies_.value(QStringLiteral("naive"))
-        ->setToolTip(tr("A blocking all-reduce per gradient after backward"));
-    strategies_.value(QStringLiteral("flat"))
-        ->setToolTip(tr("Every gradient copied into one flat buffer, one all-reduce"));
-    strategies_.value(QStringLiteral("overlap"))
-        ->setToolTip(
-            tr("An asynchronous all-reduce per gradient, started from its hook during backward"));
-    strategies_.value(QStringLiteral("bucketed"))
-        ->setToolTip(tr("Gradients in buckets (a 1 MiB first one), each all-reduced once it is "
-                        "full, during backward"));
-    strategies_.value(QStringLiteral("fsdp"))
-        ->setToolTip(tr("Fully sharded: each rank keeps 1/N of every block's weights, gathers a "
-                        "block's whole weights just before it runs (prefetched) and frees them "
-                        "after; gradients reduce-scattered; the optimizer's state sharded too"));
-    strategies_.value(QStringLiteral("fsdp2"))
-        ->setToolTip(tr("PyTorch's FSDP2 (fully_shard, each block a unit) on the same model, in "
-                        "Python: the reference for fsdp"));
-    strategies_.value(QStringLiteral("torch-ddp"))
-        ->setToolTip(tr("PyTorch's DistributedDataParallel (its bucket size the one below), with "
-                        "ZeroRedundancyOptimizer when sharded, in Python: the reference for the "
-                        "four above and your classes; on your checkout's model when it has one"));
-    paramDtype_ = new QComboBox(ddpBox_);
-    paramDtype_->addItem(tr("fp32"), QStringLiteral("fp32"));
-    paramDtype_->addItem(tr("bf16 (fp32 masters)"), QStringLiteral("bf16"));
-    paramDtype_->setToolTip(
-        tr("fsdp, fsdp2: the dtype weights are gathered and computed in and "
-           "gradients reduced in; bf16 halves the bytes moved (needs bf16 "
-           "precision)"));
-    prefetch_ = new QSpinBox(ddpBox_);
-    prefetch_->setRange(0, 64);
-    prefetch_->setToolTip(
-        tr("fsdp: forward gathers a block's weights once the block this many "
-           "before it has run (2: the course's; 0: when it is about to run)"));
-    checkpoint_ = new QComboBox(ddpBox_);
+    strategyRow_ =
+        addChecks(dform, QStringLiteral("strategies"), tr("S&trategies:"), strategies, ours, 4);
+    buckets_ =
+        addText(dform, QStringLiteral("buckets"), tr("B&ucket sizes (MB):"), QStringLiteral("25"),
+                tr("Bucket sizes in MB for the bucketed strategy, e.g. 1, 10, 100, 1000, "
+                   "25: one point each"));
+    sharding_ =
+        addCombo(dform, QStringLiteral("sharding"), tr("S&harding:"),
+                 {{tr("off"), QStringLiteral("off"), {}},
+                  {tr("on (ZeRO-1)"), QStringLiteral("on"), {}},
+                  {tr("both"), QStringLiteral("both"), {}}},
+                 QStringLiteral("off"), tr("Shard AdamW's state over the ranks (ZeRO stage 1)"));
+    paramDtype_ = addCombo(dform, QStringLiteral("param_dtype"), tr("FSDP p&arameters:"),
+                           {{tr("fp32"), QStringLiteral("fp32"), {}},
+                            {tr("bf16 (fp32 masters)"), QStringLiteral("bf16"), {}}},
+                           QStringLiteral("fp32"),
+                           tr("fsdp, fsdp2: the dtype weights are gathered and computed in and "
+                              "gradients reduced in; bf16 halves the bytes moved (needs bf16 "
+                              "precision)"));
+    prefetch_ = addSpin(dform, QStringLiteral("prefetch"), tr("FSDP pre&fetch:"), 0, 64, 2,
+                        tr("fsdp: forward gathers a block's weights once the block this many "
+                           "before it has run (2: the course's; 0: when it is about to run)"));
+    QList<Choice> checkpoints;
     for (const char* c : {"none", "1", "2", "4", "sqrt", "nested"})
-        checkpoint_->addItem(QString::fromLatin1(c), QString::fromLatin1(c));
-    attention_ = new QComboBox(ddpBox_);
-    for (AttentionImpl a : allAttentionImpls())
-        attention_->addItem(qstr(std::string(toString(a))), qstr(std::string(toString(a))));
-    attention_->setToolTip(
-        tr("The attention implementation (flash: TrainScope's "
-           "FlashAttention-2 kernels; sdpa: PyTorch's)"));
-    vocab_ = new QSpinBox(ddpBox_);
-    vocab_->setRange(2, 1 << 24);
-    vocab_->setToolTip(tr("The vocabulary: the course's 10,000; its leaderboard's 151,936"));
-    fusedLoss_ = new QCheckBox(tr("fused LM head and loss (TrainScope's strategies)"), ddpBox_);
-    fusedLoss_->setToolTip(
-        tr("The LM head and cross-entropy in chunks of the sequence: the "
-           "[batch, seq, vocab] logits are never whole"));
-    fusedKernels_ =
-        new QCheckBox(tr("fused element-wise kernels (TrainScope's strategies)"), ddpBox_);
-    fusedKernels_->setToolTip(
-        tr("RMSNorm, residual + norm, RoPE and SwiGLU as this project's "
-           "fused kernels: the compiled mode's model, without CUDA graphs"));
-    keepAttention_ = new QCheckBox(tr("keep attention through checkpoints"), ddpBox_);
-    keepAttention_->setToolTip(
-        tr("With the fused kernels, flash attention and checkpointing: "
-           "the recompute reuses attention's output (one attention "
-           "forward a block and step instead of two)"));
-    compile_ = new QCheckBox(tr("torch.compile the fsdp2 reference"), ddpBox_);
-    compile_->setToolTip(
-        tr("fsdp2: each block and the LM head with the loss compiled, as a "
-           "tuned PyTorch reference would be"));
-    checkpoint_->setToolTip(
-        tr("Activation checkpointing: keep only every k blocks' inputs and "
-           "recompute the rest in backward (sqrt: k = ⌈√N⌉; nested: halves, "
-           "recursively)"));
-    buckets_ = new QLineEdit(ddpBox_);
-    buckets_->setToolTip(tr(
-        "Bucket sizes in MB for the bucketed strategy, e.g. 1, 10, 100, 1000, 25: one point each"));
-    sharding_ = new QComboBox(ddpBox_);
-    sharding_->addItem(tr("off"), QStringLiteral("off"));
-    sharding_->addItem(tr("on (ZeRO-1)"), QStringLiteral("on"));
-    sharding_->addItem(tr("both"), QStringLiteral("both"));
-    sharding_->setToolTip(tr("Shard AdamW's state over the ranks (ZeRO stage 1)"));
-    warmup_ = new QSpinBox(ddpBox_);
-    warmup_->setRange(0, 1000);
-    steps_ = new QSpinBox(ddpBox_);
-    steps_->setRange(1, 100000);
-    dform->addRow(tr("&Model size:"), model_);
-    dform->addRow(tr("&Context length:"), context_);
-    dform->addRow(tr("Batch per &rank:"), batch_);
-    dform->addRow(tr("&Precisions:"), precisionRow_);
-    dform->addRow(tr("S&trategies:"), strategyRow_);
-    dform->addRow(tr("B&ucket sizes (MB):"), buckets_);
-    dform->addRow(tr("S&harding:"), sharding_);
-    dform->addRow(tr("FSDP p&arameters:"), paramDtype_);
-    dform->addRow(tr("FSDP pre&fetch:"), prefetch_);
-    dform->addRow(tr("Check&pointing:"), checkpoint_);
-    dform->addRow(tr("Atte&ntion:"), attention_);
-    dform->addRow(tr("&Vocabulary:"), vocab_);
-    dform->addRow(QString(), fusedLoss_);
-    dform->addRow(QString(), fusedKernels_);
-    dform->addRow(QString(), keepAttention_);
-    dform->addRow(QString(), compile_);
-    dform->addRow(tr("Warm-up ste&ps:"), warmup_);
-    dform->addRow(tr("M&easured steps:"), steps_);
+        checkpoints.push_back({QString::fromLatin1(c), QString::fromLatin1(c), {}});
+    checkpoint_ = addCombo(dform, QStringLiteral("checkpoint"), tr("Check&pointing:"), checkpoints,
+                           QStringLiteral("none"),
+                           tr("Activation checkpointing: keep only every k blocks' inputs and "
+                              "recompute the rest in backward (sqrt: k = ⌈√N⌉; nested: halves, "
+                              "recursively)"));
+    field(QStringLiteral("checkpoint")).load = [this,
+                                                load = field(QStringLiteral("checkpoint")).load](
+                                                   const QJsonObject& o, QStringList* notes) {
+        const QString c = o.value(QLatin1String("checkpoint")).toString();
+        if (checkpoint_->findData(c) < 0 && parseCheckpointing(c.toStdString()))
+            checkpoint_->addItem(c, c);  // every k blocks with a k not in the list
+        load(o, notes);
+    };
+    attention_ = addCombo(dform, QStringLiteral("attention"), tr("Atte&ntion:"),
+                          choicesOf(allAttentionImpls()), QStringLiteral("naive"),
+                          tr("The attention implementation (flash: TrainScope's "
+                             "FlashAttention-2 kernels; sdpa: PyTorch's)"));
+    vocab_ = addSpin(dform, QStringLiteral("vocab"), tr("&Vocabulary:"), 2, 1 << 24, 10000,
+                     tr("The vocabulary: the course's 10,000; its leaderboard's 151,936"));
+    fusedLoss_ = addCheck(dform, QStringLiteral("fused_loss"),
+                          tr("fused LM head and loss (TrainScope's strategies)"), false,
+                          tr("The LM head and cross-entropy in chunks of the sequence: the "
+                             "[batch, seq, vocab] logits are never whole"));
+    fusedKernels_ = addCheck(dform, QStringLiteral("fused_kernels"),
+                             tr("fused element-wise kernels (TrainScope's strategies)"), false,
+                             tr("RMSNorm, residual + norm, RoPE and SwiGLU as this project's "
+                                "fused kernels: the compiled mode's model, without CUDA graphs"));
+    keepAttention_ = addCheck(dform, QStringLiteral("keep_attention"),
+                              tr("keep attention through checkpoints"), false,
+                              tr("With the fused kernels, flash attention and checkpointing: "
+                                 "the recompute reuses attention's output (one attention "
+                                 "forward a block and step instead of two)"));
+    compile_ =
+        addCheck(dform, QStringLiteral("compile"), tr("torch.compile the fsdp2 reference"), false,
+                 tr("fsdp2: each block and the LM head with the loss compiled, as a "
+                    "tuned PyTorch reference would be"));
+    warmup_ = addSpin(dform, QStringLiteral("warmup"), tr("Warm-up ste&ps:"), 0, 1000, 2);
+    steps_ = addSpin(dform, QStringLiteral("steps"), tr("M&easured steps:"), 1, 100000, 5);
     outer->addWidget(ddpBox_);
-    code_ = new CodeChoice(/*both=*/false, this, CodeChoice::Purpose::DataParallel);
-    outer->addWidget(code_);
+    code_ = addCode(outer, /*both=*/false, CodeChoice::Purpose::DataParallel);
     outer->addStretch();
     addStatusLabels(outer);
-
-    registerFields({{QStringLiteral("sources"), code_->sourceBox()},
-                    {QStringLiteral("code"), code_->codeEdit()},
-                    {QStringLiteral("python"), code_->pythonEdit()},
-                    {QStringLiteral("backend"), backend_},
-                    {QStringLiteral("world"), world_},
-                    {QStringLiteral("experiment"), experiment_},
-                    {QStringLiteral("sizes"), sizes_},
-                    {QStringLiteral("dtypes"), dtypeRow_},
-                    {QStringLiteral("ar_warmup"), arWarmup_},
-                    {QStringLiteral("ar_iters"), arIters_},
-                    {QStringLiteral("ar_sweep_world"), arSweepWorld_},
-                    {QStringLiteral("model"), model_},
-                    {QStringLiteral("context"), context_},
-                    {QStringLiteral("batch"), batch_},
-                    {QStringLiteral("precisions"), precisionRow_},
-                    {QStringLiteral("strategies"), strategyRow_},
-                    {QStringLiteral("buckets"), buckets_},
-                    {QStringLiteral("sharding"), sharding_},
-                    {QStringLiteral("param_dtype"), paramDtype_},
-                    {QStringLiteral("prefetch"), prefetch_},
-                    {QStringLiteral("checkpoint"), checkpoint_},
-                    {QStringLiteral("vocab"), vocab_},
-                    {QStringLiteral("attention"), attention_},
-                    {QStringLiteral("fused_loss"), fusedLoss_},
-                    {QStringLiteral("fused_kernels"), fusedKernels_},
-                    {QStringLiteral("keep_attention"), keepAttention_},
-                    {QStringLiteral("compile"), compile_},
-                    {QStringLiteral("warmup"), warmup_},
-                    {QStringLiteral("steps"), steps_}});
-
-    world_->setValue(2);
-    selectData(experiment_, QStringLiteral("ddp"));
-    sizes_->setText(QStringLiteral("1MB, 16MB, 64MB"));
-    for (auto* cb : dtypes_) cb->setChecked(true);
-    arWarmup_->setValue(5);
-    arIters_->setValue(20);
-    selectData(model_, QStringLiteral("tiny"));
-    context_->setValue(128);
-    batch_->setValue(4);
-    precisions_.value(QStringLiteral("fp32"))->setChecked(true);
-    // The four all-reduce strategies and ours fully sharded; PyTorch's (Python) on demand.
-    for (auto it = strategies_.begin(); it != strategies_.end(); ++it)
-        it.value()->setChecked(!strategyTraits(it.key().toStdString()).python);
-    prefetch_->setValue(2);
-    vocab_->setValue(10000);
-    buckets_->setText(QStringLiteral("25"));
-    warmup_->setValue(2);
-    steps_->setValue(5);
-
-    auto changed = [this] {
-        if (updating_) return;
-        updateAvailability();
-        revalidate();
-    };
-    for (QLineEdit* e : {label_, sizes_, buckets_})
-        connect(e, &QLineEdit::textChanged, this, changed);
-    for (QComboBox* c :
-         {backend_, experiment_, model_, sharding_, paramDtype_, checkpoint_, attention_})
-        connect(c, &QComboBox::currentIndexChanged, this, changed);
-    for (QSpinBox* s :
-         {world_, arWarmup_, arIters_, context_, batch_, warmup_, steps_, prefetch_, vocab_})
-        connect(s, &QSpinBox::valueChanged, this, changed);
-    connect(arSweepWorld_, &QCheckBox::toggled, this, changed);
-    connect(fusedLoss_, &QCheckBox::toggled, this, changed);
-    connect(fusedKernels_, &QCheckBox::toggled, this, changed);
-    connect(keepAttention_, &QCheckBox::toggled, this, changed);
-    connect(compile_, &QCheckBox::toggled, this, changed);
-    connect(code_, &CodeChoice::changed, this, changed);
-    for (const auto& boxes : {dtypes_, precisions_, strategies_})
-        for (QCheckBox* cb : boxes) connect(cb, &QCheckBox::toggled, this, changed);
     installRunShortcut();
-    setLabelField(label_);
     updateAvailability();
+    revalidate();
 }
 
 int DistributedPanel::gpuCount() const {
@@ -414,15 +296,19 @@ void DistributedPanel::updateAvailability() {
     allreduceBox_->setVisible(e == QLatin1String("allreduce"));
     ddpBox_->setVisible(e != QLatin1String("allreduce"));
     if (code_) code_->setVisible(e != QLatin1String("allreduce"));
-    if (e == QLatin1String("ddp-sharding")) selectData(sharding_, QStringLiteral("both"));
+    if (e == QLatin1String("ddp-sharding"))
+        sharding_->setCurrentIndex(sharding_->findData(QStringLiteral("both")));
     sharding_->setEnabled(e == QLatin1String("ddp"));
-    buckets_->setEnabled(strategies_.value(QStringLiteral("bucketed"))->isChecked() ||
-                         strategies_.value(QStringLiteral("torch-ddp"))->isChecked() ||
-                         (code_ && code_->yours()));
-    const bool fsdp = strategies_.value(QStringLiteral("fsdp"))->isChecked();
-    paramDtype_->setEnabled(fsdp || strategies_.value(QStringLiteral("fsdp2"))->isChecked());
+    buckets_->setEnabled(
+        checkBox(QStringLiteral("strategies"), QStringLiteral("bucketed"))->isChecked() ||
+        checkBox(QStringLiteral("strategies"), QStringLiteral("torch-ddp"))->isChecked() ||
+        (code_ && code_->yours()));
+    const bool fsdp = checkBox(QStringLiteral("strategies"), QStringLiteral("fsdp"))->isChecked();
+    paramDtype_->setEnabled(
+        fsdp || checkBox(QStringLiteral("strategies"), QStringLiteral("fsdp2"))->isChecked());
     prefetch_->setEnabled(fsdp);
-    compile_->setEnabled(strategies_.value(QStringLiteral("fsdp2"))->isChecked());
+    compile_->setEnabled(
+        checkBox(QStringLiteral("strategies"), QStringLiteral("fsdp2"))->isChecked());
     updating_ = was;
 }
 
@@ -457,7 +343,7 @@ void DistributedPanel::revalidate() {
                 base.allreduce.sizes.push_back(*bytes);
         }
         base.allreduce.dtypes.clear();
-        for (const QString& d : checked(kDtypes, dtypes_))
+        for (const QString& d : ticked(QStringLiteral("dtypes")))
             if (auto dt = dist::parseDtype(d.toStdString())) base.allreduce.dtypes.push_back(*dt);
         if (base.allreduce.dtypes.empty()) byField[dtypeRow_] << tr("choose at least one dtype");
         base.allreduce.warmup = arWarmup_->value();
@@ -492,11 +378,11 @@ void DistributedPanel::revalidate() {
                            .value_or(Checkpointing{});
         // d.device stays "cpu", as the CLI stores it: each worker sets its own (cuda:LOCAL_RANK).
         std::vector<Precision> precisions;
-        for (const QString& p : checked(kPrecisions, precisions_))
+        for (const QString& p : ticked(QStringLiteral("precisions")))
             if (auto pr = parsePrecision(p.toStdString())) precisions.push_back(*pr);
         if (precisions.empty()) byField[precisionRow_] << tr("choose at least one precision");
         std::vector<std::string> strategies;
-        for (const QString& s : checked(strategyNames(), strategies_))
+        for (const QString& s : ticked(QStringLiteral("strategies")))
             strategies.push_back(s.toStdString());
         if (code_->yours()) {
             // See Note [your DDP classes]: the strategies the user's adapters define.
@@ -610,9 +496,7 @@ void DistributedPanel::revalidate() {
     Q_EMIT changed();
 }
 
-QString DistributedPanel::summary() const {
-    if (!problems_.isEmpty())
-        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+QString DistributedPanel::runSummary() const {
     if (spec_.points.empty()) return tr("Nothing to run");
     int least = spec_.points.front().world_size, most = least;
     for (const auto& p : spec_.points) {
@@ -629,146 +513,16 @@ QString DistributedPanel::summary() const {
 
 std::optional<LabJob> DistributedPanel::makeJob() const {
     if (!problems_.isEmpty() || !capsKnown_ || spec_.points.empty()) return std::nullopt;
-    LabJob job;
-    job.lab = QString::fromLatin1(kDistributedLab);
-    job.label = label_->text().trimmed();
-    job.point_count = static_cast<int>(spec_.points.size());
-    job.device = spec_.points.front().backend == dist::CommBackend::Nccl ? "cuda:0" : "cpu";
+    LabJob job = newJob(kDistributedLab,
+                        spec_.points.front().backend == dist::CommBackend::Nccl ? "cuda:0" : "cpu",
+                        static_cast<int>(spec_.points.size()));
     job.spec_json = distributedSpecText(spec_);
-    const std::string device = job.device;
-    job.environment = [device] { return currentEnvironment(device); };
     job.run = [spec = spec_, worker = workerPath().toStdString()](
                   JobObserver& obs, const CancelToken& cancel, ResultStore* store, int64_t runId) {
         DistributedForwarder forward(obs);
         runDistributed(spec, worker, forward, cancel, store, runId);
     };
     return job;
-}
-
-QJsonObject DistributedPanel::state() const {
-    auto array = [](const QStringList& l) { return QJsonArray::fromStringList(l); };
-    QJsonObject o;
-    o[QStringLiteral("label")] = label_->text();
-    o[QStringLiteral("backend")] = backend_->currentData().toString();
-    o[QStringLiteral("world")] = world_->value();
-    o[QStringLiteral("experiment")] = experiment();
-    o[QStringLiteral("sizes")] = sizes_->text();
-    o[QStringLiteral("dtypes")] = array(checked(kDtypes, dtypes_));
-    o[QStringLiteral("ar_warmup")] = arWarmup_->value();
-    o[QStringLiteral("ar_iters")] = arIters_->value();
-    o[QStringLiteral("ar_sweep_world")] = arSweepWorld_->isChecked();
-    o[QStringLiteral("model")] = model_->currentData().toString();
-    o[QStringLiteral("context")] = context_->value();
-    o[QStringLiteral("batch")] = batch_->value();
-    o[QStringLiteral("precisions")] = array(checked(kPrecisions, precisions_));
-    o[QStringLiteral("strategies")] = array(checked(strategyNames(), strategies_));
-    o[QStringLiteral("buckets")] = buckets_->text();
-    o[QStringLiteral("sharding")] = sharding_->currentData().toString();
-    o[QStringLiteral("param_dtype")] = paramDtype_->currentData().toString();
-    o[QStringLiteral("prefetch")] = prefetch_->value();
-    o[QStringLiteral("checkpoint")] = checkpoint_->currentData().toString();
-    o[QStringLiteral("vocab")] = vocab_->value();
-    o[QStringLiteral("attention")] = attention_->currentData().toString();
-    o[QStringLiteral("fused_loss")] = fusedLoss_->isChecked();
-    o[QStringLiteral("fused_kernels")] = fusedKernels_->isChecked();
-    o[QStringLiteral("keep_attention")] = keepAttention_->isChecked();
-    o[QStringLiteral("compile")] = compile_->isChecked();
-    o[QStringLiteral("warmup")] = warmup_->value();
-    o[QStringLiteral("steps")] = steps_->value();
-    const QJsonObject code = code_->state();
-    for (auto it = code.begin(); it != code.end(); ++it) o[it.key()] = it.value();
-    return o;
-}
-
-void DistributedPanel::setState(const QJsonObject& o, QStringList* notes) {
-    updating_ = true;
-    auto has = [&](const char* key) { return o.contains(QLatin1String(key)); };
-    auto combo = [&](const char* key, QComboBox* box) {
-        if (!has(key)) return;
-        const QString v = o.value(QLatin1String(key)).toString();
-        const int i = box->findData(v);
-        if (i >= 0 && itemEnabled(box, i))
-            box->setCurrentIndex(i);
-        else if (notes && (i < 0 || capsKnown_))
-            *notes << (i < 0 ? tr("%1 '%2' is not known here; keeping %3")
-                                   .arg(QLatin1String(key), v, box->currentText())
-                             : tr("%1 '%2' is not available here (%3); using %4")
-                                   .arg(QLatin1String(key), v,
-                                        box->itemData(i, Qt::ToolTipRole).toString(),
-                                        box->currentData().toString()));
-    };
-    auto spin = [&](const char* key, QSpinBox* box) {
-        if (has(key)) box->setValue(o.value(QLatin1String(key)).toInt(box->value()));
-    };
-    auto text = [&](const char* key, QLineEdit* e) {
-        const QJsonValue v = o.value(QLatin1String(key));
-        if (v.isString())
-            e->setText(v.toString());
-        else if (v.isDouble())
-            e->setText(numberText(v.toDouble()));
-        else if (v.isArray()) {
-            QStringList parts;
-            for (const auto& x : v.toArray())
-                parts << (x.isString() ? x.toString() : numberText(x.toDouble()));
-            e->setText(parts.join(QStringLiteral(", ")));
-        }
-    };
-    auto checks = [&](const char* key, const QMap<QString, QCheckBox*>& boxes) {
-        if (!has(key)) return;
-        const QStringList wanted = stringsOf(o.value(QLatin1String(key)));
-        for (auto it = boxes.begin(); it != boxes.end(); ++it)
-            it.value()->setChecked(wanted.contains(it.key()));
-        for (const QString& w : wanted)
-            if (!boxes.contains(w) && notes)
-                *notes << tr("%1 '%2' is not known here; left out").arg(QLatin1String(key), w);
-    };
-    if (has("label")) label_->setText(o.value(QLatin1String("label")).toString());
-    combo("backend", backend_);
-    updateAvailability();  // the world size's limit follows the backend
-    combo("experiment", experiment_);
-    if (has("world")) {
-        const int want = o.value(QLatin1String("world")).toInt(world_->value());
-        world_->setValue(want);
-        if (world_->value() != want && notes)
-            *notes << tr("world size %1 is more than this machine allows; using %2")
-                          .arg(want)
-                          .arg(world_->value());
-    }
-    text("sizes", sizes_);
-    checks("dtypes", dtypes_);
-    spin("ar_warmup", arWarmup_);
-    spin("ar_iters", arIters_);
-    if (has("ar_sweep_world"))
-        arSweepWorld_->setChecked(o.value(QLatin1String("ar_sweep_world")).toBool());
-    combo("model", model_);
-    spin("context", context_);
-    spin("batch", batch_);
-    checks("precisions", precisions_);
-    checks("strategies", strategies_);
-    text("buckets", buckets_);
-    combo("sharding", sharding_);
-    combo("param_dtype", paramDtype_);
-    spin("prefetch", prefetch_);
-    spin("vocab", vocab_);
-    combo("attention", attention_);
-    if (has("fused_loss")) fusedLoss_->setChecked(o.value(QLatin1String("fused_loss")).toBool());
-    if (has("fused_kernels"))
-        fusedKernels_->setChecked(o.value(QLatin1String("fused_kernels")).toBool());
-    if (has("keep_attention"))
-        keepAttention_->setChecked(o.value(QLatin1String("keep_attention")).toBool());
-    if (has("compile")) compile_->setChecked(o.value(QLatin1String("compile")).toBool());
-    code_->setState(o);  // states saved before the field: no code of the user's
-    if (has("checkpoint")) {
-        const QString c = o.value(QLatin1String("checkpoint")).toString();
-        if (checkpoint_->findData(c) < 0 && parseCheckpointing(c.toStdString()))
-            checkpoint_->addItem(c, c);  // every k blocks with a k not in the list
-        combo("checkpoint", checkpoint_);
-    }
-    spin("warmup", warmup_);
-    spin("steps", steps_);
-    updating_ = false;
-    updateAvailability();
-    revalidate();
 }
 
 namespace {

@@ -19,8 +19,6 @@ class QSpinBox;
 
 namespace ts::ui {
 
-class CodeChoice;
-
 class DistributedPanel : public LabPanel {
     Q_OBJECT
 public:
@@ -30,9 +28,6 @@ public:
     explicit DistributedPanel(QWidget* parent = nullptr);
 
     std::optional<LabJob> makeJob() const override;
-    QString summary() const override;
-    QJsonObject state() const override;
-    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
 
     // The spec Run would start (valid or not).
     const DistributedSpec& spec() const { return spec_; }
@@ -44,12 +39,12 @@ public:
     int gpuCount() const;
 
 private:
-    void build();
+    QString runSummary() const override;
     void revalidate() override;
     void updateAvailability() override;
     QString experiment() const;
 
-    QLineEdit *label_, *sizes_, *buckets_;
+    QLineEdit *sizes_, *buckets_;
     QComboBox *backend_, *experiment_, *model_, *sharding_, *paramDtype_, *checkpoint_,
         *attention_ = nullptr;
     QSpinBox *prefetch_ = nullptr, *vocab_ = nullptr;
@@ -59,7 +54,6 @@ private:
     QGroupBox *allreduceBox_, *ddpBox_, *dtypeRow_, *precisionRow_, *strategyRow_;
     QCheckBox* arSweepWorld_;
     CodeChoice* code_ = nullptr;  // the user's DDP classes (see Note [your DDP classes])
-    QMap<QString, QCheckBox*> dtypes_, precisions_, strategies_;
     DistributedSpec spec_;
     QString workerPath_;
 };

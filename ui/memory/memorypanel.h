@@ -6,14 +6,10 @@
 #include <memory>
 
 #include "memory/memory.h"
-#include "ui/common/dimensionfields.h"
 #include "ui/common/labpanel.h"
+#include "ui/common/pointform.h"
 
 class QComboBox;
-namespace ts::ui {
-class CodeChoice;
-}
-class QLineEdit;
 class QSpinBox;
 
 namespace ts::ui {
@@ -25,25 +21,24 @@ public:
     static QString describeSpec(const QJsonObject& spec);
     static QJsonObject stateFromSpec(const QJsonObject& spec);
     explicit MemoryPanel(QWidget* parent = nullptr);
+    ~MemoryPanel() override;
 
     std::optional<LabJob> makeJob() const override;
-    QString summary() const override;
-    QJsonObject state() const override;
-    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
 
     MemorySpec spec() const { return spec_; }
 
 private:
-    void build();
+    QString runSummary() const override;
     void revalidate() override;
-    void updateAvailability() override;
+    // Precisions and attentions this machine cannot run are named by revalidate()'s problems
+    // (checkPointRunnable), which keeps every choice visible.
+    void updateAvailability() override {}
 
-    QLineEdit* label_;
     CodeChoice* code_;  // TrainScope's model or the user's code (one of them: one point)
-    QComboBox *size_, *precision_, *attention_, *mode_, *frontier_;
-    QSpinBox *context_, *batch_, *warmup_, *steps_;
-    // The point's dimensions without a field of their own here (checkpointing): one value each.
-    std::unique_ptr<DimensionFields> dims_;
+    // The point, with its other dimensions (checkpointing): one value each.
+    std::unique_ptr<PointForm> point_;
+    QComboBox* frontier_;
+    QSpinBox *warmup_, *steps_;
     MemorySpec spec_;
 };
 

@@ -20,17 +20,6 @@ namespace ts::ui {
 
 namespace {
 
-// The engine's observer, forwarded to the job's.
-class PlannerForwarder final : public Observer {
-public:
-    explicit PlannerForwarder(JobObserver& out) : out_(out) {}
-    void progress(double fraction, double eta) override { out_.progress(fraction, eta); }
-    void log(LogLevel level, const std::string& message) override { out_.log(level, message); }
-
-private:
-    JobObserver& out_;
-};
-
 QString plannerG(double v) { return QString::number(v, 'g', 12); }
 
 const QString kCustom = QStringLiteral("custom");
@@ -39,84 +28,65 @@ const QString kCustom = QStringLiteral("custom");
 
 PlannerPanel::PlannerPanel(QWidget* parent) : LabPanel(parent) {
     registerPlannerMetaTypes();
-    build();
-    revalidate();
-}
-
-void PlannerPanel::build() {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(6, 6, 6, 6);
-    auto* top = new QFormLayout;
-    label_ = new QLineEdit(this);
-    label_->setPlaceholderText(tr("optional; shown in the log and exports"));
-    top->addRow(tr("&Label:"), label_);
-    outer->addLayout(top);
+    addLabelRow(outer, tr("optional; shown in the log and exports"));
+    // Defaults: an H100's dense bf16 and NVLink egress, the course's xl on 8 × 2 devices.
+    const PlannerInputs d;
 
     auto* device = new QGroupBox(tr("The device"), this);
     auto* df = new QFormLayout(device);
-    flops_ = new QLineEdit(device);
-    flops_->setToolTip(tr("C: one device's FLOP/s, e.g. 989e12 (an H100's dense bf16)"));
-    bandwidth_ = new QLineEdit(device);
-    bandwidth_->setToolTip(tr("W: the GB/s one device sends (egress), e.g. 450"));
-    df->addRow(tr("&C (FLOP/s):"), flops_);
-    df->addRow(tr("&W (GB/s):"), bandwidth_);
+    flops_ = addText(df, QStringLiteral("C"), tr("&C (FLOP/s):"), QStringLiteral("989e12"),
+                     tr("C: one device's FLOP/s, e.g. 989e12 (an H100's dense bf16)"));
+    bandwidth_ = addText(df, QStringLiteral("W"), tr("&W (GB/s):"), QStringLiteral("450"),
+                         tr("W: the GB/s one device sends (egress), e.g. 450"));
     outer->addWidget(device);
 
     auto* work = new QGroupBox(tr("The model and batch"), this);
     auto* wf = new QFormLayout(work);
-    model_ = new QComboBox(work);
-    model_->addItem(tr("custom (D, D_FF, L below)"), kCustom);
-    for (const std::string& n : modelPresetNames()) model_->addItem(qstr(n), qstr(n));
-    model_->setToolTip(tr("A preset fills D, D_FF and L and adds its whole step's prediction"));
-    batch_ = new QLineEdit(work);
-    batch_->setToolTip(tr("B: tokens of one step, over all devices (batch × context)"));
-    dModel_ = new QSpinBox(work);
-    dFf_ = new QSpinBox(work);
-    layers_ = new QSpinBox(work);
-    context_ = new QSpinBox(work);
-    for (QSpinBox* s : {dModel_, dFf_}) s->setRange(0, static_cast<int>(kMaxPlannerDim));
-    layers_->setRange(0, 100000);
-    context_->setRange(1, 1 << 20);
-    context_->setToolTip(tr("The model's context length (its attention FLOPs)"));
-    wf->addRow(tr("&Model:"), model_);
-    wf->addRow(tr("&B (tokens):"), batch_);
-    wf->addRow(tr("&D (d_model):"), dModel_);
-    wf->addRow(tr("D_&FF:"), dFf_);
-    wf->addRow(tr("&L (layers):"), layers_);
-    wf->addRow(tr("Conte&xt:"), context_);
+    QList<Choice> models{{tr("custom (D, D_FF, L below)"), kCustom, {}}};
+    for (const std::string& n : modelPresetNames()) models.push_back({qstr(n), qstr(n), {}});
+    model_ = addCombo(wf, QStringLiteral("model"), tr("&Model:"), models, kCustom,
+                      tr("A preset fills D, D_FF and L and adds its whole step's prediction"));
+    batch_ = addText(wf, QStringLiteral("B"), tr("&B (tokens):"), QStringLiteral("131072"),
+                     tr("B: tokens of one step, over all devices (batch × context)"));
+    const int maxDim = static_cast<int>(kMaxPlannerDim);
+    dModel_ = addSpin(wf, QStringLiteral("d_model"), tr("&D (d_model):"), 0, maxDim, 2560);
+    dFf_ = addSpin(wf, QStringLiteral("d_ff"), tr("D_&FF:"), 0, maxDim, 10240);
+    layers_ = addSpin(wf, QStringLiteral("layers"), tr("&L (layers):"), 0, 100000, 32);
+    context_ = addSpin(wf, QStringLiteral("context"), tr("Conte&xt:"), 1, 1 << 20, 2048,
+                       tr("The model's context length (its attention FLOPs)"));
     outer->addWidget(work);
 
     auto* par = new QGroupBox(tr("Parallelism"), this);
     auto* pf = new QFormLayout(par);
-    dp_ = new QSpinBox(par);
-    tp_ = new QSpinBox(par);
-    for (QSpinBox* s : {dp_, tp_}) s->setRange(0, static_cast<int>(kMaxPlannerDegree));
-    dp_->setToolTip(tr("X: devices along the data axis (DP, FSDP)"));
-    tp_->setToolTip(tr("Y: devices along the tensor axis (TP)"));
-    commBytes_ = new QLineEdit(par);
-    commBytes_->setToolTip(tr("b: bytes of a communicated element (the course: fp16, 2)"));
-    paramBytes_ = new QLineEdit(par);
-    gradBytes_ = new QLineEdit(par);
-    optBytes_ = new QLineEdit(par);
-    optBytes_->setToolTip(tr("Optimizer state per parameter (AdamW's two fp32 moments: 8)"));
-    overlap_ = new QCheckBox(tr("2-D: the two axes' collectives overlap"), par);
-    overlap_->setToolTip(
-        tr("On: the time of the two axes' collectives is the larger (the course's fsdp_tp_calcs "
-           "(c)); off: they share the links, the sum ((d))"));
-    pf->addRow(tr("&X (data):"), dp_);
-    pf->addRow(tr("&Y (tensor):"), tp_);
-    pf->addRow(tr("&b (bytes/element):"), commBytes_);
-    pf->addRow(tr("Weight bytes:"), paramBytes_);
-    pf->addRow(tr("Gradient bytes:"), gradBytes_);
-    pf->addRow(tr("Optimizer bytes:"), optBytes_);
-    pf->addRow(QString(), overlap_);
+    const int maxDegree = static_cast<int>(kMaxPlannerDegree);
+    dp_ = addSpin(pf, QStringLiteral("dp"), tr("&X (data):"), 0, maxDegree, 8,
+                  tr("X: devices along the data axis (DP, FSDP)"));
+    tp_ = addSpin(pf, QStringLiteral("tp"), tr("&Y (tensor):"), 0, maxDegree, 2,
+                  tr("Y: devices along the tensor axis (TP)"));
+    commBytes_ =
+        addText(pf, QStringLiteral("comm_bytes"), tr("&b (bytes/element):"), plannerG(d.comm_bytes),
+                tr("b: bytes of a communicated element (the course: fp16, 2)"));
+    paramBytes_ =
+        addText(pf, QStringLiteral("param_bytes"), tr("Weight bytes:"), plannerG(d.param_bytes));
+    gradBytes_ =
+        addText(pf, QStringLiteral("grad_bytes"), tr("Gradient bytes:"), plannerG(d.grad_bytes));
+    optBytes_ = addText(pf, QStringLiteral("optimizer_bytes"), tr("Optimizer bytes:"),
+                        plannerG(d.optimizer_bytes),
+                        tr("Optimizer state per parameter (AdamW's two fp32 moments: 8)"));
+    overlap_ = addCheck(pf, QStringLiteral("overlap"), tr("2-D: the two axes' collectives overlap"),
+                        d.overlap_axes,
+                        tr("On: the time of the two axes' collectives is the larger (the course's "
+                           "fsdp_tp_calcs (c)); off: they share the links, the sum ((d))"));
     outer->addWidget(par);
 
     auto* run = new QGroupBox(tr("Run"), this);
     auto* rf = new QFormLayout(run);
-    makeDeviceCombo(run);
-    device_->setToolTip(tr("Where Measure times its GEMM and all-reduce"));
-    measure_ = new QCheckBox(tr("measure C and W on this machine first"), run);
+    addDevice(rf, tr("D&evice:"))->setToolTip(tr("Where Measure times its GEMM and all-reduce"));
+    registerFields({{QStringLiteral("device"), device_}});  // with its tooltip
+    measure_ =
+        addCheck(rf, QStringLiteral("measure"), tr("measure C and W on this machine first"), false);
     compute_ = new QPushButton(tr("Co&mpute"), run);
     compute_->setToolTip(tr("The formulas from the fields alone; no GPU needed"));
     measureButton_ = new QPushButton(tr("M&easure"), run);
@@ -126,66 +96,15 @@ void PlannerPanel::build() {
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(compute_);
     buttons->addWidget(measureButton_);
-    rf->addRow(tr("D&evice:"), device_);
-    rf->addRow(QString(), measure_);
     rf->addRow(buttons);
     outer->addWidget(run);
     outer->addStretch();
     addStatusLabels(outer);
-
-    registerFields({{QStringLiteral("C"), flops_},
-                    {QStringLiteral("W"), bandwidth_},
-                    {QStringLiteral("model"), model_},
-                    {QStringLiteral("B"), batch_},
-                    {QStringLiteral("d_model"), dModel_},
-                    {QStringLiteral("d_ff"), dFf_},
-                    {QStringLiteral("layers"), layers_},
-                    {QStringLiteral("context"), context_},
-                    {QStringLiteral("dp"), dp_},
-                    {QStringLiteral("tp"), tp_},
-                    {QStringLiteral("comm_bytes"), commBytes_},
-                    {QStringLiteral("param_bytes"), paramBytes_},
-                    {QStringLiteral("grad_bytes"), gradBytes_},
-                    {QStringLiteral("optimizer_bytes"), optBytes_},
-                    {QStringLiteral("overlap"), overlap_},
-                    {QStringLiteral("measure"), measure_},
-                    {QStringLiteral("device"), device_}});
-
-    // Defaults: an H100's dense bf16 and NVLink egress, the course's xl on 8 × 2 devices.
-    flops_->setText(QStringLiteral("989e12"));
-    bandwidth_->setText(QStringLiteral("450"));
-    batch_->setText(QStringLiteral("131072"));
-    const PlannerInputs d;
-    dModel_->setValue(2560);
-    dFf_->setValue(10240);
-    layers_->setValue(32);
-    context_->setValue(2048);
-    dp_->setValue(8);
-    tp_->setValue(2);
-    commBytes_->setText(plannerG(d.comm_bytes));
-    paramBytes_->setText(plannerG(d.param_bytes));
-    gradBytes_->setText(plannerG(d.grad_bytes));
-    optBytes_->setText(plannerG(d.optimizer_bytes));
-    overlap_->setChecked(d.overlap_axes);
-
-    auto changed = [this] {
-        if (updating_) return;
-        updateAvailability();
-        revalidate();
-    };
-    for (QLineEdit* e :
-         {label_, flops_, bandwidth_, batch_, commBytes_, paramBytes_, gradBytes_, optBytes_})
-        connect(e, &QLineEdit::textChanged, this, changed);
-    for (QSpinBox* s : {dModel_, dFf_, layers_, context_, dp_, tp_})
-        connect(s, &QSpinBox::valueChanged, this, changed);
-    for (QCheckBox* c : {overlap_, measure_}) connect(c, &QCheckBox::toggled, this, changed);
-    for (QComboBox* c : {model_, device_})
-        connect(c, &QComboBox::currentIndexChanged, this, changed);
     connect(compute_, &QPushButton::clicked, this, [this] { request(false); });
     connect(measureButton_, &QPushButton::clicked, this, [this] { request(true); });
     installRunShortcut();
-    setLabelField(label_);
     updateAvailability();
+    revalidate();
 }
 
 bool PlannerPanel::measures() const { return measure_->isChecked(); }
@@ -297,9 +216,7 @@ void PlannerPanel::revalidate() {
     Q_EMIT changed();
 }
 
-QString PlannerPanel::summary() const {
-    if (!problems_.isEmpty())
-        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+QString PlannerPanel::runSummary() const {
     return tr("%1plan D %2, D_FF %3, %4 layers, B %5 on X %6 × Y %7")
         .arg(measures() ? tr("measure C and W, then ") : QString())
         .arg(inputs_.d_model)
@@ -313,10 +230,6 @@ QString PlannerPanel::summary() const {
 std::optional<LabJob> PlannerPanel::makeJob() const {
     if (!problems_.isEmpty()) return std::nullopt;
     if (measures() && !capsKnown_) return std::nullopt;
-    LabJob job;
-    job.lab = QString::fromLatin1(kPlannerLab);
-    job.label = label_->text().trimmed();
-    job.point_count = 1;
     std::optional<MeasureSpec> measure;
     if (measures()) {
         MeasureSpec s;
@@ -324,83 +237,15 @@ std::optional<LabJob> PlannerPanel::makeJob() const {
             device_->currentData().toString().startsWith(QLatin1String("cuda")) ? "cuda" : "cpu";
         measure = s;
     }
-    job.device = measure ? measure->device : "cpu";
+    LabJob job = newJob(kPlannerLab, measure ? measure->device : "cpu", 1);
     job.spec_json = plannerSpecJson(inputs_, measure);
     job.run = [in = inputs_, measure](JobObserver& obs, const CancelToken& cancel,
                                       ResultStore* store, int64_t runId) {
-        PlannerForwarder forward(obs);
-        const PlannerReport r = runPlanner(in, measure, forward, cancel, store, runId);
+        // The job's observer is the engine's: its progress and log lines go straight through.
+        const PlannerReport r = runPlanner(in, measure, obs, cancel, store, runId);
         obs.item(QVariant::fromValue(r));
     };
-    const std::string device = job.device;
-    job.environment = [device] { return currentEnvironment(device); };
     return job;
-}
-
-QJsonObject PlannerPanel::state() const {
-    QJsonObject o;
-    o[QStringLiteral("label")] = label_->text();
-    o[QStringLiteral("C")] = flops_->text();
-    o[QStringLiteral("W")] = bandwidth_->text();
-    o[QStringLiteral("model")] = model_->currentData().toString();
-    o[QStringLiteral("B")] = batch_->text();
-    o[QStringLiteral("d_model")] = dModel_->value();
-    o[QStringLiteral("d_ff")] = dFf_->value();
-    o[QStringLiteral("layers")] = layers_->value();
-    o[QStringLiteral("context")] = context_->value();
-    o[QStringLiteral("dp")] = dp_->value();
-    o[QStringLiteral("tp")] = tp_->value();
-    o[QStringLiteral("comm_bytes")] = commBytes_->text();
-    o[QStringLiteral("param_bytes")] = paramBytes_->text();
-    o[QStringLiteral("grad_bytes")] = gradBytes_->text();
-    o[QStringLiteral("optimizer_bytes")] = optBytes_->text();
-    o[QStringLiteral("overlap")] = overlap_->isChecked();
-    o[QStringLiteral("measure")] = measure_->isChecked();
-    o[QStringLiteral("device")] = device_->currentData().toString();
-    return o;
-}
-
-void PlannerPanel::setState(const QJsonObject& o, QStringList* notes) {
-    updating_ = true;
-    auto has = [&](const char* k) { return o.contains(QLatin1String(k)); };
-    auto val = [&](const char* k) { return o.value(QLatin1String(k)); };
-    auto text = [&](const char* k, QLineEdit* e) {
-        if (has(k)) e->setText(val(k).isDouble() ? plannerG(val(k).toDouble()) : val(k).toString());
-    };
-    auto spin = [&](const char* k, QSpinBox* s) {
-        if (has(k)) s->setValue(val(k).toInt());
-    };
-    if (has("label")) label_->setText(val("label").toString());
-    text("C", flops_);
-    text("W", bandwidth_);
-    text("B", batch_);
-    if (has("model")) {
-        const int i = model_->findData(val("model").toString());
-        if (i >= 0)
-            model_->setCurrentIndex(i);
-        else if (notes)
-            *notes << tr("model '%1' is not one of this panel's; kept %2")
-                          .arg(val("model").toString(), model_->currentData().toString());
-    }
-    spin("d_model", dModel_);
-    spin("d_ff", dFf_);
-    spin("layers", layers_);
-    spin("context", context_);
-    spin("dp", dp_);
-    spin("tp", tp_);
-    text("comm_bytes", commBytes_);
-    text("param_bytes", paramBytes_);
-    text("grad_bytes", gradBytes_);
-    text("optimizer_bytes", optBytes_);
-    if (has("overlap")) overlap_->setChecked(val("overlap").toBool());
-    if (has("measure")) measure_->setChecked(val("measure").toBool());
-    if (has("device")) {
-        const int i = device_->findData(val("device").toString());
-        if (i >= 0) device_->setCurrentIndex(i);
-    }
-    updateAvailability();
-    updating_ = false;
-    revalidate();
 }
 
 QString PlannerPanel::describeSpec(const QJsonObject& s) {

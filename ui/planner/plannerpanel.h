@@ -22,9 +22,6 @@ public:
     explicit PlannerPanel(QWidget* parent = nullptr);
 
     std::optional<LabJob> makeJob() const override;
-    QString summary() const override;
-    QJsonObject state() const override;
-    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
 
     // The inputs the fields make (valid only when problems() is empty; C and W are stand-ins
     // of 0 while Measure fills them).
@@ -34,13 +31,12 @@ public:
     QPushButton* measureButton() const { return measureButton_; }
 
 private:
-    void build();
+    QString runSummary() const override;
     void revalidate() override;
     void updateAvailability() override;
     void request(bool measure);
 
-    QLineEdit *label_, *flops_, *bandwidth_, *batch_, *commBytes_, *paramBytes_, *gradBytes_,
-        *optBytes_;
+    QLineEdit *flops_, *bandwidth_, *batch_, *commBytes_, *paramBytes_, *gradBytes_, *optBytes_;
     QComboBox* model_;
     QSpinBox *dModel_, *dFf_, *layers_, *context_, *dp_, *tp_;
     QCheckBox *overlap_, *measure_;

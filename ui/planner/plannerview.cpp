@@ -11,6 +11,7 @@
 #include "core/table.h"
 #include "planner/planner_report.h"
 #include "ui/common/format.h"
+#include "ui/common/panes.h"
 #include "ui/common/tableview.h"
 #include "ui/planner/plannerchart.h"
 #include "ui/planner/plannermodel.h"
@@ -59,18 +60,8 @@ PlannerView::PlannerView(QWidget* parent) : LabView(parent) {
     table->setModel(model_);
     formulas_ = new QTextBrowser(this);
     formulas_->setObjectName(QStringLiteral("plannerFormulas"));
-    {
-        auto* split = new QSplitter(Qt::Vertical, this);
-        split->addWidget(table);
-        split->addWidget(formulas_);
-        split->setStretchFactor(0, 1);
-        split->setStretchFactor(1, 2);
-        auto* page = new QWidget(this);
-        auto* l = new QVBoxLayout(page);
-        l->setContentsMargins(4, 4, 4, 4);
-        l->addWidget(split, 1);
-        addPane({QStringLiteral("plan"), tr("&Plan"), page, nullptr, table});
-    }
+    addPane({QStringLiteral("plan"), tr("&Plan"),
+             panePage(this, nullptr, table, formulas_, nullptr, {1, 2}), nullptr, table});
     chart_ = new PlannerChart(this);
     chart_->setObjectName(QStringLiteral("plannerChart"));
     chart_->setMinimumHeight(240);
@@ -79,18 +70,9 @@ PlannerView::PlannerView(QWidget* parent) : LabView(parent) {
         strategy_->addItem(qstr(strategyTitle(s)), qstr(toString(s)));
     strategy_->setToolTip(tr("Whose compute and communication the chart draws"));
     connect(strategy_, &QComboBox::currentIndexChanged, this, [this] { refreshChart(); });
-    {
-        auto* page = new QWidget(this);
-        auto* l = new QVBoxLayout(page);
-        l->setContentsMargins(4, 4, 4, 4);
-        auto* row = new QHBoxLayout;
-        row->addWidget(new QLabel(tr("Strategy:"), page));
-        row->addWidget(strategy_);
-        row->addStretch();
-        l->addLayout(row);
-        l->addWidget(chart_, 1);
-        addPane({QStringLiteral("crossover"), tr("&Crossover"), page, chart_, nullptr});
-    }
+    addPane({QStringLiteral("crossover"), tr("&Crossover"),
+             panePage(this, paneRow(this, {new QLabel(tr("Strategy:"), this), strategy_}), chart_),
+             chart_, nullptr});
     text_ = new QTextBrowser(this);
     text_->setObjectName(QStringLiteral("plannerReport"));
     text_->setLineWrapMode(QTextEdit::NoWrap);

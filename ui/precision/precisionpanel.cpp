@@ -15,24 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/environment.h"
-#include "ui/common/checkrow.h"
 #include "ui/common/format.h"
 #include "ui/precision/precisionmodels.h"
 
 namespace ts::ui {
 
 namespace {
-
-// The engine's observer, forwarded to the job's: progress and log lines as they come.
-class Forwarder final : public Observer {
-public:
-    explicit Forwarder(JobObserver& out) : out_(out) {}
-    void progress(double fraction, double eta) override { out_.progress(fraction, eta); }
-    void log(LogLevel level, const std::string& message) override { out_.log(level, message); }
-
-private:
-    JobObserver& out_;
-};
 
 const QList<Precision> kTrainPrecisions = {Precision::FP32, Precision::BF16, Precision::FP16};
 
@@ -54,164 +42,104 @@ QString PrecisionPanel::studyKey(Study s) {
 
 PrecisionPanel::PrecisionPanel(QWidget* parent) : LabPanel(parent) {
     registerPrecisionMetaTypes();
-    build();
-    revalidate();
-}
-
-void PrecisionPanel::build() {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(6, 6, 6, 6);
-    auto* top = new QFormLayout;
-    label_ = new QLineEdit(this);
-    label_->setPlaceholderText(tr("optional; shown in the log and exports"));
-    study_ = new QComboBox(this);
-    study_->addItem(tr("accumulation: a sum in low precision"), studyKey(Study::Accumulate));
-    study_->addItem(tr("autocast inspector: the dtypes of a model"), studyKey(Study::Autocast));
-    study_->addItem(tr("training numerics: fp32, bf16, fp16 with loss scaling"),
-                    studyKey(Study::Train));
-    study_->setToolTip(tr("Which of the precision lab's three experiments runs"));
-    top->addRow(tr("&Label:"), label_);
-    top->addRow(tr("&Study:"), study_);
-    outer->addLayout(top);
-
+    QFormLayout* top = addLabelRow(outer, tr("optional; shown in the log and exports"));
+    study_ = addCombo(
+        top, QStringLiteral("study"), tr("&Study:"),
+        {{tr("accumulation: a sum in low precision"), studyKey(Study::Accumulate), {}},
+         {tr("autocast inspector: the dtypes of a model"), studyKey(Study::Autocast), {}},
+         {tr("training numerics: fp32, bf16, fp16 with loss scaling"), studyKey(Study::Train), {}}},
+        studyKey(Study::Accumulate), tr("Which of the precision lab's three experiments runs"));
     pages_ = new QStackedWidget(this);
-    // Accumulation.
+
+    // Accumulation; the defaults are the engine's, which are the course's.
+    const AccumulationSpec a;
     auto* acc = new QGroupBox(tr("Accumulation"), pages_);
     auto* af = new QFormLayout(acc);
-    addend_ = new QLineEdit(acc);
-    addend_->setToolTip(tr("What is added at every step (stored in each variant's addend format)"));
-    count_ = new QLineEdit(acc);
-    count_->setToolTip(tr("How many times it is added (1..%1)").arg(kMaxAccumulationCount));
-    accFormats_ = new QGroupBox(acc);
-    accFormats_->setFlat(true);
-    auto* fr = new QHBoxLayout(accFormats_);
-    fr->setContentsMargins(0, 0, 0, 0);
-    auto* fp32 = new QCheckBox(QStringLiteral("fp32"), accFormats_);
-    fp32->setChecked(true);
-    fp32->setEnabled(false);
-    fp32->setToolTip(tr("The fp32 sum is always computed: the others are read against it"));
-    accFp16_ = new QCheckBox(QStringLiteral("fp16"), accFormats_);
-    accFp16_->setToolTip(tr(
-        "fp16 += fp16, fp32 += fp16 and fp32 += fp16 with an explicit cast (the course's four)"));
-    accBf16_ = new QCheckBox(QStringLiteral("bf16"), accFormats_);
-    accBf16_->setToolTip(tr("The same three sums in bf16"));
-    fr->addWidget(fp32);
-    fr->addWidget(accFp16_);
-    fr->addWidget(accBf16_);
-    fr->addStretch();
-    checkTorch_ = new QCheckBox(tr("recompute each sum with LibTorch tensors"), acc);
-    af->addRow(tr("&Addend:"), addend_);
-    af->addRow(tr("&Count:"), count_);
-    af->addRow(tr("Formats:"), accFormats_);
-    af->addRow(QString(), checkTorch_);
+    addend_ = addText(af, QStringLiteral("addend"), tr("&Addend:"), g17(a.addend),
+                      tr("What is added at every step (stored in each variant's addend format)"));
+    count_ = addText(af, QStringLiteral("count"), tr("&Count:"), QString::number(a.count),
+                     tr("How many times it is added (1..%1)").arg(kMaxAccumulationCount));
+    QStringList formats{QStringLiteral("fp32")};
+    if (a.fp16) formats << QStringLiteral("fp16");
+    if (a.bf16) formats << QStringLiteral("bf16");
+    accFormats_ = addChecks(
+        af, QStringLiteral("formats"), tr("Formats:"),
+        {{QStringLiteral("fp32"), QStringLiteral("fp32"),
+          tr("The fp32 sum is always computed: the others are read against it")},
+         {QStringLiteral("fp16"), QStringLiteral("fp16"),
+          tr("fp16 += fp16, fp32 += fp16 and fp32 += fp16 with an explicit cast (the course's "
+             "four)")},
+         {QStringLiteral("bf16"), QStringLiteral("bf16"), tr("The same three sums in bf16")}},
+        formats);
+    checkBox(QStringLiteral("formats"), QStringLiteral("fp32"))->setEnabled(false);
+    field(QStringLiteral("formats")).save = [this](QJsonObject& o) {
+        QStringList f = ticked(QStringLiteral("formats"));
+        f.removeAll(QStringLiteral("fp32"));  // always computed
+        o[QStringLiteral("formats")] = QJsonArray::fromStringList(f);
+    };
+    accFp16_ = checkBox(QStringLiteral("formats"), QStringLiteral("fp16"));
+    accBf16_ = checkBox(QStringLiteral("formats"), QStringLiteral("bf16"));
+    checkTorch_ = addCheck(af, QStringLiteral("check_torch"),
+                           tr("recompute each sum with LibTorch tensors"), a.check_torch);
     pages_->addWidget(acc);
+
     // Autocast inspector.
+    const AutocastSpec c;
     auto* cast = new QGroupBox(tr("Autocast inspector"), pages_);
     auto* cf = new QFormLayout(cast);
-    model_ = new QComboBox(cast);
-    model_->addItem(tr("toy (Linear → ReLU → LayerNorm → Linear)"), QStringLiteral("toy"));
+    QList<Choice> models{
+        {tr("toy (Linear → ReLU → LayerNorm → Linear)"), QStringLiteral("toy"), {}}};
     for (const std::string& n : modelPresetNames())
-        model_->addItem(tr("LM %1").arg(qstr(n)), qstr(n));
-    castDtype_ = new QComboBox(cast);
-    for (Precision p : {Precision::BF16, Precision::FP16})
-        castDtype_->addItem(qstr(toString(p)), qstr(toString(p)));
-    castDtype_->setToolTip(tr("The dtype autocast casts to"));
-    inFeatures_ = new QSpinBox(cast);
-    outFeatures_ = new QSpinBox(cast);
-    batch_ = new QSpinBox(cast);
-    context_ = new QSpinBox(cast);
-    for (QSpinBox* s : {inFeatures_, outFeatures_, batch_, context_}) s->setRange(0, 65536);
+        models.push_back({tr("LM %1").arg(qstr(n)), qstr(n), {}});
+    model_ = addCombo(cf, QStringLiteral("model"), tr("&Model:"), models, QStringLiteral("toy"));
+    castDtype_ = addCombo(cf, QStringLiteral("autocast_dtype"), tr("Autocast &dtype:"),
+                          choicesOf(QList<Precision>{Precision::BF16, Precision::FP16}),
+                          QStringLiteral("bf16"), tr("The dtype autocast casts to"));
+    field(QStringLiteral("autocast_dtype")).late = true;  // what the device computes in
+    auto spin = [&](const char* key, const QString& label, int64_t value) {
+        return addSpin(cf, QLatin1String(key), label, 0, 65536, static_cast<int>(value));
+    };
+    inFeatures_ = spin("in_features", tr("&In features:"), c.in_features);
+    outFeatures_ = spin("out_features", tr("&Out features:"), c.out_features);
+    batch_ = spin("batch", tr("&Batch:"), c.batch);
+    context_ = spin("context", tr("Conte&xt length:"), c.context_length);
     context_->setToolTip(tr("The LM's context length"));
-    cf->addRow(tr("&Model:"), model_);
-    cf->addRow(tr("Autocast &dtype:"), castDtype_);
-    cf->addRow(tr("&In features:"), inFeatures_);
-    cf->addRow(tr("&Out features:"), outFeatures_);
-    cf->addRow(tr("&Batch:"), batch_);
-    cf->addRow(tr("Conte&xt length:"), context_);
+    registerFields({{QStringLiteral("context"), context_}});  // with its tooltip
     pages_->addWidget(cast);
+
     // Training numerics.
+    const TrainNumericsSpec t;
     auto* train = new QGroupBox(tr("Training numerics"), pages_);
     auto* tf = new QFormLayout(train);
-    trainPrecisionBox_ = makeCheckRow(train, kTrainPrecisions, trainPrecisions_);
-    steps_ = new QLineEdit(train);
-    steps_->setToolTip(tr("Optimizer steps per precision (1..%1)").arg(kMaxTrainNumericsSteps));
-    lr_ = new QLineEdit(train);
-    lr_->setToolTip(tr("AdamW's learning rate"));
-    initScale_ = new QLineEdit(train);
-    initScale_->setToolTip(
-        tr("The fp16 loss scaler's first scale (PyTorch's default 65536); a huge one shows "
-           "overflow and skipped steps"));
-    trainBatch_ = new QSpinBox(train);
-    trainBatch_->setRange(0, 65536);
-    tf->addRow(tr("&Precisions:"), trainPrecisionBox_);
-    tf->addRow(tr("&Steps:"), steps_);
-    tf->addRow(tr("Learning &rate:"), lr_);
-    tf->addRow(tr("Initial loss &scale:"), initScale_);
-    tf->addRow(tr("Batc&h:"), trainBatch_);
+    QStringList precisions;
+    for (Precision p : t.precisions) precisions << qstr(toString(p));
+    trainPrecisionBox_ = addChecks(tf, QStringLiteral("precisions"), tr("&Precisions:"),
+                                   choicesOf(kTrainPrecisions), precisions);
+    for (Precision p : kTrainPrecisions)
+        trainPrecisions_[p] = checkBox(QStringLiteral("precisions"), qstr(toString(p)));
+    steps_ = addText(tf, QStringLiteral("steps"), tr("&Steps:"), QString::number(t.steps),
+                     tr("Optimizer steps per precision (1..%1)").arg(kMaxTrainNumericsSteps));
+    lr_ = addText(tf, QStringLiteral("lr"), tr("Learning &rate:"), g17(t.lr),
+                  tr("AdamW's learning rate"));
+    initScale_ =
+        addText(tf, QStringLiteral("init_scale"), tr("Initial loss &scale:"), g17(t.init_scale),
+                tr("The fp16 loss scaler's first scale (PyTorch's default 65536); a huge "
+                   "one shows overflow and skipped steps"));
+    trainBatch_ = addSpin(tf, QStringLiteral("train_batch"), tr("Batc&h:"), 0, 65536,
+                          static_cast<int>(t.batch));
     pages_->addWidget(train);
     outer->addWidget(pages_);
 
     auto* runBox = new QGroupBox(tr("Execution"), this);
-    auto* rform = new QFormLayout(runBox);
-    makeDeviceCombo(runBox);
-    rform->addRow(tr("D&evice:"), device_);
+    addDevice(new QFormLayout(runBox), tr("D&evice:"));
     outer->addWidget(runBox);
     outer->addStretch();
     addStatusLabels(outer);
-
-    registerFields({{QStringLiteral("study"), study_},
-                    {QStringLiteral("addend"), addend_},
-                    {QStringLiteral("count"), count_},
-                    {QStringLiteral("formats"), accFormats_},
-                    {QStringLiteral("model"), model_},
-                    {QStringLiteral("autocast_dtype"), castDtype_},
-                    {QStringLiteral("in_features"), inFeatures_},
-                    {QStringLiteral("out_features"), outFeatures_},
-                    {QStringLiteral("batch"), batch_},
-                    {QStringLiteral("context"), context_},
-                    {QStringLiteral("precisions"), trainPrecisionBox_},
-                    {QStringLiteral("steps"), steps_},
-                    {QStringLiteral("lr"), lr_},
-                    {QStringLiteral("init_scale"), initScale_},
-                    {QStringLiteral("train_batch"), trainBatch_},
-                    {QStringLiteral("device"), device_}});
-
-    // Defaults: the engine's, which are the course's.
-    const AccumulationSpec a;
-    addend_->setText(g17(a.addend));
-    count_->setText(QString::number(a.count));
-    accFp16_->setChecked(a.fp16);
-    accBf16_->setChecked(a.bf16);
-    checkTorch_->setChecked(a.check_torch);
-    const AutocastSpec c;
-    inFeatures_->setValue(static_cast<int>(c.in_features));
-    outFeatures_->setValue(static_cast<int>(c.out_features));
-    batch_->setValue(static_cast<int>(c.batch));
-    context_->setValue(static_cast<int>(c.context_length));
-    const TrainNumericsSpec t;
-    for (Precision p : t.precisions) trainPrecisions_[p]->setChecked(true);
-    steps_->setText(QString::number(t.steps));
-    lr_->setText(g17(t.lr));
-    initScale_->setText(g17(t.init_scale));
-    trainBatch_->setValue(static_cast<int>(t.batch));
-
-    auto changed = [this] {
-        if (updating_) return;
-        updateAvailability();
-        revalidate();
-    };
-    for (QLineEdit* e : {label_, addend_, count_, steps_, lr_, initScale_})
-        connect(e, &QLineEdit::textChanged, this, changed);
-    for (QCheckBox* cb : {accFp16_, accBf16_, checkTorch_})
-        connect(cb, &QCheckBox::toggled, this, changed);
-    for (auto* cb : trainPrecisions_) connect(cb, &QCheckBox::toggled, this, changed);
-    for (QSpinBox* sb : {inFeatures_, outFeatures_, batch_, context_, trainBatch_})
-        connect(sb, &QSpinBox::valueChanged, this, changed);
-    for (QComboBox* cb : {study_, model_, castDtype_, device_})
-        connect(cb, &QComboBox::currentIndexChanged, this, changed);
     installRunShortcut();
-    setLabelField(label_);
     updateAvailability();
+    revalidate();
 }
 
 PrecisionPanel::Study PrecisionPanel::study() const {
@@ -386,9 +314,7 @@ void PrecisionPanel::revalidate() {
     Q_EMIT changed();
 }
 
-QString PrecisionPanel::summary() const {
-    if (!problems_.isEmpty())
-        return tr("%n problem(s) to fix before Run", "", static_cast<int>(problems_.size()));
+QString PrecisionPanel::runSummary() const {
     switch (study()) {
         case Study::Accumulate:
             return tr("%1 sums of %2 × %3")
@@ -412,9 +338,7 @@ QString PrecisionPanel::summary() const {
 
 std::optional<LabJob> PrecisionPanel::makeJob() const {
     if (!problems_.isEmpty() || !capsKnown_) return std::nullopt;
-    LabJob job;
-    job.lab = QString::fromLatin1(kPrecisionLab);
-    job.label = label_->text().trimmed();
+    LabJob job = newJob(kPrecisionLab, "cpu", 1);
     switch (study()) {
         case Study::Accumulate: {
             job.point_count = static_cast<int>(
@@ -423,8 +347,7 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
             job.spec_json = accumulationSpecJson(accumulation_);
             job.run = [spec = accumulation_](JobObserver& obs, const CancelToken&,
                                              ResultStore* store, int64_t runId) {
-                Forwarder forward(obs);
-                for (const AccumulationResult& r : runAccumulation(spec, forward, store, runId)) {
+                for (const AccumulationResult& r : runAccumulation(spec, obs, store, runId)) {
                     obs.log(LogLevel::Info, r.variant.name() + ": " +
                                                 QString::number(r.value, 'f', 4).toStdString());
                     obs.item(QVariant::fromValue(r));
@@ -438,8 +361,7 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
             job.spec_json = autocastSpecJson(autocast_);
             job.run = [spec = autocast_](JobObserver& obs, const CancelToken&, ResultStore* store,
                                          int64_t runId) {
-                Forwarder forward(obs);
-                const AutocastReport report = runAutocastInspector(spec, forward, store, runId);
+                const AutocastReport report = runAutocastInspector(spec, obs, store, runId);
                 obs.log(LogLevel::Info,
                         "autocast: " + std::to_string(report.records.size()) + " tensors recorded");
                 obs.item(QVariant::fromValue(report));
@@ -452,9 +374,8 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
             job.spec_json = trainNumericsSpecJson(train_);
             job.run = [spec = train_](JobObserver& obs, const CancelToken& cancel,
                                       ResultStore* store, int64_t runId) {
-                Forwarder forward(obs);
                 for (const TrainNumericsCurve& c :
-                     runTrainNumerics(spec, forward, cancel, store, runId)) {
+                     runTrainNumerics(spec, obs, cancel, store, runId)) {
                     obs.log(LogLevel::Info,
                             std::string(toString(c.precision)) + ": " +
                                 std::string(toString(c.status)) +
@@ -468,111 +389,14 @@ std::optional<LabJob> PrecisionPanel::makeJob() const {
             break;
         }
     }
-    const std::string device = job.device;
-    job.environment = [device] { return currentEnvironment(device); };
+    job.environment = [device = job.device] { return currentEnvironment(device); };
     return job;
 }
 
-QJsonObject PrecisionPanel::state() const {
-    QJsonObject o;
-    o[QStringLiteral("label")] = label_->text();
-    o[QStringLiteral("study")] = study_->currentData().toString();
-    o[QStringLiteral("addend")] = addend_->text();
-    o[QStringLiteral("count")] = count_->text();
-    QJsonArray formats;
-    if (accFp16_->isChecked()) formats << QStringLiteral("fp16");
-    if (accBf16_->isChecked()) formats << QStringLiteral("bf16");
-    o[QStringLiteral("formats")] = formats;
-    o[QStringLiteral("check_torch")] = checkTorch_->isChecked();
-    o[QStringLiteral("model")] = model_->currentData().toString();
-    o[QStringLiteral("autocast_dtype")] = castDtype_->currentData().toString();
-    o[QStringLiteral("in_features")] = inFeatures_->value();
-    o[QStringLiteral("out_features")] = outFeatures_->value();
-    o[QStringLiteral("batch")] = batch_->value();
-    o[QStringLiteral("context")] = context_->value();
-    QJsonArray precisions;
-    for (Precision p : kTrainPrecisions)
-        if (trainPrecisions_[p]->isChecked()) precisions << qstr(toString(p));
-    o[QStringLiteral("precisions")] = precisions;
-    o[QStringLiteral("steps")] = steps_->text();
-    o[QStringLiteral("lr")] = lr_->text();
-    o[QStringLiteral("init_scale")] = initScale_->text();
-    o[QStringLiteral("train_batch")] = trainBatch_->value();
-    o[QStringLiteral("device")] = device_->currentData().toString();
-    return o;
-}
-
-void PrecisionPanel::setState(const QJsonObject& o, QStringList* notes) {
-    updating_ = true;
-    auto has = [&](const char* k) { return o.contains(QLatin1String(k)); };
-    auto val = [&](const char* k) { return o.value(QLatin1String(k)); };
-    auto text = [&](const char* k, QLineEdit* e) {
-        if (has(k)) e->setText(val(k).isDouble() ? g17(val(k).toDouble()) : val(k).toString());
-    };
-    auto spin = [&](const char* k, QSpinBox* s) {
-        if (has(k)) s->setValue(val(k).toInt());
-    };
-    auto combo = [&](const char* k, QComboBox* c, const QString& what) {
-        if (!has(k)) return;
-        const int i = c->findData(val(k).toString());
-        if (i >= 0)
-            c->setCurrentIndex(i);
-        else if (notes)
-            *notes << tr("%1 '%2' is not one of this panel's; kept %3")
-                          .arg(what, val(k).toString(), c->currentData().toString());
-    };
-    if (has("label")) label_->setText(val("label").toString());
-    combo("study", study_, tr("experiment"));
-    text("addend", addend_);
-    text("count", count_);
-    if (has("formats")) {
-        const QStringList f = stringsOf(val("formats"));
-        accFp16_->setChecked(f.contains(QStringLiteral("fp16")));
-        accBf16_->setChecked(f.contains(QStringLiteral("bf16")));
-    }
-    if (has("check_torch")) checkTorch_->setChecked(val("check_torch").toBool());
-    combo("model", model_, tr("model"));
-    spin("in_features", inFeatures_);
-    spin("out_features", outFeatures_);
-    spin("batch", batch_);
-    spin("context", context_);
-    const QStringList wanted = stringsOf(val("precisions"));
-    if (has("precisions"))
-        for (Precision p : kTrainPrecisions)
-            trainPrecisions_[p]->setChecked(wanted.contains(qstr(toString(p))));
-    text("steps", steps_);
-    text("lr", lr_);
-    text("init_scale", initScale_);
-    spin("train_batch", trainBatch_);
-    if (has("device")) {
-        const QString dev = val("device").toString();
-        auto* model = qobject_cast<QStandardItemModel*>(device_->model());
-        const int i = device_->findData(dev);
-        if (i >= 0 && (!model || model->item(i)->isEnabled()))
-            device_->setCurrentIndex(i);
-        else if (notes && capsKnown_)
-            *notes << tr("device '%1' is not available here; using %2")
-                          .arg(dev, device_->currentData().toString());
-    }
-    // The dtype after the device: what the device cannot compute in is disabled first.
-    const QString castWanted = val("autocast_dtype").toString();
-    updateAvailability();
-    combo("autocast_dtype", castDtype_, tr("autocast dtype"));
-    auto* castModel = qobject_cast<QStandardItemModel*>(castDtype_->model());
-    const int ci = castDtype_->findData(castWanted);
-    if (has("autocast_dtype") && ci >= 0 && castModel && !castModel->item(ci)->isEnabled()) {
-        updateAvailability();  // moves off the disabled dtype
-        if (notes && capsKnown_)
-            *notes << tr("%1 left out: %2")
-                          .arg(castWanted, castDtype_->itemData(ci, Qt::ToolTipRole).toString());
-    }
-    if (notes && capsKnown_)
-        for (Precision p : kTrainPrecisions)
-            if (wanted.contains(qstr(toString(p))) && !trainPrecisions_[p]->isChecked())
-                *notes
-                    << tr("%1 left out: %2").arg(qstr(toString(p)), trainPrecisions_[p]->toolTip());
-    updating_ = false;
-    revalidate();
+void PrecisionPanel::stateLoaded(const QJsonObject& o, QStringList* notes) {
+    checkBox(QStringLiteral("formats"), QStringLiteral("fp32"))->setChecked(true);
+    // What the device cannot compute in was dropped (updateAvailability): said so.
+    if (notes) *notes << leftOut(o, QStringLiteral("precisions"), false);
 }
 
 // ---------------------------------------------------------------- stored specs

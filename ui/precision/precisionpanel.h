@@ -30,9 +30,6 @@ public:
     explicit PrecisionPanel(QWidget* parent = nullptr);
 
     std::optional<LabJob> makeJob() const override;
-    QString summary() const override;
-    QJsonObject state() const override;
-    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
 
     Study study() const;
     // The specs the fields make (valid only when problems() is empty).
@@ -41,13 +38,14 @@ public:
     const TrainNumericsSpec& trainSpec() const { return train_; }
 
 private:
-    void build();
+    QString runSummary() const override;
     void revalidate() override;
     void updateAvailability() override;
+    void stateLoaded(const QJsonObject& state, QStringList* notes) override;
 
     QComboBox* study_;
     QStackedWidget* pages_;
-    QLineEdit *label_, *addend_, *count_, *lr_, *initScale_, *steps_;
+    QLineEdit *addend_, *count_, *lr_, *initScale_, *steps_;
     QCheckBox *accFp16_, *accBf16_, *checkTorch_;
     QComboBox *model_, *castDtype_;
     QSpinBox *inFeatures_, *outFeatures_, *batch_, *context_, *trainBatch_;

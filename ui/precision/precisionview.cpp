@@ -13,6 +13,7 @@
 
 #include "precision/precision_report.h"
 #include "ui/common/format.h"
+#include "ui/common/panes.h"
 #include "ui/common/tableview.h"
 #include "ui/precision/precisionchart.h"
 #include "ui/precision/precisionmodels.h"
@@ -56,6 +57,14 @@ QLabel* makeNote(QWidget* parent) {
     return l;
 }
 
+// Two charts side by side.
+QWidget* sideBySide(QWidget* parent, QWidget* a, QWidget* b) {
+    auto* charts = new QSplitter(Qt::Horizontal, parent);
+    charts->addWidget(a);
+    charts->addWidget(b);
+    return charts;
+}
+
 }  // namespace
 
 PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
@@ -75,19 +84,8 @@ PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
     accTable->setTitle(tr("Accumulation"), QStringLiteral("accumulation"));
     accTable->setModel(accumulation_);
     accNote_ = makeNote(this);
-    {
-        auto* split = new QSplitter(Qt::Vertical, this);
-        split->addWidget(accChart_);
-        split->addWidget(accTable);
-        split->setStretchFactor(0, 3);
-        split->setStretchFactor(1, 1);
-        auto* page = new QWidget(this);
-        auto* l = new QVBoxLayout(page);
-        l->setContentsMargins(4, 4, 4, 4);
-        l->addWidget(accNote_);
-        l->addWidget(split, 1);
-        addPane({QStringLiteral("accumulation"), tr("A&ccumulation"), page, accChart_, accTable});
-    }
+    addPane({QStringLiteral("accumulation"), tr("A&ccumulation"),
+             panePage(this, accNote_, accChart_, accTable, nullptr, {3, 1}), accChart_, accTable});
 
     // Autocast: the tree, a legend, and the records flat (what exports take).
     treeView_ = new QTreeView(this);
@@ -122,19 +120,10 @@ PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
             this);
         legend->setTextFormat(Qt::RichText);
         legend->setWordWrap(true);
-        auto* split = new QSplitter(Qt::Vertical, this);
-        split->addWidget(treeView_);
-        split->addWidget(castFlat);
-        split->setStretchFactor(0, 3);
-        split->setStretchFactor(1, 1);
-        auto* page = new QWidget(this);
-        auto* l = new QVBoxLayout(page);
-        l->setContentsMargins(4, 4, 4, 4);
-        l->addWidget(castNote_);
-        l->addWidget(castSummary_);
-        l->addWidget(legend);
-        l->addWidget(split, 1);
-        addPane({QStringLiteral("autocast"), tr("A&utocast"), page, nullptr, castFlat});
+        addPane({QStringLiteral("autocast"), tr("A&utocast"),
+                 panePage(this, paneColumn(this, {castNote_, castSummary_, legend}), treeView_,
+                          castFlat, nullptr, {3, 1}),
+                 nullptr, castFlat});
     }
 
     // Training: loss curves and their difference to fp32, side by side, then the summary.
@@ -148,22 +137,10 @@ PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
     trainTable->setModel(train_);
     trainNote_ = makeNote(this);
     for (PrecisionChart* c : {lossChart_, diffChart_}) c->setMinimumHeight(220);
-    {
-        auto* charts = new QSplitter(Qt::Horizontal, this);
-        charts->addWidget(lossChart_);
-        charts->addWidget(diffChart_);
-        auto* split = new QSplitter(Qt::Vertical, this);
-        split->addWidget(charts);
-        split->addWidget(trainTable);
-        split->setStretchFactor(0, 3);
-        split->setStretchFactor(1, 1);
-        auto* page = new QWidget(this);
-        auto* l = new QVBoxLayout(page);
-        l->setContentsMargins(4, 4, 4, 4);
-        l->addWidget(trainNote_);
-        l->addWidget(split, 1);
-        addPane({QStringLiteral("training"), tr("T&raining"), page, lossChart_, trainTable});
-    }
+    addPane({QStringLiteral("training"), tr("T&raining"),
+             panePage(this, trainNote_, sideBySide(this, lossChart_, diffChart_), trainTable,
+                      nullptr, {3, 1}),
+             lossChart_, trainTable});
 
     // Loss scale: the scaler's scale per step with skipped steps marked, and fp16 underflow.
     scaleChart_ = new PrecisionChart(QStringLiteral("loss-scale"), this);
@@ -176,22 +153,10 @@ PrecisionView::PrecisionView(QWidget* parent) : LabView(parent) {
     scaleTable->setModel(train_);
     scaleNote_ = makeNote(this);
     for (PrecisionChart* c : {scaleChart_, underflowChart_}) c->setMinimumHeight(220);
-    {
-        auto* charts = new QSplitter(Qt::Horizontal, this);
-        charts->addWidget(scaleChart_);
-        charts->addWidget(underflowChart_);
-        auto* split = new QSplitter(Qt::Vertical, this);
-        split->addWidget(charts);
-        split->addWidget(scaleTable);
-        split->setStretchFactor(0, 3);
-        split->setStretchFactor(1, 1);
-        auto* page = new QWidget(this);
-        auto* l = new QVBoxLayout(page);
-        l->setContentsMargins(4, 4, 4, 4);
-        l->addWidget(scaleNote_);
-        l->addWidget(split, 1);
-        addPane({QStringLiteral("loss-scale"), tr("Loss &scale"), page, scaleChart_, scaleTable});
-    }
+    addPane({QStringLiteral("loss-scale"), tr("Loss &scale"),
+             panePage(this, scaleNote_, sideBySide(this, scaleChart_, underflowChart_), scaleTable,
+                      nullptr, {3, 1}),
+             scaleChart_, scaleTable});
     begin({}, {});
 }
 

@@ -3,19 +3,15 @@
 // this machine cannot run are disabled with the engine's reason; invalid values are flagged.
 #pragma once
 
-#include <QHash>
+#include <memory>
 
 #include "profiler/profiler.h"
 #include "ui/common/labpanel.h"
+#include "ui/common/pointform.h"
 
-class QComboBox;
-class QGroupBox;
-class QLineEdit;
 class QSpinBox;
 
 namespace ts::ui {
-
-class CodeChoice;
 
 class ProfilePanel : public LabPanel {
     Q_OBJECT
@@ -28,26 +24,20 @@ public:
     // the panel's own number of profiled steps.
     static QJsonObject stateFromPoint(const QJsonObject& point);
     explicit ProfilePanel(QWidget* parent = nullptr);
+    ~ProfilePanel() override;
 
     std::optional<LabJob> makeJob() const override;
-    QString summary() const override;
-    QJsonObject state() const override;
-    void setState(const QJsonObject& state, QStringList* notes = nullptr) override;
 
     // The profile the fields make (valid only when problems() is empty).
     ProfileSpec spec() const { return spec_; }
 
 private:
-    void build();
+    QString runSummary() const override;
     void revalidate() override;
     void updateAvailability() override;
-    QWidget* fieldForMessage(const QString& message) const;
 
-    QLineEdit* label_;
-    QComboBox *size_, *mode_, *precision_, *attention_;
-    QSpinBox *vocab_, *dModel_, *dFf_, *layers_, *heads_;
-    QSpinBox *context_, *batch_, *warmup_, *steps_;
-    QGroupBox* customBox_;
+    std::unique_ptr<PointForm> point_;
+    QSpinBox *warmup_, *steps_;
     CodeChoice* code_;  // TrainScope's model or the user's code (one of them: one point)
     ProfileSpec spec_;
 };

@@ -20,6 +20,7 @@
 #include "profiler/profiler_report.h"
 #include "ui/common/format.h"
 #include "ui/common/metatypes.h"
+#include "ui/common/panes.h"
 #include "ui/common/tableview.h"
 #include "ui/profiler/profilecharts.h"
 #include "ui/profiler/timelinechart.h"
@@ -116,13 +117,9 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
     categoryChart_->setObjectName(QStringLiteral("categoryChart"));
     categoryTable_ = makeTable(this, categories_, QStringLiteral("categoryTable"),
                                tr("Category roll-up"), QStringLiteral("categories"), false);
-    auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(categoryChart_);
-    split->addWidget(categoryTable_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
-    addPane(
-        {QStringLiteral("categories"), tr("&Categories"), split, categoryChart_, categoryTable_});
+    addPane({QStringLiteral("categories"), tr("&Categories"),
+             panePage(this, nullptr, categoryChart_, categoryTable_, nullptr, {3, 1}),
+             categoryChart_, categoryTable_});
 
     // Attention.
     attentionChart_ = new AttentionPartsChart(this);
@@ -130,26 +127,18 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
     attentionTable_ =
         makeTable(this, attention_, QStringLiteral("attentionPartsTable"),
                   tr("Attention breakdown"), QStringLiteral("attention-parts"), false);
-    split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(attentionChart_);
-    split->addWidget(attentionTable_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
-    addPane({QStringLiteral("attention-parts"), tr("A&ttention"), split, attentionChart_,
-             attentionTable_});
+    addPane({QStringLiteral("attention-parts"), tr("A&ttention"),
+             panePage(this, nullptr, attentionChart_, attentionTable_, nullptr, {3, 1}),
+             attentionChart_, attentionTable_});
 
     // Timeline.
-    QWidget* timelinePage = page(this, &l);
-    timeline_ = new TimelineChart(timelinePage);
+    timeline_ = new TimelineChart(this);
     timeline_->setObjectName(QStringLiteral("timeline"));
-    auto* traceRow = new QHBoxLayout;
-    auto* traceButton = new QPushButton(tr("Write &Perfetto Trace…"), timelinePage);
+    auto* traceButton = new QPushButton(tr("Write &Perfetto Trace…"), this);
     traceButtons_ << traceButton;
-    traceRow->addStretch();
-    traceRow->addWidget(traceButton);
-    l->addWidget(timeline_, 1);
-    l->addLayout(traceRow);
-    addPane({QStringLiteral("timeline"), tr("T&imeline"), timelinePage, timeline_, nullptr});
+    addPane({QStringLiteral("timeline"), tr("T&imeline"),
+             panePage(this, nullptr, timeline_, nullptr, paneRow(this, {traceButton}, true)),
+             timeline_, nullptr});
     connect(timeline_, &TimelineChart::exportRequested, this,
             [this] { Q_EMIT exportRequested(paneIndex(QStringLiteral("timeline"))); });
     connect(timeline_, &TimelineChart::copyRequested, this,

@@ -262,7 +262,9 @@ int main(int argc, char** argv) {
     list->add_flag("--json", list_json, "As JSON");
     list->callback([&] { code = runsList(db, list_json); });
     const std::string tables =
-        "sums, tensors, ops, steps (precision); strategies, memory, fsdp, checks, allreduce "
+        "kernels, ops, calltree (profile); sums, tensors, ops, steps (precision); strategies, "
+        "memory, "
+        "fsdp, checks, allreduce "
         "(distributed)";
     std::string show_id, show_table;
     FormatChoice show_format;

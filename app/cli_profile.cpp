@@ -27,7 +27,7 @@ using namespace ts::cli;
 
 struct ProfileOptions {
     BenchOptions point;
-    std::string profile_steps = "3", phase, range, top = "10", trace, kineto_trace;
+    std::string profile_steps = "3", phase, range, top = "10", trace, kineto_trace, compare;
 };
 
 class CliObserver : public ts::ProfileObserver {
@@ -138,7 +138,46 @@ nlohmann::json summaryJson(const ts::ProfileResult& r, const ts::EventFilter& f,
             {"environment", ts::toJson(r.environment)}};
 }
 
+// A stored profile run's profile (its row 0); bad input naming --compare when there is none.
+ts::ProfileResult storedProfile(const ts::ResultStore& store, int64_t id) {
+    const auto info = store.run(id);
+    if (!info) throw BadInput(fmt::format("--compare: there is no run {} in {}", id, store.path()));
+    if (info->lab != ts::kProfileLab)
+        throw BadInput(
+            fmt::format("--compare: run {} is a {} run, not a profile run", id, info->lab));
+    const auto rows = store.rows(id, info->lab);
+    if (rows.empty())
+        throw BadInput(fmt::format(
+            "--compare: run {} holds no profile (it was stopped or failed before one was stored)",
+            id));
+    try {
+        return ts::profileResultFromJson(ts::parseJson(rows.front().result_json));
+    } catch (const std::exception& e) {
+        throw BadInput(fmt::format("--compare: run {} cannot be read: {}", id, e.what()));
+    }
+}
+
+// `profile --compare A,B`: two stored profiles' kernel tables side by side; nothing is run.
+int compareProfileRuns(const ProfileOptions& o) {
+    const auto ids = requireList("--compare", o.compare);
+    if (ids.size() != 2)
+        throw BadInput(fmt::format("--compare: give two runs (A,B), not {}", ids.size()));
+    for (const char* flag : {"--trace", "--kineto-trace", "--profile-steps", "--phase", "--range",
+                             "--label", "--no-store"})
+        if (given(o.point, flag))
+            throw BadInput(fmt::format("--compare runs nothing: {} has no use with it", flag));
+    if (o.point.jsonl) throw BadInput("--compare runs nothing: --jsonl has no use with it");
+    const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
+    auto store = openStoreForReading(o.point.db);
+    const ts::ProfileResult a = storedProfile(*store, parseRunId(ids[0]));
+    const ts::ProfileResult b = storedProfile(*store, parseRunId(ids[1]));
+    std::cout << ts::formatProfileDiff(a, b, tableFormat(o.point.markdown, o.point.csv),
+                                       o.point.csv ? 0 : top);
+    return kOk;
+}
+
 int runProfileCommand(const ProfileOptions& o) {
+    if (!o.compare.empty() || given(o.point, "--compare")) return compareProfileRuns(o);
     const ts::ProfileSpec spec = profileSpec(o);
     const ts::EventFilter filter = eventFilter(o);
     const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
@@ -220,6 +259,9 @@ void addProfileCommand(CLI::App& app, int& code) {
     cmd->add_option("--range", o->range,
                     "Only this range of the model: layer.0, attention, softmax, mlp, lm_head, ...");
     cmd->add_option("--top", o->top, "Rows per table (0: all)")->capture_default_str();
+    cmd->add_option("--compare", o->compare,
+                    "Compare two stored profile runs' kernel tables (A,B: run ids), per profiled "
+                    "step, largest difference first; runs nothing");
     cmd->add_option("--trace", o->trace, "Write the trace as Chrome/Perfetto JSON to this file");
     cmd->add_option("--kineto-trace", o->kineto_trace,
                     "Write Kineto's own trace of the profiled steps (as torch.profiler's "

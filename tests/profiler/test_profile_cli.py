@@ -106,6 +106,55 @@ class Profile(unittest.TestCase):
         self.assertGreater(measured["optimizer"]["measured_ms"], 0)
         self.assertTrue(any(o["op"] == "aten::mm" and o["flops"] > 0 for o in summary["ops"]))
 
+    def test_call_tree_and_two_runs_compared(self):
+        import csv
+        import io
+        for ctx in ("16", "32"):
+            p = run("profile", *TINY, "--context-length", ctx, "-q", db=self.db)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Call tree: CPU time by phase, range and op", p.stdout)
+        # The call tree as a CSV table: depth-first, every path under a phase.
+        p = run("runs", "show", "1", "--format", "csv", "--table", "calltree", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertEqual(list(rows[0].keys()), ["profile", "depth", "path", "name", "kind", "inclusive_ms",
+                                                "self_ms", "share", "calls"])
+        self.assertEqual((rows[0]["kind"], rows[0]["depth"], rows[0]["share"]), ("all", "0", "1"))
+        phases = {r["name"]: r for r in rows if r["kind"] == "phase"}
+        self.assertTrue({"forward", "backward", "optimizer"} <= set(phases), phases.keys())
+        self.assertAlmostEqual(sum(float(r["share"]) for r in phases.values()), 1.0, places=6)
+        paths = [r["path"] for r in rows]
+        self.assertTrue(any(x.startswith("forward/layer.0/attention/") for x in paths), paths[:20])
+        # Backward ops sit under their forward op's range (autograd's thread has none).
+        self.assertTrue(any(x.startswith("backward/layer.0/attention/") for x in paths), paths[:20])
+        for r in rows:
+            if r["kind"] == "op":
+                self.assertGreaterEqual(int(r["calls"]), 1)
+                self.assertLessEqual(float(r["self_ms"]), float(r["inclusive_ms"]) + 1e-9)
+        p = run("runs", "show", "1", "--format", "csv", "--table", "nope", db=self.db)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("calltree", p.stderr)
+        # Two stored profiles side by side: a CPU profile compares its ops.
+        p = run("profile", "--compare", "1,2", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Two profiles compared", p.stdout)
+        self.assertIn("Ops by |B - A|", p.stdout)
+        self.assertIn("(2 profiled step(s) counted)", p.stdout)
+        p = run("profile", "--compare", "1,2", "--format", "csv", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        diff = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertEqual(list(diff[0].keys())[:6], ["op", "category", "a_us_per_step", "b_us_per_step", "delta_us",
+                                                    "ratio"])
+        deltas = [abs(float(r["delta_us"])) for r in diff]
+        self.assertEqual(deltas, sorted(deltas, reverse=True))
+        mm = [r for r in diff if r["op"] == "aten::mm"][0]
+        self.assertAlmostEqual(float(mm["delta_us"]), float(mm["b_us_per_step"]) - float(mm["a_us_per_step"]), places=3)
+        for extra, needle in [(["--compare", "1"], "two runs"), (["--compare", "1,99"], "no run 99"),
+                              (["--compare", "1,2", "--trace", "x.json"], "--trace")]:
+            p = run("profile", *extra, db=self.db)
+            self.assertEqual(p.returncode, 2, (extra, p.stderr))
+            self.assertIn(needle, p.stderr, extra)
+
     def test_bad_input_exits_2_naming_the_value(self):
         cases = [(["--phase", "sideways"], "sideways"),
                  (["--profile-steps", "0"], "--profile-steps"),

@@ -176,6 +176,53 @@ int compareProfileRuns(const ProfileOptions& o) {
     return kOk;
 }
 
+struct ImportOptions {
+    std::string file, db, label;
+    bool no_store = false, quiet = false;
+    FormatChoice format;
+};
+
+// `profile import FILE`: a torch.profiler Chrome trace as a stored profile (See Note [importing a
+// trace]); a file that is not one is bad input (exit 2) saying why.
+int importProfileCommand(ImportOptions& o) {
+    const std::string text = readInputFile("import", o.file);
+    const std::string name = std::filesystem::path(o.file).filename().string();
+    ts::ProfileResult r;
+    try {
+        r = ts::importChromeTrace(text, name);
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(fmt::format("import: {}: {}", o.file, e.what()));
+    }
+    const std::string format = o.format.get();
+    const StoredRun run =
+        startStoredRun(ts::kProfileLab, o.db, o.label.empty() ? name : o.label, o.no_store, o.quiet,
+                       ts::profileSpecJson(r.spec), r.environment, 1);
+    bool stored = true;
+    if (run.get()) {
+        try {
+            ts::storeProfile(*run.store, run.id, r);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "error: the profile could not be stored: %s\n", e.what());
+            stored = false;
+        }
+    }
+    if (!o.quiet)
+        std::fprintf(stderr, "imported %s: %zu ops, %zu kernels, %d profiled step(s)\n",
+                     o.file.c_str(), r.trace.ops.size(), r.trace.kernels.size(),
+                     static_cast<int>(r.steps.size()));
+    ts::ProfileReportOptions ro;
+    ro.format = format == "markdown" ? ts::TableFormat::Markdown
+                : format == "csv"    ? ts::TableFormat::Csv
+                                     : ts::TableFormat::Text;
+    std::cout << ts::formatProfile(r, ro);
+    if (format != "csv")
+        std::cout << '\n'
+                  << ts::formatEnvironment(r.environment, ro.format == ts::TableFormat::Markdown
+                                                              ? ts::TableFormat::Markdown
+                                                              : ts::TableFormat::Text);
+    return stored ? kOk : kRunFailed;
+}
+
 int runProfileCommand(const ProfileOptions& o) {
     if (!o.compare.empty() || given(o.point, "--compare")) return compareProfileRuns(o);
     const ts::ProfileSpec spec = profileSpec(o);
@@ -272,12 +319,29 @@ void addProfileCommand(CLI::App& app, int& code) {
                      "CSV: every kernel (on the CPU: op) of the phase/range",
                      "One JSON line per step, then the profile's summary");
     cmd->add_flag("-q,--quiet", o->point.quiet, "No progress on stderr");
-    cmd->callback([o, cmd, &code] {
-        recordGivenOptions(*cmd, o->point);
-        readFormat(o->point);
-        code = runProfileCommand(*o);
-    });
-}
+
+    auto imp = std::make_shared<ImportOptions>();
+    auto* import = cmd->add_subcommand(
+        "import",
+        "Import a torch.profiler Chrome trace (export_chrome_trace, Kineto's JSON) as a stored "
+        "profile run, and show its tables; nothing is run");
+    import->add_option("file", imp->file, "The trace (.json)")->required();
+    addStoreOptions(*import, imp->db, imp->label, imp->no_store, "the profile");
+    import->get_option("--label")->description(
+        "Label of the stored run (default: the file's name)");
+    imp->format.add(*import, {"table", "markdown", "csv"},
+                    {{"markdown", "Markdown tables"}, {"csv", "CSV: every kernel (CPU: op)"}});
+    import->add_flag("-q,--quiet", imp->quiet, "Nothing on stderr but errors");
+    import->callback([imp, &code] { code = importProfileCommand(*imp);
+});
+
+cmd->callback([o, cmd, import, &code] {
+    if (import->parsed()) return;  // `profile import` ran instead
+    recordGivenOptions(*cmd, o->point);
+    readFormat(o->point);
+    code = runProfileCommand(*o);
+});
+}  // namespace
 
 const CommandRegistration registration(ts::kProfileLab, addProfileCommand);
 

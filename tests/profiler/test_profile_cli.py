@@ -155,6 +155,56 @@ class Profile(unittest.TestCase):
             self.assertEqual(p.returncode, 2, (extra, p.stderr))
             self.assertIn(needle, p.stderr, extra)
 
+    def test_import_a_torch_profiler_trace(self):
+        import csv
+        import io
+        fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "cpu_step.pt.trace.json")
+        p = run("profile", "import", fixture, db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("cpu_step.pt.trace.json (an imported trace, CPU), 1 profiled step(s)", p.stdout)
+        self.assertIn("Call tree", p.stdout)
+        self.assertIn("imported", p.stderr)
+        # Stored under the file's name, and every table of the lab serves it.
+        p = run("runs", "list", "--json", db=self.db)
+        runs = json.loads(p.stdout)
+        self.assertEqual((runs[0]["kind"], runs[0]["label"]), ("profile", "cpu_step.pt.trace.json"))
+        run_id = str(runs[0]["id"])
+        p = run("runs", "show", run_id, "--format", "csv", "--table", "calltree", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        phases = {r["name"] for r in csv.DictReader(io.StringIO(p.stdout)) if r["kind"] == "phase"}
+        self.assertEqual(phases & {"forward", "backward", "optimizer"}, {"forward", "backward", "optimizer"})
+        p = run("runs", "show", run_id, "--format", "json", db=self.db)
+        self.assertEqual(json.loads(p.stdout)["results"][0]["spec"]["imported"], "cpu_step.pt.trace.json")
+        # A label, Markdown, no store; an imported profile compares with a profiled one.
+        p = run("profile", "import", fixture, "--label", "mine", "--format", "markdown", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("## Profile: cpu_step.pt.trace.json", p.stdout)
+        p = run("profile", "--compare", "1,2", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("B - A +0.000 ms", p.stdout)
+        # Bad files: a clear message, exit 2, nothing stored.
+        with open(fixture) as f:
+            text = f.read()
+        bad = {"truncated.json": text[:len(text) // 2], "wrong.json": '{"schemaVersion": 1}',
+               "empty.json": '{"traceEvents": []}', "binary.json": "\x80\x02}q\x00."}
+        for name, content in bad.items():
+            path = os.path.join(self.tmp.name, name)
+            with open(path, "w") as f:
+                f.write(content)
+        for name, needle in [("truncated.json", "truncated"), ("wrong.json", "traceEvents"),
+                             ("empty.json", "empty trace"), ("binary.json", "cannot be read"),
+                             ("missing.json", "no such file")]:
+            p = run("profile", "import", os.path.join(self.tmp.name, name), db=self.db)
+            self.assertEqual(p.returncode, 2, (name, p.stderr))
+            self.assertIn(needle, p.stderr, name)
+            self.assertNotIn("Traceback", p.stderr)
+        p = run("profile", "import", self.tmp.name, db=self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("directory", p.stderr)
+        self.assertEqual(len(json.loads(run("runs", "list", "--json", db=self.db).stdout)), 2)
+        p = run("profile", "import", db=self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+
     def test_bad_input_exits_2_naming_the_value(self):
         cases = [(["--phase", "sideways"], "sideways"),
                  (["--profile-steps", "0"], "--profile-steps"),

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "core/json.h"
 #include "profiler/profiler.h"
@@ -572,6 +576,128 @@ TEST(ProfileDiff, WithoutKernelsOpsAreComparedBySelfCpuTime) {
     const std::string md = ts::formatProfileDiff(a, b, ts::TableFormat::Markdown);
     EXPECT_NE(md.find("| op "), std::string::npos) << md;
     EXPECT_NE(md.find("### Ops by |B - A|"), std::string::npos) << md;
+}
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(TRAINSCOPE_PROFILER_FIXTURES) + "/" + name, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+TEST(ImportTrace, TorchProfilersCpuTraceGetsItsStepAndThePhasesPyTorchRecorded) {
+    // One training step of a small MLP under torch.profiler on the CPU (make_fixtures.py).
+    const auto r = ts::importChromeTrace(fixture("cpu_step.pt.trace.json"), "cpu_step.json");
+    EXPECT_EQ(r.spec.imported, "cpu_step.json");
+    EXPECT_FALSE(r.gpu);
+    EXPECT_EQ(r.environment.device_name, "CPU");
+    EXPECT_FALSE(r.environment.date.empty());  // from baseTimeNanoseconds
+    ASSERT_EQ(r.steps.size(), 1u);             // ProfilerStep#1
+    EXPECT_EQ(r.spec.profile_steps, 1);
+    EXPECT_GT(r.steps[0].total_ms, 0);
+    EXPECT_GT(r.steps[0].forward_ms, 0);
+    EXPECT_GT(r.steps[0].backward_ms, 0);
+    EXPECT_GT(r.steps[0].optimizer_ms, 0);
+    // The phases PyTorch's records imply: the linears in forward, autograd's nodes in
+    // backward, the SGD update in the optimizer.
+    std::map<std::string, std::set<Phase>> phases;
+    for (const auto& o : r.trace.ops) phases[o.name].insert(o.phase);
+    EXPECT_EQ(phases["aten::linear"], std::set<Phase>{Phase::Forward});
+    EXPECT_EQ(phases["AddmmBackward0"], std::set<Phase>{Phase::Backward});
+    EXPECT_TRUE(phases["aten::add_"].count(Phase::Optimizer));
+    for (const auto& rg : r.trace.ranges) EXPECT_FALSE(rg.name.starts_with("ProfilerStep#"));
+    // Every table of the lab serves it; what needs a model is left out.
+    EXPECT_TRUE(ts::attentionBreakdown(r).empty());
+    const auto tree = ts::callTree(r.trace);
+    std::vector<std::string> top;
+    for (int c : tree.nodes.at(0).children) top.push_back(tree.nodes[static_cast<size_t>(c)].name);
+    for (const char* p : {"forward", "backward", "optimizer"})
+        EXPECT_NE(std::find(top.begin(), top.end(), p), top.end()) << p;
+    const std::string text = ts::formatProfile(r, {});
+    EXPECT_NE(text.find("cpu_step.json (an imported trace, CPU), 1 profiled step(s)"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("TFLOP/s (CPU)"), std::string::npos) << text;  // no model, no rate
+    // Stored and read back as it was.
+    const auto back = ts::profileResultFromJson(nlohmann::json::parse(ts::dumpJson(ts::toJson(r))));
+    EXPECT_EQ(back.spec, r.spec);
+    EXPECT_EQ(back.trace.ops.size(), r.trace.ops.size());
+    const auto spec = nlohmann::json::parse(ts::profileSpecJson(r.spec));
+    EXPECT_EQ(spec.at("command"), "profile import");
+    EXPECT_EQ(spec.at("imported"), "cpu_step.json");
+}
+
+TEST(ImportTrace, KernelsFindTheirOpThroughExternalIdAndTheTracesOwnPhaseRangesStand) {
+    // Kineto's layout on a GPU: a cpu_op, the runtime call inside it, the kernel it launched
+    // (External id: the op; correlation: the runtime call), a memcpy, and what is left out.
+    const std::string trace =
+        R"json({"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+      "traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+        {"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 1, "tid": 1, "ts": 10, "dur": 500},
+        {"ph": "X", "cat": "user_annotation", "name": "attn", "pid": 1, "tid": 1, "ts": 20, "dur": 300},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 30, "dur": 100,
+         "args": {"External id": 10, "Input Dims": [[8, 16], [16, 32]]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 40, "dur": 5,
+         "args": {"External id": 10, "correlation": 100}},
+        {"ph": "X", "cat": "user_annotation", "name": "backward", "pid": 1, "tid": 1, "ts": 510, "dur": 400},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 520, "dur": 5,
+         "args": {"correlation": 101}},
+        {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm", "pid": 0, "tid": 7, "ts": 200, "dur": 50.5,
+         "args": {"External id": 10, "correlation": 100, "stream": 7, "device": 0}},
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "pid": 0, "tid": 7,
+         "ts": 600, "dur": 3, "args": {"correlation": 101, "stream": 7}},
+        {"ph": "X", "cat": "gpu_user_annotation", "name": "attn", "pid": 0, "tid": 7, "ts": 200, "dur": 50},
+        {"ph": "X", "cat": "python_function", "name": "nn.Module: Linear_0", "pid": 1, "tid": 1, "ts": 25, "dur": 200},
+        {"ph": "s", "cat": "ac2g", "id": 100, "pid": 1, "tid": 1, "ts": 40},
+        {"ph": "X", "cat": "cpu_op", "name": 5, "ts": "oops"}
+      ]})json";
+    const auto r = ts::importChromeTrace(trace, "gpu.json");
+    EXPECT_TRUE(r.gpu);
+    EXPECT_EQ(r.environment.device_name, "NVIDIA H100 80GB HBM3");
+    ASSERT_EQ(r.trace.kernels.size(), 2u);
+    const auto& k = findKernel(r.trace, "sm90_xmma_gemm");
+    EXPECT_EQ(k.phase, Phase::Forward);
+    EXPECT_EQ(k.range, "attn");
+    EXPECT_EQ(k.op, "aten::mm");
+    EXPECT_EQ(k.duration_ns, 50'500);
+    EXPECT_EQ(k.stream, 7);
+    // The memcpy: through its runtime call (no op around it), in backward.
+    EXPECT_EQ(findKernel(r.trace, "Memcpy DtoH (Device -> Pageable)").phase, Phase::Backward);
+    const auto& mm = findOp(r.trace, "aten::mm", 30'000);
+    EXPECT_DOUBLE_EQ(mm.flops, 2.0 * 8 * 16 * 32);
+    EXPECT_EQ(mm.device_ns, 50'500);
+    ASSERT_EQ(r.steps.size(), 1u);
+    EXPECT_DOUBLE_EQ(r.steps[0].forward_ms, 0.5);
+    EXPECT_DOUBLE_EQ(r.steps[0].backward_ms, 0.4);
+}
+
+TEST(ImportTrace, WhatIsNoTraceIsRefusedSayingWhy) {
+    const std::string whole = fixture("cpu_step.pt.trace.json");
+    ASSERT_GT(whole.size(), 1000u);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {whole.substr(0, whole.size() / 2), "truncated"},
+        {"hello", "cannot be read"},
+        {"", "truncated"},
+        {R"({"schemaVersion": 1})", "no \"traceEvents\" list"},
+        {"42", "neither an object nor a list"},
+        {R"({"traceEvents": []})", "empty trace"},
+        {R"({"traceEvents": {"ph": "X"}})", "no \"traceEvents\" list"},
+        {"[1, 2, 3]", "empty trace"},
+        {R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": 5, "ts": "x"}]})", "wrong shape"},
+        {R"({"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0",
+             "tid": 1, "ts": 0, "dur": 5}]})",
+         "empty trace"},
+        {std::string("\x1f\x8b\x08\x00", 4), "gzip"}};
+    for (const auto& [text, why] : cases) {
+        try {
+            ts::importChromeTrace(text, "bad.json");
+            ADD_FAILURE() << "accepted: " << text.substr(0, 60);
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos)
+                << e.what() << " (wanted " << why << ")";
+        }
+    }
 }
 
 }  // namespace

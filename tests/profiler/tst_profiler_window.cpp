@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QtCharts/QChart>
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,7 @@
 #include "ui/profiler/profilepanel.h"
 #include "ui/profiler/profileview.h"
 #include "ui/profiler/timelinechart.h"
+#include "ui/shell/mainwindow.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -137,6 +139,7 @@ private Q_SLOTS:
     void callTreeFlameGraphAndTableFollowEachOther();
     void timelineSearchStepsThroughMatches();
     void twoStoredProfilesCompared();
+    void importTraceThroughTheFileMenu();
     void largeStoredProfileParsesOffTheUiThread();
     void panelValidatesAndRoundTripsItsSpec();
     void panelProfilesTheUsersCode();
@@ -634,6 +637,45 @@ void TestProfilerWindow::twoStoredProfilesCompared() {
     QVERIFY(view.showStored(stored(b, 2), &error));
     QCOMPARE(m->rowCount(), 0);
     QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);
+}
+
+void TestProfilerWindow::importTraceThroughTheFileMenu() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("results.db"));
+    MainWindow w(MainWindow::Options{db, false});
+    auto* view = qobject_cast<ProfileView*>(w.labView(QStringLiteral("profile")));
+    QVERIFY(view);
+    // A .json is the profiler's: stored, then read and shown in every pane.
+    QSignalSpy shown(view, &ProfileView::profileShown);
+    QString error;
+    const QString fixture = QStringLiteral(TRAINSCOPE_PROFILER_FIXTURES "/cpu_step.pt.trace.json");
+    QVERIFY2(w.importTrace(fixture, &error), qPrintable(error));
+    QCOMPARE(w.currentLabId(), QStringLiteral("profile"));
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+    QCOMPARE(view->result()->spec.imported, std::string("cpu_step.pt.trace.json"));
+    QVERIFY(view->storeRunId() > 0);
+    QVERIFY(view->opModel()->rowCount() > 10);
+    QVERIFY(view->timeline()->spanCount() > 0);
+    QStringList phases;
+    const CallTree* tree = view->callTreeModel()->tree();
+    for (int c : tree->nodes[0].children)
+        phases << QString::fromStdString(tree->nodes[static_cast<size_t>(c)].name);
+    for (const char* p : {"forward", "backward", "optimizer"})
+        QVERIFY2(phases.contains(QString::fromLatin1(p)), qPrintable(phases.join(',')));
+    QVERIFY(view->findChild<QLabel*>(QStringLiteral("phaseNote"))
+                ->text()
+                .contains(QStringLiteral("Imported from cpu_step.pt.trace.json")));
+    // A truncated trace: refused with the reason, nothing stored.
+    QFile f(fixture);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QFile cut(dir.filePath(QStringLiteral("cut.json")));
+    QVERIFY(cut.open(QIODevice::WriteOnly));
+    cut.write(f.read(f.size() / 2));
+    cut.close();
+    QVERIFY(!w.importTrace(cut.fileName(), &error));
+    QVERIFY2(error.contains(QStringLiteral("truncated")), qPrintable(error));
+    ResultStore store(db.toStdString(), ResultStore::Access::ReadIfNeeded);
+    QCOMPARE(store.listRuns().size(), size_t(1));
 }
 
 void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {

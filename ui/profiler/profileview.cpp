@@ -1,7 +1,9 @@
 #include "ui/profiler/profileview.h"
 
 #include <QComboBox>
+#include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -543,7 +545,11 @@ void ProfileView::present(ProfileAnalysis a) {
     int profiled = 0;
     for (const auto& s : r.steps)
         if (!s.warmup) measuredMs += s.total_ms, ++profiled;
-    const StepFlops flops = stepFlops(r.spec.bench);
+    const StepFlops flops = r.spec.imported.empty() ? stepFlops(r.spec.bench) : StepFlops{};
+    if (!r.spec.imported.empty())
+        notes << tr("Imported from %1: the phases are the trace's own ranges, or what PyTorch "
+                    "recorded (optimizer steps, autograd's backward ops); no model, no FLOPs.")
+                     .arg(qstr(r.spec.imported));
     const double perStep = r.spec.bench.mode == Mode::Forward ? flops.forward : flops.total();
     if (profiled > 0 && perStep > 0 && measuredMs > 0) {
         const QString achieved =
@@ -651,6 +657,34 @@ bool ProfileView::compare(const StoredRun& a, const StoredRun& b, QString* error
             return c;
         }));
     return true;
+}
+
+bool ProfileView::importFile(const QString& path, const QString& storePath, QString* error) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error) *error = tr("cannot read %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    const QByteArray bytes = f.readAll();
+    const QString name = QFileInfo(path).fileName();
+    ProfileResult r;
+    try {
+        r = importChromeTrace(
+            std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())),
+            name.toStdString());
+    } catch (const std::exception& e) {
+        if (error) *error = tr("%1: %2").arg(name, qstr(std::string(e.what())));
+        return false;
+    }
+    const StoredRun run =
+        storeImportedRun(storePath, kProfileLab, name, profileSpecJson(r.spec), r.environment,
+                         {0, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))});
+    if (!run.error.isEmpty()) {
+        if (error) *error = tr("the imported profile could not be stored: %1").arg(run.error);
+        return false;
+    }
+    Q_EMIT logLine(tr("Imported %1 as run %2").arg(path).arg(run.info.id));
+    return showStored(run, error);
 }
 
 QString ProfileView::comparisonText() const { return diffText_->text(); }

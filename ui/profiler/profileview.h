@@ -47,6 +47,9 @@ public:
     ProfileDiffModel* diffModel() const { return diff_; }
     QString comparisonText() const;
     ExportContext exportContext(int pane) const override;
+    // A torch.profiler Chrome trace (See Note [importing a trace]): stored, then shown.
+    QStringList importPatterns() const override { return {QStringLiteral("*.json")}; }
+    bool importFile(const QString& path, const QString& storePath, QString* error) override;
 
     // The profile shown (null before one arrives).
     const ProfileResult* result() const { return analysis_.result.get(); }

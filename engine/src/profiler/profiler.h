@@ -26,6 +26,10 @@ inline constexpr const char* kProfileLab = "profile";
 struct ProfileSpec {
     PointConfig bench;      // the point; its `steps` are not used, profile_steps are
     int profile_steps = 3;  // steps run under the profiler, after bench.warmup unprofiled ones
+    // The file an imported trace came from (`profile import`, See Note [importing a trace]);
+    // empty for a profile TrainScope ran. An imported profile has no model: `bench` is unused
+    // and what is computed from the model (FLOPs, the attention parts) is left out.
+    std::string imported;
     bool operator==(const ProfileSpec&) const = default;
 };
 inline constexpr int kMaxProfileSteps = 1000;
@@ -322,6 +326,27 @@ inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
 ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
                          const CancelToken& cancel, ResultStore* store = nullptr,
                          int64_t run_id = 0, const ProfileOutputs& outputs = {});
+
+// Note [importing a trace]: `profile import` reads a Chrome trace as torch.profiler writes it
+// (export_chrome_trace, Kineto's JSON: {"traceEvents": [...], "deviceProperties": [...]}, or a
+// bare list of events) into a ProfileResult, so that every table and pane of the lab serves it.
+// Complete events ("ph": "X") become the RawTrace that attribute() reads: "cpu_op" events are
+// ops ("External id" their correlation, "Sequence number", "Fwd thread id", "Input Dims"),
+// "user_annotation" events ranges, "cuda_runtime" and "cuda_driver" events runtime calls (their
+// "correlation" CUPTI's), and "kernel", "gpu_memcpy" and "gpu_memset" events what ran on the GPU
+// ("External id" the launching op, "correlation" the runtime call, "stream"); everything else
+// (python_function, gpu_user_annotation, flows, metadata) is left out. Times are µs in the
+// file, ns here. Each "ProfilerStep#N" annotation is a profiled step (a StepSample of its wall
+// time), left out of the ranges. The phases: a trace that names "forward", "backward" and
+// "optimizer" ranges (TrainScope's own, or the user's record_function) keeps them; one that
+// does not gets them from what PyTorch itself records, step by step: "optimizer" is each
+// "Optimizer.step#..." annotation, "backward" on each thread spans its
+// "autograd::engine::evaluate_function: ..." ops, and "forward" runs on the step's thread from
+// the end of "Optimizer.zero_grad#..." (or the step's start) to the first backward op (or the
+// optimizer, or the step's end). The environment's device is deviceProperties[0]'s name, its
+// date baseTimeNanoseconds'. A file that is not such a trace (not JSON, truncated, no
+// traceEvents, no op or kernel in it) is refused with std::invalid_argument saying why.
+ProfileResult importChromeTrace(std::string_view json_text, const std::string& name);
 
 // Starts LibTorch's profiler (Kineto) on the calling thread, once per process: the thread that
 // loaded LibTorch (the window's UI thread), before a profile runs in a worker. See Note

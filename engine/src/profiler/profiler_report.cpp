@@ -167,6 +167,11 @@ std::string topTable(const ProfileResult& r, const EventFilter& f, const Profile
 }  // namespace
 
 std::string profileHeadline(const ProfileResult& r) {
+    if (!r.spec.imported.empty())
+        return fmt::format(
+            "{} (an imported trace{}), {} profiled step(s)", r.spec.imported,
+            r.environment.device_name.empty() ? "" : ", " + r.environment.device_name,
+            r.spec.profile_steps);
     const PointConfig& c = r.spec.bench;
     return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} profiled step(s) after {} warm-up",
                        c.model.name, c.model.context_length, c.batch_size, toString(c.precision),
@@ -180,7 +185,9 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
     std::string out = o.format == TableFormat::Markdown
                           ? fmt::format("## Profile: {}\n", profileHeadline(r))
                           : fmt::format("profile: {}\n", profileHeadline(r));
-    if (const std::string t = modelTableNote({r.spec.bench.model.name}); !t.empty())
+    if (const std::string t =
+            r.spec.imported.empty() ? modelTableNote({r.spec.bench.model.name}) : std::string();
+        !t.empty())
         out += t + "\n";  // see Note [two model tables]
     if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
     if (r.trace.ops.empty() && r.trace.kernels.empty()) return out;
@@ -189,7 +196,8 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
                   "kernels", "model FLOPs/step", r.gpu ? "achieved over kernel time" : "achieved"},
                  {false, true, true, true, true, true, false},
                  {}};
-    const StepFlops flops = stepFlops(r.spec.bench);
+    // An imported trace has no model to count FLOPs of (See Note [importing a trace]).
+    const StepFlops flops = r.spec.imported.empty() ? stepFlops(r.spec.bench) : StepFlops{};
     int profiled = 0;
     for (const auto& s : r.steps) profiled += s.warmup ? 0 : 1;
     for (const auto& p : phaseTimes(r)) {

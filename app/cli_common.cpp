@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -209,6 +210,25 @@ StoredRun::~StoredRun() {
     } catch (const std::exception&) {
         // A store deleted or replaced mid-run has said so already; the run stays unfinished.
     }
+}
+
+std::string readInputFile(std::string_view what, const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto st = fs::status(path, ec);
+    if (ec || !fs::exists(st))
+        throw BadInput(fmt::format("{}: cannot read '{}': no such file", what, path));
+    if (fs::is_directory(st))
+        throw BadInput(fmt::format("{}: '{}' is a directory, not a file", what, path));
+    if (!fs::is_regular_file(st))
+        throw BadInput(fmt::format("{}: '{}' is not a regular file", what, path));
+    if (const auto size = fs::file_size(path, ec); !ec && size > (uintmax_t{4} << 30))
+        throw BadInput(fmt::format("{}: '{}' has {} bytes, more than 4 GiB", what, path, size));
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || in.bad()) throw BadInput(fmt::format("{}: cannot read '{}'", what, path));
+    return text.str();
 }
 
 StoredRun startStoredRun(std::string_view lab, const std::string& db, const std::string& label,

@@ -67,6 +67,11 @@ void checkOutputFile(std::string_view flag, const std::string& path, const std::
 bool writeOutputFile(std::string_view flag, const std::string& path, std::string_view content,
                      const std::string& db);
 
+// The whole of a file the user gave a command to read (`profile import FILE`): bad input naming
+// `what` when it does not exist, is a folder or no regular file, is larger than 4 GiB or cannot
+// be read.
+std::string readInputFile(std::string_view what, const std::string& path);
+
 // The store options every lab's command shares: --db, --label and --no-store (what is not
 // stored: `what`, "the results").
 void addStoreOptions(CLI::App& cmd, std::string& db, std::string& label, bool& no_store,

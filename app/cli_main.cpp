@@ -222,6 +222,8 @@ void checkCommandName(CLI::App& app, int argc, char** argv) {
             fmt::format("'{}' is not a command (commands: {})", argv[1], fmt::join(names, ", ")));
     const auto subs = command->get_subcommands([](CLI::App*) { return true; });
     if (subs.empty() || command->get_name() == "runs") return;  // runs says it in its own words
+    // A command that runs by itself and has commands besides (`profile`, `profile import`).
+    if (command->get_require_subcommand_min() == 0) return;
     names.clear();
     for (const CLI::App* sub : subs) names.push_back(sub->get_name());
     if (argc < 3)
@@ -262,7 +264,9 @@ int ts::cli::runCommandLine(int argc, char** argv) {
     list->add_flag("--json", list_json, "As JSON");
     list->callback([&] { code = runsList(db, list_json); });
     const std::string tables =
-        "sums, tensors, ops, steps (precision); strategies, memory, fsdp, checks, allreduce "
+        "kernels, ops, calltree (profile); sums, tensors, ops, steps (precision); strategies, "
+        "memory, "
+        "fsdp, checks, allreduce "
         "(distributed)";
     std::string show_id, show_table;
     FormatChoice show_format;

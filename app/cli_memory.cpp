@@ -230,6 +230,50 @@ int compareMemoryRuns(const MemoryOptions& o) {
     return kOk;
 }
 
+struct ImportOptions {
+    std::string file, db, label, top = "10";
+    bool no_store = false, quiet = false;
+    FormatChoice format;
+};
+
+// `memory import FILE`: a memory_viz snapshot (the pickle torch.cuda.memory._dump_snapshot
+// writes) as a stored memory run (See Note [importing a snapshot]); a file that is not one is bad
+// input (exit 2) saying why.
+int importMemoryCommand(ImportOptions& o) {
+    const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
+    const std::string bytes = readInputFile("import", o.file);
+    const std::string name = std::filesystem::path(o.file).filename().string();
+    ts::MemoryResult r;
+    try {
+        r = ts::importMemorySnapshot(bytes, name);
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(fmt::format("import: {}: {}", o.file, e.what()));
+    }
+    const std::string format = o.format.get();
+    const StoredRun run =
+        startStoredRun(ts::kMemoryLab, o.db, o.label.empty() ? name : o.label, o.no_store, o.quiet,
+                       ts::memorySpecJson({r.spec}), r.environment, 1);
+    bool stored = true;
+    if (run.get()) {
+        try {
+            ts::storeMemory(*run.store, run.id, 0, r);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "error: the run could not be stored: %s\n", e.what());
+            stored = false;
+        }
+    }
+    if (!o.quiet)
+        std::fprintf(stderr, "imported %s: %zu trace entries, %zu segments\n", o.file.c_str(),
+                     r.trace.events.size(), r.trace.segments.size());
+    ts::MemoryReportOptions ro;
+    ro.top = top;
+    ro.format = format == "markdown" ? ts::TableFormat::Markdown
+                : format == "csv"    ? ts::TableFormat::Csv
+                                     : ts::TableFormat::Text;
+    std::cout << ts::formatMemory(r, ro);
+    return stored ? kOk : kRunFailed;
+}
+
 int runMemoryCommand(const MemoryOptions& o) {
     if (!o.compare.empty() || given(o.point, "--compare")) return compareMemoryRuns(o);
     const std::vector<ts::MemorySpec> specs = memorySpecs(o);
@@ -345,12 +389,31 @@ void addMemoryCommand(CLI::App& app, int& code) {
                      "CSV: the timeline (one point) or the peak table (several)",
                      "One JSON line per step and frontier probe, then each point's summary");
     cmd->add_flag("-q,--quiet", o->point.quiet, "No progress on stderr");
-    cmd->callback([o, cmd, &code] {
-        recordGivenOptions(*cmd, o->point);
-        readFormat(o->point);
-        code = runMemoryCommand(*o);
-    });
-}
+
+    auto imp = std::make_shared<ImportOptions>();
+    auto* import = cmd->add_subcommand(
+        "import",
+        "Import a memory_viz snapshot (the pickle torch.cuda.memory._dump_snapshot writes) as a "
+        "stored memory run, and show its tables; nothing is run");
+    import->add_option("file", imp->file, "The snapshot (.pickle)")->required();
+    addStoreOptions(*import, imp->db, imp->label, imp->no_store, "the run");
+    import->get_option("--label")->description(
+        "Label of the stored run (default: the file's name)");
+    import->add_option("--top", imp->top, "Rows of the allocation tables (0: all)")
+        ->capture_default_str();
+    imp->format.add(*import, {"table", "markdown", "csv"},
+                    {{"markdown", "Markdown tables"}, {"csv", "CSV: the timeline"}});
+    import->add_flag("-q,--quiet", imp->quiet, "Nothing on stderr but errors");
+    import->callback([imp, &code] { code = importMemoryCommand(*imp);
+});
+
+cmd->callback([o, cmd, import, &code] {
+    if (import->parsed()) return;  // `memory import` ran instead
+    recordGivenOptions(*cmd, o->point);
+    readFormat(o->point);
+    code = runMemoryCommand(*o);
+});
+}  // namespace
 
 const CommandRegistration registration(ts::kMemoryLab, addMemoryCommand);
 

@@ -27,7 +27,7 @@ using namespace ts::cli;
 
 struct ProfileOptions {
     BenchOptions point;
-    std::string profile_steps = "3", phase, range, top = "10", trace, kineto_trace;
+    std::string profile_steps = "3", phase, range, top = "10", trace, kineto_trace, compare;
 };
 
 class CliObserver : public ts::ProfileObserver {
@@ -138,7 +138,93 @@ nlohmann::json summaryJson(const ts::ProfileResult& r, const ts::EventFilter& f,
             {"environment", ts::toJson(r.environment)}};
 }
 
+// A stored profile run's profile (its row 0); bad input naming --compare when there is none.
+ts::ProfileResult storedProfile(const ts::ResultStore& store, int64_t id) {
+    const auto info = store.run(id);
+    if (!info) throw BadInput(fmt::format("--compare: there is no run {} in {}", id, store.path()));
+    if (info->lab != ts::kProfileLab)
+        throw BadInput(
+            fmt::format("--compare: run {} is a {} run, not a profile run", id, info->lab));
+    const auto rows = store.rows(id, info->lab);
+    if (rows.empty())
+        throw BadInput(fmt::format(
+            "--compare: run {} holds no profile (it was stopped or failed before one was stored)",
+            id));
+    try {
+        return ts::profileResultFromJson(ts::parseJson(rows.front().result_json));
+    } catch (const std::exception& e) {
+        throw BadInput(fmt::format("--compare: run {} cannot be read: {}", id, e.what()));
+    }
+}
+
+// `profile --compare A,B`: two stored profiles' kernel tables side by side; nothing is run.
+int compareProfileRuns(const ProfileOptions& o) {
+    const auto ids = requireList("--compare", o.compare);
+    if (ids.size() != 2)
+        throw BadInput(fmt::format("--compare: give two runs (A,B), not {}", ids.size()));
+    for (const char* flag : {"--trace", "--kineto-trace", "--profile-steps", "--phase", "--range",
+                             "--label", "--no-store"})
+        if (given(o.point, flag))
+            throw BadInput(fmt::format("--compare runs nothing: {} has no use with it", flag));
+    if (o.point.jsonl) throw BadInput("--compare runs nothing: --jsonl has no use with it");
+    const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
+    auto store = openStoreForReading(o.point.db);
+    const ts::ProfileResult a = storedProfile(*store, parseRunId(ids[0]));
+    const ts::ProfileResult b = storedProfile(*store, parseRunId(ids[1]));
+    std::cout << ts::formatProfileDiff(a, b, tableFormat(o.point.markdown, o.point.csv),
+                                       o.point.csv ? 0 : top);
+    return kOk;
+}
+
+struct ImportOptions {
+    std::string file, db, label;
+    bool no_store = false, quiet = false;
+    FormatChoice format;
+};
+
+// `profile import FILE`: a torch.profiler Chrome trace as a stored profile (See Note [importing a
+// trace]); a file that is not one is bad input (exit 2) saying why.
+int importProfileCommand(ImportOptions& o) {
+    const std::string text = readInputFile("import", o.file);
+    const std::string name = std::filesystem::path(o.file).filename().string();
+    ts::ProfileResult r;
+    try {
+        r = ts::importChromeTrace(text, name);
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(fmt::format("import: {}: {}", o.file, e.what()));
+    }
+    const std::string format = o.format.get();
+    const StoredRun run =
+        startStoredRun(ts::kProfileLab, o.db, o.label.empty() ? name : o.label, o.no_store, o.quiet,
+                       ts::profileSpecJson(r.spec), r.environment, 1);
+    bool stored = true;
+    if (run.get()) {
+        try {
+            ts::storeProfile(*run.store, run.id, r);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "error: the profile could not be stored: %s\n", e.what());
+            stored = false;
+        }
+    }
+    if (!o.quiet)
+        std::fprintf(stderr, "imported %s: %zu ops, %zu kernels, %d profiled step(s)\n",
+                     o.file.c_str(), r.trace.ops.size(), r.trace.kernels.size(),
+                     static_cast<int>(r.steps.size()));
+    ts::ProfileReportOptions ro;
+    ro.format = format == "markdown" ? ts::TableFormat::Markdown
+                : format == "csv"    ? ts::TableFormat::Csv
+                                     : ts::TableFormat::Text;
+    std::cout << ts::formatProfile(r, ro);
+    if (format != "csv")
+        std::cout << '\n'
+                  << ts::formatEnvironment(r.environment, ro.format == ts::TableFormat::Markdown
+                                                              ? ts::TableFormat::Markdown
+                                                              : ts::TableFormat::Text);
+    return stored ? kOk : kRunFailed;
+}
+
 int runProfileCommand(const ProfileOptions& o) {
+    if (!o.compare.empty() || given(o.point, "--compare")) return compareProfileRuns(o);
     const ts::ProfileSpec spec = profileSpec(o);
     const ts::EventFilter filter = eventFilter(o);
     const int top = static_cast<int>(parseIntIn("--top", o.top, 0, 1'000'000));
@@ -220,6 +306,9 @@ void addProfileCommand(CLI::App& app, int& code) {
     cmd->add_option("--range", o->range,
                     "Only this range of the model: layer.0, attention, softmax, mlp, lm_head, ...");
     cmd->add_option("--top", o->top, "Rows per table (0: all)")->capture_default_str();
+    cmd->add_option("--compare", o->compare,
+                    "Compare two stored profile runs' kernel tables (A,B: run ids), per profiled "
+                    "step, largest difference first; runs nothing");
     cmd->add_option("--trace", o->trace, "Write the trace as Chrome/Perfetto JSON to this file");
     cmd->add_option("--kineto-trace", o->kineto_trace,
                     "Write Kineto's own trace of the profiled steps (as torch.profiler's "
@@ -230,12 +319,29 @@ void addProfileCommand(CLI::App& app, int& code) {
                      "CSV: every kernel (on the CPU: op) of the phase/range",
                      "One JSON line per step, then the profile's summary");
     cmd->add_flag("-q,--quiet", o->point.quiet, "No progress on stderr");
-    cmd->callback([o, cmd, &code] {
-        recordGivenOptions(*cmd, o->point);
-        readFormat(o->point);
-        code = runProfileCommand(*o);
-    });
-}
+
+    auto imp = std::make_shared<ImportOptions>();
+    auto* import = cmd->add_subcommand(
+        "import",
+        "Import a torch.profiler Chrome trace (export_chrome_trace, Kineto's JSON) as a stored "
+        "profile run, and show its tables; nothing is run");
+    import->add_option("file", imp->file, "The trace (.json)")->required();
+    addStoreOptions(*import, imp->db, imp->label, imp->no_store, "the profile");
+    import->get_option("--label")->description(
+        "Label of the stored run (default: the file's name)");
+    imp->format.add(*import, {"table", "markdown", "csv"},
+                    {{"markdown", "Markdown tables"}, {"csv", "CSV: every kernel (CPU: op)"}});
+    import->add_flag("-q,--quiet", imp->quiet, "Nothing on stderr but errors");
+    import->callback([imp, &code] { code = importProfileCommand(*imp);
+});
+
+cmd->callback([o, cmd, import, &code] {
+    if (import->parsed()) return;  // `profile import` ran instead
+    recordGivenOptions(*cmd, o->point);
+    readFormat(o->point);
+    code = runProfileCommand(*o);
+});
+}  // namespace
 
 const CommandRegistration registration(ts::kProfileLab, addProfileCommand);
 

@@ -126,6 +126,52 @@ class Memory(unittest.TestCase):
         self.assertIn("no allocator trace to write", p.stderr)
         self.assertFalse(os.path.exists(path))
 
+    def test_import_a_memory_viz_snapshot(self):
+        import csv
+        import io
+        here = os.path.dirname(os.path.abspath(__file__))
+        fixture = os.path.join(here, "fixtures", "snapshot.pickle")
+        p = run("memory", "import", fixture, db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("snapshot.pickle (an imported snapshot of cuda:1", p.stdout)
+        self.assertIn("Largest allocations", p.stdout)
+        self.assertIn("gradients", p.stdout)
+        self.assertNotIn("predicted", p.stdout)
+        runs = json.loads(run("runs", "list", "--json", db=self.db).stdout)
+        self.assertEqual((runs[0]["kind"], runs[0]["label"], runs[0]["points"]), ("memory", "snapshot.pickle", 1))
+        p = run("runs", "show", str(runs[0]["id"]), "--format", "json", db=self.db)
+        self.assertEqual(json.loads(p.stdout)["results"][0]["spec"]["imported"], "snapshot.pickle")
+        p = run("memory", "import", fixture, "--format", "csv", "--no-store", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertTrue(rows)
+        # TrainScope's own snapshot (--snapshot's pickle) reads back too: the tool's own tests
+        # check that in C++; here a snapshot Python wrote with pickle's highest protocol.
+        py = os.path.join(self.tmp.name, "p5.pickle")
+        subprocess.run([sys.executable, "-c", "import pickle,sys; d=pickle.load(open(sys.argv[1],'rb')); "
+                        "pickle.dump(d, open(sys.argv[2],'wb'), protocol=pickle.HIGHEST_PROTOCOL)", fixture, py],
+                       check=True)
+        p = run("memory", "import", py, "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # Bad files: a clear message, exit 2, nothing stored.
+        with open(fixture, "rb") as f:
+            whole = f.read()
+        bad = {"truncated.pickle": whole[:len(whole) // 2], "json.pickle": b'{"traceEvents": []}',
+               "list.pickle": b"\x80\x04]\x94.", "empty.pickle": b""}
+        for name, content in bad.items():
+            with open(os.path.join(self.tmp.name, name), "wb") as f:
+                f.write(content)
+        for name, needle in [("truncated.pickle", "truncated"), ("json.pickle", "not a Python pickle"),
+                             ("list.pickle", "device_traces"), ("empty.pickle", "empty file"),
+                             ("missing.pickle", "no such file")]:
+            p = run("memory", "import", os.path.join(self.tmp.name, name), db=self.db)
+            self.assertEqual(p.returncode, 2, (name, p.stderr))
+            self.assertIn(needle, p.stderr, name)
+        self.assertEqual(len(json.loads(run("runs", "list", "--json", db=self.db).stdout)), 1)
+        # `memory` alone still runs a point (its import is a command of its own).
+        p = run("memory", *TINY, "--no-store")
+        self.assertEqual(p.returncode, 3, p.stderr)
+
     def test_help_lists_the_flags(self):
         p = run("memory", "--help")
         self.assertEqual(p.returncode, 0)

@@ -9,9 +9,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/json.h"
+#include "memory/memory_json.h"
 #include "memory/memory_pickle.h"
+#include "memory/memory_report.h"
 #include "synthetic_trace.h"
 #include "torch_python.h"
 
@@ -305,6 +310,114 @@ TEST(Pickle, LoadsInTorchMemoryViz) {
     std::filesystem::remove(path);
     EXPECT_EQ(code, 0) << out;
     EXPECT_NE(out.find("ok 15"), std::string::npos) << out;  // 14 events, the snapshot
+}
+
+}  // namespace
+
+namespace {
+
+std::string snapshotFixture() {
+    std::ifstream in(std::string(TRAINSCOPE_MEMORY_FIXTURES) + "/snapshot.pickle",
+                     std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    return bytes.str();
+}
+
+TEST(ImportSnapshot, PythonsPickleOfASnapshotBecomesAMemoryRun) {
+    // make_snapshot.py: device 1's trace, a weight block live before it, an activation, a
+    // temporary, a gradient the snapshot calls GRADIENT, an out-of-memory.
+    const auto r = ts::importMemorySnapshot(snapshotFixture(), "snapshot.pickle");
+    EXPECT_EQ(r.spec.imported, "snapshot.pickle");
+    EXPECT_TRUE(r.gpu);
+    EXPECT_EQ(r.trace.device, 1);
+    ASSERT_EQ(r.trace.events.size(), 9u);  // "snapshot" and "user_defined" left out
+    EXPECT_EQ(r.trace.events[0].action, ts::AllocAction::SegmentAlloc);
+    EXPECT_EQ(r.trace.events[1].time_ns, 1000);  // µs from the first entry, in ns
+    const auto& oom = r.trace.events.back();
+    EXPECT_EQ(oom.action, ts::AllocAction::Oom);
+    EXPECT_EQ(oom.addr, 3u << 20);  // the device's free bytes
+    EXPECT_EQ(oom.size, 64 << 20);
+    // Frames are the stack, innermost first.
+    ASSERT_GE(r.trace.events[2].stack, 0);
+    EXPECT_EQ(r.trace.stacks[static_cast<size_t>(r.trace.events[2].stack)].front().name, "softmax");
+    // Live before the trace: the weights' block, which the trace never allocated.
+    ASSERT_EQ(r.trace.initial.size(), 1u);
+    EXPECT_EQ(r.trace.initial[0].size, 2 << 20);
+    EXPECT_EQ(r.trace.segments.size(), 2u);
+    EXPECT_EQ(r.trace.initial_reserved, 2 << 20);  // 22 MiB at the end less the 20 allocated
+    // Categories: the gradient as the snapshot says; the rest, with no phase, "other".
+    const ts::MemoryAnalysis a = ts::analyzeMemory(r.trace);
+    std::map<int64_t, ts::MemoryCategory> bySize;
+    for (const auto& x : a.allocations)
+        if (!x.initial) bySize[x.size] = x.category;
+    EXPECT_EQ(bySize[2 << 20], ts::MemoryCategory::Gradients);  // made after the activation
+    EXPECT_EQ(bySize[1 << 20], ts::MemoryCategory::Other);
+    EXPECT_EQ(a.peak.allocated, (2 << 20) + (2 << 20) + (2 << 20));  // weights, act, grad
+    EXPECT_TRUE(ts::failedAllocation(r.trace, a).has_value());
+    // Nothing predicted, and the report says where it came from.
+    for (const auto& c : ts::compareWithPrediction(r, a)) EXPECT_EQ(c.predicted, 0);
+    const std::string text = ts::formatMemory(r, {});
+    EXPECT_NE(text.find("snapshot.pickle (an imported snapshot of cuda:1"), std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("predicted"), std::string::npos) << text;
+    // Stored and read back with its categories; the spec says it was imported.
+    const auto back = ts::memoryResultFromJson(nlohmann::json::parse(ts::dumpJson(ts::toJson(r))));
+    EXPECT_EQ(back.trace, r.trace);
+    EXPECT_EQ(back.spec, r.spec);
+    EXPECT_EQ(nlohmann::json::parse(ts::memorySpecJson({r.spec})).at("command"), "memory import");
+}
+
+TEST(ImportSnapshot, TrainScopesOwnSnapshotReadsBackItsPhasesOpsAndCategories) {
+    const ts::RawMemoryTrace t = ts::testing::syntheticTrace();
+    const auto r = ts::importMemorySnapshot(ts::memorySnapshotPickle(t), "ours.pickle");
+    ASSERT_EQ(r.trace.events.size(), t.events.size());
+    const ts::MemoryAnalysis mine = ts::analyzeMemory(t), theirs = ts::analyzeMemory(r.trace);
+    for (size_t i = 0; i < t.events.size(); ++i) {
+        EXPECT_EQ(r.trace.events[i].action, t.events[i].action) << i;
+        EXPECT_EQ(r.trace.events[i].phase, t.events[i].phase) << i;
+        EXPECT_EQ(r.trace.events[i].step, t.events[i].step) << i;
+        auto name = [](const ts::RawMemoryTrace& x, int32_t k) {
+            return k >= 0 ? x.names[static_cast<size_t>(k)] : std::string();
+        };
+        EXPECT_EQ(name(r.trace, r.trace.events[i].op), name(t, t.events[i].op)) << i;
+        EXPECT_EQ(name(r.trace, r.trace.events[i].range), name(t, t.events[i].range)) << i;
+    }
+    std::vector<ts::MemoryCategory> a, b;
+    for (const auto& x : mine.allocations)
+        if (!x.initial) a.push_back(x.category);
+    for (const auto& x : theirs.allocations)
+        if (!x.initial) b.push_back(x.category);
+    EXPECT_EQ(a, b);
+}
+
+TEST(ImportSnapshot, WhatIsNoSnapshotIsRefusedSayingWhy) {
+    const std::string whole = snapshotFixture();
+    ts::pickle::Value list = ts::pickle::Value::list({ts::pickle::Value::integer(1)});
+    ts::pickle::Value empty = ts::pickle::Value::dict();
+    empty.set("segments", ts::pickle::Value::list())
+        .set("device_traces", ts::pickle::Value::list());
+    ts::pickle::Value strange = ts::pickle::Value::dict();
+    strange.set("segments", ts::pickle::Value::integer(3))
+        .set("device_traces", ts::pickle::Value::list());
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {whole.substr(0, whole.size() / 2), "truncated"},
+        {"", "an empty file"},
+        {"{\"traceEvents\": []}", "not a Python pickle"},
+        {ts::pickle::dumps(list), "no \"segments\" and \"device_traces\""},
+        {ts::pickle::dumps(empty), "an empty snapshot"},
+        {ts::pickle::dumps(strange), "must be lists"},
+        {std::string("\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00\x8c\x01x\x94\x93.", 18),
+         "not a memory snapshot"}};
+    for (const auto& [bytes, why] : cases) {
+        try {
+            ts::importMemorySnapshot(bytes, "bad.pickle");
+            ADD_FAILURE() << "accepted a bad snapshot (" << why << ")";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos)
+                << e.what() << " (wanted " << why << ")";
+        }
+    }
 }
 
 }  // namespace

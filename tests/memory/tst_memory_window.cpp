@@ -5,8 +5,10 @@
 // the clear reason, and a trace of a million events drawn.
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QItemSelectionModel>
 #include <QJsonDocument>
+#include <QLabel>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -80,6 +82,7 @@ private Q_SLOTS:
     void failedStepShownAndSaved();
     void twoRunsComparedPhaseByPhase();
     void historyComparesMemoryRuns();
+    void importSnapshotThroughTheFileMenu();
     void aMillionEvents();
     void classroomPresetLoads();
 };
@@ -479,6 +482,45 @@ void TestMemoryWindow::historyComparesMemoryRuns() {
     QVERIFY(view);
     QCOMPARE(view->comparisonModel()->rowCount(), 4 * 7);
     QVERIFY(w.windowTitle().contains(QStringLiteral("run %1 vs run %2").arg(ia).arg(ib)));
+}
+
+void TestMemoryWindow::importSnapshotThroughTheFileMenu() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("results.db"));
+    MainWindow w(MainWindow::Options{db, false});
+    auto* view = qobject_cast<MemoryView*>(w.labView(QStringLiteral("memory")));
+    QVERIFY(view);
+    QVERIFY(view->importPatterns().contains(QStringLiteral("*.pickle")));
+    // The file's type picks the lab: a .pickle is the memory lab's.
+    QString error;
+    const QString fixture = QStringLiteral(TRAINSCOPE_MEMORY_FIXTURES "/snapshot.pickle");
+    QVERIFY2(w.importTrace(fixture, &error), qPrintable(error));
+    QVERIFY(error.isEmpty());
+    QCOMPARE(w.currentLabId(), QStringLiteral("memory"));
+    bool said = false;
+    for (QLabel* l : view->findChildren<QLabel*>())
+        said |=
+            l->text().contains(QStringLiteral("snapshot.pickle (an imported snapshot of cuda:1"));
+    QVERIFY(said);
+    {
+        ResultStore store(db.toStdString(), ResultStore::Access::ReadIfNeeded);
+        const auto runs = store.listRuns();
+        QCOMPARE(runs.size(), size_t(1));
+        QCOMPARE(runs[0].lab, std::string("memory"));
+        QCOMPARE(runs[0].label, std::string("snapshot.pickle"));
+        QVERIFY(runs[0].finished());
+    }
+    // A damaged snapshot and a file no lab reads: refused, saying why; nothing stored.
+    QFile bad(dir.filePath(QStringLiteral("bad.pickle")));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("\x80\x04]");
+    bad.close();
+    QVERIFY(!w.importTrace(bad.fileName(), &error));
+    QVERIFY2(error.contains(QStringLiteral("not a memory snapshot")), qPrintable(error));
+    QVERIFY(!w.importTrace(dir.filePath(QStringLiteral("notes.txt")), &error));
+    QVERIFY2(error.contains(QStringLiteral("no experiment imports")), qPrintable(error));
+    ResultStore store(db.toStdString(), ResultStore::Access::ReadIfNeeded);
+    QCOMPARE(store.listRuns().size(), size_t(1));
 }
 
 void TestMemoryWindow::aMillionEvents() {

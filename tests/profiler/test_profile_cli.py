@@ -106,6 +106,105 @@ class Profile(unittest.TestCase):
         self.assertGreater(measured["optimizer"]["measured_ms"], 0)
         self.assertTrue(any(o["op"] == "aten::mm" and o["flops"] > 0 for o in summary["ops"]))
 
+    def test_call_tree_and_two_runs_compared(self):
+        import csv
+        import io
+        for ctx in ("16", "32"):
+            p = run("profile", *TINY, "--context-length", ctx, "-q", db=self.db)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Call tree: CPU time by phase, range and op", p.stdout)
+        # The call tree as a CSV table: depth-first, every path under a phase.
+        p = run("runs", "show", "1", "--format", "csv", "--table", "calltree", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertEqual(list(rows[0].keys()), ["profile", "depth", "path", "name", "kind", "inclusive_ms",
+                                                "self_ms", "share", "calls"])
+        self.assertEqual((rows[0]["kind"], rows[0]["depth"], rows[0]["share"]), ("all", "0", "1"))
+        phases = {r["name"]: r for r in rows if r["kind"] == "phase"}
+        self.assertTrue({"forward", "backward", "optimizer"} <= set(phases), phases.keys())
+        self.assertAlmostEqual(sum(float(r["share"]) for r in phases.values()), 1.0, places=6)
+        paths = [r["path"] for r in rows]
+        self.assertTrue(any(x.startswith("forward/layer.0/attention/") for x in paths), paths[:20])
+        # Backward ops sit under their forward op's range (autograd's thread has none).
+        self.assertTrue(any(x.startswith("backward/layer.0/attention/") for x in paths), paths[:20])
+        for r in rows:
+            if r["kind"] == "op":
+                self.assertGreaterEqual(int(r["calls"]), 1)
+                self.assertLessEqual(float(r["self_ms"]), float(r["inclusive_ms"]) + 1e-9)
+        p = run("runs", "show", "1", "--format", "csv", "--table", "nope", db=self.db)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("calltree", p.stderr)
+        # Two stored profiles side by side: a CPU profile compares its ops.
+        p = run("profile", "--compare", "1,2", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Two profiles compared", p.stdout)
+        self.assertIn("Ops by |B - A|", p.stdout)
+        self.assertIn("(2 profiled step(s) counted)", p.stdout)
+        p = run("profile", "--compare", "1,2", "--format", "csv", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        diff = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertEqual(list(diff[0].keys())[:6], ["op", "category", "a_us_per_step", "b_us_per_step", "delta_us",
+                                                    "ratio"])
+        deltas = [abs(float(r["delta_us"])) for r in diff]
+        self.assertEqual(deltas, sorted(deltas, reverse=True))
+        mm = [r for r in diff if r["op"] == "aten::mm"][0]
+        self.assertAlmostEqual(float(mm["delta_us"]), float(mm["b_us_per_step"]) - float(mm["a_us_per_step"]), places=3)
+        for extra, needle in [(["--compare", "1"], "two runs"), (["--compare", "1,99"], "no run 99"),
+                              (["--compare", "1,2", "--trace", "x.json"], "--trace")]:
+            p = run("profile", *extra, db=self.db)
+            self.assertEqual(p.returncode, 2, (extra, p.stderr))
+            self.assertIn(needle, p.stderr, extra)
+
+    def test_import_a_torch_profiler_trace(self):
+        import csv
+        import io
+        fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "cpu_step.pt.trace.json")
+        p = run("profile", "import", fixture, db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("cpu_step.pt.trace.json (an imported trace, CPU), 1 profiled step(s)", p.stdout)
+        self.assertIn("Call tree", p.stdout)
+        self.assertIn("imported", p.stderr)
+        # Stored under the file's name, and every table of the lab serves it.
+        p = run("runs", "list", "--json", db=self.db)
+        runs = json.loads(p.stdout)
+        self.assertEqual((runs[0]["kind"], runs[0]["label"]), ("profile", "cpu_step.pt.trace.json"))
+        run_id = str(runs[0]["id"])
+        p = run("runs", "show", run_id, "--format", "csv", "--table", "calltree", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        phases = {r["name"] for r in csv.DictReader(io.StringIO(p.stdout)) if r["kind"] == "phase"}
+        self.assertEqual(phases & {"forward", "backward", "optimizer"}, {"forward", "backward", "optimizer"})
+        p = run("runs", "show", run_id, "--format", "json", db=self.db)
+        self.assertEqual(json.loads(p.stdout)["results"][0]["spec"]["imported"], "cpu_step.pt.trace.json")
+        # A label, Markdown, no store; an imported profile compares with a profiled one.
+        p = run("profile", "import", fixture, "--label", "mine", "--format", "markdown", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("## Profile: cpu_step.pt.trace.json", p.stdout)
+        p = run("profile", "--compare", "1,2", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("B - A +0.000 ms", p.stdout)
+        # Bad files: a clear message, exit 2, nothing stored.
+        with open(fixture) as f:
+            text = f.read()
+        bad = {"truncated.json": text[:len(text) // 2], "wrong.json": '{"schemaVersion": 1}',
+               "empty.json": '{"traceEvents": []}', "binary.json": "\x80\x02}q\x00."}
+        for name, content in bad.items():
+            path = os.path.join(self.tmp.name, name)
+            with open(path, "w") as f:
+                f.write(content)
+        for name, needle in [("truncated.json", "truncated"), ("wrong.json", "traceEvents"),
+                             ("empty.json", "empty trace"), ("binary.json", "cannot be read"),
+                             ("missing.json", "no such file")]:
+            p = run("profile", "import", os.path.join(self.tmp.name, name), db=self.db)
+            self.assertEqual(p.returncode, 2, (name, p.stderr))
+            self.assertIn(needle, p.stderr, name)
+            self.assertNotIn("Traceback", p.stderr)
+        p = run("profile", "import", self.tmp.name, db=self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("directory", p.stderr)
+        self.assertEqual(len(json.loads(run("runs", "list", "--json", db=self.db).stdout)), 2)
+        p = run("profile", "import", db=self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+
     def test_bad_input_exits_2_naming_the_value(self):
         cases = [(["--phase", "sideways"], "sideways"),
                  (["--profile-steps", "0"], "--profile-steps"),

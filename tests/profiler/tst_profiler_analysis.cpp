@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "core/json.h"
 #include "profiler/profiler.h"
@@ -383,6 +387,317 @@ TEST(Report, DefaultTablesAreForwardAndWholeStepAndCsvHasEveryKernel) {
     EXPECT_NE(m.find("| time % |"), std::string::npos) << m;
     EXPECT_NE(m.find("Top kernels — backward"), std::string::npos) << m;
     EXPECT_EQ(m.find("Top kernels — forward"), std::string::npos) << m;
+}
+
+// The node under `parent` named `name`, or -1.
+int childNamed(const ts::CallTree& t, int parent, const std::string& name) {
+    for (int c : t.nodes[static_cast<size_t>(parent)].children)
+        if (t.nodes[static_cast<size_t>(c)].name == name) return c;
+    return -1;
+}
+
+// Follows names down from the root; fails the test when one is missing.
+const ts::CallTreeNode& nodeAt(const ts::CallTree& t, std::initializer_list<std::string> path) {
+    int at = 0;
+    for (const auto& name : path) {
+        at = childNamed(t, at, name);
+        if (at < 0) throw std::runtime_error("no call tree node " + name);
+    }
+    return t.nodes[static_cast<size_t>(at)];
+}
+
+TEST(CallTree, PhasesThenRangesThenOpsWithInclusiveAndSelfTime) {
+    const auto t = ts::callTree(ts::attribute(syntheticStep()));
+    ASSERT_FALSE(t.nodes.empty());
+    const auto& root = t.nodes[0];
+    EXPECT_EQ(root.kind, ts::CallNodeKind::Root);
+    // Every op's time once: 8 + 6 (forward) + 40 + 10 (backward) + 40 (optimizer) + 5 (other).
+    EXPECT_DOUBLE_EQ(root.inclusive_us, 109.0);
+    // The phases, by time.
+    std::vector<std::string> phases;
+    for (int c : root.children) phases.push_back(t.nodes[static_cast<size_t>(c)].name);
+    EXPECT_EQ(phases, (std::vector<std::string>{"backward", "optimizer", "forward", "other"}));
+    const auto& fwd = nodeAt(t, {"forward", "layer.0", "attention"});
+    EXPECT_EQ(fwd.kind, ts::CallNodeKind::Range);
+    EXPECT_DOUBLE_EQ(fwd.inclusive_us, 14.0);
+    EXPECT_DOUBLE_EQ(fwd.self_us, 0.0);
+    const auto& mm = nodeAt(t, {"forward", "layer.0", "attention", "aten::mm"});
+    EXPECT_EQ(mm.calls, 1);
+    EXPECT_DOUBLE_EQ(mm.inclusive_us, 8.0);
+    EXPECT_EQ(mm.depth, 4);
+    EXPECT_DOUBLE_EQ(
+        nodeAt(t, {"forward", "layer.0", "attention", "softmax", "aten::_softmax"}).inclusive_us,
+        6.0);
+    // The backward node sits under its forward op's range, in backward, its two mm inside it
+    // aggregated into one node of two calls; its kernels are its device time.
+    const auto& node = nodeAt(t, {"backward", "layer.0", "attention", "MmBackward0"});
+    EXPECT_DOUBLE_EQ(node.inclusive_us, 40.0);
+    EXPECT_DOUBLE_EQ(node.self_us, 20.0);
+    EXPECT_DOUBLE_EQ(node.device_us, 50.0);
+    const auto& inner = nodeAt(t, {"backward", "layer.0", "attention", "MmBackward0", "aten::mm"});
+    EXPECT_EQ(inner.calls, 2);
+    EXPECT_DOUBLE_EQ(inner.inclusive_us, 20.0);
+    EXPECT_DOUBLE_EQ(inner.device_us, 50.0);
+    // An op outside any model range hangs from its phase.
+    EXPECT_DOUBLE_EQ(nodeAt(t, {"backward", "aten::add"}).inclusive_us, 10.0);
+    EXPECT_DOUBLE_EQ(nodeAt(t, {"backward"}).inclusive_us, 50.0);
+    EXPECT_DOUBLE_EQ(nodeAt(t, {"backward"}).device_us, 55.0);  // + the add's kernel
+    const int id = childNamed(t, childNamed(t, 0, "backward"), "aten::add");
+    EXPECT_EQ(t.path(id), "backward/aten::add");
+}
+
+TEST(CallTree, StoredProfilesWithoutParentLinksGiveTheSameTree) {
+    // Stored profiles keep no parents: the tree comes from the intervals of each thread, so a
+    // profile read back from its JSON (as every stored run is) gives the same tree.
+    const auto r = syntheticResult();
+    const auto back = ts::profileResultFromJson(nlohmann::json::parse(ts::dumpJson(ts::toJson(r))));
+    const auto a = ts::callTree(r.trace), b = ts::callTree(back.trace);
+    ASSERT_EQ(a.nodes.size(), b.nodes.size());
+    for (size_t i = 0; i < a.nodes.size(); ++i) {
+        EXPECT_EQ(a.path(static_cast<int>(i)), b.path(static_cast<int>(i)));
+        EXPECT_DOUBLE_EQ(a.nodes[i].inclusive_us, b.nodes[i].inclusive_us);
+        EXPECT_EQ(a.nodes[i].calls, b.nodes[i].calls);
+    }
+    EXPECT_TRUE(ts::callTree({}).nodes.empty());
+}
+
+TEST(CallTree, RowsAreDepthFirstAndTheTopLeavesOutDeepAndSmallNodes) {
+    const auto t = ts::callTree(ts::attribute(syntheticStep()));
+    const auto all = ts::callTreeRows(t);
+    EXPECT_EQ(all.size(), t.nodes.size());
+    EXPECT_EQ(all[0], 0);
+    EXPECT_EQ(t.nodes[static_cast<size_t>(all[1])].name, "backward");
+    EXPECT_EQ(t.nodes[static_cast<size_t>(all[2])].name, "layer.0");  // backward's largest
+    for (int id : ts::callTreeRows(t, 2)) EXPECT_LE(t.nodes[static_cast<size_t>(id)].depth, 2);
+    for (int id : ts::callTreeRows(t, 0, 0.1))  // 10% of 109 µs
+        EXPECT_GE(t.nodes[static_cast<size_t>(id)].inclusive_us, 10.9);
+}
+
+TEST(CallTree, ReportAndCsvTableCarryTheTree) {
+    const auto r = syntheticResult();
+    const std::string text = ts::formatProfile(r, {});
+    EXPECT_NE(text.find("Call tree"), std::string::npos) << text;
+    EXPECT_NE(text.find("      MmBackward0"), std::string::npos) << text;  // depth 3, indented
+    const auto tables = ts::profileCsvTables({r});
+    std::vector<std::string> names;
+    for (const auto& t : tables) names.push_back(t.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"kernels", "ops", "calltree"}));
+    const std::string& csv = tables[2].csv;
+    EXPECT_EQ(csv.substr(0, csv.find('\n')),
+              "profile,depth,path,name,kind,inclusive_ms,self_ms,share,calls,device_ms");
+    EXPECT_NE(csv.find("0,4,backward/layer.0/attention/MmBackward0,MmBackward0,op,0.04,0.02,"),
+              std::string::npos)
+        << csv;
+    // The run's first CSV table is what a profile run's CSV always was.
+    ts::RunInfo info;
+    info.id = 1;
+    info.lab = ts::kProfileLab;
+    const std::vector<ts::StoredRow> rows = {
+        {0, ts::Status::Ok, "{}", ts::dumpJson(ts::toJson(r))}};
+    EXPECT_EQ(tables[0].csv, ts::profilerLab().report(info, rows, ts::ReportFormat::Csv));
+}
+
+TEST(ProfileDiff, KernelsMatchedByNamePerProfiledStepLargestDifferenceFirst) {
+    const auto a = syntheticResult();  // one profiled step
+    auto b = a;
+    // B: two profiled steps; the softmax kernel twice as slow in each, the memcpy gone, a new
+    // kernel; everything else as in A (the same time per step).
+    b.steps.push_back(b.steps.front());
+    std::vector<ts::ProfiledKernel> kernels;
+    for (const auto& k : a.trace.kernels) {
+        if (k.name.starts_with("Memcpy")) continue;
+        for (int step = 0; step < 2; ++step) {
+            auto x = k;
+            if (k.name == "cunn_SoftMaxForward") x.duration_ns *= 2;
+            kernels.push_back(x);
+        }
+    }
+    ts::ProfiledKernel extra = kernels.front();
+    extra.name = "flash_fwd_kernel";
+    extra.duration_ns = 3'000;
+    kernels.push_back(extra);
+    b.trace.kernels = kernels;
+
+    const auto d = ts::diffProfiles(a, b);
+    EXPECT_TRUE(d.kernels);
+    EXPECT_EQ(d.a_steps, 1);
+    EXPECT_EQ(d.b_steps, 2);
+    ASSERT_EQ(d.rows.size(), 8u);  // A's 7 kernels and B's new one
+    // The softmax: 10 µs per step in A, 20 in B.
+    EXPECT_EQ(d.rows[0].name, "cunn_SoftMaxForward");
+    EXPECT_DOUBLE_EQ(d.rows[0].a_us, 10.0);
+    EXPECT_DOUBLE_EQ(d.rows[0].b_us, 20.0);
+    EXPECT_DOUBLE_EQ(d.rows[0].delta_us, 10.0);
+    EXPECT_DOUBLE_EQ(*d.rows[0].ratio, 2.0);
+    EXPECT_DOUBLE_EQ(d.rows[0].a_calls, 1.0);
+    EXPECT_DOUBLE_EQ(d.rows[0].b_calls, 1.0);  // per step
+    EXPECT_TRUE(d.rows[0].note.empty());
+    const auto find = [&](const std::string& name) {
+        for (const auto& r : d.rows)
+            if (r.name == name) return r;
+        throw std::runtime_error("no row " + name);
+    };
+    const auto gone = find("Memcpy HtoD (Pageable -> Device)");
+    EXPECT_EQ(gone.note, "only in A");
+    EXPECT_FALSE(gone.in_b);
+    EXPECT_FALSE(gone.ratio);
+    EXPECT_DOUBLE_EQ(gone.delta_us, -1.0);
+    const auto added = find("flash_fwd_kernel");
+    EXPECT_EQ(added.note, "only in B");
+    EXPECT_DOUBLE_EQ(added.b_us, 1.5);  // 3 µs over two steps
+    EXPECT_DOUBLE_EQ(find("ampere_sgemm_64x32_nn").delta_us, 0.0);
+    for (size_t i = 1; i < d.rows.size(); ++i)
+        EXPECT_GE(std::abs(d.rows[i - 1].delta_us), std::abs(d.rows[i].delta_us));
+
+    const std::string text = ts::formatProfileDiff(a, b, ts::TableFormat::Text);
+    EXPECT_NE(text.find("only in A"), std::string::npos) << text;
+    EXPECT_NE(text.find("2.00x"), std::string::npos) << text;
+    EXPECT_NE(text.find("(2 profiled step(s) counted)"), std::string::npos) << text;
+    const std::string csv = ts::formatProfileDiff(a, b, ts::TableFormat::Csv);
+    EXPECT_EQ(csv.substr(0, csv.find('\n')),
+              "kernel,category,a_us_per_step,b_us_per_step,delta_us,ratio,a_calls_per_step,"
+              "b_calls_per_step,note");
+    EXPECT_NE(csv.find("\nflash_fwd_kernel,attention,,1.5,1.5,,,0.5,only in B\n"),
+              std::string::npos)
+        << csv;
+}
+
+TEST(ProfileDiff, WithoutKernelsOpsAreComparedBySelfCpuTime) {
+    auto a = syntheticResult();
+    auto b = a;
+    a.trace.kernels.clear();  // a CPU profile
+    const auto d = ts::diffProfiles(a, b);
+    EXPECT_FALSE(d.kernels);
+    ASSERT_FALSE(d.rows.empty());
+    for (const auto& r : d.rows) {
+        EXPECT_TRUE(r.in_a && r.in_b) << r.name;
+        EXPECT_DOUBLE_EQ(r.delta_us, 0.0) << r.name;
+    }
+    const std::string md = ts::formatProfileDiff(a, b, ts::TableFormat::Markdown);
+    EXPECT_NE(md.find("| op "), std::string::npos) << md;
+    EXPECT_NE(md.find("### Ops by |B - A|"), std::string::npos) << md;
+}
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(TRAINSCOPE_PROFILER_FIXTURES) + "/" + name, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+TEST(ImportTrace, TorchProfilersCpuTraceGetsItsStepAndThePhasesPyTorchRecorded) {
+    // One training step of a small MLP under torch.profiler on the CPU (make_fixtures.py).
+    const auto r = ts::importChromeTrace(fixture("cpu_step.pt.trace.json"), "cpu_step.json");
+    EXPECT_EQ(r.spec.imported, "cpu_step.json");
+    EXPECT_FALSE(r.gpu);
+    EXPECT_EQ(r.environment.device_name, "CPU");
+    EXPECT_FALSE(r.environment.date.empty());  // from baseTimeNanoseconds
+    ASSERT_EQ(r.steps.size(), 1u);             // ProfilerStep#1
+    EXPECT_EQ(r.spec.profile_steps, 1);
+    EXPECT_GT(r.steps[0].total_ms, 0);
+    EXPECT_GT(r.steps[0].forward_ms, 0);
+    EXPECT_GT(r.steps[0].backward_ms, 0);
+    EXPECT_GT(r.steps[0].optimizer_ms, 0);
+    // The phases PyTorch's records imply: the linears in forward, autograd's nodes in
+    // backward, the SGD update in the optimizer.
+    std::map<std::string, std::set<Phase>> phases;
+    for (const auto& o : r.trace.ops) phases[o.name].insert(o.phase);
+    EXPECT_EQ(phases["aten::linear"], std::set<Phase>{Phase::Forward});
+    EXPECT_EQ(phases["AddmmBackward0"], std::set<Phase>{Phase::Backward});
+    EXPECT_TRUE(phases["aten::add_"].count(Phase::Optimizer));
+    for (const auto& rg : r.trace.ranges) EXPECT_FALSE(rg.name.starts_with("ProfilerStep#"));
+    // Every table of the lab serves it; what needs a model is left out.
+    EXPECT_TRUE(ts::attentionBreakdown(r).empty());
+    const auto tree = ts::callTree(r.trace);
+    std::vector<std::string> top;
+    for (int c : tree.nodes.at(0).children) top.push_back(tree.nodes[static_cast<size_t>(c)].name);
+    for (const char* p : {"forward", "backward", "optimizer"})
+        EXPECT_NE(std::find(top.begin(), top.end(), p), top.end()) << p;
+    const std::string text = ts::formatProfile(r, {});
+    EXPECT_NE(text.find("cpu_step.json (an imported trace, CPU), 1 profiled step(s)"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("TFLOP/s (CPU)"), std::string::npos) << text;  // no model, no rate
+    // Stored and read back as it was.
+    const auto back = ts::profileResultFromJson(nlohmann::json::parse(ts::dumpJson(ts::toJson(r))));
+    EXPECT_EQ(back.spec, r.spec);
+    EXPECT_EQ(back.trace.ops.size(), r.trace.ops.size());
+    const auto spec = nlohmann::json::parse(ts::profileSpecJson(r.spec));
+    EXPECT_EQ(spec.at("command"), "profile import");
+    EXPECT_EQ(spec.at("imported"), "cpu_step.json");
+}
+
+TEST(ImportTrace, KernelsFindTheirOpThroughExternalIdAndTheTracesOwnPhaseRangesStand) {
+    // Kineto's layout on a GPU: a cpu_op, the runtime call inside it, the kernel it launched
+    // (External id: the op; correlation: the runtime call), a memcpy, and what is left out.
+    const std::string trace =
+        R"json({"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+      "traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+        {"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 1, "tid": 1, "ts": 10, "dur": 500},
+        {"ph": "X", "cat": "user_annotation", "name": "attn", "pid": 1, "tid": 1, "ts": 20, "dur": 300},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 30, "dur": 100,
+         "args": {"External id": 10, "Input Dims": [[8, 16], [16, 32]]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 40, "dur": 5,
+         "args": {"External id": 10, "correlation": 100}},
+        {"ph": "X", "cat": "user_annotation", "name": "backward", "pid": 1, "tid": 1, "ts": 510, "dur": 400},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 520, "dur": 5,
+         "args": {"correlation": 101}},
+        {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm", "pid": 0, "tid": 7, "ts": 200, "dur": 50.5,
+         "args": {"External id": 10, "correlation": 100, "stream": 7, "device": 0}},
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "pid": 0, "tid": 7,
+         "ts": 600, "dur": 3, "args": {"correlation": 101, "stream": 7}},
+        {"ph": "X", "cat": "gpu_user_annotation", "name": "attn", "pid": 0, "tid": 7, "ts": 200, "dur": 50},
+        {"ph": "X", "cat": "python_function", "name": "nn.Module: Linear_0", "pid": 1, "tid": 1, "ts": 25, "dur": 200},
+        {"ph": "s", "cat": "ac2g", "id": 100, "pid": 1, "tid": 1, "ts": 40},
+        {"ph": "X", "cat": "cpu_op", "name": 5, "ts": "oops"}
+      ]})json";
+    const auto r = ts::importChromeTrace(trace, "gpu.json");
+    EXPECT_TRUE(r.gpu);
+    EXPECT_EQ(r.environment.device_name, "NVIDIA H100 80GB HBM3");
+    ASSERT_EQ(r.trace.kernels.size(), 2u);
+    const auto& k = findKernel(r.trace, "sm90_xmma_gemm");
+    EXPECT_EQ(k.phase, Phase::Forward);
+    EXPECT_EQ(k.range, "attn");
+    EXPECT_EQ(k.op, "aten::mm");
+    EXPECT_EQ(k.duration_ns, 50'500);
+    EXPECT_EQ(k.stream, 7);
+    // The memcpy: through its runtime call (no op around it), in backward.
+    EXPECT_EQ(findKernel(r.trace, "Memcpy DtoH (Device -> Pageable)").phase, Phase::Backward);
+    const auto& mm = findOp(r.trace, "aten::mm", 30'000);
+    EXPECT_DOUBLE_EQ(mm.flops, 2.0 * 8 * 16 * 32);
+    EXPECT_EQ(mm.device_ns, 50'500);
+    ASSERT_EQ(r.steps.size(), 1u);
+    EXPECT_DOUBLE_EQ(r.steps[0].forward_ms, 0.5);
+    EXPECT_DOUBLE_EQ(r.steps[0].backward_ms, 0.4);
+}
+
+TEST(ImportTrace, WhatIsNoTraceIsRefusedSayingWhy) {
+    const std::string whole = fixture("cpu_step.pt.trace.json");
+    ASSERT_GT(whole.size(), 1000u);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {whole.substr(0, whole.size() / 2), "truncated"},
+        {"hello", "cannot be read"},
+        {"", "truncated"},
+        {R"({"schemaVersion": 1})", "no \"traceEvents\" list"},
+        {"42", "neither an object nor a list"},
+        {R"({"traceEvents": []})", "empty trace"},
+        {R"({"traceEvents": {"ph": "X"}})", "no \"traceEvents\" list"},
+        {"[1, 2, 3]", "empty trace"},
+        {R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": 5, "ts": "x"}]})", "wrong shape"},
+        {R"({"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0",
+             "tid": 1, "ts": 0, "dur": 5}]})",
+         "empty trace"},
+        {std::string("\x1f\x8b\x08\x00", 4), "gzip"}};
+    for (const auto& [text, why] : cases) {
+        try {
+            ts::importChromeTrace(text, "bad.json");
+            ADD_FAILURE() << "accepted: " << text.substr(0, 60);
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos)
+                << e.what() << " (wanted " << why << ")";
+        }
+    }
 }
 
 }  // namespace

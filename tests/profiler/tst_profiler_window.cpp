@@ -11,12 +11,14 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QtCharts/QChart>
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
 #include "common/stallprobe.h"
 #include "common/windowtesting.h"
+#include "core/json.h"
 #include "core/store.h"
 #include "profiler/profiler_json.h"
 #include "runtime/environment.h"
@@ -26,12 +28,15 @@
 #include "ui/common/qcp.h"
 #include "ui/common/sweepchart.h"
 #include "ui/common/tableview.h"
+#include "ui/common/theme.h"
+#include "ui/profiler/calltree.h"
 #include "ui/profiler/profileanalysis.h"
 #include "ui/profiler/profilecharts.h"
 #include "ui/profiler/profilemodels.h"
 #include "ui/profiler/profilepanel.h"
 #include "ui/profiler/profileview.h"
 #include "ui/profiler/timelinechart.h"
+#include "ui/shell/mainwindow.h"
 
 using namespace ts;
 using namespace ts::ui;
@@ -76,6 +81,47 @@ ProfileResult syntheticProfile() {
     return r;
 }
 
+CpuEvent cpuEvent(const char* name, uint64_t thread, int64_t start, int64_t end, bool range,
+                  uint64_t correlation = 0) {
+    CpuEvent e;
+    e.name = name;
+    e.thread = thread;
+    e.start_ns = start;
+    e.end_ns = end;
+    e.range = range;
+    e.correlation = correlation;
+    return e;
+}
+
+// Ops nested in ops, on the main thread and autograd's, with kernels: the call tree's input.
+ProfileResult nestedOpsProfile() {
+    RawTrace raw;
+    raw.cpu = {cpuEvent("forward", 1, 0, 1'000'000, true),
+               cpuEvent("layer.0", 1, 10'000, 600'000, true),
+               cpuEvent("aten::linear", 1, 20'000, 300'000, false, 1),
+               cpuEvent("aten::mm", 1, 30'000, 290'000, false, 2),
+               cpuEvent("aten::softmax", 1, 310'000, 400'000, false, 3),
+               cpuEvent("backward", 1, 1'000'000, 3'000'000, true),
+               cpuEvent("MmBackward0", 2, 1'100'000, 1'900'000, false, 4),
+               cpuEvent("aten::mm", 2, 1'200'000, 1'800'000, false, 5),
+               cpuEvent("optimizer", 1, 3'000'000, 3'500'000, true),
+               cpuEvent("aten::_fused_adamw_", 1, 3'100'000, 3'400'000, false, 6)};
+    for (uint64_t c : {2, 3, 5, 6}) {
+        KernelEvent k;
+        k.name = c == 3 ? "softmax_warp_forward" : c == 6 ? "multi_tensor_apply" : "sgemm";
+        k.launcher = c;
+        k.start_ns = 4'000'000 + static_cast<int64_t>(c) * 100'000;
+        k.duration_ns = c == 5 ? 90'000 : 20'000;
+        k.stream = 7;
+        raw.kernels.push_back(k);
+    }
+    ProfileResult r;
+    r.gpu = true;
+    r.spec.bench.model = *modelPreset("tiny");
+    r.trace = attribute(raw);
+    return r;
+}
+
 QJsonObject tinyCpuState() {
     return QJsonObject{{"size", "tiny"},  {"context", 32},       {"batch", 2},
                        {"mode", "train"}, {"precision", "fp32"}, {"attention", "naive"},
@@ -90,6 +136,10 @@ private Q_SLOTS:
     void tableModelsAndNameFilter();
     void speedupCellsNameTheirPoint();
     void timelineDrawsOnlyWhatIsVisible();
+    void callTreeFlameGraphAndTableFollowEachOther();
+    void timelineSearchStepsThroughMatches();
+    void twoStoredProfilesCompared();
+    void importTraceThroughTheFileMenu();
     void largeStoredProfileParsesOffTheUiThread();
     void panelValidatesAndRoundTripsItsSpec();
     void panelProfilesTheUsersCode();
@@ -373,6 +423,261 @@ void TestProfilerWindow::storedRunWithoutProfileIsRefused() {
     QVERIFY(!view.result());
 }
 
+void TestProfilerWindow::callTreeFlameGraphAndTableFollowEachOther() {
+    Theme::instance().setMode(ThemeMode::Light);
+    ProfileView view;
+    view.resize(1000, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QAbstractItemModelTester tester(view.callTreeModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    view.addItems({QVariant::fromValue(analyzeProfile(nestedOpsProfile()))});
+    view.showPane(view.paneIndex(QStringLiteral("calltree")));
+    QApplication::processEvents();
+
+    // The table: the root, then the phases by time, then ranges and ops.
+    CallTreeModel* m = view.callTreeModel();
+    QCOMPARE(m->rowCount(), 1);
+    QCOMPARE(m->columnCount(), 6);  // a GPU profile: the kernels' time too
+    const QModelIndex root = m->index(0, 0);
+    QStringList phases;
+    for (int i = 0; i < m->rowCount(root); ++i) phases << m->index(i, 0, root).data().toString();
+    QCOMPARE(phases, (QStringList{"backward", "forward", "optimizer"}));  // 800, 370, 300 µs
+    const CallTree* tree = m->tree();
+    QVERIFY(tree);
+    // forward/layer.0/aten::linear/aten::mm: nested by the intervals of its thread.
+    int mm = -1;
+    for (size_t i = 0; i < tree->nodes.size(); ++i)
+        if (tree->path(static_cast<int>(i)) == "forward/layer.0/aten::linear/aten::mm")
+            mm = static_cast<int>(i);
+    QVERIFY(mm > 0);
+    const QModelIndex mmIndex = m->indexOfNode(mm, CallTreeModel::Inclusive);
+    QCOMPARE(mmIndex.data(CallTreeModel::ValueRole).toDouble(), 0.26);
+    QCOMPARE(m->indexOfNode(mm, CallTreeModel::Calls).data().toString(), QStringLiteral("1"));
+    const int linear = tree->nodes[static_cast<size_t>(mm)].parent;
+    QCOMPARE(m->indexOfNode(linear, CallTreeModel::Self).data(CallTreeModel::ValueRole).toDouble(),
+             0.28 - 0.26);
+
+    // The flame graph: the root full width, each child as wide as its share of its parent.
+    FlameGraph* flame = view.flameGraph();
+    QVERIFY(flame->isVisible());
+    const QRectF all = flame->nodeRect(0);
+    QVERIFY(all.width() > 500);
+    const CallTreeNode& rootNode = tree->nodes[0];
+    const int backward = rootNode.children[0];
+    const QRectF b = flame->nodeRect(backward);
+    QVERIFY(qAbs(b.width() / all.width() - tree->nodes[static_cast<size_t>(backward)].inclusive_us /
+                                               rootNode.inclusive_us) < 0.01);
+    QVERIFY(b.top() > all.top());
+    QCOMPARE(flame->nodeAt(b.center()), backward);
+    QVERIFY(flame->drawnNodes() == 0 || flame->drawnNodes() >= 3);
+    flame->repaint();
+    QVERIFY(flame->drawnNodes() >= static_cast<int>(tree->nodes.size()) - 1);
+    // Hovering names it with its times and share.
+    const QString tip = flame->describe(mm);
+    QVERIFY2(tip.contains(QStringLiteral("aten::mm")) &&
+                 tip.contains(QStringLiteral("inclusive")) &&
+                 tip.contains(QStringLiteral("% of the profile")),
+             qPrintable(tip));
+
+    // A click zooms into the bar: it fills the width, the table selects its row.
+    QTest::mouseClick(flame, Qt::LeftButton, {}, flame->nodeRect(linear).center().toPoint());
+    QCOMPARE(flame->zoomed(), linear);
+    QVERIFY(qAbs(flame->nodeRect(linear).width() - all.width()) < 1);
+    QCOMPARE(m->nodeOf(view.callTreeView()->currentIndex()), linear);
+    QVERIFY(flame->nodeRect(backward).isEmpty());  // outside the zoomed subtree
+    QVERIFY(!flame->nodeRect(0).isEmpty());        // the root stays above, dimmed
+    QVERIFY(view.findChild<QLabel*>(QStringLiteral("flameZoom"))
+                ->text()
+                .contains(QStringLiteral("forward/layer.0/aten::linear")));
+    // A click on a bar above zooms out to it; choosing a row in the table zooms there.
+    QTest::mouseClick(flame, Qt::LeftButton, {}, flame->nodeRect(0).center().toPoint());
+    QCOMPARE(flame->zoomed(), 0);
+    view.callTreeView()->setCurrentIndex(m->indexOfNode(backward));
+    QCOMPARE(flame->zoomed(), backward);
+
+    // Widths by the GPU's kernel time: the backward mm's 90 µs of kernels against 60 forward.
+    flame->zoomTo(0);
+    const double cpuWidth = flame->nodeRect(backward).width();
+    view.flameMeasure()->setCurrentIndex(1);
+    QCOMPARE(flame->measure(), FlameGraph::Measure::Device);
+    QVERIFY(qAbs(flame->nodeRect(backward).width() - cpuWidth) > 1);
+    QVERIFY(qAbs(flame->nodeRect(backward).width() / flame->nodeRect(0).width() -
+                 tree->nodes[static_cast<size_t>(backward)].device_us / rootNode.device_us) < 0.01);
+
+    // Theme-aware: the dark theme paints another background; the export paints the same bars.
+    const QImage light = flame->grab().toImage();
+    Theme::instance().setMode(ThemeMode::Dark);
+    QApplication::processEvents();
+    const QImage dark = flame->grab().toImage();
+    QVERIFY(light.pixelColor(light.width() - 2, light.height() - 2) !=
+            dark.pixelColor(dark.width() - 2, dark.height() - 2));
+    Theme::instance().setMode(ThemeMode::Light);
+    QImage exported(800, 400, QImage::Format_ARGB32);
+    QPainter p(&exported);
+    flame->paintChart(p, QRectF(0, 0, 800, 400));
+    p.end();
+    QVERIFY(flame->drawnNodes() >= 3);
+    QVERIFY(view.reportParts().size() > 0);
+    bool reported = false;
+    for (const ReportPart& part : view.reportParts()) reported |= part.chart == flame;
+    QVERIFY(reported);
+}
+
+void TestProfilerWindow::timelineSearchStepsThroughMatches() {
+    ProfileView view;
+    view.resize(1000, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.addItems({QVariant::fromValue(analyzeProfile(syntheticProfile()))});
+    view.showPane(view.paneIndex(QStringLiteral("timeline")));
+    TimelineChart* t = view.timeline();
+    auto* field = t->findChild<QLineEdit*>(QStringLiteral("timelineSearch"));
+    auto* count = t->findChild<QLabel*>(QStringLiteral("timelineMatches"));
+    QVERIFY(field && count);
+    QCOMPARE(t->searchField(), field);
+    // Case-insensitive, over kernels (and ops and ranges): two GEMMs forward, one backward.
+    QTest::keyClicks(field, QStringLiteral("SGEMM"));
+    QCOMPARE(t->matchCount(), 3);
+    QCOMPARE(t->currentMatch(), 0);
+    QCOMPARE(count->text(), QStringLiteral("1 of 3"));
+    // The view is zoomed onto the current match: it in the middle, its own width (at least
+    // 2 µs) on either side.
+    auto inView = [t](const TimelineMatch& m) {
+        const QCPRange r = t->plot()->xAxis->range();
+        const double pad = std::max(2.0, m.end_us - m.start_us);
+        return qAbs(r.lower - (m.start_us - pad)) < 1e-9 && qAbs(r.upper - (m.end_us + pad)) < 1e-9;
+    };
+    QVERIFY(inView(t->matches()[0]));
+    QVERIFY(t->matches()[0].start_us < t->matches()[1].start_us);  // in time order
+    // Enter: the next; Shift+Enter: the previous; both wrap around.
+    QTest::keyClick(field, Qt::Key_Return);
+    QCOMPARE(t->currentMatch(), 1);
+    QCOMPARE(count->text(), QStringLiteral("2 of 3"));
+    QVERIFY(inView(t->matches()[1]));
+    QTest::keyClick(field, Qt::Key_Return);
+    QTest::keyClick(field, Qt::Key_Return);
+    QCOMPARE(t->currentMatch(), 0);
+    QTest::keyClick(field, Qt::Key_Return, Qt::ShiftModifier);
+    QCOMPARE(t->currentMatch(), 2);
+    QCOMPARE(count->text(), QStringLiteral("3 of 3"));
+    // The matches are outlined where they are drawn.
+    t->showStep(-1);
+    t->replotNow();
+    QCOMPARE(t->drawnMatches(), 3);
+    // Another text, and one that matches nothing; Escape clears the search.
+    field->setText(QStringLiteral("softmax_warp"));
+    QCOMPARE(t->matchCount(), 2);
+    field->setText(QStringLiteral("no such kernel"));
+    QCOMPARE(t->matchCount(), 0);
+    QCOMPARE(t->currentMatch(), -1);
+    QCOMPARE(count->text(), QStringLiteral("no match"));
+    QTest::keyClick(field, Qt::Key_Return);  // nothing to step to: no crash
+    QTest::keyClick(field, Qt::Key_Escape);
+    QVERIFY(field->text().isEmpty());
+    QVERIFY(count->text().isEmpty());
+    t->replotNow();
+    QCOMPARE(t->drawnMatches(), 0);
+    // Ctrl+F in the timeline puts the cursor in the field.
+    t->plot()->setFocus();
+    QTest::keySequence(t->plot(), QKeySequence::Find);
+    QTRY_VERIFY(field->hasFocus());
+}
+
+void TestProfilerWindow::twoStoredProfilesCompared() {
+    // Run A: the synthetic profile; run B: the same with the backward GEMM twice as slow and
+    // the optimizer's kernel gone.
+    ProfileResult a = syntheticProfile(), b = syntheticProfile();
+    for (auto& k : b.trace.kernels)
+        if (k.name == "ampere_sgemm_128x64_tn") k.duration_ns *= 2;
+    b.trace.kernels.pop_back();
+    auto stored = [](const ProfileResult& r, qint64 id) {
+        StoredRun run;
+        run.info.id = id;
+        run.info.lab = kProfileLab;
+        run.info.spec_json = profileSpecJson(r.spec);
+        run.rows = {{0, Status::Ok, "{}", dumpJson(toJson(r))}};
+        return run;
+    };
+    ProfileView view;
+    QAbstractItemModelTester tester(view.diffModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(view.compareUnavailable().isEmpty());
+    QString error;
+    StoredRun empty = stored(a, 9);
+    empty.rows.clear();
+    QVERIFY(!view.compare(empty, stored(b, 2), &error));
+    QVERIFY(error.contains(QStringLiteral("holds no profile")));
+    QSignalSpy shown(&view, &ProfileView::comparisonShown);
+    QVERIFY2(view.compare(stored(a, 1), stored(b, 2), &error), qPrintable(error));
+    QCOMPARE(view.currentPane(), view.paneIndex(QStringLiteral("compare")));
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+    QVERIFY(shown[0][0].toString().isEmpty());
+    ProfileDiffModel* m = view.diffModel();
+    QCOMPARE(m->rowCount(), 5);  // A's five kernel names
+    QCOMPARE(m->index(0, 0).data().toString(), QStringLiteral("ampere_sgemm_128x64_tn"));
+    QCOMPARE(m->index(0, 4).data(ProfileDiffModel::ValueRole).toDouble(), 0.4);  // +400 ns
+    QCOMPARE(m->index(0, 5).data().toString(), QStringLiteral("2.00×"));
+    const int last = m->rowCount() - 1;
+    QCOMPARE(m->index(1, 0).data().toString(), QStringLiteral("multi_tensor_apply_kernel"));
+    QCOMPARE(m->index(1, 8).data().toString(), QStringLiteral("only in A"));
+    QVERIFY(!m->index(1, 3).data(ProfileDiffModel::ValueRole).isValid());  // not in B: empty
+    QCOMPARE(m->index(last, 4).data(ProfileDiffModel::ValueRole).toDouble(), 0.0);
+    QVERIFY2(view.comparisonText().contains(QStringLiteral("Kernel time per profiled step")),
+             qPrintable(view.comparisonText()));
+    // Run A is in the other panes; the export names both runs.
+    QTRY_VERIFY(view.result() != nullptr);
+    QVERIFY(view.exportContext(view.paneIndex(QStringLiteral("compare")))
+                .title.contains(QStringLiteral("run 1 vs run 2")));
+    bool reported = false;
+    for (const ReportPart& p : view.reportParts()) reported |= p.table == m;
+    QVERIFY(reported);
+    // Opening another run ends the comparison.
+    QSignalSpy loaded(&view, &LabView::storedRunLoaded);
+    QVERIFY(view.showStored(stored(b, 2), &error));
+    QCOMPARE(m->rowCount(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);
+}
+
+void TestProfilerWindow::importTraceThroughTheFileMenu() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("results.db"));
+    MainWindow w(MainWindow::Options{db, false});
+    auto* view = qobject_cast<ProfileView*>(w.labView(QStringLiteral("profile")));
+    QVERIFY(view);
+    // A .json is the profiler's: stored, then read and shown in every pane.
+    QSignalSpy shown(view, &ProfileView::profileShown);
+    QString error;
+    const QString fixture = QStringLiteral(TRAINSCOPE_PROFILER_FIXTURES "/cpu_step.pt.trace.json");
+    QVERIFY2(w.importTrace(fixture, &error), qPrintable(error));
+    QCOMPARE(w.currentLabId(), QStringLiteral("profile"));
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+    QCOMPARE(view->result()->spec.imported, std::string("cpu_step.pt.trace.json"));
+    QVERIFY(view->storeRunId() > 0);
+    QVERIFY(view->opModel()->rowCount() > 10);
+    QVERIFY(view->timeline()->spanCount() > 0);
+    QStringList phases;
+    const CallTree* tree = view->callTreeModel()->tree();
+    for (int c : tree->nodes[0].children)
+        phases << QString::fromStdString(tree->nodes[static_cast<size_t>(c)].name);
+    for (const char* p : {"forward", "backward", "optimizer"})
+        QVERIFY2(phases.contains(QString::fromLatin1(p)), qPrintable(phases.join(',')));
+    QVERIFY(view->findChild<QLabel*>(QStringLiteral("phaseNote"))
+                ->text()
+                .contains(QStringLiteral("Imported from cpu_step.pt.trace.json")));
+    // A truncated trace: refused with the reason, nothing stored.
+    QFile f(fixture);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QFile cut(dir.filePath(QStringLiteral("cut.json")));
+    QVERIFY(cut.open(QIODevice::WriteOnly));
+    cut.write(f.read(f.size() / 2));
+    cut.close();
+    QVERIFY(!w.importTrace(cut.fileName(), &error));
+    QVERIFY2(error.contains(QStringLiteral("truncated")), qPrintable(error));
+    ResultStore store(db.toStdString(), ResultStore::Access::ReadIfNeeded);
+    QCOMPARE(store.listRuns().size(), size_t(1));
+}
+
 void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     QTemporaryDir dir;
     auto w = freshWindow("tst_profiler_window", dir.filePath("results.db"));
@@ -452,6 +757,24 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     view->timeline()->replotNow();
     QVERIFY(view->timeline()->drawnRects() > 0);
 
+    // The call tree: the step's three phases, the model's ranges under them.
+    {
+        const CallTree* tree = view->callTreeModel()->tree();
+        QVERIFY(tree && !tree->nodes.empty());
+        QStringList phases;
+        for (int c : tree->nodes[0].children)
+            phases << QString::fromStdString(tree->nodes[static_cast<size_t>(c)].name);
+        for (const char* p : {"forward", "backward", "optimizer"})
+            QVERIFY2(phases.contains(QString::fromLatin1(p)), qPrintable(phases.join(',')));
+        bool attention = false;
+        for (size_t i = 0; i < tree->nodes.size(); ++i)
+            attention |= tree->path(static_cast<int>(i)).find("forward/layer.0/attention") == 0;
+        QVERIFY(attention);
+        QString exportError;
+        QVERIFY2(w->exportTab("calltree", dir.filePath("calltree.png"), {800, 450}, &exportError),
+                 qPrintable(exportError));
+    }
+
     // The Perfetto trace: valid JSON with events.
     QString error;
     QVERIFY2(view->writeTrace(dir.filePath("trace.json"), &error), qPrintable(error));
@@ -476,7 +799,7 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     QFile md(dir.filePath("report.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     const QString report = QString::fromUtf8(md.readAll());
-    for (const char* part : {"## Ops\n", "| Op |", "## Category roll-up, table\n",
+    for (const char* part : {"## Ops\n", "| Op |", "## Call tree\n", "## Category roll-up, table\n",
                              "| Phase | Category |", "## Phases: profiled and measured\n"})
         QVERIFY2(report.contains(QString::fromUtf8(part)), part);
 

@@ -102,6 +102,11 @@ bool LabView::compare(const StoredRun&, const StoredRun&, QString* error) {
     return false;
 }
 
+bool LabView::importFile(const QString&, const QString&, QString* error) {
+    if (error) *error = tr("This experiment imports no files");
+    return false;
+}
+
 void LabView::applyPresetView(const QJsonObject& view) {
     const int i = paneIndex(view.value(QLatin1String("tab")).toString());
     if (i >= 0) showPane(i);

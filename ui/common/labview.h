@@ -58,6 +58,13 @@ public:
     virtual QString compareUnavailable() const;
     virtual bool compare(const StoredRun& a, const StoredRun& b, QString* error);
 
+    // File ▸ Import Trace…: the files this lab reads that another tool wrote (name filters,
+    // "*.json"; empty: none), and the import: the file read, stored as a run of this lab in the
+    // store at `storePath` (History lists it) and shown; false with `error` saying why (a file
+    // that is not such a trace, a store that cannot be written).
+    virtual QStringList importPatterns() const { return {}; }
+    virtual bool importFile(const QString& path, const QString& storePath, QString* error);
+
     // A classroom preset's "view" settings; the default shows the pane named by "tab".
     virtual void applyPresetView(const QJsonObject& view);
 

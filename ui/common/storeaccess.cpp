@@ -1,7 +1,9 @@
 #include "ui/common/storeaccess.h"
 
 #include <QtConcurrent/QtConcurrentRun>
+#include <nlohmann/json.hpp>
 
+#include "core/json.h"
 #include "ui/common/format.h"
 
 namespace ts::ui {
@@ -38,6 +40,24 @@ StoredRun loadRun(const QString& storePath, qint64 runId) {
         }
         out.info = *info;
         out.rows = store.rows(runId, info->lab);
+    } catch (const std::exception& e) {
+        out.error = qstr(std::string(e.what()));
+    }
+    return out;
+}
+
+StoredRun storeImportedRun(const QString& storePath, const std::string& lab, const QString& label,
+                           const std::string& specJson, const Environment& env,
+                           const StoredRow& row) {
+    StoredRun out;
+    try {
+        ResultStore store(storePath.toStdString());
+        const int64_t id = store.createRun(lab, label.toStdString(), specJson, env.device_name, 1,
+                                           toJson(env).dump());
+        store.addRow(id, row);
+        store.finishRun(id);
+        out.info = *store.run(id);
+        out.rows = store.rows(id, lab);
     } catch (const std::exception& e) {
         out.error = qstr(std::string(e.what()));
     }

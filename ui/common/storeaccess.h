@@ -28,6 +28,13 @@ QFuture<RunList> listRunsAsync(const QString& storePath);
 QFuture<StoredRun> loadRunAsync(const QString& storePath, qint64 runId);
 QFuture<QString> removeRunAsync(const QString& storePath, qint64 runId);  // error or empty
 
+// A run of one row made from a file another tool wrote (File ▸ Import Trace…): created in the
+// store at `storePath` with its spec and environment, its row stored, ended, and read back as
+// History would show it; `error` set (and no run) when the store cannot be written.
+StoredRun storeImportedRun(const QString& storePath, const std::string& lab, const QString& label,
+                           const std::string& specJson, const Environment& env,
+                           const StoredRow& row);
+
 // The same, blocking: for worker threads and tests.
 RunList listRuns(const QString& storePath);
 StoredRun loadRun(const QString& storePath, qint64 runId);

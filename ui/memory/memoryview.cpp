@@ -1,6 +1,7 @@
 #include "ui/memory/memoryview.h"
 
 #include <QComboBox>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -350,15 +351,14 @@ void MemoryView::fillPointTable() {
         const MemoryAnalysis a = analyzeMemory(r.trace);
         const bool measured = !r.trace.events.empty();
         QList<QStandardItem*> row{
-            cell(qstr(c.model.name)),
-            cell(QString::number(c.model.context_length), true),
-            cell(QString::number(c.batch_size), true),
-            cell(qstr(toString(c.precision))),
-            cell(qstr(toString(c.attention))),
-            cell(qstr(toString(c.mode))),
+            cell(qstr(c.model.name)), cell(QString::number(c.model.context_length), true),
+            cell(QString::number(c.batch_size), true), cell(qstr(toString(c.precision))),
+            cell(qstr(toString(c.attention))), cell(qstr(toString(c.mode))),
             cell(qstr(toString(r.status))),
             measured ? bytesCell(a.peak.allocated) : cell(QStringLiteral("—"), true),
-            bytesCell(predictMemory(c).peak),
+            // An imported snapshot has no model to predict from.
+            r.spec.imported.empty() ? bytesCell(predictMemory(c).peak)
+                                    : cell(QStringLiteral("—"), true),
             measured ? bytesCell(a.peak.reserved) : cell(QStringLiteral("—"), true)};
         points_->appendRow(row);
     }
@@ -454,6 +454,7 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
     // A point that recorded nothing (a CPU run: no caching allocator) has the analytic model
     // alone: its measured cells say so instead of "0 B" beside the prediction.
     const bool measured = !r.trace.events.empty();
+    const bool imported = !r.spec.imported.empty();  // no model: nothing predicted
     for (const auto& c : compareWithPrediction(r, analysis_)) {
         const int64_t d = c.measured - c.predicted;
         if (!measured) {
@@ -468,10 +469,11 @@ void MemoryView::show(const MemoryResult& r, int chooserCode) {
                                              QLatin1Char('%'),
                                          100.0 * c.measured / p.allocated)
                              : cell(QStringLiteral("—"), true),
-             bytesCell(c.predicted),
-             valueCell((d < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
-                           qstr(formatBytes(d < 0 ? -d : d)),
-                       static_cast<qlonglong>(d))});
+             imported ? cell(QStringLiteral("—"), true) : bytesCell(c.predicted),
+             imported ? cell(QStringLiteral("—"), true)
+                      : valueCell((d < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
+                                      qstr(formatBytes(d < 0 ? -d : d)),
+                                  static_cast<qlonglong>(d))});
     }
     peakTable_->fitColumnsToHeaders();
     QStringList lines;
@@ -528,6 +530,34 @@ void MemoryView::showPoints(const StoredRun& run, const std::vector<MemoryResult
                        .arg(run.info.id)
                        .arg(results.size()));
     Q_EMIT titleChanged();
+}
+
+bool MemoryView::importFile(const QString& path, const QString& storePath, QString* error) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error) *error = tr("cannot read %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    const QByteArray bytes = f.readAll();
+    const QString name = QFileInfo(path).fileName();
+    MemoryResult r;
+    try {
+        r = importMemorySnapshot(
+            std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())),
+            name.toStdString());
+    } catch (const std::exception& e) {
+        if (error) *error = tr("%1: %2").arg(name, qstr(std::string(e.what())));
+        return false;
+    }
+    const StoredRun run =
+        storeImportedRun(storePath, kMemoryLab, name, memorySpecJson({r.spec}), r.environment,
+                         {0, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))});
+    if (!run.error.isEmpty()) {
+        if (error) *error = tr("the imported snapshot could not be stored: %1").arg(run.error);
+        return false;
+    }
+    Q_EMIT logLine(tr("Imported %1 as run %2").arg(path).arg(run.info.id));
+    return showStored(run, error);
 }
 
 bool MemoryView::compare(const StoredRun& a, const StoredRun& b, QString* error) {

@@ -40,6 +40,11 @@ public:
     void applyPresetView(const QJsonObject& view) override;
     // Shows run `a` in the panes and both, point 0 of each, in the Compare pane.
     bool compare(const StoredRun& a, const StoredRun& b, QString* error) override;
+    // A memory_viz snapshot (See Note [importing a snapshot]): stored, then shown.
+    QStringList importPatterns() const override {
+        return {QStringLiteral("*.pickle"), QStringLiteral("*.pkl")};
+    }
+    bool importFile(const QString& path, const QString& storePath, QString* error) override;
     ExportContext exportContext(int pane) const override;
     QList<ReportPart> reportParts() const override;
 

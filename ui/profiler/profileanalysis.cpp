@@ -165,6 +165,27 @@ std::shared_ptr<const Timeline> buildTimeline(const ProfileResult& r) {
 
 }  // namespace
 
+std::vector<TimelineMatch> findSpans(const Timeline& timeline, const QString& text) {
+    std::vector<TimelineMatch> out;
+    if (text.isEmpty()) return out;
+    // The names first (a few thousand), then the spans that carry a matching one.
+    std::vector<char> named(timeline.names.size(), 0);
+    bool any = false;
+    for (size_t i = 0; i < timeline.names.size(); ++i)
+        any |= (named[i] = timeline.names[i].contains(text, Qt::CaseInsensitive) ? 1 : 0) != 0;
+    if (!any) return out;
+    for (size_t l = 0; l < timeline.lanes.size(); ++l) {
+        const auto& spans = timeline.lanes[l].spans;
+        for (size_t i = 0; i < spans.size(); ++i)
+            if (named[static_cast<size_t>(spans[i].name)])
+                out.push_back({static_cast<int>(l), i, spans[i].start_us, spans[i].end_us});
+    }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return a.start_us != b.start_us ? a.start_us < b.start_us : a.lane < b.lane;
+    });
+    return out;
+}
+
 FilteredTables filteredTables(const ProfileResult& r, const EventFilter& filter) {
     return {kernelTable(r.trace.kernels, filter), opTable(r.trace.ops, filter, r.gpu)};
 }
@@ -193,6 +214,7 @@ ProfileAnalysis analyzeProfile(ProfileResult result) {
     a.ranges = QStringList(seen.begin(), seen.end());
     std::sort(a.ranges.begin(), a.ranges.end(), rangeNameLess);
     a.timeline = buildTimeline(*r);
+    a.calltree = std::make_shared<const CallTree>(callTree(r->trace));
     return a;
 }
 

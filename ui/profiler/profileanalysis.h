@@ -39,6 +39,16 @@ struct Timeline {
     int spanCount() const;
 };
 
+// A span of the timeline whose name holds the search text: the timeline's search.
+struct TimelineMatch {
+    int lane = 0;
+    size_t span = 0;  // index into the lane's spans
+    double start_us = 0, end_us = 0;
+};
+// Every span (CPU ranges, top-level ops, GPU kernels) whose name holds `text`, case-insensitively,
+// in time order (ties: lane order); none for an empty text.
+std::vector<TimelineMatch> findSpans(const Timeline& timeline, const QString& text);
+
 // The profile with everything the panes show. Tables are of the whole profile; the view
 // computes filtered ones (phase, range) in a pool thread.
 struct ProfileAnalysis {
@@ -51,6 +61,7 @@ struct ProfileAnalysis {
     std::vector<StepActivity> activity;
     QStringList ranges;  // every component of the events' range paths, in model order
     std::shared_ptr<const Timeline> timeline;
+    std::shared_ptr<const CallTree> calltree;
 };
 
 ProfileAnalysis analyzeProfile(ProfileResult result);

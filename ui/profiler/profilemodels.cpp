@@ -42,6 +42,39 @@ KernelTableModel* makeKernelTableModel(QObject* parent) {
         parent);
 }
 
+ProfileDiffModel* makeProfileDiffModel(QObject* parent) {
+    using R = ProfileDiffRow;
+    auto side = [](bool in, double v) { return in ? QVariant(v) : QVariant(); };
+    return new ProfileDiffModel(
+        {{QObject::tr("Name"), [](const R& r) { return QVariant(qstr(r.name)); }, {}},
+         {QObject::tr("Category"),
+          [](const R& r) { return QVariant(qstr(toString(r.category))); },
+          {}},
+         {QObject::tr("A (µs/step)"), [side](const R& r) { return side(r.in_a, r.a_us); },
+          [](const R& r) { return r.in_a ? us(r.a_us) : QStringLiteral("—"); }},
+         {QObject::tr("B (µs/step)"), [side](const R& r) { return side(r.in_b, r.b_us); },
+          [](const R& r) { return r.in_b ? us(r.b_us) : QStringLiteral("—"); }},
+         {QObject::tr("B − A (µs)"), [](const R& r) { return QVariant(r.delta_us); },
+          [](const R& r) {
+              return (r.delta_us > 0 ? QStringLiteral("+") : QString()) + us(r.delta_us);
+          }},
+         {QObject::tr("B / A"),
+          [](const R& r) { return r.ratio ? QVariant(*r.ratio) : QVariant(); },
+          [](const R& r) {
+              return r.ratio ? QStringLiteral("%1×").arg(*r.ratio, 0, 'f', 2) : QStringLiteral("—");
+          }},
+         {QObject::tr("A calls/step"), [side](const R& r) { return side(r.in_a, r.a_calls); },
+          [](const R& r) {
+              return r.in_a ? QString::number(r.a_calls, 'g', 4) : QStringLiteral("—");
+          }},
+         {QObject::tr("B calls/step"), [side](const R& r) { return side(r.in_b, r.b_calls); },
+          [](const R& r) {
+              return r.in_b ? QString::number(r.b_calls, 'g', 4) : QStringLiteral("—");
+          }},
+         {QObject::tr("Note"), [](const R& r) { return QVariant(qstr(r.note)); }, {}}},
+        parent);
+}
+
 OpTableModel* makeOpTableModel(QObject* parent) {
     using R = OpRow;
     return new OpTableModel(

@@ -78,6 +78,7 @@ using CategoryTableModel = RowTableModel<CategoryRow>;
 using AttentionPartModel = RowTableModel<AttentionPart>;
 using PhaseTimeModel = RowTableModel<PhaseTime>;
 using StepActivityModel = RowTableModel<StepActivity>;
+using ProfileDiffModel = RowTableModel<ProfileDiffRow>;
 
 KernelTableModel* makeKernelTableModel(QObject* parent);
 OpTableModel* makeOpTableModel(QObject* parent);
@@ -85,6 +86,9 @@ CategoryTableModel* makeCategoryTableModel(QObject* parent);
 AttentionPartModel* makeAttentionPartModel(QObject* parent);
 PhaseTimeModel* makePhaseTimeModel(QObject* parent);
 StepActivityModel* makeStepActivityModel(QObject* parent);
+// Two profiles compared (See Note [profile diff]): per profiled step; a side without the name
+// has no value there (empty in a CSV), and the note says which.
+ProfileDiffModel* makeProfileDiffModel(QObject* parent);
 
 // The search box: keeps the rows whose first column (the kernel's or op's name) holds the
 // text, case-insensitively; sorts by the raw values.

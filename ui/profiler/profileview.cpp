@@ -1,7 +1,9 @@
 #include "ui/profiler/profileview.h"
 
 #include <QComboBox>
+#include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -9,7 +11,9 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QSplitter>
+#include <QTreeView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 #include <nlohmann/json.hpp>
@@ -22,6 +26,7 @@
 #include "ui/common/metatypes.h"
 #include "ui/common/panes.h"
 #include "ui/common/tableview.h"
+#include "ui/profiler/calltree.h"
 #include "ui/profiler/profilecharts.h"
 #include "ui/profiler/timelinechart.h"
 
@@ -112,6 +117,13 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
            "phase."));
     addPane({QStringLiteral("ops"), tr("&Ops"), opPage, nullptr, opTable_});
 
+    // Call tree.
+    addPane({QStringLiteral("calltree"), tr("Ca&ll Tree"), makeCallTreePage(), flame_, nullptr});
+    connect(flame_, &FlameGraph::exportRequested, this,
+            [this] { Q_EMIT exportRequested(paneIndex(QStringLiteral("calltree"))); });
+    connect(flame_, &FlameGraph::copyRequested, this,
+            [this] { Q_EMIT copyRequested(paneIndex(QStringLiteral("calltree"))); });
+
     // Categories.
     categoryChart_ = new CategoryChart(this);
     categoryChart_->setObjectName(QStringLiteral("categoryChart"));
@@ -164,19 +176,98 @@ ProfileView::ProfileView(QWidget* parent) : LabView(parent) {
     l->addWidget(activityTable_, 1);
     addPane({QStringLiteral("phases"), tr("P&hases"), phasePage, nullptr, phaseTable_});
 
+    // Compare: two stored runs' kernel tables (History's Compare).
+    QWidget* comparePage = page(this, &l);
+    diff_ = makeProfileDiffModel(this);
+    diffText_ = new QLabel(comparePage);
+    diffText_->setObjectName(QStringLiteral("profileCompareText"));
+    diffText_->setWordWrap(true);
+    diffText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    diffTable_ = makeTable(comparePage, diff_, QStringLiteral("profileCompareTable"),
+                           tr("Two profiles compared"), QStringLiteral("profile-comparison"), true);
+    diffTable_->setEmptyText(
+        tr("No comparison: select two profile runs in History and press Compare. Their kernels "
+           "are then matched by name, with each run's time per profiled step, the difference "
+           "and the ratio."));
+    l->addWidget(diffText_);
+    l->addWidget(diffTable_, 1);
+    addPane({QStringLiteral("compare"), tr("Co&mpare"), comparePage, nullptr, diffTable_});
+
     for (QPushButton* b : traceButtons_) {
         b->setEnabled(false);
         b->setToolTip(
             tr("Writes the profile as a Chrome / Perfetto trace (open it in ui.perfetto.dev)"));
         connect(b, &QPushButton::clicked, this, &ProfileView::writeTraceInteractive);
     }
-    for (DataTableView* t :
-         {kernelTable_, opTable_, categoryTable_, attentionTable_, phaseTable_, activityTable_}) {
+    for (DataTableView* t : {kernelTable_, opTable_, categoryTable_, attentionTable_, phaseTable_,
+                             activityTable_, diffTable_}) {
         connect(t, &DataTableView::exportRequested, this, [this, t] {
             for (int i = 0; i < panes().size(); ++i)
                 if (panes()[i].table == t) Q_EMIT exportRequested(i);
         });
     }
+}
+
+// The flame graph above the tree table; a click in either shows the node in the other.
+QWidget* ProfileView::makeCallTreePage() {
+    QVBoxLayout* l = nullptr;
+    QWidget* w = page(this, &l);
+    auto* row = new QHBoxLayout;
+    flameMeasure_ = new QComboBox(w);
+    flameMeasure_->setObjectName(QStringLiteral("flameMeasure"));
+    flameMeasure_->addItem(tr("CPU time"), static_cast<int>(FlameGraph::Measure::Cpu));
+    flameMeasure_->addItem(tr("GPU kernel time"), static_cast<int>(FlameGraph::Measure::Device));
+    flameMeasure_->setToolTip(
+        tr("What the bars' widths show: the ops' time on the CPU, or the time of the kernels "
+           "they launched (a GPU profile)"));
+    flameZoom_ = new QLabel(w);
+    flameZoom_->setObjectName(QStringLiteral("flameZoom"));
+    flameZoom_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* reset = new QPushButton(tr("Show &Everything"), w);
+    row->addWidget(new QLabel(tr("Width:"), w));
+    row->addWidget(flameMeasure_);
+    row->addWidget(flameZoom_, 1);
+    row->addWidget(reset);
+    l->addLayout(row);
+
+    flame_ = new FlameGraph(w);
+    flame_->setObjectName(QStringLiteral("flameGraph"));
+    auto* scroll = new QScrollArea(w);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidget(flame_);
+    callTree_ = new CallTreeModel(this);
+    callTreeView_ = new QTreeView(w);
+    callTreeView_->setObjectName(QStringLiteral("callTreeView"));
+    callTreeView_->setModel(callTree_);
+    callTreeView_->setUniformRowHeights(true);
+    callTreeView_->setAlternatingRowColors(true);
+    auto* split = new QSplitter(Qt::Vertical, w);
+    split->addWidget(scroll);
+    split->addWidget(callTreeView_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    l->addWidget(split, 1);
+
+    connect(reset, &QPushButton::clicked, flame_, [this] { flame_->zoomTo(0); });
+    connect(flameMeasure_, &QComboBox::currentIndexChanged, this, [this] {
+        flame_->setMeasure(static_cast<FlameGraph::Measure>(flameMeasure_->currentData().toInt()));
+    });
+    connect(flame_, &FlameGraph::zoomChanged, this, [this](int node) {
+        const CallTree* t = callTree_->tree();
+        flameZoom_->setText(!t || node <= 0 ? tr("click a bar to zoom into it")
+                                            : qstr(t->path(node)));
+        const QModelIndex at = callTree_->indexOfNode(node);
+        if (at.isValid() && callTreeView_->currentIndex() != at) {
+            callTreeView_->scrollTo(at);
+            callTreeView_->setCurrentIndex(at);
+        }
+    });
+    connect(callTreeView_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this](const QModelIndex& at) {
+                if (at.isValid()) flame_->zoomTo(callTree_->nodeOf(at));
+            });
+    return w;
 }
 
 ProfileView::Filters ProfileView::makeFilterBar(QWidget* parent, QLayout* into, bool kernels) {
@@ -277,6 +368,13 @@ void ProfileView::begin(const QString& label, const std::string& specJson) {
     categoryChart_->setRows({}, false);
     attentionChart_->setParts({}, false);
     timeline_->setTimeline(nullptr, {});
+    callTree_->setTree(nullptr, false);
+    flame_->setTree(nullptr);
+    // A comparison ends when another run is shown (compare() starts one after its run A).
+    ++compareGeneration_;
+    compareTitle_.clear();
+    diff_->setRows({});
+    diffText_->clear();
     for (QPushButton* b : traceButtons_) b->setEnabled(false);
     for (const Filters& f : {kernelBar_, opBar_}) {
         const QSignalBlocker a(f.phase), b(f.range);
@@ -393,6 +491,16 @@ void ProfileView::present(ProfileAnalysis a) {
     categoryChart_->setRows(analysis_.categories, r.gpu);
     attentionChart_->setParts(analysis_.attention, r.gpu);
     timeline_->setTimeline(analysis_.timeline, analysis_.activity);
+    callTree_->setTree(analysis_.calltree, r.gpu);
+    flame_->setTree(analysis_.calltree);
+    flameMeasure_->setCurrentIndex(0);
+    flameMeasure_->setEnabled(r.gpu);
+    // The root and its phases open; the columns fit the numbers, the names get the rest.
+    callTreeView_->expandToDepth(1);
+    for (int c = 1; c < callTree_->columnCount(); ++c) callTreeView_->resizeColumnToContents(c);
+    callTreeView_->setColumnWidth(
+        0, std::max(callTreeView_->columnWidth(0),
+                    callTreeView_->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 50));
     for (const Filters& f : {kernelBar_, opBar_}) {
         const QSignalBlocker a(f.phase), b(f.range);
         f.phase->setCurrentIndex(0);
@@ -426,7 +534,11 @@ void ProfileView::present(ProfileAnalysis a) {
     int profiled = 0;
     for (const auto& s : r.steps)
         if (!s.warmup) measuredMs += s.total_ms, ++profiled;
-    const StepFlops flops = stepFlops(r.spec.bench);
+    const StepFlops flops = r.spec.imported.empty() ? stepFlops(r.spec.bench) : StepFlops{};
+    if (!r.spec.imported.empty())
+        notes << tr("Imported from %1: the phases are the trace's own ranges, or what PyTorch "
+                    "recorded (optimizer steps, autograd's backward ops); no model, no FLOPs.")
+                     .arg(qstr(r.spec.imported));
     const double perStep = r.spec.bench.mode == Mode::Forward ? flops.forward : flops.total();
     if (profiled > 0 && perStep > 0 && measuredMs > 0) {
         const QString achieved =
@@ -459,6 +571,118 @@ void ProfileView::present(ProfileAnalysis a) {
                           .arg(r.trace.ranges.size()));
     Q_EMIT titleChanged();
     Q_EMIT profileShown();
+}
+
+bool ProfileView::compare(const StoredRun& a, const StoredRun& b, QString* error) {
+    for (const StoredRun* r : {&a, &b})
+        if (r->rows.empty()) {
+            if (error)
+                *error = tr("run %1 holds no profile to compare (it was stopped or failed before "
+                            "one was stored)")
+                             .arg(r->info.id);
+            return false;
+        }
+    if (!showStored(a, error)) return false;  // run A in every other pane
+    compareTitle_ = tr("run %1 vs run %2").arg(a.info.id).arg(b.info.id);
+    diff_->setRows({});
+    diffText_->setText(tr("Comparing %1…").arg(compareTitle_));
+    showPane(paneIndex(QStringLiteral("compare")));
+    // Two large profiles take a while to parse: a pool thread reads and compares them.
+    struct Compared {
+        ProfileResult a, b;
+        ProfileDiff diff;
+        QString error;
+    };
+    auto* w = new QFutureWatcher<Compared>(this);
+    const quint64 generation = ++compareGeneration_;
+    ++pending_;
+    connect(w, &QFutureWatcherBase::finished, this, [this, w, generation] {
+        --pending_;
+        w->deleteLater();
+        if (generation != compareGeneration_) return;
+        Compared c = w->result();
+        if (!c.error.isEmpty()) {
+            diffText_->setText(tr("%1 could not be compared: %2").arg(compareTitle_, c.error));
+            Q_EMIT logLine(diffText_->text());
+            Q_EMIT comparisonShown(c.error);
+            return;
+        }
+        const ProfileDiff& d = c.diff;
+        QStringList lines;
+        lines << tr("A: %1").arg(qstr(profileHeadline(c.a)))
+              << tr("B: %1").arg(qstr(profileHeadline(c.b)));
+        const QString what = d.kernels ? tr("Kernel time") : tr("Op self CPU time");
+        QString total = tr("%1 per profiled step: A %2 ms, B %3 ms, B − A %4 ms")
+                            .arg(what, formatMs(d.a_total_us / 1e3), formatMs(d.b_total_us / 1e3),
+                                 formatMs((d.b_total_us - d.a_total_us) / 1e3));
+        if (d.a_total_us > 0) total += tr(" (%1×)").arg(d.b_total_us / d.a_total_us, 0, 'f', 2);
+        lines << total;
+        if (!d.kernels)
+            lines << tr(
+                "Ops by self CPU time: a profile without kernels (the CPU's) is compared "
+                "op by op.");
+        diffText_->setText(lines.join(QLatin1Char('\n')));
+        diff_->setRows(d.rows);
+        diffTable_->fitColumnsToHeaders();
+        diffTable_->setColumnWidth(
+            0, std::max(diffTable_->columnWidth(0),
+                        diffTable_->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 60));
+        Q_EMIT titleChanged();
+        Q_EMIT comparisonShown({});
+    });
+    w->setFuture(
+        QtConcurrent::run([ja = a.rows.front().result_json, jb = b.rows.front().result_json,
+                           ida = a.info.id, idb = b.info.id] {
+            Compared c;
+            for (auto [json, out, id] : {std::tuple{&ja, &c.a, ida}, std::tuple{&jb, &c.b, idb}}) {
+                try {
+                    *out = profileResultFromJson(parseJson(*json));
+                } catch (const std::exception& e) {
+                    c.error = QObject::tr("run %1: %2").arg(id).arg(qstr(std::string(e.what())));
+                    return c;
+                }
+            }
+            c.diff = diffProfiles(c.a, c.b);
+            return c;
+        }));
+    return true;
+}
+
+bool ProfileView::importFile(const QString& path, const QString& storePath, QString* error) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error) *error = tr("cannot read %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    const QByteArray bytes = f.readAll();
+    const QString name = QFileInfo(path).fileName();
+    ProfileResult r;
+    try {
+        r = importChromeTrace(
+            std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())),
+            name.toStdString());
+    } catch (const std::exception& e) {
+        if (error) *error = tr("%1: %2").arg(name, qstr(std::string(e.what())));
+        return false;
+    }
+    const StoredRun run =
+        storeImportedRun(storePath, kProfileLab, name, profileSpecJson(r.spec), r.environment,
+                         {0, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))});
+    if (!run.error.isEmpty()) {
+        if (error) *error = tr("the imported profile could not be stored: %1").arg(run.error);
+        return false;
+    }
+    Q_EMIT logLine(tr("Imported %1 as run %2").arg(path).arg(run.info.id));
+    return showStored(run, error);
+}
+
+QString ProfileView::comparisonText() const { return diffText_->text(); }
+
+ExportContext ProfileView::exportContext(int pane) const {
+    ExportContext ctx = LabView::exportContext(pane);
+    if (pane == paneIndex(QStringLiteral("compare")) && !compareTitle_.isEmpty())
+        ctx.title = tr("Profile runs compared: %1").arg(compareTitle_);
+    return ctx;
 }
 
 bool ProfileView::writeTrace(const QString& path, QString* error) const {
@@ -499,6 +723,8 @@ QList<ReportPart> ProfileView::reportParts() const {
     if (analysis_.result && analysis_.result->gpu)
         parts << ReportPart{tr("GPU kernels"), nullptr, kernelFilter_, {}};
     parts << ReportPart{tr("Ops"), nullptr, opFilter_, {}};
+    if (analysis_.calltree && !analysis_.calltree->nodes.empty())
+        parts << ReportPart{tr("Call tree"), flame_, nullptr, {}};
     parts << ReportPart{tr("Category roll-up"), categoryChart_, nullptr, {}};
     parts << ReportPart{tr("Category roll-up, table"), nullptr, categories_, {}};
     if (!attention_->rows().empty())
@@ -507,6 +733,9 @@ QList<ReportPart> ProfileView::reportParts() const {
     if (analysis_.result && analysis_.result->gpu && !activity_->rows().empty())
         parts << ReportPart{tr("GPU activity per profiled step"), nullptr, activity_, {}};
     parts << ReportPart{tr("Timeline"), timeline_, nullptr, {}};
+    if (!diff_->rows().empty())
+        parts << ReportPart{
+            tr("Two profiles compared (%1)").arg(compareTitle_), nullptr, diff_, {}};
     return parts;
 }
 

@@ -1,5 +1,6 @@
 // The profiler lab's results: Kernels (the kernel table with a phase and a range filter and
-// a name search), Ops (the op table with FLOPs and TFLOP/s), Categories (one stacked bar per
+// a name search), Ops (the op table with FLOPs and TFLOP/s), Call Tree (a flame graph and a
+// tree table of the ops' nesting by phase and range), Categories (one stacked bar per
 // phase), Attention (scores, softmax, values or one fused kernel), Timeline (one profiled step,
 // CPU above, GPU streams below, idle gaps shaded) and Phases (profiled against measured time,
 // the GPU's busy and idle time per step). Tables are computed off the UI thread: the whole
@@ -17,11 +18,14 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QTreeView;
 
 namespace ts::ui {
 
 class AttentionPartsChart;
+class CallTreeModel;
 class CategoryChart;
+class FlameGraph;
 class TimelineChart;
 
 class ProfileView : public LabView {
@@ -36,6 +40,16 @@ public:
     // (profileShown), or the log says why it could not be read.
     bool showStored(const StoredRun& run, QString* error) override;
     QList<ReportPart> reportParts() const override;
+    // History's Compare: run `a` in the panes, and both runs' kernel tables side by side in the
+    // Compare pane (parsed and compared in a pool thread: comparisonShown when it is filled).
+    QString compareUnavailable() const override { return {}; }
+    bool compare(const StoredRun& a, const StoredRun& b, QString* error) override;
+    ProfileDiffModel* diffModel() const { return diff_; }
+    QString comparisonText() const;
+    ExportContext exportContext(int pane) const override;
+    // A torch.profiler Chrome trace (See Note [importing a trace]): stored, then shown.
+    QStringList importPatterns() const override { return {QStringLiteral("*.json")}; }
+    bool importFile(const QString& path, const QString& storePath, QString* error) override;
 
     // The profile shown (null before one arrives).
     const ProfileResult* result() const { return analysis_.result.get(); }
@@ -53,6 +67,10 @@ public:
     StepActivityModel* activityModel() const { return activity_; }
     CategoryChart* categoryChart() const { return categoryChart_; }
     TimelineChart* timeline() const { return timeline_; }
+    CallTreeModel* callTreeModel() const { return callTree_; }
+    FlameGraph* flameGraph() const { return flame_; }
+    QTreeView* callTreeView() const { return callTreeView_; }
+    QComboBox* flameMeasure() const { return flameMeasure_; }
     struct Filters {
         QComboBox* phase;
         QComboBox* range;
@@ -68,6 +86,8 @@ Q_SIGNALS:
     void profileShown();
     // A filtered table arrived.
     void tablesFiltered();
+    // The Compare pane shows two runs (`error` empty) or says why it cannot.
+    void comparisonShown(const QString& error);
 
 private:
     void begin(const QString& label, const std::string& specJson);
@@ -75,6 +95,7 @@ private:
     Filters makeFilterBar(QWidget* parent, QLayout* into, bool kernels);
     void refilter(bool kernels);
     void writeTraceInteractive();
+    QWidget* makeCallTreePage();
 
     quint64 generation_ = 0;
     int pending_ = 0;
@@ -90,9 +111,19 @@ private:
     AttentionPartModel* attention_;
     PhaseTimeModel* phases_;
     StepActivityModel* activity_;
+    ProfileDiffModel* diff_;
+    DataTableView* diffTable_;
+    QLabel* diffText_;
+    quint64 compareGeneration_ = 0;
+    QString compareTitle_;  // "run 3 vs run 4" while a comparison is shown
     CategoryChart* categoryChart_;
     AttentionPartsChart* attentionChart_;
     TimelineChart* timeline_;
+    CallTreeModel* callTree_;
+    FlameGraph* flame_;
+    QTreeView* callTreeView_;
+    QComboBox* flameMeasure_;
+    QLabel* flameZoom_;
     DataTableView *kernelTable_, *opTable_, *categoryTable_, *attentionTable_, *phaseTable_,
         *activityTable_;
     Filters kernelBar_{}, opBar_{};

@@ -2,9 +2,12 @@
 
 #include <QComboBox>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QPicture>
+#include <QShortcut>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -23,8 +26,10 @@ public:
     std::shared_ptr<const Timeline> timeline;
     std::vector<std::pair<double, double>> gaps;  // µs, of every step
     QList<QColor> cpuColours, gpuColours;
-    QColor gapColour, textColour;
-    int drawnRects = 0, drawnGaps = 0;
+    QColor gapColour, textColour, matchColour, currentColour;
+    const std::vector<TimelineMatch>* matches = nullptr;  // the chart's search
+    int current = -1;
+    int drawnRects = 0, drawnGaps = 0, drawnMatches = 0;
 
     double selectTest(const QPointF&, bool, QVariant*) const override { return -1; }
     QCPRange getKeyRange(bool& found, QCP::SignDomain) const override {
@@ -39,7 +44,7 @@ public:
 
 protected:
     void draw(QCPPainter* painter) override {
-        drawnRects = drawnGaps = 0;
+        drawnRects = drawnGaps = drawnMatches = 0;
         if (!timeline) return;
         const QCPRange keys = mKeyAxis->range();
         const QCPRange values = mValueAxis->range();
@@ -104,6 +109,28 @@ protected:
             }
             flush();
         }
+        // The search's matches over the spans, outlined (at least 3 px wide, so that a match
+        // merged into its neighbours still shows); the current one filled.
+        if (matches) {
+            for (size_t m = 0; m < matches->size(); ++m) {
+                const TimelineMatch& x = (*matches)[m];
+                if (x.lane < firstLane || x.lane > lastLane || x.end_us < keys.lower ||
+                    x.start_us > keys.upper)
+                    continue;
+                const double y0 = mValueAxis->coordToPixel(x.lane - 0.45),
+                             y1 = mValueAxis->coordToPixel(x.lane + 0.45);
+                double x0 = mKeyAxis->coordToPixel(x.start_us),
+                       x1 = mKeyAxis->coordToPixel(x.end_us);
+                if (x1 - x0 < 3) x0 = (x0 + x1) / 2 - 1.5, x1 = x0 + 3;
+                const QRectF box(QPointF(x0, std::min(y0, y1)), QPointF(x1, std::max(y0, y1)));
+                const bool now = static_cast<int>(m) == current;
+                if (now) painter->fillRect(box, currentColour);
+                painter->setPen(QPen(now ? textColour : matchColour, now ? 2.5 : 1.5));
+                painter->setBrush(Qt::NoBrush);
+                painter->drawRect(box);
+                ++drawnMatches;
+            }
+        }
         painter->setPen(textColour);
         for (const auto& [box, text] : labels_)
             painter->drawText(box, Qt::AlignVCenter | Qt::AlignLeft,
@@ -135,12 +162,31 @@ TimelineChart::TimelineChart(QWidget* parent) : QWidget(parent) {
 
     step_ = new QComboBox(this);
     step_->setObjectName(QStringLiteral("timelineStep"));
+    search_ = new QLineEdit(this);
+    search_->setObjectName(QStringLiteral("timelineSearch"));
+    search_->setPlaceholderText(tr("find ops and kernels (Ctrl+F)"));
+    search_->setClearButtonEnabled(true);
+    search_->setToolTip(
+        tr("Outlines every op, range and kernel whose name holds the text; Enter "
+           "shows the next, Shift+Enter the previous"));
+    search_->installEventFilter(this);
+    matchLabel_ = new QLabel(this);
+    matchLabel_->setObjectName(QStringLiteral("timelineMatches"));
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Step:"), this));
     controls->addWidget(step_);
     controls->addWidget(
         new QLabel(tr("wheel zooms in time, drag pans, double click shows the step whole"), this));
     controls->addStretch();
+    controls->addWidget(search_, 1);
+    controls->addWidget(matchLabel_);
+    auto* find =
+        new QShortcut(QKeySequence::Find, this, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
+    connect(find, &QShortcut::activated, this, [this] {
+        search_->setFocus(Qt::ShortcutFocusReason);
+        search_->selectAll();
+    });
+    connect(search_, &QLineEdit::textChanged, this, &TimelineChart::setSearch);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(controls);
@@ -196,7 +242,76 @@ void TimelineChart::restyle() {
     gap.setAlpha(45);
     lanes_->gapColour = gap;
     lanes_->textColour = s.dark ? QColor(Qt::white) : QColor(Qt::black);
+    // Matches in an accent no series uses: amber, its fill half transparent.
+    lanes_->matchColour = s.dark ? QColor(255, 200, 60) : QColor(200, 120, 0);
+    lanes_->currentColour = lanes_->matchColour;
+    lanes_->currentColour.setAlpha(110);
     plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineChart::setSearch(const QString& text) {
+    if (search_->text() != text) {
+        const QSignalBlocker b(search_);
+        search_->setText(text);
+    }
+    matches_ = timeline_ ? findSpans(*timeline_, text.trimmed()) : std::vector<TimelineMatch>{};
+    lanes_->matches = &matches_;
+    current_ = -1;
+    if (!matches_.empty())
+        showMatch(0);
+    else
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+    matchLabel_->setText(matchText());
+}
+
+QString TimelineChart::matchText() const {
+    if (search_->text().trimmed().isEmpty()) return {};
+    if (matches_.empty()) return tr("no match");
+    if (current_ < 0) return tr("%1 matches").arg(matches_.size());
+    return tr("%1 of %2").arg(current_ + 1).arg(matches_.size());
+}
+
+void TimelineChart::nextMatch() {
+    if (!matches_.empty()) showMatch((current_ + 1) % static_cast<int>(matches_.size()));
+}
+
+void TimelineChart::previousMatch() {
+    if (matches_.empty()) return;
+    const int n = static_cast<int>(matches_.size());
+    showMatch((current_ - 1 + n) % n);
+}
+
+// Zooms onto match `index`: the span with its own width on each side (at least 2 µs), its lane
+// brought into view.
+void TimelineChart::showMatch(int index) {
+    current_ = index;
+    lanes_->current = index;
+    const TimelineMatch& m = matches_[static_cast<size_t>(index)];
+    const double pad = std::max(2.0, m.end_us - m.start_us);
+    plot_->xAxis->setRange(m.start_us - pad, m.end_us + pad);
+    const QCPRange v = plot_->yAxis->range();
+    if (m.lane < v.lower || m.lane > v.upper)
+        plot_->yAxis->setRange(m.lane - v.size() / 2, m.lane + v.size() / 2);
+    matchLabel_->setText(matchText());
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool TimelineChart::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == search_ && event->type() == QEvent::KeyPress) {
+        const auto* k = static_cast<QKeyEvent*>(event);
+        if (k->key() == Qt::Key_Return || k->key() == Qt::Key_Enter) {
+            if (k->modifiers() & Qt::ShiftModifier)
+                previousMatch();
+            else
+                nextMatch();
+            return true;
+        }
+        if (k->key() == Qt::Key_Escape && !search_->text().isEmpty()) {
+            search_->clear();
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void TimelineChart::setTimeline(std::shared_ptr<const Timeline> timeline,
@@ -220,6 +335,12 @@ void TimelineChart::setTimeline(std::shared_ptr<const Timeline> timeline,
         step_->addItem(tr("profiled step %1").arg(i + 1), static_cast<int>(i));
     step_->addItem(tr("all profiled steps"), -1);
     showStep(steps_.empty() ? -1 : 0);
+    // A new profile: the search stays, over the new spans (without zooming away from the step).
+    matches_ =
+        timeline_ ? findSpans(*timeline_, search_->text().trimmed()) : std::vector<TimelineMatch>{};
+    lanes_->matches = &matches_;
+    current_ = lanes_->current = -1;
+    matchLabel_->setText(matchText());
 }
 
 int TimelineChart::shownStep() const { return step_->currentData().toInt(); }
@@ -245,6 +366,7 @@ int TimelineChart::laneCount() const {
 int TimelineChart::spanCount() const { return timeline_ ? timeline_->spanCount() : 0; }
 int TimelineChart::drawnRects() const { return lanes_->drawnRects; }
 int TimelineChart::drawnGaps() const { return lanes_->drawnGaps; }
+int TimelineChart::drawnMatches() const { return lanes_->drawnMatches; }
 void TimelineChart::replotNow() { plot_->replot(QCustomPlot::rpImmediateRefresh); }
 
 QString TimelineChart::spanAt(double us, int lane) const {

@@ -3,7 +3,9 @@
 // only what is visible: a lane's spans are sorted, a binary search finds the first in view,
 // and spans narrower than a pixel merge into one rectangle, so a 2.7B model's step (a hundred
 // thousand kernels) replots in milliseconds at any zoom. Wheel zooms in time, drag pans, a
-// double click (or the step chooser) shows one whole step; hovering names the span.
+// double click (or the step chooser) shows one whole step; hovering names the span. The search
+// field above it outlines every span whose name holds the text, says "k of n", and steps through
+// them in time order (Enter, Shift+Enter), zooming onto the current one.
 #pragma once
 
 #include <QWidget>
@@ -16,6 +18,8 @@
 
 class QComboBox;
 class QCustomPlot;
+class QLabel;
+class QLineEdit;
 
 namespace ts::ui {
 
@@ -40,11 +44,23 @@ public:
     QComboBox* stepCombo() const { return step_; }
     QCustomPlot* plot() const { return plot_; }
 
+    // The search: every span whose name holds `text` (case-insensitive) is outlined and the first
+    // is current (the view zooms onto it); empty: none.
+    void setSearch(const QString& text);
+    void nextMatch();      // Enter: the next in time, wrapping around
+    void previousMatch();  // Shift+Enter
+    int matchCount() const { return static_cast<int>(matches_.size()); }
+    int currentMatch() const { return current_; }  // 0-based; -1: none
+    const std::vector<TimelineMatch>& matches() const { return matches_; }
+    QString matchText() const;  // "3 of 12", "no match", "" without a search
+    QLineEdit* searchField() const { return search_; }
+
     // For tests: lanes, spans, what the last replot drew (rectangles after merging).
     int laneCount() const;
     int spanCount() const;
     int drawnRects() const;
     int drawnGaps() const;
+    int drawnMatches() const;  // outlined matches of the search in the last replot
     // The span under (time µs, lane), as "name: 12.3 µs", empty when none.
     QString spanAt(double us, int lane) const;
     void replotNow();
@@ -53,12 +69,20 @@ Q_SIGNALS:
     void exportRequested();
     void copyRequested();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void restyle();
+    void showMatch(int index);
 
     QCustomPlot* plot_;
     TimelinePlottable* lanes_;
     QComboBox* step_;
+    QLineEdit* search_;
+    QLabel* matchLabel_;
+    std::vector<TimelineMatch> matches_;
+    int current_ = -1;
     ChartStyle style_;
     std::shared_ptr<const Timeline> timeline_;
     std::vector<StepActivity> steps_;

@@ -325,6 +325,7 @@ void MainWindow::buildActions() {
     file->addAction(tr("Open Results &Store…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O),
                     this, &MainWindow::openStoreInteractive);
     file->addMenu(presetsMenu_);
+    file->addAction(tr("&Import Trace…"), this, [this] { importTrace(); });
     file->addSeparator();
     file->addAction(exportView);
     file->addAction(copyView);
@@ -930,6 +931,42 @@ QString MainWindow::currentLabId() const {
 LabPanel* MainWindow::panel(const QString& id) const {
     const int i = labIndex(id);
     return i < 0 ? nullptr : labs_[i].panel;
+}
+
+bool MainWindow::importTrace(const QString& chosen, QString* error) {
+    QString path = chosen, why;
+    if (path.isEmpty()) {
+        QStringList filters, all;
+        for (const Lab& lab : labs_)
+            if (const QStringList p = lab.view->importPatterns(); !p.isEmpty()) {
+                filters << tr("%1 (%2)").arg(lab.title, p.join(QLatin1Char(' ')));
+                all << p;
+            }
+        filters.prepend(tr("Traces and snapshots (%1)").arg(all.join(QLatin1Char(' '))));
+        path = QFileDialog::getOpenFileName(this, tr("Import Trace"), {}, filters.join(";;"));
+        if (path.isEmpty()) return false;
+    }
+    const QString name = QFileInfo(path).fileName();
+    LabView* v = nullptr;
+    QString lab;
+    for (const Lab& l : labs_)
+        for (const QString& p : l.view->importPatterns())
+            if (!v && QDir::match(p, name)) v = l.view, lab = l.id;
+    if (!v)
+        why = tr("%1: no experiment imports this kind of file").arg(name);
+    else if (isRunning())
+        why = tr("Wait for the run to finish, or stop it");
+    else if (!selectExperiment(lab))
+        why = tr("%1: the experiment '%2' cannot be shown now").arg(name, lab);
+    else if (v->importFile(path, controller_.storePath(), &why))
+        noteShown(v);
+    if (!why.isEmpty()) {
+        appendLog(tr("Import failed: %1").arg(why));
+        statusBar()->showMessage(why, 8000);
+        if (chosen.isEmpty()) QMessageBox::warning(this, tr("Import Trace"), why);
+    }
+    if (error) *error = why;
+    return why.isEmpty();
 }
 
 LabView* MainWindow::labView(const QString& id) const {

@@ -67,6 +67,9 @@ public:
     void openStoredRun(qint64 id);
     void replayStoredRun(qint64 id, double speed = 1.0);
     void compareStoredRuns(qint64 a, qint64 b);
+    // File ▸ Import Trace…: the lab whose importPatterns() match the file imports it into the
+    // store and shows it (a dialog asks for the file when `path` is empty); false with `error`.
+    bool importTrace(const QString& path = {}, QString* error = nullptr);
     void refreshHistory();
     // Puts stored run `id`'s configuration into its lab's panel (and starts it with `runNow`);
     // false, with the reason in the log and the status bar, when it cannot.

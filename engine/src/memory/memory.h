@@ -37,6 +37,10 @@ struct MemorySpec {
     bool record_stacks = false;  // C++ stacks of every allocation (slow to symbolize)
     FrontierAxis frontier = FrontierAxis::None;
     int64_t frontier_max = 0;  // the bisection's upper end (0: kDefaultFrontierMax of the axis)
+    // The file an imported snapshot came from (`memory import`, See Note [importing a
+    // snapshot]); empty for a run TrainScope recorded. An imported run has no model: `bench` is
+    // unused and the analytic model's predictions are left out.
+    std::string imported;
     bool operator==(const MemorySpec&) const = default;
 };
 inline constexpr int kMaxRecordSteps = 100;
@@ -139,6 +143,10 @@ struct RawMemoryTrace {
     std::vector<KnownStorage> known;
     std::vector<DriverSample> driver;
     int device = 0;
+    // The category the trace itself gives each event's block (an imported snapshot's, See Note
+    // [importing a snapshot]): empty, or one per event, a MemoryCategory's value or -1 where
+    // the rules decide (See Note [categories]).
+    std::vector<int8_t> given_categories;
     bool operator==(const RawMemoryTrace&) const = default;
 };
 
@@ -338,6 +346,25 @@ std::vector<PhaseComparisonRow> comparePhases(const RawMemoryTrace& ta, const Me
                                               const RawMemoryTrace& tb, const MemoryAnalysis& ab);
 // "forward", "backward", "optimizer", "step (peak)"
 std::string phaseComparisonName(Phase p);
+
+// Note [importing a snapshot]: `memory import` reads the pickle torch.cuda.memory._dump_snapshot
+// writes (the dict torch.cuda.memory._snapshot() returns: "segments", and "device_traces", a
+// list of trace entries per device with "action", "addr", "size", "stream", "time_us",
+// "frames") into a MemoryResult, so that every pane of the lab serves it. The device is the one
+// with the most entries. The actions are c10's (alloc, free_requested, free_completed,
+// segment_alloc, segment_free, oom; segment_map and segment_unmap of expandable segments count
+// as segment_alloc and segment_free; "snapshot" and others are left out). Frames are the stack,
+// innermost first, except TrainScope's own markers (its snapshots' "trainscope/op", ".../range",
+// ".../phase" frames), which give back the op, range, phase and step; so does TrainScope's
+// runner's user metadata ("phase|step|module"). A block's category is the entry's "category"
+// where it names one (TrainScope's names, or PyTorch's memory profiler's: PARAMETER, GRADIENT,
+// ACTIVATION, TEMPORARY, OPTIMIZER_STATE; INPUT, AUTOGRAD_DETAIL and unknown ones are "other");
+// with none, a block whose phase is known is judged by its phases (See Note [categories]), and
+// one whose phase is not is "other" (nothing says what it was). Blocks live in the segments at the
+// end that the trace never allocated, and blocks the trace frees before allocating, were live
+// before it began (initial). A file that is not such a pickle, or a snapshot with neither trace
+// entries nor segments, is refused with std::invalid_argument saying why.
+MemoryResult importMemorySnapshot(std::string_view bytes, const std::string& file);
 
 class MemoryObserver : public Observer {
 public:

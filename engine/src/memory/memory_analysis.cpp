@@ -137,6 +137,9 @@ MemoryCategory byLifetime(const AllocEvent& a, const AllocEvent* f, const AllocE
 
 MemoryCategory categorizeWith(const RawMemoryTrace& t, const KnownIndex& known, size_t alloc_index,
                               std::optional<size_t> free_index) {
+    // What the trace itself says comes first (See Note [importing a snapshot]).
+    if (alloc_index < t.given_categories.size() && t.given_categories[alloc_index] >= 0)
+        return static_cast<MemoryCategory>(t.given_categories[alloc_index]);
     const AllocEvent& a = t.events.at(alloc_index);
     const AllocEvent* f = free_index ? &t.events.at(*free_index) : nullptr;
     if (auto c = known.find(a.addr, a.size, a.step)) {
@@ -356,7 +359,9 @@ MemoryPrediction predictMemory(const PointConfig& cfg) {
 
 std::vector<CategoryComparison> compareWithPrediction(const MemoryResult& r,
                                                       const MemoryAnalysis& a) {
-    const MemoryPrediction p = predictMemory(r.spec.bench);
+    // An imported snapshot has no model to predict from: nothing is predicted.
+    const MemoryPrediction p =
+        r.spec.imported.empty() ? predictMemory(r.spec.bench) : MemoryPrediction{};
     std::vector<CategoryComparison> out;
     for (MemoryCategory c : allMemoryCategories())
         out.push_back({c, a.peak.by_category[catIndex(c)], p.by_category[catIndex(c)]});

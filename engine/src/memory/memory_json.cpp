@@ -45,15 +45,18 @@ json traceJson(const RawMemoryTrace& t) {
     for (const auto& k : t.known)
         known.push_back(json::array({k.addr, k.bytes, toString(k.category), k.step}));
     for (const auto& d : t.driver) driver.push_back(json::array({d.time_ns, d.used_bytes}));
-    return {{"device", t.device},
-            {"initial_reserved", t.initial_reserved},
-            {"names", t.names},
-            {"events", std::move(events)},
-            {"stacks", std::move(stacks)},
-            {"initial", std::move(initial)},
-            {"segments", std::move(segments)},
-            {"known", std::move(known)},
-            {"driver", std::move(driver)}};
+    json out = {{"device", t.device},
+                {"initial_reserved", t.initial_reserved},
+                {"names", t.names},
+                {"events", std::move(events)},
+                {"stacks", std::move(stacks)},
+                {"initial", std::move(initial)},
+                {"segments", std::move(segments)},
+                {"known", std::move(known)},
+                {"driver", std::move(driver)}};
+    // Only an imported snapshot has them (See Note [importing a snapshot]).
+    if (!t.given_categories.empty()) out["given_categories"] = t.given_categories;
+    return out;
 }
 
 RawMemoryTrace traceFrom(const json& j) {
@@ -106,6 +109,14 @@ RawMemoryTrace traceFrom(const json& j) {
     t.driver = jsonio::recordsFrom<DriverSample>(j, "driver", 2, [](const json& e) {
         return DriverSample{e[0].get<int64_t>(), e[1].get<int64_t>()};
     });
+    if (auto it = j.find("given_categories"); it != j.end()) {
+        t.given_categories = it->get<std::vector<int8_t>>();
+        if (t.given_categories.size() != t.events.size())
+            throw std::invalid_argument("trace: given_categories do not match the events");
+        for (int8_t c : t.given_categories)
+            if (c < -1 || c >= static_cast<int8_t>(kMemoryCategories))
+                throw std::invalid_argument("trace: a given category out of range");
+    }
     return t;
 }
 
@@ -160,17 +171,20 @@ json toJson(const FrontierResult& f) {
 }
 
 json toJson(const MemorySpec& s) {
-    return {{"bench", toJson(s.bench)},
-            {"record_steps", s.record_steps},
-            {"record_stacks", s.record_stacks},
-            {"frontier", toString(s.frontier)},
-            {"frontier_max", s.frontier_max}};
+    json j = {{"bench", toJson(s.bench)},
+              {"record_steps", s.record_steps},
+              {"record_stacks", s.record_stacks},
+              {"frontier", toString(s.frontier)},
+              {"frontier_max", s.frontier_max}};
+    if (!s.imported.empty()) j["imported"] = s.imported;  // absent for a run TrainScope recorded
+    return j;
 }
 
 MemorySpec memorySpecFromJson(const json& j) {
     jsonio::requireObject(j, "");
-    jsonio::rejectUnknown(
-        j, "", {"bench", "record_steps", "record_stacks", "frontier", "frontier_max", "command"});
+    jsonio::rejectUnknown(j, "",
+                          {"bench", "record_steps", "record_stacks", "frontier", "frontier_max",
+                           "command", "imported"});
     MemorySpec s;
     if (auto it = j.find("bench"); it != j.end()) {
         try {
@@ -192,6 +206,7 @@ MemorySpec memorySpecFromJson(const json& j) {
     }
     if (auto it = j.find("frontier_max"); it != j.end())
         s.frontier_max = jsonio::toInt(*it, "frontier_max", 0, int64_t{1} << 40);
+    if (auto it = j.find("imported"); it != j.end()) s.imported = jsonio::toStr(*it, "imported");
     return s;
 }
 
@@ -247,6 +262,10 @@ std::string memorySpecJson(const std::vector<MemorySpec>& specs) {
         j = {{"points", std::move(points)}};
     }
     j["command"] = "memory";
+    if (specs.size() == 1 && !specs.front().imported.empty()) {
+        j["command"] = "memory import";  // no point: the run's settings are the file
+        j.erase("bench");
+    }
     return dumpJson(j);
 }
 

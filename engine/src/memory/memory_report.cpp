@@ -69,6 +69,10 @@ std::string describeFailedAllocation(const FailedAllocation& f) {
 }
 
 std::string memoryHeadline(const MemoryResult& r) {
+    if (!r.spec.imported.empty())
+        return fmt::format("{} (an imported snapshot of {}), {} trace entries", r.spec.imported,
+                           r.environment.device_name.empty() ? "a GPU" : r.environment.device_name,
+                           r.trace.events.size());
     const PointConfig& c = r.spec.bench;
     // The user's model has its own attention: "your code <ref>" says whose model it is.
     const std::string whose = c.source == Source::Python ? fmt::format("your code {} ({} dims)",
@@ -159,11 +163,14 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
     const TableFormat f = o.format;
     std::string out = f == TableFormat::Markdown ? fmt::format("## Memory: {}\n", memoryHeadline(r))
                                                  : fmt::format("memory: {}\n", memoryHeadline(r));
-    if (const std::string t = modelTableNote({r.spec.bench.model.name}); !t.empty())
+    const bool imported = !r.spec.imported.empty();
+    if (const std::string t = imported ? std::string() : modelTableNote({r.spec.bench.model.name});
+        !t.empty())
         out += t + "\n";  // see Note [two model tables]
     if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
 
-    const MemoryPrediction pred = predictMemory(r.spec.bench);
+    // An imported snapshot has no model to predict from (See Note [importing a snapshot]).
+    const MemoryPrediction pred = imported ? MemoryPrediction{} : predictMemory(r.spec.bench);
     if (!r.trace.events.empty()) {
         const MemoryAnalysis a = analyzeMemory(r.trace);
         const PeakBreakdown& p = a.peak;
@@ -181,6 +188,11 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
                  formatBytes(c.predicted), signedBytes(c.measured - c.predicted)});
         cats.rows.push_back({"total", formatBytes(p.allocated), "100%", formatBytes(pred.peak),
                              signedBytes(p.allocated - pred.peak)});
+        if (imported) {  // nothing predicted: the measured columns alone
+            cats.headers.resize(3);
+            cats.right.resize(3);
+            for (auto& row : cats.rows) row.resize(3);
+        }
         out += renderTable(cats, f);
 
         Table steps{
@@ -203,7 +215,9 @@ std::string formatMemory(const MemoryResult& r, const MemoryReportOptions& o) {
                             f) +
                renderTable(allocationRows(r, a, live), f);
     }
-    if (r.parameter_bytes == 0) {
+    if (imported) {
+        // No model: nothing to predict, no tensors of ours to count.
+    } else if (r.parameter_bytes == 0) {
         // Nothing measured (the CPU, a failed run): what the analytic model says.
         Table model{{"category", "predicted"}, {false, true}, {}};
         model.rows.push_back({"parameters", formatBytes(pred.parameters)});

@@ -26,6 +26,10 @@ inline constexpr const char* kProfileLab = "profile";
 struct ProfileSpec {
     PointConfig bench;      // the point; its `steps` are not used, profile_steps are
     int profile_steps = 3;  // steps run under the profiler, after bench.warmup unprofiled ones
+    // The file an imported trace came from (`profile import`, See Note [importing a trace]);
+    // empty for a profile TrainScope ran. An imported profile has no model: `bench` is unused
+    // and what is computed from the model (FLOPs, the attention parts) is left out.
+    std::string imported;
     bool operator==(const ProfileSpec&) const = default;
 };
 inline constexpr int kMaxProfileSteps = 1000;
@@ -226,6 +230,67 @@ struct StepActivity {
 };
 std::vector<StepActivity> stepActivity(const ProfileResult& r);
 
+// ---- The call tree: where the CPU's time goes, op inside op ----
+// Note [call tree]: the stored profile keeps no parent links, and needs none: the events of one
+// thread nest, so an op's parent is the innermost op of its thread whose interval holds it
+// (profiler_calltree.cpp finds them as attribute() does, so profiles stored before the tree
+// existed have one too). The tree aggregates by path: the root (the whole profile), then the
+// phase, then each component of the op's model range ("layer.0", "attention"), then the op and
+// the ops inside it. A backward op on autograd's thread has no ranges around it there, but its
+// model range is its forward op's (See Note [attribution]), so it sits under the same
+// "layer.0/attention" as its forward op, in the backward phase. An op node's inclusive time is
+// the sum of its calls' durations, its self time their time outside child ops; a range's or a
+// phase's inclusive time is the sum of what is under it (the ops' time inside it: the gaps
+// between ops are not counted), its self time 0. Device time is the kernels an op or its
+// children launched (inclusive), so a GPU profile can be weighed by either.
+enum class CallNodeKind { Root, Phase, Range, Op };
+struct CallTreeNode {
+    std::string name;
+    CallNodeKind kind = CallNodeKind::Op;
+    int parent = -1;            // index into CallTree::nodes; -1 for the root
+    std::vector<int> children;  // by inclusive time, descending
+    int64_t calls = 0;          // ops: how often this path ran; ranges and phases: 0
+    double inclusive_us = 0, self_us = 0;
+    double device_us = 0;  // kernel time launched from under it (0 on the CPU)
+    int depth = 0;         // the root is 0
+};
+struct CallTree {
+    std::vector<CallTreeNode> nodes;  // nodes[0] is the root (empty: no ops)
+    // "forward/layer.0/attention/aten::matmul/aten::mm": the names from below the root.
+    std::string path(int node) const;
+};
+CallTree callTree(const AttributedTrace& trace);
+// The tree's nodes depth first (children by inclusive time), down to `max_depth` (0: all) and
+// leaving out nodes under `min_share` of the root's inclusive time: the top of the tree.
+std::vector<int> callTreeRows(const CallTree& tree, int max_depth = 0, double min_share = 0);
+
+// ---- Two profiles compared: their kernel tables side by side ----
+// Note [profile diff]: kernels are matched by name (the kernel table's rows), and each side's
+// time and calls are per profiled step, so that a profile of 3 steps compares with one of 1.
+// Two GPU profiles compare their kernels; where either has none (a CPU profile), both compare
+// their ops by self CPU time instead (the op table's rows), and the diff says which. Rows are
+// sorted by |B - A|, largest first; a name only one side has is a row too, with the other
+// side's time 0, no ratio and its reason ("only in A").
+struct ProfileDiffRow {
+    std::string name;
+    Category category = Category::Other;
+    bool in_a = false, in_b = false;
+    double a_us = 0, b_us = 0;        // per profiled step
+    double a_calls = 0, b_calls = 0;  // per profiled step
+    double delta_us = 0;              // b_us - a_us
+    std::optional<double> ratio;      // b_us / a_us where both have it (and a_us > 0)
+    std::string note;                 // "only in A", "only in B", empty when in both
+};
+struct ProfileDiff {
+    bool kernels = true;  // false: ops by self CPU time
+    int a_steps = 1, b_steps = 1;
+    double a_total_us = 0, b_total_us = 0;  // per profiled step, every row's
+    std::vector<ProfileDiffRow> rows;
+};
+// The profiled steps a profile holds (at least 1): its non-warm-up steps, else its spec's.
+int profiledStepCount(const ProfileResult& r);
+ProfileDiff diffProfiles(const ProfileResult& a, const ProfileResult& b);
+
 // FLOPs per step and the device's peaks: stepFlops(), densePeakTflops() (benchmark.h).
 
 // The trace as Chrome / Perfetto JSON ("traceEvents"): CPU ranges and ops by thread, GPU
@@ -261,6 +326,27 @@ inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
 ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
                          const CancelToken& cancel, ResultStore* store = nullptr,
                          int64_t run_id = 0, const ProfileOutputs& outputs = {});
+
+// Note [importing a trace]: `profile import` reads a Chrome trace as torch.profiler writes it
+// (export_chrome_trace, Kineto's JSON: {"traceEvents": [...], "deviceProperties": [...]}, or a
+// bare list of events) into a ProfileResult, so that every table and pane of the lab serves it.
+// Complete events ("ph": "X") become the RawTrace that attribute() reads: "cpu_op" events are
+// ops ("External id" their correlation, "Sequence number", "Fwd thread id", "Input Dims"),
+// "user_annotation" events ranges, "cuda_runtime" and "cuda_driver" events runtime calls (their
+// "correlation" CUPTI's), and "kernel", "gpu_memcpy" and "gpu_memset" events what ran on the GPU
+// ("External id" the launching op, "correlation" the runtime call, "stream"); everything else
+// (python_function, gpu_user_annotation, flows, metadata) is left out. Times are µs in the
+// file, ns here. Each "ProfilerStep#N" annotation is a profiled step (a StepSample of its wall
+// time), left out of the ranges. The phases: a trace that names "forward", "backward" and
+// "optimizer" ranges (TrainScope's own, or the user's record_function) keeps them; one that
+// does not gets them from what PyTorch itself records, step by step: "optimizer" is each
+// "Optimizer.step#..." annotation, "backward" on each thread spans its
+// "autograd::engine::evaluate_function: ..." ops, and "forward" runs on the step's thread from
+// the end of "Optimizer.zero_grad#..." (or the step's start) to the first backward op (or the
+// optimizer, or the step's end). The environment's device is deviceProperties[0]'s name, its
+// date baseTimeNanoseconds'. A file that is not such a trace (not JSON, truncated, no
+// traceEvents, no op or kernel in it) is refused with std::invalid_argument saying why.
+ProfileResult importChromeTrace(std::string_view json_text, const std::string& name);
 
 // Starts LibTorch's profiler (Kineto) on the calling thread, once per process: the thread that
 // loaded LibTorch (the window's UI thread), before a profile runs in a worker. See Note

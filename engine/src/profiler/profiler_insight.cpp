@@ -43,6 +43,8 @@ double elementBytes(Precision p) { return p == Precision::FP32 ? 4.0 : 2.0; }
 }  // namespace
 
 std::vector<AttentionPart> attentionBreakdown(const ProfileResult& r) {
+    // Its FLOPs and bytes come from the model, which an imported trace does not have.
+    if (!r.spec.imported.empty()) return {};
     const PointConfig& cfg = r.spec.bench;
     const double B = static_cast<double>(cfg.batch_size),
                  H = static_cast<double>(cfg.model.num_heads),

@@ -29,12 +29,14 @@ json kernelJson(const ProfiledKernel& e) {
 }  // namespace
 
 json toJson(const ProfileSpec& s) {
-    return {{"bench", toJson(s.bench)}, {"profile_steps", s.profile_steps}};
+    json j = {{"bench", toJson(s.bench)}, {"profile_steps", s.profile_steps}};
+    if (!s.imported.empty()) j["imported"] = s.imported;  // absent for a profile TrainScope ran
+    return j;
 }
 
 ProfileSpec profileSpecFromJson(const json& j) {
     jsonio::requireObject(j, "");
-    jsonio::rejectUnknown(j, "", {"bench", "profile_steps", "command"});
+    jsonio::rejectUnknown(j, "", {"bench", "profile_steps", "command", "imported"});
     ProfileSpec s;
     if (auto it = j.find("bench"); it != j.end()) {
         try {
@@ -46,6 +48,10 @@ ProfileSpec profileSpecFromJson(const json& j) {
     if (auto it = j.find("profile_steps"); it != j.end())
         s.profile_steps =
             static_cast<int>(jsonio::toInt(*it, "profile_steps", 1, kMaxProfileSteps));
+    if (auto it = j.find("imported"); it != j.end()) {
+        if (!it->is_string()) throw std::invalid_argument("imported: expected a file name");
+        s.imported = it->get<std::string>();
+    }
     return s;
 }
 
@@ -121,7 +127,9 @@ ProfileResult profileResultFromJson(const json& j) {
 
 std::string profileSpecJson(const ProfileSpec& s) {
     json j = toJson(s);
-    j["command"] = "profile";
+    j["command"] = s.imported.empty() ? "profile" : "profile import";
+    // An imported profile has no point: the run's settings are the file and its steps.
+    if (!s.imported.empty()) j.erase("bench");
     return dumpJson(j);
 }
 

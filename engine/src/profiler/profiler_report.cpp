@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
@@ -81,6 +82,73 @@ Table csvRows(const ProfileResult& r, const EventFilter& f) {
     return t;
 }
 
+std::string_view kindName(CallNodeKind k) {
+    switch (k) {
+        case CallNodeKind::Root:
+            return "all";
+        case CallNodeKind::Phase:
+            return "phase";
+        case CallNodeKind::Range:
+            return "range";
+        case CallNodeKind::Op:
+            return "op";
+    }
+    return "op";
+}
+
+// The call tree's rows (See Note [call tree]): text and Markdown indent the names by depth;
+// CSV gives the depth and the whole path instead, with raw numbers.
+Table callTreeTable(const CallTree& tree, const std::vector<int>& rows, bool gpu,
+                    TableFormat format) {
+    const bool csv = format == TableFormat::Csv;
+    Table t{{"name", "kind", "inclusive (ms)", "self (ms)", "share", "calls"},
+            {false, false, true, true, true, true},
+            {}};
+    if (gpu) {
+        t.headers.push_back("device (ms)");
+        t.right.push_back(true);
+    }
+    if (csv) {
+        t.headers = {"depth", "path", "name", "kind", "inclusive_ms", "self_ms", "share", "calls"};
+        t.right = {true, false, false, false, true, true, true, true};
+        if (gpu) {
+            t.headers.push_back("device_ms");
+            t.right.push_back(true);
+        }
+    }
+    const double total = tree.nodes.empty() ? 0 : tree.nodes[0].inclusive_us;
+    for (int id : rows) {
+        const CallTreeNode& n = tree.nodes[static_cast<size_t>(id)];
+        const double share = total > 0 ? n.inclusive_us / total : 0;
+        std::vector<std::string> row;
+        if (csv) {
+            row = {fmt::format("{}", n.depth),
+                   tree.path(id),
+                   n.name,
+                   std::string(kindName(n.kind)),
+                   csvNumber(n.inclusive_us / 1e3),
+                   csvNumber(n.self_us / 1e3),
+                   csvNumber(share),
+                   n.kind == CallNodeKind::Op ? fmt::format("{}", n.calls) : ""};
+            if (gpu) row.push_back(csvNumber(n.device_us / 1e3));
+        } else {
+            // Markdown collapses leading blanks: the depth is drawn with dots there.
+            const std::string indent = format == TableFormat::Markdown
+                                           ? std::string(static_cast<size_t>(n.depth) * 2, '.')
+                                           : std::string(static_cast<size_t>(n.depth) * 2, ' ');
+            row = {indent + shortName(n.name, format),
+                   std::string(kindName(n.kind)),
+                   fmt::format("{:.3f}", n.inclusive_us / 1e3),
+                   fmt::format("{:.3f}", n.self_us / 1e3),
+                   fmt::format("{:.1f}%", 100.0 * share),
+                   n.kind == CallNodeKind::Op ? fmt::format("{}", n.calls) : ""};
+            if (gpu) row.push_back(fmt::format("{:.3f}", n.device_us / 1e3));
+        }
+        t.rows.push_back(std::move(row));
+    }
+    return t;
+}
+
 std::string filterTitle(const EventFilter& f) {
     std::string out = f.phase ? std::string(toString(*f.phase)) : "whole step";
     if (!f.range.empty()) out += ", range " + f.range;
@@ -99,6 +167,11 @@ std::string topTable(const ProfileResult& r, const EventFilter& f, const Profile
 }  // namespace
 
 std::string profileHeadline(const ProfileResult& r) {
+    if (!r.spec.imported.empty())
+        return fmt::format(
+            "{} (an imported trace{}), {} profiled step(s)", r.spec.imported,
+            r.environment.device_name.empty() ? "" : ", " + r.environment.device_name,
+            r.spec.profile_steps);
     const PointConfig& c = r.spec.bench;
     return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} profiled step(s) after {} warm-up",
                        c.model.name, c.model.context_length, c.batch_size, toString(c.precision),
@@ -112,7 +185,9 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
     std::string out = o.format == TableFormat::Markdown
                           ? fmt::format("## Profile: {}\n", profileHeadline(r))
                           : fmt::format("profile: {}\n", profileHeadline(r));
-    if (const std::string t = modelTableNote({r.spec.bench.model.name}); !t.empty())
+    if (const std::string t =
+            r.spec.imported.empty() ? modelTableNote({r.spec.bench.model.name}) : std::string();
+        !t.empty())
         out += t + "\n";  // see Note [two model tables]
     if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
     if (r.trace.ops.empty() && r.trace.kernels.empty()) return out;
@@ -121,7 +196,8 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
                   "kernels", "model FLOPs/step", r.gpu ? "achieved over kernel time" : "achieved"},
                  {false, true, true, true, true, true, false},
                  {}};
-    const StepFlops flops = stepFlops(r.spec.bench);
+    // An imported trace has no model to count FLOPs of (See Note [importing a trace]).
+    const StepFlops flops = r.spec.imported.empty() ? stepFlops(r.spec.bench) : StepFlops{};
     int profiled = 0;
     for (const auto& s : r.steps) profiled += s.warmup ? 0 : 1;
     for (const auto& p : phaseTimes(r)) {
@@ -206,6 +282,19 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
                    renderTable(t, o.format);
     }
 
+    if (!f.phase && f.range.empty()) {
+        // The top of the call tree: four levels below the phases, what takes 2% or more.
+        const CallTree tree = callTree(r.trace);
+        std::vector<int> rows = callTreeRows(tree, 6, 0.02);
+        if (o.top > 0 && rows.size() > static_cast<size_t>(o.top) * 3)
+            rows.resize(static_cast<size_t>(o.top) * 3);
+        if (!rows.empty())
+            out += tableHeading(
+                       "Call tree: CPU time by phase, range and op (the top: 6 levels, "
+                       "nodes of 2% or more)",
+                       o.format) +
+                   renderTable(callTreeTable(tree, rows, r.gpu, o.format), o.format);
+    }
     Table cats{{"phase", "category", "time (ms)", "share"}, {false, false, true, true}, {}};
     for (const auto& c : categoryRollup(r))
         if (!f.phase || *f.phase == c.phase)
@@ -273,8 +362,108 @@ std::string profileRunReport(const RunInfo& info, const std::vector<StoredRow>& 
 
 }  // namespace
 
+std::string formatProfileDiff(const ProfileResult& a, const ProfileResult& b, TableFormat format,
+                              int top) {
+    const ProfileDiff d = diffProfiles(a, b);
+    const bool csv = format == TableFormat::Csv;
+    const std::string what = d.kernels ? "kernel" : "op";
+    Table t{{what, "category", d.kernels ? "A (us/step)" : "A self CPU (us/step)",
+             d.kernels ? "B (us/step)" : "B self CPU (us/step)", "B - A (us)", "B / A",
+             "A calls/step", "B calls/step", "note"},
+            {false, false, true, true, true, true, true, true, false},
+            {}};
+    for (size_t i = 0; i < d.rows.size() && (top <= 0 || i < static_cast<size_t>(top)); ++i) {
+        const ProfileDiffRow& r = d.rows[i];
+        if (csv)
+            t.rows.push_back(
+                {r.name, std::string(toString(r.category)), r.in_a ? csvNumber(r.a_us) : "",
+                 r.in_b ? csvNumber(r.b_us) : "", csvNumber(r.delta_us), csvNumber(r.ratio),
+                 r.in_a ? csvNumber(r.a_calls) : "", r.in_b ? csvNumber(r.b_calls) : "", r.note});
+        else
+            t.rows.push_back({shortName(r.name, format), std::string(toString(r.category)),
+                              r.in_a ? fmt::format("{:.1f}", r.a_us) : "-",
+                              r.in_b ? fmt::format("{:.1f}", r.b_us) : "-",
+                              fmt::format("{:+.1f}", r.delta_us),
+                              r.ratio ? fmt::format("{:.2f}x", *r.ratio) : "-",
+                              r.in_a ? fmt::format("{:.3g}", r.a_calls) : "-",
+                              r.in_b ? fmt::format("{:.3g}", r.b_calls) : "-", r.note});
+    }
+    if (csv) {
+        t.headers = {what,    "category",         "a_us_per_step",    "b_us_per_step", "delta_us",
+                     "ratio", "a_calls_per_step", "b_calls_per_step", "note"};
+        return renderTable(t, format);
+    }
+    const bool md = format == TableFormat::Markdown;
+    auto line = [&](const char* side, const ProfileResult& r, int steps) {
+        return fmt::format(fmt::runtime(md ? "- **{}**: {} ({} profiled step(s) counted)\n"
+                                           : "{}: {} ({} profiled step(s) counted)\n"),
+                           side, md ? markdownText(profileHeadline(r)) : profileHeadline(r), steps);
+    };
+    std::string out = md ? "## Two profiles compared\n\n" : "Two profiles compared\n";
+    out += line("A", a, d.a_steps) + line("B", b, d.b_steps);
+    out +=
+        fmt::format("{}{} time per profiled step: A {:.3f} ms, B {:.3f} ms, B - A {:+.3f} ms{}\n",
+                    md ? "\n" : "", d.kernels ? "Kernel" : "Op self CPU", d.a_total_us / 1e3,
+                    d.b_total_us / 1e3, (d.b_total_us - d.a_total_us) / 1e3,
+                    d.a_total_us > 0 ? fmt::format(" ({:.2f}x)", d.b_total_us / d.a_total_us) : "");
+    if (!d.kernels) out += "(ops by self CPU time: a CPU profile has no kernels)\n";
+    return out + tableHeading(fmt::format("{}s by |B - A|", d.kernels ? "Kernel" : "Op"), format) +
+           renderTable(t, format);
+}
+
+namespace {
+
+// A table of every profile of a run under one header, the profile's index first.
+std::string profilesCsv(const std::vector<ProfileResult>& results,
+                        const std::function<Table(const ProfileResult&)>& table) {
+    Table all;
+    for (size_t i = 0; i < results.size(); ++i) {
+        Table t = table(results[i]);
+        if (all.headers.empty()) {
+            all.headers = t.headers;
+            all.headers.insert(all.headers.begin(), "profile");
+        }
+        for (auto& row : t.rows) {
+            row.insert(row.begin(), fmt::format("{}", i));
+            all.rows.push_back(std::move(row));
+        }
+    }
+    return all.headers.empty() ? std::string() : renderTable(all, TableFormat::Csv);
+}
+
+}  // namespace
+
+std::vector<CsvTable> profileCsvTables(const std::vector<ProfileResult>& results) {
+    std::vector<CsvTable> out;
+    bool gpu = false;
+    for (const auto& r : results) gpu = gpu || r.gpu;
+    // The first is the run's CSV as it always was: every kernel on a GPU, every op on the CPU.
+    if (gpu)
+        out.push_back({"kernels", profilesCsv(results, [](const ProfileResult& r) {
+                           Table t =
+                               kernelRows(kernelTable(r.trace.kernels, {}), 0, TableFormat::Csv);
+                           for (auto& h : t.headers) h = csvName(h);
+                           return t;
+                       })});
+    out.push_back({"ops", profilesCsv(results, [](const ProfileResult& r) {
+                       Table t =
+                           opRows(opTable(r.trace.ops, {}, r.gpu), 0, r.gpu, TableFormat::Csv);
+                       for (auto& h : t.headers) h = csvName(h);
+                       return t;
+                   })});
+    out.push_back({"calltree", profilesCsv(results, [](const ProfileResult& r) {
+                       const CallTree tree = callTree(r.trace);
+                       return callTreeTable(tree, callTreeRows(tree), r.gpu, TableFormat::Csv);
+                   })});
+    return out;
+}
+
 Lab profilerLab() {
-    return {kProfileLab, "Profiler", profileRunReport, rowProblemOf(profileFromRow)};
+    Lab lab{kProfileLab, "Profiler", profileRunReport, rowProblemOf(profileFromRow)};
+    lab.csv_tables = [](const RunInfo& info, const std::vector<StoredRow>& rows) {
+        return profileCsvTables(parseRows<ProfileResult>(info, rows, profileFromRow));
+    };
+    return lab;
 }
 
 }  // namespace ts

@@ -158,8 +158,7 @@ void TestWindowGpu::uiStaysResponsiveWhileALargeModelStreams() {
     probe.start();
     w_->runAction()->trigger();
     QVERIFY(w_->isRunning());
-    while (finished.isEmpty() && probe.elapsedMs() < 400000)
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    runEventLoopUntil(w_.get(), &MainWindow::runFinished, 400000);
     probe.stop();
     QCOMPARE(finished.count(), 1);
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);

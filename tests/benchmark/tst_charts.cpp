@@ -136,6 +136,7 @@ private Q_SLOTS:
     void engineReportSaysNaForCpuMemory();
     void compareNamesTheComparison();
     void aPointWithoutStepsSaysWhy();
+    void chartsBehindTheFrontTabWaitUntilShown();
 };
 
 void TestCharts::aPointWithoutStepsSaysWhy() {
@@ -151,6 +152,49 @@ void TestCharts::aPointWithoutStepsSaysWhy() {
     view.stepChart()->setPoint(0);
     view.stepChart()->flushRedraw();
     QVERIFY(!view.stepChart()->chart()->title().contains(QStringLiteral("no steps")));
+}
+
+// A run streams into every chart of the view, but only the tab in front redraws: the others
+// redraw once when they are shown (issue 29: the step, breakdown and speedup charts behind the
+// sweep made the UI thread's longest stretch of work exceed 50 ms on a loaded machine).
+void TestCharts::chartsBehindTheFrontTabWaitUntilShown() {
+    BenchView view;
+    view.resize(1000, 700);
+    view.showPane(view.paneIndex(QStringLiteral("sweep")));
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QTest::qWait(120);  // whatever the first show asked for is drawn
+    StepChart* steps = view.stepChart();
+    const int stepsBefore = steps->redrawCount(), sweepBefore = view.sweepChart()->redrawCount(),
+              breakdownBefore = view.breakdownChart()->redrawCount(),
+              speedupBefore = view.speedupChart()->redrawCount(),
+              memoryBefore = view.memoryChart()->redrawCount();
+    const BenchResult first = fake::result(withWarmup(1), 5),
+                      second = fake::result(withWarmup(2), 5);
+    runInto(view, {first, second}, 2);
+    QTest::qWait(120);  // a trailing redraw of any chart is due by now
+    QVERIFY(view.sweepChart()->redrawCount() > sweepBefore);  // in front: drawn
+    QCOMPARE(steps->redrawCount(), stepsBefore);              // behind it: not
+    QCOMPARE(view.breakdownChart()->redrawCount(), breakdownBefore);
+    QCOMPARE(view.speedupChart()->redrawCount(), speedupBefore);
+    QCOMPARE(view.memoryChart()->redrawCount(), memoryBefore);
+    // The data is there all the same.
+    QCOMPARE(view.memoryChart()->plottedPoints(),
+             static_cast<int>(first.steps.size() + second.steps.size()));
+
+    // Shown, a chart redraws at once, once, with everything that came meanwhile.
+    view.showPane(view.paneIndex(QStringLiteral("steps")));
+    QCOMPARE(steps->redrawCount(), stepsBefore + 1);
+    QCOMPARE(steps->shownSteps(), static_cast<int>(second.steps.size()));
+    QVERIFY2(steps->chart()->title().contains(QStringLiteral("point 2 of 2")),
+             qPrintable(steps->chart()->title()));
+    QTest::qWait(120);
+    QCOMPARE(steps->redrawCount(), stepsBefore + 1);
+    view.showPane(view.paneIndex(QStringLiteral("memory")));
+    QCOMPARE(view.memoryChart()->redrawCount(), memoryBefore + 1);
+    // An export draws a hidden chart without showing it.
+    view.breakdownChart()->flushRedraw();
+    QCOMPARE(view.breakdownChart()->redrawCount(), breakdownBefore + 1);
 }
 
 void TestCharts::stepTitleCountsTheRunsPointsAndNamesWarmup() {

@@ -77,6 +77,7 @@ MemoryChart::MemoryChart(StepModel* steps, QWidget* parent) : QWidget(parent), s
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_);
     throttle_ = new RedrawThrottle([this] { redraw(); }, this);
+    throttle_->deferWhileHidden(this);  // see Note [hidden charts wait]
 
     connect(plot_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
         QMenu menu(this);

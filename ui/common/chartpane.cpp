@@ -34,6 +34,7 @@ ChartPane::ChartPane(QWidget* parent) : QWidget(parent) {
             interaction_->restoreZoom();
         },
         this);
+    throttle_->deferWhileHidden(this);  // see Note [hidden charts wait]
     connect(view_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
         QMenu menu(this);
         menu.addAction(tr("Export Chart…"), this, &ChartPane::exportRequested);

@@ -8,11 +8,13 @@
 #include <QFont>
 #include <QList>
 #include <QObject>
+#include <QPointer>
 #include <QTimer>
 #include <functional>
 
 class QChart;
 class QAbstractAxis;
+class QWidget;
 class QPainter;
 class QRectF;
 
@@ -41,16 +43,27 @@ void paintChartInto(QChart* chart, QPainter& painter, const QRectF& target);
 // the interval is deferred to its end. The data's arrival drives the redraws, so they keep
 // coming even when a stream of posted events delays timers (GLib runs timers at idle
 // priority after a timer dispatch); the timer only flushes the last, trailing change.
+// A chart that is not on screen (a tab behind another) need not redraw at all: with
+// deferWhileHidden its requests wait until it is shown, which redraws once.
 class RedrawThrottle : public QObject {
 public:
     RedrawThrottle(std::function<void()> redraw, QObject* parent, int intervalMs = 50);
     void request();
-    void flush();  // redraw now if one is pending (exports, tests)
+    void flush();  // redraw now if one is pending, shown or not (exports, tests)
     int redraws() const { return redraws_; }
+    // Requests made while `widget` is hidden only mark the redraw pending; showing the widget
+    // redraws. See Note [hidden charts wait].
+    void deferWhileHidden(QWidget* widget);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    bool hidden() const;
+
     std::function<void()> redraw_;
-    QTimer timer_;
+    QTimer timer_{this};  // a child: a profile names it by its chart
+    QPointer<QWidget> gate_;
     QElapsedTimer sinceRedraw_;
     int intervalMs_;
     bool pending_ = false;

@@ -950,13 +950,13 @@ void TestDistributedWindow::historyOpensAndReloadsARun() {
         storeDistributedRow(store, id, row++, 0, r.point, pointEndPayload(r));
     }
     MainWindow w(MainWindow::Options{db, false});
-    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
-    QSignalSpy refreshed(&w, &MainWindow::historyRefreshed);
-    w.refreshHistory();
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->capabilitiesReady(), 60000);
+    QSignalSpy refreshed(w.history(), &HistoryController::refreshed);
+    w.history()->refresh();
     QVERIFY(refreshed.wait(10000) || !refreshed.isEmpty());
     // Open: the Distributed experiment shows the run.
-    QSignalSpy opened(&w, &MainWindow::storedRunOpened);
-    w.openStoredRun(id);
+    QSignalSpy opened(w.history(), &HistoryController::storedRunOpened);
+    w.history()->openStoredRun(id);
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
     auto* view = qobject_cast<DistributedView*>(w.labView(QStringLiteral("distributed")));
     QVERIFY(view);
@@ -964,7 +964,7 @@ void TestDistributedWindow::historyOpensAndReloadsARun() {
     QCOMPARE(view->storeRunId(), id);
     QCOMPARE(view->lanes()->barCount(LanesChart::Hidden), 6);
     // Load Configuration: the panel asks for the same run again.
-    QVERIFY(w.loadRunConfiguration(id));
+    QVERIFY(w.history()->loadRunConfiguration(id));
     auto* panel = qobject_cast<DistributedPanel*>(w.panel(QStringLiteral("distributed")));
     QVERIFY(panel);
     QCOMPARE(w.currentPanel(), panel);

@@ -41,8 +41,8 @@ void TestResponsiveness::uiThreadNeverStallsDuringARun() {
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
-    w.showTab(tab);
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->capabilitiesReady(), 60000);
+    w.labs()->showPane(tab);
     // A sweep: points start and finish, steps stream in, tables and charts update.
     w.currentPanel()->setState(QJsonObject{{"sizes", QJsonArray{"tiny", "mini"}},
                                            {"context", "32, 64"},
@@ -56,10 +56,10 @@ void TestResponsiveness::uiThreadNeverStallsDuringARun() {
     QVERIFY2(w.currentPanel()->isValid(), qPrintable(w.currentPanel()->problems().join('\n')));
 
     StallProbe probe;
-    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QSignalSpy finished(w.session(), &RunSession::runFinished);
     probe.start();
-    w.runAction()->trigger();  // the press itself is part of the measurement
-    QVERIFY(w.isRunning());
+    w.actions()->runAction()->trigger();  // the press itself is part of the measurement
+    QVERIFY(w.session()->isRunning());
     while (finished.isEmpty() && probe.elapsedMs() < 240000)
         QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
     probe.stop();

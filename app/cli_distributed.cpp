@@ -488,14 +488,16 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     s.keep_attention = d.keep_attention;
     s.compile = d.compile;
     const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
-        const double mb = parseFinite("--bucket-mb", x);
-        if (!(mb > 0)) throw BadInput(fmt::format("--bucket-mb: {} is not more than 0 MB", x));
-        // A bucket larger than any model's gradients is one bucket; beyond this the size in
-        // bytes would overflow its integer.
-        if (mb > 1e6)
-            throw BadInput(
-                fmt::format("--bucket-mb: {} is more than the limit of 1e6 MB (1 TB)", x));
-        return mb;
+        const auto mib = ts::parseBucketMiB(x);
+        if (!mib)
+            throw BadInput(fmt::format(
+                "--bucket-mb: '{}' is not a bucket size (25 or 25MiB: MiB; 25MB: 10^6 bytes)", x));
+        if (!(*mib > 0)) throw BadInput(fmt::format("--bucket-mb: {} is not more than 0 MiB", x));
+        if (*mib > ts::kMaxBucketMiB)
+            throw BadInput(fmt::format(
+                "--bucket-mb: {} is more than the limit of {:g} MiB (any model's gradients fit)", x,
+                ts::kMaxBucketMiB));
+        return *mib;
     });
     std::vector<bool> shardings;
     if (d.shard == "off")
@@ -584,7 +586,9 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ddp->add_option("--python", dd->python,
                     "The Python interpreter with torch for fsdp2, torch-ddp and yours-* "
                     "(default: $TRAINSCOPE_PYTHON, else set-up's)");
-    ddp->add_option("--bucket-mb", dd->bucket_mb, "Bucket sizes in MB for bucketed (a comma list)")
+    ddp->add_option("--bucket-mb", dd->bucket_mb,
+                    "Bucket sizes for bucketed, a comma list: a bare number is MiB (2^20 bytes, as "
+                    "PyTorch's bucket_cap_mb), or with its unit: 25MiB, 25MB (10^6 bytes), 512KiB")
         ->capture_default_str();
     ddp->add_option("--param-dtype", dd->param_dtype,
                     "fsdp, fsdp2: the dtype weights are gathered and computed in, gradients "

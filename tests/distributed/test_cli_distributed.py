@@ -121,8 +121,9 @@ class Distributed(unittest.TestCase):
         self.assertIn("needs --spec", ddp.stderr)
         # DDP's settings, refused before anything starts.
         for extra, needle in ((["--strategy", "fast"], "not one of naive, flat, overlap, bucketed"),
-                              (["--bucket-mb", "0"], "not more than 0 MB"),
-                              (["--bucket-mb", "-5"], "not more than 0 MB"),
+                              (["--bucket-mb", "0"], "not more than 0 MiB"),
+                              (["--bucket-mb", "-5"], "not more than 0 MiB"),
+                              (["--bucket-mb", "25 bytes"], "not a bucket size"),
                               (["--shard", "half"], "not one of off, on, both"),
                               (["--size", "huge"], "--size"),
                               (["--world", "0"], "--world"),

@@ -116,3 +116,21 @@ TEST(DdpTrainingRows, ACancelOnOneRankStopsEveryRankAtTheSameStep) {
     EXPECT_NO_RANK_ERRORS(errors);
     EXPECT_EQ(steps, (std::vector<size_t>{1, 1}));
 }
+
+TEST(BucketSize, ABareNumberIsMiBAndAWrittenUnitIsRead) {
+    // Issue item 7: PyTorch's bucket_cap_mb is MiB; 25MB (10^6 bytes) is 23.84 MiB.
+    EXPECT_EQ(parseBucketMiB("25"), 25.0);
+    EXPECT_EQ(parseBucketMiB("25MiB"), 25.0);
+    EXPECT_EQ(parseBucketMiB(" 0.5 mib "), 0.5);
+    EXPECT_DOUBLE_EQ(*parseBucketMiB("25MB"), 25e6 / 1048576);
+    EXPECT_DOUBLE_EQ(*parseBucketMiB("512KiB"), 0.5);
+    EXPECT_DOUBLE_EQ(*parseBucketMiB("1GB"), 1e9 / 1048576);
+    EXPECT_EQ(parseBucketMiB("1GiB"), 1024.0);
+    EXPECT_EQ(parseBucketMiB("-5"), -5.0);  // read; the caller says it is not above 0
+    for (const char* bad : {"", "MiB", "25 bytes", "2.5.1", "25XB", "1e"})
+        EXPECT_FALSE(parseBucketMiB(bad).has_value()) << bad;
+    EXPECT_EQ(formatBucketMiB(25), "25 MiB");
+    DistributedPoint p;
+    p.ddp.bucket_mb = 25;
+    EXPECT_NE(pointHeadline(p).find("bucketed 25 MiB"), std::string::npos) << pointHeadline(p);
+}

@@ -40,7 +40,9 @@ struct DdpSpec {
     // ZeroRedundancyOptimizer when sharded); the user's own (see Note [your DDP classes]):
     // "yours-individual", "yours-bucketed", "yours-ddp", "yours-fsdp".
     std::string strategy = "bucketed";
-    double bucket_mb = 25.0;       // bucketed only (first bucket: 1 MiB, as PyTorch)
+    // bucketed only, in MiB (2^20 bytes, as PyTorch's bucket_cap_mb; the key keeps its old name
+    // so that stored runs read); the first bucket is 1 MiB, as PyTorch's.
+    double bucket_mb = 25.0;
     bool shard_optimizer = false;  // ZeRO stage 1 (not with fsdp, which shards it anyway)
     // fsdp, fsdp2: the dtype weights are gathered and computed in, and gradients reduced in
     // ("fp32", "bf16": needs bf16 precision); fp32 master weights either way. fsdp: forward
@@ -99,6 +101,15 @@ StrategyTraits strategyTraits(std::string_view strategy);
 // get_ddp_individual_parameters and get_ddp_bucketed, 2026's get_ddp and get_fsdp); throws
 // std::invalid_argument when it cannot tell (module:Name, a module name, no such adapters).
 std::vector<std::string> userDdpStrategies(const std::string& code);
+
+// A bucket size as the CLI and the panel take it, in MiB: a bare number is MiB (PyTorch's
+// bucket_cap_mb), or a number with its unit written: 25MiB, 25MB (10^6 bytes), 512KiB, 1GB, 4096B.
+// nullopt for anything else; the range is the caller's to check (kMaxBucketMiB).
+std::optional<double> parseBucketMiB(std::string_view text);
+// "25 MiB", "0.5 MiB": a bucket size for people.
+std::string formatBucketMiB(double mib);
+// Beyond this a bucket's size in bytes would overflow its integer; any model's gradients fit.
+inline constexpr double kMaxBucketMiB = 1e6;
 
 // The strategies' names, in display order.
 const std::vector<std::string>& ddpStrategyNames();

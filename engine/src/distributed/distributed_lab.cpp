@@ -132,7 +132,7 @@ std::string pointHeadline(const DistributedPoint& p) {
     }
     const DdpSpec& d = p.ddp;
     const std::string bucket =
-        strategyTraits(d.strategy).bucket_size ? fmt::format(" {:g} MB", d.bucket_mb) : "";
+        strategyTraits(d.strategy).bucket_size ? " " + formatBucketMiB(d.bucket_mb) : "";
     const bool fsdp = strategyTraits(d.strategy).sharded_model;
     const std::string params = fsdp && d.param_dtype != "fp32" ? " params " + d.param_dtype : "";
     const std::string prefetch =

@@ -74,9 +74,9 @@ std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, Tab
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format) {
     if (format == TableFormat::Csv) return ddpCsv(results);
     TextTable t;
-    t.headers = {"strategy", "bucket MB", "sharded",  "precision", "ranks",  "step ms",
-                 "± std",    "forward",   "backward", "comm wait", "hidden", "optimizer",
-                 "peak MiB", "loss",      "check",    "status"};
+    t.headers = {"strategy", "bucket MiB", "sharded",  "precision", "ranks",  "step ms",
+                 "± std",    "forward",    "backward", "comm wait", "hidden", "optimizer",
+                 "peak MiB", "loss",       "check",    "status"};
     t.right = {false, true, false, false, true, true, true,  true,
                true,  true, true,  true,  true, true, false, false};
     for (const auto& r : results) {

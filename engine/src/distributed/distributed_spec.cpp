@@ -1,8 +1,12 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -59,6 +63,36 @@ std::vector<std::string> userDdpStrategies(const std::string& code) {
     return out;
 }
 
+std::optional<double> parseBucketMiB(std::string_view text) {
+    std::string t(text);
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(0, 1);
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    size_t split = !t.empty() && (t[0] == '-' || t[0] == '+') ? 1 : 0;
+    while (split < t.size() && (std::isdigit(static_cast<unsigned char>(t[split])) ||
+                                t[split] == '.' || t[split] == 'e' || t[split] == 'E' ||
+                                ((t[split] == '+' || t[split] == '-') && split > 0 &&
+                                 (t[split - 1] == 'e' || t[split - 1] == 'E'))))
+        ++split;
+    std::string number = t.substr(0, split), unit = t.substr(split);
+    while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+    std::transform(unit.begin(), unit.end(), unit.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    static const std::map<std::string, double> kScale{
+        {"", 1.0},       {"mib", 1.0},          {"b", 1.0 / 1048576},  {"kib", 1.0 / 1024},
+        {"gib", 1024.0}, {"kb", 1e3 / 1048576}, {"mb", 1e6 / 1048576}, {"gb", 1e9 / 1048576}};
+    const auto scale = kScale.find(unit);
+    if (number.empty() || scale == kScale.end()) return std::nullopt;
+    if (number.front() == '+') number.erase(0, 1);
+    double value = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (ec != std::errc() || end != number.data() + number.size()) return std::nullopt;
+    const double mib = value * scale->second;
+    if (!std::isfinite(mib)) return std::nullopt;
+    return mib;
+}
+
+std::string formatBucketMiB(double mib) { return fmt::format("{:g} MiB", mib); }
+
 ModelConfig ddpModel(const DdpSpec& spec) {
     ModelConfig m = modelPreset(spec.model_size).value_or(ModelConfig{});
     m.context_length = spec.context_length;
@@ -90,7 +124,7 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
             fmt::format("unknown DDP strategy '{}' (valid: {})", spec.strategy, names));
     if (!(spec.bucket_mb > 0) || !std::isfinite(spec.bucket_mb))
         errors.push_back(
-            fmt::format("bucket size must be a positive number of MB (got {})", spec.bucket_mb));
+            fmt::format("bucket size must be a positive number of MiB (got {})", spec.bucket_mb));
     if (spec.warmup_steps < 0)
         errors.push_back(
             fmt::format("warm-up steps must not be negative (got {})", spec.warmup_steps));

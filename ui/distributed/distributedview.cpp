@@ -341,7 +341,7 @@ void DistributedView::fillAllreduce() {
 void DistributedView::fillStrategies() {
     strategies_->clear();
     strategies_->setHorizontalHeaderLabels(
-        {tr("point"), tr("strategy"), tr("bucket MB"), tr("sharded"), tr("precision"), tr("ranks"),
+        {tr("point"), tr("strategy"), tr("bucket MiB"), tr("sharded"), tr("precision"), tr("ranks"),
          tr("status"), tr("check"), tr("step ms"), tr("± std"), tr("forward"), tr("backward"),
          tr("comm wait"), tr("hidden ms"), tr("hidden share"), tr("optimizer"),
          tr("all-reduced bytes"), tr("peak memory"), tr("loss")});

@@ -554,7 +554,8 @@ void addDistributedCommands(CLI::App& app, int& code) {
                                     "process each): each rank trains on its own "
                                     "rows of the global batch, gradients averaged by a strategy "
                                     "(naive, flat, overlap, bucketed), AdamW's "
-                                    "state optionally sharded (ZeRO stage 1). One point per "
+                                    "state optionally sharded (the course's scheme, or zero1's "
+                                    "reduce-scatter). One point per "
                                     "precision × strategy × sharding (bucketed: × "
                                     "bucket size); per step the slowest rank");
     ddp->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -572,7 +573,9 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ddp->add_option("--attention", dd->attention, "Attention implementation")
         ->capture_default_str();
     ddp->add_option("--strategy", dd->strategy,
-                    "naive, flat, overlap, bucketed, fsdp (fully sharded), fsdp2 (PyTorch's "
+                    "naive, flat, overlap, bucketed, zero1 (ZeRO stage 1 as DeepSpeed does it: "
+                    "gradients reduce-scattered, each rank steps its slice, slices all-gathered), "
+                    "fsdp (fully sharded), fsdp2 (PyTorch's "
                     "fully_shard, in Python: the reference), torch-ddp (PyTorch's DDP; sharded: "
                     "ZeroRedundancyOptimizer), your classes from --code: yours-individual, "
                     "yours-bucketed, yours-ddp, yours-fsdp, or yours (those your adapters "
@@ -617,7 +620,9 @@ void addDistributedCommands(CLI::App& app, int& code) {
                   "project's fused kernels (the compiled mode's model, eager)");
     ddp->add_flag("--compile", dd->compile,
                   "fsdp2: torch.compile each block and the LM head with the loss (the reference)");
-    ddp->add_option("--shard", dd->shard, "Optimizer-state sharding: off | on | both")
+    ddp->add_option("--shard", dd->shard,
+                    "The course's optimizer-state sharding (gradients all-reduced, each rank steps "
+                    "the parameters it owns, the owners broadcast them): off | on | both")
         ->capture_default_str();
     ddp->add_option("--warmup", dd->warmup, "Warm-up steps")->capture_default_str();
     ddp->add_option("--steps", dd->steps, "Measured steps")->capture_default_str();

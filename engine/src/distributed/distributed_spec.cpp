@@ -16,9 +16,8 @@ namespace ts {
 
 const std::vector<std::string>& ddpStrategyNames() {
     static const std::vector<std::string> names{
-        "naive",          "flat",      "overlap",   "bucketed",
-        "fsdp",           "fsdp2",     "torch-ddp", "yours-individual",
-        "yours-bucketed", "yours-ddp", "yours-fsdp"};
+        "naive", "flat",      "overlap",          "bucketed",       "zero1",     "fsdp",
+        "fsdp2", "torch-ddp", "yours-individual", "yours-bucketed", "yours-ddp", "yours-fsdp"};
     return names;
 }
 
@@ -27,6 +26,7 @@ StrategyTraits strategyTraits(std::string_view s) {
     t.users = s.starts_with("yours-");
     t.python = t.users || s == "fsdp2" || s == "torch-ddp";
     t.sharded_model = s == "fsdp" || s == "fsdp2" || s == "yours-fsdp";
+    t.shards_optimizer = t.sharded_model || s == "zero1";
     t.bucket_size = s == "bucketed" || s == "yours-bucketed" || s == "torch-ddp";
     t.runner = s == "fsdp2" ? "fsdp2" : t.python ? "ddp" : "";
     return t;
@@ -149,11 +149,11 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
     if (spec.prefetch < 0 || spec.prefetch > 64)
         errors.push_back(
             fmt::format("prefetch must be between 0 and 64 units (got {})", spec.prefetch));
-    if (sharded_model && spec.shard_optimizer)
+    if (traits.shards_optimizer && spec.shard_optimizer)
         errors.push_back(fmt::format(
             "{} shards the optimizer's state with the weights: leave out the sharded optimizer",
             spec.strategy));
-    if (sharded_model && spec.precision == Precision::FP16)
+    if (traits.shards_optimizer && spec.precision == Precision::FP16)
         errors.push_back(fmt::format(
             "{} does not run under fp16 loss scaling (each rank would find overflows in its "
             "own shard): use bf16 or fp32",

@@ -488,14 +488,16 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     s.keep_attention = d.keep_attention;
     s.compile = d.compile;
     const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
-        const double mb = parseFinite("--bucket-mb", x);
-        if (!(mb > 0)) throw BadInput(fmt::format("--bucket-mb: {} is not more than 0 MB", x));
-        // A bucket larger than any model's gradients is one bucket; beyond this the size in
-        // bytes would overflow its integer.
-        if (mb > 1e6)
-            throw BadInput(
-                fmt::format("--bucket-mb: {} is more than the limit of 1e6 MB (1 TB)", x));
-        return mb;
+        const auto mib = ts::parseBucketMiB(x);
+        if (!mib)
+            throw BadInput(fmt::format(
+                "--bucket-mb: '{}' is not a bucket size (25 or 25MiB: MiB; 25MB: 10^6 bytes)", x));
+        if (!(*mib > 0)) throw BadInput(fmt::format("--bucket-mb: {} is not more than 0 MiB", x));
+        if (*mib > ts::kMaxBucketMiB)
+            throw BadInput(fmt::format(
+                "--bucket-mb: {} is more than the limit of {:g} MiB (any model's gradients fit)", x,
+                ts::kMaxBucketMiB));
+        return *mib;
     });
     std::vector<bool> shardings;
     if (d.shard == "off")
@@ -552,7 +554,8 @@ void addDistributedCommands(CLI::App& app, int& code) {
                                     "process each): each rank trains on its own "
                                     "rows of the global batch, gradients averaged by a strategy "
                                     "(naive, flat, overlap, bucketed), AdamW's "
-                                    "state optionally sharded (ZeRO stage 1). One point per "
+                                    "state optionally sharded (the course's scheme, or zero1's "
+                                    "reduce-scatter). One point per "
                                     "precision × strategy × sharding (bucketed: × "
                                     "bucket size); per step the slowest rank");
     ddp->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -570,7 +573,9 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ddp->add_option("--attention", dd->attention, "Attention implementation")
         ->capture_default_str();
     ddp->add_option("--strategy", dd->strategy,
-                    "naive, flat, overlap, bucketed, fsdp (fully sharded), fsdp2 (PyTorch's "
+                    "naive, flat, overlap, bucketed, zero1 (ZeRO stage 1 as DeepSpeed does it: "
+                    "gradients reduce-scattered, each rank steps its slice, slices all-gathered), "
+                    "fsdp (fully sharded), fsdp2 (PyTorch's "
                     "fully_shard, in Python: the reference), torch-ddp (PyTorch's DDP; sharded: "
                     "ZeroRedundancyOptimizer), your classes from --code: yours-individual, "
                     "yours-bucketed, yours-ddp, yours-fsdp, or yours (those your adapters "
@@ -584,7 +589,9 @@ void addDistributedCommands(CLI::App& app, int& code) {
     ddp->add_option("--python", dd->python,
                     "The Python interpreter with torch for fsdp2, torch-ddp and yours-* "
                     "(default: $TRAINSCOPE_PYTHON, else set-up's)");
-    ddp->add_option("--bucket-mb", dd->bucket_mb, "Bucket sizes in MB for bucketed (a comma list)")
+    ddp->add_option("--bucket-mb", dd->bucket_mb,
+                    "Bucket sizes for bucketed, a comma list: a bare number is MiB (2^20 bytes, as "
+                    "PyTorch's bucket_cap_mb), or with its unit: 25MiB, 25MB (10^6 bytes), 512KiB")
         ->capture_default_str();
     ddp->add_option("--param-dtype", dd->param_dtype,
                     "fsdp, fsdp2: the dtype weights are gathered and computed in, gradients "
@@ -613,7 +620,9 @@ void addDistributedCommands(CLI::App& app, int& code) {
                   "project's fused kernels (the compiled mode's model, eager)");
     ddp->add_flag("--compile", dd->compile,
                   "fsdp2: torch.compile each block and the LM head with the loss (the reference)");
-    ddp->add_option("--shard", dd->shard, "Optimizer-state sharding: off | on | both")
+    ddp->add_option("--shard", dd->shard,
+                    "The course's optimizer-state sharding (gradients all-reduced, each rank steps "
+                    "the parameters it owns, the owners broadcast them): off | on | both")
         ->capture_default_str();
     ddp->add_option("--warmup", dd->warmup, "Warm-up steps")->capture_default_str();
     ddp->add_option("--steps", dd->steps, "Measured steps")->capture_default_str();

@@ -7,6 +7,7 @@
 #include "ui/labs.h"
 #include "ui/shell/automation.h"
 #include "ui/shell/mainwindow.h"
+#include "ui/shell/presentation.h"
 #include "ui/shell/presets.h"
 
 namespace {
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
     ts::ui::MainWindow window(options);
     if (!script.theme.isEmpty())
         ts::ui::Theme::instance().setMode(ts::ui::themeModeFromKey(script.theme));
-    if (cli.isSet(presentation)) window.setPresentationMode(true);  // the docks hidden too
+    if (cli.isSet(presentation)) window.presentation()->setActive(true);  // the docks hidden too
     if (script.size.isValid()) window.resize(script.size);
     window.show();
     if (ts::ui::hasWork(script)) ts::ui::startAutomation(&window, script);

@@ -282,81 +282,28 @@ private:
     std::vector<FlatBuffer> buffers_;
 };
 
-// One asynchronous all-reduce per gradient, launched from its post-accumulate hook (in the fixed
-// order: see Note [gradient sync protocol]); afterBackward() waits for them and averages.
-class OverlapSync final : public HookedSync {
-public:
-    std::string name() const override { return "overlap"; }
-    void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
-        group_ = group;
-        params_ = params;
-        enableTiming(group);
-        order_.clear();
-        for (int i = static_cast<int>(params.size()) - 1; i >= 0; --i) order_.push_back(i);
-        ready_.assign(params.size(), false);
-        works_.assign(params.size(), WorkPtr());
-        installHooks();
-    }
-    void beforeBackward() override {
-        GradientSync::beforeBackward();
-        std::lock_guard lock(mutex_);
-        std::fill(ready_.begin(), ready_.end(), false);
-        std::fill(works_.begin(), works_.end(), WorkPtr());
-        next_ = 0;
-        in_backward_ = true;
-        log_.reset(group_);
-    }
-    void afterBackward() override {
-        const auto t0 = Clock::now();
-        std::lock_guard lock(mutex_);
-        TORCH_CHECK(in_backward_, name(), ": afterBackward() without beforeBackward()");
-        log_.syncStarted();
-        in_backward_ = false;
-        while (next_ < order_.size()) launch(order_[next_++]);
-        for (size_t i = 0; i < params_.size(); ++i) {
-            works_[i]->wait();
-            params_[i].grad().div_(group_.world_size);
-        }
-        counters_.wait_ms = msBetween(t0, Clock::now());
-        counters_.hidden_ms = log_.hiddenMs();
-    }
-
-private:
-    void onReady(int index) override {
-        std::lock_guard lock(mutex_);
-        if (!in_backward_)
-            return;  // a backward outside the protocol (no beforeBackward) syncs nothing
-        ready_[static_cast<size_t>(index)] = true;
-        while (next_ < order_.size() && ready_[static_cast<size_t>(order_[next_])]) {
-            launch(order_[next_++]);
-            ++counters_.launched_before_sync;
-        }
-    }
-    void launch(int index) {
-        at::Tensor& g = gradOrZero(params_[static_cast<size_t>(index)]);
-        works_[static_cast<size_t>(index)] = record(log_.track(allreduce(group_, g)));
-        ++counters_.collectives;
-        counters_.bytes += bytesOf(g);
-    }
-
-    std::vector<int> order_;
-    std::vector<bool> ready_;
-    std::vector<WorkPtr> works_;
-    size_t next_ = 0;
-    bool in_backward_ = false;
-};
-
-// Buckets of gradients (assignBuckets, per dtype): a gradient is copied into its bucket's flat
-// buffer when its hook fires; a bucket's all-reduce starts when its last gradient arrived and
-// every earlier bucket has started. afterBackward() launches the rest, waits, averages, copies
-// back.
+// Note [gradients as bucket views]: as in PyTorch's reducer (gradient_as_bucket_view), a bucket
+// is one flat tensor and each of its parameters' gradients is a view into it, so nothing is
+// copied into the bucket before its all-reduce nor back after it: autograd accumulates each
+// gradient straight into the bucket (AccumulateGrad adds into a defined gradient in place), the
+// all-reduce and the division by the world size run on the bucket, and the optimizer reads the
+// views. The training step drops its gradients before each step (set to none, as
+// optimizer.zero_grad() does), so beforeBackward() zeroes the buckets (one fill each) and gives
+// every parameter its view again. A gradient that still arrives as a tensor of its own (a
+// backward outside the protocol replaced it) is copied into its view and the view put back, as the
+// reducer does when gradients were set to none; counters().gradient_copies says how often.
+//
+// The overlapped strategy is the same class with a bucket per parameter (launched as each
+// gradient is ready, in reverse registration order), the bucketed one with assignBuckets' buckets.
 class BucketedSync final : public HookedSync {
 public:
-    explicit BucketedSync(double bucket_mb)
-        : bucket_bytes_(static_cast<int64_t>(bucket_mb * 1024.0 * 1024.0)) {
-        bucket_bytes_ = std::max<int64_t>(bucket_bytes_, 1);
-    }
-    std::string name() const override { return "bucketed"; }
+    // bucket_mb <= 0: one parameter per bucket ("overlap").
+    BucketedSync(std::string name, double bucket_mb)
+        : name_(std::move(name)),
+          bucket_bytes_(bucket_mb > 0 ? std::max<int64_t>(
+                                            static_cast<int64_t>(bucket_mb * 1024.0 * 1024.0), 1)
+                                      : 0) {}
+    std::string name() const override { return name_; }
     void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
         group_ = group;
         params_ = params;
@@ -364,10 +311,17 @@ public:
         buckets_.clear();
         where_.assign(params.size(), {0, 0});
         for (const auto& members : groupByDtype(params)) {
-            std::vector<int64_t> bytes;
-            for (int i : members) bytes.push_back(bytesOf(params[static_cast<size_t>(i)]));
-            for (const auto& local :
-                 assignBuckets(bytes, bucket_bytes_, std::min(bucket_bytes_, kFirstBucketBytes))) {
+            std::vector<std::vector<int>> assigned;
+            if (bucket_bytes_ > 0) {
+                std::vector<int64_t> bytes;
+                for (int i : members) bytes.push_back(bytesOf(params[static_cast<size_t>(i)]));
+                assigned =
+                    assignBuckets(bytes, bucket_bytes_, std::min(bucket_bytes_, kFirstBucketBytes));
+            } else {
+                for (int k = static_cast<int>(members.size()) - 1; k >= 0; --k)
+                    assigned.push_back({k});
+            }
+            for (const auto& local : assigned) {
                 std::vector<int> global;
                 for (int k : local) global.push_back(members[static_cast<size_t>(k)]);
                 buckets_.emplace_back(params, global);
@@ -375,17 +329,20 @@ public:
                     where_[static_cast<size_t>(global[k])] = {buckets_.size() - 1, k};
             }
         }
+        views_.clear();
+        for (size_t i = 0; i < params.size(); ++i)
+            views_.push_back(buckets_[where_[i].first].slot(where_[i].second, params[i]));
+        bindViews();
         pending_.assign(buckets_.size(), 0);
-        arrived_.assign(params.size(), false);
         works_.assign(buckets_.size(), WorkPtr());
         installHooks();
     }
     void beforeBackward() override {
         GradientSync::beforeBackward();
         std::lock_guard lock(mutex_);
+        bindViews();
         for (size_t b = 0; b < buckets_.size(); ++b)
             pending_[b] = static_cast<int>(buckets_[b].params.size());
-        std::fill(arrived_.begin(), arrived_.end(), false);
         std::fill(works_.begin(), works_.end(), WorkPtr());
         next_ = 0;
         in_backward_ = true;
@@ -397,14 +354,14 @@ public:
         TORCH_CHECK(in_backward_, name(), ": afterBackward() without beforeBackward()");
         log_.syncStarted();
         in_backward_ = false;
-        for (size_t i = 0; i < params_.size(); ++i)
-            if (!arrived_[i]) buckets_[where_[i].first].gather(params_, where_[i].second);
+        // A parameter backward gave no gradient keeps its zeroed view: every rank still launches
+        // every bucket.
         while (next_ < buckets_.size()) launch(next_++);
         for (size_t b = 0; b < buckets_.size(); ++b) {
             works_[b]->wait();
             buckets_[b].data.div_(group_.world_size);
-            buckets_[b].scatter(params_);
         }
+        for (size_t i = 0; i < params_.size(); ++i) useView(i);  // a gradient replaced since
         counters_.wait_ms = msBetween(t0, Clock::now());
         counters_.hidden_ms = log_.hiddenMs();
     }
@@ -415,13 +372,30 @@ public:
     }
 
 private:
+    // Zeroed buckets, each gradient its view.
+    void bindViews() {
+        at::NoGradGuard no_grad;
+        for (auto& b : buckets_) b.data.zero_();
+        for (size_t i = 0; i < params_.size(); ++i)
+            const_cast<at::Tensor&>(params_[i]).mutable_grad() = views_[i];
+    }
+    // The gradient of parameter i back in its view, copied there if it is a tensor of its own.
+    void useView(size_t i) {
+        at::Tensor& g = const_cast<at::Tensor&>(params_[i]).mutable_grad();
+        if (g.defined() && g.is_same(views_[i])) return;
+        at::NoGradGuard no_grad;
+        if (g.defined())
+            views_[i].copy_(g);
+        else
+            views_[i].zero_();
+        g = views_[i];
+        ++counters_.gradient_copies;
+    }
     void onReady(int index) override {
         std::lock_guard lock(mutex_);
         if (!in_backward_) return;
-        const auto [b, k] = where_[static_cast<size_t>(index)];
-        buckets_[b].gather(params_, k);
-        arrived_[static_cast<size_t>(index)] = true;
-        --pending_[b];
+        useView(static_cast<size_t>(index));
+        --pending_[where_[static_cast<size_t>(index)].first];
         while (next_ < buckets_.size() && pending_[next_] == 0) {
             launch(next_++);
             ++counters_.launched_before_sync;
@@ -433,11 +407,12 @@ private:
         counters_.bytes += bytesOf(buckets_[b].data);
     }
 
-    int64_t bucket_bytes_;
+    std::string name_;
+    int64_t bucket_bytes_;  // 0: one parameter per bucket
     std::vector<FlatBuffer> buckets_;
     std::vector<std::pair<size_t, size_t>> where_;  // parameter → (bucket, slot)
+    std::vector<at::Tensor> views_;                 // parameter → its gradient's view
     std::vector<int> pending_;
-    std::vector<bool> arrived_;
     std::vector<WorkPtr> works_;
     size_t next_ = 0;
     bool in_backward_ = false;
@@ -452,12 +427,12 @@ const std::vector<std::string>& gradientSyncNames() {
 
 std::unique_ptr<GradientSync> makeGradientSync(const std::string& name, double bucket_mb) {
     if (!(bucket_mb > 0) || !std::isfinite(bucket_mb))
-        throw std::invalid_argument("bucket size must be a positive number of MB, not " +
+        throw std::invalid_argument("bucket size must be a positive number of MiB, not " +
                                     std::to_string(bucket_mb));
     if (name == "naive") return std::make_unique<NaiveSync>();
     if (name == "flat") return std::make_unique<FlatSync>();
-    if (name == "overlap") return std::make_unique<OverlapSync>();
-    if (name == "bucketed") return std::make_unique<BucketedSync>(bucket_mb);
+    if (name == "overlap") return std::make_unique<BucketedSync>(name, 0.0);
+    if (name == "bucketed") return std::make_unique<BucketedSync>(name, bucket_mb);
     std::string valid;
     for (const auto& n : gradientSyncNames()) valid += (valid.empty() ? "" : ", ") + n;
     throw std::invalid_argument("unknown DDP strategy '" + name + "' (valid: " + valid + ")");

@@ -4,8 +4,10 @@
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <stdexcept>
+#include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "dtype_groups.h"
@@ -95,6 +97,120 @@ void ShardedOptimizer::step() {
             offset += param.numel();
         }
     }
+}
+
+ReduceScatterSharding::ReduceScatterSharding(LocalStepFactory make_local_step)
+    : make_local_step_(std::move(make_local_step)) {}
+
+void ReduceScatterSharding::prepare(const Group& group, const std::vector<at::Tensor>& params) {
+    group_ = group;
+    params_ = params;
+    enableTiming(group);
+    at::NoGradGuard no_grad;
+    const int64_t world = group.world_size;
+    flats_.clear();
+    views_.assign(params.size(), at::Tensor());
+    slices_.clear();
+    for (auto& members : groupByDtype(params)) {
+        Flat f;
+        f.params = std::move(members);
+        int64_t n = 0;
+        for (int i : f.params) {
+            f.offsets.push_back(n);
+            n += params[static_cast<size_t>(i)].numel();
+        }
+        const int64_t per_rank = (n + world - 1) / world;
+        const auto options =
+            params[static_cast<size_t>(f.params.front())].options().requires_grad(false);
+        f.values = at::zeros({per_rank * world}, options);
+        f.grads = at::zeros({per_rank * world}, options);
+        for (size_t k = 0; k < f.params.size(); ++k) {
+            at::Tensor p = params[static_cast<size_t>(f.params[k])];
+            const at::Tensor slot = f.values.narrow(0, f.offsets[k], p.numel()).view(p.sizes());
+            slot.copy_(p);
+            // The parameter itself (the model's tensor) now lives in the flat buffer.
+            p.set_(f.values.storage(), f.offsets[k], p.sizes(), slot.strides());
+            views_[static_cast<size_t>(f.params[k])] =
+                f.grads.narrow(0, f.offsets[k], p.numel()).view(p.sizes());
+        }
+        f.slice = f.values.narrow(0, group.rank * per_rank, per_rank).detach();
+        f.slice.mutable_grad() = at::empty({per_rank}, options);
+        f.send = at::empty({per_rank}, options);
+        slices_.push_back(f.slice);
+        flats_.push_back(std::move(f));
+    }
+    bindGradients();
+    local_step_ = make_local_step_(slices_);
+}
+
+void ReduceScatterSharding::bindGradients() {
+    at::NoGradGuard no_grad;
+    for (auto& f : flats_) f.grads.zero_();
+    for (size_t i = 0; i < params_.size(); ++i)
+        const_cast<at::Tensor&>(params_[i]).mutable_grad() = views_[i];
+}
+
+void ReduceScatterSharding::beforeBackward() {
+    GradientSync::beforeBackward();
+    bindGradients();
+}
+
+void ReduceScatterSharding::afterBackward() {
+    const auto t0 = std::chrono::steady_clock::now();
+    at::NoGradGuard no_grad;
+    // A gradient that arrived as a tensor of its own goes into its view (see Note [gradients as
+    // bucket views]).
+    for (size_t i = 0; i < params_.size(); ++i) {
+        at::Tensor& g = const_cast<at::Tensor&>(params_[i]).mutable_grad();
+        if (g.defined() && g.is_same(views_[i])) continue;
+        if (g.defined())
+            views_[i].copy_(g);
+        else
+            views_[i].zero_();
+        g = views_[i];
+        ++counters_.gradient_copies;
+    }
+    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    for (auto& f : flats_) {
+        at::Tensor out = f.slice.mutable_grad();
+        if (group_.world_size == 1) {
+            out.copy_(f.grads);
+        } else {
+            c10d::ReduceScatterOptions opts;
+            opts.reduceOp = c10d::ReduceOp::SUM;
+            works.push_back(record(group_.backend->_reduce_scatter_base(out, f.grads, opts)));
+        }
+        ++counters_.collectives;
+        counters_.bytes += f.grads.numel() * static_cast<int64_t>(f.grads.element_size());
+    }
+    for (auto& w : works) w->wait();
+    for (auto& f : flats_) f.slice.mutable_grad().div_(group_.world_size);
+    counters_.wait_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    counters_.hidden_ms = 0;
+}
+
+void ReduceScatterSharding::step() {
+    if (local_step_) local_step_();
+    gather_bytes_ = 0;
+    at::NoGradGuard no_grad;
+    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    for (auto& f : flats_) {
+        gather_bytes_ += f.values.numel() * static_cast<int64_t>(f.values.element_size());
+        if (group_.world_size == 1) continue;
+        // Gloo's all-gather does not take its input inside its output: the slice goes by a copy.
+        f.send.copy_(f.slice);
+        works.push_back(record(group_.backend->_allgather_base(f.values, f.send)));
+        ++counters_.collectives;
+    }
+    for (auto& w : works) w->wait();
+}
+
+int64_t ReduceScatterSharding::bufferBytes() const {
+    int64_t n = 0;
+    for (const auto& f : flats_)
+        n += f.grads.numel() * static_cast<int64_t>(f.grads.element_size());
+    return n;
 }
 
 }  // namespace ts::dist

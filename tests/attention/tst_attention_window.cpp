@@ -260,7 +260,7 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     MainWindow w(MainWindow::Options{dir.filePath("results.db"), false});
     w.resize(1400, 900);
     w.show();
-    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->capabilitiesReady(), 60000);
     // The registry's second lab brought its own view.
     const QString tab = QStringLiteral("attention");
     QVERIFY(w.labView("attention")->paneIndex(tab) >= 0);
@@ -270,9 +270,9 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     experiment->setCurrentIndex(experiment->findData(QStringLiteral("attention")));
     QCOMPARE(w.currentPanel(), w.panel("attention"));
     w.currentPanel()->setState(tinyState());
-    QSignalSpy finished(&w, &MainWindow::runFinished);
-    w.runAction()->trigger();
-    QVERIFY(w.isRunning());
+    QSignalSpy finished(w.session(), &RunSession::runFinished);
+    w.actions()->runAction()->trigger();
+    QVERIFY(w.session()->isRunning());
     QVERIFY(finished.wait(120000) || !finished.isEmpty());
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
     QCOMPARE(view->model()->rowCount(), 4);
@@ -280,7 +280,8 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     QCOMPARE(view->sweepChart()->seriesCount(), 2);
     QCOMPARE(view->sweepChart()->plottedPoints(), 4);
     QString error;
-    QVERIFY2(w.exportTab(tab, dir.filePath("attention.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w.exports()->exportTab(tab, dir.filePath("attention.csv"), {}, &error),
+             qPrintable(error));
     QFile csv(dir.filePath("attention.csv"));
     QVERIFY(csv.open(QIODevice::ReadOnly));
     // See Note [tables other programs read]: the table alone, snake_case headers.
@@ -289,12 +290,13 @@ void TestAttention::windowShowsCellsInTheExperimentsOwnTab() {
     QVERIFY2(rows[0].startsWith(QStringLiteral("implementation,batch,heads,seq,head_dim,dtype")),
              qPrintable(rows[0]));
     QVERIFY(QFile::exists(dir.filePath("attention.environment.json")));
-    QVERIFY2(w.exportTab(tab, dir.filePath("attention.png"), {900, 500}, &error),
+    QVERIFY2(w.exports()->exportTab(tab, dir.filePath("attention.png"), {900, 500}, &error),
              qPrintable(error));
     QImage img;
     QVERIFY(img.load(dir.filePath("attention.png")));
     QCOMPARE(img.size(), QSize(900, 500));
-    QVERIFY2(w.exportReport(dir.filePath("report.md"), {800, 450}, &error), qPrintable(error));
+    QVERIFY2(w.exports()->exportReport(dir.filePath("report.md"), {800, 450}, &error),
+             qPrintable(error));
     QFile md(dir.filePath("report.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     const QString report = QString::fromUtf8(md.readAll());
@@ -321,10 +323,10 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     MainWindow w(MainWindow::Options{db, false});
     w.resize(1400, 900);
     w.show();
-    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
-    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->capabilitiesReady(), 60000);
+    QSignalSpy finished(w.session(), &RunSession::runFinished);
     // A benchmark run first, so that the store holds both kinds.
-    QVERIFY(w.selectExperiment("bench"));
+    QVERIFY(w.labs()->select("bench"));
     w.currentPanel()->setState(QJsonObject{{"label", "bench beside"},
                                            {"sizes", QJsonArray{"tiny"}},
                                            {"context", "32"},
@@ -335,13 +337,13 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
                                            {"warmup", "1"},
                                            {"steps", 2},
                                            {"device", "cpu"}});
-    QVERIFY(w.startRun());
+    QVERIFY(w.session()->start());
     QVERIFY(finished.wait(180000) || !finished.isEmpty());
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
     const qint64 benchRun = benchViewOf(&w)->document()->storeRunId();
     QVERIFY(benchRun > 0);
     // The attention run, through the window.
-    QVERIFY(w.selectExperiment("attention"));
+    QVERIFY(w.labs()->select("attention"));
     w.currentPanel()->setState(QJsonObject{{"label", "stored attention"},
                                            {"impls", QJsonArray{"naive", "tiled"}},
                                            {"seq", "32"},
@@ -356,7 +358,7 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
                                            {"device", "cpu"},
                                            {"check", true}});
     QVERIFY2(w.currentPanel()->isValid(), qPrintable(w.currentPanel()->problems().join('\n')));
-    QVERIFY(w.startRun());
+    QVERIFY(w.session()->start());
     QVERIFY(finished.wait(120000) || finished.count() > 1);
     QCOMPARE(finished.count(), 2);
     QVERIFY(finished[1][0].value<RunOutcome>() == RunOutcome::Completed);
@@ -390,10 +392,10 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     }
 
     // In the history, with its kind.
-    QSignalSpy refreshed(&w, &MainWindow::historyRefreshed);
-    w.refreshHistory();
+    QSignalSpy refreshed(w.history(), &HistoryController::refreshed);
+    w.history()->refresh();
     QVERIFY(refreshed.wait(10000) || !refreshed.isEmpty());
-    RunListModel* runs = w.runList();
+    RunListModel* runs = w.history()->runList();
     const int row = runs->rowOf(attRun);
     QVERIFY(row >= 0);
     QCOMPARE(runs->data(runs->index(row, RunListModel::Kind)).toString(),
@@ -402,7 +404,7 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
              QStringLiteral("bench"));
 
     // Replay and Compare are for benchmark runs: disabled for an attention run, saying why.
-    HistoryWidget* h = w.history();
+    HistoryWidget* h = w.history()->widget();
     auto button = [h](const QString& text) {
         for (QPushButton* b : h->findChildren<QPushButton*>())
             if (b->text() == text) return b;
@@ -423,9 +425,9 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
 
     // Reopen: the Attention tab shows the same cells, and is the tab shown.
     view->clear();
-    w.showTab(QStringLiteral("steps"));
+    w.labs()->showPane(QStringLiteral("steps"));
     QVERIFY(!view->isVisible());
-    QSignalSpy opened(&w, &MainWindow::storedRunOpened);
+    QSignalSpy opened(w.history(), &HistoryController::storedRunOpened);
     h->selectRuns({attRun});
     open->click();
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
@@ -442,20 +444,21 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     }
     // The report of a reopened attention run is the attention view's.
     QString error;
-    QVERIFY2(w.exportReport(dir.filePath("reopened.md"), {800, 450}, &error), qPrintable(error));
+    QVERIFY2(w.exports()->exportReport(dir.filePath("reopened.md"), {800, 450}, &error),
+             qPrintable(error));
     QFile md(dir.filePath("reopened.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     QVERIFY(md.readAll().contains("| Implementation |"));
 
     // Replay or compare asked for anyway (the menu): nothing starts, no error is logged, and
     // Compare says why it refused (a scripted --compare ends on it instead of waiting).
-    QSignalSpy refused(&w, &MainWindow::comparisonFailed);
-    w.replayStoredRun(attRun, 1000.0);
-    w.compareStoredRuns(benchRun, attRun);
+    QSignalSpy refused(w.history(), &HistoryController::comparisonFailed);
+    w.history()->replayStoredRun(attRun, 1000.0);
+    w.history()->compareStoredRuns(benchRun, attRun);
     QVERIFY(refused.wait(10000) || !refused.isEmpty());
     QVERIFY(refused[0][0].toString().contains(QStringLiteral("only runs of one kind")));
     QTest::qWait(300);
-    QVERIFY(!w.isRunning());
+    QVERIFY(!w.session()->isRunning());
     QVERIFY(!w.logText().contains(QStringLiteral("Could not")));
 
     // A benchmark run still opens into the benchmark views.
@@ -469,7 +472,7 @@ void TestAttention::storedAttentionRunsReopenBesideBenchmarkRuns() {
     QVERIFY(!w.logText().contains(QStringLiteral("Could not")));
 
     // A run that is not in the store: Compare fails, and says so.
-    w.compareStoredRuns(benchRun, 999999);
+    w.history()->compareStoredRuns(benchRun, 999999);
     QVERIFY(refused.wait(10000) || refused.count() > 1);
     QVERIFY(refused[1][0].toString().contains(QStringLiteral("not in the store")));
 }

@@ -28,7 +28,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -62,9 +61,15 @@ bool sendAll(int fd, const std::string& s) {
     return true;
 }
 
-// One request: a 4-byte length and the JSON text, the three descriptors riding on the first
-// bytes. False when the client went away or sent something else.
-bool receive(int conn, nlohmann::json& request, int fds[3]) {
+// One request: its length (4 bytes) with the three descriptors riding on them, then
+// NUL-terminated byte strings (arguments and environment are bytes, not text): the working
+// folder, the number of arguments, the arguments, then the environment's KEY=VALUE entries.
+struct Request {
+    std::string cwd;
+    std::vector<std::string> argv, env;
+};
+
+bool receive(int conn, Request& request, int fds[3]) {
     uint32_t length = 0;
     char control[CMSG_SPACE(3 * sizeof(int))] = {};
     iovec iov{&length, sizeof length};
@@ -77,15 +82,26 @@ bool receive(int conn, nlohmann::json& request, int fds[3]) {
     const cmsghdr* c = CMSG_FIRSTHDR(&msg);
     if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(3 * sizeof(int))) return false;
     std::memcpy(fds, CMSG_DATA(c), 3 * sizeof(int));
-    std::string text(length, '\0');
-    if (length && ::recv(conn, text.data(), length, MSG_WAITALL) != static_cast<ssize_t>(length))
+    std::string body(length, '\0');
+    if (length && ::recv(conn, body.data(), length, MSG_WAITALL) != static_cast<ssize_t>(length))
         return false;
-    request = nlohmann::json::parse(text, nullptr, false);
-    return request.is_object();
+    std::vector<std::string> parts;
+    for (size_t at = 0; at < body.size();) {
+        const size_t end = body.find('\0', at);
+        if (end == std::string::npos) return false;
+        parts.push_back(body.substr(at, end - at));
+        at = end + 1;
+    }
+    if (parts.size() < 2) return false;
+    const size_t argc = std::strtoul(parts[1].c_str(), nullptr, 10);
+    if (argc == 0 || parts.size() < 2 + argc) return false;
+    request.cwd = parts[0];
+    request.argv.assign(parts.begin() + 2, parts.begin() + 2 + static_cast<long>(argc));
+    request.env.assign(parts.begin() + 2 + static_cast<long>(argc), parts.end());
+    return true;
 }
 
-[[noreturn]] void runChild(const nlohmann::json& request, const int fds[3], int listener,
-                           int conn) {
+[[noreturn]] void runChild(Request& request, const int fds[3], int listener, int conn) {
     ::close(listener);
     ::close(conn);
     for (int i = 0; i < 3; ++i)
@@ -96,10 +112,10 @@ bool receive(int conn, nlohmann::json& request, int fds[3]) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (::chdir(request.at("cwd").get<std::string>().c_str()) != 0) die("chdir");
+    if (::chdir(request.cwd.c_str()) != 0) die("chdir");
     ::clearenv();
-    for (const auto& kv : request.at("env")) ::putenv(::strdup(kv.get<std::string>().c_str()));
-    std::vector<std::string> args = request.at("argv").get<std::vector<std::string>>();
+    for (const auto& kv : request.env) ::putenv(::strdup(kv.c_str()));
+    std::vector<std::string>& args = request.argv;
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -133,7 +149,7 @@ int serve(const char* path) {
             if (errno == EINTR) continue;
             die("accept");
         }
-        nlohmann::json request;
+        Request request;
         int fds[3] = {-1, -1, -1};
         if (!receive(conn, request, fds)) {
             ::close(conn);

@@ -5,7 +5,6 @@ signal, and the bytes or text of stdout and stderr; TimeoutExpired after a timeo
 forked by the fork server beside the CLI when there is one, else from a fresh process.
 TRAINSCOPE_TEST_FORK_SERVER=0 turns the server off."""
 import atexit
-import json
 import os
 import signal
 import socket
@@ -47,9 +46,11 @@ class CliRunner:
             return subprocess.run([self.cli, *args], capture_output=True, env=env, cwd=cwd, input=input,
                                   timeout=timeout, text=text)
         env = dict(os.environ) if env is None else env
-        argv = [self.cli, *[str(a) for a in args]]
-        request = json.dumps({"argv": argv, "env": [f"{k}={v}" for k, v in env.items()],
-                              "cwd": os.path.abspath(cwd or os.getcwd())}).encode()
+        argv = [self.cli, *args]
+        strings = [os.path.abspath(cwd or os.getcwd()), str(len(argv)), *argv,
+                   *(f"{k}={v}" for k, v in env.items())]
+        request = b"".join(os.fsencode(x if isinstance(x, (str, bytes, os.PathLike)) else str(x)) + b"\0"
+                           for x in strings)
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
                 tempfile.TemporaryFile() as inp:
             if input is not None:

@@ -121,8 +121,9 @@ class Distributed(unittest.TestCase):
         self.assertIn("needs --spec", ddp.stderr)
         # DDP's settings, refused before anything starts.
         for extra, needle in ((["--strategy", "fast"], "not one of naive, flat, overlap, bucketed"),
-                              (["--bucket-mb", "0"], "not more than 0 MB"),
-                              (["--bucket-mb", "-5"], "not more than 0 MB"),
+                              (["--bucket-mb", "0"], "not more than 0 MiB"),
+                              (["--bucket-mb", "-5"], "not more than 0 MiB"),
+                              (["--bucket-mb", "25 bytes"], "not a bucket size"),
                               (["--shard", "half"], "not one of off, on, both"),
                               (["--size", "huge"], "--size"),
                               (["--world", "0"], "--world"),
@@ -236,6 +237,38 @@ class Distributed(unittest.TestCase):
         table = self.run_cli("runs", "show", str(runs[0]["id"]))
         self.assertIn("DDP strategies", table.stdout)
         self.assertIn("Memory per rank", table.stdout)
+
+    def test_zero1_beside_the_courses_sharding(self):
+        # Issue item 5c: the course's sharding (all-reduce, step, broadcast) beside ZeRO stage 1
+        # (reduce-scatter, step, all-gather): both the one-process loss, and the bytes each sends.
+        tiny = ["--size", "tiny", "--context-length", "32", "--warmup", "0", "--steps", "2", "--timeout", "120",
+                "--format", "json", "--no-store"]
+        one = self.run_cli("distributed", "ddp", "--world", "1", "--batch", "4", "--strategy", "naive", *tiny)
+        self.assertEqual(one.returncode, 0, one.stderr)
+        reference = json.loads(one.stdout.splitlines()[0])["final_global_loss"]
+        p = self.run_cli("distributed", "ddp", "--world", "2", "--batch", "2", "--strategy", "flat,zero1",
+                         "--shard", "on", *tiny, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        points = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+        self.assertEqual([(x["strategy"], x["sharding"]) for x in points],
+                         [("flat", "all-reduce + broadcast"), ("zero1", "reduce-scatter + all-gather")])
+        for x in points:
+            self.assertEqual(x["status"], "ok", x)
+            self.assertAlmostEqual(x["final_global_loss"], reference, delta=1e-4 * abs(reference), msg=x)
+            self.assertLess(x["optimizer_state_bytes"], 2 * x["parameter_bytes"])
+        course, zero1 = points
+        grads = course["parameter_bytes"]
+        self.assertEqual(course["sent_bytes"], grads + grads // 2)
+        self.assertAlmostEqual(zero1["sent_bytes"], grads, delta=8)
+        self.assertEqual(zero1["broadcast_bytes"], 0)
+        # The table names both schemes and says what each sent.
+        csv = self.run_cli("distributed", "ddp", "--world", "2", "--batch", "2", "--strategy", "zero1",
+                           *tiny[:-3], "--no-store", "--format", "csv")
+        self.assertEqual(csv.returncode, 0, csv.stderr)
+        header, row = csv.stdout.splitlines()[:2]
+        cells = dict(zip(header.split(","), row.split(",")))
+        self.assertEqual(cells["sharded"], "reduce-scatter")
+        self.assertEqual(int(cells["sent_bytes"]), zero1["sent_bytes"])
 
     def test_fsdp_and_pytorchs_fsdp2_match_one_process(self):
         # Fully sharded, ours and PyTorch's (the Python runner, the same model and initialisation):

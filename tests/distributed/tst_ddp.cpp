@@ -115,6 +115,73 @@ TEST(Strategies, OverlappedOnesLaunchDuringBackward) {
     EXPECT_EQ(naive[0].counters.launched_before_sync, 0);
 }
 
+TEST(Strategies, GradientsAreViewsIntoTheirBucketsNothingCopied) {
+    // See Note [gradients as bucket views]: bucketed at 25 MiB holds the whole network (1 KB) in
+    // its first bucket, so every averaged gradient is a view into one tensor, the same one each
+    // step; overlap's gradients are each their own bucket, also kept from step to step.
+    for (const std::string strategy : {"bucketed", "overlap"}) {
+        SCOPED_TRACE(strategy);
+        std::vector<std::vector<std::vector<const void*>>> pointers(2);
+        std::vector<int> copies(2, -1);
+        std::vector<bool> one_storage(2, false);
+        auto errors = runThreadRanks(2, [&](Group& g) {
+            auto p = makeParams();
+            auto [x, y] = globalBatch(2);
+            auto sync = makeGradientSync(strategy, 25.0);
+            sync->prepare(g, p);
+            for (int s = 0; s < 3; ++s) {
+                for (auto& t : p) t.mutable_grad() = at::Tensor();  // the step's zero_grad
+                sync->beforeBackward();
+                lossOf(p, x.narrow(0, 4 * g.rank, 4), y.narrow(0, 4 * g.rank, 4)).backward();
+                sync->afterBackward();
+                std::vector<const void*> ptrs;
+                for (auto& t : p) ptrs.push_back(t.grad().const_data_ptr());
+                pointers[static_cast<size_t>(g.rank)].push_back(ptrs);
+            }
+            copies[static_cast<size_t>(g.rank)] = sync->counters().gradient_copies;
+            bool shared = true;
+            for (auto& t : p) shared = shared && t.grad().is_alias_of(p[0].grad());
+            one_storage[static_cast<size_t>(g.rank)] = shared;
+        });
+        EXPECT_NO_RANK_ERRORS(errors);
+        for (int r = 0; r < 2; ++r) {
+            EXPECT_EQ(copies[static_cast<size_t>(r)], 0);
+            const auto& steps = pointers[static_cast<size_t>(r)];
+            ASSERT_EQ(steps.size(), 3u);
+            EXPECT_EQ(steps[0], steps[1]);
+            EXPECT_EQ(steps[1], steps[2]);
+            EXPECT_EQ(one_storage[static_cast<size_t>(r)], strategy == "bucketed");
+        }
+    }
+}
+
+TEST(Strategies, AGradientReplacedInBackwardIsCopiedIntoItsBucket) {
+    // A backward outside the protocol's care: a gradient set to none after beforeBackward()
+    // arrives as a tensor of its own; it is copied into its view, counted, and still averaged.
+    std::vector<SyncCounters> counters(2);
+    std::vector<std::vector<at::Tensor>> grads(2);
+    auto errors = runThreadRanks(2, [&](Group& g) {
+        auto p = makeParams();
+        auto [x, y] = globalBatch(2);
+        auto sync = makeGradientSync("bucketed", 25.0);
+        sync->prepare(g, p);
+        sync->beforeBackward();
+        p[2].mutable_grad() = at::Tensor();
+        lossOf(p, x.narrow(0, 4 * g.rank, 4), y.narrow(0, 4 * g.rank, 4)).backward();
+        sync->afterBackward();
+        counters[static_cast<size_t>(g.rank)] = sync->counters();
+        for (auto& t : p) grads[static_cast<size_t>(g.rank)].push_back(t.grad().clone());
+        EXPECT_TRUE(p[2].grad().is_alias_of(p[0].grad()));
+    });
+    EXPECT_NO_RANK_ERRORS(errors);
+    const auto ref = referenceGrads(2);
+    for (int r = 0; r < 2; ++r) {
+        EXPECT_EQ(counters[static_cast<size_t>(r)].gradient_copies, 1);
+        for (size_t i = 0; i < ref.size(); ++i)
+            EXPECT_TRUE(at::allclose(grads[static_cast<size_t>(r)][i], ref[i], 1e-5, 1e-6)) << i;
+    }
+}
+
 TEST(Strategies, MixedDtypesAreAveragedInTheirOwnDtype) {
     // A float and a double parameter: the flat and bucketed strategies keep one buffer per dtype.
     const int world = 2;

@@ -90,6 +90,49 @@ TEST(DdpTrainingRows, CountersAndSizes) {
     EXPECT_LT(state, 2 * runs[0].rows.back().parameter_bytes + 4096);
 }
 
+TEST(DdpTrainingZero1, ReduceScatterAndAllGatherTrainLikeOneProcess) {
+    // ZeRO stage 1 as DeepSpeed does it (see Note [two ways to shard the optimizer]).
+    expectLikeOneProcess(tinySpec("zero1", false), 2);
+    // Three ranks pad the flat buffers to a multiple of 3. Against one process, any strategy on
+    // three ranks differs by 3e-5 in one parameter (AdamW's first steps on gradients near zero
+    // amplify the sum's rounding: flat does the same), so there zero1 is held to flat's weights.
+    const auto flat = train(tinySpec("flat", false), 3);
+    const auto zero1 = train(tinySpec("zero1", false), 3);
+    for (size_t r = 0; r < 3; ++r) {
+        ASSERT_EQ(zero1[r].params.size(), flat[r].params.size());
+        for (size_t i = 0; i < flat[r].params.size(); ++i)
+            EXPECT_TRUE(at::allclose(zero1[r].params[i], flat[r].params[i], 1e-4, 1e-6))
+                << "rank " << r << " parameter " << i;
+        for (size_t k = 0; k < flat[r].rows.size(); ++k)
+            EXPECT_NEAR(zero1[r].rows[k].global_loss, flat[r].rows[k].global_loss, 1e-6);
+    }
+}
+
+TEST(DdpTrainingZero1, SendsHalfTheGradientBytesOfTheCoursesSharding) {
+    const auto course = train(tinySpec("flat", true), 2);
+    const auto zero1 = train(tinySpec("zero1", false), 2);
+    const DdpStepRow& c = course[0].rows.back();
+    const DdpStepRow& z = zero1[0].rows.back();
+    const int64_t p = c.parameter_bytes;  // fp32: gradients as large as the parameters
+    // The course's: an all-reduce of every gradient (2·½·G) and the owners' broadcasts (½·P).
+    EXPECT_EQ(c.comm_bytes, p);
+    EXPECT_EQ(c.broadcast_bytes, p);
+    EXPECT_EQ(c.sent_bytes, p + p / 2);
+    // zero1: a reduce-scatter of the flat gradients and an all-gather of the flat parameters,
+    // each padded to an even number of elements (½·G + ½·P).
+    EXPECT_GE(z.reduce_scatter_bytes, p);
+    EXPECT_LE(z.reduce_scatter_bytes, p + 4);
+    EXPECT_EQ(z.gather_bytes, z.reduce_scatter_bytes);
+    EXPECT_EQ(z.comm_bytes, z.reduce_scatter_bytes);
+    EXPECT_EQ(z.broadcast_bytes, 0);
+    EXPECT_EQ(z.sent_bytes, z.reduce_scatter_bytes);
+    EXPECT_LT(z.sent_bytes, c.sent_bytes);
+    EXPECT_EQ(z.collectives, 2);  // one reduce-scatter, one all-gather (one dtype)
+    // Each rank's AdamW holds the state of half the flat parameters (two moments and a step).
+    EXPECT_LE(z.optimizer_state_bytes, 2 * (z.gather_bytes / 2) + 64);
+    EXPECT_GE(z.optimizer_state_bytes, 2 * (z.gather_bytes / 2));
+}
+
 TEST(DdpTrainingRows, InvalidSpecIsRefused) {
     auto spec = tinySpec("ring", false);
     EXPECT_FALSE(validateDdpSpec(spec).empty());
@@ -101,6 +144,10 @@ TEST(DdpTrainingRows, InvalidSpecIsRefused) {
     spec.shard_optimizer = true;
     EXPECT_FALSE(validateDdpSpec(spec).empty());
     spec.precision = Precision::BF16;
+    EXPECT_TRUE(validateDdpSpec(spec).empty());
+    spec.strategy = "zero1";  // shards the optimizer its own way
+    EXPECT_FALSE(validateDdpSpec(spec).empty());
+    spec.shard_optimizer = false;
     EXPECT_TRUE(validateDdpSpec(spec).empty());
 }
 
@@ -115,4 +162,22 @@ TEST(DdpTrainingRows, ACancelOnOneRankStopsEveryRankAtTheSameStep) {
     });
     EXPECT_NO_RANK_ERRORS(errors);
     EXPECT_EQ(steps, (std::vector<size_t>{1, 1}));
+}
+
+TEST(BucketSize, ABareNumberIsMiBAndAWrittenUnitIsRead) {
+    // Issue item 7: PyTorch's bucket_cap_mb is MiB; 25MB (10^6 bytes) is 23.84 MiB.
+    EXPECT_EQ(parseBucketMiB("25"), 25.0);
+    EXPECT_EQ(parseBucketMiB("25MiB"), 25.0);
+    EXPECT_EQ(parseBucketMiB(" 0.5 mib "), 0.5);
+    EXPECT_DOUBLE_EQ(*parseBucketMiB("25MB"), 25e6 / 1048576);
+    EXPECT_DOUBLE_EQ(*parseBucketMiB("512KiB"), 0.5);
+    EXPECT_DOUBLE_EQ(*parseBucketMiB("1GB"), 1e9 / 1048576);
+    EXPECT_EQ(parseBucketMiB("1GiB"), 1024.0);
+    EXPECT_EQ(parseBucketMiB("-5"), -5.0);  // read; the caller says it is not above 0
+    for (const char* bad : {"", "MiB", "25 bytes", "2.5.1", "25XB", "1e"})
+        EXPECT_FALSE(parseBucketMiB(bad).has_value()) << bad;
+    EXPECT_EQ(formatBucketMiB(25), "25 MiB");
+    DistributedPoint p;
+    p.ddp.bucket_mb = 25;
+    EXPECT_NE(pointHeadline(p).find("bucketed 25 MiB"), std::string::npos) << pointHeadline(p);
 }

@@ -185,7 +185,7 @@ void TestDistributedWindow::panelStateRoundTrip() {
         QJsonDocument::fromJson(QByteArray::fromStdString(job->spec_json)).object();
     const QString line = DistributedPanel::describeSpec(json);
     QVERIFY2(line.contains(QStringLiteral("gloo × 2")) &&
-                 line.contains(QStringLiteral("buckets 1, 25 MB")) &&
+                 line.contains(QStringLiteral("buckets 1, 25 MiB")) &&
                  line.contains(QStringLiteral("6 points")),
              qPrintable(line));
     DistributedPanel again;
@@ -286,9 +286,23 @@ void TestDistributedWindow::badBucketsAndNoStrategyRefused() {
     QVERIFY(!panel.makeJob());
     QVERIFY(panel.fieldWidget("buckets")->property("invalid").toBool());
     QVERIFY2(panel.problems().join('\n').contains(
-                 QStringLiteral("bucket size must be a positive number of MB")),
+                 QStringLiteral("bucket size must be a positive number of MiB")),
              qPrintable(panel.problems().join('\n')));
     s["buckets"] = "-1";
+    panel.setState(s);
+    QVERIFY(!panel.isValid());
+    // A written unit is read (issue item 7): 25MB is 10^6 bytes, 25MiB the bare 25.
+    s["buckets"] = "25MB, 25MiB";
+    panel.setState(s);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+    {
+        std::vector<double> sizes;
+        for (const auto& p : panel.spec().points)
+            if (p.ddp.strategy == "bucketed") sizes.push_back(p.ddp.bucket_mb);
+        QVERIFY(std::find(sizes.begin(), sizes.end(), 25.0) != sizes.end());
+        QVERIFY(std::find(sizes.begin(), sizes.end(), 25e6 / 1048576) != sizes.end());
+    }
+    s["buckets"] = "25 bytes";
     panel.setState(s);
     QVERIFY(!panel.isValid());
     // Without the bucketed strategy the bucket sizes are not asked for.
@@ -950,13 +964,13 @@ void TestDistributedWindow::historyOpensAndReloadsARun() {
         storeDistributedRow(store, id, row++, 0, r.point, pointEndPayload(r));
     }
     MainWindow w(MainWindow::Options{db, false});
-    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
-    QSignalSpy refreshed(&w, &MainWindow::historyRefreshed);
-    w.refreshHistory();
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->capabilitiesReady(), 60000);
+    QSignalSpy refreshed(w.history(), &HistoryController::refreshed);
+    w.history()->refresh();
     QVERIFY(refreshed.wait(10000) || !refreshed.isEmpty());
     // Open: the Distributed experiment shows the run.
-    QSignalSpy opened(&w, &MainWindow::storedRunOpened);
-    w.openStoredRun(id);
+    QSignalSpy opened(w.history(), &HistoryController::storedRunOpened);
+    w.history()->openStoredRun(id);
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
     auto* view = qobject_cast<DistributedView*>(w.labView(QStringLiteral("distributed")));
     QVERIFY(view);
@@ -964,7 +978,7 @@ void TestDistributedWindow::historyOpensAndReloadsARun() {
     QCOMPARE(view->storeRunId(), id);
     QCOMPARE(view->lanes()->barCount(LanesChart::Hidden), 6);
     // Load Configuration: the panel asks for the same run again.
-    QVERIFY(w.loadRunConfiguration(id));
+    QVERIFY(w.history()->loadRunConfiguration(id));
     auto* panel = qobject_cast<DistributedPanel*>(w.panel(QStringLiteral("distributed")));
     QVERIFY(panel);
     QCOMPARE(w.currentPanel(), panel);

@@ -461,10 +461,10 @@ void TestMemoryWindow::historyComparesMemoryRuns() {
         bench = store.createRun("bench", "a benchmark", "{}", "test GPU");
     }
     MainWindow w(MainWindow::Options{db, false});
-    QSignalSpy refreshed(&w, &MainWindow::historyRefreshed);
-    w.refreshHistory();
+    QSignalSpy refreshed(w.history(), &HistoryController::refreshed);
+    w.history()->refresh();
     QVERIFY(refreshed.wait(10000) || !refreshed.isEmpty());
-    HistoryWidget* h = w.history();
+    HistoryWidget* h = w.history()->widget();
     QPushButton* compare = nullptr;
     for (QPushButton* b : h->findChildren<QPushButton*>())
         if (b->text() == QObject::tr("Co&mpare")) compare = b;
@@ -475,8 +475,8 @@ void TestMemoryWindow::historyComparesMemoryRuns() {
     QVERIFY(!compare->isEnabled());
     QCOMPARE(compare->toolTip(), QStringLiteral("Only runs of one kind compare"));
     // Compared through the window: the Memory experiment shows the comparison.
-    QSignalSpy ready(&w, &MainWindow::comparisonReady);
-    w.compareStoredRuns(ia, ib);
+    QSignalSpy ready(w.history(), &HistoryController::comparisonReady);
+    w.history()->compareStoredRuns(ia, ib);
     QVERIFY(ready.wait(10000) || !ready.isEmpty());
     auto* view = qobject_cast<MemoryView*>(w.labView(QStringLiteral("memory")));
     QVERIFY(view);
@@ -494,9 +494,9 @@ void TestMemoryWindow::importSnapshotThroughTheFileMenu() {
     // The file's type picks the lab: a .pickle is the memory lab's.
     QString error;
     const QString fixture = QStringLiteral(TRAINSCOPE_MEMORY_FIXTURES "/snapshot.pickle");
-    QVERIFY2(w.importTrace(fixture, &error), qPrintable(error));
+    QVERIFY2(w.history()->importTrace(fixture, &error), qPrintable(error));
     QVERIFY(error.isEmpty());
-    QCOMPARE(w.currentLabId(), QStringLiteral("memory"));
+    QCOMPARE(w.labs()->currentId(), QStringLiteral("memory"));
     bool said = false;
     for (QLabel* l : view->findChildren<QLabel*>())
         said |=
@@ -515,9 +515,9 @@ void TestMemoryWindow::importSnapshotThroughTheFileMenu() {
     QVERIFY(bad.open(QIODevice::WriteOnly));
     bad.write("\x80\x04]");
     bad.close();
-    QVERIFY(!w.importTrace(bad.fileName(), &error));
+    QVERIFY(!w.history()->importTrace(bad.fileName(), &error));
     QVERIFY2(error.contains(QStringLiteral("not a memory snapshot")), qPrintable(error));
-    QVERIFY(!w.importTrace(dir.filePath(QStringLiteral("notes.txt")), &error));
+    QVERIFY(!w.history()->importTrace(dir.filePath(QStringLiteral("notes.txt")), &error));
     QVERIFY2(error.contains(QStringLiteral("no experiment imports")), qPrintable(error));
     ResultStore store(db.toStdString(), ResultStore::Access::ReadIfNeeded);
     QCOMPARE(store.listRuns().size(), size_t(1));

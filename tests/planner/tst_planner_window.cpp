@@ -38,8 +38,8 @@ PlannerView* plannerViewOf(const MainWindow* w) {
 }
 
 bool runAndWait(MainWindow& w, int timeoutMs) {
-    QSignalSpy finished(&w, &MainWindow::runFinished);
-    if (!w.startRun()) return false;
+    QSignalSpy finished(w.session(), &RunSession::runFinished);
+    if (!w.session()->start()) return false;
     if (!finished.wait(timeoutMs) && finished.isEmpty()) return false;
     return finished[0][0].value<RunOutcome>() == RunOutcome::Completed;
 }
@@ -131,13 +131,13 @@ void TestPlannerWindow::specsRoundTripThroughHistory() {
 void TestPlannerWindow::computeFillsTheTableAndChart() {
     QTemporaryDir dir;
     auto w = freshWindow("tst_planner_window", dir.filePath("results.db"));
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
-    QVERIFY(w->selectExperiment("planner"));
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
+    QVERIFY(w->labs()->select("planner"));
     auto* panel = qobject_cast<PlannerPanel*>(w->currentPanel());
     QVERIFY(panel);
     panel->setState(handState());
     // Compute asks the window to run (no GPU, the formulas alone).
-    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QSignalSpy finished(w->session(), &RunSession::runFinished);
     panel->computeButton()->click();
     QVERIFY(finished.wait(60000) || !finished.isEmpty());
     QCOMPARE(finished[0][0].value<RunOutcome>(), RunOutcome::Completed);
@@ -181,8 +181,8 @@ void TestPlannerWindow::computeFillsTheTableAndChart() {
 void TestPlannerWindow::measureOnTheCpuThenReopen() {
     QTemporaryDir dir;
     auto w = freshWindow("tst_planner_window", dir.filePath("results.db"));
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
-    QVERIFY(w->selectExperiment("planner"));
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
+    QVERIFY(w->labs()->select("planner"));
     QJsonObject s = handState();
     s["measure"] = true;
     s["device"] = "cpu";
@@ -201,7 +201,7 @@ void TestPlannerWindow::measureOnTheCpuThenReopen() {
     const qint64 id = view->storeRunId();
     QVERIFY(id > 0);
     plannerViewOf(w.get())->table()->setReport(std::nullopt);
-    w->openStoredRun(id);
+    w->history()->openStoredRun(id);
     QTRY_VERIFY_WITH_TIMEOUT(view->report().has_value(), 30000);
     QCOMPARE(view->report()->plans[0].step_s, r.plans[0].step_s);
     QVERIFY(view->report()->measured.has_value());

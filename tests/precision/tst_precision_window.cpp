@@ -54,8 +54,8 @@ QJsonObject trainState(const QJsonArray& precisions) {
 }
 
 bool runAndWait(MainWindow& w, int timeoutMs) {
-    QSignalSpy finished(&w, &MainWindow::runFinished);
-    if (!w.startRun()) return false;
+    QSignalSpy finished(w.session(), &RunSession::runFinished);
+    if (!w.session()->start()) return false;
     if (!finished.wait(timeoutMs) && finished.isEmpty()) return false;
     return finished[0][0].value<RunOutcome>() == RunOutcome::Completed;
 }
@@ -163,14 +163,14 @@ void TestPrecisionWindow::panelValidatesWithTheEnginesChecks() {
     // In the window: an invalid panel disables Run.
     QTemporaryDir dir;
     auto w = freshWindow("tst_precision_window", dir.filePath("results.db"));
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
-    QVERIFY(w->selectExperiment("precision"));
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
+    QVERIFY(w->labs()->select("precision"));
     w->currentPanel()->setState(courseState());
-    QVERIFY(w->runAction()->isEnabled());
+    QVERIFY(w->actions()->runAction()->isEnabled());
     qobject_cast<QLineEdit*>(w->currentPanel()->fieldWidget("count"))
         ->setText(QStringLiteral("-5"));
-    QVERIFY(!w->runAction()->isEnabled());
-    QVERIFY(!w->startRun());
+    QVERIFY(!w->actions()->runAction()->isEnabled());
+    QVERIFY(!w->session()->start());
 }
 
 void TestPrecisionWindow::specsRoundTripThroughHistory() {
@@ -203,10 +203,10 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
     QTemporaryDir dir;
     const QString db = dir.filePath("results.db");
     auto w = freshWindow("tst_precision_window", db);
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
     PrecisionView* view = precisionViewOf(w.get());
     QVERIFY(view);
-    QVERIFY(w->selectExperiment("precision"));
+    QVERIFY(w->labs()->select("precision"));
     w->currentPanel()->setState(courseState());
     QVERIFY(runAndWait(*w, 120000));
     AccumulationModel* m = view->accumulationModel();
@@ -258,7 +258,8 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
     QVERIFY(view->emptyNote("autocast").contains(QStringLiteral("autocast inspector")));
     // Exports: the table as CSV, the chart as an image, the report.
     QString error;
-    QVERIFY2(w->exportTab("accumulation", dir.filePath("acc.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w->exports()->exportTab("accumulation", dir.filePath("acc.csv"), {}, &error),
+             qPrintable(error));
     const QString csv = csvBody(dir.filePath("acc.csv"));
     QVERIFY2(csv.startsWith(QStringLiteral("sum,final_value,exact_value,error,addend_as_stored,"
                                            "first_rounding_step,first_stall_step,ulp_at_end,"
@@ -270,12 +271,13 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
     QCOMPARE(fp32[0], QStringLiteral("fp32 += fp32"));
     QVERIFY(fp32[1].toDouble() > 10);
     QCOMPARE(fp32[6], QString());
-    QVERIFY2(w->exportTab("accumulation", dir.filePath("acc.png"), {800, 450}, &error),
+    QVERIFY2(w->exports()->exportTab("accumulation", dir.filePath("acc.png"), {800, 450}, &error),
              qPrintable(error));
     QImage img;
     QVERIFY(img.load(dir.filePath("acc.png")));
     QCOMPARE(img.size(), QSize(800, 450));
-    QVERIFY2(w->exportReport(dir.filePath("report.md"), {800, 450}, &error), qPrintable(error));
+    QVERIFY2(w->exports()->exportReport(dir.filePath("report.md"), {800, 450}, &error),
+             qPrintable(error));
     QFile md(dir.filePath("report.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     const QString report = QString::fromUtf8(md.readAll());
@@ -295,8 +297,8 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
     view->clear();
     QCOMPARE(m->rowCount(), 0);
     QVERIFY(!view->emptyNote("accumulation").isEmpty());
-    QSignalSpy opened(w.get(), &MainWindow::storedRunOpened);
-    w->openStoredRun(id);
+    QSignalSpy opened(w->history(), &HistoryController::storedRunOpened);
+    w->history()->openStoredRun(id);
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
     QCOMPARE(view->storeRunId(), id);
     QCOMPARE(view->study(), QStringLiteral("accumulate"));
@@ -315,9 +317,9 @@ void TestPrecisionWindow::accumulationRunFillsTheTableAndChart() {
 void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
     QTemporaryDir dir;
     auto w = freshWindow("tst_precision_window", dir.filePath("results.db"));
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
     PrecisionView* view = precisionViewOf(w.get());
-    QVERIFY(w->selectExperiment("precision"));
+    QVERIFY(w->labs()->select("precision"));
     w->currentPanel()->setState(autocastState());
     QAbstractItemModelTester flatTester(view->autocastTable(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -442,7 +444,8 @@ void TestPrecisionWindow::autocastRunFillsTheTreeWithTheEnginesDtypes() {
     // The flat records export; the training panes explain themselves.
     QCOMPARE(view->autocastTable()->rowCount(), int(want.records.size()));
     QString error;
-    QVERIFY2(w->exportTab("autocast", dir.filePath("autocast.csv"), {}, &error), qPrintable(error));
+    QVERIFY2(w->exports()->exportTab("autocast", dir.filePath("autocast.csv"), {}, &error),
+             qPrintable(error));
     QVERIFY(csvBody(dir.filePath("autocast.csv"))
                 .contains(QStringLiteral("fc1,linear,fp32,fp32,bf16")));
     QVERIFY(view->emptyNote("training").contains(QStringLiteral("training numerics")));
@@ -503,9 +506,9 @@ void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {
     QTemporaryDir dir;
     const QString db = dir.filePath("results.db");
     auto w = freshWindow("tst_precision_window", db);
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
     PrecisionView* view = precisionViewOf(w.get());
-    QVERIFY(w->selectExperiment("precision"));
+    QVERIFY(w->labs()->select("precision"));
     w->currentPanel()->setState(trainState(QJsonArray{"fp32", "fp16"}));
     QVERIFY2(w->currentPanel()->isValid(), qPrintable(w->currentPanel()->problems().join('\n')));
     TrainSummaryModel* m = view->trainModel();
@@ -546,15 +549,16 @@ void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {
     const qint64 id = view->storeRunId();
     QVERIFY(id > 0);
     view->clear();
-    QSignalSpy opened(w.get(), &MainWindow::storedRunOpened);
-    w->openStoredRun(id);
+    QSignalSpy opened(w->history(), &HistoryController::storedRunOpened);
+    w->history()->openStoredRun(id);
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
     QCOMPARE(m->rowCount(), 2);
     QCOMPARE(m->curves()[1].skippedSteps(), skipped);
     view->lossScaleChart()->flushRedraw();
     QCOMPARE(view->lossScaleChart()->plottedPoints("fp16 skipped (overflow)"), skipped);
     QString error;
-    QVERIFY2(w->exportReport(dir.filePath("train.md"), {800, 450}, &error), qPrintable(error));
+    QVERIFY2(w->exports()->exportReport(dir.filePath("train.md"), {800, 450}, &error),
+             qPrintable(error));
     QFile md(dir.filePath("train.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     const QString report = QString::fromUtf8(md.readAll());
@@ -565,10 +569,10 @@ void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {
     QJsonObject longRun = trainState(QJsonArray{"fp32", "fp16"});
     longRun["steps"] = "100000";
     w->currentPanel()->setState(longRun);
-    QSignalSpy finished(w.get(), &MainWindow::runFinished);
-    QVERIFY(w->startRun());
+    QSignalSpy finished(w->session(), &RunSession::runFinished);
+    QVERIFY(w->session()->start());
     QTest::qWait(1500);
-    w->stopRun();
+    w->session()->stop();
     QVERIFY(finished.wait(60000) || !finished.isEmpty());
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Stopped);
     QCOMPARE(m->rowCount(), 1);  // the fp16 curve never started
@@ -588,7 +592,7 @@ void TestPrecisionWindow::trainingRunFillsTheLossAndScaleCharts() {
 void TestPrecisionWindow::presetsLoadIntoThePrecisionLab() {
     QTemporaryDir dir;
     auto w = freshWindow("tst_precision_window", dir.filePath("results.db"));
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
     PrecisionView* view = precisionViewOf(w.get());
     const QList<QPair<QString, QPair<QString, QString>>> presets = {
         {"accumulation-in-low-precision", {"accumulate", "accumulation"}},
@@ -599,11 +603,11 @@ void TestPrecisionWindow::presetsLoadIntoThePrecisionLab() {
         QVERIFY2(preset, qPrintable(id));
         QCOMPARE(preset->experiment, QStringLiteral("precision"));
         QVERIFY(!preset->description.isEmpty());
-        w->loadPreset(*preset);
+        w->session()->loadPreset(*preset);
         QCOMPARE(w->currentPanel(), w->panel("precision"));
         QVERIFY2(w->currentPanel()->isValid(),
                  qPrintable(id + ": " + w->currentPanel()->problems().join('\n')));
-        QVERIFY(w->runAction()->isEnabled());
+        QVERIFY(w->actions()->runAction()->isEnabled());
         QCOMPARE(w->currentPanel()->state().value("study").toString(), want.first);
         QCOMPARE(view->panes()[view->currentPane()].key, want.second);
         const auto job = w->currentPanel()->makeJob();
@@ -612,11 +616,11 @@ void TestPrecisionWindow::presetsLoadIntoThePrecisionLab() {
     }
     // The accumulation preset is the course's numbers, bf16 included.
     auto* panel = qobject_cast<PrecisionPanel*>(w->panel("precision"));
-    w->loadPreset(*findPreset("accumulation-in-low-precision"));
+    w->session()->loadPreset(*findPreset("accumulation-in-low-precision"));
     QCOMPARE(panel->accumulationSpec().count, int64_t(1000));
     QCOMPARE(panel->accumulationSpec().addend, 0.01);
     QVERIFY(panel->accumulationSpec().fp16 && panel->accumulationSpec().bf16);
-    w->loadPreset(*findPreset("fp16-needs-loss-scaling"));
+    w->session()->loadPreset(*findPreset("fp16-needs-loss-scaling"));
     QCOMPARE(panel->trainSpec().init_scale, 1073741824.0);
 }
 
@@ -627,7 +631,7 @@ void TestPrecisionWindow::onTheGpuLayerNormIsAnFp32Island() {
     if (!caps_.cuda_available) QSKIP("no CUDA device");
     QTemporaryDir dir;
     auto w = freshWindow("tst_precision_window", dir.filePath("results.db"));
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
     PrecisionView* view = precisionViewOf(w.get());
     auto shoot = [&](const QString& pane, const QString& name) {
         const QString shots = qEnvironmentVariable("TRAINSCOPE_SHOTS");
@@ -636,7 +640,7 @@ void TestPrecisionWindow::onTheGpuLayerNormIsAnFp32Island() {
         QTest::qWait(700);  // throttled redraws
         w->grab().save(shots + QLatin1Char('/') + name);
     };
-    QVERIFY(w->selectExperiment("precision"));
+    QVERIFY(w->labs()->select("precision"));
     QJsonObject cast = autocastState();
     cast["device"] = "cuda";
     w->currentPanel()->setState(cast);

@@ -649,8 +649,8 @@ void TestProfilerWindow::importTraceThroughTheFileMenu() {
     QSignalSpy shown(view, &ProfileView::profileShown);
     QString error;
     const QString fixture = QStringLiteral(TRAINSCOPE_PROFILER_FIXTURES "/cpu_step.pt.trace.json");
-    QVERIFY2(w.importTrace(fixture, &error), qPrintable(error));
-    QCOMPARE(w.currentLabId(), QStringLiteral("profile"));
+    QVERIFY2(w.history()->importTrace(fixture, &error), qPrintable(error));
+    QCOMPARE(w.labs()->currentId(), QStringLiteral("profile"));
     QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
     QCOMPARE(view->result()->spec.imported, std::string("cpu_step.pt.trace.json"));
     QVERIFY(view->storeRunId() > 0);
@@ -672,7 +672,7 @@ void TestProfilerWindow::importTraceThroughTheFileMenu() {
     QVERIFY(cut.open(QIODevice::WriteOnly));
     cut.write(f.read(f.size() / 2));
     cut.close();
-    QVERIFY(!w.importTrace(cut.fileName(), &error));
+    QVERIFY(!w.history()->importTrace(cut.fileName(), &error));
     QVERIFY2(error.contains(QStringLiteral("truncated")), qPrintable(error));
     ResultStore store(db.toStdString(), ResultStore::Access::ReadIfNeeded);
     QCOMPARE(store.listRuns().size(), size_t(1));
@@ -682,15 +682,15 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     QTemporaryDir dir;
     auto w = freshWindow("tst_profiler_window", dir.filePath("results.db"));
     QVERIFY(QTest::qWaitForWindowExposed(w.get()));
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
     auto* view = qobject_cast<ProfileView*>(w->labView("profile"));
     QVERIFY(view);
-    QVERIFY(w->selectExperiment("profile"));
+    QVERIFY(w->labs()->select("profile"));
     w->currentPanel()->setState(tinyCpuState());
     QVERIFY2(w->currentPanel()->isValid(), qPrintable(w->currentPanel()->problems().join('\n')));
-    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QSignalSpy finished(w->session(), &RunSession::runFinished);
     QSignalSpy shown(view, &ProfileView::profileShown);
-    QVERIFY(w->startRun());
+    QVERIFY(w->session()->start());
     QVERIFY(finished.wait(180000) || !finished.isEmpty());
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
     QCOMPARE(shown.count(), 1);
@@ -752,7 +752,7 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     QCOMPARE(view->phaseModel()->rowCount(), 4);
     QVERIFY(view->timeline()->laneCount() >= 2);
     QVERIFY(view->timeline()->spanCount() > 10);
-    QVERIFY(w->showTab("timeline"));
+    QVERIFY(w->labs()->showPane("timeline"));
     QApplication::processEvents();
     view->timeline()->replotNow();
     QVERIFY(view->timeline()->drawnRects() > 0);
@@ -771,7 +771,8 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
             attention |= tree->path(static_cast<int>(i)).find("forward/layer.0/attention") == 0;
         QVERIFY(attention);
         QString exportError;
-        QVERIFY2(w->exportTab("calltree", dir.filePath("calltree.png"), {800, 450}, &exportError),
+        QVERIFY2(w->exports()->exportTab("calltree", dir.filePath("calltree.png"), {800, 450},
+                                         &exportError),
                  qPrintable(exportError));
     }
 
@@ -788,14 +789,17 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     QVERIFY(error.contains(QStringLiteral("cannot write")));
 
     // Exports and the report.
-    QVERIFY2(w->exportTab("ops", dir.filePath("ops.csv"), {}, &error), qPrintable(error));
-    QVERIFY2(w->exportTab("categories", dir.filePath("categories.png"), {800, 450}, &error),
+    QVERIFY2(w->exports()->exportTab("ops", dir.filePath("ops.csv"), {}, &error),
              qPrintable(error));
-    QVERIFY2(w->exportTab("timeline", dir.filePath("timeline.png"), {800, 450}, &error),
+    QVERIFY2(
+        w->exports()->exportTab("categories", dir.filePath("categories.png"), {800, 450}, &error),
+        qPrintable(error));
+    QVERIFY2(w->exports()->exportTab("timeline", dir.filePath("timeline.png"), {800, 450}, &error),
              qPrintable(error));
     QImage img;
     QVERIFY(img.load(dir.filePath("timeline.png")));
-    QVERIFY2(w->exportReport(dir.filePath("report.md"), {800, 450}, &error), qPrintable(error));
+    QVERIFY2(w->exports()->exportReport(dir.filePath("report.md"), {800, 450}, &error),
+             qPrintable(error));
     QFile md(dir.filePath("report.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     const QString report = QString::fromUtf8(md.readAll());
@@ -806,7 +810,7 @@ void TestProfilerWindow::cpuProfileThroughTheWindowAndBackFromHistory() {
     // Back from History: the same tables, read in a pool thread.
     const std::vector<OpRow> live = view->opModel()->rows();
     shown.clear();
-    w->openStoredRun(runId);
+    w->history()->openStoredRun(runId);
     QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
     QCOMPARE(view->storeRunId(), runId);
     QCOMPARE(view->opModel()->rowCount(), allOps);
@@ -818,8 +822,8 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
     QTemporaryDir dir;
     auto w = freshWindow("tst_profiler_window", dir.filePath("results.db"));
     QVERIFY(QTest::qWaitForWindowExposed(w.get()));
-    QTRY_VERIFY_WITH_TIMEOUT(w->capabilitiesReady(), 60000);
-    QVERIFY(w->selectExperiment("bench"));
+    QTRY_VERIFY_WITH_TIMEOUT(w->session()->capabilitiesReady(), 60000);
+    QVERIFY(w->labs()->select("bench"));
     w->currentPanel()->setState(QJsonObject{{"sizes", QJsonArray{"tiny"}},
                                             {"context", "48"},
                                             {"batch", "2"},
@@ -829,8 +833,8 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
                                             {"warmup", "1"},
                                             {"steps", 2},
                                             {"device", "cpu"}});
-    QSignalSpy finished(w.get(), &MainWindow::runFinished);
-    QVERIFY(w->startRun());
+    QSignalSpy finished(w->session(), &RunSession::runFinished);
+    QVERIFY(w->session()->start());
     QVERIFY(finished.wait(180000) || !finished.isEmpty());
     BenchView* bench = benchViewOf(w.get());
     const PointConfig point = bench->document()->results()->entries().front().result.config;
@@ -842,7 +846,7 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
     QVERIFY(bench->profilePointAction()->isEnabled());
     QVERIFY(bench->resultTable()->actions().contains(bench->profilePointAction()));
     // The sweep chart's point, as its context menu finds it.
-    QVERIFY(w->showTab("sweep"));
+    QVERIFY(w->labs()->showPane("sweep"));
     QApplication::processEvents();
     bench->sweepChart()->flushRedraw();
     const auto at = bench->sweepChart()->positionOf(0);
@@ -856,7 +860,7 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
     bench->profilePointAction()->trigger();
     // The window switched to the profiler with that point and runs it.
     QCOMPARE(w->currentView(), view);
-    QVERIFY(w->isRunning());
+    QVERIFY(w->session()->isRunning());
     QVERIFY(finished.wait(180000) || finished.count() > 1);
     QCOMPARE(finished.count(), 2);
     QVERIFY(finished[1][0].value<RunOutcome>() == RunOutcome::Completed);
@@ -870,8 +874,8 @@ void TestProfilerWindow::profileThisPointFromABenchmarkResult() {
     QVERIFY(view->runTitle().contains(QStringLiteral("Profile of point 1")));
     QVERIFY(w->logText().contains(QStringLiteral("Profile of point 1")));
     // From the sweep's point: the same profile again.
-    QVERIFY(w->selectExperiment("bench"));
-    QVERIFY(w->showTab("sweep"));
+    QVERIFY(w->labs()->select("bench"));
+    QVERIFY(w->labs()->showPane("sweep"));
     QApplication::processEvents();
     QVERIFY(bench->profileSweepPointAt(*bench->sweepChart()->positionOf(0)));
     QCOMPARE(w->currentView(), view);

@@ -139,7 +139,7 @@ void TestHistory::initTestCase() {
     QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedKingdom));
     w_ = freshWindow("tst_history", dir_.filePath("results.db"));
     QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    QTRY_VERIFY_WITH_TIMEOUT(w_->capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w_->session()->capabilitiesReady(), 60000);
 
     // The specs exactly as the panels make them for a run.
     LabPanel* bench = w_->panel(QStringLiteral("bench"));
@@ -156,23 +156,23 @@ void TestHistory::initTestCase() {
     benchRun_ = storeRun(QStringLiteral("bench"), QStringLiteral("alpha"), benchSpec_);
     attentionRun_ = storeRun(QStringLiteral("attention"), QStringLiteral("beta"), attentionSpec_);
     xlRun_ = storeRun(QStringLiteral("bench"), QStringLiteral("gamma"), xlSweepSpec());
-    w_->refreshHistory();
+    w_->history()->refresh();
     // The window's own refresh at start-up may land after this one was asked for (with an
     // empty store): wait for the rows rather than for the first refresh.
-    QTRY_COMPARE_WITH_TIMEOUT(w_->runList()->rowCount(), 3, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(w_->history()->runList()->rowCount(), 3, 10000);
 }
 
 void TestHistory::cleanupTestCase() { w_.reset(); }
 
 qint64 TestHistory::storeRun(const QString& lab, const QString& label, const std::string& spec) {
-    ResultStore store(w_->storePath().toStdString());
+    ResultStore store(w_->session()->storePath().toStdString());
     const qint64 id = store.createRun(lab.toStdString(), label.toStdString(), spec, "CPU");
     store.finishRun(id);  // as a run that ended (see statusSaysWhatItCounts for one that did not)
     return id;
 }
 
 qint64 TestHistory::rowIdAt(int proxyRow) const {
-    const auto* proxy = w_->history()->proxy();
+    const auto* proxy = w_->history()->widget()->proxy();
     return proxy->index(proxyRow, 0).data(RunListModel::RunIdRole).toLongLong();
 }
 
@@ -183,7 +183,7 @@ void TestHistory::statusSaysWhatItCounts() {
     QCOMPARE(RunListModel::statusText(4, 4), QStringLiteral("all 4 ok"));
     QCOMPARE(RunListModel::statusText(4, 3), QStringLiteral("3 of 4 ok"));
     QCOMPARE(RunListModel::statusText(4, 0), QStringLiteral("none of 4 ok"));
-    const RunListModel* runs = w_->runList();
+    const RunListModel* runs = w_->history()->runList();
     QCOMPARE(runs->headerData(RunListModel::Status, Qt::Horizontal).toString(),
              QStringLiteral("Status"));
     const int row = runs->rowOf(benchRun_);
@@ -226,7 +226,7 @@ void TestHistory::timesAreLocalAndReadable() {
     QCOMPARE(RunListModel::localTime(QStringLiteral("2026-01-01T10:00:00Z"), now),
              QStringLiteral("Yesterday 15:30"));
     // The stored runs: local time shown, the ISO time in the tooltip.
-    const RunListModel* runs = w_->runList();
+    const RunListModel* runs = w_->history()->runList();
     const RunInfo* r = runs->runById(benchRun_);
     QVERIFY(r);
     const QModelIndex created = runs->index(runs->rowOf(benchRun_), RunListModel::Created);
@@ -240,7 +240,7 @@ void TestHistory::timesAreLocalAndReadable() {
 }
 
 void TestHistory::sortArrowMatchesTheRows() {
-    SortArrowHeader* header = w_->history()->header();
+    SortArrowHeader* header = w_->history()->widget()->header();
     QCOMPARE(header->sortIndicatorSection(), int(RunListModel::Id));
     // Newest first: the ids fall down the rows, and so does the arrow.
     QVERIFY(rowIdAt(0) > rowIdAt(1) && rowIdAt(1) > rowIdAt(2));
@@ -250,23 +250,23 @@ void TestHistory::sortArrowMatchesTheRows() {
              "the arrow over descending rows must point down");
     QCOMPARE(header->arrowOf(RunListModel::Label), QStyleOptionHeader::None);
     // A click on the header: oldest first, the arrow points up.
-    w_->history()->view()->sortByColumn(RunListModel::Id, Qt::AscendingOrder);
+    w_->history()->widget()->view()->sortByColumn(RunListModel::Id, Qt::AscendingOrder);
     QVERIFY(rowIdAt(0) < rowIdAt(1) && rowIdAt(1) < rowIdAt(2));
     QCOMPARE(header->arrowOf(RunListModel::Id), QStyleOptionHeader::SortUp);
     widths = rowWidths(drawnArrow(header, RunListModel::Id));
     QVERIFY2(widths.size() >= 2 && widths.first() < widths.last(),
              "the arrow over ascending rows must point up");
     // Created sorts by time (the stored UTC time), not by its display text ("Today …").
-    const RunListModel* runs = w_->runList();
+    const RunListModel* runs = w_->history()->runList();
     const QModelIndex created = runs->index(runs->rowOf(xlRun_), RunListModel::Created);
     QCOMPARE(created.data(RunListModel::SortRole).toString(),
              QString::fromStdString(runs->runById(xlRun_)->created));
-    QCOMPARE(w_->history()->proxy()->sortRole(), RunListModel::SortRole);
-    w_->history()->view()->sortByColumn(RunListModel::Id, Qt::DescendingOrder);
+    QCOMPARE(w_->history()->widget()->proxy()->sortRole(), RunListModel::SortRole);
+    w_->history()->widget()->view()->sortByColumn(RunListModel::Id, Qt::DescendingOrder);
 }
 
 void TestHistory::configurationColumnTakesTheSpareWidth() {
-    const RunListModel* runs = w_->runList();
+    const RunListModel* runs = w_->history()->runList();
     auto config = [&](qint64 id) {
         return runs->index(runs->rowOf(id), RunListModel::Configuration).data().toString();
     };
@@ -279,7 +279,7 @@ void TestHistory::configurationColumnTakesTheSpareWidth() {
         config(attentionRun_)
             .startsWith(QStringLiteral("naive, tiled · seq 32, 64 · d 16 · fp32 · causal, full")),
         qPrintable(config(attentionRun_)));
-    QHeaderView* header = w_->history()->header();
+    QHeaderView* header = w_->history()->widget()->header();
     QVERIFY(!header->stretchLastSection());
     QCOMPARE(header->sectionResizeMode(RunListModel::Configuration), QHeaderView::Stretch);
     QCOMPARE(header->sectionResizeMode(RunListModel::Status), QHeaderView::ResizeToContents);
@@ -288,10 +288,10 @@ void TestHistory::configurationColumnTakesTheSpareWidth() {
 }
 
 void TestHistory::filterNarrowsByConfigurationWords() {
-    QLineEdit* filter = w_->history()->filter();
+    QLineEdit* filter = w_->history()->widget()->filter();
     auto shown = [&] {
         QList<qint64> ids;
-        for (int r = 0; r < w_->history()->proxy()->rowCount(); ++r) ids << rowIdAt(r);
+        for (int r = 0; r < w_->history()->widget()->proxy()->rowCount(); ++r) ids << rowIdAt(r);
         std::sort(ids.begin(), ids.end());
         return ids;
     };
@@ -315,9 +315,9 @@ void TestHistory::loadConfigurationAsksForTheStoredSpec() {
     bench->setState(QJsonObject{{"context", "64, 128"}, {"steps", 9}});
     QVERIFY(bench->makeJob()->spec_json != benchSpec_);
     // Through History's button, as a user does it.
-    w_->history()->selectRuns({benchRun_});
+    w_->history()->widget()->selectRuns({benchRun_});
     QPushButton* button = nullptr;
-    for (auto* b : w_->history()->findChildren<QPushButton*>())
+    for (auto* b : w_->history()->widget()->findChildren<QPushButton*>())
         if (b->text() == QStringLiteral("&Load Configuration")) button = b;
     QVERIFY(button && button->isEnabled());
     button->click();
@@ -333,32 +333,32 @@ void TestHistory::loadConfigurationAsksForTheStoredSpec() {
     // The attention run: into the attention panel, the lab switched.
     LabPanel* att = w_->panel(QStringLiteral("attention"));
     att->setState(QJsonObject{{"seq", "128"}, {"steps", 5}});
-    QVERIFY(w_->loadRunConfiguration(attentionRun_));
+    QVERIFY(w_->history()->loadRunConfiguration(attentionRun_));
     QCOMPARE(w_->currentPanel(), att);
     QCOMPARE(att->makeJob()->spec_json, attentionSpec_);
     // The context menu offers both, sharing the buttons' state.
     QStringList texts;
-    for (QAction* a : w_->history()->contextMenu()->actions())
+    for (QAction* a : w_->history()->widget()->contextMenu()->actions())
         if (!a->isSeparator()) texts << a->text();
     QVERIFY(texts.contains(QStringLiteral("Load Configuration")));
     QVERIFY(texts.contains(QStringLiteral("Run Again")));
     // A run this window cannot read says why.
-    QVERIFY(!w_->loadRunConfiguration(424242));
+    QVERIFY(!w_->history()->loadRunConfiguration(424242));
     QVERIFY(w_->logText().contains(QStringLiteral("Cannot load run 424242's configuration")));
 }
 
 void TestHistory::runAgainStartsTheSameRun() {
     w_->panel(QStringLiteral("bench"))->setState(QJsonObject{{"steps", 11}});
-    w_->history()->selectRuns({benchRun_});
-    QSignalSpy finished(w_.get(), &MainWindow::runFinished);
-    for (QAction* a : w_->history()->contextMenu()->actions())
+    w_->history()->widget()->selectRuns({benchRun_});
+    QSignalSpy finished(w_->session(), &RunSession::runFinished);
+    for (QAction* a : w_->history()->widget()->contextMenu()->actions())
         if (a->text() == QStringLiteral("Run Again")) a->trigger();
-    QVERIFY(w_->isRunning());
+    QVERIFY(w_->session()->isRunning());
     QVERIFY(finished.wait(180000) || !finished.isEmpty());
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
     ranAgain_ = benchViewOf(w_.get())->storeRunId();
     QVERIFY(ranAgain_ > xlRun_);
-    ResultStore store(w_->storePath().toStdString());
+    ResultStore store(w_->session()->storePath().toStdString());
     const auto info = store.run(ranAgain_);
     QVERIFY(info);
     QCOMPARE(info->spec_json, benchSpec_);
@@ -368,58 +368,59 @@ void TestHistory::runAgainStartsTheSameRun() {
 
 void TestHistory::deletedRunIsMarkedAndRefusesExport() {
     QVERIFY(ranAgain_ > 0);
-    QSignalSpy opened(w_.get(), &MainWindow::storedRunOpened);
-    w_->openStoredRun(ranAgain_);
+    QSignalSpy opened(w_->history(), &HistoryController::storedRunOpened);
+    w_->history()->openStoredRun(ranAgain_);
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
     QString error;
-    QVERIFY2(w_->exportTab(QStringLiteral("results"), dir_.filePath("before.csv"), {}, &error),
+    QVERIFY2(w_->exports()->exportTab(QStringLiteral("results"), dir_.filePath("before.csv"), {},
+                                      &error),
              qPrintable(error));
     auto* banner = w_->findChild<QLabel*>(QStringLiteral("deletedBanner"));
     QVERIFY(banner && !banner->isVisible());
 
-    QSignalSpy deleted(w_.get(), &MainWindow::storedRunDeleted);
-    w_->deleteStoredRun(ranAgain_);
+    QSignalSpy deleted(w_->history(), &HistoryController::storedRunDeleted);
+    w_->history()->deleteStoredRun(ranAgain_);
     QVERIFY(deleted.wait(10000) || !deleted.isEmpty());
     QCOMPARE(deleted[0][1].toString(), QString());
-    QVERIFY(!w_->deletedRunNote(benchViewOf(w_.get())).isEmpty());
+    QVERIFY(!w_->labs()->deletedRunNote(benchViewOf(w_.get())).isEmpty());
     QVERIFY(banner->isVisible());
     QVERIFY(banner->text().contains(QStringLiteral("run %1 was deleted").arg(ranAgain_)));
     QVERIFY(w_->windowTitle().contains(QStringLiteral("(deleted)")));
     // Every export of it is refused, with the reason; nothing is written.
     for (const QString& pane : {QStringLiteral("results"), QStringLiteral("steps")}) {
         const QString path = dir_.filePath(pane + QStringLiteral("-deleted.csv"));
-        QVERIFY(!w_->exportTab(pane, path, {}, &error));
+        QVERIFY(!w_->exports()->exportTab(pane, path, {}, &error));
         QVERIFY2(error.contains(QStringLiteral("deleted")), qPrintable(error));
         QVERIFY(!QFileInfo::exists(path));
     }
-    QVERIFY(!w_->exportReport(dir_.filePath("deleted.md"), {800, 450}, &error));
+    QVERIFY(!w_->exports()->exportReport(dir_.filePath("deleted.md"), {800, 450}, &error));
     QVERIFY(!QFileInfo::exists(dir_.filePath("deleted.md")));
     // The other lab's view shows nothing of it and is unaffected.
-    QVERIFY(w_->deletedRunNote(attentionViewOf(w_.get())).isEmpty());
+    QVERIFY(w_->labs()->deletedRunNote(attentionViewOf(w_.get())).isEmpty());
     // Another run shown: exports work again.
-    QTRY_VERIFY(w_->runList()->rowOf(ranAgain_) < 0);
+    QTRY_VERIFY(w_->history()->runList()->rowOf(ranAgain_) < 0);
     opened.clear();
-    w_->openStoredRun(benchRun_);
+    w_->history()->openStoredRun(benchRun_);
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
-    QVERIFY(w_->deletedRunNote(benchViewOf(w_.get())).isEmpty());
+    QVERIFY(w_->labs()->deletedRunNote(benchViewOf(w_.get())).isEmpty());
     QVERIFY(!banner->isVisible());
     QVERIFY(!w_->windowTitle().contains(QStringLiteral("(deleted)")));
 }
 
 void TestHistory::openResultsStore() {
-    const QString first = w_->storePath();
+    const QString first = w_->session()->storePath();
     const QString other = dir_.filePath("other.db");
     {
         ResultStore store(other.toStdString());
         store.createRun("bench", "from the other store", xlSweepSpec(), "NVIDIA H100");
     }
-    QSignalSpy ok(w_.get(), &MainWindow::storeOpened);
-    QSignalSpy failed(w_.get(), &MainWindow::storeOpenFailed);
-    w_->openStore(other);
+    QSignalSpy ok(w_->history(), &HistoryController::storeOpened);
+    QSignalSpy failed(w_->history(), &HistoryController::storeOpenFailed);
+    w_->history()->openStore(other);
     QVERIFY(ok.wait(10000) || !ok.isEmpty());
-    QCOMPARE(w_->storePath(), QFileInfo(other).absoluteFilePath());
-    QCOMPARE(w_->runList()->rowCount(), 1);
-    QCOMPARE(QString::fromStdString(w_->runList()->runs()[0].label),
+    QCOMPARE(w_->session()->storePath(), QFileInfo(other).absoluteFilePath());
+    QCOMPARE(w_->history()->runList()->rowCount(), 1);
+    QCOMPARE(QString::fromStdString(w_->history()->runList()->runs()[0].label),
              QStringLiteral("from the other store"));
     auto* label = w_->findChild<QLabel*>(QStringLiteral("storeLabel"));
     QVERIFY(label && label->text().contains(QStringLiteral("other.db")));
@@ -431,34 +432,34 @@ void TestHistory::openResultsStore() {
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(QByteArray(4096, 'x'));
     }
-    w_->openStore(junk);
+    w_->history()->openStore(junk);
     QVERIFY(failed.wait(10000) || !failed.isEmpty());
     QVERIFY2(
         failed.last()[0].toString().contains(QStringLiteral("cannot be read as a results store")),
         qPrintable(failed.last()[0].toString()));
-    QCOMPARE(w_->storePath(), QFileInfo(other).absoluteFilePath());
-    QCOMPARE(w_->runList()->rowCount(), 1);
-    w_->openStore(dir_.filePath("missing.db"));
+    QCOMPARE(w_->session()->storePath(), QFileInfo(other).absoluteFilePath());
+    QCOMPARE(w_->history()->runList()->rowCount(), 1);
+    w_->history()->openStore(dir_.filePath("missing.db"));
     QTRY_COMPARE(failed.size(), 2);
     QVERIFY(failed.last()[0].toString().contains(QStringLiteral("does not exist")));
     QVERIFY(!QFileInfo::exists(dir_.filePath("missing.db")));
-    QCOMPARE(w_->storePath(), QFileInfo(other).absoluteFilePath());
+    QCOMPARE(w_->session()->storePath(), QFileInfo(other).absoluteFilePath());
 
     // Back to the first.
-    w_->openStore(first);
+    w_->history()->openStore(first);
     QTRY_COMPARE(ok.size(), 2);
-    QCOMPARE(w_->runList()->rowCount(), 3);
+    QCOMPARE(w_->history()->runList()->rowCount(), 3);
 }
 
 void TestHistory::compareRefusalsEnd() {
     // What `trainscope --compare A,B` waits for: a refusal, never silence.
-    QSignalSpy failed(w_.get(), &MainWindow::comparisonFailed);
-    w_->history()->selectRuns({benchRun_, attentionRun_});
-    w_->compareStoredRuns(benchRun_, attentionRun_);
+    QSignalSpy failed(w_->history(), &HistoryController::comparisonFailed);
+    w_->history()->widget()->selectRuns({benchRun_, attentionRun_});
+    w_->history()->compareStoredRuns(benchRun_, attentionRun_);
     QVERIFY(failed.wait(10000) || !failed.isEmpty());
     QVERIFY2(failed.last()[0].toString().contains(QStringLiteral("only runs of one kind compare")),
              qPrintable(failed.last()[0].toString()));
-    w_->compareStoredRuns(benchRun_, 999);
+    w_->history()->compareStoredRuns(benchRun_, 999);
     QTRY_COMPARE(failed.size(), 2);
     QVERIFY2(failed.last()[0].toString().contains(QStringLiteral("999")),
              qPrintable(failed.last()[0].toString()));
@@ -515,11 +516,11 @@ void TestHistory::filterTellsOkFromNotOk() {
 
 // Issue 29 item 18: runs the CLI (or another window) adds appear without Refresh.
 void TestHistory::historyFollowsTheStore() {
-    const int before = w_->runList()->rowCount();
+    const int before = w_->history()->runList()->rowCount();
     const qint64 id =
         storeRun(QStringLiteral("bench"), QStringLiteral("from elsewhere"), benchSpec_);
-    QTRY_VERIFY_WITH_TIMEOUT(w_->runList()->runById(id) != nullptr, 10000);
-    QCOMPARE(w_->runList()->rowCount(), before + 1);
+    QTRY_VERIFY_WITH_TIMEOUT(w_->history()->runList()->runById(id) != nullptr, 10000);
+    QCOMPARE(w_->history()->runList()->rowCount(), before + 1);
 }
 
 #include "tst_history.moc"

@@ -84,7 +84,7 @@ void TestPresentation::iconsStandOutInBothThemes() {
     Theme::instance().setMode(ThemeMode(mode));
     Theme::instance().setPresentation(presentation);
     const QColor window = QApplication::palette().color(QPalette::Window);
-    for (QAction* a : {w_->runAction(), w_->stopAction()}) {
+    for (QAction* a : {w_->actions()->runAction(), w_->actions()->stopAction()}) {
         const QColor ink = inkOf(a->icon());
         QVERIFY2(ink.isValid(), qPrintable(a->text()));
         const double c = contrastRatio(ink, window);
@@ -139,16 +139,16 @@ void TestPresentation::presentationHidesDocksAndRestoresLayout() {
     QVERIFY(experiment->isVisible() && history->isVisible() && log->isVisible());
     const double font = QApplication::font().pointSizeF();
 
-    w_->setPresentationMode(true);
-    QVERIFY(w_->presentationMode());
+    w_->presentation()->setActive(true);
+    QVERIFY(w_->presentation()->isActive());
     QVERIFY(!experiment->isVisible() && !history->isVisible() && !log->isVisible());
     QVERIFY(QApplication::font().pointSizeF() > font * 1.3);
     // The results take the window: far taller and wider than beside and above the docks.
     QTRY_VERIFY(views->height() > viewsBefore + histBefore.height() / 2);
     QTRY_VERIFY(views->width() > w_->width() * 0.9);
 
-    w_->setPresentationMode(false);
-    QVERIFY(!w_->presentationMode());
+    w_->presentation()->setActive(false);
+    QVERIFY(!w_->presentation()->isActive());
     QCOMPARE(QApplication::font().pointSizeF(), font);
     QTRY_VERIFY(experiment->isVisible() && history->isVisible() && log->isVisible());
     QTRY_COMPARE(experiment->size(), expBefore);
@@ -163,7 +163,7 @@ void TestPresentation::presentationHidesDocksAndRestoresLayout() {
         if (a->text() == QStringLiteral("&Presentation Mode")) presentation = a;
     QVERIFY(presentation);
     presentation->trigger();
-    QVERIFY(w_->presentationMode() && !experiment->isVisible());
+    QVERIFY(w_->presentation()->isActive() && !experiment->isVisible());
     presentation->trigger();
     QTRY_COMPARE(experiment->size(), expBefore);
 }
@@ -179,7 +179,7 @@ void TestPresentation::presentationLayoutIsNeverSaved() {
         QTest::qWait(50);
         before = a.saveState();
         dockBefore = a.findChild<QDockWidget*>(QStringLiteral("experimentDock"))->size();
-        a.setPresentationMode(true);
+        a.presentation()->setActive(true);
         a.close();  // saves the settings while presenting
     }
     QCOMPARE(QSettings().value(QStringLiteral("window/state")).toByteArray(), before);
@@ -187,10 +187,10 @@ void TestPresentation::presentationLayoutIsNeverSaved() {
     MainWindow b(MainWindow::Options{dir_.filePath("results.db"), true});
     b.show();
     QVERIFY(QTest::qWaitForWindowExposed(&b));
-    QVERIFY(b.presentationMode());
+    QVERIFY(b.presentation()->isActive());
     auto* dock = b.findChild<QDockWidget*>(QStringLiteral("experimentDock"));
     QVERIFY(!dock->isVisible());
-    b.setPresentationMode(false);
+    b.presentation()->setActive(false);
     QTRY_VERIFY(dock->isVisible());
     QTRY_COMPARE(dock->width(), dockBefore.width());
 }

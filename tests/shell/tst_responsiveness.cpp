@@ -43,8 +43,8 @@ void TestResponsiveness::uiThreadNeverStallsDuringARun() {
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
-    w.showTab(tab);
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->capabilitiesReady(), 60000);
+    w.labs()->showPane(tab);
     // A sweep: points start and finish, steps stream in, tables and charts update.
     w.currentPanel()->setState(QJsonObject{{"sizes", QJsonArray{"tiny", "mini"}},
                                            {"context", "32, 64"},
@@ -61,11 +61,11 @@ void TestResponsiveness::uiThreadNeverStallsDuringARun() {
     UiWorkMeter& meter = MeteredApplication::instanceMeter();
     meter.clear();
     meter.setEnabled(true);
-    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QSignalSpy finished(w.session(), &RunSession::runFinished);
     probe.start();
-    w.runAction()->trigger();  // the press itself is part of the measurement
-    QVERIFY(w.isRunning());
-    runEventLoopUntil(&w, &MainWindow::runFinished, 240000);
+    w.actions()->runAction()->trigger();  // the press itself is part of the measurement
+    QVERIFY(w.session()->isRunning());
+    runEventLoopUntil(w.session(), &RunSession::runFinished, 240000);
     probe.stop();
     meter.setEnabled(false);
     QCOMPARE(finished.count(), 1);

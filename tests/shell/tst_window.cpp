@@ -101,15 +101,15 @@ void TestWindow::initTestCase() {
     QVERIFY(dir_.isValid());
     w_ = freshWindow("tst_window", dir_.filePath("results.db"));
     QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    QTRY_VERIFY_WITH_TIMEOUT(w_->capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w_->session()->capabilitiesReady(), 60000);
 }
 
 void TestWindow::cleanupTestCase() { w_.reset(); }
 
 bool TestWindow::runAndWait(int timeoutMs) {
-    QSignalSpy finished(w_.get(), &MainWindow::runFinished);
-    w_->runAction()->trigger();
-    if (!w_->isRunning()) return false;
+    QSignalSpy finished(w_->session(), &RunSession::runFinished);
+    w_->actions()->runAction()->trigger();
+    if (!w_->session()->isRunning()) return false;
     if (!finished.wait(timeoutMs) && finished.isEmpty()) return false;
     storedRuns_ << benchViewOf(w_.get())->document()->storeRunId();
     return true;
@@ -120,17 +120,17 @@ void TestWindow::runsATinyCpuBenchmark() {
     QVERIFY(panel);
     panel->setState(tinyCpu());
     QVERIFY2(panel->isValid(), qPrintable(panel->problems().join('\n')));
-    QVERIFY(w_->runAction()->isEnabled());
-    QSignalSpy finished(w_.get(), &MainWindow::runFinished);
-    w_->runAction()->trigger();
-    QVERIFY(w_->isRunning());
-    QVERIFY(w_->stopAction()->isEnabled());
-    QVERIFY(!w_->runAction()->isEnabled());
+    QVERIFY(w_->actions()->runAction()->isEnabled());
+    QSignalSpy finished(w_->session(), &RunSession::runFinished);
+    w_->actions()->runAction()->trigger();
+    QVERIFY(w_->session()->isRunning());
+    QVERIFY(w_->actions()->stopAction()->isEnabled());
+    QVERIFY(!w_->actions()->runAction()->isEnabled());
     QVERIFY(finished.wait(180000) || !finished.isEmpty());
     QCOMPARE(finished.count(), 1);
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);
-    QVERIFY(!w_->isRunning());
-    QVERIFY(w_->runAction()->isEnabled());
+    QVERIFY(!w_->session()->isRunning());
+    QVERIFY(w_->actions()->runAction()->isEnabled());
     storedRuns_ << benchViewOf(w_.get())->document()->storeRunId();
 
     // The step table: 1 warm-up + 3 measured steps, in order, with times.
@@ -167,7 +167,8 @@ void TestWindow::runsATinyCpuBenchmark() {
     QVERIFY(benchViewOf(w_.get())->document()->storeRunId() > 0);
     QVERIFY(!benchViewOf(w_.get())->document()->environment().torch_version.empty());
     QTRY_VERIFY_WITH_TIMEOUT(
-        w_->runList()->rowOf(benchViewOf(w_.get())->document()->storeRunId()) >= 0, 10000);
+        w_->history()->runList()->rowOf(benchViewOf(w_.get())->document()->storeRunId()) >= 0,
+        10000);
     QVERIFY(w_->windowTitle().contains(QStringLiteral("tiny cpu")));
     QVERIFY(w_->logText().contains(QStringLiteral("Point 1/1")));
 }
@@ -181,19 +182,19 @@ void TestWindow::everyExportWritesAValidFile() {
          {std::pair{QStringLiteral("steps"), "steps"}, std::pair{QStringLiteral("sweep"), "sweep"},
           std::pair{QStringLiteral("memory"), "memory"}}) {
         const QString base = dir_.filePath(QString::fromLatin1(stem));
-        QVERIFY2(w_->exportTab(tab, base + ".png", size, &error), qPrintable(error));
+        QVERIFY2(w_->exports()->exportTab(tab, base + ".png", size, &error), qPrintable(error));
         QImage img;
         QVERIFY(img.load(base + ".png", "PNG"));
         QCOMPARE(img.size(), size);
         QVERIFY(img.text("Description").contains(QStringLiteral("LibTorch")));
-        QVERIFY2(w_->exportTab(tab, base + ".svg", size, &error), qPrintable(error));
+        QVERIFY2(w_->exports()->exportTab(tab, base + ".svg", size, &error), qPrintable(error));
         QFile svg(base + ".svg");
         QVERIFY(svg.open(QIODevice::ReadOnly));
         QXmlStreamReader xml(&svg);
         while (!xml.atEnd()) xml.readNext();
         QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
         QVERIFY(QSvgRenderer(base + ".svg").isValid());
-        QVERIFY2(w_->exportTab(tab, base + ".pdf", size, &error), qPrintable(error));
+        QVERIFY2(w_->exports()->exportTab(tab, base + ".pdf", size, &error), qPrintable(error));
         QFile pdf(base + ".pdf");
         QVERIFY(pdf.open(QIODevice::ReadOnly));
         QVERIFY(pdf.readAll().startsWith("%PDF-"));
@@ -201,15 +202,16 @@ void TestWindow::everyExportWritesAValidFile() {
     // Tables: CSV, the header and the rows, the environment as JSON beside it.
     {
         // Never over the results store: it holds every run.
-        const QString store = w_->storePath();
+        const QString store = w_->session()->storePath();
         const qint64 before = QFileInfo(store).size();
         QString refused;
-        QVERIFY(!w_->exportTab(QStringLiteral("results"), store, {}, &refused));
+        QVERIFY(!w_->exports()->exportTab(QStringLiteral("results"), store, {}, &refused));
         QVERIFY2(refused.contains(QStringLiteral("results store")), qPrintable(refused));
-        QVERIFY(!w_->exportReport(store, {800, 450}, &refused));
+        QVERIFY(!w_->exports()->exportReport(store, {800, 450}, &refused));
         QCOMPARE(QFileInfo(store).size(), before);
     }
-    QVERIFY2(w_->exportTab(QStringLiteral("results"), dir_.filePath("results.csv"), {}, &error),
+    QVERIFY2(w_->exports()->exportTab(QStringLiteral("results"), dir_.filePath("results.csv"), {},
+                                      &error),
              qPrintable(error));
     QJsonObject env;
     QStringList rows = csvRows(dir_.filePath("results.csv"), &env);
@@ -228,18 +230,20 @@ void TestWindow::everyExportWritesAValidFile() {
                  .contains(QStringLiteral("tiny · ctx 32 · bs 2 · fp32 · naive · train · warm-up 1 "
                                           "· steps 3 · cpu")),
              qPrintable(env.value(QStringLiteral("configuration")).toString()));
-    QVERIFY2(w_->exportTab(QStringLiteral("steps"), dir_.filePath("steps.csv"), {}, &error),
-             qPrintable(error));
+    QVERIFY2(
+        w_->exports()->exportTab(QStringLiteral("steps"), dir_.filePath("steps.csv"), {}, &error),
+        qPrintable(error));
     rows = csvRows(dir_.filePath("steps.csv"));
     QCOMPARE(rows.size(), 5);
     QCOMPARE(rows[0], header(*benchViewOf(w_.get())->document()->steps()));
-    QVERIFY2(w_->exportTab(QStringLiteral("speedup"), dir_.filePath("speedup.md"), {}, &error),
+    QVERIFY2(w_->exports()->exportTab(QStringLiteral("speedup"), dir_.filePath("speedup.md"), {},
+                                      &error),
              qPrintable(error));
     QFile md(dir_.filePath("speedup.md"));
     QVERIFY(md.open(QIODevice::ReadOnly));
     QVERIFY(md.readAll().startsWith("| Configuration |"));
-    QVERIFY(!w_->exportTab(QStringLiteral("memory"), dir_.filePath("memory.csv"), {},
-                           &error));  // no table there
+    QVERIFY(!w_->exports()->exportTab(QStringLiteral("memory"), dir_.filePath("memory.csv"), {},
+                                      &error));  // no table there
     // Every table of every lab exports snake_case headers, each once, and no cell that says
     // nothing was measured (see Note [tables other programs read]).
     const QRegularExpression snake(QStringLiteral("^[a-z][a-z0-9_]*$"));
@@ -261,7 +265,8 @@ void TestWindow::everyExportWritesAValidFile() {
     Q_EMIT benchViewOf(w_.get())->resultTable()->copyRequested();
     QVERIFY(QApplication::clipboard()->text().startsWith(QStringLiteral("point\tmodel")));
     // The whole run as a report: Markdown whose images exist and decode.
-    QVERIFY2(w_->exportReport(dir_.filePath("report.md"), {900, 500}, &error), qPrintable(error));
+    QVERIFY2(w_->exports()->exportReport(dir_.filePath("report.md"), {900, 500}, &error),
+             qPrintable(error));
     QFile report(dir_.filePath("report.md"));
     QVERIFY(report.open(QIODevice::ReadOnly));
     const QString text = QString::fromUtf8(report.readAll());
@@ -280,33 +285,33 @@ void TestWindow::everyExportWritesAValidFile() {
 void TestWindow::invalidValuesBlockRun() {
     LabPanel* panel = w_->currentPanel();
     panel->setState(tinyCpu());
-    QVERIFY(w_->runAction()->isEnabled());
+    QVERIFY(w_->actions()->runAction()->isEnabled());
     auto* ctx = panel->findChild<QLineEdit*>(QStringLiteral("context"));
     QVERIFY(ctx);
     ctx->setText(QStringLiteral("thirty-two"));
     QVERIFY(!panel->isValid());
     QVERIFY(ctx->property("invalid").toBool());
-    QVERIFY(!w_->runAction()->isEnabled());
-    QVERIFY(w_->runAction()->toolTip().contains(QStringLiteral("thirty-two")));
+    QVERIFY(!w_->actions()->runAction()->isEnabled());
+    QVERIFY(w_->actions()->runAction()->toolTip().contains(QStringLiteral("thirty-two")));
     // The status bar keeps the problem in sight, however the panel is scrolled.
     auto* indicator = w_->findChild<QLabel*>(QStringLiteral("problemsIndicator"));
     QVERIFY(indicator && indicator->isVisible());
     QVERIFY2(indicator->text().contains(QStringLiteral("thirty-two")),
              qPrintable(indicator->text()));
-    QVERIFY(!w_->startRun());
-    QVERIFY(!w_->isRunning());
+    QVERIFY(!w_->session()->start());
+    QVERIFY(!w_->session()->isRunning());
     ctx->setText(QStringLiteral("32"));
-    QVERIFY(w_->runAction()->isEnabled());
+    QVERIFY(w_->actions()->runAction()->isEnabled());
     QVERIFY(!indicator->isVisible());
 }
 
 void TestWindow::stopKeepsWhatWasMeasured() {
     w_->currentPanel()->setState(tinyCpu(100000, QStringLiteral("long run")));
-    QSignalSpy finished(w_.get(), &MainWindow::runFinished);
-    w_->runAction()->trigger();
-    QVERIFY(w_->isRunning());
+    QSignalSpy finished(w_->session(), &RunSession::runFinished);
+    w_->actions()->runAction()->trigger();
+    QVERIFY(w_->session()->isRunning());
     QTRY_VERIFY_WITH_TIMEOUT(benchViewOf(w_.get())->document()->steps()->rowCount() >= 3, 120000);
-    w_->stopAction()->trigger();
+    w_->actions()->stopAction()->trigger();
     QVERIFY(finished.wait(30000) || !finished.isEmpty());
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Stopped);
     storedRuns_ << benchViewOf(w_.get())->document()->storeRunId();
@@ -317,8 +322,8 @@ void TestWindow::stopKeepsWhatWasMeasured() {
     QCOMPARE(results->data(results->index(0, ResultModel::Status)).toString(),
              QStringLiteral("cancelled"));
     // What was measured was also stored.
-    const StoredBenchRun stored =
-        benchRunFrom(loadRun(w_->storePath(), benchViewOf(w_.get())->document()->storeRunId()));
+    const StoredBenchRun stored = benchRunFrom(
+        loadRun(w_->session()->storePath(), benchViewOf(w_.get())->document()->storeRunId()));
     QVERIFY2(stored.error.isEmpty(), qPrintable(stored.error));
     QCOMPARE(stored.points.size(), size_t(1));
     QCOMPARE(int(stored.points[0].steps.size()), measured);
@@ -329,8 +334,8 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
     const qint64 first = storedRuns_[0], second = storedRuns_[1];
     QVERIFY(first > 0 && second > first);
     // Reopen the first run into the views.
-    QSignalSpy opened(w_.get(), &MainWindow::storedRunOpened);
-    w_->openStoredRun(first);
+    QSignalSpy opened(w_->history(), &HistoryController::storedRunOpened);
+    w_->history()->openStoredRun(first);
     QVERIFY(opened.wait(10000) || !opened.isEmpty());
     QCOMPARE(benchViewOf(w_.get())->document()->storeRunId(), first);
     QCOMPARE(benchViewOf(w_.get())->document()->steps()->rowCount(), 4);
@@ -338,8 +343,8 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
     benchViewOf(w_.get())->stepChart()->flushRedraw();
     QCOMPARE(benchViewOf(w_.get())->stepChart()->plottedSteps(), 4);
     // Replay it fast: the same steps arrive through the live path, no GPU needed.
-    QSignalSpy replayed(w_.get(), &MainWindow::replayFinished);
-    w_->replayStoredRun(first, 1000.0);
+    QSignalSpy replayed(w_->history(), &HistoryController::replayFinished);
+    w_->history()->replayStoredRun(first, 1000.0);
     QVERIFY(replayed.wait(20000) || !replayed.isEmpty());
     QVERIFY(benchViewOf(w_.get())->document()->source() == RunDocument::Source::Replay);
     QCOMPARE(benchViewOf(w_.get())->document()->steps()->rowCount(), 4);
@@ -350,8 +355,8 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
                  .toString(),
              QStringLiteral("ok"));
     // Compare the first (3 steps) with the stopped one: same point, ratio shown.
-    QSignalSpy compared(w_.get(), &MainWindow::comparisonReady);
-    w_->compareStoredRuns(first, second);
+    QSignalSpy compared(w_->history(), &HistoryController::comparisonReady);
+    w_->history()->compareStoredRuns(first, second);
     QVERIFY(compared.wait(10000) || !compared.isEmpty());
     CompareModel* cmp = benchViewOf(w_.get())->compareModel();
     QVERIFY(cmp->rowCount() >= 1);
@@ -359,7 +364,8 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
     QCOMPARE(cmp->sideB().info.id, second);
     QVERIFY(cmp->data(cmp->index(0, CompareModel::TimeA), CompareModel::ValueRole).toDouble() > 0);
     QString error;
-    QVERIFY2(w_->exportTab(QStringLiteral("compare"), dir_.filePath("compare.csv"), {}, &error),
+    QVERIFY2(w_->exports()->exportTab(QStringLiteral("compare"), dir_.filePath("compare.csv"), {},
+                                      &error),
              qPrintable(error));
     QJsonObject env;
     const QStringList rows = csvRows(dir_.filePath("compare.csv"), &env);
@@ -370,16 +376,16 @@ void TestWindow::storedRunsReopenReplayAndCompare() {
     // Issue 29 item 17: a run started after a comparison streams in front of it; the old
     // comparison is gone, not left behind the new run.
     BenchView* bench = benchViewOf(w_.get());
-    QVERIFY(w_->showTab(QStringLiteral("compare")));
+    QVERIFY(w_->labs()->showPane(QStringLiteral("compare")));
     w_->currentPanel()->setState(tinyCpu(1, QStringLiteral("after the comparison")));
     QVERIFY(runAndWait());
     QVERIFY(bench->currentPane() != bench->paneIndex(QStringLiteral("compare")));
     QCOMPARE(cmp->rowCount(), 0);
     // The history filter.
-    w_->history()->filter()->setText(QStringLiteral("long run"));
-    QCOMPARE(w_->history()->proxy()->rowCount(), 1);
-    w_->history()->filter()->clear();
-    QVERIFY(w_->history()->proxy()->rowCount() >= 2);
+    w_->history()->widget()->filter()->setText(QStringLiteral("long run"));
+    QCOMPARE(w_->history()->widget()->proxy()->rowCount(), 1);
+    w_->history()->widget()->filter()->clear();
+    QVERIFY(w_->history()->widget()->proxy()->rowCount() >= 2);
 }
 
 void TestWindow::presetsLoadAndPresentationModeToggles() {
@@ -389,9 +395,9 @@ void TestWindow::presetsLoadAndPresentationModeToggles() {
         // Issue 29 item 5: a GPU-only preset on a machine without one is refused with the reason
         // (its menu entry disabled), not loaded to run for minutes and compare nothing.
         if (p.gpuOnly() && !capabilities().cuda_available) {
-            QVERIFY(!w_->loadPreset(p));
-            QVERIFY2(w_->statusText().contains(QStringLiteral("needs a CUDA GPU")),
-                     qPrintable(w_->statusText()));
+            QVERIFY(!w_->session()->loadPreset(p));
+            QVERIFY2(w_->session()->statusText().contains(QStringLiteral("needs a CUDA GPU")),
+                     qPrintable(w_->session()->statusText()));
             bool disabled = false;
             for (QAction* a : w_->findChildren<QAction*>())
                 if (a->data().toString() == p.id && !a->isEnabled() &&
@@ -400,10 +406,10 @@ void TestWindow::presetsLoadAndPresentationModeToggles() {
             QVERIFY2(disabled, qPrintable(p.id));
             continue;
         }
-        QVERIFY(w_->loadPreset(p));
+        QVERIFY(w_->session()->loadPreset(p));
         QVERIFY2(w_->currentPanel()->isValid(),
                  qPrintable(p.id + ": " + w_->currentPanel()->problems().join('\n')));
-        QVERIFY(w_->runAction()->isEnabled());
+        QVERIFY(w_->actions()->runAction()->isEnabled());
         if (p.experiment != QLatin1String("bench")) continue;  // the rest is the benchmark panel's
         // The custom dimensions are editable only when "custom" is one of the sizes.
         auto* custom =
@@ -430,15 +436,15 @@ void TestWindow::lastConfigurationIsRestored() {
     QJsonObject saved;
     {
         MainWindow a(MainWindow::Options{dir_.filePath("results.db"), true});
-        QTRY_VERIFY_WITH_TIMEOUT(a.capabilitiesReady(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(a.session()->capabilitiesReady(), 60000);
         a.currentPanel()->setState(state);
         saved = a.currentPanel()->state();
         a.show();
-        a.showTab(QStringLiteral("memory"));
+        a.labs()->showPane(QStringLiteral("memory"));
         a.close();  // saves window state and configuration
     }
     MainWindow b(MainWindow::Options{dir_.filePath("results.db"), true});
-    QTRY_VERIFY_WITH_TIMEOUT(b.capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(b.session()->capabilitiesReady(), 60000);
     QCOMPARE(b.currentPanel()->state().value("label").toString(), QStringLiteral("remember me"));
     QCOMPARE(b.currentPanel()->state().value("steps").toInt(), 7);
     QCOMPARE(b.currentPanel()->state(), saved);
@@ -450,10 +456,10 @@ QTEST_MAIN(TestWindow)
 // timeline=... (or the View menu) must show the shown lab's, not switch to the first lab's.
 void TestWindow::aSharedPaneKeyStaysInTheShownLab() {
     for (const char* lab : {"memory", "profile"}) {
-        QVERIFY(w_->selectExperiment(QString::fromLatin1(lab)));
+        QVERIFY(w_->labs()->select(QString::fromLatin1(lab)));
         LabView* view = w_->currentView();
         QVERIFY(view->paneIndex(QStringLiteral("timeline")) >= 0);
-        QVERIFY(w_->showTab(QStringLiteral("timeline")));
+        QVERIFY(w_->labs()->showPane(QStringLiteral("timeline")));
         QCOMPARE(w_->currentView(), view);
         QCOMPARE(view->currentPane(), view->paneIndex(QStringLiteral("timeline")));
     }
@@ -464,7 +470,7 @@ void TestWindow::aSharedPaneKeyStaysInTheShownLab() {
 // start. Every lab, in both themes, fits 1280×720, and switching back and forth grows nothing.
 void TestWindow::everyLabFitsA1280x720Screen() {
     MainWindow w(MainWindow::Options{dir_.filePath("results.db"), false});
-    QTRY_VERIFY_WITH_TIMEOUT(w.capabilitiesReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->capabilitiesReady(), 60000);
     w.show();
     w.resize(1280, 720);
     // Issue 29 item 17: a window that has shown no run does not call it "Unsaved run".
@@ -491,7 +497,7 @@ void TestWindow::everyLabFitsA1280x720Screen() {
         Theme::instance().setMode(mode);
         for (int round = 0; round < 2; ++round)
             for (const LabEntry& lab : uiLabs()) {
-                QVERIFY(w.selectExperiment(lab.id));
+                QVERIFY(w.labs()->select(lab.id));
                 QTest::qWait(30);  // the dock fits its panel once the switch has settled
                 QVERIFY2(w.width() <= 1280 && w.height() <= 720,
                          qPrintable(QStringLiteral("%1: %2x%3; %4")
@@ -522,7 +528,7 @@ void TestWindow::theViewMenuHasEachLabsPanesAndShortcuts() {
     }
     // Ctrl+2 is the shown lab's second pane, in every lab, and no other action's.
     for (const char* id : {"profile", "memory", "bench"}) {
-        QVERIFY(w_->selectExperiment(QString::fromLatin1(id)));
+        QVERIFY(w_->labs()->select(QString::fromLatin1(id)));
         LabView* v = w_->currentView();
         QList<QAction*> ctrl2;
         for (QAction* a : w_->findChildren<QAction*>())
@@ -536,13 +542,13 @@ void TestWindow::theViewMenuHasEachLabsPanesAndShortcuts() {
         QCOMPARE(v->currentPane(), 0);
     }
     // Each key once; a shared one also as lab.key, and that one shows that lab's pane.
-    const QStringList keys = w_->tabKeys();
+    const QStringList keys = w_->labs()->paneKeys();
     QCOMPARE(QSet<QString>(keys.begin(), keys.end()).size(), keys.size());
     QVERIFY(keys.contains(QStringLiteral("memory.timeline")));
     QVERIFY(keys.contains(QStringLiteral("profile.timeline")));
-    QVERIFY(w_->showTab(QStringLiteral("memory.timeline")));
+    QVERIFY(w_->labs()->showPane(QStringLiteral("memory.timeline")));
     QCOMPARE(w_->currentView()->objectName(), QStringLiteral("memoryView"));
-    QVERIFY(w_->selectExperiment(QStringLiteral("bench")));
+    QVERIFY(w_->labs()->select(QStringLiteral("bench")));
 }
 
 #include "tst_window.moc"

@@ -35,8 +35,8 @@ void shoot(MainWindow& w, const QString& name) {
 }
 
 bool runToEnd(MainWindow& w, int timeoutMs) {
-    QSignalSpy finished(&w, &MainWindow::runFinished);
-    if (!w.startRun()) return false;
+    QSignalSpy finished(w.session(), &RunSession::runFinished);
+    if (!w.session()->start()) return false;
     return (finished.wait(timeoutMs) || !finished.isEmpty()) &&
            finished[0][0].value<RunOutcome>() == RunOutcome::Completed;
 }
@@ -63,7 +63,7 @@ void TestWindowGpu::init() {
     w_->resize(1600, 1000);
     w_->show();
     QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    QTRY_VERIFY_WITH_TIMEOUT(w_->capabilitiesReady(), 120000);
+    QTRY_VERIFY_WITH_TIMEOUT(w_->session()->capabilitiesReady(), 120000);
 }
 
 void TestWindowGpu::cleanup() {
@@ -72,7 +72,7 @@ void TestWindowGpu::cleanup() {
 }
 
 void TestWindowGpu::benchmarkPointShowsDeviceMemory() {
-    QVERIFY(w_->selectExperiment("bench"));
+    QVERIFY(w_->labs()->select("bench"));
     w_->currentPanel()->setState(QJsonObject{{"label", "small on the GPU"},
                                              {"sizes", QJsonArray{"small"}},
                                              {"context", "256"},
@@ -99,17 +99,17 @@ void TestWindowGpu::benchmarkPointShowsDeviceMemory() {
     v->memoryChart()->flushRedraw();
     QCOMPARE(v->memoryChart()->plottedPoints(), 2 * 13);
     QVERIFY(v->memoryChart()->maxPlottedMiB() > 1500.0);
-    QVERIFY(w_->showTab(QStringLiteral("memory")));
+    QVERIFY(w_->labs()->showPane(QStringLiteral("memory")));
     shoot(*w_, QStringLiteral("memory-gpu.png"));
-    QVERIFY(w_->showTab(QStringLiteral("steps")));
+    QVERIFY(w_->labs()->showPane(QStringLiteral("steps")));
     shoot(*w_, QStringLiteral("steps-gpu.png"));
-    QVERIFY(w_->showTab(QStringLiteral("speedup")));
+    QVERIFY(w_->labs()->showPane(QStringLiteral("speedup")));
     shoot(*w_, QStringLiteral("speedup-gpu.png"));
 }
 
 void TestWindowGpu::attentionLabRunsOurKernels() {
     if (!capabilities().flash_kernels) QSKIP("this build has no CUDA attention kernels");
-    QVERIFY(w_->selectExperiment("attention"));
+    QVERIFY(w_->labs()->select("attention"));
     w_->currentPanel()->setState(QJsonObject{{"label", "ours against SDPA"},
                                              {"impls", QJsonArray{"naive", "sdpa-flash", "flash"}},
                                              {"seq", "1024, 2048, 4096"},
@@ -133,14 +133,14 @@ void TestWindowGpu::attentionLabRunsOurKernels() {
         QVERIFY(c.err_out >= 0 && c.err_out <= c.tolerance);  // checked before it was timed
         QVERIFY(c.forward_ms > 0 && c.backward_ms > 0 && c.peak_memory > 0);
     }
-    QVERIFY(w_->showTab(QStringLiteral("attention")));
+    QVERIFY(w_->labs()->showPane(QStringLiteral("attention")));
     shoot(*w_, QStringLiteral("attention-gpu.png"));
 }
 
 void TestWindowGpu::uiStaysResponsiveWhileALargeModelStreams() {
     // xl-2025 (the 2025 table's xl): 2 B parameters, a step of about half a second; its steps,
     // memory and results stream into the views while the UI thread keeps a 5 ms timer.
-    QVERIFY(w_->selectExperiment("bench"));
+    QVERIFY(w_->labs()->select("bench"));
     w_->currentPanel()->setState(QJsonObject{{"label", "xl streaming"},
                                              {"sizes", QJsonArray{"xl-2025"}},
                                              {"context", "256"},
@@ -152,13 +152,13 @@ void TestWindowGpu::uiStaysResponsiveWhileALargeModelStreams() {
                                              {"steps", 20},
                                              {"device", "cuda"}});
     QVERIFY2(w_->currentPanel()->isValid(), qPrintable(w_->currentPanel()->problems().join('\n')));
-    QVERIFY(w_->showTab(QStringLiteral("memory")));
+    QVERIFY(w_->labs()->showPane(QStringLiteral("memory")));
     StallProbe probe;
-    QSignalSpy finished(w_.get(), &MainWindow::runFinished);
+    QSignalSpy finished(w_->session(), &RunSession::runFinished);
     probe.start();
-    w_->runAction()->trigger();
-    QVERIFY(w_->isRunning());
-    runEventLoopUntil(w_.get(), &MainWindow::runFinished, 400000);
+    w_->actions()->runAction()->trigger();
+    QVERIFY(w_->session()->isRunning());
+    runEventLoopUntil(w_->session(), &RunSession::runFinished, 400000);
     probe.stop();
     QCOMPARE(finished.count(), 1);
     QVERIFY(finished[0][0].value<RunOutcome>() == RunOutcome::Completed);

@@ -1,5 +1,6 @@
 #include "ui/common/storeaccess.h"
 
+#include <QFile>
 #include <QtConcurrent/QtConcurrentRun>
 #include <nlohmann/json.hpp>
 
@@ -83,6 +84,15 @@ QFuture<QString> removeRunAsync(const QString& storePath, qint64 runId) {
             return qstr(std::string(e.what()));
         }
     });
+}
+
+std::optional<QByteArray> readFileToImport(const QString& path, QString* error) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error) *error = QObject::tr("cannot read %1: %2").arg(path, f.errorString());
+        return std::nullopt;
+    }
+    return f.readAll();
 }
 
 }  // namespace ts::ui

@@ -2,8 +2,10 @@
 // thread (SQLite connections are not shared across threads) and hands back a value.
 #pragma once
 
+#include <QByteArray>
 #include <QFuture>
 #include <QString>
+#include <optional>
 #include <vector>
 
 #include "core/store.h"
@@ -34,6 +36,8 @@ QFuture<QString> removeRunAsync(const QString& storePath, qint64 runId);  // err
 StoredRun storeImportedRun(const QString& storePath, const std::string& lab, const QString& label,
                            const std::string& specJson, const Environment& env,
                            const StoredRow& row);
+// The whole of a file to import, or nullopt with `error` naming it and why it cannot be read.
+std::optional<QByteArray> readFileToImport(const QString& path, QString* error);
 
 // The same, blocking: for worker threads and tests.
 RunList listRuns(const QString& storePath);

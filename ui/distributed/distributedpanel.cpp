@@ -170,6 +170,10 @@ DistributedPanel::DistributedPanel(QWidget* parent) : LabPanel(parent) {
             "reduce-scattered; the optimizer's state sharded too")},
         {QStringLiteral("fsdp2"), tr("PyTorch's FSDP2 (fully_shard, each block a unit) on the same "
                                      "model, in Python: the reference for fsdp")},
+        {QStringLiteral("zero1"),
+         tr("ZeRO stage 1 as DeepSpeed does it: gradients reduce-scattered, each rank steps its "
+            "slice of the parameters, the slices all-gathered (beside the course's all-reduce + "
+            "broadcast, Sharding on)")},
         {QStringLiteral("torch-ddp"),
          tr("PyTorch's DistributedDataParallel (its bucket size the one below), with "
             "ZeroRedundancyOptimizer when sharded, in Python: the reference for the four above "
@@ -184,9 +188,10 @@ DistributedPanel::DistributedPanel(QWidget* parent) : LabPanel(parent) {
     strategyRow_ =
         addChecks(dform, QStringLiteral("strategies"), tr("S&trategies:"), strategies, ours, 4);
     buckets_ =
-        addText(dform, QStringLiteral("buckets"), tr("B&ucket sizes (MB):"), QStringLiteral("25"),
-                tr("Bucket sizes in MB for the bucketed strategy, e.g. 1, 10, 100, 1000, "
-                   "25: one point each"));
+        addText(dform, QStringLiteral("buckets"), tr("B&ucket sizes (MiB):"), QStringLiteral("25"),
+                tr("Bucket sizes for the bucketed strategy, one point each: a bare number is MiB "
+                   "(as PyTorch's bucket_cap_mb), e.g. 1, 10, 100, 1000, 25; or with its unit: "
+                   "25MiB, 25MB"));
     sharding_ =
         addCombo(dform, QStringLiteral("sharding"), tr("S&harding:"),
                  {{tr("off"), QStringLiteral("off"), {}},
@@ -404,20 +409,25 @@ void DistributedPanel::revalidate() {
         bool bucketed = false;
         for (const auto& s : strategies) bucketed = bucketed || strategyTraits(s).bucket_size;
         for (const QString& t : listItems(buckets_->text())) {
-            bool ok = false;
-            const double mb = t.toDouble(&ok);
-            if (!ok || !std::isfinite(mb))
-                byField[buckets_] << tr("bucket size '%1' is not a number of MB").arg(t);
+            const std::optional<double> parsed = parseBucketMiB(t.toStdString());
+            const double mb = parsed.value_or(0);
+            if (!parsed)
+                byField[buckets_]
+                    << tr("bucket size '%1' is not a size (25 or 25MiB: MiB; 25MB: 10^6 bytes)")
+                           .arg(t);
             else if (mb <= 0)
                 byField[buckets_]
-                    << tr("bucket size must be a positive number of MB (got %1)").arg(t);
+                    << tr("bucket size must be a positive number of MiB (got %1)").arg(t);
+            else if (mb > kMaxBucketMiB)
+                byField[buckets_]
+                    << tr("bucket size %1 is more than %2 MiB").arg(t).arg(kMaxBucketMiB);
             else if (std::find(buckets.begin(), buckets.end(), mb) == buckets.end())
                 buckets.push_back(mb);
         }
         if (!bucketed)
             byField.remove(buckets_);
         else if (buckets.empty() && !byField.contains(buckets_))
-            byField[buckets_] << tr("give at least one bucket size in MB (e.g. 25)");
+            byField[buckets_] << tr("give at least one bucket size in MiB (e.g. 25)");
         if (buckets.empty())
             buckets = {d.bucket_mb};
         else
@@ -579,7 +589,7 @@ QString DistributedPanel::describeSpec(const QJsonObject& json) {
         const QStringList buckets = distinct(pts, [](const DistributedPoint& q) {
             return q.ddp.strategy == "bucketed" ? numberText(q.ddp.bucket_mb) : QString();
         });
-        if (!buckets.isEmpty()) parts << QObject::tr("buckets %1 MB").arg(buckets.join(dot));
+        if (!buckets.isEmpty()) parts << QObject::tr("buckets %1 MiB").arg(buckets.join(dot));
         const QStringList shard = distinct(pts, [](const DistributedPoint& q) {
             return q.ddp.shard_optimizer ? QObject::tr("sharded") : QObject::tr("unsharded");
         });

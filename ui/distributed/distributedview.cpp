@@ -340,16 +340,32 @@ void DistributedView::fillAllreduce() {
 
 void DistributedView::fillStrategies() {
     strategies_->clear();
-    strategies_->setHorizontalHeaderLabels(
-        {tr("point"), tr("strategy"), tr("bucket MB"), tr("sharded"), tr("precision"), tr("ranks"),
-         tr("status"), tr("check"), tr("step ms"), tr("± std"), tr("forward"), tr("backward"),
-         tr("comm wait"), tr("hidden ms"), tr("hidden share"), tr("optimizer"),
-         tr("all-reduced bytes"), tr("peak memory"), tr("loss")});
-    setCsvHeaders(strategies_,
-                  {"point", "strategy", "bucket_mb", "sharded", "precision", "world_size", "status",
-                   "check_max_diff", "step_ms", "step_std_ms", "forward_ms", "backward_ms",
-                   "comm_wait_ms", "hidden_ms", "hidden_share_percent", "optimizer_ms",
-                   "comm_bytes", "peak_memory_bytes", "final_loss"});
+    strategies_->setHorizontalHeaderLabels({tr("point"),
+                                            tr("strategy"),
+                                            tr("bucket MiB"),
+                                            tr("sharded"),
+                                            tr("precision"),
+                                            tr("ranks"),
+                                            tr("status"),
+                                            tr("check"),
+                                            tr("step ms"),
+                                            tr("± std"),
+                                            tr("forward"),
+                                            tr("backward"),
+                                            tr("comm wait"),
+                                            tr("hidden ms"),
+                                            tr("hidden share"),
+                                            tr("optimizer"),
+                                            tr("all-reduced bytes"),
+                                            tr("peak memory"),
+                                            tr("loss"),
+                                            tr("sent per rank")});
+    setCsvHeaders(
+        strategies_,
+        {"point",        "strategy",    "bucket_mb",         "sharded",    "precision",
+         "world_size",   "status",      "check_max_diff",    "step_ms",    "step_std_ms",
+         "forward_ms",   "backward_ms", "comm_wait_ms",      "hidden_ms",  "hidden_share_percent",
+         "optimizer_ms", "comm_bytes",  "peak_memory_bytes", "final_loss", "sent_bytes"});
     for (size_t i = 0; i < points_.size(); ++i) {
         const DistributedResult& r = points_[i];
         if (r.point.experiment != DistExperiment::Ddp || !finished_[i]) continue;
@@ -362,12 +378,11 @@ void DistributedView::fillStrategies() {
             strategyTraits(p.ddp.strategy).bucket_size
                 ? numberCell(p.ddp.bucket_mb, p.ddp.bucket_mb < 10 ? 1 : 0)
                 : dash(),
-            // fsdp, fsdp2 and yours-fsdp shard weights, gradients and the optimizer's state.
-            cell(strategyTraits(p.ddp.strategy).sharded_model ? tr("all")
-                 : p.ddp.shard_optimizer                      ? tr("yes")
-                                                              : tr("no")),
-            cell(qstr(toString(p.ddp.precision))), cell(QString::number(p.world_size), true),
-            cell(qstr(toString(r.status))),
+            // fsdp, fsdp2 and yours-fsdp shard weights, gradients and the optimizer's state;
+            // the course's sharding and zero1 the optimizer's state, each named by what it
+            // communicates.
+            cell(qstr(ddpShardingName(p.ddp))), cell(qstr(toString(p.ddp.precision))),
+            cell(QString::number(p.world_size), true), cell(qstr(toString(r.status))),
             // See Note [your DDP classes]: the course's check, where it ran, beside the status
             // (a failed check is why a point failed).
             !r.check.ran
@@ -380,7 +395,9 @@ void DistributedView::fillStrategies() {
             measured && s.hidden_share >= 0 ? numberCell(100.0 * s.hidden_share, 0) : dash(),
             ms(s.optimizer_ms), measured ? bytesCell(s.comm_bytes) : dash(),
             measured && s.memory_peak > 0 ? bytesCell(s.memory_peak) : dash(),
-            measured ? numberCell(s.final_global_loss, 4) : dash()};
+            measured ? numberCell(s.final_global_loss, 4) : dash(),
+            // See Note [bytes sent per step].
+            measured && s.sent_bytes > 0 ? bytesCell(s.sent_bytes) : dash()};
         constexpr int kCheck = 7, kHiddenShare = 14;
         if (measured && s.hidden_share >= 0)
             row[kHiddenShare]->setText(row[kHiddenShare]->text() + QLatin1Char('%'));

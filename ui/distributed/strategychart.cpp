@@ -157,7 +157,7 @@ void StrategyChart::setBars(const std::vector<StrategyBar>& bars) {
     for (size_t i = 0; i < bars.size(); ++i) {
         const StrategyBar& b = bars[i];
         const double k = keyOf(i);
-        // Over the tick, the label in lines: "3: bucketed 25 MB" / "sharded" / "bf16".
+        // Over the tick, the label in lines: "3: bucketed 25 MiB" / "sharded" / "bf16".
         ticker->addTick(k, QString(b.label).replace(QStringLiteral(", "), QStringLiteral("\n")));
         keys << k;
         const double parts[SegmentCount] = {b.compute_ms, b.comm_ms, b.optimizer_ms, b.other_ms};

@@ -14,7 +14,7 @@ QString ddpPointName(const DistributedPoint& p) {
     const DdpSpec& d = p.ddp;
     QString s = qstr(d.strategy);
     if (strategyTraits(d.strategy).bucket_size)
-        s += QStringLiteral(" %1 MB").arg(d.bucket_mb, 0, 'g', 6);
+        s += QStringLiteral(" %1 MiB").arg(d.bucket_mb, 0, 'g', 6);
     if (d.shard_optimizer) s += QObject::tr(", sharded");
     return s + QStringLiteral(", ") + qstr(toString(d.precision));
 }

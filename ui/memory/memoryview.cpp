@@ -533,12 +533,9 @@ void MemoryView::showPoints(const StoredRun& run, const std::vector<MemoryResult
 }
 
 bool MemoryView::importFile(const QString& path, const QString& storePath, QString* error) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        if (error) *error = tr("cannot read %1: %2").arg(path, f.errorString());
-        return false;
-    }
-    const QByteArray bytes = f.readAll();
+    const std::optional<QByteArray> file = readFileToImport(path, error);
+    if (!file) return false;
+    const QByteArray& bytes = *file;
     const QString name = QFileInfo(path).fileName();
     MemoryResult r;
     try {

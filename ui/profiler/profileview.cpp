@@ -649,12 +649,9 @@ bool ProfileView::compare(const StoredRun& a, const StoredRun& b, QString* error
 }
 
 bool ProfileView::importFile(const QString& path, const QString& storePath, QString* error) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        if (error) *error = tr("cannot read %1: %2").arg(path, f.errorString());
-        return false;
-    }
-    const QByteArray bytes = f.readAll();
+    const std::optional<QByteArray> file = readFileToImport(path, error);
+    if (!file) return false;
+    const QByteArray& bytes = *file;
     const QString name = QFileInfo(path).fileName();
     ProfileResult r;
     try {

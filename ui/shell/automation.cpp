@@ -19,10 +19,14 @@
 #include "ui/common/labview.h"
 #include "ui/common/storeaccess.h"
 #include "ui/labs.h"
+#include "ui/shell/exportcontroller.h"
+#include "ui/shell/historycontroller.h"
 #include "ui/shell/historywidget.h"
+#include "ui/shell/labdeck.h"
 #include "ui/shell/longruncheck.h"
 #include "ui/shell/mainwindow.h"
 #include "ui/shell/presets.h"
+#include "ui/shell/runsession.h"
 
 namespace ts::ui {
 
@@ -154,9 +158,15 @@ bool hasWork(const AutomationOptions& o) {
 
 namespace {
 
-// The script as a chain of steps; each step calls next() when it is done.
+// The script as a chain of steps; each step calls next() when it is done. It talks to the
+// window's parts: the run session, the labs, History and the exports; the window itself is
+// only what a screenshot grabs.
 struct Script : std::enable_shared_from_this<Script> {
     MainWindow* w;
+    RunSession* session;
+    LabDeck* labs;
+    HistoryController* history;
+    ExportController* exports;
     AutomationOptions o;
     int failures = 0;
 
@@ -171,29 +181,29 @@ struct Script : std::enable_shared_from_this<Script> {
     }
 
     void start() {
-        w->longRunCheck()->setEnabled(false);  // nobody is there to answer
+        session->longRunCheck()->setEnabled(false);  // nobody is there to answer
         auto self = shared_from_this();
-        if (w->capabilitiesReady())
+        if (session->capabilitiesReady())
             QTimer::singleShot(0, w, [self] { self->configure(); });
         else
             QObject::connect(
-                w, &MainWindow::capabilitiesKnown, w, [self] { self->configure(); },
+                session, &RunSession::capabilitiesKnown, w, [self] { self->configure(); },
                 Qt::SingleShotConnection);
     }
 
     void configure() {
-        if (!o.experiment.isEmpty() && !w->selectExperiment(o.experiment))
+        if (!o.experiment.isEmpty() && !labs->select(o.experiment))
             fail(QStringLiteral("no experiment '%1'").arg(o.experiment));
         if (!o.preset.isEmpty()) {
             if (auto p = findPreset(o.preset)) {
-                if (!w->loadPreset(*p))
-                    fail(QStringLiteral("--preset %1: %2").arg(o.preset, w->statusText()));
+                if (!session->loadPreset(*p))
+                    fail(QStringLiteral("--preset %1: %2").arg(o.preset, session->statusText()));
             } else
                 fail(QStringLiteral("no preset '%1'").arg(o.preset));
         }
-        if (!o.config.isEmpty() && w->currentPanel()) {
+        if (!o.config.isEmpty() && labs->currentPanel()) {
             QStringList notes;
-            w->currentPanel()->setState(o.config, &notes);
+            labs->currentPanel()->setState(o.config, &notes);
             for (const QString& n : notes) fail(QStringLiteral("--config: ") + n);
         }
         if (failures) {  // a script that did not configure what it asked for runs nothing
@@ -203,7 +213,7 @@ struct Script : std::enable_shared_from_this<Script> {
         auto self = shared_from_this();
         if (o.run) {
             QObject::connect(
-                w, &MainWindow::runFinished, w,
+                session, &RunSession::runFinished, w,
                 [self](RunOutcome outcome) {
                     // A run that failed (or was stopped) is no run to show: a session that quits
                     // when done ends 1 after what it was asked to write, with the reasons (one
@@ -213,14 +223,14 @@ struct Script : std::enable_shared_from_this<Script> {
                         self->runFailed(QStringLiteral("the run failed (see the log)"));
                     else if (outcome == RunOutcome::Stopped)
                         self->runFailed(QStringLiteral("the run was stopped"));
-                    for (const QString& p : self->w->controller()->lastProblems())
+                    for (const QString& p : self->session->lastProblems())
                         self->runFailed(QStringLiteral("the run: ") + p);
                     QTimer::singleShot(200, self->w, [self] { self->afterRun(); });
                 },
                 Qt::SingleShotConnection);
-            if (!w->startRun()) {
+            if (!session->start()) {
                 fail(QStringLiteral("the configuration cannot run: ") +
-                     w->currentPanel()->problems().join(QStringLiteral("; ")));
+                     labs->currentPanel()->problems().join(QStringLiteral("; ")));
                 finish();
             }
         } else {
@@ -233,7 +243,7 @@ struct Script : std::enable_shared_from_this<Script> {
             auto self = shared_from_this();
             auto opened = std::make_shared<bool>(false);
             QObject::connect(
-                w, &MainWindow::storedRunOpened, w,
+                history, &HistoryController::storedRunOpened, w,
                 [self, opened] {
                     if (*opened) return;
                     *opened = true;
@@ -241,7 +251,7 @@ struct Script : std::enable_shared_from_this<Script> {
                 },
                 Qt::SingleShotConnection);
             QObject::connect(
-                w, &MainWindow::storedRunFailed, w,
+                history, &HistoryController::storedRunFailed, w,
                 [self, opened](qint64, const QString& why) {
                     if (*opened) return;
                     *opened = true;
@@ -256,7 +266,7 @@ struct Script : std::enable_shared_from_this<Script> {
                 self->fail(QStringLiteral("could not open run %1").arg(self->o.open));
                 self->finish();
             });
-            w->openStoredRun(o.open);
+            history->openStoredRun(o.open);
             return;
         }
         if (o.compare.size() != 2) {
@@ -265,9 +275,9 @@ struct Script : std::enable_shared_from_this<Script> {
         }
         auto self = shared_from_this();
         QObject::connect(
-            w, &MainWindow::historyRefreshed, w,
+            history, &HistoryController::refreshed, w,
             [self] {
-                const auto& runs = self->w->runList()->runs();  // newest first
+                const auto& runs = self->history->runList()->runs();  // newest first
                 auto resolve = [&](qint64 id) -> qint64 {
                     if (id >= 0) return id;
                     const size_t i = static_cast<size_t>(-id - 1);
@@ -283,25 +293,25 @@ struct Script : std::enable_shared_from_this<Script> {
                 auto ready = std::make_shared<QMetaObject::Connection>();
                 auto failed = std::make_shared<QMetaObject::Connection>();
                 *ready = QObject::connect(
-                    self->w, &MainWindow::comparisonReady, self->w,
+                    self->history, &HistoryController::comparisonReady, self->w,
                     [self, failed] {
                         QObject::disconnect(*failed);
                         self->shoot(0);
                     },
                     Qt::SingleShotConnection);
                 *failed = QObject::connect(
-                    self->w, &MainWindow::comparisonFailed, self->w,
+                    self->history, &HistoryController::comparisonFailed, self->w,
                     [self, ready](const QString& why) {
                         QObject::disconnect(*ready);
                         self->fail(QStringLiteral("cannot compare: ") + why);
                         self->finish();
                     },
                     Qt::SingleShotConnection);
-                self->w->history()->selectRuns({a, b});
-                self->w->compareStoredRuns(std::min(a, b), std::max(a, b));
+                self->history->widget()->selectRuns({a, b});
+                self->history->compareStoredRuns(std::min(a, b), std::max(a, b));
             },
             Qt::SingleShotConnection);
-        w->refreshHistory();
+        history->refresh();
     }
 
     void shoot(int i) {
@@ -315,18 +325,18 @@ struct Script : std::enable_shared_from_this<Script> {
         const bool labChosen = !o.experiment.isEmpty() || !o.preset.isEmpty() || o.run ||
                                o.open > 0 || !o.compare.isEmpty();
         // ("lab.tab" names its lab: that is asked for.)
-        if (LabView* v = w->currentView();
+        if (LabView* v = labs->currentView();
             labChosen && v && !tab.contains(QLatin1Char('.')) && v->paneIndex(tab) < 0) {
             QStringList keys;
             for (const LabView::Pane& p : v->panes()) keys << p.key;
             fail(QStringLiteral("--screenshot: the %1 experiment has no tab '%2' (its tabs: %3)")
-                     .arg(w->currentLabId(), tab, keys.join(QStringLiteral(", "))));
+                     .arg(labs->currentId(), tab, keys.join(QStringLiteral(", "))));
             finish();
             return;
         }
-        if (!w->showTab(tab)) {
+        if (!labs->showPane(tab)) {
             fail(QStringLiteral("--screenshot: no tab '%1' (one of: %2)")
-                     .arg(tab, w->tabKeys().join(QStringLiteral(", "))));
+                     .arg(tab, labs->paneKeys().join(QStringLiteral(", "))));
             finish();
             return;
         }
@@ -344,8 +354,8 @@ struct Script : std::enable_shared_from_this<Script> {
     // .md file, the tab's table instead (a CSV with its environment beside it as JSON).
     bool writeShot(const QString& tab, const QString& path, QString* error) {
         if (const auto table = tableFormatFor(path))
-            return w->exportTab(tab, path, {}, error, *table == TableFormat::Csv);
-        if (w->overwritesStore(path, error)) return false;
+            return exports->exportTab(tab, path, {}, error, *table == TableFormat::Csv);
+        if (exports->overwritesStore(path, error)) return false;
         QDir().mkpath(QFileInfo(path).absolutePath());
         QSaveFile file(path);
         if (!file.open(QIODevice::WriteOnly) || !w->grab().save(&file, "PNG") || !file.commit()) {
@@ -358,7 +368,7 @@ struct Script : std::enable_shared_from_this<Script> {
     void writeReport() {
         if (!o.report.isEmpty()) {
             QString err;
-            if (!w->exportReport(o.report, QSize(1200, 700), &err)) fail(err);
+            if (!exports->exportReport(o.report, QSize(1200, 700), &err)) fail(err);
         }
         finish();
     }
@@ -378,6 +388,10 @@ struct Script : std::enable_shared_from_this<Script> {
 void startAutomation(MainWindow* window, const AutomationOptions& options) {
     auto script = std::make_shared<Script>();
     script->w = window;
+    script->session = window->session();
+    script->labs = window->labs();
+    script->history = window->history();
+    script->exports = window->exports();
     script->o = options;
     script->start();
 }

@@ -73,4 +73,14 @@ bool ClassroomPreset::gpuOnly() const {
            config.value(QLatin1String("backend")).toString() == QLatin1String("nccl");
 }
 
+QString gpuOnlyReason(const ClassroomPreset& preset) {
+    return QObject::tr(
+               "The preset '%1' needs a CUDA GPU, and this machine has none: what it "
+               "compares (%2) cannot run on the CPU")
+        .arg(preset.title,
+             preset.config.value(QLatin1String("backend")).toString() == QLatin1String("nccl")
+                 ? QObject::tr("NCCL ranks, one per GPU")
+                 : QObject::tr("its device is cuda"));
+}
+
 }  // namespace ts::ui

@@ -33,5 +33,7 @@ QList<ClassroomPreset> loadPresets(const QString& dir = QStringLiteral(":/preset
 std::optional<ClassroomPreset> findPreset(const QString& id);
 // A preset from a JSON file; nullopt with `error` set when it is not one.
 std::optional<ClassroomPreset> readPreset(const QString& path, QString* error = nullptr);
+// Why a gpuOnly() preset cannot load on a machine without a CUDA device, in one sentence.
+QString gpuOnlyReason(const ClassroomPreset& preset);
 
 }  // namespace ts::ui

@@ -151,6 +151,8 @@ std::vector<DdpStepRow> runFsdpRank(const DdpSpec& spec, dist::Group& group,
         row.comm_bytes = c.gather_bytes + c.reduce_scatter_bytes + fsdp->replicatedBytes();
         row.gather_bytes = c.gather_bytes;
         row.reduce_scatter_bytes = c.reduce_scatter_bytes;
+        row.sent_bytes = ringSentBytes(world, fsdp->replicatedBytes(), c.reduce_scatter_bytes,
+                                       c.gather_bytes, 0);
         row.units_gathered = c.max_units_gathered;
         row.gather_ms = c.gather_ms;
         row.reduce_scatter_ms = c.reduce_scatter_ms;
@@ -224,7 +226,22 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
         throw std::invalid_argument(
             "fsdp2 is PyTorch's fully_shard: the Python runner runs it, not this worker");
     const int world = group.world_size;
-    auto sync = dist::makeGradientSync(spec.strategy, spec.bucket_mb);
+    // zero1 is a gradient sync and the optimizer's step at once (see Note [two ways to shard the
+    // optimizer]); the others a sync, with the course's sharded optimizer when asked.
+    std::shared_ptr<FusedAdamW> shard_optimizer;
+    auto makeShardStep = [&](std::vector<at::Tensor> shard) {
+        shard_optimizer = std::make_shared<FusedAdamW>(std::move(shard), spec.learning_rate);
+        return dist::ShardedOptimizer::LocalStep([opt = shard_optimizer] { opt->step(); });
+    };
+    dist::ReduceScatterSharding* zero1 = nullptr;
+    std::unique_ptr<dist::GradientSync> sync;
+    if (spec.strategy == "zero1") {
+        auto z = std::make_unique<dist::ReduceScatterSharding>(makeShardStep);
+        zero1 = z.get();
+        sync = std::move(z);
+    } else {
+        sync = dist::makeGradientSync(spec.strategy, spec.bucket_mb);
+    }
 
     std::unique_ptr<TrainingStep> step;
     {
@@ -236,15 +253,9 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
     dist::broadcastParameters(group, params);
     sync->prepare(group, params);
 
-    std::shared_ptr<FusedAdamW> shard_optimizer;
     std::unique_ptr<dist::ShardedOptimizer> sharded;
     if (spec.shard_optimizer)
-        sharded = std::make_unique<dist::ShardedOptimizer>(
-            group, params, [&](std::vector<at::Tensor> shard) {
-                shard_optimizer =
-                    std::make_shared<FusedAdamW>(std::move(shard), spec.learning_rate);
-                return [opt = shard_optimizer] { opt->step(); };
-            });
+        sharded = std::make_unique<dist::ShardedOptimizer>(group, params, makeShardStep);
 
     DdpStepRow row;
     row.rank = group.rank;
@@ -264,6 +275,7 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
         row.gradient_bytes = gradientBytes(params);
     };
     if (sharded) hooks.optimizer_step = [&] { sharded->step(); };
+    if (zero1) hooks.optimizer_step = [&] { zero1->step(); };
     step->setHooks(std::move(hooks));
 
     std::vector<DdpStepRow> rows;
@@ -294,6 +306,13 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
         row.launched_before_sync = c.launched_before_sync;
         row.comm_bytes = c.bytes;
         row.broadcast_bytes = sharded ? sharded->lastBroadcastBytes() : 0;
+        if (zero1) {
+            row.reduce_scatter_bytes = c.bytes;
+            row.gather_bytes = zero1->lastGatherBytes();
+        }
+        row.sent_bytes =
+            zero1 ? ringSentBytes(world, 0, row.reduce_scatter_bytes, row.gather_bytes, 0)
+                  : ringSentBytes(world, row.comm_bytes, 0, 0, row.broadcast_bytes);
         row.loss = t.loss;
         row.memory_after_optimizer = t.memory_allocated;
         row.memory_peak = t.memory_peak;

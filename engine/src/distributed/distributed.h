@@ -34,14 +34,21 @@ struct DdpSpec {
     Precision precision = Precision::FP32;
     AttentionImpl attention = AttentionImpl::Naive;
     // "naive", "flat", "overlap", "bucketed" (gradients all-reduced, every rank the whole
-    // model); "fsdp" (fully sharded: see Note [fully sharded units] in distributed/fsdp.h);
-    // "fsdp2" (PyTorch's fully_shard on the course's model, run by the Python runner: the
-    // reference at the same settings); "torch-ddp" (PyTorch's DistributedDataParallel, with
-    // ZeroRedundancyOptimizer when sharded); the user's own (see Note [your DDP classes]):
+    // model); "zero1" (ZeRO stage 1 as DeepSpeed does it: gradients reduce-scattered, each rank
+    // steps its slice, the slices all-gathered: see Note [two ways to shard the optimizer] in
+    // distributed/sharding.h); "fsdp" (fully sharded: see Note [fully sharded units] in
+    // distributed/fsdp.h); "fsdp2" (PyTorch's fully_shard on the course's model, run by the Python
+    // runner: the reference at the same settings); "torch-ddp" (PyTorch's DistributedDataParallel,
+    // with ZeroRedundancyOptimizer when sharded); the user's own (see Note [your DDP classes]):
     // "yours-individual", "yours-bucketed", "yours-ddp", "yours-fsdp".
     std::string strategy = "bucketed";
-    double bucket_mb = 25.0;       // bucketed only (first bucket: 1 MiB, as PyTorch)
-    bool shard_optimizer = false;  // ZeRO stage 1 (not with fsdp, which shards it anyway)
+    // bucketed only, in MiB (2^20 bytes, as PyTorch's bucket_cap_mb; the key keeps its old name
+    // so that stored runs read); the first bucket is 1 MiB, as PyTorch's.
+    double bucket_mb = 25.0;
+    // The course's optimizer-state sharding: gradients all-reduced by the strategy, each rank
+    // steps the parameters it owns, the owners broadcast them (not with fsdp or zero1, which
+    // shard the state their own way).
+    bool shard_optimizer = false;
     // fsdp, fsdp2: the dtype weights are gathered and computed in, and gradients reduced in
     // ("fp32", "bf16": needs bf16 precision); fp32 master weights either way. fsdp: forward
     // gathers unit i once unit i − prefetch has run (0: when it is about to run).
@@ -90,8 +97,11 @@ struct StrategyTraits {
     bool python = false;         // run by the Python runner (fsdp2, torch-ddp, yours-*)
     bool users = false;          // the user's code (yours-*): needs --code
     bool sharded_model = false;  // shards the weights, and so the optimizer's state
-    bool bucket_size = false;    // takes a bucket size (bucketed, yours-bucketed, torch-ddp)
-    const char* runner = "";     // the runner's command: "fsdp2", "ddp"
+    // Shards the optimizer's state its own way (the sharded-model ones and zero1): one point of
+    // a sweep, never with the course's sharding.
+    bool shards_optimizer = false;
+    bool bucket_size = false;  // takes a bucket size (bucketed, yours-bucketed, torch-ddp)
+    const char* runner = "";   // the runner's command: "fsdp2", "ddp"
 };
 StrategyTraits strategyTraits(std::string_view strategy);
 // "yours" in a strategy list: the user's strategies whose adapters `code` defines (a checkout's
@@ -99,6 +109,24 @@ StrategyTraits strategyTraits(std::string_view strategy);
 // get_ddp_individual_parameters and get_ddp_bucketed, 2026's get_ddp and get_fsdp); throws
 // std::invalid_argument when it cannot tell (module:Name, a module name, no such adapters).
 std::vector<std::string> userDdpStrategies(const std::string& code);
+
+// A bucket size as the CLI and the panel take it, in MiB: a bare number is MiB (PyTorch's
+// bucket_cap_mb), or a number with its unit written: 25MiB, 25MB (10^6 bytes), 512KiB, 1GB, 4096B.
+// nullopt for anything else; the range is the caller's to check (kMaxBucketMiB).
+std::optional<double> parseBucketMiB(std::string_view text);
+// "25 MiB", "0.5 MiB": a bucket size for people.
+std::string formatBucketMiB(double mib);
+// Beyond this a bucket's size in bytes would overflow its integer; any model's gradients fit.
+inline constexpr double kMaxBucketMiB = 1e6;
+
+// Note [bytes sent per step]: what a rank puts on the wire for a collective of b payload bytes over
+// N ranks, as ring algorithms move it (nccl-tests' bus-bandwidth factors): an all-reduce
+// 2(N−1)/N·b (a reduce-scatter, then an all-gather), a reduce-scatter of b input bytes and an
+// all-gather of b output bytes (N−1)/N·b each, a broadcast of b bytes (N−1)/N·b on average over
+// the ranks (N−1 ranks receive b, forwarded along a chain). Counted from the payloads the step's
+// collectives were given, so the schemes' difference is in the rows, not only in the docs.
+int64_t ringSentBytes(int world, int64_t allreduce, int64_t reduce_scatter, int64_t all_gather,
+                      int64_t broadcast);
 
 // The strategies' names, in display order.
 const std::vector<std::string>& ddpStrategyNames();
@@ -124,10 +152,13 @@ struct DdpStepRow {
     double comm_hidden_ms = -1;
     int collectives = 0;           // all-reduces of gradients this step
     int launched_before_sync = 0;  // ... started from the gradient hooks, during backward
-    int64_t comm_bytes = 0;        // gradient bytes all-reduced
+    int64_t comm_bytes = 0;        // gradient bytes all-reduced (zero1: reduce-scattered)
     int64_t broadcast_bytes = 0;   // parameter bytes broadcast after a sharded step
-    double loss = 0;               // this rank's mean loss over its rows
-    double global_loss = 0;        // the mean over ranks: the loss of the whole global batch
+    // The bytes this rank sent in the step, from the payloads above by the ring algorithms'
+    // counts (see Note [bytes sent per step]); 0 where not known (rows stored before, Python's).
+    int64_t sent_bytes = 0;
+    double loss = 0;         // this rank's mean loss over its rows
+    double global_loss = 0;  // the mean over ranks: the loss of the whole global batch
     // The caching allocator's bytes (0 on the CPU): after building the model (and broadcasting
     // it), after forward, after backward (gradients averaged), after the optimizer; the step's
     // peak.
@@ -137,7 +168,8 @@ struct DdpStepRow {
     // the optimizer's state (this rank's shard when sharded), the strategy's flat/bucket buffers.
     int64_t parameter_bytes = 0, gradient_bytes = 0, optimizer_state_bytes = 0,
             comm_buffer_bytes = 0;
-    // Fully sharded (fsdp): the all-gathers' and reduce-scatters' device time (NCCL's; negative
+    // Fully sharded (fsdp) and zero1 (its reduce-scatter of gradients and all-gather of
+    // parameters): the all-gathers' and reduce-scatters' device time (NCCL's; negative
     // where not measured), how long compute waited for weights not yet gathered, in forward and
     // in backward (device time on a GPU, the host's clock on the CPU), the whole weights
     // received and gradients sent in, and the most units held whole at once.
@@ -207,7 +239,11 @@ std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int
 // what it runs (runtime/python_runner.h), without starting Python; empty when it may run, and
 // for TrainScope's own strategies. Needs the engine (not trainscope_core).
 std::string pythonStrategyProblem(const DdpSpec& spec);
-// "ddp bucketed 25 MB sharded xl ctx=256 b=4/rank bf16 × 2 nccl", "allreduce fp32,bf16 × 2 gloo"
+// How a point shards the optimizer's state, named by what it communicates (see Note [two ways
+// to shard the optimizer] in distributed/sharding.h): "no", "all-reduce + broadcast" (the
+// course's), "reduce-scatter + all-gather" (zero1), "all" (fully sharded).
+std::string ddpShardingName(const DdpSpec& d);
+// "ddp bucketed 25 MiB sharded xl ctx=256 b=4/rank bf16 × 2 nccl", "allreduce fp32,bf16 × 2 gloo"
 std::string pointHeadline(const DistributedPoint& p);
 
 // One point's outcome. A rank that failed, exited or hung ends the point as Failed, naming it.
@@ -247,7 +283,7 @@ struct DdpSummary {
     double hidden_ms = -1;     // communication hidden behind backward (negative: not measured)
     double hidden_share = -1;  // hidden / (hidden + comm_wait): the share of communication hidden
     double final_global_loss = 0;
-    int64_t comm_bytes = 0, broadcast_bytes = 0;
+    int64_t comm_bytes = 0, broadcast_bytes = 0, sent_bytes = 0;
     int64_t memory_peak = 0, parameter_bytes = 0, gradient_bytes = 0, optimizer_state_bytes = 0,
             comm_buffer_bytes = 0;
     int64_t memory_after_model = 0, memory_after_forward = 0, memory_after_backward = 0,

@@ -194,6 +194,7 @@ constexpr DoubleField kDdpDoubles[] = {
     {"gather_wait_backward_ms", &DdpStepRow::gather_wait_backward_ms}};
 constexpr IntField kDdpInts[] = {{"comm_bytes", &DdpStepRow::comm_bytes},
                                  {"broadcast_bytes", &DdpStepRow::broadcast_bytes},
+                                 {"sent_bytes", &DdpStepRow::sent_bytes},
                                  {"memory_after_model", &DdpStepRow::memory_after_model},
                                  {"memory_after_forward", &DdpStepRow::memory_after_forward},
                                  {"memory_after_backward", &DdpStepRow::memory_after_backward},

@@ -28,10 +28,10 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
     std::vector<DistributedPoint> out;
     for (Precision precision : precisions)
         for (const std::string& strategy : strategies)
-            // fsdp, fsdp2 and yours-fsdp shard the optimizer's state anyway: one point, not one
-            // per sharding.
+            // fsdp, fsdp2, yours-fsdp and zero1 shard the optimizer's state anyway: one point, not
+            // one per sharding.
             for (bool shard :
-                 strategyTraits(strategy).sharded_model ? std::vector<bool>{false} : shardings) {
+                 strategyTraits(strategy).shards_optimizer ? std::vector<bool>{false} : shardings) {
                 const StrategyTraits traits = strategyTraits(strategy);
                 const std::vector<double> buckets = traits.bucket_size && !bucket_mbs.empty()
                                                         ? bucket_mbs
@@ -54,6 +54,15 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                 }
             }
     return out;
+}
+
+int64_t ringSentBytes(int world, int64_t allreduce, int64_t reduce_scatter, int64_t all_gather,
+                      int64_t broadcast) {
+    if (world <= 1) return 0;
+    const double share = static_cast<double>(world - 1) / world;
+    return std::llround(share * (2.0 * static_cast<double>(allreduce) +
+                                 static_cast<double>(reduce_scatter) +
+                                 static_cast<double>(all_gather) + static_cast<double>(broadcast)));
 }
 
 std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int gpus,
@@ -122,6 +131,12 @@ std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int
     return errors;
 }
 
+std::string ddpShardingName(const DdpSpec& d) {
+    if (strategyTraits(d.strategy).sharded_model) return "all";
+    if (d.strategy == "zero1") return "reduce-scatter + all-gather";
+    return d.shard_optimizer ? "all-reduce + broadcast" : "no";
+}
+
 std::string pointHeadline(const DistributedPoint& p) {
     const std::string ranks = fmt::format("× {} {}", p.world_size, dist::backendName(p.backend));
     if (p.experiment == DistExperiment::Allreduce) {
@@ -132,7 +147,7 @@ std::string pointHeadline(const DistributedPoint& p) {
     }
     const DdpSpec& d = p.ddp;
     const std::string bucket =
-        strategyTraits(d.strategy).bucket_size ? fmt::format(" {:g} MB", d.bucket_mb) : "";
+        strategyTraits(d.strategy).bucket_size ? " " + formatBucketMiB(d.bucket_mb) : "";
     const bool fsdp = strategyTraits(d.strategy).sharded_model;
     const std::string params = fsdp && d.param_dtype != "fp32" ? " params " + d.param_dtype : "";
     const std::string prefetch =
@@ -180,6 +195,7 @@ DdpSummary summarizeDdp(const DistributedResult& r) {
         s.optimizer_ms += row->optimizer_ms;
         s.comm_bytes = row->comm_bytes;
         s.broadcast_bytes = row->broadcast_bytes;
+        s.sent_bytes = row->sent_bytes;
         s.final_global_loss = row->global_loss;
         s.gather_wait_forward_ms += row->gather_wait_forward_ms;
         s.gather_wait_backward_ms += row->gather_wait_backward_ms;

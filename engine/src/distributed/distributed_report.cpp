@@ -74,10 +74,10 @@ std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, Tab
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format) {
     if (format == TableFormat::Csv) return ddpCsv(results);
     TextTable t;
-    t.headers = {"strategy", "bucket MB", "sharded",  "precision", "ranks",  "step ms",
-                 "± std",    "forward",   "backward", "comm wait", "hidden", "optimizer",
-                 "peak MiB", "loss",      "check",    "status"};
-    t.right = {false, true, false, false, true, true, true,  true,
+    t.headers = {"strategy", "bucket MiB", "sharded",  "precision", "ranks",  "step ms",
+                 "± std",    "forward",    "backward", "comm wait", "hidden", "optimizer",
+                 "sent MiB", "peak MiB",   "loss",     "check",     "status"};
+    t.right = {false, true, false, false, true, true, true,  true, true,
                true,  true, true,  true,  true, true, false, false};
     for (const auto& r : results) {
         if (r.point.experiment != DistExperiment::Ddp) continue;
@@ -93,23 +93,21 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
         t.rows.push_back(
             {sharded_model && d.param_dtype != "fp32" ? d.strategy + " " + d.param_dtype + " params"
                                                       : d.strategy,
-             traits.bucket_size ? fmt::format("{:g}", d.bucket_mb) : "",
-             sharded_model       ? "all"
-             : d.shard_optimizer ? "yes"
-                                 : "no",
+             traits.bucket_size ? fmt::format("{:g}", d.bucket_mb) : "", ddpShardingName(d),
              std::string(toString(d.precision)),
              fmt::format("{} {}", r.point.world_size, dist::backendName(r.point.backend)),
              num(s.step_ms), num(s.step_std_ms), num(s.forward_ms), num(s.backward_ms),
              num(s.comm_wait_ms),
              s.hidden_share < 0 ? "n/a" : fmt::format("{:.0f}%", 100 * s.hidden_share),
-             num(s.optimizer_ms), s.memory_peak > 0 ? mib(s.memory_peak) : "n/a",
+             num(s.optimizer_ms), s.steps > 0 && s.sent_bytes > 0 ? mib(s.sent_bytes) : "n/a",
+             s.memory_peak > 0 ? mib(s.memory_peak) : "n/a",
              s.steps > 0 ? fmt::format("{:.4f}", s.final_global_loss) : "-", check,
              r.status == Status::Ok ? "ok" : fmt::format("{}: {}", toString(r.status), r.error)});
     }
     return tableHeading(
                "DDP strategies (per step the slowest rank, mean over the measured steps; hidden: "
-               "the share of "
-               "communication that ran during backward)",
+               "the share of communication that ran during backward; sent: the bytes a rank put "
+               "on the wire per step, by the ring algorithms' counts)",
                format) +
            renderTable(t, format);
 }
@@ -259,19 +257,36 @@ namespace {
 // See Note [tables other programs read]: the strategies, one row a DDP point.
 std::string ddpCsv(const std::vector<DistributedResult>& results) {
     TextTable t;
-    t.headers = {"point",          "strategy",
-                 "param_dtype",    "bucket_mb",
-                 "sharded",        "precision",
-                 "size",           "context_length",
-                 "batch_per_rank", "world_size",
-                 "backend",        "steps",
-                 "step_ms",        "step_std_ms",
-                 "forward_ms",     "backward_ms",
-                 "comm_wait_ms",   "hidden_ms",
-                 "hidden_share",   "optimizer_ms",
-                 "comm_bytes",     "peak_memory_bytes",
-                 "final_loss",     "check_passed",
-                 "check_max_diff", "status",
+    t.headers = {"point",
+                 "strategy",
+                 "param_dtype",
+                 "bucket_mb",
+                 "sharded",
+                 "precision",
+                 "size",
+                 "context_length",
+                 "batch_per_rank",
+                 "world_size",
+                 "backend",
+                 "steps",
+                 "step_ms",
+                 "step_std_ms",
+                 "forward_ms",
+                 "backward_ms",
+                 "comm_wait_ms",
+                 "hidden_ms",
+                 "hidden_share",
+                 "optimizer_ms",
+                 "comm_bytes",
+                 "broadcast_bytes",
+                 "reduce_scatter_bytes",
+                 "gather_bytes",
+                 "sent_bytes",
+                 "peak_memory_bytes",
+                 "final_loss",
+                 "check_passed",
+                 "check_max_diff",
+                 "status",
                  "error"};
     for (size_t i = 0; i < results.size(); ++i) {
         const DistributedResult& r = results[i];
@@ -285,9 +300,9 @@ std::string ddpCsv(const std::vector<DistributedResult>& results) {
                           d.strategy,
                           d.param_dtype,
                           traits.bucket_size ? csvNumber(d.bucket_mb) : "",
-                          traits.sharded_model ? "all"
-                          : d.shard_optimizer  ? "yes"
-                                               : "no",
+                          traits.sharded_model    ? "all"
+                          : d.strategy == "zero1" ? "reduce-scatter"
+                                                  : (d.shard_optimizer ? "yes" : "no"),
                           std::string(toString(d.precision)),
                           d.model_size,
                           fmt::format("{}", d.context_length),
@@ -304,6 +319,10 @@ std::string ddpCsv(const std::vector<DistributedResult>& results) {
                           measured && s.hidden_share >= 0 ? csvNumber(s.hidden_share) : "",
                           ms(s.optimizer_ms),
                           measured ? fmt::format("{}", s.comm_bytes) : "",
+                          measured ? fmt::format("{}", s.broadcast_bytes) : "",
+                          measured ? fmt::format("{}", s.reduce_scatter_bytes) : "",
+                          measured ? fmt::format("{}", s.gather_bytes) : "",
+                          measured && s.sent_bytes > 0 ? fmt::format("{}", s.sent_bytes) : "",
                           s.memory_peak > 0 ? fmt::format("{}", s.memory_peak) : "",
                           measured ? csvNumber(s.final_global_loss) : "",
                           r.check.ran ? (r.check.passed ? "1" : "0") : "",
@@ -419,6 +438,10 @@ nlohmann::json ddpSummaryJson(const DistributedResult& r) {
                         {"strategy", d.strategy},
                         {"bucket_mb", d.bucket_mb},
                         {"sharded", d.shard_optimizer},
+                        {"sharding", ddpShardingName(d)},
+                        {"comm_bytes", s.comm_bytes},
+                        {"broadcast_bytes", s.broadcast_bytes},
+                        {"sent_bytes", s.sent_bytes},
                         {"precision", toString(d.precision)},
                         {"size", d.model_size},
                         {"context_length", d.context_length},

@@ -1,8 +1,12 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -12,9 +16,8 @@ namespace ts {
 
 const std::vector<std::string>& ddpStrategyNames() {
     static const std::vector<std::string> names{
-        "naive",          "flat",      "overlap",   "bucketed",
-        "fsdp",           "fsdp2",     "torch-ddp", "yours-individual",
-        "yours-bucketed", "yours-ddp", "yours-fsdp"};
+        "naive", "flat",      "overlap",          "bucketed",       "zero1",     "fsdp",
+        "fsdp2", "torch-ddp", "yours-individual", "yours-bucketed", "yours-ddp", "yours-fsdp"};
     return names;
 }
 
@@ -23,6 +26,7 @@ StrategyTraits strategyTraits(std::string_view s) {
     t.users = s.starts_with("yours-");
     t.python = t.users || s == "fsdp2" || s == "torch-ddp";
     t.sharded_model = s == "fsdp" || s == "fsdp2" || s == "yours-fsdp";
+    t.shards_optimizer = t.sharded_model || s == "zero1";
     t.bucket_size = s == "bucketed" || s == "yours-bucketed" || s == "torch-ddp";
     t.runner = s == "fsdp2" ? "fsdp2" : t.python ? "ddp" : "";
     return t;
@@ -59,6 +63,36 @@ std::vector<std::string> userDdpStrategies(const std::string& code) {
     return out;
 }
 
+std::optional<double> parseBucketMiB(std::string_view text) {
+    std::string t(text);
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(0, 1);
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    size_t split = !t.empty() && (t[0] == '-' || t[0] == '+') ? 1 : 0;
+    while (split < t.size() && (std::isdigit(static_cast<unsigned char>(t[split])) ||
+                                t[split] == '.' || t[split] == 'e' || t[split] == 'E' ||
+                                ((t[split] == '+' || t[split] == '-') && split > 0 &&
+                                 (t[split - 1] == 'e' || t[split - 1] == 'E'))))
+        ++split;
+    std::string number = t.substr(0, split), unit = t.substr(split);
+    while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+    std::transform(unit.begin(), unit.end(), unit.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    static const std::map<std::string, double> kScale{
+        {"", 1.0},       {"mib", 1.0},          {"b", 1.0 / 1048576},  {"kib", 1.0 / 1024},
+        {"gib", 1024.0}, {"kb", 1e3 / 1048576}, {"mb", 1e6 / 1048576}, {"gb", 1e9 / 1048576}};
+    const auto scale = kScale.find(unit);
+    if (number.empty() || scale == kScale.end()) return std::nullopt;
+    if (number.front() == '+') number.erase(0, 1);
+    double value = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (ec != std::errc() || end != number.data() + number.size()) return std::nullopt;
+    const double mib = value * scale->second;
+    if (!std::isfinite(mib)) return std::nullopt;
+    return mib;
+}
+
+std::string formatBucketMiB(double mib) { return fmt::format("{:g} MiB", mib); }
+
 ModelConfig ddpModel(const DdpSpec& spec) {
     ModelConfig m = modelPreset(spec.model_size).value_or(ModelConfig{});
     m.context_length = spec.context_length;
@@ -90,7 +124,7 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
             fmt::format("unknown DDP strategy '{}' (valid: {})", spec.strategy, names));
     if (!(spec.bucket_mb > 0) || !std::isfinite(spec.bucket_mb))
         errors.push_back(
-            fmt::format("bucket size must be a positive number of MB (got {})", spec.bucket_mb));
+            fmt::format("bucket size must be a positive number of MiB (got {})", spec.bucket_mb));
     if (spec.warmup_steps < 0)
         errors.push_back(
             fmt::format("warm-up steps must not be negative (got {})", spec.warmup_steps));
@@ -115,11 +149,11 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
     if (spec.prefetch < 0 || spec.prefetch > 64)
         errors.push_back(
             fmt::format("prefetch must be between 0 and 64 units (got {})", spec.prefetch));
-    if (sharded_model && spec.shard_optimizer)
+    if (traits.shards_optimizer && spec.shard_optimizer)
         errors.push_back(fmt::format(
             "{} shards the optimizer's state with the weights: leave out the sharded optimizer",
             spec.strategy));
-    if (sharded_model && spec.precision == Precision::FP16)
+    if (traits.shards_optimizer && spec.precision == Precision::FP16)
         errors.push_back(fmt::format(
             "{} does not run under fp16 loss scaling (each rank would find overflows in its "
             "own shard): use bf16 or fp32",

@@ -20,8 +20,12 @@ namespace ts::dist {
 struct SyncCounters {
     int collectives = 0;  // all-reduces launched this step
     int launched_before_sync =
-        0;               // ... of them before afterBackward() began (from the gradient hooks)
-    int64_t bytes = 0;   // gradient bytes this rank all-reduced (the payload, not the wire)
+        0;              // ... of them before afterBackward() began (from the gradient hooks)
+    int64_t bytes = 0;  // gradient bytes this rank all-reduced (the payload, not the wire)
+    // Gradients that arrived as tensors of their own and were copied into their bucket (see Note
+    // [gradients as bucket views]): 0 in the protocol's steps; the flat strategy copies every
+    // gradient by design and does not count here.
+    int gradient_copies = 0;
     double wait_ms = 0;  // afterBackward(): launching what was left, waiting, averaging
     // How long communication ran while backward still did (the union of the collectives' spans
     // from launch to completion, cut at afterBackward()'s start). Measured from the completion
@@ -33,10 +37,16 @@ struct SyncCounters {
 
 // Note [gradient sync protocol]: the caller, each step,
 //   1. prepare() once, before the first step, with the parameters in registration order;
-//   2. beforeBackward() before loss.backward() (resets the counters; the overlapped strategies'
-//      hooks may launch collectives from then on, on autograd's thread);
+//   2. beforeBackward() before loss.backward() (resets the counters; the overlapped strategies
+//      zero their buckets and make each gradient a view into its bucket again, and their hooks
+//      may launch collectives from then on, on autograd's thread);
 //   3. afterBackward() after backward returned: every collective launched and waited for, every
 //      gradient averaged when it returns.
+// PyTorch's reducer needs neither call from its caller: DDP's forward prepares the backward, and
+// the first gradient hook queues the end of backward on the autograd engine. Here the step's
+// timer measures what backward did not hide as a phase of its own (marks 2 to 4, CUDA events on
+// a GPU), and a wait queued inside backward would be timed as backward; so afterBackward() stays
+// the caller's, between the marks.
 // Collectives must be launched in the same order on every rank (c10d matches them by order), so
 // the overlapped strategies launch strictly in a fixed order (reverse registration order, the
 // order gradients usually become ready in) and hold back a ready gradient until everything

@@ -1,12 +1,10 @@
-// MainWindow, continued: exports. A pane's chart or table and the whole report, from the
-// menus (a dialog that opens again, as it was, when the export fails) and from scripts; the
-// default folder; print colours for a dark window.
+#include "ui/shell/exportcontroller.h"
+
 #include <QDir>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QSettings>
 #include <QStandardPaths>
-#include <QStatusBar>
 
 #include "core/atomic_file.h"
 #include "ui/common/exporter.h"
@@ -14,20 +12,33 @@
 #include "ui/common/tableview.h"
 #include "ui/common/theme.h"
 #include "ui/shell/exportdialog.h"
-#include "ui/shell/mainwindow.h"
+#include "ui/shell/labdeck.h"
+#include "ui/shell/runsession.h"
 
 namespace ts::ui {
 
-bool MainWindow::overwritesStore(const QString& path, QString* error) const {
+ExportController::ExportController(const RunSession* session, const LabDeck* deck, QWidget* window)
+    : QObject(window), session_(session), deck_(deck), window_(window) {
+    connect(deck, &LabDeck::exportRequested, this, &ExportController::exportPaneInteractive);
+    connect(deck, &LabDeck::copyRequested, this, &ExportController::copyPane);
+}
+
+bool ExportController::overwritesStore(const QString& path, QString* error) const {
     const std::string problem =
-        outputTargetProblem(path.toStdString(), controller_.storePath().toStdString());
+        outputTargetProblem(path.toStdString(), session_->storePath().toStdString());
     if (problem.empty()) return false;
     if (error) *error = QString::fromStdString(problem);
     return true;
 }
 
-bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize size,
-                            QString* error, bool withEnvironment) {
+bool ExportController::refuseDeleted(const LabView* view, QString* error) const {
+    const QString note = deck_->deletedRunNote(view);
+    if (!note.isEmpty() && error) *error = tr("Cannot export: %1.").arg(note);
+    return !note.isEmpty();
+}
+
+bool ExportController::exportPane(LabView* view, int pane, const QString& path, QSize size,
+                                  QString* error, bool withEnvironment) {
     if (overwritesStore(path, error) || refuseDeleted(view, error)) return false;
     if (pane < 0 || pane >= view->panes().size()) {
         if (error) *error = tr("no view to export");
@@ -51,19 +62,19 @@ bool MainWindow::exportPane(LabView* view, int pane, const QString& path, QSize 
     return exportChart(*p.chart, path, size, ctx, error);
 }
 
-bool MainWindow::exportTab(const QString& key, const QString& path, QSize size, QString* error,
-                           bool withEnvironment) {
-    const auto [lab, pane] = findPane(key);
+bool ExportController::exportTab(const QString& key, const QString& path, QSize size,
+                                 QString* error, bool withEnvironment) {
+    const auto [lab, pane] = deck_->findPane(key);
     if (lab < 0) {
         if (error) *error = tr("there is no view '%1'").arg(key);
         return false;
     }
-    return exportPane(labs_[lab].view, pane, path, size, error, withEnvironment);
+    return exportPane(deck_->labs()[lab].view, pane, path, size, error, withEnvironment);
 }
 
-bool MainWindow::exportReport(const QString& path, QSize chartSize, QString* error) {
+bool ExportController::exportReport(const QString& path, QSize chartSize, QString* error) {
     if (overwritesStore(path, error)) return false;
-    LabView* v = currentView();
+    LabView* v = deck_->currentView();
     if (!v) {
         if (error) *error = tr("no lab is shown");
         return false;
@@ -72,7 +83,7 @@ bool MainWindow::exportReport(const QString& path, QSize chartSize, QString* err
     return ts::ui::exportReport(path, v->reportParts(), v->exportContext(-1), chartSize, error);
 }
 
-QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const {
+QString ExportController::suggestedPath(const QString& stem, const QString& ext) const {
     QSettings s;
     QString dir = s.value(QStringLiteral("export/dir")).toString();
     if (dir.isEmpty() || !QFileInfo(dir).isDir()) {
@@ -80,7 +91,7 @@ QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const
         dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
         if (dir.isEmpty() || !QDir().mkpath(dir)) dir = QDir::homePath();
     }
-    const LabView* v = currentView();
+    const LabView* v = deck_->currentView();
     const qint64 id = v ? v->storeRunId() : 0;
     // "trainscope-run12-steps.png"; an unsaved run or a comparison ("compare-run3-vs-run5")
     // has no id of its own.
@@ -89,16 +100,16 @@ QString MainWindow::suggestedPath(const QString& stem, const QString& ext) const
     return QDir(dir).filePath(name + QLatin1Char('.') + ext);
 }
 
-void MainWindow::exportPaneInteractive(LabView* view, int pane) {
+void ExportController::exportPaneInteractive(LabView* view, int pane) {
     if (pane < 0 || pane >= view->panes().size()) return;
     if (QString why; refuseDeleted(view, &why))
-        return (void)QMessageBox::warning(this, tr("Export"), why);
+        return (void)QMessageBox::warning(window_, tr("Export"), why);
     const LabView::Pane& p = view->panes()[pane];
     const bool chart = p.chart != nullptr;
     const QString stem = chart ? p.chart->chartFileStem() : p.table->fileStem();
     ExportDialog dlg(chart ? ExportDialog::Kind::Chart : ExportDialog::Kind::Table,
                      suggestedPath(stem, chart ? QStringLiteral("png") : QStringLiteral("csv")),
-                     chart ? p.widget->size() : QSize(), this);
+                     chart ? p.widget->size() : QSize(), window_);
     for (;;) {
         if (dlg.exec() != QDialog::Accepted) return;
         QString error;
@@ -106,43 +117,51 @@ void MainWindow::exportPaneInteractive(LabView* view, int pane) {
         if (exportPane(view, pane, dlg.path(), chart ? dlg.size() : QSize(), &error,
                        dlg.environmentBeside()))
             break;
-        QMessageBox::warning(this, tr("Export"), error);  // then the dialog again, as it was
+        QMessageBox::warning(window_, tr("Export"), error);  // then the dialog again, as it was
     }
     QSettings().setValue(QStringLiteral("export/dir"), QFileInfo(dlg.path()).absolutePath());
-    appendLog(tr("Exported %1 to %2")
-                  .arg(chart ? p.chart->chartTitle() : p.table->tableTitle(), dlg.path()));
-    statusBar()->showMessage(tr("Saved %1").arg(dlg.path()), 5000);
+    Q_EMIT logLine(tr("Exported %1 to %2")
+                       .arg(chart ? p.chart->chartTitle() : p.table->tableTitle(), dlg.path()));
+    Q_EMIT notice(tr("Saved %1").arg(dlg.path()), 5000);
 }
 
-void MainWindow::copyPane(LabView* view, int pane) {
+void ExportController::copyPane(LabView* view, int pane) {
     if (pane < 0 || pane >= view->panes().size()) return;
-    if (QString why; refuseDeleted(view, &why)) return statusBar()->showMessage(why, 5000);
+    if (QString why; refuseDeleted(view, &why)) return Q_EMIT notice(why, 5000);
     const LabView::Pane& p = view->panes()[pane];
     const ExportContext ctx = view->exportContext(pane);
     if (p.chart) {
         copyChartToClipboard(*p.chart, dynamic_cast<QWidget*>(p.chart)->size(), ctx);
-        statusBar()->showMessage(tr("%1 copied as an image").arg(p.chart->chartTitle()), 3000);
+        Q_EMIT notice(tr("%1 copied as an image").arg(p.chart->chartTitle()), 3000);
     } else if (p.table) {
         copyTableToClipboard(*p.table->model(), ctx);
-        statusBar()->showMessage(tr("%1 table copied").arg(p.table->tableTitle()), 3000);
+        Q_EMIT notice(tr("%1 table copied").arg(p.table->tableTitle()), 3000);
     }
 }
 
-void MainWindow::exportReportInteractive() {
-    if (QString why; refuseDeleted(currentView(), &why))
-        return (void)QMessageBox::warning(this, tr("Export Report"), why);
+void ExportController::exportShownPane() {
+    if (LabView* v = deck_->currentView()) exportPaneInteractive(v, v->currentPane());
+}
+
+void ExportController::copyShownPane() {
+    if (LabView* v = deck_->currentView()) copyPane(v, v->currentPane());
+}
+
+void ExportController::exportReportInteractive() {
+    if (QString why; refuseDeleted(deck_->currentView(), &why))
+        return (void)QMessageBox::warning(window_, tr("Export Report"), why);
     ExportDialog dlg(ExportDialog::Kind::Report,
                      suggestedPath(QStringLiteral("report"), QStringLiteral("md")),
-                     QSize(1200, 700), this);
+                     QSize(1200, 700), window_);
     for (;;) {
         if (dlg.exec() != QDialog::Accepted) return;
         QString error;
         const PrintColours colours(dlg.printColours());
         if (exportReport(dlg.path(), dlg.size(), &error)) break;
-        QMessageBox::warning(this, tr("Export Report"), error);
+        QMessageBox::warning(window_, tr("Export Report"), error);
     }
-    appendLog(tr("Report written to %1").arg(dlg.path()));
-    statusBar()->showMessage(tr("Saved %1").arg(dlg.path()), 5000);
+    Q_EMIT logLine(tr("Report written to %1").arg(dlg.path()));
+    Q_EMIT notice(tr("Saved %1").arg(dlg.path()), 5000);
 }
 
 }  // namespace ts::ui

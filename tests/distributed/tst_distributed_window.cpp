@@ -19,6 +19,7 @@
 #include <map>
 #include <vector>
 
+#include "common/test_paths.h"
 #include "core/json.h"
 #include "core/store.h"
 #include "distributed/distributed_json.h"
@@ -825,7 +826,7 @@ void TestDistributedWindow::classroomPresetLoads() {
 void TestDistributedWindow::jobRunsOnTwoGlooProcesses() {
     DistributedPanel panel;
     panel.setCapabilities(capabilities());
-    panel.setWorkerPath(QStringLiteral(TRAINSCOPE_CLI));
+    panel.setWorkerPath(QString::fromStdString(ts::testing::testPath("TRAINSCOPE_TEST_CLI")));
     panel.setState(QJsonObject{{"backend", "gloo"},
                                {"world", 2},
                                {"experiment", "ddp"},
@@ -890,7 +891,7 @@ void TestDistributedWindow::failedRankEndsTheOthers() {
                 "'{\"event\":\"error\",\"rank\":1,\"message\":\"injected failure\"}'; exit 3; fi\n"
                 "echo $$ > '%1'\n"
                 "exec '%2' \"$@\"\n")
-                .arg(pidFile, QStringLiteral(TRAINSCOPE_CLI))
+                .arg(pidFile, QString::fromStdString(ts::testing::testPath("TRAINSCOPE_TEST_CLI")))
                 .toUtf8());
         f.close();
         f.setPermissions(f.permissions() | QFileDevice::ExeOwner);

@@ -13,6 +13,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "common/test_paths.h"
 #include "trainscope/distributed/launcher.h"
 
 using namespace ts::dist;
@@ -22,7 +23,7 @@ namespace {
 
 LaunchSpec childSpec(int world, std::vector<std::string> args) {
     LaunchSpec spec;
-    spec.executable = TST_LAUNCHER_CHILD;
+    spec.executable = ts::testing::testPath("TRAINSCOPE_TEST_LAUNCHER_CHILD");
     spec.arguments = std::move(args);
     spec.world_size = world;
     spec.hang_timeout = 20s;

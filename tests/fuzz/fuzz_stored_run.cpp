@@ -28,6 +28,7 @@
 
 #include "core/result.h"
 #include "fuzz_common.h"
+#include "tests/common/test_paths.h"
 #include "ui/common/exporter.h"
 #include "ui/common/format.h"
 #include "ui/common/labpanel.h"
@@ -81,7 +82,8 @@ std::map<std::string, Lab>& labs() {
         qputenv("QT_QPA_PLATFORM", "offscreen");
         new QApplication(argc, argv);
         std::map<std::string, Lab> out;
-        const QDir dir(QStringLiteral(FUZZ_STORED_RUNS));
+        const QDir dir(
+            QString::fromStdString(ts::testing::testPath("TRAINSCOPE_TEST_STORED_RUNS")));
         for (const ts::ui::LabEntry& e : ts::ui::uiLabs()) {
             const QString path = dir.filePath(e.id + QStringLiteral(".json"));
             if (!QFile::exists(path)) continue;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/test_paths.h"
 #include "core/json.h"
 #include "memory/memory_json.h"
 #include "memory/memory_pickle.h"
@@ -317,7 +318,7 @@ TEST(Pickle, LoadsInTorchMemoryViz) {
 namespace {
 
 std::string snapshotFixture() {
-    std::ifstream in(std::string(TRAINSCOPE_MEMORY_FIXTURES) + "/snapshot.pickle",
+    std::ifstream in(ts::testing::testPath("TRAINSCOPE_TEST_MEMORY_FIXTURES") + "/snapshot.pickle",
                      std::ios::binary);
     std::stringstream bytes;
     bytes << in.rdbuf();

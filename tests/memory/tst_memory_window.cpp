@@ -14,6 +14,7 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
+#include "common/test_paths.h"
 #include "core/json.h"
 #include "core/store.h"
 #include "memory/memory_json.h"
@@ -493,7 +494,9 @@ void TestMemoryWindow::importSnapshotThroughTheFileMenu() {
     QVERIFY(view->importPatterns().contains(QStringLiteral("*.pickle")));
     // The file's type picks the lab: a .pickle is the memory lab's.
     QString error;
-    const QString fixture = QStringLiteral(TRAINSCOPE_MEMORY_FIXTURES "/snapshot.pickle");
+    const QString fixture =
+        QString::fromStdString(ts::testing::testPath("TRAINSCOPE_TEST_MEMORY_FIXTURES")) +
+        QStringLiteral("/snapshot.pickle");
     QVERIFY2(w.history()->importTrace(fixture, &error), qPrintable(error));
     QVERIFY(error.isEmpty());
     QCOMPARE(w.labs()->currentId(), QStringLiteral("memory"));

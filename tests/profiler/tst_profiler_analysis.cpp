@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/test_paths.h"
 #include "core/json.h"
 #include "profiler/profiler.h"
 #include "profiler/profiler_json.h"
@@ -579,7 +580,8 @@ TEST(ProfileDiff, WithoutKernelsOpsAreComparedBySelfCpuTime) {
 }
 
 std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(TRAINSCOPE_PROFILER_FIXTURES) + "/" + name, std::ios::binary);
+    std::ifstream in(ts::testing::testPath("TRAINSCOPE_TEST_PROFILER_FIXTURES") + "/" + name,
+                     std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();

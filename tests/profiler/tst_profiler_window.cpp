@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/stallprobe.h"
+#include "common/test_paths.h"
 #include "common/windowtesting.h"
 #include "core/json.h"
 #include "core/store.h"
@@ -648,7 +649,9 @@ void TestProfilerWindow::importTraceThroughTheFileMenu() {
     // A .json is the profiler's: stored, then read and shown in every pane.
     QSignalSpy shown(view, &ProfileView::profileShown);
     QString error;
-    const QString fixture = QStringLiteral(TRAINSCOPE_PROFILER_FIXTURES "/cpu_step.pt.trace.json");
+    const QString fixture =
+        QString::fromStdString(ts::testing::testPath("TRAINSCOPE_TEST_PROFILER_FIXTURES")) +
+        QStringLiteral("/cpu_step.pt.trace.json");
     QVERIFY2(w.history()->importTrace(fixture, &error), qPrintable(error));
     QCOMPARE(w.labs()->currentId(), QStringLiteral("profile"));
     QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 
+#include "runtime/build_info.h"
 #include "runtime/nvml.h"
 
 #ifdef TRAINSCOPE_TORCH_CUDA
@@ -115,8 +116,8 @@ Environment currentEnvironment(const std::string& device) {
     e.cpu = caps.devices.front().name;
     e.hostname = hostName();
     e.date = isoNowUtc();
-    e.git_commit = TRAINSCOPE_GIT_COMMIT;
-    e.trainscope_version = TRAINSCOPE_VERSION;
+    e.git_commit = build::gitCommit();
+    e.trainscope_version = build::version();
     const DeviceInfo* d = findDevice(device);
     e.device_name = d ? d->name : device;
 #ifdef TRAINSCOPE_TORCH_CUDA

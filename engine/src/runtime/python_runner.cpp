@@ -9,14 +9,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "runtime/build_info.h"
 #include "trainscope/distributed/launcher.h"
-
-#ifndef TRAINSCOPE_RUNNER_DIR
-#define TRAINSCOPE_RUNNER_DIR ""
-#endif
-#ifndef TRAINSCOPE_DEFAULT_PYTHON
-#define TRAINSCOPE_DEFAULT_PYTHON ""
-#endif
 
 namespace ts {
 namespace {
@@ -50,7 +44,7 @@ std::string PythonOutcome::text() const {
 
 std::string defaultPython() {
     if (auto p = env("TRAINSCOPE_PYTHON"); !p.empty()) return p;
-    if (const std::string configured = TRAINSCOPE_DEFAULT_PYTHON;
+    if (const std::string configured = build::defaultPython();
         !configured.empty() && runnable(configured))
         return configured;
     return "python3";
@@ -71,7 +65,7 @@ std::string runnerFolder() {
         }
     }
     // A build: the source tree's runner/.
-    return TRAINSCOPE_RUNNER_DIR;
+    return build::runnerDir();
 }
 
 std::string exampleCheckout() {

@@ -10,7 +10,10 @@
 // a tenth of a second); the tests get their folders and programs from CTest's environment
 // (tests/common/test_paths.h) rather than from -D; CMakeLists.txt has ccache leave Qt Test's
 // two definitions and the working folder out of the hash (they only locate QFINDTESTDATA's
-// files, which no test uses, and the debug information's folder).
+// files, which no test uses, and the debug information's folder). One path stays in: GCC
+// writes the build's own folder into a precompiled header, and an object that includes one
+// hashes the header's bytes; so .ci/run builds through a link at one fixed path to its clone,
+// and a clean clone's .ci/run before a session stops leaves CI every object it needs.
 
 #ifndef TRAINSCOPE_RUNNER_DIR
 #define TRAINSCOPE_RUNNER_DIR ""

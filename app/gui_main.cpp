@@ -75,17 +75,26 @@ int main(int argc, char** argv) {
         QStringLiteral("compare"),
         QStringLiteral("Compare two stored runs: A,B (ids; 'last' and 'previous' allowed)."),
         QStringLiteral("A,B"));
+    QCommandLineOption overlay(
+        QStringLiteral("overlay"),
+        QStringLiteral("Overlay two or more stored runs of one experiment on one chart: A,B,... "
+                       "(ids; 'last' and 'previous' allowed)."),
+        QStringLiteral("A,B,..."));
     QCommandLineOption open(QStringLiteral("open"),
                             QStringLiteral("Open a stored run into the views (its id)."),
                             QStringLiteral("id"));
     QCommandLineOption shot(
         QStringLiteral("screenshot"),
-        QStringLiteral("After the run (or the run --open shows, or the --compare), grab a tab: "
-                       "TAB=file.png, TAB a tab's key in the experiment shown (steps, sweep, "
-                       "speedup, attention, lanes, ...; one that two experiments share also as "
-                       "experiment.tab: memory.timeline; a key that is not one lists them all). "
-                       "To TAB=file.csv or file.md: the tab's table instead (a CSV with its "
-                       "environment beside it, file.environment.json). Repeatable; quits after."),
+        QStringLiteral(
+            "After the run (or the run --open shows, the --compare or the --overlay), "
+            "grab a tab: TAB=file.png, TAB a tab's key in the experiment shown (steps, sweep, "
+            "speedup, attention, lanes, ...; one that two experiments share also as "
+            "experiment.tab: memory.timeline; a key that is not one lists them all). "
+            "To TAB=file.csv or file.md: the tab's table instead (a CSV with its "
+            "environment beside it, file.environment.json). A bare file.png grabs the window as "
+            "the "
+            "script leaves it (the overlay's chart after --overlay). Repeatable; quits "
+            "after."),
         QStringLiteral("tab=png"));
     QCommandLineOption report(QStringLiteral("report"),
                               QStringLiteral("After the run (or the run --open shows, or the "
@@ -93,7 +102,7 @@ int main(int argc, char** argv) {
                                              "experiment shown, its charts beside it, and quit."),
                               QStringLiteral("file.md"));
     for (const auto* o : {&db, &theme, &presentation, &fresh, &size, &experiment, &preset, &config,
-                          &run, &compare, &open, &shot, &report})
+                          &run, &compare, &overlay, &open, &shot, &report})
         cli.addOption(*o);
     {
         // Options first, with no window system: --help, --version and a bad option answer
@@ -122,6 +131,7 @@ int main(int argc, char** argv) {
     args.config = cli.value(config);
     args.run = cli.isSet(run);
     args.compare = cli.value(compare);
+    args.overlay = cli.value(overlay);
     args.open = cli.value(open);
     args.size = cli.value(size);
     args.theme = cli.value(theme);

@@ -27,10 +27,14 @@ static LabEntry entry(const char* id, const char* title) {
                [] { return static_cast<LabView*>(new View); },
                &Panel::describeSpec,
                &Panel::stateFromSpec,
+               {},
                {}};
     // A lab that takes a training point says so with a static stateFromPoint.
     if constexpr (requires(const QJsonObject& point) { Panel::stateFromPoint(point); })
         e.stateFromPoint = &Panel::stateFromPoint;
+    // A lab whose runs overlay says so with a static overlayOf on its view.
+    if constexpr (requires(const StoredRun& run) { View::overlayOf(run); })
+        e.overlayOf = &View::overlayOf;
     return e;
 }
 

@@ -12,6 +12,8 @@ namespace ts::ui {
 
 class LabPanel;
 class LabView;
+struct RunOverlay;
+struct StoredRun;
 
 struct LabEntry {
     QString id;     // "bench"
@@ -25,6 +27,10 @@ struct LabEntry {
     // a view hands a point to another lab ("Profile This Point"); empty where the lab takes no
     // training point.
     std::function<QJsonObject(const QJsonObject& point)> stateFromPoint;
+    // What History's Overlay Selected draws of one stored run (see Note [overlaying stored
+    // runs] in ui/common/overlay.h); called in a pool thread. Empty where the lab has no
+    // overlay (its results are no number per point).
+    std::function<RunOverlay(const StoredRun& run)> overlayOf;
 };
 
 // In menu order.

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The window's scripted sessions (--preset, --config, --run, --compare, --screenshot, --report)
+"""The window's scripted sessions (--preset, --config, --run, --compare, --overlay, --screenshot,
+--report)
 end with a clear message and a non-zero exit when they cannot do their job: a mistyped option
 runs nothing, an impossible comparison does not hang.
 Usage: test_gui_script.py path/to/trainscope path/to/trainscope-cli"""
@@ -61,6 +62,9 @@ class GuiScript(unittest.TestCase):
             (["--config", "[1, 2]"], "--config: expected a JSON object"),
             (["--compare", "3"], "--compare: expected two runs as A,B"),
             (["--compare", "last,x"], "--compare: expected two runs as A,B"),
+            (["--overlay", "3"], "--overlay: expected two or more runs"),
+            (["--overlay", "3,nine"], "--overlay: expected two or more runs"),
+            (["--overlay", "1,2", "--compare", "1,2"], "choose one"),
             (["--open", "-4"], "--open: expected a run id"),
             (["--screenshot", "steps"], "--screenshot: expected TAB=file.png"),
             (["--size", "big"], "--size: expected WIDTHxHEIGHT"),
@@ -97,6 +101,22 @@ class GuiScript(unittest.TestCase):
             p = self.gui(*args, timeout=60)
             self.assertEqual(p.returncode, 1, (args, p.stderr))
             self.assertIn(needle, p.stderr, args)
+            self.assertLess(time.time() - t0, 14, args)
+        self.assertFalse(os.path.exists(self.path("x.png")))
+
+    def test_overlay_draws_runs_and_a_bad_id_ends_at_once(self):
+        for _ in range(2):
+            self.cli("bench", "--size", "tiny", "--context-length", "8", "--batch-size", "1", "--warmup", "0",
+                     "--steps", "2", "--device", "cpu", "-q")
+        p = self.gui("--overlay", "last,previous", "--screenshot", self.path("overlay.png"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreater(os.path.getsize(self.path("overlay.png")), 1000)
+        # A run that is not there: exit 1 naming it, told at once, with or without a picture asked.
+        for args in (["--overlay", "1,999", "--screenshot", self.path("x.png")], ["--overlay", "2,1,999"]):
+            t0 = time.time()
+            p = self.gui(*args, timeout=60)
+            self.assertEqual(p.returncode, 1, (args, p.stderr))
+            self.assertIn("cannot overlay: run 999", p.stderr, args)
             self.assertLess(time.time() - t0, 14, args)
         self.assertFalse(os.path.exists(self.path("x.png")))
 

@@ -39,6 +39,8 @@ public:
     void runStarted(qint64 storeRunId, const Environment& env) override;
     void addItems(const QList<QVariant>& items) override;
     bool showStored(const StoredRun& run, QString* error) override;
+    // What History's Overlay Selected draws of a stored run (ui/common/overlay.h).
+    static RunOverlay overlayOf(const StoredRun& run);
     QString replayUnavailable() const override { return {}; }
     QString compareUnavailable() const override { return {}; }
     void replay(const StoredRun& run, double speed) override;

@@ -1,10 +1,14 @@
 #include "ui/common/labview.h"
 
+#include <QComboBox>
+#include <QLabel>
+#include <QSignalBlocker>
 #include <QTabWidget>
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
+#include "ui/common/panes.h"
 #include "ui/common/tableview.h"
 
 namespace ts::ui {
@@ -53,6 +57,60 @@ int LabView::paneIndex(const QString& key) const {
 int LabView::currentPane() const { return tabs_->currentIndex(); }
 
 void LabView::showPane(int index) { tabs_->setCurrentIndex(index); }
+
+void LabView::showOverlay(std::vector<OverlaidRun> runs, OverlayPlot plot) {
+    if (!overlayChart_) {
+        overlayModel_ = new OverlayModel(this);
+        overlayChart_ = new OverlayChart(overlayModel_, this);
+        overlayMetric_ = new QComboBox(this);
+        overlayMetric_->setObjectName(QStringLiteral("overlayMetric"));
+        overlayMetric_->setToolTip(tr("What the overlaid runs are drawn by"));
+        auto* label = new QLabel(tr("Draw:"), this);
+        label->setBuddy(overlayMetric_);
+        QWidget* page = panePage(this, paneRow(this, {label, overlayMetric_}), overlayChart_);
+        addPane({QStringLiteral("overlay"), tr("Overlay"), page, overlayChart_, nullptr});
+        connect(overlayMetric_, &QComboBox::activated, this, &LabView::drawOverlayBy);
+    }
+    overlayRuns_ = std::move(runs);
+    {
+        const QSignalBlocker block(overlayMetric_);
+        overlayMetric_->clear();
+        overlayMetric_->addItems(plot.metrics);
+        overlayMetric_->setCurrentIndex(plot.metric);
+    }
+    overlayMetric_->parentWidget()->setVisible(plot.metrics.size() > 1);
+    overlayModel_->setPlot(std::move(plot));
+    overlayChart_->flushRedraw();
+    showPane(paneIndex(QStringLiteral("overlay")));
+}
+
+void LabView::drawOverlayBy(int metric) {
+    QString error;
+    if (auto plot = combineOverlays(overlayRuns_, &error, metric)) {
+        overlayModel_->setPlot(std::move(*plot));
+        overlayChart_->flushRedraw();
+    } else {
+        Q_EMIT statusText(error);  // nothing measured by it: the chart stays as it was
+        overlayMetric_->setCurrentIndex(overlayModel_->plot().metric);
+    }
+}
+
+ExportContext LabView::paneContext(int pane) const {
+    if (!overlayChart_ || pane != paneIndex(QStringLiteral("overlay"))) return exportContext(pane);
+    const OverlayPlot& plot = overlayModel_->plot();
+    ExportContext ctx;
+    QStringList ids;
+    for (qint64 id : plot.runIds) ids << QString::number(id);
+    ctx.title = tr("Runs %1 overlaid").arg(ids.join(QStringLiteral(", ")));
+    ctx.configuration = plot.title;
+    ctx.notes = plot.runNames;
+    if (plot.missing > 0)
+        ctx.notes << tr(
+            "%n point(s) without a value (failed, out of memory or not measured) "
+            "are not drawn",
+            "", plot.missing);
+    return ctx;
+}
 
 ExportContext LabView::exportContext(int) const {
     ExportContext ctx;

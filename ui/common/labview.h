@@ -10,9 +10,11 @@
 #include <QWidget>
 
 #include "ui/common/exporter.h"
+#include "ui/common/overlay.h"
 #include "ui/common/runcontroller.h"
 #include "ui/common/storeaccess.h"
 
+class QComboBox;
 class QTabWidget;
 
 namespace ts::ui {
@@ -57,6 +59,18 @@ public:
     virtual void stopReplay() {}
     virtual QString compareUnavailable() const;
     virtual bool compare(const StoredRun& a, const StoredRun& b, QString* error);
+
+    // History's Overlay Selected: runs of this lab laid over each other (`plot`, as
+    // combineOverlays made it of `runs`) on one chart, the pane "overlay", added the first time
+    // and shown, with a choice of the metric drawn where the lab has several. It stays until
+    // the next overlay; the lab's other panes go on showing their run.
+    void showOverlay(std::vector<OverlaidRun> runs, OverlayPlot plot);
+    QComboBox* overlayMetric() const { return overlayMetric_; }
+    OverlayChart* overlayChart() const { return overlayChart_; }
+    OverlayModel* overlayModel() const { return overlayModel_; }
+    // What exporting pane `pane` carries: the overlaid runs for the overlay's pane, else
+    // exportContext(pane).
+    ExportContext paneContext(int pane) const;
 
     // File ▸ Import Trace…: the files this lab reads that another tool wrote (name filters,
     // "*.json"; empty: none), and the import: the file read, stored as a run of this lab in the
@@ -115,6 +129,11 @@ private:
     int paneOf(const QObject* sender) const;
     QTabWidget* tabs_;
     QList<Pane> panes_;
+    OverlayModel* overlayModel_ = nullptr;
+    OverlayChart* overlayChart_ = nullptr;
+    QComboBox* overlayMetric_ = nullptr;
+    std::vector<OverlaidRun> overlayRuns_;
+    void drawOverlayBy(int metric);
 };
 
 }  // namespace ts::ui

@@ -48,6 +48,8 @@ public:
     virtual QStringList xCategories() const { return {}; }
     // Whether each x carries its label next to its points (model sizes by name).
     virtual bool labelPoints() const { return false; }
+    // Whether series that share an x are nudged apart (not where every series has every x).
+    virtual bool dodgeSharedX() const { return true; }
 
 protected:
     // Subclasses: beginResetModel(), fill these, sortRows(), endResetModel().

@@ -102,7 +102,8 @@ public:
         p->setRenderHint(QPainter::Antialiasing);
         const qreal cap = 4 + width_;
         for (const Bar& b : bars_) {
-            if (!(b.hi > b.lo)) continue;
+            if (!(b.hi > b.lo) || !b.series->isVisible())
+                continue;  // a series hidden by its legend
             const QPointF top = chart_->mapToPosition(QPointF(b.x, b.hi), b.series);
             const bool open =
                 !std::isfinite(b.lo) ||
@@ -231,10 +232,10 @@ void SweepChart::setLinearAxis(QCategoryAxis* axis, double lo, double hi) {
 void SweepChart::restyle() {
     applyChartStyle(chart(), style());
     for (int i = 0; i < lines_.size(); ++i) {
-        QPen pen(style().seriesColor(i));
+        QPen pen(seriesColor(i));
         pen.setWidthF(style().lineWidth);
         lines_[i]->setPen(pen);
-        lines_[i]->setColor(style().seriesColor(i));
+        lines_[i]->setColor(seriesColor(i));
         lines_[i]->setMarkerSize(style().markerSize);
     }
     requestRedraw();  // error bar colours
@@ -299,13 +300,14 @@ void SweepChart::redraw() {
         const double x = r.x * xScale;
         if (i < 0 || (xLog_ && !(x > 0)) || (yIsLog_ && !(r.mean > 0))) continue;
         const QList<int>& sharing = seriesAt[r.x];
-        const double ax = dodgeX(toAxisX(x), static_cast<int>(sharing.indexOf(i)),
-                                 static_cast<int>(sharing.size()), slot);
+        const double ax =
+            dodgeX(toAxisX(x), static_cast<int>(sharing.indexOf(i)),
+                   model_->dodgeSharedX() ? static_cast<int>(sharing.size()) : 1, slot);
         const double lo = r.mean - r.std;
         data[i] << QPointF(ax, toAxisY(r.mean));
         plotted_[r.series] << qMakePair(data[i].back(), r.source);
         bars << ErrorBarsItem::Bar{lines_[i], ax, (yIsLog_ && !(lo > 0)) ? -INFINITY : toAxisY(lo),
-                                   toAxisY(r.mean + r.std), style().seriesColor(i)};
+                                   toAxisY(r.mean + r.std), seriesColor(i)};
         if (model_->labelPoints() &&
             (!labels.contains(r.x) || labels[r.x].at.y() < toAxisY(r.mean)))
             labels[r.x] = ErrorBarsItem::Label{lines_[i], QPointF(ax, toAxisY(r.mean)), r.xLabel};

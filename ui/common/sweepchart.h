@@ -70,10 +70,14 @@ public:
     double toAxisY(double y) const;
     double fromAxisX(double x) const;
     double fromAxisY(double y) const;
+    // The colour of series `i` (the theme's series colours; the overlay's its own).
+    virtual QColor seriesColor(int i) const { return style().seriesColor(i); }
 
-private:
+protected:
     void redraw() override;
     void restyle() override;
+
+private:
     void setLogAxis(QCategoryAxis* axis, double lo, double hi, int base);
     void setLinearAxis(QCategoryAxis* axis, double lo, double hi);
 

@@ -36,6 +36,8 @@ public:
     void runStarted(qint64 storeRunId, const Environment& env) override;
     void addItems(const QList<QVariant>& items) override;
     bool showStored(const StoredRun& run, QString* error) override;
+    // What History's Overlay Selected draws of a stored run (ui/common/overlay.h).
+    static RunOverlay overlayOf(const StoredRun& run);
     ExportContext exportContext(int pane) const override;
     QList<ReportPart> reportParts() const override;
 

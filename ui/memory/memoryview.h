@@ -34,6 +34,8 @@ public:
     void runStarted(qint64 storeRunId, const Environment& env) override;
     void addItems(const QList<QVariant>& items) override;
     bool showStored(const StoredRun& run, QString* error) override;
+    // What History's Overlay Selected draws of a stored run (ui/common/overlay.h).
+    static RunOverlay overlayOf(const StoredRun& run);
     QString compareUnavailable() const override { return {}; }
     // A preset's view: "tab", and "failed_step": true to show the next frontier's failed step
     // when it arrives.

@@ -39,6 +39,8 @@ public:
     // Parses and analyses the stored profile in a pool thread; the panes fill when it is done
     // (profileShown), or the log says why it could not be read.
     bool showStored(const StoredRun& run, QString* error) override;
+    // What History's Overlay Selected draws of a stored run (ui/common/overlay.h).
+    static RunOverlay overlayOf(const StoredRun& run);
     QList<ReportPart> reportParts() const override;
     // History's Compare: run `a` in the panes, and both runs' kernel tables side by side in the
     // Compare pane (parsed and compared in a pool thread: comparisonShown when it is filled).

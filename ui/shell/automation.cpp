@@ -99,15 +99,30 @@ QString parseAutomation(const AutomationArgs& a, AutomationOptions* out) {
                        "'%1'")
                 .arg(a.compare);
     }
+    if (!a.overlay.isEmpty()) {
+        const QStringList ids = a.overlay.split(QLatin1Char(','));
+        for (const QString& id : ids) o.overlay << runReference(id.trimmed());
+        if (ids.size() < 2 || o.overlay.contains(0))
+            return QStringLiteral(
+                       "--overlay: expected two or more runs as A,B,... (run ids, 'last' or "
+                       "'previous'), got '%1'")
+                .arg(a.overlay);
+    }
     if (!a.open.isEmpty() && (o.open = runReference(a.open)) <= 0)
         return QStringLiteral("--open: expected a run id (a positive whole number), got '%1'")
             .arg(a.open);
-    if (!o.compare.isEmpty() && o.open > 0)
-        return QStringLiteral("--open and --compare: choose one");
+    if ((!o.compare.isEmpty()) + (o.open > 0) + (!o.overlay.isEmpty()) > 1)
+        return QStringLiteral("--open, --compare and --overlay: choose one");
     for (const QString& s : a.shots) {
         const qsizetype eq = s.indexOf(QLatin1Char('='));
+        // A bare picture's name: the window as the script leaves it (the overlay, a comparison).
+        if (eq < 0 && s.endsWith(QLatin1String(".png"), Qt::CaseInsensitive) && s.size() > 4) {
+            o.shots.append({QString(), s});
+            continue;
+        }
         if (eq <= 0 || eq == s.size() - 1)
-            return QStringLiteral("--screenshot: expected TAB=file.png, got '%1'").arg(s);
+            return QStringLiteral("--screenshot: expected TAB=file.png or file.png, got '%1'")
+                .arg(s);
         o.shots.append({s.left(eq), s.mid(eq + 1)});
     }
     o.report = a.report;
@@ -153,7 +168,8 @@ QString parseAutomation(const AutomationArgs& a, AutomationOptions* out) {
 
 bool hasWork(const AutomationOptions& o) {
     return !o.experiment.isEmpty() || !o.preset.isEmpty() || !o.config.isEmpty() || o.run ||
-           !o.compare.isEmpty() || o.open > 0 || !o.shots.isEmpty() || !o.report.isEmpty();
+           !o.compare.isEmpty() || !o.overlay.isEmpty() || o.open > 0 || !o.shots.isEmpty() ||
+           !o.report.isEmpty();
 }
 
 namespace {
@@ -269,6 +285,10 @@ struct Script : std::enable_shared_from_this<Script> {
             history->openStoredRun(o.open);
             return;
         }
+        if (!o.overlay.isEmpty()) {
+            overlay();
+            return;
+        }
         if (o.compare.size() != 2) {
             shoot(0);
             return;
@@ -314,6 +334,42 @@ struct Script : std::enable_shared_from_this<Script> {
         history->refresh();
     }
 
+    // The runs asked for on one chart, once History lists the store ("last" and "previous"
+    // need its list); exactly one of ready, failed or the time-out ends the wait.
+    void overlay() {
+        auto self = shared_from_this();
+        auto done = std::make_shared<bool>(false);
+        auto end = [self, done](const QString& why) {
+            if (*done) return;
+            *done = true;
+            if (why.isEmpty()) return self->shoot(0);
+            self->fail(QStringLiteral("cannot overlay: ") + why);
+            self->finish();
+        };
+        QObject::connect(
+            history, &HistoryController::refreshed, w,
+            [self, end] {
+                const auto& runs = self->history->runList()->runs();  // newest first
+                QList<qint64> ids;
+                for (qint64 id : self->o.overlay) {
+                    const size_t i = static_cast<size_t>(-id - 1);
+                    ids << (id >= 0 ? id : i < runs.size() ? runs[i].id : 0);
+                }
+                if (ids.contains(0)) return end(QStringLiteral("not enough stored runs"));
+                QObject::connect(
+                    self->history, &HistoryController::overlayReady, self->w, [end] { end({}); },
+                    Qt::SingleShotConnection);
+                QObject::connect(
+                    self->history, &HistoryController::overlayFailed, self->w,
+                    [end](const QString& why) { end(why); }, Qt::SingleShotConnection);
+                self->history->widget()->selectRuns(ids);
+                self->history->overlayStoredRuns(ids);
+            },
+            Qt::SingleShotConnection);
+        QTimer::singleShot(60000, w, [end] { end(QStringLiteral("no answer from the store")); });
+        history->refresh();
+    }
+
     void shoot(int i) {
         if (i >= o.shots.size()) {
             writeReport();
@@ -323,10 +379,11 @@ struct Script : std::enable_shared_from_this<Script> {
         // A script that chose its lab (an experiment, a preset, a run, a stored run) takes
         // pictures of that lab: a tab of another one would be a picture of an empty view.
         const bool labChosen = !o.experiment.isEmpty() || !o.preset.isEmpty() || o.run ||
-                               o.open > 0 || !o.compare.isEmpty();
+                               o.open > 0 || !o.compare.isEmpty() || !o.overlay.isEmpty();
         // ("lab.tab" names its lab: that is asked for.)
-        if (LabView* v = labs->currentView();
-            labChosen && v && !tab.contains(QLatin1Char('.')) && v->paneIndex(tab) < 0) {
+        if (LabView* v = labs->currentView(); labChosen && v && !tab.isEmpty() &&
+                                              !tab.contains(QLatin1Char('.')) &&
+                                              v->paneIndex(tab) < 0) {
             QStringList keys;
             for (const LabView::Pane& p : v->panes()) keys << p.key;
             fail(QStringLiteral("--screenshot: the %1 experiment has no tab '%2' (its tabs: %3)")
@@ -334,7 +391,7 @@ struct Script : std::enable_shared_from_this<Script> {
             finish();
             return;
         }
-        if (!labs->showPane(tab)) {
+        if (!tab.isEmpty() && !labs->showPane(tab)) {
             fail(QStringLiteral("--screenshot: no tab '%1' (one of: %2)")
                      .arg(tab, labs->paneKeys().join(QStringLiteral(", "))));
             finish();

@@ -1,6 +1,6 @@
 // Scripted sessions for documentation and demos: load a preset or a configuration, run it,
-// compare stored runs, then grab the window's tabs to PNG files and quit. Used under Xvfb
-// to make the screenshots in docs/.
+// compare or overlay stored runs, then grab the window's tabs to PNG files and quit. Used under
+// Xvfb to make the screenshots in docs/.
 #pragma once
 
 #include <QJsonObject>
@@ -15,13 +15,15 @@ namespace ts::ui {
 class MainWindow;
 
 struct AutomationOptions {
-    QString experiment;                    // panel id to select ("bench", "attention")
-    QString preset;                        // classroom preset id
-    QJsonObject config;                    // panel state applied after the preset
-    bool run = false;                      // press Run and wait for the end
-    QList<qint64> compare;                 // two stored run ids ("last" = -1, "previous" = -2)
+    QString experiment;     // panel id to select ("bench", "attention")
+    QString preset;         // classroom preset id
+    QJsonObject config;     // panel state applied after the preset
+    bool run = false;       // press Run and wait for the end
+    QList<qint64> compare;  // two stored run ids ("last" = -1, "previous" = -2)
+    QList<qint64> overlay;  // two or more stored run ids, the same way
+
     qint64 open = 0;                       // a stored run to open into the views (0: none)
-    QList<QPair<QString, QString>> shots;  // {tab, png path}
+    QList<QPair<QString, QString>> shots;  // {tab, png path}; no tab: the window as it is
     QString report;                        // write a Markdown report here
     int settleMs = 700;                    // wait before each grab (throttled redraws)
     bool quit = true;
@@ -31,8 +33,8 @@ struct AutomationOptions {
 
 // The scripting options as typed on the command line, before they are checked.
 struct AutomationArgs {
-    QString experiment, preset, config, compare, open, size, theme;
-    QStringList shots;  // "tab=file.png"
+    QString experiment, preset, config, compare, overlay, open, size, theme;
+    QStringList shots;  // "tab=file.png", or "file.png": the window as the script leaves it
     QString report;
     bool run = false;
     QString storePath;  // --db; empty: the default store. Screenshots and reports never land on it.

@@ -45,7 +45,7 @@ bool ExportController::exportPane(LabView* view, int pane, const QString& path, 
         return false;
     }
     const LabView::Pane& p = view->panes()[pane];
-    const ExportContext ctx = view->exportContext(pane);
+    const ExportContext ctx = view->paneContext(pane);
     if (tableFormatFor(path)) {
         if (!p.table) {
             if (error) *error = tr("this view has no table");
@@ -129,7 +129,7 @@ void ExportController::copyPane(LabView* view, int pane) {
     if (pane < 0 || pane >= view->panes().size()) return;
     if (QString why; refuseDeleted(view, &why)) return Q_EMIT notice(why, 5000);
     const LabView::Pane& p = view->panes()[pane];
-    const ExportContext ctx = view->exportContext(pane);
+    const ExportContext ctx = view->paneContext(pane);
     if (p.chart) {
         copyChartToClipboard(*p.chart, dynamic_cast<QWidget*>(p.chart)->size(), ctx);
         Q_EMIT notice(tr("%1 copied as an image").arg(p.chart->chartTitle()), 3000);

@@ -4,14 +4,17 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFutureWatcher>
+#include <QHash>
 #include <QLabel>
 #include <QMessageBox>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
 #include "ui/common/format.h"
 #include "ui/common/labpanel.h"
 #include "ui/common/labview.h"
 #include "ui/common/storeaccess.h"
+#include "ui/labs.h"
 #include "ui/shell/historywidget.h"
 #include "ui/shell/labdeck.h"
 #include "ui/shell/runconfig.h"
@@ -28,6 +31,7 @@ HistoryController::HistoryController(RunSession* session, LabDeck* deck, QWidget
     connect(widget_, &HistoryWidget::replayRequested, this,
             [this](qint64 id) { replayStoredRun(id, 1.0); });
     connect(widget_, &HistoryWidget::compareRequested, this, &HistoryController::compareStoredRuns);
+    connect(widget_, &HistoryWidget::overlayRequested, this, &HistoryController::overlayStoredRuns);
     connect(widget_, &HistoryWidget::refreshRequested, this, &HistoryController::refresh);
     connect(widget_, &HistoryWidget::deleteRequested, this, &HistoryController::deleteStoredRun);
     connect(widget_, &HistoryWidget::loadConfigurationRequested, this,
@@ -218,6 +222,110 @@ void HistoryController::compareStoredRuns(qint64 a, qint64 b) {
     }));
 }
 
+namespace {
+
+// "run 3 is bench, runs 5 and 9 are attention": the kinds of a selection, each with its runs.
+QString kindsOf(const std::vector<std::pair<qint64, QString>>& runs) {
+    QStringList kinds;
+    QHash<QString, QStringList> ids;
+    for (const auto& [id, kind] : runs) {
+        if (!kinds.contains(kind)) kinds << kind;
+        ids[kind] << QString::number(id);
+    }
+    QStringList parts;
+    for (const QString& k : kinds)
+        parts << (ids[k].size() == 1
+                      ? HistoryController::tr("run %1 is of kind '%2'").arg(ids[k].front(), k)
+                      : HistoryController::tr("runs %1 are of kind '%2'")
+                            .arg(ids[k].join(QStringLiteral(", ")), k));
+    return parts.join(QStringLiteral("; "));
+}
+
+struct OverlayResult {
+    QString lab, error;
+    std::vector<OverlaidRun> runs;
+    std::optional<OverlayPlot> plot;
+};
+
+// In a pool thread: the runs read, each by its lab's overlayOf, and laid over each other.
+OverlayResult readOverlay(const QString& path, const QList<qint64>& ids) {
+    OverlayResult out;
+    std::vector<StoredRun> runs;
+    for (qint64 id : ids) {
+        StoredRun r = loadRun(path, id);
+        if (!r.error.isEmpty()) {
+            out.error = HistoryController::tr("run %1 cannot be read: %2").arg(id).arg(r.error);
+            return out;
+        }
+        runs.push_back(std::move(r));
+    }
+    std::vector<std::pair<qint64, QString>> kinds;
+    for (const StoredRun& r : runs) kinds.emplace_back(r.info.id, qstr(r.info.lab));
+    out.lab = kinds.front().second;
+    for (const auto& k : kinds)
+        if (k.second != out.lab) {
+            out.error =
+                HistoryController::tr("only runs of one kind overlay: %1").arg(kindsOf(kinds));
+            return out;
+        }
+    const auto& labs = uiLabs();
+    const auto entry =
+        std::find_if(labs.begin(), labs.end(), [&](const LabEntry& l) { return l.id == out.lab; });
+    if (entry == labs.end()) {
+        out.error =
+            HistoryController::tr("runs of kind '%1' cannot be shown in this window").arg(out.lab);
+        return out;
+    }
+    if (!entry->overlayOf) {
+        out.error = HistoryController::tr(
+                        "%1 runs have no overlay (their results are not one "
+                        "number per point): open them one at a time")
+                        .arg(entry->title);
+        return out;
+    }
+    for (const StoredRun& r : runs) out.runs.push_back({r.info, entry->overlayOf(r)});
+    out.plot = combineOverlays(out.runs, &out.error);
+    return out;
+}
+
+}  // namespace
+
+void HistoryController::overlayStoredRuns(const QList<qint64>& selected) {
+    QList<qint64> ids = selected;  // in the order the runs were made
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    auto refuse = [this](const QString& why) {
+        Q_EMIT notice(why, 8000);  // a refusal, not a failure: nothing for the log
+        Q_EMIT overlayFailed(why);
+    };
+    if (ids.size() < 2) return refuse(tr("Select two or more runs in the History pane to overlay"));
+    // Kinds the list knows are told at once, before anything is read.
+    std::vector<std::pair<qint64, QString>> known;
+    for (qint64 id : ids)
+        if (const RunInfo* r = runs_.runById(id)) known.emplace_back(id, qstr(r->lab));
+    for (const auto& k : known)
+        if (k.second != known.front().second)
+            return refuse(tr("Only runs of one kind overlay: %1").arg(kindsOf(known)));
+    auto* w = new QFutureWatcher<OverlayResult>(this);
+    connect(w, &QFutureWatcherBase::finished, this, [this, w, refuse, ids] {
+        OverlayResult r = w->result();
+        w->deleteLater();
+        LabView* v = r.error.isEmpty() ? deck_->view(r.lab) : nullptr;
+        if (!r.error.isEmpty() || !v || !r.plot) {
+            const QString why = r.error.isEmpty() ? tr("nothing to overlay") : r.error;
+            Q_EMIT logLine(tr("Could not overlay: %1").arg(why));
+            return refuse(why);
+        }
+        if (!session_->isRunning()) deck_->select(r.lab);  // a live run keeps its lab on screen
+        v->showOverlay(std::move(r.runs), std::move(*r.plot));
+        QStringList shown;
+        for (qint64 id : ids) shown << QString::number(id);
+        Q_EMIT logLine(tr("Overlaid runs %1").arg(shown.join(QStringLiteral(", "))));
+        Q_EMIT overlayReady(r.lab);
+    });
+    w->setFuture(QtConcurrent::run(readOverlay, session_->storePath(), ids));
+}
+
 void HistoryController::openSelected() {
     if (const auto ids = widget_->selectedRuns(); !ids.isEmpty()) openStoredRun(ids.front());
 }
@@ -226,6 +334,8 @@ void HistoryController::replaySelected(double speed) {
     if (const auto ids = widget_->selectedRuns(); !ids.isEmpty())
         replayStoredRun(ids.front(), speed);
 }
+
+void HistoryController::overlaySelected() { overlayStoredRuns(widget_->selectedRuns()); }
 
 void HistoryController::compareSelected() {
     const auto ids = widget_->selectedRuns();

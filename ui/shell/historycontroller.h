@@ -1,5 +1,6 @@
 // What History does with the results store: lists its runs (and follows runs others add),
-// opens one into its lab's view, replays one, compares two, deletes one (a view that shows it is
+// opens one into its lab's view, replays one, compares two, overlays two or more on one chart,
+// deletes one (a view that shows it is
 // marked deleted and refuses exports), loads a run's configuration into its lab's panel and
 // runs it again, opens another store, imports a trace another tool wrote. Stored runs are read in
 // pool threads; each outcome is a signal, in the words the log has.
@@ -37,10 +38,15 @@ public:
     void openStoredRun(qint64 id);
     void replayStoredRun(qint64 id, double speed = 1.0);
     void compareStoredRuns(qint64 a, qint64 b);
-    // The same for the runs selected in the pane (Compare wants exactly two).
+    // Two or more runs of one lab on one chart, the lab's "overlay" pane (see Note [overlaying
+    // stored runs] in ui/common/overlay.h): read and laid over each other in a pool thread;
+    // overlayReady or overlayFailed tell the outcome.
+    void overlayStoredRuns(const QList<qint64>& ids);
+    // The same for the runs selected in the pane (Compare wants exactly two, Overlay two or more).
     void openSelected();
     void replaySelected(double speed);
     void compareSelected();
+    void overlaySelected();
     // Puts stored run `id`'s configuration into its lab's panel (and starts it with `runNow`);
     // false, with the reason in the log and the status bar, when it cannot.
     bool loadRunConfiguration(qint64 id, bool runNow = false);
@@ -62,6 +68,10 @@ Q_SIGNALS:
     void comparisonReady();
     // Compare could not be done (a run missing or unreadable, runs of two kinds): why.
     void comparisonFailed(const QString& reason);
+    void overlayReady(const QString& lab);
+    // Overlay could not be done (fewer than two runs, runs of several kinds, a run missing or
+    // unreadable, a lab without an overlay, nothing measured): why, naming the runs.
+    void overlayFailed(const QString& reason);
     void replayFinished();
     void storedRunDeleted(qint64 id, const QString& error);  // error empty: deleted
     void storeOpened(const QString& path);

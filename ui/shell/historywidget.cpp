@@ -43,7 +43,9 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     header_->setSectionResizeMode(QHeaderView::ResizeToContents);
     header_->setSectionResizeMode(RunListModel::Configuration, QHeaderView::Stretch);
     view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 8);
-    view_->setToolTip(tr("Double-click opens a run; right-click for more; select two to compare"));
+    view_->setToolTip(
+        tr("Double-click opens a run; right-click for more; select two to compare, "
+           "two or more to overlay"));
     message_ = new QLabel(this);
     message_->setWordWrap(true);
     message_->setVisible(false);
@@ -56,6 +58,8 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
     open_ = new QPushButton(tr("&Open"), this);
     replay_ = new QPushButton(tr("Re&play"), this);
     compare_ = new QPushButton(tr("Co&mpare"), this);
+    overlay_ = new QPushButton(tr("O&verlay Selected"), this);
+    overlay_->setObjectName(QStringLiteral("overlaySelected"));
     load_ = new QPushButton(tr("&Load Configuration"), this);
     again_ = new QPushButton(tr("Run &Again"), this);
     delete_ = new QPushButton(tr("Delete"), this);
@@ -65,7 +69,8 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
         tr("Play the selected run step by step, as it was recorded (no GPU needed)"));
     compare_->setToolTip(tr("Compare two selected runs side by side"));
     auto* buttons = new QHBoxLayout;
-    for (QPushButton* b : {open_, replay_, compare_, load_, again_, delete_}) buttons->addWidget(b);
+    for (QPushButton* b : {open_, replay_, compare_, overlay_, load_, again_, delete_})
+        buttons->addWidget(b);
     buttons->addStretch();
     buttons->addWidget(refresh_);
 
@@ -86,6 +91,9 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
         if (ids.size() == 2)
             Q_EMIT compareRequested(std::min(ids[0], ids[1]), std::max(ids[0], ids[1]));
     });
+    connect(overlay_, &QPushButton::clicked, this, [this] {
+        if (const auto ids = selectedRuns(); ids.size() >= 2) Q_EMIT overlayRequested(ids);
+    });
     connect(delete_, &QPushButton::clicked, this, [this, first] {
         const qint64 id = first();
         if (QMessageBox::question(this, tr("Delete Run"),
@@ -101,13 +109,13 @@ HistoryWidget::HistoryWidget(RunListModel* runs, QWidget* parent) : QWidget(pare
 
     // The context menu repeats the buttons; each action belongs to its button and shares its state.
     menu_ = new QMenu(this);
-    for (QPushButton* b : {open_, replay_, compare_, load_, again_, delete_}) {
+    for (QPushButton* b : {open_, replay_, compare_, overlay_, load_, again_, delete_}) {
         QString text = b->text();
         auto* a = new QAction(
             text.remove(QLatin1Char('&')) + (b == delete_ ? QStringLiteral("…") : QString()), b);
         connect(a, &QAction::triggered, b, &QPushButton::click);
         menu_->addAction(a);
-        if (b == compare_ || b == again_) menu_->addSeparator();
+        if (b == overlay_ || b == again_) menu_->addSeparator();
     }
     view_->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(view_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
@@ -207,6 +215,11 @@ void HistoryWidget::updateButtons() {
     open_->setEnabled(openable && !busy_);
     replay_->setEnabled(replayable && !busy_);
     compare_->setEnabled(comparable && oneKind);
+    // Enabled for any two or more: runs of several kinds are told why, by kind, when pressed.
+    overlay_->setEnabled(n >= 2);
+    overlay_->setToolTip(
+        n < 2 ? tr("Select two or more runs of one kind to draw them on one chart")
+              : tr("Draw the %1 selected runs on one chart, one series each").arg(n));
     delete_->setEnabled(n == 1 && !busy_);
     load_->setEnabled(openable && !busy_);
     again_->setEnabled(openable && !busy_);

@@ -1,6 +1,6 @@
 // The run history: every stored run, filterable by its configuration; open one into the
-// views, replay it, load its configuration into the lab's panel or run it again, or pick two
-// and compare them.
+// views, replay it, load its configuration into the lab's panel or run it again, pick two
+// and compare them, or pick two or more and overlay them on one chart.
 #pragma once
 
 #include <QWidget>
@@ -43,6 +43,7 @@ Q_SIGNALS:
     void openRequested(qint64 run);
     void replayRequested(qint64 run);
     void compareRequested(qint64 a, qint64 b);
+    void overlayRequested(const QList<qint64>& runs);
     void deleteRequested(qint64 run);
     // Put the run's configuration into its lab's panel; and start it.
     void loadConfigurationRequested(qint64 run);
@@ -63,7 +64,7 @@ private:
     QLabel* message_;
     QLabel* noMatch_;  // the filter keeps no run: says so, and what it searched
     void updateNoMatch();
-    QPushButton *open_, *replay_, *compare_, *load_, *again_, *delete_, *refresh_;
+    QPushButton *open_, *replay_, *compare_, *overlay_, *load_, *again_, *delete_, *refresh_;
     bool busy_ = false;
 };
 

@@ -120,6 +120,7 @@ void WindowActions::buildRunMenu() {
                    [history] { history->replaySelected(10.0); });
     run->addAction(tr("&Compare Selected Runs"), QKeySequence(Qt::CTRL | Qt::Key_D), history,
                    &HistoryController::compareSelected);
+    run->addAction(tr("O&verlay Selected Runs"), history, &HistoryController::overlaySelected);
     run->addAction(tr("Refresh &History"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), history,
                    &HistoryController::refresh);
 }

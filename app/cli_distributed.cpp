@@ -313,7 +313,8 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     if (!f.table.empty()) {
         const bool ddp = spec.points.front().experiment == ts::DistExperiment::Ddp;
         const std::vector<std::string> names =
-            ddp ? std::vector<std::string>{"strategies", "memory", "fsdp", "checks"}
+            ddp ? std::vector<std::string>{"strategies", "memory",  "fsdp",
+                                           "checks",     "buckets", "bucket-model"}
                 : std::vector<std::string>{"allreduce"};
         if (f.format != "csv")
             throw BadInput("--table: chooses the CSV table; give --format csv too");
@@ -521,7 +522,9 @@ void addLaunchFlags(CLI::App& cmd, LaunchFlags& f) {
                  {{"markdown", "Markdown tables"},
                   {"csv", "CSV: one table (--table)"},
                   {"json", "JSON: one object a point"}});
-    addTableOption(cmd, f.table, "strategies, memory, fsdp, checks (ddp); allreduce");
+    addTableOption(cmd, f.table,
+                   "strategies, memory, fsdp, checks, buckets (each bucket's all-reduce in time), "
+                   "bucket-model (the bucket-size model against the points) (ddp); allreduce");
     cmd.add_option("--timeout", f.timeout,
                    "Seconds a rank may stay silent before every rank is stopped")
         ->capture_default_str();

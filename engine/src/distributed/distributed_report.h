@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/lab.h"
+#include "distributed/ddp_buckets.h"
 #include "distributed/distributed.h"
 
 namespace ts {
@@ -28,11 +29,21 @@ std::string formatDdpMemory(const std::vector<DistributedResult>& results, Table
 // waited for weights, the bytes moved, the units held at once. Empty without an fsdp point.
 std::string formatFsdpCommunication(const std::vector<DistributedResult>& results,
                                     TableFormat format);
+// Per bucketed point, its buckets (see Note [per-bucket timing]): the means over ranks and measured
+// steps of when each was ready, launched and done against backward; CSV: every rank's every step.
+// Empty without per-bucket rows.
+std::string formatBucketTimes(const std::vector<DistributedResult>& results, TableFormat format);
+// The bucket-size model of each configuration of bucketed points (see Note [bucket-size model]):
+// the fit, then per bucket size run the predicted and measured wait after backward, and the best
+// size. Empty without bucketed points.
+std::string formatBucketModel(const std::vector<DistributedResult>& results, TableFormat format);
+nlohmann::json bucketModelJson(const BucketModel& m);
 // Everything of a run: failed points named, the all-reduce rows, the DDP comparison and memory.
 std::string formatDistributed(const std::vector<DistributedResult>& results, TableFormat format);
 // The run's CSV tables (see Note [tables other programs read]): with DDP points "strategies"
 // (one row a point), "memory" (a point's ranks), "fsdp" and "checks" where there are such
-// points; "allreduce" (one row a size, dtype and world) where rows were measured.
+// points, "buckets" and "bucket-model" where bucketed points kept their buckets' times;
+// "allreduce" (one row a size, dtype and world) where rows were measured.
 std::vector<CsvTable> distributedCsvTables(const std::vector<DistributedResult>& results);
 // A DDP point's summary as one JSON object (the CLI's --format json, the evidence scripts).
 nlohmann::json ddpSummaryJson(const DistributedResult& r);

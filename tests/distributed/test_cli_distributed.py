@@ -385,6 +385,26 @@ class Distributed(unittest.TestCase):
         self.assertEqual(len(doc["bucket_models"][0]["measured"]), 4)
         self.assertIn("buckets", doc["points"][0]["steps"][0])
 
+    def test_allreduce_fitted_as_latency_and_bandwidth(self):
+        # Issue 31 item 5a: the all-reduce sweep fitted as t(n) = α + n/β per backend, world and dtype.
+        ar = ["distributed", "allreduce", "--world", "2", "--sizes", "64KiB,256KiB,1MiB", "--warmup", "1",
+              "--iters", "3", "--timeout", "60", "-q"]
+        p = self.run_cli(*ar, "--format", "csv", "--table", "allreduce-fit")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        fits = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertEqual([(f["backend"], f["world_size"], f["dtype"], f["points"]) for f in fits],
+                         [("gloo", "2", "fp32", "3"), ("gloo", "2", "bf16", "3")])
+        for f in fits:
+            self.assertGreater(float(f["beta_gbps"]), 0, f)
+            self.assertGreaterEqual(float(f["alpha_ms"]), 0, f)
+            self.assertGreaterEqual(float(f["fit_rms_ms"]), 0, f)
+            self.assertIn(f["fit_through_origin"], ("0", "1"))
+        # The text report has the fit under the rows; the stored run gives the same table.
+        rid = str(json.loads(self.run_cli("runs", "list", "--json").stdout)[0]["id"])
+        shown = self.run_cli("runs", "show", rid, "--format", "csv", "--table", "allreduce-fit")
+        self.assertEqual(shown.stdout, p.stdout)
+        self.assertIn("All-reduce fitted as t(n) = α + n/β", self.run_cli("runs", "show", rid).stdout)
+
     def test_a_killed_ddp_rank_is_named(self):
         p = self.run_cli("distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32",
                          "--warmup", "0", "--steps", "5", "--no-store", TRAINSCOPE_TEST_KILL_RANK="1")

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "core/json.h"
 #include "core/table.h"
@@ -69,6 +71,53 @@ std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, Tab
         t.rows.push_back(std::move(cells));
     }
     return tableHeading(heading, format) + renderTable(t, format);
+}
+
+std::string formatAllreduceFit(const std::vector<dist::AllreduceRow>& rows, TableFormat format) {
+    std::vector<std::tuple<std::string, int, std::string>> keys;
+    std::map<std::tuple<std::string, int, std::string>, std::vector<std::pair<int64_t, double>>>
+        samples;
+    for (const auto& r : rows) {
+        const auto key = std::make_tuple(std::string(dist::backendName(r.backend)), r.world_size,
+                                         std::string(dist::dtypeName(r.dtype)));
+        if (!samples.count(key)) keys.push_back(key);
+        samples[key].emplace_back(r.bytes, r.time_ms);
+    }
+    if (keys.empty() && format != TableFormat::Csv) return {};
+    TextTable t;
+    const bool csv = format == TableFormat::Csv;
+    t.headers = csv ? std::vector<std::string>{"backend",    "world_size", "dtype",
+                                               "points",     "alpha_ms",   "beta_gbps",
+                                               "fit_rms_ms", "fit_r2",     "fit_through_origin"}
+                    : std::vector<std::string>{"backend", "ranks",  "dtype",           "sizes",
+                                               "α ms",    "β GB/s", "rms residual ms", "R²"};
+    t.right = {false, true, false, true, true, true, true, true, false};
+    if (!csv) t.right.resize(t.headers.size());
+    for (const auto& key : keys) {
+        const auto& [backend, world, dtype] = key;
+        const dist::LatencyBandwidthFit f = dist::fitLatencyBandwidth(samples[key]);
+        if (csv) {
+            t.rows.push_back({backend, fmt::format("{}", world), dtype, fmt::format("{}", f.points),
+                              f.ok ? csvNumber(f.alpha_ms) : "",
+                              f.ok ? csvNumber(f.betaGbps()) : "",
+                              f.ok ? csvNumber(f.rms_residual_ms) : "", f.ok ? csvNumber(f.r2) : "",
+                              f.ok ? (f.through_origin ? "1" : "0") : ""});
+        } else {
+            t.rows.push_back(
+                {backend, fmt::format("{}", world), dtype, fmt::format("{}", f.points),
+                 f.ok ? fmt::format("{:.4f}{}", f.alpha_ms, f.through_origin ? " (origin)" : "")
+                      : "-",
+                 f.ok ? fmt::format("{:.3f}", f.betaGbps()) : "-",
+                 f.ok ? fmt::format("{:.4f}", f.rms_residual_ms) : "-",
+                 f.ok ? fmt::format("{:.4f}", f.r2) : "-"});
+        }
+    }
+    if (csv) return renderTable(t, format);
+    return tableHeading(
+               "All-reduce fitted as t(n) = α + n/β (least squares over the sizes; β is the "
+               "payload's bandwidth, algbw; (origin): the free line's α was below 0)",
+               format) +
+           renderTable(t, format);
 }
 
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format) {
@@ -392,7 +441,7 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
                 rows, format,
                 fmt::format("All-reduce{} (time: the slowest rank's mean; busbw = algbw·2(n−1)/n)",
                             ranks)) +
-            "\n";
+            "\n" + formatAllreduceFit(rows, format) + "\n";
     }
     if (ddp && format == TableFormat::Markdown) {
         // The settings every DDP point shares, which the tables leave out.
@@ -608,8 +657,10 @@ std::vector<CsvTable> distributedCsvTables(const std::vector<DistributedResult>&
         if (buckets) out.push_back({"buckets", formatBucketTimes(results, TableFormat::Csv)});
         if (bucketed) out.push_back({"bucket-model", bucketModelCsv(results)});
     }
-    if (!rows.empty() || !ddp)
+    if (!rows.empty() || !ddp) {
         out.push_back({"allreduce", formatAllreduceRows(rows, TableFormat::Csv, "")});
+        out.push_back({"allreduce-fit", formatAllreduceFit(rows, TableFormat::Csv)});
+    }
     return out;
 }
 

@@ -17,6 +17,9 @@ namespace ts {
 // busbw (and the ideal time where a link bandwidth was given).
 std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, TableFormat format,
                                 const std::string& heading);
+// Per backend, world size and dtype of the rows, the all-reduce fitted as t(n) = alpha + n / beta
+// (see fitLatencyBandwidth): the latency, the bandwidth, the fit's residual. Empty without rows.
+std::string formatAllreduceFit(const std::vector<dist::AllreduceRow>& rows, TableFormat format);
 // One row per DDP point: strategy, bucket, sharding, precision, step ms ± std, forward,
 // backward, communication waited for, hidden share, optimizer, peak, last loss, status.
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format);
@@ -43,7 +46,7 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
 // The run's CSV tables (see Note [tables other programs read]): with DDP points "strategies"
 // (one row a point), "memory" (a point's ranks), "fsdp" and "checks" where there are such
 // points, "buckets" and "bucket-model" where bucketed points kept their buckets' times;
-// "allreduce" (one row a size, dtype and world) where rows were measured.
+// "allreduce" (one row a size, dtype and world) and "allreduce-fit" where rows were measured.
 std::vector<CsvTable> distributedCsvTables(const std::vector<DistributedResult>& results);
 // A DDP point's summary as one JSON object (the CLI's --format json, the evidence scripts).
 nlohmann::json ddpSummaryJson(const DistributedResult& r);

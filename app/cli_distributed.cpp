@@ -313,8 +313,9 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     if (!f.table.empty()) {
         const bool ddp = spec.points.front().experiment == ts::DistExperiment::Ddp;
         const std::vector<std::string> names =
-            ddp ? std::vector<std::string>{"strategies", "memory", "fsdp", "checks"}
-                : std::vector<std::string>{"allreduce"};
+            ddp ? std::vector<std::string>{"strategies", "memory",  "fsdp",
+                                           "checks",     "buckets", "bucket-model"}
+                : std::vector<std::string>{"allreduce", "allreduce-fit"};
         if (f.format != "csv")
             throw BadInput("--table: chooses the CSV table; give --format csv too");
         if (std::find(names.begin(), names.end(), f.table) == names.end())
@@ -521,7 +522,10 @@ void addLaunchFlags(CLI::App& cmd, LaunchFlags& f) {
                  {{"markdown", "Markdown tables"},
                   {"csv", "CSV: one table (--table)"},
                   {"json", "JSON: one object a point"}});
-    addTableOption(cmd, f.table, "strategies, memory, fsdp, checks (ddp); allreduce");
+    addTableOption(cmd, f.table,
+                   "strategies, memory, fsdp, checks, buckets (each bucket's all-reduce in time), "
+                   "bucket-model (the bucket-size model against the points) (ddp); allreduce, "
+                   "allreduce-fit (t(n) = α + n/β per backend, world and dtype)");
     cmd.add_option("--timeout", f.timeout,
                    "Seconds a rank may stay silent before every rank is stopped")
         ->capture_default_str();

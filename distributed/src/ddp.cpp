@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
+#include <c10/core/Event.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
@@ -12,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
@@ -138,6 +142,91 @@ private:
     std::vector<Span> spans_;
     Clock::time_point sync_start_{};
     bool measurable_ = false;
+};
+
+// Note [per-bucket timing]: each bucket's all-reduce as a span of the step, per rank: when its
+// last gradient was accumulated (ready), when it was issued (launch: c10d matches collectives by
+// order, so a ready bucket waits for the ones before it) and when it was done (end), in ms from
+// the step's start (stepStarted(), just after the step's first mark). On the CPU (Gloo) these are
+// the host's clock: ready and launch when the hooks ran, the end when the work's future completed
+// (Gloo completes it on its worker thread once the data is reduced), or, where no callback came,
+// when afterBackward()'s wait on the work returned. On a GPU (NCCL) the host's clock says when
+// work was queued, not when it ran, so every time is a CUDA event: ready and launch recorded on
+// the stream backward runs on (the step's start is an event on the same stream), the end on a
+// side stream of our own that is made to wait for the work (work->wait() under a stream guard
+// only makes the current stream wait for NCCL's end event) and records right after it. The
+// events are read once the step has finished on the device. The gradients' ready times are kept
+// too (one event per gradient on a GPU): what the bucket-size model predicts from (see Note
+// [bucket-size model] in bucket_model.cpp).
+class StepClock {
+public:
+    struct Stamp {
+        Clock::time_point host{};
+        std::shared_ptr<c10::Event> event;           // a GPU: recorded on a stream
+        std::shared_ptr<std::atomic<int64_t>> done;  // Gloo: the future's completion (0: not yet)
+        bool set() const { return event || done || host != Clock::time_point{}; }
+    };
+    void start(const c10::Device& device) {
+        device_ = device;
+        if (device_.is_cuda() && !side_)
+            side_ = c10::impl::VirtualGuardImpl(device_.type()).getStreamFromGlobalPool(device_);
+        start_ = now();
+    }
+    // Now: the host's clock, and on a GPU an event on the current stream.
+    Stamp now() const {
+        Stamp s;
+        s.host = Clock::now();
+        if (device_.is_cuda()) {
+            s.event = std::make_shared<c10::Event>(device_.type(), c10::EventFlag::BACKEND_DEFAULT);
+            s.event->record(c10::impl::VirtualGuardImpl(device_.type()).getStream(device_));
+        }
+        return s;
+    }
+    // When `work` will be done: on a GPU an event on the side stream after the work; elsewhere
+    // its future's completion callback (the caller sets `host` when its wait returns).
+    Stamp completion(const WorkPtr& work) const {
+        Stamp s;
+        if (device_.is_cuda()) {
+            s.event = std::make_shared<c10::Event>(device_.type(), c10::EventFlag::BACKEND_DEFAULT);
+            {
+                c10::StreamGuard guard(*side_);
+                work->wait();  // NCCL: the side stream waits on the device, the host does not
+            }
+            s.event->record(*side_);
+            return s;
+        }
+        auto done = std::make_shared<std::atomic<int64_t>>(0);
+        try {
+            work->getFuture()->addCallback([done](c10::ivalue::Future&) {
+                done->store(Clock::now().time_since_epoch().count(), std::memory_order_release);
+            });
+            s.done = done;
+        } catch (const std::exception&) {
+            // A backend without futures: the wait's return is the end.
+        }
+        return s;
+    }
+    // ms from the start; once the step's work is done on the device.
+    double ms(const Stamp& s) const {
+        if (s.event && start_.event) {
+            s.event->synchronize();
+            return start_.event->elapsedTime(*s.event);
+        }
+        Clock::time_point t = s.host;
+        if (s.done) {
+            const int64_t d = s.done->load(std::memory_order_acquire);
+            if (d != 0) {
+                const Clock::time_point callback{Clock::duration(d)};
+                t = t == Clock::time_point{} ? callback : std::min(t, callback);
+            }
+        }
+        return t == Clock::time_point{} ? 0.0 : msBetween(start_.host, t);
+    }
+
+private:
+    c10::Device device_{c10::kCPU};
+    std::optional<c10::Stream> side_;
+    Stamp start_;
 };
 
 // A flat buffer holding some parameters' gradients back to back.
@@ -335,11 +424,25 @@ public:
         bindViews();
         pending_.assign(buckets_.size(), 0);
         works_.assign(buckets_.size(), WorkPtr());
+        launched_.assign(buckets_.size(), {});
+        ended_.assign(buckets_.size(), {});
+        ready_.assign(params.size(), {});
         installHooks();
+    }
+    void stepStarted() override {
+        std::lock_guard lock(mutex_);
+        clock_.start(params_.empty() ? c10::Device(c10::kCPU) : params_.front().device());
+        started_ = true;
     }
     void beforeBackward() override {
         GradientSync::beforeBackward();
         std::lock_guard lock(mutex_);
+        // A caller without stepStarted() (the protocol's tests): times from backward's start.
+        if (!started_ && !params_.empty()) clock_.start(params_.front().device());
+        started_ = false;
+        std::fill(launched_.begin(), launched_.end(), StepClock::Stamp{});
+        std::fill(ended_.begin(), ended_.end(), StepClock::Stamp{});
+        std::fill(ready_.begin(), ready_.end(), StepClock::Stamp{});
         bindViews();
         for (size_t b = 0; b < buckets_.size(); ++b)
             pending_[b] = static_cast<int>(buckets_[b].params.size());
@@ -359,6 +462,7 @@ public:
         while (next_ < buckets_.size()) launch(next_++);
         for (size_t b = 0; b < buckets_.size(); ++b) {
             works_[b]->wait();
+            if (!ended_[b].event) ended_[b].host = Clock::now();  // See Note [per-bucket timing]
             buckets_[b].data.div_(group_.world_size);
         }
         for (size_t i = 0; i < params_.size(); ++i) useView(i);  // a gradient replaced since
@@ -369,6 +473,33 @@ public:
         int64_t n = 0;
         for (const auto& b : buckets_) n += bytesOf(b.data);
         return n;
+    }
+    SyncTimeline timeline() const override {
+        SyncTimeline t;
+        std::vector<double> ready(params_.size(), -1);
+        for (size_t i = 0; i < params_.size(); ++i)
+            if (ready_[i].set()) ready[i] = clock_.ms(ready_[i]);
+        for (size_t b = 0; b < buckets_.size(); ++b) {
+            if (!launched_[b].set()) continue;
+            BucketSpan s;
+            s.index = static_cast<int>(b);
+            s.bytes = bytesOf(buckets_[b].data);
+            s.params = static_cast<int>(buckets_[b].params.size());
+            s.launch_ms = clock_.ms(launched_[b]);
+            s.end_ms = std::max(s.launch_ms, clock_.ms(ended_[b]));
+            s.ready_ms = 0;
+            for (int i : buckets_[b].params) {
+                // A gradient backward never gave is as ready as its bucket's launch.
+                double& r = ready[static_cast<size_t>(i)];
+                if (r < 0) r = s.launch_ms;
+                s.ready_ms = std::max(s.ready_ms, r);
+            }
+            s.ready_ms = std::min(s.ready_ms, s.launch_ms);
+            t.buckets.push_back(s);
+        }
+        for (size_t i = 0; i < params_.size(); ++i)
+            t.gradients.push_back({bytesOf(params_[i]), std::max(0.0, ready[i])});
+        return t;
     }
 
 private:
@@ -394,6 +525,7 @@ private:
     void onReady(int index) override {
         std::lock_guard lock(mutex_);
         if (!in_backward_) return;
+        ready_[static_cast<size_t>(index)] = clock_.now();  // See Note [per-bucket timing]
         useView(static_cast<size_t>(index));
         --pending_[where_[static_cast<size_t>(index)].first];
         while (next_ < buckets_.size() && pending_[next_] == 0) {
@@ -402,7 +534,9 @@ private:
         }
     }
     void launch(size_t b) {
+        launched_[b] = clock_.now();
         works_[b] = record(log_.track(allreduce(group_, buckets_[b].data)));
+        ended_[b] = clock_.completion(works_[b]);
         ++counters_.collectives;
         counters_.bytes += bytesOf(buckets_[b].data);
     }
@@ -416,6 +550,10 @@ private:
     std::vector<WorkPtr> works_;
     size_t next_ = 0;
     bool in_backward_ = false;
+    // See Note [per-bucket timing]: this step's times, per bucket and per parameter.
+    StepClock clock_;
+    bool started_ = false;
+    std::vector<StepClock::Stamp> launched_, ended_, ready_;
 };
 
 }  // namespace

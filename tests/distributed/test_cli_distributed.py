@@ -8,6 +8,8 @@ process does (the same losses, step by step); the run is stored and reopens with
 Workers are recognised by a marker in their environment (the launcher passes the whole
 environment on), so workers of other checkouts on this machine are not counted.
 Usage: test_cli_distributed.py path/to/trainscope-cli"""
+import csv
+import io
 import json
 import os
 import signal
@@ -319,6 +321,89 @@ class Distributed(unittest.TestCase):
             self.assertEqual(p.returncode, 2, (extra, p.stderr))
             self.assertIn(needle, p.stderr, extra)
             self.assertNotIn("ranks ready", p.stderr, extra)
+
+    def test_buckets_timed_and_the_bucket_size_model(self):
+        # Issue 31 items 5a and 5b on 2 Gloo processes: bucketed DDP at four bucket sizes; each
+        # bucket's all-reduce is a row (ordered, inside its step), and the bucket-size model is
+        # fitted and set against every point, stored with the run.
+        sizes = ["0.25", "1", "10", "1000"]
+        p = self.run_cli("distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32",
+                         "--batch", "2", "--warmup", "1", "--steps", "2", "--strategy", "bucketed",
+                         "--bucket-mb", ",".join(sizes), "--timeout", "120", "--format", "csv",
+                         "--table", "buckets", timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertTrue(rows, p.stdout)
+        steps = {}
+        for r in rows:
+            steps.setdefault((r["point"], r["rank"], r["step"]), []).append(r)
+        # Four points × two ranks × three steps (one warm-up), each with all its buckets.
+        self.assertEqual(len(steps), 4 * 2 * 3)
+        counts = {}
+        for (point, rank, step), buckets in steps.items():
+            counts.setdefault(point, set()).add(len(buckets))
+            self.assertEqual([int(b["bucket"]) for b in buckets], list(range(len(buckets))))
+            for k, b in enumerate(buckets):
+                launch, end = float(b["launch_ms"]), float(b["end_ms"])
+                self.assertLessEqual(float(b["ready_ms"]), launch, b)
+                self.assertLessEqual(launch, end, b)
+                self.assertGreaterEqual(float(b["ready_ms"]), float(b["backward_start_ms"]) - 0.1, b)
+                self.assertGreater(int(b["bytes"]), 0)
+                if k:
+                    self.assertGreaterEqual(launch, float(buckets[k - 1]["launch_ms"]), b)
+        # A bucket count a point (the same every step and rank); smaller buckets, more of them.
+        self.assertTrue(all(len(c) == 1 for c in counts.values()), counts)
+        per_point = [counts[str(i)].pop() for i in range(1, 5)]
+        self.assertGreater(per_point[0], per_point[-1])
+        self.assertGreaterEqual(per_point[-1], 2)  # the 1 MiB first bucket, then the rest
+        # The model, from the stored run: one configuration, each point predicted and measured.
+        rid = str(json.loads(self.run_cli("runs", "list", "--json").stdout)[0]["id"])
+        shown = self.run_cli("runs", "show", rid, "--format", "csv", "--table", "bucket-model")
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        model = list(csv.DictReader(io.StringIO(shown.stdout)))
+        measured = [r for r in model if r["row"] == "measured"]
+        self.assertEqual([float(r["bucket_mb"]) for r in measured], [float(x) for x in sizes])
+        self.assertEqual([int(r["measured_buckets"]) for r in measured], per_point)
+        self.assertEqual([int(r["buckets"]) for r in measured], per_point)  # the model's buckets
+        for r in measured:
+            self.assertEqual((r["backend"], r["world_size"], r["fit_source"]), ("gloo", "2", "the run's buckets"))
+            self.assertGreater(float(r["beta_gbps"]), 0)
+            self.assertGreaterEqual(float(r["alpha_ms"]), 0)
+            self.assertGreaterEqual(float(r["fit_rms_ms"]), 0)
+            self.assertGreaterEqual(float(r["predicted_ms"]), 0)
+            self.assertGreaterEqual(float(r["measured_ms"]), 0)
+        best = [r for r in model if r["row"] == "optimal"]
+        curve = [float(r["predicted_ms"]) for r in model if r["row"] == "curve"]
+        self.assertEqual(len(best), 1)
+        self.assertGreater(len(curve), 10)
+        self.assertAlmostEqual(float(best[0]["predicted_ms"]), min(curve), delta=1e-9)
+        text = self.run_cli("runs", "show", rid)
+        self.assertIn("Bucket-size model, tiny ctx=32 b=2/rank fp32 × 2 gloo", text.stdout)
+        self.assertIn("Buckets (ms from the step's start", text.stdout)
+        doc = json.loads(self.run_cli("runs", "show", rid, "--format", "json").stdout)
+        self.assertEqual(len(doc["bucket_models"]), 1)
+        self.assertEqual(len(doc["bucket_models"][0]["measured"]), 4)
+        self.assertIn("buckets", doc["points"][0]["steps"][0])
+
+    def test_allreduce_fitted_as_latency_and_bandwidth(self):
+        # Issue 31 item 5a: the all-reduce sweep fitted as t(n) = α + n/β per backend, world and dtype.
+        ar = ["distributed", "allreduce", "--world", "2", "--sizes", "64KiB,256KiB,1MiB", "--warmup", "1",
+              "--iters", "3", "--timeout", "60", "-q"]
+        p = self.run_cli(*ar, "--format", "csv", "--table", "allreduce-fit")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        fits = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertEqual([(f["backend"], f["world_size"], f["dtype"], f["points"]) for f in fits],
+                         [("gloo", "2", "fp32", "3"), ("gloo", "2", "bf16", "3")])
+        for f in fits:
+            self.assertGreater(float(f["beta_gbps"]), 0, f)
+            self.assertGreaterEqual(float(f["alpha_ms"]), 0, f)
+            self.assertGreaterEqual(float(f["fit_rms_ms"]), 0, f)
+            self.assertIn(f["fit_through_origin"], ("0", "1"))
+        # The text report has the fit under the rows; the stored run gives the same table.
+        rid = str(json.loads(self.run_cli("runs", "list", "--json").stdout)[0]["id"])
+        shown = self.run_cli("runs", "show", rid, "--format", "csv", "--table", "allreduce-fit")
+        self.assertEqual(shown.stdout, p.stdout)
+        self.assertIn("All-reduce fitted as t(n) = α + n/β", self.run_cli("runs", "show", rid).stdout)
 
     def test_a_killed_ddp_rank_is_named(self):
         p = self.run_cli("distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32",

@@ -5,6 +5,8 @@ optimizer, training the global batch as one GPU does (the same losses); the comm
 behind backward is measured on NCCL (from its own CUDA events) for the overlapping strategies.
 With one GPU the world is 1: NCCL's path (its communicators, events and timing) still runs.
 Usage: test_distributed_gpu.py path/to/trainscope-cli"""
+import csv
+import io
 import json
 import os
 import re
@@ -63,6 +65,22 @@ def main():
             assert x["hidden_share"] is not None and x["hidden_share"] >= 0, x
         print(f"ddp {x['strategy']:9} sharded={x['sharded']!s:5} × {world}: {x['step_ms']:.2f} ms, "
               f"hidden {x['hidden_share']}, loss {x['final_global_loss']:.5f} (one GPU {reference:.5f})")
+    # Each bucket's all-reduce on NCCL, from CUDA events (see Note [per-bucket timing]): a span a
+    # bucket and step, in launch order, ready ≤ launched ≤ done, after backward began.
+    spans = list(csv.DictReader(io.StringIO(run(cli, "runs", "show", "1", "--format", "csv", "--table",
+                                                "buckets").stdout)))
+    assert spans, "no bucket rows"
+    steps = {}
+    for b in spans:
+        steps.setdefault((b["point"], b["rank"], b["step"]), []).append(b)
+    for key, buckets in steps.items():
+        assert [int(b["bucket"]) for b in buckets] == list(range(len(buckets))), (key, buckets)
+        for k, b in enumerate(buckets):
+            ready, launch, end = float(b["ready_ms"]), float(b["launch_ms"]), float(b["end_ms"])
+            assert ready <= launch <= end, b
+            assert launch >= float(b["backward_start_ms"]) - 0.05, b
+            assert k == 0 or launch >= float(buckets[k - 1]["launch_ms"]), b
+    print(f"buckets on NCCL: {len(spans)} spans over {len(steps)} rank-steps")
     # Fully sharded, ours and PyTorch's FSDP2 (the Python runner): the same losses as one GPU;
     # ours times its all-gathers and reduce-scatters on the device (NCCL's timing).
     p = run(cli, "distributed", "ddp", "--world", str(world), "--batch", str(4 // world),

@@ -10,6 +10,7 @@
 #include "runtime/device.h"
 #include "thread_ranks.h"
 #include "training_reference.h"
+#include "trainscope/distributed/buckets.h"
 
 using namespace ts;
 using namespace ts::test;
@@ -180,4 +181,54 @@ TEST(BucketSize, ABareNumberIsMiBAndAWrittenUnitIsRead) {
     DistributedPoint p;
     p.ddp.bucket_mb = 25;
     EXPECT_NE(pointHeadline(p).find("bucketed 25 MiB"), std::string::npos) << pointHeadline(p);
+}
+
+// See Note [per-bucket timing]: a real 2-rank Gloo run of bucketed DDP (ranks as threads), the
+// tiny model in several buckets: every step of every rank has one span per bucket, in launch
+// order, inside the step, each ending after it was launched and launched after it was ready.
+TEST(DdpTrainingBuckets, EachBucketsAllReduceIsTimedInsideItsStep) {
+    auto spec = tinySpec("bucketed", false);
+    spec.bucket_mb = 0.05;
+    const auto runs = train(spec, 2);
+    for (const auto& run : runs) {
+        ASSERT_FALSE(run.rows.empty());
+        for (const auto& row : run.rows) {
+            // The buckets BucketedSync makes of these gradients (reverse order, 1 MiB first).
+            ASSERT_FALSE(row.gradients.empty());
+            std::vector<int64_t> bytes;
+            int64_t all = 0;
+            for (const auto& g : row.gradients) {
+                bytes.push_back(g.bytes);
+                all += g.bytes;
+            }
+            EXPECT_EQ(all, row.parameter_bytes);
+            const int64_t bucket = static_cast<int64_t>(spec.bucket_mb * 1024 * 1024);
+            const size_t expected =
+                dist::assignBuckets(bytes, bucket, std::min(bucket, dist::kFirstBucketBytes))
+                    .size();
+            ASSERT_GT(expected, 2u);
+            ASSERT_EQ(row.buckets.size(), expected) << "rank " << row.rank << " step " << row.step;
+            EXPECT_EQ(static_cast<int>(row.buckets.size()), row.collectives);
+            int64_t bucket_bytes = 0;
+            for (size_t k = 0; k < row.buckets.size(); ++k) {
+                const auto& b = row.buckets[k];
+                EXPECT_EQ(b.index, static_cast<int>(k));
+                bucket_bytes += b.bytes;
+                EXPECT_GT(b.params, 0);
+                // Within the step: ready once backward ran, done by the end of the wait.
+                EXPECT_GE(b.ready_ms, row.forward_ms - 0.1) << k;
+                EXPECT_LE(b.ready_ms, b.launch_ms) << k;
+                EXPECT_LE(b.launch_ms, b.end_ms) << k;
+                EXPECT_LE(b.end_ms, row.forward_ms + row.backward_ms + row.comm_wait_ms + 0.5) << k;
+                if (k > 0) EXPECT_GE(b.launch_ms, row.buckets[k - 1].launch_ms) << k;
+            }
+            EXPECT_EQ(bucket_bytes, row.comm_bytes);
+            // Some buckets started from the hooks, while backward ran.
+            EXPECT_LT(row.buckets.front().launch_ms, row.forward_ms + row.backward_ms);
+        }
+    }
+    // The strategies without buckets have no spans.
+    const auto flat = train(tinySpec("flat", false), 2);
+    EXPECT_TRUE(flat[0].rows.back().buckets.empty());
+    EXPECT_TRUE(flat[0].rows.back().gradients.empty());
 }

@@ -29,6 +29,7 @@
 #include "ui/common/qcp.h"
 #include "ui/common/qcpchart.h"
 #include "ui/common/theme.h"
+#include "ui/distributed/bucketmodelchart.h"
 #include "ui/distributed/distributedcharts.h"
 #include "ui/distributed/distributeditems.h"
 #include "ui/distributed/distributedpanel.h"
@@ -150,6 +151,7 @@ private Q_SLOTS:
     void lanesShowOverlap();
     void chartsFollowTheTheme();
     void bucketedLanesSayWhatTheyShow();
+    void bucketBarsAndTheBucketModel();
     void allreduceSeriesPerWorldSize();
     void failedRankNamedInTheBanner();
     void strategiesCompared();
@@ -534,6 +536,112 @@ void TestDistributedWindow::bucketedLanesSayWhatTheyShow() {
     QVERIFY(naive.lanesText()->text().contains(QStringLiteral("waited for")));
 }
 
+// Rows with their buckets' spans (see Note [per-bucket timing]) draw one bar per bucket in each
+// rank's buckets track, and bucketed points of three sizes give the model's curve beside their
+// measured waits (see Note [bucket-size model]); both come back from the store.
+void TestDistributedWindow::bucketBarsAndTheBucketModel() {
+    // Six gradients of 1000 bytes, ready every 3 ms of backward (the last parameter first); three
+    // buckets of 1000, 2000 and 3000 bytes, each all-reduce 0.5 ms + bytes / 1000 B/ms.
+    auto withBuckets = [](DdpStepRow& r) {
+        const double b0 = r.forward_ms;
+        for (int i = 0; i < 6; ++i) r.gradients.push_back({1000, b0 + 3.0 * (6 - i)});
+        double end = 0;
+        int64_t bytes = 1000;
+        for (int k = 0; k < 3; ++k, bytes += 1000) {
+            dist::BucketSpan b;
+            b.index = k;
+            b.bytes = bytes;
+            b.params = k + 1;
+            b.ready_ms = b0 + 3.0 + 6.0 * k;
+            b.launch_ms = b.ready_ms;
+            b.end_ms = std::max(b.launch_ms, end) + 0.5 + static_cast<double>(bytes) / 1000;
+            end = b.end_ms;
+            r.buckets.push_back(b);
+        }
+    };
+    DistributedView view;
+    std::vector<DistributedResult> results;
+    int index = 0;
+    for (double mib : {1.0, 10.0, 100.0}) {
+        DistributedPoint p = ddpPoint("bucketed");
+        p.ddp.bucket_mb = mib;
+        const auto items =
+            pointItems(index++, p, 2.0 + mib / 100, 5, false, Status::Ok, withBuckets);
+        view.addItems(items);
+        results.push_back(items.back().value<DistPointFinished>().result);
+    }
+    view.showPoint(0);
+    view.flush();
+    LanesChart* lanes = view.lanes();
+    QCOMPARE(lanes->barCount(LanesChart::Bucket), 3 * 3 * 2);  // buckets × steps × ranks
+    const auto bars = lanes->bars(LanesChart::Bucket, 1);
+    QCOMPARE(bars.size(), size_t{9});
+    for (size_t k = 0; k < bars.size(); ++k) {
+        QVERIFY(bars[k].second > bars[k].first);
+        if (k % 3) QVERIFY(bars[k].first > bars[k - 1].first);  // launch order within a step
+    }
+    // Bucket 0 of rank 1's first measured step starts 3 ms into its backward.
+    const auto backward = lanes->bars(LanesChart::Backward, 1)[1];
+    QCOMPARE(bars[3].first, backward.first + 3.0);
+    QVERIFY2(view.lanesText()->text().contains(QStringLiteral("one bar per bucket")),
+             qPrintable(view.lanesText()->text()));
+    lanes->resize(900, 500);
+    lanes->plot()->replot();
+    // Bucket 0 lies in the upper half of rank 1's buckets track (1.74 to 1.84 on the lanes' axis).
+    const QPointF at(lanes->plot()->xAxis->coordToPixel((bars[3].first + bars[3].second) / 2),
+                     lanes->plot()->yAxis->coordToPixel(1.79));
+    const QString hover = lanes->hoverText(at);
+    QVERIFY2(hover.startsWith(QStringLiteral("rank 1 · bucket 0 (0.00 MiB, 1 parameters")),
+             qPrintable(hover));
+
+    // The model: one configuration, its curve, the three points measured and the best size.
+    auto checkModel = [](DistributedView& v) {
+        QVERIFY(v.paneIndex(QStringLiteral("buckets")) >= 0);
+        QCOMPARE(v.bucketModelChart()->curveCount(), 1);
+        QCOMPARE(v.bucketModelChart()->measuredCount(), 3);
+        QVERIFY(v.bucketModelChart()->plottedPoints() > 10);
+        QAbstractItemModelTester tester(v.bucketModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(v.bucketModel()->rowCount(), 4);  // three points and the best size
+        QCOMPARE(v.bucketModel()->item(3, 1)->text(), QStringLiteral("best size"));
+        // The fit of the buckets' own times: 0.5 ms + n / (1000 bytes per ms = 0.001 GB/s).
+        QCOMPARE(v.bucketModel()->item(0, 7)->text(), QStringLiteral("0.500"));
+        QCOMPARE(v.bucketModel()->item(0, 8)->text(), QStringLiteral("0.001"));
+        QVERIFY2(v.bucketText()->text().contains(QStringLiteral("least wait")),
+                 qPrintable(v.bucketText()->text()));
+        QPixmap image(800, 400);
+        QPainter painter(&image);
+        v.bucketModelChart()->paintChart(painter, QRectF(0, 0, 800, 400));
+    };
+    checkModel(view);
+    bool reported = false;
+    for (const auto& part : view.reportParts())
+        reported = reported || part.chart == static_cast<ExportableChart*>(view.bucketModelChart());
+    QVERIFY(reported);
+
+    // Stored and opened again: the same bars and the same model.
+    QTemporaryDir dir;
+    ResultStore store(dir.filePath(QStringLiteral("r.db")).toStdString());
+    DistributedSpec spec;
+    for (const auto& r : results) spec.points.push_back(r.point);
+    const int64_t id =
+        store.createRun(kDistributedLab, "buckets", distributedSpecJson(spec), "cpu");
+    int row = 0;
+    for (size_t i = 0; i < results.size(); ++i) {
+        for (const auto& s : results[i].steps)
+            storeDistributedRow(store, id, row++, static_cast<int>(i), results[i].point,
+                                ddpStepPayload(s));
+        storeDistributedRow(store, id, row++, static_cast<int>(i), results[i].point,
+                            pointEndPayload(results[i]), results[i].status);
+    }
+    StoredRun run{*store.run(id), store.rows(id, kDistributedLab), {}};
+    DistributedView again;
+    QString error;
+    QVERIFY2(again.showStored(run, &error), qPrintable(error));
+    QCOMPARE(again.lanes()->barCount(LanesChart::Bucket), 18);
+    checkModel(again);
+}
+
 void TestDistributedWindow::allreduceSeriesPerWorldSize() {
     DistributedView view;
     QList<QVariant> items;
@@ -785,7 +893,7 @@ void TestDistributedWindow::storedRunReopens() {
     QCOMPARE(view.pointCount(), 2);
     QStringList keys;
     for (const auto& p : view.panes()) keys << p.key;
-    QCOMPARE(keys, (QStringList{"lanes", "allreduce", "strategies", "memory", "log"}));
+    QCOMPARE(keys, (QStringList{"lanes", "allreduce", "strategies", "buckets", "memory", "log"}));
     // The failed point is shown first, its rank named.
     QCOMPARE(view.shownPoint(), 1);
     QVERIFY(view.banner()->text().contains(QStringLiteral("rank 0")));

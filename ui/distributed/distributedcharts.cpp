@@ -12,8 +12,10 @@ namespace ts::ui {
 
 namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
-// A rank's rows: the compute row, then the thin communication lane under it.
-constexpr double kComputeTop = 0.05, kComputeBottom = 0.55, kCommTop = 0.62, kCommBottom = 0.88;
+// A rank's rows: the compute row, the thin communication lane under it, and under that the
+// buckets' track (neighbouring buckets a half-track apart, so that overlapping ones stay apart).
+constexpr double kComputeTop = 0.05, kComputeBottom = 0.5, kCommTop = 0.54, kCommBottom = 0.7,
+                 kBucketTop = 0.74, kBucketMiddle = 0.84, kBucketBottom = 0.94;
 }  // namespace
 
 // Rectangles in plot coordinates (key: time, value: lane), one brush for all: one plottable a
@@ -24,7 +26,8 @@ public:
     struct Span {
         double t0, t1, y0, y1;
         int rank;
-        bool faded;  // a warm-up step
+        bool faded;      // a warm-up step
+        QString detail;  // more for the hover text (a bucket's size)
     };
     SpanPlottable(QCPAxis* key, QCPAxis* value) : QCPAbstractPlottable(key, value) {}
     std::vector<Span> spans;
@@ -76,8 +79,8 @@ LanesChart::LanesChart(QWidget* parent)
     // Short names: the legend is two rows of four under the lanes at 640 px (the text below the
     // chart says what each is).
     const QString names[KindCount] = {
-        tr("forward"),      tr("backward"),     tr("gradient wait"),      tr("optimizer"),
-        tr("comm. waited"), tr("comm. hidden"), tr("weights wait (fsdp)")};
+        tr("forward"),      tr("backward"),     tr("gradient wait"),       tr("optimizer"),
+        tr("comm. waited"), tr("comm. hidden"), tr("weights wait (fsdp)"), tr("bucket all-reduce")};
     for (int k = 0; k < KindCount; ++k) {
         spans_[k] = new SpanPlottable(plot_->xAxis, plot_->yAxis);
         spans_[k]->setName(names[k]);
@@ -97,13 +100,14 @@ void LanesChart::clear(const QString& note) {
 QString LanesChart::hoverText(const QPointF& pos) const {
     const double t = plot_->xAxis->pixelToCoord(pos.x()), y = plot_->yAxis->pixelToCoord(pos.y());
     // The translucent "hidden" bar lies over backward: the narrower kinds are asked first.
-    for (int k : {int(Hidden), int(GatherWait), int(Forward), int(Backward), int(CommWait),
-                  int(Optimizer), int(Communication)})
+    for (int k : {int(Bucket), int(Hidden), int(GatherWait), int(Forward), int(Backward),
+                  int(CommWait), int(Optimizer), int(Communication)})
         for (const auto& s : spans_[k]->spans)
             if (t >= s.t0 && t <= s.t1 && y >= s.y0 && y <= s.y1)
                 return tr("rank %1 · %2%3\n%4 ms, from %5 to %6 ms")
                     .arg(s.rank)
-                    .arg(spans_[k]->name(), s.faded ? tr(" (warm-up)") : QString())
+                    .arg(s.detail.isEmpty() ? spans_[k]->name() : s.detail,
+                         s.faded ? tr(" (warm-up)") : QString())
                     .arg(s.t1 - s.t0, 0, 'f', 2)
                     .arg(s.t0, 0, 'f', 2)
                     .arg(s.t1, 0, 'f', 2);
@@ -144,14 +148,15 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
         if (key.first == 1 && measured_from < 0) measured_from = t;
         t += ms;
     }
-    bool hiddenMeasured = false, anyHidden = false;
+    bool hiddenMeasured = false, anyHidden = false, anyBuckets = false;
     for (const auto& r : steps) {
         const double s0 = start[{r.warmup ? 0 : 1, r.step}];
         const double y = r.rank;
         const double f1 = s0 + r.forward_ms, b1 = f1 + r.backward_ms, w1 = b1 + r.comm_wait_ms,
                      o1 = w1 + r.optimizer_ms;
         auto add = [&](Kind k, double a, double b, double top, double bottom) {
-            if (b > a) spans_[k]->spans.push_back({a, b, y + top, y + bottom, r.rank, r.warmup});
+            if (b > a)
+                spans_[k]->spans.push_back({a, b, y + top, y + bottom, r.rank, r.warmup, {}});
         };
         add(Forward, s0, f1, kComputeTop, kComputeBottom);
         add(Backward, f1, b1, kComputeTop, kComputeBottom);
@@ -163,6 +168,20 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
             kCommBottom);
         add(GatherWait, b1 - std::min(r.backward_ms, r.gather_wait_backward_ms), b1, kCommTop,
             kCommBottom);
+        // See Note [per-bucket timing]: each bucket's all-reduce, launch to end, in its track.
+        for (const auto& b : r.buckets) {
+            anyBuckets = true;
+            const bool upper = b.index % 2 == 0;
+            const double a = s0 + b.launch_ms, e = std::max(a, s0 + b.end_ms);
+            spans_[Bucket]->spans.push_back({a, e, y + (upper ? kBucketTop : kBucketMiddle),
+                                             y + (upper ? kBucketMiddle : kBucketBottom), r.rank,
+                                             r.warmup,
+                                             tr("bucket %1 (%2 MiB, %3 parameters; ready at %4 ms)")
+                                                 .arg(b.index)
+                                                 .arg(b.bytes / kMiB, 0, 'f', 2)
+                                                 .arg(b.params)
+                                                 .arg(s0 + b.ready_ms, 0, 'f', 2)});
+        }
         if (r.comm_hidden_ms >= 0) hiddenMeasured = true;
         if (r.comm_hidden_ms > 0) {
             anyHidden = true;
@@ -171,18 +190,21 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
         }
     }
     const QColor colours[KindCount] = {
-        style_.seriesColor(0), style_.seriesColor(1), style_.muted,         style_.seriesColor(2),
-        style_.seriesColor(3), style_.seriesColor(3), style_.seriesColor(4)};
+        style_.seriesColor(0), style_.seriesColor(1), style_.muted,          style_.seriesColor(2),
+        style_.seriesColor(3), style_.seriesColor(3), style_.seriesColor(4), style_.seriesColor(5)};
     for (int k = 0; k < KindCount; ++k) {
         QColor fill = colours[k];
         fill.setAlpha(k == Hidden ? 80 : 200);
         spans_[k]->setBrush(fill);
-        spans_[k]->setPen(k == Hidden ? QPen(colours[k], 1, Qt::DashLine) : QPen(Qt::NoPen));
+        spans_[k]->setPen(k == Hidden   ? QPen(colours[k], 1, Qt::DashLine)
+                          : k == Bucket ? QPen(colours[k].darker(150), 1)
+                                        : QPen(Qt::NoPen));
     }
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     for (int r = 0; r < ranks; ++r) {
         ticker->addTick(r + (kComputeTop + kComputeBottom) / 2, tr("rank %1").arg(r));
         ticker->addTick(r + (kCommTop + kCommBottom) / 2, tr("comm"));
+        if (anyBuckets) ticker->addTick(r + (kBucketTop + kBucketBottom) / 2, tr("buckets"));
     }
     plot_->yAxis->setTicker(ticker);
     plot_->yAxis->setRange(-0.05, std::max(1, ranks) + 0.0);
@@ -198,12 +220,16 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
         "paler, to the left of the view: double-click shows them); under it, its communication: "
         "hidden behind "
         "backward (translucent, over backward) and waited for after it.");
-    if (strategy == "bucketed")
+    if (anyBuckets)
         lines << tr(
-            "Bucketed: a step's rows give each rank's communication as a whole (its collectives' "
-            "count and "
-            "times), not per bucket, so one communication lane per rank is shown rather than one "
-            "per bucket.");
+            "Buckets: under the communication lane, one bar per bucket's all-reduce from its "
+            "launch to its end (neighbouring buckets a half-track apart); a ready bucket is "
+            "launched only after the ones before it, in the same order on every rank. Hovering a "
+            "bar says its size and when its last gradient was ready.");
+    else if (strategy == "bucketed")
+        lines << tr(
+            "Bucketed: these rows give each rank's communication as a whole (stored before "
+            "buckets were timed one by one), so one communication lane per rank is shown.");
     else if (strategy == "naive" || strategy == "flat")
         lines
             << tr("%1: every all-reduce starts after backward, so all communication is waited for.")

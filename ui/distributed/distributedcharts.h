@@ -1,7 +1,8 @@
 // The distributed lab's charts (QCustomPlot): the ranks' lanes (each step's forward, backward,
 // wait for the gradients and optimizer as bars on a time axis, one row a rank, and a thin lane
 // under it with the communication: the part hidden behind backward translucent over backward,
-// the part waited for solid after it), the all-reduce's bus bandwidth against size (log axis, a
+// the part waited for solid after it; under that, for bucketed DDP, one bar per bucket's
+// all-reduce from its launch to its end), the all-reduce's bus bandwidth against size (log axis, a
 // series per world size and dtype), and each rank's memory of a DDP point (parameters,
 // gradients, optimizer state, communication buffers, stacked). Each only views value types.
 #pragma once
@@ -22,7 +23,8 @@ class SpanPlottable;
 class LanesChart : public QcpChart {
     Q_OBJECT
 public:
-    // GatherWait (fully sharded): compute standing still for weights not yet gathered.
+    // GatherWait (fully sharded): compute standing still for weights not yet gathered. Bucket:
+    // one bucket's all-reduce, launch to end (overlap, bucketed: see Note [per-bucket timing]).
     enum Kind {
         Forward,
         Backward,
@@ -31,6 +33,7 @@ public:
         Communication,
         Hidden,
         GatherWait,
+        Bucket,
         KindCount
     };
     explicit LanesChart(QWidget* parent = nullptr);

@@ -20,6 +20,7 @@
 #include "ui/common/format.h"
 #include "ui/common/panes.h"
 #include "ui/common/tableview.h"
+#include "ui/distributed/bucketmodelchart.h"
 #include "ui/distributed/distributedcharts.h"
 #include "ui/distributed/distributedpanel.h"
 #include "ui/distributed/distributedstore.h"
@@ -71,6 +72,12 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     strategyText_ = new QLabel(this);
     strategyText_->setWordWrap(true);
     strategyText_->setObjectName(QStringLiteral("distributedStrategyText"));
+    bucketChart_ = new BucketModelChart(this);
+    bucketChart_->setObjectName(QStringLiteral("distributedBucketModelChart"));
+    bucketChart_->setMinimumHeight(220);
+    bucketText_ = new QLabel(this);
+    bucketText_->setWordWrap(true);
+    bucketText_->setObjectName(QStringLiteral("distributedBucketModelText"));
 
     auto table = [this](const QString& name, const QString& title, const QString& stem,
                         QStandardItemModel*& model) {
@@ -89,6 +96,8 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
                          QStringLiteral("distributed-memory"), memoryModel_);
     pointTable_ = table(QStringLiteral("distributedPoints"), tr("Points"),
                         QStringLiteral("distributed-points"), pointsModel_);
+    bucketTable_ = table(QStringLiteral("distributedBucketModel"), tr("Bucket-size model"),
+                         QStringLiteral("distributed-bucket-model"), bucketModel_);
     pointTable_->horizontalHeader()->setStretchLastSection(true);  // the error
 
     // The lanes: the point chooser, the failure banner, the chart, what it shows.
@@ -132,6 +141,9 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     addPane({QStringLiteral("strategies"), tr("&Strategies"),
              panePage(this, nullptr, strategyChart_, strategyTable_, strategyText_), strategyChart_,
              strategyTable_});
+    addPane({QStringLiteral("buckets"), tr("&Buckets"),
+             panePage(this, nullptr, bucketChart_, bucketTable_, bucketText_), bucketChart_,
+             bucketTable_});
     addPane({QStringLiteral("memory"), tr("&Memory"),
              panePage(this, nullptr, memory_, memoryTable_), memory_, memoryTable_});
     addPane({QStringLiteral("log"), tr("L&og"), panePage(this, nullptr, pointTable_, log_), nullptr,
@@ -168,6 +180,7 @@ void DistributedView::begin(const QString& label, const std::string& spec_json) 
     fillAllreduce();
     fillStrategies();
     fillMemory();
+    fillBucketModel();
     fillPoints();
     Q_EMIT titleChanged();
 }
@@ -248,6 +261,7 @@ void DistributedView::addItems(const QList<QVariant>& items) {
     if (finished) {
         fillStrategies();
         fillMemory();
+        fillBucketModel();
         fillPoints();
         updateBanner();
     }
@@ -472,6 +486,43 @@ void DistributedView::fillMemory() {
     memoryTable_->fitColumnsToHeaders();
 }
 
+void DistributedView::fillBucketModel() {
+    // See Note [bucket-size model]: finished points only (a running one has no summary yet).
+    std::vector<DistributedResult> finished;
+    for (size_t i = 0; i < points_.size(); ++i)
+        if (finished_[i]) finished.push_back(points_[i]);
+    const auto models = bucketModels(finished);
+    bucketChart_->setModels(models);
+    bucketText_->setText(bucketChart_->explanation());
+    bucketModel_->clear();
+    bucketModel_->setHorizontalHeaderLabels({tr("configuration"), tr("row"), tr("bucket MiB"),
+                                             tr("buckets"), tr("predicted wait"),
+                                             tr("measured wait"), tr("measured − predicted"),
+                                             tr("α ms"), tr("β GB/s"), tr("fit rms ms")});
+    // See Note [tables other programs read]: the CLI's names (--table bucket-model).
+    setCsvHeaders(bucketModel_,
+                  {"configuration", "row", "bucket_mb", "buckets", "predicted_ms", "measured_ms",
+                   "measured_minus_predicted_ms", "alpha_ms", "beta_gbps", "fit_rms_ms"});
+    for (const auto& m : models) {
+        const bool predicted = m.problem.empty();
+        auto add = [&](const QString& row, double mib, int buckets, double pred, double meas) {
+            bucketModel_->appendRow(
+                {cell(qstr(m.label)), cell(row), numberCell(mib, mib < 10 ? 2 : 0),
+                 buckets > 0 ? cell(QString::number(buckets), true) : dash(),
+                 predicted ? msCell(pred) : dash(), meas >= 0 ? msCell(meas) : dash(),
+                 predicted && meas >= 0 ? msCell(meas - pred) : dash(),
+                 m.fit.ok ? numberCell(m.fit.alpha_ms, 3) : dash(),
+                 m.fit.ok ? numberCell(m.fit.betaGbps(), 3) : dash(),
+                 m.fit.ok ? numberCell(m.fit.rms_residual_ms, 3) : dash()});
+        };
+        for (const auto& p : m.measured)
+            add(tr("point %1").arg(p.point + 1), p.bucket_mb, p.buckets, p.predicted_ms,
+                p.measured_ms);
+        if (predicted) add(tr("best size"), m.optimal_mb, 0, m.optimal_ms, -1);
+    }
+    bucketTable_->fitColumnsToHeaders();
+}
+
 void DistributedView::fillPoints() {
     pointsModel_->clear();
     pointsModel_->setHorizontalHeaderLabels({tr("point"), tr("what"), tr("status"),
@@ -523,6 +574,7 @@ bool DistributedView::showStored(const StoredRun& run, QString* error) {
     fillAllreduce();
     fillStrategies();
     fillMemory();
+    fillBucketModel();
     fillPoints();
     // The first failed point, else the first DDP point, else the first.
     int show = -1;
@@ -551,15 +603,24 @@ ExportContext DistributedView::exportContext(int pane) const {
 
 QList<ReportPart> DistributedView::reportParts() const {
     QList<ReportPart> parts;
-    bool ddp = false, allreduce = false;
-    for (const auto& p : points_)
+    bool ddp = false, allreduce = false, bucketed = false;
+    for (const auto& p : points_) {
         (p.point.experiment == DistExperiment::Ddp ? ddp : allreduce) = true;
+        bucketed = bucketed || (p.point.experiment == DistExperiment::Ddp &&
+                                p.point.ddp.strategy == "bucketed");
+    }
     if (ddp)
         parts << ReportPart{tr("Ranks' steps"), lanes_, nullptr, {}}
               << ReportPart{tr("Step time per strategy"), strategyChart_, nullptr, {}}
               << ReportPart{tr("DDP strategies compared"), nullptr, strategies_, {}}
               << ReportPart{tr("Memory per rank"), memory_, nullptr, {}}
               << ReportPart{tr("Memory per rank (table)"), nullptr, memoryModel_, {}};
+    if (bucketed)  // See Note [bucket-size model]
+        parts << ReportPart{tr("Wait after backward against bucket size"),
+                            bucketChart_,
+                            nullptr,
+                            {}}
+              << ReportPart{tr("Bucket-size model"), nullptr, bucketModel_, {}};
     if (allreduce)
         parts << ReportPart{tr("All-reduce bus bandwidth"), allreduce_, nullptr, {}}
               << ReportPart{tr("All-reduce by size"), nullptr, allreduceModel_, {}};

@@ -2,7 +2,8 @@
 // arrive (overlap of communication and backward visible), a red banner naming the rank that
 // failed; the all-reduce's bus bandwidth against size with its table; the strategies compared
 // (a chart of each DDP point's step split into its parts, with its memory and the one-GPU step,
-// above one row per point, from summarizeDdp); each rank's memory, sharded beside unsharded;
+// above one row per point, from summarizeDdp); the bucket-size model against the bucketed
+// points (ddp_buckets.h); each rank's memory, sharded beside unsharded;
 // the points with their status and the run's log. A stored run reopens from History.
 #pragma once
 
@@ -25,6 +26,7 @@ class LanesChart;
 class AllreduceChart;
 class RankMemoryChart;
 class StrategyChart;
+class BucketModelChart;
 class RedrawThrottle;
 
 class DistributedView : public LabView {
@@ -54,6 +56,9 @@ public:
     AllreduceChart* allreduceChart() const { return allreduce_; }
     RankMemoryChart* memoryChart() const { return memory_; }
     StrategyChart* strategyChart() const { return strategyChart_; }
+    BucketModelChart* bucketModelChart() const { return bucketChart_; }
+    QStandardItemModel* bucketModel() const { return bucketModel_; }
+    QLabel* bucketText() const { return bucketText_; }
     QLabel* strategyText() const { return strategyText_; }
     QStandardItemModel* allreduceModel() const { return allreduceModel_; }
     QStandardItemModel* strategyModel() const { return strategies_; }
@@ -73,6 +78,7 @@ private:
     void fillAllreduce();
     void fillStrategies();
     void fillMemory();
+    void fillBucketModel();
     void fillPoints();
 
     std::vector<DistributedResult> points_;
@@ -83,10 +89,11 @@ private:
     AllreduceChart* allreduce_;
     RankMemoryChart* memory_;
     StrategyChart* strategyChart_;
-    QStandardItemModel *allreduceModel_, *strategies_, *memoryModel_, *pointsModel_;
-    DataTableView *allreduceTable_, *strategyTable_, *memoryTable_, *pointTable_;
+    BucketModelChart* bucketChart_;
+    QStandardItemModel *allreduceModel_, *strategies_, *memoryModel_, *pointsModel_, *bucketModel_;
+    DataTableView *allreduceTable_, *strategyTable_, *memoryTable_, *pointTable_, *bucketTable_;
     QComboBox* point_;
-    QLabel *banner_, *lanesText_, *strategyText_;
+    QLabel *banner_, *lanesText_, *strategyText_, *bucketText_;
     QPlainTextEdit* log_;
     RedrawThrottle* throttle_;
 };

@@ -265,6 +265,7 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
     row.memory_after_model = memoryStats(device).allocated;
 
     StepHooks hooks;
+    hooks.before_forward = [&] { sync->stepStarted(); };
     hooks.before_backward = [&] {
         row.memory_after_forward = memoryStats(device).allocated;
         sync->beforeBackward();
@@ -302,6 +303,10 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
             const double device_ms = sync->deviceCommMs();
             if (device_ms >= 0) row.comm_hidden_ms = std::max(0.0, device_ms - t.sync_ms);
         }
+        // See Note [per-bucket timing]: the step is done on the device, its events too.
+        dist::SyncTimeline timeline = sync->timeline();
+        row.buckets = std::move(timeline.buckets);
+        row.gradients = std::move(timeline.gradients);
         row.collectives = c.collectives;
         row.launched_before_sync = c.launched_before_sync;
         row.comm_bytes = c.bytes;

@@ -16,6 +16,7 @@
 #include "core/point.h"
 #include "core/result.h"
 #include "trainscope/distributed/allreduce_bench.h"
+#include "trainscope/distributed/bucket_model.h"
 #include "trainscope/distributed/group_spec.h"
 
 namespace ts::dist {
@@ -176,6 +177,11 @@ struct DdpStepRow {
     double gather_ms = -1, reduce_scatter_ms = -1;
     double gather_wait_forward_ms = 0, gather_wait_backward_ms = 0;
     int64_t gather_bytes = 0, reduce_scatter_bytes = 0, units_gathered = 0;
+    // overlap and bucketed: each bucket's all-reduce in time (ready, launched, done) and each
+    // gradient's ready time, in ms from the step's start (see Note [per-bucket timing] in
+    // distributed/src/ddp.cpp); empty for the other strategies and rows stored before.
+    std::vector<dist::BucketSpan> buckets;
+    std::vector<dist::GradientReady> gradients;
 };
 
 // Runs this rank's part of a data-parallel training run: builds the model as TrainingStep does

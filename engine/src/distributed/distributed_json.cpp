@@ -219,6 +219,25 @@ json toJson(const DdpStepRow& r) {
            {"launched_before_sync", r.launched_before_sync}};
     for (const auto& f : kDdpDoubles) j[f.name] = jr::number(r.*f.member);
     for (const auto& f : kDdpInts) j[f.name] = r.*f.member;
+    // See Note [per-bucket timing]: only where measured, so that other rows read as before. The
+    // gradients as [bytes, ready ms] pairs: an xl model has some three hundred a step.
+    if (!r.buckets.empty()) {
+        json buckets = json::array();
+        for (const auto& b : r.buckets)
+            buckets.push_back({{"index", b.index},
+                               {"bytes", b.bytes},
+                               {"params", b.params},
+                               {"ready_ms", jr::number(b.ready_ms)},
+                               {"launch_ms", jr::number(b.launch_ms)},
+                               {"end_ms", jr::number(b.end_ms)}});
+        j["buckets"] = buckets;
+    }
+    if (!r.gradients.empty()) {
+        json gradients = json::array();
+        for (const auto& g : r.gradients)
+            gradients.push_back(json::array({g.bytes, jr::number(g.ready_ms)}));
+        j["gradients"] = gradients;
+    }
     return j;
 }
 
@@ -233,6 +252,29 @@ DdpStepRow ddpStepRowFromJson(const json& j) {
     jr::read(j, "row", "launched_before_sync", r.launched_before_sync, jr::kInt);
     for (const auto& f : kDdpDoubles) jr::read(j, "row", f.name, r.*f.member, jr::toDouble);
     for (const auto& f : kDdpInts) jr::read(j, "row", f.name, r.*f.member, jr::kInt64);
+    if (auto it = j.find("buckets"); it != j.end()) {
+        if (!it->is_array()) jr::fail("buckets", "expected a list of buckets");
+        for (const auto& b : *it) {
+            jr::requireObject(b, "buckets");
+            dist::BucketSpan s;
+            s.index = static_cast<int>(jr::toInt(b.at("index"), "buckets.index", 0, 1 << 24));
+            s.bytes = jr::toInt(b.at("bytes"), "buckets.bytes", 0, int64_t{1} << 50);
+            s.params = static_cast<int>(jr::toInt(b.at("params"), "buckets.params", 0, 1 << 24));
+            s.ready_ms = jr::toDouble(b.at("ready_ms"), "buckets.ready_ms");
+            s.launch_ms = jr::toDouble(b.at("launch_ms"), "buckets.launch_ms");
+            s.end_ms = jr::toDouble(b.at("end_ms"), "buckets.end_ms");
+            r.buckets.push_back(s);
+        }
+    }
+    if (auto it = j.find("gradients"); it != j.end()) {
+        if (!it->is_array()) jr::fail("gradients", "expected a list of [bytes, ready ms]");
+        for (const auto& g : *it) {
+            if (!g.is_array() || g.size() != 2)
+                jr::fail("gradients", "expected [bytes, ready ms], got " + jr::shown(g));
+            r.gradients.push_back({jr::toInt(g[0], "gradients.bytes", 0, int64_t{1} << 50),
+                                   jr::toDouble(g[1], "gradients.ready_ms")});
+        }
+    }
     return r;
 }
 

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "core/json.h"
 #include "core/table.h"
@@ -69,6 +71,53 @@ std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, Tab
         t.rows.push_back(std::move(cells));
     }
     return tableHeading(heading, format) + renderTable(t, format);
+}
+
+std::string formatAllreduceFit(const std::vector<dist::AllreduceRow>& rows, TableFormat format) {
+    std::vector<std::tuple<std::string, int, std::string>> keys;
+    std::map<std::tuple<std::string, int, std::string>, std::vector<std::pair<int64_t, double>>>
+        samples;
+    for (const auto& r : rows) {
+        const auto key = std::make_tuple(std::string(dist::backendName(r.backend)), r.world_size,
+                                         std::string(dist::dtypeName(r.dtype)));
+        if (!samples.count(key)) keys.push_back(key);
+        samples[key].emplace_back(r.bytes, r.time_ms);
+    }
+    if (keys.empty() && format != TableFormat::Csv) return {};
+    TextTable t;
+    const bool csv = format == TableFormat::Csv;
+    t.headers = csv ? std::vector<std::string>{"backend",    "world_size", "dtype",
+                                               "points",     "alpha_ms",   "beta_gbps",
+                                               "fit_rms_ms", "fit_r2",     "fit_through_origin"}
+                    : std::vector<std::string>{"backend", "ranks",  "dtype",           "sizes",
+                                               "α ms",    "β GB/s", "rms residual ms", "R²"};
+    t.right = {false, true, false, true, true, true, true, true, false};
+    if (!csv) t.right.resize(t.headers.size());
+    for (const auto& key : keys) {
+        const auto& [backend, world, dtype] = key;
+        const dist::LatencyBandwidthFit f = dist::fitLatencyBandwidth(samples[key]);
+        if (csv) {
+            t.rows.push_back({backend, fmt::format("{}", world), dtype, fmt::format("{}", f.points),
+                              f.ok ? csvNumber(f.alpha_ms) : "",
+                              f.ok ? csvNumber(f.betaGbps()) : "",
+                              f.ok ? csvNumber(f.rms_residual_ms) : "", f.ok ? csvNumber(f.r2) : "",
+                              f.ok ? (f.through_origin ? "1" : "0") : ""});
+        } else {
+            t.rows.push_back(
+                {backend, fmt::format("{}", world), dtype, fmt::format("{}", f.points),
+                 f.ok ? fmt::format("{:.4f}{}", f.alpha_ms, f.through_origin ? " (origin)" : "")
+                      : "-",
+                 f.ok ? fmt::format("{:.3f}", f.betaGbps()) : "-",
+                 f.ok ? fmt::format("{:.4f}", f.rms_residual_ms) : "-",
+                 f.ok ? fmt::format("{:.4f}", f.r2) : "-"});
+        }
+    }
+    if (csv) return renderTable(t, format);
+    return tableHeading(
+               "All-reduce fitted as t(n) = α + n/β (least squares over the sizes; β is the "
+               "payload's bandwidth, algbw; (origin): the free line's α was below 0)",
+               format) +
+           renderTable(t, format);
 }
 
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format) {
@@ -192,6 +241,180 @@ std::string formatFsdpCommunication(const std::vector<DistributedResult>& result
            renderTable(t, format);
 }
 
+std::string formatBucketTimes(const std::vector<DistributedResult>& results, TableFormat format) {
+    TextTable t;
+    if (format == TableFormat::Csv) {
+        // See Note [tables other programs read]: every rank's every step, one row a bucket.
+        t.headers = {"point",
+                     "strategy",
+                     "bucket_mb",
+                     "rank",
+                     "step",
+                     "warmup",
+                     "bucket",
+                     "bytes",
+                     "params",
+                     "ready_ms",
+                     "launch_ms",
+                     "end_ms",
+                     "backward_start_ms",
+                     "backward_end_ms"};
+        for (size_t i = 0; i < results.size(); ++i) {
+            const DistributedResult& r = results[i];
+            if (r.point.experiment != DistExperiment::Ddp) continue;
+            const StrategyTraits traits = strategyTraits(r.point.ddp.strategy);
+            for (const auto& row : r.steps)
+                for (const auto& b : row.buckets)
+                    t.rows.push_back({fmt::format("{}", i + 1), r.point.ddp.strategy,
+                                      traits.bucket_size ? csvNumber(r.point.ddp.bucket_mb) : "",
+                                      fmt::format("{}", row.rank), fmt::format("{}", row.step),
+                                      row.warmup ? "1" : "0", fmt::format("{}", b.index),
+                                      fmt::format("{}", b.bytes), fmt::format("{}", b.params),
+                                      csvNumber(b.ready_ms), csvNumber(b.launch_ms),
+                                      csvNumber(b.end_ms), csvNumber(row.forward_ms),
+                                      csvNumber(row.forward_ms + row.backward_ms)});
+        }
+        return renderTable(t, format);
+    }
+    const auto buckets = bucketSummaries(results);
+    if (buckets.empty()) return {};
+    t.headers = {"point",    "bucket", "MiB",        "params",        "ready",
+                 "launched", "done",   "all-reduce", "backward ends", "hidden"};
+    t.right = {false, true, true, true, true, true, true, true, true, true};
+    for (const auto& b : buckets) {
+        const double span = b.end_ms - b.launch_ms;
+        t.rows.push_back({fmt::format("{}: {}", b.point + 1, pointHeadline(results[b.point].point)),
+                          fmt::format("{}", b.index),
+                          fmt::format("{:.2f}", b.bytes / (1024.0 * 1024.0)),
+                          fmt::format("{}", b.params), ms(b.ready_ms), ms(b.launch_ms),
+                          ms(b.end_ms), ms(span), ms(b.backward_end_ms),
+                          span > 0 ? fmt::format("{:.0f}%", 100 * b.hidden_ms / span) : "-"});
+    }
+    return tableHeading(
+               "Buckets (ms from the step's start, the mean over ranks and measured steps; ready: "
+               "its last gradient accumulated; hidden: the share of its all-reduce before "
+               "backward's end)",
+               format) +
+           renderTable(t, format);
+}
+
+namespace {
+
+std::string bucketModelCsv(const std::vector<DistributedResult>& results) {
+    TextTable t;
+    t.headers = {
+        "configuration",  "backend",          "world_size",   "fit_source", "fit_points",
+        "alpha_ms",       "beta_gbps",        "fit_rms_ms",   "fit_r2",     "fit_through_origin",
+        "gradient_bytes", "backward_ms",      "row",          "point",      "bucket_mb",
+        "buckets",        "measured_buckets", "predicted_ms", "measured_ms"};
+    for (const auto& m : bucketModels(results)) {
+        auto add = [&](const std::string& kind, int point, double mib, int buckets,
+                       int measured_buckets, double predicted, double measured) {
+            const bool fitted = m.fit.ok;
+            t.rows.push_back(
+                {m.label, dist::backendName(m.backend), fmt::format("{}", m.world_size),
+                 m.fit_source, fmt::format("{}", m.fit.points),
+                 fitted ? csvNumber(m.fit.alpha_ms) : "", fitted ? csvNumber(m.fit.betaGbps()) : "",
+                 fitted ? csvNumber(m.fit.rms_residual_ms) : "", fitted ? csvNumber(m.fit.r2) : "",
+                 fitted ? (m.fit.through_origin ? "1" : "0") : "",
+                 fmt::format("{}", m.gradient_bytes),
+                 m.profile_point >= 0 ? csvNumber(m.backward_ms) : "", kind,
+                 point >= 0 ? fmt::format("{}", point + 1) : "", csvNumber(mib),
+                 buckets > 0 ? fmt::format("{}", buckets) : "",
+                 measured_buckets > 0 ? fmt::format("{}", measured_buckets) : "",
+                 m.problem.empty() ? csvNumber(predicted) : "",
+                 measured >= 0 ? csvNumber(measured) : ""});
+        };
+        for (const auto& p : m.measured)
+            add("measured", p.point, p.bucket_mb, p.buckets, p.measured_buckets, p.predicted_ms,
+                p.measured_ms);
+        if (m.problem.empty()) {
+            add("optimal", -1, m.optimal_mb, 0, 0, m.optimal_ms, -1);
+            for (const auto& [mib, ms] : m.curve) add("curve", -1, mib, 0, 0, ms, -1);
+        }
+    }
+    return renderTable(t, TableFormat::Csv);
+}
+
+}  // namespace
+
+std::string formatBucketModel(const std::vector<DistributedResult>& results, TableFormat format) {
+    if (format == TableFormat::Csv) return bucketModelCsv(results);
+    std::string out;
+    for (const auto& m : bucketModels(results)) {
+        if (!out.empty()) out += "\n";
+        if (!m.problem.empty()) {
+            out += tableHeading(fmt::format("Bucket-size model, {}", m.label), format) +
+                   (format == TableFormat::Markdown ? markdownText(m.problem) : m.problem) + "\n";
+            continue;
+        }
+        const std::string fit = fmt::format(
+            "t(n) = {:.3f} ms + n / {:.3f} GB/s, fitted to {} {}{} (rms residual {:.3f} ms, R² "
+            "{:.3f}); backward {} ms (point {}), gradients {} MiB; least wait after backward {} "
+            "ms at {:.3g} MiB (the course's closed form sqrt(s·α·β): {:.3g} MiB)",
+            m.fit.alpha_ms, m.fit.betaGbps(), m.fit.points,
+            m.fit_source == "all-reduce sweep" ? "all-reduce rows" : "bucket all-reduces",
+            m.fit.through_origin
+                ? " through the origin (the free line's latency was below 0 or its time did not "
+                  "grow with size)"
+                : "",
+            m.fit.rms_residual_ms, m.fit.r2, ms(m.backward_ms), m.profile_point + 1,
+            mib(m.gradient_bytes), ms(m.optimal_ms), m.optimal_mb, m.course_optimal_mb);
+        TextTable t;
+        t.headers = {"bucket MiB", "buckets", "predicted wait ms", "measured wait ms",
+                     "measured − predicted"};
+        t.right = {true, true, true, true, true};
+        for (const auto& p : m.measured)
+            t.rows.push_back({fmt::format("{:g}", p.bucket_mb),
+                              p.measured_buckets > 0 && p.measured_buckets != p.buckets
+                                  ? fmt::format("{} (ran {})", p.buckets, p.measured_buckets)
+                                  : fmt::format("{}", p.buckets),
+                              ms(p.predicted_ms), p.measured_ms >= 0 ? ms(p.measured_ms) : "-",
+                              p.measured_ms >= 0
+                                  ? fmt::format("{:+.3f}", p.measured_ms - p.predicted_ms)
+                                  : "-"});
+        out += tableHeading(fmt::format("Bucket-size model, {}", m.label), format) +
+               (format == TableFormat::Markdown ? markdownText(fit) : fit) + "\n" +
+               (format == TableFormat::Markdown ? "\n" : "") + renderTable(t, format);
+    }
+    return out;
+}
+
+nlohmann::json bucketModelJson(const BucketModel& m) {
+    nlohmann::json measured = nlohmann::json::array(), curve = nlohmann::json::array();
+    for (const auto& p : m.measured)
+        measured.push_back({{"point", p.point + 1},
+                            {"bucket_mb", p.bucket_mb},
+                            {"buckets", p.buckets},
+                            {"measured_buckets", p.measured_buckets},
+                            {"predicted_ms", p.predicted_ms},
+                            {"measured_ms", p.measured_ms >= 0 ? nlohmann::json(p.measured_ms)
+                                                               : nlohmann::json(nullptr)}});
+    for (const auto& [mib, ms] : m.curve) curve.push_back({mib, ms});
+    return {{"type", "bucket_model"},
+            {"configuration", m.label},
+            {"backend", dist::backendName(m.backend)},
+            {"world_size", m.world_size},
+            {"fit_source", m.fit_source},
+            {"fit",
+             {{"ok", m.fit.ok},
+              {"points", m.fit.points},
+              {"alpha_ms", m.fit.alpha_ms},
+              {"beta_gbps", m.fit.betaGbps()},
+              {"rms_residual_ms", m.fit.rms_residual_ms},
+              {"r2", m.fit.r2},
+              {"through_origin", m.fit.through_origin}}},
+            {"profile_point", m.profile_point + 1},
+            {"gradient_bytes", m.gradient_bytes},
+            {"backward_ms", m.backward_ms},
+            {"measured", measured},
+            {"curve", curve},
+            {"optimal_mb", m.optimal_mb},
+            {"optimal_ms", m.optimal_ms},
+            {"course_optimal_mb", m.course_optimal_mb},
+            {"problem", m.problem}};
+}
+
 std::string formatDistributed(const std::vector<DistributedResult>& results, TableFormat format) {
     std::string out;
     for (size_t i = 0; i < results.size(); ++i)
@@ -218,7 +441,7 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
                 rows, format,
                 fmt::format("All-reduce{} (time: the slowest rank's mean; busbw = algbw·2(n−1)/n)",
                             ranks)) +
-            "\n";
+            "\n" + formatAllreduceFit(rows, format) + "\n";
     }
     if (ddp && format == TableFormat::Markdown) {
         // The settings every DDP point shares, which the tables leave out.
@@ -249,6 +472,10 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
         out += "\n" + checks;
     if (const std::string fsdp = formatFsdpCommunication(results, format); !fsdp.empty())
         out += "\n" + fsdp;
+    if (const std::string buckets = formatBucketTimes(results, format); !buckets.empty())
+        out += "\n" + buckets;
+    if (const std::string model = formatBucketModel(results, format); !model.empty())
+        out += "\n" + model;
     return out;
 }
 
@@ -411,13 +638,15 @@ std::string checksCsv(const std::vector<DistributedResult>& results) {
 
 std::vector<CsvTable> distributedCsvTables(const std::vector<DistributedResult>& results) {
     std::vector<dist::AllreduceRow> rows;
-    bool ddp = false, fsdp = false, checks = false;
+    bool ddp = false, fsdp = false, checks = false, buckets = false, bucketed = false;
     for (const auto& r : results) {
         rows.insert(rows.end(), r.allreduce.begin(), r.allreduce.end());
         const bool is_ddp = r.point.experiment == DistExperiment::Ddp;
         ddp = ddp || is_ddp;
         fsdp = fsdp || (is_ddp && r.point.ddp.strategy == "fsdp");
         checks = checks || (is_ddp && r.check.ran);
+        bucketed = bucketed || (is_ddp && r.point.ddp.strategy == "bucketed");
+        for (const auto& s : r.steps) buckets = buckets || !s.buckets.empty();
     }
     std::vector<CsvTable> out;
     if (ddp) {
@@ -425,9 +654,13 @@ std::vector<CsvTable> distributedCsvTables(const std::vector<DistributedResult>&
         out.push_back({"memory", ddpMemoryCsv(results)});
         if (fsdp) out.push_back({"fsdp", fsdpCsv(results)});
         if (checks) out.push_back({"checks", checksCsv(results)});
+        if (buckets) out.push_back({"buckets", formatBucketTimes(results, TableFormat::Csv)});
+        if (bucketed) out.push_back({"bucket-model", bucketModelCsv(results)});
     }
-    if (!rows.empty() || !ddp)
+    if (!rows.empty() || !ddp) {
         out.push_back({"allreduce", formatAllreduceRows(rows, TableFormat::Csv, "")});
+        out.push_back({"allreduce-fit", formatAllreduceFit(rows, TableFormat::Csv)});
+    }
     return out;
 }
 
@@ -505,13 +738,15 @@ std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRo
             if (r.point.experiment == DistExperiment::Ddp) p["summary"] = ddpSummaryJson(r);
             points.push_back(p);
         }
-        return dumpJson({{"id", info.id},
-                         {"kind", info.lab},
-                         {"label", info.label},
-                         {"created", info.created},
-                         {"points", points}},
-                        2) +
-               "\n";
+        nlohmann::json models = nlohmann::json::array();
+        for (const auto& m : bucketModels(results)) models.push_back(bucketModelJson(m));
+        nlohmann::json run = {{"id", info.id},
+                              {"kind", info.lab},
+                              {"label", info.label},
+                              {"created", info.created},
+                              {"points", points}};
+        if (!models.empty()) run["bucket_models"] = models;
+        return dumpJson(run, 2) + "\n";
     }
     const TableFormat tf = format == ReportFormat::Markdown ? TableFormat::Markdown
                            : format == ReportFormat::Csv    ? TableFormat::Csv

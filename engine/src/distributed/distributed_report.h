@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/lab.h"
+#include "distributed/ddp_buckets.h"
 #include "distributed/distributed.h"
 
 namespace ts {
@@ -16,6 +17,9 @@ namespace ts {
 // busbw (and the ideal time where a link bandwidth was given).
 std::string formatAllreduceRows(const std::vector<dist::AllreduceRow>& rows, TableFormat format,
                                 const std::string& heading);
+// Per backend, world size and dtype of the rows, the all-reduce fitted as t(n) = alpha + n / beta
+// (see fitLatencyBandwidth): the latency, the bandwidth, the fit's residual. Empty without rows.
+std::string formatAllreduceFit(const std::vector<dist::AllreduceRow>& rows, TableFormat format);
 // One row per DDP point: strategy, bucket, sharding, precision, step ms ± std, forward,
 // backward, communication waited for, hidden share, optimizer, peak, last loss, status.
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format);
@@ -28,11 +32,21 @@ std::string formatDdpMemory(const std::vector<DistributedResult>& results, Table
 // waited for weights, the bytes moved, the units held at once. Empty without an fsdp point.
 std::string formatFsdpCommunication(const std::vector<DistributedResult>& results,
                                     TableFormat format);
+// Per bucketed point, its buckets (see Note [per-bucket timing]): the means over ranks and measured
+// steps of when each was ready, launched and done against backward; CSV: every rank's every step.
+// Empty without per-bucket rows.
+std::string formatBucketTimes(const std::vector<DistributedResult>& results, TableFormat format);
+// The bucket-size model of each configuration of bucketed points (see Note [bucket-size model]):
+// the fit, then per bucket size run the predicted and measured wait after backward, and the best
+// size. Empty without bucketed points.
+std::string formatBucketModel(const std::vector<DistributedResult>& results, TableFormat format);
+nlohmann::json bucketModelJson(const BucketModel& m);
 // Everything of a run: failed points named, the all-reduce rows, the DDP comparison and memory.
 std::string formatDistributed(const std::vector<DistributedResult>& results, TableFormat format);
 // The run's CSV tables (see Note [tables other programs read]): with DDP points "strategies"
 // (one row a point), "memory" (a point's ranks), "fsdp" and "checks" where there are such
-// points; "allreduce" (one row a size, dtype and world) where rows were measured.
+// points, "buckets" and "bucket-model" where bucketed points kept their buckets' times;
+// "allreduce" (one row a size, dtype and world) and "allreduce-fit" where rows were measured.
 std::vector<CsvTable> distributedCsvTables(const std::vector<DistributedResult>& results);
 // A DDP point's summary as one JSON object (the CLI's --format json, the evidence scripts).
 nlohmann::json ddpSummaryJson(const DistributedResult& r);

@@ -6,6 +6,10 @@
 
 namespace ts::dist {
 
+// PyTorch's default first bucket (dist._DEFAULT_FIRST_BUCKET_BYTES): small, so that the first
+// all-reduce starts as early in backward as possible.
+constexpr int64_t kFirstBucketBytes = 1 << 20;
+
 // Assigns parameters to buckets in reverse registration order (gradients become ready
 // roughly back to front during backward). A bucket is closed once it holds at least
 // `first_bucket_bytes` (the first) or `bucket_bytes` (the rest). A parameter larger than a

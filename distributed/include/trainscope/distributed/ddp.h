@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "trainscope/distributed/bucket_model.h"
+#include "trainscope/distributed/buckets.h"  // kFirstBucketBytes
 #include "trainscope/distributed/process_group.h"
 
 namespace ts::dist {
@@ -33,6 +35,13 @@ struct SyncCounters {
     // futures complete when the collective is queued on its stream, so there it is not measured
     // here and stays negative (see deviceCommMs()).
     double hidden_ms = -1;
+};
+
+// The last step's buckets and gradients in time, in ms from stepStarted() (see Note [per-bucket
+// timing] in ddp.cpp); empty for the strategies without buckets (naive, flat, zero1).
+struct SyncTimeline {
+    std::vector<BucketSpan> buckets;       // in launch order
+    std::vector<GradientReady> gradients;  // registration order
 };
 
 // Note [gradient sync protocol]: the caller, each step,
@@ -57,8 +66,13 @@ public:
     virtual ~GradientSync();
     virtual std::string name() const = 0;
     virtual void prepare(const Group& group, const std::vector<at::Tensor>& params) = 0;
+    // At the step's start (before forward): where the step's bucket times count from.
+    virtual void stepStarted() {}
     virtual void beforeBackward();
     virtual void afterBackward() = 0;
+    // The last step's buckets and gradients in time. Once the step's work has finished on the
+    // device (it waits for the communication's own events).
+    virtual SyncTimeline timeline() const { return {}; }
     // The last step's counters (complete after afterBackward()).
     const SyncCounters& counters() const { return counters_; }
     // Bytes of the strategy's own buffers (flat or bucket tensors); 0 for the per-tensor ones.
@@ -85,10 +99,6 @@ private:
 // for an unknown strategy, and for a bucket size that is not positive (checked for every name).
 std::unique_ptr<GradientSync> makeGradientSync(const std::string& name, double bucket_mb = 25.0);
 const std::vector<std::string>& gradientSyncNames();
-
-// PyTorch's default first bucket (dist._DEFAULT_FIRST_BUCKET_BYTES): small, so that the first
-// all-reduce starts as early in backward as possible.
-constexpr int64_t kFirstBucketBytes = 1 << 20;
 
 // Copies rank 0's parameters to every rank (one broadcast per dtype of a flat buffer), so that
 // all ranks start from the same weights. Under no-grad; the tensors are updated in place.

@@ -224,6 +224,13 @@ if want live; then
     session distributed-fsdp --experiment distributed --config '{"backend":"nccl","world":2,"experiment":"ddp","model":"small","context":512,"batch":4,"precisions":["bf16"],"strategies":["bucketed","fsdp","fsdp2"],"buckets":"25","sharding":"off","param_dtype":"bf16","attention":"sdpa","warmup":2,"steps":5}' \
         --run --screenshot "lanes=$LIVE/distributed-fsdp-lanes.png" --screenshot "strategies=$LIVE/distributed-fsdp-strategies.png" \
         --screenshot "memory=$LIVE/distributed-fsdp-memory.png" --report "$LIVE/distributed-fsdp.md"
+    # The course's bucket-size question on NCCL: each bucket's all-reduce in the lanes, the
+    # latency + bandwidth model's predicted wait against the measured one; then the two DDP
+    # runs before it overlaid from History.
+    session distributed-buckets --experiment distributed --config '{"backend":"nccl","world":2,"experiment":"ddp","model":"xl-2025","context":256,"batch":4,"precisions":["fp32"],"strategies":["bucketed"],"buckets":"1, 10, 100, 1000","sharding":"off","warmup":3,"steps":8}' \
+        --run --screenshot "lanes=$LIVE/distributed-bucket-lanes.png" --screenshot "buckets=$LIVE/distributed-buckets.png" \
+        --screenshot "buckets=$LIVE/distributed-buckets.csv" --report "$LIVE/distributed-buckets.md"
+    session history-overlay --overlay previous,last --screenshot "$LIVE/history-overlay.png"
     # The parallelism planner with this machine's C and W measured (a GEMM, an all-reduce).
     session planner-measured --experiment planner --config '{"model":"xl","B":"131072","context":2048,"dp":8,"tp":2,"measure":true,"device":"cuda:0"}' \
         --run --screenshot "plan=$LIVE/planner-plan.png" --screenshot "crossover=$LIVE/planner-crossover.png" \

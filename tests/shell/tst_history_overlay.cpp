@@ -79,6 +79,7 @@ private Q_SLOTS:
     void forwardBackwardOptimizerByChoice();
     void onePointRunsOverlayTheirSteps();
     void eightRunsHaveEightColours();
+    void aRunSplitIntoSeriesNamesWhatSplitsItFirst();
     void overlayOptionIsChecked();
 
 private:
@@ -355,6 +356,42 @@ void TestHistoryOverlay::eightRunsHaveEightColours() {
     runs[3].overlay.unit = QStringLiteral("GB/s");
     QVERIFY(!combineOverlays(runs, &error));
     QVERIFY2(error.contains(QStringLiteral("bus bandwidth (GB/s) (runs 4)")), qPrintable(error));
+}
+
+// A run that varies along more than the x (bucket sizes, where the other run varies the
+// strategy) is a series per value; each series' name says that value right after the run, so a
+// legend that cuts long names short still tells them apart (seen on the GPU machine: four
+// entries "run 2 · 2026-11-27 0…").
+void TestHistoryOverlay::aRunSplitIntoSeriesNamesWhatSplitsItFirst() {
+    auto point = [](const QString& strategy, double bucket, double value) {
+        return OverlayPoint{{OverlayCoordinate{QStringLiteral("strategy"), strategy, 0, false},
+                             OverlayCoordinate{QStringLiteral("bucket MiB"),
+                                               QString::number(bucket), bucket, true}},
+                            value,
+                            0,
+                            {}};
+    };
+    std::vector<OverlaidRun> runs(2);
+    for (int k = 0; k < 2; ++k) {
+        runs[k].info.id = k + 1;
+        runs[k].info.lab = "distributed";
+        runs[k].info.created = "2026-11-27T07:20:41Z";
+        runs[k].overlay.metric = QStringLiteral("step time");
+        runs[k].overlay.unit = QStringLiteral("ms");
+    }
+    runs[0].overlay.points = {point(QStringLiteral("bucketed"), 25, 40),
+                              point(QStringLiteral("fsdp"), 25, 45)};
+    runs[1].info.label = "sweep";
+    for (double b : {1.0, 10.0, 100.0})
+        runs[1].overlay.points.push_back(point(QStringLiteral("bucketed"), b, 390 - b / 100));
+    QString error;
+    const auto plot = combineOverlays(runs, &error);
+    QVERIFY2(plot, qPrintable(error));
+    QCOMPARE(plot->xTitle, QStringLiteral("strategy"));
+    QVERIFY2(plot->series.contains(QStringLiteral("run 2 · bucket MiB 1 · sweep")),
+             qPrintable(plot->series.join(QStringLiteral(" | "))));
+    QVERIFY(plot->series.contains(QStringLiteral("run 2 · bucket MiB 100 · sweep")));
+    QCOMPARE(plot->series.size(), 4);  // run 1 whole, run 2 a series per bucket size
 }
 
 void TestHistoryOverlay::overlayOptionIsChecked() {

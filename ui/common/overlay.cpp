@@ -206,12 +206,18 @@ std::optional<OverlayPlot> combineOverlays(const std::vector<OverlaidRun>& runs,
         for (const QString& n : ownNames)
             if (n != x && ownValues[n].size() > 1) split << n;
         for (const OverlayPoint* p : own) {
+            // What tells the run's series apart comes first (a legend cuts long names short),
+            // a number with its dimension's name ("bucket_mb 10", not a bare "10").
             QStringList rest;
             for (const QString& n : split)
-                if (const OverlayCoordinate* c = coordinate(*p, n)) rest << c->text;
-            const QString series = rest.isEmpty() ? plot.runNames[i]
-                                                  : plot.runNames[i] + QStringLiteral(" · ") +
-                                                        rest.join(QStringLiteral(" · "));
+                if (const OverlayCoordinate* c = coordinate(*p, n))
+                    rest << (c->numeric ? QStringLiteral("%1 %2").arg(n, c->text) : c->text);
+            QStringList name{QObject::tr("run %1").arg(runs[static_cast<size_t>(i)].info.id)};
+            name << rest;
+            if (const std::string& label = runs[static_cast<size_t>(i)].info.label; !label.empty())
+                name << qstr(label);
+            const QString series =
+                rest.isEmpty() ? plot.runNames[i] : name.join(QStringLiteral(" · "));
             const OverlayCoordinate* c = x.isEmpty() ? nullptr : coordinate(*p, x);
             if (!c && !x.isEmpty()) continue;  // no such x (an imported profile among others)
             const double at = !c            ? 0

@@ -1,6 +1,7 @@
 #include "ui/common/storeaccess.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
 #include <nlohmann/json.hpp>
 
@@ -47,20 +48,40 @@ StoredRun loadRun(const QString& storePath, qint64 runId) {
     return out;
 }
 
-StoredRun storeImportedRun(const QString& storePath, const std::string& lab, const QString& label,
-                           const std::string& specJson, const Environment& env,
-                           const StoredRow& row) {
+std::optional<StoredRun> importRun(
+    const QString& path, const QString& storePath, const std::string& lab, const QString& what,
+    const std::function<ImportedRun(std::string_view bytes, const std::string& name)>& parse,
+    QString* error) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error) *error = QObject::tr("cannot read %1: %2").arg(path, f.errorString());
+        return std::nullopt;
+    }
+    const QByteArray bytes = f.readAll();
+    const QString name = QFileInfo(path).fileName();
     StoredRun out;
     try {
-        ResultStore store(storePath.toStdString());
-        const int64_t id = store.createRun(lab, label.toStdString(), specJson, env.device_name, 1,
-                                           toJson(env).dump());
-        store.addRow(id, row);
-        store.finishRun(id);
-        out.info = *store.run(id);
-        out.rows = store.rows(id, lab);
+        const ImportedRun imported =
+            parse(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())),
+                  name.toStdString());
+        try {
+            ResultStore store(storePath.toStdString());
+            const int64_t id = store.createRun(lab, name.toStdString(), imported.specJson,
+                                               imported.environment.device_name, 1,
+                                               toJson(imported.environment).dump());
+            store.addRow(id, imported.row);
+            store.finishRun(id);
+            out.info = *store.run(id);
+            out.rows = store.rows(id, lab);
+        } catch (const std::exception& e) {
+            if (error)
+                *error = QObject::tr("the imported %1 could not be stored: %2")
+                             .arg(what, qstr(std::string(e.what())));
+            return std::nullopt;
+        }
     } catch (const std::exception& e) {
-        out.error = qstr(std::string(e.what()));
+        if (error) *error = QObject::tr("%1: %2").arg(name, qstr(std::string(e.what())));
+        return std::nullopt;
     }
     return out;
 }
@@ -84,15 +105,6 @@ QFuture<QString> removeRunAsync(const QString& storePath, qint64 runId) {
             return qstr(std::string(e.what()));
         }
     });
-}
-
-std::optional<QByteArray> readFileToImport(const QString& path, QString* error) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        if (error) *error = QObject::tr("cannot read %1: %2").arg(path, f.errorString());
-        return std::nullopt;
-    }
-    return f.readAll();
 }
 
 }  // namespace ts::ui

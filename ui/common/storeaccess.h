@@ -5,7 +5,9 @@
 #include <QByteArray>
 #include <QFuture>
 #include <QString>
+#include <functional>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/store.h"
@@ -30,14 +32,21 @@ QFuture<RunList> listRunsAsync(const QString& storePath);
 QFuture<StoredRun> loadRunAsync(const QString& storePath, qint64 runId);
 QFuture<QString> removeRunAsync(const QString& storePath, qint64 runId);  // error or empty
 
-// A run of one row made from a file another tool wrote (File ▸ Import Trace…): created in the
-// store at `storePath` with its spec and environment, its row stored, ended, and read back as
-// History would show it; `error` set (and no run) when the store cannot be written.
-StoredRun storeImportedRun(const QString& storePath, const std::string& lab, const QString& label,
-                           const std::string& specJson, const Environment& env,
-                           const StoredRow& row);
-// The whole of a file to import, or nullopt with `error` naming it and why it cannot be read.
-std::optional<QByteArray> readFileToImport(const QString& path, QString* error);
+// What a lab makes of a file another tool wrote: the run's spec and environment, its one row.
+struct ImportedRun {
+    std::string specJson;
+    Environment environment;
+    StoredRow row;
+};
+// File ▸ Import Trace… for every lab: reads the file at `path`, hands its bytes and name to
+// `parse` (which throws with the reason it is not what the lab reads), creates the run in the
+// store at `storePath` with its row, ends it and reads it back as History would show it.
+// nullopt with `error` naming the file and why (unreadable, not parsed, the store not
+// written: "the imported `what` could not be stored").
+std::optional<StoredRun> importRun(
+    const QString& path, const QString& storePath, const std::string& lab, const QString& what,
+    const std::function<ImportedRun(std::string_view bytes, const std::string& name)>& parse,
+    QString* error);
 
 // The same, blocking: for worker threads and tests.
 RunList listRuns(const QString& storePath);

@@ -533,28 +533,18 @@ void MemoryView::showPoints(const StoredRun& run, const std::vector<MemoryResult
 }
 
 bool MemoryView::importFile(const QString& path, const QString& storePath, QString* error) {
-    const std::optional<QByteArray> file = readFileToImport(path, error);
-    if (!file) return false;
-    const QByteArray& bytes = *file;
-    const QString name = QFileInfo(path).fileName();
-    MemoryResult r;
-    try {
-        r = importMemorySnapshot(
-            std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())),
-            name.toStdString());
-    } catch (const std::exception& e) {
-        if (error) *error = tr("%1: %2").arg(name, qstr(std::string(e.what())));
-        return false;
-    }
-    const StoredRun run =
-        storeImportedRun(storePath, kMemoryLab, name, memorySpecJson({r.spec}), r.environment,
-                         {0, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))});
-    if (!run.error.isEmpty()) {
-        if (error) *error = tr("the imported snapshot could not be stored: %1").arg(run.error);
-        return false;
-    }
-    Q_EMIT logLine(tr("Imported %1 as run %2").arg(path).arg(run.info.id));
-    return showStored(run, error);
+    const std::optional<StoredRun> run = importRun(
+        path, storePath, kMemoryLab, tr("snapshot"),
+        [](std::string_view bytes, const std::string& name) {
+            const auto r = importMemorySnapshot(bytes, name);
+            return ImportedRun{memorySpecJson({r.spec}),
+                               r.environment,
+                               {0, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))}};
+        },
+        error);
+    if (!run) return false;
+    Q_EMIT logLine(tr("Imported %1 as run %2").arg(path).arg(run->info.id));
+    return showStored(*run, error);
 }
 
 bool MemoryView::compare(const StoredRun& a, const StoredRun& b, QString* error) {

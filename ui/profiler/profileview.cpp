@@ -649,28 +649,18 @@ bool ProfileView::compare(const StoredRun& a, const StoredRun& b, QString* error
 }
 
 bool ProfileView::importFile(const QString& path, const QString& storePath, QString* error) {
-    const std::optional<QByteArray> file = readFileToImport(path, error);
-    if (!file) return false;
-    const QByteArray& bytes = *file;
-    const QString name = QFileInfo(path).fileName();
-    ProfileResult r;
-    try {
-        r = importChromeTrace(
-            std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())),
-            name.toStdString());
-    } catch (const std::exception& e) {
-        if (error) *error = tr("%1: %2").arg(name, qstr(std::string(e.what())));
-        return false;
-    }
-    const StoredRun run =
-        storeImportedRun(storePath, kProfileLab, name, profileSpecJson(r.spec), r.environment,
-                         {0, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))});
-    if (!run.error.isEmpty()) {
-        if (error) *error = tr("the imported profile could not be stored: %1").arg(run.error);
-        return false;
-    }
-    Q_EMIT logLine(tr("Imported %1 as run %2").arg(path).arg(run.info.id));
-    return showStored(run, error);
+    const std::optional<StoredRun> run = importRun(
+        path, storePath, kProfileLab, tr("profile"),
+        [](std::string_view bytes, const std::string& name) {
+            const auto r = importChromeTrace(bytes, name);
+            return ImportedRun{profileSpecJson(r.spec),
+                               r.environment,
+                               {0, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))}};
+        },
+        error);
+    if (!run) return false;
+    Q_EMIT logLine(tr("Imported %1 as run %2").arg(path).arg(run->info.id));
+    return showStored(*run, error);
 }
 
 QString ProfileView::comparisonText() const { return diffText_->text(); }

@@ -52,46 +52,87 @@ ShardedOptimizer::ShardedOptimizer(const Group& group, std::vector<at::Tensor> p
     local_step_ = make_local_step(shard_);
 }
 
+// Note [sharded broadcast]: the owners' parameters go out in place: a parameter of at least
+// kPackBelowBytes is broadcast as it is (its own tensor on the owner, received straight into the
+// parameter elsewhere), and only the smaller ones (norm gains, biases) are packed, in order, into
+// flat buffers of at most kPackBytes each, so the step allocates at most that much, not a copy of
+// the whole model (a flat buffer per owner held the owner's half and received the other half: 8
+// GB more at xl's optimizer step, the peak that sharding should have lowered; issue 31 item 1).
+// Every broadcast is launched before any is waited for: Gloo and NCCL run them in launch order,
+// the same on every rank, since every rank walks the owners and their parameters in one order.
+namespace {
+constexpr int64_t kPackBelowBytes = int64_t{1} << 20;
+constexpr int64_t kPackBytes = int64_t{4} << 20;
+}  // namespace
+
 void ShardedOptimizer::step() {
     if (local_step_) local_step_();
     broadcast_bytes_ = 0;
+    packed_bytes_ = 0;
     if (group_.world_size <= 1) return;
     at::NoGradGuard no_grad;
-    // Note [sharded broadcast]: one flat buffer per owner and dtype, all broadcasts launched
-    // before any is waited for (Gloo and NCCL run them in launch order, the same on every rank);
-    // the receivers copy the values back into their parameters afterwards.
     struct Pending {
-        const std::vector<int>* members;
+        std::vector<int> packed;  // the parameters a flat buffer holds (empty: one in place)
         std::vector<at::Tensor> buffer;
         c10::intrusive_ptr<c10d::Work> work;
-        bool mine;
+        bool mine = false;
     };
     std::vector<Pending> pending;
-    for (int r = 0; r < group_.world_size; ++r)
+    auto launch = [&](Pending p, int root) {
+        c10d::BroadcastOptions options;
+        options.rootRank = root;
+        p.work = group_.backend->broadcast(p.buffer, options);
+        pending.push_back(std::move(p));
+    };
+    for (int r = 0; r < group_.world_size; ++r) {
+        const bool mine = r == group_.rank;
         for (const auto& members : by_owner_[static_cast<size_t>(r)]) {
-            Pending p{&members, {}, {}, r == group_.rank};
-            int64_t n = 0;
-            for (int i : members) n += params_[static_cast<size_t>(i)].numel();
-            const auto& first = params_[static_cast<size_t>(members.front())];
-            if (p.mine) {
-                std::vector<at::Tensor> parts;
-                for (int i : members)
-                    parts.push_back(params_[static_cast<size_t>(i)].detach().reshape({-1}));
-                p.buffer.push_back(at::cat(parts));
-            } else {
-                p.buffer.push_back(at::empty({n}, first.options().requires_grad(false)));
+            std::vector<int> small;
+            int64_t small_bytes = 0;
+            auto flush = [&] {
+                if (small.empty()) return;
+                Pending p;
+                p.mine = mine;
+                int64_t n = 0;
+                for (int i : small) n += params_[static_cast<size_t>(i)].numel();
+                const auto& first = params_[static_cast<size_t>(small.front())];
+                if (mine) {
+                    std::vector<at::Tensor> parts;
+                    for (int i : small)
+                        parts.push_back(params_[static_cast<size_t>(i)].detach().reshape({-1}));
+                    p.buffer.push_back(at::cat(parts));
+                } else {
+                    p.buffer.push_back(at::empty({n}, first.options().requires_grad(false)));
+                }
+                packed_bytes_ = std::max(packed_bytes_, small_bytes);
+                p.packed = std::move(small);
+                small.clear();
+                small_bytes = 0;
+                launch(std::move(p), r);
+            };
+            for (int i : members) {
+                const at::Tensor& param = params_[static_cast<size_t>(i)];
+                const int64_t bytes = param.numel() * static_cast<int64_t>(param.element_size());
+                broadcast_bytes_ += bytes;
+                if (bytes >= kPackBelowBytes && param.is_contiguous()) {
+                    Pending p;
+                    p.mine = mine;
+                    p.buffer.push_back(param.detach());
+                    launch(std::move(p), r);
+                    continue;
+                }
+                if (small_bytes + bytes > kPackBytes) flush();
+                small.push_back(i);
+                small_bytes += bytes;
             }
-            broadcast_bytes_ += n * static_cast<int64_t>(first.element_size());
-            c10d::BroadcastOptions options;
-            options.rootRank = r;
-            p.work = group_.backend->broadcast(p.buffer, options);
-            pending.push_back(std::move(p));
+            flush();
         }
+    }
     for (auto& p : pending) {
         p.work->wait();
-        if (p.mine) continue;
+        if (p.mine || p.packed.empty()) continue;
         int64_t offset = 0;
-        for (int i : *p.members) {
+        for (int i : p.packed) {
             const at::Tensor& param = params_[static_cast<size_t>(i)];
             param.detach().copy_(p.buffer[0].narrow(0, offset, param.numel()).view(param.sizes()));
             offset += param.numel();

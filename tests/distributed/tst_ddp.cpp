@@ -270,6 +270,49 @@ TEST(Sharding, BalancedByBytesLargestFirst) {
     EXPECT_THROW(shardParameters({1}, 0), std::invalid_argument);
 }
 
+TEST(Sharding, LargeParametersGoInPlaceAndSmallOnesInBoundedPacks) {
+    // See Note [sharded broadcast]: a 2 MiB and a 1.5 MiB parameter go as they are; twenty of
+    // 256 KiB (5 MiB in all) need two packs of at most 4 MiB. The step allocates no copy of the
+    // model, and every rank ends with every owner's values.
+    const int world = 2;
+    auto make = [] {
+        std::vector<at::Tensor> p;
+        p.push_back(at::full({512, 1024}, 1.0f));
+        for (int i = 0; i < 20; ++i) p.push_back(at::full({64, 1024}, 2.0f + i));
+        p.push_back(at::full({384, 1024}, -1.0f));
+        for (auto& t : p) t.set_requires_grad(true);
+        return p;
+    };
+    std::vector<std::vector<at::Tensor>> got(world);
+    std::vector<int64_t> packed(world), sent(world);
+    auto errors = runThreadRanks(world, [&](Group& g) {
+        auto p = make();
+        for (auto& t : p) t.mutable_grad() = at::ones_like(t);
+        ShardedOptimizer opt(g, p, [](std::vector<at::Tensor> shard) {
+            return [shard] {
+                at::NoGradGuard no_grad;
+                for (const auto& t : shard) t.sub_(t.grad() * 0.5);
+            };
+        });
+        opt.step();
+        packed[static_cast<size_t>(g.rank)] = opt.lastPackedBytes();
+        sent[static_cast<size_t>(g.rank)] = opt.lastBroadcastBytes();
+        got[static_cast<size_t>(g.rank)] = p;
+    });
+    EXPECT_NO_RANK_ERRORS(errors);
+    const auto ref = make();
+    int64_t total = 0;
+    for (const auto& t : ref) total += t.numel() * 4;
+    for (int r = 0; r < world; ++r) {
+        EXPECT_EQ(sent[static_cast<size_t>(r)], total);
+        EXPECT_GT(packed[static_cast<size_t>(r)], 0);
+        EXPECT_LE(packed[static_cast<size_t>(r)], int64_t{4} << 20);
+        for (size_t i = 0; i < ref.size(); ++i)
+            EXPECT_TRUE(at::equal(got[static_cast<size_t>(r)][i], ref[i].detach() - 0.5))
+                << "rank " << r << " parameter " << i;
+    }
+}
+
 TEST(Sharding, OwnersStepTheirShardAndEveryRankEndsEqual) {
     // SGD as the local step: p -= 0.1·grad on the shard only, then broadcast by owner.
     const int world = 3;

@@ -33,14 +33,18 @@ public:
     ShardedOptimizer(const Group& group, std::vector<at::Tensor> params,
                      const LocalStepFactory& make_local_step);
 
-    // The local step, then each owner's updated parameters as one flat broadcast per owner (and
-    // dtype), in rank order on every rank. Every rank must have the averaged gradients.
+    // The local step, then each owner's updated parameters broadcast, in rank order on every
+    // rank: large ones in place, small ones packed into bounded buffers (See Note [sharded
+    // broadcast]). Every rank must have the averaged gradients.
     void step();
 
     int ownerOf(size_t index) const { return owner_[index]; }
     const std::vector<at::Tensor>& localShard() const { return shard_; }
     // Bytes of parameters this rank broadcast or received in the last step.
     int64_t lastBroadcastBytes() const { return broadcast_bytes_; }
+    // The largest buffer the last step packed small parameters into (the step's only extra
+    // memory); 0 when every parameter went in place.
+    int64_t lastPackedBytes() const { return packed_bytes_; }
 
 private:
     Group group_;
@@ -51,6 +55,7 @@ private:
     std::vector<std::vector<std::vector<int>>>
         by_owner_;  // owner → dtype groups → parameter indices
     int64_t broadcast_bytes_ = 0;
+    int64_t packed_bytes_ = 0;
 };
 
 // Note [two ways to shard the optimizer]: the course's scheme all-reduces every gradient, so every

@@ -133,7 +133,8 @@ std::optional<ExternalLaunch> externalLaunchFromEnvironment() {
     if (env("TORCHELASTIC_RUN_ID") && env("RANK")) {
         launch.launcher = "torchrun";
         launch.node_rank = intFromEnv("GROUP_RANK", nullptr, 0);
-    } else if (env("SLURM_STEP_ID") && env("SLURM_PROCID")) {
+    } else if (env("SLURM_STEP_ID") && env("SLURM_PROCID") &&
+               intFromEnv("SLURM_NTASKS", nullptr, 1) > 1) {
         launch.launcher = "srun";
         launch.node_rank = intFromEnv("SLURM_NODEID", nullptr, 0);
     } else {

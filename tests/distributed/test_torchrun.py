@@ -8,7 +8,8 @@ this machine; see docs/DISTRIBUTED.md, "Past one machine: torchrun and srun"):
     here for two processes): the same, and the all-reduce experiment;
   - a rank that fails is named by rank 0 with its message, one killed is noticed; both exit
     non-zero within the timeout, nothing left running;
-  - --world that is not the launcher's world, and a Python strategy, exit 2.
+  - --world that is not the launcher's world, and a Python strategy, exit 2; a step of one task
+    (`srun --pty bash`'s shell) runs its own local ranks.
 Usage: test_torchrun.py path/to/trainscope-cli PYTHON[:PYTHON...]  (the pythons that may have
 torch; without one with torch.distributed.run the torchrun case is skipped, exit 77 if nothing ran).
 """
@@ -171,6 +172,15 @@ class Ranks(unittest.TestCase):
         self.assertEqual(rc0, 3, err0)
         self.assertIn("no other rank said why", out0 + err0)
         self.assertLess(time.monotonic() - t0, 50, "rank 0 waited for the timeout")
+
+    def test_a_step_of_one_task_starts_its_own_ranks(self):
+        # `srun --pty bash` leaves SLURM_STEP_ID in the shell: a run there is a local one.
+        p = subprocess.run([CLI, "distributed", "ddp", *TINY, "--world", "2", "--format", "json", "--no-store"],
+                           capture_output=True, text=True, timeout=120,
+                           env=self.env(SLURM_PROCID="0", SLURM_NTASKS="1", SLURM_STEP_ID="0"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual((json.loads(p.stdout)["status"], json.loads(p.stdout)["world_size"]), ("ok", 2))
+        self.assertNotIn("started by srun", p.stderr)
 
     def test_settings_that_do_not_fit(self):
         for args, says in ((["--world", "4"], "--world 4: srun started 2 ranks"),

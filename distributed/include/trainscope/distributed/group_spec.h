@@ -51,7 +51,8 @@ GroupSpec groupSpecFromEnvironment(CommBackend backend);
 // one rank of the run, not its launcher: torchrun sets TORCHELASTIC_RUN_ID beside RANK (always,
 // "none" by default), srun sets SLURM_STEP_ID beside SLURM_PROCID for every task of a step. Our
 // own local launcher starts `worker`, never `distributed`, and sets neither. A batch script of
-// sbatch (no step) is not a rank: it runs the local launcher as before.
+// sbatch (no step) is not a rank, nor is a step of one task (SLURM_NTASKS 1: `srun --pty bash`,
+// whose shell would otherwise make every run a world of one): they run the local launcher.
 struct ExternalLaunch {
     std::string launcher;  // "torchrun" or "srun"
     int node_rank = 0;     // GROUP_RANK (torchrun), SLURM_NODEID (srun)

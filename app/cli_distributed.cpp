@@ -19,6 +19,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli_common.h"
 #include "core/json.h"
@@ -50,6 +51,7 @@ struct LaunchFlags {
     std::string table;    // --table: which CSV table
     std::string world = "2", format = "table", timeout = "120", db, label;
     bool quiet = false, no_store = false;
+    bool world_given = false;  // under torchrun or srun the world is theirs
 };
 
 // `distributed ddp`'s own flags (beside --backend, --world and the output flags).
@@ -306,10 +308,8 @@ private:
     int ready_ = 0, world_ = 0, measured_ = 0, total_ = 0;
 };
 
-// Runs the points (every one checked before anything starts), stores them unless --no-store,
-// prints the report; the exit code of the worst point.
-int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) {
-    // See Note [tables other programs read]: --table names one of the experiment's tables.
+// See Note [tables other programs read]: --table names one of the experiment's tables.
+void checkTableChoice(const ts::DistributedSpec& spec, const LaunchFlags& f) {
     if (!f.table.empty()) {
         const bool ddp = spec.points.front().experiment == ts::DistExperiment::Ddp;
         const std::vector<std::string> names =
@@ -322,28 +322,11 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
             throw BadInput(
                 fmt::format("--table: '{}' is not one of {}", f.table, fmt::join(names, ", ")));
     }
-    const int gpus = dist::gpuCount();
-    for (size_t i = 0; i < spec.points.size(); ++i)
-        if (const auto problems = ts::validateDistributedPoint(
-                spec.points[i], gpus, dist::ncclBuilt(), ts::availableMemoryBytes());
-            !problems.empty())
-            throw BadInput(problems.front());
-        else if (spec.points[i].experiment == ts::DistExperiment::Ddp)
-            if (auto why = ts::pythonStrategyProblem(spec.points[i].ddp); !why.empty())
-                throw BadInput(why);
-    // The run is announced when it is done ("stored as run N"), not before: the ranks' lines
-    // come first.
-    const bool nccl = spec.points.front().backend == dist::CommBackend::Nccl;
-    const StoredRun run = startStoredRun(ts::kDistributedLab, f.db, f.label, f.no_store,
-                                         /*quiet=*/true, ts::distributedSpecJson(spec),
-                                         ts::currentEnvironment(nccl ? "cuda" : "cpu"),
-                                         static_cast<int>(spec.points.size()));
-    ts::ResultStore* store = run.get();
-    const int64_t run_id = run.id;
-    catchInterrupts();
-    ProgressLines progress(f.quiet);
-    const auto results =
-        ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store, run_id);
+}
+
+// Prints the run's report (the points run, stored as they ran); the exit code of the worst point.
+int reportDistributed(const std::vector<ts::DistributedResult>& results, const LaunchFlags& f,
+                      ts::ResultStore* store, int64_t run_id) {
     const bool store_failed =
         std::any_of(results.begin(), results.end(),
                     [](const ts::DistributedResult& r) { return !r.store_error.empty(); });
@@ -388,6 +371,123 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     }
     // A store failure was said above; nothing after it ran.
     return runExitCode(store_failed, cancelled, failed);
+}
+
+int runAsRank(ts::DistributedSpec spec, const LaunchFlags& f, const dist::ExternalLaunch& launch);
+
+// Runs the points (every one checked before anything starts), stores them unless --no-store,
+// prints the report; the exit code of the worst point. Under torchrun or srun this process is
+// one rank of the run instead (see Note [started by torchrun or srun]).
+int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) {
+    std::optional<dist::ExternalLaunch> launch;
+    try {
+        launch = dist::externalLaunchFromEnvironment();
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(e.what());
+    }
+    if (launch) return runAsRank(spec, f, *launch);
+    checkTableChoice(spec, f);
+    const int gpus = dist::gpuCount();
+    for (size_t i = 0; i < spec.points.size(); ++i)
+        if (const auto problems = ts::validateDistributedPoint(
+                spec.points[i], gpus, dist::ncclBuilt(), ts::availableMemoryBytes());
+            !problems.empty())
+            throw BadInput(problems.front());
+        else if (spec.points[i].experiment == ts::DistExperiment::Ddp)
+            if (auto why = ts::pythonStrategyProblem(spec.points[i].ddp); !why.empty())
+                throw BadInput(why);
+    // The run is announced when it is done ("stored as run N"), not before: the ranks' lines
+    // come first.
+    const bool nccl = spec.points.front().backend == dist::CommBackend::Nccl;
+    const StoredRun run = startStoredRun(ts::kDistributedLab, f.db, f.label, f.no_store,
+                                         /*quiet=*/true, ts::distributedSpecJson(spec),
+                                         ts::currentEnvironment(nccl ? "cuda" : "cpu"),
+                                         static_cast<int>(spec.points.size()));
+    ts::ResultStore* store = run.get();
+    const int64_t run_id = run.id;
+    catchInterrupts();
+    ProgressLines progress(f.quiet);
+    const auto results =
+        ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store, run_id);
+    return reportDistributed(results, f, store, run_id);
+}
+
+// One rank of a run that torchrun or srun started: the group from the environment, every
+// point's world size its WORLD_SIZE; rank 0 gathers the others' rows, stores the run and prints
+// the report, the others say that their rows went to rank 0 (see Note [ranks started by torchrun
+// or srun] in the engine's distributed.h).
+int runAsRank(ts::DistributedSpec spec, const LaunchFlags& f, const dist::ExternalLaunch& launch) {
+    checkTableChoice(spec, f);
+    const dist::CommBackend backend = spec.points.front().backend;
+    const bool allreduce = spec.points.front().experiment == ts::DistExperiment::Allreduce;
+    dist::GroupSpec group;
+    try {
+        group = dist::groupSpecFromEnvironment(backend);
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(fmt::format("{}: {}", launch.launcher, e.what()));
+    }
+    if (f.world_given && spec.points.front().world_size != group.world_size)
+        throw BadInput(fmt::format(
+            "--world {}: {} started {} ranks (WORLD_SIZE); leave --world out under {}",
+            spec.points.front().world_size, launch.launcher, group.world_size, launch.launcher));
+    const int gpus = dist::gpuCount();
+    if (backend == dist::CommBackend::Nccl && group.local_rank >= gpus)
+        throw BadInput(fmt::format(
+            "NCCL runs one rank per GPU: this rank's GPU (LOCAL_RANK {}) is not here ({} "
+            "visible); use --backend gloo for CPU ranks",
+            group.local_rank, gpus));
+    for (auto& p : spec.points) {
+        p.world_size = group.world_size;
+        // Each rank has checked its own GPU above; the host's memory is each node's.
+        if (const auto problems = ts::validateDistributedPoint(
+                p, backend == dist::CommBackend::Nccl ? group.world_size : gpus, dist::ncclBuilt());
+            !problems.empty())
+            throw BadInput(problems.front());
+        if (p.experiment == ts::DistExperiment::Ddp && ts::strategyTraits(p.ddp.strategy).python)
+            throw BadInput(fmt::format(
+                "--strategy {}: runs in the Python runner, which only TrainScope's own launcher "
+                "starts; under {} the strategies are TrainScope's (naive, flat, overlap, "
+                "bucketed, zero1, fsdp)",
+                p.ddp.strategy, launch.launcher));
+    }
+    const bool lead = group.rank == 0;
+    const StoredRun run =
+        startStoredRun(ts::kDistributedLab, f.db, f.label, f.no_store || !lead, /*quiet=*/true,
+                       ts::distributedSpecJson(spec),
+                       ts::currentEnvironment(backend == dist::CommBackend::Nccl ? "cuda" : "cpu"),
+                       static_cast<int>(spec.points.size()));
+    catchInterrupts();
+    ProgressLines progress(f.quiet || !lead);
+    if (lead && !f.quiet)
+        std::fprintf(stderr, "rank 0 of %d, started by %s on %s: the other ranks' rows come here\n",
+                     group.world_size, launch.launcher.c_str(), launch.node().c_str());
+    std::vector<ts::DistributedResult> results;
+    try {
+        results = ts::runDistributedAsRank(spec, group, launch.node(), progress, interruptToken(),
+                                           run.get(), run.id);
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(e.what());
+    } catch (const std::exception& e) {
+        // Not rank 0: rank 0 has this message too (see Note [rows through the store]).
+        std::fprintf(stderr, "trainscope-cli: rank %d of %d (%s): %s\n", group.rank,
+                     group.world_size, launch.node().c_str(), ts::oneLineError(e.what()).c_str());
+        return kRunFailed;
+    }
+    if (!lead) {
+        std::cout << fmt::format("rank {} of {}: {} sent to rank 0\n", group.rank, group.world_size,
+                                 allreduce ? "times" : "rows")
+                  << std::flush;
+        return interruptToken().cancelled() ? kInterrupted : kOk;
+    }
+    if (!f.quiet && !results.empty()) {
+        std::string nodes;
+        const auto& where = results.front().rank_nodes;
+        for (size_t r = 0; r < where.size(); ++r)
+            if (!where[r].empty())
+                nodes += fmt::format("{}rank {} on {}", nodes.empty() ? "" : ", ", r, where[r]);
+        if (!nodes.empty()) std::fprintf(stderr, "%s\n", nodes.c_str());
+    }
+    return reportDistributed(results, f, run.get(), run.id);
 }
 
 double timeoutOf(const LaunchFlags& f) {
@@ -542,26 +642,31 @@ void addDistributedCommands(CLI::App& app, int& code) {
         "allreduce",
         "Time all-reduce over N local ranks (one process each) per size and dtype: the slowest "
         "rank's "
-        "mean, algbw = bytes/time, busbw = algbw·2(n−1)/n (nccl-tests' definitions)");
+        "mean, algbw = bytes/time, busbw = algbw·2(n−1)/n (nccl-tests' definitions). Started by "
+        "torchrun (--no-python) or srun, each process is one rank and rank 0 reports");
     ar->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     addBenchFlags(*ar, lf->bench);
     addLaunchFlags(*ar, *lf);
-    ar->callback([lf, &code] {
+    ar->callback([lf, ar, &code] {
+        lf->world_given = ar->count("--world") > 0;
         lf->format = lf->choice.get();
         code = runDistributedAllreduce(*lf);
     });
 
     auto df = std::make_shared<LaunchFlags>();
     auto dd = std::make_shared<DdpFlags>();
-    auto* ddp = cmd->add_subcommand("ddp",
-                                    "Data-parallel training of the LM over N local ranks (one "
-                                    "process each): each rank trains on its own "
-                                    "rows of the global batch, gradients averaged by a strategy "
-                                    "(naive, flat, overlap, bucketed), AdamW's "
-                                    "state optionally sharded (the course's scheme, or zero1's "
-                                    "reduce-scatter). One point per "
-                                    "precision × strategy × sharding (bucketed: × "
-                                    "bucket size); per step the slowest rank");
+    auto* ddp =
+        cmd->add_subcommand("ddp",
+                            "Data-parallel training of the LM over N local ranks (one "
+                            "process each): each rank trains on its own "
+                            "rows of the global batch, gradients averaged by a strategy "
+                            "(naive, flat, overlap, bucketed), AdamW's "
+                            "state optionally sharded (the course's scheme, or zero1's "
+                            "reduce-scatter). One point per "
+                            "precision × strategy × sharding (bucketed: × "
+                            "bucket size); per step the slowest rank. Started by torchrun "
+                            "(--no-python) or srun, each process is one rank: rank 0 gathers "
+                            "every rank's rows, stores the run and prints the tables");
     ddp->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     ddp->add_option("--backend", df->bench.backend, "gloo (CPU) | nccl (one GPU per rank)")
         ->capture_default_str();
@@ -635,6 +740,7 @@ void addDistributedCommands(CLI::App& app, int& code) {
     addLaunchFlags(*ddp, *df);
     ddp->callback([df, dd, ddp, &code] {
         dd->strategy_given = ddp->count("--strategy") > 0;
+        df->world_given = ddp->count("--world") > 0;
         df->format = df->choice.get();
         code = runDistributedDdp(*df, *dd);
     });

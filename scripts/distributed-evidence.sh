@@ -14,8 +14,12 @@
 #      DDP_SIZE (xl-2025), CONTEXT (256), BATCH (4 per rank), PRECISIONS (fp32,bf16),
 #      STRATEGIES (naive,flat,overlap,bucketed), BUCKET_MB (25; a comma list sweeps it),
 #      SHARDED_STRATEGIES (bucketed: the strategies also run with ZeRO; empty: none),
-#      PARTS ("allreduce ddp single": a subset runs only those, keeping the others' files, so
-#      the evidence can be taken over several calls), PYTHON (python3).
+#      PARTS ("allreduce ddp single torchrun": a subset runs only those, keeping the others'
+#      files, so the evidence can be taken over several calls), PYTHON (python3).
+# The torchrun part: the same DDP point (bucketed, the first precision) with every rank started
+# by `python -m torch.distributed.run --nnodes 1 --nproc-per-node $WORLD` instead of TrainScope's
+# launcher, rank 0 gathering the rows through the agent's store and printing the tables
+# (docs/DISTRIBUTED.md, "Past one machine"): $outdir/ts-torchrun.{txt,err}.
 # The environment reaches every rank as it is (NCCL_NVLS_ENABLE=0 and the like on the GPU machine).
 # Writes $outdir/{ref,ts}-{allreduce,ddp,single}.* and distributed-table.md.
 set -uo pipefail
@@ -36,7 +40,7 @@ DTYPES="${DTYPES:-fp32,bf16}"; WARMUP="${WARMUP:-5}"; ITERS="${ITERS:-20}"; STEP
 DDP_SIZE="${DDP_SIZE:-xl-2025}"; CONTEXT="${CONTEXT:-256}"; BATCH="${BATCH:-4}"; PRECISIONS="${PRECISIONS:-fp32,bf16}"
 STRATEGIES="${STRATEGIES:-naive,flat,overlap,bucketed}"; BUCKET_MB="${BUCKET_MB:-25}"
 SHARDED_STRATEGIES="${SHARDED_STRATEGIES-bucketed}"
-PARTS="${PARTS:-allreduce ddp single}"
+PARTS="${PARTS:-allreduce ddp single torchrun}"
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 status=0
 fail() { echo "   FAILED: $*" >&2; status=1; }
@@ -120,6 +124,21 @@ if part single; then
     "$CLI" bench --size "$DDP_SIZE" --context-length "$CONTEXT" --batch-size "$BATCH" --precision "$PRECISIONS" \
         --mode train --warmup "$WARMUP" --steps "$STEPS" --device "$DEVICE" --jsonl --no-store -q \
         2> "$OUTDIR/ts-single.err" | grep '"type":"result"' > "$OUTDIR/ts-single.jsonl" || fail "trainscope bench (ts-single.err)"
+    elapsed $t
+fi
+
+# ---- the same ranks started by torchrun ----
+if part torchrun; then
+    t=$(date +%s)
+    echo "-- torchrun: $WORLD ranks of trainscope-cli distributed ddp, $BACKEND, rank 0 gathers"
+    "$PY" -m torch.distributed.run --nnodes 1 --nproc-per-node "$WORLD" --master-addr 127.0.0.1 \
+        --master-port "${TORCHRUN_PORT:-29531}" --no-python "$CLI" distributed ddp --backend "$BACKEND" \
+        --size "$DDP_SIZE" --context-length "$CONTEXT" --batch "$BATCH" --precision "${PRECISIONS%%,*}" \
+        --strategy bucketed --bucket-mb "${BUCKET_MB%%,*}" --warmup "$WARMUP" --steps "$STEPS" \
+        --label "torchrun evidence" > "$OUTDIR/ts-torchrun.txt" 2> "$OUTDIR/ts-torchrun.err" \
+        || fail "trainscope ddp under torchrun (ts-torchrun.err)"
+    grep -q "DDP strategies" "$OUTDIR/ts-torchrun.txt" || fail "no DDP table from rank 0 (ts-torchrun.txt)"
+    cat "$OUTDIR/ts-torchrun.txt"
     elapsed $t
 fi
 

@@ -110,10 +110,39 @@ GroupSpec groupSpecFromEnvironment(CommBackend backend) {
                                         "' is not a number of seconds (above 0, at most 86400)");
         spec.rendezvous_timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
     }
+    // See Note [started by torchrun or srun]: torch's env:// connects every rank to the agent's
+    // store under this prefix; a rank 0 that served its own would find the port taken.
+    if (const auto agent = env("TORCHELASTIC_USE_AGENT_STORE");
+        agent && (*agent == "True" || *agent == "true" || *agent == "1")) {
+        spec.agent_store = true;
+        spec.store_prefix = "/worker/attempt_" +
+                            std::to_string(intFromEnv("TORCHELASTIC_RESTART_COUNT", nullptr, 0));
+    }
     if (spec.rank >= spec.world_size)
         throw std::invalid_argument("RANK " + std::to_string(spec.rank) +
                                     " is not below WORLD_SIZE " + std::to_string(spec.world_size));
     return spec;
+}
+
+std::string ExternalLaunch::node() const {
+    return "node " + std::to_string(node_rank) + (host.empty() ? "" : " (" + host + ")");
+}
+
+std::optional<ExternalLaunch> externalLaunchFromEnvironment() {
+    ExternalLaunch launch;
+    if (env("TORCHELASTIC_RUN_ID") && env("RANK")) {
+        launch.launcher = "torchrun";
+        launch.node_rank = intFromEnv("GROUP_RANK", nullptr, 0);
+    } else if (env("SLURM_STEP_ID") && env("SLURM_PROCID") &&
+               intFromEnv("SLURM_NTASKS", nullptr, 1) > 1) {
+        launch.launcher = "srun";
+        launch.node_rank = intFromEnv("SLURM_NODEID", nullptr, 0);
+    } else {
+        return std::nullopt;
+    }
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) launch.host = host;
+    return launch;
 }
 
 }  // namespace ts::dist

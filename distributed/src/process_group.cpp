@@ -1,5 +1,6 @@
 #include "trainscope/distributed/process_group.h"
 
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef TRAINSCOPE_NCCL
@@ -56,11 +57,15 @@ Group makeGroup(const GroupSpec& spec) {
         try {
             c10d::TCPStoreOptions options;
             options.port = static_cast<uint16_t>(spec.master_port);
-            options.isServer = spec.rank == 0;
-            options.numWorkers = spec.world_size;
-            options.waitWorkers = true;
+            // Under torchrun the agent serves the store (see Note [started by torchrun or srun]).
+            options.isServer = spec.rank == 0 && !spec.agent_store;
+            options.numWorkers =
+                spec.agent_store ? std::nullopt : std::optional<size_t>(spec.world_size);
+            options.waitWorkers = !spec.agent_store;
             options.timeout = std::min(spec.timeout, spec.rendezvous_timeout);
             store = c10::make_intrusive<c10d::TCPStore>(spec.master_addr, options);
+            if (!spec.store_prefix.empty())
+                store = c10::make_intrusive<c10d::PrefixStore>(spec.store_prefix, store);
             // Every rank in: a count all ranks add to and wait for (the store's clients do not
             // wait for each other by themselves).
             const auto deadline = std::chrono::steady_clock::now() + spec.rendezvous_timeout;

@@ -181,7 +181,10 @@ struct DdpStepRow {
     // gradient's ready time, in ms from the step's start (see Note [per-bucket timing] in
     // distributed/src/ddp.cpp); empty for the other strategies and rows stored before.
     std::vector<dist::BucketSpan> buckets;
-    std::vector<dist::GradientReady> gradients;
+    std::vector<dist::GradientReady> gradients;  // Where the rank ran when torchrun or srun started
+                                                 // it ("node 1 (gpu-b)"; see Note [started by
+    // torchrun or srun]); empty for the local launcher's ranks, which share this machine.
+    std::string node;
 };
 
 // Runs this rank's part of a data-parallel training run: builds the model as TrainingStep does
@@ -275,6 +278,7 @@ struct DistributedResult {
         store_error;  // set when a row of this point could not be stored: the run stopped there
     int failed_rank = -1;
     std::vector<std::string> rank_devices;  // per rank, as each reported it
+    std::vector<std::string> rank_nodes;    // per rank under torchrun or srun, else empty
     std::vector<dist::AllreduceRow> allreduce;
     std::vector<DdpStepRow> steps;  // every rank's every step (warm-up included), in arrival order
     Environment environment;        // the launching process's
@@ -323,5 +327,21 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                                               DistributedObserver& observer,
                                               const CancelToken& cancel,
                                               ResultStore* store = nullptr, int64_t run_id = 0);
+
+// Note [ranks started by torchrun or srun]: this process is one rank of the run (`group`, read
+// from the environment), `node` where it runs. Every point runs on one c10d group made once,
+// each point's world size the group's. After each point the other ranks put their rows in the
+// group's store and rank 0 gathers them (see Note [rows through the store]): rank 0's results
+// are what runDistributed's would be, its observer hears its own steps live and the others'
+// once gathered, and with a store every row goes to run `run_id` as on a local run. A rank that
+// fails posts its message and throws; rank 0 names it (the point Failed, its failed_rank), and
+// waits for nobody past `spec.hang_timeout_s`: a rank silent that long is taken as failed (a
+// collective with it fails by then, the group's timeout being the same). Returns every point's
+// result on rank 0, and nothing on the others (which throw std::runtime_error when they fail).
+// The all-reduce experiment needs no gathering: rank 0's rows hold every rank's times.
+std::vector<DistributedResult> runDistributedAsRank(
+    const DistributedSpec& spec, const dist::GroupSpec& group, const std::string& node,
+    DistributedObserver& observer, const CancelToken& cancel, ResultStore* store = nullptr,
+    int64_t run_id = 0);
 
 }  // namespace ts

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "core/json.h"
@@ -238,6 +239,7 @@ json toJson(const DdpStepRow& r) {
             gradients.push_back(json::array({g.bytes, jr::number(g.ready_ms)}));
         j["gradients"] = gradients;
     }
+    if (!r.node.empty()) j["node"] = r.node;  // under torchrun or srun only
     return j;
 }
 
@@ -275,6 +277,7 @@ DdpStepRow ddpStepRowFromJson(const json& j) {
                                    jr::toDouble(g[1], "gradients.ready_ms")});
         }
     }
+    jr::read(j, "row", "node", r.node, jr::toStr);
     return r;
 }
 
@@ -355,6 +358,9 @@ json pointEndPayload(const DistributedResult& r) {
     json j = {{"type", "point"},           {"status", toString(r.status)},
               {"error", r.error},          {"failed_rank", r.failed_rank},
               {"devices", r.rank_devices}, {"environment", toJson(r.environment)}};
+    if (std::any_of(r.rank_nodes.begin(), r.rank_nodes.end(),
+                    [](const std::string& n) { return !n.empty(); }))
+        j["nodes"] = r.rank_nodes;
     if (!r.what.empty()) j["what"] = r.what;
     if (!r.traceback.empty()) j["traceback"] = r.traceback;
     if (r.check.ran)
@@ -392,6 +398,8 @@ void applyRow(const StoredRow& row, std::vector<DistributedResult>& out,
             static_cast<int>(jr::toInt(j.at("failed_rank"), "failed_rank", -1, 1 << 20));
         r.rank_devices.clear();
         jr::readList(j, "devices", r.rank_devices, jr::toStr);
+        r.rank_nodes.clear();
+        jr::readList(j, "nodes", r.rank_nodes, jr::toStr);
         r.environment = environmentFromJson(j.at("environment"));
         jr::read(j, "", "what", r.what, jr::toStr);
         jr::read(j, "", "traceback", r.traceback, jr::toStr);

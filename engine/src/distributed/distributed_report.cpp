@@ -730,6 +730,9 @@ std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRo
             p["status"] = toString(r.status);
             p["error"] = r.error;
             p["failed_rank"] = r.failed_rank;
+            if (std::any_of(r.rank_nodes.begin(), r.rank_nodes.end(),
+                            [](const std::string& n) { return !n.empty(); }))
+                p["nodes"] = r.rank_nodes;  // under torchrun or srun
             nlohmann::json steps = nlohmann::json::array(), allreduce = nlohmann::json::array();
             for (const auto& s : r.steps) steps.push_back(toJson(s));
             for (const auto& a : r.allreduce) allreduce.push_back(toJson(a));

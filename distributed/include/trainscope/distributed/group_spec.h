@@ -30,6 +30,11 @@ struct GroupSpec {
     // How long the rendezvous may take (every rank reaching rank 0's store); past it makeGroup
     // gives up with a message (a port held by another program, ranks that never come).
     std::chrono::milliseconds rendezvous_timeout{std::chrono::seconds(60)};
+    // torchrun's agent serves the store at MASTER_ADDR:MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE):
+    // every rank, rank 0 included, is its client, under the prefix torch's env:// uses
+    // ("/worker/attempt_<TORCHELASTIC_RESTART_COUNT>"). Otherwise rank 0 serves it.
+    bool agent_store = false;
+    std::string store_prefix;
 };
 
 // The most ranks a group may have (torchrun's or srun's WORLD_SIZE included).
@@ -41,6 +46,21 @@ inline constexpr int kMaxWorldSize = 4096;
 // sets the rendezvous's limit. SLURM_PROCID / SLURM_NTASKS /
 // SLURM_LOCALID stand in for RANK / WORLD_SIZE / LOCAL_RANK under srun.
 GroupSpec groupSpecFromEnvironment(CommBackend backend);
+
+// Note [started by torchrun or srun]: `distributed ddp|allreduce` started by torchrun or srun is
+// one rank of the run, not its launcher: torchrun sets TORCHELASTIC_RUN_ID beside RANK (always,
+// "none" by default), srun sets SLURM_STEP_ID beside SLURM_PROCID for every task of a step. Our
+// own local launcher starts `worker`, never `distributed`, and sets neither. A batch script of
+// sbatch (no step) is not a rank, nor is a step of one task (SLURM_NTASKS 1: `srun --pty bash`,
+// whose shell would otherwise make every run a world of one): they run the local launcher.
+struct ExternalLaunch {
+    std::string launcher;  // "torchrun" or "srun"
+    int node_rank = 0;     // GROUP_RANK (torchrun), SLURM_NODEID (srun)
+    std::string host;      // this machine's name
+    // "node 1 (gpu-a)": what a rank's lane says of where it ran.
+    std::string node() const;
+};
+std::optional<ExternalLaunch> externalLaunchFromEnvironment();
 
 // A TCP port on loopback that nothing listens on now (the kernel's choice), for a local
 // rendezvous. Another process could take it before rank 0 binds it; the launcher retries then.

@@ -61,6 +61,7 @@ struct DdpFlags {
     bool strategy_given = false;
     bool fused_loss = false, fused_kernels = false, keep_attention = false, compile = false;
     bool cuda_profiler_range = false;
+    std::string trace_steps = "0", trace_dir;  // see Note [one trace of every rank]
 };
 
 struct WorkerFlags {
@@ -308,7 +309,8 @@ private:
 
 // Runs the points (every one checked before anything starts), stores them unless --no-store,
 // prints the report; the exit code of the worst point.
-int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) {
+int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f,
+                         const ts::DistributedOutputs& outputs = {}) {
     // See Note [tables other programs read]: --table names one of the experiment's tables.
     if (!f.table.empty()) {
         const bool ddp = spec.points.front().experiment == ts::DistExperiment::Ddp;
@@ -342,8 +344,8 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     const int64_t run_id = run.id;
     catchInterrupts();
     ProgressLines progress(f.quiet);
-    const auto results =
-        ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store, run_id);
+    const auto results = ts::runDistributed(spec, selfExecutable(), progress, interruptToken(),
+                                            store, run_id, outputs);
     const bool store_failed =
         std::any_of(results.begin(), results.end(),
                     [](const ts::DistributedResult& r) { return !r.store_error.empty(); });
@@ -510,9 +512,17 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     else
         throw BadInput(fmt::format("--shard: '{}' is not one of off, on, both", d.shard));
     s.bucket_mb = buckets.front();
+    s.trace_steps = static_cast<int>(parseIntIn("--trace-steps", d.trace_steps, 0, 100000));
+    ts::DistributedOutputs outputs{d.trace_dir};
+    if (!d.trace_dir.empty()) {
+        std::error_code ec;
+        if (std::filesystem::exists(d.trace_dir, ec) &&
+            !std::filesystem::is_directory(d.trace_dir, ec))
+            throw BadInput(fmt::format("--trace-dir: '{}' is not a folder", d.trace_dir));
+    }
     ts::DistributedSpec spec{ts::ddpSweep(base, precisions, strategies, buckets, shardings),
                              timeoutOf(f)};
-    return runDistributedPoints(spec, f);
+    return runDistributedPoints(spec, f, outputs);
 }
 
 void addLaunchFlags(CLI::App& cmd, LaunchFlags& f) {
@@ -613,6 +623,15 @@ void addDistributedCommands(CLI::App& app, int& code) {
     addCudaProfilerRangeOption(*ddp, dd->cuda_profiler_range,
                                "each rank's measured steps (nsys on the launcher: "
                                "--trace-fork-before-exec=true)");
+    ddp->add_option("--trace-steps", dd->trace_steps,
+                    "Profile this many measured steps on every rank (Kineto: CPU ops, and on "
+                    "CUDA the kernels, NCCL's among them) and merge the ranks' traces into one "
+                    "Chrome/Perfetto trace, a process track per rank, stored beside the run "
+                    "(TrainScope's strategies; 0: none)")
+        ->capture_default_str();
+    ddp->add_option("--trace-dir", dd->trace_dir,
+                    "The folder of the merged traces (default: beside the store, "
+                    "<store>.traces/; with --no-store the current folder)");
     ddp->add_flag("--fused-loss", dd->fused_loss,
                   "TrainScope's strategies: the LM head and cross-entropy fused, in chunks of the "
                   "sequence, never materialising the [batch, seq, vocab] logits");

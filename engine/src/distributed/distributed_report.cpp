@@ -709,6 +709,7 @@ nlohmann::json ddpSummaryJson(const DistributedResult& r) {
     // See Note [your DDP classes]: what ran, and the course's check.
     if (!r.what.empty()) j["what"] = r.what;
     if (!r.traceback.empty()) j["traceback"] = r.traceback;
+    if (!r.trace_file.empty()) j["trace"] = r.trace_file;
     if (r.check.ran)
         j["check"] = {{"passed", r.check.passed},
                       {"max_diff", r.check.max_diff},
@@ -730,6 +731,8 @@ std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRo
             p["status"] = toString(r.status);
             p["error"] = r.error;
             p["failed_rank"] = r.failed_rank;
+            if (!r.trace_file.empty())
+                p["trace"] = r.trace_file;  // See Note [one trace of every rank]
             nlohmann::json steps = nlohmann::json::array(), allreduce = nlohmann::json::array();
             for (const auto& s : r.steps) steps.push_back(toJson(s));
             for (const auto& a : r.allreduce) allreduce.push_back(toJson(a));

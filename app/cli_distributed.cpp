@@ -522,6 +522,13 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     }
     ts::DistributedSpec spec{ts::ddpSweep(base, precisions, strategies, buckets, shardings),
                              timeoutOf(f)};
+    if (s.trace_steps > 0 && !f.quiet)
+        for (const auto& strategy : strategies)
+            if (ts::strategyTraits(strategy).python)
+                std::fprintf(stderr,
+                             "note: --trace-steps traces TrainScope's strategies; %s runs "
+                             "in Python, untraced\n",
+                             strategy.c_str());
     return runDistributedPoints(spec, f, outputs);
 }
 

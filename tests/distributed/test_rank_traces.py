@@ -68,6 +68,12 @@ class RankTraces(unittest.TestCase):
         shown = json.loads(self.run_cli("runs", "show", str(runs[0]["id"]), "--format", "json").stdout)
         self.assertEqual(shown["points"][0]["trace"], path)
 
+    def test_python_strategies_run_untraced(self):
+        # Said on the command line; the sweep gives the point no traced steps (tst_rank_traces).
+        p = self.run_cli(*TINY, "--strategy", "fsdp2", "--trace-steps", "1", "--python", "/nonexistent/python")
+        self.assertIn("note: --trace-steps traces TrainScope's strategies; fsdp2 runs in Python, untraced",
+                      p.stderr)
+
     def test_bad_settings_exit_2(self):
         for args, message in (
                 (["--trace-steps", "3"], "traced steps must be between 0 and the 2 measured steps"),

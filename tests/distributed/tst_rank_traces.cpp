@@ -1,6 +1,7 @@
 // See Note [one trace of every rank] (distributed/rank_traces.h): two small Kineto-shaped traces
 // merged into one: a process per rank named "rank r", the GPU's streams under it, flow ids that
-// do not collide, timestamps on the smallest base's clock.
+// do not collide, timestamps on the smallest base's clock; and the spec's traced steps (checked,
+// TrainScope's strategies only, kept in JSON) with the stored point's file.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +9,9 @@
 #include <map>
 #include <set>
 
+#include "core/json.h"
+#include "distributed/distributed.h"
+#include "distributed/distributed_json.h"
 #include "distributed/rank_traces.h"
 
 namespace {
@@ -248,6 +252,52 @@ TEST(RankTraces, FilesMergedAndPathsBesideTheStore) {
               "/data/results.traces/run-12-point-1.json");
     EXPECT_EQ(ts::mergedTracePath("/out", "/data/results.db", 12, 2), "/out/run-12-point-3.json");
     EXPECT_EQ(ts::mergedTracePath("", "", 0, 1), "ddp-trace-point-2.json");
+}
+
+// The spec's side: traced steps within the measured ones, TrainScope's strategies only (a
+// sweep gives them to those alone), kept through the worker's JSON; the stored point names its
+// merged file.
+TEST(RankTraces, TracedStepsInTheSpecAndTheStoredPoint) {
+    ts::DdpSpec spec;
+    spec.measured_steps = 2;
+    spec.trace_steps = 2;
+    EXPECT_TRUE(ts::validateDdpSpec(spec).empty());
+    spec.trace_steps = 3;
+    ASSERT_EQ(ts::validateDdpSpec(spec).size(), 1u);
+    EXPECT_NE(ts::validateDdpSpec(spec)[0].find("traced steps"), std::string::npos);
+    spec.trace_steps = 1;
+    spec.strategy = "torch-ddp";
+    bool refused = false;
+    for (const auto& e : ts::validateDdpSpec(spec))
+        refused = refused || e.find("tracing the ranks") != std::string::npos;
+    EXPECT_TRUE(refused);
+
+    ts::DistributedPoint base;
+    base.ddp.trace_steps = 1;
+    const auto points =
+        ts::ddpSweep(base, {ts::Precision::FP32}, {"bucketed", "torch-ddp", "fsdp"}, {}, {false});
+    ASSERT_EQ(points.size(), 3u);
+    EXPECT_EQ(points[0].ddp.trace_steps, 1);
+    EXPECT_EQ(points[1].ddp.trace_steps, 0);
+    EXPECT_EQ(points[2].ddp.trace_steps, 1);
+
+    ts::DdpSpec traced;
+    traced.trace_steps = 2;
+    traced.trace_dir = "/tmp/x.ranks";
+    const ts::DdpSpec back = ts::ddpSpecFromJson(ts::toJson(traced));
+    EXPECT_EQ(back.trace_steps, 2);
+    EXPECT_EQ(back.trace_dir, "/tmp/x.ranks");
+    EXPECT_FALSE(ts::toJson(ts::DdpSpec{}).contains("trace_steps"));  // old points read as before
+
+    ts::DistributedResult r;
+    r.trace_file = "/data/results.traces/run-3-point-1.json";
+    ts::StoredRow row{0, ts::Status::Ok, ts::dumpJson(ts::toJson(r.point)), ""};
+    nlohmann::json payload = ts::pointEndPayload(r);
+    payload["point"] = 0;
+    row.result_json = ts::dumpJson(payload);
+    const auto results = ts::distributedResultsFromRows(ts::RunInfo{}, {row});
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].trace_file, r.trace_file);
 }
 
 }  // namespace

@@ -63,6 +63,7 @@ struct DdpFlags {
     bool strategy_given = false;
     bool fused_loss = false, fused_kernels = false, keep_attention = false, compile = false;
     bool cuda_profiler_range = false;
+    std::string trace_steps = "0", trace_dir;  // see Note [one trace of every rank]
 };
 
 struct WorkerFlags {
@@ -378,7 +379,8 @@ int runAsRank(ts::DistributedSpec spec, const LaunchFlags& f, const dist::Extern
 // Runs the points (every one checked before anything starts), stores them unless --no-store,
 // prints the report; the exit code of the worst point. Under torchrun or srun this process is
 // one rank of the run instead (see Note [started by torchrun or srun]).
-int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) {
+int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f,
+                         const ts::DistributedOutputs& outputs = {}) {
     std::optional<dist::ExternalLaunch> launch;
     try {
         launch = dist::externalLaunchFromEnvironment();
@@ -407,8 +409,8 @@ int runDistributedPoints(const ts::DistributedSpec& spec, const LaunchFlags& f) 
     const int64_t run_id = run.id;
     catchInterrupts();
     ProgressLines progress(f.quiet);
-    const auto results =
-        ts::runDistributed(spec, selfExecutable(), progress, interruptToken(), store, run_id);
+    const auto results = ts::runDistributed(spec, selfExecutable(), progress, interruptToken(),
+                                            store, run_id, outputs);
     return reportDistributed(results, f, store, run_id);
 }
 
@@ -443,6 +445,12 @@ int runAsRank(ts::DistributedSpec spec, const LaunchFlags& f, const dist::Extern
                 p, backend == dist::CommBackend::Nccl ? group.world_size : gpus, dist::ncclBuilt());
             !problems.empty())
             throw BadInput(problems.front());
+        if (p.experiment == ts::DistExperiment::Ddp && p.ddp.trace_steps > 0)
+            throw BadInput(fmt::format(
+                "--trace-steps: the ranks' traces are merged by TrainScope's own launcher; under "
+                "{} no process sees every rank's file. Run the ranks from one machine with "
+                "`distributed ddp --world N --trace-steps K`",
+                launch.launcher));
         if (p.experiment == ts::DistExperiment::Ddp && ts::strategyTraits(p.ddp.strategy).python)
             throw BadInput(fmt::format(
                 "--strategy {}: runs in the Python runner, which only TrainScope's own launcher "
@@ -610,9 +618,24 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     else
         throw BadInput(fmt::format("--shard: '{}' is not one of off, on, both", d.shard));
     s.bucket_mb = buckets.front();
+    s.trace_steps = static_cast<int>(parseIntIn("--trace-steps", d.trace_steps, 0, 100000));
+    ts::DistributedOutputs outputs{d.trace_dir};
+    if (!d.trace_dir.empty()) {
+        std::error_code ec;
+        if (std::filesystem::exists(d.trace_dir, ec) &&
+            !std::filesystem::is_directory(d.trace_dir, ec))
+            throw BadInput(fmt::format("--trace-dir: '{}' is not a folder", d.trace_dir));
+    }
     ts::DistributedSpec spec{ts::ddpSweep(base, precisions, strategies, buckets, shardings),
                              timeoutOf(f)};
-    return runDistributedPoints(spec, f);
+    if (s.trace_steps > 0 && !f.quiet)
+        for (const auto& strategy : strategies)
+            if (ts::strategyTraits(strategy).python)
+                std::fprintf(stderr,
+                             "note: --trace-steps traces TrainScope's strategies; %s runs "
+                             "in Python, untraced\n",
+                             strategy.c_str());
+    return runDistributedPoints(spec, f, outputs);
 }
 
 void addLaunchFlags(CLI::App& cmd, LaunchFlags& f) {
@@ -718,6 +741,15 @@ void addDistributedCommands(CLI::App& app, int& code) {
     addCudaProfilerRangeOption(*ddp, dd->cuda_profiler_range,
                                "each rank's measured steps (nsys on the launcher: "
                                "--trace-fork-before-exec=true)");
+    ddp->add_option("--trace-steps", dd->trace_steps,
+                    "Profile this many measured steps on every rank (Kineto: CPU ops, and on "
+                    "CUDA the kernels, NCCL's among them) and merge the ranks' traces into one "
+                    "Chrome/Perfetto trace, a process track per rank, stored beside the run "
+                    "(TrainScope's strategies; 0: none)")
+        ->capture_default_str();
+    ddp->add_option("--trace-dir", dd->trace_dir,
+                    "The folder of the merged traces (default: beside the store, "
+                    "<store>.traces/; with --no-store the current folder)");
     ddp->add_flag("--fused-loss", dd->fused_loss,
                   "TrainScope's strategies: the LM head and cross-entropy fused, in chunks of the "
                   "sequence, never materialising the [batch, seq, vocab] logits");

@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -159,6 +160,7 @@ private Q_SLOTS:
     void aFailedCheckIsARedCell();
     void memoryShardedBesideUnsharded();
     void storedRunReopens();
+    void mergedTraceOfAStoredPointSaves();
     void classroomPresetLoads();
     void jobRunsOnTwoGlooProcesses();
     void failedRankEndsTheOthers();
@@ -904,6 +906,55 @@ void TestDistributedWindow::storedRunReopens() {
     QVERIFY(view.exportContext(0).configuration.contains(QStringLiteral("2 points")));
     QVERIFY(view.runTitle().contains(QStringLiteral("stored")));
     QVERIFY(view.reportParts().size() >= 4);
+}
+
+// See Note [one trace of every rank]: a point stored with its merged trace offers it; a point
+// without one, or whose file is gone, does not.
+void TestDistributedWindow::mergedTraceOfAStoredPointSaves() {
+    QTemporaryDir dir;
+    const QString traceFile = dir.filePath(QStringLiteral("results.traces/run-1-point-1.json"));
+    QVERIFY(QDir().mkpath(QFileInfo(traceFile).path()));
+    const QByteArray content = R"({"traceEvents": [], "traceName": "2 ranks, merged"})";
+    {
+        QFile f(traceFile);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(content);
+    }
+    ResultStore store(dir.filePath(QStringLiteral("results.db")).toStdString());
+    DistributedSpec spec;
+    spec.points = {ddpPoint("overlap"), ddpPoint("flat")};
+    spec.points[0].ddp.trace_steps = 1;
+    const int64_t id = store.createRun(kDistributedLab, "traced", distributedSpecJson(spec), "cpu");
+    int row = 0;
+    for (int i = 0; i < 2; ++i) {
+        DistributedResult r;
+        r.point = spec.points[static_cast<size_t>(i)];
+        for (int rank = 0; rank < 2; ++rank)
+            storeDistributedRow(store, id, row++, i, r.point, ddpStepPayload(step(rank, 1, 3, 0)));
+        if (i == 0) r.trace_file = traceFile.toStdString();
+        storeDistributedRow(store, id, row++, i, r.point, pointEndPayload(r), r.status);
+    }
+    DistributedView view;
+    QString error;
+    QVERIFY2(view.showStored({*store.run(id), store.rows(id, kDistributedLab), {}}, &error),
+             qPrintable(error));
+    view.showPoint(0);
+    QVERIFY(view.traceButton()->isEnabled());
+    QVERIFY(view.traceButton()->toolTip().contains(traceFile));
+    const QString saved = dir.filePath(QStringLiteral("copy.json"));
+    QVERIFY2(view.saveMergedTrace(saved, &error), qPrintable(error));
+    QFile copy(saved);
+    QVERIFY(copy.open(QIODevice::ReadOnly));
+    QCOMPARE(copy.readAll(), content);
+    view.showPoint(1);
+    QVERIFY(!view.traceButton()->isEnabled());
+    QVERIFY(!view.saveMergedTrace(saved, &error));
+    QVERIFY(error.contains(QStringLiteral("no merged trace")));
+    // The file removed beside the store: said, not offered.
+    QVERIFY(QFile::remove(traceFile));
+    view.showPoint(0);
+    QVERIFY(!view.traceButton()->isEnabled());
+    QVERIFY(view.traceButton()->toolTip().contains(QStringLiteral("gone")));
 }
 
 void TestDistributedWindow::classroomPresetLoads() {

@@ -1,11 +1,15 @@
 #include "ui/distributed/distributedview.h"
 
 #include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QStyle>
@@ -113,6 +117,13 @@ DistributedView::DistributedView(QWidget* parent) : LabView(parent) {
     });
     chooser->addWidget(new QLabel(tr("Point:"), top));
     chooser->addWidget(point_, 1);
+    // See Note [one trace of every rank]: a point run with traced steps has one trace of its
+    // ranks, a process track each, for Perfetto.
+    traceButton_ = new QPushButton(tr("Save Merged &Trace…"), top);
+    traceButton_->setObjectName(QStringLiteral("distributedSaveTrace"));
+    traceButton_->setEnabled(false);
+    connect(traceButton_, &QPushButton::clicked, this, [this] { saveMergedTraceInteractive(); });
+    chooser->addWidget(traceButton_);
     topRows->addLayout(chooser);
     banner_ = new QLabel(top);
     banner_->setObjectName(QStringLiteral("distributedBanner"));
@@ -162,6 +173,7 @@ void DistributedView::begin(const QString& label, const std::string& spec_json) 
     storeRunId_ = 0;
     env_ = {};
     point_->clear();
+    traceButton_->setEnabled(false);
     log_->clear();
     banner_->hide();
     lanesText_->clear();
@@ -248,6 +260,7 @@ void DistributedView::addItems(const QList<QVariant>& items) {
             const QString failure = statusLine(s.index, s.result);
             addLog(failure.isEmpty() ? tr("Point %1 finished").arg(s.index + 1) : failure);
             updateChooser(s.index);
+            if (s.index == shown_) updateTraceButton();
             finished = true;
             allreduceChanged = allreduceChanged || !s.result.allreduce.empty();
             // A failure is shown where it happened, whichever point was being looked at.
@@ -289,7 +302,64 @@ void DistributedView::showPoint(int index) {
     point_->setCurrentIndex(point_->findData(index));
     redrawLanes();
     updateBanner();
+    updateTraceButton();
     Q_EMIT titleChanged();
+}
+
+void DistributedView::updateTraceButton() {
+    const bool point = shown_ >= 0 && static_cast<size_t>(shown_) < points_.size();
+    const std::string file = point ? points_[static_cast<size_t>(shown_)].trace_file : "";
+    const bool there = !file.empty() && QFileInfo(qstr(file)).isFile();
+    traceButton_->setEnabled(there);
+    if (there)
+        traceButton_->setToolTip(
+            tr("Copies this point's trace of every rank (a process track per rank: its CPU ops "
+               "and, on CUDA, its streams' kernels, NCCL's beside backward's) for "
+               "ui.perfetto.dev.\nStored as %1")
+                .arg(qstr(file)));
+    else if (!file.empty())
+        traceButton_->setToolTip(tr("This point's merged trace is gone: %1").arg(qstr(file)));
+    else
+        traceButton_->setToolTip(
+            tr("A DDP point run with traced steps (trainscope-cli distributed ddp "
+               "--trace-steps K) has every rank's ops and kernels on one timeline"));
+}
+
+bool DistributedView::saveMergedTrace(const QString& path, QString* error) const {
+    const bool point = shown_ >= 0 && static_cast<size_t>(shown_) < points_.size();
+    const QString file = point ? qstr(points_[static_cast<size_t>(shown_)].trace_file) : QString();
+    if (file.isEmpty()) {
+        if (error) *error = tr("the shown point has no merged trace");
+        return false;
+    }
+    if (!QFileInfo(file).isFile()) {
+        if (error) *error = tr("%1 is not there any more").arg(file);
+        return false;
+    }
+    if (QFileInfo(path).absoluteFilePath() == QFileInfo(file).absoluteFilePath()) return true;
+    if (QFile::exists(path) && !QFile::remove(path)) {
+        if (error) *error = tr("%1 cannot be replaced").arg(path);
+        return false;
+    }
+    if (!QFile::copy(file, path)) {
+        if (error) *error = tr("%1 cannot be copied to %2").arg(file, path);
+        return false;
+    }
+    return true;
+}
+
+void DistributedView::saveMergedTraceInteractive() {
+    const QString stem =
+        storeRunId_ > 0 ? QStringLiteral("ddp-run%1-point%2.json").arg(storeRunId_).arg(shown_ + 1)
+                        : QStringLiteral("ddp-point%1.json").arg(shown_ + 1);
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save Merged Trace"), stem,
+                                                      tr("Chrome / Perfetto trace (*.json)"));
+    if (path.isEmpty()) return;
+    QString error;
+    const bool ok = saveMergedTrace(path, &error);
+    Q_EMIT logLine(ok ? tr("Trace written to %1 (open it in ui.perfetto.dev)").arg(path)
+                      : tr("Trace not written: %1").arg(error));
+    Q_EMIT statusText(ok ? tr("Trace written") : tr("Trace not written (see the log)"));
 }
 
 void DistributedView::redrawLanes() {

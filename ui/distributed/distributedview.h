@@ -15,6 +15,7 @@
 
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QPlainTextEdit;
 class QStandardItemModel;
 
@@ -51,6 +52,9 @@ public:
     const std::vector<DistributedResult>& results() const { return points_; }
     // Redraws what is pending now (tests; the lanes redraw at most 20 times a second).
     void flush();
+    // The shown point's merged trace of every rank (see Note [one trace of every rank]), copied
+    // to `path`; false with `error` when the point has none or it cannot be copied.
+    bool saveMergedTrace(const QString& path, QString* error) const;
 
     LanesChart* lanes() const { return lanes_; }
     AllreduceChart* allreduceChart() const { return allreduce_; }
@@ -67,6 +71,7 @@ public:
     QLabel* banner() const { return banner_; }
     QLabel* lanesText() const { return lanesText_; }
     QPlainTextEdit* logText() const { return log_; }
+    QPushButton* traceButton() const { return traceButton_; }
 
 private:
     void begin(const QString& label, const std::string& spec_json);
@@ -74,6 +79,8 @@ private:
     void addLog(const QString& line);
     void redrawLanes();
     void updateBanner();
+    void updateTraceButton();
+    void saveMergedTraceInteractive();
     void updateChooser(int index);
     void fillAllreduce();
     void fillStrategies();
@@ -93,6 +100,7 @@ private:
     QStandardItemModel *allreduceModel_, *strategies_, *memoryModel_, *pointsModel_, *bucketModel_;
     DataTableView *allreduceTable_, *strategyTable_, *memoryTable_, *pointTable_, *bucketTable_;
     QComboBox* point_;
+    QPushButton* traceButton_;
     QLabel *banner_, *lanesText_, *strategyText_, *bucketText_;
     QPlainTextEdit* log_;
     RedrawThrottle* throttle_;

@@ -2,18 +2,25 @@
 // (model, autocast, loss, FusedAdamW); the gradient synchronisation and the sharded optimizer
 // run in its hooks.
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <c10/core/DeviceGuard.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "core/observer.h"
 #include "distributed/ddp_rank.h"
+#include "distributed/rank_traces.h"
 #include "nn/training_step.h"
 #include "runtime/device.h"
+#include "runtime/kineto.h"
 #include "runtime/step_ranges.h"
 #include "trainscope/distributed/ddp.h"
 #include "trainscope/distributed/fsdp.h"
@@ -58,6 +65,68 @@ std::pair<double, bool> agreeAfterStep(dist::Group& group, const c10::Device& de
     group.backend->allreduce(agree)->wait();
     const at::Tensor agreed = agree[0].cpu();
     return {agreed[0].item<double>() / group.world_size, agreed[1].item<double>() > 0};
+}
+
+// See Note [one trace of every rank] (distributed/rank_traces.h): Kineto over this rank's first
+// trace_steps measured steps, each in a "ProfilerStep#N" range (N counts warm-up steps too, as
+// the rows do), written as rankTraceFile(trace_dir, rank) for the launching process to merge.
+// A trace that cannot be written is said on standard error (the run's log) and the steps go on:
+// the merge then names the rank whose trace is missing.
+class RankTrace {
+public:
+    RankTrace(const DdpSpec& spec, const dist::Group& group, const c10::Device& device)
+        : spec_(spec), group_(group), device_(device) {}
+    ~RankTrace() = default;
+    RankTrace(const RankTrace&) = delete;
+    RankTrace& operator=(const RankTrace&) = delete;
+
+    // Before step `index` (over warm-up and measured steps): starts Kineto before the first
+    // measured one.
+    void beforeStep(int index) {
+        if (spec_.trace_steps > 0 && !spec_.trace_dir.empty() && index == spec_.warmup_steps)
+            session_.emplace(device_.is_cuda());
+    }
+    // After step `index` and its agreement: stops and writes after the last traced one.
+    void afterStep(int index) {
+        if (index + 1 == spec_.warmup_steps + spec_.trace_steps) finish();
+    }
+    // Stops and writes what was traced (the steps stopped early: the ones that ran).
+    void finish() {
+        if (!session_ || !session_->running()) return;
+        try {
+            KinetoSession::addMetadata(
+                "distributedInfo",
+                nlohmann::json{{"rank", group_.rank},
+                               {"world_size", group_.world_size},
+                               {"backend", group_.backend ? group_.backend->getBackendName() : ""}}
+                    .dump());
+            KinetoSession::addMetadata("trainscope",
+                                       nlohmann::json{{"device", spec_.device},
+                                                      {"strategy", spec_.strategy},
+                                                      {"traced_steps", spec_.trace_steps},
+                                                      {"first_step", spec_.warmup_steps}}
+                                           .dump());
+            const auto result = session_->stop();
+            std::error_code ec;
+            std::filesystem::create_directories(spec_.trace_dir, ec);
+            writeKinetoTrace(*result, rankTraceFile(spec_.trace_dir, group_.rank));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "rank %d: the trace was not written: %s\n", group_.rank, e.what());
+        }
+        session_.reset();
+    }
+
+private:
+    const DdpSpec& spec_;
+    const dist::Group& group_;
+    c10::Device device_;
+    std::optional<KinetoSession> session_;
+};
+
+// One step of the rank, in a "ProfilerStep#N" range while Kineto records.
+StepTimes tracedStep(TrainingStep& step, DeviceTimer& timer, int index) {
+    RECORD_USER_SCOPE(fmt::format("ProfilerStep#{}", index));
+    return step.run(timer);
 }
 
 TrainingSetup rankSetup(const DdpSpec& spec, int world) {
@@ -135,9 +204,11 @@ std::vector<DdpStepRow> runFsdpRank(const DdpSpec& spec, dist::Group& group,
     DeviceTimer timer(device, 5);
     // See Note [capture ranges]: the rank's warm-up and measured steps.
     StepRanges ranges(device, spec.cuda_profiler_range, nullptr);
+    RankTrace trace(spec, group, device);
     for (int i = 0; i < total; ++i) {
         const StepRanges::Step step_range = ranges.step(i, i < spec.warmup_steps);
-        const StepTimes t = step->run(timer);
+        trace.beforeStep(i);
+        const StepTimes t = tracedStep(*step, timer, i);
         const dist::FsdpCounters c = fsdp->counters();
         row.step = i;
         row.warmup = i < spec.warmup_steps;
@@ -171,10 +242,12 @@ std::vector<DdpStepRow> runFsdpRank(const DdpSpec& spec, dist::Group& group,
         row.optimizer_state_bytes = bytesOf(step->optimizer().state());
         const auto [global_loss, stop] = agreeAfterStep(group, device, t.loss, cancel);
         row.global_loss = global_loss;
+        trace.afterStep(i);
         rows.push_back(row);
         if (on_step) on_step(row);
         if (stop) break;
     }
+    trace.finish();
     ranges.finish();
     // The trained weights, whole, in registration order (a collective: every rank gathers).
     const std::vector<at::Tensor> whole = fsdp->wholeWeights();
@@ -284,9 +357,11 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
     DeviceTimer timer(device, 5);
     // See Note [capture ranges]: the rank's warm-up and measured steps.
     StepRanges ranges(device, spec.cuda_profiler_range, nullptr);
+    RankTrace trace(spec, group, device);
     for (int i = 0; i < total; ++i) {
         const StepRanges::Step step_range = ranges.step(i, i < spec.warmup_steps);
-        const StepTimes t = step->run(timer);
+        trace.beforeStep(i);
+        const StepTimes t = tracedStep(*step, timer, i);
         const dist::SyncCounters& c = sync->counters();
         row.step = i;
         row.warmup = i < spec.warmup_steps;
@@ -325,10 +400,12 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
             bytesOf(shard_optimizer ? shard_optimizer->state() : step->optimizer().state());
         const auto [global_loss, stop] = agreeAfterStep(group, device, t.loss, cancel);
         row.global_loss = global_loss;
+        trace.afterStep(i);
         rows.push_back(row);
         if (on_step) on_step(row);
         if (stop) break;
     }
+    trace.finish();
     ranges.finish();
     final_parameters = params;
     return rows;

@@ -72,6 +72,12 @@ struct DdpSpec {
     // cudaProfilerStart/Stop around each rank's measured steps (See Note [capture ranges],
     // runtime/step_ranges.h); NVTX ranges "warmup", "measured" and "step N" either way.
     bool cuda_profiler_range = false;
+    // TrainScope's strategies: the first trace_steps measured steps (0: none) under Kineto on
+    // every rank, each rank's Chrome trace written to trace_dir (rankTraceFile), which the
+    // launching process sets per point and merges (see Note [one trace of every rank] in
+    // distributed/rank_traces.h).
+    int trace_steps = 0;
+    std::string trace_dir;
     uint64_t seed = 0;
     double learning_rate = 1e-4;
     std::string device = "cpu";  // this rank's device ("cuda:N" for NCCL, "cpu" for Gloo)
@@ -231,8 +237,8 @@ struct DistributedSpec {
 
 // The DDP sweep the panel and the CLI make from one base point: one point per precision ×
 // strategy × sharding, the bucketed strategy once per bucket size, fsdp and fsdp2 once (they
-// shard the optimizer's state themselves). The base's fused loss goes to TrainScope's strategies
-// only, its compile to fsdp2's only.
+// shard the optimizer's state themselves). The base's fused loss and traced steps go to
+// TrainScope's strategies only, its compile to fsdp2's only.
 std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                                        const std::vector<Precision>& precisions,
                                        const std::vector<std::string>& strategies,
@@ -281,7 +287,9 @@ struct DistributedResult {
     std::vector<std::string> rank_nodes;    // per rank under torchrun or srun, else empty
     std::vector<dist::AllreduceRow> allreduce;
     std::vector<DdpStepRow> steps;  // every rank's every step (warm-up included), in arrival order
-    Environment environment;        // the launching process's
+    // The point's merged trace of every rank (trace_steps), a file beside the store; empty: none.
+    std::string trace_file;
+    Environment environment;  // the launching process's
 };
 
 // A DDP point over its measured steps: per step the slowest rank (a step ends when every
@@ -315,18 +323,28 @@ public:
     virtual void pointFinished(int /*index*/, const DistributedResult& /*result*/) {}
 };
 
+// Where runDistributed writes files beside the run: each traced point's merged trace (see Note
+// [one trace of every rank]) goes to trace_dir, or when empty to the folder beside the store
+// (mergedTracePath), or without a store to the current folder.
+struct DistributedOutputs {
+    std::string trace_dir;
+};
+
 class ResultStore;
 // Runs the points one after another, each as world_size processes of `worker` (the
 // trainscope-cli executable: `worker --experiment allreduce|ddp ...`) through the local
 // launcher, which stops and reaps every rank when one fails or hangs, or on a cancel. Each
 // rank's lines become the observer's calls as they arrive. With a store, each point's rows go
 // to run `run_id` as they arrive (one row per rank and step, or per size and dtype), then one
-// closing row for the point. Never throws for a failed point.
+// closing row for the point. A DDP point with traced steps has its ranks' traces merged into
+// one file once every rank is done (DistributedResult::trace_file; a merge that fails is a
+// Warning, the point's rows stand). Never throws for a failed point.
 std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                                               const std::string& worker,
                                               DistributedObserver& observer,
                                               const CancelToken& cancel,
-                                              ResultStore* store = nullptr, int64_t run_id = 0);
+                                              ResultStore* store = nullptr, int64_t run_id = 0,
+                                              const DistributedOutputs& outputs = {});
 
 // Note [ranks started by torchrun or srun]: this process is one rank of the run (`group`, read
 // from the environment), `node` where it runs. Every point runs on one c10d group made once,

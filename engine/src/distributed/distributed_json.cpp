@@ -42,6 +42,8 @@ json toJson(const DdpSpec& s) {
     if (!s.code.empty()) j["code"] = s.code;
     if (!s.python.empty()) j["python"] = s.python;
     if (s.cuda_profiler_range) j["cuda_profiler_range"] = true;
+    if (s.trace_steps > 0) j["trace_steps"] = s.trace_steps;
+    if (!s.trace_dir.empty()) j["trace_dir"] = s.trace_dir;
     return j;
 }
 
@@ -54,7 +56,8 @@ DdpSpec ddpSpecFromJson(const json& j) {
                                  "fused_loss",     "fused_kernels",  "keep_attention",
                                  "compile",        "warmup_steps",   "measured_steps",
                                  "seed",           "learning_rate",  "device",
-                                 "code",           "python",         "cuda_profiler_range"});
+                                 "code",           "python",         "cuda_profiler_range",
+                                 "trace_steps",    "trace_dir"});
     DdpSpec s;
     jr::read(j, "ddp", "size", s.model_size, jr::toStr);
     jr::read(j, "ddp", "context_length", s.context_length, jr::intIn(1, int64_t{1} << 24));
@@ -86,6 +89,8 @@ DdpSpec ddpSpecFromJson(const json& j) {
     jr::read(j, "ddp", "code", s.code, jr::toStr);
     jr::read(j, "ddp", "python", s.python, jr::toStr);
     jr::read(j, "ddp", "cuda_profiler_range", s.cuda_profiler_range, jr::toBool);
+    jr::read(j, "ddp", "trace_steps", s.trace_steps, jr::intIn(0, 1'000'000));
+    jr::read(j, "ddp", "trace_dir", s.trace_dir, jr::toStr);
     return s;
 }
 
@@ -363,6 +368,7 @@ json pointEndPayload(const DistributedResult& r) {
         j["nodes"] = r.rank_nodes;
     if (!r.what.empty()) j["what"] = r.what;
     if (!r.traceback.empty()) j["traceback"] = r.traceback;
+    if (!r.trace_file.empty()) j["trace"] = r.trace_file;
     if (r.check.ran)
         j["check"] = {{"passed", r.check.passed},
                       {"max_diff", jr::number(r.check.max_diff)},
@@ -403,6 +409,7 @@ void applyRow(const StoredRow& row, std::vector<DistributedResult>& out,
         r.environment = environmentFromJson(j.at("environment"));
         jr::read(j, "", "what", r.what, jr::toStr);
         jr::read(j, "", "traceback", r.traceback, jr::toStr);
+        jr::read(j, "", "trace", r.trace_file, jr::toStr);
         if (auto c = j.find("check"); c != j.end()) {
             jr::requireObject(*c, "check");
             r.check.ran = true;

@@ -44,11 +44,12 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                     p.ddp.bucket_mb = mb;
                     p.ddp.shard_optimizer = shard;
                     // Each side's own: the fused loss TrainScope's, compiling the reference's,
-                    // checkpointing TrainScope's and fsdp2's.
+                    // checkpointing TrainScope's and fsdp2's, the ranks' traces TrainScope's.
                     p.ddp.fused_loss = base.ddp.fused_loss && !traits.python;
                     p.ddp.fused_kernels = base.ddp.fused_kernels && !traits.python;
                     p.ddp.keep_attention = base.ddp.keep_attention && !traits.python;
                     p.ddp.compile = base.ddp.compile && strategy == "fsdp2";
+                    p.ddp.trace_steps = traits.python ? 0 : base.ddp.trace_steps;
                     if (traits.python && strategy != "fsdp2") p.ddp.checkpoint = Checkpointing{};
                     out.push_back(p);
                 }

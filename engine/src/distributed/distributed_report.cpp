@@ -709,6 +709,7 @@ nlohmann::json ddpSummaryJson(const DistributedResult& r) {
     // See Note [your DDP classes]: what ran, and the course's check.
     if (!r.what.empty()) j["what"] = r.what;
     if (!r.traceback.empty()) j["traceback"] = r.traceback;
+    if (!r.trace_file.empty()) j["trace"] = r.trace_file;
     if (r.check.ran)
         j["check"] = {{"passed", r.check.passed},
                       {"max_diff", r.check.max_diff},
@@ -733,6 +734,8 @@ std::string distributedRunReport(const RunInfo& info, const std::vector<StoredRo
             if (std::any_of(r.rank_nodes.begin(), r.rank_nodes.end(),
                             [](const std::string& n) { return !n.empty(); }))
                 p["nodes"] = r.rank_nodes;  // under torchrun or srun
+            if (!r.trace_file.empty())
+                p["trace"] = r.trace_file;  // See Note [one trace of every rank]
             nlohmann::json steps = nlohmann::json::array(), allreduce = nlohmann::json::array();
             for (const auto& s : r.steps) steps.push_back(toJson(s));
             for (const auto& a : r.allreduce) allreduce.push_back(toJson(a));

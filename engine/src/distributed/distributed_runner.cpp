@@ -5,12 +5,15 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/store.h"
 #include "distributed/distributed.h"
 #include "distributed/distributed_json.h"
+#include "distributed/rank_traces.h"
 #include "runtime/environment.h"
 #include "runtime/python_runner.h"
 #include "trainscope/distributed/launcher.h"
@@ -91,6 +94,50 @@ void logFound(DistributedObserver& observer, int point, const nlohmann::json& j,
         observer.log(LogLevel::Info, fmt::format("point {}: {}", point + 1, note));
 }
 
+// A traced DDP point (see Note [one trace of every rank]): where its ranks write their traces
+// (a folder beside the merged file, made empty) and where the merged one goes.
+struct PointTrace {
+    std::string merged, ranks;
+};
+
+std::optional<PointTrace> pointTrace(const DistributedPoint& p, int index,
+                                     const DistributedOutputs& outputs, const ResultStore* store,
+                                     int64_t run_id) {
+    if (p.experiment != DistExperiment::Ddp || p.ddp.trace_steps <= 0) return std::nullopt;
+    namespace fs = std::filesystem;
+    PointTrace t;
+    std::error_code ec;
+    t.merged = fs::absolute(mergedTracePath(outputs.trace_dir, store ? store->path() : "",
+                                            store ? run_id : 0, index),
+                            ec)
+                   .string();
+    t.ranks = t.merged + ".ranks";
+    removeRankTraceFiles(t.ranks, p.world_size);  // a killed run's
+    fs::create_directories(t.ranks, ec);
+    return t;
+}
+
+// Merges the ranks' traces of a point that finished; the file, or a Warning saying why not.
+void mergePointTrace(const PointTrace& t, int index, const DistributedPoint& p,
+                     DistributedResult& r, DistributedObserver& observer) {
+    if (r.status == Status::Ok) {
+        try {
+            mergeRankTraceFiles(t.ranks, p.world_size, t.merged);
+            r.trace_file = t.merged;
+            observer.log(LogLevel::Info,
+                         fmt::format("point {}: {} ranks' trace of {} step{} → {} (open it in "
+                                     "https://ui.perfetto.dev)",
+                                     index + 1, p.world_size, p.ddp.trace_steps,
+                                     p.ddp.trace_steps == 1 ? "" : "s", t.merged));
+        } catch (const std::exception& e) {
+            observer.log(LogLevel::Warning,
+                         fmt::format("point {}: the ranks' traces were not merged: {}", index + 1,
+                                     e.what()));
+        }
+    }
+    removeRankTraceFiles(t.ranks, p.world_size);
+}
+
 }  // namespace
 
 std::string pythonStrategyProblem(const DdpSpec& d) {
@@ -104,7 +151,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                                               const std::string& worker,
                                               DistributedObserver& observer,
                                               const CancelToken& cancel, ResultStore* store,
-                                              int64_t run_id) {
+                                              int64_t run_id, const DistributedOutputs& outputs) {
     std::vector<DistributedResult> results;
     const int gpus = dist::gpuCount();
     const int count = static_cast<int>(spec.points.size());
@@ -150,9 +197,12 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
             r.status = Status::Failed;
             r.error = joined(problems);
         } else {
+            const std::optional<PointTrace> trace = pointTrace(p, i, outputs, store, run_id);
+            DistributedPoint launched = p;
+            if (trace) launched.ddp.trace_dir = trace->ranks;
             dist::LaunchSpec launch;
             launch.executable = worker;
-            launch.arguments = workerArguments(p);
+            launch.arguments = workerArguments(launched);
             if (const StrategyTraits traits = strategyTraits(p.ddp.strategy);
                 p.experiment == DistExperiment::Ddp && traits.python) {
                 // PyTorch's FSDP2 and DDP, and the user's classes (see Note [your DDP
@@ -239,6 +289,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                 r.status = Status::Failed;
                 r.error = e.what();
             }
+            if (trace) mergePointTrace(*trace, i, p, r, observer);
         }
         if (r.check.ran && !r.check.passed && r.status == Status::Ok) {
             // See Note [your DDP classes]: a wrong result is the point's failure, not timed.

@@ -131,6 +131,10 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
     if (spec.measured_steps < 1)
         errors.push_back(
             fmt::format("measured steps must be at least 1 (got {})", spec.measured_steps));
+    if (spec.trace_steps < 0 || spec.trace_steps > spec.measured_steps)
+        errors.push_back(
+            fmt::format("traced steps must be between 0 and the {} measured steps (got {})",
+                        spec.measured_steps, spec.trace_steps));
     if (!(spec.learning_rate > 0) || !std::isfinite(spec.learning_rate))
         errors.push_back(
             fmt::format("learning rate must be positive (got {})", spec.learning_rate));
@@ -177,6 +181,11 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
         errors.push_back(
             fmt::format("the fused LM head and loss is TrainScope's; {} computes the logits whole",
                         spec.strategy));
+    if (spec.trace_steps > 0 && traits.python)
+        errors.push_back(fmt::format(
+            "tracing the ranks is TrainScope's strategies'; {} runs in Python (torch.profiler "
+            "in your own code traces it)",
+            spec.strategy));
     if (traits.python && spec.strategy != "fsdp2") {
         // See Note [your DDP classes].
         if (traits.users && spec.code.empty())

@@ -7,13 +7,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <kineto/ActivityType.h>
-#include <kineto/libkineto.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
-#include <cstdlib>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "core/point_json.h"
 #include "core/store.h"
@@ -22,42 +18,17 @@
 #include "profiler/profiler_json.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
+#include "runtime/kineto.h"
 #include "runtime/point_run.h"
 #include "runtime/step_ranges.h"
 
-// LibTorch's, declared in torch/csrc/profiler/kineto_shim.h, which includes Kineto's headers by
-// a path of their own (ActivityType.h): the one declaration, here.
-namespace torch::autograd::profiler {
-TORCH_API void addMetadataJson(const std::string& key, const std::string& value);
-}  // namespace torch::autograd::profiler
-
 namespace ts {
-// Note [Kineto's first thread]: LibTorch registers its Kineto client on the thread that loads
-// it (the main thread) and Kineto starts on the first profile. Started from a worker thread (the
-// window runs its profiles in one), it logs "External init callback must run in same thread as
-// registerClient" as an ERROR, though the profile is whole. The window's profile panel starts
-// it on the UI thread before its first job (prepareProfilerOnThisThread); the CLI profiles on
-// its main thread anyway. Kineto reads its log level when it starts: without a CUDA device it
-// logs "gpuGetDeviceCount failed with code 35" as an ERROR on every CPU profile, so there it is
-// quieted first, unless the user set KINETO_LOG_LEVEL.
-void prepareProfilerOnThisThread() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        if (!at::hasCUDA()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
-        // What LibTorch's prepareProfiler does on the first profile (registering Kineto's
-        // profiler runs the client's init, which must be on the client's thread), done here.
-        if (!libkineto::api().isProfilerRegistered()) {
-            libkineto_init(/*cpuOnly=*/!at::hasCUDA(), /*logOnError=*/true);
-            libkineto::api().suppressLogMessages();  // as LibTorch does: no INFO dump per trace
-        }
-        libkineto::api().initProfilerIfRegistered();
-    });
-}
+// See Note [Kineto's first thread] (runtime/kineto.cpp).
+void prepareProfilerOnThisThread() { prepareKinetoOnThisThread(); }
 
 namespace {
 
 namespace prof = torch::autograd::profiler;
-using torch::profiler::impl::ActivityType;
 
 // The libkineto::ActivityType values of the events we read (KinetoEvent::activityType()).
 constexpr auto kind(libkineto::ActivityType t) { return static_cast<uint8_t>(t); }
@@ -109,44 +80,10 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
     return raw;
 }
 
-// Stops the profiler when a step throws (an out-of-memory), so the next run can start one.
-class ProfilerSession {
-public:
-    ProfilerSession(bool cuda) {
-        prepareProfilerOnThisThread();  // a no-op once the window's UI thread has done it
-        activities_.insert(ActivityType::CPU);
-        if (cuda) activities_.insert(ActivityType::CUDA);
-        const torch::profiler::impl::ProfilerConfig config(
-            torch::profiler::impl::ProfilerState::KINETO,
-            /*report_input_shapes=*/true);
-        prof::prepareProfiler(config, activities_);
-        prof::enableProfiler(config, activities_);
-        active_ = true;
-    }
-    std::unique_ptr<prof::ProfilerResult> stop() {
-        active_ = false;
-        return prof::disableProfiler();
-    }
-    ~ProfilerSession() {
-        if (active_) {
-            try {
-                prof::disableProfiler();
-            } catch (...) {
-            }
-        }
-    }
-    ProfilerSession(const ProfilerSession&) = delete;
-    ProfilerSession& operator=(const ProfilerSession&) = delete;
-
-private:
-    std::set<ActivityType> activities_;
-    bool active_ = false;
-};
-
 // The metadata of Kineto's trace (See Note [Kineto's trace]), added while the profiler runs.
 void addTraceMetadata(const ProfileSpec& spec) {
-    prof::addMetadataJson("distributedInfo", R"({"rank": 0, "world_size": 1})");
-    prof::addMetadataJson("trainscope", profileSpecJson(spec));
+    KinetoSession::addMetadata("distributedInfo", R"({"rank": 0, "world_size": 1})");
+    KinetoSession::addMetadata("trainscope", profileSpecJson(spec));
 }
 
 // Writes Kineto's trace; an Error through the observer when it cannot.
@@ -154,7 +91,7 @@ void saveKinetoTrace(prof::ProfilerResult& result, const ProfileOutputs& outputs
                      ProfileObserver& obs) {
     if (outputs.kineto_trace.empty()) return;
     try {
-        result.save(outputs.kineto_trace);
+        writeKinetoTrace(result, outputs.kineto_trace);
     } catch (const std::exception& e) {
         obs.log(LogLevel::Error, fmt::format("could not write Kineto's trace {}: {}",
                                              outputs.kineto_trace, firstLine(e.what())));
@@ -188,7 +125,7 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
         obs.stepFinished(r.steps.back());
         meter.report(i + 1, total);
     }
-    ProfilerSession session(device.is_cuda());
+    KinetoSession session(device.is_cuda());
     for (int i = cfg.warmup; i < total; ++i) {
         if (cancelled(i)) break;  // the profiled steps so far are kept
         const auto range = ranges.step(i, false);

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""trainscope-cli distributed ddp --trace-steps end to end on 2 Gloo ranks (see Note [one trace of
+every rank]): each rank profiles its first measured step under Kineto, the launching process
+merges the two traces into one Chrome/Perfetto trace beside the store, a process track per rank,
+each with backward's ops and Gloo's all-reduce, the two ranks' steps overlapping in time on one
+clock; the stored run names the file. Bad settings exit 2 before any rank starts.
+Usage: test_rank_traces.py path/to/trainscope-cli"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import uuid
+
+CLI = None
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from marked_processes import marked_env, processes_with  # noqa: E402
+
+TINY = ["distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32", "--batch", "2",
+        "--warmup", "1", "--steps", "2", "--timeout", "120"]
+
+
+class RankTraces(unittest.TestCase):
+    def setUp(self):
+        self.marker = uuid.uuid4().hex
+        self.tmp = tempfile.TemporaryDirectory()
+        self.db = os.path.join(self.tmp.name, "results.db")
+
+    def tearDown(self):
+        self.assertEqual(processes_with(self.marker), [], "a worker was left running")
+        self.tmp.cleanup()
+
+    def run_cli(self, *args, timeout=120):
+        return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout,
+                              env=marked_env(self.marker, TRAINSCOPE_DB=self.db))
+
+    def test_every_ranks_ops_on_one_timeline(self):
+        p = self.run_cli(*TINY, "--strategy", "overlap", "--trace-steps", "1", "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        path = os.path.join(self.tmp.name, "results.traces", "run-1-point-1.json")
+        self.assertIn(path, p.stderr)
+        self.assertIn("ui.perfetto.dev", p.stderr)
+        # The ranks' own traces were merged and removed.
+        self.assertEqual(os.listdir(os.path.dirname(path)), ["run-1-point-1.json"])
+        with open(path) as f:
+            trace = json.load(f)
+        events = trace["traceEvents"]
+        names = {e["pid"]: e["args"]["name"] for e in events
+                 if e.get("ph") == "M" and e.get("name") == "process_name"}
+        self.assertEqual(names, {0: "rank 0", 1: "rank 1"})
+        self.assertEqual({e["pid"] for e in events if "pid" in e}, {0, 1})
+        spans = {}
+        for rank in (0, 1):
+            ops = [e for e in events if e.get("ph") == "X" and e["pid"] == rank]
+            self.assertTrue(any("Backward" in e["name"] for e in ops),
+                            f"rank {rank}: no backward op in {sorted({e['name'] for e in ops})[:40]}")
+            self.assertTrue(any("gloo" in e["name"].lower() for e in ops),
+                            f"rank {rank}: no Gloo op in {sorted({e['name'] for e in ops})}")
+            steps = [e for e in ops if e["name"].startswith("ProfilerStep#")]
+            self.assertEqual([e["name"] for e in steps], ["ProfilerStep#1"], rank)
+            spans[rank] = (steps[0]["ts"], steps[0]["ts"] + steps[0]["dur"])
+        # One clock: the ranks' profiled steps overlap (every all-reduce holds both).
+        self.assertLess(max(s for s, _ in spans.values()), min(e for _, e in spans.values()), spans)
+        # The stored run names its trace.
+        runs = json.loads(self.run_cli("runs", "list", "--json").stdout)
+        shown = json.loads(self.run_cli("runs", "show", str(runs[0]["id"]), "--format", "json").stdout)
+        self.assertEqual(shown["points"][0]["trace"], path)
+
+    def test_python_strategies_run_untraced(self):
+        # Said on the command line; the sweep gives the point no traced steps (tst_rank_traces).
+        p = self.run_cli(*TINY, "--strategy", "fsdp2", "--trace-steps", "1", "--python", "/nonexistent/python")
+        self.assertIn("note: --trace-steps traces TrainScope's strategies; fsdp2 runs in Python, untraced",
+                      p.stderr)
+
+    def test_bad_settings_exit_2(self):
+        for args, message in (
+                (["--trace-steps", "3"], "traced steps must be between 0 and the 2 measured steps"),
+                (["--trace-steps", "-1"], "--trace-steps"),
+                (["--trace-steps", "1", "--trace-dir", "/etc/passwd"], "is not a folder")):
+            p = self.run_cli(*TINY, "--strategy", "flat", *args)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(message, p.stderr)
+
+
+if __name__ == "__main__":
+    CLI = sys.argv.pop(1)
+    unittest.main()

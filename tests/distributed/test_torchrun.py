@@ -184,7 +184,8 @@ class Ranks(unittest.TestCase):
 
     def test_settings_that_do_not_fit(self):
         for args, says in ((["--world", "4"], "--world 4: srun started 2 ranks"),
-                           (["--strategy", "fsdp2"], "--strategy fsdp2: runs in the Python runner")):
+                           (["--strategy", "fsdp2"], "--strategy fsdp2: runs in the Python runner"),
+                           (["--trace-steps", "1"], "--trace-steps: the ranks' traces are merged by")):
             results = self.srun(["distributed", "ddp", *TINY, *args])
             for rc, _, err in results:
                 self.assertEqual(rc, 2, err)

@@ -1,6 +1,7 @@
 // Presets, validation messages, parameter counts and sweep expansion (no LibTorch needed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "benchmark/benchmark.h"
@@ -175,6 +176,23 @@ TEST(Config, SweepExpandsEveryCombinationInOrder) {
 }
 
 // ---- The execution mode (eager / compiled) ----
+
+// See Note [point dimensions]: a dimension is its row's key; the ones code names have their rows,
+// and no two rows share a key.
+TEST(Config, EveryNamedDimensionHasItsRowAndEveryKeyOneRow) {
+    for (ts::Dimension d : {ts::Dimension::Size, ts::Dimension::Context, ts::Dimension::Batch,
+                            ts::Dimension::Precision, ts::Dimension::Attention, ts::Dimension::Mode,
+                            ts::Dimension::Exec, ts::Dimension::Checkpoint, ts::Dimension::Source,
+                            ts::Dimension::Warmup, ts::Dimension::Steps, ts::Dimension::Device})
+        EXPECT_TRUE(ts::dimensionDef(d).id() == d) << d.key();
+    std::vector<std::string_view> keys;
+    for (const auto& d : ts::pointDimensions()) {
+        EXPECT_EQ(std::count(keys.begin(), keys.end(), d.key), 0) << d.key;
+        keys.push_back(d.key);
+        EXPECT_EQ(ts::findDimension(d.key), &d);
+    }
+    EXPECT_THROW(ts::dimensionDef(ts::Dimension("nonesuch")), std::logic_error);
+}
 
 TEST(Config, ExecModeNamesRoundTrip) {
     EXPECT_EQ(ts::toString(ts::ExecMode::Eager), "eager");

@@ -165,6 +165,32 @@ std::vector<DimensionDef> makeDimensions() {
                     "(use --checkpoint none with --source python)";
          }});
     d.push_back(
+        {"loss", "LM head and loss", "losses", "--loss",
+         "The LM head and cross-entropy of TrainScope's model: logits (the batch × context × "
+         "vocabulary logits made whole, then the loss) or fused (in chunks of the tokens, the "
+         "logits never whole: their memory saved for a second LM head in backward)",
+         K::Choice, 0, 0,
+         [] {
+             return std::vector<std::string>{"logits", "fused"};
+         },
+         [](const PointConfig& c) { return std::string(c.fused_loss ? "fused" : "logits"); },
+         [](PointConfig& c, const std::string& s) { c.fused_loss = s == "fused"; },
+         [](const PointConfig& c) { return c.fused_loss ? 1.0 : 0.0; },
+         [](const PointConfig& c) {
+             return std::string(c.fused_loss ? "fused loss" : "whole logits");
+         },
+         nullptr, "loss", true,
+         [](const PointConfig& c) -> std::string {
+             if (!c.fused_loss) return {};
+             if (c.source == Source::Python)
+                 return "the fused LM head and loss is TrainScope's; your code computes its own "
+                        "logits (use --loss logits with --source python)";
+             if (c.exec == ExecMode::Compiled)
+                 return "compiled mode captures the whole logits' loss; use the eager mode with "
+                        "--loss fused";
+             return {};
+         }});
+    d.push_back(
         {"source",
          "code",
          "sources",

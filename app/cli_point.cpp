@@ -145,24 +145,24 @@ void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
     ts::PointConfig defaults;
     defaults.model = *ts::modelPreset("small");
     for (const auto& d : ts::pointDimensions()) {
-        if (d.id == ts::Dimension::Source) continue;  // with the user's code (addCodeOptions)
+        if (d.id() == ts::Dimension::Source) continue;  // with the user's code (addCodeOptions)
         // The profiler and memory labs run their own eager steps.
-        if (!measured_steps && (d.id == ts::Dimension::Steps || d.id == ts::Dimension::Exec))
+        if (!measured_steps && (d.id() == ts::Dimension::Steps || d.id() == ts::Dimension::Exec))
             continue;
         std::string help(d.help);
         if (d.kind == ts::DimensionDef::Kind::Choice)
             help += fmt::format(": {}", fmt::join(d.choices(), " | "));
-        if (d.id == ts::Dimension::Device) {
-            cmd.add_option(std::string(d.flag), o.dims[d.id],
+        if (d.id() == ts::Dimension::Device) {
+            cmd.add_option(std::string(d.flag), o.dims[d.id()],
                            help + " (default: cuda when present)");
             continue;
         }
-        o.dims[d.id] = d.get(defaults);
+        o.dims[d.id()] = d.get(defaults);
         // See Note [one spelling]: --batch, as other commands had it, is --batch-size.
         const std::string names =
-            d.id == ts::Dimension::Batch ? std::string(d.flag) + ",--batch" : std::string(d.flag);
-        cmd.add_option(names, o.dims[d.id], help)->capture_default_str();
-        if (d.id == ts::Dimension::Size)
+            d.id() == ts::Dimension::Batch ? std::string(d.flag) + ",--batch" : std::string(d.flag);
+        cmd.add_option(names, o.dims[d.id()], help)->capture_default_str();
+        if (d.id() == ts::Dimension::Size)
             cmd.add_option("--model-table,--sizes", o.model_table,
                            "2026 | 2025: the course edition whose table --size names (xl is 2560 "
                            "wide, 32 layers in 2026; 1600 wide, 48 layers in 2025)")
@@ -268,11 +268,11 @@ std::vector<ts::PointConfig> benchPoints(const BenchOptions& o, ts::SweepSpec* s
         // Every other swept dimension from its option (see Note [point dimensions]); the size and
         // the source have their own rules (above, readCodeOptions), the device its default.
         for (const auto& d : ts::pointDimensions()) {
-            if (d.list_key.empty() || d.id == ts::Dimension::Size ||
-                d.id == ts::Dimension::Source || d.id == ts::Dimension::Device)
+            if (d.list_key.empty() || d.id() == ts::Dimension::Size ||
+                d.id() == ts::Dimension::Source || d.id() == ts::Dimension::Device)
                 continue;
-            const std::string& text = dimOption(o, d.id);
-            if (!text.empty()) spec[d.id] = parseDimension(d, text);
+            const std::string& text = dimOption(o, d.id());
+            if (!text.empty()) spec[d.id()] = parseDimension(d, text);
         }
         if (o.compile) {
             const std::string& exec = dimOption(o, ts::Dimension::Exec);

@@ -361,10 +361,10 @@ void TestCharts::presetsResetWhatTheyDoNotSet() {
     BenchView view;
     view.applyPresetView(json(R"({"tab": "sweep", "x": "context", "log_time": true})"));
     QVERIFY(view.logTimeCheck()->isChecked());
-    QCOMPARE(view.sweepXCombo()->currentData().toInt(), static_cast<int>(Dimension::Context));
+    QCOMPARE(view.sweepXCombo()->currentData().toString(), dimensionKey(Dimension::Context));
     view.applyPresetView(json(R"({"tab": "steps", "overlay": true})"));
     QVERIFY(!view.logTimeCheck()->isChecked());
-    QCOMPARE(view.sweepXCombo()->currentData().toInt(), static_cast<int>(Dimension::Size));
+    QCOMPARE(view.sweepXCombo()->currentData().toString(), dimensionKey(Dimension::Size));
     QVERIFY(view.overlayCheck()->isChecked());
     view.applyPresetView(
         json(R"({"tab": "speedup", "dimension": "precision", "baseline": "fp32"})"));
@@ -497,7 +497,7 @@ void TestCharts::sweepAgainstPrecisionIsCategoricalAndDodged() {
     QCOMPARE(a, -b);
     // Warm-up is a numeric x.
     view.sweepXCombo()->setCurrentIndex(
-        view.sweepXCombo()->findData(static_cast<int>(Dimension::Warmup)));
+        view.sweepXCombo()->findData(dimensionKey(Dimension::Warmup)));
     QCOMPARE(view.document()->sweep()->xDimension(),
              Dimension::Size);  // warm-up does not vary here
 }

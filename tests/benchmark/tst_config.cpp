@@ -1,6 +1,7 @@
 // Presets, validation messages, parameter counts and sweep expansion (no LibTorch needed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "benchmark/benchmark.h"
@@ -176,6 +177,23 @@ TEST(Config, SweepExpandsEveryCombinationInOrder) {
 
 // ---- The execution mode (eager / compiled) ----
 
+// See Note [point dimensions]: a dimension is its row's key; the ones code names have their rows,
+// and no two rows share a key.
+TEST(Config, EveryNamedDimensionHasItsRowAndEveryKeyOneRow) {
+    for (ts::Dimension d : {ts::Dimension::Size, ts::Dimension::Context, ts::Dimension::Batch,
+                            ts::Dimension::Precision, ts::Dimension::Attention, ts::Dimension::Mode,
+                            ts::Dimension::Exec, ts::Dimension::Checkpoint, ts::Dimension::Source,
+                            ts::Dimension::Warmup, ts::Dimension::Steps, ts::Dimension::Device})
+        EXPECT_TRUE(ts::dimensionDef(d).id() == d) << d.key();
+    std::vector<std::string_view> keys;
+    for (const auto& d : ts::pointDimensions()) {
+        EXPECT_EQ(std::count(keys.begin(), keys.end(), d.key), 0) << d.key;
+        keys.push_back(d.key);
+        EXPECT_EQ(ts::findDimension(d.key), &d);
+    }
+    EXPECT_THROW(ts::dimensionDef(ts::Dimension("nonesuch")), std::logic_error);
+}
+
 TEST(Config, ExecModeNamesRoundTrip) {
     EXPECT_EQ(ts::toString(ts::ExecMode::Eager), "eager");
     EXPECT_EQ(ts::toString(ts::ExecMode::Compiled), "compiled");
@@ -260,6 +278,54 @@ TEST(Config, CompiledModeRefusesWhatItCannotCapture) {
     c.mode = ts::Mode::Train;
     c.device = "cpu";
     EXPECT_TRUE(ts::validatePoint(c).empty());
+}
+
+// The fused LM head and loss, a dimension added as its field, its row and one line of the
+// training setup (see Note [point dimensions]): the sweep file, the stored spec, the point's JSON,
+// the checks and the reports' column take it from the row.
+TEST(Config, FusedLossIsADimensionEveryReaderTakes) {
+    const ts::DimensionDef* d = ts::findDimension("losses");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->key, "loss");
+    EXPECT_EQ(d->flag, "--loss");
+    EXPECT_EQ(ts::parseValue(*d, "fused"), "fused");
+    EXPECT_THROW(ts::parseValue(*d, "chunked"), std::invalid_argument);
+    // A sweep file over it, and back as a stored run's spec.
+    const auto sweep = ts::sweepFromJson(
+        nlohmann::json::parse(R"({"base": {"size": "tiny"}, "losses": ["logits", "fused"]})"));
+    const auto points = ts::expandSweep(sweep);
+    ASSERT_EQ(points.size(), 2u);
+    EXPECT_FALSE(points[0].fused_loss);
+    EXPECT_TRUE(points[1].fused_loss);
+    const nlohmann::json spec = ts::sweepToJson(sweep);
+    EXPECT_EQ(spec.at("losses"), nlohmann::json({"logits", "fused"}));
+    EXPECT_EQ(ts::expandSweep(ts::sweepFromJson(spec)), points);
+    // The point's JSON; a point stored before the dimension reads as the whole logits.
+    const nlohmann::json j = ts::toJson(points[1]);
+    EXPECT_EQ(j.at("loss"), "fused");
+    EXPECT_TRUE(ts::pointFromJson(j, "", true).fused_loss);
+    nlohmann::json old = j;
+    old.erase("loss");
+    EXPECT_FALSE(ts::pointFromJson(old, "", true).fused_loss);
+    // What it cannot run with, said by its row.
+    ts::PointConfig c = points[1];
+    EXPECT_TRUE(ts::validatePoint(c).empty());
+    c.exec = ts::ExecMode::Compiled;
+    c.device = "cuda";
+    EXPECT_TRUE(anyContains(ts::validatePoint(c), "use the eager mode with --loss fused"));
+    c.exec = ts::ExecMode::Eager;
+    c.source = ts::Source::Python;
+    c.python.code = "examples/course-checkout";
+    EXPECT_TRUE(anyContains(ts::validatePoint(c), "the fused LM head and loss is TrainScope's"));
+    // The reports' column: always in CSV, in the table where it varies.
+    ts::BenchResult a, b;
+    a.config = points[0];
+    b.config = points[1];
+    const std::string csv = ts::formatResults({a, b}, ts::TableFormat::Csv);
+    EXPECT_NE(csv.find(",loss,"), std::string::npos) << csv;
+    EXPECT_NE(csv.find(",fused,"), std::string::npos) << csv;
+    EXPECT_EQ(ts::formatResults({a, a}, ts::TableFormat::Text).find("loss"), std::string::npos);
+    EXPECT_NE(ts::formatResults({a, b}, ts::TableFormat::Text).find("fused"), std::string::npos);
 }
 
 TEST(Config, ExecColumnShownWhenItVaries) {

@@ -5,6 +5,7 @@ Usage: test_cli.py path/to/trainscope-cli"""
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -109,6 +110,25 @@ class Cli(unittest.TestCase):
         p = run("bench", "--sweep", path, db=self.db)
         self.assertEqual(p.returncode, 2)
         self.assertIn("precisionz", p.stderr)
+
+    def test_fused_loss_is_swept_from_the_command_line(self):
+        # A dimension of the point's table (see Note [point dimensions]): its flag, its sweep, and the
+        # engine honouring it: the fused LM head's loss is the whole logits' loss.
+        p = run("bench", "--help")
+        self.assertIn("--loss", p.stdout)
+        self.assertIn("logits | fused", p.stdout)
+        p = run("bench", *TINY, "--loss", "logits,fused", "--jsonl", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [json.loads(l) for l in p.stdout.splitlines()]
+        results = [l for l in lines if l["type"] == "result"]
+        self.assertEqual([r["config"]["loss"] for r in results], ["logits", "fused"])
+        losses = [l["loss"] for l in lines if l["type"] == "step" and l.get("index") == 0]
+        self.assertEqual(len(losses), 2, losses)
+        self.assertAlmostEqual(losses[0], losses[1], delta=1e-4 * abs(losses[0]))
+        # The stored run's spec keeps the sweep over it.
+        with sqlite3.connect(self.db) as store:
+            (spec,) = store.execute("SELECT spec_json FROM runs").fetchone()
+        self.assertEqual(json.loads(spec)["losses"], ["logits", "fused"])
 
     def test_cuda_profiler_range_is_a_note_on_the_cpu(self):
         # Accepted by every command that runs a point's steps; on the CPU the steps run as ever

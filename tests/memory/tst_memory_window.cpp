@@ -169,8 +169,15 @@ void TestMemoryWindow::declaredFieldsReadWhatPresetsWrite() {
     // Every field by its object name, and back: state() read into another panel is the same.
     for (const char* name :
          {"label", "size", "context", "batch", "mode", "precision", "attention", "device", "warmup",
-          "record_steps", "frontier", "checkpoint", "sources", "code", "python"})
+          "record_steps", "frontier", "checkpoint", "loss", "sources", "code", "python"})
         QVERIFY2(panel.fieldWidget(QLatin1String(name)), name);
+    // A dimension the panel has no field of its own for is a line of the point's table's row
+    // (the fused loss: a choice), read into the spec.
+    panel.setState(QJsonObject{{"loss", "fused"}});
+    QVERIFY(panel.spec().bench.fused_loss);
+    panel.setState(QJsonObject{{"loss", "chunked"}});
+    QVERIFY(panel.fieldWidget(QStringLiteral("loss"))->property("invalid").toBool());
+    panel.setState(QJsonObject{{"loss", "logits"}});
     MemoryPanel again;
     again.setCapabilities(capabilities());
     again.setState(panel.state());

@@ -79,7 +79,7 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     sweepChart_->setObjectName(QStringLiteral("sweepChart"));
     sweepX_ = new QComboBox(this);
     for (Dimension d : SweepModel::xDimensions())
-        sweepX_->addItem(dimensionName(d), static_cast<int>(d));
+        sweepX_->addItem(dimensionName(d), dimensionKey(d));
     sweepMetric_ = new QComboBox(this);
     for (Metric m : {Metric::Total, Metric::Forward, Metric::Backward, Metric::Optimizer})
         sweepMetric_->addItem(metricName(m), static_cast<int>(m));
@@ -94,7 +94,8 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
     addPane({QStringLiteral("sweep"), tr("S&weep"),
              panePage(this, paneRow(this, sweepControls), sweepChart_), sweepChart_, nullptr});
     connect(sweepX_, &QComboBox::currentIndexChanged, this, [this] {
-        doc_.sweep()->setXDimension(static_cast<Dimension>(sweepX_->currentData().toInt()));
+        if (auto d = dimensionFromKey(sweepX_->currentData().toString()))
+            doc_.sweep()->setXDimension(*d);
     });
     connect(sweepMetric_, &QComboBox::currentIndexChanged, this, [this] {
         doc_.sweep()->setMetric(static_cast<Metric>(sweepMetric_->currentData().toInt()));
@@ -131,7 +132,8 @@ BenchView::BenchView(QWidget* parent) : LabView(parent) {
              panePage(this, paneRow(this, speedControls), speedSplit), speedupChart_,
              speedupTable_});
     connect(speedupDim_, &QComboBox::activated, this, [this] {
-        doc_.speedup()->setDimension(static_cast<Dimension>(speedupDim_->currentData().toInt()));
+        if (auto d = dimensionFromKey(speedupDim_->currentData().toString()))
+            doc_.speedup()->setDimension(*d);
     });
     connect(speedupBaseline_, &QComboBox::activated, this,
             [this] { doc_.speedup()->setBaseline(speedupBaseline_->currentText()); });
@@ -377,7 +379,7 @@ void BenchView::applyPresetView(const QJsonObject& view) {
         if (!baseline.isEmpty()) doc_.speedup()->setBaseline(baseline);
     }
     if (auto x = dimensionFromKey(view.value(QLatin1String("x")).toString())) {
-        const int i = sweepX_->findData(static_cast<int>(*x));
+        const int i = sweepX_->findData(dimensionKey(*x));
         if (i >= 0) sweepX_->setCurrentIndex(i);
     }
     sweepLogY_->setChecked(view.value(QLatin1String("log_time")).toBool(false));
@@ -473,9 +475,9 @@ void BenchView::refillSpeedupControls() {
         speedupDim_->clear();
         auto candidates = m->candidates();
         if (candidates.empty()) candidates.push_back(m->dimension());
-        for (Dimension d : candidates) speedupDim_->addItem(dimensionName(d), static_cast<int>(d));
+        for (Dimension d : candidates) speedupDim_->addItem(dimensionName(d), dimensionKey(d));
         speedupDim_->setCurrentIndex(
-            std::max(0, speedupDim_->findData(static_cast<int>(m->dimension()))));
+            std::max(0, speedupDim_->findData(dimensionKey(m->dimension()))));
     }
     {
         const QSignalBlocker b2(speedupBaseline_);

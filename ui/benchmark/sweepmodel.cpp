@@ -17,9 +17,18 @@ SweepModel::SweepModel(ResultModel* source, QObject* parent)
 }
 
 const std::vector<Dimension>& SweepModel::xDimensions() {
-    static const std::vector<Dimension> dims = {
-        Dimension::Size,      Dimension::Context,   Dimension::Batch, Dimension::Warmup,
-        Dimension::Precision, Dimension::Attention, Dimension::Exec,  Dimension::Source};
+    static const std::vector<Dimension> dims = [] {
+        // The shapes first, then every other dimension a sweep varies, as the point's table
+        // has them (a new one included); not the mode (a step of each mode is another
+        // measurement, compared row by row) nor the device.
+        std::vector<Dimension> out = {Dimension::Size, Dimension::Context, Dimension::Batch,
+                                      Dimension::Warmup};
+        for (const auto& d : pointDimensions())
+            if (!d.list_key.empty() && d.id() != Dimension::Mode && d.id() != Dimension::Device &&
+                std::find(out.begin(), out.end(), d.id()) == out.end())
+                out.push_back(d.id());
+        return out;
+    }();
     return dims;
 }
 

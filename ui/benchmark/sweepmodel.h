@@ -20,9 +20,10 @@ public:
 
     QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
-    // What x can be: size, context, batch, warm-up (numeric), precision, attention
-    // (categorical: one slot per value). When the wanted one does not vary, the first of
-    // size, context, batch that does.
+    // What x can be: size, context, batch, warm-up (numeric), then every other dimension a
+    // sweep varies but the mode and the device (categorical: one slot per value), from the
+    // point's table. When the wanted one does not vary, the first of size, context, batch that
+    // does.
     static const std::vector<Dimension>& xDimensions();
     void setXDimension(Dimension d);
     void setMetric(Metric m);

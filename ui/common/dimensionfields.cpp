@@ -3,6 +3,8 @@
 #include <QFormLayout>
 #include <QJsonValue>
 #include <QLineEdit>
+#include <algorithm>
+#include <iterator>
 
 #include "ui/common/dimensions.h"
 #include "ui/common/format.h"
@@ -16,10 +18,16 @@ QStringList valuesOf(const DimensionDef& d, const QJsonObject& lists, const QJso
 }  // namespace
 
 std::vector<const DimensionDef*> DimensionFields::shown() {
+    // The dimensions a point's panel has fields of its own for (a spin box, a combo, the code's
+    // choice, the device list); every other one is a line here.
+    static const Dimension own[] = {Dimension::Size,      Dimension::Context,   Dimension::Batch,
+                                    Dimension::Precision, Dimension::Attention, Dimension::Mode,
+                                    Dimension::Exec,      Dimension::Source,    Dimension::Warmup,
+                                    Dimension::Steps,     Dimension::Device};
     std::vector<const DimensionDef*> out;
     for (const auto& d : pointDimensions())
-        if (d.kind == DimensionDef::Kind::Text && !d.list_key.empty() && !d.json_key.empty() &&
-            d.id != Dimension::Device)
+        if (!d.list_key.empty() && !d.json_key.empty() &&
+            std::find(std::begin(own), std::end(own), d.id()) == std::end(own))
             out.push_back(&d);
     return out;
 }
@@ -27,12 +35,17 @@ std::vector<const DimensionDef*> DimensionFields::shown() {
 DimensionFields::DimensionFields(QWidget* parent, QFormLayout* form, bool lists) : lists_(lists) {
     for (const DimensionDef* d : shown()) {
         auto* edit = new QLineEdit(qstr(d->get(PointConfig{})), parent);
-        edit->setToolTip(qstr(d->help) +
-                         (lists ? QObject::tr("; a comma list sweeps over it") : QString()));
+        QString tip = qstr(d->help);
+        if (d->kind == DimensionDef::Kind::Choice) {
+            QStringList choices;
+            for (const auto& c : d->choices()) choices << qstr(c);
+            tip += QStringLiteral(": ") + choices.join(QStringLiteral(" | "));
+        }
+        edit->setToolTip(tip + (lists ? QObject::tr("; a comma list sweeps over it") : QString()));
         QString name = qstr(d->name);
         name[0] = name[0].toUpper();
         form->addRow(name + QLatin1Char(':'), edit);
-        edits_[d->id] = edit;
+        edits_[d->id()] = edit;
     }
 }
 

@@ -1,7 +1,7 @@
-// The point's text dimensions (see Note [point dimensions], core/sweep.h) that a lab's panel has no
-// field of its own for, checkpointing and any added later: a line each, named, explained and
-// defaulted by its row of the point's table, so that a new dimension reaches the panels without
-// an edit there.
+// The point's dimensions (see Note [point dimensions], core/sweep.h) that a lab's panel has no
+// field of its own for, checkpointing and any added later: a line each (text or one of the
+// row's choices), named, explained and defaulted by its row of the point's table, so that a new
+// dimension reaches the panels without an edit there.
 #pragma once
 
 #include <QHash>
@@ -32,8 +32,8 @@ public:
     // The field a message of the engine's names (by the dimension's key), or nullptr.
     QWidget* fieldFor(const QString& message) const;
 
-    // The dimensions these fields show: text rows with a list, but the device (every panel has
-    // its device list).
+    // The dimensions these fields show: rows with a list and a JSON field that a point's panel
+    // has no field of its own for (not the size, ..., the device).
     static std::vector<const DimensionDef*> shown();
     // From a stored run: `lists` holds the swept values by list key, `point` the point's JSON
     // (its json_key). Runs stored before a dimension hold its default.

@@ -10,7 +10,7 @@ namespace ts::ui {
 const std::vector<Dimension>& allDimensions() {
     static const std::vector<Dimension> dims = [] {
         std::vector<Dimension> out;
-        for (const auto& d : pointDimensions()) out.push_back(d.id);
+        for (const auto& d : pointDimensions()) out.push_back(d.id());
         return out;
     }();
     return dims;
@@ -22,7 +22,7 @@ QString dimensionKey(Dimension d) { return qstr(std::string(dimensionDef(d).key)
 
 std::optional<Dimension> dimensionFromKey(const QString& key) {
     for (const auto& d : pointDimensions())
-        if (qstr(std::string(d.key)) == key) return d.id;
+        if (qstr(std::string(d.key)) == key) return d.id();
     return std::nullopt;
 }
 

@@ -66,7 +66,7 @@ std::vector<Column> columns(const std::vector<BenchResult>& results, bool all) {
     std::vector<Optional> optional = {
         {"params", num([](const BenchResult& r) { return r.parameter_count; }), true}};
     for (const auto& d : pointDimensions())
-        if (d.id != Dimension::Size)
+        if (d.id() != Dimension::Size)
             optional.push_back({d.key.data(),
                                 [get = d.get](const BenchResult& r) { return get(r.config); },
                                 d.kind == DimensionDef::Kind::Integer});
@@ -225,7 +225,7 @@ std::string sharedSettings(const std::vector<BenchResult>& results) {
     // point's table names it (see Note [point dimensions]).
     std::vector<std::string> items;
     for (const auto& d : pointDimensions()) {
-        if (d.id == Dimension::Size) continue;
+        if (d.id() == Dimension::Size) continue;
         const std::string v = d.get(results.front().config);
         const bool shared = std::all_of(results.begin(), results.end(),
                                         [&](const BenchResult& r) { return d.get(r.config) == v; });

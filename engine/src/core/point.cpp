@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/sweep.h"
+
 namespace ts {
 
 namespace {
@@ -144,10 +146,10 @@ std::vector<std::string> validatePoint(const PointConfig& c) {
     if (auto e = validateDevice(c.device); !e.empty()) errors.push_back(e);
     if (auto e = compiledProblem(c); !e.empty()) errors.push_back(e);
     if (auto e = sourceProblem(c); !e.empty()) errors.push_back(e);
-    if (c.checkpoint.kind != Checkpointing::Kind::None && c.source == Source::Python)
-        errors.push_back(
-            "checkpointing applies to TrainScope's model; your code checkpoints itself (use "
-            "--checkpoint none with --source python)");
+    // What a dimension's value cannot run with, as its row says (see Note [point dimensions]).
+    for (const auto& d : pointDimensions())
+        if (d.problem)
+            if (auto e = d.problem(c); !e.empty()) errors.push_back(e);
     if (errors.empty()) {
         const TensorEstimate big = largestTensor(c);
         if (big.bytes > kMaxTensorBytes)

@@ -56,7 +56,10 @@ struct PointConfig {
     AttentionImpl attention = AttentionImpl::Naive;
     ExecMode exec = ExecMode::Eager;  // compiled: the step's phases replayed as CUDA graphs
     Checkpointing checkpoint;         // TrainScope's model: see Note [activation checkpointing]
-    std::string device = "cpu";       // "cpu", "cuda" or "cuda:N"
+    // TrainScope's model: the LM head and the loss fused, in chunks of the tokens, the logits
+    // never whole (see Note [fused LM head and loss] in nn/model.h); eager only.
+    bool fused_loss = false;
+    std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
     uint64_t seed = 0;
     double learning_rate = 1e-4;  // AdamW, train mode
     // Whose model: TrainScope's, or the user's PyTorch code through the Python runner. For the

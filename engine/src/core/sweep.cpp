@@ -57,7 +57,7 @@ std::vector<DimensionDef> makeDimensions() {
     // Context and batch take any whole number here: validatePoint says what is wrong with a
     // zero or a negative one, naming the field.
     d.push_back(
-        {Dimension::Size, "size", "model size", "sizes", "--size",
+        {"size", "model size", "sizes", "--size",
          "Model size(s) from the course's table (--model-table), or custom", K::Choice, 0, 0,
          [] {
              auto names = modelPresetNames();
@@ -75,20 +75,20 @@ std::vector<DimensionDef> makeDimensions() {
          },
          [](const PointConfig& c) { return static_cast<double>(parameterCount(c.model)); }});
     d.push_back(
-        {Dimension::Context, "context", "context length", "context_lengths", "--context-length",
+        {"context", "context length", "context_lengths", "--context-length",
          "Context length(s): tokens per sequence", K::Integer, kAnyInt, kMaxInt, nullptr,
          [](const PointConfig& c) { return std::to_string(c.model.context_length); },
          [](PointConfig& c, const std::string& s) { c.model.context_length = wholeNumber(s); },
          [](const PointConfig& c) { return static_cast<double>(c.model.context_length); },
          [](const PointConfig& c) { return fmt::format("ctx {}", c.model.context_length); }});
-    d.push_back({Dimension::Batch, "batch", "batch size", "batch_sizes", "--batch-size",
+    d.push_back({"batch", "batch size", "batch_sizes", "--batch-size",
                  "Batch size(s): sequences per step", K::Integer, kAnyInt, kMaxInt, nullptr,
                  [](const PointConfig& c) { return std::to_string(c.batch_size); },
                  [](PointConfig& c, const std::string& s) { c.batch_size = wholeNumber(s); },
                  [](const PointConfig& c) { return static_cast<double>(c.batch_size); },
                  [](const PointConfig& c) { return fmt::format("bs {}", c.batch_size); }, nullptr,
                  "batch_size"});
-    d.push_back({Dimension::Precision, "precision", "precision", "precisions", "--precision",
+    d.push_back({"precision", "precision", "precisions", "--precision",
                  "Precision(s): autocast to bf16 or fp16 (fp16 training scales the loss), or fp32",
                  K::Choice, 0, 0, [] { return namesOfAll(allPrecisions()); },
                  [](const PointConfig& c) { return std::string(toString(c.precision)); },
@@ -97,7 +97,7 @@ std::vector<DimensionDef> makeDimensions() {
                  },
                  [](const PointConfig& c) { return indexOf(allPrecisions(), c.precision); },
                  nullptr, nullptr, "precision"});
-    d.push_back({Dimension::Attention, "attention", "attention", "attentions", "--attention",
+    d.push_back({"attention", "attention", "attentions", "--attention",
                  "Attention implementation(s)", K::Choice, 0, 0,
                  [] { return namesOfAll(allAttentionImpls()); },
                  [](const PointConfig& c) { return std::string(toString(c.attention)); },
@@ -106,7 +106,7 @@ std::vector<DimensionDef> makeDimensions() {
                  },
                  [](const PointConfig& c) { return indexOf(allAttentionImpls(), c.attention); },
                  nullptr, nullptr, "attention"});
-    d.push_back({Dimension::Mode, "mode", "mode", "modes", "--mode",
+    d.push_back({"mode", "mode", "modes", "--mode",
                  "What a step runs: forward, forward and backward, or the whole training step",
                  K::Choice, 0, 0, [] { return namesOfAll(allModes()); },
                  [](const PointConfig& c) { return std::string(toString(c.mode)); },
@@ -114,7 +114,7 @@ std::vector<DimensionDef> makeDimensions() {
                  [](const PointConfig& c) { return indexOf(allModes(), c.mode); }, nullptr, nullptr,
                  "mode"});
     d.push_back(
-        {Dimension::Exec, "exec", "execution", "execs", "--exec",
+        {"exec", "execution", "execs", "--exec",
          "eager, or compiled (forward, backward and optimizer each replayed as a CUDA graph; "
          "torch.compile for your code, with its reduce-overhead and max-autotune-no-cudagraphs "
          "modes)",
@@ -124,7 +124,7 @@ std::vector<DimensionDef> makeDimensions() {
          [](const PointConfig& c) { return indexOf(allExecModes(), c.exec); }, nullptr, nullptr,
          "exec", true});
     d.push_back(
-        {Dimension::Checkpoint, "checkpoint", "checkpointing", "checkpoints", "--checkpoint",
+        {"checkpoint", "checkpointing", "checkpoints", "--checkpoint",
          "Activation checkpointing of TrainScope's model: none, k (every k blocks a "
          "checkpoint), sqrt (every ⌈√layers⌉ blocks) or nested (halved recursively)",
          K::Text, 0, 0, nullptr, [](const PointConfig& c) { return toString(c.checkpoint); },
@@ -157,10 +157,41 @@ std::vector<DimensionDef> makeDimensions() {
                                  text, kMaxCheckpointEvery));
              return toString(*c);
          },
-         "checkpoint", true});
+         "checkpoint", true,
+         [](const PointConfig& c) -> std::string {
+             if (c.checkpoint.kind == Checkpointing::Kind::None || c.source != Source::Python)
+                 return {};
+             return "checkpointing applies to TrainScope's model; your code checkpoints itself "
+                    "(use --checkpoint none with --source python)";
+         }});
     d.push_back(
-        {Dimension::Source,
-         "source",
+        {"loss", "LM head and loss", "losses", "--loss",
+         "The LM head and cross-entropy of TrainScope's model: logits (the batch × context × "
+         "vocabulary logits made whole, then the loss) or fused (in chunks of the tokens, the "
+         "logits never whole: their memory saved for a second LM head in backward)",
+         K::Choice, 0, 0,
+         [] {
+             return std::vector<std::string>{"logits", "fused"};
+         },
+         [](const PointConfig& c) { return std::string(c.fused_loss ? "fused" : "logits"); },
+         [](PointConfig& c, const std::string& s) { c.fused_loss = s == "fused"; },
+         [](const PointConfig& c) { return c.fused_loss ? 1.0 : 0.0; },
+         [](const PointConfig& c) {
+             return std::string(c.fused_loss ? "fused loss" : "whole logits");
+         },
+         nullptr, "loss", true,
+         [](const PointConfig& c) -> std::string {
+             if (!c.fused_loss) return {};
+             if (c.source == Source::Python)
+                 return "the fused LM head and loss is TrainScope's; your code computes its own "
+                        "logits (use --loss logits with --source python)";
+             if (c.exec == ExecMode::Compiled)
+                 return "compiled mode captures the whole logits' loss; use the eager mode with "
+                        "--loss fused";
+             return {};
+         }});
+    d.push_back(
+        {"source",
          "code",
          "sources",
          "--source",
@@ -179,7 +210,7 @@ std::vector<DimensionDef> makeDimensions() {
          {},
          true});
     d.push_back(
-        {Dimension::Warmup, "warmup", "warm-up steps", "warmups", "--warmup",
+        {"warmup", "warm-up steps", "warmups", "--warmup",
          "Warm-up steps, run but left out of the statistics", K::Integer, 0, kMaxSteps, nullptr,
          [](const PointConfig& c) { return std::to_string(c.warmup); },
          [](PointConfig& c, const std::string& s) { c.warmup = static_cast<int>(wholeNumber(s)); },
@@ -188,14 +219,13 @@ std::vector<DimensionDef> makeDimensions() {
          "warmup"});
     // Measured steps are the base's: a sweep over them would time the same step again.
     d.push_back(
-        {Dimension::Steps, "steps", "measured steps", "", "--steps", "Measured steps", K::Integer,
-         1, kMaxSteps, nullptr, [](const PointConfig& c) { return std::to_string(c.steps); },
+        {"steps", "measured steps", "", "--steps", "Measured steps", K::Integer, 1, kMaxSteps,
+         nullptr, [](const PointConfig& c) { return std::to_string(c.steps); },
          [](PointConfig& c, const std::string& s) { c.steps = static_cast<int>(wholeNumber(s)); },
          [](const PointConfig& c) { return static_cast<double>(c.steps); },
          [](const PointConfig& c) { return fmt::format("steps {}", c.steps); }, nullptr, "steps"});
-    d.push_back({Dimension::Device, "device", "device", "devices", "--device",
-                 "cpu, cuda or cuda:N", K::Text, 0, 0, nullptr,
-                 [](const PointConfig& c) { return c.device; },
+    d.push_back({"device", "device", "devices", "--device", "cpu, cuda or cuda:N", K::Text, 0, 0,
+                 nullptr, [](const PointConfig& c) { return c.device; },
                  [](PointConfig& c, const std::string& s) { c.device = s; },
                  [](const PointConfig&) { return 0.0; }, nullptr, nullptr, "device"});
     return d;
@@ -210,8 +240,8 @@ const std::vector<DimensionDef>& pointDimensions() {
 
 const DimensionDef& dimensionDef(Dimension d) {
     for (const auto& def : pointDimensions())
-        if (def.id == d) return def;
-    throw std::logic_error("a dimension without its row in pointDimensions()");
+        if (def.key == d.key()) return def;
+    throw std::logic_error(fmt::format("no row of pointDimensions() has the key '{}'", d.key()));
 }
 
 const DimensionDef* findDimension(std::string_view key) {
@@ -230,7 +260,7 @@ std::string parseValue(const DimensionDef& d, std::string_view text, ModelTable 
             return std::to_string(v);
         }
         case K::Choice: {
-            const std::string v = d.id == Dimension::Size ? presetName(s, table) : s;
+            const std::string v = d.id() == Dimension::Size ? presetName(s, table) : s;
             const auto all = d.choices();
             if (std::find(all.begin(), all.end(), v) == all.end())
                 throw std::invalid_argument(
@@ -273,7 +303,7 @@ std::vector<PointConfig> expandSweep(const SweepSpec& spec) {
     };
     std::vector<Axis> axes;
     for (const auto& def : pointDimensions()) {
-        const auto& list = spec[def.id];
+        const auto& list = spec[def.id()];
         if (list.empty()) continue;
         Axis a{&def, {}};
         for (const auto& v : list) {
@@ -327,7 +357,7 @@ SweepSpec sweepFromJson(const json& j) {
         auto it = j.find(key);
         if (it == j.end()) continue;
         if (!it->is_array()) fail(key, "expected a list, got " + shown(*it));
-        auto& out = s[def.id];
+        auto& out = s[def.id()];
         for (size_t i = 0; i < it->size(); ++i) {
             const json& v = (*it)[i];
             const std::string field = fmt::format("{}[{}]", key, i);
@@ -351,7 +381,7 @@ json sweepToJson(const SweepSpec& s) {
     for (const auto& def : pointDimensions()) {
         if (def.list_key.empty()) continue;
         json list = json::array();
-        for (const auto& v : s[def.id]) {
+        for (const auto& v : s[def.id()]) {
             if (def.kind == K::Integer)
                 list.push_back(std::stoll(v));
             else

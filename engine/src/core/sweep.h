@@ -6,10 +6,12 @@
 // kind (a whole number in a range, a choice, free text), how to read it from a point and set
 // it, and its chart label. The CLI's flags, the sweep file and a stored run's spec, the sweep's
 // expansion, the point's JSON, the reports' columns, and the window's dimension lists, tables,
-// charts and comparisons all read this table: a new dimension is its value type and field in
-// PointConfig (core/point.h), its enum value below and its row in sweep.cpp.
+// charts and comparisons all read this table: a new dimension is its field in PointConfig
+// (core/point.h, with its value type where it needs one), its row in sweep.cpp (its values, what
+// they cannot run with) and what honours it in the engine; nothing else names it.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
@@ -23,26 +25,39 @@
 
 namespace ts {
 
-// In sweep nesting order (outermost first).
-enum class Dimension {
-    Size,
-    Context,
-    Batch,
-    Precision,
-    Attention,
-    Mode,
-    Exec,
-    Checkpoint,
-    Source,
-    Warmup,
-    Steps,
-    Device
+// A dimension, known by its row's key ("precision"): a row needs nothing here, so a new
+// dimension is its row alone. The named ones are those that code singles out (the CLI's --size,
+// the charts' preferred axes); each has its row (tst_config checks).
+class Dimension {
+public:
+    explicit constexpr Dimension(std::string_view key) : key_(key) {}
+    constexpr std::string_view key() const { return key_; }
+    friend constexpr bool operator==(Dimension a, Dimension b) { return a.key_ == b.key_; }
+    friend constexpr auto operator<=>(Dimension a, Dimension b) { return a.key_ <=> b.key_; }
+
+    static const Dimension Size, Context, Batch, Precision, Attention, Mode, Exec, Checkpoint,
+        Source, Warmup, Steps, Device;
+
+private:
+    std::string_view key_;  // a row's key: static text
 };
+inline constexpr Dimension Dimension::Size{"size"};
+inline constexpr Dimension Dimension::Context{"context"};
+inline constexpr Dimension Dimension::Batch{"batch"};
+inline constexpr Dimension Dimension::Precision{"precision"};
+inline constexpr Dimension Dimension::Attention{"attention"};
+inline constexpr Dimension Dimension::Mode{"mode"};
+inline constexpr Dimension Dimension::Exec{"exec"};
+inline constexpr Dimension Dimension::Checkpoint{"checkpoint"};
+inline constexpr Dimension Dimension::Source{"source"};
+inline constexpr Dimension Dimension::Warmup{"warmup"};
+inline constexpr Dimension Dimension::Steps{"steps"};
+inline constexpr Dimension Dimension::Device{"device"};
 
 struct DimensionDef {
     enum class Kind { Integer, Choice, Text };
-    Dimension id;
-    std::string_view key;       // "precision": settings, presets, a report's column
+    std::string_view key;       // "precision": the dimension's name in code, settings, presets,
+                                // a report's column
     std::string_view name;      // "precision": for people (headers, legends)
     std::string_view list_key;  // "precisions": the sweep file's list; empty: not swept
     std::string_view flag;      // "--precision": the CLI option (a comma-separated list sweeps)
@@ -66,6 +81,11 @@ struct DimensionDef {
     // A point's description leaves the default point's value out ("eager" is said by its
     // absence).
     bool unsaid_default = false;
+    // Why this dimension's value cannot run with the rest of the point (validatePoint says it),
+    // or empty; nullptr: any value that parses can.
+    std::string (*problem)(const PointConfig&) = nullptr;
+
+    Dimension id() const { return Dimension(key); }
 };
 
 // Every dimension, in sweep nesting order.

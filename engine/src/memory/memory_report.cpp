@@ -116,8 +116,9 @@ std::string memoryPeakTable(const std::vector<MemoryResult>& results, TableForma
     // after the mode.
     std::vector<const DimensionDef*> extra;
     for (const auto& d : pointDimensions()) {
-        if (d.id == Dimension::Size || d.id == Dimension::Context || d.id == Dimension::Batch ||
-            d.id == Dimension::Precision || d.id == Dimension::Attention || d.id == Dimension::Mode)
+        if (d.id() == Dimension::Size || d.id() == Dimension::Context ||
+            d.id() == Dimension::Batch || d.id() == Dimension::Precision ||
+            d.id() == Dimension::Attention || d.id() == Dimension::Mode)
             continue;
         const bool varies = std::any_of(results.begin(), results.end(), [&](const auto& r) {
             return d.get(r.spec.bench) != d.get(results.front().spec.bench);

@@ -25,6 +25,7 @@ TrainingSetup trainingSetup(const PointConfig& c) {
     s.learning_rate = c.learning_rate;
     s.exec = c.exec;
     s.checkpoint = c.checkpoint;
+    s.fused_loss = c.fused_loss;
     return s;
 }
 

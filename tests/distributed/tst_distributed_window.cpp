@@ -150,6 +150,7 @@ private Q_SLOTS:
     void fsdpSettingsRoundTripAndRefusals();
     void fsdpLanesShowTheWaitsForWeights();
     void lanesShowOverlap();
+    void lanesNameEachRanksNode();
     void chartsFollowTheTheme();
     void bucketedLanesSayWhatTheyShow();
     void bucketBarsAndTheBucketModel();
@@ -467,6 +468,24 @@ void TestDistributedWindow::chartsFollowTheTheme() {
     Theme::instance().setMode(ThemeMode::Light);
     check("light again");
     QCOMPARE(lanes->plot()->plottable(0)->brush().color(), lightForward);
+}
+
+// A run that torchrun or srun started: each step row carries its node, and the lane says it;
+// a local run's lanes say the rank alone.
+void TestDistributedWindow::lanesNameEachRanksNode() {
+    DistributedView view;
+    view.addItems(pointItems(0, ddpPoint("bucketed"), 2, 1, false, Status::Ok, [](DdpStepRow& row) {
+        row.node = row.rank == 0 ? "node 0 (gpu-a)" : "node 1 (gpu-b)";
+    }));
+    view.flush();
+    LanesChart* lanes = view.lanes();
+    QCOMPARE(lanes->laneCount(), 2);
+    QCOMPARE(lanes->rankLabel(0), QStringLiteral("rank 0 · node 0 (gpu-a)"));
+    QCOMPARE(lanes->rankLabel(1), QStringLiteral("rank 1 · node 1 (gpu-b)"));
+    DistributedView local;
+    local.addItems(pointItems(0, ddpPoint("bucketed"), 2, 1));
+    local.flush();
+    QCOMPARE(local.lanes()->rankLabel(1), QStringLiteral("rank 1"));
 }
 
 void TestDistributedWindow::lanesShowOverlap() {

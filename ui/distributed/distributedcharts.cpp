@@ -92,6 +92,7 @@ LanesChart::LanesChart(QWidget* parent)
 void LanesChart::clear(const QString& note) {
     for (auto* s : spans_) s->spans.clear();
     ranks_ = 0;
+    nodes_.clear();
     explanation_.clear();
     showNote(note);
     plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -114,6 +115,13 @@ QString LanesChart::hoverText(const QPointF& pos) const {
     return {};
 }
 
+QString LanesChart::rankLabel(int rank) const {
+    const bool named = rank >= 0 && static_cast<size_t>(rank) < nodes_.size() &&
+                       !nodes_[static_cast<size_t>(rank)].empty();
+    return named ? tr("rank %1 · %2").arg(rank).arg(qstr(nodes_[static_cast<size_t>(rank)]))
+                 : tr("rank %1").arg(rank);
+}
+
 int LanesChart::barCount(Kind kind) const { return static_cast<int>(spans_[kind]->spans.size()); }
 
 std::vector<std::pair<double, double>> LanesChart::bars(Kind kind, int rank) const {
@@ -130,6 +138,9 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
     int ranks = world_size;
     for (const auto& r : steps) ranks = std::max(ranks, r.rank + 1);
     ranks_ = ranks;
+    nodes_.assign(static_cast<size_t>(std::max(ranks, 0)), std::string());
+    for (const auto& r : steps)
+        if (r.rank >= 0 && !r.node.empty()) nodes_[static_cast<size_t>(r.rank)] = r.node;
     // Steps in order (warm-up first); each starts when the slowest rank ended the one before.
     using Key = std::pair<int, int>;  // (measured?, step)
     std::map<Key, double> longest;
@@ -202,7 +213,7 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
     }
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     for (int r = 0; r < ranks; ++r) {
-        ticker->addTick(r + (kComputeTop + kComputeBottom) / 2, tr("rank %1").arg(r));
+        ticker->addTick(r + (kComputeTop + kComputeBottom) / 2, rankLabel(r));
         ticker->addTick(r + (kCommTop + kCommBottom) / 2, tr("comm"));
         if (anyBuckets) ticker->addTick(r + (kBucketTop + kBucketBottom) / 2, tr("buckets"));
     }

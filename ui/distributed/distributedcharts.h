@@ -49,10 +49,14 @@ public:
     QString explanation() const { return explanation_; }
     // The bar under the pointer: its rank, kind, start, end and length.
     QString hoverText(const QPointF& pos) const override;
+    // A rank's lane label: "rank 1", and its node where the steps name one (a run that torchrun or
+    // srun started: "rank 1 · node 1 (gpu-b)").
+    QString rankLabel(int rank) const;
 
 private:
     SpanPlottable* spans_[KindCount];
     int ranks_ = 0;
+    std::vector<std::string> nodes_;  // per rank, from its steps; empty: a local run
     QString explanation_;
 };
 

@@ -5,6 +5,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -362,6 +363,15 @@ std::vector<DistributedResult> runDistributedAsRank(
             skipRest(i + 1, Status::Failed,
                      fmt::format("not run: point {} failed, and the process group with it", i + 1));
             break;
+        }
+    }
+    // Every point ran: the group ends as PyTorch's destroy_process_group() ends it (NCCL's
+    // communicators released now, not in a destructor that warns that nobody did).
+    if (group.backend && std::all_of(results.begin(), results.end(),
+                                     [](const auto& r) { return r.status == Status::Ok; })) {
+        try {
+            group.backend->shutdown();
+        } catch (const std::exception&) {
         }
     }
     return results;

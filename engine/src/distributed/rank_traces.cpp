@@ -41,6 +41,7 @@ const std::string& traceStringArg(const json& e, const char* key) {
 struct RankThreads {
     std::string host;                            // the pid of the host's threads
     std::map<std::string, std::string> process;  // pid → Kineto's process_name
+    std::map<std::string, std::string> label;    // pid → Kineto's process_labels ("GPU 0")
     std::map<std::string, std::string> name;     // pid|tid → Kineto's thread_name
     std::map<std::string, int> number;           // pid|tid → the merged tid
     struct Thread {
@@ -78,6 +79,8 @@ RankThreads rankTraceThreads(const json& events) {
             if (pass == 0) {
                 if (e.value("ph", "") == "M" && e.value("name", "") == "process_name")
                     t.process[traceIdKey(e["pid"])] = traceStringArg(e, "name");
+                if (e.value("ph", "") == "M" && e.value("name", "") == "process_labels")
+                    t.label[traceIdKey(e["pid"])] = traceStringArg(e, "labels");
                 if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" &&
                     e.contains("tid"))
                     t.name[traceIdKey(e["pid"]) + "|" + traceIdKey(e["tid"])] =
@@ -115,8 +118,13 @@ std::string mergedThreadName(const RankThreads& t, const RankThreads::Thread& th
                        : thread.tid.is_string() ? thread.tid.get<std::string>()
                                                 : "thread " + thread.tid.dump();
     if (pid_key == t.host) return name;
+    // A GPU's streams: Kineto names their process as the host's ("trainscope-cli") and labels
+    // it with the device ("GPU 0"); the label is what tells two GPUs' streams apart.
+    const auto labelled = t.label.find(pid_key);
     const auto proc = t.process.find(pid_key);
-    const std::string prefix = proc != t.process.end() && !proc->second.empty()
+    const std::string prefix = labelled != t.label.end() && !labelled->second.empty()
+                                   ? labelled->second
+                               : proc != t.process.end() && !proc->second.empty()
                                    ? proc->second
                                    : (pid.is_string() ? pid.get<std::string>() : pid.dump());
     return name.rfind(prefix, 0) == 0 ? name : prefix + " " + name;

@@ -89,6 +89,21 @@ TEST(BenchLimits, TensorsNoDeviceHoldsAreRefusedUpFront) {
     s.model.context_length = 256;
     EXPECT_EQ(ts::largestTensor(s).bytes, 4.0 * 256 * 10000 * 4);
     EXPECT_NE(ts::largestTensor(s).name.find("logits"), std::string::npos);
+    // The fused loss never holds the whole logits: 64 × 1,024 × the leaderboard's vocabulary of
+    // 151,936 (10^10 logits, 40 GB in fp32) is one chunk of 2^29 at most, and a device of 24 GiB
+    // takes it.
+    auto leaderboard = tiny();
+    leaderboard.batch_size = 64;
+    leaderboard.model.context_length = 1024;
+    leaderboard.model.vocab_size = 151936;
+    EXPECT_NE(ts::deviceMemoryProblem(leaderboard, int64_t{24} << 30, "a GPU"), "");
+    leaderboard.fused_loss = true;
+    EXPECT_EQ(ts::largestTensor(leaderboard).bytes, 4.0 * (int64_t{1} << 29));
+    EXPECT_NE(ts::largestTensor(leaderboard).name.find("chunk"), std::string::npos);
+    EXPECT_EQ(ts::deviceMemoryProblem(leaderboard, int64_t{24} << 30, "a GPU"), "");
+    // A small point's chunk is all of its logits.
+    s.fused_loss = true;
+    EXPECT_EQ(ts::largestTensor(s).bytes, 4.0 * 256 * 10000 * 4);
 }
 
 TEST(BenchLimits, SweepsAreCountedBeforeTheyAreExpanded) {

@@ -76,11 +76,17 @@ TensorEstimate largestTensor(const PointConfig& c) {
     const double b = static_cast<double>(c.batch_size), t = static_cast<double>(m.context_length);
     const double v = static_cast<double>(m.vocab_size), d = static_cast<double>(m.d_model);
     const double f = static_cast<double>(m.d_ff), h = static_cast<double>(m.num_heads);
+    // The fused loss holds one chunk of the logits at a time, at most 2^29 (See Note [fused LM
+    // head and loss] in nn/model.h).
+    const double logits = c.fused_loss ? std::min(b * t * v, 536870912.0) : b * t * v;
     const struct {
         const char* what;
         double bytes;
     } candidates[] = {
-        {"logits (batch {0} × context {1} × vocab {2})", b * t * v * 4},
+        {c.fused_loss ? "fused loss's chunk of the logits (at most 2^29 of batch {0} × context {1} "
+                        "× vocab {2})"
+                      : "logits (batch {0} × context {1} × vocab {2})",
+         logits * 4},
         {"attention scores (batch {0} × heads {5} × context {1}²)", b * h * t * t * 4},
         {"feed-forward activation (batch {0} × context {1} × d_ff {4})", b * t * f * 4},
         {"embedding (vocab {2} × d_model {3})", v * d * 4},

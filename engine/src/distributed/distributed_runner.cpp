@@ -14,6 +14,7 @@
 #include "distributed/distributed.h"
 #include "distributed/distributed_json.h"
 #include "distributed/rank_traces.h"
+#include "distributed/run_rows.h"
 #include "runtime/environment.h"
 #include "runtime/python_runner.h"
 #include "trainscope/distributed/launcher.h"
@@ -155,22 +156,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
     std::vector<DistributedResult> results;
     const int gpus = dist::gpuCount();
     const int count = static_cast<int>(spec.points.size());
-    int row_index = 0;
-    // As in the benchmark's runSweep: a row that cannot be stored (a full disk, a run or a
-    // store deleted) stops the run. Its ranks are ended, the point says why, no later point
-    // starts, and the observer gets the Error that makes the CLI exit 3.
-    std::string store_error;
-    auto storeRow = [&](int point, const DistributedPoint& p, const nlohmann::json& payload,
-                        Status status) {
-        if (!store || !store_error.empty()) return;
-        try {
-            storeDistributedRow(*store, run_id, row_index++, point, p, payload, status);
-        } catch (const std::exception& e) {
-            store_error = e.what();
-            observer.log(LogLevel::Error,
-                         storeFailure("point", static_cast<size_t>(point), spec.points.size(), e));
-        }
-    };
+    RunRows rows(store, run_id, spec.points.size(), observer);  // See RunRows (run_rows.h)
     // Steps expected over all points, for the progress.
     double total_work = 0, done_work = 0;
     for (const auto& p : spec.points)
@@ -249,7 +235,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                             } else if (event == "result" && j.value("experiment", "") == "ddp") {
                                 r.steps.push_back(ddpStepRowFromJson(j.at("row")));
                                 observer.ddpStep(i, r.steps.back());
-                                storeRow(i, p, ddpStepPayload(r.steps.back()), Status::Ok);
+                                rows.store(i, p, ddpStepPayload(r.steps.back()), Status::Ok);
                                 meter.report(++done_work, total_work);
                             } else if (event == "result" && rank == 0) {
                                 const auto line = dist::parseWorkerLine(text);
@@ -257,7 +243,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                                 r.allreduce.push_back(
                                     dist::allreduceRow(*line->allreduce, p.allreduce.link_gbps));
                                 observer.allreduceMeasured(i, r.allreduce.back());
-                                storeRow(i, p, allreducePayload(r.allreduce.back()), Status::Ok);
+                                rows.store(i, p, allreducePayload(r.allreduce.back()), Status::Ok);
                                 meter.report(++done_work, total_work);
                             }
                         } catch (const std::exception& e) {
@@ -268,7 +254,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                                     e.what()));
                         }
                     },
-                    [&] { return cancel.cancelled() || !store_error.empty(); });
+                    [&] { return cancel.cancelled() || !rows.error().empty(); });
                 switch (outcome.state) {
                     case dist::LaunchOutcome::State::Finished:
                         break;
@@ -296,18 +282,8 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
             r.status = Status::Failed;
             r.error = "wrong result: " + r.check.message;
         }
-        if (!store_error.empty()) {
-            r.status = Status::Failed;
-            r.store_error = store_error;
-            r.error = "not stored, so the run stopped: " + store_error;
-        }
-        if (r.status == Status::Failed && store_error.empty())
-            observer.log(LogLevel::Error, fmt::format("distributed: point {} ({}) failed: {}",
-                                                      i + 1, pointHeadline(p), r.error));
-        storeRow(i, p, pointEndPayload(r), r.status);
-        observer.pointFinished(i, r);
-        results.push_back(std::move(r));
-        if (!store_error.empty()) break;
+        rows.finish(i, std::move(r), results);
+        if (!rows.error().empty()) break;
         if (cancel.cancelled()) {
             // The points not run are stopped too (each gets its closing row).
             for (int k = i + 1; k < count; ++k) {
@@ -315,9 +291,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                 skipped.point = spec.points[k];
                 skipped.status = Status::Cancelled;
                 skipped.error = "stopped before it started";
-                storeRow(k, skipped.point, pointEndPayload(skipped), skipped.status);
-                observer.pointFinished(k, skipped);
-                results.push_back(std::move(skipped));
+                rows.finish(k, std::move(skipped), results);
             }
             break;
         }

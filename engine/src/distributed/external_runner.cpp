@@ -21,6 +21,7 @@
 #include "core/store.h"
 #include "distributed/distributed.h"
 #include "distributed/distributed_json.h"
+#include "distributed/run_rows.h"
 #include "runtime/device.h"
 #include "runtime/environment.h"
 #include "trainscope/distributed/allreduce_bench.h"
@@ -142,19 +143,10 @@ std::vector<DistributedResult> runDistributedAsRank(
     const int count = static_cast<int>(spec.points.size());
 
     std::vector<DistributedResult> results;
-    int row_index = 0;
-    std::string store_error;  // as runDistributed: a row not stored stops the run
+    // See RunRows (run_rows.h): rank 0 alone stores.
+    RunRows rows(lead ? store : nullptr, run_id, spec.points.size(), observer);
     auto storeRow = [&](int point, const DistributedPoint& p, const nlohmann::json& payload,
-                        Status status) {
-        if (!lead || !store || !store_error.empty()) return;
-        try {
-            storeDistributedRow(*store, run_id, row_index++, point, p, payload, status);
-        } catch (const std::exception& e) {
-            store_error = e.what();
-            observer.log(LogLevel::Error,
-                         storeFailure("point", static_cast<size_t>(point), spec.points.size(), e));
-        }
-    };
+                        Status status) { rows.store(point, p, payload, status); };
     auto pointOf = [&](int i) {
         DistributedPoint p = spec.points[i];
         p.world_size = world;
@@ -172,19 +164,7 @@ std::vector<DistributedResult> runDistributedAsRank(
         r.rank_nodes[static_cast<size_t>(gs.rank)] = node;
         return r;
     };
-    auto finish = [&](int i, DistributedResult& r) {
-        if (!store_error.empty()) {
-            r.status = Status::Failed;
-            r.store_error = store_error;
-            r.error = "not stored, so the run stopped: " + store_error;
-        }
-        if (r.status == Status::Failed && store_error.empty())
-            observer.log(LogLevel::Error, fmt::format("distributed: point {} ({}) failed: {}",
-                                                      i + 1, pointHeadline(r.point), r.error));
-        storeRow(i, r.point, pointEndPayload(r), r.status);
-        observer.pointFinished(i, r);
-        results.push_back(std::move(r));
-    };
+    auto finish = [&](int i, DistributedResult& r) { rows.finish(i, std::move(r), results); };
     // The points after one that failed (the group is gone with it) or was stopped.
     auto skipRest = [&](int from, Status status, const std::string& why) {
         for (int k = from; k < count; ++k) {
@@ -354,7 +334,7 @@ std::vector<DistributedResult> runDistributedAsRank(
         }
         const Status status = r.status;
         finish(i, r);
-        if (!store_error.empty()) break;  // as runDistributed: nothing after it runs
+        if (!rows.error().empty()) break;  // as runDistributed: nothing after it runs
         if (status == Status::Cancelled) {
             skipRest(i + 1, Status::Cancelled, "stopped before it started");
             break;

@@ -19,6 +19,8 @@
 #include <ctime>
 #include <vector>
 
+#include "thread_clocks.h"
+
 class StallProbe {
 public:
     struct Gap {
@@ -70,16 +72,8 @@ public:
                double(gaps_.size());
     }
 
-    static qint64 monotonicNs() {
-        timespec ts{};
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-    }
-    static qint64 threadCpuNs() {
-        timespec ts{};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-    }
+    static qint64 monotonicNs() { return testclocks::monotonicNs(); }
+    static qint64 threadCpuNs() { return testclocks::threadCpuNs(); }
     // Nanoseconds this thread has waited on a run queue (ready, but no CPU free); -1 if unknown.
     static qint64 runQueueWaitNs() {
         QFile f(QStringLiteral("/proc/thread-self/schedstat"));

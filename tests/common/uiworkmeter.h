@@ -18,6 +18,8 @@
 #include <ctime>
 #include <vector>
 
+#include "thread_clocks.h"
+
 class UiWorkMeter {
 public:
     struct Kind {
@@ -30,16 +32,8 @@ public:
         QString kind;
     };
 
-    static qint64 threadCpuNs() {
-        timespec ts{};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-    }
-    static qint64 monotonicNs() {
-        timespec ts{};
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-    }
+    static qint64 threadCpuNs() { return testclocks::threadCpuNs(); }
+    static qint64 monotonicNs() { return testclocks::monotonicNs(); }
 
     void setEnabled(bool on) { enabled_ = on; }
     bool enabled() const { return enabled_; }

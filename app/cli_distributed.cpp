@@ -59,7 +59,7 @@ struct DdpFlags {
     std::string size = "tiny", context = "128", batch = "4", precision = "fp32",
                 attention = "naive", strategy = "bucketed", bucket_mb = "25", shard = "off",
                 warmup = "2", steps = "5", seed = "0", lr = "1e-4", param_dtype = "fp32",
-                prefetch = "2", checkpoint = "none", vocab = "10000", code, python;
+                prefetch = "2", checkpoint = "none", vocab = "10000", code, python, exec = "eager";
     bool strategy_given = false;
     bool fused_loss = false, fused_kernels = false, keep_attention = false, compile = false;
     bool cuda_profiler_range = false;
@@ -277,13 +277,14 @@ public:
         if (++ready_ == world_) say(fmt::format("{} rank{} ready", world_, world_ == 1 ? "" : "s"));
     }
     void ddpStep(int, const ts::DdpStepRow& r) override {
+        // A compiled overlapped step's comm wait is inside backward (-1): "—".
         if (r.rank == 0)
-            say(
-                fmt::format("  step {}{}: {:.2f} ms (forward {:.2f}, backward {:.2f}, comm wait "
-                            "{:.2f}, optimizer "
-                            "{:.2f}), loss {:.4f}",
-                            r.step, r.warmup ? " (warm-up)" : "", r.total_ms, r.forward_ms,
-                            r.backward_ms, r.comm_wait_ms, r.optimizer_ms, r.global_loss));
+            say(fmt::format(
+                "  step {}{}: {:.2f} ms (forward {:.2f}, backward {:.2f}, comm wait {}, optimizer "
+                "{:.2f}), loss {:.4f}",
+                r.step, r.warmup ? " (warm-up)" : "", r.total_ms, r.forward_ms, r.backward_ms,
+                r.comm_wait_ms < 0 ? std::string("—") : fmt::format("{:.2f}", r.comm_wait_ms),
+                r.optimizer_ms, r.global_loss));
     }
     void allreduceMeasured(int, const dist::AllreduceRow& r) override {
         say(fmt::format("  [{}/{}] {} {}: {:.3f} ms, busbw {:.2f} GB/s", ++measured_, total_,
@@ -596,6 +597,16 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     s.fused_kernels = d.fused_kernels;
     s.keep_attention = d.keep_attention;
     s.compile = d.compile;
+    // See Note [compiled data-parallel step] (engine/src/nn/graphed_step.cpp).
+    const auto execs = listOf<ts::ExecMode>("--exec", d.exec, [](const std::string& x) {
+        const auto e = ts::parseExecMode(x);
+        if (!e || (*e != ts::ExecMode::Eager && *e != ts::ExecMode::Compiled))
+            throw BadInput(fmt::format(
+                "--exec: '{}' is not one of eager, compiled (torch.compile is the fsdp2 "
+                "reference's --compile)",
+                x));
+        return *e;
+    });
     const auto buckets = listOf<double>("--bucket-mb", d.bucket_mb, [](const std::string& x) {
         const auto mib = ts::parseBucketMiB(x);
         if (!mib)
@@ -626,7 +637,7 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
             !std::filesystem::is_directory(d.trace_dir, ec))
             throw BadInput(fmt::format("--trace-dir: '{}' is not a folder", d.trace_dir));
     }
-    ts::DistributedSpec spec{ts::ddpSweep(base, precisions, strategies, buckets, shardings),
+    ts::DistributedSpec spec{ts::ddpSweep(base, precisions, strategies, buckets, shardings, execs),
                              timeoutOf(f)};
     if (s.trace_steps > 0 && !f.quiet)
         for (const auto& strategy : strategies)
@@ -761,6 +772,11 @@ void addDistributedCommands(CLI::App& app, int& code) {
                   "project's fused kernels (the compiled mode's model, eager)");
     ddp->add_flag("--compile", dd->compile,
                   "fsdp2: torch.compile each block and the LM head with the loss (the reference)");
+    ddp->add_option("--exec", dd->exec,
+                    "TrainScope's naive, flat, overlap, bucketed, zero1: eager | compiled (the "
+                    "whole step, NCCL's collectives included, captured as CUDA graphs and "
+                    "replayed; nccl only), a comma list: a point each")
+        ->capture_default_str();
     ddp->add_option("--shard", dd->shard,
                     "The course's optimizer-state sharding (gradients all-reduced, each rank steps "
                     "the parameters it owns, the owners broadcast them): off | on | both")

@@ -33,7 +33,8 @@ void GradientSync::beforeBackward() {
 
 void GradientSync::enableTiming(const Group& group) {
     timed_ = false;
-    if (!group.backend || group.backend->getBackendName() == "gloo") return;
+    // Captured: the events NCCL records inside a capture cannot be timed (see setCaptured()).
+    if (captured_ || !group.backend || group.backend->getBackendName() == "gloo") return;
     try {
         group.backend->enableCollectivesTiming();
         timed_ = true;
@@ -412,6 +413,7 @@ public:
                                             static_cast<int64_t>(bucket_mb * 1024.0 * 1024.0), 1)
                                       : 0) {}
     std::string name() const override { return name_; }
+    bool launchesDuringBackward() const override { return true; }
     void prepare(const Group& group, const std::vector<at::Tensor>& params) override {
         group_ = group;
         averaged_ = averagesInTheCollective(group);  // See Note [the average in the collective]
@@ -451,6 +453,7 @@ public:
     }
     void stepStarted() override {
         std::lock_guard lock(mutex_);
+        if (captured_) return;  // no per-bucket times (see setCaptured())
         clock_.start(params_.empty() ? c10::Device(c10::kCPU) : params_.front().device());
         started_ = true;
     }
@@ -458,7 +461,7 @@ public:
         GradientSync::beforeBackward();
         std::lock_guard lock(mutex_);
         // A caller without stepStarted() (the protocol's tests): times from backward's start.
-        if (!started_ && !params_.empty()) clock_.start(params_.front().device());
+        if (!started_ && !captured_ && !params_.empty()) clock_.start(params_.front().device());
         started_ = false;
         std::fill(launched_.begin(), launched_.end(), StepClock::Stamp{});
         std::fill(ended_.begin(), ended_.end(), StepClock::Stamp{});
@@ -481,8 +484,9 @@ public:
         // every bucket.
         while (next_ < buckets_.size()) launch(next_++);
         for (size_t b = 0; b < buckets_.size(); ++b) {
-            works_[b]->wait();
-            if (!ended_[b].event) ended_[b].host = Clock::now();  // See Note [per-bucket timing]
+            works_[b]->wait();  // captured: the current stream waits, and so joins NCCL's back
+            if (!captured_ && !ended_[b].event)
+                ended_[b].host = Clock::now();  // See Note [per-bucket timing]
             if (!averaged_) buckets_[b].data.div_(group_.world_size);
         }
         for (size_t i = 0; i < params_.size(); ++i) useView(i);  // a gradient replaced since
@@ -496,6 +500,7 @@ public:
     }
     SyncTimeline timeline() const override {
         SyncTimeline t;
+        if (captured_) return t;  // no per-bucket times (see setCaptured())
         std::vector<double> ready(params_.size(), -1);
         for (size_t i = 0; i < params_.size(); ++i)
             if (ready_[i].set()) ready[i] = clock_.ms(ready_[i]);
@@ -545,7 +550,8 @@ private:
     void onReady(int index) override {
         std::lock_guard lock(mutex_);
         if (!in_backward_) return;
-        ready_[static_cast<size_t>(index)] = clock_.now();  // See Note [per-bucket timing]
+        if (!captured_)
+            ready_[static_cast<size_t>(index)] = clock_.now();  // See Note [per-bucket timing]
         useView(static_cast<size_t>(index));
         --pending_[where_[static_cast<size_t>(index)].first];
         while (next_ < buckets_.size() && pending_[next_] == 0) {
@@ -554,11 +560,12 @@ private:
         }
     }
     void launch(size_t b) {
-        launched_[b] = clock_.now();
+        if (!captured_) launched_[b] = clock_.now();
         // See Note [the average in the collective]
         works_[b] = record(log_.track(averaged_ ? allreduceAverage(group_, buckets_[b].data)
                                                 : allreduce(group_, buckets_[b].data)));
-        ended_[b] = clock_.completion(works_[b]);
+        // Captured: no side stream may join the capture (See Note [per-bucket timing]).
+        if (!captured_) ended_[b] = clock_.completion(works_[b]);
         ++counters_.collectives;
         counters_.bytes += bytesOf(buckets_[b].data);
     }

@@ -129,7 +129,10 @@ class Distributed(unittest.TestCase):
                               (["--shard", "half"], "not one of off, on, both"),
                               (["--size", "huge"], "--size"),
                               (["--world", "0"], "--world"),
-                              (["--backend", "nccl", "--world", "64"], "GPU")):
+                              (["--backend", "nccl", "--world", "64"], "GPU"),
+                              # The compiled step captures NCCL's collectives: never on Gloo.
+                              (["--exec", "compiled"], "needs the nccl backend"),
+                              (["--exec", "eager,reduce-overhead"], "not one of eager, compiled")):
             p = self.run_cli("distributed", "ddp", *extra, timeout=60)
             self.assertEqual(p.returncode, 2, (extra, p.stderr))
             self.assertIn(needle, p.stderr, extra)

@@ -6,6 +6,8 @@
 
 #include "core/observer.h"
 #include "distributed/ddp_rank.h"
+#include "distributed/distributed_json.h"
+#include "distributed/distributed_report.h"
 #include "nn/training_step.h"
 #include "runtime/device.h"
 #include "thread_ranks.h"
@@ -231,4 +233,90 @@ TEST(DdpTrainingBuckets, EachBucketsAllReduceIsTimedInsideItsStep) {
     const auto flat = train(tinySpec("flat", false), 2);
     EXPECT_TRUE(flat[0].rows.back().buckets.empty());
     EXPECT_TRUE(flat[0].rows.back().gradients.empty());
+}
+
+// See Note [compiled data-parallel step] (engine/src/nn/graphed_step.cpp): the compiled DDP step
+// is refused before anything starts where it cannot run (Gloo's CPU ranks, the strategies that are
+// not captured, torch.compile's modes), stored and read back, named in the point's label, swept
+// beside eager, and its overlapped strategies' missing comm wait is "—", never a number.
+TEST(CompiledDdp, RefusedWhereItCannotRunAndNamedWhereItRuns) {
+    DistributedPoint p;
+    p.ddp = tinySpec("bucketed", false);
+    p.ddp.bucket_mb = 25;
+    p.ddp.exec = ExecMode::Compiled;
+    p.backend = dist::CommBackend::Gloo;
+    const auto gloo = validateDistributedPoint(p, 2, true);
+    ASSERT_EQ(gloo.size(), 1u);
+    EXPECT_NE(gloo.front().find("needs the nccl backend"), std::string::npos) << gloo.front();
+    p.backend = dist::CommBackend::Nccl;
+    EXPECT_TRUE(validateDistributedPoint(p, 2, true).empty());
+    EXPECT_NE(pointHeadline(p).find("ddp bucketed 25 MiB compiled vocab 128 tiny"),
+              std::string::npos)
+        << pointHeadline(p);
+    for (const char* s : {"naive", "flat", "overlap", "bucketed", "zero1"}) {
+        DdpSpec d = p.ddp;
+        d.strategy = s;
+        EXPECT_TRUE(validateDdpSpec(d).empty()) << s;
+        d.shard_optimizer = d.strategy != "zero1";
+        EXPECT_TRUE(validateDdpSpec(d).empty()) << s << " sharded";
+    }
+    auto refused = [&](DdpSpec d, const char* needle) {
+        const auto errors = validateDdpSpec(d);
+        ASSERT_EQ(errors.size(), 1u) << needle;
+        EXPECT_NE(errors.front().find(needle), std::string::npos) << errors.front();
+    };
+    DdpSpec d = p.ddp;
+    d.strategy = "fsdp";
+    refused(d, "fsdp is not captured");
+    d.strategy = "torch-ddp";
+    refused(d, "torch-ddp runs in PyTorch");
+    d = p.ddp;
+    d.checkpoint = *parseCheckpointing("2");
+    refused(d, "checkpointing");
+    d = p.ddp;
+    d.precision = Precision::FP16;
+    refused(d, "fp16");
+    d = p.ddp;
+    d.exec = ExecMode::ReduceOverhead;
+    refused(d, "reduce-overhead is a torch.compile mode");
+
+    // Stored and read back; an eager spec is written as it always was (no "exec").
+    EXPECT_EQ(ddpSpecFromJson(toJson(p.ddp)).exec, ExecMode::Compiled);
+    EXPECT_EQ(toJson(p.ddp)["exec"], "compiled");
+    EXPECT_FALSE(toJson(tinySpec("bucketed", false)).contains("exec"));
+    EXPECT_EQ(ddpSpecFromJson(toJson(tinySpec("bucketed", false))).exec, ExecMode::Eager);
+
+    // Swept: each exec mode for ours; the Python strategies and fsdp once, eager.
+    const auto points = ddpSweep(p, {Precision::FP32}, {"bucketed", "torch-ddp", "fsdp"}, {},
+                                 {false}, {ExecMode::Eager, ExecMode::Compiled});
+    std::vector<std::string> seen;
+    for (const auto& q : points)
+        seen.push_back(q.ddp.strategy + " " + std::string(toString(q.ddp.exec)));
+    EXPECT_EQ(seen, (std::vector<std::string>{"bucketed eager", "bucketed compiled",
+                                              "torch-ddp eager", "fsdp eager"}));
+
+    // A compiled overlapped step's rows: no comm wait (-1), so none in the summary nor a share.
+    DistributedResult r;
+    r.point = p;
+    for (int step = 0; step < 3; ++step) {
+        DdpStepRow row;
+        row.step = step;
+        row.warmup = step == 0;
+        row.forward_ms = 1;
+        row.backward_ms = 2;
+        row.comm_wait_ms = -1;
+        row.optimizer_ms = 0.5;
+        row.total_ms = 3.5;
+        row.comm_hidden_ms = -1;
+        r.steps.push_back(row);
+    }
+    const DdpSummary s = summarizeDdp(r);
+    EXPECT_EQ(s.steps, 2);
+    EXPECT_LT(s.comm_wait_ms, 0);
+    EXPECT_LT(s.hidden_share, 0);
+    EXPECT_DOUBLE_EQ(s.backward_ms, 2);
+    const std::string table = formatDdpComparison({r}, TableFormat::Text);
+    EXPECT_NE(table.find("bucketed compiled"), std::string::npos) << table;
+    EXPECT_NE(table.find("—"), std::string::npos) << table;
+    EXPECT_EQ(table.find("-1.0"), std::string::npos) << table;
 }

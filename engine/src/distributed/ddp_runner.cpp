@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "core/observer.h"
 #include "distributed/ddp_rank.h"
@@ -142,6 +144,8 @@ TrainingSetup rankSetup(const DdpSpec& spec, int world) {
     setup.fused_loss = spec.fused_loss;
     setup.fused_kernels = spec.fused_kernels;
     setup.keep_attention = spec.keep_attention;
+    setup.exec = spec.exec;
+    setup.weight_copies = false;  // See Note [compiled data-parallel step], item f
     return setup;
 }
 
@@ -315,6 +319,13 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
     } else {
         sync = dist::makeGradientSync(spec.strategy, spec.bucket_mb);
     }
+    const bool compiled = spec.exec == ExecMode::Compiled;
+    sync->setCaptured(compiled);  // See Note [compiled data-parallel step]
+    if (const char* blocking = std::getenv("TORCH_NCCL_BLOCKING_WAIT");
+        compiled && blocking && std::string(blocking) != "0")
+        throw std::invalid_argument(
+            "compiled mode: TORCH_NCCL_BLOCKING_WAIT makes each collective's wait poll from the "
+            "host, which a CUDA graph capture cannot hold; unset it");
 
     std::unique_ptr<TrainingStep> step;
     {
@@ -338,7 +349,11 @@ std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
     row.memory_after_model = memoryStats(device).allocated;
 
     StepHooks hooks;
-    hooks.before_forward = [&] { sync->stepStarted(); };
+    // Compiled: the hooks run at capture only (see Note [compiled data-parallel step]); the
+    // bucket times that stepStarted() starts are off.
+    if (!compiled) hooks.before_forward = [&] { sync->stepStarted(); };
+    hooks.sync_joins_backward = sync->launchesDuringBackward();
+    hooks.stepped_optimizer = shard_optimizer.get();
     hooks.before_backward = [&] {
         row.memory_after_forward = memoryStats(device).allocated;
         sync->beforeBackward();

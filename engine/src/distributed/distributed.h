@@ -67,6 +67,11 @@ struct DdpSpec {
     bool keep_attention = false;
     // fsdp2: torch.compile each block and the LM head with the loss (the reference's own).
     bool compile = false;
+    // TrainScope's naive, flat, overlap, bucketed and zero1 (with or without the sharded
+    // optimizer): eager, or compiled (the whole step, NCCL's collectives included, captured as
+    // CUDA graphs and replayed: see Note [compiled data-parallel step] in
+    // engine/src/nn/graphed_step.cpp). NCCL only.
+    ExecMode exec = ExecMode::Eager;
     int warmup_steps = 2;
     int measured_steps = 5;
     // cudaProfilerStart/Stop around each rank's measured steps (See Note [capture ranges],
@@ -139,13 +144,19 @@ int64_t ringSentBytes(int world, int64_t allreduce, int64_t reduce_scatter, int6
 const std::vector<std::string>& ddpStrategyNames();
 // Every problem with the spec, each a sentence naming the bad value; empty if valid.
 std::vector<std::string> validateDdpSpec(const DdpSpec& spec);
+// Why the spec's exec mode cannot run it (a torch.compile mode, compiled with a Python strategy,
+// fsdp, checkpointing or fp16); empty when it can. The backend is the point's: compiled needs
+// NCCL (validateDistributedPoint), and the rank's device CUDA (TrainingStep).
+std::string ddpExecProblem(const DdpSpec& spec);
 // The model the spec names (its preset with the spec's context length and vocabulary).
 ModelConfig ddpModel(const DdpSpec& spec);
 
 // One step on one rank. Times in ms: forward (and loss), backward, comm_wait (from backward's end
 // until every gradient is averaged: the communication backward did not hide, plus the strategy's
 // copies), optimizer (with sharding: the local step and the broadcasts), total. Device times on a
-// GPU (CUDA events), the host's clock on the CPU.
+// GPU (CUDA events), the host's clock on the CPU. A compiled step's overlapped strategies have no
+// comm_wait (-1: it is inside backward's graph) and no hidden time or bucket spans (see Note
+// [compiled data-parallel step], item c).
 struct DdpStepRow {
     int rank = 0;
     int world_size = 1;
@@ -236,14 +247,17 @@ struct DistributedSpec {
 };
 
 // The DDP sweep the panel and the CLI make from one base point: one point per precision ×
-// strategy × sharding, the bucketed strategy once per bucket size, fsdp and fsdp2 once (they
-// shard the optimizer's state themselves). The base's fused loss and traced steps go to
-// TrainScope's strategies only, its compile to fsdp2's only.
+// strategy × sharding × exec mode, the bucketed strategy once per bucket size, fsdp and fsdp2
+// once (they shard the optimizer's state themselves). The base's fused loss and traced steps go
+// to TrainScope's strategies only, its compile to fsdp2's only. Exec modes (empty: the base's):
+// each for TrainScope's replicated strategies, side by side; the Python ones and fsdp run eager
+// once when eager is among them.
 std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                                        const std::vector<Precision>& precisions,
                                        const std::vector<std::string>& strategies,
                                        const std::vector<double>& bucket_mbs,
-                                       const std::vector<bool>& shardings);
+                                       const std::vector<bool>& shardings,
+                                       const std::vector<ExecMode>& execs = {});
 // Every problem with a point before anything starts (world size below 1, NCCL with more ranks
 // than `gpus` or not built, a bad all-reduce or DDP spec, a tensor past 1 TiB as the benchmark
 // refuses it, Gloo's CPU ranks that together need more than the host's `host_available` bytes

@@ -44,6 +44,7 @@ json toJson(const DdpSpec& s) {
     if (s.cuda_profiler_range) j["cuda_profiler_range"] = true;
     if (s.trace_steps > 0) j["trace_steps"] = s.trace_steps;
     if (!s.trace_dir.empty()) j["trace_dir"] = s.trace_dir;
+    if (s.exec != ExecMode::Eager) j["exec"] = toString(s.exec);  // stored runs before read eager
     return j;
 }
 
@@ -57,7 +58,7 @@ DdpSpec ddpSpecFromJson(const json& j) {
                                  "compile",        "warmup_steps",   "measured_steps",
                                  "seed",           "learning_rate",  "device",
                                  "code",           "python",         "cuda_profiler_range",
-                                 "trace_steps",    "trace_dir"});
+                                 "trace_steps",    "trace_dir",      "exec"});
     DdpSpec s;
     jr::read(j, "ddp", "size", s.model_size, jr::toStr);
     jr::read(j, "ddp", "context_length", s.context_length, jr::intIn(1, int64_t{1} << 24));
@@ -91,6 +92,7 @@ DdpSpec ddpSpecFromJson(const json& j) {
     jr::read(j, "ddp", "cuda_profiler_range", s.cuda_profiler_range, jr::toBool);
     jr::read(j, "ddp", "trace_steps", s.trace_steps, jr::intIn(0, 1'000'000));
     jr::read(j, "ddp", "trace_dir", s.trace_dir, jr::toStr);
+    jr::read(j, "ddp", "exec", s.exec, jr::toExecMode);
     return s;
 }
 

@@ -24,8 +24,12 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                                        const std::vector<Precision>& precisions,
                                        const std::vector<std::string>& strategies,
                                        const std::vector<double>& bucket_mbs,
-                                       const std::vector<bool>& shardings) {
+                                       const std::vector<bool>& shardings,
+                                       const std::vector<ExecMode>& execs) {
     std::vector<DistributedPoint> out;
+    const std::vector<ExecMode> base_exec{base.ddp.exec};
+    const std::vector<ExecMode>& modes = execs.empty() ? base_exec : execs;
+    const bool eager_asked = std::find(modes.begin(), modes.end(), ExecMode::Eager) != modes.end();
     for (Precision precision : precisions)
         for (const std::string& strategy : strategies)
             // fsdp, fsdp2, yours-fsdp and zero1 shard the optimizer's state anyway: one point, not
@@ -36,23 +40,31 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                 const std::vector<double> buckets = traits.bucket_size && !bucket_mbs.empty()
                                                         ? bucket_mbs
                                                         : std::vector<double>{base.ddp.bucket_mb};
-                for (double mb : buckets) {
-                    DistributedPoint p = base;
-                    p.experiment = DistExperiment::Ddp;
-                    p.ddp.precision = precision;
-                    p.ddp.strategy = strategy;
-                    p.ddp.bucket_mb = mb;
-                    p.ddp.shard_optimizer = shard;
-                    // Each side's own: the fused loss TrainScope's, compiling the reference's,
-                    // checkpointing TrainScope's and fsdp2's, the ranks' traces TrainScope's.
-                    p.ddp.fused_loss = base.ddp.fused_loss && !traits.python;
-                    p.ddp.fused_kernels = base.ddp.fused_kernels && !traits.python;
-                    p.ddp.keep_attention = base.ddp.keep_attention && !traits.python;
-                    p.ddp.compile = base.ddp.compile && strategy == "fsdp2";
-                    p.ddp.trace_steps = traits.python ? 0 : base.ddp.trace_steps;
-                    if (traits.python && strategy != "fsdp2") p.ddp.checkpoint = Checkpointing{};
-                    out.push_back(p);
-                }
+                // Compiled is TrainScope's replicated strategies' (ddpExecProblem): the others
+                // once, eager, when eager is among the modes (else refused by the validation).
+                const bool captures = !traits.python && !traits.sharded_model;
+                const std::vector<ExecMode> point_modes =
+                    captures || !eager_asked ? modes : std::vector<ExecMode>{ExecMode::Eager};
+                for (double mb : buckets)
+                    for (ExecMode exec : point_modes) {
+                        DistributedPoint p = base;
+                        p.ddp.exec = exec;
+                        p.experiment = DistExperiment::Ddp;
+                        p.ddp.precision = precision;
+                        p.ddp.strategy = strategy;
+                        p.ddp.bucket_mb = mb;
+                        p.ddp.shard_optimizer = shard;
+                        // Each side's own: the fused loss TrainScope's, compiling the reference's,
+                        // checkpointing TrainScope's and fsdp2's, the ranks' traces TrainScope's.
+                        p.ddp.fused_loss = base.ddp.fused_loss && !traits.python;
+                        p.ddp.fused_kernels = base.ddp.fused_kernels && !traits.python;
+                        p.ddp.keep_attention = base.ddp.keep_attention && !traits.python;
+                        p.ddp.compile = base.ddp.compile && strategy == "fsdp2";
+                        p.ddp.trace_steps = traits.python ? 0 : base.ddp.trace_steps;
+                        if (traits.python && strategy != "fsdp2")
+                            p.ddp.checkpoint = Checkpointing{};
+                        out.push_back(p);
+                    }
             }
     return out;
 }
@@ -82,6 +94,12 @@ std::vector<std::string> validateDistributedPoint(const DistributedPoint& p, int
                 "world size {} is more than the {} GPU{} present (NCCL runs one rank per GPU)",
                 p.world_size, gpus, gpus == 1 ? "" : "s"));
     }
+    if (p.experiment == DistExperiment::Ddp && p.ddp.exec == ExecMode::Compiled &&
+        p.backend != dist::CommBackend::Nccl)
+        errors.push_back(fmt::format(
+            "compiled mode captures the step and its collectives as CUDA graphs: it needs the "
+            "nccl backend on GPUs ({}'s collectives run on the CPU); use --exec eager",
+            dist::backendName(p.backend)));
     if (p.experiment == DistExperiment::Allreduce) {
         if (auto e = dist::allreduceSpecProblem(p.allreduce); !e.empty())
             errors.push_back(std::move(e));
@@ -159,6 +177,7 @@ std::string pointHeadline(const DistributedPoint& p) {
     const std::string extras =
         std::string(d.fused_loss ? " fused loss" : "") + (d.fused_kernels ? " fused kernels" : "") +
         (d.keep_attention ? " attention kept" : "") + (d.compile ? " compiled" : "") +
+        (d.exec == ExecMode::Compiled ? " compiled" : "") +
         (d.vocab_size != 10000 ? fmt::format(" vocab {}", d.vocab_size) : "");
     return fmt::format("ddp {}{}{}{}{}{}{} {} ctx={} b={}/rank {} {}", d.strategy, bucket,
                        d.shard_optimizer ? " sharded" : "", params, prefetch, checkpoint, extras,
@@ -188,11 +207,13 @@ DdpSummary summarizeDdp(const DistributedResult& r) {
         if (!slot || row.total_ms > slot->total_ms) slot = &row;
     }
     std::vector<double> totals;
+    bool wait_measured = true;  // a compiled overlapped step has none (-1: inside backward)
     for (const auto& [step, row] : slowest) {
         totals.push_back(row->total_ms);
         s.forward_ms += row->forward_ms;
         s.backward_ms += row->backward_ms;
-        s.comm_wait_ms += row->comm_wait_ms;
+        if (row->comm_wait_ms < 0) wait_measured = false;
+        s.comm_wait_ms += std::max(0.0, row->comm_wait_ms);
         s.optimizer_ms += row->optimizer_ms;
         s.comm_bytes = row->comm_bytes;
         s.broadcast_bytes = row->broadcast_bytes;
@@ -225,13 +246,13 @@ DdpSummary summarizeDdp(const DistributedResult& r) {
     }
     s.forward_ms /= n;
     s.backward_ms /= n;
-    s.comm_wait_ms /= n;
+    s.comm_wait_ms = wait_measured ? s.comm_wait_ms / n : -1;
     s.optimizer_ms /= n;
     s.gather_wait_forward_ms /= n;
     s.gather_wait_backward_ms /= n;
     if (s.gather_ms > 0) s.gather_ms /= n;
     if (s.reduce_scatter_ms > 0) s.reduce_scatter_ms /= n;
-    if (hidden_steps == s.steps) {
+    if (hidden_steps == s.steps && wait_measured) {
         s.hidden_ms = hidden_sum / n;
         const double comm = s.hidden_ms + s.comm_wait_ms;
         s.hidden_share = comm > 0 ? s.hidden_ms / comm : 0.0;

@@ -139,14 +139,20 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
         const std::string check = !r.check.ran     ? ""
                                   : r.check.passed ? fmt::format("pass {:.1e}", r.check.max_diff)
                                                    : fmt::format("FAIL {:.1e}", r.check.max_diff);
+        // A compiled step (see Note [compiled data-parallel step]) is named so; its overlapped
+        // strategies have no comm wait of their own ("—": inside backward).
+        const std::string exec =
+            d.exec == ExecMode::Eager ? "" : " " + std::string(toString(d.exec));
         t.rows.push_back(
-            {sharded_model && d.param_dtype != "fp32" ? d.strategy + " " + d.param_dtype + " params"
-                                                      : d.strategy,
+            {(sharded_model && d.param_dtype != "fp32"
+                  ? d.strategy + " " + d.param_dtype + " params"
+                  : d.strategy) +
+                 exec,
              traits.bucket_size ? fmt::format("{:g}", d.bucket_mb) : "", ddpShardingName(d),
              std::string(toString(d.precision)),
              fmt::format("{} {}", r.point.world_size, dist::backendName(r.point.backend)),
              num(s.step_ms), num(s.step_std_ms), num(s.forward_ms), num(s.backward_ms),
-             num(s.comm_wait_ms),
+             s.steps > 0 && s.comm_wait_ms < 0 ? "—" : num(s.comm_wait_ms),
              s.hidden_share < 0 ? "n/a" : fmt::format("{:.0f}%", 100 * s.hidden_share),
              num(s.optimizer_ms), s.steps > 0 && s.sent_bytes > 0 ? mib(s.sent_bytes) : "n/a",
              s.memory_peak > 0 ? mib(s.memory_peak) : "n/a",
@@ -514,7 +520,8 @@ std::string ddpCsv(const std::vector<DistributedResult>& results) {
                  "check_passed",
                  "check_max_diff",
                  "status",
-                 "error"};
+                 "error",
+                 "exec"};
     for (size_t i = 0; i < results.size(); ++i) {
         const DistributedResult& r = results[i];
         if (r.point.experiment != DistExperiment::Ddp) continue;
@@ -555,7 +562,8 @@ std::string ddpCsv(const std::vector<DistributedResult>& results) {
                           r.check.ran ? (r.check.passed ? "1" : "0") : "",
                           r.check.ran ? csvNumber(r.check.max_diff) : "",
                           std::string(toString(r.status)),
-                          r.error});
+                          r.error,
+                          std::string(toString(d.exec))});
     }
     return renderTable(t, TableFormat::Csv);
 }
@@ -672,6 +680,7 @@ nlohmann::json ddpSummaryJson(const DistributedResult& r) {
                         {"bucket_mb", d.bucket_mb},
                         {"sharded", d.shard_optimizer},
                         {"sharding", ddpShardingName(d)},
+                        {"exec", toString(d.exec)},
                         {"comm_bytes", s.comm_bytes},
                         {"broadcast_bytes", s.broadcast_bytes},
                         {"sent_bytes", s.sent_bytes},

@@ -100,6 +100,33 @@ ModelConfig ddpModel(const DdpSpec& spec) {
     return m;
 }
 
+std::string ddpExecProblem(const DdpSpec& spec) {
+    if (spec.exec == ExecMode::Eager) return {};
+    if (spec.exec != ExecMode::Compiled)
+        return fmt::format(
+            "{} is a torch.compile mode; TrainScope's DDP runs eager or compiled (the fsdp2 "
+            "reference compiles with --compile)",
+            toString(spec.exec));
+    const StrategyTraits traits = strategyTraits(spec.strategy);
+    if (traits.python)
+        return fmt::format(
+            "compiled mode is TrainScope's CUDA graphs; {} runs in PyTorch (fsdp2's "
+            "torch.compile: --compile)",
+            spec.strategy);
+    if (traits.sharded_model)
+        return fmt::format(
+            "{} is not captured: its units are gathered and freed by host hooks around each "
+            "block; use --exec eager",
+            spec.strategy);
+    if (spec.checkpoint.kind != Checkpointing::Kind::None)
+        return "compiled mode does not capture checkpointing's recompute (a backward inside "
+               "backward); use --exec eager with --checkpoint";
+    if (spec.precision == Precision::FP16)
+        return "compiled mode does not capture fp16 training: its dynamic loss scaling "
+               "(GradScaler) is not captured here; use bf16 or fp32";
+    return {};
+}
+
 std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
     std::vector<std::string> errors;
     if (!modelPreset(spec.model_size)) {
@@ -164,9 +191,10 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
             spec.strategy));
     if (spec.compile && spec.strategy != "fsdp2")
         errors.push_back(fmt::format(
-            "compiling is the fsdp2 reference's (torch.compile); {} runs TrainScope's eager step "
-            "(its CUDA graphs take no communication hooks)",
+            "--compile is the fsdp2 reference's (torch.compile); {} is TrainScope's, captured "
+            "as CUDA graphs with --exec compiled",
             spec.strategy));
+    if (auto e = ddpExecProblem(spec); !e.empty()) errors.push_back(std::move(e));
     if (spec.keep_attention && (!spec.fused_kernels || spec.attention != AttentionImpl::Flash ||
                                 spec.checkpoint.kind == Checkpointing::Kind::None))
         errors.push_back(

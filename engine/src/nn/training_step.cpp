@@ -48,7 +48,8 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
                 "(GradScaler) is not "
                 "captured here; use bf16 or fp32, or the eager mode");
         model_->setFused(compiledUsesFusedKernels());
-        if (model_->fused() && setup.precision != Precision::FP32 && compiledUsesWeightCopies()) {
+        if (model_->fused() && setup.precision != Precision::FP32 && setup.weight_copies &&
+            compiledUsesWeightCopies()) {
             const auto pairs = model_->makeLowPrecisionCopies(
                 setup.precision == Precision::BF16 ? at::kBFloat16 : at::kHalf);
             std::vector<at::Tensor> copies(params_.size());
@@ -74,10 +75,11 @@ bool compiledUsesWeightCopies() { return switchedOn("TRAINSCOPE_WEIGHT_COPIES");
 void TrainingStep::setHooks(StepHooks hooks) {
     TORCH_CHECK(!(hooks.optimizer_step && scaler_),
                 "an optimizer hook cannot run under fp16 loss scaling");
-    TORCH_CHECK(
-        setup_.exec == ExecMode::Eager || (!hooks.before_forward && !hooks.before_backward &&
-                                           !hooks.after_backward && !hooks.optimizer_step),
-        "compiled mode runs no step hooks: they are host code between the graphs");
+    // See Note [compiled data-parallel step] in graphed_step.cpp.
+    TORCH_CHECK(setup_.exec == ExecMode::Eager || !hooks.before_forward,
+                "compiled mode runs no before-forward hook: it would be host code before each "
+                "replay");
+    TORCH_CHECK(!graphs_, "the hooks of a captured step cannot change");
     hooks_ = std::move(hooks);
 }
 

@@ -32,27 +32,38 @@ struct TrainingSetup {
     AttentionImpl attention = AttentionImpl::Naive;
     uint64_t seed = 0;
     double learning_rate = 1e-4;
-    ExecMode exec = ExecMode::Eager;  // Compiled: CUDA only, no fp16 training, no hooks
-    Checkpointing checkpoint;         // eager only: see Note [activation checkpointing]
-    bool fused_loss = false;          // eager only: see Note [fused LM head and loss]
+    // Compiled: CUDA only, no fp16 training; hooks captured (see Note [compiled data-parallel
+    // step] in graphed_step.cpp), never before_forward.
+    ExecMode exec = ExecMode::Eager;
+    Checkpointing checkpoint;  // eager only: see Note [activation checkpointing]
+    bool fused_loss = false;   // eager only: see Note [fused LM head and loss]
     // Eager: the model's element-wise chains as this project's fused kernels (the compiled
     // mode's model, see Note [fused model] in model.cpp), without CUDA graphs.
     bool fused_kernels = false;
     // With fused_kernels, flash attention and checkpointing: see Note [attention kept through a
     // checkpoint] (nn/fused.h).
     bool keep_attention = false;
+    // Compiled, bf16/fp16 autocast: the linears read low-precision weight copies whose gradients
+    // are the copies' (compiledUsesWeightCopies()). A data-parallel step turns them off: the
+    // gradients its ranks average are the parameters'.
+    bool weight_copies = true;
 };
 
 // What one step measured. Times in ms; memory in bytes (0 on the CPU).
 struct StepTimes {
     double forward_ms = 0, backward_ms = 0, optimizer_ms = 0, total_ms = 0;
-    double sync_ms = 0;  // StepHooks::after_backward, when set (else 0)
+    // StepHooks::after_backward, when set (else 0); -1 in compiled mode when it is captured
+    // with backward (StepHooks::sync_joins_backward): then inside backward_ms.
+    double sync_ms = 0;
     double loss = 0;
     int64_t memory_allocated = 0, memory_reserved = 0, memory_peak = 0;
 };
 
 // What a wrapper of the step runs between its phases (the distributed lab: gradient
-// synchronisation around backward, a sharded optimizer). Each is optional.
+// synchronisation around backward, a sharded optimizer). Each is optional. In compiled mode the
+// hooks are host code that runs in the warm-up steps and once while capturing; what they queue
+// on the current stream is captured and replayed, nothing of them runs on the host afterwards
+// (see Note [compiled data-parallel step] in graphed_step.cpp).
 struct StepHooks {
     std::function<void()> before_forward;   // after mark 0: part of forward's time
     std::function<void()> before_backward;  // after forward and loss, before backward
@@ -62,6 +73,15 @@ struct StepHooks {
     // Replaces the optimizer's step (Train mode). Not with fp16, whose loss scaler steps the
     // whole optimizer.
     std::function<void()> optimizer_step;
+    // Compiled mode: after_backward waits for work that before_backward's hooks launched during
+    // backward (an overlapped all-reduce), so it is captured in backward's graph: a stream that
+    // joins a capture must rejoin it before the capture ends. No phase of its own then
+    // (StepTimes::sync_ms is -1).
+    bool sync_joins_backward = false;
+    // The optimizer optimizer_step steps, when not the step's own (a sharded optimizer's shard):
+    // compiled mode saves its state before the warm-up and puts it back after, as the step's
+    // own optimizer's, and advances its host step count after each replay.
+    FusedAdamW* stepped_optimizer = nullptr;
 };
 
 // Whether the compiled mode's model runs the fused kernels (see Note [fused model] in model.cpp):
@@ -92,7 +112,8 @@ public:
     // weights and optimizer state as they were; every call then replays them.
     StepTimes run(DeviceTimer& timer);
 
-    // From now on, runs with these hooks (empty ones: the plain step). Not in compiled mode.
+    // From now on, runs with these hooks (empty ones: the plain step). Compiled mode: before the
+    // first step, and no before_forward (host code each step).
     void setHooks(StepHooks hooks);
     // From now on, trains on rows [begin, begin + rows) of the batch made at construction (a
     // data-parallel rank's slice of the global batch). Not in compiled mode.

@@ -65,6 +65,15 @@ class GradientSync {
 public:
     virtual ~GradientSync();
     virtual std::string name() const = 0;
+    // Before prepare(): the step is captured as CUDA graphs and replayed (see Note [compiled
+    // data-parallel step] in engine/src/nn/graphed_step.cpp), so the calls run on the host once,
+    // at capture: no NCCL timing (deviceCommMs() stays negative), no per-bucket events
+    // (timeline() is empty), no host clocks; the counters are the captured step's.
+    void setCaptured(bool captured) { captured_ = captured; }
+    bool captured() const { return captured_; }
+    // Whether afterBackward() waits for collectives launched during backward (the overlapped
+    // strategies): a capture must hold both.
+    virtual bool launchesDuringBackward() const { return false; }
     virtual void prepare(const Group& group, const std::vector<at::Tensor>& params) = 0;
     // At the step's start (before forward): where the step's bucket times count from.
     virtual void stepStarted() {}
@@ -89,6 +98,7 @@ protected:
     c10::intrusive_ptr<c10d::Work> record(c10::intrusive_ptr<c10d::Work> work);
 
     SyncCounters counters_;
+    bool captured_ = false;
 
 private:
     std::vector<c10::intrusive_ptr<c10d::Work>> step_works_;

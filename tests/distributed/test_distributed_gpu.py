@@ -2,7 +2,8 @@
 """The distributed lab on NCCL (label gpu; SKIPPED, exit 77, without a GPU): the all-reduce over
 every GPU present (busbw = algbw·2(n−1)/n), and DDP, every strategy with and without a sharded
 optimizer, training the global batch as one GPU does (the same losses); the communication hidden
-behind backward is measured on NCCL (from its own CUDA events) for the overlapping strategies.
+behind backward is measured on NCCL (from its own CUDA events) for the overlapping strategies;
+the compiled step (CUDA graphs holding the collectives) trains as the eager one does.
 With one GPU the world is 1: NCCL's path (its communicators, events and timing) still runs.
 Usage: test_distributed_gpu.py path/to/trainscope-cli"""
 import csv
@@ -103,6 +104,33 @@ def main():
         assert x["status"] == "ok" and abs(x["final_global_loss"] - reference) <= 2e-2 * abs(reference), x
         print(f"ddp {x['strategy']:9} bf16 params, checkpoint 2 × {world}: {x['step_ms']:.2f} ms, "
               f"gathered {x['gather_bytes'] / 2**20:.1f} MiB")
+    # Compiled (see Note [compiled data-parallel step]): the step and its collectives as CUDA
+    # graphs; every step's global loss as the same strategy's eager step on the compiled mode's
+    # model (--fused-kernels), the sync inside backward's graph for bucketed (comm wait "—").
+    p = run(cli, "distributed", "ddp", "--world", str(world), "--batch", str(4 // world), "--strategy",
+            "flat,bucketed,zero1", "--shard", "both", "--exec", "eager,compiled", "--fused-kernels", *common)
+    points = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+    assert [(x["strategy"], x["sharded"], x["exec"]) for x in points] == [
+        (s, sh, e) for s, shs in (("flat", (False, True)), ("bucketed", (False, True)), ("zero1", (False,)))
+        for sh in shs for e in ("eager", "compiled")], points
+    stored = json.loads(run(cli, "runs", "show", re.search(r"stored as run (\d+)", p.stderr).group(1),
+                            "--format", "json").stdout)
+    losses = [[(s["rank"], s["step"], s["global_loss"]) for s in q["steps"]] for q in stored["points"]]
+    for k in range(0, len(points), 2):
+        eager, compiled = points[k], points[k + 1]
+        assert eager["status"] == "ok" and compiled["status"] == "ok", (eager, compiled)
+        assert len(losses[k]) == len(losses[k + 1]) == 4 * world, (losses[k], losses[k + 1])
+        for (r, i, a), (r2, i2, b) in zip(sorted(losses[k]), sorted(losses[k + 1])):
+            assert (r, i) == (r2, i2) and abs(a - b) <= 2e-4 * abs(a), (compiled["strategy"], r, i, a, b)
+        if compiled["strategy"] == "bucketed":
+            assert compiled["comm_wait_ms"] < 0 and compiled["hidden_share"] < 0, compiled
+        else:
+            assert compiled["comm_wait_ms"] > 0, compiled
+        print(f"ddp {compiled['strategy']:9} sharded={compiled['sharded']!s:5} × {world}: eager "
+              f"{eager['step_ms']:.2f} ms, compiled {compiled['step_ms']:.2f} ms, "
+              f"loss {compiled['final_global_loss']:.5f}")
+    table = run(cli, "runs", "show", re.search(r"stored as run (\d+)", p.stderr).group(1)).stdout
+    assert "bucketed compiled" in table and "—" in table, table
     shown = run(cli, "runs", "show", "1")
     assert "DDP strategies" in shown.stdout, shown.stdout
     print("ok")

@@ -157,6 +157,7 @@ private Q_SLOTS:
     void allreduceSeriesPerWorldSize();
     void failedRankNamedInTheBanner();
     void strategiesCompared();
+    void compiledStepNamedAndRefusedOnGloo();
     void yourClassesFromTheCodeBox();
     void aFailedCheckIsARedCell();
     void memoryShardedBesideUnsharded();
@@ -781,6 +782,41 @@ void TestDistributedWindow::strategiesCompared() {
     QVERIFY(m->item(1, 14)->text().endsWith(QLatin1Char('%')));
     QVERIFY(m->item(0, 8)->data(Qt::UserRole).toDouble() >
             m->item(1, 8)->data(Qt::UserRole).toDouble());
+}
+
+// See Note [compiled data-parallel step]: the panel's Execution choice sweeps eager beside
+// compiled, is refused on Gloo, comes back from a stored state; the table names a compiled point
+// and shows "—" for the comm wait an overlapped compiled step does not have.
+void TestDistributedWindow::compiledStepNamedAndRefusedOnGloo() {
+    DistributedPanel panel;
+    panel.setCapabilities(cpuOnly());
+    QJsonObject state = ddpState();
+    state["sharding"] = "off";
+    state["exec"] = "both";
+    panel.setState(state);
+    QVERIFY(!panel.isValid());
+    QVERIFY2(panel.problems().join('\n').contains(QStringLiteral("needs the nccl backend")),
+             qPrintable(panel.problems().join('\n')));
+    QStringList points;
+    for (const auto& p : panel.spec().points)
+        points << QString::fromStdString(p.ddp.strategy + " " + std::string(toString(p.ddp.exec)));
+    QCOMPARE(points, QStringList({"naive eager", "naive compiled", "bucketed eager",
+                                  "bucketed compiled", "bucketed eager", "bucketed compiled"}));
+    QCOMPARE(panel.state()["exec"].toString(), QStringLiteral("both"));
+    state["exec"] = "eager";
+    panel.setState(state);
+    QVERIFY2(panel.isValid(), qPrintable(panel.problems().join('\n')));
+
+    DistributedView view;
+    DistributedPoint p = ddpPoint("overlap");
+    p.ddp.exec = ExecMode::Compiled;
+    view.addItems(pointItems(0, p, -1, -1, false, Status::Ok,
+                             [](DdpStepRow& row) { row.total_ms = 35 + row.rank; }));
+    QStandardItemModel* m = view.strategyModel();
+    QCOMPARE(m->rowCount(), 1);
+    QCOMPARE(m->item(0, 1)->text(), QStringLiteral("overlap compiled"));
+    QCOMPARE(m->item(0, 12)->text(), QStringLiteral("—"));  // comm wait: inside backward
+    QCOMPARE(m->item(0, 13)->text(), QStringLiteral("—"));  // hidden: not measured
 }
 
 // See Note [your DDP classes]: the Code box adds the strategies the user's adapters define, and

@@ -145,7 +145,9 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
     using Key = std::pair<int, int>;  // (measured?, step)
     std::map<Key, double> longest;
     auto total = [](const DdpStepRow& r) {
-        const double sum = r.forward_ms + r.backward_ms + r.comm_wait_ms + r.optimizer_ms;
+        // A compiled overlapped step has no comm wait of its own (-1: inside backward).
+        const double sum =
+            r.forward_ms + r.backward_ms + std::max(0.0, r.comm_wait_ms) + r.optimizer_ms;
         return r.total_ms > 0 ? std::max(r.total_ms, sum) : sum;
     };
     for (const auto& r : steps) {
@@ -163,8 +165,8 @@ void LanesChart::setSteps(const std::vector<DdpStepRow>& steps, int world_size,
     for (const auto& r : steps) {
         const double s0 = start[{r.warmup ? 0 : 1, r.step}];
         const double y = r.rank;
-        const double f1 = s0 + r.forward_ms, b1 = f1 + r.backward_ms, w1 = b1 + r.comm_wait_ms,
-                     o1 = w1 + r.optimizer_ms;
+        const double f1 = s0 + r.forward_ms, b1 = f1 + r.backward_ms,
+                     w1 = b1 + std::max(0.0, r.comm_wait_ms), o1 = w1 + r.optimizer_ms;
         auto add = [&](Kind k, double a, double b, double top, double bottom) {
             if (b > a)
                 spans_[k]->spans.push_back({a, b, y + top, y + bottom, r.rank, r.warmup, {}});

@@ -247,6 +247,15 @@ DistributedPanel::DistributedPanel(QWidget* parent) : LabPanel(parent) {
         addCheck(dform, QStringLiteral("compile"), tr("torch.compile the fsdp2 reference"), false,
                  tr("fsdp2: each block and the LM head with the loss compiled, as a "
                     "tuned PyTorch reference would be"));
+    // See Note [compiled data-parallel step] (engine/src/nn/graphed_step.cpp).
+    exec_ = addCombo(dform, QStringLiteral("exec"), tr("E&xecution:"),
+                     {{tr("eager"), QStringLiteral("eager"), {}},
+                      {tr("compiled (CUDA graphs)"), QStringLiteral("compiled"), {}},
+                      {tr("both"), QStringLiteral("both"), {}}},
+                     QStringLiteral("eager"),
+                     tr("TrainScope's naive, flat, overlap, bucketed and zero1: the whole step, "
+                        "NCCL's collectives included, captured as CUDA graphs and replayed "
+                        "(nccl only)"));
     warmup_ = addSpin(dform, QStringLiteral("warmup"), tr("Warm-up ste&ps:"), 0, 1000, 2);
     steps_ = addSpin(dform, QStringLiteral("steps"), tr("M&easured steps:"), 1, 100000, 5);
     outer->addWidget(ddpBox_);
@@ -438,7 +447,12 @@ void DistributedPanel::revalidate() {
             shardings = {false, true};
         else
             shardings = {sharding == QLatin1String("on")};
-        spec.points = ddpSweep(base, precisions, strategies, buckets, shardings);
+        const QString exec = exec_->currentData().toString();
+        const std::vector<ExecMode> execs =
+            exec == QLatin1String("both")       ? std::vector{ExecMode::Eager, ExecMode::Compiled}
+            : exec == QLatin1String("compiled") ? std::vector{ExecMode::Compiled}
+                                                : std::vector{ExecMode::Eager};
+        spec.points = ddpSweep(base, precisions, strategies, buckets, shardings, execs);
     }
     spec_ = spec;
 
@@ -676,6 +690,12 @@ QJsonObject DistributedPanel::stateFromSpec(const QJsonObject& json) {
     o[QStringLiteral("fused_kernels")] = kernels;
     o[QStringLiteral("keep_attention")] = keep;
     o[QStringLiteral("compile")] = compiled;
+    bool eager_exec = false, compiled_exec = false;
+    for (const auto& q : pts)
+        (q.ddp.exec == ExecMode::Compiled ? compiled_exec : eager_exec) = true;
+    o[QStringLiteral("exec")] = eager_exec && compiled_exec ? QStringLiteral("both")
+                                : compiled_exec             ? QStringLiteral("compiled")
+                                                            : QStringLiteral("eager");
     return o;
 }
 

@@ -46,7 +46,7 @@ private:
 
     QLineEdit *sizes_, *buckets_;
     QComboBox *backend_, *experiment_, *model_, *sharding_, *paramDtype_, *checkpoint_,
-        *attention_ = nullptr;
+        *attention_ = nullptr, *exec_ = nullptr;
     QSpinBox *prefetch_ = nullptr, *vocab_ = nullptr;
     QCheckBox *fusedLoss_ = nullptr, *fusedKernels_ = nullptr, *keepAttention_ = nullptr,
               *compile_ = nullptr;

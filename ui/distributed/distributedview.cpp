@@ -458,7 +458,11 @@ void DistributedView::fillStrategies() {
         const bool measured = s.steps > 0;
         auto ms = [&](double v) { return measured ? msCell(v) : dash(); };
         QList<QStandardItem*> row{
-            cell(QString::number(i + 1), true), cell(qstr(p.ddp.strategy)),
+            cell(QString::number(i + 1), true),
+            // A compiled step is named so (see Note [compiled data-parallel step]).
+            cell(qstr(p.ddp.strategy + (p.ddp.exec == ExecMode::Eager
+                                            ? ""
+                                            : " " + std::string(toString(p.ddp.exec))))),
             strategyTraits(p.ddp.strategy).bucket_size
                 ? numberCell(p.ddp.bucket_mb, p.ddp.bucket_mb < 10 ? 1 : 0)
                 : dash(),
@@ -475,7 +479,8 @@ void DistributedView::fillStrategies() {
                                            : tr("FAIL (%1)").arg(r.check.max_diff, 0, 'g', 2),
                             r.check.max_diff),
             ms(s.step_ms), ms(s.step_std_ms), ms(s.forward_ms), ms(s.backward_ms),
-            ms(s.comm_wait_ms), measured && s.hidden_ms >= 0 ? msCell(s.hidden_ms) : dash(),
+            measured && s.comm_wait_ms >= 0 ? msCell(s.comm_wait_ms) : dash(),
+            measured && s.hidden_ms >= 0 ? msCell(s.hidden_ms) : dash(),
             measured && s.hidden_share >= 0 ? numberCell(100.0 * s.hidden_share, 0) : dash(),
             ms(s.optimizer_ms), measured ? bytesCell(s.comm_bytes) : dash(),
             measured && s.memory_peak > 0 ? bytesCell(s.memory_peak) : dash(),

@@ -85,7 +85,8 @@ std::vector<StrategyBar> strategyBars(const std::vector<DistributedResult>& poin
         std::vector<double> compute, comm, optimizer, total;
         for (const auto& [step, row] : slowest) {
             compute.push_back(row->forward_ms + row->backward_ms);
-            comm.push_back(row->comm_wait_ms);
+            // A compiled overlapped step's wait is inside backward (-1): none of its own.
+            comm.push_back(std::max(0.0, row->comm_wait_ms));
             optimizer.push_back(row->optimizer_ms);
             total.push_back(row->total_ms);
         }

@@ -16,7 +16,7 @@
 
 #include "core/observer.h"
 #include "distributed/ddp_rank.h"
-#include "thread_ranks.h"  // Note [flight recorder]: off for ranks as threads
+#include "thread_ranks.h"  // See Note [flight recorder]: off for ranks as threads
 #include "trainscope/distributed/launcher.h"
 #include "trainscope/distributed/process_group.h"
 

@@ -44,6 +44,13 @@ QStandardItem* numberCell(double v, int decimals) {
 }
 QStandardItem* dash() { return cell(QStringLiteral("—"), true); }
 
+// The strategy, and a compiled step named so (see Note [compiled data-parallel step]).
+std::string strategyLabel(const DdpSpec& d) {
+    std::string s = d.strategy;
+    if (d.exec != ExecMode::Eager) s.append(" ").append(toString(d.exec));
+    return s;
+}
+
 QString statusLine(int index, const DistributedResult& r) {
     if (r.status == Status::Ok) return {};
     if (r.status == Status::Cancelled)
@@ -458,11 +465,7 @@ void DistributedView::fillStrategies() {
         const bool measured = s.steps > 0;
         auto ms = [&](double v) { return measured ? msCell(v) : dash(); };
         QList<QStandardItem*> row{
-            cell(QString::number(i + 1), true),
-            // A compiled step is named so (see Note [compiled data-parallel step]).
-            cell(qstr(p.ddp.strategy + (p.ddp.exec == ExecMode::Eager
-                                            ? ""
-                                            : " " + std::string(toString(p.ddp.exec))))),
+            cell(QString::number(i + 1), true), cell(qstr(strategyLabel(p.ddp))),
             strategyTraits(p.ddp.strategy).bucket_size
                 ? numberCell(p.ddp.bucket_mb, p.ddp.bucket_mb < 10 ? 1 : 0)
                 : dash(),

@@ -15,7 +15,12 @@
 #      STRATEGIES (naive,flat,overlap,bucketed), BUCKET_MB (25; a comma list sweeps it),
 #      SHARDED_STRATEGIES (bucketed: the strategies also run with ZeRO; empty: none),
 #      PARTS ("allreduce ddp single torchrun": a subset runs only those, keeping the others'
-#      files, so the evidence can be taken over several calls), PYTHON (python3).
+#      files, so the evidence can be taken over several calls), PYTHON (python3),
+#      EXEC (eager; "eager,compiled" or "compiled": TrainScope's DDP points also, or only, with
+#      --exec compiled, the step and its collectives as CUDA graphs), COMPILE_MODES (with EXEC
+#      compiled: default,reduce-overhead,max-autotune-no-cudagraphs; the reference's DDP also
+#      under torch.compile at each mode, unsharded; empty: none). compare_distributed.py then
+#      adds the table "compiled DDP vs PyTorch DDP + torch.compile (best mode)".
 # The torchrun part: the same DDP point (bucketed, the first precision) with every rank started
 # by `python -m torch.distributed.run --nnodes 1 --nproc-per-node $WORLD` instead of TrainScope's
 # launcher, rank 0 gathering the rows through the agent's store and printing the tables
@@ -40,6 +45,12 @@ DTYPES="${DTYPES:-fp32,bf16}"; WARMUP="${WARMUP:-5}"; ITERS="${ITERS:-20}"; STEP
 DDP_SIZE="${DDP_SIZE:-xl-2025}"; CONTEXT="${CONTEXT:-256}"; BATCH="${BATCH:-4}"; PRECISIONS="${PRECISIONS:-fp32,bf16}"
 STRATEGIES="${STRATEGIES:-naive,flat,overlap,bucketed}"; BUCKET_MB="${BUCKET_MB:-25}"
 SHARDED_STRATEGIES="${SHARDED_STRATEGIES-bucketed}"
+EXEC="${EXEC:-eager}"
+if [[ ",$EXEC," == *",compiled,"* ]]; then
+    COMPILE_MODES="${COMPILE_MODES-default,reduce-overhead,max-autotune-no-cudagraphs}"
+else
+    COMPILE_MODES="${COMPILE_MODES-}"
+fi
 PARTS="${PARTS:-allreduce ddp single torchrun}"
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 status=0
@@ -73,8 +84,8 @@ fi
 # ======================================================================================
 # TrainScope's DDP — ADAPT HERE when `trainscope-cli distributed ddp` settles. Assumed flags:
 #   --backend --world --size --context-length --batch (per rank) --precision (comma list)
-#   --strategy (comma list) --bucket-mb (a list) --shard off|on|both --warmup --steps
-#   --format json --no-store
+#   --strategy (comma list) --bucket-mb (a list) --shard off|on|both --exec (a list) --warmup
+#   --steps --format json --no-store
 # and on stdout one JSON object per point (per line, or one document with a "rows" list):
 # compare_distributed.py's normalize_trainscope_ddp() reads it. Appends stdout to $1.
 # ======================================================================================
@@ -82,7 +93,7 @@ trainscope_ddp() {
     local out="$1" strategies="$2" shard="$3"
     "$CLI" distributed ddp --backend "$BACKEND" --world "$WORLD" --size "$DDP_SIZE" --context-length "$CONTEXT" \
         --batch "$BATCH" --precision "$PRECISIONS" --strategy "$strategies" --bucket-mb "$BUCKET_MB" \
-        --shard "$shard" --warmup "$WARMUP" --steps "$STEPS" --format json --no-store \
+        --shard "$shard" --exec "$EXEC" --warmup "$WARMUP" --steps "$STEPS" --format json --no-store \
         >> "$out" 2>> "${out%.*}.err"
 }
 
@@ -98,10 +109,16 @@ if part ddp; then
                 --batch "$BATCH" --precision "$prec" --warmup "$WARMUP" --steps "$STEPS" $zero \
                 >> "$OUTDIR/ref-ddp.jsonl" 2>> "$OUTDIR/ref-ddp.err" || fail "reference ddp $prec $zero (ref-ddp.err)"
         done
+        for mode in ${COMPILE_MODES//,/ }; do
+            echo "-- ddp: PyTorch DDP + torch.compile($mode) $DDP_SIZE $prec"
+            "$PY" "$REF" ddp --backend "$BACKEND" --world "$WORLD" --size "$DDP_SIZE" --context-length "$CONTEXT" \
+                --batch "$BATCH" --precision "$prec" --warmup "$WARMUP" --steps "$STEPS" --compile "$mode" \
+                >> "$OUTDIR/ref-ddp.jsonl" 2>> "$OUTDIR/ref-ddp.err" || fail "reference ddp $prec compile $mode (ref-ddp.err)"
+        done
     done
     : > "$OUTDIR/ts-ddp.jsonl"
     : > "$OUTDIR/ts-ddp.err"
-    echo "-- ddp: TrainScope $STRATEGIES (bucket $BUCKET_MB MB), unsharded"
+    echo "-- ddp: TrainScope $STRATEGIES (bucket $BUCKET_MB MB, $EXEC), unsharded"
     trainscope_ddp "$OUTDIR/ts-ddp.jsonl" "$STRATEGIES" off || fail "trainscope ddp (ts-ddp.err)"
     if [ -n "$SHARDED_STRATEGIES" ]; then
         echo "-- ddp: TrainScope $SHARDED_STRATEGIES, optimizer sharded"

@@ -13,7 +13,11 @@ reference (distributed_reference.py), from the files scripts/distributed-evidenc
 Tables: all-reduce busbw per size and dtype (target: ours ≥ 0.95× torch.distributed at 256 MiB
 and 1 GiB); the DDP step per strategy against PyTorch DDP (target: bucketed ≤ 1.05×), sharded
 against ZeroRedundancyOptimizer; the hidden-communication share of every strategy; DDP's overhead
-over one GPU (target: ours ≤ 10% in bf16); ZeRO's memory per rank.
+over one GPU (target: ours ≤ 10% in bf16); ZeRO's memory per rank; where either side ran
+compiled, compiled DDP (`distributed ddp --exec compiled`: the step and its collectives as CUDA
+graphs) against PyTorch DDP + torch.compile at its best mode (`ddp --compile MODE`; target: ours
+faster, the best of our compiled strategies against the best mode). The eager tables hold the
+eager points only (the reference's rows without --compile, ours with exec eager).
 Exit status 1 when a target is missed or a point it needs is missing, else 0.
 """
 import argparse
@@ -112,6 +116,7 @@ def normalize_trainscope_ddp(o):
         "optimizer_state_bytes": flat.get("optimizer_state_bytes"),
         "status": str(flat.get("status", "ok")).lower(),
         "error": flat.get("error") or "",
+        "exec": str(flat.get("exec", "eager")),
     }
 
 
@@ -193,8 +198,55 @@ def allreduce_table(ref, ts, problems):
     print()
 
 
+def eager_ref(r):
+    return r.get("compile", "none") in (None, "none")
+
+
 def ref_ddp(ref, zero):
-    return {r["precision"]: r for r in ref if r.get("experiment") == "ddp" and bool(r.get("sharded")) == zero}
+    return {r["precision"]: r for r in ref
+            if r.get("experiment") == "ddp" and bool(r.get("sharded")) == zero and eager_ref(r)}
+
+
+def compiled_table(ref, ts, problems):
+    """Ours compiled (CUDA graphs holding the collectives) against PyTorch DDP + torch.compile at
+    its best mode (the fastest of the modes run), unsharded; PyTorch's eager DDP beside."""
+    refs = [r for r in ref if r.get("experiment") == "ddp" and not r.get("sharded") and not eager_ref(r)]
+    if not refs and not ts:
+        return
+    eager = ref_ddp(ref, False)
+    print("### Compiled DDP vs PyTorch DDP + torch.compile (best mode): the step (ms, per step the slowest "
+          "rank, mean over steps)\n")
+    print("| precision | ours (compiled) | ours step | PyTorch DDP + torch.compile | its step | PyTorch DDP eager "
+          "| ours/best compile | target (ours faster) |")
+    print("|---|---|---:|---|---:|---:|---:|---|")
+    for prec in sorted({p["precision"] for p in ts} | {r["precision"] for r in refs}):
+        modes = {r["compile"]: r for r in refs if r["precision"] == prec}
+        ok_modes = {m: r for m, r in modes.items() if r.get("status") == "ok" and r.get("step_ms")}
+        best = min(ok_modes.items(), key=lambda kv: kv[1]["step_ms"]) if ok_modes else None
+        tried = ", ".join(f"{m} {f2(r['step_ms'], 1) if m in ok_modes else r.get('status')}" for m, r in sorted(modes.items()))
+        ours = [p for p in ts if p["precision"] == prec and not p["sharded"]]
+        fastest = min((p for p in ours if p["status"] == "ok" and p["step_ms"]), key=lambda p: p["step_ms"], default=None)
+        e = eager.get(prec)
+        e_ms = f2(e["step_ms"], 1) if e and e.get("status") == "ok" else "-"
+        for p in ours or [None]:
+            ok_p = p is not None and p["status"] == "ok" and p["step_ms"]
+            ratio = p["step_ms"] / best[1]["step_ms"] if ok_p and best else None
+            target = ""
+            if p is fastest:
+                target = verdict(ratio < 1.0) if ratio is not None else "**missing**"
+            name = "(not run)" if p is None else strategy_name(p)
+            step = f2(p["step_ms"], 1) if ok_p else ("-" if p is None else f"{p['status']}: {p['error']}".strip(": "))
+            label = f"{best[0]} (of: {tried})" if best else (tried or "(not run)")
+            print(f"| {prec} | {name} | {step} | {label} | {f2(best and best[1]['step_ms'], 1)} | {e_ms} "
+                  f"| {f2(ratio, 3)} | {target} |")
+        ratio = fastest["step_ms"] / best[1]["step_ms"] if fastest and best else None
+        if ratio is None:
+            problems.append(f"compiled DDP {prec}: " + ("no PyTorch DDP + torch.compile point" if fastest
+                                                        else "no TrainScope compiled point"))
+        elif ratio >= 1.0:
+            problems.append(f"compiled DDP {prec}: ours {strategy_name(fastest)} is {ratio:.3f}× "
+                            f"PyTorch DDP + torch.compile ({best[0]})")
+    print()
 
 
 def ddp_table(ref, ts, problems):
@@ -236,7 +288,7 @@ def ddp_table(ref, ts, problems):
 
 def hidden_table(ref, ts):
     rows = [p for p in ts if p["status"] == "ok"]
-    refs = [r for r in ref if r.get("experiment") == "ddp" and r.get("status") == "ok"]
+    refs = [r for r in ref if r.get("experiment") == "ddp" and r.get("status") == "ok" and eager_ref(r)]
     if not rows and not refs:
         return
     print("### Hidden communication: the share of gradient communication that ran while backward did\n")
@@ -258,7 +310,8 @@ def hidden_table(ref, ts):
 
 def overhead_table(ref, ts, ts_single, problems, ts_single_median=None):
     ddp = ref_ddp(ref, False)
-    single = {r["precision"]: r for r in ref if r.get("experiment") == "single" and r.get("status") == "ok"}
+    single = {r["precision"]: r for r in ref
+              if r.get("experiment") == "single" and r.get("status") == "ok" and eager_ref(r)}
     if not (ddp or single or ts or ts_single):
         return
     print("### Data parallelism's overhead over one GPU (the same per-rank batch): step / one-GPU step − 1\n")
@@ -326,7 +379,9 @@ def main(argv=None):
     a = p.parse_args(argv)
     ref = read_json_objects(a.ref)
     ts_ar = trainscope_allreduce_rows(read_json_objects(a.ts_allreduce))
-    ts_ddp = trainscope_ddp_points(read_json_objects(a.ts_ddp))
+    points = trainscope_ddp_points(read_json_objects(a.ts_ddp))
+    ts_ddp = [p for p in points if p["exec"] == "eager"]
+    ts_compiled = [p for p in points if p["exec"] != "eager"]
     ts_single = trainscope_single(read_json_objects(a.ts_single))
     ts_single_median = trainscope_single(read_json_objects(a.ts_single), "median")
     problems = []
@@ -335,6 +390,7 @@ def main(argv=None):
     hidden_table(ref, ts_ddp)
     overhead_table(ref, ts_ddp, ts_single, problems, ts_single_median)
     zero_memory_table(ref, ts_ddp)
+    compiled_table(ref, ts_compiled, problems)
     if problems:
         print("Targets missed or not measured:\n" + "\n".join(f"- {x}" for x in problems))
         return 1

@@ -12,6 +12,15 @@
   single     the same training step on one device without DDP (the per-rank batch): the
              baseline of "DDP's overhead over one GPU".
 
+--compile MODE (ddp, single): torch.compile of the model, inside DDP for ddp (DDP wraps the
+model, torch.compile wraps DDP, as PyTorch's docs do it), at MODE: default, reduce-overhead
+(CUDA graphs by cudagraph trees), max-autotune-no-cudagraphs. With DDP, Dynamo's DDPOptimizer
+splits the graph at DDP's bucket boundaries by default (torch._dynamo.config.optimize_ddp), so
+that each bucket's all-reduce can start while backward goes on. The steps are timed the same way
+(the compile happens in the warm-up steps: give enough of them, 5 by default); the hidden-
+communication estimate is skipped (its no_sync steps would compile another graph). TrainScope's
+compiled DDP step (`distributed ddp --exec compiled`) is compared with the best mode's.
+
 Sizes are parsed as TrainScope parses them (distributed/src/allreduce_rows.cpp parseByteSize):
 1MB = 10^6 bytes, 1MiB = 2^20 bytes; each line carries the exact bytes used.
 
@@ -218,6 +227,11 @@ def run_train(args, rank, world, device, distributed):
     if distributed:
         # PyTorch's defaults: 25 MiB buckets (1 MiB first), buffers broadcast each forward.
         net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if cuda else None)
+    ddp_net = net
+    if args.compile != "none":
+        # torch.compile over DDP (DDPOptimizer splits the graph at the buckets: optimize_ddp).
+        net = torch.compile(net, mode=None if args.compile == "default" else args.compile)
+    cudagraphs = args.compile == "reduce-overhead"
     opt_kwargs = dict(lr=args.lr, weight_decay=0.01)
     if cuda:
         opt_kwargs["fused"] = True
@@ -230,6 +244,8 @@ def run_train(args, rank, world, device, distributed):
 
     def step_once(t_fwd, t_bwd, t_opt, t_tot):
         opt.zero_grad(set_to_none=True)
+        if cudagraphs:
+            torch.compiler.cudagraph_mark_step_begin()  # a new step: the last one's outputs may go
         t_tot.start()
         t_fwd.start()
         with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None):
@@ -251,7 +267,7 @@ def run_train(args, rank, world, device, distributed):
             if sync or not distributed:
                 losses.append(step_once(*timers))
             else:
-                with net.no_sync():
+                with ddp_net.no_sync():
                     losses.append(step_once(*timers))
             if cuda:
                 torch.cuda.synchronize()
@@ -264,14 +280,15 @@ def run_train(args, rank, world, device, distributed):
         torch.cuda.reset_peak_memory_stats()
     (fwd, bwd, optm, tot), losses = timed_steps(args.steps)
     peak = torch.cuda.max_memory_allocated() if cuda else 0
-    local_loss = losses[-1].item()
+    local_loss = losses[-1].item()  # the last step's: cudagraph trees keep its output
     opt_state = optimizer_state_bytes(opt)
 
     out = {"impl": "pytorch", "experiment": "ddp" if distributed else "single", "backend": args.backend if distributed else None,
            "strategy": ("pytorch-ddp-zero" if args.zero else "pytorch-ddp") if distributed else "single",
            "sharded": bool(args.zero), "size": size, "context": ctx, "batch_per_rank": args.batch,
            "precision": args.precision, "attention": args.attention, "world_size": world,
-           "device": str(device) if not distributed else device.type, "warmup": args.warmup, "steps": args.steps}
+           "device": str(device) if not distributed else device.type, "warmup": args.warmup, "steps": args.steps,
+           "compile": args.compile}
     if not distributed:
         out.update(step_ms=statistics.fmean(tot), step_std_ms=stats(tot)["std"], forward_ms=statistics.fmean(fwd),
                    backward_ms=statistics.fmean(bwd), optimizer_ms=statistics.fmean(optm), total=stats(tot),
@@ -286,14 +303,14 @@ def run_train(args, rank, world, device, distributed):
     phase = lambda k, i: max(r[k * n + i] for r in rows)
     step_max = [phase(3, i) for i in range(n)]
     mem = gather_floats([float(peak), float(opt_state), local_loss], device)
-    bucket_sizes, bucket_source = ddp_bucket_sizes(net, params)
+    bucket_sizes, bucket_source = ddp_bucket_sizes(ddp_net, params)
     if bucket_source.startswith("ddp"):
-        bucket_cap = int(net._get_ddp_logging_data().get("bucket_cap_bytes", 25 << 20))
+        bucket_cap = int(ddp_net._get_ddp_logging_data().get("bucket_cap_bytes", 25 << 20))
     else:
         bucket_cap = 25 << 20
 
     hidden = None
-    if args.hidden_estimate:
+    if args.hidden_estimate and args.compile == "none":
         # Hidden communication, estimated (PyTorch does not report it): the same steps without
         # gradient synchronisation (DDP's no_sync) give the compute; the exposed communication is
         # the step's excess over it; all-reducing DDP's buckets alone, one after another, gives
@@ -409,6 +426,8 @@ def main():
         t.add_argument("--lr", type=float, default=1e-4)
         t.add_argument("--seed", type=int, default=0)
         t.add_argument("--zero", action="store_true", help="ZeroRedundancyOptimizer(AdamW)" if name == "ddp" else argparse.SUPPRESS)
+        t.add_argument("--compile", default="none", choices=["none", "default", "reduce-overhead", "max-autotune-no-cudagraphs"],
+                       help="torch.compile the model (inside DDP for ddp) at this mode")
         t.add_argument("--no-hidden-estimate", dest="hidden_estimate", action="store_false",
                        help="skip the estimate of hidden communication (no_sync steps and the buckets alone)"
                        if name == "ddp" else argparse.SUPPRESS)

@@ -102,6 +102,10 @@ FIX_REF = [
      "forward_ms": 30.0, "backward_ms": 80.0, "optimizer_ms": 20.0, "memory_peak": 3000 << 20,
      "optimizer_state_bytes": 1000 << 20, "status": "ok"},
     {"impl": "pytorch", "experiment": "single", "precision": "bf16", "world_size": 1, "step_ms": 100.0, "status": "ok"},
+    # PyTorch DDP + torch.compile, three modes: the best (reduce-overhead) is the one compared.
+    *[{"impl": "pytorch", "experiment": "ddp", "sharded": False, "precision": "bf16", "world_size": 2, "step_ms": ms,
+       "forward_ms": 25.0, "backward_ms": 70.0, "optimizer_ms": 5.0, "compile": mode, "status": "ok"}
+      for mode, ms in (("default", 112.0), ("reduce-overhead", 100.0), ("max-autotune-no-cudagraphs", 104.0))],
 ]
 FIX_TS_ALLREDUCE = {"experiment": "allreduce", "rows": [
     {"bytes": 1 << 20, "dtype": "fp32", "world_size": 2, "time_ms": 0.2, "algbw_gbps": 5.0, "busbw_gbps": 5.0},
@@ -109,16 +113,18 @@ FIX_TS_ALLREDUCE = {"experiment": "allreduce", "rows": [
     {"bytes": 1 << 30, "dtype": "fp32", "world_size": 2, "time_ms": 4.0, "algbw_gbps": 290.0, "busbw_gbps": 290.0}]}
 
 
-def ts_point(strategy, step, sharded=False, bucket_mb=None, hidden=0.0, peak=4000 << 20, median=None):
+def ts_point(strategy, step, sharded=False, bucket_mb=None, hidden=0.0, peak=4000 << 20, median=None, exec_="eager"):
     return {"strategy": strategy, "bucket_mb": bucket_mb, "sharded": sharded, "precision": "bf16", "world_size": 2,
             "step_ms": step, "step_std_ms": 1.0, "step_median_ms": median if median else step, "forward_ms": 30.0, "backward_ms": 70.0, "comm_wait_ms": 5.0,
-            "hidden_share": hidden, "optimizer_ms": 10.0, "memory_peak": peak, "status": "ok", "error": ""}
+            "hidden_share": hidden, "optimizer_ms": 10.0, "memory_peak": peak, "status": "ok", "error": "", "exec": exec_}
 
 
 FIX_TS_DDP = [
     ts_point("naive", 150.0), ts_point("flat", 140.0), ts_point("overlap", 125.0, hidden=0.6),
     ts_point("bucketed", 108.0, bucket_mb=25, hidden=0.9, median=103.0),
     ts_point("bucketed", 110.0, sharded=True, bucket_mb=25, hidden=0.9, peak=3000 << 20),
+    # Compiled (CUDA graphs holding the collectives): in the compiled table only.
+    ts_point("flat", 99.0, exec_="compiled"), ts_point("bucketed", 95.0, bucket_mb=25, hidden=-1, exec_="compiled"),
 ]
 FIX_TS_SINGLE = [{"type": "result", "status": "ok", "config": {"precision": "bf16"}, "total": {"mean": 100.0, "median": 98.0}}]
 
@@ -155,25 +161,32 @@ def test_compare():
         check("| 8.0% | 5.1% | met |" in out and "| 20.0% | - | |" in out,
               "compare: overhead ours 8.0% (met; by medians 103/98: 5.1%), PyTorch 20.0%")
         check("| TrainScope bucketed 25 MB + ZeRO | 4000 | 3000 | 1000 |" in out, "compare: ZeRO memory per rank")
+        check("| bf16 | bucketed 25 MB | 95.0 | reduce-overhead (of: default 112.0, max-autotune-no-cudagraphs 104.0, "
+              "reduce-overhead 100.0) | 100.0 | 120.0 | 0.950 | met |" in out and "| bf16 | flat | 99.0 |" in out,
+              "compare: compiled bucketed 95 against the best compile mode (reduce-overhead, 100): 0.950, met")
+        check("| bf16 | bucketed 25 MB | 95.0 | 1.0 | DDP |" not in out, "compare: compiled points stay out of the eager tables")
 
         # Missed targets: busbw 0.90 at 1 GiB, bucketed 1.10× PyTorch, 15% overhead.
         bad_ar = json.loads(json.dumps(FIX_TS_ALLREDUCE))
         bad_ar["rows"][2]["busbw_gbps"] = 270.0
         bad_ddp = [p for p in FIX_TS_DDP if p["strategy"] != "bucketed"] + [ts_point("bucketed", 132.0, bucket_mb=25)]
         bad_ddp.append(ts_point("bucketed", 115.0, bucket_mb=50))
+        bad_ddp = [p for p in bad_ddp if p["exec"] == "eager"] + [ts_point("bucketed", 102.0, bucket_mb=25, exec_="compiled")]
         rc, out = compare(d, FIX_REF, bad_ar, bad_ddp, FIX_TS_SINGLE)
         print(out)
         check(rc == 1, f"compare: exit 1 when targets are missed (exit {rc})")
         check("| 0.900 | **missed** |" in out and "all-reduce 1 GiB fp32: ratio 0.900" in out, "compare: busbw missed at 1 GiB")
         check("| bf16 | bucketed 25 MB | 132.0 |" in out and "| 1.100 | **missed** |" in out, "compare: bucketed 1.100 missed")
         check("overhead bf16: the best bucketed is 15.0% > 10%" in out, "compare: the overhead target missed")
+        check("| 1.020 | **missed** |" in out and "compiled DDP bf16: ours bucketed 25 MB is 1.020×" in out,
+              "compare: compiled 102 against the best compile mode's 100 missed")
 
         # TrainScope's DDP JSON nested (point/summary, as DdpSpec/DdpSummary) and extra lines.
         nested = [{"type": "progress", "done": 1}]
         for p in FIX_TS_DDP:
             nested.append({"type": "result", "point": {"world_size": 2, "ddp": {
                 "strategy": p["strategy"], "bucket_mb": p["bucket_mb"] or 25.0, "shard_optimizer": p["sharded"],
-                "precision": "bf16"}}, "summary": {k: p[k] for k in ("step_ms", "step_std_ms", "forward_ms", "backward_ms",
+                "precision": "bf16", "exec": p["exec"]}}, "summary": {k: p[k] for k in ("step_ms", "step_std_ms", "forward_ms", "backward_ms",
                                                                      "comm_wait_ms", "hidden_share", "optimizer_ms",
                                                                      "memory_peak")}, "status": "ok"})
         rc, out = compare(d, FIX_REF, FIX_TS_ALLREDUCE, nested, FIX_TS_SINGLE)

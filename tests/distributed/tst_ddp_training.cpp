@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/observer.h"
+#include "distributed/ddp_buckets.h"
 #include "distributed/ddp_rank.h"
 #include "distributed/distributed_json.h"
 #include "distributed/distributed_report.h"
@@ -319,4 +320,8 @@ TEST(CompiledDdp, RefusedWhereItCannotRunAndNamedWhereItRuns) {
     EXPECT_NE(table.find("bucketed compiled"), std::string::npos) << table;
     EXPECT_NE(table.find("—"), std::string::npos) << table;
     EXPECT_EQ(table.find("-1.0"), std::string::npos) << table;
+    // Nor a bucket-size model: it predicts an eager step's wait after backward.
+    EXPECT_TRUE(bucketModels({r}).empty());
+    r.point.ddp.exec = ExecMode::Eager;
+    EXPECT_EQ(bucketModels({r}).size(), 1u);
 }

@@ -103,7 +103,10 @@ std::vector<BucketModel> bucketModels(const std::vector<DistributedResult>& resu
     std::map<std::string, std::vector<size_t>> groups;
     for (size_t i = 0; i < results.size(); ++i) {
         const DistributedResult& r = results[i];
-        if (r.point.experiment != DistExperiment::Ddp || r.point.ddp.strategy != "bucketed")
+        // A compiled step has no bucket times nor a wait after backward of its own (see Note
+        // [compiled data-parallel step], item c): nothing to fit or to compare with.
+        if (r.point.experiment != DistExperiment::Ddp || r.point.ddp.strategy != "bucketed" ||
+            r.point.ddp.exec != ExecMode::Eager)
             continue;
         const std::string key = configurationKey(r.point);
         if (!groups.count(key)) keys.push_back(key);

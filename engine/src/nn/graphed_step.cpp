@@ -80,12 +80,12 @@
 //  g. With hooks the graphs are captured in thread-local mode (cudaStreamCaptureModeThreadLocal):
 //     in the global mode a call that a capture forbids (an event query) made by any thread
 //     invalidates the capture, and NCCL's watchdog thread polls the events of eager collectives
-//     on its own schedule. c10d's watchdog makes its queries in thread-local mode itself (its
-//     Note [cuda graph capture and workEnqueue], pytorch/pytorch#148594); this does not depend
-//     on it, nor on any other thread of the rank. The capturing thread is still checked; the
-//     kernels that autograd's thread and NCCL queue on the capturing streams are captured
-//     either way.
-//     TORCH_NCCL_BLOCKING_WAIT=1 makes Work::wait() poll from the host: refused (ddp_runner.cpp).
+//     on its own schedule. c10d's watchdog makes its queries in thread-local mode itself
+//     (LibTorch 2.11's ProcessGroupNCCL.cpp says so where it skips workEnqueue;
+//     pytorch/pytorch#148594); this does not depend on it, nor on any other thread of the rank. The
+//     capturing thread is still checked; the kernels that autograd's thread and NCCL queue on the
+//     capturing streams are captured either way. TORCH_NCCL_BLOCKING_WAIT=1 makes Work::wait() poll
+//     from the host: refused (ddp_runner.cpp).
 #include <ATen/ATen.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/autocast_mode.h>

@@ -80,6 +80,9 @@ def test_ddp(py):
     if len(out) == 2:
         full, shard = out[False]["optimizer_state_bytes"], out[True]["optimizer_state_bytes"]
         check(0 < shard < 0.75 * full, f"ZeRO: the largest rank's optimizer state ({shard} B) about half of DDP's ({full} B)")
+    # --compile takes torch.compile's modes only (compiling itself is the GPU evidence's: minutes on a CPU).
+    bad = subprocess.run([py, REF, "ddp", *common, "--compile", "fast"], capture_output=True, text=True, timeout=120)
+    check(bad.returncode == 2 and "invalid choice: 'fast'" in bad.stderr, "ddp --compile fast: refused by the parser")
     lines = run_ref(py, "single", "--backend", "gloo", "--size", "tiny", "--context-length", "32", "--batch", "2", "--warmup", "1", "--steps", "2")
     check(len(lines) == 1 and lines[0]["status"] == "ok" and lines[0]["step_ms"] > 0 and lines[0]["world_size"] == 1,
           "single: one positive step time on one device")

@@ -12,10 +12,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${TRAINSCOPE_BUILD_DIR:-$ROOT/build/default}"
 # Bold only on a terminal, and never where NO_COLOR is set to anything (https://no-color.org).
+# Each line says the minutes and seconds since the script began (bash's SECONDS), so that a
+# log tells where a slow set-up or test run spent its time.
 if [ -z "${NO_COLOR:-}" ] && [ -t 2 ]; then
-    say() { printf '\033[1m[trainscope]\033[0m %s\n' "$*" >&2; }
+    say() { printf '\033[1m[trainscope %d:%02d]\033[0m %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 else
-    say() { printf '[trainscope] %s\n' "$*" >&2; }
+    say() { printf '[trainscope %d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 fi
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

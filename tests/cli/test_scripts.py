@@ -94,9 +94,10 @@ class SetupScript(unittest.TestCase):
             self.assertEqual(p.returncode, 0, out)
             return out.decode()
 
-        self.assertIn("\033[1m[trainscope]", stderr_on_a_terminal())
+        # Each line says the time since the script began: "[trainscope 1:05] building".
+        self.assertRegex(stderr_on_a_terminal(), r"\033\[1m\[trainscope \d+:\d\d\]\033\[0m ")
         plain = stderr_on_a_terminal(NO_COLOR="1")
-        self.assertIn("[trainscope] building", plain)
+        self.assertRegex(plain, r"\[trainscope \d+:[0-5]\d\] building")
         self.assertNotIn("\033", plain)
 
 

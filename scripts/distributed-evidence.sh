@@ -13,7 +13,8 @@
 #      as both sides parse them), DTYPES (fp32,bf16), ITERS (20), WARMUP (5), STEPS (10),
 #      DDP_SIZE (xl-2025), CONTEXT (256), BATCH (4 per rank), PRECISIONS (fp32,bf16),
 #      STRATEGIES (naive,flat,overlap,bucketed), BUCKET_MB (25; a comma list sweeps it),
-#      SHARDED_STRATEGIES (bucketed: the strategies also run with ZeRO; empty: none),
+#      SHARDED_STRATEGIES (bucketed: the strategies also run with ZeRO, and the reference with
+#      ZeroRedundancyOptimizer; empty: neither),
 #      PARTS ("allreduce ddp single torchrun": a subset runs only those, keeping the others'
 #      files, so the evidence can be taken over several calls), PYTHON (python3),
 #      EXEC (eager; "eager,compiled" or "compiled": TrainScope's DDP points also, or only, with
@@ -103,7 +104,8 @@ if part ddp; then
     : > "$OUTDIR/ref-ddp.jsonl"
     : > "$OUTDIR/ref-ddp.err"
     for prec in ${PRECISIONS//,/ }; do
-        for zero in "" --zero; do
+        # ZeroRedundancyOptimizer is the reference of the sharded points: only when they run.
+        for zero in "" ${SHARDED_STRATEGIES:+--zero}; do
             echo "-- ddp: PyTorch DDP ${zero:++ ZeroRedundancyOptimizer }$DDP_SIZE $prec"
             "$PY" "$REF" ddp --backend "$BACKEND" --world "$WORLD" --size "$DDP_SIZE" --context-length "$CONTEXT" \
                 --batch "$BATCH" --precision "$prec" --warmup "$WARMUP" --steps "$STEPS" $zero \

@@ -136,10 +136,12 @@ def trainscope_ddp_points(objs):
 
 
 def trainscope_single(objs, stat="mean"):
-    """`bench --jsonl` result lines: precision → the step's mean (or median) ms."""
+    """`bench --jsonl` result lines: precision → the eager step's mean (or median) ms (the baseline of
+    the eager DDP points; a compiled one-GPU step, `--exec eager,compiled`, is not theirs)."""
     out = {}
     for o in objs:
-        if o.get("type") == "result" and o.get("status", "ok") == "ok":
+        if (o.get("type") == "result" and o.get("status", "ok") == "ok"
+                and o["config"].get("exec", "eager") == "eager"):
             out[o["config"]["precision"]] = o["total"].get(stat)
     return out
 

@@ -26,6 +26,12 @@ SMALL = ["--sizes", "64KiB,256KiB", "--warmup", "1", "--iters", "3", "--timeout"
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from marked_processes import marked_env, processes_with  # noqa: E402
+from cli_process import CliRunner  # noqa: E402
+
+# See Note [the CLI's fork server]: the commands start from a child of the fork server, without
+# LibTorch's start-up; the ranks they launch are real processes (the CLI re-executed). The tests
+# about a rank's death start the real binary.
+RUNNER = None
 
 
 class Distributed(unittest.TestCase):
@@ -37,11 +43,13 @@ class Distributed(unittest.TestCase):
         self.assertEqual(processes_with(self.marker), [], "a worker was left running")
         self.tmp.cleanup()
 
-    def run_cli(self, *args, timeout=240, **extra_env):
+    def run_cli(self, *args, timeout=240, real=False, **extra_env):
         # A store of the test's own: runs are stored by default.
         extra_env.setdefault("TRAINSCOPE_DB", os.path.join(self.tmp.name, "results.db"))
-        return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout,
-                              env=marked_env(self.marker, **extra_env))
+        env = marked_env(self.marker, **extra_env)
+        if real:
+            return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
+        return RUNNER.run(list(args), env=env, timeout=timeout, text=True)
 
     def check_rows(self, rows, world, sizes, dtypes):
         self.assertEqual(len(rows), len(sizes) * len(dtypes))
@@ -197,7 +205,7 @@ class Distributed(unittest.TestCase):
         self.assertLess(time.monotonic() - start, 30)
 
     def test_a_killed_rank_is_named_and_no_worker_is_left(self):
-        p = self.run_cli("distributed", "allreduce", "--world", "3", *SMALL, TRAINSCOPE_TEST_KILL_RANK="1")
+        p = self.run_cli("distributed", "allreduce", "--world", "3", *SMALL, real=True, TRAINSCOPE_TEST_KILL_RANK="1")
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("rank 1 was killed by signal 9 (SIGKILL)", p.stderr)
         # Rows measured before rank 1 went may be printed; never the last one.
@@ -410,7 +418,7 @@ class Distributed(unittest.TestCase):
 
     def test_a_killed_ddp_rank_is_named(self):
         p = self.run_cli("distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32",
-                         "--warmup", "0", "--steps", "5", "--no-store", TRAINSCOPE_TEST_KILL_RANK="1")
+                         "--warmup", "0", "--steps", "5", "--no-store", real=True, TRAINSCOPE_TEST_KILL_RANK="1")
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("rank 1 was killed by signal 9 (SIGKILL)", p.stderr)
 
@@ -456,5 +464,6 @@ class Distributed(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    CLI = sys.argv.pop(1)
+    CLI = os.path.abspath(sys.argv.pop(1))
+    RUNNER = CliRunner(CLI)
     unittest.main()

@@ -27,6 +27,11 @@ TINY = ["--size", "tiny", "--device", "cpu", "--context-length", "16", "--batch-
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from marked_processes import marked_env, processes_with  # noqa: E402
+from cli_process import CliRunner  # noqa: E402
+
+# See Note [the CLI's fork server]: each command starts from a child of the fork server, without
+# LibTorch's start-up; the runner processes it starts are real ones.
+RUNNER = None
 
 
 class PythonSource(unittest.TestCase):
@@ -44,7 +49,7 @@ class PythonSource(unittest.TestCase):
         self.tmp.cleanup()
 
     def cli(self, *args, timeout=300):
-        return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, env=self.env)
+        return RUNNER.run(list(args), env=self.env, timeout=timeout, text=True)
 
     def write(self, name, body):
         path = os.path.join(self.tmp.name, name)
@@ -374,4 +379,5 @@ class PythonSource(unittest.TestCase):
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))
+    RUNNER = CliRunner(CLI)
     unittest.main(verbosity=2)

@@ -26,6 +26,11 @@ SMALL = ["--device", "cpu", "--seq", "16,40", "--head-dim", "16", "--heads", "2"
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from marked_processes import marked_env, processes_with  # noqa: E402
+from cli_process import CliRunner  # noqa: E402
+
+# See Note [the CLI's fork server]: each command starts from a child of the fork server, without
+# LibTorch's start-up; the runner processes it starts are real ones.
+RUNNER = None
 
 
 class YourAttention(unittest.TestCase):
@@ -42,7 +47,7 @@ class YourAttention(unittest.TestCase):
         self.tmp.cleanup()
 
     def cli(self, *args, timeout=600):
-        return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, env=self.env)
+        return RUNNER.run(list(args), env=self.env, timeout=timeout, text=True)
 
     def cells(self, p):
         return [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
@@ -159,4 +164,5 @@ class YourAttention(unittest.TestCase):
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))
+    RUNNER = CliRunner(CLI)
     unittest.main()

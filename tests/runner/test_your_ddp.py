@@ -28,6 +28,11 @@ TINY = ["--size", "tiny", "--context-length", "16", "--batch", "2", "--warmup", 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from marked_processes import marked_env, processes_with  # noqa: E402
+from cli_process import CliRunner  # noqa: E402
+
+# See Note [the CLI's fork server]: each command starts from a child of the fork server, without
+# LibTorch's start-up; the runner processes it starts are real ones.
+RUNNER = None
 
 
 class YourDdp(unittest.TestCase):
@@ -44,8 +49,8 @@ class YourDdp(unittest.TestCase):
         self.tmp.cleanup()
 
     def ddp(self, *args, world=2, timeout=600):
-        return subprocess.run([CLI, "distributed", "ddp", "--world", str(world), *args], capture_output=True,
-                              text=True, timeout=timeout, env=self.env)
+        return RUNNER.run(["distributed", "ddp", "--world", str(world), *args], env=self.env, timeout=timeout,
+                          text=True)
 
     def points(self, p):
         return [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
@@ -252,4 +257,5 @@ class YourDdp(unittest.TestCase):
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))
+    RUNNER = CliRunner(CLI)
     unittest.main()

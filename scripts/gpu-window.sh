@@ -216,6 +216,10 @@ if want live; then
     session distributed-preset --preset ddp-strategies --run --screenshot "lanes=$LIVE/distributed-lanes.png" \
         --screenshot "strategies=$LIVE/distributed-strategies.png" --screenshot "strategies=$LIVE/distributed-strategies.csv" \
         --report "$LIVE/distributed.md"
+    # The compiled DDP step beside the eager one (Execution: both), on the GPUs present.
+    session distributed-compiled --experiment distributed --config '{"backend":"nccl","world":2,"experiment":"ddp","model":"small","context":256,"batch":4,"precisions":["bf16"],"strategies":["bucketed"],"buckets":"25","sharding":"off","exec":"both","warmup":3,"steps":10}' \
+        --run --screenshot "strategies=$LIVE/distributed-compiled-strategies.png" --screenshot "lanes=$LIVE/distributed-compiled-lanes.png" \
+        --report "$LIVE/distributed-compiled.md"
     session distributed-gloo --experiment distributed --config '{"backend":"gloo","world":2,"experiment":"ddp","model":"tiny","context":64,"batch":2,"precisions":["fp32"],"strategies":["overlap","bucketed"],"buckets":"1","sharding":"both","warmup":1,"steps":3}' \
         --run --screenshot "lanes=$LIVE/distributed-gloo-lanes.png" --screenshot "memory=$LIVE/distributed-gloo-memory.png"
     session distributed-allreduce --experiment distributed --config '{"backend":"gloo","world":4,"experiment":"allreduce","sizes":"1MB, 4MB, 16MB, 64MB","dtypes":["fp32","bf16"],"ar_warmup":2,"ar_iters":5,"ar_sweep_world":true}' \

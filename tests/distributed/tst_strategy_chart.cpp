@@ -189,6 +189,17 @@ void TestStrategyChart::oneGpuPointIsTheBaselineOfItsWork() {
         if (auto* item = qobject_cast<QCPPlottableLegendItem*>(chart->plot()->legend->item(i)))
             inLegend = inLegend || item->plottable()->name().contains(QStringLiteral("one GPU"));
     QVERIFY(inLegend);
+    // A compiled point is named so, and an eager one-GPU step is not its baseline (the compiled
+    // step is measured against a compiled one).
+    DistributedPoint compiled = ddpPoint("bucketed", 2);
+    compiled.ddp.exec = ExecMode::Compiled;
+    view.addItems(pointItems(4, compiled, 2));
+    QCOMPARE(chart->barCount(), 5);
+    QVERIFY2(chart->categories()[4].contains(QStringLiteral("MiB compiled,")),
+             qPrintable(chart->categories()[4]));
+    QVERIFY(!chart->categories()[1].contains(QStringLiteral("compiled")));
+    QCOMPARE(chart->baselines()[4], -1.0);
+    QCOMPARE(chart->baselines()[1], one);
 }
 
 void TestStrategyChart::aFailedPointSaysWhy() {

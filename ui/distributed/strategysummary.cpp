@@ -15,6 +15,7 @@ QString ddpPointName(const DistributedPoint& p) {
     QString s = qstr(d.strategy);
     if (strategyTraits(d.strategy).bucket_size)
         s += QStringLiteral(" %1 MiB").arg(d.bucket_mb, 0, 'g', 6);
+    if (d.exec == ExecMode::Compiled) s += QObject::tr(" compiled");
     if (d.shard_optimizer) s += QObject::tr(", sharded");
     return s + QStringLiteral(", ") + qstr(toString(d.precision));
 }
@@ -27,11 +28,11 @@ QString whyNotMeasured(const DistributedResult& r) {
     return qstr(toString(r.status));
 }
 
-// What makes two points' steps comparable apart from the ranks: the model, its precision and
-// each rank's batch.
+// What makes two points' steps comparable apart from the ranks: the model, its precision, each
+// rank's batch and the execution (a compiled step against a compiled one).
 auto workOf(const DistributedPoint& p) {
-    return std::tuple(p.ddp.model_size, p.ddp.context_length, p.ddp.batch_per_rank,
-                      p.ddp.precision);
+    return std::tuple(p.ddp.model_size, p.ddp.context_length, p.ddp.batch_per_rank, p.ddp.precision,
+                      p.ddp.exec);
 }
 
 }  // namespace

@@ -8,7 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <random>
 #include <stdexcept>
 
 namespace ts::dist {
@@ -23,19 +27,56 @@ std::optional<CommBackend> parseBackend(const std::string& name) {
     return std::nullopt;
 }
 
-int freeLoopbackPort() {
+// Note [a rendezvous port outside the ephemeral range]: a port the kernel picks for bind(0) comes
+// from the ephemeral range, the same range it picks the source port of every outgoing connection
+// from. Rank 1 connects to rank 0's store as soon as it starts, maybe before rank 0 listens; if the
+// kernel gives that connection the store's own port as its source, the socket connects to itself
+// (TCP's simultaneous open), rank 0's listen fails with EADDRINUSE and rank 1 waits for a store
+// that never answers. It happened once in tst_ddp_gpu on 2 x H200. So the port comes from below the
+// ephemeral range (read from /proc/sys/net/ipv4/ip_local_port_range), where no outgoing connection
+// takes its source port; bind(0) is the fallback when nothing there is free.
+namespace {
+
+int bindLoopback(int port) {  // the bound port, or -1
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) throw std::runtime_error("no socket for a rendezvous port");
+    if (fd < 0) return -1;
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
     socklen_t len = sizeof addr;
-    int port = -1;
+    int bound = -1;
     if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
         ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-        port = ntohs(addr.sin_port);
+        bound = ntohs(addr.sin_port);
     ::close(fd);
+    return bound;
+}
+
+int ephemeralLow() {
+    std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+    int low = 0;
+    int high = 0;
+    if (in >> low >> high && low > 1024 && low <= 65535) return low;
+    return 32768;  // Linux's default
+}
+
+}  // namespace
+
+int freeLoopbackPort() {  // See Note [a rendezvous port outside the ephemeral range]
+    const int high = ephemeralLow() - 1;
+    const int low = std::max(10000, high - 12000);
+    if (high > low) {
+        std::random_device seed;
+        std::mt19937 pick(seed());
+        const int span = high - low + 1;
+        const int start = static_cast<int>(pick() % static_cast<unsigned>(span));
+        for (int i = 0; i < 256; ++i) {
+            const int port = low + (start + i * 97) % span;
+            if (bindLoopback(port) == port) return port;
+        }
+    }
+    const int port = bindLoopback(0);
     if (port <= 0) throw std::runtime_error("no free port on 127.0.0.1 for the rendezvous");
     return port;
 }

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "thread_ranks.h"
 #include "trainscope/distributed/process_group.h"
@@ -51,4 +52,18 @@ TEST(ProcessGroup, BackendNames) {
     EXPECT_EQ(parseBackend("gloo"), CommBackend::Gloo);
     EXPECT_EQ(parseBackend("nccl"), CommBackend::Nccl);
     EXPECT_FALSE(parseBackend("mpi"));
+}
+
+// See Note [a rendezvous port outside the ephemeral range]: no outgoing connection can take the
+// port as its source, so a rank that connects early cannot connect to itself.
+TEST(ProcessGroup, RendezvousPortIsBelowTheEphemeralRange) {
+    std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+    int low = 32768;
+    int high = 60999;
+    range >> low >> high;
+    for (int i = 0; i < 20; ++i) {
+        const int port = freeLoopbackPort();
+        EXPECT_GE(port, 10000);
+        EXPECT_LT(port, low) << "a port in the ephemeral range " << low << "-" << high;
+    }
 }

@@ -62,8 +62,9 @@ struct ExternalLaunch {
 };
 std::optional<ExternalLaunch> externalLaunchFromEnvironment();
 
-// A TCP port on loopback that nothing listens on now (the kernel's choice), for a local
-// rendezvous. Another process could take it before rank 0 binds it; the launcher retries then.
+// A TCP port on loopback that nothing listens on now, below the ephemeral range, for a local
+// rendezvous (See Note [a rendezvous port outside the ephemeral range]). Another process could
+// take it before rank 0 binds it; the launcher retries then.
 int freeLoopbackPort();
 
 }  // namespace ts::dist

@@ -325,3 +325,55 @@ TEST(CompiledDdp, RefusedWhereItCannotRunAndNamedWhereItRuns) {
     r.point.ddp.exec = ExecMode::Eager;
     EXPECT_EQ(bucketModels({r}).size(), 1u);
 }
+
+// See Note [a step that varies]: the points whose steps vary by 5% or more are named with their
+// spread, and the report says why such a step varies; a steady point says nothing.
+TEST(DdpReport, StepsThatVaryAreNamedWithWhatSteadiesThem) {
+    auto result = [](dist::CommBackend backend, ExecMode exec, std::vector<double> totals) {
+        DistributedResult r;
+        r.point.ddp = tinySpec("bucketed", false);
+        r.point.ddp.exec = exec;
+        r.point.backend = backend;
+        r.point.world_size = 2;
+        for (int rank = 0; rank < 2; ++rank)
+            for (size_t i = 0; i < totals.size(); ++i) {
+                DdpStepRow row;
+                row.rank = rank;
+                row.step = static_cast<int>(i);
+                row.warmup = i == 0;
+                row.total_ms = totals[i] - (rank == 0 ? 1.0 : 0.0);  // rank 1 the slowest
+                row.forward_ms = row.total_ms / 3;
+                row.backward_ms = row.total_ms / 2;
+                r.steps.push_back(row);
+            }
+        return r;
+    };
+    const auto steady = result(dist::CommBackend::Nccl, ExecMode::Eager, {500, 100, 101, 100, 99});
+    EXPECT_EQ(formatStepSpread({steady}, TableFormat::Text), "");
+    // Two measured steps say nothing about a spread.
+    EXPECT_EQ(formatStepSpread({result(dist::CommBackend::Nccl, ExecMode::Eager, {500, 90, 150})},
+                               TableFormat::Text),
+              "");
+
+    const auto noisy = result(dist::CommBackend::Nccl, ExecMode::Eager, {500, 90, 150, 110, 95});
+    const std::string text = formatStepSpread({steady, noisy}, TableFormat::Text);
+    EXPECT_NE(text.find("Steps that vary"), std::string::npos) << text;
+    EXPECT_EQ(text.find("point 1 "), std::string::npos) << text;  // the steady one
+    EXPECT_NE(text.find("point 2 (ddp bucketed"), std::string::npos) << text;
+    EXPECT_NE(text.find("median 102.5 ms, from 90.00 to 150.0 ms over 4 steps"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("host's kernel launches"), std::string::npos) << text;
+    EXPECT_NE(text.find("--exec compiled"), std::string::npos) << text;
+    EXPECT_EQ(text.find("On Gloo"), std::string::npos) << text;
+    // ... and in the whole report, after the strategies.
+    const std::string all = formatDistributed({steady, noisy}, TableFormat::Text);
+    EXPECT_GT(all.find("Steps that vary"), all.find("DDP strategies")) << all;
+
+    const auto gloo = result(dist::CommBackend::Gloo, ExecMode::Eager, {50, 9, 15, 11, 9.5});
+    const std::string md = formatStepSpread({gloo}, TableFormat::Markdown);
+    EXPECT_NE(md.find("### Steps that vary"), std::string::npos) << md;
+    EXPECT_NE(md.find("- point 1"), std::string::npos) << md;
+    EXPECT_NE(md.find("On Gloo"), std::string::npos) << md;
+    EXPECT_EQ(md.find("host's kernel launches"), std::string::npos) << md;
+    EXPECT_EQ(formatStepSpread({gloo}, TableFormat::Csv), "");
+}

@@ -167,6 +167,73 @@ std::string formatDdpComparison(const std::vector<DistributedResult>& results, T
            renderTable(t, format);
 }
 
+// Note [a step that varies]: the report says which points' steps varied and why such a step
+// does, so that a reader compares what can be compared. Measured on 2 x H200 (docs/BENCHMARKS.md,
+// "The whole GPU suite again, and where the eager bf16 DDP step's extra time goes"): the eager bf16
+// step of the 2025 xl at 1,024 tokens a GPU keeps the GPU busy about a third of the step and waits
+// on the host's kernel launches, so it follows the host's pace, which moves from step to step and
+// from run to run (the one-GPU step's median ranged from 90 to 151 ms over nine runs on one
+// machine, its backward at 51 ms for a stretch of steps and at 86 ms for the next); fp32's longer
+// kernels keep a queue ahead of the host and vary by 0.3 ms. A compiled step (CUDA graphs) leaves
+// the host out and varies by 0.2 ms at the same size. On Gloo the ranks compute on the CPU and
+// share its cores. A point's steps "vary" when their standard deviation is 5% of their mean or
+// more, over 3 measured steps or more (fewer say nothing about a spread).
+std::string formatStepSpread(const std::vector<DistributedResult>& results, TableFormat format) {
+    if (format == TableFormat::Csv) return {};
+    std::vector<std::string> lines;
+    bool eager_gpu = false, gloo = false, compiled = false;
+    for (size_t i = 0; i < results.size(); ++i) {
+        const DistributedResult& r = results[i];
+        if (r.point.experiment != DistExperiment::Ddp || r.status != Status::Ok) continue;
+        const DdpSummary s = summarizeDdp(r);
+        if (s.steps < 3 || !(s.step_ms > 0) || s.step_std_ms < 0.05 * s.step_ms) continue;
+        double lo = 0, hi = 0;
+        bool any = false;
+        std::map<int, double> slowest;  // per measured step, the slowest rank's total
+        for (const auto& row : r.steps)
+            if (!row.warmup) slowest[row.step] = std::max(slowest[row.step], row.total_ms);
+        for (const auto& [step, t] : slowest) {
+            lo = any ? std::min(lo, t) : t;
+            hi = any ? std::max(hi, t) : t;
+            any = true;
+        }
+        lines.push_back(fmt::format(
+            "point {} ({}): ± {} ms around a mean of {} ms ({:.0f}%), median {} ms, from {} to {} "
+            "ms over {} steps",
+            i + 1, pointHeadline(r.point), ms(s.step_std_ms), ms(s.step_ms),
+            100 * s.step_std_ms / s.step_ms, ms(s.step_median_ms), ms(lo), ms(hi), s.steps));
+        if (r.point.backend == dist::CommBackend::Gloo)
+            gloo = true;
+        else if (r.point.ddp.exec == ExecMode::Compiled)
+            compiled = true;
+        else
+            eager_gpu = true;
+    }
+    if (lines.empty()) return {};
+    std::vector<std::string> why;
+    if (eager_gpu)
+        why.push_back(
+            "An eager step of short kernels (bf16, few tokens a GPU) keeps the GPU waiting on the "
+            "host's kernel launches, so it runs at the host's pace, which changes from step to "
+            "step and from run to run; a one-GPU step of the same size varies as much. Compare "
+            "medians, each beside a one-GPU step measured just before or after it, or run the "
+            "step compiled (--exec compiled: replayed as CUDA graphs, without the host).");
+    if (compiled)
+        why.push_back(
+            "A compiled step does not wait on the host: when it varies, look for other work on "
+            "the GPUs or their clocks.");
+    if (gloo)
+        why.push_back(
+            "On Gloo the ranks compute on the CPU and share its cores with each other and with "
+            "the machine's other work: more measured steps, or a quieter machine, steady them.");
+    std::string out = tableHeading("Steps that vary (5% or more of their mean)", format);
+    for (const auto& l : lines)
+        out += (format == TableFormat::Markdown ? "- " + markdownText(l) : "  " + l) + "\n";
+    for (const auto& w : why)
+        out += (format == TableFormat::Markdown ? "\n" + markdownText(w) : w) + "\n";
+    return out;
+}
+
 std::string formatDdpChecks(const std::vector<DistributedResult>& results, TableFormat format) {
     TextTable t;
     t.headers = {"point", "class", "check", "largest difference", "tolerance", "what was found"};
@@ -474,6 +541,8 @@ std::string formatDistributed(const std::vector<DistributedResult>& results, Tab
             "\n";
     }
     if (ddp) out += formatDdpComparison(results, format) + "\n" + formatDdpMemory(results, format);
+    if (const std::string spread = formatStepSpread(results, format); !spread.empty())
+        out += "\n" + spread;
     if (const std::string checks = formatDdpChecks(results, format); !checks.empty())
         out += "\n" + checks;
     if (const std::string fsdp = formatFsdpCommunication(results, format); !fsdp.empty())

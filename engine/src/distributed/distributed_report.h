@@ -23,6 +23,9 @@ std::string formatAllreduceFit(const std::vector<dist::AllreduceRow>& rows, Tabl
 // One row per DDP point: strategy, bucket, sharding, precision, step ms ± std, forward,
 // backward, communication waited for, hidden share, optimizer, peak, last loss, status.
 std::string formatDdpComparison(const std::vector<DistributedResult>& results, TableFormat format);
+// See Note [a step that varies]: the DDP points whose measured steps vary by 5% or more, each with
+// its spread, and what makes such a step vary and what steadies it. Empty when none does.
+std::string formatStepSpread(const std::vector<DistributedResult>& results, TableFormat format);
 // Per DDP point and rank: parameters, gradients, optimizer state, buffers, and the allocator
 // after model / forward / backward / optimizer.
 // The course's check of the user's classes (see Note [your DDP classes]); empty when none ran.

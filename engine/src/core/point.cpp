@@ -187,17 +187,21 @@ std::string compiledProblem(const PointConfig& c) {
             "runs "
             "eager or compiled",
             toString(c.exec));
-    if (c.device.rfind("cuda", 0) != 0)
+    return capturedStepProblem(c.device, c.precision, c.mode == Mode::Train, c.checkpoint);
+}
+
+std::string capturedStepProblem(std::string_view device, Precision precision, bool training,
+                                const Checkpointing& checkpoint) {
+    if (!device.empty() && device.rfind("cuda", 0) != 0)
         return "compiled mode captures CUDA graphs: it needs a CUDA device";
-    if (c.checkpoint.kind != Checkpointing::Kind::None)
+    if (checkpoint.kind != Checkpointing::Kind::None)
         return "compiled mode does not capture checkpointing's recompute (a backward inside "
                "backward); use the eager mode with --checkpoint";
     // GradScaler's steps are device ops and could be captured, but its skipped steps and scale
     // growth have not been checked against eager here: refused rather than trusted.
-    if (c.precision == Precision::FP16 && c.mode == Mode::Train)
+    if (precision == Precision::FP16 && training)
         return "compiled mode does not capture fp16 training: its dynamic loss scaling "
-               "(GradScaler) is not "
-               "captured here; use bf16 or fp32, or the eager mode";
+               "(GradScaler) is not captured here; use bf16 or fp32, or the eager mode";
     return {};
 }
 

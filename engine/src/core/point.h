@@ -107,6 +107,12 @@ std::string hostMemoryProblem(const PointConfig& c, int64_t available);
 std::vector<std::string> validatePoint(const PointConfig& c);
 // Why the point cannot run in compiled mode (empty when it can, or when it is eager).
 std::string compiledProblem(const PointConfig& c);
+// Why a training step of these settings cannot be captured as CUDA graphs, whoever builds it (a
+// point's compiledProblem, a DDP spec's, the step itself): a device other than CUDA (`device`
+// empty: not checked here), checkpointing's recompute, fp16 training's loss scaling; empty when
+// it can be.
+std::string capturedStepProblem(std::string_view device, Precision precision, bool training,
+                                const Checkpointing& checkpoint);
 // Why the point's source cannot run as set (the Python source without --code, a timeout out of
 // range); empty when it can.
 std::string sourceProblem(const PointConfig& c);

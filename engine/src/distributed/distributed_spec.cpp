@@ -118,13 +118,8 @@ std::string ddpExecProblem(const DdpSpec& spec) {
             "{} is not captured: its units are gathered and freed by host hooks around each "
             "block; use --exec eager",
             spec.strategy);
-    if (spec.checkpoint.kind != Checkpointing::Kind::None)
-        return "compiled mode does not capture checkpointing's recompute (a backward inside "
-               "backward); use --exec eager with --checkpoint";
-    if (spec.precision == Precision::FP16)
-        return "compiled mode does not capture fp16 training: its dynamic loss scaling "
-               "(GradScaler) is not captured here; use bf16 or fp32";
-    return {};
+    // The device is the rank's, set at launch; NCCL's GPUs are checked with the backend.
+    return capturedStepProblem({}, spec.precision, true, spec.checkpoint);
 }
 
 std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {

@@ -38,15 +38,12 @@ TrainingStep::TrainingStep(const TrainingSetup& setup, const c10::Device& device
     inputs_ = at::randint(setup.model.vocab_size, shape, tok);
     targets_ = at::randint(setup.model.vocab_size, shape, tok);
     if (setup.exec == ExecMode::Compiled) {
-        // The benchmark's validation says the same before a point starts (compiledProblem).
-        if (!device.is_cuda())
-            throw std::invalid_argument(
-                "compiled mode captures CUDA graphs: it needs a CUDA device");
-        if (scaler_)
-            throw std::invalid_argument(
-                "compiled mode does not capture fp16 training: its dynamic loss scaling "
-                "(GradScaler) is not "
-                "captured here; use bf16 or fp32, or the eager mode");
+        // The labs' validation says the same before a point starts (compiledProblem).
+        if (const std::string problem =
+                capturedStepProblem(device.is_cuda() ? "cuda" : device.str(), setup.precision,
+                                    setup.mode == Mode::Train, setup.checkpoint);
+            !problem.empty())
+            throw std::invalid_argument(problem);
         model_->setFused(compiledUsesFusedKernels());
         if (model_->fused() && setup.precision != Precision::FP32 && setup.weight_copies &&
             compiledUsesWeightCopies()) {

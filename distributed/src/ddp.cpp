@@ -167,10 +167,14 @@ public:
         std::shared_ptr<std::atomic<int64_t>> done;  // Gloo: the future's completion (0: not yet)
         bool set() const { return event || done || host != Clock::time_point{}; }
     };
+    // Each step's start: the events of the step before may be recorded again from here on (its
+    // times have been read: timeline() comes before the next step).
     void start(const c10::Device& device) {
+        if (device != device_) pool_.clear();
         device_ = device;
         if (device_.is_cuda() && !side_)
             side_ = c10::impl::VirtualGuardImpl(device_.type()).getStreamFromGlobalPool(device_);
+        used_ = 0;
         start_ = now();
     }
     // Now: the host's clock, and on a GPU an event on the current stream.
@@ -178,7 +182,7 @@ public:
         Stamp s;
         s.host = Clock::now();
         if (device_.is_cuda()) {
-            s.event = std::make_shared<c10::Event>(device_.type(), c10::EventFlag::BACKEND_DEFAULT);
+            s.event = nextEvent();
             s.event->record(c10::impl::VirtualGuardImpl(device_.type()).getStream(device_));
         }
         return s;
@@ -188,7 +192,7 @@ public:
     Stamp completion(const WorkPtr& work) const {
         Stamp s;
         if (device_.is_cuda()) {
-            s.event = std::make_shared<c10::Event>(device_.type(), c10::EventFlag::BACKEND_DEFAULT);
+            s.event = nextEvent();
             {
                 c10::StreamGuard guard(*side_);
                 work->wait();  // NCCL: the side stream waits on the device, the host does not
@@ -225,9 +229,21 @@ public:
     }
 
 private:
+    // A step's events come from a pool kept across steps: a step records one per gradient and
+    // two per bucket (hundreds at xl), and in a step whose pace is the host's, creating and
+    // destroying each of them every step shows (see Note [a bucket's gradients in one copy]).
+    std::shared_ptr<c10::Event> nextEvent() const {
+        if (used_ == pool_.size())
+            pool_.push_back(
+                std::make_shared<c10::Event>(device_.type(), c10::EventFlag::BACKEND_DEFAULT));
+        return pool_[used_++];
+    }
+
     c10::Device device_{c10::kCPU};
     std::optional<c10::Stream> side_;
     Stamp start_;
+    mutable std::vector<std::shared_ptr<c10::Event>> pool_;
+    mutable size_t used_ = 0;
 };
 
 // A flat buffer holding some parameters' gradients back to back.
@@ -392,15 +408,25 @@ private:
 };
 
 // Note [gradients as bucket views]: as in PyTorch's reducer (gradient_as_bucket_view), a bucket
-// is one flat tensor and each of its parameters' gradients is a view into it, so nothing is
-// copied into the bucket before its all-reduce nor back after it: autograd accumulates each
-// gradient straight into the bucket (AccumulateGrad adds into a defined gradient in place), the
-// all-reduce and the division by the world size run on the bucket, and the optimizer reads the
-// views. The training step drops its gradients before each step (set to none, as
-// optimizer.zero_grad() does), so beforeBackward() zeroes the buckets (one fill each) and gives
-// every parameter its view again. A gradient that still arrives as a tensor of its own (a
-// backward outside the protocol replaced it) is copied into its view and the view put back, as the
-// reducer does when gradients were set to none; counters().gradient_copies says how often.
+// is one flat tensor and, once the bucket has its gradients, each of its parameters' gradients is
+// a view into it: the all-reduce and the division by the world size run on the bucket, the
+// optimizer reads the views, and nothing is copied back. How the gradients get into the bucket
+// is See Note [a bucket's gradients in one copy]. A gradient replaced after its bucket was filled
+// (a backward outside the protocol) is copied into its view after the all-reduces and the view
+// put back; counters().gradient_copies says how often.
+//
+// Note [a bucket's gradients in one copy]: the training step drops its gradients before each
+// step (set to none, as optimizer.zero_grad() does) and beforeBackward() leaves them so, so that
+// AccumulateGrad keeps each gradient backward gives it as it is, with no kernel. When a bucket's
+// last gradient is ready, one batched copy (_foreach_copy_: a launch or two for the whole bucket
+// on a GPU) puts them into the bucket, the slots of parameters backward gave no gradient are
+// zeroed, every gradient becomes its view, and the all-reduce is launched. Until this commit
+// each gradient was its view from backward's start: beforeBackward() zero-filled every bucket and
+// AccumulateGrad added each gradient into its view, an add kernel a gradient. On a GPU the
+// eager bf16 step of xl waits on the host's launches (docs/BENCHMARKS.md, "where the eager bf16
+// DDP step's extra time goes"): one rank of that DDP added 342 launches and 11 ms of
+// AccumulateGrad and hook to backward's host thread, against one GPU's step, where AccumulateGrad
+// takes the gradient as it is. Between steps the gradients are still views into the same buckets.
 //
 // The overlapped strategy is the same class with a bucket per parameter (launched as each
 // gradient is ready, in reverse registration order), the bucketed one with assignBuckets' buckets.
@@ -466,7 +492,7 @@ public:
         std::fill(launched_.begin(), launched_.end(), StepClock::Stamp{});
         std::fill(ended_.begin(), ended_.end(), StepClock::Stamp{});
         std::fill(ready_.begin(), ready_.end(), StepClock::Stamp{});
-        bindViews();
+        releaseGradients();  // See Note [a bucket's gradients in one copy]
         for (size_t b = 0; b < buckets_.size(); ++b)
             pending_[b] = static_cast<int>(buckets_[b].params.size());
         std::fill(works_.begin(), works_.end(), WorkPtr());
@@ -480,8 +506,8 @@ public:
         TORCH_CHECK(in_backward_, name(), ": afterBackward() without beforeBackward()");
         log_.syncStarted();
         in_backward_ = false;
-        // A parameter backward gave no gradient keeps its zeroed view: every rank still launches
-        // every bucket.
+        // A parameter backward gave no gradient gets a zeroed slot (fill()): every rank still
+        // launches every bucket.
         while (next_ < buckets_.size()) launch(next_++);
         for (size_t b = 0; b < buckets_.size(); ++b) {
             works_[b]->wait();  // captured: the current stream waits, and so joins NCCL's back
@@ -528,12 +554,36 @@ public:
     }
 
 private:
-    // Zeroed buckets, each gradient its view.
+    // Zeroed buckets, each gradient its view: the gradients between prepare() and the first step.
     void bindViews() {
         at::NoGradGuard no_grad;
         for (auto& b : buckets_) b.data.zero_();
         for (size_t i = 0; i < params_.size(); ++i)
             const_cast<at::Tensor&>(params_[i]).mutable_grad() = views_[i];
+    }
+    // No gradients: AccumulateGrad keeps the ones backward gives (See Note [a bucket's gradients in
+    // one copy]).
+    void releaseGradients() {
+        for (const auto& p : params_) const_cast<at::Tensor&>(p).mutable_grad() = at::Tensor();
+    }
+    // Bucket b's gradients into it, each gradient its view (See Note [a bucket's gradients in one
+    // copy]).
+    void fill(size_t b) {
+        at::NoGradGuard no_grad;
+        std::vector<at::Tensor> into, from;
+        for (int member : buckets_[b].params) {
+            const auto i = static_cast<size_t>(member);
+            at::Tensor& g = const_cast<at::Tensor&>(params_[i]).mutable_grad();
+            if (g.defined() && g.is_same(views_[i])) continue;
+            if (g.defined()) {
+                into.push_back(views_[i]);
+                from.push_back(g);
+            } else {
+                views_[i].zero_();
+            }
+            g = views_[i];
+        }
+        if (!into.empty()) at::_foreach_copy_(into, from);
     }
     // The gradient of parameter i back in its view, copied there if it is a tensor of its own.
     void useView(size_t i) {
@@ -552,7 +602,6 @@ private:
         if (!in_backward_) return;
         if (!captured_)
             ready_[static_cast<size_t>(index)] = clock_.now();  // See Note [per-bucket timing]
-        useView(static_cast<size_t>(index));
         --pending_[where_[static_cast<size_t>(index)].first];
         while (next_ < buckets_.size() && pending_[next_] == 0) {
             launch(next_++);
@@ -560,6 +609,7 @@ private:
         }
     }
     void launch(size_t b) {
+        fill(b);
         if (!captured_) launched_[b] = clock_.now();
         // See Note [the average in the collective]
         works_[b] = record(log_.track(averaged_ ? allreduceAverage(group_, buckets_[b].data)

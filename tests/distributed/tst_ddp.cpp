@@ -155,9 +155,11 @@ TEST(Strategies, GradientsAreViewsIntoTheirBucketsNothingCopied) {
     }
 }
 
-TEST(Strategies, AGradientReplacedInBackwardIsCopiedIntoItsBucket) {
-    // A backward outside the protocol's care: a gradient set to none after beforeBackward()
-    // arrives as a tensor of its own; it is copied into its view, counted, and still averaged.
+TEST(Strategies, GradientsArriveAsTheirOwnAndAreFilledIntoTheirBucket) {
+    // See Note [a bucket's gradients in one copy]: beforeBackward() drops every gradient, even
+    // views set before it, so AccumulateGrad keeps what backward gives; each bucket is filled
+    // with them in one copy when it is complete, every gradient its view after, averaged, and
+    // nothing copied one by one.
     std::vector<SyncCounters> counters(2);
     std::vector<std::vector<at::Tensor>> grads(2);
     auto errors = runThreadRanks(2, [&](Group& g) {
@@ -165,21 +167,78 @@ TEST(Strategies, AGradientReplacedInBackwardIsCopiedIntoItsBucket) {
         auto [x, y] = globalBatch(2);
         auto sync = makeGradientSync("bucketed", 25.0);
         sync->prepare(g, p);
+        for (auto& t : p) t.mutable_grad() = at::full_like(t, 100.0);  // stale: must not count
         sync->beforeBackward();
-        p[2].mutable_grad() = at::Tensor();
+        for (auto& t : p) EXPECT_FALSE(t.grad().defined());
         lossOf(p, x.narrow(0, 4 * g.rank, 4), y.narrow(0, 4 * g.rank, 4)).backward();
         sync->afterBackward();
         counters[static_cast<size_t>(g.rank)] = sync->counters();
-        for (auto& t : p) grads[static_cast<size_t>(g.rank)].push_back(t.grad().clone());
-        EXPECT_TRUE(p[2].grad().is_alias_of(p[0].grad()));
+        for (auto& t : p) {
+            EXPECT_TRUE(t.grad().is_alias_of(p[0].grad()));
+            grads[static_cast<size_t>(g.rank)].push_back(t.grad().clone());
+        }
     });
     EXPECT_NO_RANK_ERRORS(errors);
     const auto ref = referenceGrads(2);
     for (int r = 0; r < 2; ++r) {
-        EXPECT_EQ(counters[static_cast<size_t>(r)].gradient_copies, 1);
+        EXPECT_EQ(counters[static_cast<size_t>(r)].gradient_copies, 0);
         for (size_t i = 0; i < ref.size(); ++i)
             EXPECT_TRUE(at::allclose(grads[static_cast<size_t>(r)][i], ref[i], 1e-5, 1e-6)) << i;
     }
+}
+
+TEST(Strategies, AParameterWithoutAGradientGetsAZeroSlotAndEveryBucketIsLaunched) {
+    // Backward gives only p[0] a gradient: the other buckets are launched by afterBackward()
+    // (every rank makes the same calls), and the others' gradients are zeroed views.
+    for (const std::string strategy : {"bucketed", "overlap"}) {
+        SCOPED_TRACE(strategy);
+        std::vector<SyncCounters> counters(2);
+        std::vector<std::vector<at::Tensor>> grads(2);
+        auto errors = runThreadRanks(2, [&](Group& g) {
+            auto p = makeParams();
+            auto sync = makeGradientSync(strategy, 300.0 / (1024 * 1024));
+            sync->prepare(g, p);
+            sync->beforeBackward();
+            (p[0].sum() * static_cast<double>(g.rank + 1)).backward();
+            sync->afterBackward();
+            counters[static_cast<size_t>(g.rank)] = sync->counters();
+            for (auto& t : p) grads[static_cast<size_t>(g.rank)].push_back(t.grad().clone());
+        });
+        EXPECT_NO_RANK_ERRORS(errors);
+        for (int r = 0; r < 2; ++r) {
+            const auto& got = grads[static_cast<size_t>(r)];
+            EXPECT_EQ(counters[static_cast<size_t>(r)].collectives, strategy == "overlap" ? 4 : 2);
+            EXPECT_TRUE(at::allclose(got[0], at::full_like(got[0], 1.5)));
+            for (size_t i = 1; i < got.size(); ++i)
+                EXPECT_EQ(got[i].abs().sum().item<double>(), 0.0);
+        }
+    }
+}
+
+TEST(Strategies, AGradientReplacedAfterItsBucketIsCopiedIntoItsView) {
+    // A backward outside the protocol's care: a gradient replaced after its bucket was filled
+    // (here between backward and afterBackward) is a tensor of its own again; afterBackward()
+    // puts it into its view, so that the optimizer still reads the buckets, and counts it.
+    std::vector<SyncCounters> counters(2);
+    auto errors = runThreadRanks(2, [&](Group& g) {
+        auto p = makeParams();
+        auto [x, y] = globalBatch(2);
+        auto sync = makeGradientSync("overlap", 25.0);
+        sync->prepare(g, p);
+        const void* view = nullptr;
+        for (int step = 0; step < 2; ++step) {
+            sync->beforeBackward();
+            lossOf(p, x.narrow(0, 4 * g.rank, 4), y.narrow(0, 4 * g.rank, 4)).backward();
+            if (step == 1) p[2].mutable_grad() = at::full_like(p[2], 7.0);
+            sync->afterBackward();
+            if (step == 0) view = p[2].grad().const_data_ptr();
+        }
+        counters[static_cast<size_t>(g.rank)] = sync->counters();
+        EXPECT_TRUE(at::equal(p[2].grad(), at::full_like(p[2], 7.0)));
+        EXPECT_EQ(p[2].grad().const_data_ptr(), view);  // its view, the bucket of step 0
+    });
+    EXPECT_NO_RANK_ERRORS(errors);
+    for (int r = 0; r < 2; ++r) EXPECT_EQ(counters[static_cast<size_t>(r)].gradient_copies, 1);
 }
 
 TEST(Strategies, MixedDtypesAreAveragedInTheirOwnDtype) {

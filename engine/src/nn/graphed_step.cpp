@@ -39,14 +39,13 @@
 // step, NCCL's collectives included, so that a replay is the whole data-parallel step with no
 // host code between its kernels.
 //  a. What the graphs hold. Forward: as above. Backward: before_backward (the sync's
-//     beforeBackward: the bucket buffers' zero fills, captured; the gradients made views into
-//     them again, host only and the same every time) and backward, during which the overlapped
-//     strategies' gradient hooks launch their all-reduces on autograd's device thread, whose
-//     current stream is the capturing one. Sync, a fourth graph between marks 2 and 4:
-//     after_backward (flat: the copies into the flat buffer, the all-reduce, its wait, the
-//     division, the copies back; naive: each gradient's; zero1: the reduce-scatter). Optimizer:
-//     optimizer_step (sharded: the shard's AdamW then the owners' broadcasts; zero1: the slice's
-//     AdamW then the all-gather) or FusedAdamW.
+//     beforeBackward: the gradients dropped, host only and the same every time) and backward,
+//     during which the overlapped strategies' gradient hooks fill their buckets and launch their
+//     all-reduces on autograd's device thread, whose current stream is the capturing one. Sync, a
+//     fourth graph between marks 2 and 4: after_backward (flat: the copies into the flat buffer,
+//     the all-reduce, its wait, the division, the copies back; naive: each gradient's; zero1: the
+//     reduce-scatter). Optimizer: optimizer_step (sharded: the shard's AdamW then the owners'
+//     broadcasts; zero1: the slice's AdamW then the all-gather) or FusedAdamW.
 //  b. NCCL under capture (c10d's ProcessGroupNCCL): a collective issued while the current stream
 //     captures is not handed to the watchdog; NCCL's stream waits for the current stream through
 //     an event, which forks it into the capture, and Work::wait() makes the current stream wait
@@ -66,8 +65,10 @@
 //     -1 for the overlapped ones; buckets and gradients are empty; memory after forward and
 //     after backward are the capture's (the graphs' pool keeps those blocks for the replays).
 //  d. Gradients: the buckets are allocated by the sync's prepare(), before capture, and never
-//     again; AccumulateGrad adds into a defined gradient, so the zero fill must be in the graph
-//     and is (item a). flat and naive read gradients that backward's graph allocates (item 2).
+//     again; backward's graph allocates the gradients (item 2) and the bucketed strategies copy
+//     each bucket's into it in the same graph (See Note [a bucket's gradients in one copy] in
+//     distributed/src/ddp.cpp), so every replay fills the buckets afresh. flat and naive read
+//     the gradients backward's graph allocates.
 //  e. The warm-up steps run the hooks, collectives included: NCCL's communicators are made at a
 //     process group's first collective on a device (never during a capture), the sharded
 //     optimizer's state exists before capture, and every rank captures the same collectives in

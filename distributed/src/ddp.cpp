@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -427,6 +428,8 @@ private:
 // DDP step's extra time goes"): one rank of that DDP added 342 launches and 11 ms of
 // AccumulateGrad and hook to backward's host thread, against one GPU's step, where AccumulateGrad
 // takes the gradient as it is. Between steps the gradients are still views into the same buckets.
+// TRAINSCOPE_DDP_FILL=add brings the old way back (zero fills, an add a gradient), so that one
+// build can time both in one call (scripts/ddp-overhead-evidence.sh).
 //
 // The overlapped strategy is the same class with a bucket per parameter (launched as each
 // gradient is ready, in reverse registration order), the bucketed one with assignBuckets' buckets.
@@ -492,7 +495,11 @@ public:
         std::fill(launched_.begin(), launched_.end(), StepClock::Stamp{});
         std::fill(ended_.begin(), ended_.end(), StepClock::Stamp{});
         std::fill(ready_.begin(), ready_.end(), StepClock::Stamp{});
-        releaseGradients();  // See Note [a bucket's gradients in one copy]
+        // See Note [a bucket's gradients in one copy]
+        if (add_into_views_)
+            bindViews();
+        else
+            releaseGradients();
         for (size_t b = 0; b < buckets_.size(); ++b)
             pending_[b] = static_cast<int>(buckets_[b].params.size());
         std::fill(works_.begin(), works_.end(), WorkPtr());
@@ -621,6 +628,12 @@ private:
     }
 
     std::string name_;
+    // TRAINSCOPE_DDP_FILL=add: each gradient its view from backward's start (See Note [a bucket's
+    // gradients in one copy]).
+    bool add_into_views_ = [] {
+        const char* v = std::getenv("TRAINSCOPE_DDP_FILL");
+        return v && std::string(v) == "add";
+    }();
     int64_t bucket_bytes_;   // 0: one parameter per bucket
     bool averaged_ = false;  // NCCL: no division after backward (set by prepare)
     std::vector<FlatBuffer> buckets_;

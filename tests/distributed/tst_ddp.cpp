@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstdlib>
 #include <numeric>
 
 #include "thread_ranks.h"
@@ -185,6 +186,36 @@ TEST(Strategies, GradientsArriveAsTheirOwnAndAreFilledIntoTheirBucket) {
         for (size_t i = 0; i < ref.size(); ++i)
             EXPECT_TRUE(at::allclose(grads[static_cast<size_t>(r)][i], ref[i], 1e-5, 1e-6)) << i;
     }
+}
+
+TEST(Strategies, TheOldFillByAddingIntoViewsAveragesTheSame) {
+    // TRAINSCOPE_DDP_FILL=add (See Note [a bucket's gradients in one copy]): each gradient its
+    // zeroed view from backward's start, AccumulateGrad adding into it; the same averages.
+    ::setenv("TRAINSCOPE_DDP_FILL", "add", 1);
+    for (const std::string strategy : {"bucketed", "overlap"}) {
+        SCOPED_TRACE(strategy);
+        std::vector<std::vector<at::Tensor>> grads(2);
+        auto errors = runThreadRanks(2, [&](Group& g) {
+            auto p = makeParams();
+            auto [x, y] = globalBatch(2);
+            auto sync = makeGradientSync(strategy, 25.0);
+            sync->prepare(g, p);
+            for (int step = 0; step < 2; ++step) {
+                sync->beforeBackward();
+                for (auto& t : p) EXPECT_TRUE(t.grad().defined());  // its view, zeroed
+                lossOf(p, x.narrow(0, 4 * g.rank, 4), y.narrow(0, 4 * g.rank, 4)).backward();
+                sync->afterBackward();
+            }
+            for (auto& t : p) grads[static_cast<size_t>(g.rank)].push_back(t.grad().clone());
+        });
+        EXPECT_NO_RANK_ERRORS(errors);
+        const auto ref = referenceGrads(2);
+        for (int r = 0; r < 2; ++r)
+            for (size_t i = 0; i < ref.size(); ++i)
+                EXPECT_TRUE(at::allclose(grads[static_cast<size_t>(r)][i], ref[i], 1e-5, 1e-6))
+                    << i;
+    }
+    ::unsetenv("TRAINSCOPE_DDP_FILL");
 }
 
 TEST(Strategies, AParameterWithoutAGradientGetsAZeroSlotAndEveryBucketIsLaunched) {

@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -21,6 +20,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "dtype_groups.h"
+#include "gradient_views.h"
 #include "trainscope/distributed/buckets.h"
 
 namespace ts::dist {
@@ -499,7 +499,7 @@ public:
         if (add_into_views_)
             bindViews();
         else
-            releaseGradients();
+            dropGradients(params_);
         for (size_t b = 0; b < buckets_.size(); ++b)
             pending_[b] = static_cast<int>(buckets_[b].params.size());
         std::fill(works_.begin(), works_.end(), WorkPtr());
@@ -568,41 +568,12 @@ private:
         for (size_t i = 0; i < params_.size(); ++i)
             const_cast<at::Tensor&>(params_[i]).mutable_grad() = views_[i];
     }
-    // No gradients: AccumulateGrad keeps the ones backward gives (See Note [a bucket's gradients in
-    // one copy]).
-    void releaseGradients() {
-        for (const auto& p : params_) const_cast<at::Tensor&>(p).mutable_grad() = at::Tensor();
-    }
     // Bucket b's gradients into it, each gradient its view (See Note [a bucket's gradients in one
     // copy]).
-    void fill(size_t b) {
-        at::NoGradGuard no_grad;
-        std::vector<at::Tensor> into, from;
-        for (int member : buckets_[b].params) {
-            const auto i = static_cast<size_t>(member);
-            at::Tensor& g = const_cast<at::Tensor&>(params_[i]).mutable_grad();
-            if (g.defined() && g.is_same(views_[i])) continue;
-            if (g.defined()) {
-                into.push_back(views_[i]);
-                from.push_back(g);
-            } else {
-                views_[i].zero_();
-            }
-            g = views_[i];
-        }
-        if (!into.empty()) at::_foreach_copy_(into, from);
-    }
+    void fill(size_t b) { gradientsIntoViews(params_, views_, buckets_[b].params); }
     // The gradient of parameter i back in its view, copied there if it is a tensor of its own.
     void useView(size_t i) {
-        at::Tensor& g = const_cast<at::Tensor&>(params_[i]).mutable_grad();
-        if (g.defined() && g.is_same(views_[i])) return;
-        at::NoGradGuard no_grad;
-        if (g.defined())
-            views_[i].copy_(g);
-        else
-            views_[i].zero_();
-        g = views_[i];
-        ++counters_.gradient_copies;
+        counters_.gradient_copies += gradientsIntoViews(params_, views_, {static_cast<int>(i)});
     }
     void onReady(int index) override {
         std::lock_guard lock(mutex_);
@@ -628,14 +599,9 @@ private:
     }
 
     std::string name_;
-    // TRAINSCOPE_DDP_FILL=add: each gradient its view from backward's start (See Note [a bucket's
-    // gradients in one copy]).
-    bool add_into_views_ = [] {
-        const char* v = std::getenv("TRAINSCOPE_DDP_FILL");
-        return v && std::string(v) == "add";
-    }();
-    int64_t bucket_bytes_;   // 0: one parameter per bucket
-    bool averaged_ = false;  // NCCL: no division after backward (set by prepare)
+    bool add_into_views_ = fillByAdding();  // See Note [a bucket's gradients in one copy]
+    int64_t bucket_bytes_;                  // 0: one parameter per bucket
+    bool averaged_ = false;                 // NCCL: no division after backward (set by prepare)
     std::vector<FlatBuffer> buckets_;
     std::vector<std::pair<size_t, size_t>> where_;  // parameter → (bucket, slot)
     std::vector<at::Tensor> views_;                 // parameter → its gradient's view

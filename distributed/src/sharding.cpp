@@ -11,6 +11,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "dtype_groups.h"
+#include "gradient_views.h"
 
 namespace ts::dist {
 
@@ -193,24 +194,21 @@ void ReduceScatterSharding::bindGradients() {
 
 void ReduceScatterSharding::beforeBackward() {
     GradientSync::beforeBackward();
-    bindGradients();
+    // See Note [a bucket's gradients in one copy] (ddp.cpp): AccumulateGrad keeps what backward
+    // gives, and afterBackward() copies each flat buffer's gradients in at once. The buffers'
+    // padding past the last parameter was zeroed by prepare() and is never written.
+    if (fillByAdding())
+        bindGradients();
+    else
+        dropGradients(params_);
 }
 
 void ReduceScatterSharding::afterBackward() {
     const auto t0 = std::chrono::steady_clock::now();
     at::NoGradGuard no_grad;
-    // A gradient that arrived as a tensor of its own goes into its view (see Note [gradients as
-    // bucket views]).
-    for (size_t i = 0; i < params_.size(); ++i) {
-        at::Tensor& g = const_cast<at::Tensor&>(params_[i]).mutable_grad();
-        if (g.defined() && g.is_same(views_[i])) continue;
-        if (g.defined())
-            views_[i].copy_(g);
-        else
-            views_[i].zero_();
-        g = views_[i];
-        ++counters_.gradient_copies;
-    }
+    // Each flat buffer's gradients in one batched copy, every gradient its view after (See Note
+    // [a bucket's gradients in one copy] in ddp.cpp).
+    for (const auto& f : flats_) gradientsIntoViews(params_, views_, f.params);
     std::vector<c10::intrusive_ptr<c10d::Work>> works;
     for (auto& f : flats_) {
         at::Tensor out = f.slice.mutable_grad();

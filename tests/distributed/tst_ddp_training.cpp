@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstdlib>
+
 #include "core/observer.h"
 #include "distributed/ddp_buckets.h"
 #include "distributed/ddp_rank.h"
@@ -109,6 +111,26 @@ TEST(DdpTrainingZero1, ReduceScatterAndAllGatherTrainLikeOneProcess) {
                 << "rank " << r << " parameter " << i;
         for (size_t k = 0; k < flat[r].rows.size(); ++k)
             EXPECT_NEAR(zero1[r].rows[k].global_loss, flat[r].rows[k].global_loss, 1e-6);
+    }
+}
+
+TEST(DdpTrainingFill, TheOldFillByAddingTrainsTheSame) {
+    // See Note [a bucket's gradients in one copy]: TRAINSCOPE_DDP_FILL=add (each gradient its
+    // zeroed view from backward's start) trains as the default fill does, bit for bit on Gloo.
+    for (const char* strategy : {"bucketed", "zero1"}) {
+        SCOPED_TRACE(strategy);
+        const auto copied = train(tinySpec(strategy, false), 2);
+        ::setenv("TRAINSCOPE_DDP_FILL", "add", 1);
+        const auto added = train(tinySpec(strategy, false), 2);
+        ::unsetenv("TRAINSCOPE_DDP_FILL");
+        for (size_t r = 0; r < 2; ++r) {
+            ASSERT_EQ(copied[r].params.size(), added[r].params.size());
+            for (size_t i = 0; i < added[r].params.size(); ++i)
+                EXPECT_TRUE(at::equal(copied[r].params[i], added[r].params[i]))
+                    << "rank " << r << " parameter " << i;
+            for (size_t k = 0; k < added[r].rows.size(); ++k)
+                EXPECT_EQ(copied[r].rows[k].global_loss, added[r].rows[k].global_loss);
+        }
     }
 }
 

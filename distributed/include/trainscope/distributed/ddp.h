@@ -24,9 +24,10 @@ struct SyncCounters {
     int launched_before_sync =
         0;              // ... of them before afterBackward() began (from the gradient hooks)
     int64_t bytes = 0;  // gradient bytes this rank all-reduced (the payload, not the wire)
-    // Gradients that arrived as tensors of their own and were copied into their bucket (see Note
-    // [gradients as bucket views]): 0 in the protocol's steps; the flat strategy copies every
-    // gradient by design and does not count here.
+    // Gradients replaced after their bucket was filled, copied into their view one by one after
+    // the all-reduces (see Note [gradients as bucket views]): 0 in the protocol's steps. The
+    // buckets' batched fills (See Note [a bucket's gradients in one copy]) and the flat
+    // strategy's copies do not count here.
     int gradient_copies = 0;
     double wait_ms = 0;  // afterBackward(): launching what was left, waiting, averaging
     // How long communication ran while backward still did (the union of the collectives' spans

@@ -66,8 +66,9 @@ private:
 // flat gradients leaves each rank the averaged slice it steps ((N−1)/N·G), and an all-gather of
 // the stepped slices ((N−1)/N·P) replaces the broadcasts: (N−1)/N·G fewer bytes per rank and
 // step. Here each dtype's parameters become views into one flat buffer, padded to a multiple of
-// N, and their gradients views into another (see Note [gradients as bucket views]), so the
-// collectives run on the flat buffers and nothing is copied but the slice sent to the
+// N, and their gradients are copied into another after backward, in one batched copy, and are
+// views into it from then on (See Note [a bucket's gradients in one copy] in ddp.cpp), so the
+// collectives run on the flat buffers and nothing else is copied but the slice sent to the
 // all-gather. The slice's optimizer is AdamW over one flat tensor, which is element-wise the
 // same as AdamW over the parameters. After afterBackward() a rank holds the averaged gradient of
 // its own slice only (the rest of the flat gradient is its local sum).

@@ -154,7 +154,7 @@ void addBenchCommand(CLI::App& app, int& code) {
                              fmt::join(swept, ", ")));
     bench->option_defaults()->multi_option_policy(
         CLI::MultiOptionPolicy::TakeLast);  // last one wins
-    addPointOptions(*bench, *o, /*measured_steps=*/true);
+    addPointOptions(*bench, *o, /*measured_steps=*/true, /*exec=*/true);
     addCodeOptions(*bench, *o);
     bench->add_flag("--check", o->check,
                     "With --code: say what it names (the interpreter, torch, the model, the "

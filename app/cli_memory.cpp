@@ -361,7 +361,7 @@ void addMemoryCommand(CLI::App& app, int& code) {
                            "by category, the peak against the analytic model, the largest "
                            "allocations, and the OOM frontier.");
     cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    addPointOptions(*cmd, o->point, /*measured_steps=*/false);
+    addPointOptions(*cmd, o->point, /*measured_steps=*/false, /*exec=*/false);
     addCodeOptions(*cmd, o->point);  // the user's code, its allocator history recorded
     cmd->get_option("--warmup")
         ->description("Warm-up steps, run before the allocator's history is turned on");

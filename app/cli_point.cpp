@@ -139,15 +139,17 @@ bool given(const BenchOptions& o, std::string_view name) {
     return std::find(o.given.begin(), o.given.end(), name) != o.given.end();
 }
 
-void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps) {
+void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps, bool exec) {
     // One option per dimension of the point (see Note [point dimensions]), its default the
     // default point's value (the course's small model).
     ts::PointConfig defaults;
     defaults.model = *ts::modelPreset("small");
     for (const auto& d : ts::pointDimensions()) {
         if (d.id() == ts::Dimension::Source) continue;  // with the user's code (addCodeOptions)
-        // The profiler and memory labs run their own eager steps.
-        if (!measured_steps && (d.id() == ts::Dimension::Steps || d.id() == ts::Dimension::Exec))
+        // The profiler and memory labs run their own steps (--profile-steps); the memory lab's
+        // are eager.
+        if ((!measured_steps && d.id() == ts::Dimension::Steps) ||
+            (!exec && d.id() == ts::Dimension::Exec))
             continue;
         std::string help(d.help);
         if (d.kind == ts::DimensionDef::Kind::Choice)

@@ -41,9 +41,10 @@ struct BenchOptions {
     std::vector<std::string> given;  // the options on the command line, as named in --help
 };
 
-// Adds the point's options (--size ... --lr; --steps, --exec and --compile only when
-// `measured_steps`: the benchmark's, since the profiler and memory labs run eager steps) to `cmd`.
-void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps);
+// Adds the point's options (--size ... --lr) to `cmd`; --steps and --compile only when
+// `measured_steps` (the benchmark's: the profiler and memory labs count their own steps), --exec
+// only when `exec` (the benchmark and the profiler; the memory lab runs eager steps).
+void addPointOptions(CLI::App& cmd, BenchOptions& o, bool measured_steps, bool exec);
 // Adds the user's-code options (--code, --source, --optimizer, --python, --timeout).
 void addCodeOptions(CLI::App& cmd, BenchOptions& o);
 // Notes in o.given which of cmd's options the command line gave (call in the callback).

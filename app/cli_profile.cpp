@@ -296,7 +296,7 @@ void addProfileCommand(CLI::App& app, int& code) {
         "profiler; kernels and ops by phase (forward, backward, optimizer) and "
         "by range of the model.");
     cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    addPointOptions(*cmd, o->point, /*measured_steps=*/false);
+    addPointOptions(*cmd, o->point, /*measured_steps=*/false, /*exec=*/true);
     addCodeOptions(*cmd, o->point);  // the user's code, profiled with torch.profiler
     cmd->get_option("--warmup")->description("Warm-up steps, run before the profiler starts");
     cmd->add_option("--profile-steps", o->profile_steps,

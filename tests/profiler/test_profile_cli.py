@@ -216,7 +216,10 @@ class Profile(unittest.TestCase):
                  (["--trace", "/tmp"], "directory"),
                  (["--kineto-trace", os.path.join("/nonexistent-dir", "t.json")], "--kineto-trace"),
                  (["--kineto-trace", "/tmp/trace.txt"], "does not end in .json"),
-                 (["--kineto-trace", "/tmp"], "directory")]
+                 (["--kineto-trace", "/tmp"], "directory"),
+                 # Compiled mode is profiled on a GPU only, after a warm-up step that captures.
+                 (["--exec", "compiled", "--device", "cpu"], "needs a CUDA device"),
+                 (["--exec", "sometimes"], "sometimes")]
         for extra, needle in cases:
             p = run("profile", *TINY, *extra, "--no-store")
             self.assertEqual(p.returncode, 2, (extra, p.stdout, p.stderr))

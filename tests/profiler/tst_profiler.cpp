@@ -194,6 +194,28 @@ TEST(ProfilerSpec, InvalidSpecFailsWithTheReason) {
     EXPECT_NE(r.error.find("profile steps"), std::string::npos) << r.error;
 }
 
+// Compiled mode is profiled (See Note [a graph's kernels named by its capture]): on the CPU the
+// point's own rule refuses it (no CUDA device); without a warm-up step there is no capture to
+// record, which is said whatever the device.
+TEST(ProfilerSpec, CompiledModeNeedsAWarmUpStepForItsCapture) {
+    auto spec = tinySpec();
+    spec.bench.exec = ts::ExecMode::Compiled;
+    spec.bench.device = "cuda";
+    spec.bench.warmup = 0;
+    bool said = false;
+    for (const auto& p : ts::validateProfile(spec))
+        said = said || p.find("at least one warm-up step") != std::string::npos;
+    EXPECT_TRUE(said);
+    spec.bench.warmup = 1;
+    for (const auto& p : ts::validateProfile(spec))
+        EXPECT_EQ(p.find("warm-up"), std::string::npos) << p;
+    spec.bench.device = "cpu";
+    bool refused = false;
+    for (const auto& p : ts::validateProfile(spec))
+        refused = refused || p.find("needs a CUDA device") != std::string::npos;
+    EXPECT_TRUE(refused);
+}
+
 TEST(ProfilerSpec, CancelledBeforeTheFirstStep) {
     Quiet q;
     ts::CancelToken cancel;

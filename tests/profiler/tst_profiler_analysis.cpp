@@ -184,6 +184,99 @@ TEST(Attribution, AKernelLaunchedOutsideAnyOpTakesItsRuntimeCallsRanges) {
     EXPECT_EQ(orphan.range, "");
 }
 
+// See Note [a graph's kernels named by its capture]. The capture: forward's ranges and ops on
+// the main thread, each node made by a runtime or driver call (a GEMM through the driver, our
+// attention kernel from C++ outside any op, a memset); a call that makes no node is not counted.
+ts::CpuEvent call(const char* name, uint64_t corr, int64_t start, int64_t end) {
+    ts::CpuEvent e;
+    e.name = name;
+    e.thread = kMain;
+    e.start_ns = start;
+    e.end_ns = end;
+    e.runtime_correlation = corr;
+    return e;
+}
+ts::RawTrace syntheticCapture() {
+    ts::RawTrace t;
+    t.cpu.push_back(range("forward", 0, 100'000));
+    t.cpu.push_back(range("layer.0", 1'000, 90'000));
+    t.cpu.push_back(op("aten::linear", 1, 2'000, 10'000));
+    t.cpu.push_back(call("cuLaunchKernelEx", 101, 3'000, 4'000));
+    t.cpu.push_back(range("attention", 20'000, 40'000));
+    t.cpu.push_back(call("cudaLaunchKernel", 102, 21'000, 22'000));
+    t.cpu.push_back(call("cudaStreamIsCapturing", 103, 23'000, 23'500));
+    t.cpu.push_back(op("aten::zero_", 2, 50'000, 60'000));
+    t.cpu.push_back(call("cudaMemsetAsync", 104, 51'000, 52'000));
+    return t;
+}
+// Two replays of forward's graph: a range and a cudaGraphLaunch each, whose kernels Kineto
+// links to the launch (CUPTI's correlation).
+ts::RawTrace syntheticReplays(const std::vector<const char*>& names) {
+    ts::RawTrace t;
+    for (int r = 0; r < 2; ++r) {
+        const int64_t t0 = r * 1'000'000;
+        t.cpu.push_back(range("forward", t0, t0 + 10'000));
+        t.cpu.push_back(call("cudaGraphLaunch", 900 + r, t0 + 1'000, t0 + 2'000));
+        for (size_t i = 0; i < names.size(); ++i) {
+            ts::KernelEvent k = kernel(names[i], 0, t0 + 5'000 + 100 * i, 50);
+            k.correlation = 900 + r;
+            t.kernels.push_back(k);
+        }
+    }
+    return t;
+}
+
+TEST(GraphNaming, EachReplayedKernelTakesTheOpAndRangeOfItsCaptureLaunch) {
+    const auto launches = ts::graphCaptureLaunches(syntheticCapture());
+    ASSERT_EQ(launches.size(), 3u);  // not cudaStreamIsCapturing
+    EXPECT_EQ(launches[0].op, "aten::linear");
+    EXPECT_EQ(launches[0].range, "layer.0");
+    EXPECT_EQ(launches[1].range, "layer.0/attention");
+    EXPECT_EQ(launches[2].op, "aten::zero_");
+    for (const auto& l : launches) EXPECT_EQ(l.phase, Phase::Forward);
+
+    auto replay = ts::attribute(syntheticReplays(
+        {"nvjet_tst_128x64_64x4_h_bz_TNT", "flashFwdSm90Kernel", "Memset (Device)"}));
+    for (const auto& k : replay.kernels) {  // before: the phase, and the launch for op
+        EXPECT_EQ(k.phase, Phase::Forward);
+        EXPECT_EQ(k.op, "cudaGraphLaunch");
+    }
+    const auto named = ts::nameGraphKernels(replay, launches);
+    EXPECT_EQ(named.replayed, 6);
+    EXPECT_EQ(named.named, 6);
+    EXPECT_TRUE(named.problems.empty());
+    ASSERT_EQ(replay.kernels.size(), 6u);
+    for (int r = 0; r < 2; ++r) {
+        EXPECT_EQ(replay.kernels[3 * r].op, "aten::linear");
+        EXPECT_EQ(replay.kernels[3 * r].range, "layer.0");
+        EXPECT_EQ(replay.kernels[3 * r + 1].range, "layer.0/attention");
+        EXPECT_EQ(replay.kernels[3 * r + 2].op, "aten::zero_");
+    }
+}
+
+TEST(GraphNaming, ACountOrAGemmThatDisagreesLeavesThePhaseAlone) {
+    const auto launches = ts::graphCaptureLaunches(syntheticCapture());
+    // A kernel the capture did not see: 4 a replay against 3 calls.
+    auto extra = ts::attribute(syntheticReplays({"nvjet_a", "flash", "Memset (Device)", "more"}));
+    auto named = ts::nameGraphKernels(extra, launches);
+    EXPECT_EQ(named.replayed, 8);
+    EXPECT_EQ(named.named, 0);
+    ASSERT_EQ(named.problems.size(), 1u);
+    EXPECT_NE(named.problems[0].find("8 kernels replayed, 3 calls captured"), std::string::npos)
+        << named.problems[0];
+    for (const auto& k : extra.kernels) {
+        EXPECT_EQ(k.op, "cudaGraphLaunch");
+        EXPECT_EQ(k.phase, Phase::Forward);
+        EXPECT_TRUE(k.range.empty());
+    }
+    // The same count in another order: the GEMM would be named by the memset's op.
+    auto swapped = ts::attribute(syntheticReplays({"Memset (Device)", "flash", "sm90_xmma_gemm"}));
+    named = ts::nameGraphKernels(swapped, launches);
+    EXPECT_EQ(named.named, 0);
+    ASSERT_EQ(named.problems.size(), 1u);
+    EXPECT_NE(named.problems[0].find("GEMM"), std::string::npos) << named.problems[0];
+}
+
 TEST(Attribution, WithoutKernelsTheCpuOpsStillGetPhasesAndRanges) {
     auto raw = syntheticStep();
     raw.kernels.clear();

@@ -59,6 +59,48 @@ TEST(ProfilerGpu, KernelsInEveryPhaseWithinTheMeasuredPhaseTime) {
     EXPECT_TRUE(backward_ranges.count("lm_head"));
 }
 
+// Compiled mode (See Note [a graph's kernels named by its capture]): every replayed kernel is
+// in its phase, within the phase's measured time, and named by the capture: its op, and the
+// model's ranges in forward and backward as in eager mode, the fused model's attention kernel
+// inside the attention range.
+TEST(ProfilerGpu, CompiledStepsKernelsAreNamedByTheirCapture) {
+    auto spec = cudaSpec("mini", 128, 4);
+    spec.bench.exec = ts::ExecMode::Compiled;
+    spec.bench.precision = ts::Precision::BF16;
+    spec.bench.attention = ts::AttentionImpl::Flash;
+    struct Logged : ts::ProfileObserver {
+        std::vector<std::string> lines;
+        void log(ts::LogLevel, const std::string& m) override { lines.push_back(m); }
+    } logged;
+    ts::CancelToken cancel;
+    const auto r = ts::runProfile(spec, logged, cancel);
+    ASSERT_EQ(r.status, ts::Status::Ok) << r.error;
+    ASSERT_FALSE(r.trace.kernels.empty());
+    std::string said;
+    for (const auto& l : logged.lines) said += l + "\n";
+    size_t named = 0;
+    std::set<std::string> forward_ranges, backward_ranges;
+    std::map<ts::Phase, size_t> per_phase;
+    for (const auto& k : r.trace.kernels) {
+        ++per_phase[k.phase];
+        named += !k.op.empty() && k.op != "cudaGraphLaunch";
+        if (k.phase == ts::Phase::Forward) forward_ranges.insert(k.range);
+        if (k.phase == ts::Phase::Backward) backward_ranges.insert(k.range);
+    }
+    EXPECT_EQ(per_phase[ts::Phase::Other], 0u) << said;
+    for (auto p : {ts::Phase::Forward, ts::Phase::Backward, ts::Phase::Optimizer})
+        EXPECT_GT(per_phase[p], 0u) << ts::toString(p);
+    EXPECT_EQ(named, r.trace.kernels.size()) << said;
+    EXPECT_TRUE(forward_ranges.count("layer.0/attention")) << said;
+    EXPECT_TRUE(backward_ranges.count("layer.0/mlp")) << said;
+    EXPECT_TRUE(forward_ranges.count("lm_head")) << said;
+    for (const auto& p : ts::phaseTimes(r)) {
+        if (p.phase == ts::Phase::Other) continue;
+        EXPECT_GT(p.profiled_us, 0) << ts::toString(p.phase);
+        EXPECT_LE(p.profiled_us, p.measured_us * kSlackFactor + kSlackUs) << ts::toString(p.phase);
+    }
+}
+
 TEST(ProfilerGpu, NaiveAttentionHasKernelsInScoresSoftmaxAndValues) {
     const auto r = profiled(cudaSpec("mini", 128, 4));
     ASSERT_EQ(r.status, ts::Status::Ok) << r.error;

@@ -361,6 +361,27 @@ void TestProfilerWindow::panelValidatesAndRoundTripsItsSpec() {
     QStringList notes;
     panel.setState(QJsonObject{{"size", "huge"}}, &notes);
     QVERIFY(notes.join('\n').contains(QStringLiteral("'huge'")));
+    // Compiled (See Note [a graph's kernels named by its capture]): stored and described as
+    // such; on the CPU refused on its own box in the engine's words.
+    QJsonObject compiled = tinyCpuState();
+    compiled["compiled"] = true;
+    panel.setState(compiled);
+    QVERIFY(panel.spec().bench.exec == ExecMode::Compiled);
+    QCOMPARE(ProfilePanel::stateFromSpec(
+                 QJsonDocument::fromJson(QByteArray::fromStdString(profileSpecJson(panel.spec())))
+                     .object())
+                 .value(QStringLiteral("compiled"))
+                 .toBool(),
+             true);
+    QVERIFY(ProfilePanel::describeSpec(
+                QJsonDocument::fromJson(QByteArray::fromStdString(profileSpecJson(panel.spec())))
+                    .object())
+                .contains(QStringLiteral("compiled")));
+    if (!caps_.cuda_available) {
+        QVERIFY(!panel.isValid());
+        QVERIFY2(panel.fieldWidget("compiled")->toolTip().contains(QStringLiteral("CUDA")),
+                 qPrintable(panel.problems().join('\n')));
+    }
     if (!caps_.cuda_available) {
         // No GPU: bf16 on the CPU is refused in the engine's words (or flagged unavailable).
         panel.setState(tinyCpuState());

@@ -1,5 +1,6 @@
 #include "ui/profiler/profilepanel.h"
 
+#include <QCheckBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QJsonArray>
@@ -65,6 +66,11 @@ ProfilePanel::ProfilePanel(QWidget* parent) : LabPanel(parent) {
                       tr("steps run first, not profiled: the first steps are slow"));
     steps_ = addSpin(rform, QStringLiteral("profile_steps"), tr("Profiled s&teps:"), 1,
                      kMaxProfileSteps, 2, tr("steps run under the profiler"));
+    compiled_ = addCheck(rform, QStringLiteral("compiled"),
+                         tr("C&ompiled: the step replayed as CUDA graphs"), false,
+                         tr("the fused kernels' step captured as three CUDA graphs in the first "
+                            "warm-up step (recorded, to name each replayed kernel's op and "
+                            "model range) and replayed; CUDA only"));
     outer->addWidget(runBox);
     outer->addStretch();
     addStatusLabels(outer);
@@ -91,6 +97,7 @@ void ProfilePanel::revalidate() {
     s.bench = point_->point(byField);
     s.bench.warmup = warmup_->value();
     s.bench.steps = 1;
+    s.bench.exec = compiled_->isChecked() ? ExecMode::Compiled : ExecMode::Eager;
     s.profile_steps = steps_->value();
     const std::vector<Source> sources = code_->sources();
     s.bench.source = sources.empty() ? Source::TrainScope : sources.front();
@@ -103,6 +110,7 @@ void ProfilePanel::revalidate() {
         QWidget* w = code_->fieldFor(msg);
         if (!w) w = point_->fieldFor(msg);
         if (!w && msg.startsWith(QLatin1String("profile steps"))) w = steps_;
+        if (!w && msg.contains(QLatin1String("compiled mode"))) w = compiled_;
         if (!w && msg.contains(QLatin1String("warmup"))) w = warmup_;
         if (!w && msg.contains(QLatin1String("device"))) w = device_;
         if (!msg.isEmpty()) msg[0] = msg[0].toUpper();
@@ -160,6 +168,8 @@ QString ProfilePanel::describeSpec(const QJsonObject& s) {
           << bench.value(QLatin1String("precision")).toString();
     if (!yours)  // the user's model has its own attention
         parts << bench.value(QLatin1String("attention")).toString();
+    if (bench.value(QLatin1String("exec")).toString() == QLatin1String("compiled"))
+        parts << QObject::tr("compiled");
     parts << bench.value(QLatin1String("mode")).toString()
           << QObject::tr("warm-up %1").arg(bench.value(QLatin1String("warmup")).toInteger())
           << QObject::tr("%1 profiled").arg(s.value(QLatin1String("profile_steps")).toInteger())
@@ -177,6 +187,9 @@ QJsonObject ProfilePanel::stateFromPoint(const QJsonObject& point) {
 QJsonObject ProfilePanel::stateFromSpec(const QJsonObject& s) {
     QJsonObject o = PointForm::stateFromPoint(s.value(QLatin1String("bench")).toObject(), false);
     o[QStringLiteral("profile_steps")] = s.value(QLatin1String("profile_steps"));
+    o[QStringLiteral("compiled")] =
+        s.value(QLatin1String("bench")).toObject().value(QLatin1String("exec")).toString() ==
+        QLatin1String("compiled");
     return o;
 }
 

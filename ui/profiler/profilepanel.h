@@ -9,6 +9,7 @@
 #include "ui/common/labpanel.h"
 #include "ui/common/pointform.h"
 
+class QCheckBox;
 class QSpinBox;
 
 namespace ts::ui {
@@ -38,7 +39,9 @@ private:
 
     std::unique_ptr<PointForm> point_;
     QSpinBox *warmup_, *steps_;
-    CodeChoice* code_;  // TrainScope's model or the user's code (one of them: one point)
+    QCheckBox* compiled_;  // the step replayed as CUDA graphs (See Note [a graph's kernels named by
+                           // its capture])
+    CodeChoice* code_;     // TrainScope's model or the user's code (one of them: one point)
     ProfileSpec spec_;
 };
 

@@ -97,6 +97,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "nn/ranges.h"
 #include "nn/training_step.h"
 #include "runtime/device.h"
 
@@ -253,6 +254,16 @@ void TrainingStep::capture() {
         const cudaStreamCaptureMode mode = hooks_.after_backward || hooks_.optimizer_step
                                                ? cudaStreamCaptureModeThreadLocal
                                                : cudaStreamCaptureModeGlobal;
+        // The profiler's recording of the capture, ended however the capture ends.
+        struct CaptureObserved {
+            const std::function<void(bool)>& f;
+            explicit CaptureObserved(const std::function<void(bool)>& g) : f(g) {
+                if (f) f(true);
+            }
+            ~CaptureObserved() {
+                if (f) f(false);
+            }
+        } observed(on_capture_);
         captureInto(graphs->forward, "forward", std::nullopt, mode,
                     [&] { graphs->loss = forwardAndLoss(); });
         const auto pool = graphs->forward.pool();
@@ -280,15 +291,24 @@ StepTimes TrainingStep::runCompiled(DeviceTimer& timer) {
                 "a compiled step with a gradient sync of its own needs 5 marks");
     resetPeakMemory(device_);
     timer.mark(0);
-    graphs_->forward.replay();
+    {
+        // The phase ranges the eager step has, around each replay (See Note [a graph's kernels
+        // named by its capture]).
+        TS_RANGE("forward");
+        graphs_->forward.replay();
+    }
     timer.mark(1);
-    if (setup_.mode != Mode::Forward) graphs_->backward.replay();
+    if (setup_.mode != Mode::Forward) {
+        TS_RANGE("backward");
+        graphs_->backward.replay();
+    }
     timer.mark(2);
     if (graphs_->has_sync) {
         graphs_->sync.replay();
         timer.mark(4);
     }
     if (setup_.mode == Mode::Train) {
+        TS_RANGE("optimizer");
         graphs_->optimizer.replay();
         FusedAdamW& stepped = hooks_.stepped_optimizer ? *hooks_.stepped_optimizer : optimizer_;
         stepped.setStepCount(stepped.stepCount() + 1);

@@ -125,6 +125,10 @@ public:
     void replaceParameters(std::vector<at::Tensor> params);
     // Compiled mode: whether the graphs have been captured (after the first run).
     bool captured() const { return graphs_ != nullptr; }
+    // Compiled mode: called with true just before the first graph's capture begins and with
+    // false just after the last one's ends (or fails); the profiler records the capture between
+    // them (See Note [a graph's kernels named by its capture]).
+    void onCapture(std::function<void(bool begins)> f) { on_capture_ = std::move(f); }
     const at::Tensor& inputs() const { return inputs_; }
 
     TransformerLM& model() { return model_; }
@@ -151,6 +155,7 @@ private:
     StepHooks hooks_;
     std::unique_ptr<CompiledGraphs, CompiledGraphsDeleter> graphs_;  // compiled mode, once captured
     int64_t capture_peak_ = 0;  // compiled mode: the allocator's peak while capturing (bytes)
+    std::function<void(bool)> on_capture_;
 };
 
 }  // namespace ts

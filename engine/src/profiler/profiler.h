@@ -113,6 +113,30 @@ struct AttributedTrace {
 // runtime call that launched it (CUPTI's correlation id), which lies inside the ranges.
 AttributedTrace attribute(const RawTrace& trace);
 
+// Note [a graph's kernels named by its capture]: compiled mode replays each phase as one CUDA
+// graph, one cudaGraphLaunch on the host; Kineto links every kernel of the replay to that call,
+// inside the phase range around it, so a kernel's phase is known but not its op or model range.
+// The capture ran the phase's host code once with the profiler on: each call that made a node
+// of the graph (a kernel launch, runtime or driver API, a memset, a memcpy), in order, inside its
+// ops and ranges, attributed as an eager kernel is (graphCaptureLaunches). A graph captured on
+// one stream is a chain that replays its nodes in the order they were captured, so the i-th
+// kernel of a phase's replay is the i-th node-making call of that phase's capture
+// (nameGraphKernels). Where the counts of a phase disagree (a replay with a kernel the capture
+// did not see), or where the GEMM kernels would be named by calls that are not GEMM ops, the
+// phase's kernels keep the phase alone: a wrong name is worse than none.
+
+// The node-making calls of a capture's trace, as kernels (name: the call, start: its start),
+// each with the phase, range and op the attribution gives it; by start.
+std::vector<ProfiledKernel> graphCaptureLaunches(const RawTrace& capture);
+
+struct GraphNaming {
+    int64_t replayed = 0;               // kernels of graph replays (launched by cudaGraphLaunch)
+    int64_t named = 0;                  // of those, named by the capture
+    std::vector<std::string> problems;  // per phase left unnamed: why
+};
+// Gives each replayed kernel of `replay` the range and op of its capture launch.
+GraphNaming nameGraphKernels(AttributedTrace& replay, const std::vector<ProfiledKernel>& launches);
+
 // FLOPs of a matmul op from its input shapes (2·M·K·N per product), 0 when not a matmul or
 // the shapes do not say.
 double matmulFlops(std::string_view op, const std::vector<std::vector<int64_t>>& shapes);

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 
 #include "core/json.h"
@@ -27,13 +28,14 @@ std::vector<std::string> validateProfile(const ProfileSpec& spec) {
     PointConfig point = spec.bench;
     point.steps = 1;  // the profile runs profile_steps instead
     std::vector<std::string> problems = validatePoint(point);
-    // TrainScope's compiled step is CUDA graphs, whose replay hides its ops; the user's code
-    // under torch.compile shows its generated kernels.
-    if (point.exec == ExecMode::Compiled && point.source == Source::TrainScope)
+    // TrainScope's compiled step is CUDA graphs, captured in the first warm-up step under the
+    // profiler so that the replays' kernels can be named (See Note [a graph's kernels named by
+    // its capture]).
+    if (point.exec == ExecMode::Compiled && point.source == Source::TrainScope &&
+        spec.bench.warmup < 1)
         problems.push_back(
-            "the profiler runs eager steps (a CUDA graph's replay hides its ops); compiled mode is "
-            "the "
-            "benchmark's");
+            "compiled mode captures its CUDA graphs in the first warm-up step, which the profiler "
+            "records to name the replays' kernels: give at least one warm-up step");
     if (spec.profile_steps < 1 || spec.profile_steps > kMaxProfileSteps)
         problems.push_back(fmt::format("profile steps must be between 1 and {}, not {}",
                                        kMaxProfileSteps, spec.profile_steps));
@@ -236,6 +238,77 @@ AttributedTrace attribute(const RawTrace& trace) {
     std::sort(out.kernels.begin(), out.kernels.end(),
               [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
     return out;
+}
+
+// ---- A graph's kernels, named by its capture (See Note [a graph's kernels named by its capture])
+// ----
+
+namespace {
+bool makesGraphNode(std::string_view call) {
+    static const std::set<std::string_view> calls = {
+        "cudaLaunchKernel",  "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
+        "cuLaunchKernel",    "cuLaunchKernelEx",    "cudaMemsetAsync",
+        "cudaMemset2DAsync", "cudaMemcpyAsync",     "cudaMemcpy2DAsync",
+        "cuMemsetD8Async",   "cuMemsetD32Async",    "cuMemcpyAsync",
+        "cuMemcpyDtoDAsync", "cuMemcpyHtoDAsync",   "cuMemcpyDtoHAsync"};
+    return calls.count(call) > 0;
+}
+constexpr std::string_view kGraphLaunch = "cudaGraphLaunch";
+}  // namespace
+
+std::vector<ProfiledKernel> graphCaptureLaunches(const RawTrace& capture) {
+    RawTrace raw;
+    raw.cpu = capture.cpu;
+    for (const auto& e : capture.cpu)
+        if (e.runtime_correlation != 0 && makesGraphNode(e.name)) {
+            KernelEvent k;
+            k.name = e.name;
+            k.start_ns = e.start_ns;
+            k.correlation = e.runtime_correlation;
+            raw.kernels.push_back(std::move(k));
+        }
+    return attribute(raw).kernels;  // by start
+}
+
+GraphNaming nameGraphKernels(AttributedTrace& replay, const std::vector<ProfiledKernel>& launches) {
+    GraphNaming g;
+    std::map<Phase, std::vector<const ProfiledKernel*>> captured;
+    for (const auto& l : launches) captured[l.phase].push_back(&l);
+    std::map<Phase, std::vector<ProfiledKernel*>> replayed;  // by start: replay.kernels is
+    for (auto& k : replay.kernels)
+        if (k.op == kGraphLaunch) replayed[k.phase].push_back(&k);
+    for (auto& [phase, kernels] : replayed) {
+        g.replayed += static_cast<int64_t>(kernels.size());
+        const auto it = captured.find(phase);
+        const size_t n = it == captured.end() ? 0 : it->second.size();
+        if (n == 0 || kernels.size() % n != 0) {
+            g.problems.push_back(fmt::format(
+                "{}: {} kernels replayed, {} calls captured (not a whole number of replays); "
+                "its kernels keep the phase alone",
+                toString(phase), kernels.size(), n));
+            continue;
+        }
+        // A GEMM kernel comes from a GEMM op, or the order is not the capture's.
+        size_t gemms = 0, agree = 0;
+        for (size_t i = 0; i < kernels.size(); ++i)
+            if (categorize(kernels[i]->name) == Category::Gemm) {
+                ++gemms;
+                agree += categorize(it->second[i % n]->op) == Category::Gemm;
+            }
+        if (gemms > 0 && agree * 10 < gemms * 9) {
+            g.problems.push_back(fmt::format(
+                "{}: only {} of {} GEMM kernels would be named by a GEMM op; its kernels keep "
+                "the phase alone",
+                toString(phase), agree, gemms));
+            continue;
+        }
+        for (size_t i = 0; i < kernels.size(); ++i) {
+            kernels[i]->range = it->second[i % n]->range;
+            kernels[i]->op = it->second[i % n]->op;
+        }
+        g.named += static_cast<int64_t>(kernels.size());
+    }
+    return g;
 }
 
 // ---- Categories ----

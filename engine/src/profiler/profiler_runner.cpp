@@ -10,6 +10,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/point_json.h"
 #include "core/store.h"
@@ -37,9 +38,13 @@ constexpr uint8_t kCpuOp = kind(libkineto::ActivityType::CPU_OP),
                   kGpuMemcpy = kind(libkineto::ActivityType::GPU_MEMCPY),
                   kGpuMemset = kind(libkineto::ActivityType::GPU_MEMSET),
                   kKernel = kind(libkineto::ActivityType::CONCURRENT_KERNEL),
-                  kCudaRuntime = kind(libkineto::ActivityType::CUDA_RUNTIME);
+                  kCudaRuntime = kind(libkineto::ActivityType::CUDA_RUNTIME),
+                  kCudaDriver = kind(libkineto::ActivityType::CUDA_DRIVER);
 
-RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
+// `driver_calls`: the driver API's launches (cuLaunchKernel: cuBLAS's, Triton's) too, as runtime
+// calls; a graph's capture needs every call that made a node (See Note [a graph's kernels named
+// by its capture]).
+RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events, bool driver_calls = false) {
     RawTrace raw;
     for (const auto& e : events) {
         if (e.isHiddenEvent()) continue;
@@ -59,7 +64,8 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
             k.stream = e.deviceResourceId();
             raw.kernels.push_back(std::move(k));
         } else if (e.deviceType() == c10::DeviceType::CPU &&
-                   (act == kCpuOp || act == kUserAnnotation || act == kCudaRuntime)) {
+                   (act == kCpuOp || act == kUserAnnotation || act == kCudaRuntime ||
+                    (driver_calls && act == kCudaDriver))) {
             CpuEvent c;
             c.name = e.name();
             c.thread = e.startThreadId();
@@ -68,8 +74,9 @@ RawTrace fromKineto(const std::vector<prof::KinetoEvent>& events) {
             c.range = e.scope() == static_cast<uint8_t>(at::RecordScope::USER_SCOPE);
             // A runtime call's correlation id is CUPTI's, from another counter than the ops':
             // it must not be taken for an op's.
-            c.correlation = act == kCudaRuntime ? 0 : e.correlationId();
-            c.runtime_correlation = act == kCudaRuntime ? e.correlationId() : 0;
+            const bool call = act == kCudaRuntime || act == kCudaDriver;
+            c.correlation = call ? 0 : e.correlationId();
+            c.runtime_correlation = call ? e.correlationId() : 0;
             c.sequence_nr = e.sequenceNr();
             c.fwd_thread = e.fwdThreadId();
             if (e.hasShapes())
@@ -104,8 +111,22 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
     c10::OptionalDeviceGuard guard;
     if (device.is_cuda()) guard.reset_device(device);
     TrainingSetup setup = trainingSetup(cfg);
-    setup.exec = ExecMode::Eager;  // the profiler runs eager steps (validateProfile)
     TrainingStep step(setup, device);
+    // Compiled mode: the capture (in the first warm-up step) recorded on its own, to name the
+    // replays' kernels (See Note [a graph's kernels named by its capture]).
+    std::optional<KinetoSession> capture_session;
+    std::vector<ProfiledKernel> capture_launches;
+    if (setup.exec == ExecMode::Compiled)
+        step.onCapture([&](bool begins) {
+            if (begins) {
+                capture_session.emplace(device.is_cuda());
+                return;
+            }
+            if (!capture_session) return;
+            const auto recorded = capture_session->stop();
+            capture_session.reset();
+            capture_launches = graphCaptureLaunches(fromKineto(recorded->events(), true));
+        });
     DeviceTimer timer(device, 4);
     ProgressMeter meter(obs);
     const int total = cfg.warmup + spec.profile_steps;
@@ -143,6 +164,15 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
     saveKinetoTrace(*result, outputs, obs);
     r.gpu = device.is_cuda();
     r.trace = attribute(fromKineto(result->events()));
+    if (setup.exec == ExecMode::Compiled) {
+        const GraphNaming named = nameGraphKernels(r.trace, capture_launches);
+        for (const auto& p : named.problems)
+            obs.log(LogLevel::Warning, fmt::format("compiled mode: {}", p));
+        obs.log(named.named == named.replayed ? LogLevel::Info : LogLevel::Warning,
+                fmt::format("compiled mode: {} of {} replayed kernels named by the capture's "
+                            "{} launches (op and model range)",
+                            named.named, named.replayed, capture_launches.size()));
+    }
 }
 
 // The user's code (the Python source): the runner profiles its steps with torch.profiler and

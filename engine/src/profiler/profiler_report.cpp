@@ -173,10 +173,13 @@ std::string profileHeadline(const ProfileResult& r) {
             r.environment.device_name.empty() ? "" : ", " + r.environment.device_name,
             r.spec.profile_steps);
     const PointConfig& c = r.spec.bench;
-    return fmt::format("{} ctx={} batch={} {} {} {} on {}, {} profiled step(s) after {} warm-up",
+    // Compiled: the step as CUDA graphs, their kernels named by the capture (See Note [a graph's
+    // kernels named by its capture]).
+    return fmt::format("{} ctx={} batch={} {} {} {}{} on {}, {} profiled step(s) after {} warm-up",
                        c.model.name, c.model.context_length, c.batch_size, toString(c.precision),
-                       toString(c.attention), toString(c.mode), c.device, r.spec.profile_steps,
-                       c.warmup);
+                       toString(c.attention), toString(c.mode),
+                       c.exec == ExecMode::Compiled ? " compiled (CUDA graphs)" : "", c.device,
+                       r.spec.profile_steps, c.warmup);
 }
 
 std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o) {

@@ -173,12 +173,14 @@ std::string profileHeadline(const ProfileResult& r) {
             r.environment.device_name.empty() ? "" : ", " + r.environment.device_name,
             r.spec.profile_steps);
     const PointConfig& c = r.spec.bench;
-    // Compiled: the step as CUDA graphs, their kernels named by the capture (See Note [a graph's
-    // kernels named by its capture]).
+    // Compiled: TrainScope's step as CUDA graphs, their kernels named by the capture (See Note
+    // [a graph's kernels named by its capture]); the user's model under torch.compile.
+    const char* exec = c.exec != ExecMode::Compiled ? ""
+                       : c.source == Source::Python ? " compiled (torch.compile)"
+                                                    : " compiled (CUDA graphs)";
     return fmt::format("{} ctx={} batch={} {} {} {}{} on {}, {} profiled step(s) after {} warm-up",
                        c.model.name, c.model.context_length, c.batch_size, toString(c.precision),
-                       toString(c.attention), toString(c.mode),
-                       c.exec == ExecMode::Compiled ? " compiled (CUDA graphs)" : "", c.device,
+                       toString(c.attention), toString(c.mode), exec, c.device,
                        r.spec.profile_steps, c.warmup);
 }
 

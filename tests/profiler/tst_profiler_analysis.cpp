@@ -462,6 +462,20 @@ TEST(Json, ResultRoundTripsAndDamageIsNamed) {
     j = ts::toJson(r);
     j.erase("trace");
     EXPECT_THROW(ts::profileResultFromJson(j), std::invalid_argument);
+    // A compiled run's naming counts are kept and said under the headline; an eager run (and a
+    // run stored before them) has none and says nothing.
+    EXPECT_FALSE(ts::toJson(r).contains("graph_kernels"));
+    EXPECT_EQ(ts::formatProfile(r, {}).find("CUDA graphs:"), std::string::npos);
+    auto compiled = r;
+    compiled.graph_kernels = 244;
+    compiled.graph_kernels_named = 200;
+    const auto again = ts::profileResultFromJson(ts::parseJson(ts::dumpJson(ts::toJson(compiled))));
+    EXPECT_EQ(again.graph_kernels, 244);
+    EXPECT_EQ(again.graph_kernels_named, 200);
+    const std::string text = ts::formatProfile(again, {});
+    EXPECT_NE(text.find("CUDA graphs: 200 of 244 replayed kernels named"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("keep their phase only"), std::string::npos) << text;
 }
 
 TEST(Report, DefaultTablesAreForwardAndWholeStepAndCsvHasEveryKernel) {

@@ -95,6 +95,8 @@ TEST(ProfilerGpu, CompiledStepsKernelsAreNamedByTheirCapture) {
     for (auto p : {ts::Phase::Forward, ts::Phase::Backward, ts::Phase::Optimizer})
         EXPECT_GT(per_phase[p], 0u) << ts::toString(p);
     EXPECT_EQ(named, r.trace.kernels.size()) << said;
+    EXPECT_EQ(r.graph_kernels_named, r.graph_kernels) << said;
+    EXPECT_GT(r.graph_kernels, 0) << said;
     EXPECT_TRUE(forward_ranges.count("layer.0/attention")) << said;
     EXPECT_TRUE(backward_ranges.count("layer.0/mlp")) << said;
     EXPECT_TRUE(forward_ranges.count("lm_head")) << said;

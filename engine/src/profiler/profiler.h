@@ -165,6 +165,9 @@ struct ProfileResult {
     bool gpu = false;               // kernels were recorded (a CUDA device)
     std::vector<StepSample> steps;  // warm-up, then profiled (CUDA-event phase times)
     AttributedTrace trace;          // of the profiled steps
+    // Compiled mode: the graphs' replayed kernels and how many the capture named (See Note [a
+    // graph's kernels named by its capture]); 0 and 0 otherwise.
+    int64_t graph_kernels = 0, graph_kernels_named = 0;
     Environment environment;
 };
 

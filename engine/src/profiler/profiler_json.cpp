@@ -62,7 +62,7 @@ json toJson(const ProfileResult& r) {
     for (const auto& e : r.trace.ranges) ranges.push_back(rangeJson(e));
     for (const auto& e : r.trace.ops) ops.push_back(opJson(e));
     for (const auto& e : r.trace.kernels) kernels.push_back(kernelJson(e));
-    return {
+    json out = {
         {"spec", toJson(r.spec)},
         {"status", toString(r.status)},
         {"error", r.error},
@@ -72,6 +72,9 @@ json toJson(const ProfileResult& r) {
         {"trace",
          {{"ranges", std::move(ranges)}, {"ops", std::move(ops)}, {"kernels", std::move(kernels)}}},
         {"environment", toJson(r.environment)}};
+    if (r.graph_kernels > 0)  // compiled mode only: older runs have no such key
+        out["graph_kernels"] = {{"replayed", r.graph_kernels}, {"named", r.graph_kernels_named}};
+    return out;
 }
 
 ProfileResult profileResultFromJson(const json& j) {
@@ -85,6 +88,10 @@ ProfileResult profileResultFromJson(const json& j) {
         r.error = j.at("error").get<std::string>();
         r.oom_bytes = j.at("oom_bytes").get<int64_t>();
         r.gpu = j.at("gpu").get<bool>();
+        if (const auto g = j.find("graph_kernels"); g != j.end()) {
+            r.graph_kernels = g->at("replayed").get<int64_t>();
+            r.graph_kernels_named = g->at("named").get<int64_t>();
+        }
         for (const auto& s : j.at("steps")) r.steps.push_back(stepFromJson(s));
         const json& t = j.at("trace");
         r.trace.ranges = jsonio::recordsFrom<ProfiledRange>(t, "ranges", 4, [](const json& e) {

@@ -193,7 +193,16 @@ std::string formatProfile(const ProfileResult& r, const ProfileReportOptions& o)
     if (const std::string t =
             r.spec.imported.empty() ? modelTableNote({r.spec.bench.model.name}) : std::string();
         !t.empty())
-        out += t + "\n";  // see Note [two model tables]
+        out += t + "\n";      // see Note [two model tables]
+    if (r.graph_kernels > 0)  // See Note [a graph's kernels named by its capture]
+        out += fmt::format(
+            "CUDA graphs: {} of {} replayed kernels named by the capture's launch of the same "
+            "order{}\n",
+            r.graph_kernels_named, r.graph_kernels,
+            r.graph_kernels_named == r.graph_kernels
+                ? ""
+                : " (the others keep their phase only: the counts or the GEMMs of their phase "
+                  "disagreed)");
     if (r.status != Status::Ok) out += fmt::format("{}: {}\n", toString(r.status), r.error);
     if (r.trace.ops.empty() && r.trace.kernels.empty()) return out;
 

@@ -166,6 +166,8 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
     r.trace = attribute(fromKineto(result->events()));
     if (setup.exec == ExecMode::Compiled) {
         const GraphNaming named = nameGraphKernels(r.trace, capture_launches);
+        r.graph_kernels = named.replayed;
+        r.graph_kernels_named = named.named;
         for (const auto& p : named.problems)
             obs.log(LogLevel::Warning, fmt::format("compiled mode: {}", p));
         obs.log(named.named == named.replayed ? LogLevel::Info : LogLevel::Warning,

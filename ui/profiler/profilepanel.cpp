@@ -66,11 +66,13 @@ ProfilePanel::ProfilePanel(QWidget* parent) : LabPanel(parent) {
                       tr("steps run first, not profiled: the first steps are slow"));
     steps_ = addSpin(rform, QStringLiteral("profile_steps"), tr("Profiled s&teps:"), 1,
                      kMaxProfileSteps, 2, tr("steps run under the profiler"));
-    compiled_ = addCheck(rform, QStringLiteral("compiled"),
-                         tr("C&ompiled: the step replayed as CUDA graphs"), false,
-                         tr("the fused kernels' step captured as three CUDA graphs in the first "
-                            "warm-up step (recorded, to name each replayed kernel's op and "
-                            "model range) and replayed; CUDA only"));
+    compiled_ =
+        addCheck(rform, QStringLiteral("compiled"),
+                 tr("C&ompiled: CUDA graphs (TrainScope's model), torch.compile (yours)"), false,
+                 tr("TrainScope's model: the fused kernels' step captured as three CUDA "
+                    "graphs in the first warm-up step (recorded, to name each replayed "
+                    "kernel's op and model range) and replayed; CUDA only. Your code: "
+                    "your model under torch.compile."));
     outer->addWidget(runBox);
     outer->addStretch();
     addStatusLabels(outer);

@@ -116,16 +116,27 @@ void profile(const ProfileSpec& spec, const c10::Device& device, ProfileObserver
     // replays' kernels (See Note [a graph's kernels named by its capture]).
     std::optional<KinetoSession> capture_session;
     std::vector<ProfiledKernel> capture_launches;
+    // Never throws: it runs from a destructor when a capture fails. A capture that cannot be
+    // recorded leaves the replays' kernels with their phases, and says so.
     if (setup.exec == ExecMode::Compiled)
         step.onCapture([&](bool begins) {
-            if (begins) {
-                capture_session.emplace(device.is_cuda());
-                return;
+            try {
+                if (begins) {
+                    capture_session.emplace(device.is_cuda());
+                    return;
+                }
+                if (!capture_session) return;
+                const auto recorded = capture_session->stop();
+                capture_session.reset();
+                capture_launches = graphCaptureLaunches(fromKineto(recorded->events(), true));
+            } catch (const std::exception& e) {
+                capture_session.reset();
+                capture_launches.clear();
+                obs.log(LogLevel::Warning,
+                        fmt::format("compiled mode: the graphs' capture could not be recorded "
+                                    "({}); their kernels keep their phases only",
+                                    firstLine(e.what())));
             }
-            if (!capture_session) return;
-            const auto recorded = capture_session->stop();
-            capture_session.reset();
-            capture_launches = graphCaptureLaunches(fromKineto(recorded->events(), true));
         });
     DeviceTimer timer(device, 4);
     ProgressMeter meter(obs);

@@ -188,11 +188,7 @@ TEST(Attribution, AKernelLaunchedOutsideAnyOpTakesItsRuntimeCallsRanges) {
 // the main thread, each node made by a runtime or driver call (a GEMM through the driver, our
 // attention kernel from C++ outside any op, a memset); a call that makes no node is not counted.
 ts::CpuEvent call(const char* name, uint64_t corr, int64_t start, int64_t end) {
-    ts::CpuEvent e;
-    e.name = name;
-    e.thread = kMain;
-    e.start_ns = start;
-    e.end_ns = end;
+    ts::CpuEvent e = op(name, 0, start, end);  // a runtime call: CUPTI's correlation only
     e.runtime_correlation = corr;
     return e;
 }

@@ -639,13 +639,6 @@ int runDistributedDdp(const LaunchFlags& f, const DdpFlags& d) {
     }
     ts::DistributedSpec spec{ts::ddpSweep(base, precisions, strategies, buckets, shardings, execs),
                              timeoutOf(f)};
-    if (s.trace_steps > 0 && !f.quiet)
-        for (const auto& strategy : strategies)
-            if (ts::strategyTraits(strategy).python)
-                std::fprintf(stderr,
-                             "note: --trace-steps traces TrainScope's strategies; %s runs "
-                             "in Python, untraced\n",
-                             strategy.c_str());
     return runDistributedPoints(spec, f, outputs);
 }
 
@@ -756,7 +749,7 @@ void addDistributedCommands(CLI::App& app, int& code) {
                     "Profile this many measured steps on every rank (Kineto: CPU ops, and on "
                     "CUDA the kernels, NCCL's among them) and merge the ranks' traces into one "
                     "Chrome/Perfetto trace, a process track per rank, stored beside the run "
-                    "(TrainScope's strategies; 0: none)")
+                    "(every strategy: the Python ones through torch.profiler; 0: none)")
         ->capture_default_str();
     ddp->add_option("--trace-dir", dd->trace_dir,
                     "The folder of the merged traces (default: beside the store, "

@@ -36,6 +36,7 @@ from . import protocol
 from .adapters import Adapters, NotDoneYet, call_user, describe
 from .lm import StepClock, TransformerLM, join_world
 from .protocol import UserError, emit
+from .rank_trace import RankTrace
 from .ranges import StepRanges
 
 STRATEGIES = ("torch-ddp", "yours-individual", "yours-bucketed", "yours-ddp", "yours-fsdp")
@@ -883,10 +884,12 @@ def _time(spec, strategy, make, device, cuda, rank, world, dist):
     phase = "step"
     # See Note [capture ranges]: the rank's warm-up and measured steps, as the C++ ranks'.
     ranges = StepRanges(device, ddp.get("cuda_profiler_range"))
+    trace = RankTrace(ddp, rank, world, spec.get("backend", "gloo"), ddp.get("strategy", ""), device)
     comm.install()
     try:
         for step in range(total_steps):
             ranges.begin(step, step < warmup)
+            trace.before_step(step)
             if cuda:
                 torch.cuda.reset_peak_memory_stats(device)
             comm.records = []
@@ -938,9 +941,11 @@ def _time(spec, strategy, make, device, cuda, rank, world, dist):
                 "optimizer_state_bytes": _optimizer_state_bytes(optimizer), "comm_buffer_bytes": 0,
             })
             step_records.append(records)
+            trace.after_step(step)
             ranges.end()
             emit("progress", rank=rank, done=step + 1, total=total_steps, what=f"step {step}")
     finally:
+        trace.finish()
         ranges.finish()
         comm.phase = None
         comm.uninstall()

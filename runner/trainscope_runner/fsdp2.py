@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from .lm import CheckpointedBlock, StepClock, TransformerLM, join_world, rms_norm
 from .protocol import UserError, emit
+from .rank_trace import RankTrace
 from .ranges import StepRanges
 
 
@@ -101,8 +102,10 @@ def run(spec):
     warmup, measured = int(ddp.get("warmup_steps", 2)), int(ddp.get("measured_steps", 5))
     # See Note [capture ranges]: the rank's warm-up and measured steps, as the C++ ranks'.
     ranges = StepRanges(device, ddp.get("cuda_profiler_range"))
+    trace = RankTrace(ddp, rank, world, backend, "fsdp2", device)
     for step in range(warmup + measured):
         ranges.begin(step, step < warmup)
+        trace.before_step(step)
         if cuda:
             torch.cuda.reset_peak_memory_stats(device)
         optimizer.zero_grad(set_to_none=True)
@@ -134,8 +137,10 @@ def run(spec):
             "gradient_bytes": _local_bytes([p.grad for p in params if p.grad is not None]),
             "optimizer_state_bytes": _local_bytes(state), "comm_buffer_bytes": 0,
         }
+        trace.after_step(step)
         ranges.end()
         emit("result", rank=rank, experiment="ddp", row=row)
+    trace.finish()
     ranges.finish()
     # Every rank has sent its rows. Gloo's teardown can abort a rank whose peer already closed
     # its connections ("terminate called without an active exception", seen once in 20 runs

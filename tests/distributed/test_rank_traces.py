@@ -3,7 +3,8 @@
 every rank]): each rank profiles its first measured step under Kineto, the launching process
 merges the two traces into one Chrome/Perfetto trace beside the store, a process track per rank,
 each with backward's ops and Gloo's all-reduce, the two ranks' steps overlapping in time on one
-clock; the stored run names the file. Bad settings exit 2 before any rank starts.
+clock; the stored run names the file. PyTorch's FSDP2 (the Python runner, torch.profiler) is traced
+into the same kind of file. Bad settings exit 2 before any rank starts.
 Usage: test_rank_traces.py path/to/trainscope-cli"""
 import json
 import os
@@ -68,11 +69,31 @@ class RankTraces(unittest.TestCase):
         shown = json.loads(self.run_cli("runs", "show", str(runs[0]["id"]), "--format", "json").stdout)
         self.assertEqual(shown["points"][0]["trace"], path)
 
-    def test_python_strategies_run_untraced(self):
-        # Said on the command line; the sweep gives the point no traced steps (tst_rank_traces).
-        p = self.run_cli(*TINY, "--strategy", "fsdp2", "--trace-steps", "1", "--python", "/nonexistent/python")
-        self.assertIn("note: --trace-steps traces TrainScope's strategies; fsdp2 runs in Python, untraced",
-                      p.stderr)
+    def test_pytorchs_fsdp2_traced_as_ours(self):
+        # The Python strategies' ranks trace through torch.profiler (runner/rank_trace.py) into the
+        # same merged file: PyTorch's FSDP2 beside ours, its all-gathers on each rank's track.
+        p = self.run_cli(*TINY[:-4], "--warmup", "1", "--steps", "1", "--timeout", "120",
+                         "--strategy", "fsdp2", "--trace-steps", "1", "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        path = os.path.join(self.tmp.name, "results.traces", "run-1-point-1.json")
+        self.assertIn(path, p.stderr)
+        self.assertEqual(os.listdir(os.path.dirname(path)), ["run-1-point-1.json"])
+        with open(path) as f:
+            trace = json.load(f)
+        events = trace["traceEvents"]
+        names = {e["pid"]: e["args"]["name"] for e in events
+                 if e.get("ph") == "M" and e.get("name") == "process_name"}
+        self.assertEqual(names, {0: "rank 0", 1: "rank 1"})
+        self.assertEqual([r["distributedInfo"]["rank"] for r in trace["ranks"]], [0, 1])
+        for rank in (0, 1):
+            ops = {e["name"] for e in events if e.get("ph") == "X" and e["pid"] == rank}
+            self.assertIn("ProfilerStep#1", ops, rank)
+            self.assertTrue(any(n.startswith("FSDP::all_gather") for n in ops), (rank, sorted(ops)[:40]))
+            self.assertIn("gloo:all_gather", ops, rank)
+            self.assertTrue(any("Backward" in n for n in ops), rank)
+        runs = json.loads(self.run_cli("runs", "list", "--json").stdout)
+        shown = json.loads(self.run_cli("runs", "show", str(runs[0]["id"]), "--format", "json").stdout)
+        self.assertEqual(shown["points"][0]["trace"], path)
 
     def test_bad_settings_exit_2(self):
         for args, message in (

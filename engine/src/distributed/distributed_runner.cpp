@@ -201,7 +201,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                                     "TRAINSCOPE_PYTHON or --python to one",
                                     p.ddp.strategy, python));
                 launch.arguments = {"-m", "trainscope_runner", traits.runner, "--spec",
-                                    pythonRunnerSpec(p).dump()};
+                                    pythonRunnerSpec(launched).dump()};
                 for (auto& e : pythonRunnerEnvironment())
                     launch.environment.push_back(std::move(e));
             }

@@ -204,11 +204,6 @@ std::vector<std::string> validateDdpSpec(const DdpSpec& spec) {
         errors.push_back(
             fmt::format("the fused LM head and loss is TrainScope's; {} computes the logits whole",
                         spec.strategy));
-    if (spec.trace_steps > 0 && traits.python)
-        errors.push_back(fmt::format(
-            "tracing the ranks is TrainScope's strategies'; {} runs in Python (torch.profiler "
-            "in your own code traces it)",
-            spec.strategy));
     if (traits.python && spec.strategy != "fsdp2") {
         // See Note [your DDP classes].
         if (traits.users && spec.code.empty())

@@ -177,7 +177,7 @@ int compareProfileRuns(const ProfileOptions& o) {
 }
 
 struct ImportOptions {
-    std::string file, db, label;
+    std::string file, db, label, rank;
     bool no_store = false, quiet = false;
     FormatChoice format;
 };
@@ -185,18 +185,27 @@ struct ImportOptions {
 // `profile import FILE`: a torch.profiler Chrome trace as a stored profile (See Note [importing a
 // trace]); a file that is not one is bad input (exit 2) saying why.
 int importProfileCommand(ImportOptions& o) {
+    const int rank =
+        o.rank.empty() ? -1 : static_cast<int>(parseIntIn("--rank", o.rank, 0, 1'000'000));
     const std::string text = readInputFile("import", o.file);
     const std::string name = std::filesystem::path(o.file).filename().string();
     ts::ProfileResult r;
+    int imported_rank = -1;
     try {
-        r = ts::importChromeTrace(text, name);
+        r = ts::importChromeTrace(text, name, rank, &imported_rank);
     } catch (const std::invalid_argument& e) {
         throw BadInput(fmt::format("import: {}: {}", o.file, e.what()));
     }
+    if (rank < 0 && imported_rank >= 0 && !o.quiet)
+        std::fprintf(stderr,
+                     "note: %s is a distributed run's trace of every rank: rank %d imported "
+                     "(--rank R for another)\n",
+                     o.file.c_str(), imported_rank);
+    const std::string title = r.spec.imported;
     const std::string format = o.format.get();
     const StoredRun run =
-        startStoredRun(ts::kProfileLab, o.db, o.label.empty() ? name : o.label, o.no_store, o.quiet,
-                       ts::profileSpecJson(r.spec), r.environment, 1);
+        startStoredRun(ts::kProfileLab, o.db, o.label.empty() ? title : o.label, o.no_store,
+                       o.quiet, ts::profileSpecJson(r.spec), r.environment, 1);
     bool stored = true;
     if (run.get()) {
         try {
@@ -326,6 +335,9 @@ void addProfileCommand(CLI::App& app, int& code) {
         "Import a torch.profiler Chrome trace (export_chrome_trace, Kineto's JSON) as a stored "
         "profile run, and show its tables; nothing is run");
     import->add_option("file", imp->file, "The trace (.json)")->required();
+    import->add_option("--rank", imp->rank,
+                       "Of a distributed run's merged trace (distributed ddp --trace-steps): the "
+                       "rank to import (default 0)");
     addStoreOptions(*import, imp->db, imp->label, imp->no_store, "the profile");
     import->get_option("--label")->description(
         "Label of the stored run (default: the file's name)");

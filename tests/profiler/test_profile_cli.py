@@ -201,7 +201,31 @@ class Profile(unittest.TestCase):
         p = run("profile", "import", self.tmp.name, db=self.db)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("directory", p.stderr)
+        p = run("profile", "import", fixture, "--rank", "1", db=self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("one process's, not a distributed run's merged trace", p.stderr)
         self.assertEqual(len(json.loads(run("runs", "list", "--json", db=self.db).stdout)), 2)
+        # A distributed run's merged trace (distributed ddp --trace-steps): one rank at a time.
+        with open(fixture) as f:
+            one = json.load(f)
+        events = []
+        for rank in (0, 1):
+            events += [dict(e, pid=rank) for e in one["traceEvents"] if e.get("ph") == "X"]
+        merged = os.path.join(self.tmp.name, "run-1-point-1.json")
+        with open(merged, "w") as f:
+            json.dump({"traceEvents": events, "ranks": [{"rank": 0}, {"rank": 1}]}, f)
+        p = run("profile", "import", merged, "--no-store", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("rank 0 imported (--rank R for another)", p.stderr)
+        self.assertIn("run-1-point-1.json (rank 0 of 2) (an imported trace, CPU), 1 profiled step(s)", p.stdout)
+        p = run("profile", "import", merged, "--rank", "1", "--no-store", db=self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("(rank 1 of 2)", p.stdout)
+        self.assertNotIn("note:", p.stderr)
+        for rank, needle in (("2", "the trace holds ranks 0 to 1"), ("-1", "--rank"), ("x", "--rank")):
+            p = run("profile", "import", merged, "--rank", rank, db=self.db)
+            self.assertEqual(p.returncode, 2, (rank, p.stderr))
+            self.assertIn(needle, p.stderr, rank)
         p = run("profile", "import", db=self.db)
         self.assertEqual(p.returncode, 2, p.stderr)
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "common/test_paths.h"
 #include "core/json.h"
@@ -775,6 +776,58 @@ TEST(ImportTrace, KernelsFindTheirOpThroughExternalIdAndTheTracesOwnPhaseRangesS
     ASSERT_EQ(r.steps.size(), 1u);
     EXPECT_DOUBLE_EQ(r.steps[0].forward_ms, 0.5);
     EXPECT_DOUBLE_EQ(r.steps[0].backward_ms, 0.4);
+}
+
+// A distributed run's merged trace (See Note [one trace of every rank]): each rank's events under
+// pid = its rank; one rank is imported, rank 0 unless asked.
+TEST(ImportTrace, OneRankOfAMergedTraceOfRanks) {
+    const std::string merged =
+        R"json({"ranks": [{"rank": 0}, {"rank": 1}], "traceEvents": [
+        {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "rank 0"}},
+        {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "rank 1"}},
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 0, "tid": 1, "ts": 0, "dur": 1000},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 0, "tid": 1, "ts": 10, "dur": 100,
+         "args": {"External id": 1}},
+        {"ph": "X", "cat": "kernel", "name": "gemm_rank0", "pid": 0, "tid": 3, "ts": 50, "dur": 20,
+         "args": {"External id": 1, "stream": 7}},
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 5, "dur": 1200},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 15, "dur": 100,
+         "args": {"External id": 1}},
+        {"ph": "X", "cat": "kernel", "name": "gemm_rank1", "pid": 1, "tid": 3, "ts": 60, "dur": 30,
+         "args": {"External id": 1, "stream": 7}},
+        {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather", "pid": 1, "tid": 4, "ts": 60, "dur": 40,
+         "args": {"stream": 9}}
+      ]})json";
+    int read = -5;
+    const auto first = ts::importChromeTrace(merged, "m.json", -1, &read);
+    EXPECT_EQ(read, 0);
+    EXPECT_EQ(first.spec.imported, "m.json (rank 0 of 2)");
+    ASSERT_EQ(first.trace.kernels.size(), 1u);
+    EXPECT_EQ(first.trace.kernels[0].name, "gemm_rank0");
+    ASSERT_EQ(first.steps.size(), 1u);
+    EXPECT_DOUBLE_EQ(first.steps[0].total_ms, 1.0);
+
+    const auto second = ts::importChromeTrace(merged, "m.json", 1, &read);
+    EXPECT_EQ(read, 1);
+    EXPECT_EQ(second.spec.imported, "m.json (rank 1 of 2)");
+    ASSERT_EQ(second.trace.kernels.size(), 2u);
+    EXPECT_EQ(findKernel(second.trace, "gemm_rank1").op, "aten::mm");
+    ASSERT_EQ(second.steps.size(), 1u);
+    EXPECT_DOUBLE_EQ(second.steps[0].total_ms, 1.2);
+
+    for (const auto& [text, rank, why] : std::vector<std::tuple<std::string, int, std::string>>{
+             {merged, 2, "--rank 2: the trace holds ranks 0 to 1"},
+             {fixture("cpu_step.pt.trace.json"), 0, "one process's, not a distributed run's"}}) {
+        try {
+            ts::importChromeTrace(text, "m.json", rank);
+            ADD_FAILURE() << "rank " << rank << " accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+    }
+    // A one-process trace reads as before, its rank -1.
+    ts::importChromeTrace(fixture("cpu_step.pt.trace.json"), "one.json", -1, &read);
+    EXPECT_EQ(read, -1);
 }
 
 TEST(ImportTrace, WhatIsNoTraceIsRefusedSayingWhy) {

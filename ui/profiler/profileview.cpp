@@ -649,10 +649,11 @@ bool ProfileView::compare(const StoredRun& a, const StoredRun& b, QString* error
 }
 
 bool ProfileView::importFile(const QString& path, const QString& storePath, QString* error) {
+    int rank = -1;  // of a distributed run's merged trace: rank 0 (the CLI's --rank: another)
     const std::optional<StoredRun> run = importRun(
         path, storePath, kProfileLab, tr("profile"),
-        [](std::string_view bytes, const std::string& name) {
-            const auto r = importChromeTrace(bytes, name);
+        [&rank](std::string_view bytes, const std::string& name) {
+            const auto r = importChromeTrace(bytes, name, -1, &rank);
             return ImportedRun{profileSpecJson(r.spec),
                                r.environment,
                                {0, r.status, dumpJson(toJson(r.spec)), dumpJson(toJson(r))}};
@@ -660,6 +661,11 @@ bool ProfileView::importFile(const QString& path, const QString& storePath, QStr
         error);
     if (!run) return false;
     Q_EMIT logLine(tr("Imported %1 as run %2").arg(path).arg(run->info.id));
+    if (rank >= 0)
+        Q_EMIT logLine(tr("%1 is a distributed run's trace of every rank: rank %2 imported "
+                          "(`trainscope-cli profile import FILE --rank R` imports another)")
+                           .arg(path)
+                           .arg(rank));
     return showStored(*run, error);
 }
 

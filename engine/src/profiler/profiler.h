@@ -373,7 +373,13 @@ ProfileResult runProfile(const ProfileSpec& spec, ProfileObserver& observer,
 // optimizer, or the step's end). The environment's device is deviceProperties[0]'s name, its
 // date baseTimeNanoseconds'. A file that is not such a trace (not JSON, truncated, no
 // traceEvents, no op or kernel in it) is refused with std::invalid_argument saying why.
-ProfileResult importChromeTrace(std::string_view json_text, const std::string& name);
+// A merged trace of a distributed run's ranks (See Note [one trace of every rank]: a "ranks"
+// list, each rank's events under pid = its rank) is one rank's profile: `rank`'s events alone
+// (rank < 0: rank 0), the name saying "(rank R of N)"; a rank that is not there, or a rank asked
+// of a one-process trace, is refused the same way. `*imported_rank` (when given) is set to the
+// rank read, or -1 for a one-process trace.
+ProfileResult importChromeTrace(std::string_view json_text, const std::string& name, int rank = -1,
+                                int* imported_rank = nullptr);
 
 // Starts LibTorch's profiler (Kineto) on the calling thread, once per process: the thread that
 // loaded LibTorch (the window's UI thread), before a profile runs in a worker. See Note

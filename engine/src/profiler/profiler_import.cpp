@@ -133,7 +133,8 @@ void addImpliedPhases(RawTrace& raw, const std::vector<Interval>& steps,
 
 }  // namespace
 
-ProfileResult importChromeTrace(std::string_view text, const std::string& name) {
+ProfileResult importChromeTrace(std::string_view text, const std::string& name, int rank,
+                                int* imported_rank) {
     if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f &&
         static_cast<unsigned char>(text[1]) == 0x8b)
         throw std::invalid_argument("the file is gzip-compressed: gunzip it first");
@@ -161,6 +162,31 @@ ProfileResult importChromeTrace(std::string_view text, const std::string& name) 
         throw std::invalid_argument("not a Chrome trace: neither an object nor a list of events");
     }
 
+    // A merged trace of ranks: one rank's events (pid = rank).
+    std::optional<uint64_t> only_pid;
+    std::string title = name;
+    const json* ranks = nullptr;
+    if (doc.is_object())
+        if (auto it = doc.find("ranks"); it != doc.end() && it->is_array() && !it->empty())
+            ranks = &*it;
+    if (ranks) {
+        const int n = static_cast<int>(ranks->size());
+        const int r = rank < 0 ? 0 : rank;
+        if (r >= n)
+            throw std::invalid_argument(
+                fmt::format("--rank {}: the trace holds ranks 0 to {}", rank, n - 1));
+        only_pid = r;
+        title = fmt::format("{} (rank {} of {})", name, r, n);
+        if (imported_rank) *imported_rank = r;
+    } else {
+        if (rank >= 0)
+            throw std::invalid_argument(
+                fmt::format("--rank {}: the trace is one process's, not a distributed run's "
+                            "merged trace of ranks",
+                            rank));
+        if (imported_rank) *imported_rank = -1;
+    }
+
     RawTrace raw;
     std::vector<Interval> steps, optimizer_steps, zero_grads;
     bool phase_ranges = false;
@@ -170,6 +196,7 @@ ProfileResult importChromeTrace(std::string_view text, const std::string& name) 
         // An event of the wrong shape (a name that is a number) is left out, not fatal.
         try {
             if (e.value("ph", "") != "X") continue;
+            if (only_pid && traceId(e, "pid") != only_pid) continue;
             const std::string cat = e.value("cat", "");
             const std::string ename = e.value("name", "");
             auto ts = e.find("ts");
@@ -249,7 +276,7 @@ ProfileResult importChromeTrace(std::string_view text, const std::string& name) 
     if (!phase_ranges) addImpliedPhases(raw, steps, optimizer_steps, zero_grads);
 
     ProfileResult r;
-    r.spec.imported = name;
+    r.spec.imported = title;
     r.spec.bench.warmup = 0;
     r.gpu = !raw.kernels.empty();
     r.trace = attribute(raw);

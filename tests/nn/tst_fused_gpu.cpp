@@ -35,10 +35,13 @@ const char* name(at::ScalarType t) {
 
 at::TensorOptions cuda() { return at::TensorOptions().device(at::kCUDA); }
 
-// The model's shapes: 1,024 tokens of d 768 (small), and an odd width with uneven rows.
+// The model's shapes: 1,024 tokens of d 768 (small); d 4608 (10B's: more columns than a thread
+// keeps in registers, Note [vectorised fused kernels]); a width that is no multiple of four (the
+// scalar kernels) with uneven rows.
 TEST(FusedKernelsGpu, AddRmsNormForwardBackward) {
     for (auto rt : kTypes)
-        for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1024, 768}, {37, 1000}}) {
+        for (auto [rows, cols] :
+             {std::pair<int64_t, int64_t>{1024, 768}, {300, 4608}, {37, 1000}, {37, 1002}}) {
             const at::Tensor x = at::randn({rows, cols}, cuda()),
                              r = at::randn({rows, cols}, cuda()).to(rt);
             const at::Tensor w = 1 + 0.1 * at::randn({cols}, cuda());
@@ -66,60 +69,97 @@ TEST(FusedKernelsGpu, AddRmsNormForwardBackward) {
         }
 }
 
+// Each at a shape the vectorised kernels take (Note [vectorised fused kernels]) and at one they
+// leave to the scalar ones (a head dim, d_ff or vocabulary that is no multiple of 16 bytes).
 TEST(FusedKernelsGpu, RopeSwigluCrossEntropyMatchLibTorch) {
-    const int64_t b = 4, s = 256, h = 12, dh = 64;
-    at::Tensor pos = at::arange(s, at::kDouble).unsqueeze(1);
-    at::Tensor freq = at::pow(10000.0, -2.0 * at::arange(dh / 2, at::kDouble) / dh).unsqueeze(0);
-    const at::Tensor cos = (pos * freq).cos().to(at::kFloat).cuda(),
-                     sin = (pos * freq).sin().to(at::kFloat).cuda();
-    for (auto dt : kTypes) {
-        const std::string what = name(dt);
-        {  // RoPE in place: the fp32 rotation of eager's applyRope, rounded once.
-            const at::Tensor qkv = at::randn({b, s, 3 * h * dh}, cuda()).to(dt),
-                             g = at::randn_like(qkv);
-            at::Tensor xa = leaf(qkv), xb = leaf(qkv.to(at::kFloat));
-            const at::Tensor fused = ts::fusedRopeQkv(xa * 1, cos, sin, h);
-            const at::Tensor t = xb.view({b, s, 3, h, dh});
-            const auto part = [&](int i) { return t.select(2, i).transpose(1, 2); };
-            const at::Tensor ref = at::stack({ts::applyRope(part(0), cos, sin).transpose(1, 2),
-                                              ts::applyRope(part(1), cos, sin).transpose(1, 2),
-                                              part(2).transpose(1, 2)},
-                                             2)
-                                       .reshape({b, s, -1});
-            EXPECT_LT(relErr(fused, ref), roundingOf(dt)) << what;
-            const at::Tensor ga = torch::autograd::grad({fused}, {xa}, {g})[0];
-            const at::Tensor gb = torch::autograd::grad({ref}, {xb}, {g.to(at::kFloat)})[0];
-            EXPECT_LT(relErr(ga, gb), roundingOf(dt)) << what;
-        }
-        {  // SwiGLU
-            const at::Tensor gu = at::randn({b * s, 2 * 3072}, cuda()).to(dt),
-                             g = at::randn({b * s, 3072}, cuda()).to(dt);
-            at::Tensor a = leaf(gu), c = leaf(gu.to(at::kFloat));
-            const at::Tensor fused = ts::fusedSwiglu(a);
-            const auto halves = c.chunk(2, -1);
-            const at::Tensor ref = at::silu(halves[0]) * halves[1];
-            EXPECT_LT(relErr(fused, ref), roundingOf(dt)) << what;
-            EXPECT_LT(relErr(torch::autograd::grad({fused}, {a}, {g})[0],
-                             torch::autograd::grad({ref}, {c}, {g.to(at::kFloat)})[0]),
-                      roundingOf(dt))
-                << what;
-        }
-        {  // Cross-entropy on the course's vocabulary, without an fp32 copy of the logits.
-            const at::Tensor logits = (2 * at::randn({b * s, 10000}, cuda())).to(dt);
-            const at::Tensor targets = at::randint(10000, {b * s}, cuda().dtype(at::kLong));
-            at::Tensor a = leaf(logits), c = leaf(logits.to(at::kFloat));
-            const at::Tensor fused = ts::fusedCrossEntropy(a, targets);
-            const at::Tensor ref = at::cross_entropy_loss(c, targets);
-            EXPECT_LT(relErr(fused, ref), 1e-5) << what;
-            const at::Tensor g = at::full({}, 0.7, cuda());
-            const at::Tensor ga = torch::autograd::grad({fused}, {a}, {g})[0];
-            EXPECT_EQ(ga.scalar_type(), dt);
-            // Against LibTorch's fp32 gradient in the logits' dtype, as eager's autocast casts it:
-            // most entries are ~1e-7, subnormal in fp16, and both round them alike.
-            EXPECT_LT(relErr(ga, torch::autograd::grad({ref}, {c}, {g})[0].to(dt)), roundingOf(dt))
-                << what;
+    for (const int64_t odd : {0, 1}) {
+        const int64_t b = 4, s = 256, h = 12, dh = odd ? 6 : 64, f = 3072 + odd,
+                      vocab = 10000 + odd;
+        at::Tensor pos = at::arange(s, at::kDouble).unsqueeze(1);
+        at::Tensor freq =
+            at::pow(10000.0, -2.0 * at::arange(dh / 2, at::kDouble) / dh).unsqueeze(0);
+        const at::Tensor cos = (pos * freq).cos().to(at::kFloat).cuda(),
+                         sin = (pos * freq).sin().to(at::kFloat).cuda();
+        for (auto dt : kTypes) {
+            const std::string what = std::string(name(dt)) + (odd ? " (odd shapes)" : "");
+            {  // RoPE in place: the fp32 rotation of eager's applyRope, rounded once.
+                const at::Tensor qkv = at::randn({b, s, 3 * h * dh}, cuda()).to(dt),
+                                 g = at::randn_like(qkv);
+                at::Tensor xa = leaf(qkv), xb = leaf(qkv.to(at::kFloat));
+                const at::Tensor fused = ts::fusedRopeQkv(xa * 1, cos, sin, h);
+                const at::Tensor t = xb.view({b, s, 3, h, dh});
+                const auto part = [&](int i) { return t.select(2, i).transpose(1, 2); };
+                const at::Tensor ref = at::stack({ts::applyRope(part(0), cos, sin).transpose(1, 2),
+                                                  ts::applyRope(part(1), cos, sin).transpose(1, 2),
+                                                  part(2).transpose(1, 2)},
+                                                 2)
+                                           .reshape({b, s, -1});
+                EXPECT_LT(relErr(fused, ref), roundingOf(dt)) << what;
+                const at::Tensor ga = torch::autograd::grad({fused}, {xa}, {g})[0];
+                const at::Tensor gb = torch::autograd::grad({ref}, {xb}, {g.to(at::kFloat)})[0];
+                EXPECT_LT(relErr(ga, gb), roundingOf(dt)) << what;
+            }
+            {  // SwiGLU
+                const at::Tensor gu = at::randn({b * s, 2 * f}, cuda()).to(dt),
+                                 g = at::randn({b * s, f}, cuda()).to(dt);
+                at::Tensor a = leaf(gu), c = leaf(gu.to(at::kFloat));
+                const at::Tensor fused = ts::fusedSwiglu(a);
+                const auto halves = c.chunk(2, -1);
+                const at::Tensor ref = at::silu(halves[0]) * halves[1];
+                EXPECT_LT(relErr(fused, ref), roundingOf(dt)) << what;
+                EXPECT_LT(relErr(torch::autograd::grad({fused}, {a}, {g})[0],
+                                 torch::autograd::grad({ref}, {c}, {g.to(at::kFloat)})[0]),
+                          roundingOf(dt))
+                    << what;
+            }
+            {  // Cross-entropy on the course's vocabulary, without an fp32 copy of the logits.
+                const at::Tensor logits = (2 * at::randn({b * s, vocab}, cuda())).to(dt);
+                const at::Tensor targets = at::randint(vocab, {b * s}, cuda().dtype(at::kLong));
+                at::Tensor a = leaf(logits), c = leaf(logits.to(at::kFloat));
+                const at::Tensor fused = ts::fusedCrossEntropy(a, targets);
+                const at::Tensor ref = at::cross_entropy_loss(c, targets);
+                EXPECT_LT(relErr(fused, ref), 1e-5) << what;
+                const at::Tensor g = at::full({}, 0.7, cuda());
+                const at::Tensor ga = torch::autograd::grad({fused}, {a}, {g})[0];
+                EXPECT_EQ(ga.scalar_type(), dt);
+                // Against LibTorch's fp32 gradient in the logits' dtype, as eager's autocast casts
+                // it: most entries are ~1e-7, subnormal in fp16, and both round them alike.
+                EXPECT_LT(relErr(ga, torch::autograd::grad({ref}, {c}, {g})[0].to(dt)),
+                          roundingOf(dt))
+                    << what;
+            }
         }
     }
+}
+
+// The fused LM head + loss (Note [fused LM head and loss]) on the GPU, in chunks, through the
+// fused cross-entropy: the loss and gradients of the logits path, in fp32 and under bf16.
+TEST(FusedKernelsGpu, LinearCrossEntropyInChunksMatchesTheLogitsPath) {
+    for (const int64_t vocab : {int64_t{10000}, int64_t{10001}})
+        for (const ts::Precision precision : {ts::Precision::FP32, ts::Precision::BF16}) {
+            at::manual_seed(3);
+            const at::Tensor x0 = at::randn({2, 300, 64}, cuda()),
+                             w0 = 0.3 * at::randn({vocab, 64}, cuda());
+            const at::Tensor targets = at::randint(vocab, {2, 300}, cuda().dtype(at::kLong));
+            auto run = [&](bool fused) {
+                at::Tensor x = leaf(x0), w = leaf(w0), loss;
+                {
+                    ts::AutocastScope autocast(at::kCUDA, precision);
+                    loss = fused ? ts::linearCrossEntropy(x, w, targets, 128 * vocab)
+                                 : ts::crossEntropy(at::linear(x, w), targets);
+                }
+                const auto g = torch::autograd::grad({loss}, {x, w});
+                return std::make_tuple(loss.item<double>(), g[0], g[1]);
+            };
+            const auto [ref, gx_ref, gw_ref] = run(false);
+            const auto [loss, gx, gw] = run(true);
+            const bool fp32 = precision == ts::Precision::FP32;
+            const std::string what =
+                std::to_string(vocab) + " " + std::string(ts::toString(precision));
+            EXPECT_NEAR(loss, ref, (fp32 ? 1e-5 : 1e-2) * std::abs(ref)) << what;
+            EXPECT_LT(relErr(gx, gx_ref), fp32 ? 1e-4 : 3e-2) << what;
+            EXPECT_LT(relErr(gw, gw_ref), fp32 ? 1e-4 : 3e-2) << what;
+        }
 }
 
 // The fused model on the GPU against the eager one: logits, loss and gradients, with every

@@ -11,6 +11,7 @@
 #include "nn/autocast.h"
 #include "nn/fused.h"
 #include "nn/ranges.h"
+#include "trainscope/kernels/fused_ops.h"
 
 namespace ts {
 namespace {
@@ -335,10 +336,13 @@ struct LinearCrossEntropy : public torch::autograd::Function<LinearCrossEntropy>
         at::Tensor total = at::zeros({}, x.options().dtype(at::kFloat));
         for (int64_t b = 0; b < n; b += rows) {
             const int64_t m = std::min(rows, n - b);
-            const at::Tensor logits = at::mm(x2.narrow(0, b, m).to(dtype), w.t()).to(at::kFloat);
-            const at::Tensor l = at::logsumexp(logits, {1});
-            lse.narrow(0, b, m).copy_(l);
-            total += (l - logits.gather(1, t.narrow(0, b, m).unsqueeze(1)).squeeze(1)).sum();
+            // The chunk's logits in the GEMM's dtype, read once by the fused cross-entropy (its
+            // fp32 arithmetic, no fp32 copy of them: Note [fused element-wise kernels]).
+            const at::Tensor logits = at::mm(x2.narrow(0, b, m).to(dtype), w.t());
+            const kernels::CrossEntropyForward ce =
+                kernels::crossEntropyForward(logits, t.narrow(0, b, m).contiguous());
+            lse.narrow(0, b, m).copy_(ce.lse);
+            total += ce.loss * static_cast<double>(m);
         }
         ctx->save_for_backward({x, weight, targets, lse});
         ctx->saved_data["dtype"] = static_cast<int64_t>(dtype);
@@ -354,17 +358,17 @@ struct LinearCrossEntropy : public torch::autograd::Function<LinearCrossEntropy>
         const at::Tensor t = targets.reshape({-1});
         const at::Tensor w = weight.to(dtype);
         const int64_t n = x2.size(0), rows = ctx->saved_data["rows"].toInt();
-        const at::Tensor scale = grads[0].to(at::kFloat) / static_cast<double>(n);
+        const at::Tensor dloss = grads[0].to(at::kFloat);
         at::Tensor grad_x = at::empty_like(x2);
         at::Tensor grad_w = at::zeros(weight.sizes(), weight.options().dtype(at::kFloat));
         for (int64_t b = 0; b < n; b += rows) {
             const int64_t m = std::min(rows, n - b);
             const at::Tensor xc = x2.narrow(0, b, m).to(dtype);
-            at::Tensor p = at::mm(xc, w.t()).to(at::kFloat);
-            p.sub_(lse.narrow(0, b, m).unsqueeze(1)).exp_();
-            p.scatter_add_(1, t.narrow(0, b, m).unsqueeze(1), at::full({m, 1}, -1.0, p.options()));
-            p.mul_(scale);
-            const at::Tensor g = p.to(dtype);
+            // (softmax − one-hot) · dloss / n in the logits' dtype: the kernel divides by the
+            // chunk's m rows, so it is given dloss · m / n.
+            const at::Tensor g = kernels::crossEntropyBackward(
+                dloss * (static_cast<double>(m) / static_cast<double>(n)), at::mm(xc, w.t()),
+                t.narrow(0, b, m).contiguous(), lse.narrow(0, b, m).contiguous());
             grad_x.narrow(0, b, m).copy_(at::mm(g, w));
             grad_w.add_(at::mm(g.t(), xc));
         }

@@ -139,10 +139,12 @@ at::Tensor crossEntropy(const at::Tensor& logits, const at::Tensor& targets);
 // At the leaderboard's sequence of 32,768 tokens and a vocabulary of 151,936 the logits of one
 // row are 10 GB in bf16 and twice that in fp32 for the loss, and backward wants their gradient
 // as well. Here forward walks the tokens in chunks (≤ 2^29 logits each, about 2 GiB in fp32):
-// a chunk's logits (a GEMM in the autocast dtype, then fp32), their log-sum-exp, the chunk's
-// loss; only x, the weight, the targets and one fp32 log-sum-exp per token are kept. Backward
-// computes each chunk's logits again, softmax − one-hot scaled by the loss's gradient ÷ tokens,
-// and from it the chunk's input gradient and its share of the weight's (summed in fp32). x
+// a chunk's logits (a GEMM in the autocast dtype), their log-sum-exp and the chunk's loss in one
+// pass of the fused cross-entropy (fp32 arithmetic, no fp32 copy of the logits); only x, the
+// weight, the targets and one fp32 log-sum-exp per token are kept. Backward computes each
+// chunk's logits again, softmax − one-hot scaled by the loss's gradient ÷ tokens in one pass
+// (written in the logits' dtype), and from it the chunk's input gradient and its share of the
+// weight's (summed in fp32). x
 // (..., d), weight (vocab, d), targets (...) int64; returns the mean over tokens. `chunk_logits`:
 // the most logits a chunk holds (tests make it small).
 at::Tensor linearCrossEntropy(const at::Tensor& x, const at::Tensor& weight,

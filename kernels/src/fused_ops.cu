@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(kRowThreads) rmsNormBwdKernel(const RmsNormBwd
         p.dweight_partial[int64_t{blockIdx.x} * n + c] = dw[c];
 }
 
-// The vectorised forms (Note [vectorised fused kernels]): cols % 4 == 0, pointers 16-aligned.
+// The vectorised forms (See Note [vectorised fused kernels]): cols % 4 == 0, 16-aligned pointers.
 // Thread t owns the groups of four columns g = t + j·kRowThreads; those with j < kNormCache stay
 // in registers between the passes (an unrolled loop, so that they are registers), the rest are
 // read again.
@@ -392,7 +392,7 @@ __global__ void ropeKernel(const RopeParams p) {
     }
 }
 
-// Vectorised (Note [vectorised fused kernels]): one thread per kVec<T> values of a head of q or
+// Vectorised (See Note [vectorised fused kernels]): one thread per kVec<T> values of a head of q or
 // k (head_dim % kVec == 0, 16-aligned buffers), their kVec/2 pairs' cos and sin read as one
 // float4 (bf16, fp16) or float2 (fp32).
 template <typename T>
@@ -477,8 +477,8 @@ __global__ void swigluBwdKernel(const SwigluParams p) {
     }
 }
 
-// Vectorised (Note [vectorised fused kernels]): kVec<T> values of a row a thread (f % kVec == 0,
-// 16-aligned buffers).
+// Vectorised (See Note [vectorised fused kernels]): kVec<T> values of a row a thread (f % kVec ==
+// 0, 16-aligned buffers).
 template <typename T>
 __global__ void swigluFwdVecKernel(const SwigluParams p) {
     constexpr int V = kVec<T>;
@@ -636,7 +636,7 @@ __global__ void crossEntropyBwdKernel(const CrossEntropyParams p) {
     }
 }
 
-// Vectorised (Note [vectorised fused kernels]): vocab and row_stride multiples of kVec<T>,
+// Vectorised (See Note [vectorised fused kernels]): vocab and row_stride multiples of kVec<T>,
 // 16-aligned logits. The forward reads the row once: each thread keeps a running max and the sum
 // of exps below it, rescaled when the max grows; the block combines them.
 template <typename T>

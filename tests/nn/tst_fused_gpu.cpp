@@ -36,8 +36,8 @@ const char* name(at::ScalarType t) {
 at::TensorOptions cuda() { return at::TensorOptions().device(at::kCUDA); }
 
 // The model's shapes: 1,024 tokens of d 768 (small); d 4608 (10B's: more columns than a thread
-// keeps in registers, Note [vectorised fused kernels]); a width that is no multiple of four (the
-// scalar kernels) with uneven rows.
+// keeps in registers; See Note [vectorised fused kernels]); a width that is no multiple of four
+// (the scalar kernels) with uneven rows.
 TEST(FusedKernelsGpu, AddRmsNormForwardBackward) {
     for (auto rt : kTypes)
         for (auto [rows, cols] :
@@ -69,7 +69,7 @@ TEST(FusedKernelsGpu, AddRmsNormForwardBackward) {
         }
 }
 
-// Each at a shape the vectorised kernels take (Note [vectorised fused kernels]) and at one they
+// Each at a shape the vectorised kernels take (See Note [vectorised fused kernels]) and at one they
 // leave to the scalar ones (a head dim, d_ff or vocabulary that is no multiple of 16 bytes).
 TEST(FusedKernelsGpu, RopeSwigluCrossEntropyMatchLibTorch) {
     for (const int64_t odd : {0, 1}) {
@@ -132,7 +132,7 @@ TEST(FusedKernelsGpu, RopeSwigluCrossEntropyMatchLibTorch) {
     }
 }
 
-// The fused LM head + loss (Note [fused LM head and loss]) on the GPU, in chunks, through the
+// The fused LM head + loss (See Note [fused LM head and loss]) on the GPU, in chunks, through the
 // fused cross-entropy: the loss and gradients of the logits path, in fp32 and under bf16.
 TEST(FusedKernelsGpu, LinearCrossEntropyInChunksMatchesTheLogitsPath) {
     for (const int64_t vocab : {int64_t{10000}, int64_t{10001}})

@@ -337,7 +337,7 @@ struct LinearCrossEntropy : public torch::autograd::Function<LinearCrossEntropy>
         for (int64_t b = 0; b < n; b += rows) {
             const int64_t m = std::min(rows, n - b);
             // The chunk's logits in the GEMM's dtype, read once by the fused cross-entropy (its
-            // fp32 arithmetic, no fp32 copy of them: Note [fused element-wise kernels]).
+            // fp32 arithmetic, no fp32 copy of them; See Note [fused element-wise kernels]).
             const at::Tensor logits = at::mm(x2.narrow(0, b, m).to(dtype), w.t());
             const kernels::CrossEntropyForward ce =
                 kernels::crossEntropyForward(logits, t.narrow(0, b, m).contiguous());

@@ -10,7 +10,8 @@
 #   LB_ATTENTION (flash)
 #   LB_TRACE=1: also trace the first measured step on every rank (--trace-steps 1), import each
 #   point's rank 0 as a profile and compare the first two kernel by kernel
-#   (leaderboard-kernels.md): where each side's step goes.
+#   (leaderboard-kernels.md), and sum each side's kernels by family (leaderboard-families.md,
+#   scripts/trace-kernel-families.py): where each side's step goes.
 set -uo pipefail
 CLI="${1:?usage: leaderboard-evidence.sh <trainscope-cli> <outdir>}"
 OUTDIR="${2:?usage: leaderboard-evidence.sh <trainscope-cli> <outdir>}"
@@ -36,6 +37,8 @@ if [ "${LB_TRACE:-0}" = 1 ]; then
     for f in "$OUTDIR"/traces/*.json; do
         [ -f "$f" ] || continue
         echo "-- profile import $f --rank 0 ($(du -h "$f" | cut -f1))"
+        python3 "$(dirname "${BASH_SOURCE[0]}")/trace-kernel-families.py" "$f" --rank 0 |
+            tee -a "$OUTDIR/leaderboard-families.md"
         "$CLI" profile import "$f" --rank 0 --format markdown >> "$OUTDIR/leaderboard-kernels.md" 2>> "$OUTDIR/leaderboard.log" &&
             ids+=("$("$CLI" runs list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')")
     done

@@ -44,23 +44,19 @@ c10::Stream currentStream(const c10::Device& device) {
 // by autograd over every use, and reduce-scatters it. The shard gets its gradient in
 // finishBackward, not from autograd (the reduce-scatter is still running when this returns).
 struct GatheredWeights : public torch::autograd::Function<GatheredWeights> {
-    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& master,
-                              int64_t owner, int64_t unit) {
+    static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                  const at::Tensor& master, int64_t owner,
+                                                  int64_t unit) {
         ctx->saved_data["owner"] = owner;
         ctx->saved_data["unit"] = unit;
         (void)master;
-        const at::Tensor buffer = reinterpret_cast<FullyShardedParameters*>(owner)->gatheredBuffer(
+        return reinterpret_cast<FullyShardedParameters*>(owner)->slotAliases(
             static_cast<size_t>(unit));
-        // The same storage under a tensor of its own, not a view of the buffer: gathering into
-        // the buffer again in backward then changes no version counter that autograd checks.
-        at::Tensor alias = at::empty({0}, buffer.options());
-        alias.set_(buffer.storage(), 0, buffer.sizes(), buffer.strides());
-        return alias;
     }
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grads) {
         auto* owner = reinterpret_cast<FullyShardedParameters*>(ctx->saved_data["owner"].toInt());
-        owner->reduceScatter(static_cast<size_t>(ctx->saved_data["unit"].toInt()), grads[0]);
+        owner->reduceScatterSlots(static_cast<size_t>(ctx->saved_data["unit"].toInt()), grads);
         return {at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
@@ -169,10 +165,6 @@ int64_t FullyShardedParameters::unitBytes(size_t unit) const {
     return u.buffer.numel() * static_cast<int64_t>(u.buffer.element_size());
 }
 
-at::Tensor FullyShardedParameters::gatheredBuffer(size_t unit) const {
-    return units_.at(unit).buffer;
-}
-
 int FullyShardedParameters::gatheredCount() const {
     int n = 0;
     for (const auto& u : units_) n += u.state != State::Freed ? 1 : 0;
@@ -217,11 +209,53 @@ void FullyShardedParameters::waitGather(size_t unit, bool forward) {
     u.state = State::Ready;
 }
 
+std::vector<at::Tensor> FullyShardedParameters::slotAliases(size_t unit) const {
+    const Unit& u = units_.at(unit);
+    std::vector<at::Tensor> out;
+    out.reserve(u.slots.size());
+    for (const auto& s : u.slots) {
+        // The buffer's storage under a tensor of its own, not a view of the buffer: gathering
+        // into the buffer again in backward then changes no version counter autograd checks.
+        std::vector<int64_t> strides(s.shape.size(), 1);
+        for (size_t d = s.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * s.shape[d];
+        at::Tensor alias = at::empty({0}, u.buffer.options());
+        alias.set_(u.buffer.storage(), u.buffer.storage_offset() + s.offset, s.shape, strides);
+        out.push_back(std::move(alias));
+    }
+    return out;
+}
+
+void FullyShardedParameters::reduceScatterSlots(size_t unit, const std::vector<at::Tensor>& grads) {
+    const Unit& u = units_.at(unit);
+    at::NoGradGuard no_grad;
+    at::ScalarType dtype = u.buffer.scalar_type();
+    for (const auto& g : grads)
+        if (g.defined()) dtype = g.scalar_type();
+    at::Tensor whole = at::empty({u.buffer.numel()}, u.buffer.options().dtype(dtype));
+    std::vector<size_t> order(u.slots.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return u.slots[a].offset < u.slots[b].offset; });
+    int64_t done = 0;  // what is written: the gaps between slots and the padding are zeros
+    for (size_t i : order) {
+        const Slot& s = u.slots[i];
+        if (s.offset > done) whole.narrow(0, done, s.offset - done).zero_();
+        at::Tensor region = whole.narrow(0, s.offset, s.numel);
+        if (i < grads.size() && grads[i].defined())
+            region.copy_(grads[i].reshape({-1}));
+        else
+            region.zero_();
+        done = std::max(done, s.offset + s.numel);
+    }
+    if (done < whole.numel()) whole.narrow(0, done, whole.numel() - done).zero_();
+    reduceScatter(unit, whole);
+}
+
 void FullyShardedParameters::bindSlots(size_t unit) {
     Unit& u = units_[unit];
-    const at::Tensor whole = GatheredWeights::apply(u.master, reinterpret_cast<int64_t>(this),
-                                                    static_cast<int64_t>(unit));
-    for (auto& s : u.slots) *s.slot = whole.narrow(0, s.offset, s.numel).view(s.shape);
+    const torch::autograd::variable_list slots = GatheredWeights::apply(
+        u.master, reinterpret_cast<int64_t>(this), static_cast<int64_t>(unit));
+    for (size_t i = 0; i < u.slots.size(); ++i) *u.slots[i].slot = slots[i];
 }
 
 void FullyShardedParameters::release(size_t unit) {

@@ -49,12 +49,15 @@ struct FsdpCounters {
 // (the same tensor object all along, so the views autograd saved in forward see the weights again
 // when backward gathers them anew). Per step:
 //   forward   enter(u): wait for u's all-gather (issue it if it was not prefetched), put a node in
-//             the graph whose backward gets the buffer's gradient, point the unit's slots at views
-//             of the buffer; leave(u): free u's storage (not the last unit's: backward starts
+//             the graph whose outputs are the unit's slots (tensors on the buffer's storage at
+//             their offsets) and whose backward gets each slot's gradient; leave(u): free u's
+//             storage (not the last unit's: backward starts
 //             with it), issue the all-gather of u + prefetch, and wrap u's output in a node whose
 //             backward runs before u's own;
 //   backward  that node gathers u again (if freed) and issues u − 1's all-gather; once autograd
-//             has summed u's whole gradient, it is reduce-scattered (SUM) and u's storage freed;
+//             has every slot's gradient, they are copied into one flat gradient (a copy each,
+//             no zero-filled buffer per slot summed: a slot of a view of the buffer cost a
+//             fill and an add of the whole unit each), reduce-scattered (SUM), u's storage freed;
 //   after     finishBackward(): waits for the reduce-scatters, gives each shard its gradient (÷ N,
 //             in fp32), all-reduces the replicated weights' gradients (÷ N).
 // A checkpoint's recompute calls enter/leave again during backward: the unit is gathered and kept
@@ -95,7 +98,10 @@ public:
     // Autograd's nodes call these (fsdp.cpp).
     void backwardEnter(size_t unit);
     void reduceScatter(size_t unit, const at::Tensor& grad);
-    at::Tensor gatheredBuffer(size_t unit) const;
+    // The unit's slots as tensors of their own on the buffer's storage, in slot order.
+    std::vector<at::Tensor> slotAliases(size_t unit) const;
+    // The slots' gradients (in slot order; undefined: zero) as one flat gradient, reduce-scattered.
+    void reduceScatterSlots(size_t unit, const std::vector<at::Tensor>& grads);
 
 private:
     enum class State { Freed, Gathering, Ready };

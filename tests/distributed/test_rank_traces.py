@@ -37,21 +37,28 @@ class RankTraces(unittest.TestCase):
         return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout,
                               env=marked_env(self.marker, TRAINSCOPE_DB=self.db))
 
-    def test_every_ranks_ops_on_one_timeline(self):
-        p = self.run_cli(*TINY, "--strategy", "overlap", "--trace-steps", "1", "--format", "json")
+    def merged_trace(self, *args):
+        """Runs a two-rank point with --trace-steps 1; its merged trace, checked: one file beside
+        the store (the ranks' own merged and removed), a process per rank, the stored run naming it."""
+        p = self.run_cli(*args, "--trace-steps", "1", "--format", "json")
         self.assertEqual(p.returncode, 0, p.stderr)
         path = os.path.join(self.tmp.name, "results.traces", "run-1-point-1.json")
         self.assertIn(path, p.stderr)
         self.assertIn("ui.perfetto.dev", p.stderr)
-        # The ranks' own traces were merged and removed.
         self.assertEqual(os.listdir(os.path.dirname(path)), ["run-1-point-1.json"])
         with open(path) as f:
             trace = json.load(f)
-        events = trace["traceEvents"]
-        names = {e["pid"]: e["args"]["name"] for e in events
+        names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
                  if e.get("ph") == "M" and e.get("name") == "process_name"}
         self.assertEqual(names, {0: "rank 0", 1: "rank 1"})
-        self.assertEqual({e["pid"] for e in events if "pid" in e}, {0, 1})
+        self.assertEqual({e["pid"] for e in trace["traceEvents"] if "pid" in e}, {0, 1})
+        runs = json.loads(self.run_cli("runs", "list", "--json").stdout)
+        shown = json.loads(self.run_cli("runs", "show", str(runs[0]["id"]), "--format", "json").stdout)
+        self.assertEqual(shown["points"][0]["trace"], path)
+        return trace
+
+    def test_every_ranks_ops_on_one_timeline(self):
+        events = self.merged_trace(*TINY, "--strategy", "overlap")["traceEvents"]
         spans = {}
         for rank in (0, 1):
             ops = [e for e in events if e.get("ph") == "X" and e["pid"] == rank]
@@ -64,26 +71,13 @@ class RankTraces(unittest.TestCase):
             spans[rank] = (steps[0]["ts"], steps[0]["ts"] + steps[0]["dur"])
         # One clock: the ranks' profiled steps overlap (every all-reduce holds both).
         self.assertLess(max(s for s, _ in spans.values()), min(e for _, e in spans.values()), spans)
-        # The stored run names its trace.
-        runs = json.loads(self.run_cli("runs", "list", "--json").stdout)
-        shown = json.loads(self.run_cli("runs", "show", str(runs[0]["id"]), "--format", "json").stdout)
-        self.assertEqual(shown["points"][0]["trace"], path)
 
     def test_pytorchs_fsdp2_traced_as_ours(self):
         # The Python strategies' ranks trace through torch.profiler (runner/rank_trace.py) into the
         # same merged file: PyTorch's FSDP2 beside ours, its all-gathers on each rank's track.
-        p = self.run_cli(*TINY[:-4], "--warmup", "1", "--steps", "1", "--timeout", "120",
-                         "--strategy", "fsdp2", "--trace-steps", "1", "--format", "json")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        path = os.path.join(self.tmp.name, "results.traces", "run-1-point-1.json")
-        self.assertIn(path, p.stderr)
-        self.assertEqual(os.listdir(os.path.dirname(path)), ["run-1-point-1.json"])
-        with open(path) as f:
-            trace = json.load(f)
+        trace = self.merged_trace(*TINY[:-4], "--warmup", "1", "--steps", "1", "--timeout", "120",
+                                  "--strategy", "fsdp2")
         events = trace["traceEvents"]
-        names = {e["pid"]: e["args"]["name"] for e in events
-                 if e.get("ph") == "M" and e.get("name") == "process_name"}
-        self.assertEqual(names, {0: "rank 0", 1: "rank 1"})
         self.assertEqual([r["distributedInfo"]["rank"] for r in trace["ranks"]], [0, 1])
         for rank in (0, 1):
             ops = {e["name"] for e in events if e.get("ph") == "X" and e["pid"] == rank}
@@ -91,9 +85,6 @@ class RankTraces(unittest.TestCase):
             self.assertTrue(any(n.startswith("FSDP::all_gather") for n in ops), (rank, sorted(ops)[:40]))
             self.assertIn("gloo:all_gather", ops, rank)
             self.assertTrue(any("Backward" in n for n in ops), rank)
-        runs = json.loads(self.run_cli("runs", "list", "--json").stdout)
-        shown = json.loads(self.run_cli("runs", "show", str(runs[0]["id"]), "--format", "json").stdout)
-        self.assertEqual(shown["points"][0]["trace"], path)
 
     def test_bad_settings_exit_2(self):
         for args, message in (

@@ -55,13 +55,13 @@ std::vector<DistributedPoint> ddpSweep(const DistributedPoint& base,
                         p.ddp.bucket_mb = mb;
                         p.ddp.shard_optimizer = shard;
                         // Each side's own: the fused loss TrainScope's, compiling the reference's,
-                        // checkpointing TrainScope's and fsdp2's; every strategy's ranks traced
-                        // (the Python ones through torch.profiler: runner/rank_trace.py).
+                        // checkpointing TrainScope's and fsdp2's. The traced steps stay base's:
+                        // every strategy's ranks are traced (the Python ones through
+                        // torch.profiler: runner/trainscope_runner/rank_trace.py).
                         p.ddp.fused_loss = base.ddp.fused_loss && !traits.python;
                         p.ddp.fused_kernels = base.ddp.fused_kernels && !traits.python;
                         p.ddp.keep_attention = base.ddp.keep_attention && !traits.python;
                         p.ddp.compile = base.ddp.compile && strategy == "fsdp2";
-                        p.ddp.trace_steps = base.ddp.trace_steps;
                         if (traits.python && strategy != "fsdp2")
                             p.ddp.checkpoint = Checkpointing{};
                         out.push_back(p);

@@ -5,6 +5,9 @@
 // Exit codes: 0 success, 2 bad input (message on stderr), 3 a run that failed, 130 stopped.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -183,6 +186,50 @@ ts::ReportFormat reportFormat(const std::string& name) {
     return ts::ReportFormat::Table;
 }
 
+// `trainscope-cli runner-server`: See Note [the runner server] (runner/trainscope_runner/serve.py).
+// Prints TRAINSCOPE_RUNNER_SERVER=<socket> on stdout, then keeps the server until Ctrl-C or
+// SIGTERM (or, with --while-stdin-open, the end of standard input); the server ends with it.
+int runnerServerCommand(const std::string& asked_python, bool while_stdin) {
+    const std::string asked = asked_python.empty() ? ts::defaultPython() : asked_python;
+    const std::string python = ts::findExecutable(asked);
+    if (python.empty())
+        throw BadInput(fmt::format(
+            "--python: no Python interpreter '{}' (a path, or a name on the PATH)", asked));
+    catchInterrupts();
+    const ts::RunnerServerProcess server = ts::startRunnerServer(python);
+    if (server.pid < 0) {
+        std::fprintf(stderr,
+                     "trainscope-cli: runner-server: %s did not start serving (can it import "
+                     "torch? try: %s -c 'import torch')\n",
+                     python.c_str(), python.c_str());
+        return kRunFailed;
+    }
+    std::printf("TRAINSCOPE_RUNNER_SERVER=%s\n", server.socket.c_str());
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "runner server %d for %s: export TRAINSCOPE_RUNNER_SERVER=%s, and the commands "
+                 "that run Python fork from it; Ctrl-C ends it\n",
+                 server.pid, python.c_str(), server.socket.c_str());
+    for (;;) {
+        if (interruptToken().cancelled()) break;
+        int status = 0;
+        if (::waitpid(server.pid, &status, WNOHANG) == server.pid) {
+            std::fprintf(stderr, "trainscope-cli: runner-server: the server ended\n");
+            return kRunFailed;
+        }
+        pollfd p{STDIN_FILENO, POLLIN, 0};
+        const int ready = ::poll(&p, while_stdin ? 1 : 0, 200);
+        if (while_stdin && ready > 0) {
+            char buf[256];
+            if (::read(STDIN_FILENO, buf, sizeof buf) <= 0) break;
+        }
+    }
+    ::kill(server.pid, SIGTERM);
+    int status = 0;
+    ::waitpid(server.pid, &status, 0);
+    return kOk;
+}
+
 int infoCommand() {
     const auto& caps = ts::capabilities();
     std::cout << fmt::format("LibTorch {} ({} build)\n", caps.torch_version,
@@ -319,6 +366,18 @@ int ts::cli::runCommandLine(int argc, char** argv) {
 
     app.add_subcommand("info", "What this machine can run: LibTorch, devices, bf16, kernels")
         ->callback([&] { code = infoCommand(); });
+
+    std::string server_python;
+    bool server_while_stdin = false;
+    auto* server = app.add_subcommand(
+        "runner-server",
+        "Keep one Python runner server for many commands: every command given its socket "
+        "(TRAINSCOPE_RUNNER_SERVER) forks its runners from it instead of importing torch again");
+    server->add_option("--python", server_python,
+                       "The interpreter with torch (default: TrainScope's, as --code uses)");
+    server->add_flag("--while-stdin-open", server_while_stdin,
+                     "Also end when standard input closes (for a program that starts it)");
+    server->callback([&] { code = runnerServerCommand(server_python, server_while_stdin); });
 
     // Hardening round two, item 15: an option of one value given twice means the same in every
     // command: the last one wins (as `bench` always had it, so that a script can append an

@@ -5,12 +5,15 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <torch/cuda.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -97,6 +100,133 @@ void closeFd(int& fd) {
     fd = -1;
 }
 
+// One line from `fd` (blocking, at most `timeout`); "" at end of file, an error or the timeout.
+std::string readLine(int fd, std::chrono::milliseconds timeout) {
+    std::string line;
+    const auto deadline = Clock::now() + timeout;
+    char ch;
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) return "";
+        pollfd p{fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(left));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) return "";
+        const ssize_t n = ::read(fd, &ch, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return "";
+        if (ch == '\n') return line;
+        line += ch;
+    }
+}
+
+// Asks the runner server to fork the job (See Note [the runner server]): its argv after the
+// interpreter, environment, this folder, and stdin, `out` and `err` as its descriptors. The
+// child's pid, its connection in `conn` (the server writes its end there); or -1 with `why`.
+pid_t forkThroughServer(const std::string& server, const std::string& python,
+                        const std::vector<std::string>& args, const std::vector<std::string>& env,
+                        int out, int err, int& conn, std::string& why) {
+    conn = -1;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const bool abstract = !server.empty() && server[0] == '@';
+    if (server.size() >= sizeof addr.sun_path) {
+        why = "the socket's name is too long";
+        return -1;
+    }
+    std::memcpy(addr.sun_path, server.data(), server.size());
+    if (abstract) addr.sun_path[0] = '\0';
+    const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + server.size() +
+                                            (abstract ? 0 : 1));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+        why = std::string("cannot reach it: ") + std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+        return -1;
+    }
+    nlohmann::json environment = nlohmann::json::object();
+    for (const auto& e : env) {
+        const size_t eq = e.find('=');
+        if (eq != std::string::npos) environment[e.substr(0, eq)] = e.substr(eq + 1);
+    }
+    char cwd[4096];
+    const std::string header = nlohmann::json{{"python", python},
+                                              {"argv", args},
+                                              {"env", environment},
+                                              {"cwd", ::getcwd(cwd, sizeof cwd) ? cwd : ""}}
+                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                               "\n";
+    int in = STDIN_FILENO, null_in = -1;
+    if (::fcntl(in, F_GETFD) < 0) in = null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const int fds[3] = {in, out, err};
+    char control[CMSG_SPACE(sizeof fds)] = {};
+    iovec iov{const_cast<char*>(header.data()), header.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof fds);
+    std::memcpy(CMSG_DATA(cm), fds, sizeof fds);
+    ssize_t sent;
+    while ((sent = ::sendmsg(fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (null_in >= 0) ::close(null_in);
+    size_t done = sent > 0 ? static_cast<size_t>(sent) : 0;
+    while (sent >= 0 && done < header.size()) {
+        sent = ::send(fd, header.data() + done, header.size() - done, MSG_NOSIGNAL);
+        if (sent < 0 && errno == EINTR) sent = 0;
+        if (sent > 0) done += static_cast<size_t>(sent);
+    }
+    if (sent < 0) {
+        why = std::string("the request was not sent: ") + std::strerror(errno);
+        ::close(fd);
+        return -1;
+    }
+    const auto reply =
+        nlohmann::json::parse(readLine(fd, std::chrono::seconds(30)), nullptr, false);
+    if (reply.is_object() && reply.contains("pid") && reply["pid"].is_number_integer()) {
+        conn = fd;
+        ::fcntl(conn, F_SETFL, ::fcntl(conn, F_GETFL) | O_NONBLOCK);
+        return reply["pid"].get<pid_t>();
+    }
+    why = reply.is_object() ? reply.value("refused", "no pid in its answer") : "no answer";
+    ::close(fd);
+    return -1;
+}
+
+// A served child's end, from its connection: true once the server has said it (or has gone:
+// then as if killed).
+bool servedChildEnded(int& conn, std::string& buf, bool& exited, int& code, int& sig) {
+    char chunk[256];
+    for (;;) {
+        const ssize_t n = ::read(conn, chunk, sizeof chunk);
+        if (n > 0) {
+            buf.append(chunk, static_cast<size_t>(n));
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        closeFd(conn);  // end of file: the answer, if any, is all in `buf`
+        break;
+    }
+    const size_t nl = buf.find('\n');
+    if (nl == std::string::npos && conn >= 0) return false;
+    const auto j = nlohmann::json::parse(buf.substr(0, nl), nullptr, false);
+    if (j.is_object() && j.contains("exit")) {
+        exited = true;
+        code = j.value("exit", -1);
+    } else {
+        sig = j.is_object() ? j.value("signal", SIGKILL) : SIGKILL;
+    }
+    closeFd(conn);
+    return true;
+}
+
 }  // namespace
 
 int gpuCount() { return static_cast<int>(torch::cuda::device_count()); }
@@ -131,6 +261,8 @@ struct LocalLauncher::Child {
     Clock::time_point last_activity;
     RankEnd end;
     std::string error_line;  // its {"event":"error"} message
+    int server = -1;         // a served child's connection to the runner server
+    std::string server_buf;
 };
 
 LocalLauncher::LocalLauncher(LaunchSpec spec) : spec_(std::move(spec)) {
@@ -199,6 +331,30 @@ void LocalLauncher::start() {
             ::close(out[1]);
             throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
         }
+        if (!spec_.runner_server.empty()) {
+            int conn = -1;
+            std::vector<std::string> args(argv_s.begin() + 1, argv_s.end());
+            const pid_t served =
+                forkThroughServer(spec_.runner_server, spec_.executable, args, env_s, out[1],
+                                  err[1], conn, c.end.server_refusal);
+            if (served > 0) {
+                ::close(out[1]);
+                ::close(err[1]);
+                c.pid = c.end.pid = served;
+                c.end.served = true;
+                c.server = conn;
+                c.alive = true;
+                c.out = out[0];
+                c.err = err[0];
+                ::fcntl(c.out, F_SETFL, ::fcntl(c.out, F_GETFL) | O_NONBLOCK);
+                ::fcntl(c.err, F_SETFL, ::fcntl(c.err, F_GETFL) | O_NONBLOCK);
+                c.last_activity = Clock::now();
+                continue;
+            }
+            if (std::getenv("TRAINSCOPE_RUNNER_LOG"))
+                std::fprintf(stderr, "rank %d: not through the runner server: %s\n", r,
+                             c.end.server_refusal.c_str());
+        }
         const pid_t pid = ::fork();
         if (pid < 0) {
             const int e = errno;
@@ -246,7 +402,19 @@ void LocalLauncher::stopAll(int sig) {
 void LocalLauncher::reapAll() {
     stopAll(SIGKILL);
     for (auto& c : children_) {
-        if (c.alive) {
+        if (c.alive && c.server >= 0) {
+            // Killed above; the server answers once it has reaped it (or has gone).
+            const auto deadline = Clock::now() + std::chrono::seconds(10);
+            bool exited = false;
+            int code = 0, sig = 0;
+            while (!servedChildEnded(c.server, c.server_buf, exited, code, sig) &&
+                   Clock::now() < deadline) {
+                pollfd p{c.server, POLLIN, 0};
+                ::poll(&p, 1, 100);
+            }
+            closeFd(c.server);
+            c.alive = false;
+        } else if (c.alive) {
             int status = 0;
             while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
             }
@@ -371,16 +539,27 @@ bool LocalLauncher::launchOnce(LaunchOutcome& outcome, const LineHandler& on_lin
         std::vector<Child*> failed;
         for (auto& c : children_) {
             if (!c.alive) continue;
-            int status = 0;
-            const pid_t got = ::waitpid(c.pid, &status, WNOHANG);
-            if (got == 0 || (got < 0 && errno == EINTR)) continue;
-            c.alive = false;
-            readChild(c);
-            if (got > 0 && WIFEXITED(status)) {
-                c.end.exited = true;
-                c.end.exit_code = WEXITSTATUS(status);
-            } else if (got > 0 && WIFSIGNALED(status)) {
-                c.end.signal = WTERMSIG(status);
+            if (c.server >= 0) {
+                bool exited = false;
+                int code = -1, sig = 0;
+                if (!servedChildEnded(c.server, c.server_buf, exited, code, sig)) continue;
+                c.alive = false;
+                readChild(c);
+                c.end.exited = exited;
+                if (exited) c.end.exit_code = code;
+                c.end.signal = sig;
+            } else {
+                int status = 0;
+                const pid_t got = ::waitpid(c.pid, &status, WNOHANG);
+                if (got == 0 || (got < 0 && errno == EINTR)) continue;
+                c.alive = false;
+                readChild(c);
+                if (got > 0 && WIFEXITED(status)) {
+                    c.end.exited = true;
+                    c.end.exit_code = WEXITSTATUS(status);
+                } else if (got > 0 && WIFSIGNALED(status)) {
+                    c.end.signal = WTERMSIG(status);
+                }
             }
             c.end.message = !c.error_line.empty()        ? c.error_line
                             : !c.end.stderr_tail.empty() ? c.end.stderr_tail.back()

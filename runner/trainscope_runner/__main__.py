@@ -1,4 +1,5 @@
-"""python -m trainscope_runner check|bench|profile|memory|fsdp2|attention|ddp --spec JSON"""
+"""python -m trainscope_runner check|bench|profile|memory|fsdp2|attention|ddp --spec JSON
+python -m trainscope_runner serve --socket NAME   (See Note [the runner server], serve.py)"""
 
 import os
 import sys
@@ -43,6 +44,12 @@ def check(spec):
 
 
 def main(argv=None):
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["serve"]:
+        served = argparse.ArgumentParser(prog="python -m trainscope_runner serve")
+        served.add_argument("--socket", required=True, help="a Unix socket's path, or @name (abstract)")
+        from .serve import serve
+        return serve(served.parse_args(args[1:]).socket)
     parser = argparse.ArgumentParser(prog="python -m trainscope_runner")
     parser.add_argument("command", choices=["check", "bench", "profile", "memory", "fsdp2", "attention", "ddp"])
     parser.add_argument("--spec", required=True, help="the point as JSON")

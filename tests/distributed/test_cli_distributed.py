@@ -27,6 +27,7 @@ SMALL = ["--sizes", "64KiB,256KiB", "--warmup", "1", "--iters", "3", "--timeout"
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from marked_processes import marked_env, processes_with  # noqa: E402
 from cli_process import CliRunner  # noqa: E402
+from runner_server import share_runner_server  # noqa: E402
 
 # See Note [the CLI's fork server]: the commands start from a child of the fork server, without
 # LibTorch's start-up; the ranks they launch are real processes (the CLI re-executed). The tests
@@ -466,4 +467,5 @@ class Distributed(unittest.TestCase):
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))
     RUNNER = CliRunner(CLI)
+    share_runner_server(CLI)  # See Note [the runner server]: fsdp2's ranks fork from one server
     unittest.main()

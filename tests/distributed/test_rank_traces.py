@@ -18,6 +18,7 @@ CLI = None
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from marked_processes import marked_env, processes_with  # noqa: E402
+from runner_server import share_runner_server  # noqa: E402
 
 TINY = ["distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32", "--batch", "2",
         "--warmup", "1", "--steps", "2", "--timeout", "120"]
@@ -98,4 +99,5 @@ class RankTraces(unittest.TestCase):
 
 if __name__ == "__main__":
     CLI = sys.argv.pop(1)
+    share_runner_server(CLI)  # See Note [the runner server]: fsdp2's ranks fork from one server
     unittest.main()

@@ -28,6 +28,7 @@ TINY = ["--size", "tiny", "--device", "cpu", "--context-length", "16", "--batch-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from marked_processes import marked_env, processes_with  # noqa: E402
 from cli_process import CliRunner  # noqa: E402
+from runner_server import share_runner_server  # noqa: E402
 
 # See Note [the CLI's fork server]: each command starts from a child of the fork server, without
 # LibTorch's start-up; the runner processes it starts are real ones.
@@ -380,4 +381,5 @@ class PythonSource(unittest.TestCase):
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv.pop(1))
     RUNNER = CliRunner(CLI)
+    share_runner_server(CLI)  # See Note [the runner server]: one import of torch for the file
     unittest.main(verbosity=2)

@@ -12,6 +12,9 @@ import sys
 import tempfile
 import textwrap
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from runner_server import share_runner_server  # noqa: E402
+
 SKIP = 77
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECKOUT = os.path.join(ROOT, "examples", "course-checkout")
@@ -22,6 +25,7 @@ def main(cli):
     if "cuda:0" not in info.stdout:
         print("SKIPPED: no CUDA device")
         return SKIP
+    share_runner_server(cli)  # See Note [the runner server]: its children start CUDA themselves
     failures = []
 
     def check(ok, what):

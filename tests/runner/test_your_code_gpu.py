@@ -14,6 +14,9 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from runner_server import share_runner_server  # noqa: E402
+
 CLI = None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECKOUT = os.path.join(ROOT, "examples", "course-checkout")
@@ -130,4 +133,5 @@ if __name__ == "__main__":
     if gpu_count() == 0:
         print("no GPU: skipped")
         sys.exit(77)
+    share_runner_server(CLI)  # See Note [the runner server]: its children start CUDA themselves
     unittest.main()

@@ -204,6 +204,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                                     pythonRunnerSpec(launched).dump()};
                 for (auto& e : pythonRunnerEnvironment())
                     launch.environment.push_back(std::move(e));
+                launch.runner_server = runnerServer(launch.executable);
             }
             launch.world_size = p.world_size;
             std::map<int, std::string> tracebacks;  // a Python rank's, with its error line

@@ -1,12 +1,20 @@
 #include "runtime/python_runner.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "runtime/build_info.h"
@@ -97,6 +105,127 @@ std::vector<std::pair<std::string, std::string>> pythonRunnerEnvironment() {
             {"PYTHONSAFEPATH", "1"}};
 }
 
+namespace {
+
+// The first line the server writes, within `timeout`; "" when it ends or says nothing.
+std::string firstLine(int fd, std::chrono::seconds timeout) {
+    std::string line;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              deadline - std::chrono::steady_clock::now())
+                              .count();
+        if (left <= 0) return "";
+        pollfd p{fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(left));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) return "";
+        char ch;
+        const ssize_t n = ::read(fd, &ch, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return "";
+        if (ch == '\n') return line;
+        line += ch;
+    }
+}
+
+// Starts `python -m trainscope_runner serve` with the environment its jobs get; its pid once it
+// says it serves, else -1 (it is then ended).
+pid_t startServer(const std::string& python, const std::string& socket) {
+    std::vector<std::string> args = {python,  "-m",       "trainscope_runner",
+                                     "serve", "--socket", socket};
+    std::vector<std::string> env_s;
+    std::set<std::string> replaced;
+    const auto runner_env = pythonRunnerEnvironment();
+    for (const auto& kv : runner_env) replaced.insert(kv.first);
+    for (char** e = environ; e && *e; ++e) {
+        const std::string entry = *e;
+        if (!replaced.count(entry.substr(0, entry.find('=')))) env_s.push_back(entry);
+    }
+    for (const auto& [k, v] : runner_env) env_s.push_back(k + "=" + v);
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env_s) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) return -1;
+    const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        // Its own process group: the terminal's Ctrl-C is the front end's to pass on.
+        ::setpgid(0, 0);
+        ::dup2(out[1], STDOUT_FILENO);
+        if (null_fd >= 0) {
+            ::dup2(null_fd, STDIN_FILENO);
+            ::dup2(null_fd, STDERR_FILENO);  // a server that fails is replaced by new processes
+        }
+        for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::execve(argv[0], argv.data(), envp.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    if (null_fd >= 0) ::close(null_fd);
+    if (pid < 0) {
+        ::close(out[0]);
+        return -1;
+    }
+    // import torch: about 2 s, much more from a cold disk.
+    const std::string line = firstLine(out[0], std::chrono::seconds(180));
+    ::close(out[0]);
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "serving") return pid;
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return -1;
+}
+
+}  // namespace
+
+std::string runnerServer(const std::string& python) {
+    const std::string given = env("TRAINSCOPE_RUNNER_SERVER");
+    if (given == "off" || given == "0") return {};
+    if (!given.empty()) return given;
+    if (python.empty()) return {};
+    struct Server {
+        pid_t pid = -1;
+        std::string socket;
+        bool failed = false;
+    };
+    static std::mutex mutex;
+    static std::map<std::string, Server> servers;
+    static std::atomic<int> started{0};
+    std::lock_guard lock(mutex);
+    Server& s = servers[python];
+    if (s.failed) return {};
+    if (s.pid > 0) {
+        int status = 0;
+        if (::waitpid(s.pid, &status, WNOHANG) == 0) return s.socket;
+        s.pid = -1;  // it ended (killed?): another one
+    }
+    s.socket = fmt::format("@trainscope-runner-{}-{}", ::getpid(), started++);
+    s.pid = startServer(python, s.socket);
+    if (s.pid < 0) {
+        s.failed = true;  // an interpreter without torch, say: its jobs say why themselves
+        return {};
+    }
+    return s.socket;
+}
+
+RunnerServerProcess startRunnerServer(const std::string& python) {
+    static std::atomic<int> started{0};
+    RunnerServerProcess p;
+    p.socket = fmt::format("@trainscope-runner-server-{}-{}", ::getpid(), started++);
+    p.pid = startServer(python, p.socket);
+    return p;
+}
+
 std::string pythonInterpreterProblem(const std::string& python) {
     const std::string asked = python.empty() ? defaultPython() : python;
     if (findExecutable(asked).empty())
@@ -152,6 +281,7 @@ PythonOutcome runPython(const PythonJob& job,
     launch.hang_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(std::ceil(job.timeout_s * 1000)));
     launch.environment = pythonRunnerEnvironment();
+    launch.runner_server = runnerServer(python);
     bool saw_error = false;
     dist::LocalLauncher launcher(launch);
     const dist::LaunchOutcome done = launcher.run(

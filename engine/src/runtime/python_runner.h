@@ -30,6 +30,21 @@ std::string runnerFolder();
 // (a `timeit.py`) does not shadow it (see Note [the runner's sys.path]).
 std::vector<std::pair<std::string, std::string>> pythonRunnerEnvironment();
 
+// See Note [the runner server] (runner/trainscope_runner/serve.py): the socket of a runner
+// server for `python` (a path, as findExecutable returns it), whose children the launcher's
+// runner processes then are. $TRAINSCOPE_RUNNER_SERVER when set ("off": none); else this
+// process's own for that interpreter, started on first use (it imports torch once) and ended
+// with this process; "" when none would start (every job is then a new process).
+std::string runnerServer(const std::string& python);
+
+// A runner server of its own for `python` (a path), for `trainscope-cli runner-server`: its pid
+// and socket once it serves; pid -1 when it would not start. It ends when this process does.
+struct RunnerServerProcess {
+    int pid = -1;
+    std::string socket;
+};
+RunnerServerProcess startRunnerServer(const std::string& python);
+
 // The course-style checkout shipped in examples/ (a model with the course's constructor and a
 // student's AdamW): the Code field's default, so that a first Run has code to run. Empty when
 // it is not there.

@@ -30,6 +30,10 @@ struct LaunchSpec {
     std::chrono::milliseconds grace{std::chrono::seconds(3)};
     // More variables for every rank (NAME, value); they win over this process's own.
     std::vector<std::pair<std::string, std::string>> environment;
+    // A runner server's socket ("@name": Linux's abstract namespace, else a path): each rank is
+    // first asked of it, a child it forks instead of a new process (See Note [the runner
+    // server], runner/trainscope_runner/serve.py); a refusal or no answer: fork and exec.
+    std::string runner_server;
 };
 
 // The CUDA devices this process sees (what NCCL's world size may reach).
@@ -49,6 +53,8 @@ struct RankEnd {
     bool stopped = false;  // we stopped it (another rank failed, a hang, a cancel)
     std::string message;   // its {"event":"error"} message, else its last stderr line
     std::deque<std::string> stderr_tail;  // its last stderr lines (at most kStderrTail)
+    bool served = false;                  // forked by the runner server (LaunchSpec::runner_server)
+    std::string server_refusal;           // why the runner server did not fork it ("" when it did)
 };
 
 struct LaunchOutcome {
@@ -74,6 +80,10 @@ inline constexpr size_t kStderrTail = 40;
 // (non-zero exit, a signal, an error line followed by an exit, a hang, a cancel) every other
 // rank gets SIGTERM, then SIGKILL after `grace`; every child is reaped before run() returns,
 // and the destructor does the same for a launcher left mid-run (an exception in a callback).
+// A rank forked by a runner server instead (LaunchSpec::runner_server, See Note [the runner
+// server]) is its own process group too and is stopped the same way; its end comes from its
+// connection to the server, and if the launcher dies, the closed connection makes the server
+// kill it.
 class LocalLauncher {
 public:
     using LineHandler = std::function<void(int rank, const std::string& line)>;

@@ -169,31 +169,60 @@ int allreduceWorker(const BenchFlags& f, const dist::GroupSpec& group) {
     return kOk;
 }
 
-// The DDP experiment's rank: the spec as JSON (--spec, as runDistributed writes it), this
-// rank's device from the backend and LOCAL_RANK; one line per step.
+// "{...}" → "{"point":k,...}": a line of the k-th point of a world kept across points.
+std::string withPoint(const std::string& line, size_t point) {
+    if (line.empty() || line.front() != '{') return line;
+    return fmt::format("{{\"point\":{},{}", point, line.substr(1));
+}
+
+// The DDP experiment's rank: the spec as JSON (--spec, as runDistributed writes it: one point,
+// or an array of points run in order on one group, See Note [a world kept across points]), this
+// rank's device from the backend and LOCAL_RANK; one line per step, each with its point's index
+// in an array's run, and {"event":"point_done"} after each of its points.
 int ddpWorker(const WorkerFlags& f, const dist::GroupSpec& group) {
-    ts::DdpSpec spec;
+    std::vector<ts::DdpSpec> specs;
+    bool batch = false;
     try {
-        spec = ts::ddpSpecFromJson(ts::parseJson(f.spec));
+        const nlohmann::json j = ts::parseJson(f.spec);
+        batch = j.is_array();
+        if (batch) {
+            for (const auto& one : j) specs.push_back(ts::ddpSpecFromJson(one));
+        } else {
+            specs.push_back(ts::ddpSpecFromJson(j));
+        }
     } catch (const std::exception& e) {
         throw BadInput(fmt::format("--spec: {}", e.what()));
     }
-    spec.device =
-        group.backend == dist::CommBackend::Nccl ? fmt::format("cuda:{}", group.local_rank) : "cpu";
-    if (const auto errors = ts::validateDdpSpec(spec); !errors.empty())
-        throw BadInput(errors.front());
+    if (specs.empty()) throw BadInput("--spec: an empty array of points");
+    for (auto& spec : specs) {
+        spec.device = group.backend == dist::CommBackend::Nccl
+                          ? fmt::format("cuda:{}", group.local_rank)
+                          : "cpu";
+        if (const auto errors = ts::validateDdpSpec(spec); !errors.empty())
+            throw BadInput(errors.front());
+    }
     int kill_rank = -1;  // test-only, as LineObserver's
     if (const char* k = std::getenv("TRAINSCOPE_TEST_KILL_RANK"); k && *k) kill_rank = std::atoi(k);
-    bool announced = false;
-    ts::runDdpWorker(
-        spec, group,
-        [&](const ts::DdpStepRow& row) {
-            if (!announced) {
-                emit(dist::readyLine(group.rank, group.world_size, group.backend, spec.device));
-                announced = true;
+    auto tagged = [&](const std::string& line, size_t point) {
+        return batch ? withPoint(line, point) : line;
+    };
+    std::vector<bool> announced(specs.size(), false);
+    ts::runDdpWorkerPoints(
+        specs, group,
+        [&](size_t point, const ts::DdpStepRow& row) {
+            if (!announced[point]) {
+                emit(tagged(dist::readyLine(group.rank, group.world_size, group.backend,
+                                            specs[point].device),
+                            point));
+                announced[point] = true;
             }
-            emit(ts::ddpStepLine(row));
+            emit(tagged(ts::ddpStepLine(row), point));
             if (row.rank == kill_rank) ::raise(SIGKILL);
+        },
+        [&](size_t point) {
+            if (batch)
+                emit(nlohmann::json{{"event", "point_done"}, {"point", point}, {"rank", group.rank}}
+                         .dump());
         },
         interruptToken());
     return kOk;

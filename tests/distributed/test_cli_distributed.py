@@ -423,6 +423,20 @@ class Distributed(unittest.TestCase):
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("rank 1 was killed by signal 9 (SIGKILL)", p.stderr)
 
+    def test_a_rank_killed_in_a_kept_world_fails_its_point_and_the_next_starts_again(self):
+        # See Note [a world kept across points]: the sweep's two points share one launch; rank 1
+        # dies in the first, which fails naming it, and the second starts in a world of its own
+        # (where the test's hook kills rank 1 again: it is named there too).
+        p = self.run_cli("distributed", "ddp", "--world", "2", "--size", "tiny", "--context-length", "32",
+                         "--warmup", "0", "--steps", "3", "--strategy", "naive,flat", "--no-store", "--format", "json",
+                         real=True, TRAINSCOPE_TEST_KILL_RANK="1")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        points = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+        self.assertEqual([(x["strategy"], x["status"]) for x in points], [("naive", "failed"), ("flat", "failed")])
+        for x in points:
+            self.assertIn("rank 1 was killed by signal 9 (SIGKILL)", x["error"])
+        self.assertEqual(p.stderr.count("2 ranks ready"), 2, p.stderr)
+
     def test_a_row_that_cannot_be_stored_stops_the_run(self):
         # The run is deleted from the store while its ranks step: the next row fails (a foreign
         # key), every rank is ended, the run says so and exits 3 (not "stored as run N", 0).

@@ -289,6 +289,26 @@ std::vector<DdpStepRow> runDdpWorker(const DdpSpec& spec, const dist::GroupSpec&
     return runDdpRank(spec, group, on_step, cancel);
 }
 
+void runDdpWorkerPoints(const std::vector<DdpSpec>& specs, const dist::GroupSpec& group_spec,
+                        const std::function<void(size_t point, const DdpStepRow&)>& on_step,
+                        const std::function<void(size_t point)>& on_point,
+                        const CancelToken& cancel) {
+    if (specs.empty()) return;
+    for (const DdpSpec& spec : specs)
+        if (auto errors = validateDdpSpec(spec); !errors.empty())
+            throw std::invalid_argument(errors.front());
+    const c10::Device device = parseDevice(specs.front().device);
+    c10::OptionalDeviceGuard device_guard;  // NCCL's communicators on this rank's GPU
+    if (device.is_cuda()) device_guard.reset_device(device);
+    dist::Group group = dist::makeGroup(group_spec);
+    for (size_t k = 0; k < specs.size(); ++k) {
+        if (cancel.cancelled()) break;
+        runDdpRank(
+            specs[k], group, [&](const DdpStepRow& row) { on_step(k, row); }, cancel);
+        if (on_point) on_point(k);
+    }
+}
+
 std::vector<DdpStepRow> runDdpRank(const DdpSpec& spec, dist::Group& group,
                                    const std::function<void(const DdpStepRow&)>& on_step,
                                    const CancelToken& cancel,

@@ -223,6 +223,18 @@ std::vector<DdpStepRow> runDdpWorker(const DdpSpec& spec, const dist::GroupSpec&
                                      const std::function<void(const DdpStepRow&)>& on_step,
                                      const CancelToken& cancel);
 
+// Note [a world kept across points]: a sweep's points of TrainScope's own strategies with the
+// same world (size, backend) run in one launch: each rank makes its c10d group once and runs the
+// points in order on it, as ranks started by torchrun do (external_runner.cpp). `on_step` hears
+// each point's steps with the point's index, `on_point` each point's end on this rank. Starting
+// a world again for every point cost each rank LibTorch's start, the rendezvous and (NCCL) a
+// CUDA context and communicators: most of a small point's time. A rank that fails ends the
+// launch; the runner starts the points after it in a world of their own.
+void runDdpWorkerPoints(const std::vector<DdpSpec>& specs, const dist::GroupSpec& group,
+                        const std::function<void(size_t point, const DdpStepRow&)>& on_step,
+                        const std::function<void(size_t point)>& on_point,
+                        const CancelToken& cancel);
+
 // ---- The lab: points of N ranks each, launched as processes, their rows merged ----
 
 // The lab's id: the store's run kind.

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "core/store.h"
 #include "distributed/distributed.h"
@@ -166,29 +167,82 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                 : static_cast<double>(p.allreduce.sizes.size() * p.allreduce.dtypes.size());
     ProgressMeter meter(observer);
 
-    for (int i = 0; i < count; ++i) {
+    // A point that cannot start: why, or "" (see below for the ones that can).
+    auto problemOf = [&](const DistributedPoint& p) {
+        auto problems = validateDistributedPoint(p, gpus, dist::ncclBuilt());
+        if (problems.empty() && p.experiment == DistExperiment::Ddp)
+            if (auto python = pythonStrategyProblem(p.ddp); !python.empty())
+                problems.push_back(python);
+        return joined(problems);
+    };
+    // Points that share one launch: See Note [a world kept across points].
+    auto keptWorld = [](const DistributedPoint& p) {
+        return p.experiment == DistExperiment::Ddp && !strategyTraits(p.ddp.strategy).python;
+    };
+
+    int i = 0;
+    while (i < count) {
         const DistributedPoint& p = spec.points[i];
-        DistributedResult r;
-        r.point = p;
-        r.environment = currentEnvironment(p.backend == dist::CommBackend::Nccl ? "cuda" : "cpu");
-        r.rank_devices.assign(static_cast<size_t>(std::max(p.world_size, 0)), "");
-        observer.pointStarted(i, count, p);
-        if (cancel.cancelled()) {
-            r.status = Status::Cancelled;
-            r.error = "stopped before it started";
-        } else if (auto problems = validateDistributedPoint(p, gpus, dist::ncclBuilt());
-                   !problems.empty() ||
-                   (p.experiment == DistExperiment::Ddp && !pythonStrategyProblem(p.ddp).empty())) {
-            if (problems.empty()) problems.push_back(pythonStrategyProblem(p.ddp));
-            r.status = Status::Failed;
-            r.error = joined(problems);
+        if (cancel.cancelled() || !problemOf(p).empty()) {
+            DistributedResult r;
+            r.point = p;
+            r.environment =
+                currentEnvironment(p.backend == dist::CommBackend::Nccl ? "cuda" : "cpu");
+            r.rank_devices.assign(static_cast<size_t>(std::max(p.world_size, 0)), "");
+            observer.pointStarted(i, count, p);
+            r.status = cancel.cancelled() ? Status::Cancelled : Status::Failed;
+            r.error = cancel.cancelled() ? "stopped before it started" : problemOf(p);
+            rows.finish(i, std::move(r), results);
+            ++i;
         } else {
-            const std::optional<PointTrace> trace = pointTrace(p, i, outputs, store, run_id);
+            // The points of this launch: i, and after it those that can share its world.
+            int last = i + 1;
+            if (keptWorld(p))
+                while (last < count && keptWorld(spec.points[last]) &&
+                       spec.points[last].world_size == p.world_size &&
+                       spec.points[last].backend == p.backend &&
+                       problemOf(spec.points[last]).empty())
+                    ++last;
+            struct Running {
+                DistributedResult r;
+                std::optional<PointTrace> trace;
+                std::map<int, std::string> tracebacks;  // a Python rank's, with its error line
+                std::set<int> done;                     // the ranks that said it ended
+            };
+            std::vector<Running> run(static_cast<size_t>(last - i));
+            nlohmann::json specs = nlohmann::json::array();
+            for (size_t k = 0; k < run.size(); ++k) {
+                const DistributedPoint& q = spec.points[i + k];
+                run[k].r.point = q;
+                run[k].r.environment =
+                    currentEnvironment(q.backend == dist::CommBackend::Nccl ? "cuda" : "cpu");
+                run[k].r.rank_devices.assign(static_cast<size_t>(std::max(q.world_size, 0)), "");
+                run[k].trace = pointTrace(q, i + static_cast<int>(k), outputs, store, run_id);
+                DdpSpec launched = q.ddp;
+                if (run[k].trace) launched.trace_dir = run[k].trace->ranks;
+                specs.push_back(toJson(launched));
+            }
+            size_t current = 0;  // the first point of the launch not yet ended
+            // The point's end: its trace merged, a wrong result named, its closing row.
+            auto finishPoint = [&](size_t k) {
+                Running& x = run[k];
+                const DistributedPoint& q = spec.points[i + k];
+                if (x.trace) mergePointTrace(*x.trace, i + static_cast<int>(k), q, x.r, observer);
+                if (x.r.check.ran && !x.r.check.passed && x.r.status == Status::Ok) {
+                    // See Note [your DDP classes]: a wrong result is the point's failure, not
+                    // timed.
+                    x.r.status = Status::Failed;
+                    x.r.error = "wrong result: " + x.r.check.message;
+                }
+                rows.finish(i + static_cast<int>(k), std::move(x.r), results);
+            };
+            observer.pointStarted(i, count, p);
             DistributedPoint launched = p;
-            if (trace) launched.ddp.trace_dir = trace->ranks;
+            if (run[0].trace) launched.ddp.trace_dir = run[0].trace->ranks;
             dist::LaunchSpec launch;
             launch.executable = worker;
             launch.arguments = workerArguments(launched);
+            if (keptWorld(p)) launch.arguments.back() = specs.dump();  // every point's spec
             if (const StrategyTraits traits = strategyTraits(p.ddp.strategy);
                 p.experiment == DistExperiment::Ddp && traits.python) {
                 // PyTorch's FSDP2 and DDP, and the user's classes (see Note [your DDP
@@ -207,87 +261,130 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
                 launch.runner_server = runnerServer(launch.executable);
             }
             launch.world_size = p.world_size;
-            std::map<int, std::string> tracebacks;  // a Python rank's, with its error line
             launch.backend = p.backend;
             launch.hang_timeout = std::chrono::milliseconds(
                 static_cast<int64_t>(std::ceil(spec.hang_timeout_s * 1000)));
-            try {
-                dist::LocalLauncher launcher(launch);
-                const dist::LaunchOutcome outcome = launcher.run(
-                    [&](int rank, const std::string& text) {
-                        nlohmann::json j =
-                            nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-                        if (!j.is_object()) return;  // not a worker line (a library's print)
-                        const std::string event = j.value("event", "");
-                        try {
-                            if (event == "error") {  // the launcher takes its message
-                                tracebacks[rank] = j.value("traceback", "");
-                            } else if (event == "ready") {
-                                r.rank_devices[rank] = j.value("device", "");
-                                observer.rankReady(i, rank, r.rank_devices[rank]);
-                                if (rank == 0) logFound(observer, i, j, r);
-                            } else if (event == "check" && rank == 0) {
-                                r.check = checkFromJson(j);
-                                observer.log(
-                                    r.check.passed ? LogLevel::Info : LogLevel::Error,
-                                    fmt::format("point {}: the course's check {}: {}", i + 1,
-                                                r.check.passed ? "passed" : "FAILED",
-                                                r.check.message));
-                            } else if (event == "result" && j.value("experiment", "") == "ddp") {
-                                r.steps.push_back(ddpStepRowFromJson(j.at("row")));
-                                observer.ddpStep(i, r.steps.back());
-                                rows.store(i, p, ddpStepPayload(r.steps.back()), Status::Ok);
-                                meter.report(++done_work, total_work);
-                            } else if (event == "result" && rank == 0) {
-                                const auto line = dist::parseWorkerLine(text);
-                                if (!line || !line->allreduce) return;
-                                r.allreduce.push_back(
-                                    dist::allreduceRow(*line->allreduce, p.allreduce.link_gbps));
-                                observer.allreduceMeasured(i, r.allreduce.back());
-                                rows.store(i, p, allreducePayload(r.allreduce.back()), Status::Ok);
-                                meter.report(++done_work, total_work);
-                            }
-                        } catch (const std::exception& e) {
-                            observer.log(
-                                LogLevel::Warning,
-                                fmt::format(
-                                    "distributed: rank {} sent a line that does not read: {}", rank,
-                                    e.what()));
-                        }
-                    },
-                    [&] { return cancel.cancelled() || !rows.error().empty(); });
-                switch (outcome.state) {
-                    case dist::LaunchOutcome::State::Finished:
-                        break;
-                    case dist::LaunchOutcome::State::Cancelled:
-                        r.status = Status::Cancelled;
-                        r.error = "stopped; every rank was ended";
-                        break;
-                    case dist::LaunchOutcome::State::Failed:
-                    case dist::LaunchOutcome::State::TimedOut:
-                        r.status = Status::Failed;
-                        r.failed_rank = outcome.failed_rank;
-                        r.error = outcome.message;
-                        if (auto tb = tracebacks.find(outcome.failed_rank); tb != tracebacks.end())
-                            r.traceback = tb->second;
-                        break;
+            std::vector<std::pair<int, std::string>> held;  // lines of a later point, kept
+            // A stop (a cancel, a row not stored) between two points: the next one has not
+            // started, and does not (its ranks are ended with the launch).
+            bool halted = false;
+            std::function<void(int, const std::string&)> onLine = [&](int rank,
+                                                                      const std::string& text) {
+                if (halted) return;
+                nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+                if (!j.is_object()) return;  // not a worker line (a library's print)
+                const auto at = j.find("point");
+                const size_t k = at != j.end() && at->is_number_unsigned()
+                                     ? at->get<size_t>()
+                                     : current;  // an error line: the point in progress
+                if (k >= run.size() || k < current) return;
+                if (k > current) {  // a rank already on the next point: after this one ends
+                    held.emplace_back(rank, text);
+                    return;
                 }
-            } catch (const std::exception& e) {  // the launch itself (fork, pipes) or a bad spec
-                r.status = Status::Failed;
-                r.error = e.what();
+                const int index = i + static_cast<int>(k);
+                const DistributedPoint& q = spec.points[index];
+                DistributedResult& r = run[k].r;
+                const std::string event = j.value("event", "");
+                try {
+                    if (event == "error") {  // the launcher takes its message
+                        run[k].tracebacks[rank] = j.value("traceback", "");
+                    } else if (event == "ready") {
+                        r.rank_devices[rank] = j.value("device", "");
+                        observer.rankReady(index, rank, r.rank_devices[rank]);
+                        if (rank == 0) logFound(observer, index, j, r);
+                    } else if (event == "check" && rank == 0) {
+                        r.check = checkFromJson(j);
+                        observer.log(
+                            r.check.passed ? LogLevel::Info : LogLevel::Error,
+                            fmt::format("point {}: the course's check {}: {}", index + 1,
+                                        r.check.passed ? "passed" : "FAILED", r.check.message));
+                    } else if (event == "result" && j.value("experiment", "") == "ddp") {
+                        r.steps.push_back(ddpStepRowFromJson(j.at("row")));
+                        observer.ddpStep(index, r.steps.back());
+                        rows.store(index, q, ddpStepPayload(r.steps.back()), Status::Ok);
+                        meter.report(++done_work, total_work);
+                    } else if (event == "result" && rank == 0) {
+                        const auto line = dist::parseWorkerLine(text);
+                        if (!line || !line->allreduce) return;
+                        r.allreduce.push_back(
+                            dist::allreduceRow(*line->allreduce, q.allreduce.link_gbps));
+                        observer.allreduceMeasured(index, r.allreduce.back());
+                        rows.store(index, q, allreducePayload(r.allreduce.back()), Status::Ok);
+                        meter.report(++done_work, total_work);
+                    } else if (event == "point_done") {
+                        run[k].done.insert(rank);
+                        if (static_cast<int>(run[k].done.size()) < q.world_size) return;
+                        finishPoint(k);
+                        ++current;
+                        if (current == run.size()) return;
+                        if (cancel.cancelled() || !rows.error().empty()) {
+                            halted = true;
+                            return;
+                        }
+                        observer.pointStarted(i + static_cast<int>(current), count,
+                                              spec.points[i + current]);
+                        auto later = std::move(held);
+                        held.clear();
+                        for (const auto& [from, line] : later) onLine(from, line);
+                    }
+                } catch (const std::exception& e) {
+                    observer.log(
+                        LogLevel::Warning,
+                        fmt::format("distributed: rank {} sent a line that does not read: {}", rank,
+                                    e.what()));
+                }
+            };
+            {
+                try {
+                    dist::LocalLauncher launcher(launch);
+                    const dist::LaunchOutcome outcome = launcher.run(
+                        onLine, [&] { return cancel.cancelled() || !rows.error().empty(); });
+                    // The point in progress when the launch ended (none when all ended).
+                    if (current < run.size() && !halted) {
+                        DistributedResult& now = run[current].r;
+                        switch (outcome.state) {
+                            case dist::LaunchOutcome::State::Finished:
+                                if (keptWorld(p)) {  // the ranks left before saying it ended
+                                    now.status = Status::Failed;
+                                    now.error = "the ranks exited before the point ended";
+                                }
+                                break;
+                            case dist::LaunchOutcome::State::Cancelled:
+                                now.status = Status::Cancelled;
+                                now.error = "stopped; every rank was ended";
+                                break;
+                            case dist::LaunchOutcome::State::Failed:
+                            case dist::LaunchOutcome::State::TimedOut:
+                                now.status = Status::Failed;
+                                now.failed_rank = outcome.failed_rank;
+                                now.error = outcome.message;
+                                if (auto tb = run[current].tracebacks.find(outcome.failed_rank);
+                                    tb != run[current].tracebacks.end())
+                                    now.traceback = tb->second;
+                                break;
+                        }
+                    }
+                } catch (const std::exception& e) {  // the launch itself (fork, pipes), a bad spec
+                    if (current < run.size()) {
+                        run[current].r.status = Status::Failed;
+                        run[current].r.error = e.what();
+                    }
+                }
             }
-            if (trace) mergePointTrace(*trace, i, p, r, observer);
+            if (current < run.size() && !halted) {
+                finishPoint(current);
+                ++current;
+            }
+            // Points of this launch not reached (a rank failed before them): their own launch.
+            for (size_t k = current; k < run.size(); ++k)
+                if (run[k].trace) removeRankTraceFiles(run[k].trace->ranks, p.world_size);
+            i += static_cast<int>(current);
         }
-        if (r.check.ran && !r.check.passed && r.status == Status::Ok) {
-            // See Note [your DDP classes]: a wrong result is the point's failure, not timed.
-            r.status = Status::Failed;
-            r.error = "wrong result: " + r.check.message;
-        }
-        rows.finish(i, std::move(r), results);
         if (!rows.error().empty()) break;
         if (cancel.cancelled()) {
             // The points not run are stopped too (each gets its closing row).
-            for (int k = i + 1; k < count; ++k) {
+            for (int k = i; k < count; ++k) {
                 DistributedResult skipped;
                 skipped.point = spec.points[k];
                 skipped.status = Status::Cancelled;

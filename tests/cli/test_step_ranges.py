@@ -15,6 +15,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from runner_server import share_runner_server  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECKOUT = os.path.join(ROOT, "examples", "course-checkout")
 CLI = RECORDER = None
@@ -104,4 +107,6 @@ class StepRanges(unittest.TestCase):
 if __name__ == "__main__":
     CLI, RECORDER = (os.path.abspath(a) for a in sys.argv[1:3])
     del sys.argv[1:3]
+    # See Note [the runner server]: the runner's ranges from a forked child, as from a new process
+    share_runner_server(CLI)
     unittest.main()

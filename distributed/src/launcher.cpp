@@ -100,6 +100,22 @@ void closeFd(int& fd) {
     fd = -1;
 }
 
+// Reads what a pipe holds now; false at end of file (the fd is then closed).
+bool drain(int& fd, std::string& buf) {
+    char chunk[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n > 0) {
+            buf.append(chunk, static_cast<size_t>(n));
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+        closeFd(fd);
+        return false;
+    }
+}
+
 // One line from `fd` (blocking, at most `timeout`); "" at end of file, an error or the timeout.
 std::string readLine(int fd, std::chrono::milliseconds timeout) {
     std::string line;
@@ -202,18 +218,7 @@ pid_t forkThroughServer(const std::string& server, const std::string& python,
 // A served child's end, from its connection: true once the server has said it (or has gone:
 // then as if killed).
 bool servedChildEnded(int& conn, std::string& buf, bool& exited, int& code, int& sig) {
-    char chunk[256];
-    for (;;) {
-        const ssize_t n = ::read(conn, chunk, sizeof chunk);
-        if (n > 0) {
-            buf.append(chunk, static_cast<size_t>(n));
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        closeFd(conn);  // end of file: the answer, if any, is all in `buf`
-        break;
-    }
+    drain(conn, buf);  // at end of file the answer, if any, is all in `buf`
     const size_t nl = buf.find('\n');
     if (nl == std::string::npos && conn >= 0) return false;
     const auto j = nlohmann::json::parse(buf.substr(0, nl), nullptr, false);
@@ -426,22 +431,6 @@ void LocalLauncher::reapAll() {
 }
 
 namespace {
-
-// Reads what a pipe holds now; false at end of file (the fd is then closed).
-bool drain(int& fd, std::string& buf) {
-    char chunk[65536];
-    for (;;) {
-        const ssize_t n = ::read(fd, chunk, sizeof chunk);
-        if (n > 0) {
-            buf.append(chunk, static_cast<size_t>(n));
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-        closeFd(fd);
-        return false;
-    }
-}
 
 // Hands on each complete line of `buf` (and, at end of file, the rest).
 template <typename F>

@@ -316,6 +316,18 @@ void LocalLauncher::start() {
 
     children_.clear();
     children_.resize(spec_.world_size);
+    // A started rank (forked here or by the runner server): our ends of its pipes, non-blocking.
+    auto adopt = [](Child& c, pid_t pid, const int out[2], const int err[2]) {
+        ::close(out[1]);
+        ::close(err[1]);
+        c.pid = c.end.pid = pid;
+        c.alive = true;
+        c.out = out[0];
+        c.err = err[0];
+        ::fcntl(c.out, F_SETFL, ::fcntl(c.out, F_GETFL) | O_NONBLOCK);
+        ::fcntl(c.err, F_SETFL, ::fcntl(c.err, F_GETFL) | O_NONBLOCK);
+        c.last_activity = Clock::now();
+    };
     const pid_t parent = ::getpid();
     for (int r = 0; r < spec_.world_size; ++r) {
         Child& c = children_[r];
@@ -343,17 +355,9 @@ void LocalLauncher::start() {
                 forkThroughServer(spec_.runner_server, spec_.executable, args, env_s, out[1],
                                   err[1], conn, c.end.server_refusal);
             if (served > 0) {
-                ::close(out[1]);
-                ::close(err[1]);
-                c.pid = c.end.pid = served;
                 c.end.served = true;
                 c.server = conn;
-                c.alive = true;
-                c.out = out[0];
-                c.err = err[0];
-                ::fcntl(c.out, F_SETFL, ::fcntl(c.out, F_GETFL) | O_NONBLOCK);
-                ::fcntl(c.err, F_SETFL, ::fcntl(c.err, F_GETFL) | O_NONBLOCK);
-                c.last_activity = Clock::now();
+                adopt(c, served, out, err);
                 continue;
             }
             if (std::getenv("TRAINSCOPE_RUNNER_LOG"))
@@ -384,15 +388,7 @@ void LocalLauncher::start() {
             ::_exit(127);
         }
         ::setpgid(pid, pid);  // also here, so that a stop right now reaches its group
-        ::close(out[1]);
-        ::close(err[1]);
-        c.pid = c.end.pid = pid;
-        c.alive = true;
-        c.out = out[0];
-        c.err = err[0];
-        ::fcntl(c.out, F_SETFL, ::fcntl(c.out, F_GETFL) | O_NONBLOCK);
-        ::fcntl(c.err, F_SETFL, ::fcntl(c.err, F_GETFL) | O_NONBLOCK);
-        c.last_activity = Clock::now();
+        adopt(c, pid, out, err);
     }
 }
 

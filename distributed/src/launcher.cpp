@@ -116,27 +116,6 @@ bool drain(int& fd, std::string& buf) {
     }
 }
 
-// One line from `fd` (blocking, at most `timeout`); "" at end of file, an error or the timeout.
-std::string readLine(int fd, std::chrono::milliseconds timeout) {
-    std::string line;
-    const auto deadline = Clock::now() + timeout;
-    char ch;
-    for (;;) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-        if (left <= 0) return "";
-        pollfd p{fd, POLLIN, 0};
-        const int ready = ::poll(&p, 1, static_cast<int>(left));
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) return "";
-        const ssize_t n = ::read(fd, &ch, 1);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return "";
-        if (ch == '\n') return line;
-        line += ch;
-    }
-}
-
 // Asks the runner server to fork the job (See Note [the runner server]): its argv after the
 // interpreter, environment, this folder, and stdin, `out` and `err` as its descriptors. The
 // child's pid, its connection in `conn` (the server writes its end there); or -1 with `why`.
@@ -233,6 +212,26 @@ bool servedChildEnded(int& conn, std::string& buf, bool& exited, int& code, int&
 }
 
 }  // namespace
+
+std::string readLine(int fd, std::chrono::milliseconds timeout) {
+    std::string line;
+    const auto deadline = Clock::now() + timeout;
+    char ch;
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) return "";
+        pollfd p{fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(left));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) return "";
+        const ssize_t n = ::read(fd, &ch, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return "";
+        if (ch == '\n') return line;
+        line += ch;
+    }
+}
 
 int gpuCount() { return static_cast<int>(torch::cuda::device_count()); }
 

@@ -183,7 +183,8 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
     int i = 0;
     while (i < count) {
         const DistributedPoint& p = spec.points[i];
-        if (cancel.cancelled() || !problemOf(p).empty()) {
+        const std::string problem = cancel.cancelled() ? std::string() : problemOf(p);
+        if (cancel.cancelled() || !problem.empty()) {
             DistributedResult r;
             r.point = p;
             r.environment =
@@ -191,7 +192,7 @@ std::vector<DistributedResult> runDistributed(const DistributedSpec& spec,
             r.rank_devices.assign(static_cast<size_t>(std::max(p.world_size, 0)), "");
             observer.pointStarted(i, count, p);
             r.status = cancel.cancelled() ? Status::Cancelled : Status::Failed;
-            r.error = cancel.cancelled() ? "stopped before it started" : problemOf(p);
+            r.error = cancel.cancelled() ? "stopped before it started" : problem;
             rows.finish(i, std::move(r), results);
             ++i;
         } else {

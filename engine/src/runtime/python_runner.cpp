@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,28 +106,6 @@ std::vector<std::pair<std::string, std::string>> pythonRunnerEnvironment() {
 
 namespace {
 
-// The first line the server writes, within `timeout`; "" when it ends or says nothing.
-std::string firstLine(int fd, std::chrono::seconds timeout) {
-    std::string line;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              deadline - std::chrono::steady_clock::now())
-                              .count();
-        if (left <= 0) return "";
-        pollfd p{fd, POLLIN, 0};
-        const int ready = ::poll(&p, 1, static_cast<int>(left));
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) return "";
-        char ch;
-        const ssize_t n = ::read(fd, &ch, 1);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return "";
-        if (ch == '\n') return line;
-        line += ch;
-    }
-}
-
 // Starts `python -m trainscope_runner serve` with the environment its jobs get; its pid once it
 // says it serves, else -1 (it is then ended).
 pid_t startServer(const std::string& python, const std::string& socket) {
@@ -174,7 +151,7 @@ pid_t startServer(const std::string& python, const std::string& socket) {
         return -1;
     }
     // import torch: about 2 s, much more from a cold disk.
-    const std::string line = firstLine(out[0], std::chrono::seconds(180));
+    const std::string line = dist::readLine(out[0], std::chrono::seconds(180));
     ::close(out[0]);
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_object() && j.value("event", "") == "serving") return pid;

@@ -36,6 +36,10 @@ struct LaunchSpec {
     std::string runner_server;
 };
 
+// One line from `fd` (blocking, at most `timeout`), without its newline; "" at end of file, an
+// error or the timeout.
+std::string readLine(int fd, std::chrono::milliseconds timeout);
+
 // The CUDA devices this process sees (what NCCL's world size may reach).
 int gpuCount();
 
